@@ -1,0 +1,142 @@
+"""Tree plumbing: apply path changes, walk folders, look paths up.
+
+dulwich's ``commit_tree_changes`` adds each new tree as a loose object as it
+goes; :func:`apply_changes` returns the new objects instead, so that a batch
+write can put them, with its blobs, into one pack.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator
+
+from dulwich.object_store import BaseObjectStore
+from dulwich.objects import Blob, ObjectID, ShaFile, Tree
+
+__all__ = ["apply_changes", "iter_files", "lookup", "read_blob", "read_tree"]
+
+_FILE_MODE = 0o100644
+
+
+def read_tree(store: BaseObjectStore, tree_id: ObjectID) -> Tree:
+    """Returns the tree object ``tree_id``."""
+    obj = store[tree_id]
+    if not isinstance(obj, Tree):
+        raise TypeError(f"{tree_id!r} is not a tree")
+    return obj
+
+
+def read_blob(store: BaseObjectStore, blob_id: ObjectID) -> bytes:
+    """Returns the content of blob ``blob_id``."""
+    obj = store[blob_id]
+    if not isinstance(obj, Blob):
+        raise TypeError(f"{blob_id!r} is not a blob")
+    return obj.as_raw_string()
+
+
+def lookup(
+    store: BaseObjectStore, tree_id: ObjectID, path: str
+) -> tuple[int, ObjectID] | None:
+    """Returns ``(mode, sha)`` of ``path`` under ``tree_id``, or ``None``."""
+    current = tree_id
+    mode = stat.S_IFDIR
+    for part in path.encode("utf-8").split(b"/"):
+        if not stat.S_ISDIR(mode):
+            return None
+        tree = read_tree(store, current)
+        try:
+            mode, current = tree[part]
+        except KeyError:
+            return None
+    return mode, current
+
+
+def iter_files(
+    store: BaseObjectStore, tree_id: ObjectID, prefix: str = ""
+) -> Iterator[tuple[str, ObjectID]]:
+    """Yields ``(path, blob_id)`` for every file under ``prefix``, sorted."""
+    start = tree_id
+    if prefix:
+        found = lookup(store, tree_id, prefix.rstrip("/"))
+        if found is None:
+            return
+        mode, start = found
+        if not stat.S_ISDIR(mode):
+            yield prefix.rstrip("/"), start
+            return
+    stack = [(prefix.rstrip("/"), start)]
+    while stack:
+        base, sha = stack.pop()
+        tree = read_tree(store, sha)
+        subdirs = []
+        for entry in tree.iteritems():
+            name = entry.path.decode("utf-8")
+            path = f"{base}/{name}" if base else name
+            if stat.S_ISDIR(entry.mode):
+                subdirs.append((path, entry.sha))
+            else:
+                yield path, entry.sha
+        stack.extend(reversed(subdirs))
+
+
+def apply_changes(
+    store: BaseObjectStore,
+    tree_id: ObjectID | None,
+    changes: dict[str, ObjectID | None],
+) -> tuple[ObjectID, list[ShaFile]]:
+    """Applies path changes to a tree without writing anything.
+
+    Args:
+        store: Where the existing trees are read from.
+        tree_id: The root tree to change, or ``None`` for an empty one.
+        changes: Blob id per path; ``None`` deletes the path. Folders that
+            end up empty disappear, as in git.
+
+    Returns:
+        The new root tree id and the new tree objects to store.
+    """
+    new_objects: list[ShaFile] = []
+    split = {tuple(p.encode("utf-8").split(b"/")): sha for p, sha in changes.items()}
+    root = _apply(store, tree_id, split, new_objects)
+    if root is None:
+        root = Tree()
+        new_objects.append(root)
+    return root.id, new_objects
+
+
+def _apply(
+    store: BaseObjectStore,
+    tree_id: ObjectID | None,
+    changes: dict[tuple[bytes, ...], ObjectID | None],
+    out: list[ShaFile],
+) -> Tree | None:
+    tree = Tree()
+    if tree_id is not None:
+        for entry in read_tree(store, tree_id).iteritems():
+            tree.add(entry.path, entry.mode, entry.sha)
+    nested: dict[bytes, dict[tuple[bytes, ...], ObjectID | None]] = {}
+    for parts, sha in changes.items():
+        if len(parts) == 1:
+            if sha is None:
+                if parts[0] in tree:
+                    del tree[parts[0]]
+            else:
+                tree[parts[0]] = (_FILE_MODE, sha)
+        else:
+            nested.setdefault(parts[0], {})[parts[1:]] = sha
+    for name, sub in nested.items():
+        existing: ObjectID | None = None
+        if name in tree:
+            mode, sha = tree[name]
+            if stat.S_ISDIR(mode):
+                existing = sha
+        subtree = _apply(store, existing, sub, out)
+        if subtree is None:
+            if name in tree:
+                del tree[name]
+        else:
+            tree[name] = (stat.S_IFDIR, subtree.id)
+    if not len(tree):
+        return None
+    out.append(tree)
+    return tree

@@ -1,0 +1,108 @@
+"""Importing many memories from JSON Lines, all or nothing, in one commit.
+
+Format (version 1), one JSON object per line; blank lines are skipped::
+
+    {"text": "...",               required, the body
+     "title": "...",              optional
+     "kind": "decision",          optional, default "fact"
+     "context": "decisions",      optional, default "general"
+     "tags": ["project:ctx"],     optional
+     "when": "2023-05-08T13:56:00+00:00",  optional, default now
+     "pinned": false,             optional
+     "meta": {"k": "v"}}          optional, string values
+
+Unknown keys are refused, so a typo is an error rather than lost data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import msgspec
+
+from ctx.engine.errors import InvalidInputError
+from ctx.engine.memories import Draft, WriteResult, remember_many
+from ctx.engine.model import Intent
+from ctx.engine.store import Store
+
+__all__ = ["ImportLine", "import_lines", "parse_lines"]
+
+
+class ImportLine(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One line of an import file."""
+
+    text: str
+    title: str | None = None
+    kind: str = "fact"
+    context: str = "general"
+    tags: list[str] = []
+    when: datetime | None = None
+    pinned: bool = False
+    meta: dict[str, str] = {}
+
+
+_DECODER = msgspec.json.Decoder(ImportLine)
+
+
+def parse_lines(lines: Iterable[bytes]) -> tuple[list[Draft], list[int]]:
+    """Decodes and checks the shape of every line.
+
+    Returns:
+        The drafts and, for each, its 1-based line number.
+
+    Raises:
+        InvalidInputError: naming the first bad line (1-based).
+    """
+    drafts: list[Draft] = []
+    numbers: list[int] = []
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            raw.decode("utf-8")
+            item = _DECODER.decode(raw)
+        except UnicodeDecodeError:
+            raise InvalidInputError(f"Line {n}: not valid UTF-8.") from None
+        except msgspec.ValidationError as exc:
+            raise InvalidInputError(f"Line {n}: {exc}.") from None
+        except msgspec.DecodeError as exc:
+            raise InvalidInputError(f"Line {n}: not a JSON object ({exc}).") from None
+        if item.when is not None and item.when.tzinfo is None:
+            raise InvalidInputError(f"Line {n}: `when` needs a timezone offset.")
+        numbers.append(n)
+        drafts.append(
+            Draft(
+                text=item.text,
+                title=item.title,
+                kind=item.kind,
+                context=item.context,
+                tags=tuple(item.tags),
+                when=item.when,
+                pinned=item.pinned,
+                meta=item.meta,
+            )
+        )
+    if not drafts:
+        raise InvalidInputError("The import holds no memories.")
+    return drafts, numbers
+
+
+def import_lines(
+    store: Store,
+    lines: Iterable[bytes],
+    intent: Intent,
+    *,
+    branch: str | None = None,
+    source: str = "import",
+) -> WriteResult:
+    """Validates every line, then writes all memories in one commit."""
+    drafts, numbers = parse_lines(lines)
+    return remember_many(
+        store,
+        drafts,
+        intent,
+        branch=branch,
+        summary=f"Import {len(drafts)} memories from {source}",
+        labels=[f"Line {n}" for n in numbers],
+    )

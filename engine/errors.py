@@ -1,0 +1,108 @@
+"""The errors ctx raises, rooted at :class:`CtxError`.
+
+Every error carries a user-facing message (a full sentence), an optional
+``hint`` and an ``exit_code`` that the command line returns::
+
+    CtxError                      exit 1
+    ├── InvalidInputError         exit 4   bad text, ids, names, options
+    ├── NotFoundError             exit 3
+    │   ├── MemoryNotFoundError
+    │   ├── RefNotFoundError      (branches)
+    │   ├── CommitNotFoundError   (revisions)
+    │   └── LinkNotFoundError
+    ├── ConflictError             exit 5   branch exists, unresolved conflicts
+    └── StoreError                exit 6   the store itself
+        ├── NotAStoreError
+        ├── ReadOnlyStoreError
+        ├── CorruptStoreError
+        └── StoreBusyError        exit 7   the write lock could not be taken
+
+Usage errors detected by the command-line parser itself exit with 2.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CommitNotFoundError",
+    "ConflictError",
+    "CorruptStoreError",
+    "CtxError",
+    "InvalidInputError",
+    "LinkNotFoundError",
+    "MemoryNotFoundError",
+    "NotAStoreError",
+    "NotFoundError",
+    "ReadOnlyStoreError",
+    "RefNotFoundError",
+    "StoreBusyError",
+    "StoreError",
+]
+
+
+class CtxError(Exception):
+    """Base of every error ctx raises on purpose."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class InvalidInputError(CtxError):
+    """Input was rejected before anything was written."""
+
+    exit_code = 4
+
+
+class NotFoundError(CtxError):
+    """Something named by the caller does not exist."""
+
+    exit_code = 3
+
+
+class MemoryNotFoundError(NotFoundError):
+    """No memory has the given id on the given revision."""
+
+
+class RefNotFoundError(NotFoundError):
+    """No branch has the given name."""
+
+
+class CommitNotFoundError(NotFoundError):
+    """A revision does not name a commit of the store."""
+
+
+class LinkNotFoundError(NotFoundError):
+    """No link of the given type joins the two memories."""
+
+
+class ConflictError(CtxError):
+    """The operation clashes with the state of the store."""
+
+    exit_code = 5
+
+
+class StoreError(CtxError):
+    """The store cannot be used as asked."""
+
+    exit_code = 6
+
+
+class NotAStoreError(StoreError):
+    """A folder is not a ctx store."""
+
+
+class ReadOnlyStoreError(StoreError):
+    """The store cannot be written."""
+
+
+class CorruptStoreError(StoreError):
+    """The store holds objects that cannot be read."""
+
+
+class StoreBusyError(StoreError):
+    """Another writer held the store's lock for too long."""
+
+    exit_code = 7

@@ -1,0 +1,57 @@
+"""Identifiers: memory ids (ULIDs), commit ids and their validation."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime
+from typing import NewType
+
+from ctx.engine.errors import InvalidInputError
+
+__all__ = ["CommitId", "MemoryId", "new_memory_id", "parse_memory_id"]
+
+MemoryId = NewType("MemoryId", str)
+"""A memory's stable identity: a 26-character ULID, upper case."""
+
+CommitId = NewType("CommitId", str)
+"""A commit's 40-character hexadecimal git object id."""
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_ULID_RE = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
+
+
+def new_memory_id(now: datetime, entropy: bytes | None = None) -> MemoryId:
+    """Returns a new ULID for a memory created at ``now``.
+
+    The first ten characters encode the millisecond timestamp, so ids sort by
+    creation time; the last sixteen are random, which is why the store shards
+    on the id's last characters.
+
+    Args:
+        now: The creation time (timezone aware).
+        entropy: Ten random bytes; drawn from the OS when omitted.
+    """
+    millis = int(now.timestamp() * 1000)
+    rand = entropy if entropy is not None else os.urandom(10)
+    value = (millis << 80) | int.from_bytes(rand[:10], "big")
+    chars = []
+    for _ in range(26):
+        chars.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return MemoryId("".join(reversed(chars)))
+
+
+def parse_memory_id(text: str) -> MemoryId:
+    """Returns ``text`` as a memory id, upper-cased, or raises.
+
+    Raises:
+        InvalidInputError: ``text`` is not a 26-character ULID.
+    """
+    candidate = text.strip().upper()
+    if not _ULID_RE.match(candidate):
+        raise InvalidInputError(
+            f"{text!r} is not a memory id (26 characters of Crockford base32).",
+            hint="Ids look like 01JD2X9K7M3Q4R5S6T7V8W9XYZ; `ctx ls` lists them.",
+        )
+    return MemoryId(candidate)

@@ -1,0 +1,107 @@
+"""Where things live in a store's tree.
+
+::
+
+    memory/<context>/<a>/<b>/<c>/<id>.json     free-form memories
+    pinned/<source>/<slug>.json                always recalled first
+    primed/<source>/<slug>.json                sections of primed documents
+    links/<a>/<b>/<c>/<from-id>/<TYPE>/<to-id> one file per typed link
+    conflicts/<id>.json                        unresolved merge clashes
+
+``<a>/<b>/<c>`` are the id's last three characters, one folder level each.
+They are random (the ULID's entropy), so 32 x 32 x 32 leaf folders fill
+evenly: a write rewrites six small trees whether the store holds a thousand
+memories or ten million (docs/storage.md has the measurements).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ctx.engine.errors import InvalidInputError
+from ctx.engine.ids import MemoryId
+
+__all__ = [
+    "AREAS",
+    "check_context",
+    "check_source_name",
+    "conflict_path",
+    "id_from_memory_path",
+    "link_dir",
+    "link_path",
+    "memory_path",
+    "parse_link_path",
+    "shard",
+    "slugify",
+]
+
+AREAS = ("memory", "pinned", "primed", "sessions")
+"""Top-level folders that hold memories."""
+
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+
+
+def shard(memory_id: MemoryId) -> str:
+    """Returns the three-level fan-out folder of ``memory_id``."""
+    return f"{memory_id[-1]}/{memory_id[-2]}/{memory_id[-3]}"
+
+
+def check_context(name: str) -> str:
+    """Returns ``name`` if it can name a context folder, else raises."""
+    if not _NAME_RE.match(name) or ".." in name:
+        raise InvalidInputError(
+            f"Context {name!r} is not allowed.",
+            hint="Use lower-case letters, digits and _.- (no / or ..).",
+        )
+    return name
+
+
+def check_source_name(name: str) -> str:
+    """Returns ``name`` if it can name a pinned or primed source folder."""
+    if not _NAME_RE.match(name) or ".." in name:
+        raise InvalidInputError(
+            f"Source name {name!r} is not allowed.",
+            hint="Use lower-case letters, digits and _.- (no / or ..), or --source.",
+        )
+    return name
+
+
+def slugify(text: str, limit: int = 60) -> str:
+    """Returns a lower-case, dash-separated file name stem for ``text``."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:limit].strip("-")
+    return slug or "section"
+
+
+def memory_path(context: str, memory_id: MemoryId) -> str:
+    """Returns the path of a free-form memory."""
+    return f"memory/{context}/{shard(memory_id)}/{memory_id}.json"
+
+
+def id_from_memory_path(path: str) -> MemoryId | None:
+    """Returns the id encoded in a ``memory/`` path, or ``None``."""
+    if path.startswith("memory/") and path.endswith(".json"):
+        return MemoryId(path.rsplit("/", 1)[1][:-5])
+    return None
+
+
+def link_dir(from_id: MemoryId) -> str:
+    """Returns the folder that holds every outgoing link of ``from_id``."""
+    return f"links/{shard(from_id)}/{from_id}"
+
+
+def link_path(from_id: MemoryId, link_type: str, to_id: MemoryId) -> str:
+    """Returns the path of one typed link."""
+    return f"{link_dir(from_id)}/{link_type}/{to_id}"
+
+
+def parse_link_path(path: str) -> tuple[MemoryId, str, MemoryId] | None:
+    """Returns ``(from, type, to)`` for a link path, or ``None``."""
+    parts = path.split("/")
+    if len(parts) != 7 or parts[0] != "links":
+        return None
+    return MemoryId(parts[4]), parts[5], MemoryId(parts[6])
+
+
+def conflict_path(memory_id: MemoryId) -> str:
+    """Returns the path where an unresolved conflict on a memory is kept."""
+    return f"conflicts/{memory_id}.json"

@@ -1,0 +1,113 @@
+"""Typed links between memories, one small file each under ``links/``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ctx.engine.errors import InvalidInputError, LinkNotFoundError
+from ctx.engine.ids import MemoryId, parse_memory_id
+from ctx.engine.layout import link_path
+from ctx.engine.memories import WriteResult
+from ctx.engine.model import Intent, Link, check_link_type, encode
+from ctx.engine.revisions import resolve_revision, target_branch
+from ctx.engine.snapshot import LinkRecord, Snapshot
+from ctx.engine.store import Store
+
+__all__ = ["link", "list_links", "unlink"]
+
+
+def _ends(source: str, target: str) -> tuple[MemoryId, MemoryId]:
+    a, b = parse_memory_id(source), parse_memory_id(target)
+    if a == b:
+        raise InvalidInputError("A memory cannot link to itself.")
+    return a, b
+
+
+def link(
+    store: Store,
+    source: str,
+    target: str,
+    link_type: str,
+    intent: Intent,
+    *,
+    confidence: float | None = None,
+    branch: str | None = None,
+) -> WriteResult:
+    """Adds a typed link from ``source`` to ``target`` (both must exist).
+
+    Re-adding an identical link writes nothing.
+    """
+    a, b = _ends(source, target)
+    kind = check_link_type(link_type)
+    path = link_path(a, kind, b)
+
+    def build(snap: Snapshot) -> dict[str, bytes | None]:
+        snap.find(a)
+        snap.find(b)
+        existing = snap.read(path)
+        if existing is not None:
+            return {}
+        value = Link(
+            version=1,
+            agent=intent.agent,
+            created_at=store.clock(),
+            confidence=confidence if confidence is not None else intent.confidence,
+            reason=intent.reason,
+        )
+        return {path: encode(value)}
+
+    commit = store.write(
+        target_branch(store, branch), intent, f"Link {a} {kind} {b}", build
+    )
+    return WriteResult(commit=commit, ids=(a, b), paths=(path,))
+
+
+def unlink(
+    store: Store,
+    source: str,
+    target: str,
+    link_type: str,
+    intent: Intent,
+    *,
+    branch: str | None = None,
+) -> WriteResult:
+    """Removes a typed link.
+
+    Raises:
+        LinkNotFoundError: there is no such link.
+    """
+    a, b = _ends(source, target)
+    kind = check_link_type(link_type)
+    path = link_path(a, kind, b)
+
+    def build(snap: Snapshot) -> dict[str, bytes | None]:
+        if snap.blob_id(path) is None:
+            raise LinkNotFoundError(f"No {kind} link from {a} to {b}.")
+        return {path: None}
+
+    commit = store.write(
+        target_branch(store, branch), intent, f"Unlink {a} {kind} {b}", build
+    )
+    return WriteResult(commit=commit, ids=(a, b), paths=(path,))
+
+
+def list_links(
+    store: Store,
+    memory_id: str,
+    *,
+    direction: Literal["out", "in", "both"] = "both",
+    rev: str | None = None,
+) -> list[LinkRecord]:
+    """Returns the links of a memory, outgoing first.
+
+    Incoming links are found by reading the whole ``links/`` tree.
+    """
+    mid = parse_memory_id(memory_id)
+    snap = store.snapshot(resolve_revision(store, rev))
+    snap.find(mid)
+    out: list[LinkRecord] = []
+    if direction in ("out", "both"):
+        out.extend(snap.links_from(mid))
+    if direction in ("in", "both"):
+        out.extend(r for r in snap.links() if r.target == mid)
+    return out

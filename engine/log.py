@@ -1,0 +1,109 @@
+"""History queries: log, blame and line-by-line blame of memories."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import msgspec
+
+from ctx.engine.errors import InvalidInputError, MemoryNotFoundError
+from ctx.engine.history import Change, CommitRecord
+from ctx.engine.ids import CommitId, parse_memory_id
+from ctx.engine.revisions import resolve_revision
+from ctx.engine.store import CommitInfo, Store
+
+__all__ = ["LogEntry", "PathChange", "blame", "log"]
+
+
+class PathChange(msgspec.Struct, frozen=True, kw_only=True):
+    """One changed path in a commit: added, changed or removed."""
+
+    path: str
+    status: str
+    memory_id: str | None = None
+    old_blob: str | None = None
+    new_blob: str | None = None
+
+
+class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """A commit and the changes it made (filtered when the log is)."""
+
+    commit: CommitInfo
+    changes: tuple[PathChange, ...]
+
+
+def _status(old: str | None, new: str | None) -> str:
+    if old is None:
+        return "added"
+    return "removed" if new is None else "changed"
+
+
+def log(
+    store: Store,
+    target: str | None = None,
+    *,
+    rev: str | None = None,
+    limit: int | None = None,
+) -> list[LogEntry]:
+    """Returns the commits of a branch, newest first.
+
+    Args:
+        store: The store.
+        target: A memory id or a path prefix to follow; ``None`` for all.
+        rev: Where to start (branch, commit; default HEAD).
+        limit: At most this many entries.
+    """
+    if limit is not None and limit < 1:
+        raise InvalidInputError("The number of entries must be at least 1.")
+    tip = resolve_revision(store, rev)
+    memory_id = prefix = None
+    if target:
+        if "/" in target or target in (
+            "memory",
+            "pinned",
+            "primed",
+            "links",
+            "sessions",
+        ):
+            if ".." in target.split("/"):
+                raise InvalidInputError(f"Path {target!r} may not contain '..'.")
+            prefix = target
+        else:
+            memory_id = parse_memory_id(target)
+    out: list[LogEntry] = []
+    records: Iterator[tuple[CommitRecord, list[Change]]]
+    if memory_id is None and prefix is None:
+        records = ((r, list(r.changes)) for r in store.history.records(tip))
+    else:
+        records = store.history.touching(tip, memory_id=memory_id, prefix=prefix)
+    for rec, changes in records:
+        out.append(
+            LogEntry(
+                commit=store.commit(CommitId(rec.commit)),
+                changes=tuple(
+                    PathChange(
+                        path=c.path,
+                        status=_status(c.old, c.new),
+                        memory_id=c.id,
+                        old_blob=c.old,
+                        new_blob=c.new,
+                    )
+                    for c in changes
+                ),
+            )
+        )
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def blame(store: Store, memory_id: str, *, rev: str | None = None) -> list[LogEntry]:
+    """Returns every commit that touched a memory, newest first.
+
+    Raises:
+        MemoryNotFoundError: no commit ever touched it.
+    """
+    entries = log(store, parse_memory_id(memory_id), rev=rev)
+    if not entries:
+        raise MemoryNotFoundError(f"No commit touched memory {memory_id}")
+    return entries

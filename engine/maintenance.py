@@ -1,0 +1,218 @@
+"""Looking after a store: status, gc and fsck."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections import Counter
+
+import msgspec
+from dulwich.gc import garbage_collect
+from dulwich.object_store import BaseObjectStore
+from dulwich.objects import Commit, ObjectID, Tree
+from dulwich.repo import Repo
+
+from ctx.engine.errors import CorruptStoreError
+from ctx.engine.layout import id_from_memory_path, parse_link_path
+from ctx.engine.model import Conflict, decode_memory
+from ctx.engine.revisions import resolve_revision, target_branch
+from ctx.engine.store import CommitInfo, Store
+
+__all__ = ["FsckReport", "GcReport", "StoreStatus", "fsck", "gc", "status"]
+
+
+class StoreStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """A summary of one branch of a store."""
+
+    branch: str
+    head: CommitInfo
+    memories: int
+    by_kind: dict[str, int]
+    by_area: dict[str, int]
+    links: int
+    conflicts: tuple[Conflict, ...]
+    size_bytes: int
+    path: str | None
+
+
+class GcReport(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``gc`` did to the object files."""
+
+    loose_before: int
+    loose_after: int
+    packs_before: int
+    packs_after: int
+    pruned: int
+    bytes_freed: int
+
+
+class FsckReport(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``fsck`` checked and every problem it found."""
+
+    objects: int
+    commits: int
+    memories: int
+    """Distinct memory versions at the branch tips."""
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        """Returns whether no problem was found."""
+        return not self.problems
+
+
+def _folder_size(path: str) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
+
+
+def status(store: Store, branch: str | None = None) -> StoreStatus:
+    """Returns counts, conflicts and size for a branch (default: HEAD)."""
+    name = target_branch(store, branch)
+    tip = resolve_revision(store, name)
+    snap = store.snapshot(tip)
+    kinds: Counter[str] = Counter()
+    areas: Counter[str] = Counter()
+    for rec in snap.memories():
+        kinds[rec.memory.kind] += 1
+        key = rec.area if rec.area != "memory" else f"memory/{rec.context}"
+        areas[key] += 1
+    links = sum(1 for _ in snap.files("links"))
+    return StoreStatus(
+        branch=name,
+        head=store.commit(tip),
+        memories=sum(kinds.values()),
+        by_kind=dict(sorted(kinds.items())),
+        by_area=dict(sorted(areas.items())),
+        links=links,
+        conflicts=tuple(snap.conflicts()),
+        size_bytes=_folder_size(str(store.path)) if store.path else 0,
+        path=str(store.path) if store.path else None,
+    )
+
+
+def gc(store: Store) -> GcReport:
+    """Packs loose objects; unreachable ones older than two weeks are pruned."""
+    repo = store.repo
+    if not isinstance(repo, Repo):
+        return GcReport(
+            loose_before=0,
+            loose_after=0,
+            packs_before=0,
+            packs_after=0,
+            pruned=0,
+            bytes_freed=0,
+        )
+    with store.locked():
+        stats = garbage_collect(repo)
+    return GcReport(
+        loose_before=stats.loose_objects_before,
+        loose_after=stats.loose_objects_after,
+        packs_before=stats.packs_before,
+        packs_after=stats.packs_after,
+        pruned=len(stats.pruned_objects),
+        bytes_freed=stats.bytes_freed,
+    )
+
+
+def _walk(
+    objects: BaseObjectStore, tip: ObjectID, seen: set[bytes], broken: set[bytes]
+) -> tuple[list[str], int]:
+    """Marks everything reachable from ``tip``.
+
+    Returns:
+        What is missing or unreadable, and how many new commits were seen.
+    """
+    missing: list[str] = []
+    commits = 0
+    stack = [tip]
+    while stack:
+        sha = stack.pop()
+        if sha in seen:
+            continue
+        seen.add(sha)
+        if sha in broken:
+            missing.append(f"unreadable object {sha.decode()}")
+            continue
+        try:
+            obj = objects[sha]
+        except KeyError:
+            missing.append(f"missing object {sha.decode()}")
+            continue
+        if isinstance(obj, Commit):
+            commits += 1
+            stack.extend(obj.parents)
+            stack.append(obj.tree)
+        elif isinstance(obj, Tree):
+            stack.extend(e.sha for e in obj.iteritems())
+    return missing, commits
+
+
+def _check_memories(
+    store: Store, branch: str, checked: set[str]
+) -> tuple[int, list[str]]:
+    snap = store.snapshot(store.branch_tip(branch))
+    problems: list[str] = []
+    count = 0
+    for path, blob in snap.files():
+        top = path.split("/", 1)[0]
+        if top == "links" and parse_link_path(path) is None:
+            problems.append(f"branch {branch}: malformed link path {path}")
+        if top not in ("memory", "pinned", "primed", "sessions") or not path.endswith(
+            ".json"
+        ):
+            continue
+        if blob in checked:
+            continue  # the same content on another branch: checked once
+        checked.add(blob)
+        count += 1
+        try:
+            memory = decode_memory(snap.read_blob(blob), path)
+        except CorruptStoreError as exc:
+            problems.append(f"branch {branch}: {exc.message}")
+            continue
+        expected = id_from_memory_path(path)
+        if expected is not None and expected != memory.id:
+            problems.append(f"branch {branch}: {path} holds memory {memory.id}")
+    return count, problems
+
+
+def fsck(store: Store) -> FsckReport:
+    """Verifies every object, the reachability of every branch, and memories.
+
+    Checks: each object parses and hashes to its id; every object reachable
+    from a branch exists; each memory blob at a branch tip decodes, and a
+    ``memory/`` path's file name matches the memory's id; link paths are
+    well-formed.
+    """
+    objects = store.repo.object_store
+    problems: list[str] = []
+    broken: set[bytes] = set()
+    count = 0
+    for sha in objects:
+        count += 1
+        try:
+            objects[sha].check()
+        except Exception as exc:
+            broken.add(sha)
+            problems.append(f"object {sha.decode()}: {exc}")
+    seen: set[bytes] = set()
+    checked: set[str] = set()
+    commits = memories = 0
+    for branch in store.branches():
+        tip = ObjectID(store.branch_tip(branch).encode())
+        missing, new_commits = _walk(objects, tip, seen, broken)
+        commits += new_commits
+        problems.extend(f"branch {branch}: {m}" for m in missing)
+        if missing:
+            continue  # the memories cannot all be read; the walk said why
+        found, bad = _check_memories(store, branch, checked)
+        memories += found
+        problems.extend(bad)
+    return FsckReport(
+        objects=count, commits=commits, memories=memories, problems=tuple(problems)
+    )

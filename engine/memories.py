@@ -1,0 +1,294 @@
+"""Writing and reading memories: remember, import, edit, forget, show, list."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+
+import msgspec
+
+from ctx.engine.errors import InvalidInputError
+from ctx.engine.ids import CommitId, MemoryId, new_memory_id, parse_memory_id
+from ctx.engine.layout import (
+    check_context,
+    link_dir,
+    memory_path,
+    slugify,
+)
+from ctx.engine.model import (
+    MAX_TAGS,
+    Intent,
+    Memory,
+    check_body,
+    check_kind,
+    check_tag,
+    check_title,
+    encode,
+)
+from ctx.engine.revisions import resolve_revision, target_branch
+from ctx.engine.snapshot import MemoryRecord, Snapshot
+from ctx.engine.store import CommitInfo, Store
+
+__all__ = [
+    "Draft",
+    "WriteResult",
+    "edit",
+    "forget",
+    "list_memories",
+    "remember",
+    "remember_many",
+    "show",
+]
+
+
+class Draft(msgspec.Struct, frozen=True, kw_only=True):
+    """A memory to be written; validated when it is turned into a Memory.
+
+    Attributes:
+        text: The body.
+        title: Optional one-line title.
+        kind: One of the memory kinds.
+        context: The folder under ``memory/`` (ignored when ``pinned``).
+        tags: ``namespace:value`` tags.
+        when: When the remembered thing happened; defaults to now.
+        pinned: Store under ``pinned/<context>/`` to be recalled first.
+        meta: Free string metadata.
+    """
+
+    text: str
+    title: str | None = None
+    kind: str = "fact"
+    context: str = "general"
+    tags: tuple[str, ...] = ()
+    when: datetime | None = None
+    pinned: bool = False
+    meta: dict[str, str] = {}
+
+
+class WriteResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What a write did: the commit it made (if any) and the memories it touched."""
+
+    commit: CommitInfo | None
+    ids: tuple[MemoryId, ...]
+    paths: tuple[str, ...] = ()
+
+
+def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Returns the validated tags, sorted and without repeats."""
+    out = tuple(sorted({check_tag(t) for t in tags}))
+    if len(out) > MAX_TAGS:
+        raise InvalidInputError(f"A memory may carry at most {MAX_TAGS} tags.")
+    return out
+
+
+def _check_when(when: datetime) -> datetime:
+    if when.tzinfo is None:
+        raise InvalidInputError("A time must carry a timezone offset.")
+    return when
+
+
+def build_memory(draft: Draft, memory_id: MemoryId, now: datetime) -> Memory:
+    """Returns the validated Memory for ``draft``."""
+    check_context(draft.context)
+    for key, value in draft.meta.items():
+        if not key or "\x00" in key or "\x00" in value:
+            raise InvalidInputError(
+                "Meta keys must be non-empty and free of NUL bytes."
+            )
+    return Memory(
+        version=1,
+        id=memory_id,
+        kind=check_kind(draft.kind),
+        title=check_title(draft.title),
+        body=check_body(draft.text),
+        tags=normalize_tags(draft.tags),
+        created_at=_check_when(draft.when or now),
+        meta=dict(draft.meta),
+    )
+
+
+def _pinned_path(snap: Snapshot, memory: Memory, context: str, taken: set[str]) -> str:
+    stem = slugify(memory.title or memory.body.split("\n", 1)[0])
+    path = f"pinned/{context}/{stem}.json"
+    n = 2
+    while path in taken or snap.blob_id(path) is not None:
+        path = f"pinned/{context}/{stem}-{n}.json"
+        n += 1
+    taken.add(path)
+    return path
+
+
+def remember(
+    store: Store, draft: Draft, intent: Intent, *, branch: str | None = None
+) -> WriteResult:
+    """Writes one memory as one commit.
+
+    Returns:
+        The commit and the new memory's id.
+
+    Raises:
+        InvalidInputError: the draft is not a valid memory (nothing written).
+    """
+    return remember_many(store, [draft], intent, branch=branch)
+
+
+def remember_many(
+    store: Store,
+    drafts: Sequence[Draft],
+    intent: Intent,
+    *,
+    branch: str | None = None,
+    summary: str | None = None,
+    labels: Sequence[str] | None = None,
+) -> WriteResult:
+    """Writes many memories in one commit; every draft is validated first.
+
+    Args:
+        store: The store.
+        drafts: The memories to write.
+        intent: Who writes and why.
+        branch: The branch (default: HEAD).
+        summary: The commit's first line.
+        labels: Names of the drafts for error messages (e.g. "Line 3").
+
+    Raises:
+        InvalidInputError: some draft is invalid; the message names it
+            (by label, or "Item N"). Nothing is written.
+    """
+    if not drafts:
+        raise InvalidInputError("There is nothing to write.")
+    now = store.clock()
+    memories: list[tuple[Memory, Draft]] = []
+    for n, draft in enumerate(drafts, 1):
+        try:
+            memories.append((build_memory(draft, new_memory_id(now), now), draft))
+        except InvalidInputError as exc:
+            if len(drafts) == 1 and labels is None:
+                raise
+            label = labels[n - 1] if labels else f"Item {n}"
+            raise InvalidInputError(f"{label}: {exc.message}", hint=exc.hint) from None
+    paths: list[str] = []
+
+    def build(snap: Snapshot) -> dict[str, bytes | None]:
+        paths.clear()
+        taken: set[str] = set()
+        out: dict[str, bytes | None] = {}
+        for memory, draft in memories:
+            if draft.pinned:
+                path = _pinned_path(snap, memory, draft.context, taken)
+            else:
+                path = memory_path(draft.context, memory.id)
+            out[path] = encode(memory)
+            paths.append(path)
+        return out
+
+    first = memories[0][0]
+    if summary is None:
+        summary = (
+            f"Remember {first.kind} {first.id}: {_headline(first)}"
+            if len(memories) == 1
+            else f"Remember {len(memories)} memories"
+        )
+    commit = store.write(target_branch(store, branch), intent, summary, build)
+    return WriteResult(
+        commit=commit, ids=tuple(m.id for m, _ in memories), paths=tuple(paths)
+    )
+
+
+def _headline(memory: Memory, limit: int = 60) -> str:
+    line = memory.title or memory.body.strip().split("\n", 1)[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def edit(
+    store: Store,
+    memory_id: str,
+    intent: Intent,
+    *,
+    body: str | None = None,
+    title: str | None = None,
+    kind: str | None = None,
+    add_tags: Sequence[str] = (),
+    remove_tags: Sequence[str] = (),
+    meta: Mapping[str, str] | None = None,
+    branch: str | None = None,
+) -> WriteResult:
+    """Writes a new version of a memory at the same path.
+
+    Returns:
+        The commit, or a result with ``commit=None`` if nothing changed.
+    """
+    mid = parse_memory_id(memory_id)
+    if body is not None:
+        check_body(body)
+    new_title = check_title(title) if title is not None else None
+    if kind is not None:
+        check_kind(kind)
+    added = normalize_tags(add_tags)
+    removed = set(remove_tags)
+    paths: list[str] = []
+
+    def build(snap: Snapshot) -> dict[str, bytes | None]:
+        rec = snap.find(mid)
+        old = rec.memory
+        tags = normalize_tags((set(old.tags) | set(added)) - removed)
+        new = msgspec.structs.replace(
+            old,
+            body=body if body is not None else old.body,
+            title=new_title if title is not None else old.title,
+            kind=kind or old.kind,
+            tags=tags,
+            meta={**old.meta, **meta} if meta else old.meta,
+        )
+        paths[:] = [rec.path]
+        return {rec.path: encode(new)}
+
+    commit = store.write(target_branch(store, branch), intent, f"Edit {mid}", build)
+    return WriteResult(commit=commit, ids=(mid,), paths=tuple(paths))
+
+
+def forget(
+    store: Store, memory_id: str, intent: Intent, *, branch: str | None = None
+) -> WriteResult:
+    """Deletes a memory (and its outgoing links) in one commit.
+
+    The memory stays in history: ``show ID@COMMIT`` and ``log ID`` find it.
+    """
+    mid = parse_memory_id(memory_id)
+    paths: list[str] = []
+
+    def build(snap: Snapshot) -> dict[str, bytes | None]:
+        rec = snap.find(mid)
+        out: dict[str, bytes | None] = {rec.path: None}
+        for path, _ in snap.files(link_dir(mid)):
+            out[path] = None
+        paths[:] = [rec.path]
+        return out
+
+    commit = store.write(target_branch(store, branch), intent, f"Forget {mid}", build)
+    return WriteResult(commit=commit, ids=(mid,), paths=tuple(paths))
+
+
+def show(store: Store, memory_id: str, rev: str | None = None) -> MemoryRecord:
+    """Returns a memory as it stands at ``rev`` (default: the HEAD branch).
+
+    ``memory_id`` may carry its own revision: ``ID@REV``.
+    """
+    if "@" in memory_id:
+        memory_id, rev = memory_id.split("@", 1)
+    mid = parse_memory_id(memory_id)
+    commit = resolve_revision(store, rev)
+    return store.snapshot(commit).find(mid)
+
+
+def list_memories(
+    store: Store, rev: str | None = None, prefix: str = ""
+) -> list[MemoryRecord]:
+    """Returns the memories at ``rev`` whose path starts with ``prefix``."""
+    if ".." in prefix.split("/"):
+        raise InvalidInputError(f"Path prefix {prefix!r} may not contain '..'.")
+    commit: CommitId = resolve_revision(store, rev)
+    snap = store.snapshot(commit)
+    folder = prefix.rpartition("/")[0]
+    records = snap.memories(folder) if folder else snap.memories()
+    return [r for r in records if r.path.startswith(prefix)]

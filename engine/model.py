@@ -1,0 +1,288 @@
+"""The stored shapes: memories, links, conflicts and commit intent.
+
+Every value that reaches disk is a versioned, frozen msgspec Struct. Memory
+blobs are JSON with a fixed key order and two-space indentation, so equal
+content gives an equal blob id and ``git diff`` stays readable.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime
+
+import msgspec
+
+from ctx.engine.errors import CorruptStoreError, InvalidInputError
+from ctx.engine.ids import CommitId, MemoryId
+
+__all__ = [
+    "KINDS",
+    "LINK_TYPES",
+    "MAX_BODY_BYTES",
+    "MAX_TAGS",
+    "MAX_TITLE_CHARS",
+    "Conflict",
+    "Intent",
+    "Link",
+    "Memory",
+    "Source",
+    "check_body",
+    "check_kind",
+    "check_link_type",
+    "check_tag",
+    "check_title",
+    "decode_conflict",
+    "decode_link",
+    "decode_memory",
+    "encode",
+]
+
+KINDS = (
+    "fact",
+    "decision",
+    "pattern",
+    "observation",
+    "hypothesis",
+    "task",
+    "summary",
+    "source",
+    "open-question",
+    "session",
+)
+LINK_TYPES = (
+    "DERIVED_FROM",
+    "DEPENDS_ON",
+    "SUPERSEDES",
+    "RELATES_TO",
+    "CHILD_OF",
+    "CONTRADICTS",
+)
+MAX_BODY_BYTES = 100_000
+"""The largest body a memory may hold, in UTF-8 bytes."""
+MAX_TITLE_CHARS = 300
+MAX_TAGS = 64
+_MAX_TAG_CHARS = 128
+_MAX_REASON_CHARS = 2000
+
+_TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*:[^\s\x00-\x1f\x7f]+$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
+_INTENT_RE = re.compile(r"^[a-z][a-z-]{0,31}$")
+
+
+class Source(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a primed memory came from: a document and one of its sections."""
+
+    file: str
+    section: str
+
+
+class Memory(msgspec.Struct, frozen=True, kw_only=True):
+    """One memory: the content of one blob at one path.
+
+    Attributes:
+        version: Format version of the stored object (1).
+        id: Stable identity that survives edits.
+        kind: One of :data:`KINDS`.
+        title: Optional one-line title.
+        body: The text.
+        tags: Sorted, unique ``namespace:value`` strings.
+        created_at: When the remembered thing happened (not the commit time).
+        source: For primed memories, the document section they came from.
+        meta: Free string metadata.
+    """
+
+    version: int
+    id: MemoryId
+    kind: str
+    title: str | None = None
+    body: str
+    tags: tuple[str, ...] = ()
+    created_at: datetime
+    source: Source | None = None
+    meta: dict[str, str] = {}
+
+
+class Link(msgspec.Struct, frozen=True, kw_only=True):
+    """The content of one link file: who proposed it, why, how sure."""
+
+    version: int
+    agent: str
+    created_at: datetime
+    confidence: float | None = None
+    reason: str | None = None
+
+
+class Conflict(msgspec.Struct, frozen=True, kw_only=True):
+    """A clash a merge could not settle, stored as data until resolved.
+
+    The memory's own path keeps ``ours``; both versions stay here.
+    ``None`` for a side means that side deleted the memory.
+    """
+
+    version: int
+    id: MemoryId
+    path: str
+    fields: tuple[str, ...]
+    ours_branch: str
+    theirs_ref: str
+    theirs_commit: CommitId
+    base: Memory | None = None
+    ours: Memory | None = None
+    theirs: Memory | None = None
+
+
+class Intent(msgspec.Struct, frozen=True, kw_only=True):
+    """Why a commit was made, carried as ``Ctx-*`` git trailers.
+
+    Attributes:
+        agent: Who wrote (also the commit's author).
+        intent: What kind of write: observe, decide, refine, import, ...
+        confidence: How sure the agent is, from 0 to 1.
+        reason: Why, in one line.
+        session: The working session the write belongs to.
+    """
+
+    agent: str
+    intent: str
+    confidence: float | None = None
+    reason: str | None = None
+    session: str | None = None
+
+    def __post_init__(self) -> None:
+        if not _NAME_RE.match(self.agent):
+            raise InvalidInputError(
+                f"Agent name {self.agent!r} is not allowed.",
+                hint="Use letters, digits and _.@+- (at most 64 characters).",
+            )
+        if not _INTENT_RE.match(self.intent):
+            raise InvalidInputError(
+                f"Intent {self.intent!r} is not allowed.",
+                hint="Use a lower-case word such as observe, decide or refine.",
+            )
+        if self.confidence is not None and not (
+            math.isfinite(self.confidence) and 0.0 <= self.confidence <= 1.0
+        ):
+            raise InvalidInputError(
+                f"Confidence {self.confidence} is outside 0..1.",
+            )
+        if self.reason is not None:
+            _check_text("Reason", self.reason, single_line=True)
+            if not self.reason.strip() or len(self.reason) > _MAX_REASON_CHARS:
+                raise InvalidInputError(
+                    f"A reason must hold 1 to {_MAX_REASON_CHARS} characters."
+                )
+        if self.session is not None and not _NAME_RE.match(self.session):
+            raise InvalidInputError(f"Session id {self.session!r} is not allowed.")
+
+
+def _check_text(what: str, text: str, *, single_line: bool) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{what} is not valid UTF-8.") from None
+    if "\x00" in text:
+        raise InvalidInputError(f"{what} contains a NUL byte.")
+    if single_line and any(c in text for c in "\r\n"):
+        raise InvalidInputError(f"{what} must be a single line.")
+
+
+def check_body(body: str) -> str:
+    """Returns ``body`` if it is a storable memory body, else raises.
+
+    Raises:
+        InvalidInputError: empty, over :data:`MAX_BODY_BYTES`, not UTF-8 or
+            holding a NUL byte.
+    """
+    _check_text("The text", body, single_line=False)
+    if not body.strip():
+        raise InvalidInputError(
+            "The text is empty.", hint="Give the memory some text, or - for stdin."
+        )
+    size = len(body.encode("utf-8"))
+    if size > MAX_BODY_BYTES:
+        raise InvalidInputError(
+            f"The text is {size} bytes; the limit is {MAX_BODY_BYTES} bytes.",
+            hint="Split it into several memories, or use `ctx prime` for documents.",
+        )
+    return body
+
+
+def check_title(title: str | None) -> str | None:
+    """Returns a stripped title (``None`` when blank) or raises."""
+    if title is None:
+        return None
+    _check_text("The title", title, single_line=True)
+    title = title.strip()
+    if len(title) > MAX_TITLE_CHARS:
+        raise InvalidInputError(f"A title is limited to {MAX_TITLE_CHARS} characters.")
+    return title or None
+
+
+def check_kind(kind: str) -> str:
+    """Returns ``kind`` if it is one of :data:`KINDS`, else raises."""
+    if kind not in KINDS:
+        raise InvalidInputError(
+            f"Unknown kind {kind!r}.", hint="Kinds: " + ", ".join(KINDS) + "."
+        )
+    return kind
+
+
+def check_tag(tag: str) -> str:
+    """Returns ``tag`` if it has the ``namespace:value`` form, else raises."""
+    _check_text("A tag", tag, single_line=True)
+    if len(tag) > _MAX_TAG_CHARS or not _TAG_RE.match(tag):
+        raise InvalidInputError(
+            f"Tag {tag!r} is not of the form namespace:value.",
+            hint="For example project:ctx or tier:working (no spaces).",
+        )
+    return tag
+
+
+def check_link_type(name: str) -> str:
+    """Returns the upper-cased link type if it is one of :data:`LINK_TYPES`."""
+    upper = name.upper().replace("-", "_")
+    if upper not in LINK_TYPES:
+        raise InvalidInputError(
+            f"Unknown link type {name!r}.", hint="Types: " + ", ".join(LINK_TYPES) + "."
+        )
+    return upper
+
+
+_ENCODER = msgspec.json.Encoder(order="deterministic")
+_MEMORY_DECODER = msgspec.json.Decoder(Memory)
+_LINK_DECODER = msgspec.json.Decoder(Link)
+_CONFLICT_DECODER = msgspec.json.Decoder(Conflict)
+
+
+def encode(value: Memory | Link | Conflict) -> bytes:
+    """Returns the canonical stored bytes of ``value``."""
+    return msgspec.json.format(_ENCODER.encode(value), indent=2) + b"\n"
+
+
+def decode_memory(data: bytes, where: str = "a blob") -> Memory:
+    """Decodes a memory blob.
+
+    Raises:
+        CorruptStoreError: the bytes are not a memory.
+    """
+    try:
+        return _MEMORY_DECODER.decode(data)
+    except msgspec.DecodeError as exc:
+        raise CorruptStoreError(f"{where} is not a valid memory: {exc}") from exc
+
+
+def decode_link(data: bytes, where: str = "a blob") -> Link:
+    """Decodes a link file."""
+    try:
+        return _LINK_DECODER.decode(data)
+    except msgspec.DecodeError as exc:
+        raise CorruptStoreError(f"{where} is not a valid link: {exc}") from exc
+
+
+def decode_conflict(data: bytes, where: str = "a blob") -> Conflict:
+    """Decodes a stored conflict."""
+    try:
+        return _CONFLICT_DECODER.decode(data)
+    except msgspec.DecodeError as exc:
+        raise CorruptStoreError(f"{where} is not a valid conflict: {exc}") from exc

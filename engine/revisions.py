@@ -1,0 +1,178 @@
+"""Revisions and branches: resolving ``main~2``, creating, deleting, undo."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+from dulwich.objects import Commit
+from dulwich.objectspec import scan_for_short_id
+
+from ctx.engine.errors import CommitNotFoundError, ConflictError, InvalidInputError
+from ctx.engine.ids import CommitId
+from ctx.engine.store import ReflogEntry, Store, check_branch_name
+
+__all__ = [
+    "BranchInfo",
+    "UndoResult",
+    "create_branch",
+    "delete_branch",
+    "list_branches",
+    "resolve_revision",
+    "switch_branch",
+    "target_branch",
+    "undo",
+]
+
+_SUFFIX_RE = re.compile(r"(~\d*|\^\d*)")
+_HEX_RE = re.compile(r"^[0-9a-f]{4,40}$")
+
+
+class BranchInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A branch, its tip, and whether it is the default (HEAD)."""
+
+    name: str
+    tip: CommitId
+    current: bool
+
+
+class UndoResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``undo`` did: which branch moved, from where to where."""
+
+    branch: str
+    old: CommitId
+    new: CommitId
+    undone: str
+
+
+def target_branch(store: Store, branch: str | None) -> str:
+    """Returns ``branch`` (validated) or the HEAD branch."""
+    return check_branch_name(branch) if branch else store.head_branch()
+
+
+def resolve_revision(store: Store, rev: str | None) -> CommitId:
+    """Returns the commit a revision names.
+
+    Accepted: ``HEAD`` / ``@``, a branch name, a full or abbreviated commit
+    id, each optionally followed by ``~N``, ``^`` or ``^N`` steps.
+
+    Raises:
+        CommitNotFoundError: nothing matches.
+    """
+    if rev is None or rev in ("HEAD", "@"):
+        return store.branch_tip(store.head_branch())
+    match = re.search(r"(?:~\d*|\^\d*)+$", rev)
+    base, steps = (rev[: match.start()], match.group()) if match else (rev, "")
+    commit = _resolve_base(store, base, rev)
+    for step in _SUFFIX_RE.findall(steps):
+        count = int(step[1:]) if len(step) > 1 else 1
+        info = store.commit(commit)
+        if step[0] == "~":
+            for _ in range(count):
+                if not info.parents:
+                    raise CommitNotFoundError(
+                        f"Revision {rev!r} goes past the first commit."
+                    )
+                info = store.commit(info.parents[0])
+            commit = info.id
+        else:
+            if count == 0:
+                continue
+            if len(info.parents) < count:
+                raise CommitNotFoundError(f"Revision {rev!r} names a missing parent.")
+            commit = info.parents[count - 1]
+    return commit
+
+
+def _resolve_base(store: Store, base: str, rev: str) -> CommitId:
+    if base in ("HEAD", "@"):
+        return store.branch_tip(store.head_branch())
+    if base in store.branches():
+        return store.branch_tip(base)
+    if _HEX_RE.match(base):
+        if len(base) == 40:
+            store.commit(CommitId(base))
+            return CommitId(base)
+        try:
+            obj = scan_for_short_id(store.repo.object_store, base.encode(), Commit)
+        except KeyError:
+            pass
+        else:
+            return CommitId(obj.id.decode("ascii"))
+    raise CommitNotFoundError(
+        f"Unknown revision {rev!r}.",
+        hint="Use a branch name, a commit id, or forms like main~2.",
+    )
+
+
+def list_branches(store: Store) -> list[BranchInfo]:
+    """Returns every branch with its tip."""
+    head = store.head_branch()
+    return [
+        BranchInfo(name=name, tip=store.branch_tip(name), current=name == head)
+        for name in store.branches()
+    ]
+
+
+def create_branch(store: Store, name: str, start: str | None = None) -> BranchInfo:
+    """Creates branch ``name`` at revision ``start`` (default: HEAD).
+
+    Raises:
+        ConflictError: the branch exists.
+    """
+    check_branch_name(name)
+    commit = resolve_revision(store, start)
+    with store.locked():
+        if name in store.branches():
+            raise ConflictError(f"Branch {name!r} already exists.")
+        store.move_branch(
+            name, None, commit, f"ctx branch: created from {start or 'HEAD'}"
+        )
+    return BranchInfo(name=name, tip=commit, current=False)
+
+
+def delete_branch(store: Store, name: str) -> BranchInfo:
+    """Deletes branch ``name``; its commits stay until ``gc``.
+
+    Raises:
+        ConflictError: it is the default (HEAD) branch.
+    """
+    tip = store.branch_tip(name)
+    if name == store.head_branch():
+        raise ConflictError(
+            f"Branch {name!r} is the current branch.",
+            hint="`ctx switch` to another branch first.",
+        )
+    with store.locked():
+        store.move_branch(name, tip, None, "ctx branch: deleted")
+    return BranchInfo(name=name, tip=tip, current=False)
+
+
+def switch_branch(store: Store, name: str) -> BranchInfo:
+    """Makes ``name`` the default branch of every command."""
+    store.set_head(name)
+    return BranchInfo(name=name, tip=store.branch_tip(name), current=True)
+
+
+def undo(store: Store, branch: str | None = None) -> UndoResult:
+    """Moves a branch back by its last logged move.
+
+    The undo is itself a logged move, so a second ``undo`` restores what the
+    first one took back.
+
+    Raises:
+        InvalidInputError: the branch's last move was its creation.
+    """
+    name = target_branch(store, branch)
+    with store.locked():
+        tip = store.branch_tip(name)
+        entries: list[ReflogEntry] = [e for e in store.reflog(name) if e.new == tip]
+        if not entries or entries[-1].old is None:
+            raise InvalidInputError(
+                f"Branch {name!r} has no operation to undo.",
+                hint="`ctx log` shows its history.",
+            )
+        last = entries[-1]
+        assert last.old is not None
+        store.move_branch(name, tip, last.old, f"ctx undo: {last.message}")
+    return UndoResult(branch=name, old=tip, new=last.old, undone=last.message)

@@ -1,0 +1,226 @@
+"""A read-only view of the memories, links and conflicts in one tree."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator
+
+import msgspec
+from dulwich.object_store import BaseObjectStore
+from dulwich.objects import ObjectID
+
+from ctx.engine import _trees
+from ctx.engine.errors import MemoryNotFoundError
+from ctx.engine.ids import CommitId, MemoryId
+from ctx.engine.layout import (
+    conflict_path,
+    link_dir,
+    memory_path,
+    parse_link_path,
+)
+from ctx.engine.model import (
+    Conflict,
+    Link,
+    Memory,
+    decode_conflict,
+    decode_link,
+    decode_memory,
+)
+
+__all__ = ["LinkRecord", "MemoryRecord", "Snapshot"]
+
+
+class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A memory together with where it is stored.
+
+    Attributes:
+        memory: The decoded memory.
+        path: Its path in the tree.
+        blob: The git blob id of its bytes (the content hash).
+    """
+
+    memory: Memory
+    path: str
+    blob: str
+
+    @property
+    def area(self) -> str:
+        """Returns the top folder: memory, pinned, primed or sessions."""
+        return self.path.split("/", 1)[0]
+
+    @property
+    def context(self) -> str:
+        """Returns the context (for memory/) or source name (pinned/primed)."""
+        return self.path.split("/")[1]
+
+    @property
+    def pinned(self) -> bool:
+        """Returns whether the memory is always recalled first."""
+        return self.area == "pinned"
+
+
+class LinkRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One typed link between two memories."""
+
+    source: MemoryId
+    type: str
+    target: MemoryId
+    link: Link
+    path: str
+
+
+class Snapshot:
+    """The state of a store at one commit.
+
+    Args:
+        store: The object store to read from.
+        commit: The commit this tree belongs to (``None`` for no commit).
+        tree: The root tree id (``None`` for an empty tree).
+    """
+
+    def __init__(
+        self, store: BaseObjectStore, commit: CommitId | None, tree: ObjectID | None
+    ) -> None:
+        self._store = store
+        self.commit = commit
+        self.tree = tree
+
+    @classmethod
+    def empty(cls, store: BaseObjectStore) -> Snapshot:
+        """Returns a snapshot with nothing in it."""
+        return cls(store, None, None)
+
+    def blob_id(self, path: str) -> str | None:
+        """Returns the blob id at ``path``, or ``None``."""
+        if self.tree is None:
+            return None
+        found = _trees.lookup(self._store, self.tree, path)
+        if found is None or stat.S_ISDIR(found[0]):
+            return None
+        return found[1].decode("ascii")
+
+    def read(self, path: str) -> bytes | None:
+        """Returns the bytes at ``path``, or ``None``."""
+        blob = self.blob_id(path)
+        if blob is None:
+            return None
+        return _trees.read_blob(self._store, ObjectID(blob.encode()))
+
+    def read_blob(self, blob: str) -> bytes:
+        """Returns the bytes of blob ``blob``."""
+        return _trees.read_blob(self._store, ObjectID(blob.encode()))
+
+    def files(self, prefix: str = "") -> Iterator[tuple[str, str]]:
+        """Yields ``(path, blob_id)`` for every file under ``prefix``."""
+        if self.tree is None:
+            return
+        for path, sha in _trees.iter_files(self._store, self.tree, prefix):
+            yield path, sha.decode("ascii")
+
+    def folders(self, path: str) -> list[str]:
+        """Returns the names of the sub-folders of folder ``path``."""
+        if self.tree is None:
+            return []
+        found = (
+            _trees.lookup(self._store, self.tree, path)
+            if path
+            else (
+                stat.S_IFDIR,
+                self.tree,
+            )
+        )
+        if found is None or not stat.S_ISDIR(found[0]):
+            return []
+        tree = _trees.read_tree(self._store, found[1])
+        return [e.path.decode() for e in tree.iteritems() if stat.S_ISDIR(e.mode)]
+
+    def contexts(self) -> list[str]:
+        """Returns the context folders under ``memory/``."""
+        return self.folders("memory")
+
+    def record(self, path: str, blob: str) -> MemoryRecord:
+        """Returns the memory stored in ``blob`` at ``path``."""
+        return MemoryRecord(
+            memory=decode_memory(self.read_blob(blob), path), path=path, blob=blob
+        )
+
+    def find_path(self, memory_id: MemoryId) -> str | None:
+        """Returns the path of memory ``memory_id``, or ``None``."""
+        for context in self.contexts():
+            path = memory_path(context, memory_id)
+            if self.blob_id(path) is not None:
+                return path
+        for area in ("pinned", "primed", "sessions"):
+            for path, blob in self.files(area):
+                if not path.endswith(".json"):
+                    continue
+                data = self.read_blob(blob)
+                if (
+                    memory_id.encode() in data
+                    and decode_memory(data, path).id == memory_id
+                ):
+                    return path
+        return None
+
+    def find(self, memory_id: MemoryId) -> MemoryRecord:
+        """Returns memory ``memory_id``.
+
+        Raises:
+            MemoryNotFoundError: it is not in this tree.
+        """
+        path = self.find_path(memory_id)
+        if path is None:
+            raise MemoryNotFoundError(
+                f"No memory {memory_id} here.",
+                hint="`ctx ls` lists memories; `ctx log` shows removed ones.",
+            )
+        blob = self.blob_id(path)
+        assert blob is not None
+        return self.record(path, blob)
+
+    def memories(self, prefix: str = "") -> Iterator[MemoryRecord]:
+        """Yields every memory under ``prefix`` (default: all areas)."""
+        areas = [prefix] if prefix else ["memory", "pinned", "primed", "sessions"]
+        for area in areas:
+            for path, blob in self.files(area):
+                if path.endswith(".json") and path.split("/", 1)[0] in (
+                    "memory",
+                    "pinned",
+                    "primed",
+                    "sessions",
+                ):
+                    yield self.record(path, blob)
+
+    def links_from(self, memory_id: MemoryId) -> list[LinkRecord]:
+        """Returns the outgoing links of ``memory_id``."""
+        return list(self._links(link_dir(memory_id)))
+
+    def links(self) -> Iterator[LinkRecord]:
+        """Yields every link in the tree."""
+        yield from self._links("links")
+
+    def _links(self, prefix: str) -> Iterator[LinkRecord]:
+        for path, blob in self.files(prefix):
+            parsed = parse_link_path(path)
+            if parsed is None:
+                continue
+            source, link_type, target = parsed
+            yield LinkRecord(
+                source=source,
+                type=link_type,
+                target=target,
+                link=decode_link(self.read_blob(blob), path),
+                path=path,
+            )
+
+    def conflict(self, memory_id: MemoryId) -> Conflict | None:
+        """Returns the unresolved conflict on ``memory_id``, if any."""
+        data = self.read(conflict_path(memory_id))
+        return None if data is None else decode_conflict(data, conflict_path(memory_id))
+
+    def conflicts(self) -> list[Conflict]:
+        """Returns every unresolved conflict."""
+        return [
+            decode_conflict(self.read_blob(blob), path)
+            for path, blob in self.files("conflicts")
+        ]

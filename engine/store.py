@@ -1,0 +1,609 @@
+"""The store: a bare git repository plus ctx's lock, caches and settings.
+
+Layout of a store folder (``.ctx/`` in a project)::
+
+    git/          bare git repository, written through dulwich
+    config.toml   settings read by the layers above
+    cache/        derived engine state (commit history index); disposable
+    index/        the hub's derived indexes; disposable
+    lock          the write lock
+
+Every write goes through :meth:`Store.write`: under the store's lock it reads
+the branch tip, asks the caller for path changes, writes the objects, and moves
+the branch with compare-and-swap. If the tip moved anyway (a stock ``git``
+writing beside ctx), the changes are rebuilt on the new tip and tried again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import msgspec
+from dulwich.errors import NotGitRepository
+from dulwich.file import FileLocked
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.refs import Ref, check_ref_format
+from dulwich.repo import BaseRepo, MemoryRepo, Repo
+from dulwich.trailers import Trailer, format_trailers, parse_trailers
+
+from ctx.engine import _trees
+from ctx.engine._lock import write_lock
+from ctx.engine.errors import (
+    CommitNotFoundError,
+    ConflictError,
+    CorruptStoreError,
+    InvalidInputError,
+    NotAStoreError,
+    RefNotFoundError,
+    StoreBusyError,
+    StoreError,
+)
+from ctx.engine.history import History
+from ctx.engine.ids import CommitId
+from ctx.engine.model import Intent
+from ctx.engine.snapshot import Snapshot
+
+__all__ = ["Clock", "CommitInfo", "ReflogEntry", "Store", "check_branch_name"]
+
+Clock = Callable[[], datetime]
+"""Returns the current time (timezone aware); injected, never read here."""
+
+STORE_FORMAT = 1
+_SECTION = (b"ctx",)
+_PACK_THRESHOLD = 64
+_HEADS = b"refs/heads/"
+_HEAD = Ref(b"HEAD")
+_MOVED = object()
+
+
+class CommitInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """One commit as the engine reports it.
+
+    Attributes:
+        id: The commit id.
+        parents: Parent commit ids, first parent first.
+        time: Commit time, with the committer's offset.
+        author: The writing agent (git author name).
+        summary: The first line of the message.
+        intent: The ``Ctx-*`` trailers, when the commit has them.
+    """
+
+    id: CommitId
+    parents: tuple[CommitId, ...]
+    time: datetime
+    author: str
+    summary: str
+    intent: Intent | None = None
+
+
+class ReflogEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One move of a branch, oldest first in :meth:`Store.reflog`."""
+
+    old: CommitId | None
+    new: CommitId | None
+    time: datetime
+    message: str
+
+
+def check_branch_name(name: str) -> str:
+    """Returns ``name`` if git accepts it as a branch name, else raises."""
+    if (
+        not name
+        or name.startswith("-")
+        or name == "HEAD"
+        or not check_ref_format(_ref(name.encode("utf-8", "surrogateescape")))
+    ):
+        raise InvalidInputError(
+            f"{name!r} is not a valid branch name.",
+            hint="Branch names follow git's rules: no spaces, '..', '~', '^', ':'.",
+        )
+    return name
+
+
+def _ref(branch: str | bytes) -> Ref:
+    return Ref(_HEADS + (branch.encode() if isinstance(branch, str) else branch))
+
+
+def _git_time(when: datetime) -> tuple[int, int]:
+    offset = when.utcoffset() or timedelta(0)
+    return int(when.timestamp()), int(offset.total_seconds())
+
+
+def _identity(agent: str) -> bytes:
+    return f"{agent} <{agent}@ctx>".encode()
+
+
+def commit_info(commit: Commit) -> CommitInfo:
+    """Returns the engine's view of a dulwich commit."""
+    message = commit.message.decode("utf-8", "replace")
+    _, trailers = parse_trailers(commit.message)
+    fields = {t.key: t.value for t in trailers}
+    intent: Intent | None = None
+    if "Ctx-Agent" in fields and "Ctx-Intent" in fields:
+        try:
+            confidence = fields.get("Ctx-Confidence")
+            intent = Intent(
+                agent=fields["Ctx-Agent"],
+                intent=fields["Ctx-Intent"],
+                confidence=float(confidence) if confidence else None,
+                reason=fields.get("Ctx-Reason"),
+                session=fields.get("Ctx-Session"),
+            )
+        except (InvalidInputError, ValueError):
+            intent = None
+    tz = timezone(timedelta(seconds=commit.commit_timezone))
+    author = commit.author.decode("utf-8", "replace").split(" <", 1)[0]
+    return CommitInfo(
+        id=CommitId(commit.id.decode("ascii")),
+        parents=tuple(CommitId(p.decode("ascii")) for p in commit.parents),
+        time=datetime.fromtimestamp(commit.commit_time, tz),
+        author=author,
+        summary=message.split("\n", 1)[0],
+        intent=intent,
+    )
+
+
+class Store:
+    """A ctx store, on disk or in memory.
+
+    Args:
+        repo: The git repository that holds the memories.
+        path: The store folder, or ``None`` for an in-memory store.
+        clock: Source of the current time for commits and reflog entries.
+        lock_timeout: Seconds a writer waits for the store's lock.
+    """
+
+    def __init__(
+        self,
+        repo: BaseRepo,
+        path: Path | None,
+        *,
+        clock: Clock,
+        lock_timeout: float = 60.0,
+    ) -> None:
+        self.repo = repo
+        self.path = path
+        self.clock = clock
+        self.lock_timeout = lock_timeout
+        self._lock_depth = 0
+        self.history = History(self, path / "cache" if path else None)
+
+    # -- creating and opening -------------------------------------------------
+
+    @classmethod
+    def init(
+        cls, path: Path, *, clock: Clock, branch: str = "main", exist_ok: bool = False
+    ) -> Store:
+        """Creates a store in folder ``path`` with one empty commit on ``branch``.
+
+        Raises:
+            ConflictError: a store already exists there (unless ``exist_ok``).
+        """
+        check_branch_name(branch)
+        if (path / "git").exists():
+            if exist_ok:
+                return cls.open(path, clock=clock)
+            raise ConflictError(f"A store already exists at {path}.")
+        try:
+            (path / "cache").mkdir(parents=True, exist_ok=True)
+            repo = Repo.init_bare(str(path / "git"), mkdir=True)
+        except OSError as exc:
+            raise StoreError(
+                f"Cannot create a store at {path}: {exc.strerror}."
+            ) from exc
+        config = repo.get_config()
+        config.set(_SECTION, b"storeversion", str(STORE_FORMAT).encode())
+        config.write_to_path()
+        repo.refs.set_symbolic_ref(_HEAD, _ref(branch))
+        store = cls(repo, path, clock=clock)
+        store._write_initial(branch)
+        return store
+
+    @classmethod
+    def open(cls, path: Path, *, clock: Clock) -> Store:
+        """Opens the store in folder ``path``.
+
+        Raises:
+            NotAStoreError: ``path`` holds no ctx store.
+            CorruptStoreError: the repository cannot be read.
+        """
+        git_dir = path / "git"
+        if not git_dir.is_dir():
+            raise NotAStoreError(
+                f"{path} is not a ctx store.",
+                hint="Run `ctx init` to create one, or pass --store.",
+            )
+        try:
+            repo = Repo(str(git_dir))
+            version = repo.get_config().get(_SECTION, b"storeversion")
+        except NotGitRepository as exc:
+            raise NotAStoreError(f"{path} is not a ctx store.") from exc
+        except KeyError:
+            raise NotAStoreError(
+                f"{path} holds a git repository, not a ctx store."
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise CorruptStoreError(
+                f"The store at {path} cannot be read: {exc}"
+            ) from exc
+        if int(version) > STORE_FORMAT:
+            raise StoreError(
+                f"The store at {path} needs a newer ctx (format {version!r})."
+            )
+        return cls(repo, path, clock=clock)
+
+    @classmethod
+    def memory(cls, *, clock: Clock, branch: str = "main") -> Store:
+        """Returns a new store held in memory (for tests and dry runs)."""
+        repo = MemoryRepo()
+        repo.refs.set_symbolic_ref(_HEAD, _ref(branch))
+        store = cls(repo, None, clock=clock)
+        store._write_initial(branch)
+        return store
+
+    def _write_initial(self, branch: str) -> None:
+        intent = Intent(agent="ctx", intent="init")
+        self.write(
+            branch, intent, "Create the store", lambda snap: {}, allow_empty=True
+        )
+
+    def close(self) -> None:
+        """Releases the repository's open files."""
+        if isinstance(self.repo, Repo):
+            self.repo.close()
+
+    # -- refs -----------------------------------------------------------------
+
+    def head_branch(self) -> str:
+        """Returns the branch HEAD names: the default for every command."""
+        target = self.repo.refs.get_symrefs().get(_HEAD)
+        if target is None or not target.startswith(_HEADS):
+            raise CorruptStoreError("The store's HEAD does not name a branch.")
+        return bytes(target[len(_HEADS) :]).decode("utf-8")
+
+    def set_head(self, branch: str) -> None:
+        """Makes ``branch`` (which must exist) the default branch."""
+        self.branch_tip(branch)
+        with self.locked():
+            self.repo.refs.set_symbolic_ref(_HEAD, _ref(branch))
+
+    def branch_tip(self, branch: str) -> CommitId:
+        """Returns the commit ``branch`` points at.
+
+        Raises:
+            RefNotFoundError: no such branch.
+        """
+        check_branch_name(branch)
+        sha = self.repo.refs.get_peeled(_ref(branch))
+        if sha is None:
+            try:
+                sha = self.repo.refs[_ref(branch)]
+            except KeyError:
+                raise RefNotFoundError(
+                    f"No branch named {branch!r}.", hint="`ctx branches` lists them."
+                ) from None
+        return CommitId(sha.decode("ascii"))
+
+    def branches(self) -> list[str]:
+        """Returns every branch name, sorted."""
+        names = self.repo.refs.keys(base=Ref(b"refs/heads"))
+        return sorted(name.decode("utf-8") for name in names)
+
+    def move_branch(
+        self, branch: str, old: CommitId | None, new: CommitId | None, message: str
+    ) -> None:
+        """Moves (creates, deletes) a branch with compare-and-swap, logged.
+
+        Must be called with the lock held (see :meth:`locked`).
+
+        Raises:
+            ConflictError: the branch was not at ``old``.
+        """
+        ref = _ref(branch)
+        when, offset = _git_time(self.clock())
+        who, text = _identity("ctx"), message.encode("utf-8")
+        refs = self.repo.refs
+        old_id = ObjectID(old.encode()) if old else None
+        for attempt in range(200):
+            try:
+                if new is None:
+                    ok = refs.remove_if_equals(ref, old_id, who, when, offset, text)
+                elif old_id is None:
+                    ok = refs.add_if_new(
+                        ref, ObjectID(new.encode()), who, when, offset, text
+                    )
+                else:
+                    ok = refs.set_if_equals(
+                        ref, old_id, ObjectID(new.encode()), who, when, offset, text
+                    )
+            except FileLocked as exc:
+                self._clear_stale_lock(exc.lockfilename, attempt)
+                continue
+            if not ok:
+                raise ConflictError(f"Branch {branch!r} moved during the operation.")
+            return
+        raise StoreBusyError(f"The ref of branch {branch!r} stayed locked.")
+
+    def _clear_stale_lock(self, lockfile: str | bytes, attempt: int) -> None:
+        # We hold the store lock, so a ref lock file is either a stock git
+        # command finishing (gone within milliseconds) or left by a writer
+        # that died mid-update: give it a moment, then remove it.
+        name = os.fsdecode(lockfile)
+        try:
+            age = time.time() - os.stat(name).st_mtime
+        except FileNotFoundError:
+            return
+        if age > 1.0 or attempt > 50:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name)
+        else:
+            time.sleep(0.02)
+
+    def reflog(self, branch: str) -> list[ReflogEntry]:
+        """Returns every logged move of ``branch``, oldest first.
+
+        A torn last line (a writer killed mid-append) is skipped.
+        """
+        from dulwich.reflog import parse_reflog_line
+
+        ref = _HEADS + branch.encode()
+        raw: list[tuple[bytes, bytes, int, int, bytes]] = []
+        if isinstance(self.repo, MemoryRepo):
+            for entry in self.repo._reflog:
+                if entry[0] == ref:
+                    raw.append(
+                        (
+                            entry[1] or b"0" * 40,
+                            entry[2] or b"0" * 40,
+                            entry[4],
+                            entry[5],
+                            entry[6],
+                        )
+                    )
+        else:
+            assert isinstance(self.repo, Repo)
+            path = Path(self.repo.controldir()) / "logs" / "refs" / "heads" / branch
+            try:
+                lines = path.read_bytes().split(b"\n")
+            except FileNotFoundError:
+                lines = []
+            for line in lines:
+                try:
+                    e = parse_reflog_line(line)
+                except (ValueError, IndexError):
+                    continue
+                raw.append((e.old_sha, e.new_sha, e.timestamp, e.timezone, e.message))
+        out = []
+        for old, new, ts, tz, msg in raw:
+            out.append(
+                ReflogEntry(
+                    old=None if old.strip(b"0") == b"" else CommitId(old.decode()),
+                    new=None if new.strip(b"0") == b"" else CommitId(new.decode()),
+                    time=datetime.fromtimestamp(ts, timezone(timedelta(seconds=tz))),
+                    message=msg.decode("utf-8", "replace"),
+                )
+            )
+        return out
+
+    # -- reading --------------------------------------------------------------
+
+    def commit(self, commit_id: CommitId) -> CommitInfo:
+        """Returns the commit ``commit_id``.
+
+        Raises:
+            CommitNotFoundError: no such commit.
+        """
+        return commit_info(self._commit_object(commit_id))
+
+    def _commit_object(self, commit_id: CommitId) -> Commit:
+        try:
+            obj = self.repo.object_store[ObjectID(commit_id.encode("ascii"))]
+        except (KeyError, ValueError, UnicodeEncodeError):
+            raise CommitNotFoundError(f"No commit {commit_id}") from None
+        if not isinstance(obj, Commit):
+            raise CommitNotFoundError(f"Object {commit_id} is not a commit.")
+        return obj
+
+    def snapshot(self, commit_id: CommitId) -> Snapshot:
+        """Returns a read-only view of the tree of commit ``commit_id``."""
+        tree = self._commit_object(commit_id).tree
+        return Snapshot(self.repo.object_store, commit_id, tree)
+
+    def iter_commits(self, start: CommitId) -> Iterator[CommitInfo]:
+        """Yields the commits reachable from ``start``, newest first."""
+        from dulwich.walk import Walker
+
+        for entry in Walker(self.repo.object_store, [ObjectID(start.encode())]):
+            yield commit_info(entry.commit)
+
+    # -- writing --------------------------------------------------------------
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Holds the store's write lock (re-entrant within one Store)."""
+        if self._lock_depth or self.path is None:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        with write_lock(self.path / "lock", self.lock_timeout):
+            self._lock_depth = 1
+            try:
+                yield
+            finally:
+                self._lock_depth = 0
+
+    def write(
+        self,
+        branch: str,
+        intent: Intent,
+        summary: str,
+        build: Callable[[Snapshot], Mapping[str, bytes | None]],
+        *,
+        allow_empty: bool = False,
+    ) -> CommitInfo | None:
+        """Commits the changes ``build`` returns on top of ``branch``'s tip.
+
+        ``build`` receives the tip's snapshot and returns the new content of
+        every changed path (``None`` deletes it). It may raise to refuse the
+        write; nothing is written then. It may be called more than once if
+        the tip moves under us, and must be a pure function of the snapshot.
+
+        Returns:
+            The new commit, or ``None`` when nothing would change.
+        """
+        check_branch_name(branch)
+        with self.locked():
+            for _attempt in range(20):
+                ref = _ref(branch)
+                try:
+                    tip: ObjectID | None = self.repo.refs[ref]
+                except KeyError:
+                    tip = None
+                if tip is None and not allow_empty:
+                    self.branch_tip(branch)  # raises RefNotFoundError
+                parent_tree: ObjectID | None = None
+                if tip is not None:
+                    commit_obj = self.repo.object_store[tip]
+                    assert isinstance(commit_obj, Commit)
+                    parent_tree = commit_obj.tree
+                    snap = Snapshot(
+                        self.repo.object_store, CommitId(tip.decode()), parent_tree
+                    )
+                else:
+                    snap = Snapshot.empty(self.repo.object_store)
+                changes = build(snap)
+                result = self._commit_changes(
+                    branch,
+                    tip,
+                    parent_tree,
+                    snap,
+                    changes,
+                    intent,
+                    summary,
+                    allow_empty,
+                )
+                if result is not _MOVED:
+                    return result  # type: ignore[return-value]
+            raise StoreBusyError(
+                f"Branch {branch!r} kept moving; gave up after 20 tries."
+            )
+
+    def _commit_changes(
+        self,
+        branch: str,
+        tip: ObjectID | None,
+        parent_tree: ObjectID | None,
+        snap: Snapshot,
+        changes: Mapping[str, bytes | None],
+        intent: Intent,
+        summary: str,
+        allow_empty: bool,
+    ) -> CommitInfo | object | None:
+        objects: list[ShaFile] = []
+        blob_changes: dict[str, ObjectID | None] = {}
+        for path, content in changes.items():
+            if content is None:
+                if snap.blob_id(path) is not None:
+                    blob_changes[path] = None
+                continue
+            blob = Blob.from_string(content)
+            if snap.blob_id(path) != blob.id.decode("ascii"):
+                objects.append(blob)
+                blob_changes[path] = blob.id
+        if not blob_changes and not allow_empty:
+            return None
+        if parent_tree is None:
+            tree_id, trees = _trees.apply_changes(
+                self.repo.object_store, None, blob_changes
+            )
+        elif blob_changes:
+            tree_id, trees = _trees.apply_changes(
+                self.repo.object_store, parent_tree, blob_changes
+            )
+        else:
+            tree_id, trees = parent_tree, []
+        objects.extend(trees)
+        commit = self._make_commit(tree_id, [tip] if tip else [], intent, summary)
+        objects.append(commit)
+        self._store_objects(objects)
+        info = commit_info(commit)
+        try:
+            self.move_branch(
+                branch,
+                CommitId(tip.decode()) if tip else None,
+                info.id,
+                f"ctx {intent.intent}: {summary}",
+            )
+        except ConflictError:
+            return _MOVED  # the tip moved: rebuild on the new one
+        self.history.record_write(commit, snap, blob_changes, changes)
+        return info
+
+    def _make_commit(
+        self, tree: ObjectID, parents: list[ObjectID], intent: Intent, summary: str
+    ) -> Commit:
+        trailers = [
+            Trailer("Ctx-Agent", intent.agent),
+            Trailer("Ctx-Intent", intent.intent),
+        ]
+        if intent.confidence is not None:
+            trailers.append(Trailer("Ctx-Confidence", f"{intent.confidence:g}"))
+        if intent.session:
+            trailers.append(Trailer("Ctx-Session", intent.session))
+        if intent.reason:
+            trailers.append(Trailer("Ctx-Reason", intent.reason))
+        commit = Commit()
+        commit.tree = tree
+        commit.parents = parents
+        commit.author = commit.committer = _identity(intent.agent)
+        when, offset = _git_time(self.clock())
+        commit.author_time = commit.commit_time = when
+        commit.author_timezone = commit.commit_timezone = offset
+        commit.encoding = b"UTF-8"
+        subject = summary.replace("\n", " ").strip()
+        commit.message = subject.encode("utf-8") + b"\n\n" + format_trailers(trailers)
+        return commit
+
+    def merge_commit(
+        self,
+        branch: str,
+        parents: list[CommitId],
+        tree: ObjectID,
+        extra_objects: list[ShaFile],
+        intent: Intent,
+        summary: str,
+    ) -> CommitInfo:
+        """Writes a commit with several parents and moves ``branch`` to it.
+
+        Must be called with the lock held; ``parents[0]`` must be the tip.
+        """
+        commit = self._make_commit(
+            tree, [ObjectID(p.encode()) for p in parents], intent, summary
+        )
+        self._store_objects([*extra_objects, commit])
+        info = commit_info(commit)
+        self.move_branch(branch, parents[0], info.id, f"ctx {intent.intent}: {summary}")
+        return info
+
+    def _store_objects(self, objects: list[ShaFile]) -> None:
+        store = self.repo.object_store
+        if len(objects) > _PACK_THRESHOLD:
+            store.add_objects([(obj, None) for obj in objects])
+        else:
+            for obj in objects:
+                store.add_object(obj)
+
+    def empty_tree(self) -> ObjectID:
+        """Returns the id of the empty tree, storing it if needed."""
+        tree = Tree()
+        self.repo.object_store.add_object(tree)
+        return tree.id

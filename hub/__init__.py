@@ -1,0 +1,1 @@
+"""The hub: projections of commits into search indexes (not built yet)."""

@@ -1,0 +1,1 @@
+"""The ctx command line (click): parse, call the engine, render."""

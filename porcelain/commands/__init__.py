@@ -1,0 +1,1 @@
+"""One module per group of ``ctx`` commands; each exports ``COMMANDS``."""

@@ -1,0 +1,190 @@
+"""Commands for branches: branch, branches, switch, merge, resolve."""
+
+from __future__ import annotations
+
+import click
+
+from ctx import engine
+from ctx.porcelain._options import (
+    CtxState,
+    branch_option,
+    echo_json,
+    intent_options,
+    json_option,
+    make_intent,
+    pass_state,
+    read_text,
+)
+from ctx.porcelain.render import render_merge
+
+__all__ = ["COMMANDS"]
+
+
+@click.command()
+@click.argument("name")
+@click.option("--from", "start", metavar="REV", help="Start point (default: HEAD).")
+@click.option("-d", "--delete", is_flag=True, help="Delete the branch instead.")
+@json_option
+@pass_state
+def branch(
+    state: CtxState, name: str, start: str | None, delete: bool, as_json: bool
+) -> None:
+    """Create a branch (or delete one with -d)
+
+    \b
+    Example:
+      ctx branch agent/claude
+      ctx branch experiment --from main~3
+      ctx branch -d experiment
+    """
+    store = state.store(write=True)
+    if delete:
+        info = engine.delete_branch(store, name)
+        message = f"Deleted branch {name} (was {info.tip[:10]})."
+    else:
+        info = engine.create_branch(store, name, start)
+        message = f"Created branch {name} at {info.tip[:10]}."
+    if as_json:
+        echo_json({"name": info.name, "tip": info.tip, "deleted": delete})
+    else:
+        click.echo(message)
+
+
+@click.command()
+@json_option
+@pass_state
+def branches(state: CtxState, as_json: bool) -> None:
+    """List branches; * marks the current one
+
+    \b
+    Example:
+      ctx branches
+    """
+    result = engine.list_branches(state.store())
+    if as_json:
+        echo_json(result)
+        return
+    for b in result:
+        click.echo(f"{'*' if b.current else ' '} {b.name:<24} {b.tip[:10]}")
+
+
+@click.command()
+@click.argument("name")
+@json_option
+@pass_state
+def switch(state: CtxState, name: str, as_json: bool) -> None:
+    """Make NAME the branch every command uses by default
+
+    \b
+    Example:
+      ctx switch agent/claude
+    """
+    info = engine.switch_branch(state.store(write=True), name)
+    if as_json:
+        echo_json(info)
+    else:
+        click.echo(f"Switched to {name} ({info.tip[:10]}).")
+
+
+@click.command()
+@click.argument("source", metavar="SOURCE")
+@click.option(
+    "--into", metavar="BRANCH", help="Branch to merge into (default: current)."
+)
+@click.option(
+    "--prefer",
+    type=click.Choice(engine.PREFERENCES),
+    help="Settle clashes automatically instead of storing conflicts.",
+)
+@click.option(
+    "--no-ff",
+    is_flag=True,
+    help="Make a merge commit even when a fast-forward would do.",
+)
+@intent_options("merge")
+@json_option
+@pass_state
+def merge(
+    state: CtxState,
+    source: str,
+    into: str | None,
+    prefer: str | None,
+    no_ff: bool,
+    agent: str | None,
+    intent: str,
+    confidence: float | None,
+    reason: str | None,
+    session: str | None,
+    as_json: bool,
+) -> None:
+    """Three-way merge SOURCE into a branch, memory by memory
+
+    Tags and links union; edits to different fields or lines combine; a real
+    clash is stored as a conflict (both versions kept) for `ctx resolve`.
+
+    \b
+    Example:
+      ctx merge agent/claude
+      ctx merge dream --into main --prefer confident
+    """
+    who = make_intent(agent, intent, confidence, reason, session)
+    result = engine.merge(
+        state.store(write=True), source, who, into=into, prefer=prefer, no_ff=no_ff
+    )
+    if as_json:
+        echo_json(result)
+    else:
+        render_merge(result)
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@click.option(
+    "--take",
+    type=click.Choice(["ours", "theirs", "both"]),
+    help="Which version to keep.",
+)
+@click.option(
+    "--body", metavar="TEXT", help="The settled text instead (or - for stdin)."
+)
+@intent_options("resolve")
+@branch_option
+@json_option
+@pass_state
+def resolve(
+    state: CtxState,
+    memory_id: str,
+    take: str | None,
+    body: str | None,
+    agent: str | None,
+    intent: str,
+    confidence: float | None,
+    reason: str | None,
+    session: str | None,
+    branch: str | None,
+    as_json: bool,
+) -> None:
+    """Settle a merge conflict on one memory
+
+    \b
+    Example:
+      ctx resolve 01JD2X9K7M3Q4R5S6T7V8W9XYZ --take theirs
+      ctx resolve 01JD2X9K7M3Q4R5S6T7V8W9XYZ --body "Both: UTC in logs, local in UI"
+    """
+    who = make_intent(agent, intent, confidence, reason, session)
+    result = engine.resolve(
+        state.store(write=True),
+        memory_id,
+        who,
+        take=take,
+        body=read_text(body) if body is not None else None,
+        branch=branch,
+    )
+    assert result.commit is not None
+    if as_json:
+        echo_json({"id": result.ids[0], "commit": result.commit.id})
+    else:
+        click.echo(f"Resolved {result.ids[0]} in {result.commit.id[:10]}.")
+
+
+COMMANDS = [branch, branches, switch, merge, resolve]

@@ -1,0 +1,145 @@
+"""Commands for typed links: link, unlink, links."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import click
+
+from ctx import engine
+from ctx.porcelain._options import (
+    CtxState,
+    branch_option,
+    echo_json,
+    intent_options,
+    json_option,
+    make_intent,
+    pass_state,
+)
+from ctx.porcelain.render import render_links
+
+__all__ = ["COMMANDS"]
+
+_TYPE = click.option(
+    "--type",
+    "link_type",
+    required=True,
+    metavar="TYPE",
+    help="Link type: " + ", ".join(engine.LINK_TYPES) + ".",
+)
+
+
+@click.command()
+@click.argument("source", metavar="FROM")
+@click.argument("target", metavar="TO")
+@_TYPE
+@intent_options("link")
+@branch_option
+@json_option
+@pass_state
+def link(
+    state: CtxState,
+    source: str,
+    target: str,
+    link_type: str,
+    agent: str | None,
+    intent: str,
+    confidence: float | None,
+    reason: str | None,
+    session: str | None,
+    branch: str | None,
+    as_json: bool,
+) -> None:
+    """Add a typed link between two memories (one file under links/)
+
+    \b
+    Example:
+      ctx link 01JD2X9K7M3Q4R5S6T7V8W9XYZ 01JD2XA0000000000000000000 --type DEPENDS_ON
+    """
+    who = make_intent(agent, intent, confidence, reason, session)
+    result = engine.link(
+        state.store(write=True), source, target, link_type, who, branch=branch
+    )
+    commit = result.commit.id if result.commit else None
+    if as_json:
+        echo_json(
+            {"path": result.paths[0], "commit": commit, "changed": commit is not None}
+        )
+    elif commit is None:
+        click.echo("The link already exists: nothing to commit.")
+    else:
+        click.echo(f"Linked in {commit[:10]}: {result.paths[0]}")
+
+
+@click.command()
+@click.argument("source", metavar="FROM")
+@click.argument("target", metavar="TO")
+@_TYPE
+@intent_options("unlink")
+@branch_option
+@json_option
+@pass_state
+def unlink(
+    state: CtxState,
+    source: str,
+    target: str,
+    link_type: str,
+    agent: str | None,
+    intent: str,
+    confidence: float | None,
+    reason: str | None,
+    session: str | None,
+    branch: str | None,
+    as_json: bool,
+) -> None:
+    """Remove a typed link between two memories
+
+    \b
+    Example:
+      ctx unlink 01JD2X9K7M3Q4R5S6T7V8W9XYZ 01JD2XA0000000000000000000 --type DEPENDS_ON
+    """
+    who = make_intent(agent, intent, confidence, reason, session)
+    result = engine.unlink(
+        state.store(write=True), source, target, link_type, who, branch=branch
+    )
+    assert result.commit is not None
+    if as_json:
+        echo_json({"path": result.paths[0], "commit": result.commit.id})
+    else:
+        click.echo(f"Unlinked in {result.commit.id[:10]}.")
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@click.option("--in", "incoming", is_flag=True, help="Only links pointing at ID.")
+@click.option("--out", "outgoing", is_flag=True, help="Only links leaving ID.")
+@branch_option
+@json_option
+@pass_state
+def links(
+    state: CtxState,
+    memory_id: str,
+    incoming: bool,
+    outgoing: bool,
+    branch: str | None,
+    as_json: bool,
+) -> None:
+    """List the links of a memory
+
+    \b
+    Example:
+      ctx links 01JD2X9K7M3Q4R5S6T7V8W9XYZ --out
+    """
+    direction: Literal["in", "out", "both"] = "both"
+    if incoming != outgoing:
+        direction = "in" if incoming else "out"
+    records = engine.list_links(
+        state.store(), memory_id, direction=direction, rev=branch
+    )
+    if as_json:
+        echo_json(records)
+    else:
+        render_links(records)
+
+
+COMMANDS = [link, unlink, links]

@@ -1,0 +1,374 @@
+"""Commands that write and read memories: remember, import, show, ls, ..."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ctx import engine
+from ctx.engine import InvalidInputError
+from ctx.porcelain._options import (
+    CtxState,
+    branch_option,
+    echo_json,
+    intent_options,
+    json_option,
+    make_intent,
+    parse_when,
+    pass_state,
+    read_text,
+)
+from ctx.porcelain.render import headline, render_memory
+
+__all__ = ["COMMANDS"]
+
+
+def _tags(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+@click.command()
+@click.argument("text")
+@click.option("--title", "-t", help="A one-line title.")
+@click.option(
+    "--kind", "-k", default="fact", show_default=True, type=click.Choice(engine.KINDS)
+)
+@click.option(
+    "--context",
+    "-c",
+    default="general",
+    show_default=True,
+    help="Folder under memory/.",
+)
+@click.option(
+    "--tag", multiple=True, metavar="NS:VALUE", help="A tag (can be repeated)."
+)
+@click.option(
+    "--when", metavar="DATETIME", help="When it happened (ISO 8601; default now)."
+)
+@click.option("--pin", is_flag=True, help="Store under pinned/: always recalled first.")
+@intent_options("observe")
+@branch_option
+@json_option
+@pass_state
+def remember(
+    state: CtxState,
+    text: str,
+    title: str | None,
+    kind: str,
+    context: str,
+    tag: tuple[str, ...],
+    when: str | None,
+    pin: bool,
+    agent: str | None,
+    intent: str,
+    confidence: float | None,
+    reason: str | None,
+    session: str | None,
+    branch: str | None,
+    as_json: bool,
+) -> None:
+    """Write one memory as one commit and print its id
+
+    TEXT is the memory's text, or - to read it from stdin.
+
+    \b
+    Example:
+      ctx remember "Use UTC in every log line" --kind decision --tag project:api
+      echo "long text" | ctx remember - --title "Notes"
+    """
+    who = make_intent(agent, intent, confidence, reason, session)
+    draft = engine.Draft(
+        text=read_text(text),
+        title=title,
+        kind=kind,
+        context=context,
+        tags=_tags(tag),
+        when=parse_when(when),
+        pinned=pin,
+    )
+    result = engine.remember(state.store(write=True), draft, who, branch=branch)
+    if as_json:
+        assert result.commit is not None
+        echo_json(
+            {"id": result.ids[0], "path": result.paths[0], "commit": result.commit.id}
+        )
+    else:
+        click.echo(result.ids[0])
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@intent_options("import")
+@branch_option
+@json_option
+@pass_state
+def import_(
+    state: CtxState,
+    file: str,
+    agent: str | None,
+    intent: str,
+    confidence: float | None,
+    reason: str | None,
+    session: str | None,
+    branch: str | None,
+    as_json: bool,
+) -> None:
+    """Write many memories from a JSON Lines file in one commit
+
+    Every line is checked before anything is written; errors name the line.
+    The format is described in docs/import-format.md.
+
+    \b
+    Example:
+      ctx import notes.jsonl
+      cat notes.jsonl | ctx import -
+    """
+    if file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(file).read_bytes()
+        except OSError as exc:
+            raise InvalidInputError(f"Cannot read {file}: {exc.strerror}.") from None
+    who = make_intent(agent, intent, confidence, reason, session)
+    result = engine.import_lines(
+        state.store(write=True),
+        data.split(b"\n"),
+        who,
+        branch=branch,
+        source=Path(file).name,
+    )
+    assert result.commit is not None
+    if as_json:
+        echo_json({"ids": result.ids, "commit": result.commit.id})
+    else:
+        click.echo(f"Imported {len(result.ids)} memories in {result.commit.id[:10]}.")
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID[@REV]")
+@branch_option
+@json_option
+@pass_state
+def show(state: CtxState, memory_id: str, branch: str | None, as_json: bool) -> None:
+    """Print one memory, as it is now or at a revision
+
+    \b
+    Example:
+      ctx show 01JD2X9K7M3Q4R5S6T7V8W9XYZ
+      ctx show 01JD2X9K7M3Q4R5S6T7V8W9XYZ@main~3
+    """
+    record = engine.show(state.store(), memory_id, branch)
+    if as_json:
+        echo_json(record)
+    else:
+        render_memory(record)
+
+
+@click.command("ls")
+@click.argument("prefix", default="", metavar="[PATH-PREFIX]")
+@branch_option
+@json_option
+@pass_state
+def ls(state: CtxState, prefix: str, branch: str | None, as_json: bool) -> None:
+    """List memories: id, kind and title (or first line)
+
+    \b
+    Example:
+      ctx ls
+      ctx ls memory/decisions
+      ctx ls pinned/ --branch agent/claude
+    """
+    records = engine.list_memories(state.store(), branch, prefix)
+    if as_json:
+        echo_json(
+            [
+                {
+                    "id": r.memory.id,
+                    "kind": r.memory.kind,
+                    "title": r.memory.title,
+                    "path": r.path,
+                    "headline": headline(r.memory),
+                }
+                for r in records
+            ]
+        )
+        return
+    for r in records:
+        click.echo(f"{r.memory.id}  {r.memory.kind:<13} {headline(r.memory)}")
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@click.option("--body", metavar="TEXT", help="New text, or - for stdin.")
+@click.option("--title", "-t", help="New title.")
+@click.option("--kind", "-k", type=click.Choice(engine.KINDS), help="New kind.")
+@click.option(
+    "--tag", multiple=True, metavar="NS:VALUE", help="Add a tag (can be repeated)."
+)
+@click.option(
+    "--untag", multiple=True, metavar="NS:VALUE", help="Remove a tag (can be repeated)."
+)
+@intent_options("refine")
+@branch_option
+@json_option
+@pass_state
+def edit(
+    state: CtxState,
+    memory_id: str,
+    body: str | None,
+    title: str | None,
+    kind: str | None,
+    tag: tuple[str, ...],
+    untag: tuple[str, ...],
+    agent: str | None,
+    intent: str,
+    confidence: float | None,
+    reason: str | None,
+    session: str | None,
+    branch: str | None,
+    as_json: bool,
+) -> None:
+    """Write a new version of a memory at the same path
+
+    \b
+    Example:
+      ctx edit 01JD2X9K7M3Q4R5S6T7V8W9XYZ --body "UTC everywhere" --reason "wider"
+    """
+    who = make_intent(agent, intent, confidence, reason, session)
+    result = engine.edit(
+        state.store(write=True),
+        memory_id,
+        who,
+        body=read_text(body) if body is not None else None,
+        title=title,
+        kind=kind,
+        add_tags=tag,
+        remove_tags=untag,
+        branch=branch,
+    )
+    commit = result.commit.id if result.commit else None
+    if as_json:
+        echo_json(
+            {"id": result.ids[0], "commit": commit, "changed": commit is not None}
+        )
+    elif commit is None:
+        click.echo(f"{result.ids[0]} unchanged: nothing to commit.")
+    else:
+        click.echo(f"{result.ids[0]} edited in {commit[:10]}.")
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@intent_options("forget")
+@branch_option
+@json_option
+@pass_state
+def forget(
+    state: CtxState,
+    memory_id: str,
+    agent: str | None,
+    intent: str,
+    confidence: float | None,
+    reason: str | None,
+    session: str | None,
+    branch: str | None,
+    as_json: bool,
+) -> None:
+    """Delete a memory in one commit; its history stays (ctx log ID)
+
+    \b
+    Example:
+      ctx forget 01JD2X9K7M3Q4R5S6T7V8W9XYZ --reason "superseded by the v2 design"
+    """
+    if not reason:
+        raise InvalidInputError(
+            "Say why with --reason.", hint="ctx forget ID --reason '...'"
+        )
+    who = make_intent(agent, intent, confidence, reason, session)
+    result = engine.forget(state.store(write=True), memory_id, who, branch=branch)
+    assert result.commit is not None
+    if as_json:
+        echo_json(
+            {"id": result.ids[0], "commit": result.commit.id, "path": result.paths[0]}
+        )
+    else:
+        click.echo(f"{result.ids[0]} forgotten in {result.commit.id[:10]}.")
+
+
+@click.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--pin", is_flag=True, help="Store under pinned/ instead of primed/.")
+@click.option(
+    "--source", metavar="NAME", help="Folder name (default: the file's stem)."
+)
+@intent_options("prime")
+@branch_option
+@json_option
+@pass_state
+def prime(
+    state: CtxState,
+    file: str,
+    pin: bool,
+    source: str | None,
+    agent: str | None,
+    intent: str,
+    confidence: float | None,
+    reason: str | None,
+    session: str | None,
+    branch: str | None,
+    as_json: bool,
+) -> None:
+    """Store a Markdown file as one memory per section, idempotently
+
+    Unchanged sections write nothing; changed ones become new versions;
+    removed ones are deleted; all in one commit.
+
+    \b
+    Example:
+      ctx prime CLAUDE.md --pin
+      ctx prime docs/architecture.md --source arch
+    """
+    path = Path(file)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{file} is not valid UTF-8 text.") from None
+    name = source or _source_name(path)
+    who = make_intent(agent, intent, confidence, reason, session)
+    result = engine.prime(
+        state.store(write=True),
+        text,
+        name,
+        who,
+        file_name=path.name,
+        pin=pin,
+        branch=branch,
+    )
+    commit = result.commit.id if result.commit else None
+    area = "pinned" if pin else "primed"
+    if as_json:
+        echo_json(
+            {
+                "source": name,
+                "area": area,
+                "commit": commit,
+                "changed": commit is not None,
+            }
+        )
+    elif commit is None:
+        click.echo(
+            f"{path.name} is already primed as {area}/{name}: nothing to commit."
+        )
+    else:
+        click.echo(f"Primed {path.name} as {area}/{name} in {commit[:10]}.")
+
+
+def _source_name(path: Path) -> str:
+    return engine.slugify(path.stem, limit=64)
+
+
+COMMANDS = [remember, import_, show, ls, edit, forget, prime]

@@ -1,0 +1,134 @@
+"""Commands for the store itself: init, status, gc, fsck."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ctx import engine
+from ctx.porcelain._options import (
+    CtxState,
+    branch_option,
+    echo_json,
+    json_option,
+    now,
+    pass_state,
+)
+from ctx.porcelain.render import render_status
+
+__all__ = ["COMMANDS"]
+
+
+@click.command()
+@click.argument("folder", default=".", type=click.Path(file_okay=False))
+@click.option(
+    "--branch", default="main", show_default=True, help="Name of the first branch."
+)
+@json_option
+@pass_state
+def init(state: CtxState, folder: str, branch: str, as_json: bool) -> None:
+    """Create a project store (.ctx/) in FOLDER (default: here)
+
+    \b
+    Example:
+      ctx init
+      ctx init ~/projects/api
+    """
+    path = Path(state.explicit) if state.explicit else Path(folder) / ".ctx"
+    existed = (path / "git").is_dir()
+    store = engine.Store.init(path.absolute(), clock=now, branch=branch, exist_ok=True)
+    _write_config(path)
+    if as_json:
+        echo_json({"path": str(store.path), "created": not existed})
+    elif existed:
+        click.echo(f"Store already exists at {store.path}.")
+    else:
+        click.echo(f"Created an empty store at {store.path} (branch {branch}).")
+
+
+_CONFIG = """\
+# ctx store settings. The engine keeps everything else in git/.
+[recall]
+# Tokens a recall may return when --budget is not given.
+budget = 1500
+"""
+
+
+def _write_config(path: Path) -> None:
+    config = path / "config.toml"
+    if not config.exists():
+        config.write_text(_CONFIG, encoding="utf-8")
+
+
+@click.command()
+@branch_option
+@json_option
+@pass_state
+def status(state: CtxState, branch: str | None, as_json: bool) -> None:
+    """Show the branch, head, counts by kind and place, conflicts and size
+
+    \b
+    Example:
+      ctx status
+    """
+    result = engine.status(state.store(), branch)
+    if as_json:
+        echo_json(result)
+    else:
+        render_status(result)
+
+
+@click.command()
+@json_option
+@pass_state
+def gc(state: CtxState, as_json: bool) -> None:
+    """Pack loose objects into one pack file
+
+    \b
+    Example:
+      ctx gc
+    """
+    report = engine.gc(state.store(write=True))
+    if as_json:
+        echo_json(report)
+    else:
+        click.echo(
+            f"Packed {report.loose_before - report.loose_after} loose objects; "
+            f"{report.packs_after} packs; {report.pruned} unreachable objects pruned."
+        )
+
+
+@click.command()
+@json_option
+@pass_state
+def fsck(state: CtxState, as_json: bool) -> None:
+    """Verify every object, every branch's reachability and every memory
+
+    Exits with 6 when a problem is found.
+
+    \b
+    Example:
+      ctx fsck
+    """
+    report = engine.fsck(state.store())
+    if as_json:
+        echo_json(
+            {
+                **{f: getattr(report, f) for f in report.__struct_fields__},
+                "ok": report.ok,
+            }
+        )
+    else:
+        for problem in report.problems:
+            click.echo(problem)
+        verdict = "ok" if report.ok else f"{len(report.problems)} problems"
+        click.echo(
+            f"Checked {report.objects} objects, {report.commits} commits, "
+            f"{report.memories} memories: {verdict}."
+        )
+    if not report.ok:
+        raise SystemExit(6)
+
+
+COMMANDS = [init, status, gc, fsck]

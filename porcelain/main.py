@@ -1,0 +1,68 @@
+"""The ``ctx`` command: a group of commands over the engine.
+
+Errors: every :class:`~ctx.engine.CtxError` is caught here, once, and shown
+as ``Error: ...`` (and ``Hint: ...``) on stderr with the error's exit code:
+1 general, 2 usage, 3 not found, 4 invalid input, 5 conflict, 6 store,
+7 store busy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ctx.engine import CtxError
+from ctx.porcelain._options import CtxState
+from ctx.porcelain.commands import branch, graph, history, memory, store
+
+__all__ = ["cli", "main"]
+
+
+class CtxGroup(click.Group):
+    """A click group that turns ctx errors into one line and an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Runs the command, reporting a CtxError on stderr."""
+        try:
+            return super().invoke(ctx)
+        except CtxError as exc:
+            click.echo(f"Error: {exc.message}", err=True)
+            if exc.hint:
+                click.echo(f"Hint: {exc.hint}", err=True)
+            ctx.exit(exc.exit_code)
+
+
+@click.group(cls=CtxGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--store",
+    "store_path",
+    metavar="PATH",
+    help="The store folder (default: CTX_DIR, then .ctx/ above, then the user store).",
+)
+@click.version_option(package_name="ctx-memory", prog_name="ctx")
+@click.pass_context
+def cli(ctx: click.Context, store_path: str | None) -> None:
+    """Versioned, branching memory for AI agents.
+
+    Every write is a git commit that says who wrote it, why and how sure.
+    Branch, diff, blame, merge and undo work on memories as git does on code.
+
+    \b
+    Example:
+      ctx init
+      ctx remember "We chose Postgres for the queue" --kind decision
+      ctx log
+    """
+    ctx.obj = CtxState(store_path)
+    ctx.call_on_close(ctx.obj.close)
+
+
+for module in (store, memory, graph, history, branch):
+    for command in module.COMMANDS:
+        cli.add_command(command)
+
+
+def main() -> None:
+    """Runs the command line."""
+    cli(prog_name="ctx")

@@ -1,0 +1,177 @@
+"""Text rendering of engine results for people (``--json`` is for programs)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import click
+
+from ctx.engine import (
+    CommitInfo,
+    Conflict,
+    Diff,
+    LinkRecord,
+    LogEntry,
+    Memory,
+    MemoryRecord,
+    MergeResult,
+    StoreStatus,
+)
+
+__all__ = [
+    "commit_line",
+    "headline",
+    "render_diff",
+    "render_links",
+    "render_log",
+    "render_memory",
+    "render_merge",
+    "render_status",
+]
+
+
+def headline(memory: Memory, width: int = 70) -> str:
+    """Returns the title, or the body's first line, shortened to ``width``."""
+    text = memory.title or memory.body.strip().split("\n", 1)[0]
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def commit_line(commit: CommitInfo) -> str:
+    """Returns one line describing a commit and its intent."""
+    when = commit.time.strftime("%Y-%m-%d %H:%M")
+    intent = commit.intent
+    what = intent.intent if intent else "-"
+    if intent and intent.confidence is not None:
+        what += f" ({intent.confidence:g})"
+    return f"{commit.id[:10]}  {when}  {commit.author}  {what}  {commit.summary}"
+
+
+def render_memory(record: MemoryRecord) -> None:
+    """Prints a memory: a header of fields, a blank line, the body."""
+    m = record.memory
+    click.echo(f"id:       {m.id}")
+    click.echo(f"kind:     {m.kind}")
+    if m.title:
+        click.echo(f"title:    {m.title}")
+    click.echo(f"path:     {record.path}")
+    click.echo(f"when:     {m.created_at.isoformat()}")
+    if m.tags:
+        click.echo(f"tags:     {' '.join(m.tags)}")
+    if m.source:
+        click.echo(f"source:   {m.source.file} § {m.source.section}")
+    for key, value in sorted(m.meta.items()):
+        click.echo(f"meta:     {key}={value}")
+    click.echo("")
+    click.echo(m.body)
+
+
+def render_log(entries: Sequence[LogEntry], *, show_changes: bool) -> None:
+    """Prints log entries, each with its reason and (optionally) changes."""
+    for entry in entries:
+        click.echo(commit_line(entry.commit))
+        intent = entry.commit.intent
+        if intent and intent.reason:
+            click.echo(f"            reason: {intent.reason}")
+        if intent and intent.session:
+            click.echo(f"            session: {intent.session}")
+        if show_changes:
+            for change in entry.changes[:20]:
+                mark = {"added": "+", "removed": "-", "changed": "~"}[change.status]
+                click.echo(f"            {mark} {change.path}")
+            if len(entry.changes) > 20:
+                click.echo(f"            ... and {len(entry.changes) - 20} more paths")
+
+
+def render_links(links: Sequence[LinkRecord]) -> None:
+    """Prints one line per link."""
+    for rec in links:
+        extra = (
+            f"  ({rec.link.confidence:g})" if rec.link.confidence is not None else ""
+        )
+        reason = f"  {rec.link.reason}" if rec.link.reason else ""
+        click.echo(f"{rec.source} {rec.type} {rec.target}{extra}{reason}")
+
+
+def render_diff(result: Diff) -> None:
+    """Prints memory-level changes, then link changes."""
+    for m in result.added:
+        click.secho(f"+ {m.id}  {m.kind}  {headline(m)}", fg="green")
+    for m in result.removed:
+        click.secho(f"- {m.id}  {m.kind}  {headline(m)}", fg="red")
+    for ch in result.changed:
+        fields = ", ".join(ch.fields)
+        click.secho(
+            f"~ {ch.new.id}  {ch.new.kind}  {headline(ch.new)}  [{fields}]", fg="yellow"
+        )
+        if ch.old_path != ch.new_path:
+            click.echo(f"    moved {ch.old_path} -> {ch.new_path}")
+        for line in ch.body_diff.splitlines()[2:]:
+            click.echo(f"    {line}")
+    for rec in result.links_added:
+        click.secho(f"+ link {rec.source} {rec.type} {rec.target}", fg="green")
+    for rec in result.links_removed:
+        click.secho(f"- link {rec.source} {rec.type} {rec.target}", fg="red")
+    total = len(result.added) + len(result.removed) + len(result.changed)
+    links = len(result.links_added) + len(result.links_removed)
+    click.echo(
+        f"{len(result.added)} added, {len(result.changed)} changed, "
+        f"{len(result.removed)} removed ({total} memories); {links} link changes"
+    )
+
+
+def render_conflicts(conflicts: Sequence[Conflict]) -> None:
+    """Prints one line per unresolved conflict."""
+    for c in conflicts:
+        fields = ", ".join(c.fields)
+        click.echo(
+            f"  {c.id}  {fields}  (ours: {c.ours_branch}, theirs: {c.theirs_ref})"
+        )
+
+
+def render_merge(result: MergeResult) -> None:
+    """Prints what a merge did."""
+    if result.up_to_date:
+        click.echo(
+            f"Already up to date: {result.target} has everything in {result.source}."
+        )
+        return
+    assert result.commit is not None
+    if result.fast_forward:
+        click.echo(f"Fast-forwarded {result.target} to {result.commit.id[:10]}.")
+        return
+    click.echo(f"Merged {result.source} into {result.target}: {result.commit.id[:10]}")
+    if result.merged:
+        click.echo(f"  {len(result.merged)} memories changed on both sides, combined")
+    if result.settled:
+        click.echo(f"  {len(result.settled)} clashes settled by preference")
+    if result.conflicts:
+        click.echo(f"  {len(result.conflicts)} conflicts kept (both versions stored):")
+        render_conflicts(result.conflicts)
+        click.echo("  Settle them with `ctx resolve ID --take ours|theirs|both`.")
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def render_status(st: StoreStatus) -> None:
+    """Prints a branch's summary."""
+    click.echo(f"store:     {st.path or '(empty, in memory)'}")
+    click.echo(f"branch:    {st.branch}")
+    click.echo(f"head:      {commit_line(st.head)}")
+    click.echo(
+        f"memories:  {st.memories}    links: {st.links}    size: {_size(st.size_bytes)}"
+    )
+    if st.by_kind:
+        click.echo("by kind:   " + ", ".join(f"{k} {n}" for k, n in st.by_kind.items()))
+    if st.by_area:
+        click.echo("by place:  " + ", ".join(f"{k} {n}" for k, n in st.by_area.items()))
+    if st.conflicts:
+        click.echo(f"conflicts: {len(st.conflicts)}")
+        render_conflicts(st.conflicts)
+    else:
+        click.echo("conflicts: none")

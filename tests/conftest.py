@@ -1,0 +1,55 @@
+"""Hermetic test environment: no CTX_* variables, HOME in a temporary folder,
+a fixed clock for engine stores."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from ctx.engine import Intent, Store
+
+T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def hermetic(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in list(os.environ):
+        if key.startswith("CTX_"):
+            monkeypatch.delenv(key)
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("USER", "tester")
+
+
+@pytest.fixture
+def clock() -> Callable[[], datetime]:
+    """A clock that advances one second per call, from T0."""
+    ticks = itertools.count()
+    return lambda: T0 + timedelta(seconds=next(ticks))
+
+
+@pytest.fixture
+def store(clock: Callable[[], datetime]) -> Store:
+    """An in-memory store."""
+    return Store.memory(clock=clock)
+
+
+@pytest.fixture
+def disk_store(tmp_path: Path, clock: Callable[[], datetime]) -> Iterator[Store]:
+    """A store on disk under a temporary folder."""
+    s = Store.init(tmp_path / ".ctx", clock=clock)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def intent() -> Intent:
+    return Intent(agent="tester", intent="observe", confidence=0.9, reason="testing")

@@ -1,0 +1,84 @@
+import pytest
+
+from ctx.engine import (
+    ConflictError,
+    Draft,
+    InvalidInputError,
+    RefNotFoundError,
+    create_branch,
+    delete_branch,
+    diff,
+    edit,
+    forget,
+    link,
+    list_branches,
+    list_memories,
+    remember,
+    switch_branch,
+)
+
+
+def test_branches_are_independent(store, intent):
+    remember(store, Draft(text="shared"), intent)
+    create_branch(store, "agent/claude")
+    remember(store, Draft(text="only claude"), intent, branch="agent/claude")
+    assert len(list_memories(store, "main")) == 1
+    assert len(list_memories(store, "agent/claude")) == 2
+    names = [(b.name, b.current) for b in list_branches(store)]
+    assert names == [("agent/claude", False), ("main", True)]
+
+
+def test_switch_changes_the_default_branch(store, intent):
+    create_branch(store, "exp")
+    switch_branch(store, "exp")
+    remember(store, Draft(text="on exp"), intent)
+    assert len(list_memories(store, "exp")) == 1
+    assert len(list_memories(store, "main")) == 0
+    with pytest.raises(ConflictError):
+        delete_branch(store, "exp")
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["", "a b", "a..b", "x~1", "y^", "z:", "-x", "HEAD", "a/", "x.lock", "bad\x00"],
+)
+def test_bad_branch_names_are_refused(store, name):
+    with pytest.raises(InvalidInputError):
+        create_branch(store, name)
+    assert [b.name for b in list_branches(store)] == ["main"]
+
+
+def test_branch_errors(store, intent):
+    create_branch(store, "x")
+    with pytest.raises(ConflictError):
+        create_branch(store, "x")
+    with pytest.raises(RefNotFoundError):
+        delete_branch(store, "nope")
+    with pytest.raises(RefNotFoundError):
+        remember(store, Draft(text="t"), intent, branch="nope")
+    delete_branch(store, "x")
+    assert [b.name for b in list_branches(store)] == ["main"]
+
+
+def test_diff_reports_memories_and_links(store, intent):
+    keep = remember(store, Draft(text="keep"), intent).ids[0]
+    change = remember(store, Draft(text="old body"), intent).ids[0]
+    gone = remember(store, Draft(text="gone"), intent).ids[0]
+    create_branch(store, "b")
+    new = remember(store, Draft(text="new"), intent, branch="b").ids[0]
+    edit(store, change, intent, body="new body", branch="b")
+    forget(store, gone, intent, branch="b")
+    link(store, keep, new, "DEPENDS_ON", intent, branch="b")
+    result = diff(store, "main", "b")
+    assert [m.id for m in result.added] == [new]
+    assert [m.id for m in result.removed] == [gone]
+    assert [(c.new.id, c.fields) for c in result.changed] == [(change, ("body",))]
+    assert "-old body" in result.changed[0].body_diff
+    assert "+new body" in result.changed[0].body_diff
+    assert [(r.source, r.type, r.target) for r in result.links_added] == [
+        (keep, "DEPENDS_ON", new)
+    ]
+    empty = diff(store, "b", "b")
+    assert not (empty.added)
+    assert not (empty.removed)
+    assert not (empty.changed)

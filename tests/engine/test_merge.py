@@ -1,0 +1,244 @@
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctx.engine import (
+    Draft,
+    Intent,
+    InvalidInputError,
+    NotFoundError,
+    Store,
+    create_branch,
+    edit,
+    forget,
+    link,
+    list_conflicts,
+    list_links,
+    list_memories,
+    merge,
+    remember,
+    resolve,
+    show,
+    status,
+)
+
+MERGER = Intent(agent="reviewer", intent="merge")
+
+
+def _fork(store, intent, text="base line\nsecond line", **kw):
+    mid = remember(store, Draft(text=text, tags=("a:1",), **kw), intent).ids[0]
+    create_branch(store, "agent")
+    return mid
+
+
+def test_fast_forward_and_up_to_date(store, intent):
+    _fork(store, intent)
+    new = remember(store, Draft(text="agent fact"), intent, branch="agent").ids[0]
+    result = merge(store, "agent", MERGER)
+    assert result.fast_forward
+    assert show(store, new).memory.body == "agent fact"
+    again = merge(store, "agent", MERGER)
+    assert again.up_to_date
+    assert again.commit is None
+
+
+def test_disjoint_changes_merge_with_two_parents(store, intent):
+    mid = _fork(store, intent)
+    theirs = remember(store, Draft(text="theirs"), intent, branch="agent").ids[0]
+    ours = remember(store, Draft(text="ours"), intent).ids[0]
+    result = merge(store, "agent", MERGER)
+    assert result.commit is not None
+    assert len(result.commit.parents) == 2
+    bodies = sorted(r.memory.body for r in list_memories(store))
+    assert bodies == sorted(["base line\nsecond line", "theirs", "ours"])
+    assert {theirs, ours, mid} == {r.memory.id for r in list_memories(store)}
+
+
+def test_field_wise_and_line_wise_merge(store, intent):
+    mid = _fork(store, intent, text="one\ntwo\nthree")
+    edit(store, mid, intent, body="one, ours\ntwo\nthree", add_tags=["b:2"])
+    edit(
+        store,
+        mid,
+        intent,
+        title="Their title",
+        body="one\ntwo\nthree, theirs",
+        add_tags=["c:3"],
+        remove_tags=["a:1"],
+        branch="agent",
+    )
+    result = merge(store, "agent", MERGER)
+    assert result.merged == (mid,)
+    assert not result.conflicts
+    m = show(store, mid).memory
+    assert m.body == "one, ours\ntwo\nthree, theirs"
+    assert m.title == "Their title"
+    assert m.tags == ("b:2", "c:3")  # union, and a:1 stays removed
+
+
+def test_identical_changes_collapse(store, intent):
+    mid = _fork(store, intent)
+    edit(store, mid, intent, body="same")
+    edit(store, mid, intent, body="same", branch="agent")
+    result = merge(store, "agent", MERGER)
+    assert not result.conflicts
+    assert show(store, mid).memory.body == "same"
+
+
+def test_a_real_clash_is_stored_as_a_conflict_and_resolved(store, intent):
+    mid = _fork(store, intent, text="one line")
+    edit(store, mid, intent, body="ours says A")
+    edit(store, mid, intent, body="theirs says B", branch="agent")
+    result = merge(store, "agent", MERGER)
+    assert [c.id for c in result.conflicts] == [mid]
+    conflict = list_conflicts(store)[0]
+    assert conflict.fields == ("body",)
+    assert conflict.ours.body == "ours says A"
+    assert conflict.theirs.body == "theirs says B"
+    assert show(store, mid).memory.body == "ours says A"
+    assert [c.id for c in status(store).conflicts] == [mid]
+    resolve(store, mid, MERGER, take="theirs")
+    assert show(store, mid).memory.body == "theirs says B"
+    assert list_conflicts(store) == []
+    with pytest.raises(NotFoundError):
+        resolve(store, mid, MERGER, take="ours")
+
+
+@pytest.mark.parametrize(
+    ("take", "body", "expected"),
+    [
+        ("ours", None, "ours says A"),
+        ("both", None, "ours says A\n\n-----\n\ntheirs says B"),
+        (None, "settled", "settled"),
+    ],
+)
+def test_resolve_choices(store, intent, take, body, expected):
+    mid = _fork(store, intent, text="one line")
+    edit(store, mid, intent, body="ours says A")
+    edit(store, mid, intent, body="theirs says B", branch="agent")
+    merge(store, "agent", MERGER)
+    resolve(store, mid, MERGER, take=take, body=body)
+    assert show(store, mid).memory.body == expected
+
+
+def test_resolve_needs_exactly_one_choice(store, intent):
+    with pytest.raises(InvalidInputError):
+        resolve(store, "01ARZ3NDEKTSV4RRFFQ69G5FAV", MERGER)
+    with pytest.raises(InvalidInputError):
+        resolve(store, "01ARZ3NDEKTSV4RRFFQ69G5FAV", MERGER, take="mine")
+
+
+def test_delete_against_modify_keeps_the_modified_version(store, intent):
+    mid = _fork(store, intent)
+    forget(store, mid, intent)
+    edit(store, mid, intent, body="still useful", branch="agent")
+    result = merge(store, "agent", MERGER)
+    assert result.conflicts[0].fields == ("deleted",)
+    assert show(store, mid).memory.body == "still useful"
+    resolve(
+        store, mid, MERGER, take="ours"
+    )  # ours deleted it: keep what is at the path
+    assert show(store, mid).memory.body == "still useful"
+
+
+@pytest.mark.parametrize(
+    ("prefer", "expected"), [("ours", "A"), ("theirs", "B"), ("newer", "B")]
+)
+def test_prefer_settles_clashes(store, intent, prefer, expected):
+    mid = _fork(store, intent, text="one line")
+    edit(store, mid, intent, body="A")
+    edit(store, mid, intent, body="B", branch="agent")  # later on the clock
+    result = merge(store, "agent", MERGER, prefer=prefer)
+    assert result.settled == (mid,)
+    assert not result.conflicts
+    assert show(store, mid).memory.body == expected
+
+
+def test_prefer_confident(store, intent):
+    mid = _fork(store, intent, text="one line")
+    edit(store, mid, Intent(agent="a", intent="refine", confidence=0.9), body="sure")
+    edit(
+        store,
+        mid,
+        Intent(agent="b", intent="refine", confidence=0.3),
+        body="guess",
+        branch="agent",
+    )
+    merge(store, "agent", MERGER, prefer="confident")
+    assert show(store, mid).memory.body == "sure"
+
+
+def test_links_union(store, intent):
+    a = _fork(store, intent)
+    b = remember(store, Draft(text="b"), intent).ids[0]
+    c = remember(store, Draft(text="c"), intent).ids[0]
+    create_branch(store, "side")
+    link(store, a, b, "DEPENDS_ON", intent)
+    link(store, a, c, "RELATES_TO", intent, branch="side")
+    merge(store, "side", MERGER)
+    assert sorted(r.type for r in list_links(store, a, direction="out")) == [
+        "DEPENDS_ON",
+        "RELATES_TO",
+    ]
+
+
+def test_unknown_source_and_preference(store, intent):
+    with pytest.raises(NotFoundError):
+        merge(store, "nope", MERGER)
+    with pytest.raises(InvalidInputError):
+        merge(store, "main", MERGER, prefer="mine")
+
+
+FIELDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "body": st.sampled_from(
+            ["alpha", "beta", "gamma\ndelta", "base line\nsecond line"]
+        ),
+        "title": st.sampled_from(["T1", "T2"]),
+        "add_tags": st.lists(st.sampled_from(["x:1", "y:2", "z:3"]), max_size=2),
+        "remove_tags": st.lists(st.sampled_from(["a:1"]), max_size=1),
+    },
+)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(ours=FIELDS, theirs=FIELDS, delete=st.sampled_from([None, "ours", "theirs"]))
+def test_merge_never_loses_either_side(clock, intent, ours, theirs, delete):
+    store = Store.memory(clock=clock)
+    mid = _fork(store, intent)
+    if delete == "ours":
+        forget(store, mid, intent)
+    elif ours:
+        edit(store, mid, intent, **ours)
+    if delete == "theirs":
+        forget(store, mid, intent, branch="agent")
+    elif theirs:
+        edit(store, mid, intent, branch="agent", **theirs)
+    our_version = {r.memory.id: r.memory for r in list_memories(store, "main")}.get(mid)
+    their_version = {r.memory.id: r.memory for r in list_memories(store, "agent")}.get(
+        mid
+    )
+    result = merge(store, "agent", MERGER)
+    after = {r.memory.id: r.memory for r in list_memories(store, "main")}.get(mid)
+    conflicts = {c.id: c for c in list_conflicts(store)}
+    if mid in conflicts:
+        c = conflicts[mid]
+        assert c.ours == our_version
+        assert c.theirs == their_version
+        assert after is not None
+    elif our_version is not None and their_version is not None:
+        assert after is not None
+        if "body" in theirs and "body" not in ours:
+            assert after.body == their_version.body
+        if "body" in ours and "body" not in theirs:
+            assert after.body == our_version.body
+        for tag in set(ours.get("add_tags", [])) | set(theirs.get("add_tags", [])):
+            assert tag in after.tags
+    elif our_version is None and their_version is None:
+        assert after is None
+    assert result.commit is not None or result.up_to_date

@@ -1,0 +1,104 @@
+import os
+
+import pytest
+from dulwich.repo import Repo
+
+from ctx.engine import (
+    ConflictError,
+    Draft,
+    NotAStoreError,
+    Store,
+    fsck,
+    gc,
+    list_memories,
+    remember,
+    remember_many,
+    status,
+)
+
+
+def test_open_refuses_what_is_not_a_store(tmp_path, clock):
+    with pytest.raises(NotAStoreError, match="is not a ctx store"):
+        Store.open(tmp_path / "missing", clock=clock)
+    (tmp_path / "plain" / "git").mkdir(parents=True)
+    with pytest.raises(NotAStoreError):
+        Store.open(tmp_path / "plain", clock=clock)
+    (tmp_path / "gitonly").mkdir()
+    Repo.init_bare(str(tmp_path / "gitonly" / "git"), mkdir=True)
+    with pytest.raises(NotAStoreError, match="holds a git repository, not a ctx store"):
+        Store.open(tmp_path / "gitonly", clock=clock)
+
+
+def test_init_twice(tmp_path, clock):
+    Store.init(tmp_path / "s", clock=clock)
+    with pytest.raises(ConflictError):
+        Store.init(tmp_path / "s", clock=clock)
+    assert (
+        Store.init(tmp_path / "s", clock=clock, exist_ok=True).head_branch() == "main"
+    )
+
+
+def test_disk_store_round_trip(disk_store, intent, clock):
+    mid = remember(disk_store, Draft(text="persisted"), intent).ids[0]
+    again = Store.open(disk_store.path, clock=clock)
+    assert [r.memory.id for r in list_memories(again)] == [mid]
+
+
+def test_status_counts(store, intent):
+    remember(store, Draft(text="a", kind="decision", context="decisions"), intent)
+    remember(store, Draft(text="b"), intent)
+    remember(store, Draft(text="c", pinned=True, title="Rule"), intent)
+    st = status(store)
+    assert st.branch == "main"
+    assert st.memories == 3
+    assert st.by_kind == {"decision": 1, "fact": 2}
+    assert st.by_area == {"memory/decisions": 1, "memory/general": 1, "pinned": 1}
+    assert st.conflicts == ()
+
+
+def test_gc_packs_loose_objects_and_fsck_stays_clean(disk_store, intent):
+    for i in range(5):
+        remember(disk_store, Draft(text=f"m{i}"), intent)
+    report = gc(disk_store)
+    assert report.loose_before > 0
+    assert report.loose_after == 0
+    assert report.packs_after == 1
+    result = fsck(disk_store)
+    assert result.ok
+    assert result.memories == 5
+    assert result.commits == 6
+
+
+def test_fsck_finds_a_corrupt_object(disk_store, intent):
+    remember(disk_store, Draft(text="soon broken"), intent)
+    objects = disk_store.path / "git" / "objects"
+    loose = [p for p in objects.glob("??/*") if p.is_file()]
+    victim = loose[0]
+    os.chmod(victim, 0o644)
+    victim.write_bytes(b"garbage")
+    report = fsck(disk_store)
+    assert not report.ok
+    assert any(victim.parent.name + victim.name in p for p in report.problems)
+
+
+def test_fsck_finds_a_memory_at_the_wrong_path(store, intent):
+    from ctx.engine.model import encode
+
+    good = remember(store, Draft(text="x"), intent)
+    memory = list_memories(store)[0].memory
+
+    def build(snap):
+        return {"memory/general/0/0/0/01ARZ3NDEKTSV4RRFFQ69G5FAV.json": encode(memory)}
+
+    store.write("main", intent, "tamper", build)
+    report = fsck(store)
+    assert not report.ok
+    assert good.ids[0] in report.problems[0]
+
+
+def test_batch_writes_one_pack(disk_store, intent):
+    packs = disk_store.path / "git" / "objects" / "pack"
+    before = len(list(packs.glob("*.pack")))
+    remember_many(disk_store, [Draft(text=f"m{i}") for i in range(200)], intent)
+    assert len(list(packs.glob("*.pack"))) == before + 1
+    assert len(list_memories(disk_store)) == 200

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ctx.porcelain.main import cli
+
+
+class Ctx:
+    """Runs `ctx` against one store folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, input: str | bytes | None = None, code: int = 0):
+        result = self.runner.invoke(
+            cli,
+            ["--store", str(self.root / ".ctx"), *args],
+            input=input,
+            catch_exceptions=False,
+        )
+        assert result.exit_code == code, (
+            result.exit_code,
+            result.stdout,
+            result.stderr,
+        )
+        return result
+
+    def json(self, *args: str):
+        return json.loads(self(*args, "--json").stdout)
+
+    def files(self) -> dict[str, bytes]:
+        store = self.root / ".ctx"
+        return {
+            str(p.relative_to(store)): p.read_bytes()
+            for p in sorted(store.rglob("*"))
+            if p.is_file()
+        }
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> Ctx:
+    c = Ctx(tmp_path)
+    c("init", str(tmp_path))
+    return c

@@ -1,0 +1,195 @@
+"""Every kind of bad input: one `Error:` line (maybe a `Hint:`), a documented
+exit code, and a store left exactly as it was."""
+
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from ctx.engine import MAX_BODY_BYTES
+from ctx.porcelain.main import cli
+
+UNKNOWN = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+
+
+@pytest.fixture
+def seeded(ctx):
+    a = ctx("remember", "first").stdout.strip()
+    b = ctx("remember", "second").stdout.strip()
+    ctx("branch", "side")
+    return ctx, a, b
+
+
+CASES = [
+    (["remember", ""], 4, "Error: The text is empty."),
+    (["remember", "   "], 4, "Error: The text is empty."),
+    (
+        ["remember", "x" * (MAX_BODY_BYTES + 1)],
+        4,
+        f"Error: The text is {MAX_BODY_BYTES + 1} bytes; the limit is {MAX_BODY_BYTES} bytes.",
+    ),
+    (["remember", "bad \udcff"], 4, "Error: The text is not valid UTF-8."),
+    (["remember", "nul \x00 here"], 4, "Error: The text contains a NUL byte."),
+    (
+        ["remember", "x", "--context", "../up"],
+        4,
+        "Error: Context '../up' is not allowed.",
+    ),
+    (["remember", "x", "--context", "a/b"], 4, "Error: Context 'a/b' is not allowed."),
+    (
+        ["remember", "x", "--tag", "nocolon"],
+        4,
+        "Error: Tag 'nocolon' is not of the form namespace:value.",
+    ),
+    (
+        ["remember", "x", "--confidence", "1.5"],
+        4,
+        "Error: Confidence 1.5 is outside 0..1.",
+    ),
+    (
+        ["remember", "x", "--agent", "bad agent"],
+        4,
+        "Error: Agent name 'bad agent' is not allowed.",
+    ),
+    (
+        ["remember", "x", "--when", "yesterday"],
+        4,
+        "Error: --when 'yesterday' is not a date.",
+    ),
+    (
+        ["remember", "x", "--branch", "no such"],
+        4,
+        "Error: 'no such' is not a valid branch name.",
+    ),
+    (["remember", "x", "--branch", "missing"], 3, "Error: No branch named 'missing'."),
+    (
+        ["show", "../../etc/passwd"],
+        4,
+        "Error: '../../etc/passwd' is not a memory id (26 characters of Crockford base32).",
+    ),
+    (
+        ["show", "a/b"],
+        4,
+        "Error: 'a/b' is not a memory id (26 characters of Crockford base32).",
+    ),
+    (["show", UNKNOWN], 3, f"Error: No memory {UNKNOWN} here."),
+    (["show", f"{UNKNOWN}@nope"], 3, "Error: Unknown revision 'nope'."),
+    (["edit", UNKNOWN, "--body", "x"], 3, f"Error: No memory {UNKNOWN} here."),
+    (["forget", UNKNOWN, "--reason", "r"], 3, f"Error: No memory {UNKNOWN} here."),
+    (
+        ["ls", "memory/../x"],
+        4,
+        "Error: Path prefix 'memory/../x' may not contain '..'.",
+    ),
+    (["log", "memory/../x"], 4, "Error: Path 'memory/../x' may not contain '..'."),
+    (["log", "--branch", "missing"], 3, "Error: Unknown revision 'missing'."),
+    (
+        ["diff", "main", "HEAD~99"],
+        3,
+        "Error: Revision 'HEAD~99' goes past the first commit.",
+    ),
+    (["diff", "nope", "main"], 3, "Error: Unknown revision 'nope'."),
+    (["blame", UNKNOWN], 3, f"Error: No commit touched memory {UNKNOWN}"),
+    (["branch", "bad..name"], 4, "Error: 'bad..name' is not a valid branch name."),
+    (["branch", "x.lock"], 4, "Error: 'x.lock' is not a valid branch name."),
+    (["branch", "side"], 5, "Error: Branch 'side' already exists."),
+    (["branch", "-d", "main"], 5, "Error: Branch 'main' is the current branch."),
+    (["branch", "-d", "missing"], 3, "Error: No branch named 'missing'."),
+    (["switch", "missing"], 3, "Error: No branch named 'missing'."),
+    (["merge", "missing"], 3, "Error: Unknown revision 'missing'."),
+    (
+        ["resolve", UNKNOWN, "--take", "ours"],
+        3,
+        f"Error: Memory {UNKNOWN} has no conflict to resolve.",
+    ),
+    (["undo", "--branch", "side"], 4, "Error: Branch 'side' has no operation to undo."),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "first_line"), CASES, ids=[" ".join(c[0])[:40] for c in CASES]
+)
+def test_bad_input_is_refused_cleanly(seeded, args, code, first_line):
+    ctx = seeded[0]
+    before = ctx.files()
+    result = ctx(*args, code=code)
+    lines = result.stderr.splitlines()
+    assert lines[0] == first_line
+    assert len(lines) <= 2
+    assert all(line.startswith("Hint: ") for line in lines[1:])
+    assert result.stdout == ""
+    assert ctx.files() == before
+
+
+def test_links_to_self_and_unknown_types(seeded):
+    ctx, a, b = seeded
+    before = ctx.files()
+    assert ctx("link", a, a, "--type", "RELATES_TO", code=4).stderr.startswith(
+        "Error: A memory cannot link to itself."
+    )
+    assert ctx("link", a, b, "--type", "LIKES", code=4).stderr.startswith(
+        "Error: Unknown link type 'LIKES'."
+    )
+    assert ctx("link", a, UNKNOWN, "--type", "RELATES_TO", code=3).stderr.startswith(
+        f"Error: No memory {UNKNOWN} here."
+    )
+    assert ctx("unlink", a, b, "--type", "RELATES_TO", code=3).stderr.startswith(
+        f"Error: No RELATES_TO link from {a} to {b}."
+    )
+    assert ctx.files() == before
+
+
+def test_invalid_utf8_on_stdin(seeded):
+    ctx = seeded[0]
+    before = ctx.files()
+    result = ctx("remember", "-", input=b"caf\xe9", code=4)
+    assert result.stderr == "Error: The text on stdin is not valid UTF-8.\n"
+    assert ctx.files() == before
+
+
+def test_a_folder_that_is_not_a_store(tmp_path):
+    (tmp_path / "empty").mkdir()
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--store", str(tmp_path / "empty"), "ls"])
+    assert result.exit_code == 6
+    assert (
+        result.stderr.splitlines()[0]
+        == f"Error: {tmp_path / 'empty'} is not a ctx store."
+    )
+    result = runner.invoke(cli, ["--store", str(tmp_path / "nothing"), "remember", "x"])
+    assert result.exit_code == 6
+    assert (
+        result.stderr.splitlines()[0] == f"Error: No store at {tmp_path / 'nothing'}."
+    )
+    assert not (tmp_path / "nothing").exists()
+    assert list((tmp_path / "empty").iterdir()) == []
+
+
+def test_invalid_utf8_in_argv_from_a_real_process(seeded):
+    ctx = seeded[0]
+    before = ctx.files()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from ctx.porcelain.main import main; main()",
+            "--store",
+            str(ctx.root / ".ctx"),
+            "remember",
+            b"caf\xe9",
+        ],
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 4
+    assert proc.stderr == b"Error: The text is not valid UTF-8.\n"
+    assert ctx.files() == before
+
+
+def test_usage_errors_exit_2(seeded):
+    ctx = seeded[0]
+    result = ctx("remember", code=2)
+    assert "Missing argument 'TEXT'" in result.stderr
+    result = ctx("remember", "x", "--kind", "opinion", code=2)
+    assert "Invalid value for '--kind'" in result.stderr

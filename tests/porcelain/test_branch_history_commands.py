@@ -1,0 +1,117 @@
+import re
+
+import pytest
+
+from ctx.porcelain.main import cli
+
+
+def test_branch_merge_and_conflict_flow(ctx):
+    mid = ctx("remember", "Logs use local time", "--agent", "alice").stdout.strip()
+    assert ctx("branch", "agent/claude").stdout.startswith(
+        "Created branch agent/claude at "
+    )
+    ctx(
+        "edit",
+        mid,
+        "--body",
+        "Logs use UTC",
+        "--branch",
+        "agent/claude",
+        "--agent",
+        "claude",
+    )
+    ctx("edit", mid, "--body", "Logs use server time", "--agent", "alice")
+    branches = ctx("branches").stdout.splitlines()
+    assert len(branches) == 2
+    assert branches[0].startswith("  agent/claude ")
+    assert branches[1].startswith("* main ")
+    diff = ctx("diff", "main", "agent/claude").stdout
+    assert f"~ {mid}  fact  Logs use UTC  [body]" in diff
+    assert "    -Logs use server time" in diff
+    assert "    +Logs use UTC" in diff
+    out = ctx("merge", "agent/claude").stdout
+    assert "1 conflicts kept (both versions stored):" in out
+    status = ctx("status").stdout
+    assert "conflicts: 1" in status
+    assert mid in status
+    assert ctx("resolve", mid, "--take", "theirs").stdout.startswith(
+        f"Resolved {mid} in "
+    )
+    assert ctx.json("show", mid)["memory"]["body"] == "Logs use UTC"
+    assert "conflicts: none" in ctx("status").stdout
+
+
+def test_fast_forward_and_switch(ctx):
+    ctx("branch", "exp")
+    assert ctx("switch", "exp").stdout.startswith("Switched to exp (")
+    ctx("remember", "on exp")
+    ctx("switch", "main")
+    assert ctx("merge", "exp").stdout.startswith("Fast-forwarded main to ")
+    assert (
+        ctx("merge", "exp").stdout
+        == "Already up to date: main has everything in exp.\n"
+    )
+    assert ctx("branch", "-d", "exp").stdout.startswith("Deleted branch exp (was ")
+
+
+def test_log_blame_and_undo(ctx):
+    mid = ctx("remember", "v1", "--reason", "first", "--agent", "alice").stdout.strip()
+    ctx("edit", mid, "--body", "v1\nv2", "--agent", "bob", "--confidence", "0.5")
+    log = ctx("log").stdout.splitlines()
+    assert re.match(
+        r"^[0-9a-f]{10}  \d{4}-\d\d-\d\d \d\d:\d\d  bob  refine \(0\.5\)  Edit " + mid,
+        log[0],
+    )
+    assert "alice  observe  Remember fact" in log[1]
+    assert log[2] == "            reason: first"
+    blame = ctx("blame", mid).stdout
+    assert blame.count("~ memory/general/") == 1
+    assert blame.count("+ memory/general/") == 1
+    lines = ctx("blame", mid, "--lines").stdout.splitlines()
+    assert [re.sub(r"^[0-9a-f]{10} ", "", line)[:5] for line in lines] == [
+        "alice",
+        "bob  ",
+    ]
+    assert lines[0].endswith("  v1")
+    assert lines[1].endswith("  v2")
+    out = ctx("undo").stdout
+    assert out.startswith("Moved main from ")
+    assert "(undid: ctx refine: Edit" in out
+    assert ctx.json("show", mid)["memory"]["body"] == "v1"
+    ctx("undo")
+    assert ctx.json("show", mid)["memory"]["body"] == "v1\nv2"
+
+
+def test_status_gc_fsck(ctx):
+    ctx("remember", "a", "--kind", "decision")
+    status = ctx.json("status")
+    assert status["memories"] == 1
+    assert status["by_kind"] == {"decision": 1}
+    assert ctx("gc").stdout.startswith("Packed ")
+    out = ctx("fsck").stdout
+    assert re.match(r"^Checked \d+ objects, 2 commits, 1 memories: ok\.$", out.strip())
+
+
+def test_init_is_idempotent(ctx, tmp_path):
+    assert (
+        ctx("init", str(tmp_path)).stdout
+        == f"Store already exists at {tmp_path / '.ctx'}.\n"
+    )
+    assert (tmp_path / ".ctx" / "config.toml").exists()
+
+
+def _commands():
+    return sorted(cli.commands)
+
+
+@pytest.mark.parametrize("name", _commands())
+def test_every_command_has_help_with_an_example(ctx, name):
+    out = ctx(name, "--help").stdout
+    assert "Example:" in out
+    assert cli.commands[name].help
+    assert not cli.commands[name].help.split("\n")[0].endswith(".")
+
+
+def test_every_command_takes_json():
+    for command in cli.commands.values():
+        assert any(p.name == "as_json" for p in command.params), command.name
