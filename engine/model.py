@@ -22,6 +22,7 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_TAGS",
     "MAX_TITLE_CHARS",
+    "PREFERENCES",
     "Conflict",
     "Intent",
     "Link",
@@ -58,6 +59,8 @@ LINK_TYPES = (
     "CHILD_OF",
     "CONTRADICTS",
 )
+PREFERENCES = ("ours", "theirs", "newer", "confident")
+"""How ``merge --prefer`` may settle clashes."""
 MAX_BODY_BYTES = 100_000
 """The largest body a memory may hold, in UTF-8 bytes."""
 MAX_TITLE_CHARS = 300

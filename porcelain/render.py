@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
-from ctx.engine import (
-    CommitInfo,
-    Conflict,
-    Diff,
-    LinkRecord,
-    LogEntry,
-    Memory,
-    MemoryRecord,
-    MergeResult,
-    StoreStatus,
-)
+if TYPE_CHECKING:  # only for annotations: keep start-up light
+    from ctx.engine import (
+        CommitInfo,
+        Conflict,
+        Diff,
+        LinkRecord,
+        LogEntry,
+        Memory,
+        MemoryRecord,
+        MergeResult,
+        StoreStatus,
+    )
 
 __all__ = [
     "commit_line",

@@ -28,6 +28,7 @@ from ctx.engine.errors import CorruptStoreError, InvalidInputError
 from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import conflict_path, parse_link_path
 from ctx.engine.model import (
+    PREFERENCES,
     Conflict,
     Intent,
     Memory,
@@ -38,10 +39,9 @@ from ctx.engine.model import (
 from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.store import CommitInfo, Store
 
-__all__ = ["PREFERENCES", "MergeResult", "Preference", "merge"]
+__all__ = ["MergeResult", "Preference", "merge"]
 
 Preference = Literal["ours", "theirs", "newer", "confident"]
-PREFERENCES: tuple[str, ...] = ("ours", "theirs", "newer", "confident")
 _MEMORY_AREAS = ("memory/", "pinned/", "primed/", "sessions/")
 _SCALARS = ("kind", "title", "created_at", "source")
 
