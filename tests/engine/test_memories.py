@@ -2,12 +2,17 @@ from datetime import UTC, datetime
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctx.engine import (
+    KINDS,
     MAX_BODY_BYTES,
     Draft,
     InvalidInputError,
+    Memory,
     MemoryNotFoundError,
+    Source,
     edit,
     forget,
     list_memories,
@@ -180,3 +185,36 @@ def test_memory_struct_round_trips_through_msgspec(store, intent):
         )
         == record.memory
     )
+
+
+_TEXT = st.text(
+    st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), min_size=1
+)
+
+
+@given(
+    body=_TEXT,
+    title=st.none() | _TEXT,
+    kind=st.sampled_from(KINDS),
+    tags=st.lists(
+        st.from_regex(r"[a-z]{1,5}:[a-z0-9]{1,5}", fullmatch=True), max_size=4
+    ),
+    when=st.datetimes(timezones=st.just(UTC)),
+    meta=st.dictionaries(_TEXT, _TEXT, max_size=3),
+    source=st.none() | st.builds(Source, file=_TEXT, section=_TEXT),
+)
+def test_memory_blobs_round_trip_exactly(body, title, kind, tags, when, meta, source):
+    memory = Memory(
+        version=1,
+        id="01ARZ3NDEKTSV4RRFFQ69G5FAV",
+        kind=kind,
+        title=title,
+        body=body,
+        tags=tuple(sorted(set(tags))),
+        created_at=when,
+        source=source,
+        meta=meta,
+    )
+    data = encode(memory)
+    assert decode_memory(data) == memory
+    assert encode(decode_memory(data)) == data
