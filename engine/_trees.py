@@ -8,12 +8,19 @@ write can put them, with its blobs, into one pack.
 from __future__ import annotations
 
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from dulwich.object_store import BaseObjectStore
 from dulwich.objects import Blob, ObjectID, ShaFile, Tree
 
-__all__ = ["apply_changes", "iter_files", "lookup", "read_blob", "read_tree"]
+__all__ = [
+    "apply_changes",
+    "iter_files",
+    "lookup",
+    "lookup_many",
+    "read_blob",
+    "read_tree",
+]
 
 _FILE_MODE = 0o100644
 
@@ -49,6 +56,44 @@ def lookup(
         except KeyError:
             return None
     return mode, current
+
+
+def lookup_many(
+    store: BaseObjectStore, tree_id: ObjectID | None, paths: Iterable[str]
+) -> dict[str, ObjectID | None]:
+    """Returns the blob id at each path (``None`` where there is none).
+
+    Each tree on the way is read once, however many paths go through it,
+    where :func:`lookup` per path would read the root once per path.
+    """
+    out: dict[str, ObjectID | None] = {}
+    split = {p: tuple(p.encode("utf-8").split(b"/")) for p in paths}
+    _lookup_many(store, tree_id, list(split.items()), 0, out)
+    return out
+
+
+def _lookup_many(
+    store: BaseObjectStore,
+    tree_id: ObjectID | None,
+    items: list[tuple[str, tuple[bytes, ...]]],
+    depth: int,
+    out: dict[str, ObjectID | None],
+) -> None:
+    tree = read_tree(store, tree_id) if tree_id is not None else None
+    nested: dict[bytes, list[tuple[str, tuple[bytes, ...]]]] = {}
+    for path, parts in items:
+        name = parts[depth]
+        entry = tree[name] if tree is not None and name in tree else None
+        if len(parts) == depth + 1:
+            found = entry is not None and not stat.S_ISDIR(entry[0])
+            out[path] = entry[1] if found and entry is not None else None
+        elif entry is None or not stat.S_ISDIR(entry[0]):
+            out[path] = None
+        else:
+            nested.setdefault(name, []).append((path, parts))
+    for name, sub in nested.items():
+        assert tree is not None
+        _lookup_many(store, tree[name][1], sub, depth + 1, out)
 
 
 def iter_files(

@@ -118,13 +118,18 @@ class History:
         self,
         commit: Commit,
         snap: Snapshot,
+        before: Mapping[str, ObjectID | None],
         blob_changes: Mapping[str, ObjectID | None],
         contents: Mapping[str, bytes | None],
     ) -> None:
-        """Appends the record of a commit ctx just wrote on top of ``snap``."""
+        """Appends the record of a commit ctx just wrote on top of ``snap``.
+
+        ``before`` holds the blob id each changed path had in ``snap``.
+        """
         changes = []
         for path, new in sorted(blob_changes.items()):
-            old = snap.blob_id(path)
+            old_id = before[path]
+            old = old_id.decode("ascii") if old_id is not None else None
             content = contents.get(path)
             if content is None and old is not None and path.startswith(_AREAS):
                 content = snap.read_blob(old)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 from datetime import datetime
@@ -18,6 +19,7 @@ CommitId = NewType("CommitId", str)
 """A commit's 40-character hexadecimal git object id."""
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_TO_CROCKFORD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _CROCKFORD.encode())
 _ULID_RE = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
 
 
@@ -34,12 +36,10 @@ def new_memory_id(now: datetime, entropy: bytes | None = None) -> MemoryId:
     """
     millis = int(now.timestamp() * 1000)
     rand = entropy if entropy is not None else os.urandom(10)
-    value = (millis << 80) | int.from_bytes(rand[:10], "big")
-    chars = []
-    for _ in range(26):
-        chars.append(_CROCKFORD[value & 31])
-        value >>= 5
-    return MemoryId("".join(reversed(chars)))
+    # 4 zero bytes + 16 id bytes = 160 bits = 32 base32 characters; the last
+    # 26 hold the 128-bit value (their 2 leading bits are zero).
+    raw = b"\0\0\0\0" + millis.to_bytes(6, "big") + rand[:10]
+    return MemoryId(base64.b32encode(raw)[6:].translate(_TO_CROCKFORD).decode())
 
 
 def parse_memory_id(text: str) -> MemoryId:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections import Counter
+from pathlib import Path
 
 import msgspec
 from dulwich.gc import garbage_collect
@@ -44,6 +45,7 @@ class GcReport(msgspec.Struct, frozen=True, kw_only=True):
     packs_after: int
     pruned: int
     bytes_freed: int
+    temp_files_removed: int
 
 
 class FsckReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,8 +97,34 @@ def status(store: Store, branch: str | None = None) -> StoreStatus:
     )
 
 
+_TEMP_GRACE = 3600.0
+"""Seconds before a temporary object file counts as abandoned."""
+
+
+def _remove_abandoned_temp_files(objects_dir: Path, now: float) -> int:
+    # A writer killed mid-write leaves a temporary pack (tmp_ctx_*, dulwich's
+    # tmp*.pack and tmp_pack_*) or a .pack without its .idx behind; nothing
+    # ever reads them. ctx writers hold the store
+    # lock while writing, so only a stock git command could still own one:
+    # an hour's grace covers it.
+    removed = 0
+    for pattern in ("pack/tmp*", "tmp_pack_*", "pack/*.pack"):
+        for path in objects_dir.glob(pattern):
+            if path.suffix == ".pack" and path.with_suffix(".idx").exists():
+                continue  # a published pack
+            with contextlib.suppress(FileNotFoundError):
+                if now - path.stat().st_mtime > _TEMP_GRACE:
+                    path.unlink()
+                    removed += 1
+    return removed
+
+
 def gc(store: Store) -> GcReport:
-    """Packs loose objects; unreachable ones older than two weeks are pruned."""
+    """Packs loose objects and removes abandoned temporary files.
+
+    Unreachable objects older than two weeks are pruned (dulwich's
+    ``garbage_collect``, as ``git gc`` does).
+    """
     repo = store.repo
     if not isinstance(repo, Repo):
         return GcReport(
@@ -106,10 +134,14 @@ def gc(store: Store) -> GcReport:
             packs_after=0,
             pruned=0,
             bytes_freed=0,
+            temp_files_removed=0,
         )
     with store.locked():
+        now = store.clock().timestamp()
+        removed = _remove_abandoned_temp_files(Path(repo.object_store.path), now)
         stats = garbage_collect(repo)
     return GcReport(
+        temp_files_removed=removed,
         loose_before=stats.loose_objects_before,
         loose_after=stats.loose_objects_after,
         packs_before=stats.packs_before,

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -27,12 +29,14 @@ from pathlib import Path
 import msgspec
 from dulwich.errors import NotGitRepository
 from dulwich.file import FileLocked
+from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref, check_ref_format
 from dulwich.repo import BaseRepo, MemoryRepo, Repo
 from dulwich.trailers import Trailer, format_trailers, parse_trailers
 
 from ctx.engine import _trees
+from ctx.engine._packs import write_pack
 from ctx.engine._lock import write_lock
 from ctx.engine.errors import (
     CommitNotFoundError,
@@ -182,28 +186,49 @@ class Store:
     ) -> Store:
         """Creates a store in folder ``path`` with one empty commit on ``branch``.
 
+        Safe against racing creators (several first writes to the user
+        store at once): the repository is built in a temporary folder and
+        renamed into place under the store's lock, so ``git/`` is either
+        absent or complete.
+
         Raises:
             ConflictError: a store already exists there (unless ``exist_ok``).
         """
         check_branch_name(branch)
-        if (path / "git").exists():
-            if exist_ok:
-                return cls.open(path, clock=clock)
-            raise ConflictError(f"A store already exists at {path}.")
+        if not (path / "git").exists():
+            try:
+                (path / "cache").mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"Cannot create a store at {path}: {exc.strerror}."
+                ) from exc
+            with write_lock(path / "lock", 60.0):
+                if not (path / "git").exists():
+                    cls._create(path, clock, branch)
+                    store = cls.open(path, clock=clock)
+                    store.history.ensure(store.branch_tip(branch))
+                    return store
+        if exist_ok:
+            return cls.open(path, clock=clock)
+        raise ConflictError(f"A store already exists at {path}.")
+
+    @classmethod
+    def _create(cls, path: Path, clock: Clock, branch: str) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="git.new-", dir=path))
         try:
-            (path / "cache").mkdir(parents=True, exist_ok=True)
-            repo = Repo.init_bare(str(path / "git"), mkdir=True)
+            repo = Repo.init_bare(str(tmp))
+            config = repo.get_config()
+            config.set(_SECTION, b"storeversion", str(STORE_FORMAT).encode())
+            config.write_to_path()
+            repo.refs.set_symbolic_ref(_HEAD, _ref(branch))
+            cls(repo, None, clock=clock)._write_initial(branch)
+            repo.close()
+            os.rename(tmp, path / "git")
         except OSError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
             raise StoreError(
                 f"Cannot create a store at {path}: {exc.strerror}."
             ) from exc
-        config = repo.get_config()
-        config.set(_SECTION, b"storeversion", str(STORE_FORMAT).encode())
-        config.write_to_path()
-        repo.refs.set_symbolic_ref(_HEAD, _ref(branch))
-        store = cls(repo, path, clock=clock)
-        store._write_initial(branch)
-        return store
 
     @classmethod
     def open(cls, path: Path, *, clock: Clock) -> Store:
@@ -510,13 +535,14 @@ class Store:
     ) -> CommitInfo | object | None:
         objects: list[ShaFile] = []
         blob_changes: dict[str, ObjectID | None] = {}
+        before = _trees.lookup_many(self.repo.object_store, parent_tree, changes)
         for path, content in changes.items():
             if content is None:
-                if snap.blob_id(path) is not None:
+                if before[path] is not None:
                     blob_changes[path] = None
                 continue
             blob = Blob.from_string(content)
-            if snap.blob_id(path) != blob.id.decode("ascii"):
+            if before[path] != blob.id:
                 objects.append(blob)
                 blob_changes[path] = blob.id
         if not blob_changes and not allow_empty:
@@ -545,7 +571,7 @@ class Store:
             )
         except ConflictError:
             return _MOVED  # the tip moved: rebuild on the new one
-        self.history.record_write(commit, snap, blob_changes, changes)
+        self.history.record_write(commit, snap, before, blob_changes, changes)
         return info
 
     def _make_commit(
@@ -596,7 +622,9 @@ class Store:
 
     def _store_objects(self, objects: list[ShaFile]) -> None:
         store = self.repo.object_store
-        if len(objects) > _PACK_THRESHOLD:
+        if len(objects) > _PACK_THRESHOLD and isinstance(store, DiskObjectStore):
+            write_pack(store, objects)
+        elif len(objects) > _PACK_THRESHOLD:
             store.add_objects([(obj, None) for obj in objects])
         else:
             for obj in objects:

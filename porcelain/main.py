@@ -58,8 +58,26 @@ def cli(ctx: click.Context, store_path: str | None) -> None:
     ctx.call_on_close(ctx.obj.close)
 
 
+def _set_store(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+    if value:
+        state = ctx.find_object(CtxState)
+        assert state is not None
+        state.explicit = value
+
+
 for module in (store, memory, graph, history, branch):
     for command in module.COMMANDS:
+        # `--store` is accepted after the command too: `ctx ls --store PATH`.
+        command.params.append(
+            click.Option(
+                ["--store"],
+                metavar="PATH",
+                expose_value=False,
+                is_eager=True,
+                callback=_set_store,
+                help="The store folder (as `ctx --store PATH ...`).",
+            )
+        )
         cli.add_command(command)
 
 

@@ -218,3 +218,15 @@ def test_memory_blobs_round_trip_exactly(body, title, kind, tags, when, meta, so
     data = encode(memory)
     assert decode_memory(data) == memory
     assert encode(decode_memory(data)) == data
+
+
+def test_memory_ids_are_ulids():
+    from datetime import timedelta
+
+    from ctx.engine import new_memory_id
+
+    t = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    assert new_memory_id(t, b"\x00" * 10) == "01GZXTBKC0" + "0" * 16
+    assert new_memory_id(t, b"\xff" * 10) == "01GZXTBKC0" + "Z" * 16
+    later = new_memory_id(t + timedelta(milliseconds=1))
+    assert later > new_memory_id(t, b"\xff" * 10)

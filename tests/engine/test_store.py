@@ -102,3 +102,18 @@ def test_batch_writes_one_pack(disk_store, intent):
     remember_many(disk_store, [Draft(text=f"m{i}") for i in range(200)], intent)
     assert len(list(packs.glob("*.pack"))) == before + 1
     assert len(list_memories(disk_store)) == 200
+
+
+def test_gc_removes_abandoned_temporary_packs(disk_store, intent):
+    remember(disk_store, Draft(text="x"), intent)
+    pack_dir = disk_store.path / "git" / "objects" / "pack"
+    old = pack_dir / "tmpabandoned.pack"
+    fresh = pack_dir / "tmpfresh.pack"
+    old.write_bytes(b"half a pack")
+    fresh.write_bytes(b"being written")
+    two_hours_ago = disk_store.clock().timestamp() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    report = gc(disk_store)
+    assert report.temp_files_removed == 1
+    assert not old.exists()
+    assert fresh.exists()

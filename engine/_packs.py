@@ -1,0 +1,47 @@
+"""Writing many objects as one pack, indexed as it is written.
+
+dulwich's ``add_objects`` writes a pack and then reads it all back to index
+it (about 60% of a 100k-memory import here). The objects are in hand, so
+``write_pack_objects`` gives the offsets and checksums directly; the index
+is written from them. The pack is published the way git does it: data and
+index under temporary names, then the ``.pack`` renamed into place, then the
+``.idx`` (readers only open a pack whose index is there). A writer killed
+before the last rename leaves only files no reader opens; ``gc`` removes them.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Sequence
+
+from dulwich.file import GitFile
+from dulwich.object_store import DiskObjectStore
+from dulwich.objects import ShaFile
+from dulwich.pack import write_pack_index, write_pack_objects
+
+__all__ = ["TEMP_PREFIX", "write_pack"]
+
+TEMP_PREFIX = "tmp_ctx_"
+
+
+def write_pack(store: DiskObjectStore, objects: Sequence[ShaFile]) -> None:
+    """Writes ``objects`` into a new pack of ``store`` and makes it visible."""
+    pack_dir = store.pack_dir
+    os.makedirs(pack_dir, exist_ok=True)
+    temp = os.path.join(pack_dir, f"{TEMP_PREFIX}{uuid.uuid4().hex}")
+    with GitFile(temp + ".data", "wb") as f:
+        entries, checksum = write_pack_objects(
+            f,
+            objects,
+            object_format=store.object_format,
+            deltify=False,
+            compression_level=1,  # fast; `ctx gc` repacks
+        )
+    index = sorted((sha, offset, crc) for sha, (offset, crc) in entries.items())
+    with GitFile(temp + ".index", "wb") as f:
+        write_pack_index(f, index, checksum)
+    final = os.path.join(pack_dir, f"pack-{checksum.hex()}")
+    os.rename(temp + ".data", final + ".pack")
+    os.rename(temp + ".index", final + ".idx")
+    store.packs  # noqa: B018  (refreshes dulwich's list of packs)
