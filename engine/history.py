@@ -52,6 +52,8 @@ class CommitRecord(msgspec.Struct, frozen=True, array_like=True):
     parents: tuple[str, ...]
     time: int
     changes: tuple[Change, ...]
+    agent: str = ""
+    """The writing agent: the Ctx-Agent trailer, else the author's name."""
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -277,10 +279,20 @@ def _memory_id(path: str, content: bytes | None) -> str | None:
     return None
 
 
+def _agent(commit: Commit) -> str:
+    message: bytes = commit.message
+    for line in reversed(message.split(b"\n")):
+        if line.startswith(b"Ctx-Agent: "):
+            return line[len(b"Ctx-Agent: ") :].decode("utf-8", "replace").strip()
+    author: bytes = commit.author
+    return author.decode("utf-8", "replace").split(" <", 1)[0]
+
+
 def _record(commit: Commit, changes: tuple[Change, ...]) -> CommitRecord:
     return CommitRecord(
         commit.id.decode("ascii"),
         tuple(p.decode("ascii") for p in commit.parents),
         commit.commit_time,
         changes,
+        _agent(commit),
     )

@@ -13,13 +13,23 @@ from dulwich.object_store import BaseObjectStore
 from dulwich.objects import Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
+from ctx.engine.adjacency import adjacency
 from ctx.engine.errors import CorruptStoreError
 from ctx.engine.layout import id_from_memory_path, parse_link_path
 from ctx.engine.model import Conflict, decode_memory
 from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.store import CommitInfo, Store
+from ctx.engine.tags import TIERS, TagCount, tier_of
+from ctx.engine.tokens import memory_tokens
 
-__all__ = ["FsckReport", "GcReport", "StoreStatus", "fsck", "gc", "status"]
+__all__ = ["FsckReport", "GcReport", "StoreStatus", "TierCount", "fsck", "gc", "status"]
+
+
+class TierCount(msgspec.Struct, frozen=True, kw_only=True):
+    """How many memories, and tokens, one tier holds."""
+
+    memories: int
+    tokens: int
 
 
 class StoreStatus(msgspec.Struct, frozen=True, kw_only=True):
@@ -28,9 +38,13 @@ class StoreStatus(msgspec.Struct, frozen=True, kw_only=True):
     branch: str
     head: CommitInfo
     memories: int
+    tokens: int
     by_kind: dict[str, int]
     by_area: dict[str, int]
+    by_tier: dict[str, TierCount]
     links: int
+    links_by_type: dict[str, int]
+    top_tags: tuple[TagCount, ...]
     conflicts: tuple[Conflict, ...]
     size_bytes: int
     path: str | None
@@ -79,18 +93,34 @@ def status(store: Store, branch: str | None = None) -> StoreStatus:
     snap = store.snapshot(tip)
     kinds: Counter[str] = Counter()
     areas: Counter[str] = Counter()
+    tags: Counter[str] = Counter()
+    tier_memories: Counter[str] = Counter()
+    tier_tokens: Counter[str] = Counter()
     for rec in snap.memories():
         kinds[rec.memory.kind] += 1
         key = rec.area if rec.area != "memory" else f"memory/{rec.context}"
         areas[key] += 1
-    links = sum(1 for _ in snap.files("links"))
+        tags.update(rec.memory.tags)
+        tier = tier_of(rec)
+        tier_memories[tier] += 1
+        tier_tokens[tier] += memory_tokens(rec.memory)
+    by_type = adjacency(store, snap).count_by_type()
+    top = sorted(tags.items(), key=lambda item: (-item[1], item[0]))[:10]
     return StoreStatus(
         branch=name,
         head=store.commit(tip),
         memories=sum(kinds.values()),
+        tokens=sum(tier_tokens.values()),
         by_kind=dict(sorted(kinds.items())),
         by_area=dict(sorted(areas.items())),
-        links=links,
+        by_tier={
+            t: TierCount(memories=tier_memories[t], tokens=tier_tokens[t])
+            for t in TIERS
+            if tier_memories[t]
+        },
+        links=sum(by_type.values()),
+        links_by_type=by_type,
+        top_tags=tuple(TagCount(tag=t, count=n) for t, n in top),
         conflicts=tuple(snap.conflicts()),
         size_bytes=_folder_size(str(store.path)) if store.path else 0,
         path=str(store.path) if store.path else None,

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import msgspec
 
+from ctx.engine.adjacency import adjacency
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import CommitId, MemoryId, new_memory_id, parse_memory_id
 from ctx.engine.layout import (
@@ -282,13 +283,19 @@ def show(store: Store, memory_id: str, rev: str | None = None) -> MemoryRecord:
 
 
 def list_memories(
-    store: Store, rev: str | None = None, prefix: str = ""
+    store: Store, rev: str | None = None, prefix: str = "", *, all: bool = False
 ) -> list[MemoryRecord]:
-    """Returns the memories at ``rev`` whose path starts with ``prefix``."""
+    """Returns the memories at ``rev`` whose path starts with ``prefix``.
+
+    Memories another one SUPERSEDES are left out unless ``all`` is true.
+    """
     if ".." in prefix.split("/"):
         raise InvalidInputError(f"Path prefix {prefix!r} may not contain '..'.")
     commit: CommitId = resolve_revision(store, rev)
     snap = store.snapshot(commit)
     folder = prefix.rpartition("/")[0]
     records = snap.memories(folder) if folder else snap.memories()
-    return [r for r in records if r.path.startswith(prefix)]
+    hidden = set() if all else adjacency(store, snap).superseded()
+    return [
+        r for r in records if r.path.startswith(prefix) and r.memory.id not in hidden
+    ]

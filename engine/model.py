@@ -37,6 +37,7 @@ __all__ = [
     "decode_link",
     "decode_memory",
     "encode",
+    "encode_struct",
 ]
 
 KINDS = (
@@ -260,6 +261,11 @@ _CONFLICT_DECODER = msgspec.json.Decoder(Conflict)
 
 def encode(value: Memory | Link | Conflict) -> bytes:
     """Returns the canonical stored bytes of ``value``."""
+    return encode_struct(value)
+
+
+def encode_struct(value: msgspec.Struct) -> bytes:
+    """Returns any stored Struct as indented JSON with a fixed key order."""
     return msgspec.json.format(_ENCODER.encode(value), indent=2) + b"\n"
 
 

@@ -85,6 +85,11 @@ class Snapshot:
         self.commit = commit
         self.tree = tree
 
+    @property
+    def objects(self) -> BaseObjectStore:
+        """Returns the object store this snapshot reads from."""
+        return self._store
+
     @classmethod
     def empty(cls, store: BaseObjectStore) -> Snapshot:
         """Returns a snapshot with nothing in it."""

@@ -36,8 +36,8 @@ from dulwich.repo import BaseRepo, MemoryRepo, Repo
 from dulwich.trailers import Trailer, format_trailers, parse_trailers
 
 from ctx.engine import _trees
-from ctx.engine._packs import write_pack
 from ctx.engine._lock import write_lock
+from ctx.engine._packs import write_pack
 from ctx.engine.errors import (
     CommitNotFoundError,
     ConflictError,
@@ -176,6 +176,8 @@ class Store:
         self.clock = clock
         self.lock_timeout = lock_timeout
         self._lock_depth = 0
+        self.caches: dict[str, object] = {}
+        """Derived state kept for the life of this object (e.g. adjacency)."""
         self.history = History(self, path / "cache" if path else None)
 
     # -- creating and opening -------------------------------------------------

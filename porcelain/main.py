@@ -14,7 +14,17 @@ import click
 
 from ctx.engine import CtxError
 from ctx.porcelain._options import CtxState
-from ctx.porcelain.commands import branch, graph, history, memory, store
+from ctx.porcelain.commands import (
+    branch,
+    exchange,
+    graph,
+    history,
+    memory,
+    provenance,
+    store,
+    tags,
+    views,
+)
 
 __all__ = ["cli", "main"]
 
@@ -65,19 +75,36 @@ def _set_store(ctx: click.Context, _: click.Parameter, value: str | None) -> Non
         state.explicit = value
 
 
-for module in (store, memory, graph, history, branch):
-    for command in module.COMMANDS:
-        # `--store` is accepted after the command too: `ctx ls --store PATH`.
-        command.params.append(
-            click.Option(
-                ["--store"],
-                metavar="PATH",
-                expose_value=False,
-                is_eager=True,
-                callback=_set_store,
-                help="The store folder (as `ctx --store PATH ...`).",
-            )
+def _add_store_option(command: click.Command) -> None:
+    # `--store` is accepted after the command too: `ctx ls --store PATH`.
+    command.params.append(
+        click.Option(
+            ["--store"],
+            metavar="PATH",
+            expose_value=False,
+            is_eager=True,
+            callback=_set_store,
+            help="The store folder (as `ctx --store PATH ...`).",
         )
+    )
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _add_store_option(sub)
+
+
+for module in (
+    store,
+    memory,
+    exchange,
+    graph,
+    tags,
+    provenance,
+    views,
+    history,
+    branch,
+):
+    for command in module.COMMANDS:
+        _add_store_option(command)
         cli.add_command(command)
 
 

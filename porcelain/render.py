@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # only for annotations: keep start-up light
         MemoryRecord,
         MergeResult,
         StoreStatus,
+        TraceNode,
     )
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "render_memory",
     "render_merge",
     "render_status",
+    "render_trace",
 ]
 
 
@@ -166,14 +168,46 @@ def render_status(st: StoreStatus) -> None:
     click.echo(f"branch:    {st.branch}")
     click.echo(f"head:      {commit_line(st.head)}")
     click.echo(
-        f"memories:  {st.memories}    links: {st.links}    size: {_size(st.size_bytes)}"
+        f"memories:  {st.memories} ({st.tokens} tokens)    links: {st.links}"
+        f"    size: {_size(st.size_bytes)}"
     )
     if st.by_kind:
         click.echo("by kind:   " + ", ".join(f"{k} {n}" for k, n in st.by_kind.items()))
     if st.by_area:
         click.echo("by place:  " + ", ".join(f"{k} {n}" for k, n in st.by_area.items()))
+    if st.by_tier:
+        tiers = ", ".join(
+            f"{k} {v.memories} ({v.tokens} tokens)" for k, v in st.by_tier.items()
+        )
+        click.echo(f"by tier:   {tiers}")
+    if st.links_by_type:
+        click.echo(
+            "links:     " + ", ".join(f"{k} {n}" for k, n in st.links_by_type.items())
+        )
+    if st.top_tags:
+        click.echo("top tags:  " + ", ".join(f"{t.tag} {t.count}" for t in st.top_tags))
     if st.conflicts:
         click.echo(f"conflicts: {len(st.conflicts)}")
         render_conflicts(st.conflicts)
     else:
         click.echo("conflicts: none")
+
+
+def render_trace(root: TraceNode) -> None:
+    """Prints a provenance tree with box-drawing branches."""
+    click.echo(f"{root.id}  {root.kind}  {root.headline}")
+
+    def walk(node: TraceNode, prefix: str) -> None:
+        for n, child in enumerate(node.children):
+            last = n == len(node.children) - 1
+            mark = (
+                " (cycle)" if child.cycle else " (see above)" if child.repeated else ""
+            )
+            kind = child.kind or "?"
+            click.echo(
+                f"{prefix}{'└─' if last else '├─'} {child.via} {child.id}  {kind}  "
+                f"{child.headline}{mark}"
+            )
+            walk(child, prefix + ("   " if last else "│  "))
+
+    walk(root, "")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -16,6 +15,7 @@ from ctx.porcelain._options import (
     intent_options,
     json_option,
     make_intent,
+    now,
     parse_when,
     pass_state,
     read_text,
@@ -99,55 +99,6 @@ def remember(
         click.echo(result.ids[0])
 
 
-@click.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
-@intent_options("import")
-@branch_option
-@json_option
-@pass_state
-def import_(
-    state: CtxState,
-    file: str,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
-    branch: str | None,
-    as_json: bool,
-) -> None:
-    """Write many memories from a JSON Lines file in one commit
-
-    Every line is checked before anything is written; errors name the line.
-    The format is described in docs/import-format.md.
-
-    \b
-    Example:
-      ctx import notes.jsonl
-      cat notes.jsonl | ctx import -
-    """
-    if file == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        try:
-            data = Path(file).read_bytes()
-        except OSError as exc:
-            raise InvalidInputError(f"Cannot read {file}: {exc.strerror}.") from None
-    who = make_intent(agent, intent, confidence, reason, session)
-    result = engine.import_lines(
-        state.store(write=True),
-        data.split(b"\n"),
-        who,
-        branch=branch,
-        source=Path(file).name,
-    )
-    assert result.commit is not None
-    if as_json:
-        echo_json({"ids": result.ids, "commit": result.commit.id})
-    else:
-        click.echo(f"Imported {len(result.ids)} memories in {result.commit.id[:10]}.")
-
-
 @click.command()
 @click.argument("memory_id", metavar="ID[@REV]")
 @branch_option
@@ -170,10 +121,19 @@ def show(state: CtxState, memory_id: str, branch: str | None, as_json: bool) -> 
 
 @click.command("ls")
 @click.argument("prefix", default="", metavar="[PATH-PREFIX]")
+@click.option("--where", metavar="QUERY", help="Only memories the query selects.")
+@click.option("--all", "show_all", is_flag=True, help="Include superseded memories.")
 @branch_option
 @json_option
 @pass_state
-def ls(state: CtxState, prefix: str, branch: str | None, as_json: bool) -> None:
+def ls(
+    state: CtxState,
+    prefix: str,
+    where: str | None,
+    show_all: bool,
+    branch: str | None,
+    as_json: bool,
+) -> None:
     """List memories: id, kind and title (or first line)
 
     \b
@@ -181,8 +141,14 @@ def ls(state: CtxState, prefix: str, branch: str | None, as_json: bool) -> None:
       ctx ls
       ctx ls memory/decisions
       ctx ls pinned/ --branch agent/claude
+      ctx ls --where 'kind:decision AND created:>7d'
     """
-    records = engine.list_memories(state.store(), branch, prefix)
+    store = state.store()
+    if where is not None:
+        chosen = engine.select(store, where, now=now(), rev=branch, all=show_all)
+        records = [s.record for s in chosen if s.record.path.startswith(prefix)]
+    else:
+        records = engine.list_memories(store, branch, prefix, all=show_all)
     if as_json:
         echo_json(
             [
@@ -371,4 +337,4 @@ def _source_name(path: Path) -> str:
     return engine.slugify(path.stem, limit=64)
 
 
-COMMANDS = [remember, import_, show, ls, edit, forget, prime]
+COMMANDS = [remember, show, ls, edit, forget, prime]

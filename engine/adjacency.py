@@ -1,0 +1,187 @@
+"""The adjacency index: every link of a branch, by source and by target.
+
+Links are files (``links/<shard>/<from>/<TYPE>/<to>``), which makes them
+merge and blame well, but finding the links *into* a memory would mean reading
+every link file. The index is derived from the ``links/`` tree and keyed by
+that tree's id: in memory per store, and on disk in ``cache/links.msgpack``.
+When the tree changes, only the difference between the cached tree and the new
+one is read (a pruned tree diff) and applied, so a write that adds one link
+costs one small diff, not a rebuild.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from array import array
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+from dulwich.diff_tree import tree_changes
+from dulwich.objects import ObjectID
+
+from ctx.engine import _trees
+from ctx.engine.layout import parse_link_path
+
+if TYPE_CHECKING:
+    from ctx.engine.snapshot import Snapshot
+    from ctx.engine.store import Store
+
+__all__ = ["Adjacency", "adjacency"]
+
+_VERSION = 1
+
+
+class _File(msgspec.Struct, frozen=True):
+    version: int
+    tree: str
+    ids: list[str]
+    types: list[str]
+    edges: bytes  # uint32 triples (source, type, target) indexing ids/types
+
+
+class Adjacency:
+    """Every link of one ``links/`` tree, indexed both ways."""
+
+    def __init__(self, tree: str, edges: Iterable[tuple[str, str, str]] = ()) -> None:
+        self.tree = tree
+        self._out: dict[str, dict[tuple[str, str], None]] = {}
+        self._in: dict[str, dict[tuple[str, str], None]] = {}
+        for source, link_type, target in edges:
+            self.add(source, link_type, target)
+
+    def add(self, source: str, link_type: str, target: str) -> None:
+        """Records one link."""
+        self._out.setdefault(source, {})[(link_type, target)] = None
+        self._in.setdefault(target, {})[(link_type, source)] = None
+
+    def remove(self, source: str, link_type: str, target: str) -> None:
+        """Forgets one link."""
+        self._out.get(source, {}).pop((link_type, target), None)
+        self._in.get(target, {}).pop((link_type, source), None)
+
+    def outgoing(self, memory_id: str) -> list[tuple[str, str]]:
+        """Returns ``(type, target)`` for each link leaving ``memory_id``."""
+        return list(self._out.get(memory_id, ()))
+
+    def incoming(self, memory_id: str) -> list[tuple[str, str]]:
+        """Returns ``(type, source)`` for each link pointing at ``memory_id``."""
+        return list(self._in.get(memory_id, ()))
+
+    def edges(self) -> Iterable[tuple[str, str, str]]:
+        """Yields every link as ``(source, type, target)``."""
+        for source, targets in self._out.items():
+            for link_type, target in targets:
+                yield source, link_type, target
+
+    def count_by_type(self) -> dict[str, int]:
+        """Returns how many links there are of each type."""
+        counts: Counter[str] = Counter(t for _, t, _ in self.edges())
+        return dict(sorted(counts.items()))
+
+    def superseded(self) -> set[str]:
+        """Returns the ids that some memory SUPERSEDES."""
+        return {t for _, kind, t in self.edges() if kind == "SUPERSEDES"}
+
+    def encode(self) -> bytes:
+        """Returns the compact on-disk form."""
+        ids: dict[str, int] = {}
+        types: dict[str, int] = {}
+        packed = array("I")
+        for source, link_type, target in self.edges():
+            packed.extend(
+                (
+                    ids.setdefault(source, len(ids)),
+                    types.setdefault(link_type, len(types)),
+                    ids.setdefault(target, len(ids)),
+                )
+            )
+        value = _File(_VERSION, self.tree, list(ids), list(types), packed.tobytes())
+        return msgspec.msgpack.encode(value)
+
+    @classmethod
+    def decode(cls, data: bytes) -> Adjacency | None:
+        """Returns the index stored in ``data``, or ``None`` if unreadable."""
+        try:
+            value = msgspec.msgpack.decode(data, type=_File)
+        except msgspec.DecodeError:
+            return None
+        if value.version != _VERSION:
+            return None
+        packed = array("I")
+        packed.frombytes(value.edges)
+        ids, types = value.ids, value.types
+        adj = cls(value.tree)
+        for i in range(0, len(packed) - 2, 3):
+            adj.add(ids[packed[i]], types[packed[i + 1]], ids[packed[i + 2]])
+        return adj
+
+
+_EMPTY_TREE = "empty"
+
+
+def _links_tree(snap: Snapshot) -> str:
+    if snap.tree is None:
+        return _EMPTY_TREE
+    found = _trees.lookup(snap.objects, snap.tree, "links")
+    if found is None or not stat.S_ISDIR(found[0]):
+        return _EMPTY_TREE
+    return found[1].decode("ascii")
+
+
+def _tree_arg(tree: str) -> ObjectID | None:
+    return None if tree == _EMPTY_TREE else ObjectID(tree.encode())
+
+
+def adjacency(store: Store, snap: Snapshot) -> Adjacency:
+    """Returns the adjacency index of ``snap``'s links, caught up if stale."""
+    tree = _links_tree(snap)
+    cached = store.caches.get("adjacency")
+    if not isinstance(cached, Adjacency):
+        cached = None
+    if cached is not None and cached.tree == tree:
+        return cached
+    cache_file = store.path / "cache" / "links.msgpack" if store.path else None
+    if cached is None and cache_file is not None:
+        try:
+            cached = Adjacency.decode(cache_file.read_bytes())
+        except OSError:
+            cached = None
+    if cached is None:
+        cached = Adjacency(_EMPTY_TREE)
+    if cached.tree != tree:
+        cached = _catch_up(store, cached, tree)
+        if cache_file is not None:
+            _save(cache_file, cached)
+    store.caches["adjacency"] = cached
+    return cached
+
+
+def _catch_up(store: Store, adj: Adjacency, tree: str) -> Adjacency:
+    objects = store.repo.object_store
+    try:
+        changes = list(tree_changes(objects, _tree_arg(adj.tree), _tree_arg(tree)))
+    except KeyError:  # the cached tree is gone (gc): rebuild from scratch
+        adj = Adjacency(_EMPTY_TREE)
+        changes = list(tree_changes(objects, None, _tree_arg(tree)))
+    for change in changes:
+        for entry, apply in ((change.old, adj.remove), (change.new, adj.add)):
+            if entry is None or entry.path is None:
+                continue
+            parsed = parse_link_path("links/" + entry.path.decode("utf-8"))
+            if parsed is not None:
+                apply(parsed[0], parsed[1], parsed[2])
+    adj.tree = tree
+    return adj
+
+
+def _save(path: Path, adj: Adjacency) -> None:
+    temp = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        temp.write_bytes(adj.encode())
+        os.replace(temp, path)
+    except OSError:
+        return  # read-only store: the index lives in memory only
