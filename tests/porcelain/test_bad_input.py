@@ -104,6 +104,33 @@ CASES = [
         f"Error: Memory {UNKNOWN} has no conflict to resolve.",
     ),
     (["undo", "--branch", "side"], 4, "Error: Branch 'side' has no operation to undo."),
+    (["tag", UNKNOWN, "a:b"], 3, f"Error: No memory {UNKNOWN} here."),
+    (
+        ["tag", UNKNOWN, "nocolon"],
+        4,
+        "Error: Tag 'nocolon' is not of the form namespace:value.",
+    ),
+    (["untag", UNKNOWN, "a:b"], 3, f"Error: No memory {UNKNOWN} here."),
+    (["trace", UNKNOWN], 3, f"Error: No memory {UNKNOWN} here."),
+    (["related", UNKNOWN], 3, f"Error: No memory {UNKNOWN} here."),
+    (["expand", UNKNOWN], 3, f"Error: No memory {UNKNOWN} here."),
+    (["summarize", UNKNOWN, "--body", "s"], 3, f"Error: No memory {UNKNOWN} here."),
+    (["supersede", UNKNOWN, UNKNOWN], 4, "Error: A memory cannot supersede itself."),
+    (["query", "kind:opinion"], 4, "Error: Unknown kind 'opinion' at column 6."),
+    (["query", "(kind:fact"], 4, "Error: Missing ')' for the '(' at column 1."),
+    (["compose", "--budget", "0"], 4, "Error: The budget must be positive, not 0."),
+    (["compose", "--budget", "-3"], 4, "Error: The budget must be positive, not -3."),
+    (
+        ["view", "create", "v", "--where", "kind:fact", "--budget", "0"],
+        4,
+        "Error: The budget must be positive, not 0.",
+    ),
+    (
+        ["view", "create", "../v", "--where", "kind:fact", "--budget", "9"],
+        4,
+        "Error: View name '../v' is not allowed.",
+    ),
+    (["view", "render", "missing"], 3, "Error: No view named 'missing'."),
 ]
 
 
@@ -116,9 +143,30 @@ def test_bad_input_is_refused_cleanly(seeded, args, code, first_line):
     result = ctx(*args, code=code)
     lines = result.stderr.splitlines()
     assert lines[0] == first_line
-    assert len(lines) <= 2
-    assert all(line.startswith("Hint: ") for line in lines[1:])
+    # One Error line; an optional Hint, which for query errors goes on to
+    # show the query with a caret under the column (indented lines).
+    if len(lines) > 1:
+        assert lines[1].startswith("Hint: ")
+        assert all(line.startswith("  ") for line in lines[2:])
     assert result.stdout == ""
+    assert ctx.files() == before
+
+
+def test_graph_commands_refuse_bad_links(seeded):
+    ctx, a, b = seeded
+    before = ctx.files()
+    assert ctx("related", a, "--type", "LIKES", code=4).stderr.startswith(
+        "Error: Unknown link type 'LIKES'."
+    )
+    assert ctx("trace", a, "--depth", "0", code=4).stderr.startswith(
+        "Error: The depth must be at least 1."
+    )
+    assert ctx("supersede", a, UNKNOWN, code=3).stderr.startswith(
+        f"Error: No memory {UNKNOWN} here."
+    )
+    assert ctx("expand", a, code=4).stderr.startswith(
+        f"Error: Memory {a} is derived from nothing."
+    )
     assert ctx.files() == before
 
 
