@@ -26,7 +26,12 @@ TEMP_PREFIX = "tmp_ctx_"
 
 
 def write_pack(store: DiskObjectStore, objects: Sequence[ShaFile]) -> None:
-    """Writes ``objects`` into a new pack of ``store`` and makes it visible."""
+    """Writes ``objects`` into a new pack of ``store`` and makes it visible.
+
+    Repeated objects (equal content at many paths) are written once: the
+    index has one entry per object id and must count what the pack holds.
+    """
+    objects = list({obj.id: obj for obj in objects}.values())
     pack_dir = store.pack_dir
     os.makedirs(pack_dir, exist_ok=True)
     temp = os.path.join(pack_dir, f"{TEMP_PREFIX}{uuid.uuid4().hex}")

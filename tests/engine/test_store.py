@@ -117,3 +117,19 @@ def test_gc_removes_abandoned_temporary_packs(disk_store, intent):
     assert report.temp_files_removed == 1
     assert not old.exists()
     assert fresh.exists()
+
+
+def test_a_batch_with_repeated_content_writes_a_valid_pack(disk_store, intent, clock):
+    # Many paths with equal bytes (link files are often identical) must not
+    # repeat the object in the pack, or the pack and its index disagree.
+    same = b'{"same": true}\n'
+    disk_store.write(
+        "main",
+        intent,
+        "many equal files",
+        lambda snap: {f"x/{i}": same for i in range(200)},
+    )
+    again = Store.open(disk_store.path, clock=clock)
+    assert again.snapshot(again.branch_tip("main")).read("x/199") == same
+    assert fsck(again).ok
+    again.close()
