@@ -16,12 +16,12 @@ from datetime import datetime
 import msgspec
 
 from ctx.engine.adjacency import Adjacency, adjacency
-from ctx.engine.errors import InvalidInputError, MemoryNotFoundError
+from ctx.engine.catalog import Catalog, catalog
+from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import MemoryId
 from ctx.engine.query import estimate_tokens
 from ctx.engine.revisions import resolve_revision
 from ctx.engine.selection import Selected, select
-from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
 from ctx.engine.tags import OFF_CONTEXT, TIERS
 
@@ -144,6 +144,7 @@ def compose(
     chosen = select(store, where, now=now, rev=rev)
     snap = store.snapshot(resolve_revision(store, rev))
     adj = adjacency(store, snap)
+    known = catalog(store, snap)
     order = {tier: n for n, tier in enumerate(TIERS)}
     chosen.sort(
         key=lambda s: (
@@ -167,7 +168,7 @@ def compose(
     used = 0
     headings: set[str] = set()
     for chosen_one in chosen:
-        item = _item(chosen_one, snap, adj, fmt)
+        item = _item(chosen_one, known, adj, fmt)
         if chosen_one.tier == OFF_CONTEXT:
             left_out.append(_left(item, "off-context tier"))
             continue
@@ -207,17 +208,14 @@ def compose(
     )
 
 
-def _item(chosen: Selected, snap: Snapshot, adj: Adjacency, fmt: str) -> ComposedMemory:
+def _item(chosen: Selected, known: Catalog, adj: Adjacency, fmt: str) -> ComposedMemory:
     memory = chosen.record.memory
     deps = []
     for link_type, target in sorted(adj.outgoing(memory.id)):
         if link_type not in _DEPENDS:
             continue
-        try:
-            other = snap.find(MemoryId(target)).memory
-            headline = _headline(other.title, other.body)
-        except MemoryNotFoundError:
-            headline = "(not on this branch)"
+        entry = known.get(target)
+        headline = entry.headline if entry else "(not on this branch)"
         deps.append(Dependency(id=MemoryId(target), headline=headline))
     draft = ComposedMemory(
         id=memory.id,

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 import msgspec
 
 from ctx.engine.adjacency import adjacency
-from ctx.engine.errors import InvalidInputError, MemoryNotFoundError
+from ctx.engine.catalog import catalog
+from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import MemoryId, new_memory_id, parse_memory_id
 from ctx.engine.layout import link_path, memory_path
 from ctx.engine.memories import Draft, WriteResult, build_memory
@@ -24,6 +25,7 @@ from ctx.engine.store import Store
 from ctx.engine.tags import OFF_CONTEXT, with_tier
 
 __all__ = [
+    "DEFAULT_DEPTH",
     "MAX_NODES",
     "RelatedHit",
     "TraceNode",
@@ -36,6 +38,8 @@ __all__ = [
 
 MAX_NODES = 2000
 """The most memories one walk visits."""
+DEFAULT_DEPTH = 5
+"""How deep ``trace`` goes unless told otherwise."""
 _TRACE_TYPES = ("DERIVED_FROM", "DEPENDS_ON")
 
 
@@ -80,25 +84,9 @@ def _headline(memory: Memory) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-class _Lookup:
-    """Memoised id -> memory lookups on one snapshot."""
-
-    def __init__(self, snap: Snapshot) -> None:
-        self.snap = snap
-        self._seen: dict[str, MemoryRecord | None] = {}
-
-    def get(self, memory_id: str) -> MemoryRecord | None:
-        if memory_id not in self._seen:
-            try:
-                self._seen[memory_id] = self.snap.find(MemoryId(memory_id))
-            except MemoryNotFoundError:
-                self._seen[memory_id] = None
-        return self._seen[memory_id]
-
-
 def _check_depth(depth: int | None) -> int:
     if depth is None:
-        return 10
+        return DEFAULT_DEPTH
     if depth < 1:
         raise InvalidInputError("The depth must be at least 1.")
     return depth
@@ -118,15 +106,15 @@ def trace(
         store: The store.
         memory_id: Where to start.
         reverse: Follow the links backwards: what derives from or depends on it.
-        depth: How many levels (default 10).
+        depth: How many levels (default :data:`DEFAULT_DEPTH`).
         rev: The revision to read (default HEAD).
     """
     limit = _check_depth(depth)
     mid = parse_memory_id(memory_id)
     snap = store.snapshot(resolve_revision(store, rev))
-    root = snap.find(mid)
+    lookup = catalog(store, snap)
+    root = lookup.require(mid)
     adj = adjacency(store, snap)
-    lookup = _Lookup(snap)
     placed: set[str] = {mid}
     budget = [MAX_NODES]
 
@@ -147,8 +135,8 @@ def trace(
             out.append(
                 TraceNode(
                     id=MemoryId(other),
-                    kind=rec.memory.kind if rec else None,
-                    headline=_headline(rec.memory) if rec else "(not on this branch)",
+                    kind=rec.kind if rec else None,
+                    headline=rec.headline if rec else "(not on this branch)",
                     via=link_type,
                     children=walk(other, (*path, other), level + 1) if expand else (),
                     cycle=cycle,
@@ -160,8 +148,8 @@ def trace(
 
     return TraceNode(
         id=mid,
-        kind=root.memory.kind,
-        headline=_headline(root.memory),
+        kind=root.kind,
+        headline=root.headline,
         children=walk(mid, (mid,), 0),
     )
 
@@ -182,9 +170,9 @@ def related(
     wanted = {check_link_type(t) for t in types} or set(LINK_TYPES)
     mid = parse_memory_id(memory_id)
     snap = store.snapshot(resolve_revision(store, rev))
-    snap.find(mid)
+    lookup = catalog(store, snap)
+    lookup.require(mid)
     adj = adjacency(store, snap)
-    lookup = _Lookup(snap)
     seen: set[str] = {mid}
     queue: deque[tuple[str, int]] = deque([(mid, 0)])
     hits: list[RelatedHit] = []
@@ -203,8 +191,8 @@ def related(
             hits.append(
                 RelatedHit(
                     id=MemoryId(other),
-                    kind=rec.memory.kind if rec else None,
-                    headline=_headline(rec.memory) if rec else "(not on this branch)",
+                    kind=rec.kind if rec else None,
+                    headline=rec.headline if rec else "(not on this branch)",
                     distance=distance + 1,
                     via=link_type,
                     direction=direction,
@@ -235,8 +223,9 @@ def expand(
             f"Memory {mid} is derived from nothing.",
             hint="`ctx summarize` records the sources of a summary.",
         )
-    lookup = _Lookup(snap)
-    return [rec for rec in (lookup.get(s) for s in sources) if rec is not None]
+    lookup = catalog(store, snap)
+    found = [entry for entry in (lookup.get(s) for s in sources) if entry is not None]
+    return [snap.record(entry.path, entry.blob) for entry in found]
 
 
 def summarize(

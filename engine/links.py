@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ctx.engine.adjacency import adjacency
+from ctx.engine.catalog import catalog
 from ctx.engine.errors import InvalidInputError, LinkNotFoundError
 from ctx.engine.ids import MemoryId, parse_memory_id
 from ctx.engine.layout import link_path
 from ctx.engine.memories import WriteResult
-from ctx.engine.model import Intent, Link, check_link_type, encode
+from ctx.engine.model import Intent, Link, check_link_type, decode_link, encode
 from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.snapshot import LinkRecord, Snapshot
 from ctx.engine.store import Store
@@ -100,14 +102,30 @@ def list_links(
 ) -> list[LinkRecord]:
     """Returns the links of a memory, outgoing first.
 
-    Incoming links are found by reading the whole ``links/`` tree.
+    Both directions come from the adjacency index; only the link files that
+    are returned are read.
     """
     mid = parse_memory_id(memory_id)
     snap = store.snapshot(resolve_revision(store, rev))
-    snap.find(mid)
-    out: list[LinkRecord] = []
+    catalog(store, snap).require(mid)
+    adj = adjacency(store, snap)
+    ends: list[tuple[str, str, str]] = []
     if direction in ("out", "both"):
-        out.extend(snap.links_from(mid))
+        ends.extend((mid, t, o) for t, o in sorted(adj.outgoing(mid)))
     if direction in ("in", "both"):
-        out.extend(r for r in snap.links() if r.target == mid)
+        ends.extend((s, t, mid) for t, s in sorted(adj.incoming(mid)))
+    out = []
+    for source, kind, target in ends:
+        path = link_path(MemoryId(source), kind, MemoryId(target))
+        data = snap.read(path)
+        if data is not None:
+            out.append(
+                LinkRecord(
+                    source=MemoryId(source),
+                    type=kind,
+                    target=MemoryId(target),
+                    link=decode_link(data, path),
+                    path=path,
+                )
+            )
     return out

@@ -127,7 +127,7 @@ def supersede(
     "--reverse", is_flag=True, help="What derives from or depends on ID instead."
 )
 @click.option(
-    "--depth", type=int, default=10, show_default=True, help="Levels to follow."
+    "--depth", type=int, default=5, show_default=True, help="Levels to follow."
 )
 @branch_option
 @json_option

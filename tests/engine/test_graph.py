@@ -127,3 +127,33 @@ def test_tags_and_tiers(store, intent):
     with pytest.raises(InvalidInputError):
         tag(store, a, ["tier:working", "tier:reference"], intent)
     assert log(store) == before
+
+
+def test_catalog_follows_edits_moves_and_deletes(disk_store, intent, clock):
+    from ctx.engine import edit, forget, prime
+    from ctx.engine.catalog import catalog
+
+    a, b = _ids(disk_store, intent, 2)
+    prime(disk_store, "# Rule\nBe brief.\n", "guide", intent, file_name="G.md")
+
+    def entries(store):
+        snap = store.snapshot(store.branch_tip("main"))
+        return {
+            k: (v.path.split("/")[0], v.headline)
+            for k, v in catalog(store, snap).entries.items()
+        }
+
+    first = entries(disk_store)
+    assert first[a] == ("memory", "memory 0")
+    rule = next(k for k, v in first.items() if v[0] == "primed")
+    edit(disk_store, a, intent, title="Renamed")
+    forget(disk_store, b, intent)
+    prime(
+        disk_store, "# Rule\nBe brief.\n", "guide", intent, file_name="G.md", pin=True
+    )
+    fresh = Store.open(disk_store.path, clock=clock)
+    now = entries(fresh)
+    assert now == entries(disk_store)
+    assert now[a] == ("memory", "Renamed")
+    assert b not in now
+    assert now[rule] == ("pinned", "Rule")

@@ -34,11 +34,13 @@ class Ctx:
         return json.loads(self(*args, "--json").stdout)
 
     def files(self) -> dict[str, bytes]:
+        """Every file of the store but cache/, which reads may warm (it is
+        derived and disposable: docs/storage.md)."""
         store = self.root / ".ctx"
         return {
             str(p.relative_to(store)): p.read_bytes()
             for p in sorted(store.rglob("*"))
-            if p.is_file()
+            if p.is_file() and p.relative_to(store).parts[0] != "cache"
         }
 
 

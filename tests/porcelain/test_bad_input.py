@@ -153,7 +153,7 @@ def test_bad_input_is_refused_cleanly(seeded, args, code, first_line):
 
 
 def test_graph_commands_refuse_bad_links(seeded):
-    ctx, a, b = seeded
+    ctx, a, _ = seeded
     before = ctx.files()
     assert ctx("related", a, "--type", "LIKES", code=4).stderr.startswith(
         "Error: Unknown link type 'LIKES'."
