@@ -8,6 +8,7 @@ write can put them, with its blobs, into one pack.
 from __future__ import annotations
 
 import stat
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
 from dulwich.object_store import BaseObjectStore
@@ -20,16 +21,43 @@ __all__ = [
     "lookup_many",
     "read_blob",
     "read_tree",
+    "remember_trees",
 ]
 
 _FILE_MODE = 0o100644
 
 
+_CACHE: OrderedDict[bytes, Tree] = OrderedDict()
+_CACHE_SIZE = 4096
+"""Parsed trees kept: every tree above the leaves of a large store, and more."""
+
+
+def remember_trees(trees: Iterable[ShaFile]) -> None:
+    """Keeps just-written trees parsed: the next write reads them again."""
+    for obj in trees:
+        if isinstance(obj, Tree):
+            _CACHE[obj.id] = obj
+            _CACHE.move_to_end(obj.id)
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+
+
 def read_tree(store: BaseObjectStore, tree_id: ObjectID) -> Tree:
-    """Returns the tree object ``tree_id``."""
+    """Returns the tree object ``tree_id`` (never to be modified).
+
+    Parsed trees are cached by id across stores: an id names its content,
+    so a cached tree is right wherever the id is found. The upper levels of
+    the fan-out are read by every write and stay cached; without this, each
+    read searches every pack index, then the loose objects.
+    """
+    cached = _CACHE.get(tree_id)
+    if cached is not None:
+        _CACHE.move_to_end(tree_id)
+        return cached
     obj = store[tree_id]
     if not isinstance(obj, Tree):
         raise TypeError(f"{tree_id!r} is not a tree")
+    remember_trees([obj])
     return obj
 
 

@@ -30,9 +30,11 @@ if TYPE_CHECKING:
     from ctx.engine.snapshot import Snapshot
     from ctx.engine.store import Store
 
-__all__ = ["Adjacency", "adjacency"]
+__all__ = ["SAVE_AFTER", "Adjacency", "adjacency"]
 
 _VERSION = 1
+SAVE_AFTER = 256
+"""Changed paths a catch-up must apply before the cache file is rewritten."""
 
 
 class _File(msgspec.Struct, frozen=True):
@@ -153,14 +155,16 @@ def adjacency(store: Store, snap: Snapshot) -> Adjacency:
     if cached is None:
         cached = Adjacency(_EMPTY_TREE)
     if cached.tree != tree:
-        cached = _catch_up(store, cached, tree)
-        if cache_file is not None:
+        cached, changed = _catch_up(store, cached, tree)
+        # Writing the file costs more than replaying a few changes: leave a
+        # small lag for the next process to diff, save when it grows.
+        if cache_file is not None and changed >= SAVE_AFTER:
             _save(cache_file, cached)
     store.caches["adjacency"] = cached
     return cached
 
 
-def _catch_up(store: Store, adj: Adjacency, tree: str) -> Adjacency:
+def _catch_up(store: Store, adj: Adjacency, tree: str) -> tuple[Adjacency, int]:
     objects = store.repo.object_store
     try:
         changes = list(tree_changes(objects, _tree_arg(adj.tree), _tree_arg(tree)))
@@ -175,7 +179,7 @@ def _catch_up(store: Store, adj: Adjacency, tree: str) -> Adjacency:
             if parsed is not None:
                 apply(parsed[0], parsed[1], parsed[2])
     adj.tree = tree
-    return adj
+    return adj, len(changes)
 
 
 def _save(path: Path, adj: Adjacency) -> None:

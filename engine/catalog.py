@@ -18,6 +18,7 @@ import msgspec
 from dulwich.diff_tree import tree_changes
 from dulwich.objects import ObjectID
 
+from ctx.engine.adjacency import SAVE_AFTER
 from ctx.engine.errors import CorruptStoreError, MemoryNotFoundError
 from ctx.engine.layout import AREAS
 from ctx.engine.model import decode_memory
@@ -88,9 +89,9 @@ def catalog(store: Store, snap: Snapshot) -> Catalog:
     if not isinstance(cached, Catalog):
         cached = Catalog(version=_VERSION, tree=_EMPTY, entries={})
     if cached.tree != tree:
-        cached = _catch_up(store, snap, cached, tree)
-        if path is not None:
-            _save(path, cached)
+        cached, changed = _catch_up(store, snap, cached, tree)
+        if path is not None and changed >= SAVE_AFTER:
+            _save(path, cached)  # as for the adjacency index: a small lag is cheaper
     store.caches["catalog"] = cached
     return cached
 
@@ -112,7 +113,9 @@ def _save(path: Path, value: Catalog) -> None:
         return  # read-only store: the catalog lives in memory only
 
 
-def _catch_up(store: Store, snap: Snapshot, old: Catalog, tree: str) -> Catalog:
+def _catch_up(
+    store: Store, snap: Snapshot, old: Catalog, tree: str
+) -> tuple[Catalog, int]:
     objects = store.repo.object_store
     entries = dict(old.entries)
     by_path = {e.path: mid for mid, e in entries.items()}
@@ -144,4 +147,4 @@ def _catch_up(store: Store, snap: Snapshot, old: Catalog, tree: str) -> Catalog:
                 _headline(memory.title, memory.body),
             )
             by_path[path] = memory.id
-    return Catalog(version=_VERSION, tree=tree, entries=entries)
+    return Catalog(version=_VERSION, tree=tree, entries=entries), len(changes)

@@ -51,13 +51,28 @@ class CommitRecord(msgspec.Struct, frozen=True, array_like=True):
     commit: str
     parents: tuple[str, ...]
     time: int
-    changes: tuple[Change, ...]
+    raw_changes: msgspec.Raw
+    """The encoded changes, decoded only when asked for (a bulk import's
+    line lists every path it wrote; most queries never look at it)."""
     agent: str = ""
     """The writing agent: the Ctx-Agent trailer, else the author's name."""
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        """Returns the changed paths."""
+        return _CHANGES.decode(self.raw_changes)
+
+    def mentions(self, text: str) -> bool:
+        """Returns whether ``text`` occurs in the encoded changes.
+
+        A quick pre-check before decoding them.
+        """
+        return text.encode("utf-8") in bytes(self.raw_changes)
 
 
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(CommitRecord)
+_CHANGES = msgspec.json.Decoder(tuple[Change, ...])
 _AREAS = ("pinned/", "primed/", "sessions/")
 
 
@@ -250,6 +265,10 @@ class History:
             prefix: Keep changes to paths under this prefix.
         """
         for rec in self.records(tip):
+            if memory_id is not None and not rec.mentions(memory_id):
+                continue
+            if prefix is not None and not rec.mentions(prefix):
+                continue
             hits = [
                 c
                 for c in rec.changes
@@ -293,6 +312,6 @@ def _record(commit: Commit, changes: tuple[Change, ...]) -> CommitRecord:
         commit.id.decode("ascii"),
         tuple(p.decode("ascii") for p in commit.parents),
         commit.commit_time,
-        changes,
+        msgspec.Raw(_ENCODER.encode(changes)),
         _agent(commit),
     )

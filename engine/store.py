@@ -176,6 +176,7 @@ class Store:
         self.clock = clock
         self.lock_timeout = lock_timeout
         self._lock_depth = 0
+        self._commits: dict[bytes, Commit] = {}
         self.caches: dict[str, object] = {}
         """Derived state kept for the life of this object (e.g. adjacency)."""
         self.history = History(self, path / "cache" if path else None)
@@ -499,7 +500,7 @@ class Store:
                     self.branch_tip(branch)  # raises RefNotFoundError
                 parent_tree: ObjectID | None = None
                 if tip is not None:
-                    commit_obj = self.repo.object_store[tip]
+                    commit_obj = self._commits.get(tip) or self.repo.object_store[tip]
                     assert isinstance(commit_obj, Commit)
                     parent_tree = commit_obj.tree
                     snap = Snapshot(
@@ -623,6 +624,10 @@ class Store:
         return info
 
     def _store_objects(self, objects: list[ShaFile]) -> None:
+        _trees.remember_trees(objects)
+        for obj in objects:
+            if isinstance(obj, Commit):
+                self._commits = {obj.id: obj}  # the next write's parent
         store = self.repo.object_store
         if len(objects) > _PACK_THRESHOLD and isinstance(store, DiskObjectStore):
             write_pack(store, objects)
