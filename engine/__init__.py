@@ -84,6 +84,7 @@ if TYPE_CHECKING:
         Link,
         Memory,
         Source,
+        headline,
     )
     from ctx.engine.query import (
         Facts,
@@ -199,6 +200,7 @@ __all__ = [
     "fsck",
     "gc",
     "get_view",
+    "headline",
     "import_graph",
     "import_lines",
     "ingest_files",
@@ -319,6 +321,7 @@ _LAZY = {
     "fsck": "ctx.engine.maintenance",
     "gc": "ctx.engine.maintenance",
     "get_view": "ctx.engine.views",
+    "headline": "ctx.engine.model",
     "import_graph": "ctx.engine.exchange",
     "import_lines": "ctx.engine.batch",
     "ingest_files": "ctx.engine.ingest",

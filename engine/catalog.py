@@ -21,7 +21,7 @@ from dulwich.objects import ObjectID
 from ctx.engine.adjacency import SAVE_AFTER
 from ctx.engine.errors import CorruptStoreError, MemoryNotFoundError
 from ctx.engine.layout import AREAS
-from ctx.engine.model import decode_memory
+from ctx.engine.model import decode_memory, headline
 
 if TYPE_CHECKING:
     from ctx.engine.snapshot import Snapshot
@@ -66,11 +66,6 @@ class Catalog(msgspec.Struct):
                 hint="`ctx ls` lists memories; `ctx log` shows removed ones.",
             )
         return entry
-
-
-def _headline(title: str | None, body: str) -> str:
-    text = title or body.strip().split("\n", 1)[0]
-    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _is_memory(path: bytes) -> bool:
@@ -144,7 +139,7 @@ def _catch_up(
                 path,
                 new.sha.decode("ascii"),
                 memory.kind,
-                _headline(memory.title, memory.body),
+                headline(memory.title, memory.body),
             )
             by_path[path] = memory.id
     return Catalog(version=_VERSION, tree=tree, entries=entries), len(changes)

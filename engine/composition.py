@@ -19,6 +19,7 @@ from ctx.engine.adjacency import Adjacency, adjacency
 from ctx.engine.catalog import Catalog, catalog
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import MemoryId
+from ctx.engine.model import headline
 from ctx.engine.query import estimate_tokens
 from ctx.engine.revisions import resolve_revision
 from ctx.engine.selection import Selected, select
@@ -73,11 +74,6 @@ class Composition(msgspec.Struct, frozen=True, kw_only=True):
     included: tuple[ComposedMemory, ...]
     left_out: tuple[LeftOut, ...]
     text: str
-
-
-def _headline(title: str | None, body: str) -> str:
-    text = title or body.strip().split("\n", 1)[0]
-    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _entry(item: ComposedMemory, fmt: str) -> str:
@@ -234,7 +230,7 @@ def _item(chosen: Selected, known: Catalog, adj: Adjacency, fmt: str) -> Compose
 def _left(item: ComposedMemory, reason: str) -> LeftOut:
     return LeftOut(
         id=item.id,
-        headline=_headline(item.title, item.body),
+        headline=headline(item.title, item.body),
         tier=item.tier,
         tokens=item.tokens,
         reason=reason,

@@ -18,7 +18,7 @@ from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import MemoryId, new_memory_id, parse_memory_id
 from ctx.engine.layout import link_path, memory_path
 from ctx.engine.memories import Draft, WriteResult, build_memory
-from ctx.engine.model import LINK_TYPES, Intent, Link, Memory, check_link_type, encode
+from ctx.engine.model import LINK_TYPES, Intent, Link, check_link_type, encode
 from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import Store
@@ -77,11 +77,6 @@ class RelatedHit(msgspec.Struct, frozen=True, kw_only=True):
     via: str
     direction: str
     source: MemoryId
-
-
-def _headline(memory: Memory) -> str:
-    text = memory.title or memory.body.strip().split("\n", 1)[0]
-    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _check_depth(depth: int | None) -> int:

@@ -25,6 +25,7 @@ from ctx.engine.model import (
     check_tag,
     check_title,
     encode,
+    headline,
 )
 from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.snapshot import MemoryRecord, Snapshot
@@ -186,7 +187,7 @@ def remember_many(
     first = memories[0][0]
     if summary is None:
         summary = (
-            f"Remember {first.kind} {first.id}: {_headline(first)}"
+            f"Remember {first.kind} {first.id}: {headline(first.title, first.body, 60)}"
             if len(memories) == 1
             else f"Remember {len(memories)} memories"
         )
@@ -194,11 +195,6 @@ def remember_many(
     return WriteResult(
         commit=commit, ids=tuple(m.id for m, _ in memories), paths=tuple(paths)
     )
-
-
-def _headline(memory: Memory, limit: int = 60) -> str:
-    line = memory.title or memory.body.strip().split("\n", 1)[0]
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def edit(

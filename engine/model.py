@@ -38,6 +38,7 @@ __all__ = [
     "decode_memory",
     "encode",
     "encode_struct",
+    "headline",
 ]
 
 KINDS = (
@@ -189,6 +190,12 @@ def _check_text(what: str, text: str, *, single_line: bool) -> None:
         raise InvalidInputError(f"{what} contains a NUL byte.")
     if single_line and any(c in text for c in "\r\n"):
         raise InvalidInputError(f"{what} must be a single line.")
+
+
+def headline(title: str | None, body: str, limit: int = 80) -> str:
+    """Returns the title, or the body's first line, cut to ``limit`` characters."""
+    text = title or body.strip().split("\n", 1)[0]
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def check_body(body: str) -> str:

@@ -117,9 +117,25 @@ def branch_option(func: F) -> F:
 
 
 def intent_options(default_intent: str) -> Callable[[F], F]:
-    """Adds ``--agent --intent --confidence --reason --session``."""
+    """Adds ``--agent --intent --confidence --reason --session``.
+
+    The command receives them as one ``who: Intent`` argument.
+    """
 
     def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(
+            *args: Any,
+            agent: str | None,
+            intent: str,
+            confidence: float | None,
+            reason: str | None,
+            session: str | None,
+            **kwargs: Any,
+        ) -> Any:
+            who = make_intent(agent, intent, confidence, reason, session)
+            return func(*args, who=who, **kwargs)
+
         options = [
             click.option(
                 "--agent",
@@ -144,9 +160,10 @@ def intent_options(default_intent: str) -> Callable[[F], F]:
                 help="Working session id.",
             ),
         ]
+        decorated: Any = wrapper
         for option in reversed(options):
-            func = option(func)
-        return func
+            decorated = option(decorated)
+        return decorated  # type: ignore[no-any-return]
 
     return decorate
 

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ctx.engine import headline as engine_headline
+
 if TYPE_CHECKING:  # only for annotations: keep start-up light
     from ctx.engine import (
         CommitInfo,
@@ -36,8 +38,7 @@ __all__ = [
 
 def headline(memory: Memory, width: int = 70) -> str:
     """Returns the title, or the body's first line, shortened to ``width``."""
-    text = memory.title or memory.body.strip().split("\n", 1)[0]
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return engine_headline(memory.title, memory.body, width)
 
 
 def commit_line(commit: CommitInfo) -> str:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 
 from ctx import engine
+from ctx.engine import Intent
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
     echo_json,
     intent_options,
     json_option,
-    make_intent,
     pass_state,
     read_text,
 )
@@ -110,11 +110,7 @@ def merge(
     into: str | None,
     prefer: str | None,
     no_ff: bool,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     as_json: bool,
 ) -> None:
     """Three-way merge SOURCE into a branch, memory by memory
@@ -127,7 +123,6 @@ def merge(
       ctx merge agent/claude
       ctx merge dream --into main --prefer confident
     """
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.merge(
         state.store(write=True), source, who, into=into, prefer=prefer, no_ff=no_ff
     )
@@ -156,11 +151,7 @@ def resolve(
     memory_id: str,
     take: str | None,
     body: str | None,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -171,7 +162,6 @@ def resolve(
       ctx resolve 01JD2X9K7M3Q4R5S6T7V8W9XYZ --take theirs
       ctx resolve 01JD2X9K7M3Q4R5S6T7V8W9XYZ --body "Both: UTC in logs, local in UI"
     """
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.resolve(
         state.store(write=True),
         memory_id,

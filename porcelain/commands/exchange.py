@@ -8,14 +8,13 @@ from pathlib import Path
 import click
 
 from ctx import engine
-from ctx.engine import InvalidInputError
+from ctx.engine import Intent, InvalidInputError
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
     echo_json,
     intent_options,
     json_option,
-    make_intent,
     now,
     pass_state,
 )
@@ -45,11 +44,7 @@ def import_(
     state: CtxState,
     file: str,
     merge: bool,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -65,7 +60,6 @@ def import_(
       ctx export --branch main > all.jsonl && ctx --store ../other import all.jsonl
     """
     lines = _read(file).split(b"\n")
-    who = make_intent(agent, intent, confidence, reason, session)
     store = state.store(write=True)
     first = next((line for line in lines if line.strip()), b"")
     if engine.is_graph_export(first):
@@ -126,11 +120,7 @@ def ingest(
     files: tuple[str, ...],
     tag: tuple[str, ...],
     context: str,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -143,7 +133,6 @@ def ingest(
       ctx ingest docs/*.md --tag project:api
     """
     loaded = [(Path(f).name, _read(f)) for f in files]
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.ingest_files(
         state.store(write=True), loaded, who, tags=tag, branch=branch, context=context
     )

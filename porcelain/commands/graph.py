@@ -7,13 +7,13 @@ from typing import Literal
 import click
 
 from ctx import engine
+from ctx.engine import Intent
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
     echo_json,
     intent_options,
     json_option,
-    make_intent,
     pass_state,
 )
 from ctx.porcelain.render import render_links
@@ -42,11 +42,7 @@ def link(
     source: str,
     target: str,
     link_type: str,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -56,7 +52,6 @@ def link(
     Example:
       ctx link 01JD2X9K7M3Q4R5S6T7V8W9XYZ 01JD2XA0000000000000000000 --type DEPENDS_ON
     """
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.link(
         state.store(write=True), source, target, link_type, who, branch=branch
     )
@@ -84,11 +79,7 @@ def unlink(
     source: str,
     target: str,
     link_type: str,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -98,7 +89,6 @@ def unlink(
     Example:
       ctx unlink 01JD2X9K7M3Q4R5S6T7V8W9XYZ 01JD2XA0000000000000000000 --type DEPENDS_ON
     """
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.unlink(
         state.store(write=True), source, target, link_type, who, branch=branch
     )

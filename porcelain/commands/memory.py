@@ -7,14 +7,13 @@ from pathlib import Path
 import click
 
 from ctx import engine
-from ctx.engine import InvalidInputError
+from ctx.engine import Intent, InvalidInputError
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
     echo_json,
     intent_options,
     json_option,
-    make_intent,
     now,
     parse_when,
     pass_state,
@@ -62,11 +61,7 @@ def remember(
     tag: tuple[str, ...],
     when: str | None,
     pin: bool,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -79,7 +74,6 @@ def remember(
       ctx remember "Use UTC in every log line" --kind decision --tag project:api
       echo "long text" | ctx remember - --title "Notes"
     """
-    who = make_intent(agent, intent, confidence, reason, session)
     draft = engine.Draft(
         text=read_text(text),
         title=title,
@@ -190,11 +184,7 @@ def edit(
     kind: str | None,
     tag: tuple[str, ...],
     untag: tuple[str, ...],
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -204,7 +194,6 @@ def edit(
     Example:
       ctx edit 01JD2X9K7M3Q4R5S6T7V8W9XYZ --body "UTC everywhere" --reason "wider"
     """
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.edit(
         state.store(write=True),
         memory_id,
@@ -236,11 +225,7 @@ def edit(
 def forget(
     state: CtxState,
     memory_id: str,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -250,11 +235,10 @@ def forget(
     Example:
       ctx forget 01JD2X9K7M3Q4R5S6T7V8W9XYZ --reason "superseded by the v2 design"
     """
-    if not reason:
+    if not who.reason:
         raise InvalidInputError(
             "Say why with --reason.", hint="ctx forget ID --reason '...'"
         )
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.forget(state.store(write=True), memory_id, who, branch=branch)
     assert result.commit is not None
     if as_json:
@@ -280,11 +264,7 @@ def prime(
     file: str,
     pin: bool,
     source: str | None,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -304,7 +284,6 @@ def prime(
     except UnicodeDecodeError:
         raise InvalidInputError(f"{file} is not valid UTF-8 text.") from None
     name = source or _source_name(path)
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.prime(
         state.store(write=True),
         text,

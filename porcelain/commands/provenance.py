@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 
 from ctx import engine
+from ctx.engine import Intent
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
     echo_json,
     intent_options,
     json_option,
-    make_intent,
     pass_state,
     read_text,
 )
@@ -45,11 +45,7 @@ def summarize(
     context: str,
     tag: tuple[str, ...],
     archive_sources: bool,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -63,7 +59,6 @@ def summarize(
       ctx summarize 01JD2X9K7M3Q4R5S6T7V8W9XYZ 01JD2XA0000000000000000000 \\
           --body "Queue: Postgres, polled every 2 s" --archive-sources
     """
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.summarize(
         state.store(write=True),
         memory_ids,
@@ -95,11 +90,7 @@ def supersede(
     state: CtxState,
     old: str,
     new: str,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -110,7 +101,6 @@ def supersede(
       ctx supersede 01JD2X9K7M3Q4R5S6T7V8W9XYZ 01JD2XA0000000000000000000 \\
           --reason "moved to Postgres 16"
     """
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.supersede(state.store(write=True), old, new, who, branch=branch)
     commit = result.commit.id if result.commit else None
     if as_json:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 
 from ctx import engine
+from ctx.engine import Intent
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
     echo_json,
     intent_options,
     json_option,
-    make_intent,
     pass_state,
 )
 
@@ -29,11 +29,7 @@ def tag_(
     state: CtxState,
     memory_id: str,
     tags: tuple[str, ...],
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -46,7 +42,6 @@ def tag_(
     Example:
       ctx tag 01JD2X9K7M3Q4R5S6T7V8W9XYZ project:api tier:reference
     """
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.tag(state.store(write=True), memory_id, tags, who, branch=branch)
     _report(result, as_json, "tagged")
 
@@ -62,11 +57,7 @@ def untag(
     state: CtxState,
     memory_id: str,
     tags: tuple[str, ...],
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -76,7 +67,6 @@ def untag(
     Example:
       ctx untag 01JD2X9K7M3Q4R5S6T7V8W9XYZ tier:reference
     """
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.untag(state.store(write=True), memory_id, tags, who, branch=branch)
     _report(result, as_json, "untagged")
 

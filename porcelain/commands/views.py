@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 
 from ctx import engine
+from ctx.engine import Intent
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
     echo_json,
     intent_options,
     json_option,
-    make_intent,
     now,
     pass_state,
 )
@@ -152,11 +152,7 @@ def view_create(
     fmt: str | None,
     description: str | None,
     replace: bool,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -166,7 +162,6 @@ def view_create(
     Example:
       ctx view create api --where 'tag:project:api' --budget 1500
     """
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.create_view(
         state.store(write=True),
         name,
@@ -268,11 +263,7 @@ def view_render(
 def view_delete(
     state: CtxState,
     name: str,
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
+    who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -282,7 +273,6 @@ def view_delete(
     Example:
       ctx view delete api
     """
-    who = make_intent(agent, intent, confidence, reason, session)
     result = engine.delete_view(state.store(write=True), name, who, branch=branch)
     assert result.commit is not None
     if as_json:
