@@ -219,7 +219,8 @@ class _TreeMerge:
                 self.changes[path] = theirs if key_b > key_a else ours
             return
         if not (path.startswith(_MEMORY_AREAS) and path.endswith(".json")):
-            return  # conflicts/ and unknown files: ours stands
+            self._keep_both(path, ours, theirs)
+            return
         try:
             mb = decode_memory(base, path) if base else None
             mo = decode_memory(ours, path) if ours else None
@@ -230,6 +231,22 @@ class _TreeMerge:
             self._relocate(path, mt)
             return
         self._merge_memory(path, mb, mo, mt)
+
+    def _keep_both(self, path: str, ours: bytes | None, theirs: bytes | None) -> None:
+        # A view (or any other file) changed differently on both sides: ours
+        # stays at the path, theirs is kept beside it, so nothing is lost.
+        # A stored conflict on both sides keeps ours: it is re-derived.
+        if theirs is None or ours is None or path.startswith("conflicts/"):
+            if ours is None and theirs is not None:
+                self.changes[path] = theirs  # deleted here, changed there: keep it
+            return
+        stem, dot, ext = path.rpartition(".")
+        side = (
+            f"{stem}.theirs-{self.theirs[:8]}"
+            if dot
+            else f"{path}.theirs-{self.theirs[:8]}"
+        )
+        self.changes[f"{side}.{ext}" if dot else side] = theirs
 
     def _relocate(self, path: str, memory: Memory) -> None:
         # Two different memories were added at one pinned/primed path.

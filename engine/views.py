@@ -68,11 +68,14 @@ def _read(snap: Snapshot, name: str) -> View:
             f"No view named {name!r}.", hint="`ctx view list` lists them."
         )
     try:
-        return _DECODER.decode(data)
+        view = _DECODER.decode(data)
     except msgspec.DecodeError as exc:
         raise CorruptStoreError(
             f"views/{name}.json is not a valid view: {exc}"
         ) from exc
+    # The file name is the view's name (a merge may keep a copy of one view
+    # under another name).
+    return view if view.name == name else msgspec.structs.replace(view, name=name)
 
 
 def create_view(

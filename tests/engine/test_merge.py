@@ -242,3 +242,19 @@ def test_merge_never_loses_either_side(clock, intent, ours, theirs, delete):
     elif our_version is None and their_version is None:
         assert after is None
     assert result.commit is not None or result.up_to_date
+
+
+def test_a_view_changed_on_both_sides_keeps_both(store, intent):
+    from ctx.engine import create_view, get_view, list_views
+
+    create_view(store, "api", "tag:project:api", 100, intent)
+    create_branch(store, "agent")
+    create_view(store, "api", "kind:decision", 100, intent, replace=True)
+    create_view(store, "api", "kind:fact", 200, intent, replace=True, branch="agent")
+    merge(store, "agent", MERGER)
+    assert get_view(store, "api").where == "kind:decision"
+    names = [v.name for v in list_views(store)]
+    assert len(names) == 2
+    theirs = next(n for n in names if n != "api")
+    assert theirs.startswith("api.theirs-")
+    assert get_view(store, theirs).where == "kind:fact"
