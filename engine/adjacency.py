@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SAVE_AFTER", "Adjacency", "adjacency"]
 
-_VERSION = 1
+_VERSION = 2
 SAVE_AFTER = 256
 """Changed paths a catch-up must apply before the cache file is rewritten."""
 
@@ -43,49 +43,76 @@ class _File(msgspec.Struct, frozen=True):
     ids: list[str]
     types: list[str]
     edges: bytes  # uint32 triples (source, type, target) indexing ids/types
+    counts: dict[str, int]
+    superseded: list[str]
 
 
 class Adjacency:
-    """Every link of one ``links/`` tree, indexed both ways."""
+    """Every link of one ``links/`` tree, indexed both ways.
+
+    Loaded from its file, the index keeps the packed edges and builds its
+    dictionaries on the first walk: listings only need the counts and the
+    superseded set, which the file carries ready-made.
+    """
 
     def __init__(self, tree: str, edges: Iterable[tuple[str, str, str]] = ()) -> None:
         self.tree = tree
         self._out: dict[str, dict[tuple[str, str], None]] = {}
         self._in: dict[str, dict[tuple[str, str], None]] = {}
+        self._packed: _File | None = None
         for source, link_type, target in edges:
             self.add(source, link_type, target)
 
+    def _unpack(self) -> None:
+        packed, self._packed = self._packed, None
+        if packed is None:
+            return
+        edges = array("I")
+        edges.frombytes(packed.edges)
+        ids, types = packed.ids, packed.types
+        for i in range(0, len(edges) - 2, 3):
+            self.add(ids[edges[i]], types[edges[i + 1]], ids[edges[i + 2]])
+
     def add(self, source: str, link_type: str, target: str) -> None:
         """Records one link."""
+        self._unpack()
         self._out.setdefault(source, {})[(link_type, target)] = None
         self._in.setdefault(target, {})[(link_type, source)] = None
 
     def remove(self, source: str, link_type: str, target: str) -> None:
         """Forgets one link."""
+        self._unpack()
         self._out.get(source, {}).pop((link_type, target), None)
         self._in.get(target, {}).pop((link_type, source), None)
 
     def outgoing(self, memory_id: str) -> list[tuple[str, str]]:
         """Returns ``(type, target)`` for each link leaving ``memory_id``."""
+        self._unpack()
         return list(self._out.get(memory_id, ()))
 
     def incoming(self, memory_id: str) -> list[tuple[str, str]]:
         """Returns ``(type, source)`` for each link pointing at ``memory_id``."""
+        self._unpack()
         return list(self._in.get(memory_id, ()))
 
     def edges(self) -> Iterable[tuple[str, str, str]]:
         """Yields every link as ``(source, type, target)``."""
+        self._unpack()
         for source, targets in self._out.items():
             for link_type, target in targets:
                 yield source, link_type, target
 
     def count_by_type(self) -> dict[str, int]:
         """Returns how many links there are of each type."""
+        if self._packed is not None:
+            return dict(self._packed.counts)
         counts: Counter[str] = Counter(t for _, t, _ in self.edges())
         return dict(sorted(counts.items()))
 
     def superseded(self) -> set[str]:
         """Returns the ids that some memory SUPERSEDES."""
+        if self._packed is not None:
+            return set(self._packed.superseded)
         return {t for _, kind, t in self.edges() if kind == "SUPERSEDES"}
 
     def encode(self) -> bytes:
@@ -101,7 +128,15 @@ class Adjacency:
                     ids.setdefault(target, len(ids)),
                 )
             )
-        value = _File(_VERSION, self.tree, list(ids), list(types), packed.tobytes())
+        value = _File(
+            _VERSION,
+            self.tree,
+            list(ids),
+            list(types),
+            packed.tobytes(),
+            self.count_by_type(),
+            sorted(self.superseded()),
+        )
         return msgspec.msgpack.encode(value)
 
     @classmethod
@@ -113,12 +148,8 @@ class Adjacency:
             return None
         if value.version != _VERSION:
             return None
-        packed = array("I")
-        packed.frombytes(value.edges)
-        ids, types = value.ids, value.types
         adj = cls(value.tree)
-        for i in range(0, len(packed) - 2, 3):
-            adj.add(ids[packed[i]], types[packed[i + 1]], ids[packed[i + 2]])
+        adj._packed = value
         return adj
 
 
