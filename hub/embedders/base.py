@@ -1,0 +1,58 @@
+"""The one small interface every embedder implements, and its error.
+
+An embedder turns texts into unit vectors. The store records an embedder's
+:attr:`Embedder.name` next to the vectors it built, so the name must change
+whenever the vectors would (another model, another version, another size):
+a changed name means a reindex.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from ctx.engine import CtxError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["Embedder", "EmbedderError"]
+
+
+class EmbedderError(CtxError):
+    """An embedder could not be built or could not embed.
+
+    Raised for a bad embedder configuration, a model that is not installed,
+    and an embedding endpoint that is down or answers nonsense. The hub
+    treats it as "no vectors this time": lexical recall still answers.
+    """
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors.
+
+    Attributes:
+        name: A stable id of the model and its version, recorded in the
+            store, e.g. ``"minilm-l6-v2-int8@1"`` or ``"hashing-384@1"``.
+        dimensions: The length of every vector.
+    """
+
+    @property
+    def name(self) -> str:
+        """Returns the stable id of the model and its version."""
+        ...
+
+    @property
+    def dimensions(self) -> int:
+        """Returns the length of every vector."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Returns one unit row per text, shape ``(len(texts), dimensions)``.
+
+        Raises:
+            EmbedderError: The model could not be loaded or the endpoint
+                could not be used.
+        """
+        ...
