@@ -1,0 +1,660 @@
+"""The lexical channel: a Tantivy index of memory text, keyed by blob id.
+
+The index is a projection (always rebuildable from commits), so a document is
+keyed by the blob id of the memory's content: a memory that lives on fifty
+branches is indexed once, and a branch's view is applied at query time through
+the ``allowed`` set of its live blob ids.
+
+Fields:
+
+- ``blob`` and ``memory_id``: raw (untokenised), stored; ``kind``: raw.
+- ``title``, ``body``, ``context``: Tantivy's ``en_stem`` analyser (simple
+  tokeniser, lowercase, tokens over 40 bytes dropped, English Snowball stemmer),
+  so "deciding" finds "decide".
+- ``tags``: raw terms, each tag lowercased whole (``project:ctx``) and as its
+  namespace and value (``project``, ``ctx``).
+- ``words``: the unstemmed lowercased words of title and body (whitespace
+  tokeniser over the text :func:`_words` makes), for the fuzzy
+  channel: whole identifiers (``get_user_by_id``, ``parseConfigFile``) and
+  their parts (``user``, ``config``).
+- ``created_at``: a date fast field (UTC), for range filters.
+
+Queries are user text and are never handed to Tantivy's query parser (which
+reads ``project:ctx`` as a field name, ``-x`` as "everything but x" and raises
+on ``AND (``): :meth:`LexicalIndex.search` analyses the text with the same
+analyser as the fields and builds a boolean "should" query of term queries,
+so no input can raise.
+
+One writer at a time: Tantivy allows a single :class:`LexicalWriter` per index
+folder across all processes. :meth:`LexicalIndex.try_writer` returns ``None``
+when another holds it, and searching never needs it. Every error Tantivy
+raises is translated here into a :class:`LexicalIndexError` (a
+:class:`~ctx.engine.StoreError`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import msgspec
+import tantivy
+
+from ctx.engine import StoreBusyError, StoreError
+
+__all__ = [
+    "BODY_BOOST",
+    "CONTEXT_BOOST",
+    "TAGS_BOOST",
+    "TITLE_BOOST",
+    "LexicalDoc",
+    "LexicalIndex",
+    "LexicalIndexBusyError",
+    "LexicalIndexError",
+    "LexicalWriter",
+]
+
+# Field boosts multiply each field's BM25 score before they are summed. A title
+# is a one-line summary its author chose, so a query word there says more than
+# the same word somewhere in a long body: twice as much, the usual
+# Lucene/Elasticsearch starting point. A tag is a deliberate label, between the
+# two. Context (where a memory belongs) counts like the body.
+TITLE_BOOST = 2.0
+TAGS_BOOST = 1.5
+BODY_BOOST = 1.0
+CONTEXT_BOOST = 1.0
+
+# Bounds on work per query: a pasted page is cut to its first 10,000
+# characters and its first 64 distinct terms (32 words for the fuzzy channel).
+_MAX_QUERY_CHARS = 10_000
+_MAX_QUERY_TERMS = 64
+_MAX_FUZZY_WORDS = 32
+
+# The fuzzy channel: edit distance 1 for words of 4-7 characters, 2 for longer
+# ones; shorter words are left to the exact channel (one typo in a 3-letter
+# word makes another word). An exact occurrence adds this much on top of the
+# fuzzy match's constant score of 1, so it ranks above a near miss.
+_FUZZY_MIN_CHARS = 4
+_FUZZY_TWO_EDITS_CHARS = 8
+_FUZZY_EXACT_BONUS = 0.5
+
+# Words longer than this are not indexed for the fuzzy channel (hashes, base64).
+_MAX_WORD_CHARS = 64
+
+# Allowed-set filtering is applied to an over-fetched ranking, not inside
+# Tantivy: a term-set filter of 1,000 blob ids cost 5.5 ms on 5,000 documents,
+# while reading a hit's blob id costs about 2 µs. Over-fetching starts with the
+# number of hits that, at the allowed set's share of the index, should hold
+# `limit` allowed ones, times this margin; each further page is three times as
+# large as everything fetched so far.
+_OVERFETCH_MARGIN = 1.5
+_OVERFETCH_GROWTH = 3
+
+# Words of four letters or more that name no topic: they would fuzzily match
+# half the index ("what" ~ "that", "whatever").
+_FUZZY_STOPWORD_TEXT = """
+    about above after again against also been before being below between both cannot
+    could does doing down during each from further have having here hers herself
+    himself into itself just more most myself once only other ought ours ourselves
+    over same should some such than that their theirs them themselves then there
+    these they this those through under until very were what when where which while
+    whom whose will with would your yours yourself yourselves
+"""
+_FUZZY_STOPWORDS = frozenset(_FUZZY_STOPWORD_TEXT.split())
+
+_WORD_RE = re.compile(r"\w+(?:[.\-/:]\w+)*")
+_PART_SPLIT_RE = re.compile(r"[\W_]+")
+_CAMEL_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_EDGE_PUNCTUATION = "\"'`()[]{}<>,;!?.*"
+
+
+class LexicalIndexError(StoreError):
+    """The lexical index cannot be opened, read or written.
+
+    A missing, corrupt or incompatible index folder raises it with the hint to
+    rebuild: the index is a projection of the commits and loses nothing.
+    """
+
+
+class LexicalIndexBusyError(LexicalIndexError, StoreBusyError):
+    """Another writer, in this process or another, holds the index's lock."""
+
+
+class LexicalDoc(msgspec.Struct, frozen=True, kw_only=True):
+    """The text of one blob, as the lexical index sees it.
+
+    Attributes:
+        blob: The blob id of the memory's content: the document's key.
+        memory_id: The stable id of the memory the blob belongs to.
+        kind: The memory's kind.
+        context: Where the memory belongs (searched like the body).
+        title: Optional one-line title (boosted by :data:`TITLE_BOOST`).
+        body: The text.
+        tags: ``namespace:value`` tags.
+        created_at: When the remembered thing happened; a naive value is UTC.
+    """
+
+    blob: str
+    memory_id: str
+    kind: str
+    context: str
+    title: str | None
+    body: str
+    tags: tuple[str, ...]
+    created_at: datetime
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("blob", stored=True, tokenizer_name="raw")
+    builder.add_text_field("memory_id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("kind", tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("title", tokenizer_name="en_stem")
+    builder.add_text_field("body", tokenizer_name="en_stem")
+    builder.add_text_field("context", tokenizer_name="en_stem")
+    builder.add_text_field("tags", tokenizer_name="raw", index_option="freq")
+    builder.add_text_field("words", tokenizer_name="whitespace", index_option="basic")
+    builder.add_date_field("created_at", indexed=True, fast=True)
+    return builder.build()
+
+
+def _stem_analyzer() -> tantivy.TextAnalyzer:
+    # Tantivy's built-in "en_stem", rebuilt so query text is cut into exactly
+    # the terms the title, body and context fields hold.
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _clean(text: str) -> str:
+    # Lone surrogates cannot cross into Rust; replace them.
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _tag_terms(tags: Iterable[str]) -> list[str]:
+    terms: set[str] = set()
+    for tag in tags:
+        tag = tag.lower()
+        terms.add(tag)
+        namespace, sep, value = tag.partition(":")
+        if sep:
+            terms.update(part for part in (namespace, value) if part)
+    return sorted(terms)
+
+
+def _words(text: str) -> str:
+    """Returns the fuzzy channel's terms of a text: words and their parts.
+
+    The terms are lowercased, unique and joined by spaces, for the field's
+    whitespace tokeniser.
+    """
+    words: set[str] = set()
+    for word in set(_WORD_RE.findall(text)):
+        if len(word) > _MAX_WORD_CHARS:
+            continue
+        lower = word.lower()
+        words.add(lower)
+        if lower.isalnum() and word[1:] == lower[1:]:
+            continue  # a plain word: no separators, no inner capitals
+        for part in _PART_SPLIT_RE.split(word):
+            for piece in (part, *_CAMEL_RE.findall(part)):
+                if len(piece) > 1:
+                    words.add(piece.lower())
+    return " ".join(sorted(words))
+
+
+def _query_words(text: str) -> list[str]:
+    """Returns the whole words of a query that the fuzzy channel looks for."""
+    seen: dict[str, None] = {}
+    for match in _WORD_RE.finditer(text):
+        word = match.group().lower()
+        if (
+            _FUZZY_MIN_CHARS <= len(word) <= _MAX_WORD_CHARS
+            and word not in _FUZZY_STOPWORDS
+        ):
+            seen[word] = None
+            if len(seen) == _MAX_FUZZY_WORDS:
+                break
+    return list(seen)
+
+
+def _query_tags(text: str) -> list[str]:
+    """Returns the raw words of a query that could name a tag or its parts."""
+    terms: dict[str, None] = {}
+    for chunk in text.split():
+        chunk = chunk.strip(_EDGE_PUNCTUATION).lower()
+        if chunk:
+            terms.update(dict.fromkeys(_tag_terms([chunk])))
+        if len(terms) >= _MAX_QUERY_TERMS:
+            break
+    return list(terms)[:_MAX_QUERY_TERMS]
+
+
+def _utc(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+class LexicalIndex:
+    """A BM25 index over memory text, keyed by blob id.
+
+    Open one with :meth:`open` (a folder) or :meth:`in_memory` (tests). Any
+    number of indexes, in any number of processes, may search the same folder;
+    writing goes through the one :class:`LexicalWriter` that
+    :meth:`try_writer` or :meth:`writer` hands out. Searches see the latest
+    commit of any writer: each one reloads the reader first, which costs about
+    15 µs when nothing changed.
+    """
+
+    def __init__(self, index: tantivy.Index, *, where: str) -> None:
+        """Wraps an opened Tantivy index; use :meth:`open` or :meth:`in_memory`."""
+        self._index = index
+        self._schema = index.schema
+        self._where = where
+        self._analyzer = _stem_analyzer()
+        self._index.config_reader(reload_policy="manual")
+
+    @classmethod
+    def open(cls, path: str | Path, *, create: bool = True) -> Self:
+        """Opens the index in a folder, creating it if ``create`` allows.
+
+        Args:
+            path: The index folder.
+            create: Whether to create a missing folder, and an empty index
+                in a folder that holds none.
+
+        Raises:
+            LexicalIndexError: The folder is missing (and ``create`` is off),
+                is not a folder, or holds a corrupt or incompatible index.
+        """
+        folder = Path(path)
+        where = f"the lexical index in {folder}"
+        if create:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise LexicalIndexError(
+                    f"Cannot create {where}: {_one_line(exc)}."
+                ) from exc
+        elif not (folder.is_dir() and tantivy.Index.exists(str(folder))):
+            raise LexicalIndexError(
+                f"No lexical index exists in {folder}.",
+                hint="Run `ctx reindex` to build it.",
+            )
+        try:
+            index = tantivy.Index(_schema(), path=str(folder), reuse=True)
+        except ValueError as exc:
+            raise LexicalIndexError(
+                f"Cannot open {where} ({_one_line(exc)}).",
+                hint="Run `ctx reindex` to rebuild it.",
+            ) from exc
+        return cls(index, where=where)
+
+    @classmethod
+    def in_memory(cls) -> Self:
+        """Returns a new empty index held in memory (lost when dropped)."""
+        return cls(tantivy.Index(_schema()), where="the in-memory lexical index")
+
+    def __repr__(self) -> str:
+        return f"<LexicalIndex {self._where}>"
+
+    # -- writing ----------------------------------------------------------
+
+    def try_writer(self) -> LexicalWriter | None:
+        """Returns the index's writer, or ``None`` if another one holds it.
+
+        The writer holds the index folder's lock until it is closed (use it as
+        a context manager); meanwhile every other :meth:`try_writer`, in this
+        process or another, returns ``None``. A caller that gets ``None`` can
+        still search what is committed.
+
+        Raises:
+            LexicalIndexError: The writer failed for another reason.
+        """
+        try:
+            return self.writer()
+        except LexicalIndexBusyError:
+            return None
+
+    def writer(self) -> LexicalWriter:
+        """Returns the index's writer, which holds its lock until closed.
+
+        Raises:
+            LexicalIndexBusyError: Another writer holds the lock.
+            LexicalIndexError: The writer failed for another reason.
+        """
+        try:
+            raw = self._index.writer()
+        except ValueError as exc:
+            if "LockBusy" in str(exc):
+                raise LexicalIndexBusyError(
+                    f"Another writer holds the lock on {self._where}.",
+                    hint="Search what is indexed, or try again shortly.",
+                ) from exc
+            raise LexicalIndexError(
+                f"Cannot write {self._where} ({_one_line(exc)})."
+            ) from exc
+        return LexicalWriter(self, raw, where=self._where)
+
+    # -- reading ----------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Makes the latest commit of any writer visible to searches.
+
+        Raises:
+            LexicalIndexError: The committed index cannot be read.
+        """
+        try:
+            self._index.reload()
+        except ValueError as exc:
+            raise LexicalIndexError(
+                f"Cannot read {self._where} ({_one_line(exc)}).",
+                hint="Run `ctx reindex` to rebuild it.",
+            ) from exc
+
+    def _searcher(self) -> tantivy.Searcher:
+        self.refresh()
+        return self._index.searcher()
+
+    def count(self) -> int:
+        """Returns the number of documents committed (and not deleted)."""
+        return int(self._searcher().num_docs)
+
+    def contains(self, blob: str) -> bool:
+        """Returns whether a committed document has this blob id."""
+        query = tantivy.Query.term_query(self._schema, "blob", blob)
+        return bool(self._run(self._searcher(), query, 1, 0))
+
+    def known_blobs(self) -> set[str]:
+        """Returns the blob ids of every committed document.
+
+        Reads every document's stored key (about 2 µs each): for status and
+        repair, not for each query.
+        """
+        searcher = self._searcher()
+        total = searcher.num_docs
+        if total == 0:
+            return set()
+        hits = self._run(searcher, tantivy.Query.all_query(), total, 0)
+        return {self._blob_of(searcher, address) for _, address in hits}
+
+    def search(
+        self, query: str, *, limit: int, allowed: Collection[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """Returns the best BM25 matches for a text as (blob id, score).
+
+        The text is analysed like the fields (words, lowercase, English stems);
+        each term is looked up in title, body, context and tags, with the
+        field boosts :data:`TITLE_BOOST`, :data:`BODY_BOOST`,
+        :data:`CONTEXT_BOOST` and :data:`TAGS_BOOST`, and a document's score is
+        the sum. A document matches if it holds any term. Tags are also
+        matched by the query's whitespace-separated words whole
+        (``project:ctx``) and by their namespace and value.
+
+        Args:
+            query: User text; any string is accepted, and one with no words
+                returns nothing. Only its first 10,000 characters and 64
+                distinct terms count.
+            limit: The most hits to return.
+            allowed: If given, only these blob ids may be returned (a branch's
+                live set). The ranking is fetched past ``limit`` (as many hits
+                as should hold ``limit`` allowed ones at the set's share of the
+                index, times 1.5) and filtered; if that is not enough, further
+                pages, each three times all fetched so far, until ``limit``
+                allowed hits are found or the matches run out. The result is
+                exactly the best ``limit`` allowed hits; the cost grows as the
+                allowed share of the index shrinks (about 2 µs per hit read).
+
+        Returns:
+            Up to ``limit`` hits, best first.
+        """
+        built = self._bm25_query(_clean(query[:_MAX_QUERY_CHARS]))
+        if built is None:
+            return []
+        return self._ranked(built, limit, allowed)
+
+    def fuzzy_search(
+        self, query: str, *, limit: int, allowed: Collection[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """Returns the documents whose words nearly match the query's.
+
+        The typo and identifier channel: each query word of four or more
+        characters (common function words aside) matches title and body words
+        within one edit (4-7 characters) or two (8 or more), or that begin
+        with such a word (``postgress`` finds ``postgres`` and
+        ``postgresql``). Words are matched unstemmed and whole, so
+        ``get_usr_by_id`` finds ``get_user_by_id``; a document's words also
+        include the parts of its identifiers (``parseConfigFile`` gives
+        ``config``). Each matched query word scores 1, plus 0.5 if it occurs
+        exactly.
+
+        Args:
+            query: User text; any string is accepted. Only its first 32
+                distinct words of four or more characters count.
+            limit: The most hits to return.
+            allowed: As for :meth:`search`.
+
+        Returns:
+            Up to ``limit`` hits, best first.
+        """
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        for word in _query_words(_clean(query[:_MAX_QUERY_CHARS])):
+            distance = 1 if len(word) < _FUZZY_TWO_EDITS_CHARS else 2
+            fuzzy = tantivy.Query.fuzzy_term_query(
+                self._schema, "words", word, distance=distance, prefix=True
+            )
+            exact = tantivy.Query.const_score_query(
+                tantivy.Query.term_query(self._schema, "words", word),
+                _FUZZY_EXACT_BONUS,
+            )
+            clauses.append((tantivy.Occur.Should, fuzzy))
+            clauses.append((tantivy.Occur.Should, exact))
+        if not clauses:
+            return []
+        return self._ranked(tantivy.Query.boolean_query(clauses), limit, allowed)
+
+    # -- internals --------------------------------------------------------
+
+    def _bm25_query(self, text: str) -> tantivy.Query | None:
+        terms = list(dict.fromkeys(self._analyzer.analyze(text)))[:_MAX_QUERY_TERMS]
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        for term in terms:
+            for field, boost in (
+                ("title", TITLE_BOOST),
+                ("body", BODY_BOOST),
+                ("context", CONTEXT_BOOST),
+            ):
+                clauses.append((tantivy.Occur.Should, self._term(field, term, boost)))
+        for tag in _query_tags(text):
+            clauses.append((tantivy.Occur.Should, self._term("tags", tag, TAGS_BOOST)))
+        if not clauses:
+            return None
+        return tantivy.Query.boolean_query(clauses)
+
+    def _term(self, field: str, term: str, boost: float) -> tantivy.Query:
+        query = tantivy.Query.term_query(self._schema, field, term)
+        if boost == 1.0:
+            return query
+        return tantivy.Query.boost_query(query, boost)
+
+    def _ranked(
+        self, query: tantivy.Query, limit: int, allowed: Collection[str] | None
+    ) -> list[tuple[str, float]]:
+        searcher = self._searcher()
+        # Tantivy sizes its top-k heap by the limit: never ask past the index.
+        limit = min(limit, searcher.num_docs)
+        if limit <= 0:
+            return []
+        if allowed is None:
+            return [
+                (self._blob_of(searcher, address), float(score))
+                for score, address in self._run(searcher, query, limit, 0)
+            ]
+        if not allowed:
+            return []
+        return self._overfetched(searcher, query, limit, allowed)
+
+    def _overfetched(
+        self,
+        searcher: tantivy.Searcher,
+        query: tantivy.Query,
+        limit: int,
+        allowed: Collection[str],
+    ) -> list[tuple[str, float]]:
+        total = searcher.num_docs
+        share = min(1.0, len(allowed) / total)
+        page = min(total, math.ceil(limit / share * _OVERFETCH_MARGIN))
+        fetched = 0
+        found: list[tuple[str, float]] = []
+        while True:
+            hits = self._run(searcher, query, page, fetched)
+            fetched += len(hits)
+            for score, address in hits:
+                blob = self._blob_of(searcher, address)
+                if blob in allowed:
+                    found.append((blob, float(score)))
+                    if len(found) == limit:
+                        return found
+            if len(hits) < page or fetched >= total:
+                return found
+            page = min(total - fetched, fetched * _OVERFETCH_GROWTH)
+
+    def _run(
+        self, searcher: tantivy.Searcher, query: tantivy.Query, limit: int, offset: int
+    ) -> list[tuple[float, tantivy.DocAddress]]:
+        try:
+            result = searcher.search(query, limit, count=False, offset=offset)
+        except ValueError as exc:
+            raise LexicalIndexError(
+                f"Cannot search {self._where} ({_one_line(exc)}).",
+                hint="Run `ctx reindex` to rebuild it.",
+            ) from exc
+        return list(result.hits)
+
+    def _blob_of(self, searcher: tantivy.Searcher, address: tantivy.DocAddress) -> str:
+        try:
+            return str(searcher.doc(address).get_first("blob"))
+        except ValueError as exc:
+            raise LexicalIndexError(
+                f"Cannot read {self._where} ({_one_line(exc)}).",
+                hint="Run `ctx reindex` to rebuild it.",
+            ) from exc
+
+
+class LexicalWriter:
+    """The one writer of a :class:`LexicalIndex`; holds the folder's lock.
+
+    Changes become visible to searches at :meth:`commit`. Closing the writer
+    (or leaving its ``with`` block) releases the lock and drops uncommitted
+    changes.
+    """
+
+    def __init__(
+        self, index: LexicalIndex, raw: tantivy.IndexWriter, *, where: str
+    ) -> None:
+        """Wraps a Tantivy writer; use :meth:`LexicalIndex.writer`."""
+        self._index = index
+        self._raw: tantivy.IndexWriter | None = raw
+        self._where = where
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _writer(self) -> tantivy.IndexWriter:
+        if self._raw is None:
+            raise LexicalIndexError("The lexical index writer is closed.")
+        return self._raw
+
+    def add(self, docs: Sequence[LexicalDoc]) -> None:
+        """Adds documents, replacing any committed under the same blob id.
+
+        Raises:
+            LexicalIndexError: Tantivy refused a document.
+        """
+        writer = self._writer()
+        for doc in docs:
+            document = tantivy.Document()
+            document.add_text("blob", doc.blob)
+            document.add_text("memory_id", doc.memory_id)
+            document.add_text("kind", doc.kind)
+            if doc.title:
+                document.add_text("title", doc.title)
+            document.add_text("body", doc.body)
+            document.add_text("context", doc.context)
+            for term in _tag_terms(doc.tags):
+                document.add_text("tags", term)
+            document.add_text("words", _words(f"{doc.title or ''}\n{doc.body}"))
+            document.add_date("created_at", _utc(doc.created_at))
+            try:
+                # A delete applies only to documents added before it, so the
+                # new version survives and re-adding a blob is idempotent.
+                writer.delete_documents_by_term("blob", doc.blob)
+                writer.add_document(document)
+            except ValueError as exc:
+                raise LexicalIndexError(
+                    f"Cannot index blob {doc.blob} ({_one_line(exc)})."
+                ) from exc
+
+    def delete(self, blobs: Iterable[str]) -> None:
+        """Deletes the documents of these blob ids (unknown ids are ignored)."""
+        writer = self._writer()
+        for blob in blobs:
+            try:
+                writer.delete_documents_by_term("blob", blob)
+            except ValueError as exc:
+                raise LexicalIndexError(
+                    f"Cannot delete from {self._where} ({_one_line(exc)})."
+                ) from exc
+
+    def commit(self) -> None:
+        """Makes the changes durable and visible to every search.
+
+        Raises:
+            LexicalIndexError: The commit failed; the changes are lost.
+        """
+        try:
+            self._writer().commit()
+        except ValueError as exc:
+            raise LexicalIndexError(
+                f"Cannot commit to {self._where} ({_one_line(exc)})."
+            ) from exc
+        self._index.refresh()
+
+    def rollback(self) -> None:
+        """Drops the changes made since the last commit."""
+        self._writer().rollback()
+
+    def close(self) -> None:
+        """Releases the lock, dropping uncommitted changes; idempotent."""
+        raw, self._raw = self._raw, None
+        if raw is not None:
+            raw.rollback()
+            raw.__exit__(None, None, None)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the writer has been closed."""
+        return self._raw is None

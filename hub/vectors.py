@@ -1,0 +1,689 @@
+"""Nearest neighbours by cosine: one vector per blob, behind one interface.
+
+:class:`VectorIndex` is the interface the hub's vector channel uses. Keys are
+blob ids (a memory on fifty branches has one vector); a query may pass the
+set of keys it allows (a branch's live set) and gets only those back. Vectors
+are float32 and L2-normalised on the way in, so cosine is a dot product.
+
+An ``allowed`` frozenset has its rows cached until the index changes, so a
+branch's live set passed as the same frozenset is turned into rows once.
+
+Two implementations:
+
+- :class:`FlatVectors`: exact, by brute force with numpy over a memory-mapped
+  float32 array (rows are appended; removal leaves tombstones that
+  :meth:`~VectorIndex.compact` drops). No build cost, no recall loss.
+- :class:`HnswVectors`: the same array plus an hnswlib graph over it (inner
+  product on unit vectors, M 16, ef_construction 200, ef 64 at query time).
+  Approximate, with a build cost, but sub-linear per query. Small allowed
+  sets are still scored exactly from the array.
+
+:func:`choose_vectors` picks between them by the number of vectors against
+:data:`CROSSOVER`. Measured on 2026-11-22 by ``benchmarks/bench_vectors.py``
+(2 cores, numpy 2.4 with OpenBLAS, hnswlib 0.8; top-10 over 384-d random
+unit vectors; ``benchmarks/results/vectors.md``)::
+
+    vectors   flat p50   hnsw p50   hnsw build   hnsw recall@10
+                                                 random  clustered
+     10,000    0.36 ms    0.24 ms        2.0 s    0.41     0.97
+     50,000    1.83 ms    0.50 ms       17.3 s    0.14     0.90
+    100,000    5.82 ms    0.69 ms       41.7 s    0.09        -
+    200,000   11.73 ms    0.83 ms      106.8 s    0.05        -
+
+HNSW's median query is faster at every size measured, so latency alone
+would switch at or below 10k. The crossover is set at 100k instead: below
+it brute force costs at most ~6 ms (the issue's budget for a whole recall is
+20 ms at 100k) while it is exact and needs no build; HNSW would cost a build
+of seconds to a minute and recall (0.97 at 10k on clustered vectors, 0.99 at
+100k on real MiniLM vectors per DESIGN.md). From 100k on brute force grows
+linearly (12 ms at 200k, ~56 ms at 1M per DESIGN.md) and the graph is needed.
+
+On disk an index is a folder: ``vectors.json`` (the sidecar: kind,
+dimensions, row -> key, and the names and sizes of the data files, replaced
+atomically), the vectors ``vectors-<token>.f32`` and, for HNSW, the graph
+``hnsw-<token>.bin``. A rewritten data file gets a new name, so a crash
+between writing data and sidecar leaves the old pair readable, and a reader
+that has the old files open keeps a consistent view. New rows are appended
+to the vectors file at once (searchable at once, durable at
+:meth:`~VectorIndex.save`); bytes past the rows the sidecar lists are left by
+an interrupted save and ignored. Anything else that does not add up (an
+unreadable sidecar, a data file shorter than the sidecar says or missing, a
+graph of another size) raises :class:`VectorIndexError`; indexes are
+projections, so the caller rebuilds.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import os
+import secrets
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from ctx.engine import StoreError
+
+if TYPE_CHECKING:
+    from typing import Self
+
+__all__ = [
+    "CROSSOVER",
+    "FlatVectors",
+    "HnswVectors",
+    "VectorIndex",
+    "VectorIndexError",
+    "choose_vectors",
+    "open_vectors",
+]
+
+CROSSOVER = 100_000
+"""Vector count from which :func:`choose_vectors` picks HNSW (module doc)."""
+
+SIDECAR = "vectors.json"
+"""Name of the sidecar file inside an index folder."""
+
+Kind = Literal["flat", "hnsw"]
+Vectors = npt.NDArray[np.float32]
+
+
+class VectorIndexError(StoreError):
+    """A vector index cannot be read, written or asked as it was."""
+
+
+class _Sidecar(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What the sidecar file holds; ``keys[row]`` is None for a removed row."""
+
+    version: int
+    kind: str
+    dimensions: int
+    data: str
+    size: int
+    keys: list[str | None]
+    graph: str = ""
+    graph_size: int = 0
+    capacity: int = 0
+
+
+_SIDECAR_VERSION = 1
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder(_Sidecar)
+
+
+def _error(message: str) -> VectorIndexError:
+    return VectorIndexError(message, hint="Run `ctx reindex`.")
+
+
+def _unit_rows(vectors: npt.ArrayLike, dimensions: int) -> Vectors:
+    """Returns ``vectors`` as C-contiguous float32 unit rows (zero rows stay zero)."""
+    rows = np.array(vectors, dtype=np.float32, copy=True, ndmin=2, order="C")
+    if rows.ndim != 2 or rows.shape[1] != dimensions:
+        raise _error(
+            f"Vectors of shape {rows.shape} do not fit an index of "
+            f"{dimensions} dimensions."
+        )
+    if not np.isfinite(rows).all():
+        raise _error("Vectors must hold finite numbers only.")
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    np.divide(rows, norms, out=rows, where=norms > 0)
+    return rows
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with temp.open("wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, path)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise _error(f"Cannot write the vector index at {path.parent}.") from exc
+
+
+def _read_sidecar(folder: Path) -> _Sidecar:
+    try:
+        raw = (folder / SIDECAR).read_bytes()
+    except FileNotFoundError as exc:
+        raise _error(f"No vector index at {folder}.") from exc
+    except OSError as exc:
+        raise _error(f"Cannot read the vector index at {folder}.") from exc
+    try:
+        sidecar = _DECODER.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise _error(f"The vector index at {folder} is corrupt.") from exc
+    if (
+        sidecar.version != _SIDECAR_VERSION
+        or sidecar.dimensions < 1
+        or sidecar.size < 0
+        or "/" in sidecar.data
+        or sidecar.data in ("", ".", "..")
+    ):
+        raise _error(f"The vector index at {folder} is corrupt.")
+    return sidecar
+
+
+def _top(scores: Vectors, rows: npt.NDArray[np.int64], k: int) -> list[int]:
+    """Returns positions into ``scores`` of the ``k`` best, best first.
+
+    Ties go to the lower row, so results are deterministic.
+    """
+    count = scores.shape[0]
+    if k <= 0 or count == 0:
+        return []
+    best = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
+    order = np.lexsort((rows[best], -scores[best]))
+    return [int(i) for i in best[order]]
+
+
+class VectorIndex(abc.ABC):
+    """Cosine nearest neighbours over unit vectors, keyed by blob id.
+
+    Adding a key that is present replaces its vector. Changes live in memory
+    (and, for a flat index on disk, in its data file) until :meth:`save`
+    makes them durable; an index without a path lives in memory only.
+    """
+
+    kind: ClassVar[Kind]
+
+    def __init__(self, dimensions: int, path: str | os.PathLike[str] | None) -> None:
+        if dimensions < 1:
+            raise _error(f"An index needs at least 1 dimension, not {dimensions}.")
+        self._dimensions = dimensions
+        self._path = None if path is None else Path(path)
+        self._keys: list[str | None] = []
+        self._rows: dict[str, int] = {}
+        # Rows of the last frozenset searched, valid while _version holds.
+        self._version = 0
+        self._cached: tuple[frozenset[str], int, npt.NDArray[np.int64]] | None = None
+
+    @property
+    def dimensions(self) -> int:
+        """Returns the length of every vector."""
+        return self._dimensions
+
+    @property
+    def path(self) -> Path | None:
+        """Returns the index folder, or None for an index in memory."""
+        return self._path
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def keys(self) -> list[str]:
+        """Returns the keys present, in the order they were added."""
+        return [key for key in self._keys if key is not None]
+
+    def add(self, keys: Sequence[str], vectors: npt.ArrayLike) -> None:
+        """Adds one vector per key, replacing the vectors of present keys.
+
+        Raises:
+            VectorIndexError: The shapes do not match the keys and dimensions,
+                a key repeats, or a vector is not finite.
+        """
+        rows = _unit_rows(vectors, self._dimensions)
+        if len(keys) != rows.shape[0]:
+            raise _error(f"Got {len(keys)} keys for {rows.shape[0]} vectors.")
+        if len(set(keys)) != len(keys):
+            raise _error("The keys of one add must differ.")
+        if not keys:
+            return
+        self.remove(key for key in keys if key in self._rows)
+        first = len(self._keys)
+        self._append(rows, first)
+        self._keys.extend(keys)
+        self._rows.update((key, first + i) for i, key in enumerate(keys))
+        self._version += 1
+
+    def remove(self, keys: Iterable[str]) -> None:
+        """Removes the vectors of the given keys; absent keys are ignored."""
+        dead = [row for key in keys if (row := self._rows.pop(key, None)) is not None]
+        for row in dead:
+            self._keys[row] = None
+        if dead:
+            self._tombstone(dead)
+            self._version += 1
+
+    def search(
+        self, vector: npt.ArrayLike, k: int, allowed: Collection[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """Returns up to ``k`` (key, cosine) pairs, most similar first.
+
+        Args:
+            vector: The query, of :attr:`dimensions` floats (normalised here).
+            k: How many neighbours to return.
+            allowed: If given, only these keys may be returned (unknown keys
+                are ignored).
+
+        Raises:
+            VectorIndexError: The query has the wrong dimensions.
+        """
+        query = _unit_rows(vector, self._dimensions)
+        if query.shape[0] != 1:
+            raise _error(f"Search takes one vector, not {query.shape[0]}.")
+        if k <= 0 or not self._rows:
+            return []
+        candidates = None if allowed is None else self._candidates(allowed)
+        if candidates is not None and candidates.size == 0:
+            return []
+        found = self._search(query[0], k, candidates)
+        keys = self._keys
+        return [(key, score) for row, score in found if (key := keys[row]) is not None]
+
+    def _candidates(self, allowed: Collection[str]) -> npt.NDArray[np.int64]:
+        """Returns the sorted rows of the allowed keys, cached for a frozenset."""
+        cached = self._cached
+        if cached is not None and cached[0] is allowed and cached[1] == self._version:
+            return cached[2]
+        rows = self._rows
+        found = np.fromiter(
+            (row for row in map(rows.get, allowed) if row is not None), dtype=np.int64
+        )
+        found.sort()
+        if isinstance(allowed, frozenset):
+            self._cached = (allowed, self._version, found)
+        return found
+
+    def compact(self) -> None:
+        """Drops removed rows, renumbering the rest (and saves if on disk)."""
+        live = np.array(
+            [row for row, key in enumerate(self._keys) if key is not None],
+            dtype=np.int64,
+        )
+        self._rebuild(live)
+        self._keys = [self._keys[row] for row in live]
+        self._rows = {key: row for row, key in enumerate(self._keys) if key}
+        self._version += 1
+        if self._path is not None:
+            self.save()
+
+    def save(self) -> None:
+        """Makes every change durable in the index folder.
+
+        Raises:
+            VectorIndexError: The index lives in memory, or cannot be written.
+        """
+        if self._path is None:
+            raise _error("An index in memory cannot be saved.")
+        try:
+            self._path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _error(f"Cannot create the vector index at {self._path}.") from exc
+        sidecar = self._write_data(
+            self._path,
+            _Sidecar(
+                version=_SIDECAR_VERSION,
+                kind=self.kind,
+                dimensions=self._dimensions,
+                data="",
+                size=0,
+                keys=self._keys,
+            ),
+        )
+        _write_atomic(self._path / SIDECAR, _ENCODER.encode(sidecar))
+        for stale in self._path.glob("*-*.*"):
+            if stale.name not in (sidecar.data, sidecar.graph) and stale.suffix in (
+                ".f32",
+                ".bin",
+            ):
+                stale.unlink(missing_ok=True)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Self:
+        """Returns the index saved in folder ``path``.
+
+        Raises:
+            VectorIndexError: There is no index of this kind there, or it is
+                corrupt.
+        """
+        folder = Path(path)
+        sidecar = _read_sidecar(folder)
+        if sidecar.kind != cls.kind:
+            raise _error(
+                f"The vector index at {folder} is {sidecar.kind}, not {cls.kind}."
+            )
+        index = cls(sidecar.dimensions, folder)
+        index._keys = list(sidecar.keys)
+        index._rows = {key: row for row, key in enumerate(sidecar.keys) if key}
+        if len(index._rows) != sum(key is not None for key in sidecar.keys):
+            raise _error(f"The vector index at {folder} is corrupt.")
+        index._load(folder, sidecar)
+        return index
+
+    @abc.abstractmethod
+    def _append(self, rows: Vectors, first: int) -> None:
+        """Stores ``rows`` as rows ``first``, ``first + 1``, ..."""
+
+    @abc.abstractmethod
+    def _tombstone(self, rows: list[int]) -> None:
+        """Hides ``rows`` from searches."""
+
+    @abc.abstractmethod
+    def _search(
+        self, query: Vectors, k: int, candidates: npt.NDArray[np.int64] | None
+    ) -> list[tuple[int, float]]:
+        """Returns (row, cosine) of the best live rows, among candidates if any."""
+
+    @abc.abstractmethod
+    def _rebuild(self, live: npt.NDArray[np.int64]) -> None:
+        """Keeps only rows ``live``, renumbered 0, 1, ... in that order."""
+
+    @abc.abstractmethod
+    def _write_data(self, folder: Path, sidecar: _Sidecar) -> _Sidecar:
+        """Writes the data durably; returns ``sidecar`` naming its files."""
+
+    @abc.abstractmethod
+    def _load(self, folder: Path, sidecar: _Sidecar) -> None:
+        """Loads the data file the sidecar names."""
+
+
+class FlatVectors(VectorIndex):
+    """Exact cosine search by brute force over a memory-mapped float32 array.
+
+    A query is one matrix-vector product over every row (or over the allowed
+    rows, gathered, when they are few) and an ``argpartition`` for the top k.
+    """
+
+    kind: ClassVar[Kind] = "flat"
+
+    def __init__(
+        self, dimensions: int, path: str | os.PathLike[str] | None = None
+    ) -> None:
+        super().__init__(dimensions, path)
+        self._matrix: Vectors = np.empty((0, dimensions), dtype=np.float32)
+        self._buffer: Vectors = self._matrix
+        self._live: npt.NDArray[np.bool_] = np.ones(0, dtype=bool)
+        self._dead = 0
+        self._data: str | None = None
+
+    def _append(self, rows: Vectors, first: int) -> None:
+        count = first + rows.shape[0]
+        if self._path is None:
+            if count > self._buffer.shape[0]:
+                grown = np.empty(
+                    (max(count, 2 * self._buffer.shape[0], 1024), self._dimensions),
+                    dtype=np.float32,
+                )
+                grown[:first] = self._buffer[:first]
+                self._buffer = grown
+            self._buffer[first:count] = rows
+            self._matrix = self._buffer[:count]
+        else:
+            if self._data is None:
+                self._data = f"vectors-{secrets.token_hex(6)}.f32"
+            folder = self._path
+            row_bytes = self._dimensions * 4
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                with (folder / self._data).open("ab") as file:
+                    # Drop the tail an interrupted save may have left.
+                    file.truncate(first * row_bytes)
+                    file.write(rows.tobytes())
+            except OSError as exc:
+                raise _error(f"Cannot write the vector index at {folder}.") from exc
+            self._map(folder / self._data, count)
+        self._live = np.concatenate([self._live, np.ones(rows.shape[0], dtype=bool)])
+
+    def _map(self, file: Path, count: int) -> None:
+        if count == 0:
+            self._matrix = np.empty((0, self._dimensions), dtype=np.float32)
+            return
+        try:
+            self._matrix = np.memmap(
+                file, dtype=np.float32, mode="r", shape=(count, self._dimensions)
+            )
+        except (OSError, ValueError) as exc:
+            raise _error(f"Cannot map the vector data at {file}.") from exc
+
+    def _tombstone(self, rows: list[int]) -> None:
+        self._live[rows] = False
+        self._dead += len(rows)
+
+    def _search(
+        self, query: Vectors, k: int, candidates: npt.NDArray[np.int64] | None
+    ) -> list[tuple[int, float]]:
+        matrix = self._matrix
+        if candidates is not None:
+            if 4 * candidates.size < matrix.shape[0]:
+                scores = matrix[candidates] @ query
+            else:
+                scores = (matrix @ query)[candidates]
+            rows = candidates
+        elif self._dead:
+            rows = np.flatnonzero(self._live)
+            scores = (matrix @ query)[rows]
+        else:
+            scores = matrix @ query
+            rows = np.arange(matrix.shape[0])
+        return [(int(rows[i]), float(scores[i])) for i in _top(scores, rows, k)]
+
+    def _rebuild(self, live: npt.NDArray[np.int64]) -> None:
+        kept = np.ascontiguousarray(self._matrix[live])
+        self._live = np.ones(live.size, dtype=bool)
+        self._dead = 0
+        if self._path is None:
+            self._buffer = self._matrix = kept
+            return
+        self._data = f"vectors-{secrets.token_hex(6)}.f32"
+        self._write_file(self._path / self._data, kept.tobytes())
+        self._map(self._path / self._data, live.size)
+
+    def _write_file(self, file: Path, data: bytes) -> None:
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            with file.open("wb") as out:
+                out.write(data)
+        except OSError as exc:
+            raise _error(f"Cannot write the vector index at {file.parent}.") from exc
+
+    def _write_data(self, folder: Path, sidecar: _Sidecar) -> _Sidecar:
+        if self._data is None:
+            self._data = f"vectors-{secrets.token_hex(6)}.f32"
+            self._write_file(folder / self._data, b"")
+        file = folder / self._data
+        size = len(self._keys) * self._dimensions * 4
+        try:
+            with file.open("r+b") as out:
+                out.truncate(size)
+                os.fsync(out.fileno())
+        except OSError as exc:
+            raise _error(f"Cannot write the vector index at {folder}.") from exc
+        return msgspec.structs.replace(sidecar, data=self._data, size=size)
+
+    def _load(self, folder: Path, sidecar: _Sidecar) -> None:
+        file = folder / sidecar.data
+        size = len(sidecar.keys) * sidecar.dimensions * 4
+        try:
+            actual = file.stat().st_size
+        except OSError as exc:
+            raise _error(f"The vector index at {folder} lacks its data.") from exc
+        if sidecar.size != size or actual < size:
+            raise _error(
+                f"The vector data at {folder} holds {actual} bytes, "
+                f"not the {size} its {len(sidecar.keys)} rows need."
+            )
+        self._data = sidecar.data
+        self._map(file, len(sidecar.keys))
+        self._live = np.array([key is not None for key in sidecar.keys], dtype=bool)
+        self._dead = len(sidecar.keys) - len(self._rows)
+
+
+class HnswVectors(FlatVectors):
+    """Approximate cosine search over an hnswlib graph (inner product space).
+
+    The vectors are kept as a :class:`FlatVectors` keeps them, and the graph
+    (whose labels are rows) is built over them: removal marks labels
+    deleted, :meth:`compact` rebuilds the graph from the live rows. An
+    ``allowed`` set of up to ``exact_below`` rows is scored exactly from the
+    array (hnswlib's filtered search gets slow when few nodes pass: 34 ms
+    for 100 of 50k, against under 1 ms here); a larger one is applied inside
+    the graph search by hnswlib's filter callback, with ef raised by the
+    inverse of the fraction allowed (at most :attr:`MAX_EF`) to keep recall.
+    """
+
+    kind: ClassVar[Kind] = "hnsw"
+    M: ClassVar[int] = 16
+    EF_CONSTRUCTION: ClassVar[int] = 200
+    MAX_EF: ClassVar[int] = 512
+
+    def __init__(
+        self,
+        dimensions: int,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        ef: int = 64,
+        exact_below: int = 10_000,
+    ) -> None:
+        super().__init__(dimensions, path)
+        self.ef = ef
+        self.exact_below = exact_below
+        self._graph = self._new_graph(1024)
+
+    def _new_graph(self, capacity: int) -> Any:  # hnswlib.Index: untyped
+        import hnswlib  # heavy: kept lazy
+
+        graph = hnswlib.Index(space="ip", dim=self._dimensions)
+        graph.init_index(
+            max_elements=capacity, ef_construction=self.EF_CONSTRUCTION, M=self.M
+        )
+        return graph
+
+    def _append(self, rows: Vectors, first: int) -> None:
+        super()._append(rows, first)
+        count = first + rows.shape[0]
+        capacity = self._graph.get_max_elements()
+        if count > capacity:
+            self._graph.resize_index(max(count, 2 * capacity))
+        self._graph.add_items(rows, np.arange(first, count, dtype=np.int64))
+
+    def _tombstone(self, rows: list[int]) -> None:
+        super()._tombstone(rows)
+        for row in rows:
+            self._graph.mark_deleted(row)
+
+    def _search(
+        self, query: Vectors, k: int, candidates: npt.NDArray[np.int64] | None
+    ) -> list[tuple[int, float]]:
+        if candidates is not None and candidates.size <= self.exact_below:
+            return super()._search(query, k, candidates)
+        live = len(self._rows) if candidates is None else candidates.size
+        k = min(k, live)
+        ef = max(self.ef, k)
+        filter_ = None
+        if candidates is not None:
+            ef = min(max(ef, self.MAX_EF), round(ef * len(self._rows) / live))
+            filter_ = set(candidates.tolist()).__contains__
+        self._graph.set_ef(ef)
+        for fewer in range(k, 0, -1):
+            try:
+                labels, distances = self._graph.knn_query(
+                    query, k=fewer, num_threads=1, filter=filter_
+                )
+            except RuntimeError:
+                # hnswlib found fewer than asked (a sparse filter): ask for less.
+                continue
+            return [
+                (int(row), 1.0 - float(d))
+                for row, d in zip(labels[0], distances[0], strict=True)
+            ]
+        return []
+
+    def _rebuild(self, live: npt.NDArray[np.int64]) -> None:
+        super()._rebuild(live)
+        self._graph = self._new_graph(max(1024, live.size))
+        if live.size:
+            self._graph.add_items(
+                np.ascontiguousarray(self._matrix), np.arange(live.size, dtype=np.int64)
+            )
+
+    def _write_data(self, folder: Path, sidecar: _Sidecar) -> _Sidecar:
+        sidecar = super()._write_data(folder, sidecar)
+        graph = f"hnsw-{secrets.token_hex(6)}.bin"
+        file = folder / graph
+        try:
+            self._graph.save_index(str(file))
+            with file.open("rb") as out:
+                os.fsync(out.fileno())
+            size = file.stat().st_size
+        except (OSError, RuntimeError) as exc:
+            file.unlink(missing_ok=True)
+            raise _error(f"Cannot write the vector index at {folder}.") from exc
+        return msgspec.structs.replace(
+            sidecar,
+            graph=graph,
+            graph_size=size,
+            capacity=self._graph.get_max_elements(),
+        )
+
+    def _load(self, folder: Path, sidecar: _Sidecar) -> None:
+        super()._load(folder, sidecar)
+        file = folder / sidecar.graph
+        try:
+            actual = file.stat().st_size if sidecar.graph else -1
+        except OSError as exc:
+            raise _error(f"The vector index at {folder} lacks its graph.") from exc
+        if actual != sidecar.graph_size:
+            # Checked before hnswlib reads it: a truncated graph can crash it.
+            raise _error(
+                f"The vector graph at {folder} holds {actual} bytes, "
+                f"not {sidecar.graph_size}."
+            )
+        import hnswlib
+
+        graph = hnswlib.Index(space="ip", dim=sidecar.dimensions)
+        try:
+            graph.load_index(str(file), max_elements=sidecar.capacity)
+        except (RuntimeError, ValueError, MemoryError) as exc:
+            raise _error(f"The vector graph at {folder} is corrupt.") from exc
+        if graph.element_count != len(sidecar.keys):
+            raise _error(
+                f"The vector graph at {folder} holds {graph.element_count} rows, "
+                f"not {len(sidecar.keys)}."
+            )
+        self._graph = graph
+        for row, key in enumerate(sidecar.keys):
+            if key is None:
+                # Deletion marks are saved with the graph; this only makes sure.
+                with contextlib.suppress(RuntimeError):
+                    graph.mark_deleted(row)
+
+
+_KINDS: dict[str, type[VectorIndex]] = {"flat": FlatVectors, "hnsw": HnswVectors}
+
+
+def open_vectors(path: str | os.PathLike[str]) -> VectorIndex:
+    """Returns the index saved in folder ``path``, of whichever kind it is.
+
+    Raises:
+        VectorIndexError: There is no index there, or it is corrupt.
+    """
+    sidecar = _read_sidecar(Path(path))
+    cls = _KINDS.get(sidecar.kind)
+    if cls is None:
+        raise _error(f"The vector index at {path} is corrupt.")
+    return cls.open(path)
+
+
+def choose_vectors(
+    path: str | os.PathLike[str] | None,
+    count: int,
+    dimensions: int,
+    crossover: int = CROSSOVER,
+) -> VectorIndex:
+    """Returns a new empty index for about ``count`` vectors, flat or HNSW.
+
+    Brute force below ``crossover`` vectors, HNSW from there on (see the
+    module docstring for the measurement behind :data:`CROSSOVER`). Nothing
+    is read from ``path``; saving the new index replaces any index there.
+    """
+    if count < crossover:
+        return FlatVectors(dimensions, path)
+    return HnswVectors(dimensions, path)

@@ -1,0 +1,389 @@
+"""The lexical channel: Tantivy BM25 and fuzzy search keyed by blob id."""
+
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime
+
+import pytest
+import tantivy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctx.engine import StoreBusyError, StoreError
+from ctx.hub.lexical import (
+    TITLE_BOOST,
+    LexicalDoc,
+    LexicalIndex,
+    LexicalIndexBusyError,
+    LexicalIndexError,
+)
+
+T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
+
+
+def make_doc(
+    blob, body, *, title=None, tags=(), kind="note", context="", memory_id=None
+):
+    return LexicalDoc(
+        blob=blob,
+        memory_id=memory_id or f"m-{blob}",
+        kind=kind,
+        context=context,
+        title=title,
+        body=body,
+        tags=tuple(tags),
+        created_at=T0,
+    )
+
+
+def make_index(*docs):
+    index = LexicalIndex.in_memory()
+    with index.writer() as writer:
+        writer.add(docs)
+        writer.commit()
+    return index
+
+
+def blobs(hits):
+    return [blob for blob, _ in hits]
+
+
+def test_stemming_matches_other_forms_of_a_word():
+    index = make_index(
+        make_doc("b1", "We are deciding how to store sessions."),
+        make_doc("b2", "Lunch is at noon."),
+    )
+    assert blobs(index.search("what did we decide?", limit=5)) == ["b1"]
+    assert blobs(index.search("Decisions decided", limit=5)) == ["b1"]
+
+
+def test_title_counts_twice_the_body():
+    # The same words, swapped between title and body: equal BM25 per field,
+    # so the ratio of the scores is the title boost.
+    index = make_index(
+        make_doc("in-title", "notes on the plan", title="Postgres upgrade"),
+        make_doc("in-body", "Postgres upgrade", title="notes on the plan"),
+    )
+    hits = index.search("postgres", limit=5)
+    assert blobs(hits) == ["in-title", "in-body"]
+    assert hits[0][1] / hits[1][1] == pytest.approx(TITLE_BOOST, rel=1e-4)
+
+
+def test_tags_match_whole_and_by_parts():
+    index = make_index(
+        make_doc(
+            "tagged", "Nothing relevant here.", tags=["project:ctx", "tier:pinned"]
+        ),
+        make_doc("other", "Nothing relevant either.", tags=["project:web"]),
+    )
+    assert blobs(index.search("project:ctx", limit=5))[0] == "tagged"
+    assert blobs(index.search("ctx", limit=5)) == ["tagged"]
+    assert blobs(index.search("Pinned", limit=5)) == ["tagged"]
+    assert set(blobs(index.search("project", limit=5))) == {"tagged", "other"}
+
+
+def test_context_is_searched():
+    index = make_index(make_doc("b1", "Body text.", context="billing service"))
+    assert blobs(index.search("billing", limit=5)) == ["b1"]
+
+
+def ranked_index(count=120, length=130):
+    # Document i holds "alpha" i times in a body of fixed length: strictly
+    # increasing scores, so the expected order has no ties.
+    return make_index(
+        *(
+            make_doc(f"b{i:03d}", " ".join(["alpha"] * i + ["beta"] * (length - i)))
+            for i in range(1, count + 1)
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "allowed",
+    [
+        {f"b{i:03d}" for i in range(1, 121, 2)},  # half
+        {f"b{i:03d}" for i in (1, 2, 3)},  # the three worst
+        # Unknown ids make the allowed share look large: pages must widen.
+        {f"b{i:03d}" for i in (1, 2, 3)} | {f"x{i}" for i in range(200)},
+        {f"b{i:03d}" for i in range(1, 121, 17)} | {"unknown", "b999"},
+        {f"b{i:03d}" for i in range(1, 121)},  # all
+    ],
+)
+def test_allowed_returns_exactly_the_best_allowed_hits(allowed):
+    index = ranked_index()
+    everything = index.search("alpha", limit=1000)
+    assert blobs(everything) == [f"b{i:03d}" for i in range(120, 0, -1)]
+    expected = [hit for hit in everything if hit[0] in allowed][:10]
+    got = index.search("alpha", limit=10, allowed=allowed)
+    assert blobs(got) == blobs(expected)
+    assert [score for _, score in got] == pytest.approx([s for _, s in expected])
+
+
+def test_allowed_applies_to_fuzzy_search():
+    index = make_index(
+        make_doc("b1", "postgres tuning"),
+        make_doc("b2", "postgres backups"),
+        make_doc("b3", "postgres replicas"),
+    )
+    assert blobs(index.fuzzy_search("postgress", limit=5, allowed={"b2"})) == ["b2"]
+
+
+def test_empty_allowed_and_zero_limit_return_nothing():
+    index = make_index(make_doc("b1", "alpha"))
+    assert index.search("alpha", limit=5, allowed=set()) == []
+    assert index.search("alpha", limit=0) == []
+    assert index.search("alpha", limit=-3) == []
+    assert index.fuzzy_search("alpha", limit=0) == []
+    assert LexicalIndex.in_memory().search("alpha", limit=5) == []
+
+
+def test_a_huge_limit_is_capped_by_the_index():
+    index = make_index(make_doc("b1", "alpha"), make_doc("b2", "alpha beta"))
+    assert len(index.search("alpha", limit=10**12)) == 2
+    assert len(index.search("alpha", limit=10**12, allowed={"b2"})) == 1
+
+
+def test_delete_removes_documents():
+    index = make_index(make_doc("b1", "alpha"), make_doc("b2", "alpha beta"))
+    with index.writer() as writer:
+        writer.delete(["b1", "never-indexed"])
+        writer.commit()
+    assert not index.contains("b1")
+    assert index.contains("b2")
+    assert blobs(index.search("alpha", limit=5)) == ["b2"]
+    assert index.count() == 1
+
+
+def test_adding_a_blob_again_replaces_it():
+    index = make_index(make_doc("b1", "alpha"))
+    with index.writer() as writer:
+        writer.add([make_doc("b1", "gamma"), make_doc("b1", "gamma")])
+        writer.commit()
+    assert index.count() == 1
+    assert index.known_blobs() == {"b1"}
+    assert index.search("alpha", limit=5) == []
+    assert blobs(index.search("gamma", limit=5)) == ["b1"]
+
+
+def test_fuzzy_finds_typos_and_identifiers():
+    index = make_index(
+        make_doc("pg", "We moved the sessions table to Postgres."),
+        make_doc("fn", "Call get_user_by_id before parseConfigFile()."),
+        make_doc("noise", "Nothing to see."),
+    )
+    assert index.search("postgress", limit=5) == []
+    assert blobs(index.fuzzy_search("postgress", limit=5)) == ["pg"]
+    assert blobs(index.fuzzy_search("get_usr_by_id", limit=5)) == ["fn"]
+    assert blobs(index.fuzzy_search("parseConfgFile", limit=5)) == ["fn"]
+    # Parts of identifiers are words too, and a prefix matches.
+    assert blobs(index.fuzzy_search("config", limit=5)) == ["fn"]
+    assert blobs(index.fuzzy_search("postg", limit=5)) == ["pg"]
+
+
+def test_fuzzy_ranks_exact_matches_first_and_skips_short_and_stop_words():
+    index = make_index(make_doc("near", "postgrex"), make_doc("exact", "postgres"))
+    assert blobs(index.fuzzy_search("postgres", limit=5)) == ["exact", "near"]
+    assert index.fuzzy_search("pg what about", limit=5) == []
+
+
+GARBAGE = [
+    "",
+    "   ",
+    "AND (",
+    "title:auth OR",
+    "-x",
+    "*",
+    '"unclosed',
+    "a^2 ~ * ? [1 TO",
+    "\x00\x01",
+    "\ud800 lone surrogate",
+    "project:",
+    ":",
+    "x" * 70,
+    "word " * 20_000,
+]
+
+
+@pytest.mark.parametrize("query", GARBAGE)
+def test_garbage_queries_do_not_raise(query):
+    index = make_index(make_doc("b1", "alpha word", tags=["project:ctx"]))
+    assert isinstance(index.search(query, limit=5), list)
+    assert isinstance(index.fuzzy_search(query, limit=5), list)
+
+
+def test_random_queries_do_not_raise():
+    index = make_index(
+        make_doc("b1", "alpha beta gamma", title="Delta", tags=["project:ctx"]),
+        make_doc("b2", "get_user_by_id(x) -> User"),
+    )
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.text(), st.sets(st.sampled_from(["b1", "b2", "b3"])))
+    def check(query, allowed):
+        for hits in (
+            index.search(query, limit=5),
+            index.search(query, limit=5, allowed=allowed),
+            index.fuzzy_search(query, limit=5, allowed=allowed),
+        ):
+            assert set(blobs(hits)) <= {"b1", "b2"}
+
+    check()
+
+
+def test_one_writer_at_a_time_in_one_process(tmp_path):
+    first = LexicalIndex.open(tmp_path / "lexical")
+    second = LexicalIndex.open(tmp_path / "lexical")
+    writer = first.writer()
+    assert first.try_writer() is None
+    assert second.try_writer() is None
+    with pytest.raises(LexicalIndexBusyError) as caught:
+        second.writer()
+    assert isinstance(caught.value, StoreBusyError)
+    assert caught.value.exit_code == 7
+    assert (
+        caught.value.message
+        == f"Another writer holds the lock on the lexical index in {tmp_path / 'lexical'}."
+    )
+    # The reader that cannot write still searches what is committed.
+    writer.add([make_doc("b1", "alpha")])
+    writer.commit()
+    assert blobs(second.search("alpha", limit=5)) == ["b1"]
+    writer.close()
+    with second.writer() as other:
+        assert not other.closed
+    assert other.closed
+
+
+HOLD_WRITER = textwrap.dedent(
+    """
+    import sys
+    from ctx.hub.lexical import LexicalIndex
+
+    writer = LexicalIndex.open(sys.argv[1]).writer()
+    print("holding", flush=True)
+    sys.stdin.readline()
+    writer.close()
+    """
+)
+
+
+def test_one_writer_at_a_time_across_processes(tmp_path):
+    path = tmp_path / "lexical"
+    LexicalIndex.open(path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "holding\n"
+        index = LexicalIndex.open(path)
+        assert index.try_writer() is None
+        assert index.search("alpha", limit=5) == []
+    finally:
+        holder.communicate("done\n", timeout=30)
+    assert holder.returncode == 0
+    writer = index.try_writer()
+    assert writer is not None
+    writer.close()
+
+
+def test_uncommitted_changes_are_dropped_on_close():
+    index = make_index(make_doc("b1", "alpha"))
+    with index.writer() as writer:
+        writer.add([make_doc("b2", "alpha")])
+        writer.delete(["b1"])
+    assert index.known_blobs() == {"b1"}
+    with pytest.raises(LexicalIndexError, match="writer is closed"):
+        writer.add([make_doc("b3", "alpha")])
+
+
+def test_reopened_index_keeps_committed_documents(tmp_path):
+    path = tmp_path / "lexical"
+    with LexicalIndex.open(path).writer() as writer:
+        writer.add([make_doc("b1", "alpha", title="First"), make_doc("b2", "beta")])
+        writer.commit()
+    reopened = LexicalIndex.open(path, create=False)
+    assert reopened.known_blobs() == {"b1", "b2"}
+    assert reopened.contains("b1")
+    assert blobs(reopened.search("first", limit=5)) == ["b1"]
+
+
+@pytest.mark.parametrize("make_folder", [False, True])
+def test_missing_index_without_create_raises(tmp_path, make_folder):
+    path = tmp_path / "nowhere"
+    if make_folder:
+        path.mkdir()
+    with pytest.raises(LexicalIndexError) as caught:
+        LexicalIndex.open(path, create=False)
+    assert caught.value.message == f"No lexical index exists in {path}."
+    assert caught.value.hint == "Run `ctx reindex` to build it."
+
+
+def test_an_index_of_another_schema_raises(tmp_path):
+    path = tmp_path / "lexical"
+    path.mkdir()
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("other", stored=True)
+    tantivy.Index(builder.build(), path=str(path))
+    with pytest.raises(LexicalIndexError) as caught:
+        LexicalIndex.open(path)
+    assert "schema does not match" in caught.value.message
+    assert caught.value.hint == "Run `ctx reindex` to rebuild it."
+
+
+def test_corrupt_folder_raises_a_store_error(tmp_path):
+    path = tmp_path / "lexical"
+    with LexicalIndex.open(path).writer() as writer:
+        writer.add([make_doc("b1", "alpha")])
+        writer.commit()
+    (path / "meta.json").write_text("garbage")
+    with pytest.raises(LexicalIndexError) as caught:
+        LexicalIndex.open(path)
+    error = caught.value
+    assert isinstance(error, StoreError)
+    assert error.message.startswith(
+        f"Cannot open the lexical index in {path} (Data corrupted"
+    )
+    assert error.message.endswith(").")
+    assert "\n" not in error.message
+    assert error.hint == "Run `ctx reindex` to rebuild it."
+
+
+def test_a_file_in_place_of_the_folder_raises(tmp_path):
+    path = tmp_path / "lexical"
+    path.write_text("not a folder")
+    with pytest.raises(LexicalIndexError, match="Cannot"):
+        LexicalIndex.open(path)
+
+
+def test_naive_and_aware_dates_are_accepted():
+    naive = LexicalDoc(
+        blob="b1",
+        memory_id="m1",
+        kind="note",
+        context="",
+        title=None,
+        body="alpha",
+        tags=(),
+        created_at=datetime(2024, 5, 8, 12, 0),
+    )
+    index = make_index(naive, make_doc("b2", "alpha"))
+    assert index.known_blobs() == {"b1", "b2"}
+
+
+def test_over_fetching_widens_until_enough_allowed_hits(monkeypatch):
+    index = ranked_index()
+    pages = []
+    run = LexicalIndex._run
+
+    def spy(self, searcher, query, limit, offset):
+        pages.append((offset, limit))
+        return run(self, searcher, query, limit, offset)
+
+    monkeypatch.setattr(LexicalIndex, "_run", spy)
+    allowed = {"b001", "b002"} | {f"x{i}" for i in range(200)}
+    assert blobs(index.search("alpha", limit=2, allowed=allowed)) == ["b002", "b001"]
+    assert pages == [(0, 3), (3, 9), (12, 36), (48, 72)]

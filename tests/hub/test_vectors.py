@@ -1,0 +1,293 @@
+"""Vector indexes: exact flat search, HNSW, persistence, bad input."""
+
+import numpy as np
+import pytest
+
+from ctx.engine import StoreError
+from ctx.hub.vectors import (
+    CROSSOVER,
+    SIDECAR,
+    FlatVectors,
+    HnswVectors,
+    VectorIndex,
+    VectorIndexError,
+    choose_vectors,
+    open_vectors,
+)
+
+DIM = 32
+
+
+def unit(count, dim=DIM, seed=0):
+    rows = np.random.default_rng(seed).standard_normal((count, dim)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def names(count, prefix="k"):
+    return [f"{prefix}{i:05d}" for i in range(count)]
+
+
+def exact(vectors, keys, query, k, allowed=None):
+    scores = vectors @ query
+    order = np.argsort(-scores, kind="stable")
+    picked = [keys[i] for i in order if allowed is None or keys[i] in allowed]
+    return picked[:k]
+
+
+@pytest.fixture(params=["flat", "hnsw"])
+def kind(request):
+    return request.param
+
+
+def make(kind, path=None, dim=DIM):
+    return FlatVectors(dim, path) if kind == "flat" else HnswVectors(dim, path)
+
+
+def test_flat_top_k_equals_brute_force_argsort():
+    vectors, keys = unit(2000), names(2000)
+    index = FlatVectors(DIM)
+    index.add(keys[:1500], vectors[:1500])
+    index.add(keys[1500:], vectors[1500:])
+    assert len(index) == 2000
+    for q in unit(20, seed=1):
+        hits = index.search(q, 10)
+        assert [key for key, _ in hits] == exact(vectors, keys, q, 10)
+        assert [s for _, s in hits] == pytest.approx(
+            sorted((vectors @ q).tolist(), reverse=True)[:10], abs=1e-5
+        )
+
+
+def test_k_larger_than_the_index_returns_everything(kind):
+    index = make(kind)
+    index.add(names(5), unit(5))
+    assert len(index.search(unit(1, seed=3)[0], 50)) == 5
+    assert index.search(unit(1, seed=3)[0], 0) == []
+    assert make(kind).search(unit(1)[0], 10) == []
+
+
+def test_vectors_are_normalised_on_the_way_in(kind):
+    index = make(kind)
+    index.add(["a", "b"], [[3.0] + [0.0] * (DIM - 1), [0.0, 2.0] + [0.0] * (DIM - 2)])
+    hits = index.search([5.0] + [0.0] * (DIM - 1), 1)
+    assert hits[0][0] == "a"
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_allowed_set_filters(kind):
+    vectors, keys = unit(2000), names(2000)
+    index = make(kind)
+    index.add(keys, vectors)
+    rng = np.random.default_rng(7)
+    for size in (1, 30, 1500):
+        allowed = set(rng.choice(keys, size=size, replace=False).tolist())
+        allowed.add("unknown-key")
+        q = unit(1, seed=size)[0]
+        hits = [key for key, _ in index.search(q, 10, allowed)]
+        assert set(hits) <= allowed
+        assert len(hits) == min(10, size)
+        if kind == "flat" or size <= 30:
+            assert hits == exact(vectors, keys, q, 10, allowed)
+    assert index.search(unit(1)[0], 10, set()) == []
+    assert index.search(unit(1)[0], 10, ["nope"]) == []
+
+
+def test_remove_and_compact(kind, tmp_path):
+    vectors, keys = unit(500), names(500)
+    index = make(kind, tmp_path / "v")
+    index.add(keys, vectors)
+    gone = set(keys[::3])
+    index.remove([*gone, "never-there"])
+    assert len(index) == 500 - len(gone)
+    assert "k00000" not in index
+    assert "k00001" in index
+    live = [k for k in keys if k not in gone]
+    live_vectors = np.array([vectors[i] for i, k in enumerate(keys) if k not in gone])
+    q = unit(1, seed=9)[0]
+    before = [key for key, _ in index.search(q, 10)]
+    assert not set(before) & gone
+    assert before == exact(live_vectors, live, q, 10)
+    index.compact()
+    assert len(index) == len(live)
+    assert index.keys() == live
+    assert [key for key, _ in index.search(q, 10)] == before
+    reopened = open_vectors(tmp_path / "v")
+    assert type(reopened) is type(index)
+    assert reopened.keys() == live
+    assert [key for key, _ in reopened.search(q, 10)] == before
+    # The sidecar, the vectors and (hnsw) the graph: older files are gone.
+    assert len(list((tmp_path / "v").iterdir())) == (2 if kind == "flat" else 3)
+
+
+def test_adding_a_present_key_replaces_its_vector(kind):
+    index = make(kind)
+    a, b = unit(2, seed=4)
+    index.add(["x", "y"], [a, b])
+    index.add(["x"], [b])
+    assert len(index) == 2
+    hits = index.search(b, 2)
+    assert {key for key, _ in hits} == {"x", "y"}
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert hits[1][1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_persistence_round_trip(kind, tmp_path):
+    vectors, keys = unit(300), names(300)
+    path = tmp_path / "idx"
+    index = make(kind, path)
+    index.add(keys[:200], vectors[:200])
+    index.remove(["k00007"])
+    index.save()
+    index.add(keys[200:], vectors[200:])
+    index.save()
+    reopened = type(index).open(path)
+    assert reopened.dimensions == DIM
+    assert reopened.path == path
+    assert len(reopened) == 299
+    assert "k00007" not in reopened
+    for q in unit(5, seed=2):
+        assert reopened.search(q, 10) == pytest.approx(index.search(q, 10))
+    # The reopened index keeps growing and saving.
+    reopened.add(["new"], unit(1, seed=11))
+    reopened.save()
+    assert "new" in open_vectors(path)
+    assert open_vectors(path).search(unit(1, seed=11)[0], 1)[0][0] == "new"
+
+
+def test_unsaved_flat_rows_are_ignored_on_open(tmp_path):
+    # An interrupted save leaves rows past the sidecar's: the old index reads.
+    index = FlatVectors(DIM, tmp_path)
+    index.add(names(10), unit(10))
+    index.save()
+    index.add(["late"], unit(1, seed=5))
+    reopened = FlatVectors.open(tmp_path)
+    assert len(reopened) == 10
+    assert "late" not in reopened
+    reopened.add(["later"], unit(1, seed=6))
+    reopened.save()
+    again = FlatVectors.open(tmp_path)
+    assert again.keys() == [*names(10), "later"]
+    assert again.search(unit(1, seed=6)[0], 1)[0][0] == "later"
+
+
+def test_hnsw_recall_at_10_against_exact():
+    vectors, keys = unit(2000, dim=64), names(2000)
+    index = HnswVectors(64)
+    index.add(keys, vectors)
+    queries = unit(100, dim=64, seed=1)
+    found = sum(
+        len({key for key, _ in index.search(q, 10)} & set(exact(vectors, keys, q, 10)))
+        for q in queries
+    )
+    assert found / (10 * len(queries)) >= 0.95
+
+
+def test_hnsw_grows_past_its_initial_capacity():
+    index = HnswVectors(8)
+    vectors = unit(3000, dim=8)
+    for start in range(0, 3000, 700):
+        index.add(names(3000)[start : start + 700], vectors[start : start + 700])
+    assert len(index) == 3000
+    assert index.search(vectors[2999], 1)[0][0] == "k02999"
+
+
+def test_mismatched_dimensions_refused(kind, tmp_path):
+    index = make(kind)
+    with pytest.raises(VectorIndexError, match="do not fit an index of 32 dimensions"):
+        index.add(["a"], np.ones((1, 31), dtype=np.float32))
+    with pytest.raises(VectorIndexError, match="do not fit"):
+        index.search(np.ones(33, dtype=np.float32), 5)
+    with pytest.raises(VectorIndexError, match="Got 2 keys for 1 vectors"):
+        index.add(["a", "b"], unit(1))
+    with pytest.raises(VectorIndexError, match="must differ"):
+        index.add(["a", "a"], unit(2))
+    with pytest.raises(VectorIndexError, match="finite"):
+        index.add(["a"], np.full((1, DIM), np.nan, dtype=np.float32))
+    assert len(index) == 0
+
+
+def test_corrupt_sidecar_refused(kind, tmp_path):
+    index = make(kind, tmp_path)
+    index.add(names(20), unit(20))
+    index.save()
+    sidecar = tmp_path / SIDECAR
+    good = sidecar.read_bytes()
+    for bad in (b"", b"{not json", b'{"version": 1}', good.replace(b'"k00003"', b"3")):
+        sidecar.write_bytes(bad)
+        with pytest.raises(VectorIndexError, match="is corrupt") as info:
+            open_vectors(tmp_path)
+        assert isinstance(info.value, StoreError)
+        assert info.value.hint == "Run `ctx reindex`."
+        assert "\n" not in str(info.value)
+
+
+def test_size_mismatch_refused(kind, tmp_path):
+    index = make(kind, tmp_path)
+    index.add(names(20), unit(20))
+    index.save()
+    for data in [p for p in tmp_path.iterdir() if p.name != SIDECAR]:
+        good = data.read_bytes()
+        data.write_bytes(good[:-8])
+        with pytest.raises(VectorIndexError, match="holds"):
+            type(index).open(tmp_path)
+        data.unlink()
+        with pytest.raises(VectorIndexError, match="lacks its"):
+            type(index).open(tmp_path)
+        data.write_bytes(good)
+    assert len(type(index).open(tmp_path)) == 20
+
+
+def test_frozen_allowed_sets_follow_changes(kind):
+    vectors = unit(50)
+    index = make(kind)
+    index.add(names(40), vectors[:40])
+    allowed = frozenset(names(50)[::2])
+    q = vectors[44]
+    assert "k00044" not in {key for key, _ in index.search(q, 50, allowed)}
+    index.add(names(50)[40:], vectors[40:])
+    assert index.search(q, 1, allowed)[0][0] == "k00044"
+    index.remove(["k00044"])
+    assert "k00044" not in {key for key, _ in index.search(q, 50, allowed)}
+    index.compact()
+    assert len(index.search(q, 50, allowed)) == 24
+
+
+def test_hnsw_filtered_graph_search():
+    # exact_below=0 sends every allowed set through hnswlib's filter.
+    vectors, keys = unit(2000, dim=64), names(2000)
+    index = HnswVectors(64, exact_below=0)
+    index.add(keys, vectors)
+    allowed = set(keys[::2])
+    queries = unit(50, dim=64, seed=3)
+    found = 0
+    for q in queries:
+        hits = [key for key, _ in index.search(q, 10, allowed)]
+        assert set(hits) <= allowed
+        found += len(set(hits) & set(exact(vectors, keys, q, 10, allowed)))
+    assert found / (10 * len(queries)) >= 0.95
+    # Fewer allowed than asked for: all of them come back.
+    assert len(index.search(queries[0], 10, keys[:3])) == 3
+
+
+def test_missing_index_and_wrong_kind_refused(tmp_path):
+    with pytest.raises(VectorIndexError, match="No vector index at"):
+        open_vectors(tmp_path / "none")
+    index = FlatVectors(DIM, tmp_path)
+    index.add(["a"], unit(1))
+    index.save()
+    with pytest.raises(VectorIndexError, match="is flat, not hnsw"):
+        HnswVectors.open(tmp_path)
+
+
+def test_an_index_in_memory_cannot_be_saved(kind):
+    with pytest.raises(VectorIndexError, match="cannot be saved"):
+        make(kind).save()
+
+
+def test_choose_vectors_picks_by_size(tmp_path):
+    assert isinstance(choose_vectors(None, 10, DIM), FlatVectors)
+    assert isinstance(choose_vectors(None, CROSSOVER - 1, DIM), FlatVectors)
+    assert isinstance(choose_vectors(None, CROSSOVER, DIM), HnswVectors)
+    chosen = choose_vectors(tmp_path, 500, DIM, crossover=100)
+    assert isinstance(chosen, HnswVectors)
+    assert isinstance(chosen, VectorIndex)
+    assert chosen.path == tmp_path
