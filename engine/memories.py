@@ -13,6 +13,7 @@ from ctx.engine.ids import CommitId, MemoryId, new_memory_id, parse_memory_id
 from ctx.engine.layout import (
     check_context,
     link_dir,
+    link_path,
     memory_path,
     slugify,
 )
@@ -247,9 +248,10 @@ def edit(
 def forget(
     store: Store, memory_id: str, intent: Intent, *, branch: str | None = None
 ) -> WriteResult:
-    """Deletes a memory (and its outgoing links) in one commit.
+    """Deletes a memory and every link from or to it, in one commit.
 
     The memory stays in history: ``show ID@COMMIT`` and ``log ID`` find it.
+    Incoming links are found through the adjacency index.
     """
     mid = parse_memory_id(memory_id)
     paths: list[str] = []
@@ -259,6 +261,8 @@ def forget(
         out: dict[str, bytes | None] = {rec.path: None}
         for path, _ in snap.files(link_dir(mid)):
             out[path] = None
+        for link_type, source in adjacency(store, snap).incoming(mid):
+            out[link_path(MemoryId(source), link_type, mid)] = None
         paths[:] = [rec.path]
         return out
 

@@ -51,10 +51,15 @@ def test_unlink_and_errors(store, intent, pair):
     assert log(store) == before
 
 
-def test_forget_removes_outgoing_links(store, intent, pair):
+def test_forget_removes_links_both_ways(store, intent, pair):
     a, b = pair
+    c = remember(store, Draft(text="c"), intent).ids[0]
     link(store, a, b, "RELATES_TO", intent)
+    link(store, c, a, "DEPENDS_ON", intent)
     forget(store, a, intent)
     with pytest.raises(MemoryNotFoundError):
         list_links(store, a)
     assert list_links(store, b) == []
+    assert list_links(store, c) == []
+    snap = store.snapshot(store.branch_tip("main"))
+    assert list(snap.links()) == []
