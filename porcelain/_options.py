@@ -19,11 +19,13 @@ from ctx.engine import (
     InvalidInputError,
     NotAStoreError,
     Store,
+    WriteResult,
 )
 
 __all__ = [
     "CtxState",
     "branch_option",
+    "echo_change",
     "echo_json",
     "intent_options",
     "json_option",
@@ -221,6 +223,19 @@ _JSON = msgspec.json.Encoder(order="deterministic")
 def echo_json(value: object) -> None:
     """Prints ``value`` as one line of JSON."""
     click.echo(_JSON.encode(value).decode("utf-8"))
+
+
+def echo_change(result: WriteResult, as_json: bool, verb: str) -> None:
+    """Reports a write to one memory that may have changed nothing."""
+    commit = result.commit.id if result.commit else None
+    if as_json:
+        echo_json(
+            {"id": result.ids[0], "commit": commit, "changed": commit is not None}
+        )
+    elif commit is None:
+        click.echo(f"{result.ids[0]} unchanged: nothing to commit.")
+    else:
+        click.echo(f"{result.ids[0]} {verb} in {commit[:10]}.")
 
 
 def pass_state(func: F) -> F:

@@ -11,6 +11,7 @@ from ctx.engine import Intent, InvalidInputError
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
+    echo_change,
     echo_json,
     intent_options,
     json_option,
@@ -205,15 +206,7 @@ def edit(
         remove_tags=untag,
         branch=branch,
     )
-    commit = result.commit.id if result.commit else None
-    if as_json:
-        echo_json(
-            {"id": result.ids[0], "commit": commit, "changed": commit is not None}
-        )
-    elif commit is None:
-        click.echo(f"{result.ids[0]} unchanged: nothing to commit.")
-    else:
-        click.echo(f"{result.ids[0]} edited in {commit[:10]}.")
+    echo_change(result, as_json, "edited")
 
 
 @click.command()

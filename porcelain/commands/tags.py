@@ -9,6 +9,7 @@ from ctx.engine import Intent
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
+    echo_change,
     echo_json,
     intent_options,
     json_option,
@@ -43,7 +44,7 @@ def tag_(
       ctx tag 01JD2X9K7M3Q4R5S6T7V8W9XYZ project:api tier:reference
     """
     result = engine.tag(state.store(write=True), memory_id, tags, who, branch=branch)
-    _report(result, as_json, "tagged")
+    echo_change(result, as_json, "tagged")
 
 
 @click.command()
@@ -68,19 +69,7 @@ def untag(
       ctx untag 01JD2X9K7M3Q4R5S6T7V8W9XYZ tier:reference
     """
     result = engine.untag(state.store(write=True), memory_id, tags, who, branch=branch)
-    _report(result, as_json, "untagged")
-
-
-def _report(result: engine.WriteResult, as_json: bool, verb: str) -> None:
-    commit = result.commit.id if result.commit else None
-    if as_json:
-        echo_json(
-            {"id": result.ids[0], "commit": commit, "changed": commit is not None}
-        )
-    elif commit is None:
-        click.echo(f"{result.ids[0]} unchanged: nothing to commit.")
-    else:
-        click.echo(f"{result.ids[0]} {verb} in {commit[:10]}.")
+    echo_change(result, as_json, "untagged")
 
 
 @click.command()
