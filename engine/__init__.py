@@ -14,8 +14,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ctx.engine.adjacency import Adjacency
     from ctx.engine.annotate import BlameLine, blame_lines
     from ctx.engine.batch import ImportLine, import_lines, parse_lines
+    from ctx.engine.catalog import Catalog, CatalogEntry
     from ctx.engine.changes import ChangedMemory, Diff, body_diff, diff
     from ctx.engine.composition import (
         FORMATS,
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
     from ctx.engine.ingest import ingest_files
     from ctx.engine.layout import slugify
     from ctx.engine.links import link, list_links, unlink
+    from ctx.engine.live import commit_at, link_graph, live_catalog
     from ctx.engine.maintenance import (
         FsckReport,
         GcReport,
@@ -128,8 +131,11 @@ __all__ = [
     "MAX_NODES",
     "PREFERENCES",
     "TIERS",
+    "Adjacency",
     "BlameLine",
     "BranchInfo",
+    "Catalog",
+    "CatalogEntry",
     "ChangedMemory",
     "Clock",
     "CommitId",
@@ -183,6 +189,7 @@ __all__ = [
     "blame",
     "blame_lines",
     "body_diff",
+    "commit_at",
     "compose",
     "count_tags",
     "create_branch",
@@ -206,11 +213,13 @@ __all__ = [
     "ingest_files",
     "is_graph_export",
     "link",
+    "link_graph",
     "list_branches",
     "list_conflicts",
     "list_links",
     "list_memories",
     "list_views",
+    "live_catalog",
     "log",
     "memory_tokens",
     "merge",
@@ -242,6 +251,12 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Adjacency": "ctx.engine.adjacency",
+    "Catalog": "ctx.engine.catalog",
+    "CatalogEntry": "ctx.engine.catalog",
+    "commit_at": "ctx.engine.live",
+    "link_graph": "ctx.engine.live",
+    "live_catalog": "ctx.engine.live",
     "BlameLine": "ctx.engine.annotate",
     "BranchInfo": "ctx.engine.revisions",
     "ChangedMemory": "ctx.engine.changes",

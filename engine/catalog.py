@@ -22,24 +22,33 @@ from ctx.engine.adjacency import SAVE_AFTER
 from ctx.engine.errors import CorruptStoreError, MemoryNotFoundError
 from ctx.engine.layout import AREAS
 from ctx.engine.model import decode_memory, headline
+from ctx.engine.tokens import memory_tokens
 
 if TYPE_CHECKING:
     from ctx.engine.snapshot import Snapshot
     from ctx.engine.store import Store
 
-__all__ = ["Catalog", "Entry", "catalog"]
+__all__ = ["Catalog", "CatalogEntry", "Entry", "catalog"]
 
-_VERSION = 1
+_VERSION = 2
 _EMPTY = "empty"
 
 
 class Entry(msgspec.Struct, frozen=True, array_like=True):
-    """Where one memory is, and enough to name it without reading it."""
+    """Where one memory is, and enough to name and count it without reading it.
+
+    ``tokens`` is :func:`~ctx.engine.memory_tokens` of the memory.
+    """
 
     path: str
     blob: str
     kind: str
     headline: str
+    tokens: int
+
+
+CatalogEntry = Entry
+"""The public name of :class:`Entry` (``ctx.engine.CatalogEntry``)."""
 
 
 class Catalog(msgspec.Struct):
@@ -93,10 +102,16 @@ def catalog(store: Store, snap: Snapshot) -> Catalog:
 
 def _load(path: Path) -> Catalog | None:
     try:
-        value = msgspec.msgpack.decode(path.read_bytes(), type=Catalog)
+        data = path.read_bytes()
+        if msgspec.msgpack.decode(data, type=_Versioned).version != _VERSION:
+            return None
+        return msgspec.msgpack.decode(data, type=Catalog)
     except (OSError, msgspec.DecodeError):
         return None
-    return value if value.version == _VERSION else None
+
+
+class _Versioned(msgspec.Struct):
+    version: int
 
 
 def _save(path: Path, value: Catalog) -> None:
@@ -140,6 +155,7 @@ def _catch_up(
                 new.sha.decode("ascii"),
                 memory.kind,
                 headline(memory.title, memory.body),
+                memory_tokens(memory),
             )
             by_path[path] = memory.id
     return Catalog(version=_VERSION, tree=tree, entries=entries), len(changes)
