@@ -292,6 +292,14 @@ class VectorIndex(abc.ABC):
             self._cached = (allowed, self._version, found)
         return found
 
+    @abc.abstractmethod
+    def vectors_of(self, keys: Sequence[str]) -> Vectors:
+        """Returns the stored (unit) vectors of ``keys``, one row each.
+
+        Raises:
+            KeyError: A key is not present.
+        """
+
     def compact(self) -> None:
         """Drops removed rows, renumbering the rest (and saves if on disk)."""
         live = np.array(
@@ -442,6 +450,11 @@ class FlatVectors(VectorIndex):
             )
         except (OSError, ValueError) as exc:
             raise _error(f"Cannot map the vector data at {file}.") from exc
+
+    def vectors_of(self, keys: Sequence[str]) -> Vectors:
+        """Returns the stored (unit) vectors of ``keys``, one row each."""
+        rows = [self._rows[key] for key in keys]
+        return np.array(self._matrix[rows], dtype=np.float32)
 
     def _tombstone(self, rows: list[int]) -> None:
         self._live[rows] = False

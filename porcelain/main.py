@@ -21,6 +21,7 @@ from ctx.porcelain.commands import (
     history,
     memory,
     provenance,
+    recall,
     store,
     tags,
     views,
@@ -102,6 +103,7 @@ for module in (
     views,
     history,
     branch,
+    recall,
 ):
     for command in module.COMMANDS:
         _add_store_option(command)

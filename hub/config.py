@@ -1,0 +1,85 @@
+"""The hub's settings, read from a store's ``config.toml``.
+
+``[recall]`` holds the default budget and the ranking constants: the weight of
+each channel in reciprocal rank fusion, its ``k``, the weight of temporal
+gravity and the damping of one-hop link expansion. ``[embedder]`` names the
+embedder (``kind`` and that kind's options, see
+:func:`ctx.hub.embedders.make_embedder`). A missing file or table gives the
+defaults; an unknown key or a value of the wrong type is an error naming it.
+
+The defaults were measured on LoCoMo and Cranfield by
+``benchmarks/bench_quality.py`` (results in ``benchmarks/results/quality.md``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+
+from ctx.engine import InvalidInputError
+
+__all__ = ["CONFIG_FILE", "HubConfig", "RecallConfig", "load_config"]
+
+CONFIG_FILE = "config.toml"
+
+_Weight = Annotated[float, msgspec.Meta(ge=0.0, le=100.0)]
+
+
+class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Recall's defaults and ranking constants.
+
+    Attributes:
+        budget: Tokens a recall may return when none is given.
+        k: The rank offset of reciprocal rank fusion: a hit at rank ``r`` of a
+            channel adds ``weight / (k + r)``.
+        bm25: Weight of the BM25 channel.
+        vector: Weight of the vector channel.
+        fuzzy: Weight of the fuzzy (typo and identifier) channel.
+        gravity: How much temporal closeness can add: a fused score is
+            multiplied by ``1 + gravity * closeness`` (closeness in 0..1).
+        expand: Damping of one-hop link expansion: a neighbour of a hit enters
+            with the hit's score times this.
+        depth: How many hits each channel contributes to the fusion.
+    """
+
+    budget: Annotated[int, msgspec.Meta(ge=1)] = 1500
+    k: Annotated[float, msgspec.Meta(gt=0.0)] = 60.0
+    bm25: _Weight = 1.0
+    vector: _Weight = 1.0
+    fuzzy: _Weight = 0.25
+    gravity: _Weight = 1.0
+    expand: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
+    depth: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 100
+
+
+class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Everything the hub reads from ``config.toml``."""
+
+    recall: RecallConfig = RecallConfig()
+    embedder: dict[str, object] = {}
+
+
+def load_config(store_path: Path | None) -> HubConfig:
+    """Returns the settings in ``<store_path>/config.toml`` (defaults if absent).
+
+    Raises:
+        InvalidInputError: The file is not valid TOML or holds an unknown key
+            or a value of the wrong type.
+    """
+    if store_path is None:
+        return HubConfig()
+    path = store_path / CONFIG_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return HubConfig()
+    except OSError as exc:
+        raise InvalidInputError(f"Cannot read {path}: {exc.strerror}.") from exc
+    try:
+        return msgspec.toml.decode(data, type=HubConfig)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise InvalidInputError(
+            f"{path} is not valid: {exc}.", hint="Fix or remove the setting."
+        ) from exc

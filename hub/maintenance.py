@@ -1,0 +1,97 @@
+"""Index maintenance: rebuild everything, and report what is indexed."""
+
+from __future__ import annotations
+
+import time
+
+import msgspec
+
+from ctx.engine import CommitId, live_catalog
+from ctx.hub.projection import Projection
+
+__all__ = ["BranchIndex", "IndexStatus", "ReindexReport", "index_status", "reindex"]
+
+
+class BranchIndex(msgspec.Struct, frozen=True, kw_only=True):
+    """How far one branch is indexed."""
+
+    branch: str
+    tip: str
+    indexed_commit: str | None
+    current: bool
+    memories: int
+
+
+class IndexStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """What the index holds (``ctx index status``)."""
+
+    folder: str | None
+    embedder: str
+    documents: int
+    vectors: int
+    vector_index: str
+    size_bytes: int
+    branches: tuple[BranchIndex, ...]
+
+
+class ReindexReport(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``ctx reindex`` built."""
+
+    branches: tuple[str, ...]
+    documents: int
+    vectors: int
+    embedder: str
+    seconds: float
+    size_bytes: int
+    warnings: tuple[str, ...]
+
+
+def index_status(projection: Projection) -> IndexStatus:
+    """Returns what is indexed, per branch, without catching anything up."""
+    store = projection.store
+    marks = projection.watermarks()
+    branches = []
+    for name in store.branches():
+        tip = store.branch_tip(name)
+        commit = marks.get(name, ("", ""))[0] or None
+        memories = len(live_catalog(store, CommitId(commit)).entries) if commit else 0
+        branches.append(
+            BranchIndex(
+                branch=name,
+                tip=tip,
+                indexed_commit=commit,
+                current=commit == tip,
+                memories=memories,
+            )
+        )
+    vectors = projection.vectors
+    return IndexStatus(
+        folder=None if projection.folder is None else str(projection.folder),
+        embedder=projection.embedder_name,
+        documents=projection.lexical.count(),
+        vectors=0 if vectors is None else len(vectors),
+        vector_index="none" if vectors is None else vectors.kind,
+        size_bytes=projection.size_bytes(),
+        branches=tuple(branches),
+    )
+
+
+def reindex(projection: Projection) -> ReindexReport:
+    """Drops every index and rebuilds it from the tip of every branch."""
+    started = time.perf_counter()
+    projection.reindex()
+    store = projection.store
+    names = store.branches()
+    head = store.head_branch()
+    for name in sorted(names, key=lambda n: n != head):  # HEAD first
+        projection.view(store.branch_tip(name), branch=name)
+    vectors = projection.vectors
+    return ReindexReport(
+        branches=tuple(names),
+        documents=projection.lexical.count(),
+        vectors=0 if vectors is None else len(vectors),
+        embedder=projection.embedder_name,
+        seconds=time.perf_counter() - started,
+        size_bytes=projection.size_bytes(),
+        warnings=tuple(projection.notices),
+    )

@@ -1,0 +1,594 @@
+"""The projection of commits into the search indexes, caught up on demand.
+
+Indexes are keyed by blob id: a memory that lives on fifty branches is indexed
+once. A commit's view is the set of live blob ids in its tree
+(:class:`LiveView`, from the engine's catalog, cached per tree id), and every
+search is filtered by it. Catching up diffs the tree last indexed for a branch
+(its watermark) with the tree asked for and indexes only the blobs that are new
+and not yet indexed, so any commit, by any process or by ``git`` on the store,
+is visible to the next recall.
+
+On disk (``.ctx/index/``)::
+
+    lexical/     the Tantivy index (ctx.hub.lexical)
+    vectors/     the vector index (ctx.hub.vectors), flat or HNSW
+    state.json   format, embedder name and dimensions, watermark per branch
+    lock         flock: one process catches up at a time
+
+Catching up takes ``lock`` (Tantivy allows one writer per index). A process
+that cannot get it at once and has only a few blobs to index scores those in
+memory (an in-memory Tantivy index and flat vectors beside the shared ones)
+and answers correctly without waiting; with more, it waits for the lock. The
+watermark moves only when both indexes hold every blob of the tree, after
+they are durable, so a crash at any point leaves at worst work to redo.
+
+A missing or unreadable index is rebuilt with a notice; a changed embedder
+(its :attr:`~ctx.hub.embedders.Embedder.name` differs from the one recorded)
+drops the vectors and embeds again. A store that cannot be written (read-only)
+gets its indexes in memory. When the embedder fails, the lexical index is still
+caught up, the watermark stays, and :attr:`Projection.notices` says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import time
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import msgspec
+from dulwich.diff_tree import tree_changes
+from dulwich.objects import ObjectID
+
+from ctx.engine import Catalog, CommitId, CtxError, Snapshot, Store, live_catalog
+from ctx.hub.config import HubConfig
+from ctx.hub.embedders import Embedder, EmbedderError, make_embedder
+from ctx.hub.lexical import LexicalDoc, LexicalIndex, LexicalIndexError
+from ctx.hub.vectors import (
+    CROSSOVER,
+    FlatVectors,
+    HnswVectors,
+    VectorIndex,
+    VectorIndexError,
+    open_vectors,
+)
+
+__all__ = ["FORMAT", "CatchUp", "LiveView", "Projection"]
+
+FORMAT = 1
+"""Version of the index folder's layout; another version is rebuilt."""
+
+PENDING_MAX = 64
+"""Unindexed blobs a process scores in memory rather than wait for the lock."""
+
+_BATCH = 512  # blobs embedded and written per step (and made durable)
+_WAIT_S = 300.0  # the longest a process waits for another's catch-up
+_EMPTY = "empty"
+_AREAS = ("memory/", "pinned/", "primed/", "sessions/")
+
+
+class _State(msgspec.Struct, kw_only=True):
+    format: int = FORMAT
+    embedder: str = ""
+    dimensions: int = 0
+    generation: int = 0
+    watermarks: dict[str, str] = {}
+    commits: dict[str, str] = {}
+
+
+@dataclass
+class LiveView:
+    """What one commit holds, as the indexes see it.
+
+    Attributes:
+        commit: The commit.
+        catalog: Every live memory by id (path, blob, kind, headline, tokens).
+        by_blob: Memory id of every live blob.
+        blobs: The live blob ids (the filter every search applies).
+        complete: Whether the indexes hold exactly these blobs (no filter needed).
+        pending: Live blobs not in the shared indexes, scored in memory.
+    """
+
+    commit: CommitId
+    catalog: Catalog
+    by_blob: dict[str, str]
+    blobs: frozenset[str]
+    complete: bool = False
+    pending: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """What a catch-up did: blobs indexed, embedded, and seconds taken."""
+
+    indexed: int
+    embedded: int
+    seconds: float
+
+
+def _memory_blobs(
+    store: Store, before: str | None, after: str | None
+) -> tuple[list[str], list[str]]:
+    """Returns the memory blobs added and removed between two trees."""
+    objects = store.repo.object_store
+    old = None if before in (None, _EMPTY) else ObjectID(before.encode())
+    new = None if after in (None, _EMPTY) else ObjectID(after.encode())
+    added: list[str] = []
+    removed: list[str] = []
+    for change in tree_changes(objects, old, new):
+        for entry, into in ((change.old, removed), (change.new, added)):
+            if entry is None or not entry.path or not entry.sha:
+                continue
+            path = entry.path.decode("utf-8", "replace")
+            if path.endswith(".json") and path.startswith(_AREAS):
+                into.append(entry.sha.decode("ascii"))
+    return added, removed
+
+
+def _lexical_doc(snap: Snapshot, path: str, blob: str) -> LexicalDoc:
+    record = snap.record(path, blob)
+    memory = record.memory
+    return LexicalDoc(
+        blob=blob,
+        memory_id=memory.id,
+        kind=memory.kind,
+        context=record.context,
+        title=memory.title,
+        body=memory.body,
+        tags=memory.tags,
+        created_at=memory.created_at,
+    )
+
+
+def embed_text(doc: LexicalDoc) -> str:
+    """Returns the text of a memory that its vector is made from."""
+    return f"{doc.title}\n{doc.body}" if doc.title else doc.body
+
+
+class Projection:
+    """The search indexes of one store, caught up to any commit on demand.
+
+    Args:
+        store: The store (one without a path gets indexes in memory).
+        embedder: The embedder for the vector channel.
+        progress: Called with (done, total) while many blobs are indexed.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.notices: list[str] = []
+        self.progress = progress
+        self._folder = store.path / "index" if store.path is not None else None
+        self._views: dict[str, LiveView] = {}
+        self._state = _State()
+        self._pending_lexical: LexicalIndex | None = None
+        self._pending_vectors: FlatVectors | None = None
+        self._vector_error: EmbedderError | None = None
+        self.last_catch_up: CatchUp | None = None
+        self.lexical: LexicalIndex
+        self.vectors: VectorIndex | None = None
+        self._open()
+
+    @classmethod
+    def for_store(
+        cls,
+        store: Store,
+        config: HubConfig,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Projection:
+        """Returns the projection of ``store`` with the embedder its config names.
+
+        Raises:
+            EmbedderError: The embedder config is not valid.
+        """
+        return cls(store, make_embedder(config.embedder), progress=progress)
+
+    # -- opening ----------------------------------------------------------
+
+    @property
+    def folder(self) -> Path | None:
+        """Returns the index folder, or ``None`` when the indexes live in memory."""
+        return self._folder
+
+    def _open(self) -> None:
+        if self._folder is not None:
+            try:
+                self._folder.mkdir(parents=True, exist_ok=True)
+                (self._folder / "lock").touch(exist_ok=True)
+            except OSError:
+                self.notices.append(
+                    f"Cannot write {self._folder}: the index is built in memory."
+                )
+                self._folder = None
+        if self._folder is None:
+            self.lexical = LexicalIndex.in_memory()
+            self.vectors = self._new_vectors(None)
+            return
+        try:
+            self._load()
+        except (CtxError, msgspec.DecodeError, OSError) as exc:
+            reason = exc.message if isinstance(exc, CtxError) else str(exc)
+            self.notices.append(f"The index was unreadable ({reason}); rebuilt it.")
+            with self._locked(blocking=True):
+                self._reset()
+
+    def _load(self) -> None:
+        assert self._folder is not None
+        state_file = self._folder / "state.json"
+        fresh = not state_file.exists()
+        if fresh:
+            with self._locked(blocking=True):
+                if not state_file.exists():
+                    self._reset()
+                    return
+        self._state = self._read_state()
+        if self._state.format != FORMAT:
+            raise LexicalIndexError(f"index format {self._state.format}")
+        self.lexical = LexicalIndex.open(self._folder / "lexical", create=False)
+        if self._state.embedder != self.embedder.name:
+            self._state.watermarks = {}  # every blob needs a new vector
+            self._state.commits = {}
+            self.vectors = self._new_vectors(self._folder / "vectors")
+        else:
+            self.vectors = open_vectors(self._folder / "vectors")
+
+    def _read_state(self) -> _State:
+        assert self._folder is not None
+        return msgspec.json.decode(
+            (self._folder / "state.json").read_bytes(), type=_State
+        )
+
+    def _new_vectors(self, path: Path | None) -> VectorIndex | None:
+        """Returns a new empty vector index, or None if the embedder is down."""
+        try:
+            dimensions = self.embedder.dimensions
+        except EmbedderError as exc:
+            self._vector_error = exc
+            return None
+        return FlatVectors(dimensions, path)
+
+    def _has_vector(self, blob: str) -> bool:
+        return self.vectors is not None and blob in self.vectors
+
+    def _reset(self) -> None:
+        """Empties the index folder and starts a new index (lock held)."""
+        assert self._folder is not None
+        for child in self._folder.iterdir():
+            if child.name != "lock":
+                if child.is_dir():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
+        self.lexical = LexicalIndex.open(self._folder / "lexical")
+        self.vectors = self._new_vectors(self._folder / "vectors")
+        self._state = _State()
+        self._commit_state()
+
+    def _write_state(self) -> None:
+        assert self._folder is not None
+        temp = self._folder / f".state.json.{os.getpid()}"
+        temp.write_bytes(msgspec.json.encode(self._state))
+        os.replace(temp, self._folder / "state.json")
+
+    @contextlib.contextmanager
+    def _locked(self, *, blocking: bool) -> Iterator[bool]:
+        """Holds the index lock; yields False if ``blocking`` is off and it is busy."""
+        if self._folder is None:
+            yield True
+            return
+        with (self._folder / "lock").open("rb") as file:
+            deadline = time.monotonic() + _WAIT_S
+            while True:
+                try:
+                    fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if not blocking:
+                        yield False
+                        return
+                    if time.monotonic() > deadline:
+                        raise LexicalIndexError(
+                            "Another process has held the index lock for "
+                            f"{_WAIT_S:.0f} s.",
+                            hint="Run `ctx reindex` once it has finished.",
+                        ) from None
+                    time.sleep(0.05)
+            try:
+                yield True
+            finally:
+                fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+
+    # -- views ------------------------------------------------------------
+
+    def view(self, commit: CommitId, *, branch: str | None = None) -> LiveView:
+        """Returns ``commit``'s live view, catching the indexes up to it first.
+
+        Args:
+            commit: The commit to see.
+            branch: The branch whose tip it is, whose watermark then moves;
+                ``None`` for a past commit (indexed, no watermark moves).
+        """
+        self._sync()
+        root = self.store.snapshot(commit).tree
+        tree = _EMPTY if root is None else root.decode("ascii")
+        view = self._views.get(tree)
+        if view is None or view.commit != commit:
+            view = self._make_view(commit)
+            self._views = {tree: view}  # one cached view per Projection is enough
+        if view.pending or branch is None or self._state.watermarks.get(branch) != tree:
+            self._catch_up(view, tree, branch)
+        view.complete = (
+            not view.pending
+            and self.lexical.count() == len(view.blobs)
+            and self.vectors is not None
+            and len(self.vectors) == len(view.blobs)
+        )
+        return view
+
+    def _make_view(self, commit: CommitId) -> LiveView:
+        catalog = live_catalog(self.store, commit)
+        by_blob = {entry.blob: mid for mid, entry in catalog.entries.items()}
+        return LiveView(commit, catalog, by_blob, frozenset(by_blob))
+
+    def _sync(self) -> None:
+        """Sees what other processes committed to the index since we looked."""
+        if self._folder is None:
+            return
+        try:
+            state = self._read_state()
+        except (OSError, msgspec.DecodeError):
+            return  # being replaced: the next look sees it
+        if state.generation != self._state.generation:
+            self._state = state
+            if state.embedder == self.embedder.name:
+                with contextlib.suppress(VectorIndexError):
+                    self.vectors = open_vectors(self._folder / "vectors")
+
+    def _catch_up(self, view: LiveView, tree: str, branch: str | None) -> None:
+        watermarks = self._state.watermarks
+        base = watermarks.get(branch or "") or watermarks.get(self.store.head_branch())
+        if base is None and watermarks:
+            base = next(iter(watermarks.values()))
+        try:
+            added, removed = _memory_blobs(self.store, base, tree)
+        except KeyError:  # the watermark's tree is gone (gc)
+            added, removed = _memory_blobs(self.store, None, tree)
+        missing = self._missing(added)
+        if not missing:
+            view.pending = []
+            if branch is not None:
+                self._advance(branch, view, tree, base, removed)
+            return
+        with self._locked(blocking=len(missing) > PENDING_MAX) as got:
+            if not got:
+                self._score_pending(view, missing)
+                return
+            self._sync()
+            missing = self._missing(missing)
+            done = self._index(view, missing)
+            view.pending = []
+            if branch is not None and done:
+                self._advance(branch, view, tree, base, removed)
+
+    def _missing(self, blobs: Sequence[str]) -> list[str]:
+        blobs = list(dict.fromkeys(blobs))
+        if len(blobs) > 2_000:
+            known = self.lexical.known_blobs()
+            return [b for b in blobs if b not in known or not self._has_vector(b)]
+        return [
+            b for b in blobs if not self._has_vector(b) or not self.lexical.contains(b)
+        ]
+
+    def _advance(
+        self,
+        branch: str,
+        view: LiveView,
+        tree: str,
+        base: str | None,
+        removed: list[str],
+    ) -> None:
+        """Moves ``branch``'s watermark to ``tree`` (blobs all indexed)."""
+        if self._state.watermarks.get(branch) == tree:
+            return
+        with self._locked(blocking=False) as got:
+            if not got:
+                return  # the next catch-up moves it
+            self._sync()
+            state = self._state
+            # With one branch indexed, what its diff removed is garbage.
+            alone = state.watermarks == {branch: base}
+            gone = [b for b in removed if alone and b not in view.blobs]
+            if gone:
+                with self.lexical.writer() as writer:
+                    writer.delete(gone)
+                    writer.commit()
+                if self.vectors is not None:
+                    self.vectors.remove(gone)
+                    self._save_vectors()
+            state.watermarks[branch] = tree
+            state.commits[branch] = view.commit
+            self._commit_state()
+
+    def _commit_state(self) -> None:
+        self._state.generation += 1
+        if self.vectors is not None:
+            self._state.embedder = self.embedder.name
+            self._state.dimensions = self.vectors.dimensions
+        if self._folder is not None:
+            self._write_state()
+
+    def _save_vectors(self) -> None:
+        if self._folder is not None and self.vectors is not None:
+            self.vectors.save()
+
+    # -- indexing ---------------------------------------------------------
+
+    def _docs(self, view: LiveView, blobs: Sequence[str]) -> list[LexicalDoc]:
+        snap = self.store.snapshot(view.commit)
+        entries = view.catalog.entries
+        docs = []
+        for blob in blobs:
+            entry = entries[view.by_blob[blob]]
+            docs.append(_lexical_doc(snap, entry.path, blob))
+        return docs
+
+    def _index(self, view: LiveView, blobs: list[str]) -> bool:
+        """Indexes blobs of ``view`` (lock held); returns whether all got vectors."""
+        started = time.perf_counter()
+        embedded = 0
+        if self.vectors is None:
+            self.vectors = self._new_vectors(
+                None if self._folder is None else self._folder / "vectors"
+            )
+        with self.lexical.writer() as writer:
+            for first in range(0, len(blobs), _BATCH):
+                docs = self._docs(view, blobs[first : first + _BATCH])
+                writer.add(docs)
+                writer.commit()
+                todo = [d for d in docs if not self._has_vector(d.blob)]
+                if todo and self.vectors is not None and self._vector_error is None:
+                    try:
+                        vectors = self.embedder.embed([embed_text(d) for d in todo])
+                    except EmbedderError as exc:
+                        self._vector_error = exc
+                    else:
+                        self.vectors.add([d.blob for d in todo], vectors)
+                        self._save_vectors()
+                        embedded += len(todo)
+                if self.progress is not None:
+                    self.progress(min(first + _BATCH, len(blobs)), len(blobs))
+        self._upgrade_vectors()
+        self._commit_state()
+        self.last_catch_up = CatchUp(
+            len(blobs), embedded, time.perf_counter() - started
+        )
+        if self._vector_error is not None:
+            self.notices.append(
+                f"Vectors not updated ({self._vector_error.message}); "
+                "recall is lexical only."
+            )
+            return False
+        return True
+
+    def _upgrade_vectors(self) -> None:
+        """Moves a flat index that has grown past the crossover to HNSW."""
+        flat = self.vectors
+        if flat is None or isinstance(flat, HnswVectors) or len(flat) < CROSSOVER:
+            return
+        keys = flat.keys()
+        graph = HnswVectors(flat.dimensions, flat.path)
+        graph.add(keys, flat.vectors_of(keys))
+        self.vectors = graph
+        self._save_vectors()
+
+    def _score_pending(self, view: LiveView, blobs: list[str]) -> None:
+        """Indexes a few blobs in memory, for a process that cannot take the lock."""
+        docs = self._docs(view, blobs)
+        lexical = LexicalIndex.in_memory()
+        with lexical.writer() as writer:
+            writer.add(docs)
+            writer.commit()
+        self._pending_lexical, self._pending_vectors = lexical, None
+        if self.vectors is not None:
+            try:
+                found = self.embedder.embed([embed_text(d) for d in docs])
+            except EmbedderError as exc:
+                self._vector_error = exc
+            else:
+                self._pending_vectors = FlatVectors(self.vectors.dimensions)
+                self._pending_vectors.add(blobs, found)
+        view.pending = blobs
+
+    # -- searching --------------------------------------------------------
+
+    def lexical_search(
+        self,
+        view: LiveView,
+        text: str,
+        limit: int,
+        *,
+        fuzzy: bool = False,
+        within: Sequence[tuple[datetime, datetime]] = (),
+    ) -> list[tuple[str, float]]:
+        """Returns the best (blob, score) of a lexical channel in ``view``.
+
+        ``fuzzy`` picks the typo channel; ``within`` keeps memories created
+        in those spans (see :meth:`LexicalIndex.search`).
+        """
+        allowed = None if view.complete else view.blobs
+        indexes = [self.lexical]
+        if view.pending and self._pending_lexical is not None:
+            indexes.append(self._pending_lexical)
+        hits: list[tuple[str, float]] = []
+        for index in indexes:
+            if fuzzy:
+                hits += index.fuzzy_search(text, limit=limit, allowed=allowed)
+            else:
+                hits += index.search(text, limit=limit, allowed=allowed, within=within)
+        if len(indexes) > 1:
+            hits = sorted(hits, key=lambda hit: -hit[1])[:limit]
+        return hits
+
+    def vector_search(
+        self, view: LiveView, query: str, limit: int
+    ) -> list[tuple[str, float]]:
+        """Returns the nearest (blob, cosine) in ``view``.
+
+        Raises:
+            EmbedderError: The query could not be embedded.
+        """
+        if self.vectors is None:
+            raise self._vector_error or EmbedderError("The embedder is unavailable.")
+        vector = self.embedder.embed([query])[0]
+        allowed: Collection[str] | None = None if view.complete else view.blobs
+        hits = self.vectors.search(vector, limit, allowed)
+        if view.pending and self._pending_vectors is not None:
+            hits += self._pending_vectors.search(vector, limit)
+            hits = sorted(hits, key=lambda hit: -hit[1])[:limit]
+        return hits
+
+    # -- maintenance ------------------------------------------------------
+
+    def reindex(self) -> None:
+        """Drops every index and starts empty; the next view rebuilds it."""
+        if self._folder is None:
+            self.lexical = LexicalIndex.in_memory()
+            self.vectors = self._new_vectors(None)
+            self._state = _State()
+        else:
+            with self._locked(blocking=True):
+                self._reset()
+        self._views = {}
+
+    def watermarks(self) -> dict[str, tuple[str, str]]:
+        """Returns the (commit, tree) each indexed branch was last caught up to."""
+        self._sync()
+        state = self._state
+        return {
+            branch: (state.commits.get(branch, ""), tree)
+            for branch, tree in sorted(state.watermarks.items())
+        }
+
+    @property
+    def embedder_name(self) -> str:
+        """Returns the name of the embedder that built the vectors."""
+        return self._state.embedder or self.embedder.name
+
+    def size_bytes(self) -> int:
+        """Returns the bytes the index folder takes on disk (0 in memory)."""
+        if self._folder is None:
+            return 0
+        return sum(f.stat().st_size for f in self._folder.rglob("*") if f.is_file())

@@ -1,0 +1,405 @@
+"""Recall and search: ranked memories of a branch, packed into a token budget.
+
+:func:`recall` is what ``ctx recall`` prints: the pinned memories first (at
+most half the budget), then the best of :func:`ctx.hub.ranking.rank`, each
+taken if it still fits, until the budget or :data:`MAX_HITS` is reached. A
+memory costs its :func:`~ctx.engine.memory_tokens` plus :data:`HEADER_TOKENS`
+for the line that names it (id, kind, date, path); the footer's "whole live
+branch" is every live memory counted the same way.
+
+With an overlay (``--with main``) the view is the branch's memories plus the
+other branch's memories that the branch does not have (by id), each hit
+labelled with the branch it came from. :func:`search` is the same ranking as
+a plain list (no pinning, no budget) with optional kind/tag/context filters.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import datetime
+
+import msgspec
+
+from ctx.engine import (
+    Adjacency,
+    Catalog,
+    InvalidInputError,
+    Memory,
+    Store,
+    link_graph,
+    log,
+)
+from ctx.hub.config import RecallConfig
+from ctx.hub.projection import LiveView, Projection
+from ctx.hub.ranking import CHANNELS, Ranked, rank
+from ctx.hub.sources import Source
+
+__all__ = [
+    "HEADER_TOKENS",
+    "MAX_HITS",
+    "MAX_QUERY_CHARS",
+    "ChannelScore",
+    "Explanation",
+    "Hit",
+    "RecallResult",
+    "recall",
+    "search",
+]
+
+HEADER_TOKENS = 16
+"""Tokens counted for the line naming each memory (id, kind, date, path)."""
+
+MAX_HITS = 25
+"""The most ranked memories one recall returns (pinned ones aside)."""
+
+MAX_QUERY_CHARS = 10_000
+"""Longer queries are refused: a pasted file is not a question."""
+
+
+class ChannelScore(msgspec.Struct, frozen=True, kw_only=True):
+    """One channel's part in a hit's score."""
+
+    channel: str
+    rank: int
+    score: float
+    contribution: float
+
+
+class Explanation(msgspec.Struct, frozen=True, kw_only=True):
+    """Why a hit is where it is (``--explain``)."""
+
+    channels: tuple[ChannelScore, ...]
+    fused: float
+    closeness: float
+    boost: float
+    via: str | None
+    last_commit: str | None
+    last_agent: str | None
+    last_summary: str | None
+
+
+class Hit(msgspec.Struct, frozen=True, kw_only=True):
+    """One recalled memory."""
+
+    id: str
+    kind: str
+    title: str | None
+    body: str
+    tags: tuple[str, ...]
+    created_at: datetime
+    path: str
+    branch: str
+    pinned: bool
+    score: float
+    tokens: int
+    explain: Explanation | None = None
+
+
+class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
+    """A recall: the hits, and what they cost against the whole branch."""
+
+    query: str
+    branch: str
+    commit: str
+    now: datetime
+    budget: int | None
+    hits: tuple[Hit, ...]
+    tokens: int
+    live_memories: int
+    live_tokens: int
+    left_out: int
+    seconds: float
+    temporal: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def _check_query(query: str) -> str:
+    text = query.strip()
+    if not text:
+        raise InvalidInputError(
+            "The query is empty.", hint='Ask something: ctx recall "what about auth?"'
+        )
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidInputError(
+            f"The query has {len(text):,} characters; at most {MAX_QUERY_CHARS:,}.",
+            hint="Ask a question, not a document.",
+        )
+    return text
+
+
+def _overlay(sources: Sequence[Source]) -> tuple[LiveView, dict[str, str]]:
+    """Returns one view over several branches (earlier ones win by id)."""
+    first = sources[0]
+    origin = dict.fromkeys(first.view.catalog.entries, first.branch)
+    if len(sources) == 1:
+        return first.view, origin
+    entries = dict(first.view.catalog.entries)
+    pending = list(first.view.pending)
+    for source in sources[1:]:
+        for memory_id, entry in source.view.catalog.entries.items():
+            if memory_id not in entries:
+                entries[memory_id] = entry
+                origin[memory_id] = source.branch
+        pending += source.view.pending
+    by_blob = {entry.blob: memory_id for memory_id, entry in entries.items()}
+    catalog = Catalog(version=first.view.catalog.version, tree="", entries=entries)
+    view = LiveView(first.commit, catalog, by_blob, frozenset(by_blob))
+    view.pending = pending
+    return view, origin
+
+
+def _filtered(view: LiveView, kind: str | None, context: str | None) -> LiveView:
+    """Returns the part of ``view`` of that kind and context."""
+    entries = {
+        memory_id: entry
+        for memory_id, entry in view.catalog.entries.items()
+        if (kind is None or entry.kind == kind)
+        and (context is None or entry.path.split("/")[1] == context)
+    }
+    by_blob = {entry.blob: memory_id for memory_id, entry in entries.items()}
+    catalog = Catalog(version=view.catalog.version, tree="", entries=entries)
+    filtered = LiveView(view.commit, catalog, by_blob, frozenset(by_blob))
+    filtered.pending = [blob for blob in view.pending if blob in by_blob]
+    return filtered
+
+
+def _memory(store: Store, view: LiveView, memory_id: str) -> Memory:
+    entry = view.catalog.entries[memory_id]
+    return store.snapshot(view.commit).record(entry.path, entry.blob).memory
+
+
+def _explain(
+    store: Store, source: Source, ranked: Ranked, gravity: float
+) -> Explanation:
+    channels = tuple(
+        ChannelScore(channel=c, rank=r, score=raw, contribution=part)
+        for c in CHANNELS
+        if c in ranked.channels
+        for r, raw, part in [ranked.channels[c]]
+    )
+    via = None
+    if ranked.via is not None:
+        link_type, other, direction = ranked.via
+        via = (
+            f"{other} {link_type} this"
+            if direction == "out"
+            else f"this {link_type} {other}"
+        )
+    last = log(store, ranked.id, rev=source.commit, limit=1)
+    commit = last[0].commit if last else None
+    return Explanation(
+        channels=channels,
+        fused=ranked.fused,
+        closeness=ranked.closeness,
+        boost=1 + gravity * ranked.closeness,
+        via=via,
+        last_commit=commit.id if commit else None,
+        last_agent=commit.author if commit else None,
+        last_summary=commit.summary if commit else None,
+    )
+
+
+def _hit(
+    store: Store,
+    view: LiveView,
+    memory_id: str,
+    branch: str,
+    score: float,
+    explain: Explanation | None,
+) -> Hit:
+    entry = view.catalog.entries[memory_id]
+    memory = _memory(store, view, memory_id)
+    return Hit(
+        id=memory.id,
+        kind=memory.kind,
+        title=memory.title,
+        body=memory.body,
+        tags=memory.tags,
+        created_at=memory.created_at,
+        path=entry.path,
+        branch=branch,
+        pinned=entry.path.startswith("pinned/"),
+        score=score,
+        tokens=entry.tokens + HEADER_TOKENS,
+        explain=explain,
+    )
+
+
+def _graphs(store: Store, sources: Sequence[Source]) -> list[Adjacency]:
+    return [link_graph(store, source.commit) for source in sources]
+
+
+def recall(
+    projection: Projection,
+    sources: Sequence[Source],
+    query: str,
+    *,
+    config: RecallConfig,
+    now: datetime,
+    budget: int | None = None,
+    include_superseded: bool = False,
+    explain: bool = False,
+) -> RecallResult:
+    """Returns the pinned and most relevant memories, packed into ``budget``.
+
+    Args:
+        projection: The store's indexes (caught up to every source's view).
+        sources: The branch recalled from, then any overlaid branches.
+        query: The question (1 to :data:`MAX_QUERY_CHARS` characters).
+        config: Ranking constants and the default budget.
+        now: When the query is asked (timezone-aware).
+        budget: Tokens to fill; ``config.budget`` when ``None``.
+        include_superseded: Keep memories another one supersedes.
+        explain: Attach an :class:`Explanation` (channels, gravity, blame).
+
+    Raises:
+        InvalidInputError: The query is empty or too long, or the budget < 1.
+    """
+    started = time.perf_counter()
+    text = _check_query(query)
+    budget = config.budget if budget is None else budget
+    if budget < 1:
+        raise InvalidInputError(
+            f"The budget must be at least 1 token, not {budget}.",
+            hint="Try --budget 1500.",
+        )
+    store = projection.store
+    view, origin = _overlay(sources)
+    graphs = _graphs(store, sources)
+    ranking = rank(
+        projection,
+        view,
+        text,
+        config=config,
+        now=now,
+        links=graphs,
+        include_superseded=include_superseded,
+    )
+    by_branch = {s.branch: s for s in sources}
+    entries = view.catalog.entries
+    superseded = (
+        set() if include_superseded else set().union(*(g.superseded() for g in graphs))
+    )
+    pinned = sorted(
+        (mid for mid, e in entries.items() if e.path.startswith("pinned/")),
+        key=lambda mid: entries[mid].path,
+    )
+    pinned = [mid for mid in pinned if mid not in superseded]
+    hits: list[Hit] = []
+    spent = left_out = 0
+    for memory_id in pinned:
+        cost = entries[memory_id].tokens + HEADER_TOKENS
+        if spent + cost > budget // 2:
+            left_out += 1
+            continue
+        spent += cost
+        hits.append(_hit(store, view, memory_id, origin[memory_id], 0.0, None))
+    taken = 0
+    pinned_set = set(pinned)
+    for ranked in ranking.hits:
+        if ranked.id in pinned_set:
+            continue
+        cost = entries[ranked.id].tokens + HEADER_TOKENS
+        if taken >= MAX_HITS or spent + cost > budget:
+            left_out += 1
+            continue
+        spent += cost
+        taken += 1
+        branch = origin[ranked.id]
+        why = (
+            _explain(store, by_branch[branch], ranked, config.gravity)
+            if explain
+            else None
+        )
+        hits.append(_hit(store, view, ranked.id, branch, ranked.score, why))
+    temporal = ranking.temporal
+    return RecallResult(
+        query=text,
+        branch=sources[0].branch,
+        commit=sources[0].commit,
+        now=now,
+        budget=budget,
+        hits=tuple(hits),
+        tokens=spent,
+        live_memories=len(entries),
+        live_tokens=sum(e.tokens for e in entries.values())
+        + HEADER_TOKENS * len(entries),
+        left_out=left_out,
+        seconds=time.perf_counter() - started,
+        temporal=tuple(
+            [w.label for w in temporal.windows]
+            + [c.label for c in temporal.cycles]
+            + [r.label for r in temporal.relations]
+        ),
+        warnings=tuple(projection.notices + ranking.warnings),
+    )
+
+
+def search(
+    projection: Projection,
+    source: Source,
+    query: str,
+    *,
+    config: RecallConfig,
+    now: datetime,
+    limit: int = 10,
+    kind: str | None = None,
+    tag: str | None = None,
+    context: str | None = None,
+    fuzzy: bool = False,
+    explain: bool = False,
+) -> RecallResult:
+    """Returns the best ``limit`` memories as a plain ranked list.
+
+    Filters keep memories of that kind, with that tag, in that context.
+
+    Raises:
+        InvalidInputError: The query is empty or too long, or ``limit`` < 1.
+    """
+    started = time.perf_counter()
+    text = _check_query(query)
+    if limit < 1:
+        raise InvalidInputError(f"-n must be at least 1, not {limit}.")
+    store = projection.store
+    view = source.view
+    if kind is not None or context is not None:
+        view = _filtered(view, kind, context)
+    graphs = _graphs(store, [source])
+    ranking = rank(
+        projection,
+        view,
+        text,
+        config=config,
+        now=now,
+        links=graphs,
+        fuzzy=fuzzy or None,
+    )
+    entries = source.view.catalog.entries
+    hits: list[Hit] = []
+    for ranked in ranking.hits:
+        if ranked.id not in view.catalog.entries:
+            continue  # a linked neighbour the filters leave out
+        why = _explain(store, source, ranked, config.gravity) if explain else None
+        hit = _hit(store, view, ranked.id, source.branch, ranked.score, why)
+        if tag is not None and tag not in hit.tags:
+            continue
+        hits.append(hit)
+        if len(hits) == limit:
+            break
+    return RecallResult(
+        query=text,
+        branch=source.branch,
+        commit=source.commit,
+        now=now,
+        budget=None,
+        hits=tuple(hits),
+        tokens=sum(h.tokens for h in hits),
+        live_memories=len(entries),
+        live_tokens=sum(e.tokens for e in entries.values())
+        + HEADER_TOKENS * len(entries),
+        left_out=0,
+        seconds=time.perf_counter() - started,
+        temporal=tuple(w.label for w in ranking.temporal.windows),
+        warnings=tuple(projection.notices + ranking.warnings),
+    )

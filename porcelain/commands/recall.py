@@ -1,0 +1,261 @@
+"""Commands over the hub's indexes: recall, search, reindex, index status."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from datetime import datetime
+
+import click
+import msgspec
+
+from ctx.engine import InvalidInputError
+from ctx.hub.config import HubConfig, load_config
+from ctx.hub.maintenance import index_status, reindex
+from ctx.hub.projection import Projection
+from ctx.hub.recall import recall as run_recall
+from ctx.hub.recall import search as run_search
+from ctx.hub.sources import open_sources
+from ctx.porcelain._options import (
+    CtxState,
+    branch_option,
+    echo_json,
+    json_option,
+    now,
+    parse_when,
+    pass_state,
+)
+from ctx.porcelain.render_recall import (
+    render_index_status,
+    render_recall,
+    render_reindex,
+)
+
+__all__ = ["COMMANDS"]
+
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _open(state: CtxState) -> tuple[Projection, HubConfig]:
+    store = state.store()
+    config = load_config(store.path)
+    return Projection.for_store(store, config), config
+
+
+def _notices(projection: Projection) -> None:
+    for notice in projection.notices:
+        click.echo(f"Notice: {notice}", err=True)
+    projection.notices.clear()
+
+
+def _moment(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_when(value)
+    except InvalidInputError:
+        raise InvalidInputError(
+            f"{option} {value!r} is not a date.",
+            hint="Use ISO 8601, e.g. 2023-05-08 or 2023-05-08T13:56.",
+        ) from None
+
+
+def _format_option(func: click.decorators.FC) -> click.decorators.FC:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "markdown"]),
+        default="text",
+        show_default=True,
+        help="markdown: a block ready to paste into a prompt.",
+    )(func)
+
+
+@click.command()
+@click.argument("query")
+@click.option("--budget", type=int, metavar="TOKENS", help="Tokens to fill.")
+@branch_option
+@click.option(
+    "--with",
+    "overlay",
+    multiple=True,
+    metavar="BRANCH",
+    help="Add the memories of another branch that this one lacks (repeatable).",
+)
+@click.option(
+    "--at", metavar="REV|DATE", help="Recall as the store stood at a commit or date."
+)
+@click.option("--now", "now_", metavar="DATE", help="The moment the query is asked.")
+@click.option("--all", "include_all", is_flag=True, help="Keep superseded memories.")
+@click.option("--explain", is_flag=True, help="Show each hit's channels and blame.")
+@_format_option
+@json_option
+@pass_state
+def recall(
+    state: CtxState,
+    query: str,
+    budget: int | None,
+    branch: str | None,
+    overlay: tuple[str, ...],
+    at: str | None,
+    now_: str | None,
+    include_all: bool,
+    explain: bool,
+    fmt: str,
+    as_json: bool,
+) -> None:
+    """Print the pinned and most relevant memories, packed into a token budget
+
+    Hybrid ranking (BM25, vectors, typo-tolerant words) with temporal gravity
+    for questions that name a time ("last week", "in March").
+
+    \b
+    Example:
+      ctx recall "what did we decide about auth?" --budget 800
+      ctx recall "deploys last week" --branch agent/alice --with main --explain
+    """
+    started = time.perf_counter()
+    asked = _moment(now_, "--now") or now()
+    when = _moment(at, "--at") if at and _DATE_RE.match(at) else at
+    if budget is not None and budget < 1:
+        raise InvalidInputError(
+            f"The budget must be at least 1 token, not {budget}.",
+            hint="Try --budget 1500.",
+        )
+    projection, config = _open(state)
+    sources = open_sources(projection, branch=branch, overlay=overlay, at=when)
+    result = run_recall(
+        projection,
+        sources,
+        query,
+        config=config.recall,
+        now=asked,
+        budget=budget,
+        include_superseded=include_all,
+        explain=explain,
+    )
+    result = msgspec.structs.replace(result, seconds=time.perf_counter() - started)
+    _notices(projection)
+    for warning in result.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    if as_json:
+        echo_json(result)
+    else:
+        render_recall(result, fmt=fmt, overlay=bool(overlay))
+
+
+@click.command()
+@click.argument("query")
+@click.option("--kind", metavar="KIND", help="Only memories of this kind.")
+@click.option("--tag", metavar="TAG", help="Only memories with this tag.")
+@click.option("--context", metavar="NAME", help="Only memories in this context.")
+@click.option("-n", "limit", type=int, default=10, show_default=True, help="Hits.")
+@click.option("--fuzzy", is_flag=True, help="Tolerate typos (edit distance 1-2).")
+@branch_option
+@click.option("--now", "now_", metavar="DATE", help="The moment the query is asked.")
+@click.option("--explain", is_flag=True, help="Show each hit's channels and blame.")
+@json_option
+@pass_state
+def search(
+    state: CtxState,
+    query: str,
+    kind: str | None,
+    tag: str | None,
+    context: str | None,
+    limit: int,
+    fuzzy: bool,
+    branch: str | None,
+    now_: str | None,
+    explain: bool,
+    as_json: bool,
+) -> None:
+    """List the memories that best match a query, best first (no budget)
+
+    \b
+    Example:
+      ctx search "postgres" --kind decision -n 5
+      ctx search "get_usr_by_id" --fuzzy
+    """
+    started = time.perf_counter()
+    asked = _moment(now_, "--now") or now()
+    projection, config = _open(state)
+    [source] = open_sources(projection, branch=branch)
+    result = run_search(
+        projection,
+        source,
+        query,
+        config=config.recall,
+        now=asked,
+        limit=limit,
+        kind=kind,
+        tag=tag,
+        context=context,
+        fuzzy=fuzzy,
+        explain=explain,
+    )
+    result = msgspec.structs.replace(result, seconds=time.perf_counter() - started)
+    _notices(projection)
+    for warning in result.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    if as_json:
+        echo_json(result)
+    else:
+        render_recall(result, fmt="text", overlay=False)
+
+
+@click.command(name="reindex")
+@json_option
+@pass_state
+def reindex_command(state: CtxState, as_json: bool) -> None:
+    """Rebuild the search indexes of every branch from the commits
+
+    \b
+    Example:
+      ctx reindex
+    """
+    projection, _ = _open(state)
+
+    def progress(done: int, total: int) -> None:
+        if total >= 2_000 and sys.stderr.isatty():
+            click.echo(f"\rIndexed {done:,} of {total:,}", err=True, nl=done == total)
+
+    projection.progress = progress
+    report = reindex(projection)
+    _notices(projection)
+    if as_json:
+        echo_json(report)
+    else:
+        render_reindex(report)
+
+
+@click.group(name="index")
+def index_group() -> None:
+    """Inspect the search indexes
+
+    \b
+    Example:
+      ctx index status
+    """
+
+
+@index_group.command(name="status")
+@json_option
+@pass_state
+def index_status_command(state: CtxState, as_json: bool) -> None:
+    """Show, per branch, the indexed commit, and the index's documents and size
+
+    \b
+    Example:
+      ctx index status --json
+    """
+    projection, _ = _open(state)
+    status = index_status(projection)
+    _notices(projection)
+    if as_json:
+        echo_json(status)
+    else:
+        render_index_status(status)
+
+
+COMMANDS = [recall, search, reindex_command, index_group]

@@ -1,0 +1,126 @@
+"""Rendering of recall, search and index results for people and prompts."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from ctx.hub.maintenance import IndexStatus, ReindexReport
+    from ctx.hub.recall import Hit, RecallResult
+
+__all__ = ["render_index_status", "render_recall", "render_reindex"]
+
+
+def _size(count: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if count < 1024 or unit == "GB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024  # type: ignore[assignment]
+    raise AssertionError
+
+
+def _explain_lines(hit: Hit) -> list[str]:
+    why = hit.explain
+    if why is None:
+        return []
+    parts = [
+        f"{c.channel} #{c.rank} ({c.score:.3g}) +{c.contribution:.4f}"
+        for c in why.channels
+    ]
+    if why.via:
+        parts.append(f"linked: {why.via}")
+    if why.closeness:
+        parts.append(f"time x{why.boost:.2f} (closeness {why.closeness:.2f})")
+    lines = ["why: " + " | ".join(parts) + f" = {hit.score:.4f}"]
+    if why.last_commit:
+        lines.append(
+            f"last: {why.last_commit[:10]} {why.last_agent}: {why.last_summary}"
+        )
+    return lines
+
+
+def _text_hit(hit: Hit, overlay: bool) -> None:
+    where = f" [{hit.branch}]" if overlay else ""
+    date = hit.created_at.strftime("%Y-%m-%d")
+    click.echo(f"{hit.id}  {hit.kind}  {date}  {hit.path}{where}")
+    text = f"{hit.title}\n{hit.body}" if hit.title else hit.body
+    for line in text.splitlines() or [""]:
+        click.echo(textwrap.indent(line, "    ") if line else "")
+    for line in _explain_lines(hit):
+        click.echo("    " + line)
+
+
+def _footer(result: RecallResult) -> str:
+    share = result.tokens / result.live_tokens if result.live_tokens else 0.0
+    budget = f" of a {result.budget:,} budget" if result.budget is not None else ""
+    return (
+        f"{len(result.hits)} memories, {result.tokens:,} tokens{budget}; "
+        f"the whole live branch ({result.branch}): {result.live_memories:,} "
+        f"memories, {result.live_tokens:,} tokens ({share:.1%}); "
+        f"{result.seconds * 1000:.0f} ms"
+    )
+
+
+def _markdown(result: RecallResult, overlay: bool) -> None:
+    click.echo(f"<!-- ctx recall: {result.query} ({result.commit[:10]}) -->")
+    sections = (
+        ("Pinned", [h for h in result.hits if h.pinned]),
+        ("Relevant memories", [h for h in result.hits if not h.pinned]),
+    )
+    for heading, hits in sections:
+        if not hits:
+            continue
+        click.echo(f"## {heading}\n")
+        for hit in hits:
+            where = f", {hit.branch}" if overlay else ""
+            date = hit.created_at.strftime("%Y-%m-%d")
+            title = f" {hit.title}" if hit.title else ""
+            click.echo(f"- **{hit.kind}** `{hit.id}` ({date}{where}):{title}")
+            click.echo(textwrap.indent(hit.body, "  "))
+        click.echo("")
+    click.echo(f"<!-- {_footer(result)} -->")
+
+
+def render_recall(result: RecallResult, *, fmt: str, overlay: bool) -> None:
+    """Prints a recall or search as text or as a markdown block."""
+    if fmt == "markdown":
+        _markdown(result, overlay)
+        return
+    if result.temporal:
+        click.echo(f"Time: {', '.join(result.temporal)}")
+    if not result.hits:
+        click.echo("Nothing matches.")
+    for hit in result.hits:
+        _text_hit(hit, overlay)
+    click.echo(f"-- {_footer(result)}")
+
+
+def render_index_status(status: IndexStatus) -> None:
+    """Prints what the index holds."""
+    where = status.folder or "memory (not saved)"
+    click.echo(f"Index:    {where}")
+    click.echo(f"Embedder: {status.embedder}")
+    click.echo(
+        f"Holds:    {status.documents:,} documents, {status.vectors:,} vectors "
+        f"({status.vector_index}), {_size(status.size_bytes)}"
+    )
+    for branch in status.branches:
+        if branch.indexed_commit is None:
+            state = "not indexed"
+        elif branch.current:
+            state = f"indexed at {branch.indexed_commit[:10]} (current)"
+        else:
+            state = f"indexed at {branch.indexed_commit[:10]}, tip {branch.tip[:10]}"
+        click.echo(f"  {branch.branch}: {state}, {branch.memories:,} memories")
+
+
+def render_reindex(report: ReindexReport) -> None:
+    """Prints what a reindex built."""
+    click.echo(
+        f"Reindexed {len(report.branches)} branches: {report.documents:,} documents, "
+        f"{report.vectors:,} vectors ({report.embedder}) in {report.seconds:.1f} s; "
+        f"{_size(report.size_bytes)} on disk."
+    )
