@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import secrets
 import shutil
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -68,6 +69,7 @@ PENDING_MAX = 64
 
 _BATCH = 512  # blobs embedded and written per step (and made durable)
 _WAIT_S = 300.0  # the longest a process waits for another's catch-up
+_STALE_S = 600.0  # age after which replaced index folders are removed
 _EMPTY = "empty"
 _AREAS = ("memory/", "pinned/", "primed/", "sessions/")
 
@@ -77,6 +79,8 @@ class _State(msgspec.Struct, kw_only=True):
     embedder: str = ""
     dimensions: int = 0
     generation: int = 0
+    lexical: str = "lexical"
+    vectors: str = "vectors"
     watermarks: dict[str, str] = {}
     commits: dict[str, str] = {}
 
@@ -219,31 +223,44 @@ class Projection:
             return
         try:
             self._load()
-        except (CtxError, msgspec.DecodeError, OSError) as exc:
-            reason = exc.message if isinstance(exc, CtxError) else str(exc)
-            self.notices.append(f"The index was unreadable ({reason}); rebuilt it.")
+        except (CtxError, msgspec.DecodeError, OSError):
             with self._locked(blocking=True):
-                self._reset()
-
-    def _load(self) -> None:
-        assert self._folder is not None
-        state_file = self._folder / "state.json"
-        fresh = not state_file.exists()
-        if fresh:
-            with self._locked(blocking=True):
-                if not state_file.exists():
+                # Another process may have been replacing it: look again.
+                try:
+                    self._load(locked=True)
+                except (CtxError, msgspec.DecodeError, OSError) as exc:
+                    reason = exc.message if isinstance(exc, CtxError) else str(exc)
+                    self.notices.append(
+                        f"The index was unreadable ({reason}); rebuilt it."
+                    )
                     self._reset()
-                    return
-        self._state = self._read_state()
-        if self._state.format != FORMAT:
-            raise LexicalIndexError(f"index format {self._state.format}")
-        self.lexical = LexicalIndex.open(self._folder / "lexical", create=False)
-        if self._state.embedder != self.embedder.name:
-            self._state.watermarks = {}  # every blob needs a new vector
-            self._state.commits = {}
-            self.vectors = self._new_vectors(self._folder / "vectors")
+
+    def _load(self, *, locked: bool = False) -> None:
+        assert self._folder is not None
+        if not (self._folder / "state.json").exists():
+            if locked:
+                self._reset()
+                return
+            with self._locked(blocking=True):
+                self._load(locked=True)
+                return
+        state = self._read_state()
+        if state.format != FORMAT:
+            raise LexicalIndexError(f"index format {state.format}")
+        self._open_indexes(state)
+
+    def _open_indexes(self, state: _State) -> None:
+        """Opens the index folders ``state`` names."""
+        assert self._folder is not None
+        lexical = LexicalIndex.open(self._folder / state.lexical, create=False)
+        path = self._folder / state.vectors
+        if state.embedder != self.embedder.name:
+            state.watermarks = {}  # every blob needs a new vector
+            state.commits = {}
+            vectors = self._new_vectors(path)
         else:
-            self.vectors = open_vectors(self._folder / "vectors")
+            vectors = open_vectors(path)
+        self._state, self.lexical, self.vectors = state, lexical, vectors
 
     def _read_state(self) -> _State:
         assert self._folder is not None
@@ -264,18 +281,42 @@ class Projection:
         return self.vectors is not None and blob in self.vectors
 
     def _reset(self) -> None:
-        """Empties the index folder and starts a new index (lock held)."""
+        """Starts new, empty indexes in new folders (lock held).
+
+        The state file switches to them at once; other processes see the
+        switch at their next look and reopen. The old folders are removed
+        by a later catch-up, once nobody can still be reading them.
+        """
         assert self._folder is not None
+        token = secrets.token_hex(4)
+        generation = self._state.generation
+        self._state = _State(
+            lexical=f"lexical-{token}",
+            vectors=f"vectors-{token}",
+            generation=generation,
+        )
+        self.lexical = LexicalIndex.open(self._folder / self._state.lexical)
+        self.vectors = self._new_vectors(self._folder / self._state.vectors)
+        self._save_vectors()
+        self._commit_state()
+        self._collect()
+
+    def _collect(self) -> None:
+        """Removes index folders and files the state no longer names (lock held)."""
+        if self._folder is None:
+            return
+        keep = {"lock", "state.json", self._state.lexical, self._state.vectors}
+        cutoff = time.time() - _STALE_S
         for child in self._folder.iterdir():
-            if child.name != "lock":
+            if child.name in keep:
+                continue
+            with contextlib.suppress(OSError):
+                if child.stat().st_mtime > cutoff:
+                    continue
                 if child.is_dir():
                     shutil.rmtree(child, ignore_errors=True)
                 else:
-                    child.unlink(missing_ok=True)
-        self.lexical = LexicalIndex.open(self._folder / "lexical")
-        self.vectors = self._new_vectors(self._folder / "vectors")
-        self._state = _State()
-        self._commit_state()
+                    child.unlink()
 
     def _write_state(self) -> None:
         assert self._folder is not None
@@ -352,10 +393,17 @@ class Projection:
         except (OSError, msgspec.DecodeError):
             return  # being replaced: the next look sees it
         if state.generation != self._state.generation:
+            if (state.lexical, state.vectors) != (
+                self._state.lexical,
+                self._state.vectors,
+            ):
+                self._open_indexes(state)  # reindexed meanwhile
+                self._views = {}
+                return
             self._state = state
             if state.embedder == self.embedder.name:
                 with contextlib.suppress(VectorIndexError):
-                    self.vectors = open_vectors(self._folder / "vectors")
+                    self.vectors = open_vectors(self._folder / state.vectors)
 
     def _catch_up(self, view: LiveView, tree: str, branch: str | None) -> None:
         watermarks = self._state.watermarks
@@ -381,7 +429,7 @@ class Projection:
             done = self._index(view, missing)
             view.pending = []
             if branch is not None and done:
-                self._advance(branch, view, tree, base, removed)
+                self._advance(branch, view, tree, base, removed, locked=True)
 
     def _missing(self, blobs: Sequence[str]) -> list[str]:
         blobs = list(dict.fromkeys(blobs))
@@ -399,28 +447,36 @@ class Projection:
         tree: str,
         base: str | None,
         removed: list[str],
+        *,
+        locked: bool = False,
     ) -> None:
-        """Moves ``branch``'s watermark to ``tree`` (blobs all indexed)."""
+        """Moves ``branch``'s watermark to ``tree`` (its blobs all indexed).
+
+        Takes the lock unless ``locked``; if it is busy, the next catch-up
+        moves the watermark instead.
+        """
         if self._state.watermarks.get(branch) == tree:
             return
-        with self._locked(blocking=False) as got:
-            if not got:
-                return  # the next catch-up moves it
-            self._sync()
-            state = self._state
-            # With one branch indexed, what its diff removed is garbage.
-            alone = state.watermarks == {branch: base}
-            gone = [b for b in removed if alone and b not in view.blobs]
-            if gone:
-                with self.lexical.writer() as writer:
-                    writer.delete(gone)
-                    writer.commit()
-                if self.vectors is not None:
-                    self.vectors.remove(gone)
-                    self._save_vectors()
-            state.watermarks[branch] = tree
-            state.commits[branch] = view.commit
-            self._commit_state()
+        if not locked:
+            with self._locked(blocking=False) as got:
+                if got:
+                    self._sync()
+                    self._advance(branch, view, tree, base, removed, locked=True)
+            return
+        state = self._state
+        # With one branch indexed, what its diff removed is garbage.
+        alone = state.watermarks == {branch: base}
+        gone = [b for b in removed if alone and b not in view.blobs]
+        if gone:
+            with self.lexical.writer() as writer:
+                writer.delete(gone)
+                writer.commit()
+            if self.vectors is not None:
+                self.vectors.remove(gone)
+                self._save_vectors()
+        state.watermarks[branch] = tree
+        state.commits[branch] = view.commit
+        self._commit_state()
 
     def _commit_state(self) -> None:
         self._state.generation += 1
@@ -451,7 +507,7 @@ class Projection:
         embedded = 0
         if self.vectors is None:
             self.vectors = self._new_vectors(
-                None if self._folder is None else self._folder / "vectors"
+                None if self._folder is None else self._folder / self._state.vectors
             )
         with self.lexical.writer() as writer:
             for first in range(0, len(blobs), _BATCH):
@@ -472,6 +528,7 @@ class Projection:
                     self.progress(min(first + _BATCH, len(blobs)), len(blobs))
         self._upgrade_vectors()
         self._commit_state()
+        self._collect()
         self.last_catch_up = CatchUp(
             len(blobs), embedded, time.perf_counter() - started
         )

@@ -16,8 +16,8 @@
    relation to an undated event ("two weeks before the launch") is dated by
    the event's best BM25 match in the view.
 5. One-hop expansion: each neighbour (by any link, either way) of the five
-   best hits enters with its hit's score times ``expand`` if it is not
-   already ranked higher.
+   best hits enters with its hit's score times ``expand``, or is raised to
+   that score if it ranked lower.
 6. Superseded memories are dropped unless asked for.
 
 A channel that fails (the embedder is down) is left out with a warning; the
@@ -168,7 +168,9 @@ def rank(
         results["bm25"] = projection.lexical_search(view, text, depth)
     if weights["vector"] and text.strip():
         try:
-            results["vector"] = projection.vector_search(view, text, depth)
+            found = projection.vector_search(view, text, depth)
+            # A vector pointing away from the query is no evidence at all.
+            results["vector"] = [(blob, cos) for blob, cos in found if cos > 0]
         except EmbedderError as exc:
             warnings.append(f"Vector search is unavailable ({exc.message}).")
     if weights["fuzzy"]:
@@ -234,6 +236,6 @@ def _expand(
                     ranked[other] = Ranked(
                         other, score=score, via=(link_type, hit.id, direction)
                     )
-                elif found.via is not None and found.score < score:
+                elif found.score < score:
                     found.score = score
                     found.via = (link_type, hit.id, direction)

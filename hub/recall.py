@@ -16,7 +16,7 @@ a plain list (no pinning, no budget) with optional kind/tag/context filters.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import msgspec
@@ -24,6 +24,7 @@ import msgspec
 from ctx.engine import (
     Adjacency,
     Catalog,
+    CatalogEntry,
     InvalidInputError,
     Memory,
     Store,
@@ -221,9 +222,14 @@ def _hit(
         branch=branch,
         pinned=entry.path.startswith("pinned/"),
         score=score,
-        tokens=entry.tokens + HEADER_TOKENS,
+        tokens=_cost([entry]),
         explain=explain,
     )
+
+
+def _cost(entries: Iterable[CatalogEntry]) -> int:
+    """Returns what these memories cost in a recall, headers included."""
+    return sum(entry.tokens + HEADER_TOKENS for entry in entries)
 
 
 def _graphs(store: Store, sources: Sequence[Source]) -> list[Adjacency]:
@@ -289,7 +295,7 @@ def recall(
     hits: list[Hit] = []
     spent = left_out = 0
     for memory_id in pinned:
-        cost = entries[memory_id].tokens + HEADER_TOKENS
+        cost = _cost([entries[memory_id]])
         if spent + cost > budget // 2:
             left_out += 1
             continue
@@ -300,7 +306,7 @@ def recall(
     for ranked in ranking.hits:
         if ranked.id in pinned_set:
             continue
-        cost = entries[ranked.id].tokens + HEADER_TOKENS
+        cost = _cost([entries[ranked.id]])
         if taken >= MAX_HITS or spent + cost > budget:
             left_out += 1
             continue
@@ -323,8 +329,7 @@ def recall(
         hits=tuple(hits),
         tokens=spent,
         live_memories=len(entries),
-        live_tokens=sum(e.tokens for e in entries.values())
-        + HEADER_TOKENS * len(entries),
+        live_tokens=_cost(entries.values()),
         left_out=left_out,
         seconds=time.perf_counter() - started,
         temporal=tuple(
@@ -396,8 +401,7 @@ def search(
         hits=tuple(hits),
         tokens=sum(h.tokens for h in hits),
         live_memories=len(entries),
-        live_tokens=sum(e.tokens for e in entries.values())
-        + HEADER_TOKENS * len(entries),
+        live_tokens=_cost(entries.values()),
         left_out=0,
         seconds=time.perf_counter() - started,
         temporal=tuple(w.label for w in ranking.temporal.windows),

@@ -14,6 +14,7 @@ from ctx.engine import InvalidInputError
 from ctx.hub.config import HubConfig, load_config
 from ctx.hub.maintenance import index_status, reindex
 from ctx.hub.projection import Projection
+from ctx.hub.recall import RecallResult
 from ctx.hub.recall import recall as run_recall
 from ctx.hub.recall import search as run_search
 from ctx.hub.sources import open_sources
@@ -47,6 +48,26 @@ def _notices(projection: Projection) -> None:
     for notice in projection.notices:
         click.echo(f"Notice: {notice}", err=True)
     projection.notices.clear()
+
+
+def _report(
+    projection: Projection,
+    result: RecallResult,
+    started: float,
+    as_json: bool,
+    *,
+    fmt: str,
+    overlay: bool,
+) -> None:
+    """Prints notices and warnings on stderr, then the result (timed from start)."""
+    result = msgspec.structs.replace(result, seconds=time.perf_counter() - started)
+    _notices(projection)
+    for warning in result.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    if as_json:
+        echo_json(result)
+    else:
+        render_recall(result, fmt=fmt, overlay=overlay)
 
 
 def _moment(value: str | None, option: str) -> datetime | None:
@@ -135,14 +156,7 @@ def recall(
         include_superseded=include_all,
         explain=explain,
     )
-    result = msgspec.structs.replace(result, seconds=time.perf_counter() - started)
-    _notices(projection)
-    for warning in result.warnings:
-        click.echo(f"Warning: {warning}", err=True)
-    if as_json:
-        echo_json(result)
-    else:
-        render_recall(result, fmt=fmt, overlay=bool(overlay))
+    _report(projection, result, started, as_json, fmt=fmt, overlay=bool(overlay))
 
 
 @click.command()
@@ -194,14 +208,7 @@ def search(
         fuzzy=fuzzy,
         explain=explain,
     )
-    result = msgspec.structs.replace(result, seconds=time.perf_counter() - started)
-    _notices(projection)
-    for warning in result.warnings:
-        click.echo(f"Warning: {warning}", err=True)
-    if as_json:
-        echo_json(result)
-    else:
-        render_recall(result, fmt="text", overlay=False)
+    _report(projection, result, started, as_json, fmt="text", overlay=False)
 
 
 @click.command(name="reindex")

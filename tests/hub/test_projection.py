@@ -1,0 +1,258 @@
+"""The projection: incremental catch-up, the lock, rebuilds, embedder changes."""
+
+from __future__ import annotations
+
+import fcntl
+import socket
+import subprocess
+import threading
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from ctx import engine
+from ctx.engine import Draft, Store
+from ctx.hub.config import HubConfig
+from ctx.hub.projection import PENDING_MAX, Projection
+from ctx.hub.sources import open_sources
+
+HASHING = HubConfig(embedder={"kind": "hashing"})
+
+
+def remember(store, text, branch=None, **kw):
+    who = engine.Intent(agent="tester", intent="observe")
+    return engine.remember(store, Draft(text=text, **kw), who, branch=branch).ids[0]
+
+
+def found(projection, text, branch=None):
+    """Memory ids the BM25 channel finds for ``text`` on a branch's tip."""
+    [source] = open_sources(projection, branch=branch)
+    hits = projection.lexical_search(source.view, text, 500)
+    return {source.view.by_blob[blob] for blob, _ in hits}
+
+
+@pytest.fixture
+def projection(disk_store):
+    return Projection.for_store(disk_store, HASHING)
+
+
+def test_a_new_commit_indexes_only_its_new_blob(disk_store, projection):
+    for i in range(20):
+        remember(disk_store, f"fact number {i} about turbines")
+    open_sources(projection)
+    assert projection.last_catch_up.indexed == 20
+    new = remember(disk_store, "a fact about pelicans")
+    assert found(projection, "pelicans") == {new}
+    assert projection.last_catch_up.indexed == 1
+    assert projection.last_catch_up.embedded == 1
+
+
+def test_a_view_of_an_indexed_tip_indexes_nothing(disk_store, projection):
+    remember(disk_store, "alpha")
+    open_sources(projection)
+    before = projection.last_catch_up
+    open_sources(projection)
+    assert projection.last_catch_up is before
+
+
+def test_commits_by_another_store_object_are_seen(disk_store, projection, clock):
+    remember(disk_store, "first thing")
+    assert found(projection, "first")
+    other = Store.open(disk_store.path, clock=clock)
+    new = remember(other, "second thing written elsewhere")
+    other.close()
+    assert found(projection, "elsewhere") == {new}
+
+
+def test_a_git_command_moving_the_branch_is_seen(disk_store, projection):
+    keep = remember(disk_store, "kept memory about rivers")
+    remember(disk_store, "dropped memory about rivers")
+    assert len(found(projection, "rivers")) == 2
+    subprocess.run(
+        [
+            "git",
+            "--git-dir",
+            str(disk_store.path / "git"),
+            "update-ref",
+            "refs/heads/main",
+            "refs/heads/main~1",
+        ],
+        check=True,
+    )
+    assert found(projection, "rivers") == {keep}
+
+
+def test_a_second_process_indexes_nothing_the_first_indexed(disk_store, projection):
+    for i in range(5):
+        remember(disk_store, f"shared memory {i}")
+    open_sources(projection)
+    second = Projection.for_store(disk_store, HASHING)
+    open_sources(second)
+    assert second.last_catch_up is None
+    assert len(found(second, "shared")) == 5
+
+
+def test_edits_in_a_one_branch_store_leave_no_stale_documents(disk_store, projection):
+    memory_id = remember(disk_store, "the old wording")
+    open_sources(projection)
+    who = engine.Intent(agent="tester", intent="refine")
+    engine.edit(disk_store, memory_id, who, body="the new wording")
+    [source] = open_sources(projection)
+    assert found(projection, "old") == set()
+    assert projection.lexical.count() == len(source.view.blobs) == 1
+    assert len(projection.vectors) == 1
+    assert source.view.complete
+
+
+def test_branches_share_blobs_and_filter_by_their_live_set(disk_store, projection):
+    base = remember(disk_store, "common knowledge about kites")
+    engine.create_branch(disk_store, "agent")
+    mine = remember(disk_store, "agent-only note about kites", branch="agent")
+    assert found(projection, "kites", branch="agent") == {base, mine}
+    assert found(projection, "kites") == {base}
+    assert projection.lexical.count() == 2  # the shared blob is indexed once
+
+
+def hold_lock(projection):
+    lock = (projection.folder / "lock").open("rb")
+    fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+    return lock
+
+
+def test_a_busy_lock_scores_few_new_memories_in_memory(disk_store, projection):
+    remember(disk_store, "indexed already")
+    open_sources(projection)
+    marks = projection.watermarks()
+    new = remember(disk_store, "brand new memory about owls")
+    lock = hold_lock(projection)
+    try:
+        other = Projection.for_store(disk_store, HASHING)
+        [source] = open_sources(other)
+        assert source.view.pending
+        assert found(other, "owls") == {new}
+        hits = other.vector_search(source.view, "brand new memory about owls", 1)
+        assert source.view.by_blob[hits[0][0]] == new
+        assert other.watermarks() == marks  # nothing written meanwhile
+    finally:
+        lock.close()
+    assert found(other, "owls") == {new}
+    assert other.watermarks() != marks
+
+
+def test_a_busy_lock_with_much_to_index_waits_for_it(disk_store, projection):
+    who = engine.Intent(agent="tester", intent="import")
+    drafts = [Draft(text=f"bulk memory {i}") for i in range(PENDING_MAX + 1)]
+    engine.remember_many(disk_store, drafts, who)
+    lock = hold_lock(projection)
+    threading.Timer(0.3, lock.close).start()
+    started = time.monotonic()
+    [source] = open_sources(projection)
+    assert time.monotonic() - started >= 0.25
+    assert not source.view.pending
+    assert len(found(projection, "bulk")) == PENDING_MAX + 1
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda folder: (folder / "state.json").write_text("{not json"),
+        lambda folder: next(folder.glob("vectors-*/vectors.json")).unlink(),
+        lambda folder: [
+            p.write_bytes(b"garbage") for p in folder.glob("lexical-*/*.json")
+        ],
+        lambda folder: (folder / "state.json").write_text('{"format": 99}'),
+    ],
+    ids=["state", "vectors", "lexical", "format"],
+)
+def test_a_damaged_index_is_rebuilt_with_a_notice(disk_store, projection, damage):
+    memory_id = remember(disk_store, "survives any damage")
+    open_sources(projection)
+    damage(projection.folder)
+    again = Projection.for_store(disk_store, HASHING)
+    assert any("rebuilt" in n for n in again.notices)
+    assert found(again, "damage") == {memory_id}
+
+
+def test_a_deleted_index_folder_is_rebuilt(disk_store, projection):
+    import shutil
+
+    memory_id = remember(disk_store, "comes back")
+    open_sources(projection)
+    shutil.rmtree(projection.folder)
+    again = Projection.for_store(disk_store, HASHING)
+    assert found(again, "comes") == {memory_id}
+
+
+def test_changing_the_embedder_rebuilds_the_vectors(disk_store, projection):
+    remember(disk_store, "vectors depend on the embedder")
+    open_sources(projection)
+    assert projection.vectors.dimensions == 384
+    small = HubConfig(embedder={"kind": "hashing", "dimensions": 64})
+    again = Projection.for_store(disk_store, small)
+    [source] = open_sources(again)
+    assert again.vectors.dimensions == 64
+    assert len(again.vectors) == 1
+    assert again.embedder_name == "hashing-64@1"
+    assert again.vector_search(source.view, "embedder", 1)
+
+
+def closed_port_url():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def test_an_embedder_that_is_down_leaves_lexical_search_working(disk_store):
+    down = HubConfig(
+        embedder={
+            "kind": "openai",
+            "base_url": closed_port_url(),
+            "model": "m",
+            "timeout": 1.0,
+        }
+    )
+    memory_id = remember(disk_store, "lexical still answers")
+    projection = Projection.for_store(disk_store, down)
+    [source] = open_sources(projection)
+    assert found(projection, "lexical") == {memory_id}
+    assert any("lexical only" in n for n in projection.notices)
+    assert not source.view.complete
+    assert projection.watermarks() == {}  # retried on the next catch-up
+    # Once the embedder works, the vectors are built.
+    healthy = Projection.for_store(disk_store, HASHING)
+    [source] = open_sources(healthy)
+    assert len(healthy.vectors) == 1
+
+
+def test_an_in_memory_store_gets_in_memory_indexes(store):
+    remember(store, "nothing on disk")
+    projection = Projection.for_store(store, HASHING)
+    assert projection.folder is None
+    assert len(found(projection, "disk")) == 1
+    assert projection.size_bytes() == 0
+
+
+def test_a_past_commit_is_indexed_without_moving_watermarks(disk_store, projection):
+    old = remember(disk_store, "original text about herons")
+    first = disk_store.branch_tip("main")
+    who = engine.Intent(agent="tester", intent="refine")
+    engine.edit(disk_store, old, who, body="rewritten text about egrets")
+    open_sources(projection)
+    marks = projection.watermarks()
+    [source] = open_sources(projection, at=first)
+    hits = projection.lexical_search(source.view, "herons", 5)
+    assert [source.view.by_blob[b] for b, _ in hits] == [old]
+    assert projection.watermarks() == marks
+
+
+def test_at_a_date_reads_the_last_commit_made_by_then(disk_store, projection):
+    remember(disk_store, "early memory")
+    remember(disk_store, "late memory")
+    tips = [e.commit for e in engine.log(disk_store, limit=3)]
+    when = tips[1].time
+    [source] = open_sources(projection, at=when)
+    assert source.commit == tips[1].id
+    with pytest.raises(engine.CommitNotFoundError):
+        open_sources(projection, at=datetime(2000, 1, 1, tzinfo=UTC))

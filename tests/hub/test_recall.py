@@ -1,0 +1,260 @@
+"""Recall and search: fusion, gravity, expansion, pinning, budgets, overlays."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctx import engine
+from ctx.engine import Draft, InvalidInputError
+from ctx.hub.config import HubConfig, RecallConfig
+from ctx.hub.gravity import closeness, window_closeness
+from ctx.hub.projection import Projection
+from ctx.hub.ranking import rank
+from ctx.hub.recall import HEADER_TOKENS, MAX_QUERY_CHARS, recall, search
+from ctx.hub.sources import open_sources
+from ctx.hub.temporal import parse_temporal
+
+NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)  # a Friday
+HASHING = HubConfig(embedder={"kind": "hashing"})
+WHO = engine.Intent(agent="tester", intent="observe")
+
+
+def remember(store, text, *, days_ago=0.0, branch=None, **kw):
+    when = NOW - timedelta(days=days_ago)
+    draft = Draft(text=text, when=when, **kw)
+    return engine.remember(store, draft, WHO, branch=branch).ids[0]
+
+
+@pytest.fixture
+def projection(disk_store):
+    return Projection.for_store(disk_store, HASHING)
+
+
+def ask(projection, query, *, branch=None, overlay=(), at=None, **kw):
+    sources = open_sources(projection, branch=branch, overlay=overlay, at=at)
+    kw.setdefault("config", RecallConfig())
+    return recall(projection, sources, query, now=NOW, **kw)
+
+
+def ids(result):
+    return [hit.id for hit in result.hits]
+
+
+def ranked(projection, query, config=None):
+    [source] = open_sources(projection)
+    result = rank(
+        projection, source.view, query, config=config or RecallConfig(), now=NOW
+    )
+    return [hit.id for hit in result.hits]
+
+
+def test_the_best_match_comes_first(disk_store, projection):
+    remember(disk_store, "The queue runs on Redis streams")
+    auth = remember(disk_store, "We decided to use OAuth with PKCE for auth")
+    remember(disk_store, "Lunch is at noon on Fridays")
+    assert ids(ask(projection, "what did we decide about auth?"))[0] == auth
+
+
+def test_each_channel_contributes_and_explains(disk_store, projection):
+    target = remember(disk_store, "The get_user_by_id function caches results")
+    written = disk_store.branch_tip("main")
+    remember(disk_store, "Nothing related here at all")
+    result = ask(projection, "get_usr_by_id caching", explain=True)
+    hit = result.hits[0]
+    assert hit.id == target
+    channels = {c.channel for c in hit.explain.channels}
+    assert {"fuzzy", "vector"} <= channels
+    assert hit.explain.last_commit == written
+    assert hit.explain.last_agent == "tester"
+    assert hit.score == pytest.approx(sum(c.contribution for c in hit.explain.channels))
+
+
+def test_a_query_without_time_is_not_reordered_by_time(disk_store, projection):
+    for days in (0, 1, 7, 30, 365):
+        remember(disk_store, f"deploy notes from {days} days back", days_ago=days)
+    plain = ranked(projection, "deploy notes")
+    no_gravity = ranked(projection, "deploy notes", RecallConfig(gravity=0))
+    assert plain == no_gravity
+
+
+def test_a_named_day_pulls_its_memories_up(disk_store, projection):
+    old = remember(disk_store, "the deploy failed on the database step", days_ago=40)
+    recent = remember(disk_store, "the deploy failed again on a flaky test", days_ago=1)
+    assert ranked(projection, "deploy failed yesterday")[0] == recent
+    assert ranked(projection, "deploy failed in February")[0] == old
+
+
+def test_dates_in_the_text_anchor_a_memory(disk_store, projection):
+    # Written today, about 5 March: a question about early March finds it.
+    about = remember(disk_store, "On 2026-03-05 the billing job crashed")
+    remember(disk_store, "the billing job was refactored", days_ago=2)
+    assert ranked(projection, "billing job in early March")[0] == about
+
+
+def test_a_query_with_only_time_finds_the_memories_of_that_time(disk_store, projection):
+    then = remember(disk_store, "we met the vendor", days_ago=3)  # Tuesday
+    remember(disk_store, "we shipped the release", days_ago=30)
+    assert ranked(projection, "on Tuesday")[0] == then
+
+
+def test_cycles_prefer_matching_weekdays(disk_store, projection):
+    tuesday = remember(disk_store, "standup notes", days_ago=3)
+    friday = remember(disk_store, "standup notes!", days_ago=7)
+    assert ranked(projection, "standup notes every Tuesday")[:2] == [tuesday, friday]
+
+
+def test_relations_to_an_event_are_dated_by_the_event(disk_store, projection):
+    remember(disk_store, "The product launch happened", days_ago=10)
+    before = remember(disk_store, "status meeting notes", days_ago=24)
+    remember(disk_store, "status meeting notes.", days_ago=2)
+    order = ranked(projection, "status meeting two weeks before the launch")
+    assert order.index(before) == 0
+
+
+def test_gravity_windows_and_cycles():
+    query = parse_temporal("yesterday", NOW)
+    inside = NOW - timedelta(days=1)
+    assert window_closeness(query.windows[0], inside) == 1.0
+    near = window_closeness(query.windows[0], NOW - timedelta(days=2, hours=12))
+    far = window_closeness(query.windows[0], NOW - timedelta(days=30))
+    assert 0 < far < near < 1
+    tuesdays = parse_temporal("every Tuesday", NOW).cycles
+    monday, friday = NOW - timedelta(days=4), NOW
+    assert closeness((), tuesdays, [monday]) > closeness((), tuesdays, [friday])
+    assert closeness((), (), [NOW]) == 0.0
+
+
+def test_linked_neighbours_of_strong_hits_enter_damped(disk_store, projection):
+    hit = remember(disk_store, "We chose Postgres for the queue")
+    reason = remember(disk_store, "Vacuum tuning matters under heavy churn")
+    engine.link(disk_store, hit, reason, "DEPENDS_ON", WHO)
+    result = ask(projection, "postgres queue", explain=True)
+    order = ids(result)
+    assert order.index(hit) < order.index(reason)
+    via = next(h for h in result.hits if h.id == reason).explain
+    assert via.via == f"{hit} DEPENDS_ON this"
+
+
+def test_superseded_memories_are_hidden_unless_asked(disk_store, projection):
+    old = remember(disk_store, "The API rate limit is 100 requests per minute")
+    new = remember(disk_store, "The API rate limit is 500 requests per minute")
+    engine.supersede(disk_store, old, new, WHO)
+    assert old not in ids(ask(projection, "api rate limit"))
+    assert new in ids(ask(projection, "api rate limit"))
+    assert old in ids(ask(projection, "api rate limit", include_superseded=True))
+
+
+def test_pinned_memories_come_first_within_half_the_budget(disk_store, projection):
+    pins = [
+        remember(disk_store, f"pinned rule {i}: " + "word " * 40, pinned=True)
+        for i in range(4)
+    ]
+    match = remember(disk_store, "the answer about caching")
+    result = ask(projection, "caching", budget=200)
+    pinned = [h for h in result.hits if h.pinned]
+    assert pinned
+    assert {h.id for h in pinned} <= set(pins)
+    assert sum(h.tokens for h in pinned) <= 100
+    assert result.hits[: len(pinned)] == tuple(pinned)
+    assert match in ids(result)
+    assert result.left_out >= 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(budget=st.integers(min_value=1, max_value=600))
+def test_recall_never_exceeds_its_budget(budget, tmp_path_factory):
+    store = engine.Store.init(tmp_path_factory.mktemp("s") / ".ctx", clock=lambda: NOW)
+    for i in range(12):
+        remember(store, f"memory {i} about budgets " + "x" * (i * 37), pinned=i < 3)
+    result = ask(Projection.for_store(store, HASHING), "budgets", budget=budget)
+    assert result.tokens == sum(h.tokens for h in result.hits) <= budget
+    store.close()
+
+
+def test_the_footer_counts_the_whole_branch_the_same_way(disk_store, projection):
+    texts = ["alpha " * 10, "beta " * 20, "gamma " * 30]
+    for text in texts:
+        remember(disk_store, text)
+    result = ask(projection, "alpha")
+    expected = sum(engine.estimate_tokens(t) + HEADER_TOKENS for t in texts)
+    assert result.live_tokens == expected
+    assert result.live_memories == 3
+    assert result.tokens == sum(h.tokens for h in result.hits)
+
+
+def test_overlay_adds_the_other_branchs_memories_labelled(disk_store, projection):
+    shared = remember(disk_store, "shared fact about caching")
+    engine.create_branch(disk_store, "agent")
+    engine.edit(disk_store, shared, WHO, body="agent's view on caching", branch="agent")
+    later = remember(disk_store, "main learned more about caching")
+    result = ask(projection, "caching", branch="agent", overlay=["main"])
+    by_id = {h.id: h for h in result.hits}
+    assert by_id[shared].branch == "agent"
+    assert by_id[shared].body == "agent's view on caching"
+    assert by_id[later].branch == "main"
+    assert later not in ids(ask(projection, "caching", branch="agent"))
+
+
+def test_at_a_revision_recalls_the_past(disk_store, projection):
+    first = remember(disk_store, "first note about rockets")
+    second = remember(disk_store, "second note about rockets")
+    assert set(ids(ask(projection, "rockets", at="main~1"))) == {first}
+    assert set(ids(ask(projection, "rockets"))) == {first, second}
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [("", "empty"), ("   \n", "empty"), ("x" * (MAX_QUERY_CHARS + 1), "characters")],
+)
+def test_bad_queries_are_refused(disk_store, projection, query, message):
+    with pytest.raises(InvalidInputError, match=message):
+        ask(projection, query)
+
+
+@pytest.mark.parametrize("budget", [0, -5])
+def test_bad_budgets_are_refused(disk_store, projection, budget):
+    with pytest.raises(InvalidInputError, match="budget"):
+        ask(projection, "anything", budget=budget)
+
+
+def test_unknown_branches_and_revisions_are_clear_errors(disk_store, projection):
+    with pytest.raises(engine.RefNotFoundError):
+        ask(projection, "q", branch="nope")
+    with pytest.raises(engine.CommitNotFoundError):
+        ask(projection, "q", at="deadbeef00")
+
+
+def test_search_filters_by_kind_tag_and_context(disk_store, projection):
+    fact = remember(disk_store, "postgres is the database", tags=("area:db",))
+    decision = remember(disk_store, "we chose postgres", kind="decision")
+    elsewhere = remember(disk_store, "postgres in ops", context="ops")
+    [source] = open_sources(projection)
+
+    def found(**kw):
+        result = search(
+            projection, source, "postgres", config=RecallConfig(), now=NOW, **kw
+        )
+        return {h.id for h in result.hits}
+
+    assert found() == {fact, decision, elsewhere}
+    assert found(kind="decision") == {decision}
+    assert found(tag="area:db") == {fact}
+    assert found(context="ops") == {elsewhere}
+    assert len(found(limit=1)) == 1
+    with pytest.raises(InvalidInputError):
+        found(limit=0)
+
+
+def test_fuzzy_search_tolerates_typos(disk_store, projection):
+    target = remember(disk_store, "Kubernetes manifests live in deploy/")
+    remember(disk_store, "unrelated words entirely")
+    [source] = open_sources(projection)
+    config = RecallConfig(vector=0, fuzzy=0)
+    result = search(
+        projection, source, "kubernetis", config=config, now=NOW, fuzzy=True
+    )
+    assert [h.id for h in result.hits] == [target]

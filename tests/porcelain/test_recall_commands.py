@@ -1,0 +1,230 @@
+"""ctx recall, search, reindex and index status, through the command line."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+
+HASHING = '\n[embedder]\nkind = "hashing"\n'
+
+
+@pytest.fixture
+def hctx(ctx):
+    """A store whose config picks the hashing embedder (fast, no model)."""
+    with (ctx.root / ".ctx" / "config.toml").open("a", encoding="utf-8") as f:
+        f.write(HASHING)
+    return ctx
+
+
+def remember(ctx, text, *args):
+    return ctx.json("remember", text, *args)["id"]
+
+
+def test_recall_prints_hits_and_a_footer(hctx):
+    auth = remember(hctx, "We decided to use OAuth with PKCE", "--kind", "decision")
+    remember(hctx, "The queue runs on Redis streams")
+    out = hctx("recall", "what did we decide about auth?").stdout
+    first = out.splitlines()[0]
+    assert first.startswith(auth)
+    assert "decision" in first
+    assert "memory/general/" in first
+    footer = out.splitlines()[-1]
+    assert footer.startswith("-- ")
+    assert "tokens of a 1,500 budget" in footer
+    assert "whole live branch (main): 2 memories" in footer
+    assert " ms" in footer
+
+
+def test_recall_json_has_the_documented_shape(hctx):
+    remember(hctx, "alpha beta gamma")
+    data = hctx.json("recall", "alpha")
+    assert set(data) == {
+        "query",
+        "branch",
+        "commit",
+        "now",
+        "budget",
+        "hits",
+        "tokens",
+        "live_memories",
+        "live_tokens",
+        "left_out",
+        "seconds",
+        "temporal",
+        "warnings",
+    }
+    hit = data["hits"][0]
+    assert set(hit) >= {
+        "id",
+        "kind",
+        "body",
+        "path",
+        "branch",
+        "pinned",
+        "score",
+        "tokens",
+        "created_at",
+        "tags",
+        "title",
+    }
+    assert data["tokens"] == hit["tokens"] <= data["budget"]
+
+
+def test_recall_markdown_is_a_prompt_block(hctx):
+    remember(hctx, "Always run the linter", "--pin")
+    mid = remember(hctx, "The linter is ruff")
+    out = hctx("recall", "linter", "--format", "markdown").stdout
+    assert out.startswith("<!-- ctx recall: linter")
+    assert "## Pinned" in out
+    assert "## Relevant memories" in out
+    assert f"`{mid}`" in out
+    assert out.rstrip().endswith("-->")
+
+
+def test_recall_explain_shows_channels_and_blame(hctx):
+    remember(hctx, "Deploys happen on Tuesdays", "--agent", "alice")
+    out = hctx("recall", "deploys", "--explain").stdout
+    assert "why: bm25 #1" in out
+    assert "last: " in out
+    assert "alice" in out
+
+
+def test_recall_now_and_time_expressions(hctx):
+    old = remember(hctx, "the deploy broke", "--when", "2025-01-10T10:00")
+    new = remember(hctx, "the deploy broke again", "--when", "2025-03-03T10:00")
+    data = hctx.json("recall", "deploy broke in January", "--now", "2025-03-04")
+    assert [h["id"] for h in data["hits"]][:2] == [old, new]
+    assert data["temporal"] == ["in january"]
+    data = hctx.json("recall", "deploy broke yesterday", "--now", "2025-03-04")
+    assert data["hits"][0]["id"] == new
+
+
+def test_recall_with_overlays_and_labels(hctx):
+    base = remember(hctx, "main knows about caching")
+    hctx("branch", "agent")
+    mine = remember(hctx, "agent knows about caching", "--branch", "agent")
+    later = remember(hctx, "main learned caching later")
+    data = hctx.json("recall", "caching", "--branch", "agent", "--with", "main")
+    labels = {h["id"]: h["branch"] for h in data["hits"]}
+    assert labels == {base: "agent", mine: "agent", later: "main"}
+    out = hctx("recall", "caching", "--branch", "agent", "--with", "main").stdout
+    assert "[main]" in out
+
+
+def test_recall_at_a_revision_or_date(hctx):
+    first = remember(hctx, "rockets are loud", "--when", "2020-01-01")
+    time.sleep(1.1)  # commit times have whole seconds
+    remember(hctx, "rockets are fast")
+    data = hctx.json("recall", "rockets", "--at", "main~1")
+    assert [h["id"] for h in data["hits"]] == [first]
+    log = hctx.json("log", "-n", "2")
+    when = log[1]["commit"]["time"]
+    data = hctx.json("recall", "rockets", "--at", when)
+    assert [h["id"] for h in data["hits"]] == [first]
+
+
+def test_search_lists_and_filters(hctx):
+    fact = remember(hctx, "postgres is the database", "--tag", "area:db")
+    decision = remember(hctx, "we chose postgres", "--kind", "decision")
+    found = lambda *a: [h["id"] for h in hctx.json("search", "postgres", *a)["hits"]]  # noqa: E731
+    assert set(found()) == {fact, decision}
+    assert found("--kind", "decision") == [decision]
+    assert found("--tag", "area:db") == [fact]
+    assert found("--context", "nowhere") == []
+    assert len(found("-n", "1")) == 1
+    assert hctx.json("search", "postgress", "--fuzzy")["hits"]
+
+
+def test_reindex_and_index_status(hctx):
+    remember(hctx, "one")
+    remember(hctx, "two")
+    hctx("branch", "other")
+    out = hctx("reindex").stdout
+    assert out.startswith("Reindexed 2 branches: 2 documents, 2 vectors (hashing")
+    status = hctx.json("index", "status")
+    assert status["documents"] == 2
+    assert status["vectors"] == 2
+    assert status["embedder"].startswith("hashing")
+    assert status["size_bytes"] > 0
+    assert {b["branch"]: b["current"] for b in status["branches"]} == {
+        "main": True,
+        "other": True,
+    }
+    remember(hctx, "three")
+    status = hctx.json("index", "status")
+    assert {b["branch"]: b["current"] for b in status["branches"]}["main"] is False
+    text = hctx("index", "status").stdout
+    assert "Embedder: hashing" in text
+    assert "main: indexed at" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["recall", ""], 4, "The query is empty"),
+        (["recall", "x" * 10_001], 4, "characters"),
+        (["recall", "q", "--budget", "0"], 4, "budget must be at least 1"),
+        (["recall", "q", "--budget", "-3"], 4, "budget must be at least 1"),
+        (["recall", "q", "--branch", "nope"], 3, "nope"),
+        (["recall", "q", "--with", "nope"], 3, "nope"),
+        (["recall", "q", "--at", "deadbeef00"], 3, "Unknown revision"),
+        (["recall", "q", "--at", "2001-02-30"], 4, "not a date"),
+        (["recall", "q", "--now", "soon"], 4, "not a date"),
+        (["search", "q", "-n", "0"], 4, "-n must be at least 1"),
+        (["search", "  "], 4, "The query is empty"),
+    ],
+)
+def test_bad_input_is_one_clear_error_and_changes_nothing(hctx, args, code, message):
+    remember(hctx, "something")
+    hctx("recall", "something")  # the index exists and is current
+    before = hctx.files()
+    result = hctx(*args, code=code)
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("Error: ")
+    assert message in lines[0]
+    assert hctx.files() == before
+
+
+def test_a_corrupt_index_is_rebuilt_with_a_notice(hctx):
+    mid = remember(hctx, "still recalled")
+    hctx("recall", "recalled")
+    (hctx.root / ".ctx" / "index" / "state.json").write_text("garbage")
+    result = hctx("recall", "recalled", "--json")
+    assert result.stderr.startswith("Notice: The index was unreadable")
+    assert "rebuilt" in result.stderr
+    assert json.loads(result.stdout)["hits"][0]["id"] == mid
+
+
+def test_an_embedder_endpoint_down_warns_and_answers_lexically(ctx):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = (
+        f'\n[embedder]\nkind = "openai"\nbase_url = "http://127.0.0.1:{port}"\n'
+        'model = "m"\ntimeout = 1.0\n'
+    )
+    with (ctx.root / ".ctx" / "config.toml").open("a", encoding="utf-8") as f:
+        f.write(config)
+    mid = remember(ctx, "lexical recall still works")
+    result = ctx("recall", "lexical", "--json")
+    assert "Warning:" in result.stderr or "Notice:" in result.stderr
+    assert "lexical only" in result.stderr
+    assert json.loads(result.stdout)["hits"][0]["id"] == mid
+
+
+def test_a_bad_config_is_a_clear_error(ctx):
+    (ctx.root / ".ctx" / "config.toml").write_text("[recall]\nbudgett = 3\n")
+    result = ctx("recall", "q", code=4)
+    assert "config.toml is not valid" in result.stderr
+    assert "budgett" in result.stderr
+
+
+def test_the_default_embedder_is_minilm_and_semantic(ctx):
+    car = remember(ctx, "I bought a new automobile last week")
+    remember(ctx, "The cat sleeps on the sofa")
+    data = ctx.json("recall", "vehicle purchase", "--explain")
+    assert data["hits"][0]["id"] == car
+    assert ctx.json("index", "status")["embedder"].startswith("minilm")
