@@ -1,8 +1,9 @@
-"""The hub: projections of commits into search indexes.
+"""The hub: projections of commits into search indexes, and recall.
 
-Built so far, each usable on its own: ``ctx.hub.embedders`` (MiniLM ONNX,
-hashing, OpenAI-compatible and Ollama embedders), ``ctx.hub.temporal`` (time
-expressions in queries and memory text), ``ctx.hub.lexical`` (Tantivy BM25
-and fuzzy channels) and ``ctx.hub.vectors`` (exact and HNSW vector search).
-The projection of commits into them and recall are still to come.
+``ctx.hub.projection`` keeps Tantivy (``ctx.hub.lexical``) and vector
+(``ctx.hub.vectors``) indexes caught up with any commit; ``ctx.hub.ranking``
+fuses their channels with temporal gravity (``ctx.hub.temporal``,
+``ctx.hub.gravity``) and link expansion; ``ctx.hub.recall`` packs the result
+into a token budget. ``ctx.hub.embedders`` turns text into vectors;
+``ctx.hub.config`` reads ``config.toml``. See docs/recall.md.
 """

@@ -10,10 +10,13 @@ is visible to the next recall.
 
 On disk (``.ctx/index/``)::
 
-    lexical/     the Tantivy index (ctx.hub.lexical)
-    vectors/     the vector index (ctx.hub.vectors), flat or HNSW
-    state.json   format, embedder name and dimensions, watermark per branch
-    lock         flock: one process catches up at a time
+    lexical-<token>/   the Tantivy index (ctx.hub.lexical)
+    vectors-<token>/   the vector index (ctx.hub.vectors), flat or HNSW
+    state.json         format, embedder, folder names, watermark per branch
+    lock               flock: one process catches up at a time
+
+A rebuild writes new folders and switches ``state.json`` to them at once
+(docs/recall.md).
 
 Catching up takes ``lock`` (Tantivy allows one writer per index). A process
 that cannot get it at once and has only a few blobs to index scores those in

@@ -29,6 +29,8 @@ ctx edit "$decision" --tag status:accepted --reason "reviewed" >/dev/null
 say ctx diff "$tour" "$tour-agent"
 say ctx merge "$tour-agent" --into "$tour"
 say ctx log -n 4
+say ctx recall "which database backs the job queue?" --budget 200
+say ctx search "postgress" --fuzzy -n 2
 say ctx blame "$decision" --lines
 say ctx undo
 say ctx status
