@@ -35,10 +35,6 @@ caught up, the watermark stays, and :attr:`Projection.notices` says why.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
-import secrets
-import shutil
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +46,7 @@ from dulwich.diff_tree import tree_changes
 from dulwich.objects import ObjectID
 
 from ctx.engine import Catalog, CommitId, CtxError, Snapshot, Store, live_catalog
+from ctx.hub._index_folder import FORMAT, IndexFolder, IndexState
 from ctx.hub.config import HubConfig
 from ctx.hub.embedders import Embedder, EmbedderError, make_embedder
 from ctx.hub.lexical import LexicalDoc, LexicalIndex, LexicalIndexError
@@ -64,28 +61,12 @@ from ctx.hub.vectors import (
 
 __all__ = ["FORMAT", "CatchUp", "LiveView", "Projection"]
 
-FORMAT = 1
-"""Version of the index folder's layout; another version is rebuilt."""
-
 PENDING_MAX = 64
 """Unindexed blobs a process scores in memory rather than wait for the lock."""
 
 _BATCH = 512  # blobs embedded and written per step (and made durable)
-_WAIT_S = 300.0  # the longest a process waits for another's catch-up
-_STALE_S = 600.0  # age after which replaced index folders are removed
 _EMPTY = "empty"
 _AREAS = ("memory/", "pinned/", "primed/", "sessions/")
-
-
-class _State(msgspec.Struct, kw_only=True):
-    format: int = FORMAT
-    embedder: str = ""
-    dimensions: int = 0
-    generation: int = 0
-    lexical: str = "lexical"
-    vectors: str = "vectors"
-    watermarks: dict[str, str] = {}
-    commits: dict[str, str] = {}
 
 
 @dataclass
@@ -177,9 +158,10 @@ class Projection:
         self.embedder = embedder
         self.notices: list[str] = []
         self.progress = progress
-        self._folder = store.path / "index" if store.path is not None else None
+        self._path = store.path / "index" if store.path is not None else None
+        self._files: IndexFolder | None = None
         self._views: dict[str, LiveView] = {}
-        self._state = _State()
+        self._state = IndexState()
         self._pending_lexical: LexicalIndex | None = None
         self._pending_vectors: FlatVectors | None = None
         self._vector_error: EmbedderError | None = None
@@ -208,19 +190,17 @@ class Projection:
     @property
     def folder(self) -> Path | None:
         """Returns the index folder, or ``None`` when the indexes live in memory."""
-        return self._folder
+        return None if self._files is None else self._files.path
 
     def _open(self) -> None:
-        if self._folder is not None:
+        if self._path is not None:
             try:
-                self._folder.mkdir(parents=True, exist_ok=True)
-                (self._folder / "lock").touch(exist_ok=True)
+                self._files = IndexFolder(self._path)
             except OSError:
                 self.notices.append(
-                    f"Cannot write {self._folder}: the index is built in memory."
+                    f"Cannot write {self._path}: the index is built in memory."
                 )
-                self._folder = None
-        if self._folder is None:
+        if self._files is None:
             self.lexical = LexicalIndex.in_memory()
             self.vectors = self._new_vectors(None)
             return
@@ -239,24 +219,24 @@ class Projection:
                     self._reset()
 
     def _load(self, *, locked: bool = False) -> None:
-        assert self._folder is not None
-        if not (self._folder / "state.json").exists():
+        assert self._files is not None
+        if not self._files.has_state():
             if locked:
                 self._reset()
                 return
             with self._locked(blocking=True):
                 self._load(locked=True)
                 return
-        state = self._read_state()
+        state = self._files.read_state()
         if state.format != FORMAT:
             raise LexicalIndexError(f"index format {state.format}")
         self._open_indexes(state)
 
-    def _open_indexes(self, state: _State) -> None:
+    def _open_indexes(self, state: IndexState) -> None:
         """Opens the index folders ``state`` names."""
-        assert self._folder is not None
-        lexical = LexicalIndex.open(self._folder / state.lexical, create=False)
-        path = self._folder / state.vectors
+        assert self._files is not None
+        lexical = LexicalIndex.open(self._files.path / state.lexical, create=False)
+        path = self._files.path / state.vectors
         if state.embedder != self.embedder.name:
             state.watermarks = {}  # every blob needs a new vector
             state.commits = {}
@@ -264,12 +244,6 @@ class Projection:
         else:
             vectors = open_vectors(path)
         self._state, self.lexical, self.vectors = state, lexical, vectors
-
-    def _read_state(self) -> _State:
-        assert self._folder is not None
-        return msgspec.json.decode(
-            (self._folder / "state.json").read_bytes(), type=_State
-        )
 
     def _new_vectors(self, path: Path | None) -> VectorIndex | None:
         """Returns a new empty vector index, or None if the embedder is down."""
@@ -290,70 +264,22 @@ class Projection:
         switch at their next look and reopen. The old folders are removed
         by a later catch-up, once nobody can still be reading them.
         """
-        assert self._folder is not None
-        token = secrets.token_hex(4)
-        generation = self._state.generation
-        self._state = _State(
-            lexical=f"lexical-{token}",
-            vectors=f"vectors-{token}",
-            generation=generation,
-        )
-        self.lexical = LexicalIndex.open(self._folder / self._state.lexical)
-        self.vectors = self._new_vectors(self._folder / self._state.vectors)
+        assert self._files is not None
+        self._state = IndexState.fresh(self._state.generation)
+        self.lexical = LexicalIndex.open(self._files.path / self._state.lexical)
+        self.vectors = self._new_vectors(self._files.path / self._state.vectors)
         self._save_vectors()
         self._commit_state()
-        self._collect()
-
-    def _collect(self) -> None:
-        """Removes index folders and files the state no longer names (lock held)."""
-        if self._folder is None:
-            return
-        keep = {"lock", "state.json", self._state.lexical, self._state.vectors}
-        cutoff = time.time() - _STALE_S
-        for child in self._folder.iterdir():
-            if child.name in keep:
-                continue
-            with contextlib.suppress(OSError):
-                if child.stat().st_mtime > cutoff:
-                    continue
-                if child.is_dir():
-                    shutil.rmtree(child, ignore_errors=True)
-                else:
-                    child.unlink()
-
-    def _write_state(self) -> None:
-        assert self._folder is not None
-        temp = self._folder / f".state.json.{os.getpid()}"
-        temp.write_bytes(msgspec.json.encode(self._state))
-        os.replace(temp, self._folder / "state.json")
+        self._files.collect(self._state)
 
     @contextlib.contextmanager
     def _locked(self, *, blocking: bool) -> Iterator[bool]:
-        """Holds the index lock; yields False if ``blocking`` is off and it is busy."""
-        if self._folder is None:
+        """Holds the index lock (always granted for indexes in memory)."""
+        if self._files is None:
             yield True
             return
-        with (self._folder / "lock").open("rb") as file:
-            deadline = time.monotonic() + _WAIT_S
-            while True:
-                try:
-                    fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if not blocking:
-                        yield False
-                        return
-                    if time.monotonic() > deadline:
-                        raise LexicalIndexError(
-                            "Another process has held the index lock for "
-                            f"{_WAIT_S:.0f} s.",
-                            hint="Run `ctx reindex` once it has finished.",
-                        ) from None
-                    time.sleep(0.05)
-            try:
-                yield True
-            finally:
-                fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+        with self._files.locked(blocking=blocking) as got:
+            yield got
 
     # -- views ------------------------------------------------------------
 
@@ -389,10 +315,10 @@ class Projection:
 
     def _sync(self) -> None:
         """Sees what other processes committed to the index since we looked."""
-        if self._folder is None:
+        if self._files is None:
             return
         try:
-            state = self._read_state()
+            state = self._files.read_state()
         except (OSError, msgspec.DecodeError):
             return  # being replaced: the next look sees it
         if state.generation != self._state.generation:
@@ -406,7 +332,7 @@ class Projection:
             self._state = state
             if state.embedder == self.embedder.name:
                 with contextlib.suppress(VectorIndexError):
-                    self.vectors = open_vectors(self._folder / state.vectors)
+                    self.vectors = open_vectors(self._files.path / state.vectors)
 
     def _catch_up(self, view: LiveView, tree: str, branch: str | None) -> None:
         watermarks = self._state.watermarks
@@ -486,11 +412,11 @@ class Projection:
         if self.vectors is not None:
             self._state.embedder = self.embedder.name
             self._state.dimensions = self.vectors.dimensions
-        if self._folder is not None:
-            self._write_state()
+        if self._files is not None:
+            self._files.write_state(self._state)
 
     def _save_vectors(self) -> None:
-        if self._folder is not None and self.vectors is not None:
+        if self._files is not None and self.vectors is not None:
             self.vectors.save()
 
     # -- indexing ---------------------------------------------------------
@@ -510,7 +436,7 @@ class Projection:
         embedded = 0
         if self.vectors is None:
             self.vectors = self._new_vectors(
-                None if self._folder is None else self._folder / self._state.vectors
+                None if self._files is None else self._files.path / self._state.vectors
             )
         with self.lexical.writer() as writer:
             for first in range(0, len(blobs), _BATCH):
@@ -531,7 +457,8 @@ class Projection:
                     self.progress(min(first + _BATCH, len(blobs)), len(blobs))
         self._upgrade_vectors()
         self._commit_state()
-        self._collect()
+        if self._files is not None:
+            self._files.collect(self._state)
         self.last_catch_up = CatchUp(
             len(blobs), embedded, time.perf_counter() - started
         )
@@ -624,10 +551,10 @@ class Projection:
 
     def reindex(self) -> None:
         """Drops every index and starts empty; the next view rebuilds it."""
-        if self._folder is None:
+        if self._files is None:
             self.lexical = LexicalIndex.in_memory()
             self.vectors = self._new_vectors(None)
-            self._state = _State()
+            self._state = IndexState()
         else:
             with self._locked(blocking=True):
                 self._reset()
@@ -649,6 +576,4 @@ class Projection:
 
     def size_bytes(self) -> int:
         """Returns the bytes the index folder takes on disk (0 in memory)."""
-        if self._folder is None:
-            return 0
-        return sum(f.stat().st_size for f in self._folder.rglob("*") if f.is_file())
+        return 0 if self._files is None else self._files.size_bytes()

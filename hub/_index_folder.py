@@ -1,0 +1,146 @@
+"""The index folder on disk: its state file, its lock, and old generations.
+
+See :mod:`ctx.hub.projection` and docs/recall.md for what the files mean. This
+module only reads and writes them: ``state.json`` (replaced atomically), the
+``lock`` (flock, released by the kernel when a holder dies), and the removal of
+index folders that a rebuild replaced, once nobody can still be reading them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from ctx.hub.lexical import LexicalIndexError
+
+__all__ = ["FORMAT", "IndexFolder", "IndexState"]
+
+FORMAT = 1
+"""Version of the index folder's layout; another version is rebuilt."""
+
+_WAIT_S = 300.0  # the longest a process waits for another's catch-up
+_STALE_S = 600.0  # age after which replaced index folders are removed
+
+
+class IndexState(msgspec.Struct, kw_only=True):
+    """What ``state.json`` holds.
+
+    Attributes:
+        format: :data:`FORMAT` when written.
+        embedder: The name of the embedder that built the vectors.
+        dimensions: Their length.
+        generation: Incremented by every write, so readers notice changes.
+        lexical: The Tantivy folder's name.
+        vectors: The vector index folder's name.
+        watermarks: Per branch, the tree every blob of which is indexed.
+        commits: Per branch, the commit of that tree.
+    """
+
+    format: int = FORMAT
+    embedder: str = ""
+    dimensions: int = 0
+    generation: int = 0
+    lexical: str = "lexical"
+    vectors: str = "vectors"
+    watermarks: dict[str, str] = {}
+    commits: dict[str, str] = {}
+
+    @classmethod
+    def fresh(cls, generation: int) -> IndexState:
+        """Returns an empty state naming new index folders."""
+        token = secrets.token_hex(4)
+        return cls(
+            lexical=f"lexical-{token}",
+            vectors=f"vectors-{token}",
+            generation=generation,
+        )
+
+
+class IndexFolder:
+    """``.ctx/index/``: created on first use, with its lock file."""
+
+    def __init__(self, path: Path) -> None:
+        """Creates the folder and its lock file if missing.
+
+        Raises:
+            OSError: They cannot be created (a read-only store).
+        """
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "lock").touch(exist_ok=True)
+
+    def has_state(self) -> bool:
+        """Returns whether an index was ever written here."""
+        return (self.path / "state.json").exists()
+
+    def read_state(self) -> IndexState:
+        """Returns the state.
+
+        Raises:
+            OSError, msgspec.DecodeError: It is missing or unreadable.
+        """
+        return msgspec.json.decode(
+            (self.path / "state.json").read_bytes(), type=IndexState
+        )
+
+    def write_state(self, state: IndexState) -> None:
+        """Replaces the state file in one rename."""
+        temp = self.path / f".state.json.{os.getpid()}"
+        temp.write_bytes(msgspec.json.encode(state))
+        os.replace(temp, self.path / "state.json")
+
+    @contextlib.contextmanager
+    def locked(self, *, blocking: bool) -> Iterator[bool]:
+        """Holds the lock; yields False if ``blocking`` is off and it is busy.
+
+        Raises:
+            LexicalIndexError: Blocking, another process held it for 5 minutes.
+        """
+        with (self.path / "lock").open("rb") as file:
+            deadline = time.monotonic() + _WAIT_S
+            while True:
+                try:
+                    fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if not blocking:
+                        yield False
+                        return
+                    if time.monotonic() > deadline:
+                        raise LexicalIndexError(
+                            "Another process has held the index lock for "
+                            f"{_WAIT_S:.0f} s.",
+                            hint="Run `ctx reindex` once it has finished.",
+                        ) from None
+                    time.sleep(0.05)
+            try:
+                yield True
+            finally:
+                fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+
+    def collect(self, state: IndexState) -> None:
+        """Removes what ``state`` no longer names, once old enough (lock held)."""
+        keep = {"lock", "state.json", state.lexical, state.vectors}
+        cutoff = time.time() - _STALE_S
+        for child in self.path.iterdir():
+            if child.name in keep:
+                continue
+            with contextlib.suppress(OSError):
+                if child.stat().st_mtime > cutoff:
+                    continue
+                if child.is_dir():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink()
+
+    def size_bytes(self) -> int:
+        """Returns the bytes of every file in the folder."""
+        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
