@@ -92,7 +92,7 @@ class LiveView:
 
 @dataclass(frozen=True)
 class CatchUp:
-    """What a catch-up did: blobs indexed, embedded, and seconds taken."""
+    """What a catch-up did: documents added, vectors embedded, seconds taken."""
 
     indexed: int
     embedded: int
@@ -361,13 +361,16 @@ class Projection:
                 self._advance(branch, view, tree, base, removed, locked=True)
 
     def _missing(self, blobs: Sequence[str]) -> list[str]:
+        """Returns the blobs lacking a document or a vector."""
         blobs = list(dict.fromkeys(blobs))
+        unlexed = set(self._missing_lexical(blobs))
+        return [b for b in blobs if b in unlexed or not self._has_vector(b)]
+
+    def _missing_lexical(self, blobs: Sequence[str]) -> list[str]:
         if len(blobs) > 2_000:
             known = self.lexical.known_blobs()
-            return [b for b in blobs if b not in known or not self._has_vector(b)]
-        return [
-            b for b in blobs if not self._has_vector(b) or not self.lexical.contains(b)
-        ]
+            return [b for b in blobs if b not in known]
+        return [b for b in blobs if not self.lexical.contains(b)]
 
     def _advance(
         self,
@@ -433,16 +436,27 @@ class Projection:
     def _index(self, view: LiveView, blobs: list[str]) -> bool:
         """Indexes blobs of ``view`` (lock held); returns whether all got vectors."""
         started = time.perf_counter()
-        embedded = 0
+        added = embedded = 0
         if self.vectors is None:
             self.vectors = self._new_vectors(
                 None if self._files is None else self._files.path / self._state.vectors
             )
+        unlexed = set(self._missing_lexical(blobs))
         with self.lexical.writer() as writer:
             for first in range(0, len(blobs), _BATCH):
-                docs = self._docs(view, blobs[first : first + _BATCH])
-                writer.add(docs)
-                writer.commit()
+                batch = blobs[first : first + _BATCH]
+                embeddable = self.vectors is not None and self._vector_error is None
+                wanted = [
+                    b
+                    for b in batch
+                    if b in unlexed or (embeddable and not self._has_vector(b))
+                ]
+                docs = self._docs(view, wanted)
+                lexed = [d for d in docs if d.blob in unlexed]
+                if lexed:
+                    writer.add(lexed)
+                    writer.commit()
+                    added += len(lexed)
                 todo = [d for d in docs if not self._has_vector(d.blob)]
                 if todo and self.vectors is not None and self._vector_error is None:
                     try:
@@ -459,9 +473,7 @@ class Projection:
         self._commit_state()
         if self._files is not None:
             self._files.collect(self._state)
-        self.last_catch_up = CatchUp(
-            len(blobs), embedded, time.perf_counter() - started
-        )
+        self.last_catch_up = CatchUp(added, embedded, time.perf_counter() - started)
         if self._vector_error is not None:
             self.notices.append(
                 f"Vectors not updated ({self._vector_error.message}); "

@@ -220,6 +220,10 @@ def test_an_embedder_that_is_down_leaves_lexical_search_working(disk_store):
     assert any("lexical only" in n for n in projection.notices)
     assert not source.view.complete
     assert projection.watermarks() == {}  # retried on the next catch-up
+    again = Projection.for_store(disk_store, down)
+    open_sources(again)
+    assert again.last_catch_up.indexed == 0  # the document is not added twice
+    assert again.last_catch_up.embedded == 0
     # Once the embedder works, the vectors are built.
     healthy = Projection.for_store(disk_store, HASHING)
     [source] = open_sources(healthy)
