@@ -45,10 +45,10 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """
 
     budget: Annotated[int, msgspec.Meta(ge=1)] = 1500
-    k: Annotated[float, msgspec.Meta(gt=0.0)] = 60.0
+    k: Annotated[float, msgspec.Meta(gt=0.0)] = 10.0
     bm25: _Weight = 1.0
     vector: _Weight = 1.0
-    fuzzy: _Weight = 0.25
+    fuzzy: _Weight = 0.75
     gravity: _Weight = 1.0
     expand: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
     depth: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 100

@@ -175,7 +175,7 @@ def rank(
             warnings.append(f"Vector search is unavailable ({exc.message}).")
     if weights["fuzzy"]:
         results["fuzzy"] = projection.lexical_search(view, text, depth, fuzzy=True)
-    if windows:
+    if windows and weights["time"]:
         spans = [(w.start, w.end) for w in windows]
         results["time"] = projection.lexical_search(view, text, depth, within=spans)
     ranked: dict[str, Ranked] = {}
