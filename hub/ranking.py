@@ -11,8 +11,10 @@
    query has no other words).
 3. Weighted reciprocal rank fusion: a memory at rank ``r`` (from 1) of channel
    ``c`` gets ``weight_c / (k + r)``, summed over channels.
-4. Temporal gravity, only when the query names a time: each score is
-   multiplied by ``1 + gravity * closeness`` (:mod:`ctx.hub.gravity`). A
+4. Temporal gravity, only when the query names a time: the scores of the
+   :data:`GRAVITY_CANDIDATES` best fused hits and of every hit of the time
+   channel are multiplied by ``1 + gravity * closeness``
+   (:mod:`ctx.hub.gravity`). A
    relation to an undated event ("two weeks before the launch") is dated by
    the event's best BM25 match in the view.
 5. One-hop expansion: each neighbour (by any link, either way) of the five
@@ -38,11 +40,15 @@ from ctx.hub.gravity import closeness
 from ctx.hub.projection import LiveView, Projection
 from ctx.hub.temporal import TemporalQuery, Window, extract_dates, parse_temporal
 
-__all__ = ["CHANNELS", "STRONG_HITS", "Ranked", "Ranking", "rank"]
+__all__ = ["CHANNELS", "GRAVITY_CANDIDATES", "STRONG_HITS", "Ranked", "Ranking", "rank"]
 
 CHANNELS = ("bm25", "vector", "fuzzy", "time")
 STRONG_HITS = 5
 """How many of the best hits have their linked neighbours considered."""
+
+GRAVITY_CANDIDATES = 64
+"""How many of the best fused hits gravity weighs (each is read from git);
+hits of the time channel are always weighed."""
 
 
 @dataclass
@@ -189,10 +195,14 @@ def rank(
             contribution = weight / (config.k + position)
             entry.channels[channel] = (position, raw, contribution)
             entry.fused += contribution
-    timed = bool(windows or temporal.cycles)
     for entry in ranked.values():
         entry.score = entry.fused
-        if timed:
+    if (windows or temporal.cycles) and config.gravity:
+        by_fused = sorted(ranked.values(), key=lambda r: -r.fused)
+        pulled = by_fused[:GRAVITY_CANDIDATES] + [
+            r for r in by_fused[GRAVITY_CANDIDATES:] if "time" in r.channels
+        ]
+        for entry in pulled:
             memory = read(entry.id)
             if memory is not None:
                 entry.closeness = closeness(windows, temporal.cycles, _anchors(memory))
