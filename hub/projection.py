@@ -35,6 +35,7 @@ caught up, the watermark stays, and :attr:`Projection.notices` says why.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -88,6 +89,18 @@ class LiveView:
     blobs: frozenset[str]
     complete: bool = False
     pending: list[str] = field(default_factory=list)
+
+    @functools.cached_property
+    def pinned(self) -> list[str]:
+        """Returns the ids of the pinned memories, in path order."""
+        entries = self.catalog.entries
+        found = [m for m, e in entries.items() if e.path.startswith("pinned/")]
+        return sorted(found, key=lambda memory_id: entries[memory_id].path)
+
+    @functools.cached_property
+    def tokens(self) -> int:
+        """Returns the tokens of every live memory (``memory_tokens`` summed)."""
+        return sum(entry.tokens for entry in self.catalog.entries.values())
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,7 @@ def _check_query(query: str) -> str:
 def _overlay(sources: Sequence[Source]) -> tuple[LiveView, dict[str, str]]:
     """Returns one view over several branches (earlier ones win by id)."""
     first = sources[0]
-    origin = dict.fromkeys(first.view.catalog.entries, first.branch)
+    origin: dict[str, str] = {}  # memory id -> branch, where not the first
     if len(sources) == 1:
         return first.view, origin
     entries = dict(first.view.catalog.entries)
@@ -287,11 +287,7 @@ def recall(
     superseded = (
         set() if include_superseded else set().union(*(g.superseded() for g in graphs))
     )
-    pinned = sorted(
-        (mid for mid, e in entries.items() if e.path.startswith("pinned/")),
-        key=lambda mid: entries[mid].path,
-    )
-    pinned = [mid for mid in pinned if mid not in superseded]
+    pinned = [mid for mid in view.pinned if mid not in superseded]
     hits: list[Hit] = []
     spent = left_out = 0
     for memory_id in pinned:
@@ -300,7 +296,8 @@ def recall(
             left_out += 1
             continue
         spent += cost
-        hits.append(_hit(store, view, memory_id, origin[memory_id], 0.0, None))
+        branch = origin.get(memory_id, sources[0].branch)
+        hits.append(_hit(store, view, memory_id, branch, 0.0, None))
     taken = 0
     pinned_set = set(pinned)
     for ranked in ranking.hits:
@@ -312,7 +309,7 @@ def recall(
             continue
         spent += cost
         taken += 1
-        branch = origin[ranked.id]
+        branch = origin.get(ranked.id, sources[0].branch)
         why = (
             _explain(store, by_branch[branch], ranked, config.gravity)
             if explain
@@ -329,7 +326,7 @@ def recall(
         hits=tuple(hits),
         tokens=spent,
         live_memories=len(entries),
-        live_tokens=_cost(entries.values()),
+        live_tokens=view.tokens + HEADER_TOKENS * len(entries),
         left_out=left_out,
         seconds=time.perf_counter() - started,
         temporal=tuple(
@@ -401,7 +398,7 @@ def search(
         hits=tuple(hits),
         tokens=sum(h.tokens for h in hits),
         live_memories=len(entries),
-        live_tokens=_cost(entries.values()),
+        live_tokens=source.view.tokens + HEADER_TOKENS * len(entries),
         left_out=0,
         seconds=time.perf_counter() - started,
         temporal=tuple(w.label for w in ranking.temporal.windows),

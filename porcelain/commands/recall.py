@@ -6,18 +6,12 @@ import re
 import sys
 import time
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import click
 import msgspec
 
 from ctx.engine import InvalidInputError
-from ctx.hub.config import HubConfig, load_config
-from ctx.hub.maintenance import index_status, reindex
-from ctx.hub.projection import Projection
-from ctx.hub.recall import RecallResult
-from ctx.hub.recall import recall as run_recall
-from ctx.hub.recall import search as run_search
-from ctx.hub.sources import open_sources
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -33,12 +27,20 @@ from ctx.porcelain.render_recall import (
     render_reindex,
 )
 
+if TYPE_CHECKING:  # the hub (numpy, Tantivy, onnxruntime) loads only when used
+    from ctx.hub.config import HubConfig
+    from ctx.hub.projection import Projection
+    from ctx.hub.recall import RecallResult
+
 __all__ = ["COMMANDS"]
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
 def _open(state: CtxState) -> tuple[Projection, HubConfig]:
+    from ctx.hub.config import load_config
+    from ctx.hub.projection import Projection
+
     store = state.store()
     config = load_config(store.path)
     return Projection.for_store(store, config), config
@@ -144,6 +146,9 @@ def recall(
             f"The budget must be at least 1 token, not {budget}.",
             hint="Try --budget 1500.",
         )
+    from ctx.hub.recall import recall as run_recall
+    from ctx.hub.sources import open_sources
+
     projection, config = _open(state)
     sources = open_sources(projection, branch=branch, overlay=overlay, at=when)
     result = run_recall(
@@ -193,6 +198,9 @@ def search(
     """
     started = time.perf_counter()
     asked = _moment(now_, "--now") or now()
+    from ctx.hub.recall import search as run_search
+    from ctx.hub.sources import open_sources
+
     projection, config = _open(state)
     [source] = open_sources(projection, branch=branch)
     result = run_search(
@@ -221,6 +229,8 @@ def reindex_command(state: CtxState, as_json: bool) -> None:
     Example:
       ctx reindex
     """
+    from ctx.hub.maintenance import reindex
+
     projection, _ = _open(state)
 
     def progress(done: int, total: int) -> None:
@@ -256,6 +266,8 @@ def index_status_command(state: CtxState, as_json: bool) -> None:
     Example:
       ctx index status --json
     """
+    from ctx.hub.maintenance import index_status
+
     projection, _ = _open(state)
     status = index_status(projection)
     _notices(projection)

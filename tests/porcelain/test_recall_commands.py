@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -228,3 +230,15 @@ def test_the_default_embedder_is_minilm_and_semantic(ctx):
     data = ctx.json("recall", "vehicle purchase", "--explain")
     assert data["hits"][0]["id"] == car
     assert ctx.json("index", "status")["embedder"].startswith("minilm")
+
+
+def test_the_command_line_loads_the_hub_only_for_its_commands():
+    code = (
+        "import sys, ctx.porcelain.main; "
+        "print(sorted(m for m in ('numpy', 'tantivy', 'onnxruntime', 'hnswlib', "
+        "'ctx.hub.projection') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
