@@ -34,13 +34,28 @@ def exact(vectors, keys, query, k, allowed=None):
     return picked[:k]
 
 
-@pytest.fixture(params=["flat", "hnsw"])
+class GraphOnly(HnswVectors):
+    """Every vector goes into the graph at once (no exact delta)."""
+
+    DELTA_MAX = 1
+
+
+class Mixed(HnswVectors):
+    """A graph of the first rows and an exact delta of the last few."""
+
+    DELTA_MAX = 16
+
+
+KINDS = {"flat": FlatVectors, "hnsw": GraphOnly, "hnsw-delta": Mixed}
+
+
+@pytest.fixture(params=list(KINDS))
 def kind(request):
     return request.param
 
 
 def make(kind, path=None, dim=DIM):
-    return FlatVectors(dim, path) if kind == "flat" else HnswVectors(dim, path)
+    return KINDS[kind](dim, path)
 
 
 def test_flat_top_k_equals_brute_force_argsort():
@@ -111,7 +126,7 @@ def test_remove_and_compact(kind, tmp_path):
     assert index.keys() == live
     assert [key for key, _ in index.search(q, 10)] == before
     reopened = open_vectors(tmp_path / "v")
-    assert type(reopened) is type(index)
+    assert reopened.kind == index.kind
     assert reopened.keys() == live
     assert [key for key, _ in reopened.search(q, 10)] == before
     # The sidecar, the vectors and (hnsw) the graph: older files are gone.
@@ -171,7 +186,7 @@ def test_unsaved_flat_rows_are_ignored_on_open(tmp_path):
 
 def test_hnsw_recall_at_10_against_exact():
     vectors, keys = unit(2000, dim=64), names(2000)
-    index = HnswVectors(64)
+    index = GraphOnly(64)
     index.add(keys, vectors)
     queries = unit(100, dim=64, seed=1)
     found = sum(
@@ -182,7 +197,7 @@ def test_hnsw_recall_at_10_against_exact():
 
 
 def test_hnsw_grows_past_its_initial_capacity():
-    index = HnswVectors(8)
+    index = GraphOnly(8)
     vectors = unit(3000, dim=8)
     for start in range(0, 3000, 700):
         index.add(names(3000)[start : start + 700], vectors[start : start + 700])
@@ -254,7 +269,7 @@ def test_frozen_allowed_sets_follow_changes(kind):
 def test_hnsw_filtered_graph_search():
     # exact_below=0 sends every allowed set through hnswlib's filter.
     vectors, keys = unit(2000, dim=64), names(2000)
-    index = HnswVectors(64, exact_below=0)
+    index = GraphOnly(64, exact_below=0)
     index.add(keys, vectors)
     allowed = set(keys[::2])
     queries = unit(50, dim=64, seed=3)
@@ -291,3 +306,39 @@ def test_choose_vectors_picks_by_size(tmp_path):
     assert isinstance(chosen, HnswVectors)
     assert isinstance(chosen, VectorIndex)
     assert chosen.path == tmp_path
+
+
+def test_hnsw_saves_new_vectors_without_rewriting_the_graph(tmp_path):
+    vectors, keys = unit(100), names(100)
+    index = Mixed(DIM, tmp_path)
+    index.add(keys[:90], vectors[:90])
+    index.save()
+    graph = open_vectors(tmp_path)
+    files = {p.name for p in tmp_path.glob("hnsw-*.bin")}
+    index.add(keys[90:95], vectors[90:95])  # under DELTA_MAX: the delta only
+    index.save()
+    assert {p.name for p in tmp_path.glob("hnsw-*.bin")} == files
+    reopened = open_vectors(tmp_path)
+    assert len(reopened) == 95
+    assert len(graph) == 90
+    for i in (3, 92):  # one in the graph, one in the delta
+        assert reopened.search(vectors[i], 1)[0][0] == keys[i]
+    index.add(keys[95:], vectors[95:])
+    index.add(["x"], unit(1, seed=9))
+    index.add(names(20, "y"), unit(20, seed=8))  # past DELTA_MAX: graph grows
+    index.save()
+    assert {p.name for p in tmp_path.glob("hnsw-*.bin")} != files
+
+
+def test_hnsw_removed_rows_stay_removed_after_reopening(tmp_path):
+    vectors, keys = unit(60), names(60)
+    index = Mixed(DIM, tmp_path)
+    index.add(keys, vectors)
+    index.save()
+    index.remove([keys[5], keys[58]])  # one in the graph, one in the delta
+    index.save()
+    reopened = open_vectors(tmp_path)
+    found = {key for key, _ in reopened.search(vectors[5], 60)}
+    assert keys[5] not in found
+    assert keys[58] not in found
+    assert len(found) == 58
