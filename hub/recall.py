@@ -19,8 +19,6 @@ import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-import msgspec
-
 from ctx.engine import (
     Adjacency,
     Catalog,
@@ -34,6 +32,7 @@ from ctx.engine import (
 from ctx.hub.config import RecallConfig
 from ctx.hub.projection import LiveView, Projection
 from ctx.hub.ranking import CHANNELS, Ranked, rank
+from ctx.hub.results import ChannelScore, Explanation, Hit, RecallResult
 from ctx.hub.sources import Source
 
 __all__ = [
@@ -56,63 +55,6 @@ MAX_HITS = 25
 
 MAX_QUERY_CHARS = 10_000
 """Longer queries are refused: a pasted file is not a question."""
-
-
-class ChannelScore(msgspec.Struct, frozen=True, kw_only=True):
-    """One channel's part in a hit's score."""
-
-    channel: str
-    rank: int
-    score: float
-    contribution: float
-
-
-class Explanation(msgspec.Struct, frozen=True, kw_only=True):
-    """Why a hit is where it is (``--explain``)."""
-
-    channels: tuple[ChannelScore, ...]
-    fused: float
-    closeness: float
-    boost: float
-    via: str | None
-    last_commit: str | None
-    last_agent: str | None
-    last_summary: str | None
-
-
-class Hit(msgspec.Struct, frozen=True, kw_only=True):
-    """One recalled memory."""
-
-    id: str
-    kind: str
-    title: str | None
-    body: str
-    tags: tuple[str, ...]
-    created_at: datetime
-    path: str
-    branch: str
-    pinned: bool
-    score: float
-    tokens: int
-    explain: Explanation | None = None
-
-
-class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
-    """A recall: the hits, and what they cost against the whole branch."""
-
-    query: str
-    branch: str
-    commit: str
-    now: datetime
-    budget: int | None
-    hits: tuple[Hit, ...]
-    tokens: int
-    live_memories: int
-    live_tokens: int
-    left_out: int
-    seconds: float
-    temporal: tuple[str, ...]
-    warnings: tuple[str, ...]
 
 
 def _check_query(query: str) -> str:

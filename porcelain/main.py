@@ -19,6 +19,7 @@ from ctx.porcelain.commands import (
     exchange,
     graph,
     history,
+    hub,
     memory,
     provenance,
     recall,
@@ -104,6 +105,7 @@ for module in (
     history,
     branch,
     recall,
+    hub,
 ):
     for command in module.COMMANDS:
         _add_store_option(command)

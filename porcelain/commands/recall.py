@@ -12,6 +12,8 @@ import click
 import msgspec
 
 from ctx.engine import InvalidInputError
+from ctx.hub.wire import Reply, Request
+from ctx.porcelain._hub_client import ask
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -30,7 +32,6 @@ from ctx.porcelain.render_recall import (
 if TYPE_CHECKING:  # the hub (numpy, Tantivy, onnxruntime) loads only when used
     from ctx.hub.config import HubConfig
     from ctx.hub.projection import Projection
-    from ctx.hub.recall import RecallResult
 
 __all__ = ["COMMANDS"]
 
@@ -52,9 +53,22 @@ def _notices(projection: Projection) -> None:
     projection.notices.clear()
 
 
+def _ask(state: CtxState, request: Request) -> Reply:
+    """Asks the store's running hub, or answers in this process if none runs."""
+    path, default = state.locate()
+    if not default or (path / "git").is_dir():
+        reply = ask(path, request)
+        if reply is not None:
+            return reply
+    from ctx.hub.service import Answerer
+
+    answerer = Answerer(state.store(), now)
+    reply = answerer.answer(request)
+    return reply
+
+
 def _report(
-    projection: Projection,
-    result: RecallResult,
+    reply: Reply,
     started: float,
     as_json: bool,
     *,
@@ -62,8 +76,12 @@ def _report(
     overlay: bool,
 ) -> None:
     """Prints notices and warnings on stderr, then the result (timed from start)."""
-    result = msgspec.structs.replace(result, seconds=time.perf_counter() - started)
-    _notices(projection)
+    assert reply.result is not None
+    result = msgspec.structs.replace(
+        reply.result, seconds=time.perf_counter() - started
+    )
+    for notice in reply.notices:
+        click.echo(f"Notice: {notice}", err=True)
     for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)
     if as_json:
@@ -140,28 +158,25 @@ def recall(
     """
     started = time.perf_counter()
     asked = _moment(now_, "--now") or now()
-    when = _moment(at, "--at") if at and _DATE_RE.match(at) else at
+    when = _moment(at, "--at") if at and _DATE_RE.match(at) else None
     if budget is not None and budget < 1:
         raise InvalidInputError(
             f"The budget must be at least 1 token, not {budget}.",
             hint="Try --budget 1500.",
         )
-    from ctx.hub.recall import recall as run_recall
-    from ctx.hub.sources import open_sources
-
-    projection, config = _open(state)
-    sources = open_sources(projection, branch=branch, overlay=overlay, at=when)
-    result = run_recall(
-        projection,
-        sources,
-        query,
-        config=config.recall,
+    request = Request(
+        op="recall",
+        query=query,
+        branch=branch,
+        overlay=overlay,
+        at=None if when else at,
+        at_time=when,
         now=asked,
         budget=budget,
         include_superseded=include_all,
         explain=explain,
     )
-    _report(projection, result, started, as_json, fmt=fmt, overlay=bool(overlay))
+    _report(_ask(state, request), started, as_json, fmt=fmt, overlay=bool(overlay))
 
 
 @click.command()
@@ -197,18 +212,11 @@ def search(
       ctx search "get_usr_by_id" --fuzzy
     """
     started = time.perf_counter()
-    asked = _moment(now_, "--now") or now()
-    from ctx.hub.recall import search as run_search
-    from ctx.hub.sources import open_sources
-
-    projection, config = _open(state)
-    [source] = open_sources(projection, branch=branch)
-    result = run_search(
-        projection,
-        source,
-        query,
-        config=config.recall,
-        now=asked,
+    request = Request(
+        op="search",
+        query=query,
+        branch=branch,
+        now=_moment(now_, "--now") or now(),
         limit=limit,
         kind=kind,
         tag=tag,
@@ -216,7 +224,7 @@ def search(
         fuzzy=fuzzy,
         explain=explain,
     )
-    _report(projection, result, started, as_json, fmt="text", overlay=False)
+    _report(_ask(state, request), started, as_json, fmt="text", overlay=False)
 
 
 @click.command(name="reindex")

@@ -101,3 +101,17 @@ def assert_healthy(path: Path) -> None:
     assert report.ok, report.problems
     result = run_git(path, "fsck", "--strict", "--no-progress", check=False)
     assert result.returncode == 0, f"git fsck --strict:\n{result.stdout}{result.stderr}"
+
+
+def run_ctx(
+    store: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Runs the ``ctx`` command line on a store (``env`` adds variables)."""
+    return subprocess.run(
+        [str(CTX), "--store", str(store), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from integration_support import CTX, wall_clock
+from integration_support import CTX, run_ctx, wall_clock
 
 from ctx.engine import Draft, Intent, Store, remember_many
 from ctx.hub.recall import MAX_HITS
@@ -37,16 +37,6 @@ def _start(store_path: Path, mode: str, count: int, tag: str) -> subprocess.Pope
     )
 
 
-def _ctx(store_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(CTX), "--store", str(store_path), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_concurrent_recalls_and_writes_from_many_processes(store_path: Path) -> None:
     _hashing(store_path)
     writers = [_start(store_path, "write", 25, f"w{i}") for i in range(3)]
@@ -64,13 +54,13 @@ def test_concurrent_recalls_and_writes_from_many_processes(store_path: Path) -> 
                 assert hits == min(live, MAX_HITS)
                 assert listed == live  # every memory of the view is found
     assert len(written) == 75
-    result = _ctx(store_path, "recall", "turbines", "--budget", "100000", "--json")
+    result = run_ctx(store_path, "recall", "turbines", "--budget", "100000", "--json")
     assert result.returncode == 0, result.stderr
     found = {hit["id"] for hit in json.loads(result.stdout)["hits"]}
     assert len(found) == MAX_HITS
-    search = _ctx(store_path, "search", "turbines", "-n", "100", "--json")
+    search = run_ctx(store_path, "search", "turbines", "-n", "100", "--json")
     assert {hit["id"] for hit in json.loads(search.stdout)["hits"]} == written
-    status = json.loads(_ctx(store_path, "index", "status", "--json").stdout)
+    status = json.loads(run_ctx(store_path, "index", "status", "--json").stdout)
     assert status["documents"] == status["vectors"] == 75
 
 
@@ -92,9 +82,9 @@ def test_a_killed_catch_up_leaves_an_index_the_next_recall_completes(
         time.sleep(rng.uniform(0.3, 1.5))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        result = _ctx(store_path, "search", "pelicans", "-n", "5", "--json")
+        result = run_ctx(store_path, "search", "pelicans", "-n", "5", "--json")
         assert result.returncode == 0, result.stderr
         assert len(json.loads(result.stdout)["hits"]) == 5
-    status = json.loads(_ctx(store_path, "index", "status", "--json").stdout)
+    status = json.loads(run_ctx(store_path, "index", "status", "--json").stdout)
     assert status["documents"] == status["vectors"] == 3000
     assert status["branches"][0]["current"] is True

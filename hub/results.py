@@ -1,0 +1,70 @@
+"""What recall and search return: plain structs, cheap to import.
+
+The command line decodes a running hub's answers into these without loading
+the indexes (numpy, Tantivy, onnxruntime), so this module imports only msgspec.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+__all__ = ["ChannelScore", "Explanation", "Hit", "RecallResult"]
+
+
+class ChannelScore(msgspec.Struct, frozen=True, kw_only=True):
+    """One channel's part in a hit's score."""
+
+    channel: str
+    rank: int
+    score: float
+    contribution: float
+
+
+class Explanation(msgspec.Struct, frozen=True, kw_only=True):
+    """Why a hit is where it is (``--explain``)."""
+
+    channels: tuple[ChannelScore, ...]
+    fused: float
+    closeness: float
+    boost: float
+    via: str | None
+    last_commit: str | None
+    last_agent: str | None
+    last_summary: str | None
+
+
+class Hit(msgspec.Struct, frozen=True, kw_only=True):
+    """One recalled memory."""
+
+    id: str
+    kind: str
+    title: str | None
+    body: str
+    tags: tuple[str, ...]
+    created_at: datetime
+    path: str
+    branch: str
+    pinned: bool
+    score: float
+    tokens: int
+    explain: Explanation | None = None
+
+
+class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
+    """A recall: the hits, and what they cost against the whole branch."""
+
+    query: str
+    branch: str
+    commit: str
+    now: datetime
+    budget: int | None
+    hits: tuple[Hit, ...]
+    tokens: int
+    live_memories: int
+    live_tokens: int
+    left_out: int
+    seconds: float
+    temporal: tuple[str, ...]
+    warnings: tuple[str, ...]

@@ -1,0 +1,114 @@
+"""A running hub (`ctx hub start`) answers recall and search for other processes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from integration_support import CTX, run_ctx
+
+from ctx.hub.wire import socket_path
+
+NOW = "2026-03-20T12:00"
+
+
+def _start(store: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [str(CTX), "--store", str(store), "hub", "start"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert "listening on" in line, (line, proc.stderr.read() if proc.stderr else "")
+    return proc
+
+
+@pytest.fixture
+def store(store_path: Path) -> Path:
+    with (store_path / "config.toml").open("a", encoding="utf-8") as f:
+        f.write('\n[embedder]\nkind = "hashing"\n')
+    for text in ("We chose Postgres for the queue", "The API listens on 8080"):
+        assert run_ctx(store_path, "remember", text).returncode == 0
+    return store_path
+
+
+@pytest.fixture
+def hub(store: Path) -> Iterator[subprocess.Popen[str]]:
+    proc = _start(store)
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.communicate(timeout=30)
+
+
+def _hits(result: subprocess.CompletedProcess[str]) -> list[str]:
+    assert result.returncode == 0, result.stderr
+    return [hit["id"] for hit in json.loads(result.stdout)["hits"]]
+
+
+def test_the_hub_answers_as_the_process_would(store: Path, hub) -> None:
+    args = ("recall", "postgres queue", "--now", NOW, "--explain", "--json")
+    served = run_ctx(store, *args)
+    alone = run_ctx(store, *args, env={"CTX_NO_HUB": "1"})
+    assert _hits(served) == _hits(alone)
+    assert json.loads(served.stdout)["hits"] == json.loads(alone.stdout)["hits"]
+    search = ("search", "api", "-n", "1", "--json")
+    assert _hits(run_ctx(store, *search)) == _hits(
+        run_ctx(store, *search, env={"CTX_NO_HUB": "1"})
+    )
+    status = json.loads(run_ctx(store, "hub", "status", "--json").stdout)
+    assert status == {
+        "running": True,
+        "pid": hub.pid,
+        "socket": str(socket_path(store)),
+    }
+
+
+def test_the_hub_sees_new_commits_and_passes_errors_back(store: Path, hub) -> None:
+    new = run_ctx(store, "remember", "Kites fly in the park", "--json")
+    memory_id = json.loads(new.stdout)["id"]
+    assert _hits(run_ctx(store, "search", "kites", "--json"))[0] == memory_id
+    empty = run_ctx(store, "recall", "  ")
+    assert empty.returncode == 4
+    assert empty.stderr.startswith("Error: The query is empty.")
+    unknown = run_ctx(store, "recall", "q", "--branch", "nope")
+    assert unknown.returncode == 3
+    assert hub.poll() is None  # still serving
+
+
+def test_one_hub_per_store(store: Path, hub) -> None:
+    second = run_ctx(store, "hub", "start")
+    assert second.returncode == 7
+    assert "already running" in second.stderr
+
+
+def test_stop_and_sigterm_remove_the_socket(store: Path) -> None:
+    proc = _start(store)
+    stopped = json.loads(run_ctx(store, "hub", "stop", "--json").stdout)
+    assert stopped == {"stopped": True, "pid": proc.pid}
+    proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert not socket_path(store).exists()
+    proc = _start(store)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert not socket_path(store).exists()
+    assert run_ctx(store, "hub", "status").stdout.startswith("No hub is running")
+
+
+def test_a_killed_hub_leaves_recall_working(store: Path) -> None:
+    proc = _start(store)
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert socket_path(store).exists()  # stale
+    assert len(_hits(run_ctx(store, "recall", "postgres", "--json"))) >= 1
+    again = _start(store)  # takes the stale socket over
+    assert run_ctx(store, "hub", "stop").returncode == 0
+    again.communicate(timeout=30)
