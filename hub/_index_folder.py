@@ -141,6 +141,11 @@ class IndexFolder:
                 else:
                     child.unlink()
 
-    def size_bytes(self) -> int:
-        """Returns the bytes of every file in the folder."""
-        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+    def size_bytes(self, state: IndexState) -> int:
+        """Returns the bytes of the indexes ``state`` names (not replaced ones)."""
+        total = 0
+        for name in (state.lexical, state.vectors):
+            for file in (self.path / name).rglob("*"):
+                with contextlib.suppress(OSError):
+                    total += file.stat().st_size if file.is_file() else 0
+        return total

@@ -600,5 +600,5 @@ class Projection:
         return self._state.embedder or self.embedder.name
 
     def size_bytes(self) -> int:
-        """Returns the bytes the index folder takes on disk (0 in memory)."""
-        return 0 if self._files is None else self._files.size_bytes()
+        """Returns the bytes the current indexes take on disk (0 in memory)."""
+        return 0 if self._files is None else self._files.size_bytes(self._state)

@@ -260,3 +260,14 @@ def test_at_a_date_reads_the_last_commit_made_by_then(disk_store, projection):
     assert source.commit == tips[1].id
     with pytest.raises(engine.CommitNotFoundError):
         open_sources(projection, at=datetime(2000, 1, 1, tzinfo=UTC))
+
+
+def test_index_size_counts_only_the_current_generation(disk_store, projection):
+    for i in range(30):
+        remember(disk_store, f"memory {i} about sizes")
+    open_sources(projection)
+    before = projection.size_bytes()
+    projection.reindex()
+    open_sources(projection)
+    assert len(list(projection.folder.glob("lexical-*"))) == 2  # old one kept a while
+    assert projection.size_bytes() < 1.5 * before
