@@ -29,7 +29,7 @@ others still answer.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -75,11 +75,15 @@ class Ranked:
 
 @dataclass
 class Ranking:
-    """The ranked memories of one query, and what the query meant."""
+    """The ranked memories of one query, and what the query meant.
+
+    ``read`` returns a memory of the view by id (each read from git once).
+    """
 
     hits: list[Ranked]
     temporal: TemporalQuery
     warnings: list[str]
+    read: Callable[[str], Memory | None]
 
 
 def _event_windows(
@@ -221,7 +225,7 @@ def rank(
             (r for r in ranked.values() if r.id not in superseded),
             key=lambda r: (-r.score, r.id),
         )
-    return Ranking(best, temporal, warnings)
+    return Ranking(best, temporal, warnings, read)
 
 
 def _expand(

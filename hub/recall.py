@@ -24,14 +24,13 @@ from ctx.engine import (
     Catalog,
     CatalogEntry,
     InvalidInputError,
-    Memory,
     Store,
     link_graph,
     log,
 )
 from ctx.hub.config import RecallConfig
 from ctx.hub.projection import LiveView, Projection
-from ctx.hub.ranking import CHANNELS, Ranked, rank
+from ctx.hub.ranking import CHANNELS, Ranked, Ranking, rank
 from ctx.hub.results import ChannelScore, Explanation, Hit, RecallResult
 from ctx.hub.sources import Source
 
@@ -107,11 +106,6 @@ def _filtered(view: LiveView, kind: str | None, context: str | None) -> LiveView
     return filtered
 
 
-def _memory(store: Store, view: LiveView, memory_id: str) -> Memory:
-    entry = view.catalog.entries[memory_id]
-    return store.snapshot(view.commit).record(entry.path, entry.blob).memory
-
-
 def _explain(
     store: Store, source: Source, ranked: Ranked, gravity: float
 ) -> Explanation:
@@ -144,7 +138,7 @@ def _explain(
 
 
 def _hit(
-    store: Store,
+    ranking: Ranking,
     view: LiveView,
     memory_id: str,
     branch: str,
@@ -152,7 +146,8 @@ def _hit(
     explain: Explanation | None,
 ) -> Hit:
     entry = view.catalog.entries[memory_id]
-    memory = _memory(store, view, memory_id)
+    memory = ranking.read(memory_id)
+    assert memory is not None  # every id ranked or pinned is in the view
     return Hit(
         id=memory.id,
         kind=memory.kind,
@@ -239,7 +234,7 @@ def recall(
             continue
         spent += cost
         branch = origin.get(memory_id, sources[0].branch)
-        hits.append(_hit(store, view, memory_id, branch, 0.0, None))
+        hits.append(_hit(ranking, view, memory_id, branch, 0.0, None))
     taken = 0
     pinned_set = set(pinned)
     for ranked in ranking.hits:
@@ -257,7 +252,7 @@ def recall(
             if explain
             else None
         )
-        hits.append(_hit(store, view, ranked.id, branch, ranked.score, why))
+        hits.append(_hit(ranking, view, ranked.id, branch, ranked.score, why))
     temporal = ranking.temporal
     return RecallResult(
         query=text,
@@ -325,7 +320,7 @@ def search(
         if ranked.id not in view.catalog.entries:
             continue  # a linked neighbour the filters leave out
         why = _explain(store, source, ranked, config.gravity) if explain else None
-        hit = _hit(store, view, ranked.id, source.branch, ranked.score, why)
+        hit = _hit(ranking, view, ranked.id, source.branch, ranked.score, why)
         if tag is not None and tag not in hit.tags:
             continue
         hits.append(hit)
