@@ -65,7 +65,10 @@ __all__ = ["FORMAT", "CatchUp", "LiveView", "Projection"]
 PENDING_MAX = 64
 """Unindexed blobs a process scores in memory rather than wait for the lock."""
 
-_BATCH = 512  # blobs embedded and written per step (and made durable)
+_BATCH = 512  # blobs embedded and written per step
+_SAVE_EVERY_S = 5.0  # a long build makes its work durable this often
+# (saving rewrites the vector sidecar, which lists every key: per batch,
+# a build of a million memories would write it 2,000 times)
 _EMPTY = "empty"
 _AREAS = ("memory/", "pinned/", "primed/", "sessions/")
 
@@ -455,6 +458,7 @@ class Projection:
                 None if self._files is None else self._files.path / self._state.vectors
             )
         unlexed = set(self._missing_lexical(blobs))
+        saved = time.monotonic()
         with self.lexical.writer() as writer:
             for first in range(0, len(blobs), _BATCH):
                 batch = blobs[first : first + _BATCH]
@@ -468,7 +472,6 @@ class Projection:
                 lexed = [d for d in docs if d.blob in unlexed]
                 if lexed:
                     writer.add(lexed)
-                    writer.commit()
                     added += len(lexed)
                 todo = [d for d in docs if not self._has_vector(d.blob)]
                 if todo and self.vectors is not None and self._vector_error is None:
@@ -478,8 +481,13 @@ class Projection:
                         self._vector_error = exc
                     else:
                         self.vectors.add([d.blob for d in todo], vectors)
-                        self._save_vectors()
                         embedded += len(todo)
+                last = first + _BATCH >= len(blobs)
+                if last or time.monotonic() - saved > _SAVE_EVERY_S:
+                    # Durable now: a killed build resumes from here.
+                    writer.commit()
+                    self._save_vectors()
+                    saved = time.monotonic()
                 if self.progress is not None:
                     self.progress(min(first + _BATCH, len(blobs)), len(blobs))
         self._upgrade_vectors()
