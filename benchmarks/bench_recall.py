@@ -502,7 +502,7 @@ NOTES = """\
 {builds}
 
 A build reads every blob from git, adds it to Tantivy and embeds it in batches
-of 512 (each committed and the vectors saved), then, at >= {crossover:,}
+of 512 (committed and saved every 5 s), then, at >= {crossover:,}
 vectors, converts flat to HNSW (the "after the last batch" column).
 
 ## 4. Catch-up of one new commit
