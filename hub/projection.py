@@ -508,10 +508,8 @@ class Projection:
         flat = self.vectors
         if flat is None or isinstance(flat, HnswVectors) or len(flat) < CROSSOVER:
             return
-        keys = flat.keys()
-        graph = HnswVectors(flat.dimensions, flat.path)
-        graph.add(keys, flat.vectors_of(keys))
-        self.vectors = graph
+        assert isinstance(flat, FlatVectors)
+        self.vectors = HnswVectors.from_flat(flat)
         self._save_vectors()
 
     def _score_pending(self, view: LiveView, blobs: list[str]) -> None:

@@ -271,3 +271,20 @@ def test_index_size_counts_only_the_current_generation(disk_store, projection):
     open_sources(projection)
     assert len(list(projection.folder.glob("lexical-*"))) == 2  # old one kept a while
     assert projection.size_bytes() < 1.5 * before
+
+
+def test_a_growing_flat_index_becomes_hnsw(disk_store, monkeypatch):
+    from ctx.hub import projection as module
+    from ctx.hub.vectors import HnswVectors
+
+    monkeypatch.setattr(module, "CROSSOVER", 10)
+    ids = [remember(disk_store, f"memory {i} about herons") for i in range(12)]
+    projection = Projection.for_store(disk_store, HASHING)
+    [source] = open_sources(projection)
+    assert isinstance(projection.vectors, HnswVectors)
+    assert len(projection.vectors) == 12
+    again = Projection.for_store(disk_store, HASHING)
+    [source] = open_sources(again)
+    assert isinstance(again.vectors, HnswVectors)
+    hits = again.vector_search(source.view, "memory 3 about herons", 1)
+    assert source.view.by_blob[hits[0][0]] == ids[3]

@@ -342,3 +342,24 @@ def test_hnsw_removed_rows_stay_removed_after_reopening(tmp_path):
     assert keys[5] not in found
     assert keys[58] not in found
     assert len(found) == 58
+
+
+@pytest.mark.parametrize("on_disk", [False, True])
+def test_a_flat_index_converts_to_hnsw_in_place(tmp_path, on_disk):
+    vectors, keys = unit(300), names(300)
+    flat = FlatVectors(DIM, tmp_path if on_disk else None)
+    flat.add(keys, vectors)
+    flat.remove([keys[7]])
+    graph = HnswVectors.from_flat(flat)
+    assert len(graph) == 299
+    for i in (0, 150, 299):
+        assert graph.search(vectors[i], 1)[0][0] == keys[i]
+    assert keys[7] not in {key for key, _ in graph.search(vectors[7], 300)}
+    graph.add(["new"], unit(1, seed=5))
+    assert graph.search(unit(1, seed=5)[0], 1)[0][0] == "new"
+    if on_disk:
+        graph.save()
+        reopened = open_vectors(tmp_path)
+        assert reopened.kind == "hnsw"
+        assert len(reopened) == 300
+        assert reopened.search(vectors[150], 1)[0][0] == keys[150]
