@@ -45,6 +45,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import msgspec
+from _bench_common import cpu_name
 
 from ctx.hub.lexical import LexicalDoc, LexicalIndex
 
@@ -282,7 +283,7 @@ def render(
         "| machine | |",
         "|---|---|",
         f"| Date | {datetime.now(UTC):%Y-%m-%d %H:%M} UTC |",
-        f"| CPU | {platform.processor() or _cpu_name()} |",
+        f"| CPU | {cpu_name()} |",
         f"| Cores | {os.cpu_count()} ({len(os.sched_getaffinity(0))} usable) |",
         f"| OS | {platform.platform()} |",
         f"| Python | {platform.python_version()} |",
@@ -357,16 +358,6 @@ def render(
         "",
     ]
     return "\n".join(lines)
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
 
 
 def main() -> None:

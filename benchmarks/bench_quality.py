@@ -53,6 +53,7 @@ from pathlib import Path
 from types import ModuleType
 
 import msgspec
+from _bench_common import cpu_name
 
 from ctx import engine
 from ctx.engine import Draft, Intent, Store
@@ -330,16 +331,6 @@ def version(package: str) -> str:
         return "-"
 
 
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
-
-
 def render(
     results: dict[str, tuple[Scores, dict[str, float]]],
     build_s: dict[str, float],
@@ -357,7 +348,7 @@ def render(
         "| machine | |",
         "|---|---|",
         f"| Date | {datetime.now(UTC):%Y-%m-%d %H:%M} UTC |",
-        f"| CPU | {platform.processor() or _cpu_name()} |",
+        f"| CPU | {cpu_name()} |",
         f"| Cores | {os.cpu_count()} ({len(os.sched_getaffinity(0))} usable) |",
         f"| OS | {platform.platform()} |",
         f"| Python | {platform.python_version()} |",

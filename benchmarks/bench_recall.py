@@ -55,6 +55,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
+from _bench_common import cpu_name
 from bench_lexical import make_vocabulary
 
 from ctx.engine import Draft, Intent, Store, remember, remember_many
@@ -539,7 +540,7 @@ def render(args, rows, builds, fresh_builds, clis, catches, mem, total_s) -> str
         goals.append([f"catch-up of one commit on {c['name']} indexes one blob", f"`indexed == 1` in all {2 * args.catchup} runs", "met"])
     machine = [
         ["Date", f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"],
-        ["CPU", _cpu()],
+        ["CPU", cpu_name()],
         ["Cores", f"{os.cpu_count()} ({len(os.sched_getaffinity(0))} usable)"],
         ["OS", platform.platform()],
         ["Python", platform.python_version()],
@@ -625,13 +626,6 @@ def fingerprint() -> str:
         for file in sorted(Path(spec.origin).parent.rglob("*.py")):
             digest.update(file.read_bytes())
     return digest.hexdigest()[:12]
-
-
-def _cpu() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.machine()
 
 
 def main() -> None:

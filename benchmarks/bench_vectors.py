@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+from _bench_common import cpu_name
 
 from ctx.hub.vectors import CROSSOVER, FlatVectors, HnswVectors
 
@@ -343,16 +344,6 @@ def main() -> None:
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text("\n".join(lines))
     print(f"wrote {RESULTS} in {total:.0f} s")
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 if __name__ == "__main__":
