@@ -4,8 +4,10 @@
 each channel in reciprocal rank fusion, its ``k``, the weight of temporal
 gravity and the damping of one-hop link expansion. ``[embedder]`` names the
 embedder (``kind`` and that kind's options, see
-:func:`ctx.hub.embedders.make_embedder`). A missing file or table gives the
-defaults; an unknown key or a value of the wrong type is an error naming it.
+:func:`ctx.hub.embedders.make_embedder`). ``[hub]`` says whether a recall
+that finds no running hub starts one, and when such a hub exits. A missing
+file or table gives the defaults; an unknown key or a value of the wrong
+type is an error naming it.
 
 The defaults were measured on LoCoMo and Cranfield by
 ``benchmarks/bench_quality.py`` (results in ``benchmarks/results/quality.md``).
@@ -20,7 +22,7 @@ import msgspec
 
 from ctx.engine import InvalidInputError
 
-__all__ = ["CONFIG_FILE", "HubConfig", "RecallConfig", "load_config"]
+__all__ = ["CONFIG_FILE", "HubConfig", "HubSettings", "RecallConfig", "load_config"]
 
 CONFIG_FILE = "config.toml"
 
@@ -54,10 +56,26 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     depth: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 100
 
 
+class HubSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The running hub's settings.
+
+    Attributes:
+        autostart: Whether ``ctx recall`` and ``ctx search``, finding no hub
+            for the store, start one in the background after answering (the
+            next call is then answered by it).
+        idle_minutes: How long a hub started that way waits for a request
+            before it exits.
+    """
+
+    autostart: bool = True
+    idle_minutes: Annotated[float, msgspec.Meta(gt=0.0, le=10_080.0)] = 15.0
+
+
 class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything the hub reads from ``config.toml``."""
 
     recall: RecallConfig = RecallConfig()
+    hub: HubSettings = HubSettings()
     embedder: dict[str, object] = {}
 
 

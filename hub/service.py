@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -119,12 +120,12 @@ class Answerer:
         projection.notices.clear()
         return Reply(result=result, notices=notices, pid=os.getpid())
 
-    def handle(self, conn: socket.socket) -> bool:
-        """Answers one connection; returns False when asked to stop."""
-        stop = False
+    def handle(self, conn: socket.socket) -> str | None:
+        """Answers one connection; returns its op (None if unreadable)."""
+        op = None
         try:
             request = _DECODER.decode(_read_all(conn))
-            stop = request.op == "stop"
+            op = request.op
             reply = self.answer(request)
         except (ValueError, msgspec.DecodeError) as exc:
             failure = InvalidInputError(f"The hub could not read the request ({exc}).")
@@ -133,7 +134,7 @@ class Answerer:
             reply = _failed(exc)
         with contextlib.suppress(OSError):
             conn.sendall(_ENCODER.encode(reply))
-        return not stop
+        return op
 
 
 def _failed(exc: CtxError) -> Reply:
@@ -175,6 +176,7 @@ def serve(
     *,
     clock: Callable[[], datetime],
     ready: Callable[[Path], None] | None = None,
+    idle: float | None = None,
 ) -> None:
     """Answers requests for ``store`` until a ``stop`` request arrives.
 
@@ -182,6 +184,8 @@ def serve(
         store: The store (on disk).
         clock: The clock for requests that bring no ``now``.
         ready: Called with the socket path once requests are accepted.
+        idle: If given, return after this many seconds without a recall or
+            search (pings, as ``ctx hub status`` sends, do not count).
 
     Raises:
         StoreBusyError: Another hub serves this store.
@@ -194,11 +198,21 @@ def serve(
         hub.warm()
         if ready is not None:
             ready(path)
+        deadline = None if idle is None else time.monotonic() + idle
         while True:
-            conn, _ = server.accept()
+            if deadline is not None:
+                server.settimeout(max(deadline - time.monotonic(), 0.001))
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                break  # idle for too long
+            conn.settimeout(None)
             with conn:
-                if not hub.handle(conn):
-                    break
+                op = hub.handle(conn)
+            if op == "stop":
+                break
+            if op in ("recall", "search") and idle is not None:
+                deadline = time.monotonic() + idle
     finally:
         server.close()
         path.unlink(missing_ok=True)

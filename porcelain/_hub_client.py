@@ -1,13 +1,17 @@
 """Asking a running hub (``ctx hub start``) instead of loading the indexes.
 
 Imports nothing heavy: a recall answered by a hub costs this process only
-the socket round trip. ``CTX_NO_HUB=1`` makes every command work in-process.
+the socket round trip. ``CTX_NO_HUB=1`` makes every command work in-process;
+``CTX_HUB_AUTOSTART=0`` keeps recall from starting a hub whatever the store's
+config says.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import msgspec
@@ -15,7 +19,7 @@ import msgspec
 from ctx.engine import CtxError
 from ctx.hub.wire import Reply, Request, socket_path
 
-__all__ = ["HubError", "ask"]
+__all__ = ["HubError", "ask", "start_hub"]
 
 _TIMEOUT_S = 300.0  # a hub catching up a large import may take a while
 _ENCODER = msgspec.json.Encoder()
@@ -62,3 +66,31 @@ def ask(store: Path, request: Request) -> Reply | None:
         failure = reply.failure
         raise HubError(failure.message, hint=failure.hint, exit_code=failure.exit_code)
     return reply
+
+
+def start_hub(store: Path, idle_minutes: float) -> bool:
+    """Starts ``ctx hub start --idle`` for ``store`` in the background.
+
+    The hub runs in its own session (a terminal's ^C does not reach it) and
+    writes its output to ``hub-<hash>.log`` beside its socket. If another
+    hub wins the race for the socket, this one exits at once.
+
+    Returns:
+        Whether a hub was started (not when ``CTX_NO_HUB`` is set or
+        ``CTX_HUB_AUTOSTART`` is ``0``).
+    """
+    if os.environ.get("CTX_NO_HUB") or os.environ.get("CTX_HUB_AUTOSTART") == "0":
+        return False
+    path = socket_path(store)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "ctx.porcelain", "--store", str(store)]
+    argv += ["hub", "start", "--idle", f"{idle_minutes:g}"]
+    with open(path.with_suffix(".log"), "wb") as log:
+        subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+    return True

@@ -1,5 +1,5 @@
-"""Hermetic test environment: no CTX_* variables, HOME in a temporary folder,
-a fixed clock for engine stores."""
+"""Hermetic test environment: no CTX_* variables (but CTX_HUB_AUTOSTART=0),
+HOME in a temporary folder, a fixed clock for engine stores."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ def hermetic(
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("USER", "tester")
+    # Recall would start a background hub per store; tests that want one ask.
+    monkeypatch.setenv("CTX_HUB_AUTOSTART", "0")
 
 
 @pytest.fixture

@@ -39,14 +39,26 @@ def hub_group() -> None:
 
 
 @hub_group.command(name="start")
+@click.option(
+    "--idle",
+    "idle_minutes",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="MINUTES",
+    help="Exit after this many minutes without a request.",
+)
 @json_option
 @pass_state
-def start(state: CtxState, as_json: bool) -> None:
+def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
     """Serve recall and search for the store until `ctx hub stop` (foreground)
+
+    A recall that finds no hub starts one itself (with --idle from the
+    store's config); `ctx hub start` runs one in the foreground.
 
     \b
     Example:
       ctx hub start &
+      ctx hub start --idle 60
     """
     store = state.store()
     if store.path is None:
@@ -67,7 +79,12 @@ def start(state: CtxState, as_json: bool) -> None:
 
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     with contextlib.suppress(KeyboardInterrupt):
-        serve(store, clock=now, ready=ready)
+        serve(
+            store,
+            clock=now,
+            ready=ready,
+            idle=None if idle_minutes is None else idle_minutes * 60,
+        )
     if not as_json:
         click.echo("Hub stopped.")
 

@@ -13,7 +13,7 @@ import msgspec
 
 from ctx.engine import InvalidInputError
 from ctx.hub.wire import Reply, Request
-from ctx.porcelain._hub_client import ask
+from ctx.porcelain._hub_client import ask, start_hub
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -54,9 +54,14 @@ def _notices(projection: Projection) -> None:
 
 
 def _ask(state: CtxState, request: Request) -> Reply:
-    """Asks the store's running hub, or answers in this process if none runs."""
+    """Asks the store's running hub, or answers in this process if none runs.
+
+    Answering in-process, it then starts a hub for the next call when the
+    store's config allows (``[hub] autostart``).
+    """
     path, default = state.locate()
-    if not default or (path / "git").is_dir():
+    on_disk = not default or (path / "git").is_dir()
+    if on_disk:
         reply = ask(path, request)
         if reply is not None:
             return reply
@@ -64,6 +69,9 @@ def _ask(state: CtxState, request: Request) -> Reply:
 
     answerer = Answerer(state.store(), now)
     reply = answerer.answer(request)
+    config = answerer.config
+    if on_disk and config is not None and config.hub.autostart:
+        start_hub(path, config.hub.idle_minutes)
     return reply
 
 

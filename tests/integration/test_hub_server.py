@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -112,3 +113,59 @@ def test_a_killed_hub_leaves_recall_working(store: Path) -> None:
     again = _start(store)  # takes the stale socket over
     assert run_ctx(store, "hub", "stop").returncode == 0
     again.communicate(timeout=30)
+
+
+def _hub_pid(store: Path) -> int | None:
+    result = run_ctx(store, "hub", "status", "--json")
+    assert result.returncode == 0, result.stderr
+    pid: int | None = json.loads(result.stdout)["pid"]
+    return pid
+
+
+def _wait_for(predicate, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_recall_starts_a_hub_that_answers_next_and_exits_when_idle(
+    store: Path,
+) -> None:
+    with (store / "config.toml").open("a", encoding="utf-8") as f:
+        f.write("\n[hub]\nidle_minutes = 0.05\n")  # 3 s
+    auto = {"CTX_HUB_AUTOSTART": "1"}
+    args = ("recall", "postgres queue", "--now", NOW, "--json")
+    assert _hub_pid(store) is None
+    first = run_ctx(store, *args, env=auto)
+    _wait_for(lambda: _hub_pid(store) is not None)
+    pid = _hub_pid(store)
+    assert (
+        run_ctx(store, "remember", "Postgres replaced the Redis queue").returncode == 0
+    )
+    second = run_ctx(store, *args, env=auto)  # answered by the hub: sees the commit
+    assert len(_hits(second)) == len(_hits(first)) + 1
+    assert _hub_pid(store) == pid  # the same hub, not a second one
+    _wait_for(lambda: _hub_pid(store) is None, seconds=30)
+    assert not socket_path(store).exists()
+    assert "Hub stopped." in socket_path(store).with_suffix(".log").read_text()
+
+
+@pytest.mark.parametrize(
+    ("config", "env"),
+    [
+        ("\n[hub]\nautostart = false\n", {"CTX_HUB_AUTOSTART": "1"}),
+        ("", {"CTX_HUB_AUTOSTART": "0"}),
+        ("", {"CTX_HUB_AUTOSTART": "1", "CTX_NO_HUB": "1"}),
+    ],
+    ids=["config", "CTX_HUB_AUTOSTART=0", "CTX_NO_HUB"],
+)
+def test_recall_starts_no_hub_when_told_not_to(
+    store: Path, config: str, env: dict[str, str]
+) -> None:
+    with (store / "config.toml").open("a", encoding="utf-8") as f:
+        f.write(config)
+    assert run_ctx(store, "recall", "postgres", env=env).returncode == 0
+    time.sleep(1.0)
+    assert _hub_pid(store) is None
+    assert not socket_path(store).with_suffix(".log").exists()

@@ -217,11 +217,20 @@ def test_an_embedder_endpoint_down_warns_and_answers_lexically(ctx):
     assert json.loads(result.stdout)["hits"][0]["id"] == mid
 
 
-def test_a_bad_config_is_a_clear_error(ctx):
-    (ctx.root / ".ctx" / "config.toml").write_text("[recall]\nbudgett = 3\n")
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("[recall]\nbudgett = 3\n", "budgett"),
+        ("[hub]\nidle_minutes = 0\n", "idle_minutes"),
+        ('[hub]\nautostart = "yes"\n', "autostart"),
+    ],
+)
+def test_a_bad_config_is_a_clear_error(ctx, text, named):
+    (ctx.root / ".ctx" / "config.toml").write_text(text)
     result = ctx("recall", "q", code=4)
     assert "config.toml is not valid" in result.stderr
-    assert "budgett" in result.stderr
+    assert named in result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 2  # the error and a hint
 
 
 def test_the_default_embedder_is_minilm_and_semantic(ctx):

@@ -1,0 +1,5 @@
+"""``python -m ctx.porcelain``: the ``ctx`` command line."""
+
+from ctx.porcelain.main import main
+
+main()
