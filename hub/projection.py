@@ -46,7 +46,15 @@ import msgspec
 from dulwich.diff_tree import tree_changes
 from dulwich.objects import ObjectID
 
-from ctx.engine import Catalog, CommitId, CtxError, Snapshot, Store, live_catalog
+from ctx.engine import (
+    Catalog,
+    CommitId,
+    CtxError,
+    Memory,
+    Snapshot,
+    Store,
+    live_catalog,
+)
 from ctx.hub._index_folder import FORMAT, IndexFolder, IndexState
 from ctx.hub.config import HubConfig
 from ctx.hub.embedders import Embedder, EmbedderError, make_embedder
@@ -66,6 +74,8 @@ PENDING_MAX = 64
 """Unindexed blobs a process scores in memory rather than wait for the lock."""
 
 _BATCH = 512  # blobs embedded and written per step
+MEMORY_CACHE = 8192
+"""How many decoded memories :attr:`Projection.read_memory` keeps."""
 _SAVE_EVERY_S = 5.0  # a long build makes its work durable this often
 # (saving rewrites the vector sidecar, which lists every key: per batch,
 # a build of a million memories would write it 2,000 times)
@@ -184,7 +194,13 @@ class Projection:
         self.last_catch_up: CatchUp | None = None
         self.lexical: LexicalIndex
         self.vectors: VectorIndex | None = None
+        # A blob never changes: its memory can be kept for any later query.
+        self.read_memory = functools.lru_cache(maxsize=MEMORY_CACHE)(self._read)
         self._open()
+
+    def _read(self, path: str, blob: str) -> Memory:
+        """Returns the memory in ``blob`` at ``path`` (see :attr:`read_memory`)."""
+        return Snapshot.empty(self.store.repo.object_store).record(path, blob).memory
 
     @classmethod
     def for_store(

@@ -28,7 +28,6 @@ others still answer.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -113,18 +112,17 @@ def _event_windows(
 
 
 class _Reader:
-    """Reads memories of a view by id, each once."""
+    """Reads memories of a view by id (through the projection's cache)."""
 
     def __init__(self, projection: Projection, view: LiveView) -> None:
-        self._snap = projection.store.snapshot(view.commit)
+        self._read = projection.read_memory
         self._entries = view.catalog.entries
 
-    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one reader per query
     def __call__(self, memory_id: str) -> Memory | None:
         entry = self._entries.get(memory_id)
         if entry is None:
             return None
-        return self._snap.record(entry.path, entry.blob).memory
+        return self._read(entry.path, entry.blob)
 
 
 def _anchors(memory: Memory) -> list[datetime]:
