@@ -20,9 +20,9 @@ import os
 from collections.abc import Callable, Mapping
 
 from ctx.hub.embedders.base import Embedder, EmbedderError
-from ctx.hub.embedders.hashing import HashingEmbedder
-from ctx.hub.embedders.minilm import MiniLMEmbedder
-from ctx.hub.embedders.remote import OllamaEmbedder, OpenAIEmbedder
+
+# Each builder imports its own module: a store on the hashing embedder does
+# not pay for http.client, nor one on MiniLM for the remote adapters.
 
 __all__ = ["DEFAULT_KIND", "EMBEDDER_KINDS", "make_embedder"]
 
@@ -95,16 +95,22 @@ class _Options:
 
 
 def _minilm(options: _Options, environ: Mapping[str, str]) -> Embedder:
+    from ctx.hub.embedders.minilm import MiniLMEmbedder
+
     threads = options.integer("threads")
     batch_size = options.integer("batch_size")
     return MiniLMEmbedder(threads=threads, batch_size=batch_size or 32)
 
 
 def _hashing(options: _Options, environ: Mapping[str, str]) -> Embedder:
+    from ctx.hub.embedders.hashing import HashingEmbedder
+
     return HashingEmbedder(options.integer("dimensions") or 384)
 
 
 def _openai(options: _Options, environ: Mapping[str, str]) -> Embedder:
+    from ctx.hub.embedders.remote import OpenAIEmbedder
+
     base_url = options.required_text("base_url")
     model = options.required_text("model")
     api_key = options.text("api_key")
@@ -122,6 +128,8 @@ def _openai(options: _Options, environ: Mapping[str, str]) -> Embedder:
 
 
 def _ollama(options: _Options, environ: Mapping[str, str]) -> Embedder:
+    from ctx.hub.embedders.remote import OllamaEmbedder
+
     base_url = options.text("base_url", "http://127.0.0.1:11434")
     model = options.required_text("model")
     timeout = options.number("timeout")
