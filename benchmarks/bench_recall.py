@@ -53,6 +53,8 @@ from pathlib import Path
 # As importing ctx.hub does before numpy loads (hub/__init__.py): here numpy
 # comes first, and two BLAS threads would fight onnxruntime's for the cores.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# Only the scenario that measures it may start a hub (it clears CTX_*).
+os.environ["CTX_HUB_AUTOSTART"] = "0"
 
 import numpy as np
 from _bench_common import cpu_name
@@ -328,6 +330,21 @@ def cli(store: Store, queries: list[str], runs: int) -> dict:
     finally:
         subprocess.run([ctx, "--store", folder, "hub", "stop"], capture_output=True)
         hub.communicate(timeout=60)
+    # No hub: the first recall answers and starts one; the next ones use it.
+    auto = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
+    argv = [ctx, "--store", folder, "recall", queries[-1], "--json"]
+    began = time.perf_counter()
+    subprocess.run(argv, capture_output=True, check=True, env=auto)
+    out["recall_first"] = (time.perf_counter() - began) * 1000
+    status = [ctx, "--store", folder, "hub", "status", "--json"]
+    while not json.loads(subprocess.run(status, capture_output=True).stdout)["running"]:
+        assert time.perf_counter() - began < 300, "the hub did not start"
+        time.sleep(0.05)
+    out["hub_ready_s"] = time.perf_counter() - began
+    try:
+        out["recall_auto"] = timed(auto)
+    finally:
+        subprocess.run([ctx, "--store", folder, "hub", "stop"], capture_output=True)
     out["argv"] = f"ctx --store {folder} recall QUERY --json"
     out["name"] = Path(folder).name
     if out["recall"][0] > 300:
@@ -533,9 +550,11 @@ def render(args, rows, builds, fresh_builds, clis, catches, mem, total_s) -> str
             goals.append([f"`recall()` at {r['size']:,} ({r['embedder']}): p50 < {goal:.0f} ms, p95 < {2 * goal:.0f} ms", f"{f2(r['recall'])} ms", "met" if ok else "missed"])
     for c in clis:
         ok = c["recall"][0] < 300
-        goals.append([f"`ctx recall` process on {c['name']}, no hub: < 300 ms", f"median {c['recall'][0]:.0f} ms, p95 {c['recall'][1]:.0f} ms", "met" if ok else "missed"])
+        goals.append([f"`ctx recall` process on {c['name']}, no hub (`CTX_NO_HUB=1`): < 300 ms", f"median {c['recall'][0]:.0f} ms, p95 {c['recall'][1]:.0f} ms", "met" if ok else "missed"])
         ok = c["recall_hub"][0] < 300
         goals.append([f"`ctx recall` process on {c['name']}, hub running: < 300 ms", f"median {c['recall_hub'][0]:.0f} ms, p95 {c['recall_hub'][1]:.0f} ms", "met" if ok else "missed"])
+        ok = c["recall_auto"][0] < 300
+        goals.append([f"`ctx recall` process on {c['name']}, defaults (the first call starts a hub): < 300 ms", f"first call {c['recall_first']:.0f} ms; later calls median {c['recall_auto'][0]:.0f} ms, p95 {c['recall_auto'][1]:.0f} ms", "met after the first call" if ok else "missed"])
     for c in catches:
         goals.append([f"catch-up of one commit on {c['name']} indexes one blob", f"`indexed == 1` in all {2 * args.catchup} runs", "met"])
     machine = [
@@ -596,8 +615,10 @@ def render(args, rows, builds, fresh_builds, clis, catches, mem, total_s) -> str
     )
     if clis:
         procs = [[f"`{name}`", *(f"{v:.0f}" for v in clis[0][key])] for name, key in (("python -c pass", "python"), ("ctx --version", "version"))]
-        procs += [[f"`ctx recall` on {c['name']}", *(f"{v:.0f}" for v in c["recall"])] for c in clis]
+        procs += [[f"`ctx recall` on {c['name']}, `CTX_NO_HUB=1`", *(f"{v:.0f}" for v in c["recall"])] for c in clis]
         procs += [[f"`ctx recall` on {c['name']}, `ctx hub start` running", *(f"{v:.0f}" for v in c["recall_hub"])] for c in clis]
+        procs += [[f"`ctx recall` on {c['name']}, first call with no hub (answers, starts one; it was ready {c['hub_ready_s']:.1f} s after the call began)", f"{c['recall_first']:.0f}", "-"] for c in clis]
+        procs += [[f"`ctx recall` on {c['name']}, later calls (the hub that first call started)", *(f"{v:.0f}" for v in c["recall_auto"])] for c in clis]
         out.append(table("command|median (ms)|p95 (ms)", procs) + "\n")
     for c in clis:
         if "importtime" in c:
