@@ -23,8 +23,11 @@ from ctx.hub.lexical import LexicalIndexError
 
 __all__ = ["FORMAT", "IndexFolder", "IndexState"]
 
-FORMAT = 1
-"""Version of the index folder's layout; another version is rebuilt."""
+FORMAT = 2
+"""Version of the index folder's layout; another version is rebuilt.
+
+2: the lexical index keeps each document's text hash (the embedding cache).
+"""
 
 _WAIT_S = 300.0  # the longest a process waits for another's catch-up
 _STALE_S = 600.0  # age after which replaced index folders are removed

@@ -137,6 +137,9 @@ class LexicalDoc(msgspec.Struct, frozen=True, kw_only=True):
         body: The text.
         tags: ``namespace:value`` tags.
         created_at: When the remembered thing happened; a naive value is UTC.
+        text_hash: A digest of the text the memory's vector is made from
+            (empty for none): documents with equal digests can share a
+            vector (:meth:`LexicalIndex.blobs_with_text`).
     """
 
     blob: str
@@ -147,6 +150,11 @@ class LexicalDoc(msgspec.Struct, frozen=True, kw_only=True):
     body: str
     tags: tuple[str, ...]
     created_at: datetime
+    text_hash: str = ""
+
+
+_SHARERS = 16
+"""Most documents :meth:`LexicalIndex.blobs_with_text` reads per digest."""
 
 
 def _schema() -> tantivy.Schema:
@@ -160,6 +168,9 @@ def _schema() -> tantivy.Schema:
     builder.add_text_field("tags", tokenizer_name="raw", index_option="freq")
     builder.add_text_field("words", tokenizer_name="whitespace", index_option="basic")
     builder.add_date_field("created_at", indexed=True, fast=True)
+    builder.add_text_field(
+        "text_hash", stored=True, tokenizer_name="raw", index_option="basic"
+    )
     return builder.build()
 
 
@@ -379,6 +390,26 @@ class LexicalIndex:
         """Returns whether a committed document has this blob id."""
         query = tantivy.Query.term_query(self._schema, "blob", blob)
         return bool(self._run(self._searcher(), query, 1, 0))
+
+    def blobs_with_text(self, digests: Collection[str]) -> dict[str, list[str]]:
+        """Returns, per digest, the committed blobs whose ``text_hash`` it is."""
+        if not digests:
+            return {}
+        searcher = self._searcher()
+        query = tantivy.Query.term_set_query(self._schema, "text_hash", list(digests))
+        limit = min(searcher.num_docs, _SHARERS * len(digests))
+        found: dict[str, list[str]] = {}
+        for _, address in self._run(searcher, query, max(limit, 1), 0):
+            try:
+                doc = searcher.doc(address)
+            except ValueError as exc:
+                raise LexicalIndexError(
+                    f"Cannot read {self._where} ({_one_line(exc)}).",
+                    hint="Run `ctx reindex` to rebuild it.",
+                ) from exc
+            digest = str(doc.get_first("text_hash"))
+            found.setdefault(digest, []).append(str(doc.get_first("blob")))
+        return found
 
     def known_blobs(self) -> set[str]:
         """Returns the blob ids of every committed document.
@@ -640,6 +671,8 @@ class LexicalWriter:
                 document.add_text("tags", term)
             document.add_text("words", _words(f"{doc.title or ''}\n{doc.body}"))
             document.add_date("created_at", _utc(doc.created_at))
+            if doc.text_hash:
+                document.add_text("text_hash", doc.text_hash)
             try:
                 # A delete applies only to documents added before it, so the
                 # new version survives and re-adding a blob is idempotent.

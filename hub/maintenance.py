@@ -44,6 +44,8 @@ class ReindexReport(msgspec.Struct, frozen=True, kw_only=True):
     seconds: float
     size_bytes: int
     warnings: tuple[str, ...]
+    embedded: int = 0
+    reused: int = 0
 
 
 def index_status(projection: Projection) -> IndexStatus:
@@ -76,15 +78,25 @@ def index_status(projection: Projection) -> IndexStatus:
     )
 
 
-def reindex(projection: Projection) -> ReindexReport:
-    """Drops every index and rebuilds it from the tip of every branch."""
+def reindex(projection: Projection, *, re_embed: bool = False) -> ReindexReport:
+    """Drops every index and rebuilds it from the tip of every branch.
+
+    Vectors of the dropped index made by the same embedder are copied, not
+    embedded again, unless ``re_embed``.
+    """
     started = time.perf_counter()
-    projection.reindex()
+    projection.reindex(reuse_vectors=not re_embed)
     store = projection.store
     names = store.branches()
     head = store.head_branch()
+    embedded = reused = 0
     for name in sorted(names, key=lambda n: n != head):  # HEAD first
+        before = projection.last_catch_up
         projection.view(store.branch_tip(name), branch=name)
+        done = projection.last_catch_up
+        if done is not None and done is not before:
+            embedded += done.embedded
+            reused += done.reused
     vectors = projection.vectors
     return ReindexReport(
         branches=tuple(names),
@@ -94,4 +106,6 @@ def reindex(projection: Projection) -> ReindexReport:
         seconds=time.perf_counter() - started,
         size_bytes=projection.size_bytes(),
         warnings=tuple(projection.notices),
+        embedded=embedded,
+        reused=reused,
     )

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+import blake3
 import msgspec
 from dulwich.diff_tree import tree_changes
 from dulwich.objects import ObjectID
@@ -118,11 +119,16 @@ class LiveView:
 
 @dataclass(frozen=True)
 class CatchUp:
-    """What a catch-up did: documents added, vectors embedded, seconds taken."""
+    """What a catch-up did: documents added, vectors embedded, seconds taken.
+
+    ``reused`` counts the vectors copied instead of embedded: from a blob with
+    the same text, or from the index a rebuild replaced.
+    """
 
     indexed: int
     embedded: int
     seconds: float
+    reused: int = 0
 
 
 def _memory_blobs(
@@ -144,9 +150,15 @@ def _memory_blobs(
     return added, removed
 
 
+def text_hash(text: str) -> str:
+    """Returns the embedding cache's key for a text: 128 bits of its blake3."""
+    return blake3.blake3(text.encode()).hexdigest(length=16)
+
+
 def _lexical_doc(snap: Snapshot, path: str, blob: str) -> LexicalDoc:
     record = snap.record(path, blob)
     memory = record.memory
+    text = f"{memory.title}\n{memory.body}" if memory.title else memory.body
     return LexicalDoc(
         blob=blob,
         memory_id=memory.id,
@@ -156,6 +168,7 @@ def _lexical_doc(snap: Snapshot, path: str, blob: str) -> LexicalDoc:
         body=memory.body,
         tags=memory.tags,
         created_at=memory.created_at,
+        text_hash=text_hash(text),
     )
 
 
@@ -191,6 +204,7 @@ class Projection:
         self._pending_lexical: LexicalIndex | None = None
         self._pending_vectors: FlatVectors | None = None
         self._vector_error: EmbedderError | None = None
+        self._previous: VectorIndex | None = None  # of the index being replaced
         self.last_catch_up: CatchUp | None = None
         self.lexical: LexicalIndex
         self.vectors: VectorIndex | None = None
@@ -289,20 +303,35 @@ class Projection:
     def _has_vector(self, blob: str) -> bool:
         return self.vectors is not None and blob in self.vectors
 
-    def _reset(self) -> None:
+    def _reset(self, *, reuse: bool = True) -> None:
         """Starts new, empty indexes in new folders (lock held).
+
+        With ``reuse``, the vectors of the index being replaced, if readable
+        and made by the same embedder, are copied rather than embedded again.
 
         The state file switches to them at once; other processes see the
         switch at their next look and reopen. The old folders are removed
         by a later catch-up, once nobody can still be reading them.
         """
         assert self._files is not None
+        self._previous = self._replaced_vectors() if reuse else None
         self._state = IndexState.fresh(self._state.generation)
         self.lexical = LexicalIndex.open(self._files.path / self._state.lexical)
         self.vectors = self._new_vectors(self._files.path / self._state.vectors)
         self._save_vectors()
         self._commit_state()
         self._files.collect(self._state)
+
+    def _replaced_vectors(self) -> VectorIndex | None:
+        """Returns the vectors the state file names, if this embedder made them."""
+        assert self._files is not None
+        try:
+            state = self._files.read_state()
+            if state.embedder != self.embedder.name or not state.embedder:
+                return None
+            return open_vectors(self._files.path / state.vectors)
+        except (CtxError, msgspec.DecodeError, OSError):
+            return None
 
     @contextlib.contextmanager
     def _locked(self, *, blocking: bool) -> Iterator[bool]:
@@ -468,7 +497,7 @@ class Projection:
     def _index(self, view: LiveView, blobs: list[str]) -> bool:
         """Indexes blobs of ``view`` (lock held); returns whether all got vectors."""
         started = time.perf_counter()
-        added = embedded = 0
+        added = embedded = reused = 0
         if self.vectors is None:
             self.vectors = self._new_vectors(
                 None if self._files is None else self._files.path / self._state.vectors
@@ -491,6 +520,10 @@ class Projection:
                     added += len(lexed)
                 todo = [d for d in docs if not self._has_vector(d.blob)]
                 if todo and self.vectors is not None and self._vector_error is None:
+                    copied = self._reuse_vectors(todo)
+                    reused += len(copied)
+                    todo = [d for d in todo if d.blob not in copied]
+                if todo and self.vectors is not None and self._vector_error is None:
                     try:
                         vectors = self.embedder.embed([embed_text(d) for d in todo])
                     except EmbedderError as exc:
@@ -510,7 +543,10 @@ class Projection:
         self._commit_state()
         if self._files is not None:
             self._files.collect(self._state)
-        self.last_catch_up = CatchUp(added, embedded, time.perf_counter() - started)
+        self._previous = None  # built: what it could give has been taken
+        self.last_catch_up = CatchUp(
+            added, embedded, time.perf_counter() - started, reused
+        )
         if self._vector_error is not None:
             self.notices.append(
                 f"Vectors not updated ({self._vector_error.message}); "
@@ -518,6 +554,35 @@ class Projection:
             )
             return False
         return True
+
+    def _reuse_vectors(self, docs: Sequence[LexicalDoc]) -> set[str]:
+        """Gives docs the vector of the same text where one is at hand.
+
+        Sources, in turn: the index this build replaces (same blob, same
+        embedder), then any indexed blob with the same text hash (a memory
+        whose tags or kind changed, or one text on two branches). Returns
+        the blobs that got a vector.
+        """
+        vectors = self.vectors
+        assert vectors is not None
+        sources: dict[str, tuple[VectorIndex, str]] = {}
+        previous = self._previous
+        if previous is not None:
+            sources.update(
+                (d.blob, (previous, d.blob)) for d in docs if d.blob in previous
+            )
+        rest = [d for d in docs if d.blob not in sources]
+        if rest:
+            sharing = self.lexical.blobs_with_text({d.text_hash for d in rest})
+            for doc in rest:
+                found = [b for b in sharing.get(doc.text_hash, ()) if b in vectors]
+                if found:
+                    sources[doc.blob] = (vectors, found[0])
+        for index in {id(i): i for i, _ in sources.values()}.values():
+            pairs = [(blob, key) for blob, (i, key) in sources.items() if i is index]
+            rows = index.vectors_of([key for _, key in pairs])
+            vectors.add([blob for blob, _ in pairs], rows)
+        return set(sources)
 
     def _upgrade_vectors(self) -> None:
         """Moves a flat index that has grown past the crossover to HNSW."""
@@ -596,15 +661,21 @@ class Projection:
 
     # -- maintenance ------------------------------------------------------
 
-    def reindex(self) -> None:
-        """Drops every index and starts empty; the next view rebuilds it."""
+    def reindex(self, *, reuse_vectors: bool = True) -> None:
+        """Drops every index and starts empty; the next view rebuilds it.
+
+        Args:
+            reuse_vectors: Copy the vectors of blobs the dropped index had
+                (same embedder) instead of embedding them again.
+        """
         if self._files is None:
+            self._previous = self.vectors if reuse_vectors else None
             self.lexical = LexicalIndex.in_memory()
             self.vectors = self._new_vectors(None)
             self._state = IndexState()
         else:
             with self._locked(blocking=True):
-                self._reset()
+                self._reset(reuse=reuse_vectors)
         self._views = {}
 
     def watermarks(self) -> dict[str, tuple[str, str]]:

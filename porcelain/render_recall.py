@@ -121,6 +121,7 @@ def render_reindex(report: ReindexReport) -> None:
     """Prints what a reindex built."""
     click.echo(
         f"Reindexed {len(report.branches)} branches: {report.documents:,} documents, "
-        f"{report.vectors:,} vectors ({report.embedder}) in {report.seconds:.1f} s; "
+        f"{report.vectors:,} vectors ({report.embedder}; {report.embedded:,} "
+        f"embedded, {report.reused:,} kept) in {report.seconds:.1f} s; "
         f"{_size(report.size_bytes)} on disk."
     )

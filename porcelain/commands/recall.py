@@ -236,14 +236,23 @@ def search(
 
 
 @click.command(name="reindex")
+@click.option(
+    "--re-embed",
+    is_flag=True,
+    help="Embed every memory again instead of keeping the vectors it has.",
+)
 @json_option
 @pass_state
-def reindex_command(state: CtxState, as_json: bool) -> None:
+def reindex_command(state: CtxState, re_embed: bool, as_json: bool) -> None:
     """Rebuild the search indexes of every branch from the commits
+
+    Vectors already made by the configured embedder are kept (a memory's
+    vector depends only on its text); --re-embed makes them again.
 
     \b
     Example:
       ctx reindex
+      ctx reindex --re-embed
     """
     from ctx.hub.maintenance import reindex
 
@@ -254,7 +263,7 @@ def reindex_command(state: CtxState, as_json: bool) -> None:
             click.echo(f"\rIndexed {done:,} of {total:,}", err=True, nl=done == total)
 
     projection.progress = progress
-    report = reindex(projection)
+    report = reindex(projection, re_embed=re_embed)
     _notices(projection)
     if as_json:
         echo_json(report)

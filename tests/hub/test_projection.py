@@ -184,6 +184,77 @@ def test_a_deleted_index_folder_is_rebuilt(disk_store, projection):
     assert found(again, "comes") == {memory_id}
 
 
+class Counting:
+    """Wraps an embedder, counting the texts it embeds."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.texts = []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def embed(self, texts):
+        self.texts += texts
+        return self.inner.embed(texts)
+
+
+def counted(store):
+    projection = Projection.for_store(store, HASHING)
+    projection.embedder = Counting(projection.embedder)
+    return projection
+
+
+def test_a_tag_edit_reuses_the_vector_of_the_same_text(disk_store):
+    projection = counted(disk_store)
+    memory_id = remember(disk_store, "vectors are cached by text", tags=("a:b",))
+    [source] = open_sources(projection)
+    before = projection.vectors.vectors_of(
+        [source.view.catalog.entries[memory_id].blob]
+    )
+    engine.tag(disk_store, memory_id, ["c:d"], engine.Intent(agent="t", intent="tag"))
+    [source] = open_sources(projection)
+    blob = source.view.catalog.entries[memory_id].blob
+    assert projection.last_catch_up.indexed == 1
+    assert (projection.last_catch_up.embedded, projection.last_catch_up.reused) == (
+        0,
+        1,
+    )
+    assert projection.embedder.texts == ["vectors are cached by text"]
+    assert (projection.vectors.vectors_of([blob]) == before).all()
+    assert len(projection.vectors) == 1  # the old blob's vector was collected
+    engine.edit(disk_store, memory_id, engine.Intent(agent="t", intent="e"), body="new")
+    open_sources(projection)
+    assert projection.last_catch_up.embedded == 1  # a new text is embedded
+
+
+@pytest.mark.parametrize("reuse", [True, False])
+def test_reindex_reuses_the_vectors_it_drops_unless_told(disk_store, reuse):
+    for i in range(30):
+        remember(disk_store, f"memory {i} about caching")
+    projection = counted(disk_store)
+    open_sources(projection)
+    assert len(projection.embedder.texts) == 30
+    projection.reindex(reuse_vectors=reuse)
+    [source] = open_sources(projection)
+    assert projection.last_catch_up.indexed == 30
+    assert projection.last_catch_up.reused == (30 if reuse else 0)
+    assert len(projection.embedder.texts) == (30 if reuse else 60)
+    assert projection.vector_search(source.view, "memory 7 about caching", 1)
+
+
+def test_an_old_format_index_is_rebuilt_keeping_its_vectors(disk_store, projection):
+    remember(disk_store, "survives a format change")
+    open_sources(projection)
+    state = projection.folder / "state.json"
+    state.write_text(state.read_text().replace('"format":2', '"format":1'))
+    again = counted(disk_store)
+    assert any("rebuilt" in n for n in again.notices)
+    [source] = open_sources(again)
+    assert again.embedder.texts == []
+    assert again.vector_search(source.view, "format change", 1)
+
+
 def test_changing_the_embedder_rebuilds_the_vectors(disk_store, projection):
     remember(disk_store, "vectors depend on the embedder")
     open_sources(projection)

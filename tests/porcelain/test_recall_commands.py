@@ -146,6 +146,11 @@ def test_reindex_and_index_status(hctx):
     hctx("branch", "other")
     out = hctx("reindex").stdout
     assert out.startswith("Reindexed 2 branches: 2 documents, 2 vectors (hashing")
+    assert "2 embedded, 0 kept" in out
+    again = hctx.json("reindex")
+    assert (again["documents"], again["embedded"], again["reused"]) == (2, 0, 2)
+    again = hctx.json("reindex", "--re-embed")
+    assert (again["documents"], again["embedded"], again["reused"]) == (2, 2, 0)
     status = hctx.json("index", "status")
     assert status["documents"] == 2
     assert status["vectors"] == 2
