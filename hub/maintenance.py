@@ -105,7 +105,7 @@ def reindex(projection: Projection, *, re_embed: bool = False) -> ReindexReport:
         embedder=projection.embedder_name,
         seconds=time.perf_counter() - started,
         size_bytes=projection.size_bytes(),
-        warnings=tuple(projection.notices),
+        warnings=tuple(projection.notices + projection.warnings),
         embedded=embedded,
         reused=reused,
     )

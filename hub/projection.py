@@ -29,7 +29,11 @@ A missing or unreadable index is rebuilt with a notice; a changed embedder
 (its :attr:`~ctx.hub.embedders.Embedder.name` differs from the one recorded)
 drops the vectors and embeds again. A store that cannot be written (read-only)
 gets its indexes in memory. When the embedder fails, the lexical index is still
-caught up, the watermark stays, and :attr:`Projection.notices` says why.
+caught up, the watermark stays, and :attr:`Projection.warnings` says why.
+
+:attr:`Projection.notices` (the index was rebuilt, or lives in memory) and
+:attr:`Projection.warnings` (recall is lexical only) accumulate until the
+caller reports and clears them.
 """
 
 from __future__ import annotations
@@ -196,6 +200,7 @@ class Projection:
         self.store = store
         self.embedder = embedder
         self.notices: list[str] = []
+        self.warnings: list[str] = []
         self.progress = progress
         self._path = store.path / "index" if store.path is not None else None
         self._files: IndexFolder | None = None
@@ -548,7 +553,7 @@ class Projection:
             added, embedded, time.perf_counter() - started, reused
         )
         if self._vector_error is not None:
-            self.notices.append(
+            self.warnings.append(
                 f"Vectors not updated ({self._vector_error.message}); "
                 "recall is lexical only."
             )

@@ -271,7 +271,7 @@ def recall(
             + [c.label for c in temporal.cycles]
             + [r.label for r in temporal.relations]
         ),
-        warnings=tuple(projection.notices + ranking.warnings),
+        warnings=tuple(projection.warnings + ranking.warnings),
     )
 
 
@@ -339,5 +339,5 @@ def search(
         left_out=0,
         seconds=time.perf_counter() - started,
         temporal=tuple(w.label for w in ranking.temporal.windows),
-        warnings=tuple(projection.notices + ranking.warnings),
+        warnings=tuple(projection.warnings + ranking.warnings),
     )

@@ -118,6 +118,7 @@ class Answerer:
             )
         notices = tuple(projection.notices)
         projection.notices.clear()
+        projection.warnings.clear()  # the result carries them
         return Reply(result=result, notices=notices, pid=os.getpid())
 
     def handle(self, conn: socket.socket) -> str | None:

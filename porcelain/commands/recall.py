@@ -50,7 +50,10 @@ def _open(state: CtxState) -> tuple[Projection, HubConfig]:
 def _notices(projection: Projection) -> None:
     for notice in projection.notices:
         click.echo(f"Notice: {notice}", err=True)
+    for warning in projection.warnings:
+        click.echo(f"Warning: {warning}", err=True)
     projection.notices.clear()
+    projection.warnings.clear()
 
 
 def _ask(state: CtxState, request: Request) -> Reply:

@@ -288,7 +288,7 @@ def test_an_embedder_that_is_down_leaves_lexical_search_working(disk_store):
     projection = Projection.for_store(disk_store, down)
     [source] = open_sources(projection)
     assert found(projection, "lexical") == {memory_id}
-    assert any("lexical only" in n for n in projection.notices)
+    assert any("lexical only" in w for w in projection.warnings)
     assert not source.view.complete
     assert projection.watermarks() == {}  # retried on the next catch-up
     again = Projection.for_store(disk_store, down)
