@@ -9,18 +9,15 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import msgspec
 
-from ctx.engine import (
-    Intent,
-    InvalidInputError,
-    NotAStoreError,
-    Store,
-    WriteResult,
-)
+from ctx.engine import Intent, InvalidInputError, NotAStoreError
+
+if TYPE_CHECKING:  # the store (dulwich) loads when a command opens it
+    from ctx.engine import Store, WriteResult
 
 __all__ = [
     "CtxState",
@@ -83,6 +80,8 @@ class CtxState:
 
         Reading a user store that does not exist yet sees an empty store.
         """
+        from ctx.engine import Store
+
         if self._store is None:
             path, default = self.locate()
             if default and not (path / "git").is_dir():
