@@ -251,7 +251,7 @@ def test_the_command_line_loads_the_hub_only_for_its_commands():
     code = (
         "import sys, ctx.porcelain.main; "
         "print(sorted(m for m in ('numpy', 'tantivy', 'onnxruntime', 'hnswlib', "
-        "'ctx.hub.projection') if m in sys.modules))"
+        "'ctx.hub.projection', 'dulwich') if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
