@@ -363,6 +363,8 @@ def render(
         "recall@k of the evidence turns, categories 1-4 (overall: question-weighted),",
         "`now` = last session + 1 day. Cranfield: grades 1-4 relevant, gain 5 - grade.",
         f"Hub configurations rank with depth {DEPTH} per channel; no links.",
+        "Other fusions, feedback, passage vectors and a static embedding are in",
+        "`quality_variants.md` (`bench_quality_variants.py`).",
         "",
     ]
     counts = next(iter(results.values()))[0].recall

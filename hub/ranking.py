@@ -39,7 +39,18 @@ from ctx.hub.gravity import closeness
 from ctx.hub.projection import LiveView, Projection
 from ctx.hub.temporal import TemporalQuery, Window, extract_dates, parse_temporal
 
-__all__ = ["CHANNELS", "GRAVITY_CANDIDATES", "STRONG_HITS", "Ranked", "Ranking", "rank"]
+__all__ = [
+    "CHANNELS",
+    "GRAVITY_CANDIDATES",
+    "STRONG_HITS",
+    "Channels",
+    "Ranked",
+    "Ranking",
+    "apply_gravity",
+    "fuse",
+    "rank",
+    "search_channels",
+]
 
 CHANNELS = ("bm25", "vector", "fuzzy", "time")
 STRONG_HITS = 5
@@ -130,6 +141,113 @@ def _anchors(memory: Memory) -> list[datetime]:
     return [memory.created_at, *extract_dates(text, memory.created_at)]
 
 
+@dataclass
+class Channels:
+    """What each channel found for one query, before fusion.
+
+    Attributes:
+        temporal: What the query meant in time.
+        windows: Its date windows, relations to events included.
+        hits: Per channel, (blob id, raw score), best first.
+        weights: Per channel, its weight in the fusion.
+        warnings: Channels that failed, in words.
+        read: Reads a memory of the view by id.
+    """
+
+    temporal: TemporalQuery
+    windows: list[Window]
+    hits: dict[str, list[tuple[str, float]]]
+    weights: dict[str, float]
+    warnings: list[str]
+    read: Callable[[str], Memory | None]
+
+
+def search_channels(
+    projection: Projection,
+    view: LiveView,
+    query: str,
+    *,
+    config: RecallConfig,
+    now: datetime,
+    fuzzy: bool | None = None,
+) -> Channels:
+    """Parses ``query`` for time and asks each weighted channel (steps 1-2)."""
+    temporal = parse_temporal(query, now)
+    text = temporal.rest
+    read = _Reader(projection, view)
+    windows = [*temporal.windows, *_event_windows(projection, view, temporal, read)]
+    depth = config.depth
+    weights = {
+        "bm25": config.bm25,
+        "vector": config.vector,
+        "fuzzy": (
+            config.fuzzy
+            if fuzzy is None
+            else max(config.fuzzy, config.bm25)
+            if fuzzy
+            else 0.0
+        ),
+        "time": config.bm25,
+    }
+    channels = Channels(temporal, windows, {}, weights, [], read)
+    hits = channels.hits
+    if weights["bm25"]:
+        hits["bm25"] = projection.lexical_search(view, text, depth)
+    if weights["vector"] and text.strip():
+        try:
+            found = projection.vector_search(view, text, depth)
+            # A vector pointing away from the query is no evidence at all.
+            hits["vector"] = [(blob, cos) for blob, cos in found if cos > 0]
+        except EmbedderError as exc:
+            channels.warnings.append(f"Vector search is unavailable ({exc.message}).")
+    if weights["fuzzy"]:
+        hits["fuzzy"] = projection.lexical_search(view, text, depth, fuzzy=True)
+    if windows and weights["time"]:
+        spans = [(w.start, w.end) for w in windows]
+        hits["time"] = projection.lexical_search(view, text, depth, within=spans)
+    return channels
+
+
+def fuse(channels: Channels, view: LiveView, k: float) -> dict[str, Ranked]:
+    """Weighted reciprocal rank fusion of the channels' hits (step 3)."""
+    ranked: dict[str, Ranked] = {}
+    for channel, hits in channels.hits.items():
+        weight = channels.weights[channel]
+        for position, (blob, raw) in enumerate(hits, start=1):
+            memory_id = view.by_blob.get(blob)
+            if memory_id is None:
+                continue
+            entry = ranked.setdefault(memory_id, Ranked(memory_id))
+            contribution = weight / (k + position)
+            entry.channels[channel] = (position, raw, contribution)
+            entry.fused += contribution
+    for entry in ranked.values():
+        entry.score = entry.fused
+    return ranked
+
+
+def apply_gravity(
+    ranked: dict[str, Ranked], channels: Channels, gravity: float
+) -> None:
+    """Sets each fused score times its temporal boost (step 4), in place."""
+    for entry in ranked.values():
+        entry.score = entry.fused
+    temporal = channels.temporal
+    if not (channels.windows or temporal.cycles) or not gravity:
+        return
+    by_fused = sorted(ranked.values(), key=lambda r: -r.fused)
+    pulled = by_fused[:GRAVITY_CANDIDATES] + [
+        r for r in by_fused[GRAVITY_CANDIDATES:] if "time" in r.channels
+    ]
+    for entry in pulled:
+        memory = channels.read(entry.id)
+        if memory is not None:
+            entry.closeness = closeness(
+                channels.windows, temporal.cycles, _anchors(memory)
+            )
+            entry.score *= 1 + gravity * entry.closeness
+
+
 def rank(
     projection: Projection,
     view: LiveView,
@@ -153,62 +271,11 @@ def rank(
         include_superseded: Keep memories that another one supersedes.
         fuzzy: Force the fuzzy channel on or off; by default its weight decides.
     """
-    temporal = parse_temporal(query, now)
-    text = temporal.rest
-    warnings: list[str] = []
-    read = _Reader(projection, view)
-    windows = [*temporal.windows, *_event_windows(projection, view, temporal, read)]
-    depth = config.depth
-    weights = {
-        "bm25": config.bm25,
-        "vector": config.vector,
-        "fuzzy": (
-            config.fuzzy
-            if fuzzy is None
-            else max(config.fuzzy, config.bm25)
-            if fuzzy
-            else 0.0
-        ),
-        "time": config.bm25,
-    }
-    results: dict[str, list[tuple[str, float]]] = {}
-    if weights["bm25"]:
-        results["bm25"] = projection.lexical_search(view, text, depth)
-    if weights["vector"] and text.strip():
-        try:
-            found = projection.vector_search(view, text, depth)
-            # A vector pointing away from the query is no evidence at all.
-            results["vector"] = [(blob, cos) for blob, cos in found if cos > 0]
-        except EmbedderError as exc:
-            warnings.append(f"Vector search is unavailable ({exc.message}).")
-    if weights["fuzzy"]:
-        results["fuzzy"] = projection.lexical_search(view, text, depth, fuzzy=True)
-    if windows and weights["time"]:
-        spans = [(w.start, w.end) for w in windows]
-        results["time"] = projection.lexical_search(view, text, depth, within=spans)
-    ranked: dict[str, Ranked] = {}
-    for channel, hits in results.items():
-        weight = weights[channel]
-        for position, (blob, raw) in enumerate(hits, start=1):
-            memory_id = view.by_blob.get(blob)
-            if memory_id is None:
-                continue
-            entry = ranked.setdefault(memory_id, Ranked(memory_id))
-            contribution = weight / (config.k + position)
-            entry.channels[channel] = (position, raw, contribution)
-            entry.fused += contribution
-    for entry in ranked.values():
-        entry.score = entry.fused
-    if (windows or temporal.cycles) and config.gravity:
-        by_fused = sorted(ranked.values(), key=lambda r: -r.fused)
-        pulled = by_fused[:GRAVITY_CANDIDATES] + [
-            r for r in by_fused[GRAVITY_CANDIDATES:] if "time" in r.channels
-        ]
-        for entry in pulled:
-            memory = read(entry.id)
-            if memory is not None:
-                entry.closeness = closeness(windows, temporal.cycles, _anchors(memory))
-                entry.score *= 1 + config.gravity * entry.closeness
+    channels = search_channels(
+        projection, view, query, config=config, now=now, fuzzy=fuzzy
+    )
+    ranked = fuse(channels, view, config.k)
+    apply_gravity(ranked, channels, config.gravity)
     superseded: set[str] = set()
     if not include_superseded:
         for graph in links:
@@ -223,7 +290,7 @@ def rank(
             (r for r in ranked.values() if r.id not in superseded),
             key=lambda r: (-r.score, r.id),
         )
-    return Ranking(best, temporal, warnings, read)
+    return Ranking(best, channels.temporal, channels.warnings, channels.read)
 
 
 def _expand(
