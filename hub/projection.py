@@ -71,6 +71,7 @@ from ctx.hub.vectors import (
     VectorIndex,
     VectorIndexError,
     open_vectors,
+    read_rows,
 )
 
 __all__ = ["FORMAT", "CatchUp", "LiveView", "Projection"]
@@ -334,7 +335,7 @@ class Projection:
             state = self._files.read_state()
             if state.embedder != self.embedder.name or not state.embedder:
                 return None
-            return open_vectors(self._files.path / state.vectors)
+            return read_rows(self._files.path / state.vectors)  # no graph needed
         except (CtxError, msgspec.DecodeError, OSError):
             return None
 

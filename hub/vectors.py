@@ -81,6 +81,7 @@ __all__ = [
     "VectorIndexError",
     "choose_vectors",
     "open_vectors",
+    "read_rows",
 ]
 
 CROSSOVER = 100_000
@@ -362,7 +363,12 @@ class VectorIndex(abc.ABC):
             raise _error(
                 f"The vector index at {folder} is {sidecar.kind}, not {cls.kind}."
             )
-        index = cls(sidecar.dimensions, folder)
+        return cls._opened(folder, sidecar, folder)
+
+    @classmethod
+    def _opened(cls, folder: Path, sidecar: _Sidecar, path: Path | None) -> Self:
+        """Returns the index ``sidecar`` describes, bound to ``path``."""
+        index = cls(sidecar.dimensions, path)
         index._keys = list(sidecar.keys)
         index._rows = {key: row for row, key in enumerate(sidecar.keys) if key}
         if len(index._rows) != sum(key is not None for key in sidecar.keys):
@@ -750,6 +756,23 @@ def open_vectors(path: str | os.PathLike[str]) -> VectorIndex:
     if cls is None:
         raise _error(f"The vector index at {path} is corrupt.")
     return cls.open(path)
+
+
+def read_rows(path: str | os.PathLike[str]) -> FlatVectors:
+    """Returns the vectors saved in folder ``path`` (flat or HNSW) to read rows.
+
+    No graph is loaded: the rows are mapped from the data file, and
+    :meth:`~VectorIndex.vectors_of` and exact search work. The result is not
+    bound to the folder (it cannot be saved there).
+
+    Raises:
+        VectorIndexError: There is no index there, or it is corrupt.
+    """
+    folder = Path(path)
+    sidecar = _read_sidecar(folder)
+    if sidecar.kind not in _KINDS:
+        raise _error(f"The vector index at {path} is corrupt.")
+    return FlatVectors._opened(folder, sidecar, None)
 
 
 def choose_vectors(

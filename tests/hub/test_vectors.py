@@ -13,6 +13,7 @@ from ctx.hub.vectors import (
     VectorIndexError,
     choose_vectors,
     open_vectors,
+    read_rows,
 )
 
 DIM = 32
@@ -342,6 +343,23 @@ def test_hnsw_removed_rows_stay_removed_after_reopening(tmp_path):
     assert keys[5] not in found
     assert keys[58] not in found
     assert len(found) == 58
+
+
+def test_read_rows_maps_the_rows_of_any_kind_without_a_graph(tmp_path):
+    vectors, keys = unit(60), names(60)
+    index = Mixed(DIM, tmp_path)
+    index.add(keys, vectors)
+    index.remove([keys[7]])
+    index.save()
+    rows = read_rows(tmp_path)
+    assert type(rows) is FlatVectors
+    assert len(rows) == 59
+    assert keys[7] not in rows
+    assert np.allclose(rows.vectors_of(keys[10:20]), index.vectors_of(keys[10:20]))
+    assert rows.search(vectors[3], 1)[0][0] == keys[3]
+    with pytest.raises(VectorIndexError):
+        rows.save()  # bound to no folder: the HNSW index there is left alone
+    assert isinstance(open_vectors(tmp_path), HnswVectors)
 
 
 @pytest.mark.parametrize("on_disk", [False, True])
