@@ -198,7 +198,7 @@ def build(store: Store, force: bool = False) -> dict:
     }
     record_file.write_text(json.dumps(record, indent=1))
     progress(f"  built {store.path}: {n:,} in {record['seconds']:.1f} s")
-    return record
+    return {**record, "this_run": True}
 
 
 def rebuild_kept(store: Store) -> dict:
@@ -560,7 +560,7 @@ same modules (numpy, hnswlib and the embedder module included).
 
 
 # fmt: off
-def render(args, rows, builds, fresh_builds, kept, clis, catches, mem, total_s) -> str:
+def render(args, rows, builds, kept, clis, catches, mem, total_s) -> str:
     goals = []
     for r in rows:
         goal = GOALS_MS.get(r["size"] - r["size"] % 10_000)
@@ -645,7 +645,7 @@ def render(args, rows, builds, fresh_builds, kept, clis, catches, mem, total_s) 
     out.append(NOTES.format(
         crossover=CROSSOVER, catchup=args.catchup,
         builds=table("store|embedder|vector index|memories|seconds|memories/s|after the last batch|last 10k memories/s|index size|measured|load start / end",
-                     [[n, b["embedder"], b["kind"], f"{b['memories']:,}", f"{b['seconds']:.1f}", f"{b['per_s']:,.0f}", f"{b['after_last_batch_s']:.1f} s", f"{b['last_10k_per_s']:,.0f}", f"{b['size_bytes'] / 1e6:,.0f} MB", b["date"] + (" (this run)" if n in fresh_builds else " (cached)"), b["load"]] for n, b in builds.items()]),
+                     [[n, b["embedder"], b["kind"], f"{b['memories']:,}", f"{b['seconds']:.1f}", f"{b['per_s']:,.0f}", f"{b['after_last_batch_s']:.1f} s", f"{b['last_10k_per_s']:,.0f}", f"{b['size_bytes'] / 1e6:,.0f} MB", b["date"] + (" (this run)" if b.get("this_run") else " (cached)"), b["load"]] for n, b in builds.items()]),
         kept=table("store|memories|full build (s)|reindex keeping vectors (s)|embedded|kept",
                    [[n, f"{k['memories']:,}", f"{builds[n]['seconds']:.1f}", f"{k['seconds']:.1f}", f"{k['embedded']:,}", f"{k['reused']:,}"] for n, k in kept.items()]),
         catches=table("store|warm process (Projection reused)|fresh process: `for_store` + `open_sources`|fresh process: whole wall",
@@ -731,7 +731,6 @@ def main() -> None:
         args,
         rows,
         builds,
-        fresh_builds,
         kept,
         clis,
         catches,
