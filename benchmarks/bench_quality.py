@@ -12,7 +12,10 @@ reference ``locomo_bm25_baseline.py`` (its README gives the protocol).
 
 LoCoMo: one store per conversation, one memory per dialogue turn
 ("<speaker>: <text>", plus " [image: <caption>]" when the turn shares one),
-created at its session's date (UTC). The questions of categories 1-4 are
+created at its session's date (UTC) and tagged ``speaker:<name>`` (the
+turn's speaker, lowercased; a question that names a speaker then boosts that
+speaker's turns, see ``RecallConfig.tags``). The row "stores without speaker
+tags" writes the same turns untagged. The questions of categories 1-4 are
 ranked and scored by recall@k = evidence turns in the top k / evidence turns
 (evidence ids repaired by the reference's ``normalize_evidence``; questions
 left without evidence are skipped, as the reference does). ``now`` for the
@@ -75,15 +78,23 @@ DEPTH = 100
 DEFAULT = "hybrid (defaults)"
 REFERENCE = "reference plain BM25"
 GOALS = ((5, 0.60), (10, 0.70), (25, 0.80))
-# name -> (embedder, RecallConfig, or None for the reference BM25)
+UNTAGGED = "minilm, untagged"
+# name -> (stores, RecallConfig, or None for the reference BM25); the stores
+# are an embedder's, or UNTAGGED: MiniLM, the turns written without tags.
 CONFIGS: dict[str, tuple[str, RecallConfig | None]] = {
-    "BM25 (ctx Tantivy)": ("minilm", RecallConfig(vector=0, fuzzy=0, gravity=0)),
-    "vectors (MiniLM)": ("minilm", RecallConfig(bm25=0, fuzzy=0, gravity=0)),
+    "BM25 (ctx Tantivy)": (
+        "minilm",
+        RecallConfig(vector=0, fuzzy=0, tags=0, gravity=0),
+    ),
+    "vectors (MiniLM)": ("minilm", RecallConfig(bm25=0, fuzzy=0, tags=0, gravity=0)),
     "hybrid (defaults)": ("minilm", RecallConfig()),
     "hybrid, gravity 0": ("minilm", RecallConfig(gravity=0)),
+    "hybrid, tags 0": ("minilm", RecallConfig(tags=0)),
+    "hybrid, stores without speaker tags": (UNTAGGED, RecallConfig()),
     REFERENCE: ("", None),
     "hybrid, hashing embedder": ("hashing", RecallConfig()),
 }
+TAGS_SWEEP = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
 SWEEP = {
     "k": (5.0, 10.0, 20.0, 60.0),
     "vector": (0.5, 1.0, 1.5),
@@ -141,7 +152,15 @@ def load_locomo(eval_dir: Path, ref: ModuleType) -> list[Corpus]:
             if "blip_caption" in turn:
                 text += f" [image: {turn['blip_caption']}]"
             texts.append(text)
-            drafts.append(Draft(text=text, when=when, meta={"dia_id": turn["dia_id"]}))
+            speaker = "-".join(turn["speaker"].lower().split())
+            drafts.append(
+                Draft(
+                    text=text,
+                    when=when,
+                    tags=(f"speaker:{speaker}",),
+                    meta={"dia_id": turn["dia_id"]},
+                )
+            )
             keys.append(turn["dia_id"])
         assert last is not None
         corpus = Corpus(sample["sample_id"], texts, drafts, keys, last + timedelta(1))
@@ -191,6 +210,14 @@ def load_cranfield(eval_dir: Path) -> Corpus:
         if gains := qrels.get(number):
             corpus.questions.append(Question(query["W"], 0, list(gains), gains))
     return corpus
+
+
+def untagged(corpus: Corpus) -> Corpus:
+    """Returns the corpus with its drafts' tags removed."""
+    drafts = [msgspec.structs.replace(d, tags=()) for d in corpus.drafts]
+    return Corpus(
+        corpus.name, corpus.texts, drafts, corpus.keys, corpus.now, corpus.questions
+    )
 
 
 def build(corpus: Corpus, embedder: Embedder) -> Built:
@@ -299,11 +326,8 @@ def sweep(
 ) -> list[dict]:
     for built in [*locomo, cran]:
         memoize_channels(built.projection)
-    rows = []
-    for k, vector, fuzzy, gravity in itertools.product(*SWEEP.values()):
-        config = RecallConfig(
-            k=k, vector=vector, fuzzy=fuzzy, gravity=gravity, depth=DEPTH
-        )
+
+    def measured(config: RecallConfig) -> dict:
         rankers = [
             hub_ranker(b, config, c.now) for b, c in zip(locomo, corpora, strict=True)
         ]
@@ -311,16 +335,20 @@ def sweep(
         cranfield = score_cranfield(
             hub_ranker(cran, config, cran_corpus.now), cran_corpus
         )
-        rows.append(
-            {
-                "config": (k, vector, fuzzy, gravity),
-                "r10": scores.mean("all", 10),
-                "r25": scores.mean("all", 25),
-                "temporal10": scores.mean(2, 10),
-                "ndcg10": cranfield["ndcg10"],
-            }
+        row = {f"r{k}": scores.mean("all", k) for k in (5, 10, 25)}
+        row |= {"temporal10": scores.mean(2, 10), "ndcg10": cranfield["ndcg10"]}
+        print(f"sweep {config} {row}", file=sys.stderr)
+        return row
+
+    rows = [
+        {"tags": tags, **measured(RecallConfig(tags=tags, depth=DEPTH))}
+        for tags in TAGS_SWEEP
+    ]
+    for k, vector, fuzzy, gravity in itertools.product(*SWEEP.values()):
+        config = RecallConfig(
+            k=k, vector=vector, fuzzy=fuzzy, gravity=gravity, depth=DEPTH
         )
-        print(f"sweep {rows[-1]}", file=sys.stderr)
+        rows.append({"config": (k, vector, fuzzy, gravity), **measured(config)})
     return rows
 
 
@@ -430,11 +458,30 @@ def render(
 def render_sweep(rows: list[dict]) -> list[str]:
     default = RecallConfig()
     mine = (default.k, default.vector, default.fuzzy, default.gravity)
-    grid = ", ".join(f"{n} {'/'.join(f'{v:g}' for v in vs)}" for n, vs in SWEEP.items())
+    tag_rows = [r for r in rows if "tags" in r]
+    rows = [r for r in rows if "tags" not in r]
     lines = [
+        "## Sweep of the tag boost",
+        "",
+        "MiniLM stores (turns tagged with their speaker), every other constant"
+        " at its default. The current default is in bold.",
+        "",
+        "| tags | LoCoMo R@5 | LoCoMo R@10 | LoCoMo R@25 | Cranfield nDCG@10 |",
+        "|---|---|---|---|---|",
+    ]
+    for row in tag_rows:
+        cells = [f"{row['tags']:g}"]
+        cells += [f"{row[key]:.3f}" for key in ("r5", "r10", "r25", "ndcg10")]
+        if row["tags"] == default.tags:
+            cells = [f"**{c}**" for c in cells]
+        lines.append("| " + " | ".join(cells) + " |")
+    grid = ", ".join(f"{n} {'/'.join(f'{v:g}' for v in vs)}" for n, vs in SWEEP.items())
+    lines += [
+        "",
         "## Sweep",
         "",
-        f"MiniLM stores, bm25 weight 1, depth {DEPTH}, every combination of {grid}."
+        f"MiniLM stores, bm25 weight 1, tags {default.tags:g}, depth {DEPTH},"
+        f" every combination of {grid}."
         " LoCoMo: categories 1-4 overall (and temporal R@10); Cranfield nDCG@10."
         " Sorted by LoCoMo R@10; the current default is in bold.",
         "",
@@ -498,6 +545,13 @@ def main() -> None:
         )
         build_s[embedder] = time.perf_counter() - started
         print(f"{embedder} stores built in {build_s[embedder]:.0f} s", file=sys.stderr)
+    started = time.perf_counter()
+    shared = make_embedder({"kind": "minilm"})
+    built[UNTAGGED] = (
+        [build(untagged(c), shared) for c in corpora],
+        built["minilm"][1],
+    )
+    build_s[UNTAGGED] = time.perf_counter() - started
 
     results = {}
     for name, (embedder, config) in CONFIGS.items():

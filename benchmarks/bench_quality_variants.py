@@ -59,7 +59,15 @@ from bench_quality import (
 
 from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import make_embedder
-from ctx.hub.ranking import Channels, Ranked, apply_gravity, fuse, rank, search_channels
+from ctx.hub.ranking import (
+    Channels,
+    Ranked,
+    apply_gravity,
+    apply_tags,
+    fuse,
+    rank,
+    search_channels,
+)
 
 RESULTS = Path(__file__).parent / "results" / "quality_variants.md"
 CONFIG = RecallConfig(depth=DEPTH)
@@ -264,6 +272,7 @@ def ranker(
             channels.hits[channel] = extra(built, question, channels)
             channels.weights[channel] = weight
         found = fusion(channels, built)
+        apply_tags(found, built.projection, built.view, channels, CONFIG.tags)
         apply_gravity(found, channels, CONFIG.gravity)
         best = sorted(found.values(), key=lambda r: (-r.score, r.id))
         return [built.key_of[r.id] for r in best[: max(KS)]]
@@ -383,8 +392,9 @@ def render(rows: list[list[str]], static: bool, seconds: float, quick: bool) -> 
         f"{version('tantivy')}, onnxruntime {version('onnxruntime')}; "
         f"{seconds / 60:.1f} min{' (quick: 2 conversations)' if quick else ''}.",
         "",
-        "LoCoMo categories 1-4 (question-weighted), MiniLM stores, depth 100,",
-        "default weights and gravity; see the script's docstring for each variant.",
+        "LoCoMo categories 1-4 (question-weighted), MiniLM stores (turns tagged",
+        "with their speaker), depth 100, default weights, tag boost and gravity;",
+        "see the script's docstring for each variant.",
         "Ties break by memory id, which is random per build: differences under",
         "about 0.01 are noise.",
         "",

@@ -39,6 +39,9 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         bm25: Weight of the BM25 channel.
         vector: Weight of the vector channel.
         fuzzy: Weight of the fuzzy (typo and identifier) channel.
+        tags: How much naming a tag adds: the fused score of a memory that
+            carries a tag the query names (its value or the whole tag, e.g.
+            "Caroline" for ``speaker:caroline``) is multiplied by ``1 + tags``.
         gravity: How much temporal closeness can add: a fused score is
             multiplied by ``1 + gravity * closeness`` (closeness in 0..1).
         expand: Damping of one-hop link expansion: a neighbour of a hit enters
@@ -51,6 +54,7 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     bm25: _Weight = 1.0
     vector: _Weight = 1.0
     fuzzy: _Weight = 0.75
+    tags: _Weight = 1.0
     gravity: _Weight = 1.0
     expand: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
     depth: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 100

@@ -13,6 +13,8 @@ Fields:
   so "deciding" finds "decide".
 - ``tags``: raw terms, each tag lowercased whole (``project:ctx``) and as its
   namespace and value (``project``, ``ctx``).
+- ``tag_values``: raw terms, each tag lowercased whole and its value, but not
+  its namespace: what :meth:`LexicalIndex.tagged` matches a query's words to.
 - ``words``: the unstemmed lowercased words of title and body (whitespace
   tokeniser over the text :func:`_words` makes), for the fuzzy
   channel: whole identifiers (``get_user_by_id``, ``parseConfigFile``) and
@@ -34,6 +36,7 @@ raises is translated here into a :class:`LexicalIndexError` (a
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Collection, Iterable, Sequence
@@ -166,6 +169,7 @@ def _schema() -> tantivy.Schema:
     builder.add_text_field("body", tokenizer_name="en_stem")
     builder.add_text_field("context", tokenizer_name="en_stem")
     builder.add_text_field("tags", tokenizer_name="raw", index_option="freq")
+    builder.add_text_field("tag_values", tokenizer_name="raw", index_option="basic")
     builder.add_text_field("words", tokenizer_name="whitespace", index_option="basic")
     builder.add_date_field("created_at", indexed=True, fast=True)
     builder.add_text_field(
@@ -205,6 +209,40 @@ def _tag_terms(tags: Iterable[str]) -> list[str]:
         if sep:
             terms.update(part for part in (namespace, value) if part)
     return sorted(terms)
+
+
+def _tag_values(tags: Iterable[str]) -> list[str]:
+    terms: set[str] = set()
+    for tag in tags:
+        tag = tag.lower()
+        terms.add(tag)
+        value = tag.partition(":")[2]
+        if value:
+            terms.add(value)
+    return sorted(terms)
+
+
+def _query_tag_values(text: str) -> list[str]:
+    """Returns the words of a query that may name a tag or a tag's value.
+
+    Each whitespace-separated word, lowercased, without edge punctuation or
+    a possessive ``'s`` (``Caroline's`` -> ``caroline``); the value of a word
+    written as a whole tag (``project:ctx`` -> also ``ctx``); and each pair
+    of adjacent words joined by a hyphen (``job queue`` -> ``job-queue``).
+    """
+    words: list[str] = []
+    for chunk in text.split():
+        word = chunk.strip(_EDGE_PUNCTUATION).lower()
+        for ending in ("'s", "\u2019s"):
+            word = word.removesuffix(ending)
+        if word:
+            words.append(word)
+    terms: dict[str, None] = {}
+    for word in words:
+        terms.update(dict.fromkeys(_tag_values([word])))
+    for first, second in itertools.pairwise(words):
+        terms[f"{first}-{second}"] = None
+    return list(terms)[:_MAX_QUERY_TERMS]
 
 
 def _words(text: str) -> str:
@@ -410,6 +448,36 @@ class LexicalIndex:
             digest = str(doc.get_first("text_hash"))
             found.setdefault(digest, []).append(str(doc.get_first("blob")))
         return found
+
+    def tagged(self, query: str, blobs: Collection[str]) -> set[str]:
+        """Returns the ``blobs`` whose memories carry a tag the query names.
+
+        A query names a tag by one of its words (or a hyphenated pair of
+        them, see :func:`_query_tag_values`) equal to the tag's value or to
+        the whole tag: "what did Caroline say" names ``speaker:caroline``,
+        never through the namespace alone.
+        """
+        terms = _query_tag_values(_clean(query[:_MAX_QUERY_CHARS]))
+        if not terms or not blobs:
+            return set()
+        query_ = tantivy.Query.boolean_query(
+            [
+                (
+                    tantivy.Occur.Must,
+                    tantivy.Query.term_set_query(self._schema, "blob", list(blobs)),
+                ),
+                (
+                    tantivy.Occur.Must,
+                    tantivy.Query.term_set_query(self._schema, "tag_values", terms),
+                ),
+            ]
+        )
+        searcher = self._searcher()
+        limit = min(len(blobs), searcher.num_docs)
+        if limit <= 0:
+            return set()
+        hits = self._run(searcher, query_, limit, 0)
+        return {self._blob_of(searcher, address) for _, address in hits}
 
     def known_blobs(self) -> set[str]:
         """Returns the blob ids of every committed document.
@@ -669,6 +737,8 @@ class LexicalWriter:
             document.add_text("context", doc.context)
             for term in _tag_terms(doc.tags):
                 document.add_text("tags", term)
+            for term in _tag_values(doc.tags):
+                document.add_text("tag_values", term)
             document.add_text("words", _words(f"{doc.title or ''}\n{doc.body}"))
             document.add_date("created_at", _utc(doc.created_at))
             if doc.text_hash:

@@ -647,6 +647,16 @@ class Projection:
             hits = sorted(hits, key=lambda hit: -hit[1])[:limit]
         return hits
 
+    def tagged(self, view: LiveView, text: str, blobs: Collection[str]) -> set[str]:
+        """Returns the ``blobs`` of ``view`` with a tag ``text`` names.
+
+        See :meth:`LexicalIndex.tagged`.
+        """
+        found = self.lexical.tagged(text, blobs)
+        if view.pending and self._pending_lexical is not None:
+            found |= self._pending_lexical.tagged(text, blobs)
+        return found
+
     def vector_search(
         self, view: LiveView, query: str, limit: int
     ) -> list[tuple[str, float]]:

@@ -11,16 +11,19 @@
    query has no other words).
 3. Weighted reciprocal rank fusion: a memory at rank ``r`` (from 1) of channel
    ``c`` gets ``weight_c / (k + r)``, summed over channels.
-4. Temporal gravity, only when the query names a time: the scores of the
+4. Tags: a memory that carries a tag the query names (by its value or the
+   whole tag: "Caroline" names ``speaker:caroline``, "job queue" names
+   ``component:job-queue``) has its fused score multiplied by ``1 + tags``.
+5. Temporal gravity, only when the query names a time: the scores of the
    :data:`GRAVITY_CANDIDATES` best fused hits and of every hit of the time
    channel are multiplied by ``1 + gravity * closeness``
    (:mod:`ctx.hub.gravity`). A
    relation to an undated event ("two weeks before the launch") is dated by
    the event's best BM25 match in the view.
-5. One-hop expansion: each neighbour (by any link, either way) of the five
+6. One-hop expansion: each neighbour (by any link, either way) of the five
    best hits enters with its hit's score times ``expand``, or is raised to
    that score if it ranked lower.
-6. Superseded memories are dropped unless asked for.
+7. Superseded memories are dropped unless asked for.
 
 A channel that fails (the embedder is down) is left out with a warning; the
 others still answer.
@@ -47,6 +50,7 @@ __all__ = [
     "Ranked",
     "Ranking",
     "apply_gravity",
+    "apply_tags",
     "fuse",
     "rank",
     "search_channels",
@@ -69,7 +73,8 @@ class Ranked:
         id: The memory id.
         score: Its final score.
         channels: Per channel, its (rank from 1, raw score, contribution).
-        fused: The fused score before gravity.
+        fused: The fused score before gravity (tags included).
+        tagged: Whether it carries a tag the query names.
         closeness: Its temporal closeness (0 when the query names no time).
         via: For a memory that entered by expansion: (link type, the hit it
             is linked to, "out" if that hit links to it, else "in").
@@ -79,6 +84,7 @@ class Ranked:
     score: float = 0.0
     channels: dict[str, tuple[int, float, float]] = field(default_factory=dict)
     fused: float = 0.0
+    tagged: bool = False
     closeness: float = 0.0
     via: tuple[str, str, str] | None = None
 
@@ -226,10 +232,37 @@ def fuse(channels: Channels, view: LiveView, k: float) -> dict[str, Ranked]:
     return ranked
 
 
+def apply_tags(
+    ranked: dict[str, Ranked],
+    projection: Projection,
+    view: LiveView,
+    channels: Channels,
+    weight: float,
+) -> None:
+    """Multiplies by ``1 + weight`` the fused scores of tagged hits (step 4).
+
+    A hit is tagged when it carries a tag the query names; in place.
+    """
+    text = channels.temporal.rest
+    if not weight or not ranked or not text.strip():
+        return
+    entries = view.catalog.entries
+    blob_of = {m: entries[m].blob for m in ranked if m in entries}
+    tagged = projection.tagged(view, text, set(blob_of.values()))
+    if not tagged:
+        return
+    for memory_id, blob in blob_of.items():
+        if blob in tagged:
+            entry = ranked[memory_id]
+            entry.tagged = True
+            entry.fused *= 1 + weight
+            entry.score = entry.fused
+
+
 def apply_gravity(
     ranked: dict[str, Ranked], channels: Channels, gravity: float
 ) -> None:
-    """Sets each fused score times its temporal boost (step 4), in place."""
+    """Sets each fused score times its temporal boost (step 5), in place."""
     for entry in ranked.values():
         entry.score = entry.fused
     temporal = channels.temporal
@@ -275,6 +308,7 @@ def rank(
         projection, view, query, config=config, now=now, fuzzy=fuzzy
     )
     ranked = fuse(channels, view, config.k)
+    apply_tags(ranked, projection, view, channels, config.tags)
     apply_gravity(ranked, channels, config.gravity)
     superseded: set[str] = set()
     if not include_superseded:

@@ -107,7 +107,7 @@ def _filtered(view: LiveView, kind: str | None, context: str | None) -> LiveView
 
 
 def _explain(
-    store: Store, source: Source, ranked: Ranked, gravity: float
+    store: Store, source: Source, ranked: Ranked, config: RecallConfig
 ) -> Explanation:
     channels = tuple(
         ChannelScore(channel=c, rank=r, score=raw, contribution=part)
@@ -129,7 +129,8 @@ def _explain(
         channels=channels,
         fused=ranked.fused,
         closeness=ranked.closeness,
-        boost=1 + gravity * ranked.closeness,
+        boost=1 + config.gravity * ranked.closeness,
+        tag_boost=1 + config.tags if ranked.tagged else 1.0,
         via=via,
         last_commit=commit.id if commit else None,
         last_agent=commit.author if commit else None,
@@ -247,11 +248,7 @@ def recall(
         spent += cost
         taken += 1
         branch = origin.get(ranked.id, sources[0].branch)
-        why = (
-            _explain(store, by_branch[branch], ranked, config.gravity)
-            if explain
-            else None
-        )
+        why = _explain(store, by_branch[branch], ranked, config) if explain else None
         hits.append(_hit(ranking, view, ranked.id, branch, ranked.score, why))
     temporal = ranking.temporal
     return RecallResult(
@@ -319,7 +316,7 @@ def search(
     for ranked in ranking.hits:
         if ranked.id not in view.catalog.entries:
             continue  # a linked neighbour the filters leave out
-        why = _explain(store, source, ranked, config.gravity) if explain else None
+        why = _explain(store, source, ranked, config) if explain else None
         hit = _hit(ranking, view, ranked.id, source.branch, ranked.score, why)
         if tag is not None and tag not in hit.tags:
             continue

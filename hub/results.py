@@ -23,7 +23,11 @@ class ChannelScore(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Explanation(msgspec.Struct, frozen=True, kw_only=True):
-    """Why a hit is where it is (``--explain``)."""
+    """Why a hit is where it is (``--explain``).
+
+    ``boost`` is the temporal one (1 + gravity x closeness); ``tag_boost`` is
+    1 + tags when the hit carries a tag the query names, else 1.
+    """
 
     channels: tuple[ChannelScore, ...]
     fused: float
@@ -33,6 +37,7 @@ class Explanation(msgspec.Struct, frozen=True, kw_only=True):
     last_commit: str | None
     last_agent: str | None
     last_summary: str | None
+    tag_boost: float = 1.0
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):

@@ -32,6 +32,8 @@ def _explain_lines(hit: Hit) -> list[str]:
     ]
     if why.via:
         parts.append(f"linked: {why.via}")
+    if why.tag_boost != 1:
+        parts.append(f"tag x{why.tag_boost:.2f}")
     if why.closeness:
         parts.append(f"time x{why.boost:.2f} (closeness {why.closeness:.2f})")
     lines = ["why: " + " | ".join(parts) + f" = {hit.score:.4f}"]

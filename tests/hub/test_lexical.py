@@ -387,3 +387,21 @@ def test_over_fetching_widens_until_enough_allowed_hits(monkeypatch):
     allowed = {"b001", "b002"} | {f"x{i}" for i in range(200)}
     assert blobs(index.search("alpha", limit=2, allowed=allowed)) == ["b002", "b001"]
     assert pages == [(0, 3), (3, 9), (12, 36), (48, 72)]
+
+
+def test_tagged_finds_the_blobs_whose_tags_the_query_names():
+    index = make_index(
+        make_doc("b1", "Went to the support group.", tags=["speaker:caroline"]),
+        make_doc("b2", "Painted a sunrise.", tags=["speaker:melanie"]),
+        make_doc("b3", "The queue is Postgres.", tags=["component:job-queue"]),
+        make_doc("b4", "Untagged."),
+    )
+    every = {"b1", "b2", "b3", "b4"}
+    assert index.tagged("What did Caroline's group do?", every) == {"b1"}
+    assert index.tagged("CAROLINE, melanie!", every) == {"b1", "b2"}
+    assert index.tagged("why the job queue stalls", every) == {"b3"}
+    assert index.tagged("tag component:job-queue", every) == {"b3"}
+    assert index.tagged("what did the speaker say", every) == set()
+    assert index.tagged("", every) == set()
+    assert index.tagged("caroline", {"b2", "b4"}) == set()
+    assert index.tagged("caroline", set()) == set()

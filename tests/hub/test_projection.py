@@ -14,7 +14,7 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft, Store
 from ctx.hub.config import HubConfig
-from ctx.hub.projection import PENDING_MAX, Projection
+from ctx.hub.projection import FORMAT, PENDING_MAX, Projection
 from ctx.hub.sources import open_sources
 
 HASHING = HubConfig(embedder={"kind": "hashing"})
@@ -247,7 +247,9 @@ def test_an_old_format_index_is_rebuilt_keeping_its_vectors(disk_store, projecti
     remember(disk_store, "survives a format change")
     open_sources(projection)
     state = projection.folder / "state.json"
-    state.write_text(state.read_text().replace('"format":2', '"format":1'))
+    written = state.read_text()
+    assert f'"format":{FORMAT}' in written
+    state.write_text(written.replace(f'"format":{FORMAT}', f'"format":{FORMAT - 1}'))
     again = counted(disk_store)
     assert any("rebuilt" in n for n in again.notices)
     [source] = open_sources(again)

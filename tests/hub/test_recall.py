@@ -258,3 +258,35 @@ def test_fuzzy_search_tolerates_typos(disk_store, projection):
         projection, source, "kubernetis", config=config, now=NOW, fuzzy=True
     )
     assert [h.id for h in result.hits] == [target]
+
+
+def test_a_query_naming_a_tag_boosts_the_memories_that_carry_it(disk_store, projection):
+    theirs = remember(
+        disk_store, "Ana: I moved the deploy to Friday", tags=("speaker:ana",)
+    )
+    mine = remember(
+        disk_store, "Bo: I moved the deploy to Friday too", tags=("speaker:bo",)
+    )
+    assert ranked(projection, "when did bo move the deploy?")[0] == mine
+    assert ranked(projection, "when did ana move the deploy?")[0] == theirs
+    result = ask(projection, "when did bo move the deploy?", explain=True)
+    why = {hit.id: hit.explain for hit in result.hits}
+    assert why[mine].tag_boost == pytest.approx(1 + RecallConfig().tags)
+    assert why[theirs].tag_boost == 1.0
+    off = RecallConfig(tags=0)
+    result = ask(projection, "when did bo move the deploy?", explain=True, config=off)
+    assert all(hit.explain.tag_boost == 1.0 for hit in result.hits)
+
+
+def test_the_tag_boost_multiplies_the_fused_score(disk_store, projection):
+    remember(disk_store, "release notes for the parser", tags=("area:parser",))
+    remember(disk_store, "release notes for the lexer", tags=("area:lexer",))
+    [source] = open_sources(projection)
+    query = "parser release notes"
+    plain = rank(projection, source.view, query, config=RecallConfig(tags=0), now=NOW)
+    boosted = rank(projection, source.view, query, config=RecallConfig(tags=2), now=NOW)
+    before = {hit.id: hit.fused for hit in plain.hits}
+    for hit in boosted.hits:
+        factor = 3.0 if hit.tagged else 1.0
+        assert hit.fused == pytest.approx(before[hit.id] * factor)
+    assert sum(hit.tagged for hit in boosted.hits) == 1

@@ -94,6 +94,15 @@ def test_recall_explain_shows_channels_and_blame(hctx):
     assert "alice" in out
 
 
+def test_recall_explain_shows_a_tag_boost(hctx):
+    remember(hctx, "Deploys happen on Tuesdays", "--tag", "team:platform")
+    remember(hctx, "Deploys freeze in December")
+    out = hctx("recall", "platform deploys", "--explain").stdout
+    lines = out.splitlines()
+    assert "tag x2.00" in lines[lines.index("    Deploys happen on Tuesdays") + 1]
+    assert out.count("tag x") == 1
+
+
 def test_recall_now_and_time_expressions(hctx):
     old = remember(hctx, "the deploy broke", "--when", "2025-01-10T10:00")
     new = remember(hctx, "the deploy broke again", "--when", "2025-03-03T10:00")
