@@ -159,6 +159,9 @@ class LexicalDoc(msgspec.Struct, frozen=True, kw_only=True):
 _SHARERS = 16
 """Most documents :meth:`LexicalIndex.blobs_with_text` reads per digest."""
 
+_TAGGED_READ_MAX = 1_000
+"""Most documents :meth:`LexicalIndex.tagged` reads to find the named tags."""
+
 
 def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
@@ -456,27 +459,34 @@ class LexicalIndex:
         them, see :func:`_query_tag_values`) equal to the tag's value or to
         the whole tag: "what did Caroline say" names ``speaker:caroline``,
         never through the namespace alone.
+
+        The documents that carry a named tag are read whole when they are at
+        most :data:`_TAGGED_READ_MAX` (about 1 µs each) and intersected with
+        ``blobs``; beyond that, one query intersects them in Tantivy (about
+        5 µs per blob of ``blobs``). A query that names no tag costs one
+        lookup of its words.
         """
         terms = _query_tag_values(_clean(query[:_MAX_QUERY_CHARS]))
         if not terms or not blobs:
             return set()
-        query_ = tantivy.Query.boolean_query(
-            [
-                (
-                    tantivy.Occur.Must,
-                    tantivy.Query.term_set_query(self._schema, "blob", list(blobs)),
-                ),
-                (
-                    tantivy.Occur.Must,
-                    tantivy.Query.term_set_query(self._schema, "tag_values", terms),
-                ),
-            ]
-        )
         searcher = self._searcher()
-        limit = min(len(blobs), searcher.num_docs)
-        if limit <= 0:
-            return set()
-        hits = self._run(searcher, query_, limit, 0)
+        named = tantivy.Query.term_set_query(self._schema, "tag_values", terms)
+        try:
+            result = searcher.search(named, _TAGGED_READ_MAX, count=True)
+        except ValueError as exc:
+            raise LexicalIndexError(
+                f"Cannot search {self._where} ({_one_line(exc)}).",
+                hint="Run `ctx reindex` to rebuild it.",
+            ) from exc
+        count = result.count  # type: ignore[attr-defined]  # not in the stubs
+        if count is not None and count <= _TAGGED_READ_MAX:
+            found = {self._blob_of(searcher, address) for _, address in result.hits}
+            return found.intersection(blobs)
+        among = tantivy.Query.term_set_query(self._schema, "blob", list(blobs))
+        both = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, among), (tantivy.Occur.Must, named)]
+        )
+        hits = self._run(searcher, both, min(len(blobs), searcher.num_docs), 0)
         return {self._blob_of(searcher, address) for _, address in hits}
 
     def known_blobs(self) -> set[str]:

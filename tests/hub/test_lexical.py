@@ -389,7 +389,9 @@ def test_over_fetching_widens_until_enough_allowed_hits(monkeypatch):
     assert pages == [(0, 3), (3, 9), (12, 36), (48, 72)]
 
 
-def test_tagged_finds_the_blobs_whose_tags_the_query_names():
+@pytest.mark.parametrize("read_max", [1_000, 1], ids=["read", "intersected"])
+def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max):
+    monkeypatch.setattr("ctx.hub.lexical._TAGGED_READ_MAX", read_max)
     index = make_index(
         make_doc("b1", "Went to the support group.", tags=["speaker:caroline"]),
         make_doc("b2", "Painted a sunrise.", tags=["speaker:melanie"]),
