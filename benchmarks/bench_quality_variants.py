@@ -20,6 +20,14 @@ Results go to ``benchmarks/results/quality_variants.md``.
 - **passage vectors**: a memory of several sentences also gets one vector
   per passage (sentences packed up to 24 words); its vector score is the
   best of its whole-text vector and its passages'.
+- **link expansion over turns**: each LoCoMo turn linked (``RELATES_TO``) to
+  the turn before it in its session, and ``rank()`` given those links, so
+  its one-hop expansion (damping 0.5) can bring in a strong hit's
+  neighbours; Cranfield has no links.
+- **contextual vectors**: each LoCoMo turn also embedded after the turn
+  before it in its session ("<previous>\n<turn>"); its vector score is the
+  mean of its own cosine and that one's (what a conversation store could
+  gain if memories were embedded with their context).
 - **WordLlama** (only if the ``wordllama`` package is importable: it is not
   a dependency; the committed results had it installed with ``pip install
   --target DIR wordllama`` and DIR appended to ``sys.path``): its bundled
@@ -29,6 +37,7 @@ Results go to ``benchmarks/results/quality_variants.md``.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import re
 import statistics
@@ -57,6 +66,7 @@ from bench_quality import (
     version,
 )
 
+from ctx.engine import Adjacency
 from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import make_embedder
 from ctx.hub.ranking import (
@@ -217,6 +227,45 @@ class Passages:
         return [(self.blobs[i], float(best[i])) for i in top if best[i] > 0]
 
 
+def turn_links(built: Built, corpus: Corpus) -> Adjacency:
+    """Links each turn to the one before it in its session (LoCoMo keys)."""
+    id_of = {key: memory_id for memory_id, key in built.key_of.items()}
+    edges = [
+        (id_of[turn], "RELATES_TO", id_of[before])
+        for before, turn in itertools.pairwise(corpus.keys)
+        if before.partition(":")[0] == turn.partition(":")[0]
+    ]
+    return Adjacency("", edges)
+
+
+class Contextual:
+    """Mean of a turn's own cosine and its with-the-previous-turn cosine."""
+
+    def __init__(self, built: Built, corpus: Corpus) -> None:
+        blob_of = {built.key_of[m]: blob for blob, m in built.view.by_blob.items()}
+        self.blobs = [blob_of[key] for key in corpus.keys]
+        texts = [
+            f"{corpus.texts[i - 1]}\n{text}"
+            if i and corpus.keys[i - 1].partition(":")[0] == key.partition(":")[0]
+            else text
+            for i, (key, text) in enumerate(zip(corpus.keys, corpus.texts, strict=True))
+        ]
+        self.vectors = built.projection.embedder.embed(texts)
+
+    def __call__(self, built: Built, question: str, channels: Channels) -> Hits:
+        text = channels.temporal.rest
+        if not text.strip():
+            return []
+        row = {blob: i for i, blob in enumerate(self.blobs)}
+        own = np.zeros(len(self.blobs), dtype=np.float32)
+        for blob, score in built.projection.vector_search(built.view, text, len(row)):
+            own[row[blob]] = score
+        query = built.projection.embedder.embed([text])[0]
+        mean = (own + self.vectors @ query) / 2
+        top = np.argsort(-mean)[:DEPTH]
+        return [(self.blobs[i], float(mean[i])) for i in top if mean[i] > 0]
+
+
 class StaticChannel:
     """WordLlama's cosine over every memory of one store."""
 
@@ -280,9 +329,15 @@ def ranker(
     return ranked
 
 
-def product(built: Built, now: datetime) -> Callable[[str], list[str]]:
+def product(
+    built: Built, now: datetime, links: Adjacency | None = None
+) -> Callable[[str], list[str]]:
+    graphs = [links] if links is not None else []
+
     def ranked(question: str) -> list[str]:
-        found = rank(built.projection, built.view, question, config=CONFIG, now=now)
+        found = rank(
+            built.projection, built.view, question, config=CONFIG, now=now, links=graphs
+        )
         return [built.key_of[r.id] for r in found.hits[: max(KS)]]
 
     return ranked
@@ -343,6 +398,20 @@ def main() -> None:
             1.0,
         ),
     ]
+    contextual = {id(b): Contextual(b, c) for b, c in everything[:-1]}
+    variants.append(
+        (
+            "RRF, vector = mean of own and contextual (previous turn) cosine",
+            rrf_fusion,
+            lambda b, q, ch: (
+                contextual[id(b)](b, q, ch)
+                if id(b) in contextual
+                else ch.hits.get("vector", [])
+            ),
+            "vector",
+            1.0,
+        )
+    )
     model = wordllama()
     if model is not None:
         static = per_store(lambda b, c: StaticChannel(model, b, c))
@@ -357,10 +426,18 @@ def main() -> None:
             for w in (0.25, 0.5, 1.0)
         ]
     rows = []
-    named = [("rank() (the defaults)", None), *[(v[0], v) for v in variants]]
+    linked = "rank() with each turn linked to the one before it (expansion 0.5)"
+    named = [
+        ("rank() (the defaults)", None),
+        (linked, None),
+        *[(v[0], v) for v in variants],
+    ]
     for name, variant in named:
         if variant is None:
-            rankers = [product(b, c.now) for b, c in everything]
+            rankers = [
+                product(b, c.now, turn_links(b, c) if name == linked else None)
+                for b, c in everything[:-1]
+            ] + [product(cran, cran_corpus.now)]
         else:
             _, fusion, extra, channel, weight = variant
             rankers = [
