@@ -12,10 +12,12 @@ reference ``locomo_bm25_baseline.py`` (its README gives the protocol).
 
 LoCoMo: one store per conversation, one memory per dialogue turn
 ("<speaker>: <text>", plus " [image: <caption>]" when the turn shares one),
-created at its session's date (UTC) and tagged ``speaker:<name>`` (the
-turn's speaker, lowercased; a question that names a speaker then boosts that
-speaker's turns, see ``RecallConfig.tags``). The row "stores without speaker
-tags" writes the same turns untagged. The questions of categories 1-4 are
+created at its session's date (UTC), tagged ``speaker:<name>`` (the turn's
+speaker, lowercased: a question that names a speaker boosts that speaker's
+turns, see ``RecallConfig.tags``), and, for every turn but a session's
+first, with the previous turn's text as its ``reply_to`` meta (its vector is
+made from both, see ``ctx.hub.projection.REPLY_TO``). Two rows write the
+same turns without the reply context, and without it and the tags. The questions of categories 1-4 are
 ranked and scored by recall@k = evidence turns in the top k / evidence turns
 (evidence ids repaired by the reference's ``normalize_evidence``; questions
 left without evidence are skipped, as the reference does). ``now`` for the
@@ -62,7 +64,7 @@ from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import Embedder, make_embedder
-from ctx.hub.projection import LiveView, Projection
+from ctx.hub.projection import REPLY_TO, LiveView, Projection
 from ctx.hub.ranking import rank
 from ctx.hub.sources import open_sources
 
@@ -78,9 +80,11 @@ DEPTH = 100
 DEFAULT = "hybrid (defaults)"
 REFERENCE = "reference plain BM25"
 GOALS = ((5, 0.60), (10, 0.70), (25, 0.80))
-UNTAGGED = "minilm, untagged"
+NO_REPLY = "minilm, no reply context"
+BARE = "minilm, turns alone"
 # name -> (stores, RecallConfig, or None for the reference BM25); the stores
-# are an embedder's, or UNTAGGED: MiniLM, the turns written without tags.
+# are an embedder's, or MiniLM's with the turns written without their reply
+# context (NO_REPLY), or without it and their tags (BARE).
 CONFIGS: dict[str, tuple[str, RecallConfig | None]] = {
     "BM25 (ctx Tantivy)": (
         "minilm",
@@ -90,7 +94,8 @@ CONFIGS: dict[str, tuple[str, RecallConfig | None]] = {
     "hybrid (defaults)": ("minilm", RecallConfig()),
     "hybrid, gravity 0": ("minilm", RecallConfig(gravity=0)),
     "hybrid, tags 0": ("minilm", RecallConfig(tags=0)),
-    "hybrid, stores without speaker tags": (UNTAGGED, RecallConfig()),
+    "hybrid, turns without reply context": (NO_REPLY, RecallConfig()),
+    "hybrid, turns alone (no reply context, no tags)": (BARE, RecallConfig()),
     REFERENCE: ("", None),
     "hybrid, hashing embedder": ("hashing", RecallConfig()),
 }
@@ -144,8 +149,8 @@ def load_locomo(eval_dir: Path, ref: ModuleType) -> list[Corpus]:
     data = json.loads((eval_dir / "locomo" / "locomo10.json").read_text())
     corpora = []
     for sample in data:
-        texts, drafts, keys, last = [], [], [], None
-        for _, stamp, turn in ref.iter_turns(sample):
+        texts, drafts, keys, last, before = [], [], [], None, None
+        for session, stamp, turn in ref.iter_turns(sample):
             when = datetime.strptime(stamp, DATE_FORMAT).replace(tzinfo=UTC)
             last = when if last is None else max(last, when)
             text = f"{turn['speaker']}: {turn['text']}"
@@ -153,14 +158,13 @@ def load_locomo(eval_dir: Path, ref: ModuleType) -> list[Corpus]:
                 text += f" [image: {turn['blip_caption']}]"
             texts.append(text)
             speaker = "-".join(turn["speaker"].lower().split())
+            meta = {"dia_id": turn["dia_id"]}
+            if before is not None and before[0] == session:
+                meta[REPLY_TO] = before[1]
             drafts.append(
-                Draft(
-                    text=text,
-                    when=when,
-                    tags=(f"speaker:{speaker}",),
-                    meta={"dia_id": turn["dia_id"]},
-                )
+                Draft(text=text, when=when, tags=(f"speaker:{speaker}",), meta=meta)
             )
+            before = (session, text)
             keys.append(turn["dia_id"])
         assert last is not None
         corpus = Corpus(sample["sample_id"], texts, drafts, keys, last + timedelta(1))
@@ -212,9 +216,16 @@ def load_cranfield(eval_dir: Path) -> Corpus:
     return corpus
 
 
-def untagged(corpus: Corpus) -> Corpus:
-    """Returns the corpus with its drafts' tags removed."""
-    drafts = [msgspec.structs.replace(d, tags=()) for d in corpus.drafts]
+def stripped(corpus: Corpus, *, tags: bool) -> Corpus:
+    """Returns the corpus without its reply contexts, and its tags if asked."""
+    drafts = [
+        msgspec.structs.replace(
+            d,
+            tags=() if tags else d.tags,
+            meta={k: v for k, v in d.meta.items() if k != REPLY_TO},
+        )
+        for d in corpus.drafts
+    ]
     return Corpus(
         corpus.name, corpus.texts, drafts, corpus.keys, corpus.now, corpus.questions
     )
@@ -463,7 +474,7 @@ def render_sweep(rows: list[dict]) -> list[str]:
     lines = [
         "## Sweep of the tag boost",
         "",
-        "MiniLM stores (turns tagged with their speaker), every other constant"
+        "MiniLM stores (turns tagged, with reply context), every other constant"
         " at its default. The current default is in bold.",
         "",
         "| tags | LoCoMo R@5 | LoCoMo R@10 | LoCoMo R@25 | Cranfield nDCG@10 |",
@@ -545,13 +556,12 @@ def main() -> None:
         )
         build_s[embedder] = time.perf_counter() - started
         print(f"{embedder} stores built in {build_s[embedder]:.0f} s", file=sys.stderr)
-    started = time.perf_counter()
     shared = make_embedder({"kind": "minilm"})
-    built[UNTAGGED] = (
-        [build(untagged(c), shared) for c in corpora],
-        built["minilm"][1],
-    )
-    build_s[UNTAGGED] = time.perf_counter() - started
+    for name, tags in ((NO_REPLY, False), (BARE, True)):
+        started = time.perf_counter()
+        stores = [build(stripped(c, tags=tags), shared) for c in corpora]
+        built[name] = (stores, built["minilm"][1])
+        build_s[name] = time.perf_counter() - started
 
     results = {}
     for name, (embedder, config) in CONFIGS.items():

@@ -24,10 +24,6 @@ Results go to ``benchmarks/results/quality_variants.md``.
   the turn before it in its session, and ``rank()`` given those links, so
   its one-hop expansion (damping 0.5) can bring in a strong hit's
   neighbours; Cranfield has no links.
-- **contextual vectors**: each LoCoMo turn also embedded after the turn
-  before it in its session ("<previous>\n<turn>"); its vector score is the
-  mean of its own cosine and that one's (what a conversation store could
-  gain if memories were embedded with their context).
 - **WordLlama** (only if the ``wordllama`` package is importable: it is not
   a dependency; the committed results had it installed with ``pip install
   --target DIR wordllama`` and DIR appended to ``sys.path``): its bundled
@@ -238,34 +234,6 @@ def turn_links(built: Built, corpus: Corpus) -> Adjacency:
     return Adjacency("", edges)
 
 
-class Contextual:
-    """Mean of a turn's own cosine and its with-the-previous-turn cosine."""
-
-    def __init__(self, built: Built, corpus: Corpus) -> None:
-        blob_of = {built.key_of[m]: blob for blob, m in built.view.by_blob.items()}
-        self.blobs = [blob_of[key] for key in corpus.keys]
-        texts = [
-            f"{corpus.texts[i - 1]}\n{text}"
-            if i and corpus.keys[i - 1].partition(":")[0] == key.partition(":")[0]
-            else text
-            for i, (key, text) in enumerate(zip(corpus.keys, corpus.texts, strict=True))
-        ]
-        self.vectors = built.projection.embedder.embed(texts)
-
-    def __call__(self, built: Built, question: str, channels: Channels) -> Hits:
-        text = channels.temporal.rest
-        if not text.strip():
-            return []
-        row = {blob: i for i, blob in enumerate(self.blobs)}
-        own = np.zeros(len(self.blobs), dtype=np.float32)
-        for blob, score in built.projection.vector_search(built.view, text, len(row)):
-            own[row[blob]] = score
-        query = built.projection.embedder.embed([text])[0]
-        mean = (own + self.vectors @ query) / 2
-        top = np.argsort(-mean)[:DEPTH]
-        return [(self.blobs[i], float(mean[i])) for i in top if mean[i] > 0]
-
-
 class StaticChannel:
     """WordLlama's cosine over every memory of one store."""
 
@@ -398,20 +366,6 @@ def main() -> None:
             1.0,
         ),
     ]
-    contextual = {id(b): Contextual(b, c) for b, c in everything[:-1]}
-    variants.append(
-        (
-            "RRF, vector = mean of own and contextual (previous turn) cosine",
-            rrf_fusion,
-            lambda b, q, ch: (
-                contextual[id(b)](b, q, ch)
-                if id(b) in contextual
-                else ch.hits.get("vector", [])
-            ),
-            "vector",
-            1.0,
-        )
-    )
     model = wordllama()
     if model is not None:
         static = per_store(lambda b, c: StaticChannel(model, b, c))
@@ -470,8 +424,9 @@ def render(rows: list[list[str]], static: bool, seconds: float, quick: bool) -> 
         f"{seconds / 60:.1f} min{' (quick: 2 conversations)' if quick else ''}.",
         "",
         "LoCoMo categories 1-4 (question-weighted), MiniLM stores (turns tagged",
-        "with their speaker), depth 100, default weights, tag boost and gravity;",
-        "see the script's docstring for each variant.",
+        "with their speaker, with the previous turn as reply context), depth 100,",
+        "default weights, tag boost and gravity; see the script's docstring for",
+        "each variant.",
         "Ties break by memory id, which is random per build: differences under",
         "about 0.01 are noise.",
         "",

@@ -23,11 +23,12 @@ from ctx.hub.lexical import LexicalIndexError
 
 __all__ = ["FORMAT", "IndexFolder", "IndexState"]
 
-FORMAT = 3
+FORMAT = 4
 """Version of the index folder's layout; another version is rebuilt.
 
 2: the lexical index keeps each document's text hash (the embedding cache).
 3: and each document's tag values (a query naming a tag boosts it).
+4: a memory's vector embeds its ``reply_to`` meta before its text.
 """
 
 _WAIT_S = 300.0  # the longest a process waits for another's catch-up

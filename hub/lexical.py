@@ -143,6 +143,8 @@ class LexicalDoc(msgspec.Struct, frozen=True, kw_only=True):
         text_hash: A digest of the text the memory's vector is made from
             (empty for none): documents with equal digests can share a
             vector (:meth:`LexicalIndex.blobs_with_text`).
+        reply_to: What the memory answers or follows (a conversation's
+            previous message), embedded with it; not indexed here.
     """
 
     blob: str
@@ -154,6 +156,7 @@ class LexicalDoc(msgspec.Struct, frozen=True, kw_only=True):
     tags: tuple[str, ...]
     created_at: datetime
     text_hash: str = ""
+    reply_to: str = ""
 
 
 _SHARERS = 16

@@ -74,7 +74,16 @@ from ctx.hub.vectors import (
     read_rows,
 )
 
-__all__ = ["FORMAT", "CatchUp", "LiveView", "Projection"]
+__all__ = ["FORMAT", "REPLY_TO", "CatchUp", "LiveView", "Projection"]
+
+REPLY_TO = "reply_to"
+"""The ``meta`` key of what a memory answers or follows (a conversation's
+previous message): its vector is made from that text and its own, so a
+question about what was asked finds the answer. Search and recall show it
+nowhere."""
+
+_REPLY_TO_FORMAT = 4
+"""The first index format whose vectors embed :data:`REPLY_TO`."""
 
 PENDING_MAX = 64
 """Unindexed blobs a process scores in memory rather than wait for the lock."""
@@ -163,8 +172,7 @@ def text_hash(text: str) -> str:
 def _lexical_doc(snap: Snapshot, path: str, blob: str) -> LexicalDoc:
     record = snap.record(path, blob)
     memory = record.memory
-    text = f"{memory.title}\n{memory.body}" if memory.title else memory.body
-    return LexicalDoc(
+    doc = LexicalDoc(
         blob=blob,
         memory_id=memory.id,
         kind=memory.kind,
@@ -173,13 +181,18 @@ def _lexical_doc(snap: Snapshot, path: str, blob: str) -> LexicalDoc:
         body=memory.body,
         tags=memory.tags,
         created_at=memory.created_at,
-        text_hash=text_hash(text),
+        reply_to=memory.meta.get(REPLY_TO, ""),
     )
+    return msgspec.structs.replace(doc, text_hash=text_hash(embed_text(doc)))
 
 
 def embed_text(doc: LexicalDoc) -> str:
-    """Returns the text of a memory that its vector is made from."""
-    return f"{doc.title}\n{doc.body}" if doc.title else doc.body
+    """Returns the text of a memory that its vector is made from.
+
+    Its ``reply_to`` context (:data:`REPLY_TO`), title and body, each that
+    is there on its own line.
+    """
+    return "\n".join(part for part in (doc.reply_to, doc.title, doc.body) if part)
 
 
 class Projection:
@@ -211,6 +224,7 @@ class Projection:
         self._pending_vectors: FlatVectors | None = None
         self._vector_error: EmbedderError | None = None
         self._previous: VectorIndex | None = None  # of the index being replaced
+        self._previous_format = FORMAT
         self.last_catch_up: CatchUp | None = None
         self.lexical: LexicalIndex
         self.vectors: VectorIndex | None = None
@@ -335,6 +349,7 @@ class Projection:
             state = self._files.read_state()
             if state.embedder != self.embedder.name or not state.embedder:
                 return None
+            self._previous_format = state.format
             return read_rows(self._files.path / state.vectors)  # no graph needed
         except (CtxError, msgspec.DecodeError, OSError):
             return None
@@ -565,17 +580,21 @@ class Projection:
         """Gives docs the vector of the same text where one is at hand.
 
         Sources, in turn: the index this build replaces (same blob, same
-        embedder), then any indexed blob with the same text hash (a memory
-        whose tags or kind changed, or one text on two branches). Returns
-        the blobs that got a vector.
+        embedder; not for a memory with a ``reply_to`` when that index's
+        format embedded none), then any indexed blob with the same text hash
+        (a memory whose tags or kind changed, or one text on two branches).
+        Returns the blobs that got a vector.
         """
         vectors = self.vectors
         assert vectors is not None
         sources: dict[str, tuple[VectorIndex, str]] = {}
         previous = self._previous
         if previous is not None:
+            same_text = self._previous_format >= _REPLY_TO_FORMAT
             sources.update(
-                (d.blob, (previous, d.blob)) for d in docs if d.blob in previous
+                (d.blob, (previous, d.blob))
+                for d in docs
+                if d.blob in previous and (same_text or not d.reply_to)
             )
         rest = [d for d in docs if d.blob not in sources]
         if rest:

@@ -14,7 +14,13 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft, Store
 from ctx.hub.config import HubConfig
-from ctx.hub.projection import FORMAT, PENDING_MAX, Projection
+from ctx.hub.projection import (
+    _REPLY_TO_FORMAT,
+    FORMAT,
+    PENDING_MAX,
+    REPLY_TO,
+    Projection,
+)
 from ctx.hub.sources import open_sources
 
 HASHING = HubConfig(embedder={"kind": "hashing"})
@@ -255,6 +261,39 @@ def test_an_old_format_index_is_rebuilt_keeping_its_vectors(disk_store, projecti
     [source] = open_sources(again)
     assert again.embedder.texts == []
     assert again.vector_search(source.view, "format change", 1)
+
+
+def test_a_reply_to_is_embedded_before_the_text(disk_store):
+    projection = counted(disk_store)
+    asked = "What are your plans for the summer?"
+    answer = remember(
+        disk_store, "Researching adoption agencies.", meta={REPLY_TO: asked}
+    )
+    remember(disk_store, "Researching adoption agencies.")  # same text, no context
+    open_sources(projection)
+    assert sorted(projection.embedder.texts) == [
+        "Researching adoption agencies.",
+        f"{asked}\nResearching adoption agencies.",
+    ]
+    assert found(projection, "summer plans") == set()  # BM25 does not see it
+    [source] = open_sources(projection)
+    best = projection.vector_search(source.view, "plans for the summer", 1)
+    assert source.view.by_blob[best[0][0]] == answer
+
+
+def test_a_rebuild_from_before_reply_to_embeds_those_memories_again(disk_store):
+    remember(disk_store, "Researching adoption agencies.", meta={REPLY_TO: "Plans?"})
+    remember(disk_store, "an ordinary memory")
+    first = counted(disk_store)
+    open_sources(first)
+    state = first.folder / "state.json"
+    written = state.read_text()
+    old = _REPLY_TO_FORMAT - 1
+    state.write_text(written.replace(f'"format":{FORMAT}', f'"format":{old}'))
+    again = counted(disk_store)
+    open_sources(again)
+    assert again.embedder.texts == ["Plans?\nResearching adoption agencies."]
+    assert again.last_catch_up.reused == 1
 
 
 def test_changing_the_embedder_rebuilds_the_vectors(disk_store, projection):

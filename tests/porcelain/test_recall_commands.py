@@ -103,6 +103,21 @@ def test_recall_explain_shows_a_tag_boost(hctx):
     assert out.count("tag x") == 1
 
 
+def test_an_imported_reply_is_recalled_by_what_it_answers(hctx, tmp_path):
+    lines = tmp_path / "talk.jsonl"
+    lines.write_text(
+        '{"text": "Researching adoption agencies."'
+        ', "meta": {"reply_to": "What are your plans for the summer?"}}\n'
+        '{"text": "The weather was fine all week."}\n'
+    )
+    hctx("import", str(lines))
+    data = hctx.json("recall", "summer plans", "--explain")
+    first = data["hits"][0]
+    assert first["body"] == "Researching adoption agencies."
+    assert [c["channel"] for c in first["explain"]["channels"]] == ["vector"]
+    assert "summer" not in hctx("recall", "summer plans").stdout.split("--")[0]
+
+
 def test_recall_now_and_time_expressions(hctx):
     old = remember(hctx, "the deploy broke", "--when", "2025-01-10T10:00")
     new = remember(hctx, "the deploy broke again", "--when", "2025-03-03T10:00")
