@@ -102,7 +102,7 @@ CONFIGS: dict[str, tuple[str, RecallConfig | None]] = {
 TAGS_SWEEP = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
 SWEEP = {
     "k": (5.0, 10.0, 20.0, 60.0),
-    "vector": (0.5, 1.0, 1.5),
+    "vector": (0.5, 1.0, 1.5, 2.0),
     "fuzzy": (0.0, 0.5, 0.75, 1.0),
     "gravity": (0.0, 0.5, 1.0),
 }

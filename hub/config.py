@@ -52,7 +52,7 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     budget: Annotated[int, msgspec.Meta(ge=1)] = 1500
     k: Annotated[float, msgspec.Meta(gt=0.0)] = 10.0
     bm25: _Weight = 1.0
-    vector: _Weight = 1.0
+    vector: _Weight = 1.5
     fuzzy: _Weight = 0.75
     tags: _Weight = 1.0
     gravity: _Weight = 1.0
