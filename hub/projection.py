@@ -202,6 +202,10 @@ class Projection:
         store: The store (one without a path gets indexes in memory).
         embedder: The embedder for the vector channel.
         progress: Called with (done, total) while many blobs are indexed.
+        exact: Search every vector exactly rather than load an HNSW graph
+            (loaded only if a catch-up must grow it): for a process that
+            answers one question, where loading the graph would cost more
+            than the search (docs/recall.md, "One question").
     """
 
     def __init__(
@@ -210,9 +214,11 @@ class Projection:
         embedder: Embedder,
         *,
         progress: Callable[[int, int], None] | None = None,
+        exact: bool = False,
     ) -> None:
         self.store = store
         self.embedder = embedder
+        self.exact = exact
         self.notices: list[str] = []
         self.warnings: list[str] = []
         self.progress = progress
@@ -243,13 +249,16 @@ class Projection:
         config: HubConfig,
         *,
         progress: Callable[[int, int], None] | None = None,
+        exact: bool = False,
     ) -> Projection:
         """Returns the projection of ``store`` with the embedder its config names.
 
         Raises:
             EmbedderError: The embedder config is not valid.
         """
-        return cls(store, make_embedder(config.embedder), progress=progress)
+        return cls(
+            store, make_embedder(config.embedder), progress=progress, exact=exact
+        )
 
     # -- opening ----------------------------------------------------------
 
@@ -308,7 +317,7 @@ class Projection:
             state.commits = {}
             vectors = self._new_vectors(path)
         else:
-            vectors = open_vectors(path)
+            vectors = open_vectors(path, graph=not self.exact)
         self._state, self.lexical, self.vectors = state, lexical, vectors
 
     def _new_vectors(self, path: Path | None) -> VectorIndex | None:
@@ -414,7 +423,9 @@ class Projection:
             self._state = state
             if state.embedder == self.embedder.name:
                 with contextlib.suppress(VectorIndexError):
-                    self.vectors = open_vectors(self._files.path / state.vectors)
+                    self.vectors = open_vectors(
+                        self._files.path / state.vectors, graph=not self.exact
+                    )
 
     def _catch_up(self, view: LiveView, tree: str, branch: str | None) -> None:
         watermarks = self._state.watermarks

@@ -52,12 +52,20 @@ class Answerer:
     """Answers requests for one store, keeping its projection between them.
 
     The hub serves with one; the command line, when no hub runs, makes one
-    for its single request.
+    for its single request (``one_shot``: vectors are searched exactly rather
+    than by loading an HNSW graph, see :class:`Projection`).
     """
 
-    def __init__(self, store: Store, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Callable[[], datetime],
+        *,
+        one_shot: bool = False,
+    ) -> None:
         self.store = store
         self.clock = clock
+        self.one_shot = one_shot
         self.config: HubConfig | None = None
         self.projection: Projection | None = None
 
@@ -70,7 +78,9 @@ class Answerer:
     def _projection(self) -> tuple[Projection, HubConfig]:
         config = load_config(self.store.path)
         if self.projection is None or config != self.config:
-            self.projection = Projection.for_store(self.store, config)
+            self.projection = Projection.for_store(
+                self.store, config, exact=self.one_shot
+            )
             self.config = config
         return self.projection, config
 

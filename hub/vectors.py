@@ -41,17 +41,17 @@ of seconds to a minute and recall (0.97 at 10k on clustered vectors, 0.99 at
 linearly (12 ms at 200k, ~56 ms at 1M per DESIGN.md) and the graph is needed.
 
 On disk an index is a folder: ``vectors.json`` (the sidecar: kind,
-dimensions, row -> key, and the names and sizes of the data files, replaced
-atomically), the vectors ``vectors-<token>.f32`` and, for HNSW, the graph
-``hnsw-<token>.bin``. A rewritten data file gets a new name, so a crash
-between writing data and sidecar leaves the old pair readable, and a reader
-that has the old files open keeps a consistent view. New rows are appended
-to the vectors file at once (searchable at once, durable at
-:meth:`~VectorIndex.save`); bytes past the rows the sidecar lists are left by
-an interrupted save and ignored. Anything else that does not add up (an
-unreadable sidecar, a data file shorter than the sidecar says or missing, a
-graph of another size) raises :class:`VectorIndexError`; indexes are
-projections, so the caller rebuilds.
+dimensions, row -> key, the names and sizes of the data files and the rows
+in the graph, replaced atomically), the vectors ``vectors-<token>.f32`` and,
+for HNSW, the graph ``hnsw-<token>.bin``. A rewritten data file gets a new
+name, so a crash between writing data and sidecar leaves the old pair
+readable, and a reader that has the old files open keeps a consistent view.
+New rows are appended to the vectors file at once (searchable at once,
+durable at :meth:`~VectorIndex.save`); bytes past the rows the sidecar lists
+are left by an interrupted save and ignored. Anything else that does not add
+up (an unreadable sidecar, a data file shorter than the sidecar says or
+missing, a graph of another size) raises :class:`VectorIndexError`; indexes
+are projections, so the caller rebuilds.
 """
 
 from __future__ import annotations
@@ -112,6 +112,7 @@ class _Sidecar(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     graph: str = ""
     graph_size: int = 0
     capacity: int = 0
+    graph_rows: int = -1  # rows in the graph; -1: not recorded (an older save)
 
 
 _SIDECAR_VERSION = 1
@@ -557,6 +558,12 @@ class HnswVectors(FlatVectors):
     for 100 of 50k, against under 1 ms here); a larger one is applied inside
     the graph search by hnswlib's filter callback, with ef raised by the
     inverse of the fraction allowed (at most :attr:`MAX_EF`) to keep recall.
+
+    :meth:`open` with ``graph=False`` leaves the graph on disk: searches are
+    exact over the rows, and the graph is loaded only when a change needs it
+    (the delta is full, or :meth:`compact`). Loading a 100k-vector graph
+    costs more than one exact search, so a process that asks one question
+    answers sooner without it.
     """
 
     kind: ClassVar[Kind] = "hnsw"
@@ -579,6 +586,30 @@ class HnswVectors(FlatVectors):
         self._graph = self._new_graph(1024)
         self._graph_rows = 0  # rows 0.. in the graph; the rest is the delta
         self._saved: tuple[str, int, int] | None = None  # graph file, size, capacity
+        self._unloaded: tuple[Path, _Sidecar] | None = None  # graph left on disk
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, graph: bool = True) -> Self:
+        """Returns the index saved in folder ``path``.
+
+        Args:
+            path: The index folder.
+            graph: Load the graph now. Without it, searches are exact over
+                the rows (the answers of a flat index) and the graph is
+                loaded when a change first needs it.
+
+        Raises:
+            VectorIndexError: There is no HNSW index there, or it is corrupt.
+        """
+        index = super().open(path)
+        if graph:
+            index._load_graph()
+        return index
+
+    @property
+    def graph_loaded(self) -> bool:
+        """Returns whether the graph is in memory (searches use it)."""
+        return self._unloaded is None
 
     def _new_graph(self, capacity: int) -> Any:  # hnswlib.Index: untyped
         import hnswlib  # heavy: kept lazy
@@ -592,7 +623,10 @@ class HnswVectors(FlatVectors):
     def _append(self, rows: Vectors, first: int) -> None:
         super()._append(rows, first)
         count = first + rows.shape[0]
+        if self._graph_rows < 0:
+            self._load_graph()  # saved before sidecars counted the graph's rows
         if count - self._graph_rows >= self.DELTA_MAX:
+            self._load_graph()
             self._grow_graph(count)
 
     @classmethod
@@ -627,6 +661,8 @@ class HnswVectors(FlatVectors):
 
     def _tombstone(self, rows: list[int]) -> None:
         super()._tombstone(rows)
+        if self._unloaded is not None:
+            return  # loading the graph marks every removed row
         for row in rows:
             if row < self._graph_rows:
                 self._graph.mark_deleted(row)
@@ -634,7 +670,9 @@ class HnswVectors(FlatVectors):
     def _search(
         self, query: Vectors, k: int, candidates: npt.NDArray[np.int64] | None
     ) -> list[tuple[int, float]]:
-        if candidates is not None and candidates.size <= self.exact_below:
+        if self._unloaded is not None or (
+            candidates is not None and candidates.size <= self.exact_below
+        ):
             return super()._search(query, k, candidates)
         cut = self._graph_rows
         if candidates is None:
@@ -681,6 +719,7 @@ class HnswVectors(FlatVectors):
 
     def _rebuild(self, live: npt.NDArray[np.int64]) -> None:
         super()._rebuild(live)
+        self._unloaded = None
         self._graph = self._new_graph(max(1024, live.size))
         self._graph_rows = 0
         self._grow_graph(live.size)
@@ -691,7 +730,11 @@ class HnswVectors(FlatVectors):
             self._saved = self._write_graph(folder)
         graph, size, capacity = self._saved
         return msgspec.structs.replace(
-            sidecar, graph=graph, graph_size=size, capacity=capacity
+            sidecar,
+            graph=graph,
+            graph_size=size,
+            capacity=capacity,
+            graph_rows=self._graph_rows,
         )
 
     def _write_graph(self, folder: Path) -> tuple[str, int, int]:
@@ -720,42 +763,66 @@ class HnswVectors(FlatVectors):
                 f"The vector graph at {folder} holds {actual} bytes, "
                 f"not {sidecar.graph_size}."
             )
+        if sidecar.graph_rows > len(sidecar.keys):
+            raise _error(f"The vector index at {folder} is corrupt.")
+        self._unloaded = (folder, sidecar)
+        self._graph_rows = sidecar.graph_rows  # -1 until the graph is loaded
+        self._saved = (sidecar.graph, sidecar.graph_size, sidecar.capacity)
+
+    def _load_graph(self) -> None:
+        """Reads the graph left on disk by :meth:`open`, if any.
+
+        Rows removed since it was saved, or since the index was opened, are
+        marked deleted in it.
+        """
+        if self._unloaded is None:
+            return
+        folder, sidecar = self._unloaded
         import hnswlib
 
         graph = hnswlib.Index(space="ip", dim=sidecar.dimensions)
         try:
-            graph.load_index(str(file), max_elements=sidecar.capacity)
+            graph.load_index(str(folder / sidecar.graph), max_elements=sidecar.capacity)
         except (RuntimeError, ValueError, MemoryError) as exc:
             raise _error(f"The vector graph at {folder} is corrupt.") from exc
-        if graph.element_count > len(sidecar.keys):
+        rows = graph.element_count
+        if rows > len(sidecar.keys) or sidecar.graph_rows not in (-1, rows):
             raise _error(
-                f"The vector graph at {folder} holds {graph.element_count} rows, "
-                f"more than the {len(sidecar.keys)} it indexes."
+                f"The vector graph at {folder} holds {rows} rows, not the "
+                f"{sidecar.graph_rows} of the {len(sidecar.keys)} it indexes."
             )
-        self._graph = graph
-        self._graph_rows = graph.element_count
-        self._saved = (sidecar.graph, sidecar.graph_size, sidecar.capacity)
-        for row, key in enumerate(sidecar.keys[: self._graph_rows]):
+        self._graph_rows = rows
+        for row, key in enumerate(self._keys[:rows]):
             if key is None:
-                # Removals since the graph was saved are marked here.
                 with contextlib.suppress(RuntimeError):
                     graph.mark_deleted(row)
+        self._graph = graph
+        self._unloaded = None
 
 
 _KINDS: dict[str, type[VectorIndex]] = {"flat": FlatVectors, "hnsw": HnswVectors}
 
 
-def open_vectors(path: str | os.PathLike[str]) -> VectorIndex:
+def open_vectors(path: str | os.PathLike[str], *, graph: bool = True) -> VectorIndex:
     """Returns the index saved in folder ``path``, of whichever kind it is.
+
+    Args:
+        path: The index folder.
+        graph: For an HNSW index, load its graph now; without it, searches
+            are exact until a change loads it (:meth:`HnswVectors.open`).
 
     Raises:
         VectorIndexError: There is no index there, or it is corrupt.
     """
-    sidecar = _read_sidecar(Path(path))
+    folder = Path(path)
+    sidecar = _read_sidecar(folder)  # once: at 1M vectors it is 40 MB
     cls = _KINDS.get(sidecar.kind)
     if cls is None:
         raise _error(f"The vector index at {path} is corrupt.")
-    return cls.open(path)
+    index = cls._opened(folder, sidecar, folder)
+    if graph and isinstance(index, HnswVectors):
+        index._load_graph()
+    return index
 
 
 def read_rows(path: str | os.PathLike[str]) -> FlatVectors:

@@ -44,7 +44,8 @@ def _open(state: CtxState) -> tuple[Projection, HubConfig]:
 
     store = state.store()
     config = load_config(store.path)
-    return Projection.for_store(store, config), config
+    # Neither reindex nor index status searches: an HNSW graph stays on disk.
+    return Projection.for_store(store, config, exact=True), config
 
 
 def _notices(projection: Projection) -> None:
@@ -70,7 +71,7 @@ def _ask(state: CtxState, request: Request) -> Reply:
             return reply
     from ctx.hub.service import Answerer
 
-    answerer = Answerer(state.store(), now)
+    answerer = Answerer(state.store(), now, one_shot=True)
     reply = answerer.answer(request)
     config = answerer.config
     if on_disk and config is not None and config.hub.autostart:

@@ -400,3 +400,38 @@ def test_a_growing_flat_index_becomes_hnsw(disk_store, monkeypatch):
     assert isinstance(again.vectors, HnswVectors)
     hits = again.vector_search(source.view, "memory 3 about herons", 1)
     assert source.view.by_blob[hits[0][0]] == ids[3]
+
+
+def test_an_exact_projection_leaves_the_hnsw_graph_on_disk(disk_store, monkeypatch):
+    from ctx.hub import projection as module
+    from ctx.hub.recall import recall
+
+    monkeypatch.setattr(module, "CROSSOVER", 10)
+    birds = "avocet bittern curlew dunlin eider fulmar gannet heron ibis jay kite loon"
+    for bird in birds.split():
+        remember(disk_store, f"a {bird} seen on the estuary at dawn")
+    open_sources(Projection.for_store(disk_store, HASHING))  # builds the graph
+    graphs = sorted(disk_store.path.glob("index/vectors-*/hnsw-*.bin"))
+    loaded = Projection.for_store(disk_store, HASHING)
+    exact = Projection.for_store(disk_store, HASHING, exact=True)
+    assert loaded.vectors.graph_loaded
+    assert not exact.vectors.graph_loaded
+    new = remember(disk_store, "a new memory about egrets")  # a catch-up: the delta
+    answers = {}
+    for name, projection in (("loaded", loaded), ("exact", exact)):
+        for query in ("dunlin at dawn", "egrets"):
+            result = recall(
+                projection,
+                open_sources(projection),
+                query,
+                config=HASHING.recall,
+                now=datetime.now(UTC),
+            )
+            answers[name, query] = [hit.id for hit in result.hits]
+    assert answers["loaded", "egrets"][0] == new
+    for query in ("dunlin at dawn", "egrets"):  # equal scores may swap places
+        exact_ids, loaded_ids = answers["exact", query], answers["loaded", query]
+        assert exact_ids[0] == loaded_ids[0]
+        assert sorted(exact_ids) == sorted(loaded_ids)
+    assert not exact.vectors.graph_loaded
+    assert sorted(disk_store.path.glob("index/vectors-*/hnsw-*.bin")) == graphs

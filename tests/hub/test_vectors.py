@@ -1,5 +1,7 @@
 """Vector indexes: exact flat search, HNSW, persistence, bad input."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -381,3 +383,81 @@ def test_a_flat_index_converts_to_hnsw_in_place(tmp_path, on_disk):
         assert reopened.kind == "hnsw"
         assert len(reopened) == 300
         assert reopened.search(vectors[150], 1)[0][0] == keys[150]
+
+
+def saved_mixed(tmp_path, count=80):
+    vectors, keys = unit(count), names(count)
+    index = Mixed(DIM, tmp_path)
+    index.add(keys, vectors)
+    index.save()
+    return vectors, keys
+
+
+def test_hnsw_opened_without_its_graph_searches_exactly(tmp_path):
+    vectors, keys = saved_mixed(tmp_path)
+    index = Mixed.open(tmp_path, graph=False)
+    assert not index.graph_loaded
+    for q in unit(10, seed=4):
+        assert [key for key, _ in index.search(q, 10)] == exact(vectors, keys, q, 10)
+    allowed = frozenset(keys[::3])
+    q = unit(1, seed=5)[0]
+    hits = [key for key, _ in index.search(q, 5, allowed)]
+    assert hits == exact(vectors, keys, q, 5, allowed)
+    assert not index.graph_loaded
+    assert Mixed.open(tmp_path).graph_loaded
+    assert open_vectors(tmp_path).graph_loaded
+    assert not open_vectors(tmp_path, graph=False).graph_loaded
+
+
+def test_hnsw_without_its_graph_saves_a_delta_and_keeps_the_graph_file(tmp_path):
+    vectors, keys = saved_mixed(tmp_path)
+    files = sorted(p.name for p in tmp_path.glob("hnsw-*.bin"))
+    index = Mixed.open(tmp_path, graph=False)
+    index.add(["new"], unit(1, seed=6))  # under DELTA_MAX: no graph needed
+    index.remove([keys[3]])
+    index.save()
+    assert not index.graph_loaded
+    assert sorted(p.name for p in tmp_path.glob("hnsw-*.bin")) == files
+    reopened = Mixed.open(tmp_path)  # the graph, and the removal marked in it
+    assert reopened.search(unit(1, seed=6)[0], 1)[0][0] == "new"
+    assert keys[3] not in {key for key, _ in reopened.search(vectors[3], 81)}
+    assert len(reopened.search(vectors[3], 100)) == 80
+
+
+def test_hnsw_without_its_graph_loads_it_when_the_delta_fills(tmp_path):
+    vectors, keys = saved_mixed(tmp_path)
+    index = Mixed.open(tmp_path, graph=False)
+    index.remove([keys[10]])  # marked in the graph when it is loaded
+    more = unit(Mixed.DELTA_MAX, seed=7)
+    index.add(names(Mixed.DELTA_MAX, "m"), more)
+    assert index.graph_loaded
+    index.save()
+    reopened = Mixed.open(tmp_path)
+    assert len(reopened) == 80 - 1 + Mixed.DELTA_MAX
+    assert keys[10] not in {key for key, _ in reopened.search(vectors[10], 200)}
+    assert reopened.search(more[4], 1)[0][0] == "m00004"
+
+
+def test_hnsw_saved_without_a_graph_row_count_still_opens(tmp_path):
+    # Sidecars written before graph_rows existed: a change reads the graph.
+    vectors, keys = saved_mixed(tmp_path)
+    sidecar = json.loads((tmp_path / SIDECAR).read_text())
+    del sidecar["graph_rows"]
+    (tmp_path / SIDECAR).write_text(json.dumps(sidecar))
+    index = Mixed.open(tmp_path, graph=False)
+    assert not index.graph_loaded
+    assert index.search(vectors[5], 1)[0][0] == keys[5]
+    index.add(["new"], unit(1, seed=6))  # the delta's size needs the count
+    assert index.graph_loaded
+    index.save()
+    assert json.loads((tmp_path / SIDECAR).read_text())["graph_rows"] == 80
+
+
+@pytest.mark.parametrize("rows", [79, 81, 10_000])
+def test_hnsw_graph_row_count_that_does_not_match_is_refused(tmp_path, rows):
+    saved_mixed(tmp_path)
+    sidecar = json.loads((tmp_path / SIDECAR).read_text())
+    sidecar["graph_rows"] = rows
+    (tmp_path / SIDECAR).write_text(json.dumps(sidecar))
+    with pytest.raises(VectorIndexError):
+        Mixed.open(tmp_path)

@@ -192,6 +192,28 @@ def test_reindex_and_index_status(hctx):
     assert "main: indexed at" in text
 
 
+def test_recall_in_its_own_process_never_loads_an_hnsw_graph(hctx, monkeypatch):
+    from ctx.hub import projection
+    from ctx.hub.vectors import HnswVectors
+
+    monkeypatch.setattr(projection, "CROSSOVER", 5)
+    words = ["amber", "birch", "cobalt", "dune", "ember", "fjord"]
+    ids = [remember(hctx, f"a note on sandpipers and {word}") for word in words]
+    hctx("recall", "sandpipers")  # builds the index: HNSW from 5 vectors
+    assert list((hctx.root / ".ctx" / "index").glob("vectors-*/hnsw-*.bin"))
+
+    def refuse(self):
+        raise AssertionError("the graph was loaded")
+
+    monkeypatch.setattr(HnswVectors, "_load_graph", refuse)
+    new = remember(hctx, "a note on curlews")
+    assert hctx.json("recall", "curlews")["hits"][0]["id"] == new
+    hits = hctx.json("search", "cobalt", "-n", "1")["hits"]
+    assert hits[0]["id"] == ids[2]
+    hctx("index", "status")
+    hctx("reindex")
+
+
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
