@@ -407,3 +407,34 @@ def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max
     assert index.tagged("", every) == set()
     assert index.tagged("caroline", {"b2", "b4"}) == set()
     assert index.tagged("caroline", set()) == set()
+
+
+@pytest.mark.parametrize("read_max", [1_000, 1], ids=["read", "intersected"])
+def test_git_blob_ids_come_from_fast_fields_without_reading_documents(
+    monkeypatch, read_max
+):
+    monkeypatch.setattr("ctx.hub.lexical._TAGGED_READ_MAX", read_max)
+    ids = [f"{i:02x}" * 20 for i in (0, 1, 0xAB, 0xFF)]  # 40 hex digits each
+    index = make_index(
+        make_doc(ids[0], "pelicans nest on the pier", tags=["bird:pelican"]),
+        make_doc(ids[1], "pelicans and gulls", title="Shore"),
+        make_doc(ids[2], "gulls only"),
+        make_doc(ids[3], "a pelican alone", tags=["bird:pelican"]),
+        make_doc("short-key", "pelicans again"),  # not a git id: read from the store
+    )
+    read = []
+    original = LexicalIndex._blob_of
+
+    def spy(self, searcher, address):
+        blob = original(self, searcher, address)
+        read.append(blob)
+        return blob
+
+    monkeypatch.setattr(LexicalIndex, "_blob_of", spy)
+    found = blobs(index.search("pelicans", limit=10))
+    assert set(found) == {ids[0], ids[1], ids[3], "short-key"}
+    assert blobs(index.search("pelicans", limit=10, allowed={ids[1]})) == [ids[1]]
+    assert set(blobs(index.fuzzy_search("pelikans", limit=10))) >= {ids[0], ids[1]}
+    assert index.tagged("the pelican", set(ids)) == {ids[0], ids[3]}
+    assert index.known_blobs() == {*ids, "short-key"}
+    assert set(read) == {"short-key"}
