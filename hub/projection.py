@@ -424,7 +424,9 @@ class Projection:
             if state.embedder == self.embedder.name:
                 with contextlib.suppress(VectorIndexError):
                     self.vectors = open_vectors(
-                        self._files.path / state.vectors, graph=not self.exact
+                        self._files.path / state.vectors,
+                        graph=not self.exact,
+                        previous=self.vectors,
                     )
 
     def _catch_up(self, view: LiveView, tree: str, branch: str | None) -> None:

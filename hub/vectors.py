@@ -769,6 +769,30 @@ class HnswVectors(FlatVectors):
         self._graph_rows = sidecar.graph_rows  # -1 until the graph is loaded
         self._saved = (sidecar.graph, sidecar.graph_size, sidecar.capacity)
 
+    def _adopt_graph(self, other: HnswVectors) -> bool:
+        """Takes ``other``'s loaded graph if it is the graph saved here.
+
+        Refused (False) when ``other`` has no graph in memory, has changed
+        it since it was saved, or has removed a row this index still holds.
+        Rows removed here but not in ``other`` are marked in the graph,
+        which ``other`` must not be used with afterwards.
+        """
+        if self._unloaded is None or other._unloaded is not None:
+            return False
+        if other._saved is None or self._saved is None:
+            return False
+        rows = other._graph_rows
+        if other._saved[0] != self._saved[0] or self._graph_rows not in (-1, rows):
+            return False
+        if rows > len(self._keys) or np.any(~other._live[:rows] & self._live[:rows]):
+            return False
+        graph = other._graph
+        for row in np.flatnonzero(other._live[:rows] & ~self._live[:rows]):
+            with contextlib.suppress(RuntimeError):
+                graph.mark_deleted(int(row))
+        self._graph, self._graph_rows, self._unloaded = graph, rows, None
+        return True
+
     def _load_graph(self) -> None:
         """Reads the graph left on disk by :meth:`open`, if any.
 
@@ -803,13 +827,22 @@ class HnswVectors(FlatVectors):
 _KINDS: dict[str, type[VectorIndex]] = {"flat": FlatVectors, "hnsw": HnswVectors}
 
 
-def open_vectors(path: str | os.PathLike[str], *, graph: bool = True) -> VectorIndex:
+def open_vectors(
+    path: str | os.PathLike[str],
+    *,
+    graph: bool = True,
+    previous: VectorIndex | None = None,
+) -> VectorIndex:
     """Returns the index saved in folder ``path``, of whichever kind it is.
 
     Args:
         path: The index folder.
         graph: For an HNSW index, load its graph now; without it, searches
             are exact until a change loads it (:meth:`HnswVectors.open`).
+        previous: An earlier opening of the same folder, which is replaced:
+            if its graph is the one saved there (another process appended
+            or removed rows since), that graph is kept rather than read
+            again (a second or more at a million vectors).
 
     Raises:
         VectorIndexError: There is no index there, or it is corrupt.
@@ -820,8 +853,11 @@ def open_vectors(path: str | os.PathLike[str], *, graph: bool = True) -> VectorI
     if cls is None:
         raise _error(f"The vector index at {path} is corrupt.")
     index = cls._opened(folder, sidecar, folder)
-    if graph and isinstance(index, HnswVectors):
-        index._load_graph()
+    if isinstance(index, HnswVectors):
+        if isinstance(previous, HnswVectors) and index._adopt_graph(previous):
+            return index
+        if graph:
+            index._load_graph()
     return index
 
 

@@ -435,3 +435,29 @@ def test_an_exact_projection_leaves_the_hnsw_graph_on_disk(disk_store, monkeypat
         assert sorted(exact_ids) == sorted(loaded_ids)
     assert not exact.vectors.graph_loaded
     assert sorted(disk_store.path.glob("index/vectors-*/hnsw-*.bin")) == graphs
+
+
+def test_a_loaded_graph_is_kept_when_another_process_appends(disk_store, monkeypatch):
+    from ctx.hub import projection as module
+    from ctx.hub.vectors import HnswVectors
+
+    monkeypatch.setattr(module, "CROSSOVER", 10)
+    for i in range(12):
+        remember(disk_store, f"a wader number {i} on the mudflat")
+    hub = Projection.for_store(disk_store, HASHING)
+    open_sources(hub)  # builds the graph and keeps it
+    assert hub.vectors.graph_loaded
+    new = remember(disk_store, "a spoonbill on the mudflat")
+    other = Projection.for_store(disk_store, HASHING, exact=True)
+    open_sources(other)  # another process catches up: a delta, same graph
+
+    def refuse(self):
+        raise AssertionError("the graph was read again")
+
+    monkeypatch.setattr(HnswVectors, "_load_graph", refuse)
+    built = hub.last_catch_up
+    [source] = open_sources(hub)
+    assert hub.vectors.graph_loaded
+    assert hub.last_catch_up is built  # the other process indexed it
+    hits = hub.vector_search(source.view, "a spoonbill on the mudflat", 1)
+    assert source.view.by_blob[hits[0][0]] == new

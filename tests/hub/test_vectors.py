@@ -461,3 +461,50 @@ def test_hnsw_graph_row_count_that_does_not_match_is_refused(tmp_path, rows):
     (tmp_path / SIDECAR).write_text(json.dumps(sidecar))
     with pytest.raises(VectorIndexError):
         Mixed.open(tmp_path)
+
+
+def test_reopening_keeps_the_loaded_graph_when_its_file_is_unchanged(
+    tmp_path, monkeypatch
+):
+    vectors, keys = saved_mixed(tmp_path)
+    ours = Mixed.open(tmp_path)  # a long-running reader, graph loaded
+    theirs = Mixed.open(tmp_path, graph=False)  # another process writes
+    theirs.add(["new"], unit(1, seed=6))
+    theirs.remove([keys[4]])
+    theirs.save()
+
+    def refuse(self):
+        raise AssertionError("the graph was read again")
+
+    monkeypatch.setattr(HnswVectors, "_load_graph", refuse)
+    again = open_vectors(tmp_path, previous=ours)
+    assert again.graph_loaded
+    assert len(again) == 80
+    assert again.search(unit(1, seed=6)[0], 1)[0][0] == "new"
+    found = {key for key, _ in again.search(vectors[4], 100)}
+    assert keys[4] not in found
+    assert len(found) == 80
+
+
+def test_reopening_reads_the_graph_when_it_was_replaced(tmp_path):
+    saved_mixed(tmp_path)
+    ours = Mixed.open(tmp_path)
+    theirs = Mixed.open(tmp_path)
+    more = unit(Mixed.DELTA_MAX, seed=7)
+    theirs.add(names(Mixed.DELTA_MAX, "m"), more)  # a full delta grows the graph
+    theirs.save()
+    again = Mixed.open(tmp_path, graph=False)
+    assert not again._adopt_graph(ours)  # another graph file: read it
+    again = open_vectors(tmp_path, previous=ours)
+    assert again.graph_loaded
+    assert again.search(more[3], 1)[0][0] == "m00003"
+
+
+def test_reopening_refuses_a_graph_with_removals_the_saved_index_lacks(tmp_path):
+    vectors, keys = saved_mixed(tmp_path)
+    ours = Mixed.open(tmp_path)
+    ours.remove([keys[9]])  # not saved: the folder still holds keys[9]
+    again = Mixed.open(tmp_path, graph=False)
+    assert not again._adopt_graph(ours)
+    again = open_vectors(tmp_path, previous=ours)
+    assert keys[9] in {key for key, _ in again.search(vectors[9], 1)}
