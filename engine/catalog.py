@@ -102,16 +102,11 @@ def catalog(store: Store, snap: Snapshot) -> Catalog:
 
 def _load(path: Path) -> Catalog | None:
     try:
-        data = path.read_bytes()
-        if msgspec.msgpack.decode(data, type=_Versioned).version != _VERSION:
-            return None
-        return msgspec.msgpack.decode(data, type=Catalog)
+        # One decode: another version's layout fails it or shows its number.
+        cached = msgspec.msgpack.decode(path.read_bytes(), type=Catalog)
     except (OSError, msgspec.DecodeError):
         return None
-
-
-class _Versioned(msgspec.Struct):
-    version: int
+    return cached if cached.version == _VERSION else None
 
 
 def _save(path: Path, value: Catalog) -> None:

@@ -129,6 +129,32 @@ def test_tags_and_tiers(store, intent):
     assert log(store) == before
 
 
+@pytest.mark.parametrize("saved", ["other-version", "garbage", "truncated"])
+def test_a_cached_catalog_it_cannot_use_is_rebuilt(disk_store, intent, clock, saved):
+    import msgspec
+
+    from ctx.engine import catalog as module
+
+    ids = _ids(disk_store, intent, 3)
+    snap = disk_store.snapshot(disk_store.branch_tip("main"))
+    cached = module.catalog(disk_store, snap)
+    file = disk_store.path / "cache" / "catalog.msgpack"
+    wrong = {}  # a catalog of this tree that lies: it must not be believed
+    data = msgspec.msgpack.encode(
+        module.Catalog(version=module._VERSION - 1, tree=cached.tree, entries=wrong)
+    )
+    files = {
+        "other-version": data,
+        "garbage": b"\x00not msgpack",
+        "truncated": data[:9],
+    }
+    file.parent.mkdir(exist_ok=True)
+    file.write_bytes(files[saved])
+    fresh = Store.open(disk_store.path, clock=clock)
+    found = module.catalog(fresh, fresh.snapshot(fresh.branch_tip("main")))
+    assert sorted(found.entries) == sorted(ids)
+
+
 def test_catalog_follows_edits_moves_and_deletes(disk_store, intent, clock):
     from ctx.engine import edit, forget, prime
     from ctx.engine.catalog import catalog
