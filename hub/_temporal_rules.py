@@ -8,6 +8,7 @@ against a :class:`_Ctx`. Combining the phrases of a text is left to
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -274,7 +275,17 @@ def _weekend_of(ctx: _Ctx, weeks: int, label: str) -> Window:
 
 
 _Handler = Callable[[re.Match[str], _Ctx, str], Sequence[_Item] | None]
-_RULES: list[tuple[re.Pattern[str], frozenset[str], _Handler]] = []
+_RULES: list[tuple[str, frozenset[str], _Handler]] = []
+
+
+@functools.cache
+def compiled(pattern: str) -> re.Pattern[str]:
+    """Returns a rule's pattern compiled, once, when a text first needs it.
+
+    A rule is tried only where its keys occur, so most texts need few of
+    them; compiling all of them at import cost a fresh process ~10 ms.
+    """
+    return re.compile(pattern, re.IGNORECASE)
 
 
 def _rule(keys: str, *patterns: str) -> Callable[[_Handler], _Handler]:
@@ -286,8 +297,7 @@ def _rule(keys: str, *patterns: str) -> Callable[[_Handler], _Handler]:
 
     def register(handler: _Handler) -> _Handler:
         for pattern in patterns:
-            compiled = re.compile(pattern, re.IGNORECASE)
-            _RULES.append((compiled, frozenset(keys.split()), handler))
+            _RULES.append((pattern, frozenset(keys.split()), handler))
         return handler
 
     return register

@@ -96,7 +96,15 @@ from ctx.hub._temporal_calendar import (
     _window,
     cycle_value,
 )
-from ctx.hub._temporal_rules import _KEYS, _RULES, _Ctx, _Head, _Item, _words
+from ctx.hub._temporal_rules import (
+    _KEYS,
+    _RULES,
+    _Ctx,
+    _Head,
+    _Item,
+    _words,
+    compiled,
+)
 
 __all__ = [
     "Cycle",
@@ -175,7 +183,7 @@ def _scan(ctx: _Ctx) -> list[_Found]:
     for order, (pattern, keys, handler) in enumerate(_RULES):
         if keys.isdisjoint(present):
             continue
-        for m in pattern.finditer(ctx.text):
+        for m in compiled(pattern).finditer(ctx.text):
             label = " ".join(m.group().lower().split())
             try:
                 items = handler(m, ctx, label)
