@@ -16,9 +16,9 @@ Fields:
 - ``tag_values``: raw terms, each tag lowercased whole and its value, but not
   its namespace: what :meth:`LexicalIndex.tagged` matches a query's words to.
 - ``words``: the unstemmed lowercased words of title and body (whitespace
-  tokeniser over the text :func:`_words` makes), for the fuzzy
-  channel: whole identifiers (``get_user_by_id``, ``parseConfigFile``) and
-  their parts (``user``, ``config``).
+  tokeniser over the text :func:`ctx.hub._lexical_terms.words` makes), for
+  the fuzzy channel: whole identifiers (``get_user_by_id``,
+  ``parseConfigFile``) and their parts (``user``, ``config``).
 - ``created_at``: a date fast field (UTC), for range filters.
 
 Queries are user text and are never handed to Tantivy's query parser (which
@@ -36,7 +36,6 @@ raises is translated here into a :class:`LexicalIndexError` (a
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Collection, Iterable, Sequence
@@ -49,6 +48,16 @@ import msgspec
 import tantivy
 
 from ctx.engine import StoreBusyError, StoreError
+from ctx.hub._lexical_terms import (
+    MAX_QUERY_TERMS,
+    query_tag_values,
+    query_tags,
+    query_text,
+    query_words,
+    tag_terms,
+    tag_values,
+    words,
+)
 
 __all__ = [
     "BODY_BOOST",
@@ -72,22 +81,13 @@ TAGS_BOOST = 1.5
 BODY_BOOST = 1.0
 CONTEXT_BOOST = 1.0
 
-# Bounds on work per query: a pasted page is cut to its first 10,000
-# characters and its first 64 distinct terms (32 words for the fuzzy channel).
-_MAX_QUERY_CHARS = 10_000
-_MAX_QUERY_TERMS = 64
-_MAX_FUZZY_WORDS = 32
 
 # The fuzzy channel: edit distance 1 for words of 4-7 characters, 2 for longer
-# ones; shorter words are left to the exact channel (one typo in a 3-letter
-# word makes another word). An exact occurrence adds this much on top of the
-# fuzzy match's constant score of 1, so it ranks above a near miss.
-_FUZZY_MIN_CHARS = 4
+# ones (shorter words are not looked for, see _lexical_terms). An exact
+# occurrence adds this much on top of the fuzzy match's constant score of 1, so
+# it ranks above a near miss.
 _FUZZY_TWO_EDITS_CHARS = 8
 _FUZZY_EXACT_BONUS = 0.5
-
-# Words longer than this are not indexed for the fuzzy channel (hashes, base64).
-_MAX_WORD_CHARS = 64
 
 # Allowed-set filtering is applied to an over-fetched ranking, not inside
 # Tantivy: a term-set filter of 1,000 blob ids cost 5.5 ms on 5,000 documents,
@@ -97,23 +97,6 @@ _MAX_WORD_CHARS = 64
 # large as everything fetched so far.
 _OVERFETCH_MARGIN = 1.5
 _OVERFETCH_GROWTH = 3
-
-# Words of four letters or more that name no topic: they would fuzzily match
-# half the index ("what" ~ "that", "whatever").
-_FUZZY_STOPWORD_TEXT = """
-    about above after again against also been before being below between both cannot
-    could does doing down during each from further have having here hers herself
-    himself into itself just more most myself once only other ought ours ourselves
-    over same should some such than that their theirs them themselves then there
-    these they this those through under until very were what when where which while
-    whom whose will with would your yours yourself yourselves
-"""
-_FUZZY_STOPWORDS = frozenset(_FUZZY_STOPWORD_TEXT.split())
-
-_WORD_RE = re.compile(r"\w+(?:[.\-/:]\w+)*")
-_PART_SPLIT_RE = re.compile(r"[\W_]+")
-_CAMEL_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_EDGE_PUNCTUATION = "\"'`()[]{}<>,;!?.*"
 
 
 class LexicalIndexError(StoreError):
@@ -209,104 +192,6 @@ def _stem_analyzer() -> tantivy.TextAnalyzer:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= 200 else text[:197] + "..."
-
-
-def _clean(text: str) -> str:
-    # Lone surrogates cannot cross into Rust; replace them.
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
-def _tag_terms(tags: Iterable[str]) -> list[str]:
-    terms: set[str] = set()
-    for tag in tags:
-        tag = tag.lower()
-        terms.add(tag)
-        namespace, sep, value = tag.partition(":")
-        if sep:
-            terms.update(part for part in (namespace, value) if part)
-    return sorted(terms)
-
-
-def _tag_values(tags: Iterable[str]) -> list[str]:
-    terms: set[str] = set()
-    for tag in tags:
-        tag = tag.lower()
-        terms.add(tag)
-        value = tag.partition(":")[2]
-        if value:
-            terms.add(value)
-    return sorted(terms)
-
-
-def _query_tag_values(text: str) -> list[str]:
-    """Returns the words of a query that may name a tag or a tag's value.
-
-    Each whitespace-separated word, lowercased, without edge punctuation or
-    a possessive ``'s`` (``Caroline's`` -> ``caroline``); the value of a word
-    written as a whole tag (``project:ctx`` -> also ``ctx``); and each pair
-    of adjacent words joined by a hyphen (``job queue`` -> ``job-queue``).
-    """
-    words: list[str] = []
-    for chunk in text.split():
-        word = chunk.strip(_EDGE_PUNCTUATION).lower()
-        for ending in ("'s", "\u2019s"):
-            word = word.removesuffix(ending)
-        if word:
-            words.append(word)
-    terms: dict[str, None] = {}
-    for word in words:
-        terms.update(dict.fromkeys(_tag_values([word])))
-    for first, second in itertools.pairwise(words):
-        terms[f"{first}-{second}"] = None
-    return list(terms)[:_MAX_QUERY_TERMS]
-
-
-def _words(text: str) -> str:
-    """Returns the fuzzy channel's terms of a text: words and their parts.
-
-    The terms are lowercased, unique and joined by spaces, for the field's
-    whitespace tokeniser.
-    """
-    words: set[str] = set()
-    for word in set(_WORD_RE.findall(text)):
-        if len(word) > _MAX_WORD_CHARS:
-            continue
-        lower = word.lower()
-        words.add(lower)
-        if lower.isalnum() and word[1:] == lower[1:]:
-            continue  # a plain word: no separators, no inner capitals
-        for part in _PART_SPLIT_RE.split(word):
-            for piece in (part, *_CAMEL_RE.findall(part)):
-                if len(piece) > 1:
-                    words.add(piece.lower())
-    return " ".join(sorted(words))
-
-
-def _query_words(text: str) -> list[str]:
-    """Returns the whole words of a query that the fuzzy channel looks for."""
-    seen: dict[str, None] = {}
-    for match in _WORD_RE.finditer(text):
-        word = match.group().lower()
-        if (
-            _FUZZY_MIN_CHARS <= len(word) <= _MAX_WORD_CHARS
-            and word not in _FUZZY_STOPWORDS
-        ):
-            seen[word] = None
-            if len(seen) == _MAX_FUZZY_WORDS:
-                break
-    return list(seen)
-
-
-def _query_tags(text: str) -> list[str]:
-    """Returns the raw words of a query that could name a tag or its parts."""
-    terms: dict[str, None] = {}
-    for chunk in text.split():
-        chunk = chunk.strip(_EDGE_PUNCTUATION).lower()
-        if chunk:
-            terms.update(dict.fromkeys(_tag_terms([chunk])))
-        if len(terms) >= _MAX_QUERY_TERMS:
-            break
-    return list(terms)[:_MAX_QUERY_TERMS]
 
 
 def _utc(moment: datetime) -> datetime:
@@ -479,7 +364,7 @@ class LexicalIndex:
         one query intersects them in Tantivy (about 9 µs per blob of
         ``blobs``). A query that names no tag costs one lookup of its words.
         """
-        terms = _query_tag_values(_clean(query[:_MAX_QUERY_CHARS]))
+        terms = query_tag_values(query_text(query))
         if not terms or not blobs:
             return set()
         searcher = self._searcher()
@@ -493,14 +378,13 @@ class LexicalIndex:
             ) from exc
         count = result.count  # type: ignore[attr-defined]  # not in the stubs
         if count is not None and count <= _TAGGED_READ_MAX:
-            found = self._blobs_of(searcher, [address for _, address in result.hits])
-            return set(found).intersection(blobs)
+            return set(self._blobs_of(searcher, result.hits)).intersection(blobs)
         among = tantivy.Query.term_set_query(self._schema, "blob", list(blobs))
         both = tantivy.Query.boolean_query(
             [(tantivy.Occur.Must, among), (tantivy.Occur.Must, named)]
         )
         hits = self._run(searcher, both, min(len(blobs), searcher.num_docs), 0)
-        return set(self._blobs_of(searcher, [address for _, address in hits]))
+        return set(self._blobs_of(searcher, hits))
 
     def known_blobs(self) -> set[str]:
         """Returns the blob ids of every committed document.
@@ -513,7 +397,7 @@ class LexicalIndex:
         if total == 0:
             return set()
         hits = self._run(searcher, tantivy.Query.all_query(), total, 0)
-        return set(self._blobs_of(searcher, [address for _, address in hits]))
+        return set(self._blobs_of(searcher, hits))
 
     def search(
         self,
@@ -553,7 +437,7 @@ class LexicalIndex:
         Returns:
             Up to ``limit`` hits, best first.
         """
-        built = self._bm25_query(_clean(query[:_MAX_QUERY_CHARS]))
+        built = self._bm25_query(query_text(query))
         if within:
             spans = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Should, self._span(*span)) for span in within]
@@ -607,7 +491,7 @@ class LexicalIndex:
             Up to ``limit`` hits, best first.
         """
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
-        for word in _query_words(_clean(query[:_MAX_QUERY_CHARS])):
+        for word in query_words(query_text(query)):
             distance = 1 if len(word) < _FUZZY_TWO_EDITS_CHARS else 2
             fuzzy = tantivy.Query.fuzzy_term_query(
                 self._schema, "words", word, distance=distance, prefix=True
@@ -625,7 +509,7 @@ class LexicalIndex:
     # -- internals --------------------------------------------------------
 
     def _bm25_query(self, text: str) -> tantivy.Query | None:
-        terms = list(dict.fromkeys(self._analyzer.analyze(text)))[:_MAX_QUERY_TERMS]
+        terms = list(dict.fromkeys(self._analyzer.analyze(text)))[:MAX_QUERY_TERMS]
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         for term in terms:
             for field, boost in (
@@ -634,7 +518,7 @@ class LexicalIndex:
                 ("context", CONTEXT_BOOST),
             ):
                 clauses.append((tantivy.Occur.Should, self._term(field, term, boost)))
-        for tag in _query_tags(text):
+        for tag in query_tags(text):
             clauses.append((tantivy.Occur.Should, self._term("tags", tag, TAGS_BOOST)))
         if not clauses:
             return None
@@ -656,7 +540,7 @@ class LexicalIndex:
             return []
         if allowed is None:
             hits = self._run(searcher, query, limit, 0)
-            blobs = self._blobs_of(searcher, [address for _, address in hits])
+            blobs = self._blobs_of(searcher, hits)
             return [
                 (blob, float(score))
                 for blob, (score, _) in zip(blobs, hits, strict=True)
@@ -680,7 +564,7 @@ class LexicalIndex:
         while True:
             hits = self._run(searcher, query, page, fetched)
             fetched += len(hits)
-            blobs = self._blobs_of(searcher, [address for _, address in hits])
+            blobs = self._blobs_of(searcher, hits)
             for blob, (score, _) in zip(blobs, hits, strict=True):
                 if blob in allowed:
                     found.append((blob, float(score)))
@@ -703,14 +587,17 @@ class LexicalIndex:
         return list(result.hits)
 
     def _blobs_of(
-        self, searcher: tantivy.Searcher, addresses: Sequence[tantivy.DocAddress]
+        self,
+        searcher: tantivy.Searcher,
+        hits: Sequence[tuple[float, tantivy.DocAddress]],
     ) -> list[str]:
-        """Returns the blob ids of documents, in order (see :data:`_BLOB_PARTS`)."""
+        """Returns the blob ids of hits' documents, in order (:data:`_BLOB_PARTS`)."""
+        addresses = [address for _, address in hits]
         if not addresses:
             return []
         try:
             columns = [
-                searcher.fast_field_values(name, list(addresses))
+                searcher.fast_field_values(name, addresses)
                 for name, _, _ in _BLOB_PARTS
             ]
         except ValueError as exc:
@@ -786,11 +673,11 @@ class LexicalWriter:
                 document.add_text("title", doc.title)
             document.add_text("body", doc.body)
             document.add_text("context", doc.context)
-            for term in _tag_terms(doc.tags):
+            for term in tag_terms(doc.tags):
                 document.add_text("tags", term)
-            for term in _tag_values(doc.tags):
+            for term in tag_values(doc.tags):
                 document.add_text("tag_values", term)
-            document.add_text("words", _words(f"{doc.title or ''}\n{doc.body}"))
+            document.add_text("words", words(f"{doc.title or ''}\n{doc.body}"))
             document.add_date("created_at", _utc(doc.created_at))
             if doc.text_hash:
                 document.add_text("text_hash", doc.text_hash)

@@ -1,0 +1,154 @@
+"""How text becomes the lexical index's terms, for documents and for queries.
+
+:mod:`ctx.hub.lexical` indexes what these functions make of a memory (tag
+terms, tag values, the fuzzy channel's words) and looks up what they make of
+a query, so both sides are cut the same way here. Queries are user text of
+any size and content: each function bounds its work and never raises.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable
+
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "MAX_QUERY_TERMS",
+    "query_tag_values",
+    "query_tags",
+    "query_text",
+    "query_words",
+    "tag_terms",
+    "tag_values",
+    "words",
+]
+
+# Bounds on work per query: a pasted page is cut to its first 10,000
+# characters and its first 64 distinct terms (32 words for the fuzzy channel).
+MAX_QUERY_CHARS = 10_000
+MAX_QUERY_TERMS = 64
+_MAX_FUZZY_WORDS = 32
+
+# The fuzzy channel looks for words of at least this many characters: one
+# typo in a 3-letter word makes another word.
+_FUZZY_MIN_CHARS = 4
+
+# Words longer than this are not indexed for the fuzzy channel (hashes, base64).
+_MAX_WORD_CHARS = 64
+
+# Words of four letters or more that name no topic: they would fuzzily match
+# half the index ("what" ~ "that", "whatever").
+_FUZZY_STOPWORD_TEXT = """
+    about above after again against also been before being below between both cannot
+    could does doing down during each from further have having here hers herself
+    himself into itself just more most myself once only other ought ours ourselves
+    over same should some such than that their theirs them themselves then there
+    these they this those through under until very were what when where which while
+    whom whose will with would your yours yourself yourselves
+"""
+_FUZZY_STOPWORDS = frozenset(_FUZZY_STOPWORD_TEXT.split())
+
+_WORD_RE = re.compile(r"\w+(?:[.\-/:]\w+)*")
+_PART_SPLIT_RE = re.compile(r"[\W_]+")
+_CAMEL_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_EDGE_PUNCTUATION = "\"'`()[]{}<>,;!?.*"
+
+
+def query_text(query: str) -> str:
+    """Returns a query cut to :data:`MAX_QUERY_CHARS`, safe to hand to Rust."""
+    # Lone surrogates cannot cross into Rust; replace them.
+    return query[:MAX_QUERY_CHARS].encode("utf-8", "replace").decode("utf-8")
+
+
+def tag_terms(tags: Iterable[str]) -> list[str]:
+    terms: set[str] = set()
+    for tag in tags:
+        tag = tag.lower()
+        terms.add(tag)
+        namespace, sep, value = tag.partition(":")
+        if sep:
+            terms.update(part for part in (namespace, value) if part)
+    return sorted(terms)
+
+
+def tag_values(tags: Iterable[str]) -> list[str]:
+    terms: set[str] = set()
+    for tag in tags:
+        tag = tag.lower()
+        terms.add(tag)
+        value = tag.partition(":")[2]
+        if value:
+            terms.add(value)
+    return sorted(terms)
+
+
+def query_tag_values(text: str) -> list[str]:
+    """Returns the words of a query that may name a tag or a tag's value.
+
+    Each whitespace-separated word, lowercased, without edge punctuation or
+    a possessive ``'s`` (``Caroline's`` -> ``caroline``); the value of a word
+    written as a whole tag (``project:ctx`` -> also ``ctx``); and each pair
+    of adjacent words joined by a hyphen (``job queue`` -> ``job-queue``).
+    """
+    words: list[str] = []
+    for chunk in text.split():
+        word = chunk.strip(_EDGE_PUNCTUATION).lower()
+        for ending in ("'s", "\u2019s"):
+            word = word.removesuffix(ending)
+        if word:
+            words.append(word)
+    terms: dict[str, None] = {}
+    for word in words:
+        terms.update(dict.fromkeys(tag_values([word])))
+    for first, second in itertools.pairwise(words):
+        terms[f"{first}-{second}"] = None
+    return list(terms)[:MAX_QUERY_TERMS]
+
+
+def words(text: str) -> str:
+    """Returns the fuzzy channel's terms of a text: words and their parts.
+
+    The terms are lowercased, unique and joined by spaces, for the field's
+    whitespace tokeniser.
+    """
+    words: set[str] = set()
+    for word in set(_WORD_RE.findall(text)):
+        if len(word) > _MAX_WORD_CHARS:
+            continue
+        lower = word.lower()
+        words.add(lower)
+        if lower.isalnum() and word[1:] == lower[1:]:
+            continue  # a plain word: no separators, no inner capitals
+        for part in _PART_SPLIT_RE.split(word):
+            for piece in (part, *_CAMEL_RE.findall(part)):
+                if len(piece) > 1:
+                    words.add(piece.lower())
+    return " ".join(sorted(words))
+
+
+def query_words(text: str) -> list[str]:
+    """Returns the whole words of a query that the fuzzy channel looks for."""
+    seen: dict[str, None] = {}
+    for match in _WORD_RE.finditer(text):
+        word = match.group().lower()
+        if (
+            _FUZZY_MIN_CHARS <= len(word) <= _MAX_WORD_CHARS
+            and word not in _FUZZY_STOPWORDS
+        ):
+            seen[word] = None
+            if len(seen) == _MAX_FUZZY_WORDS:
+                break
+    return list(seen)
+
+
+def query_tags(text: str) -> list[str]:
+    """Returns the raw words of a query that could name a tag or its parts."""
+    terms: dict[str, None] = {}
+    for chunk in text.split():
+        chunk = chunk.strip(_EDGE_PUNCTUATION).lower()
+        if chunk:
+            terms.update(dict.fromkeys(tag_terms([chunk])))
+        if len(terms) >= MAX_QUERY_TERMS:
+            break
+    return list(terms)[:MAX_QUERY_TERMS]

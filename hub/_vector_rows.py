@@ -1,0 +1,478 @@
+"""The rows of a vector index: its interface, its files, and exact search.
+
+:class:`VectorIndex` (keys, rows, save and open, the sidecar file) and
+:class:`FlatVectors` (brute force over the memory-mapped rows), on which
+:class:`~ctx.hub._hnsw.HnswVectors` builds its graph. The public names, and
+the design and measurements behind the two kinds, are in
+:mod:`ctx.hub.vectors`.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import secrets
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from ctx.engine import StoreError
+
+if TYPE_CHECKING:
+    from typing import Self
+
+__all__ = ["SIDECAR", "FlatVectors", "VectorIndex", "VectorIndexError"]
+
+SIDECAR = "vectors.json"
+"""Name of the sidecar file inside an index folder."""
+
+Kind = Literal["flat", "hnsw"]
+Vectors = npt.NDArray[np.float32]
+
+
+class VectorIndexError(StoreError):
+    """A vector index cannot be read, written or asked as it was."""
+
+
+class _Sidecar(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What the sidecar file holds; ``keys[row]`` is None for a removed row."""
+
+    version: int
+    kind: str
+    dimensions: int
+    data: str
+    size: int
+    keys: list[str | None]
+    graph: str = ""
+    graph_size: int = 0
+    capacity: int = 0
+    graph_rows: int = -1  # rows in the graph; -1: not recorded (an older save)
+
+
+_SIDECAR_VERSION = 1
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder(_Sidecar)
+
+
+def _error(message: str) -> VectorIndexError:
+    return VectorIndexError(message, hint="Run `ctx reindex`.")
+
+
+def _unit_rows(vectors: npt.ArrayLike, dimensions: int) -> Vectors:
+    """Returns ``vectors`` as C-contiguous float32 unit rows (zero rows stay zero)."""
+    rows = np.array(vectors, dtype=np.float32, copy=True, ndmin=2, order="C")
+    if rows.ndim != 2 or rows.shape[1] != dimensions:
+        raise _error(
+            f"Vectors of shape {rows.shape} do not fit an index of "
+            f"{dimensions} dimensions."
+        )
+    if not np.isfinite(rows).all():
+        raise _error("Vectors must hold finite numbers only.")
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    np.divide(rows, norms, out=rows, where=norms > 0)
+    return rows
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with temp.open("wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, path)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise _error(f"Cannot write the vector index at {path.parent}.") from exc
+
+
+def _read_sidecar(folder: Path) -> _Sidecar:
+    try:
+        raw = (folder / SIDECAR).read_bytes()
+    except FileNotFoundError as exc:
+        raise _error(f"No vector index at {folder}.") from exc
+    except OSError as exc:
+        raise _error(f"Cannot read the vector index at {folder}.") from exc
+    try:
+        sidecar = _DECODER.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise _error(f"The vector index at {folder} is corrupt.") from exc
+    if (
+        sidecar.version != _SIDECAR_VERSION
+        or sidecar.dimensions < 1
+        or sidecar.size < 0
+        or "/" in sidecar.data
+        or sidecar.data in ("", ".", "..")
+    ):
+        raise _error(f"The vector index at {folder} is corrupt.")
+    return sidecar
+
+
+def _top(scores: Vectors, rows: npt.NDArray[np.int64], k: int) -> list[int]:
+    """Returns positions into ``scores`` of the ``k`` best, best first.
+
+    Ties go to the lower row, so results are deterministic.
+    """
+    count = scores.shape[0]
+    if k <= 0 or count == 0:
+        return []
+    best = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
+    order = np.lexsort((rows[best], -scores[best]))
+    return [int(i) for i in best[order]]
+
+
+class VectorIndex(abc.ABC):
+    """Cosine nearest neighbours over unit vectors, keyed by blob id.
+
+    Adding a key that is present replaces its vector. Changes live in memory
+    (and, for a flat index on disk, in its data file) until :meth:`save`
+    makes them durable; an index without a path lives in memory only.
+    """
+
+    kind: ClassVar[Kind]
+
+    def __init__(self, dimensions: int, path: str | os.PathLike[str] | None) -> None:
+        if dimensions < 1:
+            raise _error(f"An index needs at least 1 dimension, not {dimensions}.")
+        self._dimensions = dimensions
+        self._path = None if path is None else Path(path)
+        self._keys: list[str | None] = []
+        self._rows: dict[str, int] = {}
+        # Rows of the last frozenset searched, valid while _version holds.
+        self._version = 0
+        self._cached: tuple[frozenset[str], int, npt.NDArray[np.int64]] | None = None
+
+    @property
+    def dimensions(self) -> int:
+        """Returns the length of every vector."""
+        return self._dimensions
+
+    @property
+    def path(self) -> Path | None:
+        """Returns the index folder, or None for an index in memory."""
+        return self._path
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def keys(self) -> list[str]:
+        """Returns the keys present, in the order they were added."""
+        return [key for key in self._keys if key is not None]
+
+    def add(self, keys: Sequence[str], vectors: npt.ArrayLike) -> None:
+        """Adds one vector per key, replacing the vectors of present keys.
+
+        Raises:
+            VectorIndexError: The shapes do not match the keys and dimensions,
+                a key repeats, or a vector is not finite.
+        """
+        rows = _unit_rows(vectors, self._dimensions)
+        if len(keys) != rows.shape[0]:
+            raise _error(f"Got {len(keys)} keys for {rows.shape[0]} vectors.")
+        if len(set(keys)) != len(keys):
+            raise _error("The keys of one add must differ.")
+        if not keys:
+            return
+        self.remove(key for key in keys if key in self._rows)
+        first = len(self._keys)
+        self._append(rows, first)
+        self._keys.extend(keys)
+        self._rows.update((key, first + i) for i, key in enumerate(keys))
+        self._version += 1
+
+    def remove(self, keys: Iterable[str]) -> None:
+        """Removes the vectors of the given keys; absent keys are ignored."""
+        dead = [row for key in keys if (row := self._rows.pop(key, None)) is not None]
+        for row in dead:
+            self._keys[row] = None
+        if dead:
+            self._tombstone(dead)
+            self._version += 1
+
+    def search(
+        self, vector: npt.ArrayLike, k: int, allowed: Collection[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """Returns up to ``k`` (key, cosine) pairs, most similar first.
+
+        Args:
+            vector: The query, of :attr:`dimensions` floats (normalised here).
+            k: How many neighbours to return.
+            allowed: If given, only these keys may be returned (unknown keys
+                are ignored).
+
+        Raises:
+            VectorIndexError: The query has the wrong dimensions.
+        """
+        query = _unit_rows(vector, self._dimensions)
+        if query.shape[0] != 1:
+            raise _error(f"Search takes one vector, not {query.shape[0]}.")
+        if k <= 0 or not self._rows:
+            return []
+        candidates = None if allowed is None else self._candidates(allowed)
+        if candidates is not None and candidates.size == 0:
+            return []
+        found = self._search(query[0], k, candidates)
+        keys = self._keys
+        return [(key, score) for row, score in found if (key := keys[row]) is not None]
+
+    def _candidates(self, allowed: Collection[str]) -> npt.NDArray[np.int64]:
+        """Returns the sorted rows of the allowed keys, cached for a frozenset."""
+        cached = self._cached
+        if cached is not None and cached[0] is allowed and cached[1] == self._version:
+            return cached[2]
+        rows = self._rows
+        found = np.fromiter(
+            (row for row in map(rows.get, allowed) if row is not None), dtype=np.int64
+        )
+        found.sort()
+        if isinstance(allowed, frozenset):
+            self._cached = (allowed, self._version, found)
+        return found
+
+    @abc.abstractmethod
+    def vectors_of(self, keys: Sequence[str]) -> Vectors:
+        """Returns the stored (unit) vectors of ``keys``, one row each.
+
+        Raises:
+            KeyError: A key is not present.
+        """
+
+    def compact(self) -> None:
+        """Drops removed rows, renumbering the rest (and saves if on disk)."""
+        live = np.array(
+            [row for row, key in enumerate(self._keys) if key is not None],
+            dtype=np.int64,
+        )
+        self._rebuild(live)
+        self._keys = [self._keys[row] for row in live]
+        self._rows = {key: row for row, key in enumerate(self._keys) if key}
+        self._version += 1
+        if self._path is not None:
+            self.save()
+
+    def save(self) -> None:
+        """Makes every change durable in the index folder.
+
+        Raises:
+            VectorIndexError: The index lives in memory, or cannot be written.
+        """
+        if self._path is None:
+            raise _error("An index in memory cannot be saved.")
+        try:
+            self._path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _error(f"Cannot create the vector index at {self._path}.") from exc
+        sidecar = self._write_data(
+            self._path,
+            _Sidecar(
+                version=_SIDECAR_VERSION,
+                kind=self.kind,
+                dimensions=self._dimensions,
+                data="",
+                size=0,
+                keys=self._keys,
+            ),
+        )
+        _write_atomic(self._path / SIDECAR, _ENCODER.encode(sidecar))
+        for stale in self._path.glob("*-*.*"):
+            if stale.name not in (sidecar.data, sidecar.graph) and stale.suffix in (
+                ".f32",
+                ".bin",
+            ):
+                stale.unlink(missing_ok=True)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Self:
+        """Returns the index saved in folder ``path``.
+
+        Raises:
+            VectorIndexError: There is no index of this kind there, or it is
+                corrupt.
+        """
+        folder = Path(path)
+        sidecar = _read_sidecar(folder)
+        if sidecar.kind != cls.kind:
+            raise _error(
+                f"The vector index at {folder} is {sidecar.kind}, not {cls.kind}."
+            )
+        return cls._opened(folder, sidecar, folder)
+
+    @classmethod
+    def _opened(cls, folder: Path, sidecar: _Sidecar, path: Path | None) -> Self:
+        """Returns the index ``sidecar`` describes, bound to ``path``."""
+        index = cls(sidecar.dimensions, path)
+        index._keys = list(sidecar.keys)
+        index._rows = {key: row for row, key in enumerate(sidecar.keys) if key}
+        if len(index._rows) != sum(key is not None for key in sidecar.keys):
+            raise _error(f"The vector index at {folder} is corrupt.")
+        index._load(folder, sidecar)
+        return index
+
+    @abc.abstractmethod
+    def _append(self, rows: Vectors, first: int) -> None:
+        """Stores ``rows`` as rows ``first``, ``first + 1``, ..."""
+
+    @abc.abstractmethod
+    def _tombstone(self, rows: list[int]) -> None:
+        """Hides ``rows`` from searches."""
+
+    @abc.abstractmethod
+    def _search(
+        self, query: Vectors, k: int, candidates: npt.NDArray[np.int64] | None
+    ) -> list[tuple[int, float]]:
+        """Returns (row, cosine) of the best live rows, among candidates if any."""
+
+    @abc.abstractmethod
+    def _rebuild(self, live: npt.NDArray[np.int64]) -> None:
+        """Keeps only rows ``live``, renumbered 0, 1, ... in that order."""
+
+    @abc.abstractmethod
+    def _write_data(self, folder: Path, sidecar: _Sidecar) -> _Sidecar:
+        """Writes the data durably; returns ``sidecar`` naming its files."""
+
+    @abc.abstractmethod
+    def _load(self, folder: Path, sidecar: _Sidecar) -> None:
+        """Loads the data file the sidecar names."""
+
+
+class FlatVectors(VectorIndex):
+    """Exact cosine search by brute force over a memory-mapped float32 array.
+
+    A query is one matrix-vector product over every row (or over the allowed
+    rows, gathered, when they are few) and an ``argpartition`` for the top k.
+    """
+
+    kind: ClassVar[Kind] = "flat"
+
+    def __init__(
+        self, dimensions: int, path: str | os.PathLike[str] | None = None
+    ) -> None:
+        super().__init__(dimensions, path)
+        self._matrix: Vectors = np.empty((0, dimensions), dtype=np.float32)
+        self._buffer: Vectors = self._matrix
+        self._live: npt.NDArray[np.bool_] = np.ones(0, dtype=bool)
+        self._dead = 0
+        self._data: str | None = None
+
+    def _append(self, rows: Vectors, first: int) -> None:
+        count = first + rows.shape[0]
+        if self._path is None:
+            if count > self._buffer.shape[0]:
+                grown = np.empty(
+                    (max(count, 2 * self._buffer.shape[0], 1024), self._dimensions),
+                    dtype=np.float32,
+                )
+                grown[:first] = self._buffer[:first]
+                self._buffer = grown
+            self._buffer[first:count] = rows
+            self._matrix = self._buffer[:count]
+        else:
+            if self._data is None:
+                self._data = f"vectors-{secrets.token_hex(6)}.f32"
+            folder = self._path
+            row_bytes = self._dimensions * 4
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                with (folder / self._data).open("ab") as file:
+                    # Drop the tail an interrupted save may have left.
+                    file.truncate(first * row_bytes)
+                    file.write(rows.tobytes())
+            except OSError as exc:
+                raise _error(f"Cannot write the vector index at {folder}.") from exc
+            self._map(folder / self._data, count)
+        self._live = np.concatenate([self._live, np.ones(rows.shape[0], dtype=bool)])
+
+    def _map(self, file: Path, count: int) -> None:
+        if count == 0:
+            self._matrix = np.empty((0, self._dimensions), dtype=np.float32)
+            return
+        try:
+            self._matrix = np.memmap(
+                file, dtype=np.float32, mode="r", shape=(count, self._dimensions)
+            )
+        except (OSError, ValueError) as exc:
+            raise _error(f"Cannot map the vector data at {file}.") from exc
+
+    def vectors_of(self, keys: Sequence[str]) -> Vectors:
+        """Returns the stored (unit) vectors of ``keys``, one row each."""
+        rows = [self._rows[key] for key in keys]
+        return np.array(self._matrix[rows], dtype=np.float32)
+
+    def _tombstone(self, rows: list[int]) -> None:
+        self._live[rows] = False
+        self._dead += len(rows)
+
+    def _search(
+        self, query: Vectors, k: int, candidates: npt.NDArray[np.int64] | None
+    ) -> list[tuple[int, float]]:
+        matrix = self._matrix
+        if candidates is not None:
+            if 4 * candidates.size < matrix.shape[0]:
+                scores = matrix[candidates] @ query
+            else:
+                scores = (matrix @ query)[candidates]
+            rows = candidates
+        elif self._dead:
+            rows = np.flatnonzero(self._live)
+            scores = (matrix @ query)[rows]
+        else:
+            scores = matrix @ query
+            rows = np.arange(matrix.shape[0])
+        return [(int(rows[i]), float(scores[i])) for i in _top(scores, rows, k)]
+
+    def _rebuild(self, live: npt.NDArray[np.int64]) -> None:
+        kept = np.ascontiguousarray(self._matrix[live])
+        self._live = np.ones(live.size, dtype=bool)
+        self._dead = 0
+        if self._path is None:
+            self._buffer = self._matrix = kept
+            return
+        self._data = f"vectors-{secrets.token_hex(6)}.f32"
+        self._write_file(self._path / self._data, kept.tobytes())
+        self._map(self._path / self._data, live.size)
+
+    def _write_file(self, file: Path, data: bytes) -> None:
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            with file.open("wb") as out:
+                out.write(data)
+        except OSError as exc:
+            raise _error(f"Cannot write the vector index at {file.parent}.") from exc
+
+    def _write_data(self, folder: Path, sidecar: _Sidecar) -> _Sidecar:
+        if self._data is None:
+            self._data = f"vectors-{secrets.token_hex(6)}.f32"
+            self._write_file(folder / self._data, b"")
+        file = folder / self._data
+        size = len(self._keys) * self._dimensions * 4
+        try:
+            with file.open("r+b") as out:
+                out.truncate(size)
+                os.fsync(out.fileno())
+        except OSError as exc:
+            raise _error(f"Cannot write the vector index at {folder}.") from exc
+        return msgspec.structs.replace(sidecar, data=self._data, size=size)
+
+    def _load(self, folder: Path, sidecar: _Sidecar) -> None:
+        file = folder / sidecar.data
+        size = len(sidecar.keys) * sidecar.dimensions * 4
+        try:
+            actual = file.stat().st_size
+        except OSError as exc:
+            raise _error(f"The vector index at {folder} lacks its data.") from exc
+        if sidecar.size != size or actual < size:
+            raise _error(
+                f"The vector data at {folder} holds {actual} bytes, "
+                f"not the {size} its {len(sidecar.keys)} rows need."
+            )
+        self._data = sidecar.data
+        self._map(file, len(sidecar.keys))
+        self._live = np.array([key is not None for key in sidecar.keys], dtype=bool)
+        self._dead = len(sidecar.keys) - len(self._rows)
