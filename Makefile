@@ -3,7 +3,7 @@
 #   make check   installs ctx with its dev tools and runs every check and test
 VENV := .venv
 BIN := $(VENV)/bin
-SOURCES := $(shell find engine hub porcelain lens -name '*.py') pyproject.toml
+SOURCES := $(shell find engine hub porcelain lens -name '*.py' -o -name '*.pyi') pyproject.toml
 
 .PHONY: install tour check test lint fix
 

@@ -16,7 +16,7 @@ created at its session's date (UTC), tagged ``speaker:<name>`` (the turn's
 speaker, lowercased: a question that names a speaker boosts that speaker's
 turns, see ``RecallConfig.tags``), and, for every turn but a session's
 first, with the previous turn's text as its ``reply_to`` meta (its vector is
-made from both, see ``ctx.hub.projection.REPLY_TO``). Two rows write the
+made from both, see ``ctx.hub.index.projection.REPLY_TO``). Two rows write the
 same turns without the reply context, and without it and the tags. The questions of categories 1-4 are
 ranked and scored by recall@k = evidence turns in the top k / evidence turns
 (evidence ids repaired by the reference's ``normalize_evidence``; questions
@@ -64,9 +64,9 @@ from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import Embedder, make_embedder
-from ctx.hub.projection import REPLY_TO, LiveView, Projection
-from ctx.hub.ranking import rank
-from ctx.hub.sources import open_sources
+from ctx.hub.index.projection import REPLY_TO, LiveView, Projection
+from ctx.hub.retrieval.ranking import rank
+from ctx.hub.retrieval.sources import open_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "quality.md"

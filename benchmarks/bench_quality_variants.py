@@ -65,7 +65,7 @@ from bench_quality import (
 from ctx.engine import Adjacency
 from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import make_embedder
-from ctx.hub.ranking import (
+from ctx.hub.retrieval.ranking import (
     Channels,
     Ranked,
     apply_gravity,

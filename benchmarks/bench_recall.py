@@ -63,11 +63,11 @@ from bench_lexical import make_vocabulary
 from ctx.engine import Draft, Intent, Store, remember, remember_many
 from ctx.hub.config import load_config
 from ctx.hub.embedders import make_embedder
-from ctx.hub.maintenance import index_status, reindex
-from ctx.hub.projection import Projection
-from ctx.hub.recall import recall
-from ctx.hub.sources import open_sources
-from ctx.hub.vectors import CROSSOVER
+from ctx.hub.index.maintenance import index_status, reindex
+from ctx.hub.index.projection import Projection
+from ctx.hub.index.vectors import CROSSOVER
+from ctx.hub.retrieval.packing import recall
+from ctx.hub.retrieval.sources import open_sources
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / ".data" / "recall"
@@ -412,9 +412,9 @@ from datetime import datetime, UTC
 from ctx.engine import Store
 from ctx.hub.config import load_config
 from ctx.hub.embedders import make_embedder
-from ctx.hub.projection import Projection
-from ctx.hub.recall import recall
-from ctx.hub.sources import open_sources
+from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.packing import recall
+from ctx.hub.retrieval.sources import open_sources
 import ctx.hub.embedders.{kind}, numpy, hnswlib
 out = {{}}
 if sys.argv[1] != "imports":

@@ -6,12 +6,12 @@ from typing import Literal
 
 import msgspec
 
+from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError, NotFoundError
 from ctx.engine.ids import parse_memory_id
 from ctx.engine.layout import conflict_path
 from ctx.engine.memories import WriteResult
 from ctx.engine.model import Conflict, Intent, check_body, decode_memory, encode
-from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
 

@@ -29,6 +29,7 @@ import msgspec
 from dulwich.objects import Blob, ObjectID
 
 from ctx.engine import _trees
+from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import ConflictError, InvalidInputError, MemoryNotFoundError
 from ctx.engine.ids import MemoryId, parse_memory_id
 from ctx.engine.layout import (
@@ -50,7 +51,6 @@ from ctx.engine.model import (
     decode_memory,
     encode,
 )
-from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.snapshot import LinkRecord, MemoryRecord, Snapshot
 from ctx.engine.store import Store
 

@@ -16,12 +16,12 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
+from ctx.engine.branches import target_branch
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import new_memory_id
 from ctx.engine.layout import check_context, memory_path
 from ctx.engine.memories import Draft, WriteResult, build_memory
 from ctx.engine.model import MAX_BODY_BYTES, Intent, Memory, Source, encode
-from ctx.engine.revisions import target_branch
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Literal
 
 from ctx.engine.adjacency import adjacency
+from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.catalog import catalog
 from ctx.engine.errors import InvalidInputError, LinkNotFoundError
 from ctx.engine.ids import MemoryId, parse_memory_id
 from ctx.engine.layout import link_path
 from ctx.engine.memories import WriteResult
 from ctx.engine.model import Intent, Link, check_link_type, decode_link, encode
-from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.snapshot import LinkRecord, Snapshot
 from ctx.engine.store import Store
 

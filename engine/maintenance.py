@@ -14,10 +14,10 @@ from dulwich.objects import Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
 from ctx.engine.adjacency import adjacency
+from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import CorruptStoreError
 from ctx.engine.layout import id_from_memory_path, parse_link_path
 from ctx.engine.model import Conflict, decode_memory
-from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.store import CommitInfo, Store
 from ctx.engine.tags import TIERS, TagCount, tier_of
 from ctx.engine.tokens import memory_tokens

@@ -8,6 +8,7 @@ from datetime import datetime
 import msgspec
 
 from ctx.engine.adjacency import adjacency
+from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import CommitId, MemoryId, new_memory_id, parse_memory_id
 from ctx.engine.layout import (
@@ -28,7 +29,6 @@ from ctx.engine.model import (
     encode,
     headline,
 )
-from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import CommitInfo, Store
 

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 import msgspec
 
 from ctx.engine.adjacency import adjacency
+from ctx.engine.branches import resolve_revision
 from ctx.engine.query import Facts, evaluate, memory_tokens, parse_query
-from ctx.engine.revisions import resolve_revision
 from ctx.engine.snapshot import MemoryRecord
 from ctx.engine.store import Store
 from ctx.engine.tags import tier_of

@@ -13,11 +13,11 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
+from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import parse_memory_id
 from ctx.engine.memories import WriteResult, normalize_tags
 from ctx.engine.model import Intent, check_tag, encode
-from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import Store
 

@@ -12,7 +12,8 @@ from datetime import datetime
 
 import msgspec
 
-from ctx.engine.composition import FORMATS, Composition, compose
+from ctx.engine.branches import resolve_revision, target_branch
+from ctx.engine.compose import FORMATS, Composition, compose
 from ctx.engine.errors import (
     ConflictError,
     CorruptStoreError,
@@ -22,7 +23,6 @@ from ctx.engine.errors import (
 from ctx.engine.memories import WriteResult
 from ctx.engine.model import Intent, encode_struct
 from ctx.engine.query import parse_query
-from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
 

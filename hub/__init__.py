@@ -1,19 +1,8 @@
 """The hub: projections of commits into search indexes, and recall.
 
-``ctx.hub.projection`` keeps Tantivy (``ctx.hub.lexical``) and vector
-(``ctx.hub.vectors``) indexes caught up with any commit; ``ctx.hub.ranking``
-fuses their channels with temporal gravity (``ctx.hub.temporal``,
-``ctx.hub.gravity``) and link expansion; ``ctx.hub.recall`` packs the result
-into a token budget. ``ctx.hub.embedders`` turns text into vectors;
-``ctx.hub.config`` reads ``config.toml``. See docs/recall.md.
-
-Importing the hub sets ``OPENBLAS_NUM_THREADS=1`` unless it is set already
-(and takes effect only if numpy is not loaded yet): on a small machine,
-OpenBLAS threads and onnxruntime's fight over the cores, which doubled the
-cost of embedding a query (DESIGN.md, "Measured facts"). A vector search is
-one matrix-vector product, which a second thread barely speeds up.
+Rooms, by concept: ``index`` keeps Tantivy and vector indexes caught up with
+any commit; ``temporal`` reads time in questions and memories; ``retrieval``
+ranks and packs memories for a question; ``server`` keeps a hub running for
+a store; ``embedders`` turns text into vectors; ``config`` reads
+``config.toml``. See docs/architecture.md and docs/recall.md.
 """
-
-import os
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

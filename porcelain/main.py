@@ -8,6 +8,7 @@ as ``Error: ...`` (and ``Hint: ...``) on stderr with the error's exit code:
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -113,5 +114,14 @@ for module in (
 
 
 def main() -> None:
-    """Runs the command line."""
+    """Runs the command line.
+
+    BLAS is held to one thread unless the environment says otherwise (set
+    here, by the program, not by importing a module): on a small machine
+    OpenBLAS threads and onnxruntime's fight over the cores, which doubled
+    the cost of embedding a query (DESIGN.md, "Measured facts"), and a
+    vector search is one matrix-vector product a second thread barely speeds
+    up. It takes effect because numpy is not loaded yet.
+    """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     cli(prog_name="ctx")

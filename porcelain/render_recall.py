@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from ctx.hub.maintenance import IndexStatus, ReindexReport
-    from ctx.hub.recall import Hit, RecallResult
+    from ctx.hub.index.maintenance import IndexStatus, ReindexReport
+    from ctx.hub.retrieval.packing import Hit, RecallResult
 
 __all__ = ["render_index_status", "render_recall", "render_reindex"]
 

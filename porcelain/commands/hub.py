@@ -12,8 +12,8 @@ from typing import Any
 import click
 
 from ctx.engine import NotAStoreError
-from ctx.hub.wire import Request, socket_path
-from ctx.porcelain._hub_client import ask
+from ctx.hub.server.client import ask
+from ctx.hub.server.wire import Request, socket_path
 from ctx.porcelain._options import CtxState, echo_json, json_option, now, pass_state
 
 __all__ = ["COMMANDS"]
@@ -66,7 +66,7 @@ def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
             "The user store does not exist yet.",
             hint="Remember something first, or `ctx init` a project store.",
         )
-    from ctx.hub.service import serve
+    from ctx.hub.server.service import serve
 
     def ready(path: Path) -> None:
         if as_json:

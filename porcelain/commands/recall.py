@@ -12,8 +12,8 @@ import click
 import msgspec
 
 from ctx.engine import InvalidInputError
-from ctx.hub.wire import Reply, Request
-from ctx.porcelain._hub_client import ask, start_hub
+from ctx.hub.server.client import ask, start_hub
+from ctx.hub.server.wire import Reply, Request
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -31,7 +31,7 @@ from ctx.porcelain.render_recall import (
 
 if TYPE_CHECKING:  # the hub (numpy, Tantivy, onnxruntime) loads only when used
     from ctx.hub.config import HubConfig
-    from ctx.hub.projection import Projection
+    from ctx.hub.index.projection import Projection
 
 __all__ = ["COMMANDS"]
 
@@ -40,7 +40,7 @@ _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 def _open(state: CtxState) -> tuple[Projection, HubConfig]:
     from ctx.hub.config import load_config
-    from ctx.hub.projection import Projection
+    from ctx.hub.index.projection import Projection
 
     store = state.store()
     config = load_config(store.path)
@@ -69,7 +69,7 @@ def _ask(state: CtxState, request: Request) -> Reply:
         reply = ask(path, request)
         if reply is not None:
             return reply
-    from ctx.hub.service import Answerer
+    from ctx.hub.server.service import Answerer
 
     answerer = Answerer(state.store(), now, one_shot=True)
     reply = answerer.answer(request)
@@ -258,7 +258,7 @@ def reindex_command(state: CtxState, re_embed: bool, as_json: bool) -> None:
       ctx reindex
       ctx reindex --re-embed
     """
-    from ctx.hub.maintenance import reindex
+    from ctx.hub.index.maintenance import reindex
 
     projection, _ = _open(state)
 
@@ -295,7 +295,7 @@ def index_status_command(state: CtxState, as_json: bool) -> None:
     Example:
       ctx index status --json
     """
-    from ctx.hub.maintenance import index_status
+    from ctx.hub.index.maintenance import index_status
 
     projection, _ = _open(state)
     status = index_status(projection)

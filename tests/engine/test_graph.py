@@ -14,7 +14,7 @@ from ctx.engine import (
     unlink,
 )
 from ctx.engine.adjacency import adjacency
-from ctx.engine.graph import expand, related, summarize, supersede, trace
+from ctx.engine.provenance import expand, related, summarize, supersede, trace
 from ctx.engine.tags import count_tags, tag, tier_of, untag
 
 

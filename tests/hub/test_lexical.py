@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx.engine import StoreBusyError, StoreError
-from ctx.hub.lexical import (
+from ctx.hub.index.lexical import (
     TITLE_BOOST,
     LexicalDoc,
     LexicalIndex,
@@ -258,7 +258,7 @@ def test_one_writer_at_a_time_in_one_process(tmp_path):
 HOLD_WRITER = textwrap.dedent(
     """
     import sys
-    from ctx.hub.lexical import LexicalIndex
+    from ctx.hub.index.lexical import LexicalIndex
 
     writer = LexicalIndex.open(sys.argv[1]).writer()
     print("holding", flush=True)
@@ -391,7 +391,7 @@ def test_over_fetching_widens_until_enough_allowed_hits(monkeypatch):
 
 @pytest.mark.parametrize("read_max", [1_000, 1], ids=["read", "intersected"])
 def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max):
-    monkeypatch.setattr("ctx.hub.lexical._TAGGED_READ_MAX", read_max)
+    monkeypatch.setattr("ctx.hub.index.lexical._TAGGED_READ_MAX", read_max)
     index = make_index(
         make_doc("b1", "Went to the support group.", tags=["speaker:caroline"]),
         make_doc("b2", "Painted a sunrise.", tags=["speaker:melanie"]),
@@ -413,7 +413,7 @@ def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max
 def test_git_blob_ids_come_from_fast_fields_without_reading_documents(
     monkeypatch, read_max
 ):
-    monkeypatch.setattr("ctx.hub.lexical._TAGGED_READ_MAX", read_max)
+    monkeypatch.setattr("ctx.hub.index.lexical._TAGGED_READ_MAX", read_max)
     ids = [f"{i:02x}" * 20 for i in (0, 1, 0xAB, 0xFF)]  # 40 hex digits each
     index = make_index(
         make_doc(ids[0], "pelicans nest on the pier", tags=["bird:pelican"]),

@@ -14,14 +14,14 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft, Store
 from ctx.hub.config import HubConfig
-from ctx.hub.projection import (
+from ctx.hub.index.projection import (
     _REPLY_TO_FORMAT,
     FORMAT,
     PENDING_MAX,
     REPLY_TO,
     Projection,
 )
-from ctx.hub.sources import open_sources
+from ctx.hub.retrieval.sources import open_sources
 
 HASHING = HubConfig(embedder={"kind": "hashing"})
 
@@ -386,8 +386,8 @@ def test_index_size_counts_only_the_current_generation(disk_store, projection):
 
 
 def test_a_growing_flat_index_becomes_hnsw(disk_store, monkeypatch):
-    from ctx.hub import projection as module
-    from ctx.hub.vectors import HnswVectors
+    from ctx.hub.index import projection as module
+    from ctx.hub.index.vectors import HnswVectors
 
     monkeypatch.setattr(module, "CROSSOVER", 10)
     ids = [remember(disk_store, f"memory {i} about herons") for i in range(12)]
@@ -403,8 +403,8 @@ def test_a_growing_flat_index_becomes_hnsw(disk_store, monkeypatch):
 
 
 def test_an_exact_projection_leaves_the_hnsw_graph_on_disk(disk_store, monkeypatch):
-    from ctx.hub import projection as module
-    from ctx.hub.recall import recall
+    from ctx.hub.index import projection as module
+    from ctx.hub.retrieval.packing import recall
 
     monkeypatch.setattr(module, "CROSSOVER", 10)
     birds = "avocet bittern curlew dunlin eider fulmar gannet heron ibis jay kite loon"
@@ -438,8 +438,8 @@ def test_an_exact_projection_leaves_the_hnsw_graph_on_disk(disk_store, monkeypat
 
 
 def test_a_loaded_graph_is_kept_when_another_process_appends(disk_store, monkeypatch):
-    from ctx.hub import projection as module
-    from ctx.hub.vectors import HnswVectors
+    from ctx.hub.index import projection as module
+    from ctx.hub.index.vectors import HnswVectors
 
     monkeypatch.setattr(module, "CROSSOVER", 10)
     for i in range(12):

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from ctx import engine
 from ctx.engine import Draft, InvalidInputError
 from ctx.hub.config import HubConfig, RecallConfig
-from ctx.hub.gravity import closeness, window_closeness
-from ctx.hub.projection import Projection
-from ctx.hub.ranking import rank
-from ctx.hub.recall import HEADER_TOKENS, MAX_QUERY_CHARS, recall, search
-from ctx.hub.sources import open_sources
-from ctx.hub.temporal import parse_temporal
+from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.packing import HEADER_TOKENS, MAX_QUERY_CHARS, recall, search
+from ctx.hub.retrieval.ranking import rank
+from ctx.hub.retrieval.sources import open_sources
+from ctx.hub.temporal.gravity import closeness, window_closeness
+from ctx.hub.temporal.parse import parse_temporal
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)  # a Friday
 HASHING = HubConfig(embedder={"kind": "hashing"})

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctx.hub.temporal import (
+from ctx.hub.temporal.parse import (
     Cycle,
     Relation,
     TemporalQuery,

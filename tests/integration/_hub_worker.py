@@ -17,9 +17,9 @@ from pathlib import Path
 
 from ctx.engine import Draft, Intent, Store, remember
 from ctx.hub.config import load_config
-from ctx.hub.projection import Projection
-from ctx.hub.recall import recall, search
-from ctx.hub.sources import open_sources
+from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.packing import recall, search
+from ctx.hub.retrieval.sources import open_sources
 
 
 def _say(line: str) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from integration_support import CTX, run_ctx, wall_clock
 
 from ctx.engine import Draft, Intent, Store, remember_many
-from ctx.hub.recall import MAX_HITS
+from ctx.hub.retrieval.packing import MAX_HITS
 
 HUB_WORKER = Path(__file__).with_name("_hub_worker.py")
 

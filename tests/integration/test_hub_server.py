@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from integration_support import CTX, run_ctx
 
-from ctx.hub.wire import socket_path
+from ctx.hub.server.wire import socket_path
 
 NOW = "2026-03-20T12:00"
 

@@ -1,6 +1,6 @@
 """HNSW search over a vector index's rows (hnswlib), with an exact delta.
 
-See :mod:`ctx.hub.vectors` for when it is chosen and what it costs.
+See :mod:`ctx.hub.index.vectors` for when it is chosen and what it costs.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from ctx.hub._vector_rows import (
+from ctx.hub.index.rows import (
     FlatVectors,
     Kind,
+    Sidecar,
     Vectors,
-    _error,
-    _Sidecar,
+    index_error,
 )
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ class HnswVectors(FlatVectors):
         self._graph = self._new_graph(1024)
         self._graph_rows = 0  # rows 0.. in the graph; the rest is the delta
         self._saved: tuple[str, int, int] | None = None  # graph file, size, capacity
-        self._unloaded: tuple[Path, _Sidecar] | None = None  # graph left on disk
+        self._unloaded: tuple[Path, Sidecar] | None = None  # graph left on disk
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, graph: bool = True) -> Self:
@@ -215,7 +215,7 @@ class HnswVectors(FlatVectors):
         self._graph_rows = 0
         self._grow_graph(live.size)
 
-    def _write_data(self, folder: Path, sidecar: _Sidecar) -> _Sidecar:
+    def _write_data(self, folder: Path, sidecar: Sidecar) -> Sidecar:
         sidecar = super()._write_data(folder, sidecar)
         if self._saved is None or not (folder / self._saved[0]).exists():
             self._saved = self._write_graph(folder)
@@ -238,24 +238,24 @@ class HnswVectors(FlatVectors):
             size = file.stat().st_size
         except (OSError, RuntimeError) as exc:
             file.unlink(missing_ok=True)
-            raise _error(f"Cannot write the vector index at {folder}.") from exc
+            raise index_error(f"Cannot write the vector index at {folder}.") from exc
         return graph, size, self._graph.get_max_elements()
 
-    def _load(self, folder: Path, sidecar: _Sidecar) -> None:
+    def _load(self, folder: Path, sidecar: Sidecar) -> None:
         super()._load(folder, sidecar)
         file = folder / sidecar.graph
         try:
             actual = file.stat().st_size if sidecar.graph else -1
         except OSError as exc:
-            raise _error(f"The vector index at {folder} lacks its graph.") from exc
+            raise index_error(f"The vector index at {folder} lacks its graph.") from exc
         if actual != sidecar.graph_size:
             # Checked before hnswlib reads it: a truncated graph can crash it.
-            raise _error(
+            raise index_error(
                 f"The vector graph at {folder} holds {actual} bytes, "
                 f"not {sidecar.graph_size}."
             )
         if sidecar.graph_rows > len(sidecar.keys):
-            raise _error(f"The vector index at {folder} is corrupt.")
+            raise index_error(f"The vector index at {folder} is corrupt.")
         self._unloaded = (folder, sidecar)
         self._graph_rows = sidecar.graph_rows  # -1 until the graph is loaded
         self._saved = (sidecar.graph, sidecar.graph_size, sidecar.capacity)
@@ -297,10 +297,10 @@ class HnswVectors(FlatVectors):
         try:
             graph.load_index(str(folder / sidecar.graph), max_elements=sidecar.capacity)
         except (RuntimeError, ValueError, MemoryError) as exc:
-            raise _error(f"The vector graph at {folder} is corrupt.") from exc
+            raise index_error(f"The vector graph at {folder} is corrupt.") from exc
         rows = graph.element_count
         if rows > len(sidecar.keys) or sidecar.graph_rows not in (-1, rows):
-            raise _error(
+            raise index_error(
                 f"The vector graph at {folder} holds {rows} rows, not the "
                 f"{sidecar.graph_rows} of the {len(sidecar.keys)} it indexes."
             )

@@ -1,7 +1,7 @@
 """Recall and search: ranked memories of a branch, packed into a token budget.
 
 :func:`recall` is what ``ctx recall`` prints: the pinned memories first (at
-most half the budget), then the best of :func:`ctx.hub.ranking.rank`, each
+most half the budget), then the best of :func:`ctx.hub.retrieval.ranking.rank`, each
 taken if it still fits, until the budget or :data:`MAX_HITS` is reached. A
 memory costs its :func:`~ctx.engine.memory_tokens` plus :data:`HEADER_TOKENS`
 for the line that names it (id, kind, date, path); the footer's "whole live
@@ -29,10 +29,10 @@ from ctx.engine import (
     log,
 )
 from ctx.hub.config import RecallConfig
-from ctx.hub.projection import LiveView, Projection
-from ctx.hub.ranking import CHANNELS, Ranked, Ranking, rank
-from ctx.hub.results import ChannelScore, Explanation, Hit, RecallResult
-from ctx.hub.sources import Source
+from ctx.hub.index.projection import LiveView, Projection
+from ctx.hub.retrieval.ranking import CHANNELS, Ranked, Ranking, rank
+from ctx.hub.retrieval.results import ChannelScore, Explanation, Hit, RecallResult
+from ctx.hub.retrieval.sources import Source
 
 __all__ = [
     "HEADER_TOKENS",

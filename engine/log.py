@@ -1,4 +1,4 @@
-"""History queries: log, blame and line-by-line blame of memories."""
+"""The log: the commits that changed memories, newest first."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 import msgspec
 
-from ctx.engine.errors import InvalidInputError, MemoryNotFoundError
+from ctx.engine.branches import resolve_revision
+from ctx.engine.errors import InvalidInputError
 from ctx.engine.history import Change, CommitRecord
 from ctx.engine.ids import CommitId, parse_memory_id
-from ctx.engine.revisions import resolve_revision
 from ctx.engine.store import CommitInfo, Store
 
-__all__ = ["LogEntry", "PathChange", "blame", "log"]
+__all__ = ["LogEntry", "PathChange", "log"]
 
 
 class PathChange(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,15 +95,3 @@ def log(
         if limit is not None and len(out) >= limit:
             break
     return out
-
-
-def blame(store: Store, memory_id: str, *, rev: str | None = None) -> list[LogEntry]:
-    """Returns every commit that touched a memory, newest first.
-
-    Raises:
-        MemoryNotFoundError: no commit ever touched it.
-    """
-    entries = log(store, parse_memory_id(memory_id), rev=rev)
-    if not entries:
-        raise MemoryNotFoundError(f"No commit touched memory {memory_id}")
-    return entries

@@ -6,12 +6,12 @@ import re
 
 import msgspec
 
+from ctx.engine.branches import target_branch
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import new_memory_id
 from ctx.engine.layout import check_source_name, slugify
 from ctx.engine.memories import WriteResult
 from ctx.engine.model import Intent, Memory, Source, check_body, check_title, encode
-from ctx.engine.revisions import target_branch
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
 

@@ -10,8 +10,8 @@ is visible to the next recall.
 
 On disk (``.ctx/index/``)::
 
-    lexical-<token>/   the Tantivy index (ctx.hub.lexical)
-    vectors-<token>/   the vector index (ctx.hub.vectors), flat or HNSW
+    lexical-<token>/   the Tantivy index (ctx.hub.index.lexical)
+    vectors-<token>/   the vector index (ctx.hub.index.vectors), flat or HNSW
     state.json         format, embedder, folder names, watermark per branch
     lock               flock: one process catches up at a time
 
@@ -60,11 +60,11 @@ from ctx.engine import (
     Store,
     live_catalog,
 )
-from ctx.hub._index_folder import FORMAT, IndexFolder, IndexState
 from ctx.hub.config import HubConfig
 from ctx.hub.embedders import Embedder, EmbedderError, make_embedder
-from ctx.hub.lexical import LexicalDoc, LexicalIndex, LexicalIndexError
-from ctx.hub.vectors import (
+from ctx.hub.index.folder import FORMAT, IndexFolder, IndexState
+from ctx.hub.index.lexical import LexicalDoc, LexicalIndex, LexicalIndexError
+from ctx.hub.index.vectors import (
     CROSSOVER,
     FlatVectors,
     HnswVectors,

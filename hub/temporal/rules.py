@@ -1,9 +1,9 @@
-"""The vocabulary and the per-phrase rules of :mod:`ctx.hub.temporal`.
+"""The vocabulary and the per-phrase rules of :mod:`ctx.hub.temporal.parse`.
 
 Each rule is a handler registered with :func:`_rule` for one or more patterns; it
 turns one matched phrase into windows, cycles or the head of a relation, resolved
-against a :class:`_Ctx`. Combining the phrases of a text is left to
-:mod:`ctx.hub.temporal`, whose docstring states the policies.
+against a :class:`RuleContext`. Combining the phrases of a text is left to
+:mod:`ctx.hub.temporal.parse`, whose docstring states the policies.
 """
 
 from __future__ import annotations
@@ -14,35 +14,36 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
-from ctx.hub._temporal_calendar import (
-    _HOLIDAYS,
+from ctx.hub.temporal.calendar import (
+    HOLIDAYS,
     Cycle,
     Direction,
+    Occurrence,
     Precision,
     Relation,
     Window,
-    _add_months,
-    _fixed,
-    _month_span,
-    _Occurrence,
-    _season,
-    _shares,
-    _shift,
-    _window,
+    add_months,
+    fixed,
+    make_window,
+    month_span,
+    season_span,
+    shares,
+    shift,
 )
 
 # --- vocabulary ---------------------------------------------------------------------
 
 
-def _words(text: str) -> list[str]:
+def split_words(text: str) -> list[str]:
+    """Returns the words of ``text`` (split on white space)."""
     return text.split()
 
 
-_MONTH_NAMES = _words(
+_MONTH_NAMES = split_words(
     "january february march april may june july august september october november"
     " december"
 )
-_DAY_NAMES = _words("monday tuesday wednesday thursday friday saturday sunday")
+_DAY_NAMES = split_words("monday tuesday wednesday thursday friday saturday sunday")
 _MONTHS = {name: i for i, name in enumerate(_MONTH_NAMES, 1)} | {
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9,
     "sept": 9, "oct": 10, "nov": 11, "dec": 12,
@@ -55,7 +56,7 @@ _WEEKDAYS = {name: i for i, name in enumerate(_DAY_NAMES)} | {
 _NUMBERS = {
     word: i
     for i, word in enumerate(
-        _words(
+        split_words(
             "zero one two three four five six seven eight nine ten eleven twelve"
             " thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
         )
@@ -78,14 +79,14 @@ _RELATIVE = (*_LAST, *_NEXT, "this")
 
 # Words before an ambiguous name that make it a date ("until May", "since 2022").
 _CONTEXT = frozenset(
-    _words(
+    split_words(
         "in during since until till by before after from of through throughout around"
         " between early mid late last this next every each on"
     )
 ) | frozenset(_DAY_NAMES)
 # Words after "May 8" or "on the 15th" that keep it a date ("May 8 at noon").
 _FOLLOW = frozenset(
-    _words(
+    split_words(
         "and or but at in on to when where with for from through till until of"
         " during before after"
     )
@@ -125,7 +126,7 @@ _HOLIDAY = (
     r"|valentine['\u2019]?s['\u2019]?(?:\s+day)?)"
 )
 # Classes of words that rules need: a rule is only tried where one of its keys occurs.
-_KEYS = re.compile(
+KEYS = re.compile(
     rf"(?P<digit>[0-9])|(?<!\w)(?:(?P<month>{_alt(list(_MONTHS))})"
     rf"|(?P<weekday>{_alt(list(_WEEKDAYS))})s?"
     r"|(?P<unit>hour|day|week|fortnight|month|quarter|year)(?:s|ends?|days?)?"
@@ -149,7 +150,7 @@ _CONTINUES = re.compile(
 
 
 def _pick(
-    occurrence: _Occurrence, today: date, rel: str | None, year: str | None = None
+    occurrence: Occurrence, today: date, rel: str | None, year: str | None = None
 ) -> tuple[date, date]:
     """Returns the occurrence that a name means, by the past-leaning policy."""
     if year is not None:
@@ -174,7 +175,7 @@ def _pick(
 
 
 @dataclass(frozen=True, slots=True)
-class _Head:
+class Head:
     """The "two weeks before" of a relation, waiting for its event."""
 
     amount: int
@@ -182,11 +183,11 @@ class _Head:
     direction: Direction
 
 
-_Item = Window | Cycle | Relation | _Head
+Item = Window | Cycle | Relation | Head
 
 
 @dataclass(frozen=True, slots=True)
-class _Ctx:
+class RuleContext:
     """The text being parsed and the moment it is resolved against."""
 
     text: str
@@ -194,27 +195,31 @@ class _Ctx:
 
     @property
     def today(self) -> date:
+        """Returns the day of :attr:`now`."""
         return self.now.date()
 
     def at(self, day: date, hours: int = 0) -> datetime:
+        """Returns ``hours`` after midnight of ``day``, in the zone of :attr:`now`."""
         midnight = datetime.combine(day, time(), tzinfo=self.now.tzinfo)
         return midnight + timedelta(hours=hours)
 
     def days(self, span: tuple[date, date], label: str, precision: Precision) -> Window:
-        return _window(self.at(span[0]), self.at(span[1]), label, precision)
+        """Returns the window of whole days ``span``."""
+        return make_window(self.at(span[0]), self.at(span[1]), label, precision)
 
     def day(self, day: date, label: str, part: str | None = None) -> Window:
+        """Returns the window of one day, or of a part of it."""
         if part is None:
             return self.days((day, day + timedelta(1)), label, "day")
         first, end = _PART_HOURS[part]
-        return _window(self.at(day, first), self.at(day, end), label, "hour")
+        return make_window(self.at(day, first), self.at(day, end), label, "hour")
 
     def unit(self, moment: datetime, unit: str, label: str) -> Window:
         """Returns the calendar unit that contains ``moment``."""
         day = moment.date()
         if unit == "hour":
             start = self.at(day, moment.hour)
-            return _window(start, start + timedelta(hours=1), label, "hour")
+            return make_window(start, start + timedelta(hours=1), label, "hour")
         if unit == "day":
             return self.day(day, label)
         if unit in ("week", "fortnight"):
@@ -222,7 +227,7 @@ class _Ctx:
             return self.days((monday, monday + timedelta(7)), label, "week")
         size = {"month": 1, "quarter": 3, "year": 12}[unit]
         first = date(day.year, (day.month - 1) // size * size + 1, 1)
-        span = (first, _add_months(first, size))
+        span = (first, add_months(first, size))
         return self.days(span, label, _UNIT_PRECISION[unit])
 
 
@@ -242,14 +247,14 @@ def _number(m: re.Match[str]) -> int:
     return value
 
 
-def _followed_ok(ctx: _Ctx, end: int) -> bool:
+def _followed_ok(ctx: RuleContext, end: int) -> bool:
     after = ctx.text[end : end + 40].lstrip()
     if not after or not after[0].isalnum():
         return True
     return after.split(None, 1)[0].lower() in _FOLLOW
 
 
-def _in_context(m: re.Match[str], ctx: _Ctx) -> bool:
+def _in_context(m: re.Match[str], ctx: RuleContext) -> bool:
     """Returns whether the word before an ambiguous name makes it a date."""
     before = ctx.text[max(0, m.start() - 40) : m.start()]
     found = _WORD_BEFORE.search(before)
@@ -258,7 +263,7 @@ def _in_context(m: re.Match[str], ctx: _Ctx) -> bool:
     return bool(_CONTINUES.search(before))
 
 
-def _month_ok(m: re.Match[str], ctx: _Ctx) -> bool:
+def _month_ok(m: re.Match[str], ctx: RuleContext) -> bool:
     word = _g(m, "month")
     if word in _PLAIN_MONTHS or any(_g(m, g) for g in ("prep", "mod", "year", "ord")):
         return True
@@ -269,13 +274,13 @@ def _month_ok(m: re.Match[str], ctx: _Ctx) -> bool:
     return bool(_g(m, "rel"))
 
 
-def _weekend_of(ctx: _Ctx, weeks: int, label: str) -> Window:
+def _weekend_of(ctx: RuleContext, weeks: int, label: str) -> Window:
     saturday = ctx.today + timedelta(5 - ctx.today.weekday() + 7 * weeks)
     return ctx.days((saturday, saturday + timedelta(2)), label, "day")
 
 
-_Handler = Callable[[re.Match[str], _Ctx, str], Sequence[_Item] | None]
-_RULES: list[tuple[str, frozenset[str], _Handler]] = []
+_Handler = Callable[[re.Match[str], RuleContext, str], Sequence[Item] | None]
+RULES: list[tuple[str, frozenset[str], _Handler]] = []
 
 
 @functools.cache
@@ -291,13 +296,13 @@ def compiled(pattern: str) -> re.Pattern[str]:
 def _rule(keys: str, *patterns: str) -> Callable[[_Handler], _Handler]:
     """Registers a handler for phrases that match any of ``patterns``.
 
-    A rule is only tried on text where one of its ``keys`` (classes of :data:`_KEYS`)
+    A rule is only tried on text where one of its ``keys`` (classes of :data:`KEYS`)
     occurs; registration order breaks ties between equally long phrases.
     """
 
     def register(handler: _Handler) -> _Handler:
         for pattern in patterns:
-            _RULES.append((pattern, frozenset(keys.split()), handler))
+            RULES.append((pattern, frozenset(keys.split()), handler))
         return handler
 
     return register
@@ -308,7 +313,7 @@ def _rule(keys: str, *patterns: str) -> Callable[[_Handler], _Handler]:
     rf"{_PREP}{_B}(?P<word>today|tonight|yesterday|tomorrow"
     rf"|(?:the\s+)?day\s+(?:before\s+yesterday|after\s+tomorrow)){_PART}{_E}",
 )
-def _day_word(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _day_word(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     word = (_g(m, "word") or "").removeprefix("the ")
     offset = {"yesterday": -1, "tomorrow": 1, "day before yesterday": -2}.get(word, 0)
     offset = 2 if word == "day after tomorrow" else offset
@@ -317,7 +322,9 @@ def _day_word(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
 
 
 @_rule("part", rf"{_B}(?P<rel>this|last)\s+{_PARTS}{_E}")
-def _part_of_today(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
+def _part_of_today(
+    m: re.Match[str], ctx: RuleContext, label: str
+) -> Sequence[Item] | None:
     part = _g(m, "part") or ""
     if _g(m, "rel") == "this":
         return [ctx.day(ctx.today, label, part)]
@@ -330,12 +337,12 @@ def _part_of_today(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] |
     rf"{_B}in\s+{_NUM}\s+{_UNIT}(?:['\u2019]s?\s+time)?{_E}",
     rf"{_B}{_NUM}\s+{_UNIT}\s+from\s+now{_E}",
 )
-def _ago(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _ago(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     sign = -1 if label.endswith(("ago", "back")) else 1
     unit = _g(m, "unit") or ""
     if unit == "weekend":
         return [_weekend_of(ctx, sign * _number(m), label)]
-    return [ctx.unit(_shift(ctx.now, sign * _number(m), unit), unit, label)]
+    return [ctx.unit(shift(ctx.now, sign * _number(m), unit), unit, label)]
 
 
 @_rule(
@@ -345,18 +352,18 @@ def _ago(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
     rf"{_PREP}{_B}(?:the\s+)?(?P<unit>weekend|week|month|quarter|year)\s+"
     rf"(?P<rel>before\s+last|after\s+next){_E}",
 )
-def _period(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _period(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     rel, unit = _g(m, "rel") or "", _g(m, "unit") or ""
     step = {"before last": -2, "after next": 2, "this": 0, "current": 0}.get(rel)
     if step is None:
         step = 1 if rel in _NEXT else 0 if rel == "the current" else -1
     if unit == "weekend":
         return [_weekend_of(ctx, step, label)]
-    return [ctx.unit(_shift(ctx.now, step, unit), unit, label)]
+    return [ctx.unit(shift(ctx.now, step, unit), unit, label)]
 
 
 @_rule("unit", rf"{_PREP}{_B}(?:the\s+)?weekend{_E}")
-def _weekend(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _weekend(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     return [_weekend_of(ctx, -1 if ctx.today.weekday() < 5 else 0, label)]
 
 
@@ -365,7 +372,7 @@ def _weekend(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
     rf"{_B}(?:(?:on|at|over|during)\s+)?(?:the\s+)?(?:weekends|weekdays){_E}",
     rf"{_B}(?:every|each)\s+(?:weekend|weekday){_E}",
 )
-def _workdays(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _workdays(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     values = (5, 6) if "weekend" in label else (0, 1, 2, 3, 4)
     return [Cycle(dimension="weekday", values=values, label=label)]
 
@@ -379,15 +386,15 @@ def _workdays(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
     rf"(?:{_B}(?:in|over|during|within|for)\s+)?{_B}(?P<ahead>(?:the\s+)?(?:next"
     rf"|coming))\s+{_NUM}\s+{_UNIT}{_E}",
 )
-def _rolling(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
+def _rolling(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item] | None:
     amount, unit, ahead = _number(m), _g(m, "unit") or "", bool(_g(m, "ahead"))
     if unit == "weekend":
         return None if _g(m, "num") else [_weekend_of(ctx, -1, label)]
-    far = ctx.unit(_shift(ctx.now, amount if ahead else -amount, unit), "hour", label)
+    far = ctx.unit(shift(ctx.now, amount if ahead else -amount, unit), "hour", label)
     near = ctx.unit(ctx.now, "hour", label)
     if unit == "hour":
         start, end = (near.start, far.end) if ahead else (far.start, near.end)
-        return [_window(start, end, label, "hour")]
+        return [make_window(start, end, label, "hour")]
     days = (ctx.today, far.start.date()) if ahead else (far.start.date(), ctx.today)
     span = (days[0], days[1] + timedelta(1))
     return [ctx.days(span, label, _UNIT_PRECISION[unit])]
@@ -397,7 +404,7 @@ def _rolling(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
     "recent unit",
     rf"{_B}(?:(?:most\s+)?recently|lately|of\s+late|the\s+other\s+day){_E}",
 )
-def _recent(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _recent(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     if label == "the other day":
         return [ctx.days((ctx.today - timedelta(7), ctx.today), label, "day")]
     # A fortnight: "what did we try recently?" reaches back past last week.
@@ -410,11 +417,11 @@ def _recent(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
     rf"{_B}(?:earlier|later|so\s+far)\s+(?:this\s+(?P<unit>week|month|quarter|year)"
     rf"|today){_E}",
 )
-def _earlier(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _earlier(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     whole = ctx.unit(ctx.now, _g(m, "unit") or "day", label)
     if label.startswith("later"):
-        return [_window(ctx.now, whole.end, label, whole.precision)]
-    return [_window(whole.start, ctx.now, label, whole.precision)]
+        return [make_window(ctx.now, whole.end, label, whole.precision)]
+    return [make_window(whole.start, ctx.now, label, whole.precision)]
 
 
 @_rule(
@@ -423,14 +430,14 @@ def _earlier(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
     rf"{_PREP}{_B}(?:(?P<rel>{_alt((*_RELATIVE, 'every', 'each'))})\s+)?{_MOD}{_MONTH}"
     rf"{_E}",
 )
-def _month(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
+def _month(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item] | None:
     if not _month_ok(m, ctx):
         return None
     month, rel = _MONTHS[_g(m, "month") or ""], _g(m, "rel")
     if rel in ("every", "each"):
         return [Cycle(dimension="month", values=(month,), label=label)]
-    span = _pick(lambda y: _month_span(y, month), ctx.today, rel, _g(m, "year"))
-    return [ctx.days(_shares(span, _g(m, "mod"), "month"), label, "month")]
+    span = _pick(lambda y: month_span(y, month), ctx.today, rel, _g(m, "year"))
+    return [ctx.days(shares(span, _g(m, "mod"), "month"), label, "month")]
 
 
 @_rule(
@@ -439,11 +446,11 @@ def _month(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
     rf"(?:,?\s+{_YEAR})?{_PART}{_E}",
     rf"{_PREP}{_WD_PREFIX}{_B}{_MONTH}\s+(?:the\s+)?{_DAY}(?:,?\s+{_YEAR})?{_PART}{_E}",
 )
-def _day_month(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
+def _day_month(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item] | None:
     if not _month_ok(m, ctx):
         return None
     month, day = _MONTHS[_g(m, "month") or ""], int(m["day"])
-    start, _ = _pick(_fixed(month, day), ctx.today, None, _g(m, "year"))
+    start, _ = _pick(fixed(month, day), ctx.today, None, _g(m, "year"))
     return [ctx.day(start, label, _g(m, "part"))]
 
 
@@ -457,10 +464,10 @@ def _day_month(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | Non
     rf"(?P=dot){_YEAR}{_NUMERIC_END}",
     rf"{_PREP}{_NUMERIC_START}{_YEAR}-(?P<a>0[1-9]|1[0-2]){_NUMERIC_END}",
 )
-def _numeric_date(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _numeric_date(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     year, first, second = int(m["year"]), int(m["a"]), int(_g(m, "b") or 0)
     if "b" not in m.re.groupindex:  # year and month: 2023-05
-        return [ctx.days(_month_span(year, first), label, "month")]
+        return [ctx.days(month_span(year, first), label, "month")]
     if "sep" in m.re.groupindex:  # year first: always year, month, day
         day = date(year, first, second)
     else:
@@ -473,7 +480,7 @@ def _numeric_date(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
     hour = int(m["hour"])
     if hour > 23:
         raise ValueError("no such hour")
-    return [_window(ctx.at(day, hour), ctx.at(day, hour + 1), label, "hour")]
+    return [make_window(ctx.at(day, hour), ctx.at(day, hour + 1), label, "hour")]
 
 
 @_rule(
@@ -483,7 +490,9 @@ def _numeric_date(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
     rf"(?!\s+of\s+(?!(?:19|20)[0-9][0-9])){_E}",
     rf"{_B}(?P<every>every|each)\s+week\s+(?P<week>[0-9][0-9]?){_E}",
 )
-def _week_number(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
+def _week_number(
+    m: re.Match[str], ctx: RuleContext, label: str
+) -> Sequence[Item] | None:
     week, year = int(m["week"]), _g(m, "year")
     if _g(m, "every"):
         if not 1 <= week <= 53:
@@ -500,11 +509,11 @@ def _week_number(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | N
 
 
 @_rule("digit", rf"{_PREP}{_B}{_MOD}(?P<the>the\s+year\s+)?{_YEAR}(?![\w]|-[0-9])")
-def _year(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
+def _year(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item] | None:
     if not (_g(m, "prep") or _g(m, "mod") or _g(m, "the")) and not _in_context(m, ctx):
         return None
     year = int(m["year"])
-    span = _shares((date(year, 1, 1), date(year + 1, 1, 1)), _g(m, "mod"), "year")
+    span = shares((date(year, 1, 1), date(year + 1, 1, 1)), _g(m, "mod"), "year")
     return [ctx.days(span, label, "year")]
 
 
@@ -514,7 +523,7 @@ def _year(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
     rf"{_PREP}{_NUMERIC_START}{_YEAR}\s*-?\s*q(?P<q>[1-4]){_E}",
     rf"{_PREP}{_B}(?:the\s+)?(?P<q>{_alt(list(_ORDINALS))})\s+quarter\s+of\s+{_YEAR}{_E}",
 )
-def _quarter(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
+def _quarter(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item] | None:
     rel, year, text = _g(m, "rel"), _g(m, "year"), _g(m, "q") or ""
     quarter = int(text) if text.isdigit() else _ORDINALS[text]
     if rel in ("every", "each"):
@@ -524,7 +533,7 @@ def _quarter(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
     first = 3 * quarter - 2
 
     def occurrence(y: int) -> tuple[date, date]:
-        return date(y, first, 1), _add_months(date(y, first, 1), 3)
+        return date(y, first, 1), add_months(date(y, first, 1), 3)
 
     return [ctx.days(_pick(occurrence, ctx.today, rel, year), label, "quarter")]
 
@@ -534,8 +543,8 @@ def _quarter(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
     rf"{_PREP}{_B}(?P<rel>{_alt(_RELATIVE)})\s+{_SEASON}{_E}",
     rf"{_PREP}{_B}(?:the\s+)?{_SEASON}\s+(?:of\s+)?{_YEAR}{_E}",
 )
-def _season_window(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
-    occurrence = _season(_SEASONS[_g(m, "season") or ""])
+def _season_window(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
+    occurrence = season_span(_SEASONS[_g(m, "season") or ""])
     span = _pick(occurrence, ctx.today, _g(m, "rel"), _g(m, "year"))
     return [ctx.days(span, label, "season")]
 
@@ -545,13 +554,13 @@ def _season_window(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
     rf"{_B}(?:in|during|over|through|throughout|every|each)\s+(?:the\s+)?{_SEASON}"
     rf"(?:s|time)?{_E}",
 )
-def _season_cycle(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _season_cycle(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     value = _SEASONS[_g(m, "season") or ""]
     return [Cycle(dimension="season", values=(value,), label=label)]
 
 
 @_rule("weekday", rf"{_PREP}{_B}{_REL}{_WD}{_PART}{_E}")
-def _weekday(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
+def _weekday(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item] | None:
     word, rel, today = _g(m, "wd") or "", _g(m, "rel"), ctx.today
     if word not in _DAY_NAMES and not (
         rel or _g(m, "prep") == "on" or _in_context(m, ctx)
@@ -581,9 +590,9 @@ _WD_AND = r"\s*(?:,|and|or|&)\s*"
     rf"(?:{_B}(?:on|during)\s+)?{_B}(?:{_WD_FULL})(?:{_WD_AND}(?:{_WD_FULL}))*\s+"
     rf"{_PARTS}s{_E}",
 )
-def _weekday_cycle(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _weekday_cycle(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     values = tuple(sorted({_WEEKDAYS[n] for n in re.findall(_WD_FULL, label)}))
-    items: list[_Item] = [Cycle(dimension="weekday", values=values, label=label)]
+    items: list[Item] = [Cycle(dimension="weekday", values=values, label=label)]
     part = _g(m, "part")
     if part:
         value = _PART_WORDS[part]
@@ -592,10 +601,10 @@ def _weekday_cycle(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
 
 
 @_rule("holiday", rf"{_PREP}{_B}{_REL}{_HOLIDAY}{_OPT_YEAR}{_E}")
-def _holiday(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _holiday(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     name = re.sub(r"['\u2019]", " ", _g(m, "holiday") or "")
     name = " ".join(name.replace("year s", "years").replace("ine s", "ines").split())
-    span = _pick(_HOLIDAYS[name], ctx.today, _g(m, "rel"), _g(m, "year"))
+    span = _pick(HOLIDAYS[name], ctx.today, _g(m, "rel"), _g(m, "year"))
     return [ctx.days(span, label, "day")]
 
 
@@ -604,9 +613,9 @@ def _holiday(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
     rf"{_B}(?P<num>[0-9]{{1,4}}|{_NUM_WORDS}|the)\s+{_UNIT}\s+"
     rf"(?P<dir>before|after|prior\s+to){_E}",
 )
-def _head(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _head(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     direction: Direction = "after" if _g(m, "dir") == "after" else "before"
-    return [_Head(amount=_number(m), unit=_g(m, "unit") or "", direction=direction)]
+    return [Head(amount=_number(m), unit=_g(m, "unit") or "", direction=direction)]
 
 
 @_rule(
@@ -616,7 +625,7 @@ def _head(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
     rf"{_B}(?:every|each)\s+{_PARTS}{_E}",
     rf"{_B}(?:(?:in|during)\s+)?(?:the\s+)?(?P<part>mornings|afternoons|evenings){_E}",
 )
-def _part_cycle(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _part_cycle(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     value = _PART_WORDS[(_g(m, "part") or "").removesuffix("s")]
     return [Cycle(dimension="time_of_day", values=(value,), label=label)]
 
@@ -630,7 +639,7 @@ _NTH_DAY = r"(?P<day>[0-9][0-9]?(?=st|nd|rd|th)|first)(?:st|nd|rd|th)?"
     rf"(?P<of>\s+of\s+(?:every|each|the)\s+month)?{_E}",
     rf"{_B}(?P<every>every|each)\s+{_NTH_DAY}(?:\s+of\s+the\s+month)?{_E}",
 )
-def _monthday(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None:
+def _monthday(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item] | None:
     day = 1 if _g(m, "day") == "first" else int(m["day"])
     if not 1 <= day <= 31:
         return None
@@ -646,9 +655,9 @@ def _monthday(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item] | None
     rf"{_PREP}{_B}(?:the\s+)?(?P<nth>{_alt((*_ORDINALS, 'last'))})\s+week\s+of\s+"
     rf"(?:(?P<rel>last|this|next)\s+)?{_MONTH}{_OPT_YEAR}{_E}",
 )
-def _nth_week(m: re.Match[str], ctx: _Ctx, label: str) -> Sequence[_Item]:
+def _nth_week(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     month, nth, year = _MONTHS[_g(m, "month") or ""], _g(m, "nth") or "", _g(m, "year")
-    start, end = _pick(lambda y: _month_span(y, month), ctx.today, _g(m, "rel"), year)
+    start, end = _pick(lambda y: month_span(y, month), ctx.today, _g(m, "rel"), year)
     if nth != "last":
         end = start + timedelta(7 * _ORDINALS[nth])
     return [ctx.days((end - timedelta(7), end), label, "week")]

@@ -2,9 +2,9 @@
 
 :class:`VectorIndex` (keys, rows, save and open, the sidecar file) and
 :class:`FlatVectors` (brute force over the memory-mapped rows), on which
-:class:`~ctx.hub._hnsw.HnswVectors` builds its graph. The public names, and
+:class:`~ctx.hub.index.hnsw.HnswVectors` builds its graph. The public names, and
 the design and measurements behind the two kinds, are in
-:mod:`ctx.hub.vectors`.
+:mod:`ctx.hub.index.vectors`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class VectorIndexError(StoreError):
     """A vector index cannot be read, written or asked as it was."""
 
 
-class _Sidecar(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class Sidecar(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What the sidecar file holds; ``keys[row]`` is None for a removed row."""
 
     version: int
@@ -55,10 +55,10 @@ class _Sidecar(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 _SIDECAR_VERSION = 1
 _ENCODER = msgspec.json.Encoder()
-_DECODER = msgspec.json.Decoder(_Sidecar)
+_DECODER = msgspec.json.Decoder(Sidecar)
 
 
-def _error(message: str) -> VectorIndexError:
+def index_error(message: str) -> VectorIndexError:
     return VectorIndexError(message, hint="Run `ctx reindex`.")
 
 
@@ -66,12 +66,12 @@ def _unit_rows(vectors: npt.ArrayLike, dimensions: int) -> Vectors:
     """Returns ``vectors`` as C-contiguous float32 unit rows (zero rows stay zero)."""
     rows = np.array(vectors, dtype=np.float32, copy=True, ndmin=2, order="C")
     if rows.ndim != 2 or rows.shape[1] != dimensions:
-        raise _error(
+        raise index_error(
             f"Vectors of shape {rows.shape} do not fit an index of "
             f"{dimensions} dimensions."
         )
     if not np.isfinite(rows).all():
-        raise _error("Vectors must hold finite numbers only.")
+        raise index_error("Vectors must hold finite numbers only.")
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     np.divide(rows, norms, out=rows, where=norms > 0)
     return rows
@@ -87,20 +87,20 @@ def _write_atomic(path: Path, data: bytes) -> None:
         os.replace(temp, path)
     except OSError as exc:
         temp.unlink(missing_ok=True)
-        raise _error(f"Cannot write the vector index at {path.parent}.") from exc
+        raise index_error(f"Cannot write the vector index at {path.parent}.") from exc
 
 
-def _read_sidecar(folder: Path) -> _Sidecar:
+def read_sidecar(folder: Path) -> Sidecar:
     try:
         raw = (folder / SIDECAR).read_bytes()
     except FileNotFoundError as exc:
-        raise _error(f"No vector index at {folder}.") from exc
+        raise index_error(f"No vector index at {folder}.") from exc
     except OSError as exc:
-        raise _error(f"Cannot read the vector index at {folder}.") from exc
+        raise index_error(f"Cannot read the vector index at {folder}.") from exc
     try:
         sidecar = _DECODER.decode(raw)
     except msgspec.DecodeError as exc:
-        raise _error(f"The vector index at {folder} is corrupt.") from exc
+        raise index_error(f"The vector index at {folder} is corrupt.") from exc
     if (
         sidecar.version != _SIDECAR_VERSION
         or sidecar.dimensions < 1
@@ -108,7 +108,7 @@ def _read_sidecar(folder: Path) -> _Sidecar:
         or "/" in sidecar.data
         or sidecar.data in ("", ".", "..")
     ):
-        raise _error(f"The vector index at {folder} is corrupt.")
+        raise index_error(f"The vector index at {folder} is corrupt.")
     return sidecar
 
 
@@ -137,7 +137,7 @@ class VectorIndex(abc.ABC):
 
     def __init__(self, dimensions: int, path: str | os.PathLike[str] | None) -> None:
         if dimensions < 1:
-            raise _error(f"An index needs at least 1 dimension, not {dimensions}.")
+            raise index_error(f"An index needs at least 1 dimension, not {dimensions}.")
         self._dimensions = dimensions
         self._path = None if path is None else Path(path)
         self._keys: list[str | None] = []
@@ -175,9 +175,9 @@ class VectorIndex(abc.ABC):
         """
         rows = _unit_rows(vectors, self._dimensions)
         if len(keys) != rows.shape[0]:
-            raise _error(f"Got {len(keys)} keys for {rows.shape[0]} vectors.")
+            raise index_error(f"Got {len(keys)} keys for {rows.shape[0]} vectors.")
         if len(set(keys)) != len(keys):
-            raise _error("The keys of one add must differ.")
+            raise index_error("The keys of one add must differ.")
         if not keys:
             return
         self.remove(key for key in keys if key in self._rows)
@@ -212,7 +212,7 @@ class VectorIndex(abc.ABC):
         """
         query = _unit_rows(vector, self._dimensions)
         if query.shape[0] != 1:
-            raise _error(f"Search takes one vector, not {query.shape[0]}.")
+            raise index_error(f"Search takes one vector, not {query.shape[0]}.")
         if k <= 0 or not self._rows:
             return []
         candidates = None if allowed is None else self._candidates(allowed)
@@ -264,14 +264,16 @@ class VectorIndex(abc.ABC):
             VectorIndexError: The index lives in memory, or cannot be written.
         """
         if self._path is None:
-            raise _error("An index in memory cannot be saved.")
+            raise index_error("An index in memory cannot be saved.")
         try:
             self._path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise _error(f"Cannot create the vector index at {self._path}.") from exc
+            raise index_error(
+                f"Cannot create the vector index at {self._path}."
+            ) from exc
         sidecar = self._write_data(
             self._path,
-            _Sidecar(
+            Sidecar(
                 version=_SIDECAR_VERSION,
                 kind=self.kind,
                 dimensions=self._dimensions,
@@ -297,21 +299,21 @@ class VectorIndex(abc.ABC):
                 corrupt.
         """
         folder = Path(path)
-        sidecar = _read_sidecar(folder)
+        sidecar = read_sidecar(folder)
         if sidecar.kind != cls.kind:
-            raise _error(
+            raise index_error(
                 f"The vector index at {folder} is {sidecar.kind}, not {cls.kind}."
             )
         return cls._opened(folder, sidecar, folder)
 
     @classmethod
-    def _opened(cls, folder: Path, sidecar: _Sidecar, path: Path | None) -> Self:
+    def _opened(cls, folder: Path, sidecar: Sidecar, path: Path | None) -> Self:
         """Returns the index ``sidecar`` describes, bound to ``path``."""
         index = cls(sidecar.dimensions, path)
         index._keys = list(sidecar.keys)
         index._rows = {key: row for row, key in enumerate(sidecar.keys) if key}
         if len(index._rows) != sum(key is not None for key in sidecar.keys):
-            raise _error(f"The vector index at {folder} is corrupt.")
+            raise index_error(f"The vector index at {folder} is corrupt.")
         index._load(folder, sidecar)
         return index
 
@@ -334,11 +336,11 @@ class VectorIndex(abc.ABC):
         """Keeps only rows ``live``, renumbered 0, 1, ... in that order."""
 
     @abc.abstractmethod
-    def _write_data(self, folder: Path, sidecar: _Sidecar) -> _Sidecar:
+    def _write_data(self, folder: Path, sidecar: Sidecar) -> Sidecar:
         """Writes the data durably; returns ``sidecar`` naming its files."""
 
     @abc.abstractmethod
-    def _load(self, folder: Path, sidecar: _Sidecar) -> None:
+    def _load(self, folder: Path, sidecar: Sidecar) -> None:
         """Loads the data file the sidecar names."""
 
 
@@ -385,7 +387,9 @@ class FlatVectors(VectorIndex):
                     file.truncate(first * row_bytes)
                     file.write(rows.tobytes())
             except OSError as exc:
-                raise _error(f"Cannot write the vector index at {folder}.") from exc
+                raise index_error(
+                    f"Cannot write the vector index at {folder}."
+                ) from exc
             self._map(folder / self._data, count)
         self._live = np.concatenate([self._live, np.ones(rows.shape[0], dtype=bool)])
 
@@ -398,7 +402,7 @@ class FlatVectors(VectorIndex):
                 file, dtype=np.float32, mode="r", shape=(count, self._dimensions)
             )
         except (OSError, ValueError) as exc:
-            raise _error(f"Cannot map the vector data at {file}.") from exc
+            raise index_error(f"Cannot map the vector data at {file}.") from exc
 
     def vectors_of(self, keys: Sequence[str]) -> Vectors:
         """Returns the stored (unit) vectors of ``keys``, one row each."""
@@ -444,9 +448,11 @@ class FlatVectors(VectorIndex):
             with file.open("wb") as out:
                 out.write(data)
         except OSError as exc:
-            raise _error(f"Cannot write the vector index at {file.parent}.") from exc
+            raise index_error(
+                f"Cannot write the vector index at {file.parent}."
+            ) from exc
 
-    def _write_data(self, folder: Path, sidecar: _Sidecar) -> _Sidecar:
+    def _write_data(self, folder: Path, sidecar: Sidecar) -> Sidecar:
         if self._data is None:
             self._data = f"vectors-{secrets.token_hex(6)}.f32"
             self._write_file(folder / self._data, b"")
@@ -457,18 +463,18 @@ class FlatVectors(VectorIndex):
                 out.truncate(size)
                 os.fsync(out.fileno())
         except OSError as exc:
-            raise _error(f"Cannot write the vector index at {folder}.") from exc
+            raise index_error(f"Cannot write the vector index at {folder}.") from exc
         return msgspec.structs.replace(sidecar, data=self._data, size=size)
 
-    def _load(self, folder: Path, sidecar: _Sidecar) -> None:
+    def _load(self, folder: Path, sidecar: Sidecar) -> None:
         file = folder / sidecar.data
         size = len(sidecar.keys) * sidecar.dimensions * 4
         try:
             actual = file.stat().st_size
         except OSError as exc:
-            raise _error(f"The vector index at {folder} lacks its data.") from exc
+            raise index_error(f"The vector index at {folder} lacks its data.") from exc
         if sidecar.size != size or actual < size:
-            raise _error(
+            raise index_error(
                 f"The vector data at {folder} holds {actual} bytes, "
                 f"not the {size} its {len(sidecar.keys)} rows need."
             )

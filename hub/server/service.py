@@ -1,12 +1,12 @@
 """A running hub: one process that keeps a store's indexes loaded and answers.
 
-:func:`serve` opens the store and its :class:`~ctx.hub.projection.Projection`
-once and answers :class:`~ctx.hub.wire.Request` after request on the store's
-Unix socket (:func:`~ctx.hub.wire.socket_path`), one at a time. Every request
+:func:`serve` opens the store and its :class:`~ctx.hub.index.projection.Projection`
+once and answers :class:`~ctx.hub.server.wire.Request` after request on the store's
+Unix socket (:func:`~ctx.hub.server.wire.socket_path`), one at a time. Every request
 catches the index up first, exactly as a recall in its own process would, so
 commits made by any process are seen. ``config.toml`` is read again for each
 request; a changed embedder gets a new projection. A ctx error in a request is
-sent back as a :class:`~ctx.hub.wire.Failure` and the hub goes on serving.
+sent back as a :class:`~ctx.hub.server.wire.Failure` and the hub goes on serving.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import msgspec
 
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
 from ctx.hub.config import HubConfig, load_config
-from ctx.hub.projection import Projection
-from ctx.hub.recall import recall, search
-from ctx.hub.sources import open_sources
-from ctx.hub.wire import Failure, Reply, Request, socket_path
+from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.packing import recall, search
+from ctx.hub.retrieval.sources import open_sources
+from ctx.hub.server.wire import Failure, Reply, Request, socket_path
 
 __all__ = ["MAX_REQUEST_BYTES", "Answerer", "serve"]
 

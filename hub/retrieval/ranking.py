@@ -2,7 +2,7 @@
 
 :func:`rank` turns a query into memory ids, best first, for one live view:
 
-1. The query is parsed for time (:func:`ctx.hub.temporal.parse_temporal`); the
+1. The query is parsed for time (:func:`ctx.hub.temporal.parse.parse_temporal`); the
    channels search what is left of it.
 2. Channels, each the best ``depth`` blobs of the view: ``bm25`` (Tantivy,
    stemmed), ``vector`` (the embedder, cosine), ``fuzzy`` (typos and
@@ -17,7 +17,7 @@
 5. Temporal gravity, only when the query names a time: the scores of the
    :data:`GRAVITY_CANDIDATES` best fused hits and of every hit of the time
    channel are multiplied by ``1 + gravity * closeness``
-   (:mod:`ctx.hub.gravity`). A
+   (:mod:`ctx.hub.temporal.gravity`). A
    relation to an undated event ("two weeks before the launch") is dated by
    the event's best BM25 match in the view.
 6. One-hop expansion: each neighbour (by any link, either way) of the five
@@ -38,9 +38,9 @@ from datetime import datetime, timedelta
 from ctx.engine import Adjacency, Memory
 from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import EmbedderError
-from ctx.hub.gravity import closeness
-from ctx.hub.projection import LiveView, Projection
-from ctx.hub.temporal import TemporalQuery, Window, extract_dates, parse_temporal
+from ctx.hub.index.projection import LiveView, Projection
+from ctx.hub.temporal.gravity import closeness
+from ctx.hub.temporal.parse import TemporalQuery, Window, extract_dates, parse_temporal
 
 __all__ = [
     "CHANNELS",

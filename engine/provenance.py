@@ -13,13 +13,13 @@ from collections.abc import Sequence
 import msgspec
 
 from ctx.engine.adjacency import adjacency
+from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.catalog import catalog
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import MemoryId, new_memory_id, parse_memory_id
 from ctx.engine.layout import link_path, memory_path
 from ctx.engine.memories import Draft, WriteResult, build_memory
 from ctx.engine.model import LINK_TYPES, Intent, Link, check_link_type, encode
-from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import Store
 from ctx.engine.tags import OFF_CONTEXT, with_tier

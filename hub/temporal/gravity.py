@@ -1,7 +1,7 @@
 """Temporal gravity: how close a memory's moments are to the time a query names.
 
 A memory's anchors are its ``created_at`` and the dates its text names,
-resolved against that timestamp (:func:`ctx.hub.temporal.extract_dates`).
+resolved against that timestamp (:func:`ctx.hub.temporal.parse.extract_dates`).
 :func:`closeness` scores them against a parsed query, from 0 (far) to 1:
 
 - Windows ("last week", "in March", "on 8 May 2023"): 1 inside the window,
@@ -24,7 +24,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from ctx.hub.temporal import Cycle, Dimension, Window, cycle_value
+from ctx.hub.temporal.parse import Cycle, Dimension, Window, cycle_value
 
 __all__ = ["closeness", "window_closeness"]
 

@@ -7,7 +7,7 @@ import time
 import msgspec
 
 from ctx.engine import CommitId, live_catalog
-from ctx.hub.projection import Projection
+from ctx.hub.index.projection import Projection
 
 __all__ = ["BranchIndex", "IndexStatus", "ReindexReport", "index_status", "reindex"]
 

@@ -59,14 +59,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ctx.hub._hnsw import HnswVectors
-from ctx.hub._vector_rows import (
+from ctx.hub.index.hnsw import HnswVectors
+from ctx.hub.index.rows import (
     SIDECAR,
     FlatVectors,
     VectorIndex,
     VectorIndexError,
-    _error,
-    _read_sidecar,
+    index_error,
+    read_sidecar,
 )
 
 __all__ = [
@@ -109,10 +109,10 @@ def open_vectors(
         VectorIndexError: There is no index there, or it is corrupt.
     """
     folder = Path(path)
-    sidecar = _read_sidecar(folder)  # once: at 1M vectors it is 40 MB
+    sidecar = read_sidecar(folder)  # once: at 1M vectors it is 40 MB
     cls = _KINDS.get(sidecar.kind)
     if cls is None:
-        raise _error(f"The vector index at {path} is corrupt.")
+        raise index_error(f"The vector index at {path} is corrupt.")
     index = cls._opened(folder, sidecar, folder)
     if isinstance(index, HnswVectors):
         if isinstance(previous, HnswVectors) and index._adopt_graph(previous):
@@ -133,9 +133,9 @@ def read_rows(path: str | os.PathLike[str]) -> FlatVectors:
         VectorIndexError: There is no index there, or it is corrupt.
     """
     folder = Path(path)
-    sidecar = _read_sidecar(folder)
+    sidecar = read_sidecar(folder)
     if sidecar.kind not in _KINDS:
-        raise _error(f"The vector index at {path} is corrupt.")
+        raise index_error(f"The vector index at {path} is corrupt.")
     return FlatVectors._opened(folder, sidecar, None)
 
 

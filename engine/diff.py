@@ -8,10 +8,10 @@ import msgspec
 from dulwich.diff_tree import tree_changes
 from dulwich.objects import ObjectID
 
+from ctx.engine.branches import resolve_revision
 from ctx.engine.ids import CommitId
 from ctx.engine.layout import parse_link_path
 from ctx.engine.model import Memory, decode_link, decode_memory
-from ctx.engine.revisions import resolve_revision
 from ctx.engine.snapshot import LinkRecord
 from ctx.engine.store import Store
 

@@ -8,7 +8,7 @@ from datetime import datetime
 import msgspec
 
 from ctx.engine import CommitId, commit_at, resolve_revision
-from ctx.hub.projection import LiveView, Projection
+from ctx.hub.index.projection import LiveView, Projection
 
 __all__ = ["Source", "open_sources"]
 

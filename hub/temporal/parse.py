@@ -84,26 +84,26 @@ from datetime import datetime, timedelta
 
 import msgspec
 
-from ctx.hub._temporal_calendar import (
-    _UNIT_DAYS,
+from ctx.hub.temporal.calendar import (
+    UNIT_DAYS,
     Cycle,
     Dimension,
     Direction,
     Precision,
     Relation,
     Window,
-    _shift,
-    _window,
     cycle_value,
+    make_window,
+    shift,
 )
-from ctx.hub._temporal_rules import (
-    _KEYS,
-    _RULES,
-    _Ctx,
-    _Head,
-    _Item,
-    _words,
+from ctx.hub.temporal.rules import (
+    KEYS,
+    RULES,
+    Head,
+    Item,
+    RuleContext,
     compiled,
+    split_words,
 )
 
 __all__ = [
@@ -151,7 +151,7 @@ class TemporalQuery(msgspec.Struct, frozen=True, kw_only=True):
 
 _COARSENESS = ("hour", "day", "week", "month", "quarter", "season", "year")
 _EVENT_STOP = frozenset(
-    _words(
+    split_words(
         "and or but when where what which who why how did do does was were is are"
         " we i you they he she it that so then because while if"
     )
@@ -168,7 +168,7 @@ class _Found:
 
     start: int
     end: int
-    items: tuple[_Item, ...]
+    items: tuple[Item, ...]
 
     @property
     def window(self) -> Window | None:
@@ -176,11 +176,11 @@ class _Found:
         return first if len(self.items) == 1 and isinstance(first, Window) else None
 
 
-def _scan(ctx: _Ctx) -> list[_Found]:
+def _scan(ctx: RuleContext) -> list[_Found]:
     """Returns the phrases found, leftmost-longest, in the order of the text."""
     candidates: list[tuple[int, int, int, _Found]] = []
-    present = {m.lastgroup for m in _KEYS.finditer(ctx.text)}
-    for order, (pattern, keys, handler) in enumerate(_RULES):
+    present = {m.lastgroup for m in KEYS.finditer(ctx.text)}
+    for order, (pattern, keys, handler) in enumerate(RULES):
         if keys.isdisjoint(present):
             continue
         for m in compiled(pattern).finditer(ctx.text):
@@ -202,25 +202,31 @@ def _scan(ctx: _Ctx) -> list[_Found]:
     return sorted(chosen, key=lambda f: f.start)
 
 
-def _label(ctx: _Ctx, start: int, end: int) -> str:
+def _label(ctx: RuleContext, start: int, end: int) -> str:
     return " ".join(ctx.text[start:end].lower().split())
 
 
-def _resolve(head: _Head, f: _Found, nxt: _Found | None, ctx: _Ctx) -> _Found | None:
+def _resolve(
+    head: Head, f: _Found, nxt: _Found | None, ctx: RuleContext
+) -> _Found | None:
     """Returns "two weeks before 8 May" as a window, when the event is a date."""
     event = nxt.window if nxt else None
     if nxt is None or event is None or ctx.text[f.end : nxt.start].strip():
         return None
     amount = head.amount if head.direction == "after" else -head.amount
     try:
-        start, end = (_shift(t, amount, head.unit) for t in (event.start, event.end))
-        shifted = _window(start, end, _label(ctx, f.start, nxt.end), event.precision)
+        start, end = (shift(t, amount, head.unit) for t in (event.start, event.end))
+        shifted = make_window(
+            start, end, _label(ctx, f.start, nxt.end), event.precision
+        )
     except (ValueError, OverflowError):
         return None
     return _Found(f.start, nxt.end, (shifted,))
 
 
-def _relation(head: _Head, f: _Found, nxt: _Found | None, ctx: _Ctx) -> _Found | None:
+def _relation(
+    head: Head, f: _Found, nxt: _Found | None, ctx: RuleContext
+) -> _Found | None:
     """Returns "two weeks before the launch" as a relation to an undated event."""
     words: list[str] = []
     for token in ctx.text[f.end : nxt.start if nxt else len(ctx.text)].split():
@@ -232,7 +238,7 @@ def _relation(head: _Head, f: _Found, nxt: _Found | None, ctx: _Ctx) -> _Found |
             break
     if not words:
         return None
-    days = _UNIT_DAYS.get(head.unit, 0) * head.amount
+    days = UNIT_DAYS.get(head.unit, 0) * head.amount
     offset = timedelta(days=days, hours=head.amount * (head.unit == "hour"))
     relation = Relation(
         offset=offset,
@@ -243,7 +249,7 @@ def _relation(head: _Head, f: _Found, nxt: _Found | None, ctx: _Ctx) -> _Found |
     return _Found(f.start, f.end, (relation,))
 
 
-def _range(f: _Found, nxt: _Found | None, ctx: _Ctx) -> _Found | None:
+def _range(f: _Found, nxt: _Found | None, ctx: RuleContext) -> _Found | None:
     """Returns "between March and May" or "from 8 to 12 May" as one window."""
     first, last = f.window, nxt.window if nxt else None
     if nxt is None or first is None or last is None or first.start >= last.end:
@@ -257,10 +263,12 @@ def _range(f: _Found, nxt: _Found | None, ctx: _Ctx) -> _Found | None:
     start = f.start - (len(opening.group()) if opening else 0)
     precision = max(first.precision, last.precision, key=_COARSENESS.index)
     label = _label(ctx, start, nxt.end)
-    return _Found(start, nxt.end, (_window(first.start, last.end, label, precision),))
+    return _Found(
+        start, nxt.end, (make_window(first.start, last.end, label, precision),)
+    )
 
 
-def _since(f: _Found, ctx: _Ctx) -> _Found:
+def _since(f: _Found, ctx: RuleContext) -> _Found:
     """Returns "since March" as a window from March to the end of today."""
     window, opening = f.window, _SINCE.search(ctx.text[max(0, f.start - 10) : f.start])
     if window is None or opening is None:
@@ -270,18 +278,18 @@ def _since(f: _Found, ctx: _Ctx) -> _Found:
         end = max(window.end, ctx.at(ctx.today + timedelta(1)))
     except OverflowError:
         return f
-    since = _window(window.start, end, _label(ctx, start, f.end), window.precision)
+    since = make_window(window.start, end, _label(ctx, start, f.end), window.precision)
     return _Found(start, f.end, (since,))
 
 
-def _combine(found: list[_Found], ctx: _Ctx) -> list[_Found]:
+def _combine(found: list[_Found], ctx: RuleContext) -> list[_Found]:
     """Joins relations to their events, ranges to their ends, and "since" phrases."""
     out: list[_Found] = []
     i = 0
     while i < len(found):
         f, nxt = found[i], found[i + 1] if i + 1 < len(found) else None
         head = f.items[0]
-        if isinstance(head, _Head):
+        if isinstance(head, Head):
             resolved = _resolve(head, f, nxt, ctx)
             relation = resolved or _relation(head, f, nxt, ctx)
             out.extend([relation] if relation else [])
@@ -310,7 +318,7 @@ def _without(text: str, spans: Sequence[tuple[int, int]]) -> str:
 
 
 def _parse(text: str, now: datetime) -> list[_Found]:
-    ctx = _Ctx(text, now)
+    ctx = RuleContext(text, now)
     found = _combine(_scan(ctx), ctx)
     for i, f in enumerate(found):
         if (

@@ -1,6 +1,6 @@
 """The index folder on disk: its state file, its lock, and old generations.
 
-See :mod:`ctx.hub.projection` and docs/recall.md for what the files mean. This
+See :mod:`ctx.hub.index.projection` and docs/recall.md for what the files mean. This
 module only reads and writes them: ``state.json`` (replaced atomically), the
 ``lock`` (flock, released by the kernel when a holder dies), and the removal of
 index folders that a rebuild replaced, once nobody can still be reading them.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import msgspec
 
-from ctx.hub.lexical import LexicalIndexError
+from ctx.hub.index.lexical import LexicalIndexError
 
 __all__ = ["FORMAT", "IndexFolder", "IndexState"]
 

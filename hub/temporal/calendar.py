@@ -1,9 +1,9 @@
-"""The types of time that :mod:`ctx.hub.temporal` returns, and calendar arithmetic.
+"""The types of time a parsed query holds, and calendar arithmetic.
 
 The lowest of the temporal modules: the structs (re-exported by
-:mod:`ctx.hub.temporal`), the value of a moment in each cyclic dimension, and date
+:mod:`ctx.hub.temporal.parse`), the value of a moment in each cyclic dimension, and date
 arithmetic on months, quarters, seasons and holidays (Easter by the Gregorian
-computus). No text is parsed here; the policies are in :mod:`ctx.hub.temporal`.
+computus). No text is parsed here; the policies are in :mod:`ctx.hub.temporal.parse`.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def cycle_value(dimension: Dimension, moment: datetime) -> int:
     """Returns ``moment``'s value in a cyclic dimension, as :class:`Cycle` counts it.
 
     Args:
-        dimension: The dimension (see :mod:`ctx.hub.temporal` for the values).
+        dimension: The dimension (see :mod:`ctx.hub.temporal.parse` for the values).
         moment: The moment, read in its own timezone.
 
     Returns:
@@ -106,7 +106,10 @@ def cycle_value(dimension: Dimension, moment: datetime) -> int:
     )
 
 
-def _window(start: datetime, end: datetime, label: str, precision: Precision) -> Window:
+def make_window(
+    start: datetime, end: datetime, label: str, precision: Precision
+) -> Window:
+    """Returns the window from ``start`` to ``end``; refuses an empty one."""
     if not start < end:
         raise ValueError("an empty window")
     return Window(start=start, end=end, label=label, precision=precision)
@@ -115,19 +118,21 @@ def _window(start: datetime, end: datetime, label: str, precision: Precision) ->
 # --- calendar arithmetic ------------------------------------------------------------
 
 
-_UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "quarter": 91}
-_UNIT_DAYS["year"] = 365
+UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "quarter": 91}
+UNIT_DAYS["year"] = 365
 
 
-def _add_months(day: date, months: int) -> date:
+def add_months(day: date, months: int) -> date:
+    """Returns ``day`` moved by whole months (kept within the month's last day)."""
     year, month = divmod(day.year * 12 + day.month - 1 + months, 12)
     last = calendar.monthrange(year, month + 1)[1]
     return date(year, month + 1, min(day.day, last))
 
 
-def _month_span(year: int, month: int) -> tuple[date, date]:
+def month_span(year: int, month: int) -> tuple[date, date]:
+    """Returns the first day of a month and of the month after it."""
     start = date(year, month, 1)
-    return start, _add_months(start, 1)
+    return start, add_months(start, 1)
 
 
 def _easter(year: int) -> date:
@@ -143,14 +148,15 @@ def _easter(year: int) -> date:
     return date(year, month, day + 1)
 
 
-_Occurrence = Callable[[int], tuple[date, date]]
+Occurrence = Callable[[int], tuple[date, date]]
 
 
-def _fixed(month: int, day: int, days: int = 1) -> _Occurrence:
+def fixed(month: int, day: int, days: int = 1) -> Occurrence:
+    """Returns the occurrence of a date that falls on the same day each year."""
     return lambda y: (date(y, month, day), date(y, month, day) + timedelta(days))
 
 
-def _around_easter(first: int, end: int) -> _Occurrence:
+def _around_easter(first: int, end: int) -> Occurrence:
     return lambda y: (_easter(y) + timedelta(first), _easter(y) + timedelta(end))
 
 
@@ -164,49 +170,51 @@ def _new_year(year: int) -> tuple[date, date]:
     return date(year - 1, 12, 31), date(year, 1, 2)
 
 
-_HOLIDAYS: dict[str, _Occurrence] = {
-    "christmas": _fixed(12, 24, 3),
-    "christmas eve": _fixed(12, 24),
-    "christmas day": _fixed(12, 25),
-    "boxing day": _fixed(12, 26),
+HOLIDAYS: dict[str, Occurrence] = {
+    "christmas": fixed(12, 24, 3),
+    "christmas eve": fixed(12, 24),
+    "christmas day": fixed(12, 25),
+    "boxing day": fixed(12, 26),
     "new year": _new_year,
     "new years": _new_year,
-    "new years day": _fixed(1, 1),
-    "new years eve": _fixed(12, 31),
+    "new years day": fixed(1, 1),
+    "new years eve": fixed(12, 31),
     "easter": _around_easter(-2, 2),
     "easter sunday": _around_easter(0, 1),
     "easter monday": _around_easter(1, 2),
     "good friday": _around_easter(-2, -1),
     "thanksgiving": _thanksgiving,
-    "halloween": _fixed(10, 31),
-    "valentines": _fixed(2, 14),
-    "valentines day": _fixed(2, 14),
+    "halloween": fixed(10, 31),
+    "valentines": fixed(2, 14),
+    "valentines day": fixed(2, 14),
 }
-_HOLIDAYS["christmastime"] = _HOLIDAYS["xmas"] = _HOLIDAYS["christmas"]
+HOLIDAYS["christmastime"] = HOLIDAYS["xmas"] = HOLIDAYS["christmas"]
 
 
-def _season(season: int) -> _Occurrence:
+def season_span(season: int) -> Occurrence:
+    """Returns the occurrence of a season (0 winter .. 3 autumn) in a year."""
     if season == 0:
         return lambda y: (date(y - 1, 12, 1), date(y, 3, 1))
     return lambda y: (date(y, 3 * season, 1), date(y, 3 * season + 3, 1))
 
 
-def _shares(span: tuple[date, date], mod: str | None, unit: str) -> tuple[date, date]:
+def shares(span: tuple[date, date], mod: str | None, unit: str) -> tuple[date, date]:
     """Returns the early, mid or late part of a month or a year."""
     if mod is None:
         return span
     part = {"mid": 1, "the middle of": 1, "late": 2, "the end of": 2}.get(mod, 0)
     start = span[0]
     if unit == "year":
-        return _add_months(start, 4 * part), _add_months(start, 4 * part + 4)
+        return add_months(start, 4 * part), add_months(start, 4 * part + 4)
     bounds = (start, start.replace(day=11), start.replace(day=21), span[1])
     return bounds[part], bounds[part + 1]
 
 
-def _shift(moment: datetime, amount: int, unit: str) -> datetime:
+def shift(moment: datetime, amount: int, unit: str) -> datetime:
+    """Returns ``moment`` moved by ``amount`` units (hour, day, week, month, ...)."""
     if unit == "hour":
         return moment + timedelta(hours=amount)
     if unit in ("day", "week", "fortnight"):
-        return moment + timedelta(days=amount * _UNIT_DAYS[unit])
+        return moment + timedelta(days=amount * UNIT_DAYS[unit])
     months = amount * {"month": 1, "quarter": 3, "year": 12}[unit]
-    return datetime.combine(_add_months(moment.date(), months), moment.timetz())
+    return datetime.combine(add_months(moment.date(), months), moment.timetz())

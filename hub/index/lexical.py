@@ -16,7 +16,7 @@ Fields:
 - ``tag_values``: raw terms, each tag lowercased whole and its value, but not
   its namespace: what :meth:`LexicalIndex.tagged` matches a query's words to.
 - ``words``: the unstemmed lowercased words of title and body (whitespace
-  tokeniser over the text :func:`ctx.hub._lexical_terms.words` makes), for
+  tokeniser over the text :func:`ctx.hub.index.terms.words` makes), for
   the fuzzy channel: whole identifiers (``get_user_by_id``,
   ``parseConfigFile``) and their parts (``user``, ``config``).
 - ``created_at``: a date fast field (UTC), for range filters.
@@ -48,7 +48,7 @@ import msgspec
 import tantivy
 
 from ctx.engine import StoreBusyError, StoreError
-from ctx.hub._lexical_terms import (
+from ctx.hub.index.terms import (
     MAX_QUERY_TERMS,
     query_tag_values,
     query_tags,

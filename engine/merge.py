@@ -24,6 +24,7 @@ from dulwich.merge import merge_blobs
 from dulwich.objects import Blob, ObjectID, ShaFile
 
 from ctx.engine import _trees
+from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import CorruptStoreError, InvalidInputError
 from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import conflict_path, parse_link_path
@@ -36,7 +37,6 @@ from ctx.engine.model import (
     decode_memory,
     encode,
 )
-from ctx.engine.revisions import resolve_revision, target_branch
 from ctx.engine.store import CommitInfo, Store
 
 __all__ = ["MergeResult", "Preference", "merge"]

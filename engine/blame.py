@@ -1,4 +1,8 @@
-"""Line-by-line blame of a memory's body, across branches and merges.
+"""Blame: the commits that touched a memory, and who wrote each line of it.
+
+:func:`blame` lists every commit that touched a memory (its log);
+:func:`blame_lines` charges each line of its body to a commit, across
+branches and merges.
 
 dulwich's ``update_lines`` (the core of its annotate) carries line labels
 from one version to the next. Its own ``annotate_lines`` walks history as a
@@ -15,13 +19,14 @@ import msgspec
 from dulwich.annotate import update_lines
 from dulwich.objects import Blob
 
+from ctx.engine.branches import resolve_revision
 from ctx.engine.errors import MemoryNotFoundError
 from ctx.engine.ids import CommitId, MemoryId, parse_memory_id
+from ctx.engine.log import LogEntry, log
 from ctx.engine.model import decode_memory
-from ctx.engine.revisions import resolve_revision
 from ctx.engine.store import CommitInfo, Store
 
-__all__ = ["BlameLine", "blame_lines"]
+__all__ = ["BlameLine", "blame", "blame_lines"]
 
 
 class BlameLine(msgspec.Struct, frozen=True, kw_only=True):
@@ -132,3 +137,15 @@ class _Walker:
         for seen in visited:
             self._origin[seen] = result
         return result
+
+
+def blame(store: Store, memory_id: str, *, rev: str | None = None) -> list[LogEntry]:
+    """Returns every commit that touched a memory, newest first.
+
+    Raises:
+        MemoryNotFoundError: no commit ever touched it.
+    """
+    entries = log(store, parse_memory_id(memory_id), rev=rev)
+    if not entries:
+        raise MemoryNotFoundError(f"No commit touched memory {memory_id}")
+    return entries

@@ -16,12 +16,12 @@ from datetime import datetime
 import msgspec
 
 from ctx.engine.adjacency import Adjacency, adjacency
+from ctx.engine.branches import resolve_revision
 from ctx.engine.catalog import Catalog, catalog
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import MemoryId
 from ctx.engine.model import headline
 from ctx.engine.query import estimate_tokens
-from ctx.engine.revisions import resolve_revision
 from ctx.engine.selection import Selected, select
 from ctx.engine.store import Store
 from ctx.engine.tags import OFF_CONTEXT, TIERS

@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from ctx.engine import CtxError
-from ctx.hub.wire import Reply, Request, socket_path
+from ctx.hub.server.wire import Reply, Request, socket_path
 
 __all__ = ["HubError", "ask", "start_hub"]
 

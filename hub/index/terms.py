@@ -1,6 +1,6 @@
 """How text becomes the lexical index's terms, for documents and for queries.
 
-:mod:`ctx.hub.lexical` indexes what these functions make of a memory (tag
+:mod:`ctx.hub.index.lexical` indexes what these functions make of a memory (tag
 terms, tag values, the fuzzy channel's words) and looks up what they make of
 a query, so both sides are cut the same way here. Queries are user text of
 any size and content: each function bounds its work and never raises.
@@ -62,6 +62,7 @@ def query_text(query: str) -> str:
 
 
 def tag_terms(tags: Iterable[str]) -> list[str]:
+    """Returns the indexed terms of tags: each whole tag, its namespace and value."""
     terms: set[str] = set()
     for tag in tags:
         tag = tag.lower()
@@ -73,6 +74,7 @@ def tag_terms(tags: Iterable[str]) -> list[str]:
 
 
 def tag_values(tags: Iterable[str]) -> list[str]:
+    """Returns each whole tag and its value (the terms a query may name)."""
     terms: set[str] = set()
     for tag in tags:
         tag = tag.lower()

@@ -23,7 +23,7 @@ from typing import Literal
 
 import msgspec
 
-from ctx.hub.results import RecallResult
+from ctx.hub.retrieval.results import RecallResult
 
 __all__ = ["Failure", "Reply", "Request", "socket_path"]
 

@@ -1,0 +1,375 @@
+# The engine's public names, each once: the lazy loader in __init__.py reads
+# this file, and type checkers read it as the package's interface.
+
+from .adjacency import (
+    Adjacency as Adjacency,
+)
+from .batch import (
+    ImportLine as ImportLine,
+)
+from .batch import (
+    import_lines as import_lines,
+)
+from .batch import (
+    parse_lines as parse_lines,
+)
+from .blame import (
+    BlameLine as BlameLine,
+)
+from .blame import (
+    blame as blame,
+)
+from .blame import (
+    blame_lines as blame_lines,
+)
+from .branches import (
+    BranchInfo as BranchInfo,
+)
+from .branches import (
+    UndoResult as UndoResult,
+)
+from .branches import (
+    create_branch as create_branch,
+)
+from .branches import (
+    delete_branch as delete_branch,
+)
+from .branches import (
+    list_branches as list_branches,
+)
+from .branches import (
+    resolve_revision as resolve_revision,
+)
+from .branches import (
+    switch_branch as switch_branch,
+)
+from .branches import (
+    undo as undo,
+)
+from .catalog import (
+    Catalog as Catalog,
+)
+from .catalog import (
+    CatalogEntry as CatalogEntry,
+)
+from .compose import (
+    FORMATS as FORMATS,
+)
+from .compose import (
+    ComposedMemory as ComposedMemory,
+)
+from .compose import (
+    Composition as Composition,
+)
+from .compose import (
+    LeftOut as LeftOut,
+)
+from .compose import (
+    compose as compose,
+)
+from .conflicts import (
+    list_conflicts as list_conflicts,
+)
+from .conflicts import (
+    resolve as resolve,
+)
+from .diff import (
+    ChangedMemory as ChangedMemory,
+)
+from .diff import (
+    Diff as Diff,
+)
+from .diff import (
+    body_diff as body_diff,
+)
+from .diff import (
+    diff as diff,
+)
+from .errors import (
+    CommitNotFoundError as CommitNotFoundError,
+)
+from .errors import (
+    ConflictError as ConflictError,
+)
+from .errors import (
+    CorruptStoreError as CorruptStoreError,
+)
+from .errors import (
+    CtxError as CtxError,
+)
+from .errors import (
+    InvalidInputError as InvalidInputError,
+)
+from .errors import (
+    LinkNotFoundError as LinkNotFoundError,
+)
+from .errors import (
+    MemoryNotFoundError as MemoryNotFoundError,
+)
+from .errors import (
+    NotAStoreError as NotAStoreError,
+)
+from .errors import (
+    NotFoundError as NotFoundError,
+)
+from .errors import (
+    ReadOnlyStoreError as ReadOnlyStoreError,
+)
+from .errors import (
+    RefNotFoundError as RefNotFoundError,
+)
+from .errors import (
+    StoreBusyError as StoreBusyError,
+)
+from .errors import (
+    StoreError as StoreError,
+)
+from .exchange import (
+    export_lines as export_lines,
+)
+from .exchange import (
+    import_graph as import_graph,
+)
+from .exchange import (
+    is_graph_export as is_graph_export,
+)
+from .ids import (
+    CommitId as CommitId,
+)
+from .ids import (
+    MemoryId as MemoryId,
+)
+from .ids import (
+    new_memory_id as new_memory_id,
+)
+from .ids import (
+    parse_memory_id as parse_memory_id,
+)
+from .ingest import (
+    ingest_files as ingest_files,
+)
+from .layout import (
+    slugify as slugify,
+)
+from .links import (
+    link as link,
+)
+from .links import (
+    list_links as list_links,
+)
+from .links import (
+    unlink as unlink,
+)
+from .live import (
+    commit_at as commit_at,
+)
+from .live import (
+    link_graph as link_graph,
+)
+from .live import (
+    live_catalog as live_catalog,
+)
+from .log import (
+    LogEntry as LogEntry,
+)
+from .log import (
+    PathChange as PathChange,
+)
+from .log import (
+    log as log,
+)
+from .maintenance import (
+    FsckReport as FsckReport,
+)
+from .maintenance import (
+    GcReport as GcReport,
+)
+from .maintenance import (
+    StoreStatus as StoreStatus,
+)
+from .maintenance import (
+    TierCount as TierCount,
+)
+from .maintenance import (
+    fsck as fsck,
+)
+from .maintenance import (
+    gc as gc,
+)
+from .maintenance import (
+    status as status,
+)
+from .memories import (
+    Draft as Draft,
+)
+from .memories import (
+    WriteResult as WriteResult,
+)
+from .memories import (
+    edit as edit,
+)
+from .memories import (
+    forget as forget,
+)
+from .memories import (
+    list_memories as list_memories,
+)
+from .memories import (
+    remember as remember,
+)
+from .memories import (
+    remember_many as remember_many,
+)
+from .memories import (
+    show as show,
+)
+from .merge import (
+    MergeResult as MergeResult,
+)
+from .merge import (
+    merge as merge,
+)
+from .model import (
+    KINDS as KINDS,
+)
+from .model import (
+    LINK_TYPES as LINK_TYPES,
+)
+from .model import (
+    MAX_BODY_BYTES as MAX_BODY_BYTES,
+)
+from .model import (
+    PREFERENCES as PREFERENCES,
+)
+from .model import (
+    Conflict as Conflict,
+)
+from .model import (
+    Intent as Intent,
+)
+from .model import (
+    Link as Link,
+)
+from .model import (
+    Memory as Memory,
+)
+from .model import (
+    Source as Source,
+)
+from .model import (
+    headline as headline,
+)
+from .prime import (
+    prime as prime,
+)
+from .prime import (
+    split_sections as split_sections,
+)
+from .provenance import (
+    MAX_NODES as MAX_NODES,
+)
+from .provenance import (
+    RelatedHit as RelatedHit,
+)
+from .provenance import (
+    TraceNode as TraceNode,
+)
+from .provenance import (
+    expand as expand,
+)
+from .provenance import (
+    related as related,
+)
+from .provenance import (
+    summarize as summarize,
+)
+from .provenance import (
+    supersede as supersede,
+)
+from .provenance import (
+    trace as trace,
+)
+from .query import (
+    Facts as Facts,
+)
+from .query import (
+    QuerySyntaxError as QuerySyntaxError,
+)
+from .query import (
+    evaluate as evaluate,
+)
+from .query import (
+    format_query as format_query,
+)
+from .query import (
+    parse_query as parse_query,
+)
+from .selection import (
+    Selected as Selected,
+)
+from .selection import (
+    select as select,
+)
+from .snapshot import (
+    LinkRecord as LinkRecord,
+)
+from .snapshot import (
+    MemoryRecord as MemoryRecord,
+)
+from .snapshot import (
+    Snapshot as Snapshot,
+)
+from .store import (
+    Clock as Clock,
+)
+from .store import (
+    CommitInfo as CommitInfo,
+)
+from .store import (
+    ReflogEntry as ReflogEntry,
+)
+from .store import (
+    Store as Store,
+)
+from .tags import (
+    TIERS as TIERS,
+)
+from .tags import (
+    TagCount as TagCount,
+)
+from .tags import (
+    count_tags as count_tags,
+)
+from .tags import (
+    tag as tag,
+)
+from .tags import (
+    tier_of as tier_of,
+)
+from .tags import (
+    untag as untag,
+)
+from .tokens import (
+    estimate_tokens as estimate_tokens,
+)
+from .tokens import (
+    memory_tokens as memory_tokens,
+)
+from .views import (
+    View as View,
+)
+from .views import (
+    create_view as create_view,
+)
+from .views import (
+    delete_view as delete_view,
+)
+from .views import (
+    get_view as get_view,
+)
+from .views import (
+    list_views as list_views,
+)
+from .views import (
+    render_view as render_view,
+)

@@ -1,0 +1,33 @@
+# The embedders' public names, each once: the lazy loader in __init__.py
+# reads this file, and type checkers read it as the package's interface.
+
+from .base import (
+    Embedder as Embedder,
+)
+from .base import (
+    EmbedderError as EmbedderError,
+)
+from .factory import (
+    DEFAULT_KIND as DEFAULT_KIND,
+)
+from .factory import (
+    EMBEDDER_KINDS as EMBEDDER_KINDS,
+)
+from .factory import (
+    make_embedder as make_embedder,
+)
+from .hashing import (
+    HashingEmbedder as HashingEmbedder,
+)
+from .minilm import (
+    MiniLMEmbedder as MiniLMEmbedder,
+)
+from .remote import (
+    OllamaEmbedder as OllamaEmbedder,
+)
+from .remote import (
+    OpenAIEmbedder as OpenAIEmbedder,
+)
+from .wordpiece import (
+    WordPieceTokenizer as WordPieceTokenizer,
+)

@@ -1,0 +1,11 @@
+"""The search indexes: projections of commits, rebuildable at any time.
+
+- ``projection``: catches the indexes up to any commit; a commit's live view.
+- ``searcher``: one view and its indexes, asked by ranking for each channel.
+- ``lexical`` and ``terms``: the Tantivy index (BM25, fuzzy, tags) and the
+  words of a query it searches for.
+- ``vectors``, ``rows`` and ``hnsw``: vectors flat (exact, memory-mapped rows)
+  or in an HNSW graph past the crossover.
+- ``folder``: ``.ctx/index/`` on disk, its state file and its lock.
+- ``maintenance``: reindex and index status.
+"""

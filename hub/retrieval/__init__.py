@@ -1,0 +1,7 @@
+"""From a question to ranked memories in a budget.
+
+- ``sources``: which commits a recall reads (a branch, overlays, a moment).
+- ``ranking``: channels, fusion, tags, temporal gravity, link expansion.
+- ``packing``: recall (pinned first, packed into a token budget) and search.
+- ``results``: the Structs they return.
+"""
