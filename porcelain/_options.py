@@ -1,20 +1,18 @@
-"""What every command shares: finding the store, intent options, output."""
+"""What every command shares: its workspace, intent options, output."""
 
 from __future__ import annotations
 
 import functools
-import getpass
-import os
 import sys
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import msgspec
 
-from ctx.engine import Intent, InvalidInputError, NotAStoreError
+from ctx.engine import InvalidInputError
+from ctx.hub import Workspace, local_now, parse_moment
 
 if TYPE_CHECKING:  # the store (dulwich) loads when a command opens it
     from ctx.engine import Store, WriteResult
@@ -26,7 +24,6 @@ __all__ = [
     "echo_json",
     "intent_options",
     "json_option",
-    "make_intent",
     "now",
     "parse_when",
     "pass_state",
@@ -38,64 +35,35 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def now() -> datetime:
     """Returns the current local time, timezone aware (the CLI's clock)."""
-    return datetime.now().astimezone()
+    return local_now()
 
 
 class CtxState:
-    """The store a command works on, found as git finds ``.git``.
+    """What a command works on: the workspace, found once it is first asked.
 
-    Order: ``--store``, then ``CTX_DIR``, then a ``.ctx`` folder in the
-    working directory or one of its parents, then the user's store in the
-    platform data folder (created on first write).
+    ``--store`` may come after the command name (``ctx ls --store PATH``), so
+    the workspace is found when a command first needs it, not when the group
+    starts. Finding it is the hub's (:meth:`Workspace.find`).
     """
 
     def __init__(self, store_path: str | None) -> None:
-        self.explicit = store_path or os.environ.get("CTX_DIR") or None
-        self._store: Store | None = None
+        self.explicit = store_path
+        self._workspace: Workspace | None = None
 
-    def locate(self) -> tuple[Path, bool]:
-        """Returns the store folder and whether it is the user's default store."""
-        if self.explicit:
-            path = Path(self.explicit).expanduser()
-            if (path / ".ctx" / "git").is_dir():
-                path = path / ".ctx"
-            return path.absolute(), False
-        here = Path.cwd()
-        for folder in (here, *here.parents):
-            candidate = folder / ".ctx"
-            if (candidate / "git").is_dir():
-                return candidate, False
-        import platformdirs
-
-        return Path(platformdirs.user_data_dir("ctx", appauthor=False)), True
+    def workspace(self) -> Workspace:
+        """Returns the workspace (``--store``, ``CTX_DIR``, ``.ctx/`` above, ...)."""
+        if self._workspace is None:
+            self._workspace = Workspace.find(self.explicit, clock=now)
+        return self._workspace
 
     def close(self) -> None:
         """Closes the store's open files, if a store was opened."""
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        if self._workspace is not None:
+            self._workspace.close()
 
     def store(self, *, write: bool = False) -> Store:
-        """Opens the store; the user's store is created on first write.
-
-        Reading a user store that does not exist yet sees an empty store.
-        """
-        from ctx.engine import Store
-
-        if self._store is None:
-            path, default = self.locate()
-            if default and not (path / "git").is_dir():
-                if write:
-                    self._store = Store.init(path, clock=now, exist_ok=True)
-                else:
-                    self._store = Store.memory(clock=now)
-            elif not path.exists():
-                raise NotAStoreError(
-                    f"No store at {path}.", hint="Run `ctx init` there, or fix --store."
-                )
-            else:
-                self._store = Store.open(path, clock=now)
-        return self._store
+        """Opens the store; the user's store is created on first write."""
+        return self.workspace().store(write=write)
 
 
 def json_option(func: F) -> F:
@@ -134,7 +102,15 @@ def intent_options(default_intent: str) -> Callable[[F], F]:
             session: str | None,
             **kwargs: Any,
         ) -> Any:
-            who = make_intent(agent, intent, confidence, reason, session)
+            state = click.get_current_context().find_object(CtxState)
+            assert state is not None
+            who = state.workspace().intent(
+                intent,
+                agent=agent,
+                confidence=confidence,
+                reason=reason,
+                session=session,
+            )
             return func(*args, who=who, **kwargs)
 
         options = [
@@ -169,28 +145,6 @@ def intent_options(default_intent: str) -> Callable[[F], F]:
     return decorate
 
 
-def make_intent(
-    agent: str | None,
-    intent: str,
-    confidence: float | None,
-    reason: str | None,
-    session: str | None,
-) -> Intent:
-    """Returns the Intent for the intent options given to a command."""
-    if not agent:
-        try:
-            agent = getpass.getuser()
-        except (KeyError, OSError):
-            agent = "human"
-    return Intent(
-        agent=agent,
-        intent=intent,
-        confidence=confidence,
-        reason=reason,
-        session=session,
-    )
-
-
 def read_text(text: str) -> str:
     """Returns ``text``, or all of stdin when it is ``-`` (strict UTF-8)."""
     if text != "-":
@@ -204,16 +158,7 @@ def read_text(text: str) -> str:
 
 def parse_when(value: str | None) -> datetime | None:
     """Parses ``--when`` (ISO 8601; no offset means local time)."""
-    if value is None:
-        return None
-    try:
-        when = datetime.fromisoformat(value)
-    except ValueError:
-        raise InvalidInputError(
-            f"--when {value!r} is not a date.",
-            hint="Use ISO 8601, e.g. 2023-05-08T13:56.",
-        ) from None
-    return when if when.tzinfo else when.astimezone()
+    return None if value is None else parse_moment(value, "--when")
 
 
 _JSON = msgspec.json.Encoder(order="deterministic")

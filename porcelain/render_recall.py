@@ -1,4 +1,7 @@
-"""Rendering of recall, search and index results for people and prompts."""
+"""Rendering of recall, search and index results for people.
+
+The markdown for a prompt is the hub's (:func:`ctx.hub.format_prompt`).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ctx.hub import format_prompt, recall_summary
+
 if TYPE_CHECKING:
-    from ctx.hub.index.maintenance import IndexStatus, ReindexReport
-    from ctx.hub.retrieval.packing import Hit, RecallResult
+    from ctx.hub import Hit, IndexStatus, RecallResult, ReindexReport
 
 __all__ = ["render_index_status", "render_recall", "render_reindex"]
 
@@ -55,41 +59,10 @@ def _text_hit(hit: Hit, overlay: bool) -> None:
         click.echo("    " + line)
 
 
-def _footer(result: RecallResult) -> str:
-    share = result.tokens / result.live_tokens if result.live_tokens else 0.0
-    budget = f" of a {result.budget:,} budget" if result.budget is not None else ""
-    return (
-        f"{len(result.hits)} memories, {result.tokens:,} tokens{budget}; "
-        f"the whole live branch ({result.branch}): {result.live_memories:,} "
-        f"memories, {result.live_tokens:,} tokens ({share:.1%}); "
-        f"{result.seconds * 1000:.0f} ms"
-    )
-
-
-def _markdown(result: RecallResult, overlay: bool) -> None:
-    click.echo(f"<!-- ctx recall: {result.query} ({result.commit[:10]}) -->")
-    sections = (
-        ("Pinned", [h for h in result.hits if h.pinned]),
-        ("Relevant memories", [h for h in result.hits if not h.pinned]),
-    )
-    for heading, hits in sections:
-        if not hits:
-            continue
-        click.echo(f"## {heading}\n")
-        for hit in hits:
-            where = f", {hit.branch}" if overlay else ""
-            date = hit.created_at.strftime("%Y-%m-%d")
-            title = f" {hit.title}" if hit.title else ""
-            click.echo(f"- **{hit.kind}** `{hit.id}` ({date}{where}):{title}")
-            click.echo(textwrap.indent(hit.body, "  "))
-        click.echo("")
-    click.echo(f"<!-- {_footer(result)} -->")
-
-
 def render_recall(result: RecallResult, *, fmt: str, overlay: bool) -> None:
     """Prints a recall or search as text or as a markdown block."""
     if fmt == "markdown":
-        _markdown(result, overlay)
+        click.echo(format_prompt(result, overlay=overlay))
         return
     if result.temporal:
         click.echo(f"Time: {', '.join(result.temporal)}")
@@ -97,7 +70,7 @@ def render_recall(result: RecallResult, *, fmt: str, overlay: bool) -> None:
         click.echo("Nothing matches.")
     for hit in result.hits:
         _text_hit(hit, overlay)
-    click.echo(f"-- {_footer(result)}")
+    click.echo(f"-- {recall_summary(result)}")
 
 
 def render_index_status(status: IndexStatus) -> None:

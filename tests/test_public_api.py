@@ -7,9 +7,10 @@ import types
 import pytest
 
 import ctx.engine
+import ctx.hub
 import ctx.hub.embedders
 
-PACKAGES = [ctx.engine, ctx.hub.embedders]
+PACKAGES = [ctx.engine, ctx.hub, ctx.hub.embedders]
 
 
 def _submodules(package: types.ModuleType) -> list[str]:

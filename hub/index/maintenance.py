@@ -4,48 +4,11 @@ from __future__ import annotations
 
 import time
 
-import msgspec
-
 from ctx.engine import CommitId, live_catalog
 from ctx.hub.index.projection import Projection
+from ctx.hub.index.reports import BranchIndex, IndexStatus, ReindexReport
 
-__all__ = ["BranchIndex", "IndexStatus", "ReindexReport", "index_status", "reindex"]
-
-
-class BranchIndex(msgspec.Struct, frozen=True, kw_only=True):
-    """How far one branch is indexed."""
-
-    branch: str
-    tip: str
-    indexed_commit: str | None
-    current: bool
-    memories: int
-
-
-class IndexStatus(msgspec.Struct, frozen=True, kw_only=True):
-    """What the index holds (``ctx index status``)."""
-
-    folder: str | None
-    embedder: str
-    documents: int
-    vectors: int
-    vector_index: str
-    size_bytes: int
-    branches: tuple[BranchIndex, ...]
-
-
-class ReindexReport(msgspec.Struct, frozen=True, kw_only=True):
-    """What ``ctx reindex`` built."""
-
-    branches: tuple[str, ...]
-    documents: int
-    vectors: int
-    embedder: str
-    seconds: float
-    size_bytes: int
-    warnings: tuple[str, ...]
-    embedded: int = 0
-    reused: int = 0
+__all__ = ["index_status", "reindex"]
 
 
 def index_status(projection: Projection) -> IndexStatus:
@@ -75,6 +38,7 @@ def index_status(projection: Projection) -> IndexStatus:
         vector_index="none" if vectors is None else vectors.kind,
         size_bytes=projection.size_bytes(),
         branches=tuple(branches),
+        notices=tuple(projection.notices),
     )
 
 
@@ -105,7 +69,8 @@ def reindex(projection: Projection, *, re_embed: bool = False) -> ReindexReport:
         embedder=projection.embedder_name,
         seconds=time.perf_counter() - started,
         size_bytes=projection.size_bytes(),
-        warnings=tuple(projection.notices + projection.warnings),
+        warnings=tuple(projection.warnings),
+        notices=tuple(projection.notices),
         embedded=embedded,
         reused=reused,
     )

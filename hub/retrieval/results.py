@@ -58,7 +58,12 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
-    """A recall: the hits, and what they cost against the whole branch."""
+    """A recall: the hits, and what they cost against the whole branch.
+
+    ``warnings``: channels that failed (vector search unavailable);
+    ``notices``: what happened to the index on the way (it was unreadable
+    and rebuilt, or lives in memory because the store cannot be written).
+    """
 
     query: str
     branch: str
@@ -73,3 +78,4 @@ class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
     seconds: float
     temporal: tuple[str, ...]
     warnings: tuple[str, ...]
+    notices: tuple[str, ...] = ()

@@ -8,10 +8,12 @@ config says.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -34,8 +36,17 @@ class HubError(CtxError):
         self.exit_code = exit_code
 
 
-def ask(store: Path, request: Request) -> Reply | None:
+def ask(
+    store: Path,
+    request: Request,
+    progress: Callable[[int, int], None] | None = None,
+) -> Reply | None:
     """Returns the hub's reply, or ``None`` when no hub answers for ``store``.
+
+    Args:
+        store: The store folder.
+        request: What to ask.
+        progress: Called with (done, total) as the hub reports progress.
 
     Raises:
         HubError: The hub answered with an error.
@@ -47,25 +58,34 @@ def ask(store: Path, request: Request) -> Reply | None:
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.settimeout(_TIMEOUT_S)
+    last: bytes | None = None
     try:
         conn.connect(str(path))
         conn.sendall(_ENCODER.encode(request))
         conn.shutdown(socket.SHUT_WR)
-        chunks = []
-        while chunk := conn.recv(1 << 16):
-            chunks.append(chunk)
+        for line in conn.makefile("rb"):
+            if last is not None and progress is not None:
+                _progress(last, progress)
+            last = line
     except OSError:
         return None  # no hub (a stale socket), or it died: answer in-process
     finally:
         conn.close()
     try:
-        reply = _DECODER.decode(b"".join(chunks))
+        reply = _DECODER.decode(last or b"")
     except msgspec.DecodeError:
         return None
     if reply.failure is not None:
         failure = reply.failure
         raise HubError(failure.message, hint=failure.hint, exit_code=failure.exit_code)
     return reply
+
+
+def _progress(line: bytes, progress: Callable[[int, int], None]) -> None:
+    with contextlib.suppress(msgspec.DecodeError):
+        reply = _DECODER.decode(line)
+        if reply.progress is not None:
+            progress(*reply.progress)
 
 
 def start_hub(store: Path, idle_minutes: float) -> bool:

@@ -23,8 +23,10 @@ import msgspec
 
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
 from ctx.hub.config import HubConfig, load_config
+from ctx.hub.index.maintenance import index_status, reindex
 from ctx.hub.index.projection import Projection
 from ctx.hub.retrieval.packing import recall, search
+from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.server.wire import Failure, Reply, Request, socket_path
 
@@ -84,15 +86,47 @@ class Answerer:
             self.config = config
         return self.projection, config
 
-    def answer(self, request: Request) -> Reply:
+    def answer(
+        self,
+        request: Request,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Reply:
         """Returns the reply to ``request``.
 
+        Args:
+            request: What is asked.
+            progress: Called with (done, total) while a reindex indexes.
+
         Raises:
-            CtxError: Whatever recall or search raises for it.
+            CtxError: Whatever recall, search or the index raise for it.
         """
         if request.op in ("ping", "stop"):
             return Reply(store=str(self.store.path), pid=os.getpid())
         projection, config = self._projection()
+        try:
+            if request.op == "index_status":
+                return Reply(status=index_status(projection), pid=os.getpid())
+            if request.op == "reindex":
+                projection.progress = progress
+                try:
+                    report = reindex(projection, re_embed=request.re_embed)
+                finally:
+                    projection.progress = None
+                return Reply(report=report, pid=os.getpid())
+            result = self._recall(projection, config, request)
+            notices = tuple(projection.notices)
+            return Reply(
+                result=msgspec.structs.replace(result, notices=notices),
+                pid=os.getpid(),
+            )
+        finally:
+            # The reply carries them; the next request starts with none.
+            projection.notices.clear()
+            projection.warnings.clear()
+
+    def _recall(
+        self, projection: Projection, config: HubConfig, request: Request
+    ) -> RecallResult:
         now = request.now or self.clock()
         if request.op == "recall":
             sources = open_sources(
@@ -101,7 +135,7 @@ class Answerer:
                 overlay=request.overlay,
                 at=request.at_time or request.at,
             )
-            result = recall(
+            return recall(
                 projection,
                 sources,
                 request.query,
@@ -111,25 +145,20 @@ class Answerer:
                 include_superseded=request.include_superseded,
                 explain=request.explain,
             )
-        else:
-            [source] = open_sources(projection, branch=request.branch)
-            result = search(
-                projection,
-                source,
-                request.query,
-                config=config.recall,
-                now=now,
-                limit=request.limit,
-                kind=request.kind,
-                tag=request.tag,
-                context=request.context,
-                fuzzy=request.fuzzy,
-                explain=request.explain,
-            )
-        notices = tuple(projection.notices)
-        projection.notices.clear()
-        projection.warnings.clear()  # the result carries them
-        return Reply(result=result, notices=notices, pid=os.getpid())
+        [source] = open_sources(projection, branch=request.branch)
+        return search(
+            projection,
+            source,
+            request.query,
+            config=config.recall,
+            now=now,
+            limit=request.limit,
+            kind=request.kind,
+            tag=request.tag,
+            context=request.context,
+            fuzzy=request.fuzzy,
+            explain=request.explain,
+        )
 
     def handle(self, conn: socket.socket) -> str | None:
         """Answers one connection; returns its op (None if unreadable)."""
@@ -137,14 +166,19 @@ class Answerer:
         try:
             request = _DECODER.decode(_read_all(conn))
             op = request.op
-            reply = self.answer(request)
+
+            def progress(done: int, total: int) -> None:
+                with contextlib.suppress(OSError):
+                    conn.sendall(_ENCODER.encode(Reply(progress=(done, total))) + b"\n")
+
+            reply = self.answer(request, progress)
         except (ValueError, msgspec.DecodeError) as exc:
             failure = InvalidInputError(f"The hub could not read the request ({exc}).")
             reply = _failed(failure)
         except CtxError as exc:
             reply = _failed(exc)
         with contextlib.suppress(OSError):
-            conn.sendall(_ENCODER.encode(reply))
+            conn.sendall(_ENCODER.encode(reply) + b"\n")
         return op
 
 
@@ -222,7 +256,7 @@ def serve(
                 op = hub.handle(conn)
             if op == "stop":
                 break
-            if op in ("recall", "search") and idle is not None:
+            if op not in ("ping", "stop", None) and idle is not None:
                 deadline = time.monotonic() + idle
     finally:
         server.close()

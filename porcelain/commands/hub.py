@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
-from ctx.engine import NotAStoreError
-from ctx.hub.server.client import ask
-from ctx.hub.server.wire import Request, socket_path
-from ctx.porcelain._options import CtxState, echo_json, json_option, now, pass_state
+import ctx.hub
+from ctx.porcelain._options import CtxState, echo_json, json_option, pass_state
 
 __all__ = ["COMMANDS"]
 
@@ -60,39 +56,22 @@ def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
       ctx hub start &
       ctx hub start --idle 60
     """
-    store = state.store()
-    if store.path is None:
-        raise NotAStoreError(
-            "The user store does not exist yet.",
-            hint="Remember something first, or `ctx init` a project store.",
-        )
-    from ctx.hub.server.service import serve
 
-    def ready(path: Path) -> None:
+    def ready(started: ctx.hub.HubStarted) -> None:
         if as_json:
-            echo_json(
-                {"store": str(store.path), "socket": str(path), "pid": os.getpid()}
-            )
+            echo_json(started)
         else:
-            click.echo(f"Hub for {store.path} listening on {path} (pid {os.getpid()}).")
+            click.echo(
+                f"Hub for {started.store} listening on {started.socket} "
+                f"(pid {started.pid})."
+            )
         sys.stdout.flush()
 
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     with contextlib.suppress(KeyboardInterrupt):
-        serve(
-            store,
-            clock=now,
-            ready=ready,
-            idle=None if idle_minutes is None else idle_minutes * 60,
-        )
+        ctx.hub.run_hub(state.workspace(), idle_minutes=idle_minutes, ready=ready)
     if not as_json:
         click.echo("Hub stopped.")
-
-
-def _ping(state: CtxState, op: str) -> tuple[Path, int | None]:
-    path, _ = state.locate()
-    reply = ask(path, Request(op="stop" if op == "stop" else "ping"))
-    return socket_path(path), None if reply is None else reply.pid
 
 
 @hub_group.command(name="stop")
@@ -105,13 +84,13 @@ def stop(state: CtxState, as_json: bool) -> None:
     Example:
       ctx hub stop
     """
-    _, pid = _ping(state, "stop")
+    stopped = ctx.hub.stop_hub(state.workspace())
     if as_json:
-        echo_json({"stopped": pid is not None, "pid": pid})
-    elif pid is None:
+        echo_json(stopped)
+    elif stopped.pid is None:
         click.echo("No hub is running for this store.")
     else:
-        click.echo(f"Stopped the hub (pid {pid}).")
+        click.echo(f"Stopped the hub (pid {stopped.pid}).")
 
 
 @hub_group.command(name="status")
@@ -124,13 +103,13 @@ def status(state: CtxState, as_json: bool) -> None:
     Example:
       ctx hub status --json
     """
-    path, pid = _ping(state, "ping")
+    status = ctx.hub.hub_status(state.workspace())
     if as_json:
-        echo_json({"running": pid is not None, "pid": pid, "socket": str(path)})
-    elif pid is None:
+        echo_json(status)
+    elif status.pid is None:
         click.echo("No hub is running for this store; recall loads the indexes itself.")
     else:
-        click.echo(f"A hub (pid {pid}) serves this store on {path}.")
+        click.echo(f"A hub (pid {status.pid}) serves this store on {status.socket}.")
 
 
 COMMANDS = [hub_group]

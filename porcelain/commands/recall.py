@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-import re
 import sys
-import time
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 import click
-import msgspec
 
-from ctx.engine import InvalidInputError
-from ctx.hub.server.client import ask, start_hub
-from ctx.hub.server.wire import Reply, Request
+import ctx.hub
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
     echo_json,
     json_option,
-    now,
-    parse_when,
     pass_state,
 )
 from ctx.porcelain.render_recall import (
@@ -29,89 +22,19 @@ from ctx.porcelain.render_recall import (
     render_reindex,
 )
 
-if TYPE_CHECKING:  # the hub (numpy, Tantivy, onnxruntime) loads only when used
-    from ctx.hub.config import HubConfig
-    from ctx.hub.index.projection import Projection
-
 __all__ = ["COMMANDS"]
 
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
-
-def _open(state: CtxState) -> tuple[Projection, HubConfig]:
-    from ctx.hub.config import load_config
-    from ctx.hub.index.projection import Projection
-
-    store = state.store()
-    config = load_config(store.path)
-    # Neither reindex nor index status searches: an HNSW graph stays on disk.
-    return Projection.for_store(store, config, exact=True), config
-
-
-def _notices(projection: Projection) -> None:
-    for notice in projection.notices:
+def _report(notices: Sequence[str], warnings: Sequence[str] = ()) -> None:
+    """Prints a result's notices and warnings on stderr, before the result."""
+    for notice in notices:
         click.echo(f"Notice: {notice}", err=True)
-    for warning in projection.warnings:
+    for warning in warnings:
         click.echo(f"Warning: {warning}", err=True)
-    projection.notices.clear()
-    projection.warnings.clear()
-
-
-def _ask(state: CtxState, request: Request) -> Reply:
-    """Asks the store's running hub, or answers in this process if none runs.
-
-    Answering in-process, it then starts a hub for the next call when the
-    store's config allows (``[hub] autostart``).
-    """
-    path, default = state.locate()
-    on_disk = not default or (path / "git").is_dir()
-    if on_disk:
-        reply = ask(path, request)
-        if reply is not None:
-            return reply
-    from ctx.hub.server.service import Answerer
-
-    answerer = Answerer(state.store(), now, one_shot=True)
-    reply = answerer.answer(request)
-    config = answerer.config
-    if on_disk and config is not None and config.hub.autostart:
-        start_hub(path, config.hub.idle_minutes)
-    return reply
-
-
-def _report(
-    reply: Reply,
-    started: float,
-    as_json: bool,
-    *,
-    fmt: str,
-    overlay: bool,
-) -> None:
-    """Prints notices and warnings on stderr, then the result (timed from start)."""
-    assert reply.result is not None
-    result = msgspec.structs.replace(
-        reply.result, seconds=time.perf_counter() - started
-    )
-    for notice in reply.notices:
-        click.echo(f"Notice: {notice}", err=True)
-    for warning in result.warnings:
-        click.echo(f"Warning: {warning}", err=True)
-    if as_json:
-        echo_json(result)
-    else:
-        render_recall(result, fmt=fmt, overlay=overlay)
 
 
 def _moment(value: str | None, option: str) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return parse_when(value)
-    except InvalidInputError:
-        raise InvalidInputError(
-            f"{option} {value!r} is not a date.",
-            hint="Use ISO 8601, e.g. 2023-05-08 or 2023-05-08T13:56.",
-        ) from None
+    return None if value is None else ctx.hub.parse_moment(value, option)
 
 
 def _format_option(func: click.decorators.FC) -> click.decorators.FC:
@@ -168,27 +91,22 @@ def recall(
       ctx recall "what did we decide about auth?" --budget 800
       ctx recall "deploys last week" --branch agent/alice --with main --explain
     """
-    started = time.perf_counter()
-    asked = _moment(now_, "--now") or now()
-    when = _moment(at, "--at") if at and _DATE_RE.match(at) else None
-    if budget is not None and budget < 1:
-        raise InvalidInputError(
-            f"The budget must be at least 1 token, not {budget}.",
-            hint="Try --budget 1500.",
-        )
-    request = Request(
-        op="recall",
-        query=query,
+    result = ctx.hub.recall(
+        state.workspace(),
+        query,
+        budget=budget,
         branch=branch,
         overlay=overlay,
-        at=None if when else at,
-        at_time=when,
-        now=asked,
-        budget=budget,
+        at=at,
+        now=_moment(now_, "--now"),
         include_superseded=include_all,
         explain=explain,
     )
-    _report(_ask(state, request), started, as_json, fmt=fmt, overlay=bool(overlay))
+    _report(result.notices, result.warnings)
+    if as_json:
+        echo_json(result)
+    else:
+        render_recall(result, fmt=fmt, overlay=bool(overlay))
 
 
 @click.command()
@@ -223,20 +141,23 @@ def search(
       ctx search "postgres" --kind decision -n 5
       ctx search "get_usr_by_id" --fuzzy
     """
-    started = time.perf_counter()
-    request = Request(
-        op="search",
-        query=query,
-        branch=branch,
-        now=_moment(now_, "--now") or now(),
+    result = ctx.hub.search(
+        state.workspace(),
+        query,
         limit=limit,
         kind=kind,
         tag=tag,
         context=context,
         fuzzy=fuzzy,
+        branch=branch,
+        now=_moment(now_, "--now"),
         explain=explain,
     )
-    _report(_ask(state, request), started, as_json, fmt="text", overlay=False)
+    _report(result.notices, result.warnings)
+    if as_json:
+        echo_json(result)
+    else:
+        render_recall(result, fmt="text", overlay=False)
 
 
 @click.command(name="reindex")
@@ -258,17 +179,13 @@ def reindex_command(state: CtxState, re_embed: bool, as_json: bool) -> None:
       ctx reindex
       ctx reindex --re-embed
     """
-    from ctx.hub.index.maintenance import reindex
-
-    projection, _ = _open(state)
 
     def progress(done: int, total: int) -> None:
         if total >= 2_000 and sys.stderr.isatty():
             click.echo(f"\rIndexed {done:,} of {total:,}", err=True, nl=done == total)
 
-    projection.progress = progress
-    report = reindex(projection, re_embed=re_embed)
-    _notices(projection)
+    report = ctx.hub.reindex(state.workspace(), re_embed=re_embed, progress=progress)
+    _report(report.notices, report.warnings)
     if as_json:
         echo_json(report)
     else:
@@ -295,11 +212,8 @@ def index_status_command(state: CtxState, as_json: bool) -> None:
     Example:
       ctx index status --json
     """
-    from ctx.hub.index.maintenance import index_status
-
-    projection, _ = _open(state)
-    status = index_status(projection)
-    _notices(projection)
+    status = ctx.hub.index_status(state.workspace())
+    _report(status.notices)
     if as_json:
         echo_json(status)
     else:

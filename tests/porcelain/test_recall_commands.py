@@ -57,6 +57,7 @@ def test_recall_json_has_the_documented_shape(hctx):
         "seconds",
         "temporal",
         "warnings",
+        "notices",
     }
     hit = data["hits"][0]
     assert set(hit) >= {

@@ -1,0 +1,78 @@
+# The hub's public names, each once: the lazy loader in __init__.py reads
+# this file, and type checkers read it as the package's interface.
+
+from .api import (
+    hub_status as hub_status,
+)
+from .api import (
+    index_status as index_status,
+)
+from .api import (
+    parse_moment as parse_moment,
+)
+from .api import (
+    recall as recall,
+)
+from .api import (
+    reindex as reindex,
+)
+from .api import (
+    run_hub as run_hub,
+)
+from .api import (
+    search as search,
+)
+from .api import (
+    stop_hub as stop_hub,
+)
+from .config import (
+    HubConfig as HubConfig,
+)
+from .config import (
+    HubSettings as HubSettings,
+)
+from .config import (
+    RecallConfig as RecallConfig,
+)
+from .config import (
+    load_config as load_config,
+)
+from .index.reports import (
+    BranchIndex as BranchIndex,
+)
+from .index.reports import (
+    IndexStatus as IndexStatus,
+)
+from .index.reports import (
+    ReindexReport as ReindexReport,
+)
+from .retrieval.prompt import (
+    format_prompt as format_prompt,
+)
+from .retrieval.prompt import (
+    recall_summary as recall_summary,
+)
+from .retrieval.results import (
+    ChannelScore as ChannelScore,
+)
+from .retrieval.results import (
+    Explanation as Explanation,
+)
+from .retrieval.results import (
+    Hit as Hit,
+)
+from .retrieval.results import (
+    RecallResult as RecallResult,
+)
+from .server.client import HubError as HubError
+from .server.wire import (
+    HubStarted as HubStarted,
+)
+from .server.wire import (
+    HubStatus as HubStatus,
+)
+from .server.wire import (
+    HubStopped as HubStopped,
+)
+from .workspace import Workspace as Workspace
+from .workspace import local_now as local_now

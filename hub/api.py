@@ -1,0 +1,274 @@
+"""The hub's calls: recall, search, index status, reindex and the hub itself.
+
+Each call takes a :class:`~ctx.hub.workspace.Workspace` and answers through
+the hub that serves its store when one runs, and in the calling process
+otherwise, with the same result either way. A recall or search answered
+in-process then starts a hub in the background for the next call when the
+store's config allows (``[hub] autostart``; never with ``CTX_NO_HUB=1`` or
+``CTX_HUB_AUTOSTART=0``).
+
+Nothing is left for a caller to clear: what happened to the index on the way
+(rebuilt, or kept in memory) comes back as ``notices`` in the result, failed
+channels as ``warnings``, progress goes to the callback given, and errors
+are raised as :class:`~ctx.engine.CtxError`.
+
+Light to import: the indexes (numpy, Tantivy, onnxruntime) load only when a
+call is answered in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+import msgspec
+
+from ctx.engine import InvalidInputError, NotAStoreError
+from ctx.hub.index.reports import IndexStatus, ReindexReport
+from ctx.hub.retrieval.results import RecallResult
+from ctx.hub.server.client import ask, start_hub
+from ctx.hub.server.wire import (
+    HubStarted,
+    HubStatus,
+    HubStopped,
+    Reply,
+    Request,
+    socket_path,
+)
+from ctx.hub.workspace import Workspace
+
+__all__ = [
+    "hub_status",
+    "index_status",
+    "parse_moment",
+    "recall",
+    "reindex",
+    "run_hub",
+    "search",
+    "stop_hub",
+]
+
+Progress = Callable[[int, int], None]
+
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def parse_moment(value: str, what: str = "The date") -> datetime:
+    """Returns the moment ``value`` names (ISO 8601; no offset: local time).
+
+    Args:
+        value: The text, e.g. ``2023-05-08`` or ``2023-05-08T13:56+02:00``.
+        what: How the error names it (an option, e.g. ``--now``).
+
+    Raises:
+        InvalidInputError: It is not an ISO 8601 date.
+    """
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInputError(
+            f"{what} {value!r} is not a date.",
+            hint="Use ISO 8601, e.g. 2023-05-08 or 2023-05-08T13:56.",
+        ) from None
+    return moment if moment.tzinfo else moment.astimezone()
+
+
+def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -> Reply:
+    """Asks the store's running hub, or answers in this process if none runs."""
+    if ws.on_disk:
+        reply = ask(ws.path, request, progress)
+        if reply is not None:
+            return reply
+    from ctx.hub.server.service import Answerer
+
+    answerer = Answerer(ws.store(), ws.clock, one_shot=True)
+    reply = answerer.answer(request, progress)
+    config = answerer.config
+    searched = request.op in ("recall", "search")
+    if searched and ws.on_disk and config is not None and config.hub.autostart:
+        start_hub(ws.path, config.hub.idle_minutes)
+    return reply
+
+
+def _timed(reply: Reply, started: float) -> RecallResult:
+    assert reply.result is not None
+    return msgspec.structs.replace(reply.result, seconds=time.perf_counter() - started)
+
+
+def recall(
+    ws: Workspace,
+    query: str,
+    *,
+    budget: int | None = None,
+    branch: str | None = None,
+    overlay: Sequence[str] = (),
+    at: str | datetime | None = None,
+    now: datetime | None = None,
+    include_superseded: bool = False,
+    explain: bool = False,
+) -> RecallResult:
+    """Returns the pinned and most relevant memories, packed into a budget.
+
+    Args:
+        ws: The workspace.
+        query: The question; its time phrases are read against ``now``.
+        budget: Tokens to fill (default: the store's ``[recall] budget``).
+        branch: The branch to read (default: the workspace's, then HEAD).
+        overlay: Branches whose memories the branch lacks are added.
+        at: Recall as things stood at a revision (``main~3``, a commit id)
+            or a moment (a datetime, or text that starts with a date).
+        now: The moment the question is asked (default: the clock).
+        include_superseded: Keep memories another one supersedes.
+        explain: Give each hit its channels, boosts and last commit.
+
+    Raises:
+        InvalidInputError: The query is empty or too long, the budget is
+            below 1, or ``at`` starts like a date but is not one.
+        NotFoundError: A branch or revision does not exist.
+    """
+    started = time.perf_counter()
+    when = (
+        parse_moment(at, "--at") if isinstance(at, str) and _DATE_RE.match(at) else at
+    )
+    request = Request(
+        op="recall",
+        query=query,
+        branch=branch or ws.branch,
+        overlay=tuple(overlay),
+        at=when if isinstance(when, str) else None,
+        at_time=when if isinstance(when, datetime) else None,
+        now=now or ws.clock(),
+        budget=budget,
+        include_superseded=include_superseded,
+        explain=explain,
+    )
+    return _timed(_answer(ws, request), started)
+
+
+def search(
+    ws: Workspace,
+    query: str,
+    *,
+    limit: int = 10,
+    kind: str | None = None,
+    tag: str | None = None,
+    context: str | None = None,
+    fuzzy: bool = False,
+    branch: str | None = None,
+    now: datetime | None = None,
+    explain: bool = False,
+) -> RecallResult:
+    """Returns the memories that best match ``query``, best first (no budget).
+
+    Args:
+        ws: The workspace.
+        query: The words to find.
+        limit: How many hits at most.
+        kind: Only memories of this kind.
+        tag: Only memories with this tag.
+        context: Only memories in this context.
+        fuzzy: Tolerate typos (edit distance 1-2).
+        branch: The branch to read (default: the workspace's, then HEAD).
+        now: The moment the query is asked (default: the clock).
+        explain: Give each hit its channels and last commit.
+
+    Raises:
+        InvalidInputError: The query is empty or too long.
+        NotFoundError: The branch does not exist.
+    """
+    started = time.perf_counter()
+    request = Request(
+        op="search",
+        query=query,
+        branch=branch or ws.branch,
+        now=now or ws.clock(),
+        limit=limit,
+        kind=kind,
+        tag=tag,
+        context=context,
+        fuzzy=fuzzy,
+        explain=explain,
+    )
+    return _timed(_answer(ws, request), started)
+
+
+def index_status(ws: Workspace) -> IndexStatus:
+    """Returns, per branch, the indexed commit, and the index's size."""
+    reply = _answer(ws, Request(op="index_status"))
+    assert reply.status is not None
+    return reply.status
+
+
+def reindex(
+    ws: Workspace, *, re_embed: bool = False, progress: Progress | None = None
+) -> ReindexReport:
+    """Rebuilds the search indexes of every branch from the commits.
+
+    Vectors already made by the configured embedder are kept (a memory's
+    vector depends only on its text) unless ``re_embed``. A running hub
+    rebuilds its own, and keeps them loaded.
+
+    Args:
+        ws: The workspace.
+        re_embed: Embed every memory again.
+        progress: Called with (done, total) as blobs are indexed.
+    """
+    reply = _answer(ws, Request(op="reindex", re_embed=re_embed), progress)
+    assert reply.report is not None
+    return reply.report
+
+
+def hub_status(ws: Workspace) -> HubStatus:
+    """Returns whether a hub serves the workspace's store, and where."""
+    reply = ask(ws.path, Request(op="ping"))
+    pid = None if reply is None else reply.pid
+    return HubStatus(running=pid is not None, pid=pid, socket=str(socket_path(ws.path)))
+
+
+def stop_hub(ws: Workspace) -> HubStopped:
+    """Stops the hub that serves the workspace's store, if one runs."""
+    reply = ask(ws.path, Request(op="stop"))
+    pid = None if reply is None else reply.pid
+    return HubStopped(stopped=pid is not None, pid=pid)
+
+
+def run_hub(
+    ws: Workspace,
+    *,
+    idle_minutes: float | None = None,
+    ready: Callable[[HubStarted], None] | None = None,
+) -> None:
+    """Serves the workspace's store in this process until stopped.
+
+    Args:
+        ws: The workspace (its store must exist on disk).
+        idle_minutes: Return after this long without a request.
+        ready: Called once requests are accepted.
+
+    Raises:
+        NotAStoreError: The user store does not exist yet.
+        StoreBusyError: Another hub serves the store.
+    """
+    if not ws.on_disk:
+        raise NotAStoreError(
+            "The user store does not exist yet.",
+            hint="Remember something first, or `ctx init` a project store.",
+        )
+    from ctx.hub.server.service import serve
+
+    store = ws.store()
+    assert store.path is not None
+
+    def started(path: os.PathLike[str]) -> None:
+        if ready is not None:
+            ready(HubStarted(store=str(store.path), socket=str(path), pid=os.getpid()))
+
+    serve(
+        store,
+        clock=ws.clock,
+        ready=started,
+        idle=None if idle_minutes is None else idle_minutes * 60,
+    )

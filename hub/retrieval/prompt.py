@@ -1,0 +1,55 @@
+"""A recall as a block of markdown, ready to put in a model's prompt.
+
+The command line prints it for ``ctx recall --format markdown``; the MCP
+server and the agents' hooks give the same block to the model. The pinned
+memories come first under their own heading, then the relevant ones, each
+with its kind, id and date; HTML comments before and after name the query,
+the commit and what the block cost against the whole live branch.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from ctx.hub.retrieval.results import RecallResult
+
+__all__ = ["format_prompt", "recall_summary"]
+
+
+def recall_summary(result: RecallResult) -> str:
+    """Returns one line on what a recall returned and what the branch holds."""
+    share = result.tokens / result.live_tokens if result.live_tokens else 0.0
+    budget = f" of a {result.budget:,} budget" if result.budget is not None else ""
+    return (
+        f"{len(result.hits)} memories, {result.tokens:,} tokens{budget}; "
+        f"the whole live branch ({result.branch}): {result.live_memories:,} "
+        f"memories, {result.live_tokens:,} tokens ({share:.1%}); "
+        f"{result.seconds * 1000:.0f} ms"
+    )
+
+
+def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
+    """Returns ``result`` as markdown for a prompt.
+
+    Args:
+        result: A recall or search.
+        overlay: Name the branch each memory came from (``--with``).
+    """
+    lines = [f"<!-- ctx recall: {result.query} ({result.commit[:10]}) -->"]
+    sections = (
+        ("Pinned", [h for h in result.hits if h.pinned]),
+        ("Relevant memories", [h for h in result.hits if not h.pinned]),
+    )
+    for heading, hits in sections:
+        if not hits:
+            continue
+        lines.append(f"## {heading}\n")
+        for hit in hits:
+            where = f", {hit.branch}" if overlay else ""
+            date = hit.created_at.strftime("%Y-%m-%d")
+            title = f" {hit.title}" if hit.title else ""
+            lines.append(f"- **{hit.kind}** `{hit.id}` ({date}{where}):{title}")
+            lines.append(textwrap.indent(hit.body, "  "))
+        lines.append("")
+    lines.append(f"<!-- {recall_summary(result)} -->")
+    return "\n".join(lines)

@@ -1,0 +1,202 @@
+"""A workspace: the store a caller works on, found as git finds ``.git``.
+
+Every caller of the hub (the command line, and the MCP server, HTTP API,
+hooks and lens built on it) starts from a :class:`Workspace`. It finds the
+store, opens it once, and holds what the environment says about who is
+working where: ``CTX_BRANCH``, ``CTX_AGENT`` and ``CTX_SESSION``.
+
+The store is, in order: the folder given (``--store``), ``CTX_DIR``, a
+``.ctx`` folder in the working directory or one of its parents, and else the
+user's store in the platform data folder, created on the first write.
+Reading a user store that does not exist yet sees an empty store.
+
+Light to import (the engine's store and platformdirs load when used): the
+command line makes a workspace before it knows what it will do.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ctx.engine import Intent, NotAStoreError
+
+if TYPE_CHECKING:  # dulwich loads when a store is opened
+    from ctx.engine import Store
+    from ctx.hub.config import HubConfig
+
+__all__ = ["Workspace", "local_now"]
+
+STORE_FOLDER = ".ctx"
+"""The name of a project store's folder, as ``.git`` is git's."""
+
+
+def local_now() -> datetime:
+    """Returns the current local time, timezone aware (the default clock)."""
+    return datetime.now().astimezone()
+
+
+class Workspace:
+    """The store a caller works on, and who is working in it.
+
+    Args:
+        path: The store folder (holding ``git/``).
+        user_store: Whether it is the user's store (created on first write).
+        branch: The branch to work on when a call names none (``None``: the
+            store's HEAD).
+        agent: Who writes (``None``: the login name).
+        session: The working session's id, if any.
+        clock: Returns the current time; the default is local time.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        user_store: bool = False,
+        branch: str | None = None,
+        agent: str | None = None,
+        session: str | None = None,
+        clock: Callable[[], datetime] = local_now,
+    ) -> None:
+        self.path = path
+        self.user_store = user_store
+        self.branch = branch
+        self.agent = agent
+        self.session = session
+        self.clock = clock
+        self._store: Store | None = None
+
+    @classmethod
+    def find(
+        cls,
+        store: str | os.PathLike[str] | None = None,
+        *,
+        cwd: Path | None = None,
+        environ: Mapping[str, str] | None = None,
+        clock: Callable[[], datetime] = local_now,
+    ) -> Workspace:
+        """Returns the workspace a command run in ``cwd`` works on.
+
+        Args:
+            store: The store folder given explicitly (``--store``); a folder
+                holding ``.ctx/`` means that store.
+            cwd: Where to start looking (default: the working directory).
+            environ: The environment (default: ``os.environ``).
+            clock: The workspace's clock.
+        """
+        env = os.environ if environ is None else environ
+        found = cls.locate(store, cwd=cwd, environ=env)
+        return cls(
+            found[0],
+            user_store=found[1],
+            branch=env.get("CTX_BRANCH") or None,
+            agent=env.get("CTX_AGENT") or None,
+            session=env.get("CTX_SESSION") or None,
+            clock=clock,
+        )
+
+    @staticmethod
+    def locate(
+        store: str | os.PathLike[str] | None = None,
+        *,
+        cwd: Path | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> tuple[Path, bool]:
+        """Returns the store folder, and whether it is the user's store."""
+        env = os.environ if environ is None else environ
+        explicit = store or env.get("CTX_DIR") or None
+        if explicit:
+            path = Path(explicit).expanduser()
+            if (path / STORE_FOLDER / "git").is_dir():
+                path = path / STORE_FOLDER
+            return path.absolute(), False
+        here = cwd or Path.cwd()
+        for folder in (here, *here.parents):
+            candidate = folder / STORE_FOLDER
+            if (candidate / "git").is_dir():
+                return candidate, False
+        import platformdirs
+
+        return Path(platformdirs.user_data_dir("ctx", appauthor=False)), True
+
+    @property
+    def on_disk(self) -> bool:
+        """Returns whether the store exists on disk (a hub can serve it)."""
+        return not self.user_store or (self.path / "git").is_dir()
+
+    def store(self, *, write: bool = False) -> Store:
+        """Returns the store, opened once; the user store is made on first write.
+
+        Raises:
+            NotAStoreError: No store is at an explicit or found path.
+        """
+        from ctx.engine import Store
+
+        if self._store is None:
+            if self.user_store and not (self.path / "git").is_dir():
+                if write:
+                    self._store = Store.init(self.path, clock=self.clock, exist_ok=True)
+                else:
+                    self._store = Store.memory(clock=self.clock)
+            elif not self.path.exists():
+                raise NotAStoreError(
+                    f"No store at {self.path}.",
+                    hint="Run `ctx init` there, or fix --store.",
+                )
+            else:
+                self._store = Store.open(self.path, clock=self.clock)
+        elif write and self._store.path is None:
+            # A user store read while empty, now written: make it for real.
+            self._store.close()
+            self._store = Store.init(self.path, clock=self.clock, exist_ok=True)
+        return self._store
+
+    def config(self) -> HubConfig:
+        """Returns the store's ``config.toml`` settings (defaults if none).
+
+        Raises:
+            InvalidInputError: The file is not valid.
+        """
+        from ctx.hub.config import load_config
+
+        return load_config(self.path if self.on_disk else None)
+
+    def intent(
+        self,
+        intent: str,
+        *,
+        agent: str | None = None,
+        confidence: float | None = None,
+        reason: str | None = None,
+        session: str | None = None,
+    ) -> Intent:
+        """Returns the intent of a write made here.
+
+        The agent is, in order: ``agent``, the workspace's (``CTX_AGENT``),
+        the login name, ``human``; the session likewise falls back to the
+        workspace's.
+        """
+        who = agent or self.agent
+        if not who:
+            try:
+                who = getpass.getuser()
+            except (KeyError, OSError):
+                who = "human"
+        return Intent(
+            agent=who,
+            intent=intent,
+            confidence=confidence,
+            reason=reason,
+            session=session or self.session,
+        )
+
+    def close(self) -> None:
+        """Closes the store's open files, if it was opened."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
