@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from ctx.engine import CtxError
-from ctx.hub.server.wire import Reply, Request, socket_path
+from ctx.hub.server.wire import Failure, Reply, Request, socket_path
 
 __all__ = ["HubError", "ask", "start_hub"]
 
@@ -29,7 +29,10 @@ _DECODER = msgspec.json.Decoder(Reply)
 
 
 class HubError(CtxError):
-    """A ctx error the hub raised, with the exit code it had there."""
+    """An error the hub raised that is not one of the engine's classes.
+
+    It keeps the exit code it had there.
+    """
 
     def __init__(self, message: str, *, hint: str | None, exit_code: int) -> None:
         super().__init__(message, hint=hint)
@@ -76,9 +79,23 @@ def ask(
     except msgspec.DecodeError:
         return None
     if reply.failure is not None:
-        failure = reply.failure
-        raise HubError(failure.message, hint=failure.hint, exit_code=failure.exit_code)
+        raise _error(reply.failure)
     return reply
+
+
+def _error(failure: Failure) -> CtxError:
+    """Returns the error the hub raised, of the same class where the engine's.
+
+    A caller then catches the same errors whether a hub answered or not.
+    """
+    import ctx.engine
+
+    kind = getattr(ctx.engine, failure.type, None)
+    if isinstance(kind, type) and issubclass(kind, CtxError):
+        error = kind(failure.message, hint=failure.hint)
+        if error.exit_code == failure.exit_code:
+            return error
+    return HubError(failure.message, hint=failure.hint, exit_code=failure.exit_code)
 
 
 def _progress(line: bytes, progress: Callable[[int, int], None]) -> None:
