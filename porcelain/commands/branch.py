@@ -39,13 +39,13 @@ def branch(
     """
     store = state.store(write=True)
     if delete:
-        info = engine.delete_branch(store, name)
-        message = f"Deleted branch {name} (was {info.tip[:10]})."
+        result = engine.delete_branch(store, name)
+        message = f"Deleted branch {name} (was {result.tip[:10]})."
     else:
-        info = engine.create_branch(store, name, start)
-        message = f"Created branch {name} at {info.tip[:10]}."
+        result = engine.create_branch(store, name, start)
+        message = f"Created branch {name} at {result.tip[:10]}."
     if as_json:
-        echo_json({"name": info.name, "tip": info.tip, "deleted": delete})
+        echo_json(result)
     else:
         click.echo(message)
 
@@ -170,11 +170,10 @@ def resolve(
         body=read_text(body) if body is not None else None,
         branch=branch,
     )
-    assert result.commit is not None
     if as_json:
-        echo_json({"id": result.ids[0], "commit": result.commit.id})
+        echo_json(result)
     else:
-        click.echo(f"Resolved {result.ids[0]} in {result.commit.id[:10]}.")
+        click.echo(f"Resolved {result.id} in {result.commit[:10]}.")
 
 
 COMMANDS = [branch, branches, switch, merge, resolve]

@@ -86,10 +86,7 @@ def remember(
     )
     result = engine.remember(state.store(write=True), draft, who, branch=branch)
     if as_json:
-        assert result.commit is not None
-        echo_json(
-            {"id": result.ids[0], "path": result.paths[0], "commit": result.commit.id}
-        )
+        echo_json(engine.RememberResult.of(result))
     else:
         click.echo(result.ids[0])
 
@@ -145,18 +142,7 @@ def ls(
     else:
         records = engine.list_memories(store, branch, prefix, all=show_all)
     if as_json:
-        echo_json(
-            [
-                {
-                    "id": r.memory.id,
-                    "kind": r.memory.kind,
-                    "title": r.memory.title,
-                    "path": r.path,
-                    "headline": headline(r.memory),
-                }
-                for r in records
-            ]
-        )
+        echo_json([engine.ListedMemory.of(r) for r in records])
         return
     for r in records:
         click.echo(f"{r.memory.id}  {r.memory.kind:<13} {headline(r.memory)}")
@@ -233,13 +219,10 @@ def forget(
             "Say why with --reason.", hint="ctx forget ID --reason '...'"
         )
     result = engine.forget(state.store(write=True), memory_id, who, branch=branch)
-    assert result.commit is not None
     if as_json:
-        echo_json(
-            {"id": result.ids[0], "commit": result.commit.id, "path": result.paths[0]}
-        )
+        echo_json(result)
     else:
-        click.echo(f"{result.ids[0]} forgotten in {result.commit.id[:10]}.")
+        click.echo(f"{result.id} forgotten in {result.commit[:10]}.")
 
 
 @click.command()
@@ -286,23 +269,13 @@ def prime(
         pin=pin,
         branch=branch,
     )
-    commit = result.commit.id if result.commit else None
-    area = "pinned" if pin else "primed"
+    where = f"{result.area}/{result.source}"
     if as_json:
-        echo_json(
-            {
-                "source": name,
-                "area": area,
-                "commit": commit,
-                "changed": commit is not None,
-            }
-        )
-    elif commit is None:
-        click.echo(
-            f"{path.name} is already primed as {area}/{name}: nothing to commit."
-        )
+        echo_json(result)
+    elif result.commit is None:
+        click.echo(f"{path.name} is already primed as {where}: nothing to commit.")
     else:
-        click.echo(f"Primed {path.name} as {area}/{name} in {commit[:10]}.")
+        click.echo(f"Primed {path.name} as {where} in {result.commit[:10]}.")
 
 
 def _source_name(path: Path) -> str:
