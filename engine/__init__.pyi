@@ -26,6 +26,9 @@ from .branches import (
     BranchInfo as BranchInfo,
 )
 from .branches import (
+    BranchResult as BranchResult,
+)
+from .branches import (
     UndoResult as UndoResult,
 )
 from .branches import (
@@ -66,6 +69,9 @@ from .compose import (
 )
 from .compose import (
     compose as compose,
+)
+from .conflicts import (
+    ResolveResult as ResolveResult,
 )
 from .conflicts import (
     list_conflicts as list_conflicts,
@@ -152,6 +158,12 @@ from .layout import (
     slugify as slugify,
 )
 from .links import (
+    LinkResult as LinkResult,
+)
+from .links import (
+    UnlinkResult as UnlinkResult,
+)
+from .links import (
     link as link,
 )
 from .links import (
@@ -185,6 +197,9 @@ from .maintenance import (
     GcReport as GcReport,
 )
 from .maintenance import (
+    InitResult as InitResult,
+)
+from .maintenance import (
     StoreStatus as StoreStatus,
 )
 from .maintenance import (
@@ -197,10 +212,25 @@ from .maintenance import (
     gc as gc,
 )
 from .maintenance import (
+    init_store as init_store,
+)
+from .maintenance import (
     status as status,
 )
 from .memories import (
     Draft as Draft,
+)
+from .memories import (
+    EditResult as EditResult,
+)
+from .memories import (
+    ForgetResult as ForgetResult,
+)
+from .memories import (
+    ListedMemory as ListedMemory,
+)
+from .memories import (
+    RememberResult as RememberResult,
 )
 from .memories import (
     WriteResult as WriteResult,
@@ -260,6 +290,9 @@ from .model import (
     headline as headline,
 )
 from .prime import (
+    PrimeResult as PrimeResult,
+)
+from .prime import (
     prime as prime,
 )
 from .prime import (
@@ -270,6 +303,12 @@ from .provenance import (
 )
 from .provenance import (
     RelatedHit as RelatedHit,
+)
+from .provenance import (
+    SummarizeResult as SummarizeResult,
+)
+from .provenance import (
+    SupersedeResult as SupersedeResult,
 )
 from .provenance import (
     TraceNode as TraceNode,
@@ -306,6 +345,9 @@ from .query import (
 )
 from .selection import (
     Selected as Selected,
+)
+from .selection import (
+    SelectedMemory as SelectedMemory,
 )
 from .selection import (
     select as select,
@@ -354,6 +396,12 @@ from .tokens import (
 )
 from .tokens import (
     memory_tokens as memory_tokens,
+)
+from .views import (
+    CreateViewResult as CreateViewResult,
+)
+from .views import (
+    DeleteViewResult as DeleteViewResult,
 )
 from .views import (
     View as View,

@@ -14,6 +14,7 @@ from ctx.engine.store import ReflogEntry, Store, check_branch_name
 
 __all__ = [
     "BranchInfo",
+    "BranchResult",
     "UndoResult",
     "create_branch",
     "delete_branch",
@@ -34,6 +35,20 @@ class BranchInfo(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     tip: CommitId
     current: bool
+
+
+class BranchResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``branch`` did: the branch created or deleted, and its tip.
+
+    Attributes:
+        name: The branch.
+        tip: Where it starts (or, deleted, where it was).
+        deleted: Whether it was deleted rather than created.
+    """
+
+    name: str
+    tip: CommitId
+    deleted: bool
 
 
 class UndoResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -114,7 +129,7 @@ def list_branches(store: Store) -> list[BranchInfo]:
     ]
 
 
-def create_branch(store: Store, name: str, start: str | None = None) -> BranchInfo:
+def create_branch(store: Store, name: str, start: str | None = None) -> BranchResult:
     """Creates branch ``name`` at revision ``start`` (default: HEAD).
 
     Raises:
@@ -128,10 +143,10 @@ def create_branch(store: Store, name: str, start: str | None = None) -> BranchIn
         store.move_branch(
             name, None, commit, f"ctx branch: created from {start or 'HEAD'}"
         )
-    return BranchInfo(name=name, tip=commit, current=False)
+    return BranchResult(name=name, tip=commit, deleted=False)
 
 
-def delete_branch(store: Store, name: str) -> BranchInfo:
+def delete_branch(store: Store, name: str) -> BranchResult:
     """Deletes branch ``name``; its commits stay until ``gc``.
 
     Raises:
@@ -145,7 +160,7 @@ def delete_branch(store: Store, name: str) -> BranchInfo:
         )
     with store.locked():
         store.move_branch(name, tip, None, "ctx branch: deleted")
-    return BranchInfo(name=name, tip=tip, current=False)
+    return BranchResult(name=name, tip=tip, deleted=True)
 
 
 def switch_branch(store: Store, name: str) -> BranchInfo:

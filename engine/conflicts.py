@@ -8,17 +8,28 @@ import msgspec
 
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError, NotFoundError
-from ctx.engine.ids import parse_memory_id
+from ctx.engine.ids import CommitId, MemoryId, parse_memory_id
 from ctx.engine.layout import conflict_path
-from ctx.engine.memories import WriteResult
 from ctx.engine.model import Conflict, Intent, check_body, decode_memory, encode
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
 
-__all__ = ["list_conflicts", "resolve"]
+__all__ = ["ResolveResult", "list_conflicts", "resolve"]
 
 Take = Literal["ours", "theirs", "both"]
 _SEPARATOR = "\n\n-----\n\n"
+
+
+class ResolveResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``resolve`` settled: the memory and the commit.
+
+    Attributes:
+        id: The memory whose conflict is settled.
+        commit: The commit that settled it.
+    """
+
+    id: MemoryId
+    commit: CommitId
 
 
 def list_conflicts(store: Store, rev: str | None = None) -> list[Conflict]:
@@ -34,7 +45,7 @@ def resolve(
     take: str | None = None,
     body: str | None = None,
     branch: str | None = None,
-) -> WriteResult:
+) -> ResolveResult:
     """Settles the conflict on one memory, in one commit.
 
     Args:
@@ -69,7 +80,8 @@ def resolve(
     commit = store.write(
         target_branch(store, branch), intent, f"Resolve conflict on {mid}", build
     )
-    return WriteResult(commit=commit, ids=(mid,))
+    assert commit is not None  # the conflict file is always deleted
+    return ResolveResult(id=mid, commit=commit.id)
 
 
 def _settle(

@@ -4,18 +4,45 @@ from __future__ import annotations
 
 from typing import Literal
 
+import msgspec
+
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.catalog import catalog
 from ctx.engine.errors import InvalidInputError, LinkNotFoundError
-from ctx.engine.ids import MemoryId, parse_memory_id
+from ctx.engine.ids import CommitId, MemoryId, parse_memory_id
 from ctx.engine.layout import link_path
-from ctx.engine.memories import WriteResult
 from ctx.engine.model import Intent, Link, check_link_type, decode_link, encode
 from ctx.engine.snapshot import LinkRecord, Snapshot
 from ctx.engine.store import Store
 
-__all__ = ["link", "list_links", "unlink"]
+__all__ = ["LinkResult", "UnlinkResult", "link", "list_links", "unlink"]
+
+
+class LinkResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``link`` did: the link's file and the commit that wrote it.
+
+    Attributes:
+        path: The link's file under ``links/``.
+        commit: The commit, or None when the link already existed.
+        changed: Whether a commit was made.
+    """
+
+    path: str
+    commit: CommitId | None
+    changed: bool
+
+
+class UnlinkResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``unlink`` did: the link file it deleted and the commit.
+
+    Attributes:
+        path: The link's file under ``links/``.
+        commit: The commit that deleted it.
+    """
+
+    path: str
+    commit: CommitId
 
 
 def _ends(source: str, target: str) -> tuple[MemoryId, MemoryId]:
@@ -34,7 +61,7 @@ def link(
     *,
     confidence: float | None = None,
     branch: str | None = None,
-) -> WriteResult:
+) -> LinkResult:
     """Adds a typed link from ``source`` to ``target`` (both must exist).
 
     Re-adding an identical link writes nothing.
@@ -61,7 +88,9 @@ def link(
     commit = store.write(
         target_branch(store, branch), intent, f"Link {a} {kind} {b}", build
     )
-    return WriteResult(commit=commit, ids=(a, b), paths=(path,))
+    return LinkResult(
+        path=path, commit=commit.id if commit else None, changed=commit is not None
+    )
 
 
 def unlink(
@@ -72,7 +101,7 @@ def unlink(
     intent: Intent,
     *,
     branch: str | None = None,
-) -> WriteResult:
+) -> UnlinkResult:
     """Removes a typed link.
 
     Raises:
@@ -90,7 +119,8 @@ def unlink(
     commit = store.write(
         target_branch(store, branch), intent, f"Unlink {a} {kind} {b}", build
     )
-    return WriteResult(commit=commit, ids=(a, b), paths=(path,))
+    assert commit is not None  # the link file was there, so it is deleted
+    return UnlinkResult(path=path, commit=commit.id)
 
 
 def list_links(

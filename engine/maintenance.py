@@ -18,11 +18,21 @@ from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import CorruptStoreError
 from ctx.engine.layout import id_from_memory_path, parse_link_path
 from ctx.engine.model import Conflict, decode_memory
-from ctx.engine.store import CommitInfo, Store
+from ctx.engine.store import Clock, CommitInfo, Store
 from ctx.engine.tags import TIERS, TagCount, tier_of
 from ctx.engine.tokens import memory_tokens
 
-__all__ = ["FsckReport", "GcReport", "StoreStatus", "TierCount", "fsck", "gc", "status"]
+__all__ = [
+    "FsckReport",
+    "GcReport",
+    "InitResult",
+    "StoreStatus",
+    "TierCount",
+    "fsck",
+    "gc",
+    "init_store",
+    "status",
+]
 
 
 class TierCount(msgspec.Struct, frozen=True, kw_only=True):
@@ -70,11 +80,32 @@ class FsckReport(msgspec.Struct, frozen=True, kw_only=True):
     memories: int
     """Distinct memory versions at the branch tips."""
     problems: tuple[str, ...]
+    ok: bool
+    """Whether no problem was found."""
 
-    @property
-    def ok(self) -> bool:
-        """Returns whether no problem was found."""
-        return not self.problems
+
+class InitResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``init`` did: where the store is and whether it was made now.
+
+    Attributes:
+        path: The store folder.
+        created: False when a store was already there.
+    """
+
+    path: str
+    created: bool
+
+
+def init_store(path: Path, *, clock: Clock, branch: str = "main") -> InitResult:
+    """Creates a store in folder ``path`` unless one is already there.
+
+    Raises:
+        InvalidInputError: ``branch`` is not a valid branch name.
+        StoreError: the folder cannot be created.
+    """
+    existed = (path / "git").is_dir()
+    Store.init(path, clock=clock, branch=branch, exist_ok=True).close()
+    return InitResult(path=str(path), created=not existed)
 
 
 def _folder_size(path: str) -> int:
@@ -276,5 +307,9 @@ def fsck(store: Store) -> FsckReport:
         memories += found
         problems.extend(bad)
     return FsckReport(
-        objects=count, commits=commits, memories=memories, problems=tuple(problems)
+        objects=count,
+        commits=commits,
+        memories=memories,
+        problems=tuple(problems),
+        ok=not problems,
     )

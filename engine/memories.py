@@ -34,6 +34,10 @@ from ctx.engine.store import CommitInfo, Store
 
 __all__ = [
     "Draft",
+    "EditResult",
+    "ForgetResult",
+    "ListedMemory",
+    "RememberResult",
     "WriteResult",
     "edit",
     "forget",
@@ -42,6 +46,10 @@ __all__ = [
     "remember_many",
     "show",
 ]
+
+
+LISTING_WIDTH = 70
+"""Characters of a headline in listings (``ls``, ``query``)."""
 
 
 class Draft(msgspec.Struct, frozen=True, kw_only=True):
@@ -74,6 +82,93 @@ class WriteResult(msgspec.Struct, frozen=True, kw_only=True):
     commit: CommitInfo | None
     ids: tuple[MemoryId, ...]
     paths: tuple[str, ...] = ()
+
+
+class RememberResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``remember`` wrote: the new memory, its path and the commit.
+
+    Attributes:
+        id: The new memory's id.
+        path: Where it is stored.
+        commit: The commit that wrote it.
+    """
+
+    id: MemoryId
+    path: str
+    commit: CommitId
+
+    @classmethod
+    def of(cls, result: WriteResult) -> RememberResult:
+        """Returns the report of ``result``, the write of one new memory."""
+        assert result.commit is not None  # a new memory always changes the tree
+        return cls(id=result.ids[0], path=result.paths[0], commit=result.commit.id)
+
+
+class EditResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What a change to one memory (edit, tag, untag) did.
+
+    Attributes:
+        id: The memory's id.
+        commit: The commit, or None when the memory already was so.
+        changed: Whether a commit was made.
+    """
+
+    id: MemoryId
+    commit: CommitId | None
+    changed: bool
+
+
+class ForgetResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``forget`` deleted: the memory, the commit and the path it had.
+
+    Attributes:
+        id: The forgotten memory's id.
+        commit: The commit that deleted it.
+        path: Where it was stored.
+    """
+
+    id: MemoryId
+    commit: CommitId
+    path: str
+
+
+class ListedMemory(msgspec.Struct, frozen=True, kw_only=True):
+    """One line of a listing (``ls``): a memory's id, kind, title and place.
+
+    Attributes:
+        id: The memory's id.
+        kind: Its kind.
+        title: Its title, if it has one.
+        path: Where it is stored.
+        headline: The title, or the body's first line, cut to 70 characters.
+    """
+
+    id: MemoryId
+    kind: str
+    title: str | None
+    path: str
+    headline: str
+
+    @classmethod
+    def of(cls, record: MemoryRecord) -> ListedMemory:
+        """Returns the listing line of ``record``."""
+        memory = record.memory
+        return cls(
+            id=memory.id,
+            kind=memory.kind,
+            title=memory.title,
+            path=record.path,
+            headline=headline(memory.title, memory.body, LISTING_WIDTH),
+        )
+
+
+def edit_result(memory_id: MemoryId, commit: CommitInfo | None) -> EditResult:
+    """Returns the EditResult of a change to ``memory_id`` that made ``commit``."""
+    return EditResult(
+        id=memory_id,
+        commit=commit.id if commit else None,
+        changed=commit is not None,
+    )
 
 
 def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
@@ -210,7 +305,7 @@ def edit(
     remove_tags: Sequence[str] = (),
     meta: Mapping[str, str] | None = None,
     branch: str | None = None,
-) -> WriteResult:
+) -> EditResult:
     """Writes a new version of a memory at the same path.
 
     Returns:
@@ -224,7 +319,6 @@ def edit(
         check_kind(kind)
     added = normalize_tags(add_tags)
     removed = set(remove_tags)
-    paths: list[str] = []
 
     def build(snap: Snapshot) -> dict[str, bytes | None]:
         rec = snap.find(mid)
@@ -238,16 +332,15 @@ def edit(
             tags=tags,
             meta={**old.meta, **meta} if meta else old.meta,
         )
-        paths[:] = [rec.path]
         return {rec.path: encode(new)}
 
     commit = store.write(target_branch(store, branch), intent, f"Edit {mid}", build)
-    return WriteResult(commit=commit, ids=(mid,), paths=tuple(paths))
+    return edit_result(mid, commit)
 
 
 def forget(
     store: Store, memory_id: str, intent: Intent, *, branch: str | None = None
-) -> WriteResult:
+) -> ForgetResult:
     """Deletes a memory and every link from or to it, in one commit.
 
     The memory stays in history: ``show ID@COMMIT`` and ``log ID`` find it.
@@ -267,7 +360,8 @@ def forget(
         return out
 
     commit = store.write(target_branch(store, branch), intent, f"Forget {mid}", build)
-    return WriteResult(commit=commit, ids=(mid,), paths=tuple(paths))
+    assert commit is not None  # the memory was found, so its path is deleted
+    return ForgetResult(id=mid, commit=commit.id, path=paths[0])
 
 
 def show(store: Store, memory_id: str, rev: str | None = None) -> MemoryRecord:

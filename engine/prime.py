@@ -8,14 +8,13 @@ import msgspec
 
 from ctx.engine.branches import target_branch
 from ctx.engine.errors import InvalidInputError
-from ctx.engine.ids import new_memory_id
+from ctx.engine.ids import CommitId, new_memory_id
 from ctx.engine.layout import check_source_name, slugify
-from ctx.engine.memories import WriteResult
 from ctx.engine.model import Intent, Memory, Source, check_body, check_title, encode
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
 
-__all__ = ["Section", "prime", "split_sections"]
+__all__ = ["PrimeResult", "Section", "prime", "split_sections"]
 
 _HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE_RE = re.compile(r"^(```|~~~)")
@@ -27,6 +26,22 @@ class Section(msgspec.Struct, frozen=True, kw_only=True):
     title: str
     body: str
     slug: str
+
+
+class PrimeResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``prime`` did: the folder the document went to and the commit.
+
+    Attributes:
+        source: The folder name under the area.
+        area: ``primed`` or ``pinned``.
+        commit: The commit, or None when every section was already there.
+        changed: Whether a commit was made.
+    """
+
+    source: str
+    area: str
+    commit: CommitId | None
+    changed: bool
 
 
 def split_sections(text: str, default_title: str) -> list[Section]:
@@ -70,7 +85,7 @@ def prime(
     file_name: str,
     pin: bool = False,
     branch: str | None = None,
-) -> WriteResult:
+) -> PrimeResult:
     """Writes a document's sections under ``primed/<source>/`` (or ``pinned/``).
 
     Re-priming the same source is idempotent: unchanged sections write
@@ -114,4 +129,9 @@ def prime(
     commit = store.write(
         target_branch(store, branch), intent, f"{kind} {file_name} as {source}", build
     )
-    return WriteResult(commit=commit, ids=())
+    return PrimeResult(
+        source=source,
+        area=area,
+        commit=commit.id if commit else None,
+        changed=commit is not None,
+    )

@@ -16,9 +16,9 @@ from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.catalog import catalog
 from ctx.engine.errors import InvalidInputError
-from ctx.engine.ids import MemoryId, new_memory_id, parse_memory_id
+from ctx.engine.ids import CommitId, MemoryId, new_memory_id, parse_memory_id
 from ctx.engine.layout import link_path, memory_path
-from ctx.engine.memories import Draft, WriteResult, build_memory
+from ctx.engine.memories import Draft, build_memory
 from ctx.engine.model import LINK_TYPES, Intent, Link, check_link_type, encode
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import Store
@@ -28,6 +28,8 @@ __all__ = [
     "DEFAULT_DEPTH",
     "MAX_NODES",
     "RelatedHit",
+    "SummarizeResult",
+    "SupersedeResult",
     "TraceNode",
     "expand",
     "related",
@@ -77,6 +79,34 @@ class RelatedHit(msgspec.Struct, frozen=True, kw_only=True):
     via: str
     direction: str
     source: MemoryId
+
+
+class SummarizeResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``summarize`` wrote: the summary, its sources and the commit.
+
+    Attributes:
+        id: The new summary's id.
+        sources: The memories it was derived from, without repeats.
+        commit: The commit that wrote it.
+    """
+
+    id: MemoryId
+    sources: tuple[MemoryId, ...]
+    commit: CommitId
+
+
+class SupersedeResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``supersede`` recorded: which memory replaces which.
+
+    Attributes:
+        old: The memory replaced.
+        new: The memory that replaces it.
+        commit: The commit, or None when the link was already there.
+    """
+
+    old: MemoryId
+    new: MemoryId
+    commit: CommitId | None
 
 
 def _check_depth(depth: int | None) -> int:
@@ -234,7 +264,7 @@ def summarize(
     tags: Sequence[str] = (),
     archive_sources: bool = False,
     branch: str | None = None,
-) -> WriteResult:
+) -> SummarizeResult:
     """Writes a summary with a DERIVED_FROM link to each source, in one commit.
 
     With ``archive_sources`` the sources move to ``tier:off-context``.
@@ -278,7 +308,8 @@ def summarize(
         f"Summarize {len(sources)} memories as {summary.id}",
         build,
     )
-    return WriteResult(commit=commit, ids=(summary.id, *sources))
+    assert commit is not None  # a new memory always changes the tree
+    return SummarizeResult(id=summary.id, sources=tuple(sources), commit=commit.id)
 
 
 def supersede(
@@ -288,7 +319,7 @@ def supersede(
     intent: Intent,
     *,
     branch: str | None = None,
-) -> WriteResult:
+) -> SupersedeResult:
     """Records that ``new`` replaces ``old`` (a SUPERSEDES link from new to old).
 
     Listings and recall hide ``old`` from then on, unless asked for everything.
@@ -317,4 +348,4 @@ def supersede(
     commit = store.write(
         target_branch(store, branch), intent, f"Supersede {old_id} with {new_id}", build
     )
-    return WriteResult(commit=commit, ids=(old_id, new_id), paths=(path,))
+    return SupersedeResult(old=old_id, new=new_id, commit=commit.id if commit else None)

@@ -13,12 +13,15 @@ import msgspec
 
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision
+from ctx.engine.ids import MemoryId
+from ctx.engine.memories import LISTING_WIDTH
+from ctx.engine.model import headline
 from ctx.engine.query import Facts, evaluate, memory_tokens, parse_query
 from ctx.engine.snapshot import MemoryRecord
 from ctx.engine.store import Store
 from ctx.engine.tags import tier_of
 
-__all__ = ["Selected", "select"]
+__all__ = ["Selected", "SelectedMemory", "select"]
 
 
 class Selected(msgspec.Struct, frozen=True, kw_only=True):
@@ -27,6 +30,42 @@ class Selected(msgspec.Struct, frozen=True, kw_only=True):
     record: MemoryRecord
     facts: Facts
     tier: str
+
+
+class SelectedMemory(msgspec.Struct, frozen=True, kw_only=True):
+    """One line of a query's answer (``query``): a memory, its tier and size.
+
+    Attributes:
+        id: The memory's id.
+        kind: Its kind.
+        title: Its title, if it has one.
+        path: Where it is stored.
+        tier: Its tier.
+        tokens: Its estimated size in tokens.
+        headline: The title, or the body's first line, cut to 70 characters.
+    """
+
+    id: MemoryId
+    kind: str
+    title: str | None
+    path: str
+    tier: str
+    tokens: int
+    headline: str
+
+    @classmethod
+    def of(cls, selected: Selected) -> SelectedMemory:
+        """Returns the answer line of ``selected``."""
+        memory = selected.record.memory
+        return cls(
+            id=memory.id,
+            kind=memory.kind,
+            title=memory.title,
+            path=selected.record.path,
+            tier=selected.tier,
+            tokens=selected.facts.tokens,
+            headline=headline(memory.title, memory.body, LISTING_WIDTH),
+        )
 
 
 def select(

@@ -16,7 +16,7 @@ import msgspec
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import parse_memory_id
-from ctx.engine.memories import WriteResult, normalize_tags
+from ctx.engine.memories import EditResult, edit_result, normalize_tags
 from ctx.engine.model import Intent, check_tag, encode
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import Store
@@ -82,7 +82,7 @@ def tag(
     intent: Intent,
     *,
     branch: str | None = None,
-) -> WriteResult:
+) -> EditResult:
     """Adds tags to a memory; a tier tag replaces the memory's tier.
 
     Tags it already has change nothing: tagging twice writes no commit.
@@ -107,7 +107,7 @@ def tag(
     commit = store.write(
         target_branch(store, branch), intent, f"Tag {mid} {' '.join(wanted)}", build
     )
-    return WriteResult(commit=commit, ids=(mid,))
+    return edit_result(mid, commit)
 
 
 def untag(
@@ -117,7 +117,7 @@ def untag(
     intent: Intent,
     *,
     branch: str | None = None,
-) -> WriteResult:
+) -> EditResult:
     """Removes tags from a memory.
 
     Raises:
@@ -143,7 +143,7 @@ def untag(
         f"Untag {mid} {' '.join(sorted(unwanted))}",
         build,
     )
-    return WriteResult(commit=commit, ids=(mid,))
+    return edit_result(mid, commit)
 
 
 def count_tags(

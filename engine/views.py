@@ -20,13 +20,15 @@ from ctx.engine.errors import (
     InvalidInputError,
     NotFoundError,
 )
-from ctx.engine.memories import WriteResult
+from ctx.engine.ids import CommitId
 from ctx.engine.model import Intent, encode_struct
 from ctx.engine.query import parse_query
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
 
 __all__ = [
+    "CreateViewResult",
+    "DeleteViewResult",
     "View",
     "create_view",
     "delete_view",
@@ -50,6 +52,32 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _DECODER = msgspec.json.Decoder(View)
+
+
+class CreateViewResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``create_view`` stored: the view's name, file and commit.
+
+    Attributes:
+        name: The view.
+        path: Its file under ``views/``.
+        commit: The commit, or None when an equal view was already there.
+    """
+
+    name: str
+    path: str
+    commit: CommitId | None
+
+
+class DeleteViewResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``delete_view`` deleted: the view's name and the commit.
+
+    Attributes:
+        name: The view.
+        commit: The commit that deleted it.
+    """
+
+    name: str
+    commit: CommitId
 
 
 def _path(name: str) -> str:
@@ -89,7 +117,7 @@ def create_view(
     description: str | None = None,
     replace: bool = False,
     branch: str | None = None,
-) -> WriteResult:
+) -> CreateViewResult:
     """Stores a view; the query is checked first.
 
     Raises:
@@ -122,12 +150,12 @@ def create_view(
     commit = store.write(
         target_branch(store, branch), intent, f"View {name}: {where}", build
     )
-    return WriteResult(commit=commit, ids=(), paths=(path,))
+    return CreateViewResult(name=name, path=path, commit=commit.id if commit else None)
 
 
 def delete_view(
     store: Store, name: str, intent: Intent, *, branch: str | None = None
-) -> WriteResult:
+) -> DeleteViewResult:
     """Deletes a stored view."""
     path = _path(name)
 
@@ -138,7 +166,8 @@ def delete_view(
     commit = store.write(
         target_branch(store, branch), intent, f"Delete view {name}", build
     )
-    return WriteResult(commit=commit, ids=(), paths=(path,))
+    assert commit is not None  # the view was found, so its file is deleted
+    return DeleteViewResult(name=name, commit=commit.id)
 
 
 def get_view(store: Store, name: str, *, rev: str | None = None) -> View:

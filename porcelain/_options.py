@@ -15,7 +15,7 @@ from ctx.engine import InvalidInputError
 from ctx.hub import Workspace, local_now, parse_moment
 
 if TYPE_CHECKING:  # the store (dulwich) loads when a command opens it
-    from ctx.engine import Store, WriteResult
+    from ctx.engine import EditResult, Store
 
 __all__ = [
     "CtxState",
@@ -169,17 +169,14 @@ def echo_json(value: object) -> None:
     click.echo(_JSON.encode(value).decode("utf-8"))
 
 
-def echo_change(result: WriteResult, as_json: bool, verb: str) -> None:
+def echo_change(result: EditResult, as_json: bool, verb: str) -> None:
     """Reports a write to one memory that may have changed nothing."""
-    commit = result.commit.id if result.commit else None
     if as_json:
-        echo_json(
-            {"id": result.ids[0], "commit": commit, "changed": commit is not None}
-        )
-    elif commit is None:
-        click.echo(f"{result.ids[0]} unchanged: nothing to commit.")
+        echo_json(result)
+    elif result.commit is None:
+        click.echo(f"{result.id} unchanged: nothing to commit.")
     else:
-        click.echo(f"{result.ids[0]} {verb} in {commit[:10]}.")
+        click.echo(f"{result.id} {verb} in {result.commit[:10]}.")
 
 
 def pass_state(func: F) -> F:

@@ -1,8 +1,6 @@
-"""Commands that write and read memories: remember, import, show, ls, ..."""
+"""Commands that write and read memories: remember, show, ls, edit, forget."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import click
 
@@ -86,10 +84,7 @@ def remember(
     )
     result = engine.remember(state.store(write=True), draft, who, branch=branch)
     if as_json:
-        assert result.commit is not None
-        echo_json(
-            {"id": result.ids[0], "path": result.paths[0], "commit": result.commit.id}
-        )
+        echo_json(engine.RememberResult.of(result))
     else:
         click.echo(result.ids[0])
 
@@ -145,18 +140,7 @@ def ls(
     else:
         records = engine.list_memories(store, branch, prefix, all=show_all)
     if as_json:
-        echo_json(
-            [
-                {
-                    "id": r.memory.id,
-                    "kind": r.memory.kind,
-                    "title": r.memory.title,
-                    "path": r.path,
-                    "headline": headline(r.memory),
-                }
-                for r in records
-            ]
-        )
+        echo_json([engine.ListedMemory.of(r) for r in records])
         return
     for r in records:
         click.echo(f"{r.memory.id}  {r.memory.kind:<13} {headline(r.memory)}")
@@ -233,80 +217,10 @@ def forget(
             "Say why with --reason.", hint="ctx forget ID --reason '...'"
         )
     result = engine.forget(state.store(write=True), memory_id, who, branch=branch)
-    assert result.commit is not None
     if as_json:
-        echo_json(
-            {"id": result.ids[0], "commit": result.commit.id, "path": result.paths[0]}
-        )
+        echo_json(result)
     else:
-        click.echo(f"{result.ids[0]} forgotten in {result.commit.id[:10]}.")
+        click.echo(f"{result.id} forgotten in {result.commit[:10]}.")
 
 
-@click.command()
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--pin", is_flag=True, help="Store under pinned/ instead of primed/.")
-@click.option(
-    "--source", metavar="NAME", help="Folder name (default: the file's stem)."
-)
-@intent_options("prime")
-@branch_option
-@json_option
-@pass_state
-def prime(
-    state: CtxState,
-    file: str,
-    pin: bool,
-    source: str | None,
-    who: Intent,
-    branch: str | None,
-    as_json: bool,
-) -> None:
-    """Store a Markdown file as one memory per section, idempotently
-
-    Unchanged sections write nothing; changed ones become new versions;
-    removed ones are deleted; all in one commit.
-
-    \b
-    Example:
-      ctx prime CLAUDE.md --pin
-      ctx prime docs/architecture.md --source arch
-    """
-    path = Path(file)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInputError(f"{file} is not valid UTF-8 text.") from None
-    name = source or _source_name(path)
-    result = engine.prime(
-        state.store(write=True),
-        text,
-        name,
-        who,
-        file_name=path.name,
-        pin=pin,
-        branch=branch,
-    )
-    commit = result.commit.id if result.commit else None
-    area = "pinned" if pin else "primed"
-    if as_json:
-        echo_json(
-            {
-                "source": name,
-                "area": area,
-                "commit": commit,
-                "changed": commit is not None,
-            }
-        )
-    elif commit is None:
-        click.echo(
-            f"{path.name} is already primed as {area}/{name}: nothing to commit."
-        )
-    else:
-        click.echo(f"Primed {path.name} as {area}/{name} in {commit[:10]}.")
-
-
-def _source_name(path: Path) -> str:
-    return engine.slugify(path.stem, limit=64)
-
-
-COMMANDS = [remember, show, ls, edit, forget, prime]
+COMMANDS = [remember, show, ls, edit, forget]

@@ -70,13 +70,10 @@ def summarize(
         archive_sources=archive_sources,
         branch=branch,
     )
-    assert result.commit is not None
     if as_json:
-        echo_json(
-            {"id": result.ids[0], "sources": result.ids[1:], "commit": result.commit.id}
-        )
+        echo_json(result)
     else:
-        click.echo(result.ids[0])
+        click.echo(result.id)
 
 
 @click.command()
@@ -102,13 +99,12 @@ def supersede(
           --reason "moved to Postgres 16"
     """
     result = engine.supersede(state.store(write=True), old, new, who, branch=branch)
-    commit = result.commit.id if result.commit else None
     if as_json:
-        echo_json({"old": result.ids[0], "new": result.ids[1], "commit": commit})
-    elif commit is None:
-        click.echo(f"{result.ids[1]} already supersedes {result.ids[0]}.")
+        echo_json(result)
+    elif result.commit is None:
+        click.echo(f"{result.new} already supersedes {result.old}.")
     else:
-        click.echo(f"{result.ids[1]} supersedes {result.ids[0]} ({commit[:10]}).")
+        click.echo(f"{result.new} supersedes {result.old} ({result.commit[:10]}).")
 
 
 @click.command()

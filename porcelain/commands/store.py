@@ -36,15 +36,14 @@ def init(state: CtxState, folder: str, branch: str, as_json: bool) -> None:
       ctx init ~/projects/api
     """
     path = Path(state.explicit) if state.explicit else Path(folder) / ".ctx"
-    existed = (path / "git").is_dir()
-    store = engine.Store.init(path.absolute(), clock=now, branch=branch, exist_ok=True)
+    result = engine.init_store(path.absolute(), clock=now, branch=branch)
     _write_config(path)
     if as_json:
-        echo_json({"path": str(store.path), "created": not existed})
-    elif existed:
-        click.echo(f"Store already exists at {store.path}.")
+        echo_json(result)
+    elif not result.created:
+        click.echo(f"Store already exists at {result.path}.")
     else:
-        click.echo(f"Created an empty store at {store.path} (branch {branch}).")
+        click.echo(f"Created an empty store at {result.path} (branch {branch}).")
 
 
 _CONFIG = """\
@@ -113,12 +112,7 @@ def fsck(state: CtxState, as_json: bool) -> None:
     """
     report = engine.fsck(state.store())
     if as_json:
-        echo_json(
-            {
-                **{f: getattr(report, f) for f in report.__struct_fields__},
-                "ok": report.ok,
-            }
-        )
+        echo_json(report)
     else:
         for problem in report.problems:
             click.echo(problem)

@@ -49,20 +49,7 @@ def query(
     """
     chosen = engine.select(state.store(), where, now=now(), rev=branch, all=show_all)
     if as_json:
-        echo_json(
-            [
-                {
-                    "id": s.record.memory.id,
-                    "kind": s.record.memory.kind,
-                    "title": s.record.memory.title,
-                    "path": s.record.path,
-                    "tier": s.tier,
-                    "tokens": s.facts.tokens,
-                    "headline": headline(s.record.memory),
-                }
-                for s in chosen
-            ]
-        )
+        echo_json([engine.SelectedMemory.of(s) for s in chosen])
         return
     for s in chosen:
         click.echo(
@@ -173,9 +160,9 @@ def view_create(
         replace=replace,
         branch=branch,
     )
-    commit = result.commit.id if result.commit else None
+    commit = result.commit
     if as_json:
-        echo_json({"name": name, "path": result.paths[0], "commit": commit})
+        echo_json(result)
     else:
         click.echo(
             f"View {name} stored in {commit[:10] if commit else 'no new commit'}."
@@ -274,11 +261,10 @@ def view_delete(
       ctx view delete api
     """
     result = engine.delete_view(state.store(write=True), name, who, branch=branch)
-    assert result.commit is not None
     if as_json:
-        echo_json({"name": name, "commit": result.commit.id})
+        echo_json(result)
     else:
-        click.echo(f"View {name} deleted in {result.commit.id[:10]}.")
+        click.echo(f"View {name} deleted in {result.commit[:10]}.")
 
 
 COMMANDS = [query, compose, view]

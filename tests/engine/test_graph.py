@@ -25,7 +25,7 @@ def _ids(store, intent, n):
 def test_summarize_links_sources_and_archives_them(store, intent):
     a, b = _ids(store, intent, 2)
     result = summarize(store, [a, b], "a and b, briefly", intent, archive_sources=True)
-    summary = result.ids[0]
+    summary = result.id
     assert show(store, summary).memory.kind == "summary"
     assert [r.memory.id for r in expand(store, summary)] == sorted([a, b])
     assert "tier:off-context" in show(store, a).memory.tags

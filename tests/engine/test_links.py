@@ -24,7 +24,7 @@ def pair(store, intent):
 def test_link_is_one_file_per_typed_edge(store, intent, pair):
     a, b = pair
     result = link(store, a, b, "depends_on", intent)
-    assert result.paths == (f"links/{a[-1]}/{a[-2]}/{a[-3]}/{a}/DEPENDS_ON/{b}",)
+    assert result.path == f"links/{a[-1]}/{a[-2]}/{a[-3]}/{a}/DEPENDS_ON/{b}"
     out = list_links(store, a, direction="out")
     assert [(r.source, r.type, r.target, r.link.agent) for r in out] == [
         (a, "DEPENDS_ON", b, "tester")

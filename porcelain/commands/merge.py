@@ -1,4 +1,4 @@
-"""Commands for branches: branch, branches, switch, merge, resolve."""
+"""Commands for merging branches: merge, resolve."""
 
 from __future__ import annotations
 
@@ -18,72 +18,6 @@ from ctx.porcelain._options import (
 from ctx.porcelain.render import render_merge
 
 __all__ = ["COMMANDS"]
-
-
-@click.command()
-@click.argument("name")
-@click.option("--from", "start", metavar="REV", help="Start point (default: HEAD).")
-@click.option("-d", "--delete", is_flag=True, help="Delete the branch instead.")
-@json_option
-@pass_state
-def branch(
-    state: CtxState, name: str, start: str | None, delete: bool, as_json: bool
-) -> None:
-    """Create a branch (or delete one with -d)
-
-    \b
-    Example:
-      ctx branch agent/claude
-      ctx branch experiment --from main~3
-      ctx branch -d experiment
-    """
-    store = state.store(write=True)
-    if delete:
-        info = engine.delete_branch(store, name)
-        message = f"Deleted branch {name} (was {info.tip[:10]})."
-    else:
-        info = engine.create_branch(store, name, start)
-        message = f"Created branch {name} at {info.tip[:10]}."
-    if as_json:
-        echo_json({"name": info.name, "tip": info.tip, "deleted": delete})
-    else:
-        click.echo(message)
-
-
-@click.command()
-@json_option
-@pass_state
-def branches(state: CtxState, as_json: bool) -> None:
-    """List branches; * marks the current one
-
-    \b
-    Example:
-      ctx branches
-    """
-    result = engine.list_branches(state.store())
-    if as_json:
-        echo_json(result)
-        return
-    for b in result:
-        click.echo(f"{'*' if b.current else ' '} {b.name:<24} {b.tip[:10]}")
-
-
-@click.command()
-@click.argument("name")
-@json_option
-@pass_state
-def switch(state: CtxState, name: str, as_json: bool) -> None:
-    """Make NAME the branch every command uses by default
-
-    \b
-    Example:
-      ctx switch agent/claude
-    """
-    info = engine.switch_branch(state.store(write=True), name)
-    if as_json:
-        echo_json(info)
-    else:
-        click.echo(f"Switched to {name} ({info.tip[:10]}).")
 
 
 @click.command()
@@ -170,11 +104,10 @@ def resolve(
         body=read_text(body) if body is not None else None,
         branch=branch,
     )
-    assert result.commit is not None
     if as_json:
-        echo_json({"id": result.ids[0], "commit": result.commit.id})
+        echo_json(result)
     else:
-        click.echo(f"Resolved {result.ids[0]} in {result.commit.id[:10]}.")
+        click.echo(f"Resolved {result.id} in {result.commit[:10]}.")
 
 
-COMMANDS = [branch, branches, switch, merge, resolve]
+COMMANDS = [merge, resolve]

@@ -55,15 +55,12 @@ def link(
     result = engine.link(
         state.store(write=True), source, target, link_type, who, branch=branch
     )
-    commit = result.commit.id if result.commit else None
     if as_json:
-        echo_json(
-            {"path": result.paths[0], "commit": commit, "changed": commit is not None}
-        )
-    elif commit is None:
+        echo_json(result)
+    elif result.commit is None:
         click.echo("The link already exists: nothing to commit.")
     else:
-        click.echo(f"Linked in {commit[:10]}: {result.paths[0]}")
+        click.echo(f"Linked in {result.commit[:10]}: {result.path}")
 
 
 @click.command()
@@ -92,11 +89,10 @@ def unlink(
     result = engine.unlink(
         state.store(write=True), source, target, link_type, who, branch=branch
     )
-    assert result.commit is not None
     if as_json:
-        echo_json({"path": result.paths[0], "commit": result.commit.id})
+        echo_json(result)
     else:
-        click.echo(f"Unlinked in {result.commit.id[:10]}.")
+        click.echo(f"Unlinked in {result.commit[:10]}.")
 
 
 @click.command()

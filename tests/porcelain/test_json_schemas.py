@@ -1,0 +1,229 @@
+"""Every `--json` output is exactly the Struct its command's engine call returns.
+
+SCHEMAS is the one table: each command (or command form) and the type its
+`--json` prints. Each output must decode strictly into that type, re-encode to
+the same JSON (no key gained, none lost, no value changed), and carry exactly
+the keys of `msgspec.json.schema(type)` at every level.
+"""
+
+import json
+from typing import Any
+
+import click
+import msgspec
+import pytest
+
+from ctx import engine
+from ctx.porcelain.main import cli
+
+SCHEMAS: dict[str, Any] = {
+    "init": engine.InitResult,
+    "remember": engine.RememberResult,
+    "edit": engine.EditResult,
+    "forget": engine.ForgetResult,
+    "prime": engine.PrimeResult,
+    "show": engine.MemoryRecord,
+    "ls": list[engine.ListedMemory],
+    "link": engine.LinkResult,
+    "unlink": engine.UnlinkResult,
+    "links": list[engine.LinkRecord],
+    "log": list[engine.LogEntry],
+    "blame": list[engine.LogEntry],
+    "blame --lines": list[engine.BlameLine],
+    "diff": engine.Diff,
+    "branch": engine.BranchResult,
+    "branches": list[engine.BranchInfo],
+    "switch": engine.BranchInfo,
+    "merge": engine.MergeResult,
+    "resolve": engine.ResolveResult,
+    "undo": engine.UndoResult,
+    "status": engine.StoreStatus,
+    "gc": engine.GcReport,
+    "fsck": engine.FsckReport,
+    "tag": engine.EditResult,
+    "untag": engine.EditResult,
+    "tags": list[engine.TagCount],
+    "summarize": engine.SummarizeResult,
+    "supersede": engine.SupersedeResult,
+    "trace": engine.TraceNode,
+    "related": list[engine.RelatedHit],
+    "expand": list[engine.MemoryRecord],
+    "query": list[engine.SelectedMemory],
+    "compose": engine.Composition,
+    "view create": engine.CreateViewResult,
+    "view list": list[engine.View],
+    "view show": engine.View,
+    "view render": engine.Composition,
+    "view delete": engine.DeleteViewResult,
+}
+
+# Owned elsewhere (exchange, recall and hub commands); `export` has no --json.
+ELSEWHERE = {
+    "export",
+    "hub start",
+    "hub status",
+    "hub stop",
+    "import",
+    "index status",
+    "ingest",
+    "recall",
+    "reindex",
+    "search",
+}
+
+
+def _run_every_command(ctx, tmp_path) -> dict[str, str]:
+    """Runs each form in SCHEMAS once, with --json, on a store that makes
+    every list non-empty and the merge clash; returns stdout by form."""
+    out: dict[str, str] = {}
+
+    def run(form: str, *args: str) -> Any:
+        out[form] = ctx(*args, "--json").stdout
+        return json.loads(out[form])
+
+    run("init", "init", str(tmp_path))
+    a = run("remember", "remember", "Queue is Postgres", "--tag", "project:api")["id"]
+    b = ctx("remember", "Port is 8080", "--title", "Port").stdout.strip()
+    c = ctx("remember", "Logs use local time").stdout.strip()
+    old = ctx("remember", "Queue is Redis").stdout.strip()
+    run("edit", "edit", a, "--body", "Queue is Postgres 16")
+    run("tag", "tag", b, "tier:reference", "project:api")
+    run("untag", "untag", b, "project:api")
+    run("link", "link", a, b, "--type", "DEPENDS_ON")
+    ctx("link", c, b, "--type", "RELATES_TO")
+    run("unlink", "unlink", c, b, "--type", "RELATES_TO")
+    run("links", "links", a)
+    summary = run("summarize", "summarize", a, b, "--body", "Postgres on 8080")["id"]
+    run("supersede", "supersede", old, a)
+    run("trace", "trace", summary)
+    run("related", "related", a)
+    run("expand", "expand", summary)
+    doc = tmp_path / "GUIDE.md"
+    doc.write_text("# Style\nBe brief.\n\n# Tests\nRun pytest.\n", encoding="utf-8")
+    run("prime", "prime", str(doc))
+    run("show", "show", a)
+    run("ls", "ls")
+    run("query", "query", "kind:fact")
+    run("compose", "compose", "--budget", "500")
+    where = ("--where", "tag:project:api", "--budget", "400")
+    run("view create", "view", "create", "api", *where)
+    run("view list", "view", "list")
+    run("view show", "view", "show", "api")
+    run("view render", "view", "render", "api")
+    run("view delete", "view", "delete", "api")
+    run("log", "log", "-n", "5")
+    run("blame", "blame", a)
+    run("blame --lines", "blame", a, "--lines")
+    run("branch", "branch", "agent")
+    ctx("edit", c, "--body", "Logs use UTC", "--branch", "agent")
+    new = ctx("remember", "Deploys on Fridays", "--branch", "agent").stdout.strip()
+    ctx("link", new, a, "--type", "RELATES_TO", "--branch", "agent")
+    ctx("forget", b, "--reason", "moved", "--branch", "agent")
+    ctx("edit", c, "--body", "Logs use server time")
+    run("diff", "diff", "main", "agent")
+    run("merge", "merge", "agent")
+    run("status", "status")
+    run("resolve", "resolve", c, "--take", "theirs")
+    run("branches", "branches")
+    run("switch", "switch", "agent")
+    ctx("switch", "main")
+    run("undo", "undo")
+    run("forget", "forget", old, "--reason", "replaced")
+    run("tags", "tags")
+    run("gc", "gc")
+    run("fsck", "fsck")
+    return out
+
+
+def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[1]]
+    return schema
+
+
+def _fits(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> bool:
+    schema = _resolve(schema, defs)
+    kind = schema.get("type")
+    if "anyOf" in schema:
+        return any(_fits(value, s, defs) for s in schema["anyOf"])
+    if kind == "null":
+        return value is None
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "array":
+        return isinstance(value, list)
+    return value is not None and not isinstance(value, dict | list)
+
+
+def _schema_keys(value: Any, schema: dict[str, Any], defs: dict[str, Any], at: str):
+    """Yields each place where the output's keys differ from the schema's."""
+    schema = _resolve(schema, defs)
+    if "anyOf" in schema:
+        fitting = [s for s in schema["anyOf"] if _fits(value, s, defs)]
+        assert fitting, (at, value)
+        yield from _schema_keys(value, fitting[0], defs, at)
+    elif isinstance(value, dict) and "properties" in schema:
+        keys, properties = set(value), set(schema["properties"])
+        if keys != properties or not set(schema.get("required", ())) <= keys:
+            yield f"{at}: keys {sorted(keys)} != schema {sorted(properties)}"
+        for key in keys & properties:
+            yield from _schema_keys(
+                value[key], schema["properties"][key], defs, f"{at}.{key}"
+            )
+    elif isinstance(value, dict) and "additionalProperties" in schema:
+        for key, item in value.items():
+            yield from _schema_keys(
+                item, schema["additionalProperties"], defs, f"{at}.{key}"
+            )
+    elif isinstance(value, list):
+        items = schema.get("prefixItems") or [schema.get("items", {})] * len(value)
+        for n, (item, item_schema) in enumerate(zip(value, items, strict=False)):
+            yield from _schema_keys(item, item_schema, defs, f"{at}[{n}]")
+
+
+def _problems(output: str, type_: Any) -> list[str]:
+    decoded = msgspec.json.decode(output, type=type_, strict=True)
+    problems = []
+    if json.loads(msgspec.json.encode(decoded)) != json.loads(output):
+        problems.append("does not re-encode to the same JSON")
+    schema = msgspec.json.schema(type_)
+    problems += _schema_keys(json.loads(output), schema, schema.get("$defs", {}), "$")
+    return problems
+
+
+def test_every_json_output_is_its_struct(ctx, tmp_path):
+    outputs = _run_every_command(ctx, tmp_path)
+    assert outputs.keys() == SCHEMAS.keys()
+    problems = {
+        form: found
+        for form, type_ in SCHEMAS.items()
+        if (found := _problems(outputs[form], type_))
+    }
+    assert problems == {}
+
+
+def _json_commands(group: click.Group = cli, prefix: str = ""):
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            yield from _json_commands(command, f"{prefix}{name} ")
+        elif any(p.name == "as_json" for p in command.params):
+            yield f"{prefix}{name}"
+
+
+def test_the_table_covers_every_command_with_json():
+    covered = {form.split(" --")[0] for form in SCHEMAS}
+    assert covered | ELSEWHERE == set(_json_commands()) | {"export"}
+
+
+def test_a_gained_or_lost_key_is_caught():
+    good = '{"id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","commit":null,"changed":false}'
+    assert _problems(good, engine.EditResult) == []
+    gained = good[:-1] + ',"extra":1}'
+    assert _problems(gained, engine.EditResult) == [
+        "does not re-encode to the same JSON",
+        "$: keys ['changed', 'commit', 'extra', 'id'] "
+        "!= schema ['changed', 'commit', 'id']",
+    ]
+    lost = '{"id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","commit":null}'
+    with pytest.raises(msgspec.ValidationError, match="required field `changed`"):
+        _problems(lost, engine.EditResult)
