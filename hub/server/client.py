@@ -106,7 +106,7 @@ def _progress(line: bytes, progress: Callable[[int, int], None]) -> None:
 
 
 def start_hub(store: Path, idle_minutes: float) -> bool:
-    """Starts ``ctx hub start --idle`` for ``store`` in the background.
+    """Starts a hub (``python -m ctx.hub.server``) for ``store`` in the background.
 
     The hub runs in its own session (a terminal's ^C does not reach it) and
     writes its output to ``hub-<hash>.log`` beside its socket. If another
@@ -120,8 +120,8 @@ def start_hub(store: Path, idle_minutes: float) -> bool:
         return False
     path = socket_path(store)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "ctx.porcelain", "--store", str(store)]
-    argv += ["hub", "start", "--idle", f"{idle_minutes:g}"]
+    argv = [sys.executable, "-m", "ctx.hub.server", str(store)]
+    argv += ["--idle", f"{idle_minutes:g}"]
     with open(path.with_suffix(".log"), "wb") as log:
         subprocess.Popen(
             argv,

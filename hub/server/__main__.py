@@ -1,0 +1,56 @@
+"""``python -m ctx.hub.server STORE [--idle MINUTES]``: serve one store.
+
+What a recall that finds no hub starts in the background
+(:func:`ctx.hub.server.client.start_hub`), so that the hub never needs the
+command line. ``ctx hub start`` is the same server in the foreground.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def _exit(*_: Any) -> None:
+    sys.exit(0)  # unwinds through serve(), which removes its socket
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serves the store until stopped or idle; returns the exit code."""
+    # An entry point may set the process's BLAS threads (see ctx.porcelain.main).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    parser = argparse.ArgumentParser(prog="python -m ctx.hub.server")
+    parser.add_argument("store", help="the store folder")
+    parser.add_argument("--idle", type=float, metavar="MINUTES", default=None)
+    args = parser.parse_args(argv)
+    from ctx.engine import CtxError
+    from ctx.hub import HubStarted, Workspace, run_hub
+
+    def ready(started: HubStarted) -> None:
+        sys.stdout.write(
+            f"Hub for {started.store} listening on {started.socket} "
+            f"(pid {started.pid}).\n"
+        )
+        sys.stdout.flush()
+
+    signal.signal(signal.SIGTERM, _exit)
+    workspace = Workspace.find(args.store)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            run_hub(workspace, idle_minutes=args.idle, ready=ready)
+    except CtxError as exc:
+        sys.stderr.write(f"Error: {exc.message}\n")
+        return exc.exit_code
+    finally:
+        workspace.close()
+    sys.stdout.write("Hub stopped.\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
