@@ -4,15 +4,6 @@
 from .adjacency import (
     Adjacency as Adjacency,
 )
-from .batch import (
-    ImportLine as ImportLine,
-)
-from .batch import (
-    import_lines as import_lines,
-)
-from .batch import (
-    parse_lines as parse_lines,
-)
 from .blame import (
     BlameLine as BlameLine,
 )
@@ -124,14 +115,14 @@ from .errors import (
 from .errors import (
     StoreError as StoreError,
 )
-from .exchange import (
+from .exports import (
     export_lines as export_lines,
 )
-from .exchange import (
-    import_graph as import_graph,
-)
-from .exchange import (
+from .exports import (
     is_graph_export as is_graph_export,
+)
+from .graph_import import (
+    import_graph as import_graph,
 )
 from .ids import (
     CommitId as CommitId,
@@ -145,11 +136,29 @@ from .ids import (
 from .ids import (
     parse_memory_id as parse_memory_id,
 )
+from .imports import (
+    ImportResult as ImportResult,
+)
+from .imports import (
+    import_files as import_files,
+)
+from .imports import (
+    import_memories as import_memories,
+)
 from .ingest import (
     ingest_files as ingest_files,
 )
 from .layout import (
     slugify as slugify,
+)
+from .line_import import (
+    ImportLine as ImportLine,
+)
+from .line_import import (
+    import_lines as import_lines,
+)
+from .line_import import (
+    parse_lines as parse_lines,
 )
 from .links import (
     link as link,
