@@ -118,12 +118,6 @@ from .errors import (
 from .exports import (
     export_lines as export_lines,
 )
-from .exports import (
-    is_graph_export as is_graph_export,
-)
-from .graph_import import (
-    import_graph as import_graph,
-)
 from .ids import (
     CommitId as CommitId,
 )
@@ -145,20 +139,8 @@ from .imports import (
 from .imports import (
     import_memories as import_memories,
 )
-from .ingest import (
-    ingest_files as ingest_files,
-)
 from .layout import (
     slugify as slugify,
-)
-from .line_import import (
-    ImportLine as ImportLine,
-)
-from .line_import import (
-    import_lines as import_lines,
-)
-from .line_import import (
-    parse_lines as parse_lines,
 )
 from .links import (
     link as link,

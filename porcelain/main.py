@@ -17,10 +17,11 @@ from ctx.engine import CtxError
 from ctx.porcelain._options import CtxState
 from ctx.porcelain.commands import (
     branch,
-    exchange,
+    exports,
     graph,
     history,
     hub,
+    imports,
     memory,
     provenance,
     recall,
@@ -98,7 +99,8 @@ def _add_store_option(command: click.Command) -> None:
 for module in (
     store,
     memory,
-    exchange,
+    imports,
+    exports,
     graph,
     tags,
     provenance,
