@@ -51,6 +51,7 @@ from dulwich.repo import Repo
 from ctx import engine
 from ctx.engine import Draft, Store
 from ctx.engine.layout import memory_path
+from ctx.engine.line_import import parse_lines
 
 # -- 1, 2, 6: writes as the store grows -----------------------------------------
 
@@ -365,17 +366,17 @@ def bench_import(config: Config, report: Report) -> None:
     n = config.import_n
     progress(f"importing {n:,} memories into a fresh store")
     lines = [import_line(i) for i in range(n)]
-    parse = timed(lambda: engine.parse_lines(lines))
+    parse = timed(lambda: parse_lines(lines))
     path = fresh(DATA / "import")
     store = Store.init(path, clock=clock)
-    seconds = timed(lambda: engine.import_lines(store, lines, IMPORT))
+    seconds = timed(lambda: engine.import_memories(store, lines, IMPORT))
     tip = store.branch_tip("main")
     snap = store.snapshot(tip)
     files = [(p, snap.read_blob(b)) for p, b in snap.files("memory")]
     store.close()
     assert len(files) == n, len(files)
     rate = n / seconds
-    progress(f"  import_lines {seconds:.1f} s ({rate:,.0f}/s)")
+    progress(f"  import_memories {seconds:.1f} s ({rate:,.0f}/s)")
 
     raw = fresh(DATA / "import-dulwich")
     repo = Repo.init_bare(str(raw), mkdir=True)
@@ -412,7 +413,7 @@ def bench_import(config: Config, report: Report) -> None:
     report.heading(f"3. Importing {n:,} memories in one batch")
     report.text(
         f"""
-`ctx.engine.import_lines` of {n:,} JSON lines (~{len(files[0][1])} bytes
+`ctx.engine.import_memories` of {n:,} JSON lines (~{len(files[0][1])} bytes
 per stored memory) into a fresh store: one commit, one pack. Baselines take the
 very blobs ctx wrote: dulwich `object_store.add_objects` of the {n:,} blobs as
 one pack (no trees, no commit) into a fresh repository, dulwich
@@ -424,7 +425,7 @@ one pack (no trees, no commit) into a fresh repository, dulwich
         ["what", "seconds", "memories/s"],
         [
             (
-                "ctx `import_lines` (parse + validate + write)",
+                "ctx `import_memories` (parse + validate + write)",
                 f"{seconds:.2f}",
                 f"{rate:,.0f}",
             ),

@@ -141,8 +141,12 @@ def bench_profiles(
     store.close()
     lines = [import_line(i) for i in range(config.import_n)]
     import_store = Store.init(fresh(DATA / "import-profile"), clock=clock)
-    report.text(f"`import_lines` of {config.import_n:,} memories into a fresh store:")
-    report.code(profile_text(lambda: engine.import_lines(import_store, lines, IMPORT)))
+    report.text(
+        f"`import_memories` of {config.import_n:,} memories into a fresh store:"
+    )
+    report.code(
+        profile_text(lambda: engine.import_memories(import_store, lines, IMPORT))
+    )
     import_store.close()
     shutil.rmtree(DATA / "import-profile", ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:

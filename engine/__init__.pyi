@@ -4,15 +4,6 @@
 from .adjacency import (
     Adjacency as Adjacency,
 )
-from .batch import (
-    ImportLine as ImportLine,
-)
-from .batch import (
-    import_lines as import_lines,
-)
-from .batch import (
-    parse_lines as parse_lines,
-)
 from .blame import (
     BlameLine as BlameLine,
 )
@@ -130,14 +121,8 @@ from .errors import (
 from .errors import (
     StoreError as StoreError,
 )
-from .exchange import (
+from .exports import (
     export_lines as export_lines,
-)
-from .exchange import (
-    import_graph as import_graph,
-)
-from .exchange import (
-    is_graph_export as is_graph_export,
 )
 from .ids import (
     CommitId as CommitId,
@@ -151,8 +136,14 @@ from .ids import (
 from .ids import (
     parse_memory_id as parse_memory_id,
 )
-from .ingest import (
-    ingest_files as ingest_files,
+from .imports import (
+    ImportResult as ImportResult,
+)
+from .imports import (
+    import_files as import_files,
+)
+from .imports import (
+    import_memories as import_memories,
 )
 from .layout import (
     slugify as slugify,

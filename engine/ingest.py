@@ -7,6 +7,13 @@ the text: joined in order they give back the file. A cut falls after a blank
 line (the blank lines stay with the piece before it); a paragraph larger
 than a piece is cut after a line break, and a line larger than a piece
 between two characters, never inside one.
+
+This is its own module rather than part of ``imports.py``: cutting text
+(paragraphs, lines, UTF-8 boundaries) is a concept of its own, which
+:func:`split_text` offers alone, while ``imports.py`` is about the ways in
+and the formats. The public entry point is
+:func:`~ctx.engine.imports.import_files`, which returns the same
+:class:`~ctx.engine.imports.ImportResult` as every import.
 """
 
 from __future__ import annotations

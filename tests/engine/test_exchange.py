@@ -26,16 +26,14 @@ from ctx.engine import (
     remember_many,
     show,
 )
-from ctx.engine.exchange import (
+from ctx.engine.exports import (
     FORMAT_NAME,
     FORMAT_VERSION,
-    _LinkIn,
-    _MemoryIn,
-    _SourceIn,
     export_lines,
-    import_graph,
     is_graph_export,
 )
+from ctx.engine.graph_import import import_graph
+from ctx.engine.graph_lines import _LinkIn, _MemoryIn, _SourceIn
 
 T1 = datetime(2026, 2, 1, 8, 0, tzinfo=UTC)
 OTHER_ID = "01KE6VZKJ00000000000000000"

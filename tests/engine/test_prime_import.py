@@ -2,13 +2,13 @@ import pytest
 
 from ctx.engine import (
     InvalidInputError,
-    import_lines,
     list_memories,
     log,
     prime,
     show,
     split_sections,
 )
+from ctx.engine.line_import import import_lines
 
 DOC = """Intro text before any heading.
 

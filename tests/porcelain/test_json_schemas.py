@@ -61,15 +61,15 @@ SCHEMAS: dict[str, Any] = {
     "index status": hub.IndexStatus,
     "hub status": hub.HubStatus,
     "hub stop": hub.HubStopped,
+    "import": engine.ImportResult,
+    "ingest": engine.ImportResult,
 }
 
-# `export` has no --json; `hub start` serves in the foreground (its line is
-# checked in tests/integration/test_hub_server.py).
+# `export` writes its own format and has no --json; `hub start` serves in the
+# foreground until stopped (tests/integration/test_hub_server.py runs it).
 ELSEWHERE = {
     "export",
     "hub start",
-    "import",
-    "ingest",
 }
 
 
@@ -139,6 +139,12 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     run("index status", "index", "status")
     run("hub status", "hub", "status")
     run("hub stop", "hub", "stop")
+    lines = tmp_path / "more.jsonl"
+    lines.write_text('{"text": "Builds run on Linux", "tags": ["os:linux"]}\n')
+    run("import", "import", str(lines))
+    notes = tmp_path / "NOTES.txt"
+    notes.write_text("Releases ship on Tuesdays.\n", encoding="utf-8")
+    run("ingest", "ingest", str(notes))
     return out
 
 

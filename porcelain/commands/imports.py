@@ -1,4 +1,4 @@
-"""Commands that move memories in and out: import, export, ingest."""
+"""Commands that bring memories in: import (JSON Lines) and ingest (text files)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from ctx.porcelain._options import (
     echo_json,
     intent_options,
     json_option,
-    now,
     pass_state,
 )
 
@@ -60,49 +59,20 @@ def import_(
       ctx export --branch main > all.jsonl && ctx --store ../other import all.jsonl
     """
     lines = _read(file).split(b"\n")
-    store = state.store(write=True)
-    first = next((line for line in lines if line.strip()), b"")
-    if engine.is_graph_export(first):
-        result = engine.import_graph(store, lines, who, branch=branch, merge=merge)
-    else:
-        source = Path(file).name if file != "-" else "stdin"
-        result = engine.import_lines(store, lines, who, branch=branch, source=source)
-    commit = result.commit.id if result.commit else None
+    result = engine.import_memories(
+        state.store(write=True),
+        lines,
+        who,
+        branch=branch,
+        merge=merge,
+        source=Path(file).name if file != "-" else "stdin",
+    )
     if as_json:
-        echo_json({"ids": result.ids, "commit": commit})
-    elif commit is None:
+        echo_json(result)
+    elif result.commit is None:
         click.echo("Everything in the file is already there: nothing to commit.")
     else:
-        click.echo(f"Imported {len(result.ids)} memories in {commit[:10]}.")
-
-
-@click.command()
-@click.option("--where", metavar="QUERY", help="Only the memories the query selects.")
-@branch_option
-@pass_state
-def export(state: CtxState, where: str | None, branch: str | None) -> None:
-    """Write a branch's memories and links as JSON Lines to stdout
-
-    The format (docs/export-format.md) round-trips exactly through
-    `ctx import`. With --where, links are kept when both ends are exported.
-    The output is JSON already, so there is no --json.
-
-    \b
-    Example:
-      ctx export > memory.jsonl
-      ctx export --where 'tag:project:api' --branch agent/claude
-    """
-    store = state.store()
-    ids = None
-    if where is not None:
-        ids = [
-            s.record.memory.id
-            for s in engine.select(store, where, now=now(), rev=branch)
-        ]
-    out = sys.stdout.buffer
-    for line in engine.export_lines(store, rev=branch, ids=ids):
-        out.write(line)
-    out.flush()
+        click.echo(f"Imported {len(result.ids)} memories in {result.commit[:10]}.")
 
 
 @click.command()
@@ -133,17 +103,17 @@ def ingest(
       ctx ingest docs/*.md --tag project:api
     """
     loaded = [(Path(f).name, _read(f)) for f in files]
-    result = engine.ingest_files(
+    result = engine.import_files(
         state.store(write=True), loaded, who, tags=tag, branch=branch, context=context
     )
     assert result.commit is not None
     if as_json:
-        echo_json({"ids": result.ids, "commit": result.commit.id})
+        echo_json(result)
     else:
         click.echo(
             f"Ingested {len(files)} files as {len(result.ids)} memories "
-            f"in {result.commit.id[:10]}."
+            f"in {result.commit[:10]}."
         )
 
 
-COMMANDS = [import_, export, ingest]
+COMMANDS = [import_, ingest]

@@ -1,6 +1,7 @@
-"""Importing many memories from JSON Lines, all or nothing, in one commit.
+"""The plain import format: one new memory per JSON line, all in one commit.
 
-Format (version 1), one JSON object per line; blank lines are skipped::
+Format (version 1; docs/import-format.md), one JSON object per line; blank
+lines are skipped::
 
     {"text": "...",               required, the body
      "title": "...",              optional
@@ -12,6 +13,10 @@ Format (version 1), one JSON object per line; blank lines are skipped::
      "meta": {"k": "v"}}          optional, string values
 
 Unknown keys are refused, so a typo is an error rather than lost data.
+Every line is checked before anything is written, and the first bad one is
+named (``Line 7: …``). The public way in is
+:func:`~ctx.engine.imports.import_memories`, which sends a file here unless
+its first line is an export header (``graph_import.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from datetime import datetime
 import msgspec
 
 from ctx.engine.errors import InvalidInputError
+from ctx.engine.jsonl import decode_line
 from ctx.engine.memories import Draft, WriteResult, remember_many
 from ctx.engine.model import Intent
 from ctx.engine.store import Store
@@ -59,15 +65,7 @@ def parse_lines(lines: Iterable[bytes]) -> tuple[list[Draft], list[int]]:
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        try:
-            raw.decode("utf-8")
-            item = _DECODER.decode(raw)
-        except UnicodeDecodeError:
-            raise InvalidInputError(f"Line {n}: not valid UTF-8.") from None
-        except msgspec.ValidationError as exc:
-            raise InvalidInputError(f"Line {n}: {exc}.") from None
-        except msgspec.DecodeError as exc:
-            raise InvalidInputError(f"Line {n}: not a JSON object ({exc}).") from None
+        item = decode_line(_DECODER, n, raw)
         if item.when is not None and item.when.tzinfo is None:
             raise InvalidInputError(f"Line {n}: `when` needs a timezone offset.")
         numbers.append(n)
@@ -96,7 +94,21 @@ def import_lines(
     branch: str | None = None,
     source: str = "import",
 ) -> WriteResult:
-    """Validates every line, then writes all memories in one commit."""
+    """Validates every line, then writes all memories in one commit.
+
+    Args:
+        store: The store.
+        lines: The file's lines (bytes).
+        intent: Who writes and why.
+        branch: The branch to write (default: HEAD).
+        source: What the commit message names as the origin (a file name).
+
+    Returns:
+        The commit and the new memories' ids, in file order.
+
+    Raises:
+        InvalidInputError: a bad line, named ``Line N: …``; nothing written.
+    """
     drafts, numbers = parse_lines(lines)
     return remember_many(
         store,

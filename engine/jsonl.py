@@ -1,0 +1,36 @@
+"""Decoding one line of a JSON Lines import, with errors that name the line.
+
+Both import formats (``line_import.py``, ``graph_lines.py``) decode their
+lines here, so a line that is not UTF-8, not JSON or of the wrong shape is
+reported the same way in both (``Line 7: not valid UTF-8.``).
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import msgspec
+
+from ctx.engine.errors import InvalidInputError
+
+__all__ = ["decode_line"]
+
+T = TypeVar("T")
+
+
+def decode_line(decoder: msgspec.json.Decoder[T], n: int, raw: bytes) -> T:
+    """Returns line ``n`` (1-based) decoded by ``decoder``.
+
+    Raises:
+        InvalidInputError: the line is not UTF-8, not JSON, or not of the
+            decoder's type, named ``Line N: …``.
+    """
+    try:
+        raw.decode("utf-8")
+        return decoder.decode(raw)
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"Line {n}: not valid UTF-8.") from None
+    except msgspec.ValidationError as exc:
+        raise InvalidInputError(f"Line {n}: {exc}.") from None
+    except msgspec.DecodeError as exc:
+        raise InvalidInputError(f"Line {n}: not a JSON object ({exc}).") from None
