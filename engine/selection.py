@@ -13,6 +13,7 @@ import msgspec
 
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision
+from ctx.engine.layout import is_conflict_path
 from ctx.engine.query import Facts, evaluate, memory_tokens, parse_query
 from ctx.engine.snapshot import MemoryRecord
 from ctx.engine.store import Store
@@ -56,7 +57,7 @@ def select(
     agents: dict[str, set[str]] = {}
     for rec in store.history.records(tip):
         for change in rec.changes:
-            if change.id is None or change.path.startswith("conflicts/"):
+            if change.id is None or is_conflict_path(change.path):
                 continue
             updated.setdefault(change.id, rec.time)
             if rec.agent:
