@@ -149,6 +149,18 @@ from .ingest import (
     ingest_files as ingest_files,
 )
 from .layout import (
+    MEMORY_AREAS as MEMORY_AREAS,
+)
+from .layout import (
+    context_of as context_of,
+)
+from .layout import (
+    is_memory_path as is_memory_path,
+)
+from .layout import (
+    is_pinned as is_pinned,
+)
+from .layout import (
     slugify as slugify,
 )
 from .links import (
@@ -161,6 +173,9 @@ from .links import (
     unlink as unlink,
 )
 from .live import (
+    changed_blobs as changed_blobs,
+)
+from .live import (
     commit_at as commit_at,
 )
 from .live import (
@@ -168,6 +183,9 @@ from .live import (
 )
 from .live import (
     live_catalog as live_catalog,
+)
+from .live import (
+    read_memory as read_memory,
 )
 from .log import (
     LogEntry as LogEntry,

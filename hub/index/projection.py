@@ -48,8 +48,6 @@ from pathlib import Path
 
 import blake3
 import msgspec
-from dulwich.diff_tree import tree_changes
-from dulwich.objects import ObjectID
 
 from ctx.engine import (
     Catalog,
@@ -58,7 +56,10 @@ from ctx.engine import (
     Memory,
     Snapshot,
     Store,
+    changed_blobs,
+    is_pinned,
     live_catalog,
+    read_memory,
 )
 from ctx.hub.config import HubConfig
 from ctx.hub.embedders import Embedder, EmbedderError, make_embedder
@@ -95,7 +96,6 @@ _SAVE_EVERY_S = 5.0  # a long build makes its work durable this often
 # (saving rewrites the vector sidecar, which lists every key: per batch,
 # a build of a million memories would write it 2,000 times)
 _EMPTY = "empty"
-_AREAS = ("memory/", "pinned/", "primed/", "sessions/")
 
 
 @dataclass
@@ -122,7 +122,7 @@ class LiveView:
     def pinned(self) -> list[str]:
         """Returns the ids of the pinned memories, in path order."""
         entries = self.catalog.entries
-        found = [m for m, e in entries.items() if e.path.startswith("pinned/")]
+        found = [m for m, e in entries.items() if is_pinned(e.path)]
         return sorted(found, key=lambda memory_id: entries[memory_id].path)
 
     @functools.cached_property
@@ -149,19 +149,11 @@ def _memory_blobs(
     store: Store, before: str | None, after: str | None
 ) -> tuple[list[str], list[str]]:
     """Returns the memory blobs added and removed between two trees."""
-    objects = store.repo.object_store
-    old = None if before in (None, _EMPTY) else ObjectID(before.encode())
-    new = None if after in (None, _EMPTY) else ObjectID(after.encode())
-    added: list[str] = []
-    removed: list[str] = []
-    for change in tree_changes(objects, old, new):
-        for entry, into in ((change.old, removed), (change.new, added)):
-            if entry is None or not entry.path or not entry.sha:
-                continue
-            path = entry.path.decode("utf-8", "replace")
-            if path.endswith(".json") and path.startswith(_AREAS):
-                into.append(entry.sha.decode("ascii"))
-    return added, removed
+    return changed_blobs(
+        store,
+        None if before == _EMPTY else before,
+        None if after == _EMPTY else after,
+    )
 
 
 def text_hash(text: str) -> str:
@@ -240,7 +232,7 @@ class Projection:
 
     def _read(self, path: str, blob: str) -> Memory:
         """Returns the memory in ``blob`` at ``path`` (see :attr:`read_memory`)."""
-        return Snapshot.empty(self.store.repo.object_store).record(path, blob).memory
+        return read_memory(self.store, path, blob)
 
     @classmethod
     def for_store(
@@ -434,10 +426,8 @@ class Projection:
         base = watermarks.get(branch or "") or watermarks.get(self.store.head_branch())
         if base is None and watermarks:
             base = next(iter(watermarks.values()))
-        try:
-            added, removed = _memory_blobs(self.store, base, tree)
-        except KeyError:  # the watermark's tree is gone (gc)
-            added, removed = _memory_blobs(self.store, None, tree)
+        # A watermark whose tree is gone (gc) diffs as the empty tree.
+        added, removed = _memory_blobs(self.store, base, tree)
         missing = self._missing(added)
         if not missing:
             view.pending = []
