@@ -226,7 +226,12 @@ class Projection:
         """Returns the index folder, or ``None`` when the indexes live in memory."""
         return None if self._files is None else self._files.path
 
-    def _open(self) -> None:
+    def _open(self, *, lost: bool = False) -> None:
+        """Opens the index folder's indexes, rebuilding what cannot be read.
+
+        ``lost``: this process had the index open and its files are gone
+        (deleted): rebuilding them gets a notice, as an unreadable index does.
+        """
         if self._path is not None:
             try:
                 self._files = IndexFolder(self._path)
@@ -239,12 +244,12 @@ class Projection:
             self.vectors = self._new_vectors(None)
             return
         try:
-            self._load()
+            self._load(lost=lost)
         except (CtxError, msgspec.DecodeError, OSError):
             with self._locked(blocking=True):
                 # Another process may have been replacing it: look again.
                 try:
-                    self._load(locked=True)
+                    self._load(locked=True, lost=lost)
                 except (CtxError, msgspec.DecodeError, OSError) as exc:
                     reason = exc.message if isinstance(exc, CtxError) else str(exc)
                     self.notices.append(
@@ -252,14 +257,18 @@ class Projection:
                     )
                     self._reset()
 
-    def _load(self, *, locked: bool = False) -> None:
+    def _load(self, *, locked: bool = False, lost: bool = False) -> None:
         assert self._files is not None
         if not self._files.has_state():
             if locked:
+                if lost:
+                    self.notices.append(
+                        f"The index in {self._files.path} was deleted; rebuilt it."
+                    )
                 self._reset()
                 return
             with self._locked(blocking=True):
-                self._load(locked=True)
+                self._load(locked=True, lost=lost)
                 return
         state = self._files.read_state()
         if state.format != FORMAT:
@@ -341,7 +350,7 @@ class Projection:
             branch: The branch whose tip it is, whose watermark then moves;
                 ``None`` for a past commit (indexed, no watermark moves).
         """
-        self._sync()
+        self._sync(recover=True)
         root = self.store.snapshot(commit).tree
         tree = _EMPTY if root is None else root.decode("ascii")
         view = self._views.get(tree)
@@ -363,14 +372,23 @@ class Projection:
         by_blob = {entry.blob: mid for mid, entry in catalog.entries.items()}
         return LiveView(commit, catalog, by_blob, frozenset(by_blob))
 
-    def _sync(self) -> None:
-        """Sees what other processes committed to the index since we looked."""
+    def _sync(self, *, recover: bool = False) -> None:
+        """Sees what other processes committed to the index since we looked.
+
+        With ``recover`` (the lock not held), an index whose files were
+        deleted since this process opened it (``rm -r .ctx/index`` under a
+        running hub) is opened again and rebuilt, as a new process would.
+        """
         if self._files is None:
             return
         try:
             state = self._files.read_state()
         except (OSError, msgspec.DecodeError):
-            return  # being replaced: the next look sees it
+            state = None  # the state file is replaced in one rename: gone
+        if state is None or not self._files.holds(state):
+            if recover:
+                self._reopen()
+            return
         if state.generation != self._state.generation:
             if (state.lexical, state.vectors) != (
                 self._state.lexical,
@@ -387,6 +405,12 @@ class Projection:
                         graph=not self.exact,
                         previous=self.vectors,
                     )
+
+    def _reopen(self) -> None:
+        """Opens the index again: its files were deleted under this process."""
+        self._files = None
+        self._views = {}
+        self._open(lost=True)
 
     def _catch_up(self, view: LiveView, tree: str, branch: str | None) -> None:
         watermarks = self._state.watermarks

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import shutil
 import socket
 import subprocess
 import threading
@@ -174,6 +175,28 @@ def test_an_overlay_searches_the_pending_memories_of_both_branches(
     finally:
         lock.close()
     assert {hit.id for hit in result.hits} == {ours, theirs}
+
+
+@pytest.mark.parametrize("deleted", ["index", "lexical-*", "vectors-*"])
+def test_a_kept_projection_rebuilds_an_index_deleted_under_it(
+    disk_store, projection, deleted
+):
+    # As under a running hub: the index is deleted after the projection
+    # opened it; the next view rebuilds it, with a notice, and loses nothing.
+    owl = remember(disk_store, "owls nest in the old barn")
+    assert found(projection, "owls") == {owl}
+    assert projection.notices == []
+    folder = projection.folder
+    for path in [folder] if deleted == "index" else folder.glob(deleted):
+        shutil.rmtree(path)
+    assert found(projection, "owls") == {owl}
+    assert len(projection.notices) == 1
+    assert projection.notices[0].endswith("rebuilt it.")
+    projection.notices.clear()
+    kite = remember(disk_store, "kites fly over the barn")
+    assert found(projection, "barn") == {owl, kite}
+    assert projection.notices == []
+    assert projection.lexical.count() == len(projection.vectors) == 2
 
 
 def test_a_busy_lock_with_much_to_index_waits_for_it(disk_store, projection):
