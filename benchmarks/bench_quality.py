@@ -39,6 +39,7 @@ included), p50 over every LoCoMo question (categories 1-5).
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.metadata
 import importlib.util
 import itertools
@@ -64,7 +65,9 @@ from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import Embedder, make_embedder
-from ctx.hub.index.projection import REPLY_TO, LiveView, Projection
+from ctx.hub.index.projection import REPLY_TO, Projection
+from ctx.hub.index.searcher import Searcher
+from ctx.hub.index.view import LiveView
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 
@@ -133,6 +136,10 @@ class Built:
     projection: Projection
     view: LiveView
     key_of: dict[str, str]  # memory id -> dia_id / document number
+
+    @functools.cached_property
+    def searcher(self) -> Searcher:
+        return self.projection.searcher(self.view)
 
 
 def load_reference(eval_dir: Path) -> ModuleType:
@@ -247,7 +254,7 @@ Ranker = Callable[[str], list[str]]
 
 def hub_ranker(built: Built, config: RecallConfig, now: datetime) -> Ranker:
     def ranked(question: str) -> list[str]:
-        hits = rank(built.projection, built.view, question, config=config, now=now)
+        hits = rank(built.searcher, question, config=config, now=now)
         return [built.key_of[r.id] for r in hits.hits[: max(KS)]]
 
     return ranked
@@ -317,26 +324,26 @@ def score_cranfield(ranker: Ranker, corpus: Corpus) -> dict[str, float]:
     }
 
 
-def memoize_channels(projection: Projection) -> None:
+def memoize_channels(searcher: Searcher) -> None:
     """Caches channel searches: they do not depend on the swept constants."""
-    for name in ("lexical_search", "vector_search"):
-        method = getattr(projection, name)
+    for name in ("search_bm25", "search_fuzzy", "search_time", "search_vectors"):
+        method = getattr(searcher, name)
         cache: dict[object, object] = {}
 
-        def cached(view, text, limit, _m=method, _c=cache, **kw):
-            key = (id(view), text, limit, repr(sorted(kw.items())))
+        def cached(text, limit, *args, _m=method, _c=cache, **kw):
+            key = (text, limit, repr(args), repr(sorted(kw.items())))
             if key not in _c:
-                _c[key] = _m(view, text, limit, **kw)
+                _c[key] = _m(text, limit, *args, **kw)
             return list(_c[key])
 
-        setattr(projection, name, cached)
+        setattr(searcher, name, cached)
 
 
 def sweep(
     locomo: list[Built], corpora: list[Corpus], cran: Built, cran_corpus: Corpus
 ) -> list[dict]:
     for built in [*locomo, cran]:
-        memoize_channels(built.projection)
+        memoize_channels(built.searcher)
 
     def measured(config: RecallConfig) -> dict:
         rankers = [

@@ -168,7 +168,7 @@ class Feedback:
         if not added:
             return []
         text = f"{channels.temporal.rest} {' '.join(added)}"
-        return built.projection.lexical_search(built.view, text, DEPTH)
+        return built.searcher.search_bm25(text, DEPTH)
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\s*(?=\[image: )")
@@ -215,7 +215,7 @@ class Passages:
             return []
         best = np.full(len(self.blobs), -1.0, dtype=np.float32)
         row = {blob: i for i, blob in enumerate(self.blobs)}
-        for blob, score in built.projection.vector_search(built.view, text, len(row)):
+        for blob, score in built.searcher.search_vectors(text, len(row)):
             best[row[blob]] = score
         query = built.projection.embedder.embed([text])[0]
         np.maximum.at(best, self.owners, self.vectors @ query)
@@ -282,14 +282,12 @@ def ranker(
     weight: float,
 ) -> Callable[[str], list[str]]:
     def ranked(question: str) -> list[str]:
-        channels = search_channels(
-            built.projection, built.view, question, config=CONFIG, now=now
-        )
+        channels = search_channels(built.searcher, question, config=CONFIG, now=now)
         if extra is not None:
             channels.hits[channel] = extra(built, question, channels)
             channels.weights[channel] = weight
         found = fusion(channels, built)
-        apply_tags(found, built.projection, built.view, channels, CONFIG.tags)
+        apply_tags(found, built.searcher, channels, CONFIG.tags)
         apply_gravity(found, channels, CONFIG.gravity)
         best = sorted(found.values(), key=lambda r: (-r.score, r.id))
         return [built.key_of[r.id] for r in best[: max(KS)]]
@@ -303,9 +301,7 @@ def product(
     graphs = [links] if links is not None else []
 
     def ranked(question: str) -> list[str]:
-        found = rank(
-            built.projection, built.view, question, config=CONFIG, now=now, links=graphs
-        )
+        found = rank(built.searcher, question, config=CONFIG, now=now, links=graphs)
         return [built.key_of[r.id] for r in found.hits[: max(KS)]]
 
     return ranked
@@ -326,7 +322,7 @@ def main() -> None:
     stores = [build(c, embedder) for c in corpora]
     cran = build(cran_corpus, embedder)
     for built in [*stores, cran]:
-        memoize_channels(built.projection)
+        memoize_channels(built.searcher)
     everything = [*zip(stores, corpora, strict=True), (cran, cran_corpus)]
     print(f"stores built in {time.perf_counter() - began:.0f} s", file=sys.stderr)
 

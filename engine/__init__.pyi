@@ -146,6 +146,18 @@ from .imports import (
     import_memories as import_memories,
 )
 from .layout import (
+    MEMORY_AREAS as MEMORY_AREAS,
+)
+from .layout import (
+    context_of as context_of,
+)
+from .layout import (
+    is_memory_path as is_memory_path,
+)
+from .layout import (
+    is_pinned as is_pinned,
+)
+from .layout import (
     slugify as slugify,
 )
 from .links import (
@@ -164,6 +176,9 @@ from .links import (
     unlink as unlink,
 )
 from .live import (
+    changed_blobs as changed_blobs,
+)
+from .live import (
     commit_at as commit_at,
 )
 from .live import (
@@ -171,6 +186,9 @@ from .live import (
 )
 from .live import (
     live_catalog as live_catalog,
+)
+from .live import (
+    read_memory as read_memory,
 )
 from .log import (
     LogEntry as LogEntry,

@@ -24,7 +24,7 @@ from dulwich.diff_tree import tree_changes
 from dulwich.objects import ObjectID
 
 from ctx.engine import _trees
-from ctx.engine.layout import parse_link_path
+from ctx.engine.layout import LINKS, parse_link_path
 
 if TYPE_CHECKING:
     from ctx.engine.snapshot import Snapshot
@@ -159,7 +159,7 @@ _EMPTY_TREE = "empty"
 def _links_tree(snap: Snapshot) -> str:
     if snap.tree is None:
         return _EMPTY_TREE
-    found = _trees.lookup(snap.objects, snap.tree, "links")
+    found = _trees.lookup(snap.objects, snap.tree, LINKS)
     if found is None or not stat.S_ISDIR(found[0]):
         return _EMPTY_TREE
     return found[1].decode("ascii")
@@ -206,7 +206,7 @@ def _catch_up(store: Store, adj: Adjacency, tree: str) -> tuple[Adjacency, int]:
         for entry, apply in ((change.old, adj.remove), (change.new, adj.add)):
             if entry is None or entry.path is None:
                 continue
-            parsed = parse_link_path("links/" + entry.path.decode("utf-8"))
+            parsed = parse_link_path(f"{LINKS}/" + entry.path.decode("utf-8"))
             if parsed is not None:
                 apply(parsed[0], parsed[1], parsed[2])
     adj.tree = tree

@@ -22,6 +22,7 @@ from dulwich.objects import Blob
 from ctx.engine.branches import resolve_revision
 from ctx.engine.errors import MemoryNotFoundError
 from ctx.engine.ids import CommitId, MemoryId, parse_memory_id
+from ctx.engine.layout import is_conflict_path
 from ctx.engine.log import LogEntry, log
 from ctx.engine.model import decode_memory
 from ctx.engine.store import CommitInfo, Store
@@ -51,7 +52,7 @@ def blame_lines(
     touching: dict[str, str | None] = {}
     for rec, changes in store.history.touching(tip, memory_id=mid):
         for change in changes:
-            if not change.path.startswith("conflicts/"):
+            if not is_conflict_path(change.path):
                 touching[rec.commit] = change.new
     walker = _Walker(store, mid, parents, touching)
     # update_lines treats its labels as opaque; ours are commit ids.

@@ -20,7 +20,7 @@ from dulwich.objects import ObjectID
 
 from ctx.engine.adjacency import SAVE_AFTER
 from ctx.engine.errors import CorruptStoreError, MemoryNotFoundError
-from ctx.engine.layout import AREAS
+from ctx.engine.layout import is_memory_path
 from ctx.engine.model import decode_memory, headline
 from ctx.engine.tokens import memory_tokens
 
@@ -78,7 +78,7 @@ class Catalog(msgspec.Struct):
 
 
 def _is_memory(path: bytes) -> bool:
-    return path.endswith(b".json") and path.split(b"/", 1)[0].decode() in AREAS
+    return is_memory_path(path.decode("utf-8", "replace"))
 
 
 def catalog(store: Store, snap: Snapshot) -> Catalog:

@@ -10,7 +10,7 @@ from dulwich.objects import ObjectID
 
 from ctx.engine.branches import resolve_revision
 from ctx.engine.ids import CommitId
-from ctx.engine.layout import parse_link_path
+from ctx.engine.layout import is_memory_path, parse_link_path
 from ctx.engine.model import Memory, decode_link, decode_memory
 from ctx.engine.snapshot import LinkRecord
 from ctx.engine.store import Store
@@ -88,12 +88,7 @@ def diff(store: Store, base: str, target: str) -> Diff:
                         path=path,
                     )
                 )
-            elif path.endswith(".json") and path.split("/", 1)[0] in (
-                "memory",
-                "pinned",
-                "primed",
-                "sessions",
-            ):
+            elif is_memory_path(path):
                 memory = decode_memory(data, path)
                 bucket[memory.id] = (path, memory)
     changed = []

@@ -30,7 +30,7 @@ from dulwich.objects import ObjectID
 from ctx.engine.branches import resolve_revision
 from ctx.engine.errors import MemoryNotFoundError
 from ctx.engine.ids import MemoryId, parse_memory_id
-from ctx.engine.layout import memory_path
+from ctx.engine.layout import PINNED, PRIMED, SESSIONS, memory_path
 from ctx.engine.model import Link, Memory
 from ctx.engine.snapshot import LinkRecord, MemoryRecord, Snapshot
 from ctx.engine.store import Store
@@ -134,7 +134,7 @@ class MemoryFinder:
                 return path
         if self._others is None:
             self._others = {}
-            for area in ("pinned", "primed", "sessions"):
+            for area in (PINNED, PRIMED, SESSIONS):
                 for rec in self._snap.memories(area):
                     self._others.setdefault(rec.memory.id, rec.path)
         return self._others.get(memory_id)

@@ -31,6 +31,11 @@ from ctx.engine.exports import (
 from ctx.engine.ids import MemoryId, parse_memory_id
 from ctx.engine.jsonl import decode_line
 from ctx.engine.layout import (
+    MEMORY,
+    MEMORY_AREAS,
+    PINNED,
+    PRIMED,
+    SESSIONS,
     check_context,
     check_source_name,
     link_path,
@@ -207,6 +212,11 @@ def _check_memory(raw: _MemoryIn) -> Memory:
     )
 
 
+_AREA_LIST = ", ".join(f"{area}/" for area in MEMORY_AREAS[:-1]) + (
+    f" or {MEMORY_AREAS[-1]}/"
+)
+
+
 def _check_path(path: str, memory: Memory) -> str:
     parts = path.split("/")
     if ".." in parts or "." in parts or "" in parts or "\\" in path:
@@ -216,7 +226,7 @@ def _check_path(path: str, memory: Memory) -> str:
     if not parts[-1].endswith(".json"):
         raise InvalidInputError(f"Path {path!r} must end in .json.")
     area = parts[0]
-    if area == "memory":
+    if area == MEMORY:
         if len(parts) != 6:
             raise InvalidInputError(
                 f"Path {path!r} is not of the form "
@@ -228,7 +238,7 @@ def _check_path(path: str, memory: Memory) -> str:
                 f"Path {path!r} does not match memory {memory.id} "
                 f"(expected {expected!r})."
             )
-    elif area in ("pinned", "primed"):
+    elif area in (PINNED, PRIMED):
         if len(parts) != 3:
             raise InvalidInputError(
                 f"Path {path!r} is not of the form {area}/<source>/<slug>.json."
@@ -239,7 +249,7 @@ def _check_path(path: str, memory: Memory) -> str:
                 f"File name {parts[2]!r} is not allowed.",
                 hint="Use lower-case letters, digits and _.- before .json.",
             )
-    elif area == "sessions":
+    elif area == SESSIONS:
         if not 3 <= len(parts) <= _MAX_SESSION_DEPTH or not all(
             _SESSION_PART_RE.match(part) for part in parts[1:]
         ):
@@ -247,9 +257,7 @@ def _check_path(path: str, memory: Memory) -> str:
                 f"Path {path!r} is not of the form sessions/<session>/<name>.json."
             )
     else:
-        raise InvalidInputError(
-            f"Path {path!r} must start with memory/, pinned/, primed/ or sessions/."
-        )
+        raise InvalidInputError(f"Path {path!r} must start with {_AREA_LIST}.")
     return path
 
 

@@ -22,7 +22,11 @@ from dulwich.diff_tree import tree_changes, tree_changes_for_merge
 from dulwich.objects import Commit, ObjectID
 
 from ctx.engine.errors import CorruptStoreError
-from ctx.engine.layout import id_from_memory_path
+from ctx.engine.layout import (
+    id_from_conflict_path,
+    id_from_memory_path,
+    is_memory_path,
+)
 from ctx.engine.model import decode_memory
 
 if TYPE_CHECKING:
@@ -73,7 +77,6 @@ class CommitRecord(msgspec.Struct, frozen=True, array_like=True):
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(CommitRecord)
 _CHANGES = msgspec.json.Decoder(tuple[Change, ...])
-_AREAS = ("pinned/", "primed/", "sessions/")
 
 
 class History:
@@ -148,7 +151,7 @@ class History:
             old_id = before[path]
             old = old_id.decode("ascii") if old_id is not None else None
             content = contents.get(path)
-            if content is None and old is not None and path.startswith(_AREAS):
+            if content is None and old is not None and _id_in_content(path):
                 content = snap.read_blob(old)
             changes.append(
                 Change(
@@ -216,7 +219,7 @@ class History:
         changes = []
         for path, old, new in sorted(pairs):
             content = None
-            if path.startswith(_AREAS):
+            if _id_in_content(path):
                 blob = new or old
                 assert blob is not None
                 content = store[ObjectID(blob.encode())].as_raw_string()
@@ -284,17 +287,20 @@ def _hex(entry: object) -> str | None:
     return sha.decode("ascii") if sha else None
 
 
+def _id_in_content(path: str) -> bool:
+    # A free-form memory's id is in its path: its blob need not be read.
+    return is_memory_path(path) and id_from_memory_path(path) is None
+
+
 def _memory_id(path: str, content: bytes | None) -> str | None:
-    found = id_from_memory_path(path)
+    found = id_from_memory_path(path) or id_from_conflict_path(path)
     if found is not None:
         return found
-    if path.startswith(_AREAS) and path.endswith(".json") and content is not None:
+    if _id_in_content(path) and content is not None:
         try:
             return decode_memory(content, path).id
         except CorruptStoreError:
             return None
-    if path.startswith("conflicts/") and path.endswith(".json"):
-        return path[len("conflicts/") : -len(".json")]
     return None
 
 

@@ -7,6 +7,10 @@
     primed/<source>/<slug>.json                sections of primed documents
     links/<a>/<b>/<c>/<from-id>/<TYPE>/<to-id> one file per typed link
     conflicts/<id>.json                        unresolved merge clashes
+    views/<name>.json                          saved views
+
+Every other module names these folders through this one: the constants
+below, and the small functions that build and test paths.
 
 ``<a>/<b>/<c>`` are the id's last three characters, one folder level each.
 They are random (the ULID's entropy), so 32 x 32 x 32 leaf folders fill
@@ -22,20 +26,50 @@ from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import MemoryId
 
 __all__ = [
-    "AREAS",
+    "CONFLICTS",
+    "LINKS",
+    "MEMORY",
+    "MEMORY_AREAS",
+    "PINNED",
+    "PRIMED",
+    "SESSIONS",
+    "VIEWS",
+    "area_of",
     "check_context",
     "check_source_name",
     "conflict_path",
+    "context_of",
+    "id_from_conflict_path",
     "id_from_memory_path",
+    "is_conflict_path",
+    "is_memory_path",
+    "is_pinned",
     "link_dir",
     "link_path",
     "memory_path",
     "parse_link_path",
     "shard",
     "slugify",
+    "source_path",
+    "view_path",
 ]
 
-AREAS = ("memory", "pinned", "primed", "sessions")
+MEMORY = "memory"
+"""Free-form memories, by context and shard."""
+PINNED = "pinned"
+"""Memories always recalled first, by source."""
+PRIMED = "primed"
+"""Sections of primed documents, by source."""
+SESSIONS = "sessions"
+"""What working sessions learned, by session id."""
+LINKS = "links"
+"""One file per typed link."""
+CONFLICTS = "conflicts"
+"""Unresolved merge clashes, one file per memory."""
+VIEWS = "views"
+"""Saved views, one file per name."""
+
+MEMORY_AREAS = (MEMORY, PINNED, PRIMED, SESSIONS)
 """Top-level folders that hold memories."""
 
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
@@ -72,21 +106,50 @@ def slugify(text: str, limit: int = 60) -> str:
     return slug or "section"
 
 
+def area_of(path: str) -> str:
+    """Returns the top-level folder of ``path`` (for a memory, its area)."""
+    return path.split("/", 1)[0]
+
+
+def context_of(path: str) -> str:
+    """Returns a memory's context (``memory/``) or source (pinned, primed)."""
+    return path.split("/")[1]
+
+
+def is_memory_path(path: str) -> bool:
+    """Returns whether ``path`` holds a memory (a JSON file in a memory area)."""
+    return path.endswith(".json") and area_of(path) in MEMORY_AREAS
+
+
+def is_pinned(path: str) -> bool:
+    """Returns whether the memory at ``path`` is always recalled first."""
+    return path.startswith(f"{PINNED}/")
+
+
 def memory_path(context: str, memory_id: MemoryId) -> str:
     """Returns the path of a free-form memory."""
-    return f"memory/{context}/{shard(memory_id)}/{memory_id}.json"
+    return f"{MEMORY}/{context}/{shard(memory_id)}/{memory_id}.json"
+
+
+def source_path(area: str, source: str, stem: str) -> str:
+    """Returns the path of a pinned or primed memory named ``stem``."""
+    return f"{area}/{source}/{stem}.json"
 
 
 def id_from_memory_path(path: str) -> MemoryId | None:
-    """Returns the id encoded in a ``memory/`` path, or ``None``."""
-    if path.startswith("memory/") and path.endswith(".json"):
+    """Returns the id encoded in a ``memory/`` path, or ``None``.
+
+    Only free-form memories carry their id in their path; a memory in any
+    other area must be read to learn it.
+    """
+    if path.startswith(f"{MEMORY}/") and path.endswith(".json"):
         return MemoryId(path.rsplit("/", 1)[1][:-5])
     return None
 
 
 def link_dir(from_id: MemoryId) -> str:
     """Returns the folder that holds every outgoing link of ``from_id``."""
-    return f"links/{shard(from_id)}/{from_id}"
+    return f"{LINKS}/{shard(from_id)}/{from_id}"
 
 
 def link_path(from_id: MemoryId, link_type: str, to_id: MemoryId) -> str:
@@ -97,11 +160,28 @@ def link_path(from_id: MemoryId, link_type: str, to_id: MemoryId) -> str:
 def parse_link_path(path: str) -> tuple[MemoryId, str, MemoryId] | None:
     """Returns ``(from, type, to)`` for a link path, or ``None``."""
     parts = path.split("/")
-    if len(parts) != 7 or parts[0] != "links":
+    if len(parts) != 7 or parts[0] != LINKS:
         return None
     return MemoryId(parts[4]), parts[5], MemoryId(parts[6])
 
 
 def conflict_path(memory_id: MemoryId) -> str:
     """Returns the path where an unresolved conflict on a memory is kept."""
-    return f"conflicts/{memory_id}.json"
+    return f"{CONFLICTS}/{memory_id}.json"
+
+
+def is_conflict_path(path: str) -> bool:
+    """Returns whether ``path`` is in the conflicts folder."""
+    return path.startswith(f"{CONFLICTS}/")
+
+
+def id_from_conflict_path(path: str) -> MemoryId | None:
+    """Returns the memory id of a stored conflict's path, or ``None``."""
+    if is_conflict_path(path) and path.endswith(".json"):
+        return MemoryId(path[len(CONFLICTS) + 1 : -len(".json")])
+    return None
+
+
+def view_path(name: str) -> str:
+    """Returns the path of the saved view ``name`` (checked by the caller)."""
+    return f"{VIEWS}/{name}.json"

@@ -10,6 +10,7 @@ from ctx.engine.branches import resolve_revision
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.history import Change, CommitRecord
 from ctx.engine.ids import CommitId, parse_memory_id
+from ctx.engine.layout import LINKS, MEMORY_AREAS
 from ctx.engine.store import CommitInfo, Store
 
 __all__ = ["LogEntry", "PathChange", "log"]
@@ -58,13 +59,7 @@ def log(
     tip = resolve_revision(store, rev)
     memory_id = prefix = None
     if target:
-        if "/" in target or target in (
-            "memory",
-            "pinned",
-            "primed",
-            "links",
-            "sessions",
-        ):
+        if "/" in target or target in (*MEMORY_AREAS, LINKS):
             if ".." in target.split("/"):
                 raise InvalidInputError(f"Path {target!r} may not contain '..'.")
             prefix = target

@@ -16,7 +16,14 @@ from dulwich.repo import Repo
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import CorruptStoreError
-from ctx.engine.layout import id_from_memory_path, parse_link_path
+from ctx.engine.layout import (
+    LINKS,
+    MEMORY,
+    area_of,
+    id_from_memory_path,
+    is_memory_path,
+    parse_link_path,
+)
 from ctx.engine.model import Conflict, decode_memory
 from ctx.engine.store import Clock, CommitInfo, Store
 from ctx.engine.tags import TIERS, TagCount, tier_of
@@ -129,7 +136,7 @@ def status(store: Store, branch: str | None = None) -> StoreStatus:
     tier_tokens: Counter[str] = Counter()
     for rec in snap.memories():
         kinds[rec.memory.kind] += 1
-        key = rec.area if rec.area != "memory" else f"memory/{rec.context}"
+        key = rec.area if rec.area != MEMORY else f"{MEMORY}/{rec.context}"
         areas[key] += 1
         tags.update(rec.memory.tags)
         tier = tier_of(rec)
@@ -252,12 +259,9 @@ def _check_memories(
     problems: list[str] = []
     count = 0
     for path, blob in snap.files():
-        top = path.split("/", 1)[0]
-        if top == "links" and parse_link_path(path) is None:
+        if area_of(path) == LINKS and parse_link_path(path) is None:
             problems.append(f"branch {branch}: malformed link path {path}")
-        if top not in ("memory", "pinned", "primed", "sessions") or not path.endswith(
-            ".json"
-        ):
+        if not is_memory_path(path):
             continue
         if blob in checked:
             continue  # the same content on another branch: checked once

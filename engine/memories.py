@@ -12,11 +12,13 @@ from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import CommitId, MemoryId, new_memory_id, parse_memory_id
 from ctx.engine.layout import (
+    PINNED,
     check_context,
     link_dir,
     link_path,
     memory_path,
     slugify,
+    source_path,
 )
 from ctx.engine.model import (
     MAX_TAGS,
@@ -207,10 +209,10 @@ def build_memory(draft: Draft, memory_id: MemoryId, now: datetime) -> Memory:
 
 def _pinned_path(snap: Snapshot, memory: Memory, context: str, taken: set[str]) -> str:
     stem = slugify(memory.title or memory.body.split("\n", 1)[0])
-    path = f"pinned/{context}/{stem}.json"
+    path = source_path(PINNED, context, stem)
     n = 2
     while path in taken or snap.blob_id(path) is not None:
-        path = f"pinned/{context}/{stem}-{n}.json"
+        path = source_path(PINNED, context, f"{stem}-{n}")
         n += 1
     taken.add(path)
     return path

@@ -27,7 +27,12 @@ from ctx.engine import _trees
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import CorruptStoreError, InvalidInputError
 from ctx.engine.ids import CommitId, MemoryId
-from ctx.engine.layout import conflict_path, parse_link_path
+from ctx.engine.layout import (
+    conflict_path,
+    is_conflict_path,
+    is_memory_path,
+    parse_link_path,
+)
 from ctx.engine.model import (
     PREFERENCES,
     Conflict,
@@ -42,7 +47,6 @@ from ctx.engine.store import CommitInfo, Store
 __all__ = ["MergeResult", "Preference", "merge"]
 
 Preference = Literal["ours", "theirs", "newer", "confident"]
-_MEMORY_AREAS = ("memory/", "pinned/", "primed/", "sessions/")
 _SCALARS = ("kind", "title", "created_at", "source")
 
 
@@ -218,7 +222,7 @@ class _TreeMerge:
                 key_b = (b.confidence or 0.0, b.created_at)
                 self.changes[path] = theirs if key_b > key_a else ours
             return
-        if not (path.startswith(_MEMORY_AREAS) and path.endswith(".json")):
+        if not is_memory_path(path):
             self._keep_both(path, ours, theirs)
             return
         try:
@@ -236,7 +240,7 @@ class _TreeMerge:
         # A view (or any other file) changed differently on both sides: ours
         # stays at the path, theirs is kept beside it, so nothing is lost.
         # A stored conflict on both sides keeps ours: it is re-derived.
-        if theirs is None or ours is None or path.startswith("conflicts/"):
+        if theirs is None or ours is None or is_conflict_path(path):
             if ours is None and theirs is not None:
                 self.changes[path] = theirs  # deleted here, changed there: keep it
             return

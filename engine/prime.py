@@ -9,7 +9,13 @@ import msgspec
 from ctx.engine.branches import target_branch
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import CommitId, new_memory_id
-from ctx.engine.layout import check_source_name, slugify
+from ctx.engine.layout import (
+    PINNED,
+    PRIMED,
+    check_source_name,
+    slugify,
+    source_path,
+)
 from ctx.engine.model import Intent, Memory, Source, check_body, check_title, encode
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
@@ -99,7 +105,7 @@ def prime(
     for section in sections:
         check_body(section.body)
         check_title(section.title)
-    area, other = ("pinned", "primed") if pin else ("primed", "pinned")
+    area, other = (PINNED, PRIMED) if pin else (PRIMED, PINNED)
     now = store.clock()
 
     def build(snap: Snapshot) -> dict[str, bytes | None]:
@@ -122,7 +128,7 @@ def prime(
                 source=Source(file=file_name, section=section.title),
                 meta=old.meta if old else {},
             )
-            out[f"{area}/{source}/{section.slug}.json"] = encode(memory)
+            out[source_path(area, source, section.slug)] = encode(memory)
         return out
 
     kind = "Pin" if pin else "Prime"

@@ -64,7 +64,7 @@ from typing import NamedTuple, NoReturn, TypeAlias
 import msgspec
 
 from ctx.engine.errors import InvalidInputError
-from ctx.engine.layout import AREAS
+from ctx.engine.layout import MEMORY_AREAS
 from ctx.engine.model import KINDS, Memory
 from ctx.engine.tokens import estimate_tokens, memory_tokens
 
@@ -97,7 +97,7 @@ HAS_VALUES = ("links", "summary", "title", "tags", "source")
 
 _ORDERED = ("created", "updated", "tokens")
 _OPS = (">=", "<=", ">", "<", "=")
-_CHOICES = {"kind": KINDS, "area": AREAS, "has": HAS_VALUES}
+_CHOICES = {"kind": KINDS, "area": MEMORY_AREAS, "has": HAS_VALUES}
 _MAX_DEPTH = 64
 _FIELD_RE = re.compile(r"([A-Za-z][A-Za-z0-9_]*):", re.ASCII)
 _ID_RE = re.compile(r"[0-9A-HJKMNP-TV-Z]{1,26}", re.ASCII | re.IGNORECASE)

@@ -14,6 +14,7 @@ import msgspec
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision
 from ctx.engine.ids import MemoryId
+from ctx.engine.layout import is_conflict_path
 from ctx.engine.memories import LISTING_WIDTH
 from ctx.engine.model import headline
 from ctx.engine.query import Facts, evaluate, memory_tokens, parse_query
@@ -95,7 +96,7 @@ def select(
     agents: dict[str, set[str]] = {}
     for rec in store.history.records(tip):
         for change in rec.changes:
-            if change.id is None or change.path.startswith("conflicts/"):
+            if change.id is None or is_conflict_path(change.path):
                 continue
             updated.setdefault(change.id, rec.time)
             if rec.agent:

@@ -13,7 +13,15 @@ from ctx.engine import _trees
 from ctx.engine.errors import MemoryNotFoundError
 from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import (
+    CONFLICTS,
+    LINKS,
+    MEMORY,
+    MEMORY_AREAS,
+    area_of,
     conflict_path,
+    context_of,
+    is_memory_path,
+    is_pinned,
     link_dir,
     memory_path,
     parse_link_path,
@@ -46,17 +54,17 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def area(self) -> str:
         """Returns the top folder: memory, pinned, primed or sessions."""
-        return self.path.split("/", 1)[0]
+        return area_of(self.path)
 
     @property
     def context(self) -> str:
         """Returns the context (for memory/) or source name (pinned/primed)."""
-        return self.path.split("/")[1]
+        return context_of(self.path)
 
     @property
     def pinned(self) -> bool:
         """Returns whether the memory is always recalled first."""
-        return self.area == "pinned"
+        return is_pinned(self.path)
 
 
 class LinkRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -141,7 +149,7 @@ class Snapshot:
 
     def contexts(self) -> list[str]:
         """Returns the context folders under ``memory/``."""
-        return self.folders("memory")
+        return self.folders(MEMORY)
 
     def record(self, path: str, blob: str) -> MemoryRecord:
         """Returns the memory stored in ``blob`` at ``path``."""
@@ -155,7 +163,9 @@ class Snapshot:
             path = memory_path(context, memory_id)
             if self.blob_id(path) is not None:
                 return path
-        for area in ("pinned", "primed", "sessions"):
+        for area in MEMORY_AREAS:
+            if area == MEMORY:
+                continue  # found by its path above
             for path, blob in self.files(area):
                 if not path.endswith(".json"):
                     continue
@@ -185,15 +195,9 @@ class Snapshot:
 
     def memories(self, prefix: str = "") -> Iterator[MemoryRecord]:
         """Yields every memory under ``prefix`` (default: all areas)."""
-        areas = [prefix] if prefix else ["memory", "pinned", "primed", "sessions"]
-        for area in areas:
+        for area in [prefix] if prefix else MEMORY_AREAS:
             for path, blob in self.files(area):
-                if path.endswith(".json") and path.split("/", 1)[0] in (
-                    "memory",
-                    "pinned",
-                    "primed",
-                    "sessions",
-                ):
+                if is_memory_path(path):
                     yield self.record(path, blob)
 
     def links_from(self, memory_id: MemoryId) -> list[LinkRecord]:
@@ -202,7 +206,7 @@ class Snapshot:
 
     def links(self) -> Iterator[LinkRecord]:
         """Yields every link in the tree."""
-        yield from self._links("links")
+        yield from self._links(LINKS)
 
     def _links(self, prefix: str) -> Iterator[LinkRecord]:
         for path, blob in self.files(prefix):
@@ -227,5 +231,5 @@ class Snapshot:
         """Returns every unresolved conflict."""
         return [
             decode_conflict(self.read_blob(blob), path)
-            for path, blob in self.files("conflicts")
+            for path, blob in self.files(CONFLICTS)
         ]

@@ -67,7 +67,7 @@ def with_tier(tags: Sequence[str], tier: str) -> tuple[str, ...]:
 
 def tier_of(record: MemoryRecord) -> str:
     """Returns the tier of a memory."""
-    if record.area == "pinned":
+    if record.pinned:
         return "pinned"
     for value in record.memory.tags:
         if value.startswith(_PREFIX) and value[len(_PREFIX) :] in TIERS:

@@ -21,6 +21,7 @@ from ctx.engine.errors import (
     NotFoundError,
 )
 from ctx.engine.ids import CommitId
+from ctx.engine.layout import VIEWS, view_path
 from ctx.engine.model import Intent, encode_struct
 from ctx.engine.query import parse_query
 from ctx.engine.snapshot import Snapshot
@@ -86,7 +87,7 @@ def _path(name: str) -> str:
             f"View name {name!r} is not allowed.",
             hint="Use lower-case letters, digits and _.- (no / or ..).",
         )
-    return f"views/{name}.json"
+    return view_path(name)
 
 
 def _read(snap: Snapshot, name: str) -> View:
@@ -99,7 +100,7 @@ def _read(snap: Snapshot, name: str) -> View:
         view = _DECODER.decode(data)
     except msgspec.DecodeError as exc:
         raise CorruptStoreError(
-            f"views/{name}.json is not a valid view: {exc}"
+            f"{view_path(name)} is not a valid view: {exc}"
         ) from exc
     # The file name is the view's name (a merge may keep a copy of one view
     # under another name).
@@ -180,7 +181,7 @@ def list_views(store: Store, *, rev: str | None = None) -> list[View]:
     snap = store.snapshot(resolve_revision(store, rev))
     return [
         _read(snap, path.rsplit("/", 1)[1][: -len(".json")])
-        for path, _ in snap.files("views")
+        for path, _ in snap.files(VIEWS)
         if path.endswith(".json")
     ]
 

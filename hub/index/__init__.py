@@ -1,6 +1,7 @@
 """The search indexes: projections of commits, rebuildable at any time.
 
-- ``projection``: catches the indexes up to any commit; a commit's live view.
+- ``projection``: catches the indexes up to any commit, for a live view.
+- ``view``: a commit's live view (its memories, the filter of every search).
 - ``searcher``: one view and its indexes, asked by ranking for each channel.
 - ``lexical`` and ``terms``: the Tantivy index (BM25, fuzzy, tags) and the
   words of a query it searches for.

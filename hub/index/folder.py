@@ -87,6 +87,15 @@ class IndexFolder:
         """Returns whether an index was ever written here."""
         return (self.path / "state.json").exists()
 
+    def holds(self, state: IndexState) -> bool:
+        """Returns whether the index folders ``state`` names are all here.
+
+        The vector folder is written once the index has vectors (``state``
+        then names their embedder).
+        """
+        vectors = not state.embedder or (self.path / state.vectors).is_dir()
+        return vectors and (self.path / state.lexical).is_dir()
+
     def read_state(self) -> IndexState:
         """Returns the state.
 

@@ -2,11 +2,13 @@
 
 Indexes are keyed by blob id: a memory that lives on fifty branches is indexed
 once. A commit's view is the set of live blob ids in its tree
-(:class:`LiveView`, from the engine's catalog, cached per tree id), and every
-search is filtered by it. Catching up diffs the tree last indexed for a branch
-(its watermark) with the tree asked for and indexes only the blobs that are new
-and not yet indexed, so any commit, by any process or by ``git`` on the store,
-is visible to the next recall.
+(:class:`~ctx.hub.index.view.LiveView`, from the engine's catalog, cached per
+tree id), and every search is filtered by it: :meth:`Projection.searcher`
+hands out a :class:`~ctx.hub.index.searcher.Searcher` for a view, and the
+projection itself searches nothing. Catching up diffs the tree last indexed
+for a branch (its watermark) with the tree asked for and indexes only the blobs
+that are new and not yet indexed, so any commit, by any process or by ``git``
+on the store, is visible to the next recall.
 
 On disk (``.ctx/index/``)::
 
@@ -20,10 +22,11 @@ A rebuild writes new folders and switches ``state.json`` to them at once
 
 Catching up takes ``lock`` (Tantivy allows one writer per index). A process
 that cannot get it at once and has only a few blobs to index scores those in
-memory (an in-memory Tantivy index and flat vectors beside the shared ones)
-and answers correctly without waiting; with more, it waits for the lock. The
-watermark moves only when both indexes hold every blob of the tree, after
-they are durable, so a crash at any point leaves at worst work to redo.
+memory (an in-memory Tantivy index and flat vectors beside the shared ones,
+carried by the view) and answers correctly without waiting; with more, it
+waits for the lock. The watermark moves only when both indexes hold every blob
+of the tree, after they are durable, so a crash at any point leaves at worst
+work to redo.
 
 A missing or unreadable index is rebuilt with a notice; a changed embedder
 (its :attr:`~ctx.hub.embedders.Embedder.name` differs from the one recorded)
@@ -41,29 +44,28 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import blake3
 import msgspec
-from dulwich.diff_tree import tree_changes
-from dulwich.objects import ObjectID
 
 from ctx.engine import (
-    Catalog,
     CommitId,
     CtxError,
     Memory,
     Snapshot,
     Store,
+    changed_blobs,
     live_catalog,
+    read_memory,
 )
 from ctx.hub.config import HubConfig
 from ctx.hub.embedders import Embedder, EmbedderError, make_embedder
 from ctx.hub.index.folder import FORMAT, IndexFolder, IndexState
 from ctx.hub.index.lexical import LexicalDoc, LexicalIndex, LexicalIndexError
+from ctx.hub.index.searcher import Searcher
 from ctx.hub.index.vectors import (
     CROSSOVER,
     FlatVectors,
@@ -73,8 +75,9 @@ from ctx.hub.index.vectors import (
     open_vectors,
     read_rows,
 )
+from ctx.hub.index.view import LiveView, PendingIndexes
 
-__all__ = ["FORMAT", "REPLY_TO", "CatchUp", "LiveView", "Projection"]
+__all__ = ["FORMAT", "REPLY_TO", "CatchUp", "Projection"]
 
 REPLY_TO = "reply_to"
 """The ``meta`` key of what a memory answers or follows (a conversation's
@@ -90,45 +93,11 @@ PENDING_MAX = 64
 
 _BATCH = 512  # blobs embedded and written per step
 MEMORY_CACHE = 8192
-"""How many decoded memories :attr:`Projection.read_memory` keeps."""
+"""How many decoded memories a projection keeps for its searchers to read."""
 _SAVE_EVERY_S = 5.0  # a long build makes its work durable this often
 # (saving rewrites the vector sidecar, which lists every key: per batch,
 # a build of a million memories would write it 2,000 times)
 _EMPTY = "empty"
-_AREAS = ("memory/", "pinned/", "primed/", "sessions/")
-
-
-@dataclass
-class LiveView:
-    """What one commit holds, as the indexes see it.
-
-    Attributes:
-        commit: The commit.
-        catalog: Every live memory by id (path, blob, kind, headline, tokens).
-        by_blob: Memory id of every live blob.
-        blobs: The live blob ids (the filter every search applies).
-        complete: Whether the indexes hold exactly these blobs (no filter needed).
-        pending: Live blobs not in the shared indexes, scored in memory.
-    """
-
-    commit: CommitId
-    catalog: Catalog
-    by_blob: dict[str, str]
-    blobs: frozenset[str]
-    complete: bool = False
-    pending: list[str] = field(default_factory=list)
-
-    @functools.cached_property
-    def pinned(self) -> list[str]:
-        """Returns the ids of the pinned memories, in path order."""
-        entries = self.catalog.entries
-        found = [m for m, e in entries.items() if e.path.startswith("pinned/")]
-        return sorted(found, key=lambda memory_id: entries[memory_id].path)
-
-    @functools.cached_property
-    def tokens(self) -> int:
-        """Returns the tokens of every live memory (``memory_tokens`` summed)."""
-        return sum(entry.tokens for entry in self.catalog.entries.values())
 
 
 @dataclass(frozen=True)
@@ -149,19 +118,11 @@ def _memory_blobs(
     store: Store, before: str | None, after: str | None
 ) -> tuple[list[str], list[str]]:
     """Returns the memory blobs added and removed between two trees."""
-    objects = store.repo.object_store
-    old = None if before in (None, _EMPTY) else ObjectID(before.encode())
-    new = None if after in (None, _EMPTY) else ObjectID(after.encode())
-    added: list[str] = []
-    removed: list[str] = []
-    for change in tree_changes(objects, old, new):
-        for entry, into in ((change.old, removed), (change.new, added)):
-            if entry is None or not entry.path or not entry.sha:
-                continue
-            path = entry.path.decode("utf-8", "replace")
-            if path.endswith(".json") and path.startswith(_AREAS):
-                into.append(entry.sha.decode("ascii"))
-    return added, removed
+    return changed_blobs(
+        store,
+        None if before == _EMPTY else before,
+        None if after == _EMPTY else after,
+    )
 
 
 def text_hash(text: str) -> str:
@@ -226,8 +187,6 @@ class Projection:
         self._files: IndexFolder | None = None
         self._views: dict[str, LiveView] = {}
         self._state = IndexState()
-        self._pending_lexical: LexicalIndex | None = None
-        self._pending_vectors: FlatVectors | None = None
         self._vector_error: EmbedderError | None = None
         self._previous: VectorIndex | None = None  # of the index being replaced
         self._previous_format = FORMAT
@@ -235,12 +194,12 @@ class Projection:
         self.lexical: LexicalIndex
         self.vectors: VectorIndex | None = None
         # A blob never changes: its memory can be kept for any later query.
-        self.read_memory = functools.lru_cache(maxsize=MEMORY_CACHE)(self._read)
+        self._read_memory = functools.lru_cache(maxsize=MEMORY_CACHE)(self._read)
         self._open()
 
     def _read(self, path: str, blob: str) -> Memory:
-        """Returns the memory in ``blob`` at ``path`` (see :attr:`read_memory`)."""
-        return Snapshot.empty(self.store.repo.object_store).record(path, blob).memory
+        """Returns the memory in ``blob`` at ``path`` (cached: a blob never changes)."""
+        return read_memory(self.store, path, blob)
 
     @classmethod
     def for_store(
@@ -267,7 +226,12 @@ class Projection:
         """Returns the index folder, or ``None`` when the indexes live in memory."""
         return None if self._files is None else self._files.path
 
-    def _open(self) -> None:
+    def _open(self, *, lost: bool = False) -> None:
+        """Opens the index folder's indexes, rebuilding what cannot be read.
+
+        ``lost``: this process had the index open and its files are gone
+        (deleted): rebuilding them gets a notice, as an unreadable index does.
+        """
         if self._path is not None:
             try:
                 self._files = IndexFolder(self._path)
@@ -280,12 +244,12 @@ class Projection:
             self.vectors = self._new_vectors(None)
             return
         try:
-            self._load()
+            self._load(lost=lost)
         except (CtxError, msgspec.DecodeError, OSError):
             with self._locked(blocking=True):
                 # Another process may have been replacing it: look again.
                 try:
-                    self._load(locked=True)
+                    self._load(locked=True, lost=lost)
                 except (CtxError, msgspec.DecodeError, OSError) as exc:
                     reason = exc.message if isinstance(exc, CtxError) else str(exc)
                     self.notices.append(
@@ -293,14 +257,18 @@ class Projection:
                     )
                     self._reset()
 
-    def _load(self, *, locked: bool = False) -> None:
+    def _load(self, *, locked: bool = False, lost: bool = False) -> None:
         assert self._files is not None
         if not self._files.has_state():
             if locked:
+                if lost:
+                    self.notices.append(
+                        f"The index in {self._files.path} was deleted; rebuilt it."
+                    )
                 self._reset()
                 return
             with self._locked(blocking=True):
-                self._load(locked=True)
+                self._load(locked=True, lost=lost)
                 return
         state = self._files.read_state()
         if state.format != FORMAT:
@@ -382,7 +350,7 @@ class Projection:
             branch: The branch whose tip it is, whose watermark then moves;
                 ``None`` for a past commit (indexed, no watermark moves).
         """
-        self._sync()
+        self._sync(recover=True)
         root = self.store.snapshot(commit).tree
         tree = _EMPTY if root is None else root.decode("ascii")
         view = self._views.get(tree)
@@ -404,14 +372,23 @@ class Projection:
         by_blob = {entry.blob: mid for mid, entry in catalog.entries.items()}
         return LiveView(commit, catalog, by_blob, frozenset(by_blob))
 
-    def _sync(self) -> None:
-        """Sees what other processes committed to the index since we looked."""
+    def _sync(self, *, recover: bool = False) -> None:
+        """Sees what other processes committed to the index since we looked.
+
+        With ``recover`` (the lock not held), an index whose files were
+        deleted since this process opened it (``rm -r .ctx/index`` under a
+        running hub) is opened again and rebuilt, as a new process would.
+        """
         if self._files is None:
             return
         try:
             state = self._files.read_state()
         except (OSError, msgspec.DecodeError):
-            return  # being replaced: the next look sees it
+            state = None  # the state file is replaced in one rename: gone
+        if state is None or not self._files.holds(state):
+            if recover:
+                self._reopen()
+            return
         if state.generation != self._state.generation:
             if (state.lexical, state.vectors) != (
                 self._state.lexical,
@@ -429,18 +406,22 @@ class Projection:
                         previous=self.vectors,
                     )
 
+    def _reopen(self) -> None:
+        """Opens the index again: its files were deleted under this process."""
+        self._files = None
+        self._views = {}
+        self._open(lost=True)
+
     def _catch_up(self, view: LiveView, tree: str, branch: str | None) -> None:
         watermarks = self._state.watermarks
         base = watermarks.get(branch or "") or watermarks.get(self.store.head_branch())
         if base is None and watermarks:
             base = next(iter(watermarks.values()))
-        try:
-            added, removed = _memory_blobs(self.store, base, tree)
-        except KeyError:  # the watermark's tree is gone (gc)
-            added, removed = _memory_blobs(self.store, None, tree)
+        # A watermark whose tree is gone (gc) diffs as the empty tree.
+        added, removed = _memory_blobs(self.store, base, tree)
         missing = self._missing(added)
         if not missing:
-            view.pending = []
+            view.pending, view.pending_indexes = [], []
             if branch is not None:
                 self._advance(branch, view, tree, base, removed)
             return
@@ -451,7 +432,7 @@ class Projection:
             self._sync()
             missing = self._missing(missing)
             done = self._index(view, missing)
-            view.pending = []
+            view.pending, view.pending_indexes = [], []
             if branch is not None and done:
                 self._advance(branch, view, tree, base, removed, locked=True)
 
@@ -638,74 +619,34 @@ class Projection:
         with lexical.writer() as writer:
             writer.add(docs)
             writer.commit()
-        self._pending_lexical, self._pending_vectors = lexical, None
+        vectors = None
         if self.vectors is not None:
             try:
                 found = self.embedder.embed([embed_text(d) for d in docs])
             except EmbedderError as exc:
                 self._vector_error = exc
             else:
-                self._pending_vectors = FlatVectors(self.vectors.dimensions)
-                self._pending_vectors.add(blobs, found)
+                vectors = FlatVectors(self.vectors.dimensions)
+                vectors.add(blobs, found)
         view.pending = blobs
+        view.pending_indexes = [PendingIndexes(lexical, vectors)]
 
     # -- searching --------------------------------------------------------
 
-    def lexical_search(
-        self,
-        view: LiveView,
-        text: str,
-        limit: int,
-        *,
-        fuzzy: bool = False,
-        within: Sequence[tuple[datetime, datetime]] = (),
-    ) -> list[tuple[str, float]]:
-        """Returns the best (blob, score) of a lexical channel in ``view``.
+    def searcher(self, view: LiveView) -> Searcher:
+        """Returns a searcher over ``view`` with the indexes as they are now.
 
-        ``fuzzy`` picks the typo channel; ``within`` keeps memories created
-        in those spans (see :meth:`LexicalIndex.search`).
+        ``view`` is one this projection made (and so caught the indexes up
+        to), or a part or union of such views.
         """
-        allowed = None if view.complete else view.blobs
-        indexes = [self.lexical]
-        if view.pending and self._pending_lexical is not None:
-            indexes.append(self._pending_lexical)
-        hits: list[tuple[str, float]] = []
-        for index in indexes:
-            if fuzzy:
-                hits += index.fuzzy_search(text, limit=limit, allowed=allowed)
-            else:
-                hits += index.search(text, limit=limit, allowed=allowed, within=within)
-        if len(indexes) > 1:
-            hits = sorted(hits, key=lambda hit: -hit[1])[:limit]
-        return hits
-
-    def tagged(self, view: LiveView, text: str, blobs: Collection[str]) -> set[str]:
-        """Returns the ``blobs`` of ``view`` with a tag ``text`` names.
-
-        See :meth:`LexicalIndex.tagged`.
-        """
-        found = self.lexical.tagged(text, blobs)
-        if view.pending and self._pending_lexical is not None:
-            found |= self._pending_lexical.tagged(text, blobs)
-        return found
-
-    def vector_search(
-        self, view: LiveView, query: str, limit: int
-    ) -> list[tuple[str, float]]:
-        """Returns the nearest (blob, cosine) in ``view``.
-
-        Raises:
-            EmbedderError: The query could not be embedded.
-        """
-        if self.vectors is None:
-            raise self._vector_error or EmbedderError("The embedder is unavailable.")
-        vector = self.embedder.embed([query])[0]
-        allowed: Collection[str] | None = None if view.complete else view.blobs
-        hits = self.vectors.search(vector, limit, allowed)
-        if view.pending and self._pending_vectors is not None:
-            hits += self._pending_vectors.search(vector, limit)
-            hits = sorted(hits, key=lambda hit: -hit[1])[:limit]
-        return hits
+        return Searcher(
+            view,
+            lexical=self.lexical,
+            vectors=self.vectors,
+            embedder=self.embedder,
+            read=self._read_memory,
+            vector_error=self._vector_error,
+        )
 
     # -- maintenance ------------------------------------------------------
 
@@ -722,13 +663,14 @@ class Projection:
             self.vectors = self._new_vectors(None)
             self._state = IndexState()
         else:
+            self._sync(recover=True)  # a folder deleted under a hub comes back
             with self._locked(blocking=True):
                 self._reset(reuse=reuse_vectors)
         self._views = {}
 
     def watermarks(self) -> dict[str, tuple[str, str]]:
         """Returns the (commit, tree) each indexed branch was last caught up to."""
-        self._sync()
+        self._sync(recover=True)
         state = self._state
         return {
             branch: (state.commits.get(branch, ""), tree)

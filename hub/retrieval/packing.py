@@ -11,6 +11,9 @@ With an overlay (``--with main``) the view is the branch's memories plus the
 other branch's memories that the branch does not have (by id), each hit
 labelled with the branch it came from. :func:`search` is the same ranking as
 a plain list (no pinning, no budget) with optional kind/tag/context filters.
+
+Both take the projection once, for a :class:`~ctx.hub.index.searcher.Searcher`
+over the view they rank; ranking and reading go through that searcher.
 """
 
 from __future__ import annotations
@@ -25,11 +28,14 @@ from ctx.engine import (
     CatalogEntry,
     InvalidInputError,
     Store,
+    context_of,
+    is_pinned,
     link_graph,
     log,
 )
 from ctx.hub.config import RecallConfig
-from ctx.hub.index.projection import LiveView, Projection
+from ctx.hub.index.projection import Projection
+from ctx.hub.index.view import LiveView
 from ctx.hub.retrieval.ranking import CHANNELS, Ranked, Ranking, rank
 from ctx.hub.retrieval.results import ChannelScore, Explanation, Hit, RecallResult
 from ctx.hub.retrieval.sources import Source
@@ -77,17 +83,17 @@ def _overlay(sources: Sequence[Source]) -> tuple[LiveView, dict[str, str]]:
     if len(sources) == 1:
         return first.view, origin
     entries = dict(first.view.catalog.entries)
-    pending = list(first.view.pending)
     for source in sources[1:]:
         for memory_id, entry in source.view.catalog.entries.items():
             if memory_id not in entries:
                 entries[memory_id] = entry
                 origin[memory_id] = source.branch
-        pending += source.view.pending
     by_blob = {entry.blob: memory_id for memory_id, entry in entries.items()}
     catalog = Catalog(version=first.view.catalog.version, tree="", entries=entries)
     view = LiveView(first.commit, catalog, by_blob, frozenset(by_blob))
-    view.pending = pending
+    for source in sources:
+        view.pending += source.view.pending
+        view.pending_indexes += source.view.pending_indexes
     return view, origin
 
 
@@ -97,12 +103,13 @@ def _filtered(view: LiveView, kind: str | None, context: str | None) -> LiveView
         memory_id: entry
         for memory_id, entry in view.catalog.entries.items()
         if (kind is None or entry.kind == kind)
-        and (context is None or entry.path.split("/")[1] == context)
+        and (context is None or context_of(entry.path) == context)
     }
     by_blob = {entry.blob: memory_id for memory_id, entry in entries.items()}
     catalog = Catalog(version=view.catalog.version, tree="", entries=entries)
     filtered = LiveView(view.commit, catalog, by_blob, frozenset(by_blob))
     filtered.pending = [blob for blob in view.pending if blob in by_blob]
+    filtered.pending_indexes = list(view.pending_indexes)
     return filtered
 
 
@@ -158,7 +165,7 @@ def _hit(
         created_at=memory.created_at,
         path=entry.path,
         branch=branch,
-        pinned=entry.path.startswith("pinned/"),
+        pinned=is_pinned(entry.path),
         score=score,
         tokens=_cost([entry]),
         explain=explain,
@@ -212,8 +219,7 @@ def recall(
     view, origin = _overlay(sources)
     graphs = _graphs(store, sources)
     ranking = rank(
-        projection,
-        view,
+        projection.searcher(view),
         text,
         config=config,
         now=now,
@@ -303,8 +309,7 @@ def search(
         view = _filtered(view, kind, context)
     graphs = _graphs(store, [source])
     ranking = rank(
-        projection,
-        view,
+        projection.searcher(view),
         text,
         config=config,
         now=now,

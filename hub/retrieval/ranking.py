@@ -1,6 +1,7 @@
 """Ranking: channels, weighted reciprocal rank fusion, gravity, link expansion.
 
-:func:`rank` turns a query into memory ids, best first, for one live view:
+:func:`rank` turns a query into memory ids, best first, for one live view,
+asking only that view's :class:`~ctx.hub.index.searcher.Searcher`:
 
 1. The query is parsed for time (:func:`ctx.hub.temporal.parse.parse_temporal`); the
    channels search what is left of it.
@@ -38,7 +39,8 @@ from datetime import datetime, timedelta
 from ctx.engine import Adjacency, Memory
 from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import EmbedderError
-from ctx.hub.index.projection import LiveView, Projection
+from ctx.hub.index.searcher import Searcher
+from ctx.hub.index.view import LiveView
 from ctx.hub.temporal.gravity import closeness
 from ctx.hub.temporal.parse import TemporalQuery, Window, extract_dates, parse_temporal
 
@@ -102,16 +104,14 @@ class Ranking:
     read: Callable[[str], Memory | None]
 
 
-def _event_windows(
-    projection: Projection, view: LiveView, query: TemporalQuery, read: _Reader
-) -> list[Window]:
+def _event_windows(searcher: Searcher, query: TemporalQuery) -> list[Window]:
     """Dates each relation's event by its best match, and returns the windows."""
     windows = []
     for relation in query.relations:
-        found = projection.lexical_search(view, relation.event, 1)
+        found = searcher.search_bm25(relation.event, 1)
         if not found:
             continue
-        memory = read(view.by_blob[found[0][0]])
+        memory = searcher.read(searcher.view.by_blob[found[0][0]])
         if memory is None:
             continue
         event = memory.created_at
@@ -126,20 +126,6 @@ def _event_windows(
             )
         )
     return windows
-
-
-class _Reader:
-    """Reads memories of a view by id (through the projection's cache)."""
-
-    def __init__(self, projection: Projection, view: LiveView) -> None:
-        self._read = projection.read_memory
-        self._entries = view.catalog.entries
-
-    def __call__(self, memory_id: str) -> Memory | None:
-        entry = self._entries.get(memory_id)
-        if entry is None:
-            return None
-        return self._read(entry.path, entry.blob)
 
 
 def _anchors(memory: Memory) -> list[datetime]:
@@ -169,8 +155,7 @@ class Channels:
 
 
 def search_channels(
-    projection: Projection,
-    view: LiveView,
+    searcher: Searcher,
     query: str,
     *,
     config: RecallConfig,
@@ -180,8 +165,7 @@ def search_channels(
     """Parses ``query`` for time and asks each weighted channel (steps 1-2)."""
     temporal = parse_temporal(query, now)
     text = temporal.rest
-    read = _Reader(projection, view)
-    windows = [*temporal.windows, *_event_windows(projection, view, temporal, read)]
+    windows = [*temporal.windows, *_event_windows(searcher, temporal)]
     depth = config.depth
     weights = {
         "bm25": config.bm25,
@@ -195,22 +179,22 @@ def search_channels(
         ),
         "time": config.bm25,
     }
-    channels = Channels(temporal, windows, {}, weights, [], read)
+    channels = Channels(temporal, windows, {}, weights, [], searcher.read)
     hits = channels.hits
     if weights["bm25"]:
-        hits["bm25"] = projection.lexical_search(view, text, depth)
+        hits["bm25"] = searcher.search_bm25(text, depth)
     if weights["vector"] and text.strip():
         try:
-            found = projection.vector_search(view, text, depth)
+            found = searcher.search_vectors(text, depth)
             # A vector pointing away from the query is no evidence at all.
             hits["vector"] = [(blob, cos) for blob, cos in found if cos > 0]
         except EmbedderError as exc:
             channels.warnings.append(f"Vector search is unavailable ({exc.message}).")
     if weights["fuzzy"]:
-        hits["fuzzy"] = projection.lexical_search(view, text, depth, fuzzy=True)
+        hits["fuzzy"] = searcher.search_fuzzy(text, depth)
     if windows and weights["time"]:
         spans = [(w.start, w.end) for w in windows]
-        hits["time"] = projection.lexical_search(view, text, depth, within=spans)
+        hits["time"] = searcher.search_time(text, depth, spans)
     return channels
 
 
@@ -234,8 +218,7 @@ def fuse(channels: Channels, view: LiveView, k: float) -> dict[str, Ranked]:
 
 def apply_tags(
     ranked: dict[str, Ranked],
-    projection: Projection,
-    view: LiveView,
+    searcher: Searcher,
     channels: Channels,
     weight: float,
 ) -> None:
@@ -246,9 +229,9 @@ def apply_tags(
     text = channels.temporal.rest
     if not weight or not ranked or not text.strip():
         return
-    entries = view.catalog.entries
+    entries = searcher.view.catalog.entries
     blob_of = {m: entries[m].blob for m in ranked if m in entries}
-    tagged = projection.tagged(view, text, set(blob_of.values()))
+    tagged = searcher.find_tagged(text, set(blob_of.values()))
     if not tagged:
         return
     for memory_id, blob in blob_of.items():
@@ -282,8 +265,7 @@ def apply_gravity(
 
 
 def rank(
-    projection: Projection,
-    view: LiveView,
+    searcher: Searcher,
     query: str,
     *,
     config: RecallConfig,
@@ -292,11 +274,10 @@ def rank(
     include_superseded: bool = False,
     fuzzy: bool | None = None,
 ) -> Ranking:
-    """Ranks the memories of ``view`` for ``query`` (module doc for how).
+    """Ranks the memories of the searcher's view for ``query`` (module doc for how).
 
     Args:
-        projection: The indexes, caught up to ``view``.
-        view: The live memories to rank.
+        searcher: The live memories to rank, and their indexes.
         query: The question; its time phrases are resolved against ``now``.
         config: Weights, ``k``, depth, gravity and expansion.
         now: The moment the query is asked (timezone-aware).
@@ -304,11 +285,10 @@ def rank(
         include_superseded: Keep memories that another one supersedes.
         fuzzy: Force the fuzzy channel on or off; by default its weight decides.
     """
-    channels = search_channels(
-        projection, view, query, config=config, now=now, fuzzy=fuzzy
-    )
+    view = searcher.view
+    channels = search_channels(searcher, query, config=config, now=now, fuzzy=fuzzy)
     ranked = fuse(channels, view, config.k)
-    apply_tags(ranked, projection, view, channels, config.tags)
+    apply_tags(ranked, searcher, channels, config.tags)
     apply_gravity(ranked, channels, config.gravity)
     superseded: set[str] = set()
     if not include_superseded:

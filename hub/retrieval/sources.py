@@ -8,7 +8,8 @@ from datetime import datetime
 import msgspec
 
 from ctx.engine import CommitId, commit_at, resolve_revision
-from ctx.hub.index.projection import LiveView, Projection
+from ctx.hub.index.projection import Projection
+from ctx.hub.index.view import LiveView
 
 __all__ = ["Source", "open_sources"]
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import ctx.engine.tokens
 from ctx.engine.ids import MemoryId
-from ctx.engine.layout import AREAS
+from ctx.engine.layout import MEMORY_AREAS
 from ctx.engine.model import KINDS, Memory, Source
 from ctx.engine.query import (
     FIELDS,
@@ -471,7 +471,7 @@ leaves = st.one_of(
     terms("kind", st.sampled_from(KINDS)),
     terms("tag", tags),
     terms("context", values),
-    terms("area", st.sampled_from(AREAS)),
+    terms("area", st.sampled_from(MEMORY_AREAS)),
     terms("agent", values),
     terms("text", values),
     terms("title", values),

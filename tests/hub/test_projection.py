@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import shutil
 import socket
 import subprocess
 import threading
@@ -34,7 +35,7 @@ def remember(store, text, branch=None, **kw):
 def found(projection, text, branch=None):
     """Memory ids the BM25 channel finds for ``text`` on a branch's tip."""
     [source] = open_sources(projection, branch=branch)
-    hits = projection.lexical_search(source.view, text, 500)
+    hits = projection.searcher(source.view).search_bm25(text, 500)
     return {source.view.by_blob[blob] for blob, _ in hits}
 
 
@@ -137,13 +138,65 @@ def test_a_busy_lock_scores_few_new_memories_in_memory(disk_store, projection):
         [source] = open_sources(other)
         assert source.view.pending
         assert found(other, "owls") == {new}
-        hits = other.vector_search(source.view, "brand new memory about owls", 1)
+        hits = other.searcher(source.view).search_vectors(
+            "brand new memory about owls", 1
+        )
         assert source.view.by_blob[hits[0][0]] == new
         assert other.watermarks() == marks  # nothing written meanwhile
     finally:
         lock.close()
     assert found(other, "owls") == {new}
     assert other.watermarks() != marks
+
+
+def test_an_overlay_searches_the_pending_memories_of_both_branches(
+    disk_store, projection
+):
+    from ctx.hub.config import RecallConfig
+    from ctx.hub.retrieval.packing import recall
+
+    remember(disk_store, "indexed already")
+    open_sources(projection)
+    engine.create_branch(disk_store, "side")
+    ours = remember(disk_store, "owls nest in the old barn")
+    theirs = remember(disk_store, "owls hunt at dusk", branch="side")
+    lock = hold_lock(projection)
+    try:
+        other = Projection.for_store(disk_store, HASHING)
+        sources = open_sources(other, overlay=["side"])
+        assert all(source.view.pending for source in sources)
+        result = recall(
+            other,
+            sources,
+            "owls",
+            config=RecallConfig(vector=0, fuzzy=0),
+            now=datetime(2030, 1, 1, tzinfo=UTC),
+        )
+    finally:
+        lock.close()
+    assert {hit.id for hit in result.hits} == {ours, theirs}
+
+
+@pytest.mark.parametrize("deleted", ["index", "lexical-*", "vectors-*"])
+def test_a_kept_projection_rebuilds_an_index_deleted_under_it(
+    disk_store, projection, deleted
+):
+    # As under a running hub: the index is deleted after the projection
+    # opened it; the next view rebuilds it, with a notice, and loses nothing.
+    owl = remember(disk_store, "owls nest in the old barn")
+    assert found(projection, "owls") == {owl}
+    assert projection.notices == []
+    folder = projection.folder
+    for path in [folder] if deleted == "index" else folder.glob(deleted):
+        shutil.rmtree(path)
+    assert found(projection, "owls") == {owl}
+    assert len(projection.notices) == 1
+    assert projection.notices[0].endswith("rebuilt it.")
+    projection.notices.clear()
+    kite = remember(disk_store, "kites fly over the barn")
+    assert found(projection, "barn") == {owl, kite}
+    assert projection.notices == []
+    assert projection.lexical.count() == len(projection.vectors) == 2
 
 
 def test_a_busy_lock_with_much_to_index_waits_for_it(disk_store, projection):
@@ -246,7 +299,7 @@ def test_reindex_reuses_the_vectors_it_drops_unless_told(disk_store, reuse):
     assert projection.last_catch_up.indexed == 30
     assert projection.last_catch_up.reused == (30 if reuse else 0)
     assert len(projection.embedder.texts) == (30 if reuse else 60)
-    assert projection.vector_search(source.view, "memory 7 about caching", 1)
+    assert projection.searcher(source.view).search_vectors("memory 7 about caching", 1)
 
 
 def test_an_old_format_index_is_rebuilt_keeping_its_vectors(disk_store, projection):
@@ -260,7 +313,7 @@ def test_an_old_format_index_is_rebuilt_keeping_its_vectors(disk_store, projecti
     assert any("rebuilt" in n for n in again.notices)
     [source] = open_sources(again)
     assert again.embedder.texts == []
-    assert again.vector_search(source.view, "format change", 1)
+    assert again.searcher(source.view).search_vectors("format change", 1)
 
 
 def test_a_reply_to_is_embedded_before_the_text(disk_store):
@@ -277,7 +330,7 @@ def test_a_reply_to_is_embedded_before_the_text(disk_store):
     ]
     assert found(projection, "summer plans") == set()  # BM25 does not see it
     [source] = open_sources(projection)
-    best = projection.vector_search(source.view, "plans for the summer", 1)
+    best = projection.searcher(source.view).search_vectors("plans for the summer", 1)
     assert source.view.by_blob[best[0][0]] == answer
 
 
@@ -306,7 +359,7 @@ def test_changing_the_embedder_rebuilds_the_vectors(disk_store, projection):
     assert again.vectors.dimensions == 64
     assert len(again.vectors) == 1
     assert again.embedder_name == "hashing-64@1"
-    assert again.vector_search(source.view, "embedder", 1)
+    assert again.searcher(source.view).search_vectors("embedder", 1)
 
 
 def closed_port_url():
@@ -358,7 +411,7 @@ def test_a_past_commit_is_indexed_without_moving_watermarks(disk_store, projecti
     open_sources(projection)
     marks = projection.watermarks()
     [source] = open_sources(projection, at=first)
-    hits = projection.lexical_search(source.view, "herons", 5)
+    hits = projection.searcher(source.view).search_bm25("herons", 5)
     assert [source.view.by_blob[b] for b, _ in hits] == [old]
     assert projection.watermarks() == marks
 
@@ -398,7 +451,7 @@ def test_a_growing_flat_index_becomes_hnsw(disk_store, monkeypatch):
     again = Projection.for_store(disk_store, HASHING)
     [source] = open_sources(again)
     assert isinstance(again.vectors, HnswVectors)
-    hits = again.vector_search(source.view, "memory 3 about herons", 1)
+    hits = again.searcher(source.view).search_vectors("memory 3 about herons", 1)
     assert source.view.by_blob[hits[0][0]] == ids[3]
 
 
@@ -459,5 +512,5 @@ def test_a_loaded_graph_is_kept_when_another_process_appends(disk_store, monkeyp
     [source] = open_sources(hub)
     assert hub.vectors.graph_loaded
     assert hub.last_catch_up is built  # the other process indexed it
-    hits = hub.vector_search(source.view, "a spoonbill on the mudflat", 1)
+    hits = hub.searcher(source.view).search_vectors("a spoonbill on the mudflat", 1)
     assert source.view.by_blob[hits[0][0]] == new

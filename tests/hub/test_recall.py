@@ -47,7 +47,10 @@ def ids(result):
 def ranked(projection, query, config=None):
     [source] = open_sources(projection)
     result = rank(
-        projection, source.view, query, config=config or RecallConfig(), now=NOW
+        projection.searcher(source.view),
+        query,
+        config=config or RecallConfig(),
+        now=NOW,
     )
     return [hit.id for hit in result.hits]
 
@@ -283,8 +286,12 @@ def test_the_tag_boost_multiplies_the_fused_score(disk_store, projection):
     remember(disk_store, "release notes for the lexer", tags=("area:lexer",))
     [source] = open_sources(projection)
     query = "parser release notes"
-    plain = rank(projection, source.view, query, config=RecallConfig(tags=0), now=NOW)
-    boosted = rank(projection, source.view, query, config=RecallConfig(tags=2), now=NOW)
+    plain = rank(
+        projection.searcher(source.view), query, config=RecallConfig(tags=0), now=NOW
+    )
+    boosted = rank(
+        projection.searcher(source.view), query, config=RecallConfig(tags=2), now=NOW
+    )
     before = {hit.id: hit.fused for hit in plain.hits}
     for hit in boosted.hits:
         factor = 3.0 if hit.tagged else 1.0

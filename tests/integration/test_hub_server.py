@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import time
@@ -169,3 +170,45 @@ def test_recall_starts_no_hub_when_told_not_to(
     time.sleep(1.0)
     assert _hub_pid(store) is None
     assert not socket_path(store).with_suffix(".log").exists()
+
+
+@pytest.mark.parametrize("deleted", ["index", "lexical-*", "vectors-*"])
+def test_deleting_the_index_under_a_running_hub_rebuilds_it(
+    store: Path, hub, deleted: str
+) -> None:
+    # Deleting .ctx/index/ (or one of its indexes) loses nothing: the next
+    # recall rebuilds it, with a hub running too (it used to fail with
+    # "Cannot read the lexical index" until the hub was stopped).
+    args = ("recall", "postgres queue", "--now", NOW, "--json")
+    before = _hits(run_ctx(store, *args))
+    assert before
+    index = store / "index"
+    for path in [index] if deleted == "index" else index.glob(deleted):
+        shutil.rmtree(path)
+    first = run_ctx(store, *args)
+    assert _hits(first) == before
+    assert "Notice: " in first.stderr
+    assert "rebuilt" in first.stderr
+    second = run_ctx(store, *args)
+    assert _hits(second) == before
+    assert "Notice: " not in second.stderr
+    assert _hub_pid(store) == hub.pid  # answered by the same hub throughout
+    status = json.loads(run_ctx(store, "index", "status", "--json").stdout)
+    assert status["documents"] == status["vectors"] == 2
+
+
+def test_reindex_and_status_through_a_hub_whose_index_was_deleted(
+    store: Path, hub
+) -> None:
+    assert _hits(run_ctx(store, "recall", "postgres", "--now", NOW, "--json"))
+    shutil.rmtree(store / "index")
+    status = run_ctx(store, "index", "status", "--json")
+    assert status.returncode == 0, status.stderr
+    assert "Notice: " in status.stderr
+    report = run_ctx(store, "reindex", "--json")
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["documents"] == 2
+    status = json.loads(run_ctx(store, "index", "status", "--json").stdout)
+    assert status["documents"] == status["vectors"] == 2
+    assert [b["current"] for b in status["branches"]] == [True]
+    assert _hub_pid(store) == hub.pid

@@ -1,0 +1,139 @@
+"""One live view and the indexes to search it: what ranking asks, channel by channel.
+
+The projection (:meth:`ctx.hub.index.projection.Projection.searcher`) hands
+out a :class:`Searcher` for a view it has caught the indexes up to (or a part
+or union of such views, as recall's overlays and search's filters make).
+Ranking then asks the searcher alone: each channel's best blobs, which of
+some blobs carry a tag the query names, and memories by id.
+
+Every search is filtered by the view's live blobs, unless the shared indexes
+hold exactly those (the view is ``complete``). Blobs the shared indexes lack
+(:attr:`LiveView.pending`) are searched in the view's in-memory indexes too,
+and the hits of both merged by score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from datetime import datetime
+
+from ctx.engine import Memory
+from ctx.hub.embedders import Embedder, EmbedderError
+from ctx.hub.index.lexical import LexicalIndex
+from ctx.hub.index.vectors import VectorIndex
+from ctx.hub.index.view import LiveView
+
+__all__ = ["Searcher"]
+
+Hits = list[tuple[str, float]]
+
+
+class Searcher:
+    """Searches one live view's memories, one channel at a time.
+
+    Args:
+        view: The live memories to search.
+        lexical: The shared lexical index.
+        vectors: The shared vector index; ``None`` when the embedder is down.
+        embedder: Embeds the queries of the vector channel.
+        read: Returns the memory in a blob at a path (cached by the caller).
+        vector_error: Why there are no vectors, if there are none.
+    """
+
+    def __init__(
+        self,
+        view: LiveView,
+        *,
+        lexical: LexicalIndex,
+        vectors: VectorIndex | None,
+        embedder: Embedder,
+        read: Callable[[str, str], Memory],
+        vector_error: EmbedderError | None = None,
+    ) -> None:
+        self.view = view
+        self.embedder = embedder
+        self._vectors = vectors
+        self._read = read
+        self._vector_error = vector_error
+        pending = view.pending_indexes if view.pending else []
+        self._lexical_indexes = [lexical, *(p.lexical for p in pending)]
+        self._pending_vectors = [p.vectors for p in pending if p.vectors is not None]
+        self._allowed = None if view.complete else view.blobs
+
+    def search_bm25(
+        self,
+        text: str,
+        limit: int,
+        *,
+        within: Sequence[tuple[datetime, datetime]] = (),
+    ) -> Hits:
+        """Returns the best (blob, BM25 score) for ``text``, best first.
+
+        ``within`` keeps memories created in those spans (the time channel,
+        :meth:`search_time`); see :meth:`LexicalIndex.search`.
+        """
+        return _best(
+            [
+                index.search(text, limit=limit, allowed=self._allowed, within=within)
+                for index in self._lexical_indexes
+            ],
+            limit,
+        )
+
+    def search_time(
+        self, text: str, limit: int, spans: Sequence[tuple[datetime, datetime]]
+    ) -> Hits:
+        """Returns the best (blob, BM25 score) created in ``spans``.
+
+        With no words in ``text``, every memory created in them matches.
+        """
+        return self.search_bm25(text, limit, within=spans)
+
+    def search_fuzzy(self, text: str, limit: int) -> Hits:
+        """Returns the best (blob, score) of the typo and identifier channel.
+
+        See :meth:`LexicalIndex.fuzzy_search`.
+        """
+        return _best(
+            [
+                index.fuzzy_search(text, limit=limit, allowed=self._allowed)
+                for index in self._lexical_indexes
+            ],
+            limit,
+        )
+
+    def search_vectors(self, query: str, limit: int) -> Hits:
+        """Returns the nearest (blob, cosine) to ``query``'s vector.
+
+        Raises:
+            EmbedderError: The query could not be embedded, or the vectors
+                could not be made.
+        """
+        if self._vectors is None:
+            raise self._vector_error or EmbedderError("The embedder is unavailable.")
+        vector = self.embedder.embed([query])[0]
+        shared = self._vectors.search(vector, limit, self._allowed)
+        pending = [index.search(vector, limit) for index in self._pending_vectors]
+        return _best([shared, *pending], limit)
+
+    def find_tagged(self, text: str, blobs: Collection[str]) -> set[str]:
+        """Returns the ``blobs`` with a tag ``text`` names.
+
+        See :meth:`LexicalIndex.tagged`.
+        """
+        return set().union(*(i.tagged(text, blobs) for i in self._lexical_indexes))
+
+    def read(self, memory_id: str) -> Memory | None:
+        """Returns the view's memory ``memory_id``, or ``None`` if not in it."""
+        entry = self.view.catalog.entries.get(memory_id)
+        if entry is None:
+            return None
+        return self._read(entry.path, entry.blob)
+
+
+def _best(found: list[Hits], limit: int) -> Hits:
+    """Returns the best ``limit`` hits of several indexes (of one as it is)."""
+    if len(found) == 1:
+        return found[0]
+    merged = [hit for hits in found for hit in hits]
+    return sorted(merged, key=lambda hit: -hit[1])[:limit]

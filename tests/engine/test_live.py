@@ -1,0 +1,69 @@
+from ctx.engine import (
+    Draft,
+    changed_blobs,
+    context_of,
+    is_memory_path,
+    is_pinned,
+    link,
+    live_catalog,
+    read_memory,
+    remember,
+)
+from ctx.engine.layout import (
+    conflict_path,
+    id_from_conflict_path,
+    link_path,
+    memory_path,
+    view_path,
+)
+
+
+def _tree(store, commit):
+    tree = store.snapshot(commit).tree
+    return None if tree is None else tree.decode("ascii")
+
+
+def test_changed_blobs_lists_memory_blobs_added_and_removed(store, intent):
+    first = remember(store, Draft(text="the first"), intent)
+    before = _tree(store, first.commit.id)
+    second = remember(store, Draft(text="the second"), intent)
+    a, b = first.ids[0], second.ids[0]
+    link(store, b, a, "RELATES_TO", intent)  # a link file is no memory
+    after = _tree(store, store.branch_tip("main"))
+    entries = live_catalog(store, store.branch_tip("main")).entries
+    assert changed_blobs(store, before, after) == ([entries[b].blob], [])
+    assert changed_blobs(store, after, before) == ([], [entries[b].blob])
+    everything, nothing = changed_blobs(store, None, after)
+    assert sorted(everything) == sorted(e.blob for e in entries.values())
+    assert nothing == []
+    assert changed_blobs(store, after, after) == ([], [])
+
+
+def test_changed_blobs_from_a_tree_that_is_gone_counts_everything_new(store, intent):
+    done = remember(store, Draft(text="kept"), intent)
+    after = _tree(store, done.commit.id)
+    gone = "0" * 40
+    assert changed_blobs(store, gone, after) == changed_blobs(store, None, after)
+
+
+def test_read_memory_reads_one_blob(store, intent):
+    done = remember(store, Draft(text="read me", context="notes"), intent)
+    entry = live_catalog(store, done.commit.id).entries[done.ids[0]]
+    memory = read_memory(store, entry.path, entry.blob)
+    assert (memory.id, memory.body) == (done.ids[0], "read me")
+
+
+def test_layout_predicates_agree_with_the_paths_the_engine_builds():
+    mid = "01JABCDEFGHJKMNPQRSTVWXYZ0"
+    assert is_memory_path(memory_path("notes", mid))
+    assert is_memory_path("pinned/style/use-black.json")
+    assert is_memory_path("sessions/s1/summary.json")
+    assert not is_memory_path(link_path(mid, "RELATES_TO", mid))
+    assert not is_memory_path(conflict_path(mid))
+    assert not is_memory_path(view_path("daily"))
+    assert not is_memory_path("pinned/style/notes.txt")
+    assert is_pinned("pinned/style/use-black.json")
+    assert not is_pinned("primed/pinned/x.json")
+    assert context_of(memory_path("notes", mid)) == "notes"
+    assert id_from_conflict_path(conflict_path(mid)) == mid
+    assert id_from_conflict_path(memory_path("notes", mid)) is None
