@@ -1,12 +1,15 @@
 """A running hub: one process that keeps a store's indexes loaded and answers.
 
-:func:`serve` opens the store and its :class:`~ctx.hub.index.projection.Projection`
-once and answers :class:`~ctx.hub.server.wire.Request` after request on the store's
-Unix socket (:func:`~ctx.hub.server.wire.socket_path`), one at a time. Every request
-catches the index up first, exactly as a recall in its own process would, so
-commits made by any process are seen. ``config.toml`` is read again for each
-request; a changed embedder gets a new projection. A ctx error in a request is
-sent back as a :class:`~ctx.hub.server.wire.Failure` and the hub goes on serving.
+:func:`serve` opens the store and its
+:class:`~ctx.hub.index.projection.Projection` once and answers
+:class:`~ctx.hub.server.wire.Request` after request on the store's Unix socket
+(:func:`~ctx.hub.server.wire.socket_path`), one at a time: recall, search,
+index status and reindex (which reports its progress as it goes). Every
+request catches the index up first, exactly as a recall in its own process
+would, so commits made by any process are seen. ``config.toml`` is read again
+for each request; a changed embedder gets a new projection. A ctx error in a
+request is sent back as a :class:`~ctx.hub.server.wire.Failure` and the hub
+goes on serving.
 """
 
 from __future__ import annotations
@@ -53,9 +56,10 @@ def _read_all(conn: socket.socket) -> bytes:
 class Answerer:
     """Answers requests for one store, keeping its projection between them.
 
-    The hub serves with one; the command line, when no hub runs, makes one
-    for its single request (``one_shot``: vectors are searched exactly rather
-    than by loading an HNSW graph, see :class:`Projection`).
+    The hub serves with one; a call of the hub's API (:mod:`ctx.hub.api`)
+    that finds no hub running makes one for its single request
+    (``one_shot``: vectors are searched exactly rather than by loading an
+    HNSW graph, see :class:`Projection`).
     """
 
     def __init__(
