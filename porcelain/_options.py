@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 import msgspec
 
+import ctx.hub  # its names load when first used
 from ctx.engine import InvalidInputError
-from ctx.hub import Workspace, local_now, parse_moment
 
 if TYPE_CHECKING:  # the store (dulwich) loads when a command opens it
     from ctx.engine import EditResult, Store
+    from ctx.hub import Workspace
 
 __all__ = [
     "CtxState",
@@ -35,7 +36,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def now() -> datetime:
     """Returns the current local time, timezone aware (the CLI's clock)."""
-    return local_now()
+    return ctx.hub.local_now()
 
 
 class CtxState:
@@ -53,7 +54,7 @@ class CtxState:
     def workspace(self) -> Workspace:
         """Returns the workspace (``--store``, ``CTX_DIR``, ``.ctx/`` above, ...)."""
         if self._workspace is None:
-            self._workspace = Workspace.find(self.explicit, clock=now)
+            self._workspace = ctx.hub.Workspace.find(self.explicit, clock=now)
         return self._workspace
 
     def close(self) -> None:
@@ -158,7 +159,7 @@ def read_text(text: str) -> str:
 
 def parse_when(value: str | None) -> datetime | None:
     """Parses ``--when`` (ISO 8601; no offset means local time)."""
-    return None if value is None else parse_moment(value, "--when")
+    return None if value is None else ctx.hub.parse_moment(value, "--when")
 
 
 _JSON = msgspec.json.Encoder(order="deterministic")

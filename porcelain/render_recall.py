@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ctx.hub import format_prompt, recall_summary
+import ctx.hub  # its names load when first used
 
 if TYPE_CHECKING:
     from ctx.hub import Hit, IndexStatus, RecallResult, ReindexReport
@@ -62,7 +62,7 @@ def _text_hit(hit: Hit, overlay: bool) -> None:
 def render_recall(result: RecallResult, *, fmt: str, overlay: bool) -> None:
     """Prints a recall or search as text or as a markdown block."""
     if fmt == "markdown":
-        click.echo(format_prompt(result, overlay=overlay))
+        click.echo(ctx.hub.format_prompt(result, overlay=overlay))
         return
     if result.temporal:
         click.echo(f"Time: {', '.join(result.temporal)}")
@@ -70,7 +70,7 @@ def render_recall(result: RecallResult, *, fmt: str, overlay: bool) -> None:
         click.echo("Nothing matches.")
     for hit in result.hits:
         _text_hit(hit, overlay)
-    click.echo(f"-- {recall_summary(result)}")
+    click.echo(f"-- {ctx.hub.recall_summary(result)}")
 
 
 def render_index_status(status: IndexStatus) -> None:
