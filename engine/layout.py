@@ -72,6 +72,13 @@ VIEWS = "views"
 MEMORY_AREAS = (MEMORY, PINNED, PRIMED, SESSIONS)
 """Top-level folders that hold memories."""
 
+# The predicates below run once per memory of a branch (100k calls for a
+# view), so their prefixes are made once here.
+_AREA_PREFIXES = tuple(f"{area}/" for area in MEMORY_AREAS)
+_MEMORY_PREFIX = f"{MEMORY}/"
+_PINNED_PREFIX = f"{PINNED}/"
+_CONFLICTS_PREFIX = f"{CONFLICTS}/"
+
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
 
@@ -118,12 +125,12 @@ def context_of(path: str) -> str:
 
 def is_memory_path(path: str) -> bool:
     """Returns whether ``path`` holds a memory (a JSON file in a memory area)."""
-    return path.endswith(".json") and area_of(path) in MEMORY_AREAS
+    return path.endswith(".json") and path.startswith(_AREA_PREFIXES)
 
 
 def is_pinned(path: str) -> bool:
     """Returns whether the memory at ``path`` is always recalled first."""
-    return path.startswith(f"{PINNED}/")
+    return path.startswith(_PINNED_PREFIX)
 
 
 def memory_path(context: str, memory_id: MemoryId) -> str:
@@ -142,7 +149,7 @@ def id_from_memory_path(path: str) -> MemoryId | None:
     Only free-form memories carry their id in their path; a memory in any
     other area must be read to learn it.
     """
-    if path.startswith(f"{MEMORY}/") and path.endswith(".json"):
+    if path.startswith(_MEMORY_PREFIX) and path.endswith(".json"):
         return MemoryId(path.rsplit("/", 1)[1][:-5])
     return None
 
@@ -172,7 +179,7 @@ def conflict_path(memory_id: MemoryId) -> str:
 
 def is_conflict_path(path: str) -> bool:
     """Returns whether ``path`` is in the conflicts folder."""
-    return path.startswith(f"{CONFLICTS}/")
+    return path.startswith(_CONFLICTS_PREFIX)
 
 
 def id_from_conflict_path(path: str) -> MemoryId | None:
