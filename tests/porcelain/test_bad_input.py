@@ -94,6 +94,18 @@ CASES = [
     (["branch", "bad..name"], 4, "Error: 'bad..name' is not a valid branch name."),
     (["branch", "x.lock"], 4, "Error: 'x.lock' is not a valid branch name."),
     (["branch", "side"], 5, "Error: Branch 'side' already exists."),
+    # Issue 12: a branch named like a commit would hide it from every command.
+    (
+        ["branch", "deadbeef"],
+        4,
+        "Error: Branch name 'deadbeef' looks like a commit id.",
+    ),
+    (
+        ["branch", "0123456789abcdef0123456789abcdef01234567"],
+        4,
+        "Error: Branch name '0123456789abcdef0123456789abcdef01234567' looks "
+        "like a commit id.",
+    ),
     (["branch", "-d", "main"], 5, "Error: Branch 'main' is the current branch."),
     (["branch", "-d", "missing"], 3, "Error: No branch named 'missing'."),
     (["switch", "missing"], 3, "Error: No branch named 'missing'."),
