@@ -269,7 +269,13 @@ from .merge import (
     merge as merge,
 )
 from .model import (
+    EARLIEST_TIME as EARLIEST_TIME,
+)
+from .model import (
     KINDS as KINDS,
+)
+from .model import (
+    LATEST_TIME as LATEST_TIME,
 )
 from .model import (
     LINK_TYPES as LINK_TYPES,
@@ -294,6 +300,9 @@ from .model import (
 )
 from .model import (
     Source as Source,
+)
+from .model import (
+    check_time as check_time,
 )
 from .model import (
     headline as headline,

@@ -16,6 +16,7 @@ __all__ = [
     "BranchInfo",
     "BranchResult",
     "UndoResult",
+    "check_new_branch_name",
     "create_branch",
     "delete_branch",
     "list_branches",
@@ -27,6 +28,8 @@ __all__ = [
 
 _SUFFIX_RE = re.compile(r"(~\d*|\^\d*)")
 _HEX_RE = re.compile(r"^[0-9a-f]{4,40}$")
+_COMMIT_LIKE_RE = re.compile(r"[0-9a-f]{7,}", re.IGNORECASE)
+"""New branch names refused: they read like a commit id (git abbreviates to 7)."""
 
 
 class BranchInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -129,13 +132,33 @@ def list_branches(store: Store) -> list[BranchInfo]:
     ]
 
 
+def check_new_branch_name(name: str) -> str:
+    """Returns ``name`` if a new branch may take it, else raises.
+
+    Besides git's rules, a name of 7 or more hex digits is refused: a
+    revision is read as a branch first, so such a branch would hide the
+    commit it looks like from ``--at``, ``--branch``, ``ls`` and ``log``.
+
+    Raises:
+        InvalidInputError: git refuses the name, or it looks like a commit id.
+    """
+    check_branch_name(name)
+    if _COMMIT_LIKE_RE.fullmatch(name):
+        raise InvalidInputError(
+            f"Branch name {name!r} looks like a commit id.",
+            hint="Use a name that is not 7 or more hex digits, e.g. 'b-" + name + "'.",
+        )
+    return name
+
+
 def create_branch(store: Store, name: str, start: str | None = None) -> BranchResult:
     """Creates branch ``name`` at revision ``start`` (default: HEAD).
 
     Raises:
+        InvalidInputError: the name is not allowed (:func:`check_new_branch_name`).
         ConflictError: the branch exists.
     """
-    check_branch_name(name)
+    check_new_branch_name(name)
     commit = resolve_revision(store, start)
     with store.locked():
         if name in store.branches():

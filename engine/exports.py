@@ -231,6 +231,6 @@ def is_graph_export(first_line: bytes) -> bool:
     """
     try:
         probe = _FORMAT_PROBE.decode(first_line.removeprefix(codecs.BOM_UTF8))
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # the line's own decoder says why
         return False
     return probe.format == FORMAT_NAME

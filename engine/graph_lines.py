@@ -29,7 +29,7 @@ from ctx.engine.exports import (
     is_graph_export,
 )
 from ctx.engine.ids import MemoryId, parse_memory_id
-from ctx.engine.jsonl import decode_line
+from ctx.engine.jsonl import NESTED_TOO_DEEPLY, decode_line
 from ctx.engine.layout import (
     MEMORY,
     MEMORY_AREAS,
@@ -49,6 +49,7 @@ from ctx.engine.model import (
     check_body,
     check_kind,
     check_link_type,
+    check_time,
     check_title,
     encode,
 )
@@ -180,7 +181,7 @@ def _check_line_text(what: str, text: str) -> None:
 def _check_time(what: str, when: datetime) -> datetime:
     if when.tzinfo is None:
         raise InvalidInputError(f"{what} needs a timezone offset.")
-    return when
+    return check_time(when, what)
 
 
 def _check_memory(raw: _MemoryIn) -> Memory:
@@ -298,6 +299,8 @@ def _decode_header(n: int, raw: bytes) -> ExportHeader:
         version = _VERSION_PROBE.decode(raw).version
     except msgspec.DecodeError as exc:
         raise InvalidInputError(f"Line {n}: {exc}.") from None
+    except RecursionError:
+        raise InvalidInputError(f"Line {n}: {NESTED_TOO_DEEPLY}") from None
     if version != FORMAT_VERSION:
         raise InvalidInputError(
             f"Line {n}: export format version {version} is not supported "
@@ -308,6 +311,8 @@ def _decode_header(n: int, raw: bytes) -> ExportHeader:
         header = _HEADER_DECODER.decode(raw)
     except msgspec.DecodeError as exc:
         raise InvalidInputError(f"Line {n}: {exc}.") from None
+    except RecursionError:
+        raise InvalidInputError(f"Line {n}: {NESTED_TOO_DEEPLY}") from None
     for what, count in (("memories", header.memories), ("links", header.links)):
         if count is not None and count < 0:
             raise InvalidInputError(f"Line {n}: `{what}` cannot be negative.")

@@ -13,23 +13,28 @@ import msgspec
 
 from ctx.engine.errors import InvalidInputError
 
-__all__ = ["decode_line"]
+__all__ = ["NESTED_TOO_DEEPLY", "decode_line"]
 
 T = TypeVar("T")
+
+NESTED_TOO_DEEPLY = "its JSON is nested too deeply."
+"""What a line nested past the decoder's recursion limit is told."""
 
 
 def decode_line(decoder: msgspec.json.Decoder[T], n: int, raw: bytes) -> T:
     """Returns line ``n`` (1-based) decoded by ``decoder``.
 
     Raises:
-        InvalidInputError: the line is not UTF-8, not JSON, or not of the
-            decoder's type, named ``Line N: …``.
+        InvalidInputError: the line is not UTF-8, not JSON, nested too
+            deeply, or not of the decoder's type, named ``Line N: …``.
     """
     try:
         raw.decode("utf-8")
         return decoder.decode(raw)
     except UnicodeDecodeError:
         raise InvalidInputError(f"Line {n}: not valid UTF-8.") from None
+    except RecursionError:  # msgspec recurses once per level of nesting
+        raise InvalidInputError(f"Line {n}: {NESTED_TOO_DEEPLY}") from None
     except msgspec.ValidationError as exc:
         raise InvalidInputError(f"Line {n}: {exc}.") from None
     except msgspec.DecodeError as exc:

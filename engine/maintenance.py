@@ -14,7 +14,11 @@ from dulwich.objects import Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
 from ctx.engine.adjacency import adjacency
-from ctx.engine.branches import resolve_revision, target_branch
+from ctx.engine.branches import (
+    check_new_branch_name,
+    resolve_revision,
+    target_branch,
+)
 from ctx.engine.errors import CorruptStoreError
 from ctx.engine.layout import (
     LINKS,
@@ -107,10 +111,12 @@ def init_store(path: Path, *, clock: Clock, branch: str = "main") -> InitResult:
     """Creates a store in folder ``path`` unless one is already there.
 
     Raises:
-        InvalidInputError: ``branch`` is not a valid branch name.
+        InvalidInputError: ``branch`` is not a valid name for a new branch.
         StoreError: the folder cannot be created.
     """
     existed = (path / "git").is_dir()
+    if not existed:
+        check_new_branch_name(branch)
     Store.init(path, clock=clock, branch=branch, exist_ok=True).close()
     return InitResult(path=str(path), created=not existed)
 

@@ -27,6 +27,7 @@ from ctx.engine.model import (
     check_body,
     check_kind,
     check_tag,
+    check_time,
     check_title,
     encode,
     headline,
@@ -184,7 +185,7 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
 def _check_when(when: datetime) -> datetime:
     if when.tzinfo is None:
         raise InvalidInputError("A time must carry a timezone offset.")
-    return when
+    return check_time(when)
 
 
 def build_memory(draft: Draft, memory_id: MemoryId, now: datetime) -> Memory:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 
 import msgspec
 
@@ -17,7 +17,9 @@ from ctx.engine.errors import CorruptStoreError, InvalidInputError
 from ctx.engine.ids import CommitId, MemoryId
 
 __all__ = [
+    "EARLIEST_TIME",
     "KINDS",
+    "LATEST_TIME",
     "LINK_TYPES",
     "MAX_BODY_BYTES",
     "MAX_TAGS",
@@ -32,6 +34,7 @@ __all__ = [
     "check_kind",
     "check_link_type",
     "check_tag",
+    "check_time",
     "check_title",
     "decode_conflict",
     "decode_link",
@@ -69,6 +72,13 @@ MAX_TITLE_CHARS = 300
 MAX_TAGS = 64
 _MAX_TAG_CHARS = 128
 _MAX_REASON_CHARS = 2000
+EARLIEST_TIME = datetime(1000, 1, 1, tzinfo=UTC)
+"""The earliest time a memory or link may carry (in UTC)."""
+LATEST_TIME = datetime(9000, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
+"""The latest time a memory or link may carry (in UTC). Far from both ends of
+what Python's datetime holds (years 1 to 9999), so that moving a stored time
+by any offset, to UTC, or by the decades a query may name never overflows."""
+_TIME_RANGE = "1000-01-01 to 9000-12-31 (UTC)"
 
 _TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*:[^\s\x00-\x1f\x7f]+$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
@@ -192,6 +202,24 @@ def _check_text(what: str, text: str, *, single_line: bool) -> None:
         raise InvalidInputError(f"{what} must be a single line.")
 
 
+def check_time(when: datetime, what: str = "The time") -> datetime:
+    """Returns ``when`` if it lies from :data:`EARLIEST_TIME` to :data:`LATEST_TIME`.
+
+    A time without an offset is read as UTC here; callers that need an
+    offset check for it first.
+
+    Raises:
+        InvalidInputError: it lies outside that range.
+    """
+    aware = when if when.utcoffset() is not None else when.replace(tzinfo=UTC)
+    # Comparing aware times never converts them, so no value can overflow here.
+    if not EARLIEST_TIME <= aware <= LATEST_TIME:
+        raise InvalidInputError(
+            f"{what} {when.isoformat()} is outside the accepted range, {_TIME_RANGE}."
+        )
+    return when
+
+
 def headline(title: str | None, body: str, limit: int = 80) -> str:
     """Returns the title, or the body's first line, cut to ``limit`` characters."""
     text = title or body.strip().split("\n", 1)[0]
@@ -286,6 +314,8 @@ def decode_memory(data: bytes, where: str = "a blob") -> Memory:
         return _MEMORY_DECODER.decode(data)
     except msgspec.DecodeError as exc:
         raise CorruptStoreError(f"{where} is not a valid memory: {exc}") from exc
+    except RecursionError:
+        raise CorruptStoreError(f"{where} is nested too deeply.") from None
 
 
 def decode_link(data: bytes, where: str = "a blob") -> Link:
@@ -294,6 +324,8 @@ def decode_link(data: bytes, where: str = "a blob") -> Link:
         return _LINK_DECODER.decode(data)
     except msgspec.DecodeError as exc:
         raise CorruptStoreError(f"{where} is not a valid link: {exc}") from exc
+    except RecursionError:
+        raise CorruptStoreError(f"{where} is nested too deeply.") from None
 
 
 def decode_conflict(data: bytes, where: str = "a blob") -> Conflict:
@@ -302,3 +334,5 @@ def decode_conflict(data: bytes, where: str = "a blob") -> Conflict:
         return _CONFLICT_DECODER.decode(data)
     except msgspec.DecodeError as exc:
         raise CorruptStoreError(f"{where} is not a valid conflict: {exc}") from exc
+    except RecursionError:
+        raise CorruptStoreError(f"{where} is nested too deeply.") from None

@@ -26,7 +26,7 @@ from datetime import datetime
 
 import msgspec
 
-from ctx.engine import InvalidInputError, NotAStoreError
+from ctx.engine import InvalidInputError, NotAStoreError, check_time
 from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.server.client import ask, start_hub
@@ -64,7 +64,8 @@ def parse_moment(value: str, what: str = "The date") -> datetime:
         what: How the error names it (an option, e.g. ``--now``).
 
     Raises:
-        InvalidInputError: It is not an ISO 8601 date.
+        InvalidInputError: It is not an ISO 8601 date, or lies outside the
+            times ctx accepts (:func:`~ctx.engine.check_time`).
     """
     try:
         moment = datetime.fromisoformat(value)
@@ -73,6 +74,8 @@ def parse_moment(value: str, what: str = "The date") -> datetime:
             f"{what} {value!r} is not a date.",
             hint="Use ISO 8601, e.g. 2023-05-08 or 2023-05-08T13:56.",
         ) from None
+    check_time(moment, what)
+    # Checked first: the local offset of a time near year 1 or 9999 may not exist.
     return moment if moment.tzinfo else moment.astimezone()
 
 

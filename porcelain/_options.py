@@ -13,6 +13,7 @@ import msgspec
 
 import ctx.hub  # its names load when first used
 from ctx.engine import InvalidInputError
+from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:  # the store (dulwich) loads when a command opens it
     from ctx.engine import EditResult, Store
@@ -166,7 +167,7 @@ _JSON = msgspec.json.Encoder(order="deterministic")
 
 
 def echo_json(value: object) -> None:
-    """Prints ``value`` as one line of JSON."""
+    """Prints ``value`` as one line of JSON (JSON escapes what it must)."""
     click.echo(_JSON.encode(value).decode("utf-8"))
 
 
@@ -175,9 +176,9 @@ def echo_change(result: EditResult, as_json: bool, verb: str) -> None:
     if as_json:
         echo_json(result)
     elif result.commit is None:
-        click.echo(f"{result.id} unchanged: nothing to commit.")
+        echo(f"{result.id} unchanged: nothing to commit.")
     else:
-        click.echo(f"{result.id} {verb} in {result.commit[:10]}.")
+        echo(f"{result.id} {verb} in {result.commit[:10]}.")
 
 
 def pass_state(func: F) -> F:

@@ -33,6 +33,7 @@ from ctx.porcelain.commands import (
     tags,
     views,
 )
+from ctx.porcelain.output import echo
 
 __all__ = ["cli", "main"]
 
@@ -45,9 +46,9 @@ class CtxGroup(click.Group):
         try:
             return super().invoke(ctx)
         except CtxError as exc:
-            click.echo(f"Error: {exc.message}", err=True)
+            echo(f"Error: {exc.message}", err=True)
             if exc.hint:
-                click.echo(f"Hint: {exc.hint}", err=True)
+                echo(f"Hint: {exc.hint}", err=True)
             ctx.exit(exc.exit_code)
 
 

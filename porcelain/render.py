@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import click
-
 from ctx.engine import headline as engine_headline
+from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:  # only for annotations: keep start-up light
     from ctx.engine import (
@@ -54,37 +53,37 @@ def commit_line(commit: CommitInfo) -> str:
 def render_memory(record: MemoryRecord) -> None:
     """Prints a memory: a header of fields, a blank line, the body."""
     m = record.memory
-    click.echo(f"id:       {m.id}")
-    click.echo(f"kind:     {m.kind}")
+    echo(f"id:       {m.id}")
+    echo(f"kind:     {m.kind}")
     if m.title:
-        click.echo(f"title:    {m.title}")
-    click.echo(f"path:     {record.path}")
-    click.echo(f"when:     {m.created_at.isoformat()}")
+        echo(f"title:    {m.title}")
+    echo(f"path:     {record.path}")
+    echo(f"when:     {m.created_at.isoformat()}")
     if m.tags:
-        click.echo(f"tags:     {' '.join(m.tags)}")
+        echo(f"tags:     {' '.join(m.tags)}")
     if m.source:
-        click.echo(f"source:   {m.source.file} § {m.source.section}")
+        echo(f"source:   {m.source.file} § {m.source.section}")
     for key, value in sorted(m.meta.items()):
-        click.echo(f"meta:     {key}={value}")
-    click.echo("")
-    click.echo(m.body)
+        echo(f"meta:     {key}={value}")
+    echo("")
+    echo(m.body)
 
 
 def render_log(entries: Sequence[LogEntry], *, show_changes: bool) -> None:
     """Prints log entries, each with its reason and (optionally) changes."""
     for entry in entries:
-        click.echo(commit_line(entry.commit))
+        echo(commit_line(entry.commit))
         intent = entry.commit.intent
         if intent and intent.reason:
-            click.echo(f"            reason: {intent.reason}")
+            echo(f"            reason: {intent.reason}")
         if intent and intent.session:
-            click.echo(f"            session: {intent.session}")
+            echo(f"            session: {intent.session}")
         if show_changes:
             for change in entry.changes[:20]:
                 mark = {"added": "+", "removed": "-", "changed": "~"}[change.status]
-                click.echo(f"            {mark} {change.path}")
+                echo(f"            {mark} {change.path}")
             if len(entry.changes) > 20:
-                click.echo(f"            ... and {len(entry.changes) - 20} more paths")
+                echo(f"            ... and {len(entry.changes) - 20} more paths")
 
 
 def render_links(links: Sequence[LinkRecord]) -> None:
@@ -94,31 +93,31 @@ def render_links(links: Sequence[LinkRecord]) -> None:
             f"  ({rec.link.confidence:g})" if rec.link.confidence is not None else ""
         )
         reason = f"  {rec.link.reason}" if rec.link.reason else ""
-        click.echo(f"{rec.source} {rec.type} {rec.target}{extra}{reason}")
+        echo(f"{rec.source} {rec.type} {rec.target}{extra}{reason}")
 
 
 def render_diff(result: Diff) -> None:
     """Prints memory-level changes, then link changes."""
     for m in result.added:
-        click.secho(f"+ {m.id}  {m.kind}  {headline(m)}", fg="green")
+        echo(f"+ {m.id}  {m.kind}  {headline(m)}", fg="green")
     for m in result.removed:
-        click.secho(f"- {m.id}  {m.kind}  {headline(m)}", fg="red")
+        echo(f"- {m.id}  {m.kind}  {headline(m)}", fg="red")
     for ch in result.changed:
         fields = ", ".join(ch.fields)
-        click.secho(
+        echo(
             f"~ {ch.new.id}  {ch.new.kind}  {headline(ch.new)}  [{fields}]", fg="yellow"
         )
         if ch.old_path != ch.new_path:
-            click.echo(f"    moved {ch.old_path} -> {ch.new_path}")
+            echo(f"    moved {ch.old_path} -> {ch.new_path}")
         for line in ch.body_diff.splitlines()[2:]:
-            click.echo(f"    {line}")
+            echo(f"    {line}")
     for rec in result.links_added:
-        click.secho(f"+ link {rec.source} {rec.type} {rec.target}", fg="green")
+        echo(f"+ link {rec.source} {rec.type} {rec.target}", fg="green")
     for rec in result.links_removed:
-        click.secho(f"- link {rec.source} {rec.type} {rec.target}", fg="red")
+        echo(f"- link {rec.source} {rec.type} {rec.target}", fg="red")
     total = len(result.added) + len(result.removed) + len(result.changed)
     links = len(result.links_added) + len(result.links_removed)
-    click.echo(
+    echo(
         f"{len(result.added)} added, {len(result.changed)} changed, "
         f"{len(result.removed)} removed ({total} memories); {links} link changes"
     )
@@ -128,31 +127,27 @@ def render_conflicts(conflicts: Sequence[Conflict]) -> None:
     """Prints one line per unresolved conflict."""
     for c in conflicts:
         fields = ", ".join(c.fields)
-        click.echo(
-            f"  {c.id}  {fields}  (ours: {c.ours_branch}, theirs: {c.theirs_ref})"
-        )
+        echo(f"  {c.id}  {fields}  (ours: {c.ours_branch}, theirs: {c.theirs_ref})")
 
 
 def render_merge(result: MergeResult) -> None:
     """Prints what a merge did."""
     if result.up_to_date:
-        click.echo(
-            f"Already up to date: {result.target} has everything in {result.source}."
-        )
+        echo(f"Already up to date: {result.target} has everything in {result.source}.")
         return
     assert result.commit is not None
     if result.fast_forward:
-        click.echo(f"Fast-forwarded {result.target} to {result.commit.id[:10]}.")
+        echo(f"Fast-forwarded {result.target} to {result.commit.id[:10]}.")
         return
-    click.echo(f"Merged {result.source} into {result.target}: {result.commit.id[:10]}")
+    echo(f"Merged {result.source} into {result.target}: {result.commit.id[:10]}")
     if result.merged:
-        click.echo(f"  {len(result.merged)} memories changed on both sides, combined")
+        echo(f"  {len(result.merged)} memories changed on both sides, combined")
     if result.settled:
-        click.echo(f"  {len(result.settled)} clashes settled by preference")
+        echo(f"  {len(result.settled)} clashes settled by preference")
     if result.conflicts:
-        click.echo(f"  {len(result.conflicts)} conflicts kept (both versions stored):")
+        echo(f"  {len(result.conflicts)} conflicts kept (both versions stored):")
         render_conflicts(result.conflicts)
-        click.echo("  Settle them with `ctx resolve ID --take ours|theirs|both`.")
+        echo("  Settle them with `ctx resolve ID --take ours|theirs|both`.")
 
 
 def _size(n: int) -> str:
@@ -165,38 +160,36 @@ def _size(n: int) -> str:
 
 def render_status(st: StoreStatus) -> None:
     """Prints a branch's summary."""
-    click.echo(f"store:     {st.path or '(empty, in memory)'}")
-    click.echo(f"branch:    {st.branch}")
-    click.echo(f"head:      {commit_line(st.head)}")
-    click.echo(
+    echo(f"store:     {st.path or '(empty, in memory)'}")
+    echo(f"branch:    {st.branch}")
+    echo(f"head:      {commit_line(st.head)}")
+    echo(
         f"memories:  {st.memories} ({st.tokens} tokens)    links: {st.links}"
         f"    size: {_size(st.size_bytes)}"
     )
     if st.by_kind:
-        click.echo("by kind:   " + ", ".join(f"{k} {n}" for k, n in st.by_kind.items()))
+        echo("by kind:   " + ", ".join(f"{k} {n}" for k, n in st.by_kind.items()))
     if st.by_area:
-        click.echo("by place:  " + ", ".join(f"{k} {n}" for k, n in st.by_area.items()))
+        echo("by place:  " + ", ".join(f"{k} {n}" for k, n in st.by_area.items()))
     if st.by_tier:
         tiers = ", ".join(
             f"{k} {v.memories} ({v.tokens} tokens)" for k, v in st.by_tier.items()
         )
-        click.echo(f"by tier:   {tiers}")
+        echo(f"by tier:   {tiers}")
     if st.links_by_type:
-        click.echo(
-            "links:     " + ", ".join(f"{k} {n}" for k, n in st.links_by_type.items())
-        )
+        echo("links:     " + ", ".join(f"{k} {n}" for k, n in st.links_by_type.items()))
     if st.top_tags:
-        click.echo("top tags:  " + ", ".join(f"{t.tag} {t.count}" for t in st.top_tags))
+        echo("top tags:  " + ", ".join(f"{t.tag} {t.count}" for t in st.top_tags))
     if st.conflicts:
-        click.echo(f"conflicts: {len(st.conflicts)}")
+        echo(f"conflicts: {len(st.conflicts)}")
         render_conflicts(st.conflicts)
     else:
-        click.echo("conflicts: none")
+        echo("conflicts: none")
 
 
 def render_trace(root: TraceNode) -> None:
     """Prints a provenance tree with box-drawing branches."""
-    click.echo(f"{root.id}  {root.kind}  {root.headline}")
+    echo(f"{root.id}  {root.kind}  {root.headline}")
 
     def walk(node: TraceNode, prefix: str) -> None:
         for n, child in enumerate(node.children):
@@ -205,7 +198,7 @@ def render_trace(root: TraceNode) -> None:
                 " (cycle)" if child.cycle else " (see above)" if child.repeated else ""
             )
             kind = child.kind or "?"
-            click.echo(
+            echo(
                 f"{prefix}{'└─' if last else '├─'} {child.via} {child.id}  {kind}  "
                 f"{child.headline}{mark}"
             )

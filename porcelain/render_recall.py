@@ -8,9 +8,8 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING
 
-import click
-
 import ctx.hub  # its names load when first used
+from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:
     from ctx.hub import Hit, IndexStatus, RecallResult, ReindexReport
@@ -51,34 +50,39 @@ def _explain_lines(hit: Hit) -> list[str]:
 def _text_hit(hit: Hit, overlay: bool) -> None:
     where = f" [{hit.branch}]" if overlay else ""
     date = hit.created_at.strftime("%Y-%m-%d")
-    click.echo(f"{hit.id}  {hit.kind}  {date}  {hit.path}{where}")
+    echo(f"{hit.id}  {hit.kind}  {date}  {hit.path}{where}")
     text = f"{hit.title}\n{hit.body}" if hit.title else hit.body
     for line in text.splitlines() or [""]:
-        click.echo(textwrap.indent(line, "    ") if line else "")
+        echo(textwrap.indent(line, "    ") if line else "")
     for line in _explain_lines(hit):
-        click.echo("    " + line)
+        echo("    " + line)
 
 
 def render_recall(result: RecallResult, *, fmt: str, overlay: bool) -> None:
     """Prints a recall or search as text or as a markdown block."""
     if fmt == "markdown":
-        click.echo(ctx.hub.format_prompt(result, overlay=overlay))
+        echo(ctx.hub.format_prompt(result, overlay=overlay))
         return
     if result.temporal:
-        click.echo(f"Time: {', '.join(result.temporal)}")
-    if not result.hits:
-        click.echo("Nothing matches.")
+        echo(f"Time: {', '.join(result.temporal)}")
+    if not result.hits and result.left_out and result.budget is not None:
+        echo(
+            f"{result.left_out:,} memories match, but none fit the budget of "
+            f"{result.budget:,} tokens; raise it with --budget."
+        )
+    elif not result.hits:
+        echo("Nothing matches.")
     for hit in result.hits:
         _text_hit(hit, overlay)
-    click.echo(f"-- {ctx.hub.recall_summary(result)}")
+    echo(f"-- {ctx.hub.recall_summary(result)}")
 
 
 def render_index_status(status: IndexStatus) -> None:
     """Prints what the index holds."""
     where = status.folder or "memory (not saved)"
-    click.echo(f"Index:    {where}")
-    click.echo(f"Embedder: {status.embedder}")
-    click.echo(
+    echo(f"Index:    {where}")
+    echo(f"Embedder: {status.embedder}")
+    echo(
         f"Holds:    {status.documents:,} documents, {status.vectors:,} vectors "
         f"({status.vector_index}), {_size(status.size_bytes)}"
     )
@@ -89,12 +93,12 @@ def render_index_status(status: IndexStatus) -> None:
             state = f"indexed at {branch.indexed_commit[:10]} (current)"
         else:
             state = f"indexed at {branch.indexed_commit[:10]}, tip {branch.tip[:10]}"
-        click.echo(f"  {branch.branch}: {state}, {branch.memories:,} memories")
+        echo(f"  {branch.branch}: {state}, {branch.memories:,} memories")
 
 
 def render_reindex(report: ReindexReport) -> None:
     """Prints what a reindex built."""
-    click.echo(
+    echo(
         f"Reindexed {len(report.branches)} branches: {report.documents:,} documents, "
         f"{report.vectors:,} vectors ({report.embedder}; {report.embedded:,} "
         f"embedded, {report.reused:,} kept) in {report.seconds:.1f} s; "

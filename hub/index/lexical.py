@@ -19,7 +19,8 @@ Fields:
   tokeniser over the text :func:`ctx.hub.index.terms.words` makes), for
   the fuzzy channel: whole identifiers (``get_user_by_id``,
   ``parseConfigFile``) and their parts (``user``, ``config``).
-- ``created_at``: a date fast field (UTC), for range filters.
+- ``created_at``: a date fast field (UTC, clamped to 1678-2261, the years
+  Tantivy holds), for range filters.
 
 Queries are user text and are never handed to Tantivy's query parser (which
 reads ``project:ctx`` as a field name, ``-x`` as "everything but x" and raises
@@ -194,9 +195,29 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+_FIRST_DATE = datetime(1678, 1, 1, tzinfo=UTC)
+_LAST_DATE = datetime(2261, 12, 31, 23, 59, 59, tzinfo=UTC)
+"""The times the ``created_at`` field holds. Tantivy counts nanoseconds in an
+i64 (1677-09-21 to 2262-04-11) and raises ValueError past either end; memories
+may carry times from 1000 to 9000 (:data:`~ctx.engine.EARLIEST_TIME`), and a
+store written by another tool any time at all."""
+
+
 def _utc(moment: datetime) -> datetime:
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
+    """Returns ``moment`` in UTC, clamped to the times the date field holds.
+
+    A memory from before 1678 is indexed as of 1678-01-01 and one after 2261
+    as of its last second: the time channel cannot tell them apart, while
+    gravity, which reads each memory's own time, still does. A time near the
+    ends of what Python holds has no UTC value at all (9999-12-31T23:00-14:00
+    would be in year 10000); comparing first never converts it.
+    """
+    if moment.utcoffset() is None:
+        moment = moment.replace(tzinfo=UTC)
+    if moment < _FIRST_DATE:
+        return _FIRST_DATE
+    if moment > _LAST_DATE:
+        return _LAST_DATE
     return moment.astimezone(UTC)
 
 

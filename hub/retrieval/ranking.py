@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from ctx.engine import Adjacency, Memory
 from ctx.hub.config import RecallConfig
@@ -114,23 +114,37 @@ def _event_windows(searcher: Searcher, query: TemporalQuery) -> list[Window]:
         memory = searcher.read(searcher.view.by_blob[found[0][0]])
         if memory is None:
             continue
-        event = memory.created_at
+        event = _happened(memory)
         offset = relation.offset if relation.direction == "after" else -relation.offset
         slack = max(relation.offset / 2, timedelta(days=1))
+        try:
+            start, end = event + offset - slack, event + offset + slack
+        except OverflowError:  # a stored time near year 1 or 9999
+            continue
         windows.append(
-            Window(
-                start=event + offset - slack,
-                end=event + offset + slack,
-                label=relation.label,
-                precision="day",
-            )
+            Window(start=start, end=end, label=relation.label, precision="day")
         )
     return windows
 
 
+def _happened(memory: Memory) -> datetime:
+    """Returns the memory's ``created_at``, read as UTC if it has no offset.
+
+    The engine accepts no such time, but a store written by another tool
+    may hold one, and a naive time cannot be compared with a query's.
+    """
+    moment = memory.created_at
+    return moment if moment.utcoffset() is not None else moment.replace(tzinfo=UTC)
+
+
 def _anchors(memory: Memory) -> list[datetime]:
     text = f"{memory.title}\n{memory.body}" if memory.title else memory.body
-    return [memory.created_at, *extract_dates(text, memory.created_at)]
+    happened = _happened(memory)
+    try:
+        named = extract_dates(text, happened)
+    except (ValueError, OverflowError):  # a stored time near year 1 or 9999
+        named = ()
+    return [happened, *named]
 
 
 @dataclass

@@ -12,6 +12,7 @@ from ctx.porcelain._options import (
     json_option,
     pass_state,
 )
+from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_log
 
 __all__ = ["COMMANDS"]
@@ -43,7 +44,7 @@ def blame(
             return
         for line in result:
             c = line.commit
-            click.echo(f"{c.id[:10]} {c.author:<12} {c.time:%Y-%m-%d}  {line.line}")
+            echo(f"{c.id[:10]} {c.author:<12} {c.time:%Y-%m-%d}  {line.line}")
         return
     entries = engine.blame(store, memory_id, rev=branch)
     if as_json:

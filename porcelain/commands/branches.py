@@ -12,6 +12,7 @@ from ctx.porcelain._options import (
     json_option,
     pass_state,
 )
+from ctx.porcelain.output import echo
 
 __all__ = ["COMMANDS"]
 
@@ -43,7 +44,7 @@ def branch(
     if as_json:
         echo_json(result)
     else:
-        click.echo(message)
+        echo(message)
 
 
 @click.command()
@@ -61,7 +62,7 @@ def branches(state: CtxState, as_json: bool) -> None:
         echo_json(result)
         return
     for b in result:
-        click.echo(f"{'*' if b.current else ' '} {b.name:<24} {b.tip[:10]}")
+        echo(f"{'*' if b.current else ' '} {b.name:<24} {b.tip[:10]}")
 
 
 @click.command()
@@ -79,7 +80,7 @@ def switch(state: CtxState, name: str, as_json: bool) -> None:
     if as_json:
         echo_json(info)
     else:
-        click.echo(f"Switched to {name} ({info.tip[:10]}).")
+        echo(f"Switched to {name} ({info.tip[:10]}).")
 
 
 @click.command()
@@ -98,7 +99,7 @@ def undo(state: CtxState, branch: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(result)
     else:
-        click.echo(
+        echo(
             f"Moved {result.branch} from {result.old[:10]} back to {result.new[:10]} "
             f"(undid: {result.undone})."
         )

@@ -11,6 +11,7 @@ import click
 
 import ctx.hub
 from ctx.porcelain._options import CtxState, echo_json, json_option, pass_state
+from ctx.porcelain.output import echo
 
 __all__ = ["COMMANDS"]
 
@@ -61,7 +62,7 @@ def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
         if as_json:
             echo_json(started)
         else:
-            click.echo(
+            echo(
                 f"Hub for {started.store} listening on {started.socket} "
                 f"(pid {started.pid})."
             )
@@ -71,7 +72,7 @@ def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
     with contextlib.suppress(KeyboardInterrupt):
         ctx.hub.run_hub(state.workspace(), idle_minutes=idle_minutes, ready=ready)
     if not as_json:
-        click.echo("Hub stopped.")
+        echo("Hub stopped.")
 
 
 @hub_group.command(name="stop")
@@ -88,9 +89,9 @@ def stop(state: CtxState, as_json: bool) -> None:
     if as_json:
         echo_json(stopped)
     elif stopped.pid is None:
-        click.echo("No hub is running for this store.")
+        echo("No hub is running for this store.")
     else:
-        click.echo(f"Stopped the hub (pid {stopped.pid}).")
+        echo(f"Stopped the hub (pid {stopped.pid}).")
 
 
 @hub_group.command(name="status")
@@ -107,9 +108,9 @@ def status(state: CtxState, as_json: bool) -> None:
     if as_json:
         echo_json(status)
     elif status.pid is None:
-        click.echo("No hub is running for this store; recall loads the indexes itself.")
+        echo("No hub is running for this store; recall loads the indexes itself.")
     else:
-        click.echo(f"A hub (pid {status.pid}) serves this store on {status.socket}.")
+        echo(f"A hub (pid {status.pid}) serves this store on {status.socket}.")
 
 
 COMMANDS = [hub_group]

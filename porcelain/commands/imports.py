@@ -17,6 +17,7 @@ from ctx.porcelain._options import (
     json_option,
     pass_state,
 )
+from ctx.porcelain.output import echo
 
 __all__ = ["COMMANDS"]
 
@@ -70,9 +71,9 @@ def import_(
     if as_json:
         echo_json(result)
     elif result.commit is None:
-        click.echo("Everything in the file is already there: nothing to commit.")
+        echo("Everything in the file is already there: nothing to commit.")
     else:
-        click.echo(f"Imported {len(result.ids)} memories in {result.commit[:10]}.")
+        echo(f"Imported {len(result.ids)} memories in {result.commit[:10]}.")
 
 
 @click.command()
@@ -110,7 +111,7 @@ def ingest(
     if as_json:
         echo_json(result)
     else:
-        click.echo(
+        echo(
             f"Ingested {len(files)} files as {len(result.ids)} memories "
             f"in {result.commit[:10]}."
         )

@@ -16,6 +16,7 @@ from ctx.porcelain._options import (
     json_option,
     pass_state,
 )
+from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_links
 
 __all__ = ["COMMANDS"]
@@ -58,9 +59,9 @@ def link(
     if as_json:
         echo_json(result)
     elif result.commit is None:
-        click.echo("The link already exists: nothing to commit.")
+        echo("The link already exists: nothing to commit.")
     else:
-        click.echo(f"Linked in {result.commit[:10]}: {result.path}")
+        echo(f"Linked in {result.commit[:10]}: {result.path}")
 
 
 @click.command()
@@ -92,7 +93,7 @@ def unlink(
     if as_json:
         echo_json(result)
     else:
-        click.echo(f"Unlinked in {result.commit[:10]}.")
+        echo(f"Unlinked in {result.commit[:10]}.")
 
 
 @click.command()

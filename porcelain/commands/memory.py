@@ -18,6 +18,7 @@ from ctx.porcelain._options import (
     pass_state,
     read_text,
 )
+from ctx.porcelain.output import echo
 from ctx.porcelain.render import headline, render_memory
 
 __all__ = ["COMMANDS"]
@@ -86,7 +87,7 @@ def remember(
     if as_json:
         echo_json(engine.RememberResult.of(result))
     else:
-        click.echo(result.ids[0])
+        echo(result.ids[0])
 
 
 @click.command()
@@ -143,7 +144,7 @@ def ls(
         echo_json([engine.ListedMemory.of(r) for r in records])
         return
     for r in records:
-        click.echo(f"{r.memory.id}  {r.memory.kind:<13} {headline(r.memory)}")
+        echo(f"{r.memory.id}  {r.memory.kind:<13} {headline(r.memory)}")
 
 
 @click.command()
@@ -220,7 +221,7 @@ def forget(
     if as_json:
         echo_json(result)
     else:
-        click.echo(f"{result.id} forgotten in {result.commit[:10]}.")
+        echo(f"{result.id} forgotten in {result.commit[:10]}.")
 
 
 COMMANDS = [remember, show, ls, edit, forget]

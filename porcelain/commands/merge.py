@@ -15,6 +15,7 @@ from ctx.porcelain._options import (
     pass_state,
     read_text,
 )
+from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_merge
 
 __all__ = ["COMMANDS"]
@@ -107,7 +108,7 @@ def resolve(
     if as_json:
         echo_json(result)
     else:
-        click.echo(f"Resolved {result.id} in {result.commit[:10]}.")
+        echo(f"Resolved {result.id} in {result.commit[:10]}.")
 
 
 COMMANDS = [merge, resolve]

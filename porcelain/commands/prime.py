@@ -16,6 +16,7 @@ from ctx.porcelain._options import (
     json_option,
     pass_state,
 )
+from ctx.porcelain.output import echo
 
 __all__ = ["COMMANDS"]
 
@@ -68,9 +69,9 @@ def prime(
     if as_json:
         echo_json(result)
     elif result.commit is None:
-        click.echo(f"{path.name} is already primed as {where}: nothing to commit.")
+        echo(f"{path.name} is already primed as {where}: nothing to commit.")
     else:
-        click.echo(f"Primed {path.name} as {where} in {result.commit[:10]}.")
+        echo(f"Primed {path.name} as {where} in {result.commit[:10]}.")
 
 
 def _source_name(path: Path) -> str:

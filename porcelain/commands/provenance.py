@@ -15,6 +15,7 @@ from ctx.porcelain._options import (
     pass_state,
     read_text,
 )
+from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_memory, render_trace
 
 __all__ = ["COMMANDS"]
@@ -73,7 +74,7 @@ def summarize(
     if as_json:
         echo_json(result)
     else:
-        click.echo(result.id)
+        echo(result.id)
 
 
 @click.command()
@@ -102,9 +103,9 @@ def supersede(
     if as_json:
         echo_json(result)
     elif result.commit is None:
-        click.echo(f"{result.new} already supersedes {result.old}.")
+        echo(f"{result.new} already supersedes {result.old}.")
     else:
-        click.echo(f"{result.new} supersedes {result.old} ({result.commit[:10]}).")
+        echo(f"{result.new} supersedes {result.old} ({result.commit[:10]}).")
 
 
 @click.command()
@@ -177,7 +178,7 @@ def related(
         return
     for hit in hits:
         arrow = "->" if hit.direction == "out" else "<-"
-        click.echo(
+        echo(
             f"{hit.distance}  {hit.id}  {hit.kind or '?':<13} {hit.headline}"
             f"  ({hit.source} {arrow} {hit.via})"
         )
@@ -201,7 +202,7 @@ def expand(state: CtxState, memory_id: str, branch: str | None, as_json: bool) -
         return
     for n, record in enumerate(records):
         if n:
-            click.echo("\n" + "-" * 40)
+            echo("\n" + "-" * 40)
         render_memory(record)
 
 

@@ -16,6 +16,7 @@ from ctx.porcelain._options import (
     json_option,
     pass_state,
 )
+from ctx.porcelain.output import echo
 from ctx.porcelain.render_recall import (
     render_index_status,
     render_recall,
@@ -28,9 +29,9 @@ __all__ = ["COMMANDS"]
 def _report(notices: Sequence[str], warnings: Sequence[str] = ()) -> None:
     """Prints a result's notices and warnings on stderr, before the result."""
     for notice in notices:
-        click.echo(f"Notice: {notice}", err=True)
+        echo(f"Notice: {notice}", err=True)
     for warning in warnings:
-        click.echo(f"Warning: {warning}", err=True)
+        echo(f"Warning: {warning}", err=True)
 
 
 def _moment(value: str | None, option: str) -> datetime | None:
@@ -182,6 +183,7 @@ def reindex_command(state: CtxState, re_embed: bool, as_json: bool) -> None:
 
     def progress(done: int, total: int) -> None:
         if total >= 2_000 and sys.stderr.isatty():
+            # A carriage return of our own, to redraw the line: not escaped.
             click.echo(f"\rIndexed {done:,} of {total:,}", err=True, nl=done == total)
 
     report = ctx.hub.reindex(state.workspace(), re_embed=re_embed, progress=progress)

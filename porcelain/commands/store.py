@@ -15,6 +15,7 @@ from ctx.porcelain._options import (
     now,
     pass_state,
 )
+from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_status
 
 __all__ = ["COMMANDS"]
@@ -41,9 +42,9 @@ def init(state: CtxState, folder: str, branch: str, as_json: bool) -> None:
     if as_json:
         echo_json(result)
     elif not result.created:
-        click.echo(f"Store already exists at {result.path}.")
+        echo(f"Store already exists at {result.path}.")
     else:
-        click.echo(f"Created an empty store at {result.path} (branch {branch}).")
+        echo(f"Created an empty store at {result.path} (branch {branch}).")
 
 
 _CONFIG = """\
@@ -92,7 +93,7 @@ def gc(state: CtxState, as_json: bool) -> None:
     if as_json:
         echo_json(report)
     else:
-        click.echo(
+        echo(
             f"Packed {report.loose_before - report.loose_after} loose objects; "
             f"{report.packs_after} packs; {report.pruned} unreachable objects pruned."
         )
@@ -115,9 +116,9 @@ def fsck(state: CtxState, as_json: bool) -> None:
         echo_json(report)
     else:
         for problem in report.problems:
-            click.echo(problem)
+            echo(problem)
         verdict = "ok" if report.ok else f"{len(report.problems)} problems"
-        click.echo(
+        echo(
             f"Checked {report.objects} objects, {report.commits} commits, "
             f"{report.memories} memories: {verdict}."
         )

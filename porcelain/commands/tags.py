@@ -15,6 +15,7 @@ from ctx.porcelain._options import (
     json_option,
     pass_state,
 )
+from ctx.porcelain.output import echo
 
 __all__ = ["COMMANDS"]
 
@@ -92,7 +93,7 @@ def tags(state: CtxState, prefix: str, branch: str | None, as_json: bool) -> Non
         echo_json(counts)
         return
     for item in counts:
-        click.echo(f"{item.count:>6}  {item.tag}")
+        echo(f"{item.count:>6}  {item.tag}")
 
 
 COMMANDS = [tag_, untag, tags]

@@ -15,6 +15,7 @@ from ctx.porcelain._options import (
     now,
     pass_state,
 )
+from ctx.porcelain.output import echo
 from ctx.porcelain.render import headline
 
 __all__ = ["COMMANDS"]
@@ -52,7 +53,7 @@ def query(
         echo_json([engine.SelectedMemory.of(s) for s in chosen])
         return
     for s in chosen:
-        click.echo(
+        echo(
             f"{s.record.memory.id}  {s.record.memory.kind:<13} "
             f"{headline(s.record.memory)}"
         )
@@ -62,11 +63,12 @@ def _emit(result: engine.Composition, as_json: bool) -> None:
     if as_json:
         echo_json(result)
         return
-    click.echo(result.text, nl=False)
+    if result.format == "json":  # a data format: JSON escapes what it must
+        click.echo(result.text, nl=False)
+    else:
+        echo(result.text, nl=False)
     for item in result.left_out:
-        click.echo(
-            f"left out: {item.id} ({item.reason}, {item.tokens} tokens)", err=True
-        )
+        echo(f"left out: {item.id} ({item.reason}, {item.tokens} tokens)", err=True)
 
 
 @click.command()
@@ -164,9 +166,7 @@ def view_create(
     if as_json:
         echo_json(result)
     else:
-        click.echo(
-            f"View {name} stored in {commit[:10] if commit else 'no new commit'}."
-        )
+        echo(f"View {name} stored in {commit[:10] if commit else 'no new commit'}.")
 
 
 @view.command("list")
@@ -185,7 +185,7 @@ def view_list(state: CtxState, branch: str | None, as_json: bool) -> None:
         echo_json(views)
         return
     for v in views:
-        click.echo(f"{v.name:<20} {v.budget:>6}  {v.format:<8}  {v.where}")
+        echo(f"{v.name:<20} {v.budget:>6}  {v.format:<8}  {v.where}")
 
 
 @view.command("show")
@@ -204,12 +204,12 @@ def view_show(state: CtxState, name: str, branch: str | None, as_json: bool) -> 
     if as_json:
         echo_json(v)
         return
-    click.echo(
+    echo(
         f"name:     {v.name}\nwhere:    {v.where}\n"
         f"budget:   {v.budget}\nformat:   {v.format}"
     )
     if v.description:
-        click.echo(f"about:    {v.description}")
+        echo(f"about:    {v.description}")
 
 
 @view.command("render")
@@ -264,7 +264,7 @@ def view_delete(
     if as_json:
         echo_json(result)
     else:
-        click.echo(f"View {name} deleted in {result.commit[:10]}.")
+        echo(f"View {name} deleted in {result.commit[:10]}.")
 
 
 COMMANDS = [query, compose, view]

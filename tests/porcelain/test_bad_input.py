@@ -57,6 +57,37 @@ CASES = [
         4,
         "Error: --when 'yesterday' is not a date.",
     ),
+    # Issue 12: times the index and ranking could not convert.
+    (
+        ["remember", "x", "--when", "9999-12-31T23:59:59-14:00"],
+        4,
+        "Error: --when 9999-12-31T23:59:59-14:00 is outside the accepted range, "
+        "1000-01-01 to 9000-12-31 (UTC).",
+    ),
+    (
+        ["remember", "x", "--when", "0001-01-01T00:00:00+14:00"],
+        4,
+        "Error: --when 0001-01-01T00:00:00+14:00 is outside the accepted range, "
+        "1000-01-01 to 9000-12-31 (UTC).",
+    ),
+    (
+        ["recall", "x", "--at", "0001-01-01"],
+        4,
+        "Error: --at 0001-01-01T00:00:00 is outside the accepted range, "
+        "1000-01-01 to 9000-12-31 (UTC).",
+    ),
+    (
+        ["recall", "x", "--now", "0001-01-01"],
+        4,
+        "Error: --now 0001-01-01T00:00:00 is outside the accepted range, "
+        "1000-01-01 to 9000-12-31 (UTC).",
+    ),
+    (
+        ["search", "x", "--now", "9999-12-31"],
+        4,
+        "Error: --now 9999-12-31T00:00:00 is outside the accepted range, "
+        "1000-01-01 to 9000-12-31 (UTC).",
+    ),
     (
         ["remember", "x", "--branch", "no such"],
         4,
@@ -94,6 +125,18 @@ CASES = [
     (["branch", "bad..name"], 4, "Error: 'bad..name' is not a valid branch name."),
     (["branch", "x.lock"], 4, "Error: 'x.lock' is not a valid branch name."),
     (["branch", "side"], 5, "Error: Branch 'side' already exists."),
+    # Issue 12: a branch named like a commit would hide it from every command.
+    (
+        ["branch", "deadbeef"],
+        4,
+        "Error: Branch name 'deadbeef' looks like a commit id.",
+    ),
+    (
+        ["branch", "0123456789abcdef0123456789abcdef01234567"],
+        4,
+        "Error: Branch name '0123456789abcdef0123456789abcdef01234567' looks "
+        "like a commit id.",
+    ),
     (["branch", "-d", "main"], 5, "Error: Branch 'main' is the current branch."),
     (["branch", "-d", "missing"], 3, "Error: No branch named 'missing'."),
     (["switch", "missing"], 3, "Error: No branch named 'missing'."),
@@ -241,3 +284,20 @@ def test_usage_errors_exit_2(seeded):
     assert "Missing argument 'TEXT'" in result.stderr
     result = ctx("remember", "x", "--kind", "opinion", code=2)
     assert "Invalid value for '--kind'" in result.stderr
+
+
+def test_deeply_nested_json_in_an_import_is_one_error_line(seeded):
+    # Issue 12: this was a RecursionError traceback.
+    ctx = seeded[0]
+    before = ctx.files()
+    deep = b"[" * 100_000 + b"]" * 100_000
+    header = b'{"format": "ctx-export", "version": 1}\n'
+    data = header + b'{"x": ' + deep + b', "type": "memory"}\n'
+    result = ctx("import", "-", input=data, code=4)
+    assert result.stderr == "Error: Line 2: its JSON is nested too deeply.\n"
+    assert result.stdout == ""
+    # The first line is read to tell the two formats apart.
+    result = ctx("import", "-", input=b'{"x": ' + deep + b"}\n", code=4)
+    assert result.stderr == "Error: Line 1: Object contains unknown field `x`.\n"
+    assert result.stdout == ""
+    assert ctx.files() == before
