@@ -48,6 +48,11 @@ class IndexState(msgspec.Struct, kw_only=True):
         vectors: The vector index folder's name.
         watermarks: Per branch, the tree every blob of which is indexed.
         commits: Per branch, the commit of that tree.
+        reuse: The vector folders of the indexes a rebuild replaces, each
+            with the format it was built at: made by the same embedder,
+            their rows are copied rather than embedded again
+            (:mod:`ctx.hub.index.reuse`), and they are kept until the
+            rebuild has caught up every branch.
     """
 
     format: int = FORMAT
@@ -58,6 +63,7 @@ class IndexState(msgspec.Struct, kw_only=True):
     vectors: str = "vectors"
     watermarks: dict[str, str] = {}
     commits: dict[str, str] = {}
+    reuse: dict[str, int] = {}
 
     @classmethod
     def fresh(cls, generation: int) -> IndexState:
@@ -143,7 +149,7 @@ class IndexFolder:
 
     def collect(self, state: IndexState) -> None:
         """Removes what ``state`` no longer names, once old enough (lock held)."""
-        keep = {"lock", "state.json", state.lexical, state.vectors}
+        keep = {"lock", "state.json", state.lexical, state.vectors, *state.reuse}
         cutoff = time.time() - _STALE_S
         for child in self.path.iterdir():
             if child.name in keep:

@@ -133,6 +133,7 @@ class HnswVectors(FlatVectors):
         index._keys, index._rows = flat._keys, flat._rows
         index._matrix, index._buffer = flat._matrix, flat._buffer
         index._live, index._dead, index._data = flat._live, flat._dead, flat._data
+        index.made_by, index._sums = flat.made_by, flat._sums
         index._graph = index._new_graph(max(1024, len(index._keys)))
         index._grow_graph(len(index._keys))
         return index
@@ -202,6 +203,9 @@ class HnswVectors(FlatVectors):
             except RuntimeError:
                 # hnswlib found fewer than asked (a sparse filter): ask for less.
                 continue
+            if not np.isfinite(distances).all():
+                bad = labels[0][~np.isfinite(distances[0])]
+                raise self._corrupt(bad, "rows that are not numbers")
             return [
                 (int(row), 1.0 - float(d))
                 for row, d in zip(labels[0], distances[0], strict=True)

@@ -32,14 +32,21 @@ One writer at a time: Tantivy allows a single :class:`LexicalWriter` per index
 folder across all processes. :meth:`LexicalIndex.try_writer` returns ``None``
 when another holds it, and searching never needs it. Every error Tantivy
 raises is translated here into a :class:`LexicalIndexError` (a
-:class:`~ctx.engine.StoreError`).
+:class:`~ctx.engine.StoreError`). An index that cannot be read (a segment file
+truncated or with bytes changed) makes Tantivy raise an error or panic, in
+Rust: pyo3 raises the panic as ``pyo3_runtime.PanicException``, which derives
+from ``BaseException``, so ``except Exception`` does not see it. Opening,
+searching, counting and reading documents turn both into a
+:class:`LexicalIndexCorruptError`, which the projection repairs by rebuilding
+the index from the commits (:mod:`ctx.hub.index.errors`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -49,6 +56,8 @@ import msgspec
 import tantivy
 
 from ctx.engine import StoreBusyError, StoreError
+from ctx.hub.index.errors import IndexCorruptError, is_panic
+from ctx.hub.index.segments import Checked, check_files, unchanged
 from ctx.hub.index.terms import (
     MAX_QUERY_TERMS,
     query_tag_values,
@@ -68,6 +77,7 @@ __all__ = [
     "LexicalDoc",
     "LexicalIndex",
     "LexicalIndexBusyError",
+    "LexicalIndexCorruptError",
     "LexicalIndexError",
     "LexicalWriter",
 ]
@@ -110,6 +120,38 @@ class LexicalIndexError(StoreError):
 
 class LexicalIndexBusyError(LexicalIndexError, StoreBusyError):
     """Another writer, in this process or another, holds the index's lock."""
+
+
+class LexicalIndexCorruptError(LexicalIndexError, IndexCorruptError):
+    """The index's files cannot be read: Tantivy failed or panicked on them."""
+
+
+_REBUILD = "Run `ctx reindex` to rebuild it."
+
+
+@contextlib.contextmanager
+def _reading(
+    doing: str, *, errors: tuple[type[Exception], ...] = (ValueError,)
+) -> Iterator[None]:
+    """Turns Tantivy's errors and panics in the block into a corrupt index.
+
+    Args:
+        doing: What failed, for the message ("read the lexical index in X").
+        errors: The errors that mean the index cannot be read (writing, only
+            a panic does: an error may be a busy lock or a full disk).
+    """
+    try:
+        yield
+    except errors as exc:
+        raise LexicalIndexCorruptError(
+            f"Cannot {doing} ({_one_line(exc)}).", hint=_REBUILD
+        ) from exc
+    except BaseException as exc:
+        if not is_panic(exc):
+            raise  # KeyboardInterrupt, SystemExit, ... go on
+        raise LexicalIndexCorruptError(
+            f"Cannot {doing} (Tantivy panicked: {_one_line(exc)}).", hint=_REBUILD
+        ) from exc
 
 
 class LexicalDoc(msgspec.Struct, frozen=True, kw_only=True):
@@ -232,11 +274,15 @@ class LexicalIndex:
     15 µs when nothing changed.
     """
 
-    def __init__(self, index: tantivy.Index, *, where: str) -> None:
+    def __init__(
+        self, index: tantivy.Index, *, where: str, folder: Path | None = None
+    ) -> None:
         """Wraps an opened Tantivy index; use :meth:`open` or :meth:`in_memory`."""
         self._index = index
         self._schema = index.schema
         self._where = where
+        self._folder = folder
+        self._checked: Checked = {}  # as of the last check (see refresh)
         self._analyzer = _stem_analyzer()
         self._index.config_reader(reload_policy="manual")
 
@@ -250,8 +296,10 @@ class LexicalIndex:
                 in a folder that holds none.
 
         Raises:
-            LexicalIndexError: The folder is missing (and ``create`` is off),
-                is not a folder, or holds a corrupt or incompatible index.
+            LexicalIndexError: The folder is missing (and ``create`` is off)
+                or is not a folder.
+            LexicalIndexCorruptError: It holds a corrupt or incompatible
+                index.
         """
         folder = Path(path)
         where = f"the lexical index in {folder}"
@@ -267,14 +315,14 @@ class LexicalIndex:
                 f"No lexical index exists in {folder}.",
                 hint="Run `ctx reindex` to build it.",
             )
-        try:
+        with _reading(f"open {where}"):
+            # Tantivy aborts the process on some damaged files (an allocation
+            # sized by garbage): no file it has not read whole is opened.
+            checked = check_files(folder, every=False)
             index = tantivy.Index(_schema(), path=str(folder), reuse=True)
-        except ValueError as exc:
-            raise LexicalIndexError(
-                f"Cannot open {where} ({_one_line(exc)}).",
-                hint="Run `ctx reindex` to rebuild it.",
-            ) from exc
-        return cls(index, where=where)
+            opened = cls(index, where=where, folder=folder)
+        opened._checked = checked
+        return opened
 
     @classmethod
     def in_memory(cls) -> Self:
@@ -283,6 +331,23 @@ class LexicalIndex:
 
     def __repr__(self) -> str:
         return f"<LexicalIndex {self._where}>"
+
+    def verify(self) -> None:
+        """Checks every file of the committed segments against its checksum.
+
+        Tantivy ends each segment file with a footer holding the CRC-32 of
+        the bytes before it, which it does not check when it reads. This
+        reads every byte, even of files checked before (docs/recall.md,
+        "Damage"): for a process that opens the index once and answers many
+        questions (the hub). An index in memory has nothing to check.
+
+        Raises:
+            LexicalIndexCorruptError: A file is damaged or missing its footer,
+                or ``meta.json`` cannot be read.
+        """
+        if self._folder is not None:
+            with _reading(f"read {self._where}"):
+                self._checked = check_files(self._folder, every=True)
 
     # -- writing ----------------------------------------------------------
 
@@ -310,7 +375,8 @@ class LexicalIndex:
             LexicalIndexError: The writer failed for another reason.
         """
         try:
-            raw = self._index.writer()
+            with _reading(f"write {self._where}", errors=()):
+                raw = self._index.writer()
         except ValueError as exc:
             if "LockBusy" in str(exc):
                 raise LexicalIndexBusyError(
@@ -328,23 +394,31 @@ class LexicalIndex:
         """Makes the latest commit of any writer visible to searches.
 
         Raises:
-            LexicalIndexError: The committed index cannot be read.
+            LexicalIndexCorruptError: The committed index cannot be read.
         """
-        try:
+        with _reading(f"read {self._where}"):
+            # A reload reads every segment's headers again: files changed
+            # since they were checked are checked first (about 2 µs a file
+            # when none changed), as at opening.
+            if self._folder is not None and not unchanged(self._folder, self._checked):
+                self._checked = check_files(self._folder, every=False)
             self._index.reload()
-        except ValueError as exc:
-            raise LexicalIndexError(
-                f"Cannot read {self._where} ({_one_line(exc)}).",
-                hint="Run `ctx reindex` to rebuild it.",
-            ) from exc
 
     def _searcher(self) -> tantivy.Searcher:
         self.refresh()
-        return self._index.searcher()
+        with _reading(f"read {self._where}"):
+            return self._index.searcher()
 
     def count(self) -> int:
-        """Returns the number of documents committed (and not deleted)."""
-        return int(self._searcher().num_docs)
+        """Returns the number of documents committed (and not deleted).
+
+        Raises:
+            LexicalIndexCorruptError: The committed index cannot be read (as
+                for every method that reads it).
+        """
+        searcher = self._searcher()
+        with _reading(f"read {self._where}"):
+            return int(searcher.num_docs)
 
     def contains(self, blob: str) -> bool:
         """Returns whether a committed document has this blob id."""
@@ -360,15 +434,11 @@ class LexicalIndex:
         limit = min(searcher.num_docs, _SHARERS * len(digests))
         found: dict[str, list[str]] = {}
         for _, address in self._run(searcher, query, max(limit, 1), 0):
-            try:
+            with _reading(f"read {self._where}"):
                 doc = searcher.doc(address)
-            except ValueError as exc:
-                raise LexicalIndexError(
-                    f"Cannot read {self._where} ({_one_line(exc)}).",
-                    hint="Run `ctx reindex` to rebuild it.",
-                ) from exc
-            digest = str(doc.get_first("text_hash"))
-            found.setdefault(digest, []).append(str(doc.get_first("blob")))
+                digest = str(doc.get_first("text_hash"))
+                blob = str(doc.get_first("blob"))
+            found.setdefault(digest, []).append(blob)
         return found
 
     def tagged(self, query: str, blobs: Collection[str]) -> set[str]:
@@ -390,13 +460,8 @@ class LexicalIndex:
             return set()
         searcher = self._searcher()
         named = tantivy.Query.term_set_query(self._schema, "tag_values", terms)
-        try:
+        with _reading(f"search {self._where}"):
             result = searcher.search(named, _TAGGED_READ_MAX, count=True)
-        except ValueError as exc:
-            raise LexicalIndexError(
-                f"Cannot search {self._where} ({_one_line(exc)}).",
-                hint="Run `ctx reindex` to rebuild it.",
-            ) from exc
         count = result.count  # type: ignore[attr-defined]  # not in the stubs
         if count is not None and count <= _TAGGED_READ_MAX:
             return set(self._blobs_of(searcher, result.hits)).intersection(blobs)
@@ -598,14 +663,9 @@ class LexicalIndex:
     def _run(
         self, searcher: tantivy.Searcher, query: tantivy.Query, limit: int, offset: int
     ) -> list[tuple[float, tantivy.DocAddress]]:
-        try:
+        with _reading(f"search {self._where}"):
             result = searcher.search(query, limit, count=False, offset=offset)
-        except ValueError as exc:
-            raise LexicalIndexError(
-                f"Cannot search {self._where} ({_one_line(exc)}).",
-                hint="Run `ctx reindex` to rebuild it.",
-            ) from exc
-        return list(result.hits)
+            return list(result.hits)
 
     def _blobs_of(
         self,
@@ -616,16 +676,11 @@ class LexicalIndex:
         addresses = [address for _, address in hits]
         if not addresses:
             return []
-        try:
+        with _reading(f"read {self._where}"):
             columns = [
                 searcher.fast_field_values(name, addresses)
                 for name, _, _ in _BLOB_PARTS
             ]
-        except ValueError as exc:
-            raise LexicalIndexError(
-                f"Cannot read {self._where} ({_one_line(exc)}).",
-                hint="Run `ctx reindex` to rebuild it.",
-            ) from exc
         return [
             self._blob_of(searcher, address)
             if high is None or middle is None or low is None
@@ -634,13 +689,8 @@ class LexicalIndex:
         ]
 
     def _blob_of(self, searcher: tantivy.Searcher, address: tantivy.DocAddress) -> str:
-        try:
+        with _reading(f"read {self._where}"):
             return str(searcher.doc(address).get_first("blob"))
-        except ValueError as exc:
-            raise LexicalIndexError(
-                f"Cannot read {self._where} ({_one_line(exc)}).",
-                hint="Run `ctx reindex` to rebuild it.",
-            ) from exc
 
 
 class LexicalWriter:
@@ -705,8 +755,9 @@ class LexicalWriter:
             try:
                 # A delete applies only to documents added before it, so the
                 # new version survives and re-adding a blob is idempotent.
-                writer.delete_documents_by_term("blob", doc.blob)
-                writer.add_document(document)
+                with _reading(f"write {self._where}", errors=()):
+                    writer.delete_documents_by_term("blob", doc.blob)
+                    writer.add_document(document)
             except ValueError as exc:
                 raise LexicalIndexError(
                     f"Cannot index blob {doc.blob} ({_one_line(exc)})."
@@ -717,7 +768,8 @@ class LexicalWriter:
         writer = self._writer()
         for blob in blobs:
             try:
-                writer.delete_documents_by_term("blob", blob)
+                with _reading(f"write {self._where}", errors=()):
+                    writer.delete_documents_by_term("blob", blob)
             except ValueError as exc:
                 raise LexicalIndexError(
                     f"Cannot delete from {self._where} ({_one_line(exc)})."
@@ -728,9 +780,12 @@ class LexicalWriter:
 
         Raises:
             LexicalIndexError: The commit failed; the changes are lost.
+            LexicalIndexCorruptError: Tantivy panicked (a segment it merged
+                cannot be read).
         """
         try:
-            self._writer().commit()
+            with _reading(f"commit to {self._where}", errors=()):
+                self._writer().commit()
         except ValueError as exc:
             raise LexicalIndexError(
                 f"Cannot commit to {self._where} ({_one_line(exc)})."

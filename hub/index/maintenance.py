@@ -29,11 +29,12 @@ def index_status(projection: Projection) -> IndexStatus:
                 memories=memories,
             )
         )
+    documents = projection.lexical.count()
     vectors = projection.vectors
     return IndexStatus(
         folder=None if projection.folder is None else str(projection.folder),
         embedder=projection.embedder_name,
-        documents=projection.lexical.count(),
+        documents=documents,
         vectors=0 if vectors is None else len(vectors),
         vector_index="none" if vectors is None else vectors.kind,
         size_bytes=projection.size_bytes(),
@@ -46,21 +47,23 @@ def reindex(projection: Projection, *, re_embed: bool = False) -> ReindexReport:
     """Drops every index and rebuilds it from the tip of every branch.
 
     Vectors of the dropped index made by the same embedder are copied, not
-    embedded again, unless ``re_embed``.
+    embedded again, unless ``re_embed``. The index lock is held throughout,
+    so the report counts all the work of the rebuild; one that is killed
+    leaves the vectors it copies from for the next (docs/recall.md).
     """
     started = time.perf_counter()
-    projection.reindex(reuse_vectors=not re_embed)
     store = projection.store
-    names = store.branches()
-    head = store.head_branch()
     embedded = reused = 0
-    for name in sorted(names, key=lambda n: n != head):  # HEAD first
-        before = projection.last_catch_up
-        projection.view(store.branch_tip(name), branch=name)
-        done = projection.last_catch_up
-        if done is not None and done is not before:
-            embedded += done.embedded
-            reused += done.reused
+    with projection.rebuilding(reuse_vectors=not re_embed):
+        names = store.branches()
+        head = store.head_branch()
+        for name in sorted(names, key=lambda n: n != head):  # HEAD first
+            before = projection.last_catch_up
+            projection.view(store.branch_tip(name), branch=name)
+            done = projection.last_catch_up
+            if done is not None and done is not before:
+                embedded += done.embedded
+                reused += done.reused
     vectors = projection.vectors
     return ReindexReport(
         branches=tuple(names),

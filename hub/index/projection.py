@@ -28,7 +28,9 @@ waits for the lock. The watermark moves only when both indexes hold every blob
 of the tree, after they are durable, so a crash at any point leaves at worst
 work to redo.
 
-A missing or unreadable index is rebuilt with a notice; a changed embedder
+A missing or unreadable index is rebuilt with a notice, and so is one found
+damaged while in use (:mod:`ctx.hub.index.errors`; :meth:`Projection.repair`);
+a changed embedder
 (its :attr:`~ctx.hub.embedders.Embedder.name` differs from the one recorded)
 drops the vectors and embeds again. A store that cannot be written (read-only)
 gets its indexes in memory. When the embedder fails, the lexical index is still
@@ -48,14 +50,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import blake3
 import msgspec
 
 from ctx.engine import (
     CommitId,
     CtxError,
     Memory,
-    Snapshot,
     Store,
     changed_blobs,
     live_catalog,
@@ -63,30 +63,29 @@ from ctx.engine import (
 )
 from ctx.hub.config import HubConfig
 from ctx.hub.embedders import Embedder, EmbedderError, make_embedder
+from ctx.hub.index.documents import REPLY_TO, embed_text, lexical_doc
+from ctx.hub.index.errors import IndexCorruptError
 from ctx.hub.index.folder import FORMAT, IndexFolder, IndexState
-from ctx.hub.index.lexical import LexicalDoc, LexicalIndex, LexicalIndexError
+from ctx.hub.index.lexical import (
+    LexicalDoc,
+    LexicalIndex,
+    LexicalIndexCorruptError,
+    LexicalIndexError,
+)
+from ctx.hub.index.reuse import VectorSources, vector_folders
 from ctx.hub.index.searcher import Searcher
 from ctx.hub.index.vectors import (
     CROSSOVER,
     FlatVectors,
     HnswVectors,
     VectorIndex,
+    VectorIndexCorruptError,
     VectorIndexError,
     open_vectors,
-    read_rows,
 )
 from ctx.hub.index.view import LiveView, PendingIndexes
 
 __all__ = ["FORMAT", "REPLY_TO", "CatchUp", "Projection"]
-
-REPLY_TO = "reply_to"
-"""The ``meta`` key of what a memory answers or follows (a conversation's
-previous message): its vector is made from that text and its own, so a
-question about what was asked finds the answer. Search and recall show it
-nowhere."""
-
-_REPLY_TO_FORMAT = 4
-"""The first index format whose vectors embed :data:`REPLY_TO`."""
 
 PENDING_MAX = 64
 """Unindexed blobs a process scores in memory rather than wait for the lock."""
@@ -125,37 +124,6 @@ def _memory_blobs(
     )
 
 
-def text_hash(text: str) -> str:
-    """Returns the embedding cache's key for a text: 128 bits of its blake3."""
-    return blake3.blake3(text.encode()).hexdigest(length=16)
-
-
-def _lexical_doc(snap: Snapshot, path: str, blob: str) -> LexicalDoc:
-    record = snap.record(path, blob)
-    memory = record.memory
-    doc = LexicalDoc(
-        blob=blob,
-        memory_id=memory.id,
-        kind=memory.kind,
-        context=record.context,
-        title=memory.title,
-        body=memory.body,
-        tags=memory.tags,
-        created_at=memory.created_at,
-        reply_to=memory.meta.get(REPLY_TO, ""),
-    )
-    return msgspec.structs.replace(doc, text_hash=text_hash(embed_text(doc)))
-
-
-def embed_text(doc: LexicalDoc) -> str:
-    """Returns the text of a memory that its vector is made from.
-
-    Its ``reply_to`` context (:data:`REPLY_TO`), title and body, each that
-    is there on its own line.
-    """
-    return "\n".join(part for part in (doc.reply_to, doc.title, doc.body) if part)
-
-
 class Projection:
     """The search indexes of one store, caught up to any commit on demand.
 
@@ -188,8 +156,8 @@ class Projection:
         self._views: dict[str, LiveView] = {}
         self._state = IndexState()
         self._vector_error: EmbedderError | None = None
-        self._previous: VectorIndex | None = None  # of the index being replaced
-        self._previous_format = FORMAT
+        self._sources = VectorSources()  # of the indexes a rebuild replaces
+        self._holding = 0  # depth of this projection's hold on the lock
         self.last_catch_up: CatchUp | None = None
         self.lexical: LexicalIndex
         self.vectors: VectorIndex | None = None
@@ -231,6 +199,8 @@ class Projection:
 
         ``lost``: this process had the index open and its files are gone
         (deleted): rebuilding them gets a notice, as an unreadable index does.
+        A projection that will answer many questions (not ``exact``: the
+        hub) also checks every vector against its checksum, once.
         """
         if self._path is not None:
             try:
@@ -256,6 +226,26 @@ class Projection:
                         f"The index was unreadable ({reason}); rebuilt it."
                     )
                     self._reset()
+        if not self.exact:
+            self._check()
+
+    def _check(self) -> None:
+        """Reads every byte of the indexes against its checksum; repairs damage.
+
+        As long as reading both indexes once (docs/recall.md, "Damage"): done
+        by a projection that answers many questions, when it opens them.
+        """
+        try:
+            self.lexical.verify()
+        except LexicalIndexCorruptError as exc:
+            self.repair(exc)
+        damaged = [] if self.vectors is None else self.vectors.damaged()
+        if damaged:
+            self.repair(
+                VectorIndexCorruptError(
+                    f"{len(damaged)} vectors failed their checksum.", keys=damaged
+                )
+            )
 
     def _load(self, *, locked: bool = False, lost: bool = False) -> None:
         assert self._files is not None
@@ -283,9 +273,11 @@ class Projection:
         if state.embedder != self.embedder.name:
             state.watermarks = {}  # every blob needs a new vector
             state.commits = {}
+            state.reuse = {}
             vectors = self._new_vectors(path)
         else:
             vectors = open_vectors(path, graph=not self.exact)
+            vectors.made_by = state.embedder  # for a sidecar saved without it
         self._state, self.lexical, self.vectors = state, lexical, vectors
 
     def _new_vectors(self, path: Path | None) -> VectorIndex | None:
@@ -295,7 +287,9 @@ class Projection:
         except EmbedderError as exc:
             self._vector_error = exc
             return None
-        return FlatVectors(dimensions, path)
+        vectors = FlatVectors(dimensions, path)
+        vectors.made_by = self.embedder.name
+        return vectors
 
     def _has_vector(self, blob: str) -> bool:
         return self.vectors is not None and blob in self.vectors
@@ -303,53 +297,144 @@ class Projection:
     def _reset(self, *, reuse: bool = True) -> None:
         """Starts new, empty indexes in new folders (lock held).
 
-        With ``reuse``, the vectors of the index being replaced, if readable
-        and made by the same embedder, are copied rather than embedded again.
+        With ``reuse``, the vectors of the index being replaced (and of any
+        it was still copying from), if made by the same embedder, are named
+        in the new state, to be copied rather than embedded again
+        (:mod:`ctx.hub.index.reuse`); a state file that cannot be read names
+        none, and the vector folders this embedder made are looked for.
 
         The state file switches to them at once; other processes see the
         switch at their next look and reopen. The old folders are removed
         by a later catch-up, once nobody can still be reading them.
         """
         assert self._files is not None
-        self._previous = self._replaced_vectors() if reuse else None
+        sources = self._replaced_vectors() if reuse else {}
+        self._sources.clear()
         self._state = IndexState.fresh(self._state.generation)
+        self._state.reuse = sources
         self.lexical = LexicalIndex.open(self._files.path / self._state.lexical)
         self.vectors = self._new_vectors(self._files.path / self._state.vectors)
         self._save_vectors()
         self._commit_state()
         self._files.collect(self._state)
 
-    def _replaced_vectors(self) -> VectorIndex | None:
-        """Returns the vectors the state file names, if this embedder made them."""
+    def _replaced_vectors(self) -> dict[str, int]:
+        """Returns the vector folders a rebuild may copy from, with their format."""
         assert self._files is not None
+        name = self.embedder.name
         try:
             state = self._files.read_state()
-            if state.embedder != self.embedder.name or not state.embedder:
-                return None
-            self._previous_format = state.format
-            return read_rows(self._files.path / state.vectors)  # no graph needed
-        except (CtxError, msgspec.DecodeError, OSError):
-            return None
+        except (msgspec.DecodeError, OSError):
+            return vector_folders(self._files.path, name, FORMAT)
+        if state.embedder != name or not state.embedder:
+            return {}
+        found = {**state.reuse, state.vectors: state.format}
+        return {n: f for n, f in found.items() if (self._files.path / n).is_dir()}
 
     @contextlib.contextmanager
     def _locked(self, *, blocking: bool) -> Iterator[bool]:
-        """Holds the index lock (always granted for indexes in memory)."""
-        if self._files is None:
+        """Holds the index lock (always granted for indexes in memory).
+
+        Reentrant: a rebuild holds it while it catches every branch up.
+        """
+        if self._files is None or self._holding:
             yield True
             return
         with self._files.locked(blocking=blocking) as got:
-            yield got
+            self._holding += got
+            try:
+                yield got
+            finally:
+                self._holding -= got
+
+    # -- repair -----------------------------------------------------------
+
+    def repair(self, exc: IndexCorruptError) -> None:
+        """Repairs the index ``exc`` found damaged, with a notice.
+
+        A damaged lexical index is started again in a new folder (the
+        vectors are kept); damaged vectors are removed, and only they are
+        embedded again. Either way the watermarks are dropped, so the next
+        view finds what the repaired index lacks and indexes only that. If
+        another process rebuilt the index meanwhile, its rebuild is opened.
+        """
+        if isinstance(exc, VectorIndexCorruptError):
+            self.notices.append(
+                f"Vectors were damaged ({exc.message}); embedding them again."
+            )
+        else:
+            self.notices.append(
+                f"The index was unreadable ({exc.message}); rebuilt it."
+            )
+        self._views = {}
+        if self._files is None:
+            self._repair_in_memory(exc)
+            return
+        seen = (self._state.lexical, self._state.vectors)
+        with self._locked(blocking=True):
+            try:
+                state = self._files.read_state()
+                if (state.lexical, state.vectors) != seen:
+                    self._open_indexes(state)  # rebuilt by another process
+                    return
+                if isinstance(exc, VectorIndexCorruptError):
+                    self._state = state
+                    self._repair_vectors(exc.keys)
+                else:
+                    self._renew_lexical(state)
+            except (CtxError, msgspec.DecodeError, OSError):
+                self._reset()
+
+    def _renew_lexical(self, state: IndexState) -> None:
+        """Starts a new lexical index beside the vectors ``state`` names."""
+        assert self._files is not None
+        state.lexical = IndexState.fresh(0).lexical
+        state.watermarks, state.commits = {}, {}
+        self.lexical = LexicalIndex.open(self._files.path / state.lexical)
+        self._state = state
+        self._commit_state()
+
+    def _repair_vectors(self, keys: Sequence[str]) -> None:
+        """Removes ``keys`` and every damaged vector, to be embedded again."""
+        assert self._files is not None
+        self.vectors = open_vectors(
+            self._files.path / self._state.vectors,
+            graph=not self.exact,
+            previous=self.vectors,
+        )
+        self.vectors.remove([*keys, *self.vectors.damaged()])
+        self._save_vectors()
+        self._state.watermarks, self._state.commits = {}, {}
+        self._commit_state()
+
+    def _repair_in_memory(self, exc: IndexCorruptError) -> None:
+        """Repairs indexes that live in memory (rarely damaged: never on disk)."""
+        if isinstance(exc, VectorIndexCorruptError) and self.vectors is not None:
+            self.vectors.remove([*exc.keys, *self.vectors.damaged()])
+        elif not isinstance(exc, VectorIndexCorruptError):
+            self.lexical = LexicalIndex.in_memory()
+        self._state = IndexState()
 
     # -- views ------------------------------------------------------------
 
     def view(self, commit: CommitId, *, branch: str | None = None) -> LiveView:
         """Returns ``commit``'s live view, catching the indexes up to it first.
 
+        An index found damaged on the way is repaired (:meth:`repair`) and
+        caught up again.
+
         Args:
             commit: The commit to see.
             branch: The branch whose tip it is, whose watermark then moves;
                 ``None`` for a past commit (indexed, no watermark moves).
         """
+        try:
+            return self._view(commit, branch)
+        except IndexCorruptError as exc:
+            self.repair(exc)
+        return self._view(commit, branch)
+
+    def _view(self, commit: CommitId, branch: str | None) -> LiveView:
         self._sync(recover=True)
         root = self.store.snapshot(commit).tree
         tree = _EMPTY if root is None else root.decode("ascii")
@@ -484,6 +569,12 @@ class Projection:
                 self._save_vectors()
         state.watermarks[branch] = tree
         state.commits[branch] = view.commit
+        if (state.reuse or self._sources) and set(
+            self.store.branches()
+        ) <= state.watermarks.keys():
+            # The rebuild has caught every branch up: nothing is left to copy.
+            state.reuse = {}
+            self._sources.clear()
         self._commit_state()
 
     def _commit_state(self) -> None:
@@ -506,7 +597,7 @@ class Projection:
         docs = []
         for blob in blobs:
             entry = entries[view.by_blob[blob]]
-            docs.append(_lexical_doc(snap, entry.path, blob))
+            docs.append(lexical_doc(snap, entry.path, blob))
         return docs
 
     def _index(self, view: LiveView, blobs: list[str]) -> bool:
@@ -535,7 +626,9 @@ class Projection:
                     added += len(lexed)
                 todo = [d for d in docs if not self._has_vector(d.blob)]
                 if todo and self.vectors is not None and self._vector_error is None:
-                    copied = self._reuse_vectors(todo)
+                    copied = self._sources.copy(
+                        todo, self.vectors, self.lexical, self.folder, self._state.reuse
+                    )
                     reused += len(copied)
                     todo = [d for d in todo if d.blob not in copied]
                 if todo and self.vectors is not None and self._vector_error is None:
@@ -558,7 +651,6 @@ class Projection:
         self._commit_state()
         if self._files is not None:
             self._files.collect(self._state)
-        self._previous = None  # built: what it could give has been taken
         self.last_catch_up = CatchUp(
             added, embedded, time.perf_counter() - started, reused
         )
@@ -569,39 +661,6 @@ class Projection:
             )
             return False
         return True
-
-    def _reuse_vectors(self, docs: Sequence[LexicalDoc]) -> set[str]:
-        """Gives docs the vector of the same text where one is at hand.
-
-        Sources, in turn: the index this build replaces (same blob, same
-        embedder; not for a memory with a ``reply_to`` when that index's
-        format embedded none), then any indexed blob with the same text hash
-        (a memory whose tags or kind changed, or one text on two branches).
-        Returns the blobs that got a vector.
-        """
-        vectors = self.vectors
-        assert vectors is not None
-        sources: dict[str, tuple[VectorIndex, str]] = {}
-        previous = self._previous
-        if previous is not None:
-            same_text = self._previous_format >= _REPLY_TO_FORMAT
-            sources.update(
-                (d.blob, (previous, d.blob))
-                for d in docs
-                if d.blob in previous and (same_text or not d.reply_to)
-            )
-        rest = [d for d in docs if d.blob not in sources]
-        if rest:
-            sharing = self.lexical.blobs_with_text({d.text_hash for d in rest})
-            for doc in rest:
-                found = [b for b in sharing.get(doc.text_hash, ()) if b in vectors]
-                if found:
-                    sources[doc.blob] = (vectors, found[0])
-        for index in {id(i): i for i, _ in sources.values()}.values():
-            pairs = [(blob, key) for blob, (i, key) in sources.items() if i is index]
-            rows = index.vectors_of([key for _, key in pairs])
-            vectors.add([blob for blob, _ in pairs], rows)
-        return set(sources)
 
     def _upgrade_vectors(self) -> None:
         """Moves a flat index that has grown past the crossover to HNSW."""
@@ -657,16 +716,37 @@ class Projection:
             reuse_vectors: Copy the vectors of blobs the dropped index had
                 (same embedder) instead of embedding them again.
         """
+        with self.rebuilding(reuse_vectors=reuse_vectors):
+            pass
+
+    @contextlib.contextmanager
+    def rebuilding(self, *, reuse_vectors: bool = True) -> Iterator[None]:
+        """Drops every index and holds the lock while the block rebuilds it.
+
+        The block catches branches up (:meth:`view`); no other process
+        indexes meanwhile, so what the rebuild reports is what it did. A
+        rebuild that is killed leaves the replaced vectors named in the
+        state, for whichever process goes on with it.
+
+        Args:
+            reuse_vectors: Copy the vectors of blobs the dropped index had
+                (same embedder) instead of embedding them again.
+        """
         if self._files is None:
-            self._previous = self.vectors if reuse_vectors else None
+            self._sources.clear()
+            if reuse_vectors and self.vectors is not None:
+                self._sources.keep(self.vectors, FORMAT)
             self.lexical = LexicalIndex.in_memory()
             self.vectors = self._new_vectors(None)
             self._state = IndexState()
-        else:
-            self._sync(recover=True)  # a folder deleted under a hub comes back
-            with self._locked(blocking=True):
-                self._reset(reuse=reuse_vectors)
-        self._views = {}
+            self._views = {}
+            yield
+            return
+        self._sync(recover=True)  # a folder deleted under a hub comes back
+        with self._locked(blocking=True):
+            self._reset(reuse=reuse_vectors)
+            self._views = {}
+            yield
 
     def watermarks(self) -> dict[str, tuple[str, str]]:
         """Returns the (commit, tree) each indexed branch was last caught up to."""

@@ -5,6 +5,16 @@
 :class:`~ctx.hub.index.hnsw.HnswVectors` builds its graph. The public names, and
 the design and measurements behind the two kinds, are in
 :mod:`ctx.hub.index.vectors`.
+
+**Checksums.** The sidecar records a blake3 digest of every block of
+:data:`BLOCK` rows, over the block's keys and its vectors' bytes, so a
+changed byte in the data file and a changed or reordered key in the sidecar
+both show as the blocks they touch. Saving digests only the blocks changed
+since the last save (appending a few rows digests the last block).
+:meth:`FlatVectors.damaged` digests every block again (as much work as
+reading every row): it is asked where that cost is paid once, not for every
+query (docs/recall.md, "Damage"). A search whose scores are not numbers (a
+row of NaN) raises :class:`VectorIndexCorruptError` naming the rows' keys.
 """
 
 from __future__ import annotations
@@ -16,16 +26,25 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+import blake3
 import msgspec
 import numpy as np
 import numpy.typing as npt
 
 from ctx.engine import StoreError
+from ctx.hub.index.errors import IndexCorruptError
 
 if TYPE_CHECKING:
     from typing import Self
 
-__all__ = ["SIDECAR", "FlatVectors", "VectorIndex", "VectorIndexError"]
+__all__ = [
+    "BLOCK",
+    "SIDECAR",
+    "FlatVectors",
+    "VectorIndex",
+    "VectorIndexCorruptError",
+    "VectorIndexError",
+]
 
 SIDECAR = "vectors.json"
 """Name of the sidecar file inside an index folder."""
@@ -34,8 +53,27 @@ Kind = Literal["flat", "hnsw"]
 Vectors = npt.NDArray[np.float32]
 
 
+BLOCK = 64
+"""Rows per checksum: a damaged byte costs at most this many vectors made
+again, and a 100k-row index keeps 1,563 digests (55 kB) in its sidecar."""
+
+
 class VectorIndexError(StoreError):
     """A vector index cannot be read, written or asked as it was."""
+
+
+class VectorIndexCorruptError(VectorIndexError, IndexCorruptError):
+    """A vector index holds rows that are not what was saved.
+
+    Attributes:
+        keys: The keys of the damaged rows, when they are known.
+    """
+
+    def __init__(
+        self, message: str, *, keys: Sequence[str] = (), hint: str | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.keys = tuple(keys)
 
 
 class Sidecar(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -51,6 +89,9 @@ class Sidecar(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     graph_size: int = 0
     capacity: int = 0
     graph_rows: int = -1  # rows in the graph; -1: not recorded (an older save)
+    made_by: str = ""  # what made the vectors (an embedder's name); "": unknown
+    block: int = 0  # rows per checksum; 0: none recorded (an older save)
+    checksums: list[str] = []  # one per block of rows (module docstring)
 
 
 _SIDECAR_VERSION = 1
@@ -75,6 +116,13 @@ def _unit_rows(vectors: npt.ArrayLike, dimensions: int) -> Vectors:
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     np.divide(rows, norms, out=rows, where=norms > 0)
     return rows
+
+
+def _block_sum(keys: Sequence[str | None], rows: Vectors) -> str:
+    """Returns the checksum of one block: its keys and its rows' bytes."""
+    digest = blake3.blake3("\n".join("\0" if k is None else k for k in keys).encode())
+    digest.update(np.ascontiguousarray(rows).tobytes())
+    return digest.hexdigest(length=16)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -142,6 +190,10 @@ class VectorIndex(abc.ABC):
         self._path = None if path is None else Path(path)
         self._keys: list[str | None] = []
         self._rows: dict[str, int] = {}
+        self.made_by = ""
+        """What made the vectors (an embedder's name), kept in the sidecar."""
+        # Per block of BLOCK rows, its saved checksum; None: changed since.
+        self._sums: list[str | None] = []
         # Rows of the last frozenset searched, valid while _version holds.
         self._version = 0
         self._cached: tuple[frozenset[str], int, npt.NDArray[np.int64]] | None = None
@@ -182,6 +234,7 @@ class VectorIndex(abc.ABC):
             return
         self.remove(key for key in keys if key in self._rows)
         first = len(self._keys)
+        self._touch(range(first // BLOCK, len(self._sums)))
         self._append(rows, first)
         self._keys.extend(keys)
         self._rows.update((key, first + i) for i, key in enumerate(keys))
@@ -192,6 +245,7 @@ class VectorIndex(abc.ABC):
         dead = [row for key in keys if (row := self._rows.pop(key, None)) is not None]
         for row in dead:
             self._keys[row] = None
+        self._touch({row // BLOCK for row in dead})
         if dead:
             self._tombstone(dead)
             self._version += 1
@@ -222,6 +276,22 @@ class VectorIndex(abc.ABC):
         keys = self._keys
         return [(key, score) for row, score in found if (key := keys[row]) is not None]
 
+    def _touch(self, blocks: Iterable[int]) -> None:
+        """Marks blocks changed: their checksums are made again at save."""
+        for block in blocks:
+            if block < len(self._sums):
+                self._sums[block] = None
+
+    def _corrupt(self, rows: Iterable[int], what: str) -> VectorIndexCorruptError:
+        """Returns the error for ``rows`` found damaged (``what`` says how)."""
+        keys = [key for row in rows if (key := self._keys[int(row)]) is not None]
+        where = "in memory" if self._path is None else f"at {self._path}"
+        return VectorIndexCorruptError(
+            f"The vector index {where} holds {len(keys)} {what}.",
+            keys=keys,
+            hint="Run `ctx reindex`.",
+        )
+
     def _candidates(self, allowed: Collection[str]) -> npt.NDArray[np.int64]:
         """Returns the sorted rows of the allowed keys, cached for a frozenset."""
         cached = self._cached
@@ -244,6 +314,10 @@ class VectorIndex(abc.ABC):
             KeyError: A key is not present.
         """
 
+    @abc.abstractmethod
+    def damaged(self) -> list[str]:
+        """Returns the keys whose rows fail their checksum or are not finite."""
+
     def compact(self) -> None:
         """Drops removed rows, renumbering the rest (and saves if on disk)."""
         live = np.array(
@@ -253,6 +327,7 @@ class VectorIndex(abc.ABC):
         self._rebuild(live)
         self._keys = [self._keys[row] for row in live]
         self._rows = {key: row for row, key in enumerate(self._keys) if key}
+        self._sums = []
         self._version += 1
         if self._path is not None:
             self.save()
@@ -280,6 +355,7 @@ class VectorIndex(abc.ABC):
                 data="",
                 size=0,
                 keys=self._keys,
+                made_by=self.made_by,
             ),
         )
         _write_atomic(self._path / SIDECAR, _ENCODER.encode(sidecar))
@@ -310,7 +386,11 @@ class VectorIndex(abc.ABC):
     def _opened(cls, folder: Path, sidecar: Sidecar, path: Path | None) -> Self:
         """Returns the index ``sidecar`` describes, bound to ``path``."""
         index = cls(sidecar.dimensions, path)
+        index.made_by = sidecar.made_by
         index._keys = list(sidecar.keys)
+        blocks = -(-len(sidecar.keys) // BLOCK)
+        if sidecar.block == BLOCK and len(sidecar.checksums) == blocks:
+            index._sums = list(sidecar.checksums)
         index._rows = {key: row for row, key in enumerate(sidecar.keys) if key}
         if len(index._rows) != sum(key is not None for key in sidecar.keys):
             raise index_error(f"The vector index at {folder} is corrupt.")
@@ -409,6 +489,41 @@ class FlatVectors(VectorIndex):
         rows = [self._rows[key] for key in keys]
         return np.array(self._matrix[rows], dtype=np.float32)
 
+    def damaged(self) -> list[str]:
+        """Returns the keys whose rows fail their checksum or are not finite.
+
+        Reads every row (about as long as hashing the data file: see
+        docs/recall.md, "Damage"). Blocks changed since the last save, and
+        an index saved before checksums, are checked for finite rows only.
+        """
+        keys, sums, matrix = self._keys, self._sums, self._matrix
+        bad: list[int] = []
+        for first in range(0, len(keys), BLOCK):
+            last = min(len(keys), first + BLOCK)
+            rows = matrix[first:last]
+            block = first // BLOCK
+            saved = sums[block] if block < len(sums) else None
+            if saved is not None and _block_sum(keys[first:last], rows) != saved:
+                bad.extend(range(first, last))
+                continue
+            finite = np.isfinite(rows).all(axis=1)
+            if not finite.all():
+                bad.extend(first + int(row) for row in np.flatnonzero(~finite))
+        return [key for row in bad if (key := keys[row]) is not None]
+
+    def _checksums(self) -> list[str]:
+        """Returns every block's checksum, making those changed since a save."""
+        keys, sums = self._keys, self._sums
+        blocks = -(-len(keys) // BLOCK)
+        del sums[blocks:]
+        sums.extend([None] * (blocks - len(sums)))
+        for block, saved in enumerate(sums):
+            if saved is None:
+                first = block * BLOCK
+                last = min(len(keys), first + BLOCK)
+                sums[block] = _block_sum(keys[first:last], self._matrix[first:last])
+        return [s for s in sums if s is not None]
+
     def _tombstone(self, rows: list[int]) -> None:
         self._live[rows] = False
         self._dead += len(rows)
@@ -417,18 +532,22 @@ class FlatVectors(VectorIndex):
         self, query: Vectors, k: int, candidates: npt.NDArray[np.int64] | None
     ) -> list[tuple[int, float]]:
         matrix = self._matrix
-        if candidates is not None:
-            if 4 * candidates.size < matrix.shape[0]:
-                scores = matrix[candidates] @ query
+        with np.errstate(invalid="ignore", over="ignore"):  # damage: checked below
+            if candidates is not None:
+                if 4 * candidates.size < matrix.shape[0]:
+                    scores = matrix[candidates] @ query
+                else:
+                    scores = (matrix @ query)[candidates]
+                rows = candidates
+            elif self._dead:
+                rows = np.flatnonzero(self._live)
+                scores = (matrix @ query)[rows]
             else:
-                scores = (matrix @ query)[candidates]
-            rows = candidates
-        elif self._dead:
-            rows = np.flatnonzero(self._live)
-            scores = (matrix @ query)[rows]
-        else:
-            scores = matrix @ query
-            rows = np.arange(matrix.shape[0])
+                scores = matrix @ query
+                rows = np.arange(matrix.shape[0])
+        finite = np.isfinite(scores)
+        if not finite.all():
+            raise self._corrupt(rows[~finite], "rows that are not numbers")
         return [(int(rows[i]), float(scores[i])) for i in _top(scores, rows, k)]
 
     def _rebuild(self, live: npt.NDArray[np.int64]) -> None:
@@ -464,7 +583,13 @@ class FlatVectors(VectorIndex):
                 os.fsync(out.fileno())
         except OSError as exc:
             raise index_error(f"Cannot write the vector index at {folder}.") from exc
-        return msgspec.structs.replace(sidecar, data=self._data, size=size)
+        return msgspec.structs.replace(
+            sidecar,
+            data=self._data,
+            size=size,
+            block=BLOCK,
+            checksums=self._checksums(),
+        )
 
     def _load(self, folder: Path, sidecar: Sidecar) -> None:
         file = folder / sidecar.data

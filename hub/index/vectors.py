@@ -42,10 +42,12 @@ linearly (12 ms at 200k, ~56 ms at 1M per DESIGN.md) and the graph is needed.
 
 On disk an index is a folder: ``vectors.json`` (the sidecar: kind,
 dimensions, row -> key, the names and sizes of the data files and the rows
-in the graph, replaced atomically), the vectors ``vectors-<token>.f32`` and,
-for HNSW, the graph ``hnsw-<token>.bin``. A rewritten data file gets a new
-name, so a crash between writing data and sidecar leaves the old pair
-readable, and a reader that has the old files open keeps a consistent view.
+in the graph, who made the vectors, and a checksum per block of rows
+(:mod:`ctx.hub.index.rows`), replaced atomically), the vectors
+``vectors-<token>.f32`` and, for HNSW, the graph ``hnsw-<token>.bin``. A
+rewritten data file gets a new name, so a crash between writing data and
+sidecar leaves the old pair readable, and a reader that has the old files
+open keeps a consistent view.
 New rows are appended to the vectors file at once (searchable at once,
 durable at :meth:`~VectorIndex.save`); bytes past the rows the sidecar lists
 are left by an interrupted save and ignored. Anything else that does not add
@@ -64,6 +66,7 @@ from ctx.hub.index.rows import (
     SIDECAR,
     FlatVectors,
     VectorIndex,
+    VectorIndexCorruptError,
     VectorIndexError,
     index_error,
     read_sidecar,
@@ -75,6 +78,7 @@ __all__ = [
     "FlatVectors",
     "HnswVectors",
     "VectorIndex",
+    "VectorIndexCorruptError",
     "VectorIndexError",
     "choose_vectors",
     "open_vectors",

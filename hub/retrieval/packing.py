@@ -13,14 +13,18 @@ labelled with the branch it came from. :func:`search` is the same ranking as
 a plain list (no pinning, no budget) with optional kind/tag/context filters.
 
 Both take the projection once, for a :class:`~ctx.hub.index.searcher.Searcher`
-over the view they rank; ranking and reading go through that searcher.
+over the view they rank; ranking and reading go through that searcher. An
+index found damaged while ranking is repaired by the projection, which then
+catches the views up again, and the ranking is made once more.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+
+import msgspec
 
 from ctx.engine import (
     Adjacency,
@@ -34,6 +38,7 @@ from ctx.engine import (
     log,
 )
 from ctx.hub.config import RecallConfig
+from ctx.hub.index.errors import IndexCorruptError
 from ctx.hub.index.projection import Projection
 from ctx.hub.index.view import LiveView
 from ctx.hub.retrieval.ranking import CHANNELS, Ranked, Ranking, rank
@@ -177,6 +182,27 @@ def _cost(entries: Iterable[CatalogEntry]) -> int:
     return sum(entry.tokens + HEADER_TOKENS for entry in entries)
 
 
+def _repairing(
+    projection: Projection,
+    sources: Sequence[Source],
+    ranked: Callable[[Sequence[Source]], Ranking],
+) -> Ranking:
+    """Returns ``ranked(sources)``, repairing an index found damaged on the way.
+
+    The repaired index is caught up to each source's commit again (no
+    watermark moves) and asked once more.
+    """
+    try:
+        return ranked(sources)
+    except IndexCorruptError as exc:
+        projection.repair(exc)
+    again = [
+        msgspec.structs.replace(source, view=projection.view(source.commit))
+        for source in sources
+    ]
+    return ranked(again)
+
+
 def _graphs(store: Store, sources: Sequence[Source]) -> list[Adjacency]:
     return [link_graph(store, source.commit) for source in sources]
 
@@ -218,13 +244,17 @@ def recall(
     store = projection.store
     view, origin = _overlay(sources)
     graphs = _graphs(store, sources)
-    ranking = rank(
-        projection.searcher(view),
-        text,
-        config=config,
-        now=now,
-        links=graphs,
-        include_superseded=include_superseded,
+    ranking = _repairing(
+        projection,
+        sources,
+        lambda current: rank(
+            projection.searcher(_overlay(current)[0]),
+            text,
+            config=config,
+            now=now,
+            links=graphs,
+            include_superseded=include_superseded,
+        ),
     )
     by_branch = {s.branch: s for s in sources}
     entries = view.catalog.entries
@@ -304,17 +334,25 @@ def search(
     if limit < 1:
         raise InvalidInputError(f"-n must be at least 1, not {limit}.")
     store = projection.store
-    view = source.view
-    if kind is not None or context is not None:
-        view = _filtered(view, kind, context)
+
+    def narrowed(view: LiveView) -> LiveView:
+        if kind is None and context is None:
+            return view
+        return _filtered(view, kind, context)
+
+    view = narrowed(source.view)
     graphs = _graphs(store, [source])
-    ranking = rank(
-        projection.searcher(view),
-        text,
-        config=config,
-        now=now,
-        links=graphs,
-        fuzzy=fuzzy or None,
+    ranking = _repairing(
+        projection,
+        [source],
+        lambda current: rank(
+            projection.searcher(narrowed(current[0].view)),
+            text,
+            config=config,
+            now=now,
+            links=graphs,
+            fuzzy=fuzzy or None,
+        ),
     )
     entries = source.view.catalog.entries
     hits: list[Hit] = []

@@ -345,7 +345,7 @@ def test_corrupt_folder_raises_a_store_error(tmp_path):
     error = caught.value
     assert isinstance(error, StoreError)
     assert error.message.startswith(
-        f"Cannot open the lexical index in {path} (Data corrupted"
+        f"Cannot open the lexical index in {path} (meta.json: JSON is malformed"
     )
     assert error.message.endswith(").")
     assert "\n" not in error.message

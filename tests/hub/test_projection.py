@@ -16,12 +16,12 @@ from ctx import engine
 from ctx.engine import Draft, Store
 from ctx.hub.config import HubConfig
 from ctx.hub.index.projection import (
-    _REPLY_TO_FORMAT,
     FORMAT,
     PENDING_MAX,
     REPLY_TO,
     Projection,
 )
+from ctx.hub.index.reuse import REPLY_TO_FORMAT
 from ctx.hub.retrieval.sources import open_sources
 
 HASHING = HubConfig(embedder={"kind": "hashing"})
@@ -341,7 +341,7 @@ def test_a_rebuild_from_before_reply_to_embeds_those_memories_again(disk_store):
     open_sources(first)
     state = first.folder / "state.json"
     written = state.read_text()
-    old = _REPLY_TO_FORMAT - 1
+    old = REPLY_TO_FORMAT - 1
     state.write_text(written.replace(f'"format":{FORMAT}', f'"format":{old}'))
     again = counted(disk_store)
     open_sources(again)

@@ -212,3 +212,27 @@ def test_reindex_and_status_through_a_hub_whose_index_was_deleted(
     assert status["documents"] == status["vectors"] == 2
     assert [b["current"] for b in status["branches"]] == [True]
     assert _hub_pid(store) == hub.pid
+
+
+def test_a_damaged_lexical_segment_under_a_running_hub_is_rebuilt(
+    store: Path, hub
+) -> None:
+    # Issue 12: a corrupt Tantivy segment made the hub die of a Rust panic,
+    # and every search failed until `ctx reindex`.
+    args = ("recall", "postgres queue", "--now", NOW, "--json")
+    before = _hits(run_ctx(store, *args))
+    assert before
+    for path in (store / "index").glob("lexical-*/*.term"):
+        data = bytearray(path.read_bytes())
+        for i in range(len(data) // 2, min(len(data), len(data) // 2 + 64)):
+            data[i] ^= 0xFF
+        path.write_bytes(bytes(data))
+    first = run_ctx(store, *args)
+    assert _hits(first) == before
+    assert "Notice: The index was unreadable" in first.stderr
+    assert "rebuilt it." in first.stderr
+    assert "panicked at" not in first.stderr
+    second = run_ctx(store, *args)
+    assert _hits(second) == before
+    assert "Notice: " not in second.stderr
+    assert _hub_pid(store) == hub.pid  # the same hub answered throughout

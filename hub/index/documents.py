@@ -1,0 +1,54 @@
+"""What the indexes see of a memory blob: its document and the text of its vector.
+
+The lexical index gets a :class:`~ctx.hub.index.lexical.LexicalDoc` per blob;
+the vector index gets one vector, made from :func:`embed_text`, and keyed in
+the embedding cache by :func:`text_hash` of that text.
+"""
+
+from __future__ import annotations
+
+import blake3
+import msgspec
+
+from ctx.engine import Snapshot
+from ctx.hub.index.lexical import LexicalDoc
+
+__all__ = ["REPLY_TO", "embed_text", "lexical_doc", "text_hash"]
+
+REPLY_TO = "reply_to"
+"""The ``meta`` key of what a memory answers or follows (a conversation's
+previous message): its vector is made from that text and its own, so a
+question about what was asked finds the answer. Search and recall show it
+nowhere."""
+
+
+def text_hash(text: str) -> str:
+    """Returns the embedding cache's key for a text: 128 bits of its blake3."""
+    return blake3.blake3(text.encode()).hexdigest(length=16)
+
+
+def lexical_doc(snap: Snapshot, path: str, blob: str) -> LexicalDoc:
+    """Returns the document of the memory in ``blob`` at ``path`` of ``snap``."""
+    record = snap.record(path, blob)
+    memory = record.memory
+    doc = LexicalDoc(
+        blob=blob,
+        memory_id=memory.id,
+        kind=memory.kind,
+        context=record.context,
+        title=memory.title,
+        body=memory.body,
+        tags=memory.tags,
+        created_at=memory.created_at,
+        reply_to=memory.meta.get(REPLY_TO, ""),
+    )
+    return msgspec.structs.replace(doc, text_hash=text_hash(embed_text(doc)))
+
+
+def embed_text(doc: LexicalDoc) -> str:
+    """Returns the text of a memory that its vector is made from.
+
+    Its ``reply_to`` context (:data:`REPLY_TO`), title and body, each that
+    is there on its own line.
+    """
+    return "\n".join(part for part in (doc.reply_to, doc.title, doc.body) if part)
