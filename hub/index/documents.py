@@ -11,7 +11,7 @@ import blake3
 import msgspec
 
 from ctx.engine import Snapshot
-from ctx.hub.index.lexical import LexicalDoc
+from ctx.hub.index.schema import LexicalDoc
 
 __all__ = ["REPLY_TO", "embed_text", "lexical_doc", "text_hash"]
 

@@ -45,18 +45,24 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-import msgspec
 import tantivy
 
 from ctx.engine import StoreBusyError, StoreError
 from ctx.hub.index.errors import IndexCorruptError, is_panic
+from ctx.hub.index.schema import (
+    BLOB_PARTS,
+    HEX_ID,
+    LexicalDoc,
+    build_schema,
+    index_time,
+    stem_analyzer,
+)
 from ctx.hub.index.segments import Checked, check_files, unchanged
 from ctx.hub.index.terms import (
     MAX_QUERY_TERMS,
@@ -154,37 +160,6 @@ def _reading(
         ) from exc
 
 
-class LexicalDoc(msgspec.Struct, frozen=True, kw_only=True):
-    """The text of one blob, as the lexical index sees it.
-
-    Attributes:
-        blob: The blob id of the memory's content: the document's key.
-        memory_id: The stable id of the memory the blob belongs to.
-        kind: The memory's kind.
-        context: Where the memory belongs (searched like the body).
-        title: Optional one-line title (boosted by :data:`TITLE_BOOST`).
-        body: The text.
-        tags: ``namespace:value`` tags.
-        created_at: When the remembered thing happened; a naive value is UTC.
-        text_hash: A digest of the text the memory's vector is made from
-            (empty for none): documents with equal digests can share a
-            vector (:meth:`LexicalIndex.blobs_with_text`).
-        reply_to: What the memory answers or follows (a conversation's
-            previous message), embedded with it; not indexed here.
-    """
-
-    blob: str
-    memory_id: str
-    kind: str
-    context: str
-    title: str | None
-    body: str
-    tags: tuple[str, ...]
-    created_at: datetime
-    text_hash: str = ""
-    reply_to: str = ""
-
-
 _SHARERS = 16
 """Most documents :meth:`LexicalIndex.blobs_with_text` reads per digest."""
 
@@ -192,75 +167,9 @@ _TAGGED_READ_MAX = 1_000
 """Most documents :meth:`LexicalIndex.tagged` reads to find the named tags."""
 
 
-_BLOB_PARTS = (("blob0", 0, 16), ("blob1", 16, 32), ("blob2", 32, 40))
-"""A git blob id (40 hex digits) as three numeric fast fields: read by column
-for a page of hits (about 0.15 µs each) instead of loading each hit's stored
-document for its ``blob`` field (1-6 µs each, more for longer memories)."""
-
-_HEX_ID = re.compile(r"[0-9a-f]{40}")
-
-
-def _schema() -> tantivy.Schema:
-    builder = tantivy.SchemaBuilder()
-    builder.add_text_field("blob", stored=True, tokenizer_name="raw")
-    for name, _, _ in _BLOB_PARTS:
-        builder.add_unsigned_field(name, fast=True)
-    builder.add_text_field("memory_id", stored=True, tokenizer_name="raw")
-    builder.add_text_field("kind", tokenizer_name="raw", index_option="basic")
-    builder.add_text_field("title", tokenizer_name="en_stem")
-    builder.add_text_field("body", tokenizer_name="en_stem")
-    builder.add_text_field("context", tokenizer_name="en_stem")
-    builder.add_text_field("tags", tokenizer_name="raw", index_option="freq")
-    builder.add_text_field("tag_values", tokenizer_name="raw", index_option="basic")
-    builder.add_text_field("words", tokenizer_name="whitespace", index_option="basic")
-    builder.add_date_field("created_at", indexed=True, fast=True)
-    builder.add_text_field(
-        "text_hash", stored=True, tokenizer_name="raw", index_option="basic"
-    )
-    return builder.build()
-
-
-def _stem_analyzer() -> tantivy.TextAnalyzer:
-    # Tantivy's built-in "en_stem", rebuilt so query text is cut into exactly
-    # the terms the title, body and context fields hold.
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= 200 else text[:197] + "..."
-
-
-_FIRST_DATE = datetime(1678, 1, 1, tzinfo=UTC)
-_LAST_DATE = datetime(2261, 12, 31, 23, 59, 59, tzinfo=UTC)
-"""The times the ``created_at`` field holds. Tantivy counts nanoseconds in an
-i64 (1677-09-21 to 2262-04-11) and raises ValueError past either end; memories
-may carry times from 1000 to 9000 (:data:`~ctx.engine.EARLIEST_TIME`), and a
-store written by another tool any time at all."""
-
-
-def _utc(moment: datetime) -> datetime:
-    """Returns ``moment`` in UTC, clamped to the times the date field holds.
-
-    A memory from before 1678 is indexed as of 1678-01-01 and one after 2261
-    as of its last second: the time channel cannot tell them apart, while
-    gravity, which reads each memory's own time, still does. A time near the
-    ends of what Python holds has no UTC value at all (9999-12-31T23:00-14:00
-    would be in year 10000); comparing first never converts it.
-    """
-    if moment.utcoffset() is None:
-        moment = moment.replace(tzinfo=UTC)
-    if moment < _FIRST_DATE:
-        return _FIRST_DATE
-    if moment > _LAST_DATE:
-        return _LAST_DATE
-    return moment.astimezone(UTC)
 
 
 class LexicalIndex:
@@ -283,7 +192,7 @@ class LexicalIndex:
         self._where = where
         self._folder = folder
         self._checked: Checked = {}  # as of the last check (see refresh)
-        self._analyzer = _stem_analyzer()
+        self._analyzer = stem_analyzer()
         self._index.config_reader(reload_policy="manual")
 
     @classmethod
@@ -319,7 +228,7 @@ class LexicalIndex:
             # Tantivy aborts the process on some damaged files (an allocation
             # sized by garbage): no file it has not read whole is opened.
             checked = check_files(folder, every=False)
-            index = tantivy.Index(_schema(), path=str(folder), reuse=True)
+            index = tantivy.Index(build_schema(), path=str(folder), reuse=True)
             opened = cls(index, where=where, folder=folder)
         opened._checked = checked
         return opened
@@ -327,7 +236,7 @@ class LexicalIndex:
     @classmethod
     def in_memory(cls) -> Self:
         """Returns a new empty index held in memory (lost when dropped)."""
-        return cls(tantivy.Index(_schema()), where="the in-memory lexical index")
+        return cls(tantivy.Index(build_schema()), where="the in-memory lexical index")
 
     def __repr__(self) -> str:
         return f"<LexicalIndex {self._where}>"
@@ -546,8 +455,8 @@ class LexicalIndex:
             self._schema,
             "created_at",
             tantivy.FieldType.Date,
-            _utc(start),
-            _utc(end),
+            index_time(start),
+            index_time(end),
             include_lower=True,
             include_upper=False,
         )
@@ -672,14 +581,13 @@ class LexicalIndex:
         searcher: tantivy.Searcher,
         hits: Sequence[tuple[float, tantivy.DocAddress]],
     ) -> list[str]:
-        """Returns the blob ids of hits' documents, in order (:data:`_BLOB_PARTS`)."""
+        """Returns the blob ids of hits' documents, in order (:data:`BLOB_PARTS`)."""
         addresses = [address for _, address in hits]
         if not addresses:
             return []
         with _reading(f"read {self._where}"):
             columns = [
-                searcher.fast_field_values(name, addresses)
-                for name, _, _ in _BLOB_PARTS
+                searcher.fast_field_values(name, addresses) for name, _, _ in BLOB_PARTS
             ]
         return [
             self._blob_of(searcher, address)
@@ -735,8 +643,8 @@ class LexicalWriter:
         for doc in docs:
             document = tantivy.Document()
             document.add_text("blob", doc.blob)
-            if _HEX_ID.fullmatch(doc.blob):  # other keys are read from the store
-                for name, start, end in _BLOB_PARTS:
+            if HEX_ID.fullmatch(doc.blob):  # other keys are read from the store
+                for name, start, end in BLOB_PARTS:
                     document.add_unsigned(name, int(doc.blob[start:end], 16))
             document.add_text("memory_id", doc.memory_id)
             document.add_text("kind", doc.kind)
@@ -749,7 +657,7 @@ class LexicalWriter:
             for term in tag_values(doc.tags):
                 document.add_text("tag_values", term)
             document.add_text("words", words(f"{doc.title or ''}\n{doc.body}"))
-            document.add_date("created_at", _utc(doc.created_at))
+            document.add_date("created_at", index_time(doc.created_at))
             if doc.text_hash:
                 document.add_text("text_hash", doc.text_hash)
             try:

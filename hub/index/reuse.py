@@ -22,8 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctx.hub.index.lexical import LexicalDoc, LexicalIndex
+from ctx.hub.index.lexical import LexicalIndex
 from ctx.hub.index.rows import SIDECAR, VectorIndex, VectorIndexError, read_sidecar
+from ctx.hub.index.schema import LexicalDoc
 from ctx.hub.index.vectors import read_rows
 
 __all__ = ["REPLY_TO_FORMAT", "VectorSources", "vector_folders"]
