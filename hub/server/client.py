@@ -93,6 +93,8 @@ def ask(
     store: Path,
     request: Request,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    timeout: float = _TIMEOUT_S,
 ) -> Reply | None:
     """Returns the hub's reply, or ``None`` when no hub answers for ``store``.
 
@@ -103,6 +105,7 @@ def ask(
         store: The store folder.
         request: What to ask.
         progress: Called with (done, total) as the hub reports progress.
+        timeout: Seconds to wait for the reply.
 
     Raises:
         HubError: The hub answered with an error.
@@ -120,7 +123,7 @@ def ask(
         conn.connect(str(path))
         if not _same_user(conn):
             return None  # before the question is sent
-        conn.settimeout(_TIMEOUT_S)
+        conn.settimeout(timeout)
         conn.sendall(_ENCODER.encode(request))
         conn.shutdown(socket.SHUT_WR)
         for line in conn.makefile("rb"):
@@ -179,7 +182,7 @@ def _make_room() -> None:
     autostarted = [hub for hub in running_hubs() if hub.autostarted]
     for hub in autostarted[: max(len(autostarted) - _max_hubs() + 1, 0)]:
         with contextlib.suppress(CtxError):
-            ask(Path(hub.store), Request(op="stop"))
+            ask(Path(hub.store), Request(op="stop"), timeout=_CONNECT_TIMEOUT_S)
 
 
 def _take(lock: Path) -> bool:

@@ -9,10 +9,11 @@ What runs where:
   arrive whole within :data:`REQUEST_TIMEOUT_S` of the connection and be at
   most :data:`MAX_REQUEST_BYTES`: a client that sends nothing, trickles, or
   sends too much gets a failure and is dropped, and never delays another.
-- :data:`WORKERS` threads answer the complete requests. ``ping`` and
-  ``stop`` are answered at once; recall, search, index status and reindex
-  take one lock in turn (the projection, Tantivy's writer and the vector
-  index are not made for threads), so they run one at a time, in order.
+- ``ping`` and ``stop`` touch no index: that thread answers them at once,
+  even during a long reindex. :data:`WORKERS` threads answer the other
+  requests: recall, search, index status and reindex take one lock in
+  turn (the projection, Tantivy's writer and the vector index are not made
+  for threads), so they run one at a time, in order.
   A client that does not read its reply for :data:`REPLY_TIMEOUT_S` is
   dropped; the lock is not held while a reply is sent.
 - Any error in a request is sent back as a
@@ -102,7 +103,7 @@ class _Server:
         self.answerer = answerer
         self.listener = listener
         self.lock = threading.Lock()
-        self.jobs: queue.Queue[tuple[socket.socket, bytes | Reply] | None] = (
+        self.jobs: queue.Queue[tuple[socket.socket, Request | Reply] | None] = (
             queue.Queue()
         )
         self.stopping = threading.Event()
@@ -190,9 +191,31 @@ class _Server:
         conn.close()
 
     def _dispatch(self, conn: socket.socket, payload: bytes | Reply) -> None:
+        """Hands a whole request to the workers; answers a ping or stop itself.
+
+        A ping or stop touches no index: answered here, it never waits behind
+        a long reindex (``ctx hub status`` and ``ctx hub stop`` stay prompt).
+        """
         self._forget(conn)
+        job: Request | Reply
+        if isinstance(payload, Reply):
+            job = payload
+        else:
+            try:
+                job = _DECODER.decode(payload)
+            except (msgspec.DecodeError, RecursionError) as exc:
+                job = _failed(
+                    InvalidInputError(f"The hub could not read the request ({exc}).")
+                )
+        if isinstance(job, Request) and job.op in ("ping", "stop"):
+            with contextlib.suppress(OSError):  # a short line into an empty buffer
+                conn.send(self.line(self.answerer.answer(job)))
+            conn.close()
+            if job.op == "stop":
+                self.stopping.set()
+            return
         conn.settimeout(REPLY_TIMEOUT_S)
-        self.jobs.put((conn, payload))
+        self.jobs.put((conn, job))
 
     # The workers.
 
@@ -202,35 +225,20 @@ class _Server:
             conn, payload = job
             try:
                 with conn:
-                    self._answer(conn, payload)
+                    reply = (
+                        self._reply(conn, payload)
+                        if isinstance(payload, Request)
+                        else payload
+                    )
+                    with contextlib.suppress(OSError):
+                        conn.sendall(self.line(reply))
             except Exception:  # a worker must outlive any request
                 traceback.print_exc(file=sys.stderr)
             finally:
                 self.jobs.task_done()
         self.jobs.task_done()
 
-    def _answer(self, conn: socket.socket, payload: bytes | Reply) -> None:
-        op = None
-        if isinstance(payload, Reply):
-            reply = payload
-        else:
-            try:
-                request = _DECODER.decode(payload)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                reply = _failed(
-                    InvalidInputError(f"The hub could not read the request ({exc}).")
-                )
-            else:
-                op = request.op
-                reply = self._reply(conn, request)
-        with contextlib.suppress(OSError):
-            conn.sendall(self.line(reply))
-        if op == "stop":
-            self.stopping.set()
-
     def _reply(self, conn: socket.socket, request: Request) -> Reply:
-        if request.op in ("ping", "stop"):
-            return self.answerer.answer(request)  # touches no index: no lock
         sink = _ProgressSink(conn, self)
         try:
             with self.lock:

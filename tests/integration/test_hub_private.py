@@ -308,3 +308,36 @@ def test_only_one_of_two_racing_autostarts_starts_a_hub(
         wait_for(lambda: not socket_path(ws.path).exists())
     log = socket_path(ws.path).with_suffix(".log").read_text()
     assert log.count("listening on") == 1
+
+
+def test_status_answers_while_every_worker_waits_for_the_index(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctx.hub.server.listener import WORKERS
+    from ctx.hub.server.service import Answerer
+
+    slow = threading.Event()
+    answer = Answerer.answer
+
+    def slowly(self, request, progress=None):
+        if request.op == "recall":
+            slow.wait(20)
+        return answer(self, request, progress)
+
+    monkeypatch.setattr(Answerer, "answer", slowly)
+    with _hub_thread(ws):
+        recalls = [
+            threading.Thread(target=ctx.hub.recall, args=(ws, "postgres"), daemon=True)
+            for _ in range(WORKERS + 1)
+        ]
+        for thread in recalls:
+            thread.start()
+        time.sleep(0.5)  # every worker holds a recall
+        started = time.monotonic()
+        status = ctx.hub.hub_status(ws)
+        took = time.monotonic() - started
+        slow.set()
+        for thread in recalls:
+            thread.join(30)
+    assert status.running
+    assert took < 1.0
