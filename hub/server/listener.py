@@ -7,8 +7,10 @@ What runs where:
 - One thread (the caller's) accepts connections and reads every pending
   request at once, without blocking on any (a selector). A request must
   arrive whole within :data:`REQUEST_TIMEOUT_S` of the connection and be at
-  most :data:`MAX_REQUEST_BYTES`: a client that sends nothing, trickles, or
-  sends too much gets a failure and is dropped, and never delays another.
+  most :data:`MAX_REQUEST_BYTES` (the rest of a larger one is read and
+  thrown away, so that the failure reaches the client): a client that sends
+  nothing, trickles, or sends too much gets a failure and is dropped, and
+  never delays another.
 - ``ping`` and ``stop`` touch no index: that thread answers them at once,
   even during a long reindex. :data:`WORKERS` threads answer the other
   requests: recall, search, index status and reindex take one lock in
@@ -92,6 +94,13 @@ def _failed(exc: CtxError) -> Reply:
     )
 
 
+def _too_large() -> InvalidInputError:
+    return InvalidInputError(
+        f"The request is larger than {MAX_REQUEST_BYTES:,} bytes.",
+        hint="A query is at most 10,000 characters.",
+    )
+
+
 class _Server:
     """One hub's connections, workers and lock (see the module docstring)."""
 
@@ -158,17 +167,19 @@ class _Server:
         except OSError:
             self._drop(conn)
             return
+        too_large = pending.size > MAX_REQUEST_BYTES
         if not chunk:  # the client shut its side: the request is whole
-            self._dispatch(conn, b"".join(pending.chunks))
+            whole = b"".join(pending.chunks)
+            self._dispatch(conn, _failed(_too_large()) if too_large else whole)
             return
-        pending.chunks.append(chunk)
         pending.size += len(chunk)
-        if pending.size > MAX_REQUEST_BYTES:
-            too_large = InvalidInputError(
-                f"The request is larger than {MAX_REQUEST_BYTES:,} bytes.",
-                hint="A query is at most 10,000 characters.",
-            )
-            self._dispatch(conn, _failed(too_large))
+        if pending.size <= MAX_REQUEST_BYTES:
+            pending.chunks.append(chunk)
+        else:
+            # Read on to the end (within the deadline) and throw it away: a
+            # socket closed with unread bytes would reset the connection, and
+            # the client would never read the failure.
+            pending.chunks.clear()
 
     def _expire(self) -> None:
         now = time.monotonic()
@@ -178,8 +189,9 @@ class _Server:
                     "The hub stopped waiting for the request after "
                     f"{REQUEST_TIMEOUT_S:g} s."
                 )
+                failure = late if pending.size <= MAX_REQUEST_BYTES else _too_large()
                 with contextlib.suppress(OSError):  # never blocks this thread
-                    conn.send(self.line(_failed(late)))
+                    conn.send(self.line(_failed(failure)))
                 self._drop(conn)
 
     def _forget(self, conn: socket.socket) -> None:

@@ -91,8 +91,9 @@ def test_a_client_that_trickles_bytes_is_cut_off(store: Path, hub) -> None:
         (b'{"op": "recall", "query": "x", "evil": 1}', "could not read the request"),
         (b"[" * 100_000, "could not read the request"),
         (b" " * (MAX_REQUEST_BYTES + 1), "larger than 1,000,000 bytes"),
+        (b" " * (5 * MAX_REQUEST_BYTES), "larger than 1,000,000 bytes"),
     ],
-    ids=["malformed", "unknown-op", "unknown-field", "deep", "huge"],
+    ids=["malformed", "unknown-op", "unknown-field", "deep", "huge", "5-MB"],
 )
 def test_a_bad_request_gets_a_failure_and_the_hub_goes_on(
     store: Path, hub, payload: bytes, message: str
