@@ -65,6 +65,10 @@ from .retrieval.results import (
     RecallResult as RecallResult,
 )
 from .server.client import HubError as HubError
+from .server.private import HubFolderError as HubFolderError
+from .server.wire import (
+    HubEntry as HubEntry,
+)
 from .server.wire import (
     HubStarted as HubStarted,
 )

@@ -30,13 +30,14 @@ from ctx.engine import InvalidInputError, NotAStoreError, check_time
 from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.server.client import ask, start_hub
+from ctx.hub.server.private import HubFolderError, socket_path
+from ctx.hub.server.registry import running_hubs
 from ctx.hub.server.wire import (
     HubStarted,
     HubStatus,
     HubStopped,
     Reply,
     Request,
-    socket_path,
 )
 from ctx.hub.workspace import Workspace
 
@@ -80,19 +81,44 @@ def parse_moment(value: str, what: str = "The date") -> datetime:
 
 
 def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -> Reply:
-    """Asks the store's running hub, or answers in this process if none runs."""
+    """Asks the store's running hub, or answers in this process if none runs.
+
+    A hub folder that is not private is never used: the answer then comes
+    from this process, with the reason as a notice, and no hub is started.
+    """
+    refused = None
     if ws.on_disk:
-        reply = ask(ws.path, request, progress)
-        if reply is not None:
-            return reply
+        try:
+            reply = ask(ws.path, request, progress)
+        except HubFolderError as exc:
+            refused = f"{exc.message} Answered without a hub."
+        else:
+            if reply is not None:
+                return reply
     from ctx.hub.server.service import Answerer
 
     answerer = Answerer(ws.store(), ws.clock, one_shot=True)
     reply = answerer.answer(request, progress)
+    if refused is not None:
+        return _noticed(reply, refused)
     config = answerer.config
     searched = request.op in ("recall", "search")
     if searched and ws.on_disk and config is not None and config.hub.autostart:
         start_hub(ws.path, config.hub.idle_minutes)
+    return reply
+
+
+def _noticed(reply: Reply, notice: str) -> Reply:
+    """Returns ``reply`` with ``notice`` added to what it answers."""
+    if reply.result is not None:
+        notices = (*reply.result.notices, notice)
+        reply.result = msgspec.structs.replace(reply.result, notices=notices)
+    elif reply.status is not None:
+        notices = (*reply.status.notices, notice)
+        reply.status = msgspec.structs.replace(reply.status, notices=notices)
+    elif reply.report is not None:
+        notices = (*reply.report.notices, notice)
+        reply.report = msgspec.structs.replace(reply.report, notices=notices)
     return reply
 
 
@@ -225,14 +251,30 @@ def reindex(
 
 
 def hub_status(ws: Workspace) -> HubStatus:
-    """Returns whether a hub serves the workspace's store, and where."""
+    """Returns whether a hub serves the workspace's store, and every hub of the user.
+
+    Raises:
+        HubFolderError: The folder for hub sockets is not private.
+    """
     reply = ask(ws.path, Request(op="ping"))
     pid = None if reply is None else reply.pid
-    return HubStatus(running=pid is not None, pid=pid, socket=str(socket_path(ws.path)))
+    hubs = tuple(running_hubs())
+    return HubStatus(
+        running=pid is not None,
+        pid=pid,
+        socket=str(socket_path(ws.path)),
+        store=str(ws.path),
+        hubs=hubs,
+        rss_bytes=sum(hub.rss_bytes or 0 for hub in hubs),
+    )
 
 
 def stop_hub(ws: Workspace) -> HubStopped:
-    """Stops the hub that serves the workspace's store, if one runs."""
+    """Stops the hub that serves the workspace's store, if one runs.
+
+    Raises:
+        HubFolderError: The folder for hub sockets is not private.
+    """
     reply = ask(ws.path, Request(op="stop"))
     pid = None if reply is None else reply.pid
     return HubStopped(stopped=pid is not None, pid=pid)
@@ -243,6 +285,7 @@ def run_hub(
     *,
     idle_minutes: float | None = None,
     ready: Callable[[HubStarted], None] | None = None,
+    autostarted: bool = False,
 ) -> None:
     """Serves the workspace's store in this process until stopped.
 
@@ -250,17 +293,20 @@ def run_hub(
         ws: The workspace (its store must exist on disk).
         idle_minutes: Return after this long without a request.
         ready: Called once requests are accepted.
+        autostarted: Started by a recall: counted towards the cap on such
+            hubs (``CTX_HUB_MAX``), and stopped first to make room.
 
     Raises:
         NotAStoreError: The user store does not exist yet.
         StoreBusyError: Another hub serves the store.
+        HubFolderError: The folder for hub sockets is not private.
     """
     if not ws.on_disk:
         raise NotAStoreError(
             "The user store does not exist yet.",
             hint="Remember something first, or `ctx init` a project store.",
         )
-    from ctx.hub.server.service import serve
+    from ctx.hub.server.listener import serve
 
     store = ws.store()
     assert store.path is not None
@@ -274,4 +320,5 @@ def run_hub(
         clock=ws.clock,
         ready=started,
         idle=None if idle_minutes is None else idle_minutes * 60,
+        autostarted=autostarted,
     )

@@ -1,5 +1,6 @@
 """Hermetic test environment: no CTX_* variables (but CTX_HUB_AUTOSTART=0),
-HOME in a temporary folder, a fixed clock for engine stores."""
+HOME in a temporary folder, a private runtime folder for hub sockets (so that
+no test meets another's hubs or the user's), a fixed clock for engine stores."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ def hermetic(
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("USER", "tester")
+    runtime = tmp_path_factory.mktemp("run")  # short: socket paths have ~100 bytes
+    runtime.chmod(0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     # Recall would start a background hub per store; tests that want one ask.
     monkeypatch.setenv("CTX_HUB_AUTOSTART", "0")
 

@@ -1,4 +1,4 @@
-"""``python -m ctx.hub.server STORE [--idle MINUTES]``: serve one store.
+"""``python -m ctx.hub.server STORE [--idle MINUTES] [--autostarted]``: serve one store.
 
 What a recall that finds no hub starts in the background
 (:func:`ctx.hub.server.client.start_hub`), so that the hub never needs the
@@ -27,6 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ctx.hub.server")
     parser.add_argument("store", help="the store folder")
     parser.add_argument("--idle", type=float, metavar="MINUTES", default=None)
+    parser.add_argument("--autostarted", action="store_true", help="by a recall")
     args = parser.parse_args(argv)
     from ctx.engine import CtxError
     from ctx.hub import HubStarted, Workspace, run_hub
@@ -42,7 +43,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     workspace = Workspace.find(args.store)
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            run_hub(workspace, idle_minutes=args.idle, ready=ready)
+            run_hub(
+                workspace,
+                idle_minutes=args.idle,
+                ready=ready,
+                autostarted=args.autostarted,
+            )
     except CtxError as exc:
         sys.stderr.write(f"Error: {exc.message}\n")
         return exc.exit_code

@@ -3,7 +3,13 @@
 Imports nothing heavy: a recall answered by a hub costs this process only
 the socket round trip. ``CTX_NO_HUB=1`` makes every command work in-process;
 ``CTX_HUB_AUTOSTART=0`` keeps recall from starting a hub whatever the store's
-config says.
+config says; ``CTX_HUB_MAX`` caps the hubs that recalls start (default 4).
+
+A hub is believed only when its socket is in the user's private folder
+(:mod:`.private`), the process serving it runs as the same user (checked
+with ``SO_PEERCRED`` before the question is sent), and its reply names the
+store that was asked about. Anything else counts as no hub: the caller
+answers in its own process.
 """
 
 from __future__ import annotations
@@ -11,19 +17,29 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import struct
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 
 from ctx.engine import CtxError
-from ctx.hub.server.wire import Failure, Reply, Request, socket_path
+from ctx.hub.server.private import HubFolderError, open_log, socket_path
+from ctx.hub.server.registry import running_hubs
+from ctx.hub.server.wire import Failure, Reply, Request
 
-__all__ = ["HubError", "ask", "start_hub"]
+__all__ = ["DEFAULT_MAX_HUBS", "HubError", "ask", "hub_answers", "start_hub"]
 
+_CONNECT_TIMEOUT_S = 2.0  # a hub accepts at once; a full backlog fails at once
 _TIMEOUT_S = 300.0  # a hub catching up a large import may take a while
+_START_STALE_S = 60.0  # an autostart that is not listening by then failed
+DEFAULT_MAX_HUBS = 4
+"""Autostarted hubs one user may run at once (``CTX_HUB_MAX``): about 230 MB
+each with MiniLM loaded."""
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(Reply)
 
@@ -39,20 +55,61 @@ class HubError(CtxError):
         self.exit_code = exit_code
 
 
+def _same_user(conn: socket.socket) -> bool:
+    """Whether the process that serves ``conn`` runs as this user."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:  # not Linux: the private folder is the only guard
+        return True
+    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return bool(uid == os.getuid())
+
+
+def _names(reply: Reply, store: Path) -> bool:
+    """Whether ``reply`` says it is for the store at ``store``."""
+    return bool(reply.store) and Path(reply.store).resolve() == store.resolve()
+
+
+def hub_answers(path: Path) -> bool:
+    """Returns whether a server listens on the socket at ``path``.
+
+    A server too busy to accept (a full backlog, a timeout) still counts:
+    it is alive, and a second one would only lose the socket to it.
+    """
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(_CONNECT_TIMEOUT_S)
+    try:
+        probe.connect(str(path))
+    except (BlockingIOError, TimeoutError):
+        return True
+    except OSError:
+        return False  # no socket, or one that nothing listens on
+    finally:
+        probe.close()
+    return True
+
+
 def ask(
     store: Path,
     request: Request,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    timeout: float = _TIMEOUT_S,
 ) -> Reply | None:
     """Returns the hub's reply, or ``None`` when no hub answers for ``store``.
+
+    A hub that is not there, runs as another user, does not answer in time,
+    or answers for another store is no hub.
 
     Args:
         store: The store folder.
         request: What to ask.
         progress: Called with (done, total) as the hub reports progress.
+        timeout: Seconds to wait for the reply.
 
     Raises:
         HubError: The hub answered with an error.
+        HubFolderError: The folder for the hub's socket is not private.
     """
     if os.environ.get("CTX_NO_HUB"):
         return None
@@ -60,23 +117,28 @@ def ask(
     if not path.exists():
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.settimeout(_TIMEOUT_S)
+    conn.settimeout(_CONNECT_TIMEOUT_S)
     last: bytes | None = None
     try:
         conn.connect(str(path))
+        if not _same_user(conn):
+            return None  # before the question is sent
+        conn.settimeout(timeout)
         conn.sendall(_ENCODER.encode(request))
         conn.shutdown(socket.SHUT_WR)
         for line in conn.makefile("rb"):
             if last is not None and progress is not None:
-                _progress(last, progress)
+                _progress(last, store, progress)
             last = line
     except OSError:
-        return None  # no hub (a stale socket), or it died: answer in-process
+        return None  # no hub (a stale socket), a busy one, or it died
     finally:
         conn.close()
     try:
         reply = _DECODER.decode(last or b"")
     except msgspec.DecodeError:
+        return None
+    if not _names(reply, store):
         return None
     if reply.failure is not None:
         raise _error(reply.failure)
@@ -98,36 +160,95 @@ def _error(failure: Failure) -> CtxError:
     return HubError(failure.message, hint=failure.hint, exit_code=failure.exit_code)
 
 
-def _progress(line: bytes, progress: Callable[[int, int], None]) -> None:
+def _progress(line: bytes, store: Path, progress: Callable[[int, int], None]) -> None:
     with contextlib.suppress(msgspec.DecodeError):
         reply = _DECODER.decode(line)
-        if reply.progress is not None:
+        if reply.progress is not None and _names(reply, store):
             progress(*reply.progress)
+
+
+def _max_hubs() -> int:
+    try:
+        return max(int(os.environ.get("CTX_HUB_MAX", DEFAULT_MAX_HUBS)), 1)
+    except ValueError:
+        return DEFAULT_MAX_HUBS
+
+
+def _make_room() -> None:
+    """Stops the least recently used autostarted hubs, to start one more.
+
+    Hubs started by hand (``ctx hub start``) are neither counted nor stopped.
+    """
+    autostarted = [hub for hub in running_hubs() if hub.autostarted]
+    for hub in autostarted[: max(len(autostarted) - _max_hubs() + 1, 0)]:
+        with contextlib.suppress(CtxError):
+            ask(Path(hub.store), Request(op="stop"), timeout=_CONNECT_TIMEOUT_S)
+
+
+def _take(lock: Path) -> bool:
+    """Takes the start lock (``O_EXCL``); a lock left by a failed start expires."""
+    for _ in range(2):
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            os.close(os.open(lock, flags, 0o600))
+        except FileExistsError:
+            try:
+                age = time.time() - os.lstat(lock).st_mtime
+            except FileNotFoundError:
+                return False  # the hub it started listens now
+            if age < _START_STALE_S:
+                return False  # another recall is starting this store's hub
+            lock.unlink(missing_ok=True)
+        else:
+            return True
+    return False
 
 
 def start_hub(store: Path, idle_minutes: float) -> bool:
     """Starts a hub (``python -m ctx.hub.server``) for ``store`` in the background.
 
-    The hub runs in its own session (a terminal's ^C does not reach it) and
-    writes its output to ``hub-<hash>.log`` beside its socket. If another
-    hub wins the race for the socket, this one exits at once.
+    Only when no hub answers and no other recall is starting one: the first
+    takes a lock (``hub-<hash>.start``, removed by the hub once it listens,
+    or taken over after a minute if it never does). To stay under the cap
+    on autostarted hubs (``CTX_HUB_MAX``), the least recently used are
+    stopped first. The hub runs in its own session (a terminal's ^C does not
+    reach it) and appends its output to ``hub-<hash>.log`` beside its socket,
+    which is never opened through a symlink.
 
     Returns:
-        Whether a hub was started (not when ``CTX_NO_HUB`` is set or
-        ``CTX_HUB_AUTOSTART`` is ``0``).
+        Whether a hub was started (not when ``CTX_NO_HUB`` is set,
+        ``CTX_HUB_AUTOSTART`` is ``0``, a hub already answers or is being
+        started, or the private folder or the log cannot be used).
     """
     if os.environ.get("CTX_NO_HUB") or os.environ.get("CTX_HUB_AUTOSTART") == "0":
         return False
-    path = socket_path(store)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "ctx.hub.server", str(store)]
+    try:
+        path = socket_path(store)
+    except HubFolderError:
+        return False
+    if hub_answers(path) or not _take(path.with_suffix(".start")):
+        return False
+    argv = [sys.executable, "-m", "ctx.hub.server", str(store), "--autostarted"]
     argv += ["--idle", f"{idle_minutes:g}"]
-    with open(path.with_suffix(".log"), "wb") as log:
-        subprocess.Popen(
+    try:
+        _make_room()
+        log = open_log(path.with_suffix(".log"))
+    except (OSError, CtxError):
+        path.with_suffix(".start").unlink(missing_ok=True)
+        return False
+    try:
+        hub = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
             start_new_session=True,
         )
+    except OSError:
+        path.with_suffix(".start").unlink(missing_ok=True)
+        return False
+    finally:
+        os.close(log)
+    # Reaped when it exits, should this process (a lens, a server) outlive it.
+    threading.Thread(target=hub.wait, name="hub-reaper", daemon=True).start()
     return True

@@ -9,27 +9,26 @@ closes. Every line but the last only reports progress (a reindex says how far
 it is); the last holds the result or the failure. Light to import
 (msgspec only): the command line uses it before deciding to load the hub.
 
-The socket lives in ``<tmp>/ctx-<uid>/`` (mode 0700), named by a hash of the
-store's path: Unix socket paths are limited to about 100 bytes, and a store's
-own folder can be deeper than that.
+The socket lives in the user's private folder (:mod:`.private`), named by a
+hash of the store's path. The client believes a reply only from a server run
+by the same user (``SO_PEERCRED``) and naming the store it asked about
+(:attr:`Reply.store`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
 from datetime import datetime
-from pathlib import Path
 from typing import Literal
 
 import msgspec
 
 from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.results import RecallResult
+from ctx.hub.server.private import socket_path
 
 __all__ = [
     "Failure",
+    "HubEntry",
     "HubStarted",
     "HubStatus",
     "HubStopped",
@@ -80,7 +79,9 @@ class Reply(msgspec.Struct, kw_only=True):
 
     The last line holds what was asked (``result`` for recall and search,
     ``status`` or ``report``) or a ``failure``; a line with ``progress``
-    (done, total) before it says how far a reindex is.
+    (done, total) before it says how far a reindex is. Every line from a hub
+    names its ``store`` (the path it serves); a client ignores a line that
+    names another.
     """
 
     result: RecallResult | None = None
@@ -100,12 +101,36 @@ class HubStarted(msgspec.Struct, frozen=True, kw_only=True):
     pid: int
 
 
+class HubEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One hub the user runs, as listed in the private folder.
+
+    ``autostarted``: started by a recall (counted towards the cap on such
+    hubs, and stopped first when the cap is reached, least recently used
+    first); ``rss_bytes``: its resident memory, where the system says.
+    """
+
+    store: str
+    pid: int
+    socket: str
+    autostarted: bool
+    started: datetime
+    last_used: datetime
+    rss_bytes: int | None = None
+
+
 class HubStatus(msgspec.Struct, frozen=True, kw_only=True):
-    """Whether a hub serves a store, and where (``ctx hub status``)."""
+    """Whether a hub serves a store, and where (``ctx hub status``).
+
+    ``hubs``: every hub this user runs (this store's among them), with its
+    memory; ``rss_bytes``: their resident memory together.
+    """
 
     running: bool
     pid: int | None
     socket: str
+    store: str = ""
+    hubs: tuple[HubEntry, ...] = ()
+    rss_bytes: int = 0
 
 
 class HubStopped(msgspec.Struct, frozen=True, kw_only=True):
@@ -113,11 +138,3 @@ class HubStopped(msgspec.Struct, frozen=True, kw_only=True):
 
     stopped: bool
     pid: int | None
-
-
-def socket_path(store: Path) -> Path:
-    """Returns where the hub of the store at ``store`` listens."""
-    digest = hashlib.blake2b(
-        str(store.resolve()).encode("utf-8"), digest_size=10
-    ).hexdigest()
-    return Path(tempfile.gettempdir()) / f"ctx-{os.getuid()}" / f"hub-{digest}.sock"

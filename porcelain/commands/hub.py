@@ -98,7 +98,9 @@ def stop(state: CtxState, as_json: bool) -> None:
 @json_option
 @pass_state
 def status(state: CtxState, as_json: bool) -> None:
-    """Show whether a hub serves the store, and where
+    """Show whether a hub serves the store, and every hub you run
+
+    Each hub is listed with its store, its process and its resident memory.
 
     \b
     Example:
@@ -107,10 +109,24 @@ def status(state: CtxState, as_json: bool) -> None:
     status = ctx.hub.hub_status(state.workspace())
     if as_json:
         echo_json(status)
-    elif status.pid is None:
+        return
+    if status.pid is None:
         echo("No hub is running for this store; recall loads the indexes itself.")
     else:
         echo(f"A hub (pid {status.pid}) serves this store on {status.socket}.")
+    if status.hubs:
+        count = len(status.hubs)
+        echo(
+            f"You run {count} hub{'s' if count != 1 else ''} "
+            f"({_megabytes(status.rss_bytes)} resident):"
+        )
+    for hub in status.hubs:
+        how = "started by a recall" if hub.autostarted else "started by hand"
+        echo(f"  pid {hub.pid:<7} {_megabytes(hub.rss_bytes):>8}  {hub.store} ({how})")
+
+
+def _megabytes(size: int | None) -> str:
+    return "? MB" if size is None else f"{size / 1e6:.0f} MB"
 
 
 COMMANDS = [hub_group]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from integration_support import start_worker, wall_clock
+from integration_support import run_ctx, start_hub_process, start_worker, wall_clock
 
 from ctx.engine import Store
 
@@ -35,3 +35,23 @@ def worker() -> Iterator[Callable[..., subprocess.Popen[str]]]:
         if proc.poll() is None:
             proc.kill()
         proc.communicate()
+
+
+@pytest.fixture
+def hub_store(store_path: Path) -> Path:
+    """A store on disk with two memories, embedded by the hashing embedder."""
+    with (store_path / "config.toml").open("a", encoding="utf-8") as f:
+        f.write('\n[embedder]\nkind = "hashing"\n')
+    for text in ("We chose Postgres for the queue", "The API listens on 8080"):
+        assert run_ctx(store_path, "remember", text).returncode == 0
+    return store_path
+
+
+@pytest.fixture
+def hub(hub_store: Path) -> Iterator[subprocess.Popen[str]]:
+    """`ctx hub start` serving ``hub_store``, killed after the test."""
+    proc = start_hub_process(hub_store)
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.communicate(timeout=30)

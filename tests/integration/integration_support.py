@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -115,3 +116,25 @@ def run_ctx(
         check=False,
         env={**os.environ, **(env or {})},
     )
+
+
+def start_hub_process(store: Path) -> subprocess.Popen[str]:
+    """Starts `ctx hub start` on a store; returns once it listens."""
+    proc = subprocess.Popen(
+        [str(CTX), "--store", str(store), "hub", "start"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert "listening on" in line, (line, proc.stderr.read() if proc.stderr else "")
+    return proc
+
+
+def wait_for(predicate: Callable[[], bool], seconds: float = 60.0) -> None:
+    """Waits until ``predicate()`` holds, failing after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)

@@ -7,46 +7,20 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from integration_support import CTX, run_ctx
+from integration_support import run_ctx, start_hub_process, wait_for, wall_clock
 
+from ctx.engine import Store
 from ctx.hub.server.wire import socket_path
 
 NOW = "2026-03-20T12:00"
 
 
-def _start(store: Path) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
-        [str(CTX), "--store", str(store), "hub", "start"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert "listening on" in line, (line, proc.stderr.read() if proc.stderr else "")
-    return proc
-
-
 @pytest.fixture
-def store(store_path: Path) -> Path:
-    with (store_path / "config.toml").open("a", encoding="utf-8") as f:
-        f.write('\n[embedder]\nkind = "hashing"\n')
-    for text in ("We chose Postgres for the queue", "The API listens on 8080"):
-        assert run_ctx(store_path, "remember", text).returncode == 0
-    return store_path
-
-
-@pytest.fixture
-def hub(store: Path) -> Iterator[subprocess.Popen[str]]:
-    proc = _start(store)
-    yield proc
-    if proc.poll() is None:
-        proc.kill()
-    proc.communicate(timeout=30)
+def store(hub_store: Path) -> Path:
+    return hub_store
 
 
 def _hits(result: subprocess.CompletedProcess[str]) -> list[str]:
@@ -65,11 +39,15 @@ def test_the_hub_answers_as_the_process_would(store: Path, hub) -> None:
         run_ctx(store, *search, env={"CTX_NO_HUB": "1"})
     )
     status = json.loads(run_ctx(store, "hub", "status", "--json").stdout)
-    assert status == {
+    assert {key: status[key] for key in ("running", "pid", "socket")} == {
         "running": True,
         "pid": hub.pid,
         "socket": str(socket_path(store)),
     }
+    [listed] = status["hubs"]
+    assert (listed["pid"], listed["autostarted"]) == (hub.pid, False)
+    assert listed["rss_bytes"] > 10_000_000
+    assert status["rss_bytes"] == listed["rss_bytes"]
 
 
 def test_the_hub_sees_new_commits_and_passes_errors_back(store: Path, hub) -> None:
@@ -91,13 +69,13 @@ def test_one_hub_per_store(store: Path, hub) -> None:
 
 
 def test_stop_and_sigterm_remove_the_socket(store: Path) -> None:
-    proc = _start(store)
+    proc = start_hub_process(store)
     stopped = json.loads(run_ctx(store, "hub", "stop", "--json").stdout)
     assert stopped == {"stopped": True, "pid": proc.pid}
     proc.communicate(timeout=30)
     assert proc.returncode == 0
     assert not socket_path(store).exists()
-    proc = _start(store)
+    proc = start_hub_process(store)
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=30)
     assert proc.returncode == 0
@@ -106,12 +84,12 @@ def test_stop_and_sigterm_remove_the_socket(store: Path) -> None:
 
 
 def test_a_killed_hub_leaves_recall_working(store: Path) -> None:
-    proc = _start(store)
+    proc = start_hub_process(store)
     proc.kill()
     proc.communicate(timeout=30)
     assert socket_path(store).exists()  # stale
     assert len(_hits(run_ctx(store, "recall", "postgres", "--json"))) >= 1
-    again = _start(store)  # takes the stale socket over
+    again = start_hub_process(store)  # takes the stale socket over
     assert run_ctx(store, "hub", "stop").returncode == 0
     again.communicate(timeout=30)
 
@@ -123,13 +101,6 @@ def _hub_pid(store: Path) -> int | None:
     return pid
 
 
-def _wait_for(predicate, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
-
-
 def test_recall_starts_a_hub_that_answers_next_and_exits_when_idle(
     store: Path,
 ) -> None:
@@ -139,7 +110,7 @@ def test_recall_starts_a_hub_that_answers_next_and_exits_when_idle(
     args = ("recall", "postgres queue", "--now", NOW, "--json")
     assert _hub_pid(store) is None
     first = run_ctx(store, *args, env=auto)
-    _wait_for(lambda: _hub_pid(store) is not None)
+    wait_for(lambda: _hub_pid(store) is not None)
     pid = _hub_pid(store)
     assert (
         run_ctx(store, "remember", "Postgres replaced the Redis queue").returncode == 0
@@ -147,7 +118,7 @@ def test_recall_starts_a_hub_that_answers_next_and_exits_when_idle(
     second = run_ctx(store, *args, env=auto)  # answered by the hub: sees the commit
     assert len(_hits(second)) == len(_hits(first)) + 1
     assert _hub_pid(store) == pid  # the same hub, not a second one
-    _wait_for(lambda: _hub_pid(store) is None, seconds=30)
+    wait_for(lambda: _hub_pid(store) is None, seconds=30)
     assert not socket_path(store).exists()
     assert "Hub stopped." in socket_path(store).with_suffix(".log").read_text()
 
@@ -236,3 +207,37 @@ def test_a_damaged_lexical_segment_under_a_running_hub_is_rebuilt(
     assert _hits(second) == before
     assert "Notice: " not in second.stderr
     assert _hub_pid(store) == hub.pid  # the same hub answered throughout
+
+
+def test_autostarted_hubs_are_capped_least_recently_used_first(
+    tmp_path: Path,
+) -> None:
+    # Issue 12: every store recalled started its own hub (~230 MB) for 15
+    # minutes, with no cap. CTX_HUB_MAX bounds them; the least recently used
+    # is stopped to make room.
+    stores = []
+    for name in "abc":
+        path = tmp_path / name / ".ctx"
+        Store.init(path, clock=wall_clock).close()
+        (path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+        assert run_ctx(path, "remember", f"Note {name}").returncode == 0
+        stores.append(path)
+    env = {"CTX_HUB_AUTOSTART": "1", "CTX_HUB_MAX": "2"}
+    try:
+        for path in stores:
+            assert run_ctx(path, "recall", "note", env=env).returncode == 0
+            wait_for(lambda path=path: _hub_pid(path) is not None)
+        wait_for(lambda: _hub_pid(stores[0]) is None, seconds=10)
+        status = run_ctx(stores[2], "hub", "status", "--json")
+        hubs = json.loads(status.stdout)["hubs"]
+        assert [Path(hub["store"]).resolve() for hub in hubs] == [
+            stores[1].resolve(),
+            stores[2].resolve(),
+        ]  # least recently used first
+        assert all(hub["autostarted"] and hub["rss_bytes"] > 0 for hub in hubs)
+        text = run_ctx(stores[2], "hub", "status").stdout
+        assert "You run 2 hubs (" in text
+        assert str(stores[1]) in text
+    finally:
+        for path in stores:
+            run_ctx(path, "hub", "stop")
