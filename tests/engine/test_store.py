@@ -8,6 +8,7 @@ from ctx.engine import (
     Draft,
     NotAStoreError,
     Store,
+    StoreBusyError,
     fsck,
     gc,
     list_memories,
@@ -133,3 +134,57 @@ def test_a_batch_with_repeated_content_writes_a_valid_pack(disk_store, intent, c
     assert again.snapshot(again.branch_tip("main")).read("x/199") == same
     assert fsck(again).ok
     again.close()
+
+
+def _count_up(snap, writer):
+    """A build that depends on the tip it is given: counter + 1, and a mark."""
+    count = int(snap.read("counter") or b"0")
+    return {"counter": str(count + 1).encode(), f"by/{writer}": b"x"}
+
+
+def test_a_write_is_rebuilt_on_a_tip_that_moved_under_it(store, intent, clock):
+    # Another writer (a second Store on the same repository, which an
+    # in-memory store does not lock) commits on main after our build has
+    # read the tip and before our ref moves: the compare-and-swap must fail,
+    # and our change must be rebuilt on the other writer's commit.
+    other = Store(store.repo, None, clock=clock)
+    start = store.branch_tip("main")
+    seen, theirs = [], []
+
+    def ours(snap):
+        seen.append(snap.commit)
+        if len(seen) == 1:
+            theirs.append(
+                other.write("main", intent, "theirs", lambda s: _count_up(s, "theirs"))
+            )
+        return _count_up(snap, "ours")
+
+    result = store.write("main", intent, "ours", ours)
+
+    assert seen == [start, theirs[0].id]  # built twice, the second time on theirs
+    assert result.parents == (theirs[0].id,)
+    assert theirs[0].parents == (start,)
+    assert store.branch_tip("main") == result.id
+    tree = store.snapshot(result.id)
+    assert tree.read("counter") == b"2"  # both increments, none lost
+    assert tree.read("by/theirs") == tree.read("by/ours") == b"x"
+    assert [(e.old, e.new) for e in store.reflog("main")][-2:] == [
+        (start, theirs[0].id),
+        (theirs[0].id, result.id),
+    ]
+
+
+def test_a_write_gives_up_when_the_branch_keeps_moving(store, intent, clock):
+    other = Store(store.repo, None, clock=clock)
+    calls = []
+
+    def ours(snap):
+        calls.append(snap.commit)
+        other.write("main", intent, "theirs", lambda s: _count_up(s, "theirs"))
+        return _count_up(snap, "ours")
+
+    with pytest.raises(StoreBusyError, match="kept moving; gave up after 20 tries"):
+        store.write("main", intent, "ours", ours)
+    assert len(calls) == 20
+    assert store.snapshot(store.branch_tip("main")).read("counter") == b"20"
+    assert store.snapshot(store.branch_tip("main")).read("by/ours") is None
