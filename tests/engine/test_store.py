@@ -1,4 +1,6 @@
+import fcntl
 import os
+import threading
 
 import pytest
 from dulwich.repo import Repo
@@ -6,6 +8,7 @@ from dulwich.repo import Repo
 from ctx.engine import (
     ConflictError,
     Draft,
+    InvalidInputError,
     NotAStoreError,
     Store,
     StoreBusyError,
@@ -188,3 +191,48 @@ def test_a_write_gives_up_when_the_branch_keeps_moving(store, intent, clock):
     assert len(calls) == 20
     assert store.snapshot(store.branch_tip("main")).read("counter") == b"20"
     assert store.snapshot(store.branch_tip("main")).read("by/ours") is None
+
+
+def test_every_write_takes_the_store_lock(disk_store, intent):
+    # A write must hold the store's flock (and let it go after): taken by
+    # someone else, the write waits for it and then gives up, writing nothing.
+    remember(disk_store, Draft(text="first"), intent)
+    tip = disk_store.branch_tip("main")
+    disk_store.lock_timeout = 0.2
+    fd = os.open(disk_store.path / "lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with pytest.raises(StoreBusyError, match="Another writer held the store"):
+            remember(disk_store, Draft(text="second"), intent)
+    finally:
+        os.close(fd)
+    assert disk_store.branch_tip("main") == tip
+    # Held for a moment only, the lock is waited for.
+    disk_store.lock_timeout = 10
+    fd = os.open(disk_store.path / "lock", os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    release = threading.Timer(0.2, os.close, [fd])
+    release.start()
+    remember(disk_store, Draft(text="third"), intent)
+    release.join()
+    assert (disk_store.path / "lock").stat().st_mode & 0o777 == 0o644 & ~_umask()
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_the_store_lock_is_reentrant(disk_store):
+    disk_store.lock_timeout = 0.2
+    with disk_store.locked():
+        with disk_store.locked():
+            pass
+        with disk_store.locked():  # still held: not taken a second time
+            pass
+
+
+def test_a_write_to_a_bad_branch_name_is_refused(store, intent):
+    with pytest.raises(InvalidInputError, match="not a valid branch name"):
+        store.write("a..b", intent, "x", lambda snap: {}, allow_empty=True)

@@ -181,6 +181,7 @@ remember(store, Draft(text="never acknowledged"), Intent(agent="t", intent="obse
 def _write_past_a_lock(store_path: Path, text: str) -> tuple[str, float]:
     """Writes ``text`` on main; returns the new commit's parent and the time."""
     with opened(store_path) as store:
+        store.lock_timeout = 10  # a wait this long is a failure here
         started = time.monotonic()
         result = remember(store, Draft(text=text), Intent(agent="t", intent="observe"))
         elapsed = time.monotonic() - started
@@ -299,3 +300,32 @@ def test_a_young_ref_lock_held_too_long_fails_the_write(store_path: Path) -> Non
             remember(store, Draft(text="refused"), Intent(agent="t", intent="observe"))
     assert lock.exists()
     assert ref.read_bytes() == tip
+
+
+@pytest.mark.parametrize(
+    ("note", "lock_name", "offset"),
+    [
+        (b"refs/heads/main\n", "refs/heads/main.lock", -5),  # git's, before the note
+        (b"refs/heads/main\n", "refs/heads/main.lock", 5),  # git's, after the death
+        (b"refs/heads/../../outside\n", "outside.lock", 0),  # a note to distrust
+    ],
+)
+def test_a_ref_lock_the_dead_writer_did_not_make_is_kept(
+    store_path: Path, note: bytes, lock_name: str, offset: int
+) -> None:
+    noted = time.time() - 100
+    (store_path / "lock").write_bytes(note)
+    os.utime(store_path / "lock", (noted, noted))
+    lock = store_path / "git" / lock_name
+    lock.write_bytes(b"")
+    os.utime(lock, (noted + offset, noted + offset))
+    main_lock = store_path / "git" / "refs" / "heads" / "main.lock"
+    with opened(store_path) as store:
+        store.lock_timeout = 0.3
+        if main_lock.exists():
+            with pytest.raises(StoreBusyError, match="stayed locked"):
+                remember(store, Draft(text="x"), Intent(agent="t", intent="observe"))
+        else:
+            remember(store, Draft(text="x"), Intent(agent="t", intent="observe"))
+    assert lock.exists()
+    assert (store_path / "lock").read_bytes() == b""  # the note was read once
