@@ -2,6 +2,11 @@
 
 ``flock`` locks belong to the open file, so the kernel drops them when the
 holder exits, even by SIGKILL: a crashed writer never wedges the store.
+
+The lock file also holds a note: the ref its holder is moving right now, set
+just before a ref update and cleared just after. A holder that finds a note
+on taking the lock knows that the previous holder died mid-move, and which
+ref's ``.lock`` file it may have left (see ``Store`` in ``store.py``).
 """
 
 from __future__ import annotations
@@ -16,11 +21,45 @@ from pathlib import Path
 
 from ctx.engine.errors import ReadOnlyStoreError, StoreBusyError, StoreError
 
-__all__ = ["write_lock"]
+__all__ = ["HeldLock", "write_lock"]
+
+
+class HeldLock:
+    """The store's lock while it is held, with the note of the ref being moved.
+
+    Args:
+        fd: The open, locked lock file.
+
+    Attributes:
+        previous: The ref a dead previous holder was moving, or ``b""``.
+        previous_ns: When that note was written (the lock file's mtime).
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        note = os.pread(fd, 4096, 0)
+        complete = note.endswith(b"\n") and note.count(b"\n") == 1
+        self.previous = note[:-1] if complete else b""
+        self.previous_ns = os.fstat(fd).st_mtime_ns
+
+    def announce(self, ref: bytes) -> None:
+        """Notes that the holder is about to take ``ref``'s lock."""
+        note = ref + b"\n"
+        os.pwrite(self._fd, note, 0)
+        os.ftruncate(self._fd, len(note))
+
+    def clear(self) -> None:
+        """Notes that the holder holds no ref lock."""
+        os.ftruncate(self._fd, 0)
+
+    def now_ns(self) -> int:
+        """Returns the file system's time now, the clock of files' mtimes."""
+        os.utime(self._fd)
+        return os.fstat(self._fd).st_mtime_ns
 
 
 @contextmanager
-def write_lock(path: Path, timeout: float) -> Iterator[None]:
+def write_lock(path: Path, timeout: float) -> Iterator[HeldLock]:
     """Holds the exclusive lock file ``path`` for the duration of the block.
 
     Raises:
@@ -51,6 +90,6 @@ def write_lock(path: Path, timeout: float) -> Iterator[None]:
                     ) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.02)
-        yield
+        yield HeldLock(fd)
     finally:
         os.close(fd)

@@ -31,12 +31,12 @@ from dulwich.errors import NotGitRepository
 from dulwich.file import FileLocked
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
-from dulwich.refs import Ref, check_ref_format
+from dulwich.refs import DiskRefsContainer, Ref, check_ref_format
 from dulwich.repo import BaseRepo, MemoryRepo, Repo
 from dulwich.trailers import Trailer, format_trailers, parse_trailers
 
 from ctx.engine import _trees
-from ctx.engine._lock import write_lock
+from ctx.engine._lock import HeldLock, write_lock
 from ctx.engine._packs import write_pack
 from ctx.engine.errors import (
     CommitNotFoundError,
@@ -64,6 +64,7 @@ _PACK_THRESHOLD = 64
 _HEADS = b"refs/heads/"
 _HEAD = Ref(b"HEAD")
 _MOVED = object()
+_STALE_REF_LOCK_NS = 600 * 1_000_000_000  # ten minutes
 
 
 class CommitInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -176,6 +177,7 @@ class Store:
         self.clock = clock
         self.lock_timeout = lock_timeout
         self._lock_depth = 0
+        self._held: HeldLock | None = None
         self._commits: dict[bytes, Commit] = {}
         self.caches: dict[str, object] = {}
         """Derived state kept for the life of this object (e.g. adjacency)."""
@@ -328,50 +330,91 @@ class Store:
     ) -> None:
         """Moves (creates, deletes) a branch with compare-and-swap, logged.
 
-        Must be called with the lock held (see :meth:`locked`).
+        Must be called with the lock held (see :meth:`locked`). A ref
+        ``.lock`` file held by stock git is waited for, up to the store's
+        lock timeout; one older than ten minutes is taken as abandoned.
 
         Raises:
             ConflictError: the branch was not at ``old``.
+            StoreBusyError: the ref stayed locked for the whole timeout.
         """
         ref = _ref(branch)
         when, offset = _git_time(self.clock())
         who, text = _identity("ctx"), message.encode("utf-8")
         refs = self.repo.refs
         old_id = ObjectID(old.encode()) if old else None
-        for attempt in range(200):
+        deadline = time.monotonic() + self.lock_timeout
+        while True:
             try:
-                if new is None:
-                    ok = refs.remove_if_equals(ref, old_id, who, when, offset, text)
-                elif old_id is None:
-                    ok = refs.add_if_new(
-                        ref, ObjectID(new.encode()), who, when, offset, text
-                    )
-                else:
-                    ok = refs.set_if_equals(
-                        ref, old_id, ObjectID(new.encode()), who, when, offset, text
-                    )
+                with self._moving(ref):
+                    if new is None:
+                        ok = refs.remove_if_equals(ref, old_id, who, when, offset, text)
+                    elif old_id is None:
+                        ok = refs.add_if_new(
+                            ref, ObjectID(new.encode()), who, when, offset, text
+                        )
+                    else:
+                        ok = refs.set_if_equals(
+                            ref, old_id, ObjectID(new.encode()), who, when, offset, text
+                        )
             except FileLocked as exc:
-                self._clear_stale_lock(exc.lockfilename, attempt)
+                self._wait_for_ref_lock(branch, os.fsdecode(exc.lockfilename), deadline)
                 continue
             if not ok:
                 raise ConflictError(f"Branch {branch!r} moved during the operation.")
             return
-        raise StoreBusyError(f"The ref of branch {branch!r} stayed locked.")
 
-    def _clear_stale_lock(self, lockfile: str | bytes, attempt: int) -> None:
-        # We hold the store lock, so a ref lock file is either a stock git
-        # command finishing (gone within milliseconds) or left by a writer
-        # that died mid-update: give it a moment, then remove it.
-        name = os.fsdecode(lockfile)
+    @contextmanager
+    def _moving(self, ref: Ref) -> Iterator[None]:
+        # The note in the store's lock file says which ref lock we may hold,
+        # so that the next writer can clear it if we die holding it.
+        held = self._held
+        if held is None:
+            yield
+            return
+        held.announce(ref)
         try:
-            age = time.time() - os.stat(name).st_mtime
+            yield
+        finally:
+            held.clear()
+
+    def _wait_for_ref_lock(self, branch: str, lockfile: str, deadline: float) -> None:
+        # We hold the store lock, so the ref lock is not a live ctx writer's
+        # (a dead one's was cleared when we took the store lock): it is stock
+        # git's, which may be slow (a hook, a loaded disk). Git never breaks
+        # a lock; we only remove one far older than any git command takes.
+        try:
+            mtime = os.stat(lockfile).st_mtime_ns
         except FileNotFoundError:
             return
-        if age > 1.0 or attempt > 50:
+        held = self._held
+        if held is not None and held.now_ns() - mtime > _STALE_REF_LOCK_NS:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(name)
-        else:
-            time.sleep(0.02)
+                os.unlink(lockfile)
+            return
+        if time.monotonic() >= deadline:
+            raise StoreBusyError(
+                f"Branch {branch!r} stayed locked by {lockfile}.",
+                hint="A git command may be running; if none is, remove that file.",
+            )
+        time.sleep(0.01)
+
+    def _clear_dead_writers_lock(self, held: HeldLock) -> None:
+        # The previous holder of the store lock died while moving the noted
+        # ref. A ref lock made after its note (within a second, the coarsest
+        # mtime step of common file systems) is its own: nobody else ever
+        # will finish it. An older lock is stock git's and is left alone.
+        ref, refs = held.previous, self.repo.refs
+        if not ref:
+            return
+        valid = ref.startswith(_HEADS) and check_ref_format(Ref(ref))
+        if valid and isinstance(refs, DiskRefsContainer):
+            lockfile = os.fsdecode(refs.refpath(Ref(ref))) + ".lock"
+            with contextlib.suppress(FileNotFoundError):
+                mtime = os.stat(lockfile).st_mtime_ns
+                if held.previous_ns <= mtime <= held.previous_ns + 1_000_000_000:
+                    os.unlink(lockfile)
+        held.clear()
 
     def reflog(self, branch: str) -> list[ReflogEntry]:
         """Returns every logged move of ``branch``, oldest first.
@@ -462,11 +505,14 @@ class Store:
             finally:
                 self._lock_depth -= 1
             return
-        with write_lock(self.path / "lock", self.lock_timeout):
+        with write_lock(self.path / "lock", self.lock_timeout) as held:
             self._lock_depth = 1
+            self._held = held
             try:
+                self._clear_dead_writers_lock(held)
                 yield
             finally:
+                self._held = None
                 self._lock_depth = 0
 
     def write(

@@ -49,14 +49,17 @@ def test_bad_branch_names_are_refused(store, name):
 
 
 def test_branch_errors(store, intent):
-    create_branch(store, "x")
-    with pytest.raises(ConflictError):
+    created = create_branch(store, "x")
+    assert (created.name, created.deleted) == ("x", False)
+    assert store.reflog("x")[-1].message == "ctx branch: created from HEAD"
+    with pytest.raises(ConflictError, match="Branch 'x' already exists"):
         create_branch(store, "x")
     with pytest.raises(RefNotFoundError):
         delete_branch(store, "nope")
     with pytest.raises(RefNotFoundError):
         remember(store, Draft(text="t"), intent, branch="nope")
-    delete_branch(store, "x")
+    deleted = delete_branch(store, "x")
+    assert (deleted.name, deleted.tip, deleted.deleted) == ("x", created.tip, True)
     assert [b.name for b in list_branches(store)] == ["main"]
 
 

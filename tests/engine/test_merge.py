@@ -40,6 +40,11 @@ def test_fast_forward_and_up_to_date(store, intent):
     again = merge(store, "agent", MERGER)
     assert again.up_to_date
     assert again.commit is None
+    remember(store, Draft(text="main moves on"), intent)
+    tip = store.branch_tip("main")
+    behind = merge(store, "agent", MERGER)  # agent is now an ancestor of main
+    assert behind.up_to_date
+    assert store.branch_tip("main") == tip
 
 
 def test_disjoint_changes_merge_with_two_parents(store, intent):
@@ -91,6 +96,8 @@ def test_a_real_clash_is_stored_as_a_conflict_and_resolved(store, intent):
     edit(store, mid, intent, body="theirs says B", branch="agent")
     result = merge(store, "agent", MERGER)
     assert [c.id for c in result.conflicts] == [mid]
+    assert result.commit is not None
+    assert result.commit.summary == "Merge agent into main (1 conflicts)"
     conflict = list_conflicts(store)[0]
     assert conflict.fields == ("body",)
     assert conflict.ours.body == "ours says A"

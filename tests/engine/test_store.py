@@ -1,4 +1,6 @@
+import fcntl
 import os
+import threading
 
 import pytest
 from dulwich.repo import Repo
@@ -6,8 +8,10 @@ from dulwich.repo import Repo
 from ctx.engine import (
     ConflictError,
     Draft,
+    InvalidInputError,
     NotAStoreError,
     Store,
+    StoreBusyError,
     fsck,
     gc,
     list_memories,
@@ -133,3 +137,102 @@ def test_a_batch_with_repeated_content_writes_a_valid_pack(disk_store, intent, c
     assert again.snapshot(again.branch_tip("main")).read("x/199") == same
     assert fsck(again).ok
     again.close()
+
+
+def _count_up(snap, writer):
+    """A build that depends on the tip it is given: counter + 1, and a mark."""
+    count = int(snap.read("counter") or b"0")
+    return {"counter": str(count + 1).encode(), f"by/{writer}": b"x"}
+
+
+def test_a_write_is_rebuilt_on_a_tip_that_moved_under_it(store, intent, clock):
+    # Another writer (a second Store on the same repository, which an
+    # in-memory store does not lock) commits on main after our build has
+    # read the tip and before our ref moves: the compare-and-swap must fail,
+    # and our change must be rebuilt on the other writer's commit.
+    other = Store(store.repo, None, clock=clock)
+    start = store.branch_tip("main")
+    seen, theirs = [], []
+
+    def ours(snap):
+        seen.append(snap.commit)
+        if len(seen) == 1:
+            theirs.append(
+                other.write("main", intent, "theirs", lambda s: _count_up(s, "theirs"))
+            )
+        return _count_up(snap, "ours")
+
+    result = store.write("main", intent, "ours", ours)
+
+    assert seen == [start, theirs[0].id]  # built twice, the second time on theirs
+    assert result.parents == (theirs[0].id,)
+    assert theirs[0].parents == (start,)
+    assert store.branch_tip("main") == result.id
+    tree = store.snapshot(result.id)
+    assert tree.read("counter") == b"2"  # both increments, none lost
+    assert tree.read("by/theirs") == tree.read("by/ours") == b"x"
+    assert [(e.old, e.new) for e in store.reflog("main")][-2:] == [
+        (start, theirs[0].id),
+        (theirs[0].id, result.id),
+    ]
+
+
+def test_a_write_gives_up_when_the_branch_keeps_moving(store, intent, clock):
+    other = Store(store.repo, None, clock=clock)
+    calls = []
+
+    def ours(snap):
+        calls.append(snap.commit)
+        other.write("main", intent, "theirs", lambda s: _count_up(s, "theirs"))
+        return _count_up(snap, "ours")
+
+    with pytest.raises(StoreBusyError, match="kept moving; gave up after 20 tries"):
+        store.write("main", intent, "ours", ours)
+    assert len(calls) == 20
+    assert store.snapshot(store.branch_tip("main")).read("counter") == b"20"
+    assert store.snapshot(store.branch_tip("main")).read("by/ours") is None
+
+
+def test_every_write_takes_the_store_lock(disk_store, intent):
+    # A write must hold the store's flock (and let it go after): taken by
+    # someone else, the write waits for it and then gives up, writing nothing.
+    remember(disk_store, Draft(text="first"), intent)
+    tip = disk_store.branch_tip("main")
+    disk_store.lock_timeout = 0.2
+    fd = os.open(disk_store.path / "lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with pytest.raises(StoreBusyError, match="Another writer held the store"):
+            remember(disk_store, Draft(text="second"), intent)
+    finally:
+        os.close(fd)
+    assert disk_store.branch_tip("main") == tip
+    # Held for a moment only, the lock is waited for.
+    disk_store.lock_timeout = 10
+    fd = os.open(disk_store.path / "lock", os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    release = threading.Timer(0.2, os.close, [fd])
+    release.start()
+    remember(disk_store, Draft(text="third"), intent)
+    release.join()
+    assert (disk_store.path / "lock").stat().st_mode & 0o777 == 0o644 & ~_umask()
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_the_store_lock_is_reentrant(disk_store):
+    disk_store.lock_timeout = 0.2
+    with disk_store.locked():
+        with disk_store.locked():
+            pass
+        with disk_store.locked():  # still held: not taken a second time
+            pass
+
+
+def test_a_write_to_a_bad_branch_name_is_refused(store, intent):
+    with pytest.raises(InvalidInputError, match="not a valid branch name"):
+        store.write("a..b", intent, "x", lambda snap: {}, allow_empty=True)

@@ -21,7 +21,15 @@ from integration_support import (
     wait_ready,
 )
 
-from ctx.engine import Store, create_branch, list_branches, list_memories, log
+from ctx.engine import (
+    Intent,
+    Snapshot,
+    Store,
+    create_branch,
+    list_branches,
+    list_memories,
+    log,
+)
 
 Worker = Callable[..., subprocess.Popen[str]]
 
@@ -244,3 +252,52 @@ def test_first_writes_create_the_user_store_once(
         summaries = [e.commit.summary for e in log(store)]
     assert summaries.count("Create the store") == 1
     _assert_linear(user_store, "main", len(agents) + 1)
+
+
+def test_a_write_is_rebuilt_when_stock_git_moves_the_branch_mid_write(
+    store_path: Path, tmp_path: Path
+) -> None:
+    # Stock git takes no ctx lock: it commits on main after ctx's build has
+    # read the tip and before ctx moves the ref. ctx's compare-and-swap must
+    # see it, and rebuild its change on git's commit instead of dropping it.
+    index = {"GIT_INDEX_FILE": str(tmp_path / "index")}
+    with opened(store_path) as store:
+        start = store.branch_tip("main")
+        seen: list[object] = []
+        theirs: list[str] = []
+
+        def build(snap: Snapshot) -> dict[str, bytes | None]:
+            seen.append(snap.commit)
+            if len(seen) == 1:
+                blob = run_git(
+                    store_path, "hash-object", "-w", "--stdin", input="by git\n"
+                ).stdout.strip()
+                run_git(store_path, "read-tree", start, env=index)
+                run_git(
+                    store_path,
+                    "update-index",
+                    "--add",
+                    "--cacheinfo",
+                    f"100644,{blob},from-git.txt",
+                    env=index,
+                )
+                tree = run_git(store_path, "write-tree", env=index).stdout.strip()
+                commit = run_git(
+                    store_path, "commit-tree", tree, "-p", start, "-m", "by git"
+                ).stdout.strip()
+                run_git(store_path, "update-ref", "refs/heads/main", commit, start)
+                theirs.append(commit)
+            present = snap.read("from-git.txt") is not None
+            return {"from-ctx.txt": b"git's file was there\n" if present else b"no\n"}
+
+        result = store.write("main", Intent(agent="t", intent="observe"), "ctx", build)
+        assert result is not None
+        assert seen == [start, theirs[0]]
+        assert result.parents == (theirs[0],)
+        assert store.branch_tip("main") == result.id
+        tree = store.snapshot(result.id)
+        assert tree.read("from-git.txt") == b"by git\n"
+        assert tree.read("from-ctx.txt") == b"git's file was there\n"
+    history = run_git(store_path, "rev-list", "main").stdout.split()
+    assert history == [result.id, theirs[0], start]
+    assert_healthy(store_path)

@@ -7,13 +7,23 @@ import os
 import random
 import signal
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from integration_support import assert_healthy, opened, run_git, wait_ready
+import pytest
+from integration_support import (
+    GIT,
+    assert_healthy,
+    git_env,
+    opened,
+    run_git,
+    wait_ready,
+)
 
-from ctx.engine import Draft, Intent, list_memories, remember
+from ctx.engine import Draft, Intent, StoreBusyError, list_memories, remember
 
 Worker = Callable[..., subprocess.Popen[str]]
 
@@ -152,26 +162,170 @@ def _wait_until(
         time.sleep(0.0002)
 
 
-def test_stale_ref_lock_is_cleared(store_path: Path) -> None:
-    lock = store_path / "git" / "refs" / "heads" / "main.lock"
-    lock.write_bytes(b"")
-    old = time.time() - 10
-    os.utime(lock, (old, old))
+_KILLED_HOLDING_THE_REF_LOCK = """
+import os, signal, sys
+from datetime import UTC, datetime
+from pathlib import Path
+from dulwich.refs import DiskRefsContainer
+from ctx.engine import Draft, Intent, Store, remember
+
+def die(*args, **kwargs):  # dulwich logs the move while it holds main.lock
+    os.kill(os.getpid(), signal.SIGKILL)
+
+DiskRefsContainer._log = die
+store = Store.open(Path(sys.argv[1]), clock=lambda: datetime.now(UTC))
+remember(store, Draft(text="never acknowledged"), Intent(agent="t", intent="observe"))
+"""
+
+
+def _write_past_a_lock(store_path: Path, text: str) -> tuple[str, float]:
+    """Writes ``text`` on main; returns the new commit's parent and the time."""
     with opened(store_path) as store:
-        tip = store.branch_tip("main")
+        store.lock_timeout = 10  # a wait this long is a failure here
         started = time.monotonic()
-        result = remember(
-            store,
-            Draft(text="written past a stale lock"),
-            Intent(agent="t", intent="observe"),
-        )
+        result = remember(store, Draft(text=text), Intent(agent="t", intent="observe"))
         elapsed = time.monotonic() - started
         assert result.commit is not None
-        assert result.commit.parents == (tip,)
         assert store.branch_tip("main") == result.commit.id
-        assert [r.memory.body for r in list_memories(store)] == [
-            "written past a stale lock"
-        ]
+        (parent,) = result.commit.parents
+        return parent, elapsed
+
+
+def test_a_killed_writers_ref_lock_is_cleared_at_once(store_path: Path) -> None:
+    lock = store_path / "git" / "refs" / "heads" / "main.lock"
+    tip = (store_path / "git" / "refs" / "heads" / "main").read_text().strip()
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_HOLDING_THE_REF_LOCK, str(store_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert lock.exists()
+    assert (store_path / "lock").read_bytes() == b"refs/heads/main\n"
+
+    parent, elapsed = _write_past_a_lock(store_path, "after the killed writer")
+    assert parent == tip
+    assert elapsed < 1  # no waiting: the dead writer's lock is known as such
     assert not lock.exists()
-    assert elapsed < 5
+    assert (store_path / "lock").read_bytes() == b""
+    with opened(store_path) as store:
+        assert [r.memory.body for r in list_memories(store)] == [
+            "after the killed writer"
+        ]
     assert_healthy(store_path)
+
+
+def test_a_slow_stock_git_keeps_its_ref_lock(store_path: Path) -> None:
+    # git update-ref holds main.lock from "prepare" to "commit", as any git
+    # command does while it moves a ref; here for longer than a second. ctx
+    # must wait for it, neither break the lock nor drop git's commit.
+    heads = store_path / "git" / "refs" / "heads"
+    start = (heads / "main").read_text().strip()
+    tree = run_git(store_path, "rev-parse", f"{start}^{{tree}}").stdout.strip()
+    theirs = run_git(
+        store_path, "commit-tree", tree, "-p", start, "-m", "slow git"
+    ).stdout.strip()
+    git = subprocess.Popen(
+        [GIT, "--git-dir", str(store_path / "git"), "update-ref", "--stdin"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=git_env(),
+    )
+    assert git.stdin is not None
+    assert git.stdout is not None
+    git.stdin.write(f"start\nupdate refs/heads/main {theirs} {start}\nprepare\n")
+    git.stdin.flush()
+    assert git.stdout.readline() == "start: ok\n"
+    assert git.stdout.readline() == "prepare: ok\n"
+    assert (heads / "main.lock").exists()
+
+    outcome: list[object] = []
+
+    def write() -> None:
+        try:
+            outcome.append(_write_past_a_lock(store_path, "waited"))
+        except BaseException as exc:  # reported by the test, not the thread
+            outcome.append(exc)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        time.sleep(1.3)
+        assert writer.is_alive(), outcome  # still waiting for git
+        assert (heads / "main.lock").exists()
+        out, err = git.communicate("commit\n", timeout=30)
+        assert git.returncode == 0, err
+        assert out == "commit: ok\n"
+    finally:
+        if git.poll() is None:
+            git.kill()
+            git.communicate()
+        writer.join(timeout=90)
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], tuple), outcome[0]
+    parent, _elapsed = outcome[0]
+    assert parent == theirs  # rebuilt on git's commit, which stays
+    history = run_git(store_path, "rev-list", "main").stdout.split()
+    assert history[1:] == [theirs, start]
+    assert_healthy(store_path)
+
+
+def test_an_abandoned_ref_lock_is_removed_once_old(store_path: Path) -> None:
+    lock = store_path / "git" / "refs" / "heads" / "main.lock"
+    tip = (store_path / "git" / "refs" / "heads" / "main").read_text().strip()
+    lock.write_bytes(b"")
+    old = time.time() - 3600
+    os.utime(lock, (old, old))
+    parent, elapsed = _write_past_a_lock(store_path, "written past a stale lock")
+    assert parent == tip
+    assert elapsed < 1
+    assert not lock.exists()
+    assert_healthy(store_path)
+
+
+def test_a_young_ref_lock_held_too_long_fails_the_write(store_path: Path) -> None:
+    lock = store_path / "git" / "refs" / "heads" / "main.lock"
+    ref = store_path / "git" / "refs" / "heads" / "main"
+    tip = ref.read_bytes()
+    lock.write_bytes(b"")
+    old = time.time() - 300  # five minutes: a slow git, not yet taken as dead
+    os.utime(lock, (old, old))
+    with opened(store_path) as store:
+        store.lock_timeout = 0.3
+        with pytest.raises(StoreBusyError, match=r"Branch 'main' stayed locked by "):
+            remember(store, Draft(text="refused"), Intent(agent="t", intent="observe"))
+    assert lock.exists()
+    assert ref.read_bytes() == tip
+
+
+@pytest.mark.parametrize(
+    ("note", "lock_name", "offset"),
+    [
+        (b"refs/heads/main\n", "refs/heads/main.lock", -5),  # git's, before the note
+        (b"refs/heads/main\n", "refs/heads/main.lock", 5),  # git's, after the death
+        (b"refs/heads/../../outside\n", "outside.lock", 0),  # a note to distrust
+    ],
+)
+def test_a_ref_lock_the_dead_writer_did_not_make_is_kept(
+    store_path: Path, note: bytes, lock_name: str, offset: int
+) -> None:
+    noted = time.time() - 100
+    (store_path / "lock").write_bytes(note)
+    os.utime(store_path / "lock", (noted, noted))
+    lock = store_path / "git" / lock_name
+    lock.write_bytes(b"")
+    os.utime(lock, (noted + offset, noted + offset))
+    main_lock = store_path / "git" / "refs" / "heads" / "main.lock"
+    with opened(store_path) as store:
+        store.lock_timeout = 0.3
+        if main_lock.exists():
+            with pytest.raises(StoreBusyError, match="stayed locked"):
+                remember(store, Draft(text="x"), Intent(agent="t", intent="observe"))
+        else:
+            remember(store, Draft(text="x"), Intent(agent="t", intent="observe"))
+    assert lock.exists()
+    assert (store_path / "lock").read_bytes() == b""  # the note was read once
