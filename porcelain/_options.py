@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 import msgspec
 
-import ctx.hub  # its names load when first used
 from ctx.engine import InvalidInputError
 from ctx.porcelain.output import echo
 
@@ -37,7 +36,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def now() -> datetime:
     """Returns the current local time, timezone aware (the CLI's clock)."""
-    return ctx.hub.local_now()
+    from ctx.hub import local_now
+
+    return local_now()
 
 
 class CtxState:
@@ -55,7 +56,9 @@ class CtxState:
     def workspace(self) -> Workspace:
         """Returns the workspace (``--store``, ``CTX_DIR``, ``.ctx/`` above, ...)."""
         if self._workspace is None:
-            self._workspace = ctx.hub.Workspace.find(self.explicit, clock=now)
+            from ctx.hub import Workspace
+
+            self._workspace = Workspace.find(self.explicit, clock=now)
         return self._workspace
 
     def close(self) -> None:
@@ -160,7 +163,9 @@ def read_text(text: str) -> str:
 
 def parse_when(value: str | None) -> datetime | None:
     """Parses ``--when`` (ISO 8601; no offset means local time)."""
-    return None if value is None else ctx.hub.parse_moment(value, "--when")
+    from ctx.hub import parse_moment
+
+    return None if value is None else parse_moment(value, "--when")
 
 
 _JSON = msgspec.json.Encoder(order="deterministic")

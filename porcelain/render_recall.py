@@ -8,7 +8,6 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING
 
-import ctx.hub  # its names load when first used
 from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:
@@ -61,7 +60,9 @@ def _text_hit(hit: Hit, overlay: bool) -> None:
 def render_recall(result: RecallResult, *, fmt: str, overlay: bool) -> None:
     """Prints a recall or search as text or as a markdown block."""
     if fmt == "markdown":
-        echo(ctx.hub.format_prompt(result, overlay=overlay))
+        from ctx.hub import format_prompt
+
+        echo(format_prompt(result, overlay=overlay))
         return
     if result.temporal:
         echo(f"Time: {', '.join(result.temporal)}")
@@ -74,7 +75,9 @@ def render_recall(result: RecallResult, *, fmt: str, overlay: bool) -> None:
         echo("Nothing matches.")
     for hit in result.hits:
         _text_hit(hit, overlay)
-    echo(f"-- {ctx.hub.recall_summary(result)}")
+    from ctx.hub import recall_summary
+
+    echo(f"-- {recall_summary(result)}")
 
 
 def render_index_status(status: IndexStatus) -> None:

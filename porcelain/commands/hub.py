@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-import ctx.hub
 from ctx.porcelain._options import CtxState, echo_json, json_option, pass_state
 from ctx.porcelain.output import echo
 
@@ -57,8 +56,9 @@ def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
       ctx hub start &
       ctx hub start --idle 60
     """
+    from ctx.hub import HubStarted, run_hub
 
-    def ready(started: ctx.hub.HubStarted) -> None:
+    def ready(started: HubStarted) -> None:
         if as_json:
             echo_json(started)
         else:
@@ -70,7 +70,7 @@ def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
 
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     with contextlib.suppress(KeyboardInterrupt):
-        ctx.hub.run_hub(state.workspace(), idle_minutes=idle_minutes, ready=ready)
+        run_hub(state.workspace(), idle_minutes=idle_minutes, ready=ready)
     if not as_json:
         echo("Hub stopped.")
 
@@ -85,7 +85,9 @@ def stop(state: CtxState, as_json: bool) -> None:
     Example:
       ctx hub stop
     """
-    stopped = ctx.hub.stop_hub(state.workspace())
+    from ctx.hub import stop_hub
+
+    stopped = stop_hub(state.workspace())
     if as_json:
         echo_json(stopped)
     elif stopped.pid is None:
@@ -106,7 +108,9 @@ def status(state: CtxState, as_json: bool) -> None:
     Example:
       ctx hub status --json
     """
-    status = ctx.hub.hub_status(state.workspace())
+    from ctx.hub import hub_status
+
+    status = hub_status(state.workspace())
     if as_json:
         echo_json(status)
         return

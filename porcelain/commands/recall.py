@@ -8,7 +8,6 @@ from datetime import datetime
 
 import click
 
-import ctx.hub
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -35,7 +34,9 @@ def _report(notices: Sequence[str], warnings: Sequence[str] = ()) -> None:
 
 
 def _moment(value: str | None, option: str) -> datetime | None:
-    return None if value is None else ctx.hub.parse_moment(value, option)
+    from ctx.hub import parse_moment
+
+    return None if value is None else parse_moment(value, option)
 
 
 def _format_option(func: click.decorators.FC) -> click.decorators.FC:
@@ -92,7 +93,9 @@ def recall(
       ctx recall "what did we decide about auth?" --budget 800
       ctx recall "deploys last week" --branch agent/alice --with main --explain
     """
-    result = ctx.hub.recall(
+    from ctx.hub import recall as hub_recall
+
+    result = hub_recall(
         state.workspace(),
         query,
         budget=budget,
@@ -142,7 +145,9 @@ def search(
       ctx search "postgres" --kind decision -n 5
       ctx search "get_usr_by_id" --fuzzy
     """
-    result = ctx.hub.search(
+    from ctx.hub import search as hub_search
+
+    result = hub_search(
         state.workspace(),
         query,
         limit=limit,
@@ -186,7 +191,9 @@ def reindex_command(state: CtxState, re_embed: bool, as_json: bool) -> None:
             # A carriage return of our own, to redraw the line: not escaped.
             click.echo(f"\rIndexed {done:,} of {total:,}", err=True, nl=done == total)
 
-    report = ctx.hub.reindex(state.workspace(), re_embed=re_embed, progress=progress)
+    from ctx.hub import reindex
+
+    report = reindex(state.workspace(), re_embed=re_embed, progress=progress)
     _report(report.notices, report.warnings)
     if as_json:
         echo_json(report)
@@ -214,7 +221,9 @@ def index_status_command(state: CtxState, as_json: bool) -> None:
     Example:
       ctx index status --json
     """
-    status = ctx.hub.index_status(state.workspace())
+    from ctx.hub import index_status
+
+    status = index_status(state.workspace())
     _report(status.notices)
     if as_json:
         echo_json(status)
