@@ -82,6 +82,9 @@ from .diff import (
 from .diff import (
     diff as diff,
 )
+from .diff import (
+    diff_range as diff_range,
+)
 from .errors import (
     CommitNotFoundError as CommitNotFoundError,
 )

@@ -10,6 +10,7 @@ from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:  # only for annotations: keep start-up light
     from ctx.engine import (
+        ChangedMemory,
         CommitInfo,
         Conflict,
         Diff,
@@ -96,8 +97,29 @@ def render_links(links: Sequence[LinkRecord]) -> None:
         echo(f"{rec.source} {rec.type} {rec.target}{extra}{reason}")
 
 
+def _field_changes(ch: ChangedMemory) -> list[tuple[str, str, str]]:
+    """Returns (field, old, new) for the kind, title and tags that changed."""
+    old, new = ch.old, ch.new
+    sides = {
+        "kind": (old.kind, new.kind),
+        "title": (old.title or "", new.title or ""),
+        "tags": (", ".join(old.tags), ", ".join(new.tags)),
+    }
+    return [
+        (name, before or "(none)", after or "(none)")
+        for name, (before, after) in sides.items()
+        if name in ch.fields
+    ]
+
+
 def render_diff(result: Diff) -> None:
-    """Prints memory-level changes, then link changes."""
+    """Prints memory-level changes, then link changes.
+
+    The body's change is a unified diff; kind, title and tags are shown
+    as ``old -> new``.
+    """
+    if result.from_merge_base:
+        echo(f"Since the merge base {result.base[:10]}:")
     for m in result.added:
         echo(f"+ {m.id}  {m.kind}  {headline(m)}", fg="green")
     for m in result.removed:
@@ -107,6 +129,8 @@ def render_diff(result: Diff) -> None:
         echo(
             f"~ {ch.new.id}  {ch.new.kind}  {headline(ch.new)}  [{fields}]", fg="yellow"
         )
+        for name, old, new in _field_changes(ch):
+            echo(f"    {name}: {old} -> {new}")
         if ch.old_path != ch.new_path:
             echo(f"    moved {ch.old_path} -> {ch.new_path}")
         for line in ch.body_diff.splitlines()[2:]:

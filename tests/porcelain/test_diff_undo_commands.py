@@ -1,0 +1,38 @@
+"""diff ranges (issue 16, "Diff, branches and undo as git users expect"):
+wiring and rendering."""
+
+import re
+
+
+def _split(ctx):
+    mid = ctx("remember", "Logs use local time", "--title", "Logs").stdout.strip()
+    ctx("branch", "agent")
+    new = ctx("remember", "Deploys on Fridays", "--branch", "agent").stdout.strip()
+    ctx("edit", mid, "--body", "Logs use UTC")
+    return mid, new
+
+
+def test_three_dot_diff_leaves_out_mains_own_edits(ctx):
+    mid, new = _split(ctx)
+    both = ctx("diff", "main", "agent").stdout
+    assert f"~ {mid}  fact  Logs  [body]" in both  # main's edit, shown reversed
+    since = ctx("diff", "main...agent").stdout
+    lines = since.splitlines()
+    assert re.fullmatch(r"Since the merge base [0-9a-f]{10}:", lines[0])
+    assert lines[1].startswith(f"+ {new}  fact  Deploys on Fridays")
+    assert mid not in since
+    assert lines[-1] == "1 added, 0 changed, 0 removed (1 memories); 0 link changes"
+    assert ctx("diff", "main..agent").stdout == both
+    assert ctx.json("diff", "main...agent")["from_merge_base"] is True
+
+
+def test_diff_shows_title_and_tag_changes(ctx):
+    mid = ctx("remember", "Port is 8080", "--title", "Port", "--tag", "x:a").stdout
+    mid = mid.strip()
+    ctx("branch", "agent")
+    ctx("edit", mid, "--title", "HTTP port", "--branch", "agent")
+    ctx("tag", mid, "x:b", "--branch", "agent")
+    out = ctx("diff", "main", "agent").stdout.splitlines()
+    assert out[0] == f"~ {mid}  fact  HTTP port  [title, tags]"
+    assert out[1] == "    title: Port -> HTTP port"
+    assert out[2] == "    tags: x:a -> x:a, x:b"
