@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 import msgspec
-from dulwich.objects import Commit
+from dulwich.graph import can_fast_forward
+from dulwich.objects import Commit, ObjectID
 from dulwich.objectspec import scan_for_short_id
 
 from ctx.engine.errors import CommitNotFoundError, ConflictError, InvalidInputError
@@ -169,11 +170,16 @@ def create_branch(store: Store, name: str, start: str | None = None) -> BranchRe
     return BranchResult(name=name, tip=commit, deleted=False)
 
 
-def delete_branch(store: Store, name: str) -> BranchResult:
+def delete_branch(store: Store, name: str, *, force: bool = False) -> BranchResult:
     """Deletes branch ``name``; its commits stay until ``gc``.
 
+    As ``git branch -d``, a branch whose tip no other branch contains is
+    kept unless ``force``: deleting it would leave its work reachable only
+    by commit id (the result's ``tip``).
+
     Raises:
-        ConflictError: it is the default (HEAD) branch.
+        ConflictError: it is the default (HEAD) branch, or its work is not
+            merged into any other branch and ``force`` is not set.
     """
     tip = store.branch_tip(name)
     if name == store.head_branch():
@@ -182,8 +188,25 @@ def delete_branch(store: Store, name: str) -> BranchResult:
             hint="`ctx switch` to another branch first.",
         )
     with store.locked():
+        tip = store.branch_tip(name)
+        if not force and not _merged(store, name, tip):
+            raise ConflictError(
+                f"Branch {name!r} has work not merged into any branch.",
+                hint=f"`ctx merge {name}` keeps it; `ctx branch -D {name}` "
+                "deletes it anyway.",
+            )
         store.move_branch(name, tip, None, "ctx branch: deleted")
     return BranchResult(name=name, tip=tip, deleted=True)
+
+
+def _merged(store: Store, name: str, tip: CommitId) -> bool:
+    """Returns whether another branch's tip has ``tip`` as an ancestor (or is it)."""
+    commit = ObjectID(tip.encode())
+    return any(
+        can_fast_forward(store.repo, commit, ObjectID(store.branch_tip(b).encode()))
+        for b in store.branches()
+        if b != name
+    )
 
 
 def switch_branch(store: Store, name: str) -> BranchInfo:

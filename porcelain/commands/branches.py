@@ -19,27 +19,49 @@ __all__ = ["COMMANDS"]
 
 @click.command()
 @click.argument("name")
+@click.argument("start_arg", metavar="[START]", required=False)
 @click.option("--from", "start", metavar="REV", help="Start point (default: HEAD).")
-@click.option("-d", "--delete", is_flag=True, help="Delete the branch instead.")
+@click.option(
+    "-d", "--delete", is_flag=True, help="Delete the branch if its work is merged."
+)
+@click.option(
+    "-D", "force_delete", is_flag=True, help="Delete the branch, merged or not."
+)
 @json_option
 @pass_state
 def branch(
-    state: CtxState, name: str, start: str | None, delete: bool, as_json: bool
+    state: CtxState,
+    name: str,
+    start_arg: str | None,
+    start: str | None,
+    delete: bool,
+    force_delete: bool,
+    as_json: bool,
 ) -> None:
-    """Create a branch (or delete one with -d)
+    """Create a branch at START (default: HEAD), or delete one with -d/-D
+
+    As in git, -d refuses a branch whose tip no other branch contains (its
+    work would be left behind); -D deletes it anyway. Either says the tip,
+    and the command that brings the branch back.
 
     \b
     Example:
       ctx branch agent/claude
-      ctx branch experiment --from main~3
+      ctx branch experiment main~3
       ctx branch -d experiment
     """
+    if start_arg and start:
+        raise click.UsageError("Give the start point once: START or --from.")
     store = state.store(write=True)
-    if delete:
-        result = engine.delete_branch(store, name)
-        message = f"Deleted branch {name} (was {result.tip[:10]})."
+    if delete or force_delete:
+        result = engine.delete_branch(store, name, force=force_delete)
+        tip = result.tip[:10]
+        message = (
+            f"Deleted branch {name} (was {tip}); "
+            f"`ctx branch {name} {tip}` brings it back."
+        )
     else:
-        result = engine.create_branch(store, name, start)
+        result = engine.create_branch(store, name, start_arg or start)
         message = f"Created branch {name} at {result.tip[:10]}."
     if as_json:
         echo_json(result)

@@ -1,14 +1,19 @@
-"""`A...B` diffs (issue 16, "Diff, branches and undo as git users expect")."""
+"""`A...B` diffs and git-like branch deletion (issue 16, "Diff, branches and
+undo as git users expect")."""
 
 import pytest
 
 from ctx.engine import (
+    ConflictError,
     Draft,
     InvalidInputError,
     create_branch,
+    delete_branch,
     diff,
     diff_range,
     edit,
+    list_branches,
+    merge,
     remember,
     resolve_revision,
 )
@@ -51,3 +56,28 @@ def test_a_range_and_a_second_revision_are_refused(store, intent):
     _split(store, intent)
     with pytest.raises(InvalidInputError, match=r"^Give either a range"):
         diff_range(store, "main...agent", "main")
+
+
+def test_delete_refuses_unmerged_work_unless_forced(store, intent):
+    create_branch(store, "exp")
+    remember(store, Draft(text="only on exp"), intent, branch="exp")
+    with pytest.raises(ConflictError) as info:
+        delete_branch(store, "exp")
+    assert str(info.value) == "Branch 'exp' has work not merged into any branch."
+    assert "-D" in (info.value.hint or "")
+    assert "exp" in [b.name for b in list_branches(store)]
+    tip = resolve_revision(store, "exp")
+    result = delete_branch(store, "exp", force=True)
+    assert (result.tip, result.deleted) == (tip, True)
+    # The tip's abbreviation that the CLI prints brings it back.
+    create_branch(store, "exp", tip[:10])
+    assert resolve_revision(store, "exp") == tip
+
+
+def test_delete_of_merged_work_needs_no_force(store, intent):
+    create_branch(store, "exp")
+    remember(store, Draft(text="on exp"), intent, branch="exp")
+    merge(store, "exp", intent)
+    assert delete_branch(store, "exp").deleted
+    create_branch(store, "fresh")  # nothing of its own: main has its tip
+    assert delete_branch(store, "fresh").deleted

@@ -1,5 +1,5 @@
-"""diff ranges (issue 16, "Diff, branches and undo as git users expect"):
-wiring and rendering."""
+"""diff ranges and branch -d/-D (issue 16, "Diff, branches and undo as git
+users expect"): wiring and rendering."""
 
 import re
 
@@ -36,3 +36,24 @@ def test_diff_shows_title_and_tag_changes(ctx):
     assert out[0] == f"~ {mid}  fact  HTTP port  [title, tags]"
     assert out[1] == "    title: Port -> HTTP port"
     assert out[2] == "    tags: x:a -> x:a, x:b"
+
+
+def test_branch_d_refuses_unmerged_work_and_tells_how_to_restore(ctx):
+    ctx("branch", "exp")
+    ctx("remember", "only on exp", "--branch", "exp")
+    refused = ctx("branch", "-d", "exp", code=5)
+    assert refused.stdout == ""
+    assert refused.stderr == (
+        "Error: Branch 'exp' has work not merged into any branch.\n"
+        "Hint: `ctx merge exp` keeps it; `ctx branch -D exp` deletes it anyway.\n"
+    )
+    tip = ctx.json("branches")[0]["tip"]
+    out = ctx("branch", "-D", "exp").stdout
+    assert out == (
+        f"Deleted branch exp (was {tip[:10]}); "
+        f"`ctx branch exp {tip[:10]}` brings it back.\n"
+    )
+    restore = re.search(r"`ctx (branch exp [0-9a-f]{10})`", out)
+    assert restore
+    ctx(*restore.group(1).split())
+    assert {b["name"]: b["tip"] for b in ctx.json("branches")}["exp"] == tip
