@@ -1,4 +1,4 @@
-"""Revisions and branches: resolving ``main~2``, creating, deleting, undo."""
+"""Revisions and branches: resolving ``main~2``, creating, deleting."""
 
 from __future__ import annotations
 
@@ -11,12 +11,11 @@ from dulwich.objectspec import scan_for_short_id
 
 from ctx.engine.errors import CommitNotFoundError, ConflictError, InvalidInputError
 from ctx.engine.ids import CommitId
-from ctx.engine.store import ReflogEntry, Store, check_branch_name
+from ctx.engine.store import Store, check_branch_name
 
 __all__ = [
     "BranchInfo",
     "BranchResult",
-    "UndoResult",
     "check_new_branch_name",
     "create_branch",
     "delete_branch",
@@ -24,7 +23,6 @@ __all__ = [
     "resolve_revision",
     "switch_branch",
     "target_branch",
-    "undo",
 ]
 
 _SUFFIX_RE = re.compile(r"(~\d*|\^\d*)")
@@ -53,15 +51,6 @@ class BranchResult(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     tip: CommitId
     deleted: bool
-
-
-class UndoResult(msgspec.Struct, frozen=True, kw_only=True):
-    """What ``undo`` did: which branch moved, from where to where."""
-
-    branch: str
-    old: CommitId
-    new: CommitId
-    undone: str
 
 
 def target_branch(store: Store, branch: str | None) -> str:
@@ -213,27 +202,3 @@ def switch_branch(store: Store, name: str) -> BranchInfo:
     """Makes ``name`` the default branch of every command."""
     store.set_head(name)
     return BranchInfo(name=name, tip=store.branch_tip(name), current=True)
-
-
-def undo(store: Store, branch: str | None = None) -> UndoResult:
-    """Moves a branch back by its last logged move.
-
-    The undo is itself a logged move, so a second ``undo`` restores what the
-    first one took back.
-
-    Raises:
-        InvalidInputError: the branch's last move was its creation.
-    """
-    name = target_branch(store, branch)
-    with store.locked():
-        tip = store.branch_tip(name)
-        entries: list[ReflogEntry] = [e for e in store.reflog(name) if e.new == tip]
-        if not entries or entries[-1].old is None:
-            raise InvalidInputError(
-                f"Branch {name!r} has no operation to undo.",
-                hint="`ctx log` shows its history.",
-            )
-        last = entries[-1]
-        assert last.old is not None
-        store.move_branch(name, tip, last.old, f"ctx undo: {last.message}")
-    return UndoResult(branch=name, old=tip, new=last.old, undone=last.message)

@@ -19,8 +19,10 @@ if TYPE_CHECKING:  # only for annotations: keep start-up light
         Memory,
         MemoryRecord,
         MergeResult,
+        Operation,
         StoreStatus,
         TraceNode,
+        UndoResult,
     )
 
 __all__ = [
@@ -31,8 +33,10 @@ __all__ = [
     "render_log",
     "render_memory",
     "render_merge",
+    "render_ops",
     "render_status",
     "render_trace",
+    "undo_line",
 ]
 
 
@@ -229,3 +233,26 @@ def render_trace(root: TraceNode) -> None:
             walk(child, prefix + ("   " if last else "│  "))
 
     walk(root, "")
+
+
+def render_ops(ops: Sequence[Operation]) -> None:
+    """Prints one line per operation: id, time, old -> new, message, agent."""
+    width = max((len(op.id) for op in ops), default=0)
+    for op in ops:
+        when = op.time.strftime("%Y-%m-%d %H:%M:%S")
+        old = op.old[:10] if op.old else "-" * 10
+        new = op.new[:10] if op.new else "-" * 10
+        echo(
+            f"{op.id:<{width}}  {when}  {old} -> {new}  {op.message}  {op.agent or '-'}"
+        )
+
+
+def undo_line(result: UndoResult) -> str:
+    """Returns the sentence that says what an undo did."""
+    moved = f"Moved {result.branch} from {result.old[:10]}"
+    if result.redo:
+        return f"{moved} forward to {result.new[:10]} (redid: {result.undone})."
+    if result.steps == 1:
+        return f"{moved} back to {result.new[:10]} (undid: {result.undone})."
+    to = f", to {result.to}" if result.to else ""
+    return f"{moved} back to {result.new[:10]} (undid {result.steps} operations{to})."

@@ -1,5 +1,5 @@
-"""diff ranges and branch -d/-D (issue 16, "Diff, branches and undo as git
-users expect"): wiring and rendering."""
+"""diff ranges, branch -d/-D, op log and undo N (issue 16, "Diff, branches and
+undo as git users expect"): wiring and rendering."""
 
 import re
 
@@ -57,3 +57,60 @@ def test_branch_d_refuses_unmerged_work_and_tells_how_to_restore(ctx):
     assert restore
     ctx(*restore.group(1).split())
     assert {b["name"]: b["tip"] for b in ctx.json("branches")}["exp"] == tip
+
+
+def test_op_log_lists_operations_newest_first(ctx):
+    mid = ctx("remember", "v1", "--agent", "alice").stdout.strip()
+    ctx("branch", "exp")
+    ctx("edit", mid, "--body", "v2", "--agent", "bob")
+    lines = ctx("op", "log").stdout.splitlines()
+    # The reflog keeps whole seconds: moves of two branches within one second
+    # are listed by branch name (tests/engine/test_oplog.py checks the order).
+    by_id = {line.split()[0]: line for line in lines}
+    assert [i for i in by_id if i.startswith("main")] == ["main@3", "main@2", "main@1"]
+    stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
+    assert re.fullmatch(
+        rf"main@3  {stamp}  [0-9a-f]{{10}} -> [0-9a-f]{{10}}  ctx refine: Edit "
+        rf"{mid}  bob",
+        by_id["main@3"],
+    ), lines
+    assert re.fullmatch(
+        rf"exp@1   {stamp}  {'-' * 10} -> [0-9a-f]{{10}}  "
+        r"ctx branch: created from HEAD  -",
+        by_id["exp@1"],
+    ), lines
+    ops = ctx.json("op", "log", "--branch", "exp")
+    assert [op["id"] for op in ops] == ["exp@1"]
+    assert ctx("op", "log", "-n", "1").stdout.splitlines() == lines[:1]
+
+
+def test_second_undo_says_redid(ctx):
+    mid = ctx("remember", "v1").stdout.strip()
+    ctx("edit", mid, "--body", "v2")
+    first = ctx("undo").stdout
+    assert f"(undid: ctx refine: Edit {mid})." in first
+    second = ctx("undo").stdout
+    assert re.fullmatch(
+        rf"Moved main from [0-9a-f]{{10}} forward to [0-9a-f]{{10}} "
+        rf"\(redid: ctx refine: Edit {mid}\)\.\n",
+        second,
+    ), second
+    assert "undid" not in second
+    assert ctx.json("show", mid)["memory"]["body"] == "v2"
+
+
+def test_undo_n_and_undo_to(ctx):
+    for text in ("a", "b", "c"):
+        ctx("remember", text)
+    out = ctx("undo", "2").stdout
+    assert re.fullmatch(
+        r"Moved main from [0-9a-f]{10} back to [0-9a-f]{10} "
+        r"\(undid 2 operations, to main@2\)\.\n",
+        out,
+    ), out
+    assert len(ctx.json("ls")) == 1
+    result = ctx.json("undo", "--to", "main@4")
+    assert (result["steps"], result["redo"]) == (1, True)
+    assert len(ctx.json("ls")) == 3
+    refused = ctx("undo", "--to", "nope", code=4)
+    assert refused.stderr.startswith("Error: 'nope' is not an operation id.\n")
