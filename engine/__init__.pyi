@@ -20,9 +20,6 @@ from .branches import (
     BranchResult as BranchResult,
 )
 from .branches import (
-    UndoResult as UndoResult,
-)
-from .branches import (
     create_branch as create_branch,
 )
 from .branches import (
@@ -36,9 +33,6 @@ from .branches import (
 )
 from .branches import (
     switch_branch as switch_branch,
-)
-from .branches import (
-    undo as undo,
 )
 from .catalog import (
     Catalog as Catalog,
@@ -81,6 +75,9 @@ from .diff import (
 )
 from .diff import (
     diff as diff,
+)
+from .diff import (
+    diff_range as diff_range,
 )
 from .errors import (
     CommitNotFoundError as CommitNotFoundError,
@@ -306,6 +303,18 @@ from .model import (
 )
 from .model import (
     headline as headline,
+)
+from .operations import (
+    Operation as Operation,
+)
+from .operations import (
+    UndoResult as UndoResult,
+)
+from .operations import (
+    op_log as op_log,
+)
+from .operations import (
+    undo as undo,
 )
 from .prime import (
     PrimeResult as PrimeResult,

@@ -1,21 +1,21 @@
-"""Revisions and branches: resolving ``main~2``, creating, deleting, undo."""
+"""Revisions and branches: resolving ``main~2``, creating, deleting."""
 
 from __future__ import annotations
 
 import re
 
 import msgspec
-from dulwich.objects import Commit
+from dulwich.graph import can_fast_forward
+from dulwich.objects import Commit, ObjectID
 from dulwich.objectspec import scan_for_short_id
 
 from ctx.engine.errors import CommitNotFoundError, ConflictError, InvalidInputError
 from ctx.engine.ids import CommitId
-from ctx.engine.store import ReflogEntry, Store, check_branch_name
+from ctx.engine.store import Store, check_branch_name
 
 __all__ = [
     "BranchInfo",
     "BranchResult",
-    "UndoResult",
     "check_new_branch_name",
     "create_branch",
     "delete_branch",
@@ -23,7 +23,6 @@ __all__ = [
     "resolve_revision",
     "switch_branch",
     "target_branch",
-    "undo",
 ]
 
 _SUFFIX_RE = re.compile(r"(~\d*|\^\d*)")
@@ -52,15 +51,6 @@ class BranchResult(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     tip: CommitId
     deleted: bool
-
-
-class UndoResult(msgspec.Struct, frozen=True, kw_only=True):
-    """What ``undo`` did: which branch moved, from where to where."""
-
-    branch: str
-    old: CommitId
-    new: CommitId
-    undone: str
 
 
 def target_branch(store: Store, branch: str | None) -> str:
@@ -169,11 +159,16 @@ def create_branch(store: Store, name: str, start: str | None = None) -> BranchRe
     return BranchResult(name=name, tip=commit, deleted=False)
 
 
-def delete_branch(store: Store, name: str) -> BranchResult:
+def delete_branch(store: Store, name: str, *, force: bool = False) -> BranchResult:
     """Deletes branch ``name``; its commits stay until ``gc``.
 
+    As ``git branch -d``, a branch whose tip no other branch contains is
+    kept unless ``force``: deleting it would leave its work reachable only
+    by commit id (the result's ``tip``).
+
     Raises:
-        ConflictError: it is the default (HEAD) branch.
+        ConflictError: it is the default (HEAD) branch, or its work is not
+            merged into any other branch and ``force`` is not set.
     """
     tip = store.branch_tip(name)
     if name == store.head_branch():
@@ -182,35 +177,28 @@ def delete_branch(store: Store, name: str) -> BranchResult:
             hint="`ctx switch` to another branch first.",
         )
     with store.locked():
+        tip = store.branch_tip(name)
+        if not force and not _merged(store, name, tip):
+            raise ConflictError(
+                f"Branch {name!r} has work not merged into any branch.",
+                hint=f"`ctx merge {name}` keeps it; `ctx branch -D {name}` "
+                "deletes it anyway.",
+            )
         store.move_branch(name, tip, None, "ctx branch: deleted")
     return BranchResult(name=name, tip=tip, deleted=True)
+
+
+def _merged(store: Store, name: str, tip: CommitId) -> bool:
+    """Returns whether another branch's tip has ``tip`` as an ancestor (or is it)."""
+    commit = ObjectID(tip.encode())
+    return any(
+        can_fast_forward(store.repo, commit, ObjectID(store.branch_tip(b).encode()))
+        for b in store.branches()
+        if b != name
+    )
 
 
 def switch_branch(store: Store, name: str) -> BranchInfo:
     """Makes ``name`` the default branch of every command."""
     store.set_head(name)
     return BranchInfo(name=name, tip=store.branch_tip(name), current=True)
-
-
-def undo(store: Store, branch: str | None = None) -> UndoResult:
-    """Moves a branch back by its last logged move.
-
-    The undo is itself a logged move, so a second ``undo`` restores what the
-    first one took back.
-
-    Raises:
-        InvalidInputError: the branch's last move was its creation.
-    """
-    name = target_branch(store, branch)
-    with store.locked():
-        tip = store.branch_tip(name)
-        entries: list[ReflogEntry] = [e for e in store.reflog(name) if e.new == tip]
-        if not entries or entries[-1].old is None:
-            raise InvalidInputError(
-                f"Branch {name!r} has no operation to undo.",
-                hint="`ctx log` shows its history.",
-            )
-        last = entries[-1]
-        assert last.old is not None
-        store.move_branch(name, tip, last.old, f"ctx undo: {last.message}")
-    return UndoResult(branch=name, old=tip, new=last.old, undone=last.message)

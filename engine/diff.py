@@ -6,16 +6,18 @@ import difflib
 
 import msgspec
 from dulwich.diff_tree import tree_changes
+from dulwich.graph import find_merge_base
 from dulwich.objects import ObjectID
 
 from ctx.engine.branches import resolve_revision
+from ctx.engine.errors import CommitNotFoundError, InvalidInputError
 from ctx.engine.ids import CommitId
 from ctx.engine.layout import is_memory_path, parse_link_path
 from ctx.engine.model import Memory, decode_link, decode_memory
 from ctx.engine.snapshot import LinkRecord
 from ctx.engine.store import Store
 
-__all__ = ["ChangedMemory", "Diff", "body_diff", "diff"]
+__all__ = ["ChangedMemory", "Diff", "body_diff", "diff", "diff_range"]
 
 
 class ChangedMemory(msgspec.Struct, frozen=True, kw_only=True):
@@ -30,7 +32,12 @@ class ChangedMemory(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Diff(msgspec.Struct, frozen=True, kw_only=True):
-    """What changed from ``base`` to ``target``."""
+    """What changed from ``base`` to ``target``.
+
+    ``from_merge_base`` says that ``base`` is the merge base of the two
+    revisions asked for (``A...B``): the diff holds only what ``B`` changed
+    since it split from ``A``.
+    """
 
     base: CommitId
     target: CommitId
@@ -39,6 +46,7 @@ class Diff(msgspec.Struct, frozen=True, kw_only=True):
     changed: tuple[ChangedMemory, ...]
     links_added: tuple[LinkRecord, ...]
     links_removed: tuple[LinkRecord, ...]
+    from_merge_base: bool = False
 
 
 def body_diff(old: str, new: str) -> str:
@@ -50,6 +58,38 @@ def body_diff(old: str, new: str) -> str:
 
 
 _FIELDS = ("kind", "title", "body", "tags", "created_at", "source", "meta")
+
+
+def diff_range(store: Store, spec: str, target: str | None = None) -> Diff:
+    """Compares the revisions a range names, as ``git diff`` reads it.
+
+    ``A B`` and ``A..B`` compare A with B; ``A`` alone compares A with HEAD.
+    ``A...B`` compares the merge base of A and B with B: what B changed
+    since it split from A, leaving out what A changed meanwhile. An empty
+    side of ``..`` or ``...`` is HEAD.
+
+    Raises:
+        InvalidInputError: a range and a second revision are both given.
+        CommitNotFoundError: a revision names nothing, or A and B share no
+            history (``A...B``).
+    """
+    dots = "..." if "..." in spec else ".." if ".." in spec else None
+    if dots is None:
+        return diff(store, spec, target or "HEAD")
+    if target is not None:
+        raise InvalidInputError(
+            f"Give either a range ({spec}) or two revisions, not both.",
+            hint=f"Use `ctx diff {spec}`.",
+        )
+    left, right = (side or "HEAD" for side in spec.split(dots, 1))
+    if dots == "..":
+        return diff(store, left, right)
+    a, b = resolve_revision(store, left), resolve_revision(store, right)
+    bases = find_merge_base(store.repo, [ObjectID(a.encode()), ObjectID(b.encode())])
+    if not bases:
+        raise CommitNotFoundError(f"Revisions {left!r} and {right!r} share no history.")
+    since = diff(store, bases[0].decode("ascii"), b)
+    return msgspec.structs.replace(since, from_merge_base=True)
 
 
 def diff(store: Store, base: str, target: str) -> Diff:

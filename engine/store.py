@@ -416,6 +416,25 @@ class Store:
                     os.unlink(lockfile)
         held.clear()
 
+    def logged_branches(self) -> list[str]:
+        """Returns every branch with a logged move, deleted ones too, sorted."""
+        if isinstance(self.repo, MemoryRepo):
+            names = {entry[0] for entry in self.repo._reflog}
+            return sorted(
+                name[len(_HEADS) :].decode("utf-8")
+                for name in names
+                if name.startswith(_HEADS)
+            )
+        assert isinstance(self.repo, Repo)
+        logs = Path(self.repo.controldir()) / "logs" / "refs" / "heads"
+        if not logs.is_dir():
+            return []
+        return sorted(
+            path.relative_to(logs).as_posix()
+            for path in logs.rglob("*")
+            if path.is_file()
+        )
+
     def reflog(self, branch: str) -> list[ReflogEntry]:
         """Returns every logged move of ``branch``, oldest first.
 

@@ -10,6 +10,7 @@ from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:  # only for annotations: keep start-up light
     from ctx.engine import (
+        ChangedMemory,
         CommitInfo,
         Conflict,
         Diff,
@@ -18,8 +19,10 @@ if TYPE_CHECKING:  # only for annotations: keep start-up light
         Memory,
         MemoryRecord,
         MergeResult,
+        Operation,
         StoreStatus,
         TraceNode,
+        UndoResult,
     )
 
 __all__ = [
@@ -30,8 +33,10 @@ __all__ = [
     "render_log",
     "render_memory",
     "render_merge",
+    "render_ops",
     "render_status",
     "render_trace",
+    "undo_line",
 ]
 
 
@@ -96,8 +101,29 @@ def render_links(links: Sequence[LinkRecord]) -> None:
         echo(f"{rec.source} {rec.type} {rec.target}{extra}{reason}")
 
 
+def _field_changes(ch: ChangedMemory) -> list[tuple[str, str, str]]:
+    """Returns (field, old, new) for the kind, title and tags that changed."""
+    old, new = ch.old, ch.new
+    sides = {
+        "kind": (old.kind, new.kind),
+        "title": (old.title or "", new.title or ""),
+        "tags": (", ".join(old.tags), ", ".join(new.tags)),
+    }
+    return [
+        (name, before or "(none)", after or "(none)")
+        for name, (before, after) in sides.items()
+        if name in ch.fields
+    ]
+
+
 def render_diff(result: Diff) -> None:
-    """Prints memory-level changes, then link changes."""
+    """Prints memory-level changes, then link changes.
+
+    The body's change is a unified diff; kind, title and tags are shown
+    as ``old -> new``.
+    """
+    if result.from_merge_base:
+        echo(f"Since the merge base {result.base[:10]}:")
     for m in result.added:
         echo(f"+ {m.id}  {m.kind}  {headline(m)}", fg="green")
     for m in result.removed:
@@ -107,6 +133,8 @@ def render_diff(result: Diff) -> None:
         echo(
             f"~ {ch.new.id}  {ch.new.kind}  {headline(ch.new)}  [{fields}]", fg="yellow"
         )
+        for name, old, new in _field_changes(ch):
+            echo(f"    {name}: {old} -> {new}")
         if ch.old_path != ch.new_path:
             echo(f"    moved {ch.old_path} -> {ch.new_path}")
         for line in ch.body_diff.splitlines()[2:]:
@@ -205,3 +233,26 @@ def render_trace(root: TraceNode) -> None:
             walk(child, prefix + ("   " if last else "│  "))
 
     walk(root, "")
+
+
+def render_ops(ops: Sequence[Operation]) -> None:
+    """Prints one line per operation: id, time, old -> new, message, agent."""
+    width = max((len(op.id) for op in ops), default=0)
+    for op in ops:
+        when = op.time.strftime("%Y-%m-%d %H:%M:%S")
+        old = op.old[:10] if op.old else "-" * 10
+        new = op.new[:10] if op.new else "-" * 10
+        echo(
+            f"{op.id:<{width}}  {when}  {old} -> {new}  {op.message}  {op.agent or '-'}"
+        )
+
+
+def undo_line(result: UndoResult) -> str:
+    """Returns the sentence that says what an undo did."""
+    moved = f"Moved {result.branch} from {result.old[:10]}"
+    if result.redo:
+        return f"{moved} forward to {result.new[:10]} (redid: {result.undone})."
+    if result.steps == 1:
+        return f"{moved} back to {result.new[:10]} (undid: {result.undone})."
+    to = f", to {result.to}" if result.to else ""
+    return f"{moved} back to {result.new[:10]} (undid {result.steps} operations{to})."

@@ -53,7 +53,8 @@ SCOPE = {
         "Store._store_objects",
     ],
     "engine/_lock.py": ["HeldLock.__init__", "HeldLock.announce", "write_lock"],
-    "engine/branches.py": ["create_branch", "delete_branch", "undo"],
+    "engine/branches.py": ["create_branch", "delete_branch"],
+    "engine/operations.py": ["undo"],
     "engine/merge.py": ["merge"],
 }
 

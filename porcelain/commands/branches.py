@@ -1,4 +1,4 @@
-"""Commands for branches: branch, branches, switch, undo."""
+"""Commands for branches: branch, branches, switch, op log, undo."""
 
 from __future__ import annotations
 
@@ -13,33 +13,56 @@ from ctx.porcelain._options import (
     pass_state,
 )
 from ctx.porcelain.output import echo
+from ctx.porcelain.render import render_ops, undo_line
 
 __all__ = ["COMMANDS"]
 
 
 @click.command()
 @click.argument("name")
+@click.argument("start_arg", metavar="[START]", required=False)
 @click.option("--from", "start", metavar="REV", help="Start point (default: HEAD).")
-@click.option("-d", "--delete", is_flag=True, help="Delete the branch instead.")
+@click.option(
+    "-d", "--delete", is_flag=True, help="Delete the branch if its work is merged."
+)
+@click.option(
+    "-D", "force_delete", is_flag=True, help="Delete the branch, merged or not."
+)
 @json_option
 @pass_state
 def branch(
-    state: CtxState, name: str, start: str | None, delete: bool, as_json: bool
+    state: CtxState,
+    name: str,
+    start_arg: str | None,
+    start: str | None,
+    delete: bool,
+    force_delete: bool,
+    as_json: bool,
 ) -> None:
-    """Create a branch (or delete one with -d)
+    """Create a branch at START (default: HEAD), or delete one with -d/-D
+
+    As in git, -d refuses a branch whose tip no other branch contains (its
+    work would be left behind); -D deletes it anyway. Either says the tip,
+    and the command that brings the branch back.
 
     \b
     Example:
       ctx branch agent/claude
-      ctx branch experiment --from main~3
+      ctx branch experiment main~3
       ctx branch -d experiment
     """
+    if start_arg and start:
+        raise click.UsageError("Give the start point once: START or --from.")
     store = state.store(write=True)
-    if delete:
-        result = engine.delete_branch(store, name)
-        message = f"Deleted branch {name} (was {result.tip[:10]})."
+    if delete or force_delete:
+        result = engine.delete_branch(store, name, force=force_delete)
+        tip = result.tip[:10]
+        message = (
+            f"Deleted branch {name} (was {tip}); "
+            f"`ctx branch {name} {tip}` brings it back."
+        )
     else:
-        result = engine.create_branch(store, name, start)
+        result = engine.create_branch(store, name, start_arg or start)
         message = f"Created branch {name} at {result.tip[:10]}."
     if as_json:
         echo_json(result)
@@ -83,26 +106,74 @@ def switch(state: CtxState, name: str, as_json: bool) -> None:
         echo(f"Switched to {name} ({info.tip[:10]}).")
 
 
+@click.group()
+def op() -> None:
+    """Show the operations that moved each branch
+
+    \b
+    Example:
+      ctx op log
+    """
+
+
+@op.command("log")
+@click.option("--branch", "-b", metavar="NAME", help="Only this branch's operations.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), help="Show at most N.")
+@json_option
+@pass_state
+def op_log(
+    state: CtxState, branch: str | None, limit: int | None, as_json: bool
+) -> None:
+    """List the operations that moved each branch, newest first
+
+    One line each: the operation's id (BRANCH@N, the N-th move of BRANCH),
+    time, old -> new tip, what moved it, and the agent whose commit it added
+    ("-" when it added none: a new branch, a delete, an undo). Deleted
+    branches are listed too. `ctx undo --to ID` goes back to an operation.
+
+    \b
+    Example:
+      ctx op log
+      ctx op log --branch agent/claude -n 10
+    """
+    ops = engine.op_log(state.store(), branch)[:limit]
+    if as_json:
+        echo_json(ops)
+    else:
+        render_ops(ops)
+
+
 @click.command()
+@click.argument("steps", metavar="[N]", type=click.IntRange(min=1), default=1)
+@click.option("--to", metavar="OP", help="Go back to where operation OP left it.")
 @branch_option
 @json_option
 @pass_state
-def undo(state: CtxState, branch: str | None, as_json: bool) -> None:
-    """Move a branch back by one operation; undo again to redo
+def undo(
+    state: CtxState, steps: int, to: str | None, branch: str | None, as_json: bool
+) -> None:
+    """Move a branch back by N operations (default 1); undo again to redo
+
+    N counts the branch's own operations (`ctx op log --branch B`), undos
+    included, as git's BRANCH@{N}: `ctx undo 2` puts the branch where it was
+    two operations ago. `--to OP` puts it where operation OP (an id from
+    `ctx op log`, e.g. main@7) left it. An undo is itself an operation: a
+    second `ctx undo` right after one redoes what it undid.
 
     \b
     Example:
       ctx undo
+      ctx undo 3
+      ctx undo --to main@7
       ctx undo --branch agent/claude
     """
-    result = engine.undo(state.store(write=True), branch)
+    if to is not None and steps != 1:
+        raise click.UsageError("Give either N or --to, not both.")
+    result = engine.undo(state.store(write=True), branch, steps=steps, to=to)
     if as_json:
         echo_json(result)
     else:
-        echo(
-            f"Moved {result.branch} from {result.old[:10]} back to {result.new[:10]} "
-            f"(undid: {result.undone})."
-        )
+        echo(undo_line(result))
 
 
-COMMANDS = [branch, branches, switch, undo]
+COMMANDS = [branch, branches, switch, op, undo]

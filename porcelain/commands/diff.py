@@ -12,21 +12,28 @@ __all__ = ["COMMANDS"]
 
 
 @click.command()
-@click.argument("base", metavar="A")
-@click.argument("target", metavar="B", required=False)
+@click.argument("spec", metavar="A")
+@click.argument("target", metavar="[B]", required=False)
 @json_option
 @pass_state
-def diff(state: CtxState, base: str, target: str | None, as_json: bool) -> None:
+def diff(state: CtxState, spec: str, target: str | None, as_json: bool) -> None:
     """Show memories added, changed and removed from A to B (default: HEAD)
 
-    A and B are branches, commits, or forms like HEAD~2 and main^.
+    A and B are branches, commits, or forms like HEAD~2 and main^. As in
+    git, `A..B` is `A B`, and `A...B` shows what B changed since it split
+    from A (from their merge base to B); an empty side is HEAD.
+
+    To review an agent's branch after main moved on, use `main...agent`:
+    `main agent` compares the two tips, so main's own later edits show up as
+    if the agent had reversed them.
 
     \b
     Example:
+      ctx diff main...agent/claude
       ctx diff main agent/claude
       ctx diff HEAD~3
     """
-    result = engine.diff(state.store(), base, target or "HEAD")
+    result = engine.diff_range(state.store(), spec, target)
     if as_json:
         echo_json(result)
     else:

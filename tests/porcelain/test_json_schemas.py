@@ -37,6 +37,7 @@ SCHEMAS: dict[str, Any] = {
     "merge": engine.MergeResult,
     "resolve": engine.ResolveResult,
     "undo": engine.UndoResult,
+    "op log": list[engine.Operation],
     "status": engine.StoreStatus,
     "gc": engine.GcReport,
     "fsck": engine.FsckReport,
@@ -129,6 +130,7 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     run("switch", "switch", "agent")
     ctx("switch", "main")
     run("undo", "undo")
+    run("op log", "op", "log")
     run("forget", "forget", old, "--reason", "replaced")
     run("tags", "tags")
     run("gc", "gc")
