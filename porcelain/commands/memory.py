@@ -48,6 +48,16 @@ def _tags(values: tuple[str, ...]) -> tuple[str, ...]:
     "--when", metavar="DATETIME", help="When it happened (ISO 8601; default now)."
 )
 @click.option("--pin", is_flag=True, help="Store under pinned/: always recalled first.")
+@click.option(
+    "--allow-duplicate",
+    is_flag=True,
+    help="Write it even if a live memory has the same text (whitespace aside).",
+)
+@click.option(
+    "--upsert",
+    is_flag=True,
+    help="Update the live memory of this --kind and --title instead, if any.",
+)
 @intent_options("observe")
 @branch_option
 @json_option
@@ -61,11 +71,16 @@ def remember(
     tag: tuple[str, ...],
     when: str | None,
     pin: bool,
+    allow_duplicate: bool,
+    upsert: bool,
     who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
     """Write one memory as one commit and print its id
+
+    A text a live memory of the branch already has (whitespace aside) is not
+    written again: its id is printed, with a line saying so.
 
     TEXT is the memory's text, or - to read it from stdin.
 
@@ -73,6 +88,7 @@ def remember(
     Example:
       ctx remember "Use UTC in every log line" --kind decision --tag project:api
       echo "long text" | ctx remember - --title "Notes"
+      ctx remember --upsert --kind decision --title "Queue backend" "Postgres"
     """
     draft = engine.Draft(
         text=read_text(text),
@@ -83,11 +99,26 @@ def remember(
         when=parse_when(when),
         pinned=pin,
     )
-    result = engine.remember(state.store(write=True), draft, who, branch=branch)
+    result = engine.remember(
+        state.store(write=True),
+        draft,
+        who,
+        branch=branch,
+        allow_duplicate=allow_duplicate,
+        upsert=upsert,
+    )
+    report = engine.RememberResult.of(result)
     if as_json:
-        echo_json(engine.RememberResult.of(result))
-    else:
-        echo(result.ids[0])
+        echo_json(report)
+        return
+    echo(report.id)
+    if report.existing:
+        echo(
+            f"Already remembered as {report.id}: nothing written "
+            "(--allow-duplicate writes it again)."
+        )
+    elif report.updated:
+        echo(f"Updated {report.id}." if report.commit else f"{report.id} unchanged.")
 
 
 @click.command()
