@@ -37,7 +37,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def now() -> datetime:
     """Returns the current local time, timezone aware (the CLI's clock)."""
-    return ctx.hub.local_now()
+    # Named first: with a warm cache mypy reads this lazily loaded name as Any
+    # and would report returning it (no-any-return).
+    moment: datetime = ctx.hub.local_now()
+    return moment
 
 
 class CtxState:
