@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from datetime import datetime
 
 import msgspec
@@ -177,6 +177,7 @@ class ListedMemory(msgspec.Struct, frozen=True, kw_only=True):
         title: Its title, if it has one.
         path: Where it is stored.
         headline: The title, or the body's first line, cut to 70 characters.
+        conflict: Whether a merge left a conflict on it (``ctx show ID``).
     """
 
     id: MemoryId
@@ -184,10 +185,13 @@ class ListedMemory(msgspec.Struct, frozen=True, kw_only=True):
     title: str | None
     path: str
     headline: str
+    conflict: bool = False
 
     @classmethod
-    def of(cls, record: MemoryRecord) -> ListedMemory:
-        """Returns the listing line of ``record``."""
+    def of(
+        cls, record: MemoryRecord, conflicted: Set[MemoryId] = frozenset()
+    ) -> ListedMemory:
+        """Returns the listing line of ``record``, given the ids in conflict."""
         memory = record.memory
         return cls(
             id=memory.id,
@@ -195,6 +199,7 @@ class ListedMemory(msgspec.Struct, frozen=True, kw_only=True):
             title=memory.title,
             path=record.path,
             headline=headline(memory.title, memory.body, LISTING_WIDTH),
+            conflict=memory.id in conflicted,
         )
 
 

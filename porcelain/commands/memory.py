@@ -80,7 +80,7 @@ def remember(
     """Write one memory as one commit and print its id
 
     A text a live memory of the branch already has (whitespace aside) is not
-    written again: its id is printed, with a line saying so.
+    written again: its id is printed, and a notice on stderr says so.
 
     TEXT is the memory's text, or - to read it from stdin.
 
@@ -111,14 +111,16 @@ def remember(
     if as_json:
         echo_json(report)
         return
-    echo(report.id)
+    echo(report.id)  # stdout holds the id alone, for `id=$(ctx remember ...)`
     if report.existing:
         echo(
-            f"Already remembered as {report.id}: nothing written "
-            "(--allow-duplicate writes it again)."
+            f"Notice: Already remembered as {report.id}: nothing written "
+            "(--allow-duplicate writes it again).",
+            err=True,
         )
     elif report.updated:
-        echo(f"Updated {report.id}." if report.commit else f"{report.id} unchanged.")
+        done = "Updated" if report.commit else "Unchanged"
+        echo(f"Notice: {done} {report.id} (--upsert).", err=True)
 
 
 @click.command()
@@ -134,7 +136,7 @@ def show(state: CtxState, memory_id: str, branch: str | None, as_json: bool) -> 
       ctx show 01JD2X9K7M3Q4R5S6T7V8W9XYZ
       ctx show 01JD2X9K7M3Q4R5S6T7V8W9XYZ@main~3
     """
-    record = engine.show(state.store(), memory_id, branch)
+    record = engine.show_memory(state.store(), memory_id, branch)
     if as_json:
         echo_json(record)
     else:
@@ -171,11 +173,13 @@ def ls(
         records = [s.record for s in chosen if s.record.path.startswith(prefix)]
     else:
         records = engine.list_memories(store, branch, prefix, all=show_all)
+    conflicted = engine.conflicted_ids(store, branch)
     if as_json:
-        echo_json([engine.ListedMemory.of(r) for r in records])
+        echo_json([engine.ListedMemory.of(r, conflicted) for r in records])
         return
     for r in records:
-        echo(f"{r.memory.id}  {r.memory.kind:<13} {headline(r.memory)}")
+        mark = "  [conflict]" if r.memory.id in conflicted else ""
+        echo(f"{r.memory.id}  {r.memory.kind:<13} {headline(r.memory)}{mark}")
 
 
 @click.command()

@@ -4,8 +4,9 @@
 def test_remember_twice_returns_the_existing_id(ctx):
     first = ctx("remember", "Use UTC in every log line").stdout.strip()
     again = ctx("remember", "Use UTC  in every log line\n")
-    assert again.stdout == (
-        f"{first}\nAlready remembered as {first}: nothing written "
+    assert again.stdout == f"{first}\n"
+    assert again.stderr == (
+        f"Notice: Already remembered as {first}: nothing written "
         "(--allow-duplicate writes it again).\n"
     )
     assert len(ctx.json("ls")) == 1
@@ -31,7 +32,8 @@ def test_upsert_updates_the_memory_of_that_kind_and_title(ctx):
     first = ctx.json("remember", *args, "Redis")
     assert (first["existing"], first["updated"]) == (False, False)
     second = ctx("remember", *args, "Postgres")
-    assert second.stdout == f"{first['id']}\nUpdated {first['id']}.\n"
+    assert second.stdout == f"{first['id']}\n"
+    assert second.stderr == f"Notice: Updated {first['id']} (--upsert).\n"
     assert ctx.json("show", first["id"])["memory"]["body"] == "Postgres"
     assert len(ctx.json("ls")) == 1
 
