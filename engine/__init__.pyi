@@ -56,13 +56,28 @@ from .compose import (
     compose as compose,
 )
 from .conflicts import (
+    ConflictNote as ConflictNote,
+)
+from .conflicts import (
     ResolveResult as ResolveResult,
+)
+from .conflicts import (
+    ShownMemory as ShownMemory,
+)
+from .conflicts import (
+    conflict_notes as conflict_notes,
+)
+from .conflicts import (
+    conflicted_ids as conflicted_ids,
 )
 from .conflicts import (
     list_conflicts as list_conflicts,
 )
 from .conflicts import (
     resolve as resolve,
+)
+from .conflicts import (
+    show_memory as show_memory,
 )
 from .diff import (
     ChangedMemory as ChangedMemory,

@@ -18,6 +18,7 @@ import msgspec
 from ctx.engine.adjacency import Adjacency, adjacency
 from ctx.engine.branches import resolve_revision
 from ctx.engine.catalog import Catalog, catalog
+from ctx.engine.conflicts import ConflictNote
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import MemoryId
 from ctx.engine.model import headline
@@ -51,6 +52,7 @@ class ComposedMemory(msgspec.Struct, frozen=True, kw_only=True):
     updated_at: datetime
     tokens: int
     depends_on: tuple[Dependency, ...] = ()
+    conflict: ConflictNote | None = None
 
 
 class LeftOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -86,11 +88,22 @@ def _entry(item: ComposedMemory, fmt: str) -> str:
         lines = [f"{head} ({day}, {item.tier})"]
         lines += ["  " + line if line else "" for line in item.body.splitlines()]
         lines += [f"  depends on: `{d.id}` {d.headline}" for d in deps]
+        lines += _conflict_lines(item, "`")
     else:
         lines = [f"[{item.kind}] {item.title or ''} ({item.id}, {day}, {item.tier})"]
         lines += ["  " + line if line else "" for line in item.body.splitlines()]
         lines += [f"  depends on: {d.id} {d.headline}" for d in deps]
+        lines += _conflict_lines(item, "")
     return "\n".join(lines) + "\n"
+
+
+def _conflict_lines(item: ComposedMemory, quote: str) -> list[str]:
+    note = item.conflict
+    if note is None:
+        return []
+    fields = ", ".join(note.fields)
+    show = f"{quote}ctx show {item.id}{quote}"
+    return [f"  in conflict with {note.theirs_ref} ({fields}): {show} shows both sides"]
 
 
 def _group_heading(kind: str, fmt: str) -> str:
@@ -141,6 +154,7 @@ def compose(
     snap = store.snapshot(resolve_revision(store, rev))
     adj = adjacency(store, snap)
     known = catalog(store, snap)
+    notes = {c.id: ConflictNote.of(c) for c in snap.conflicts()}
     order = {tier: n for n, tier in enumerate(TIERS)}
     chosen.sort(
         key=lambda s: (
@@ -164,7 +178,7 @@ def compose(
     used = 0
     headings: set[str] = set()
     for chosen_one in chosen:
-        item = _item(chosen_one, known, adj, fmt)
+        item = _item(chosen_one, known, adj, fmt, notes)
         if chosen_one.tier == OFF_CONTEXT:
             left_out.append(_left(item, "off-context tier"))
             continue
@@ -204,7 +218,13 @@ def compose(
     )
 
 
-def _item(chosen: Selected, known: Catalog, adj: Adjacency, fmt: str) -> ComposedMemory:
+def _item(
+    chosen: Selected,
+    known: Catalog,
+    adj: Adjacency,
+    fmt: str,
+    notes: dict[MemoryId, ConflictNote],
+) -> ComposedMemory:
     memory = chosen.record.memory
     deps = []
     for link_type, target in sorted(adj.outgoing(memory.id)):
@@ -223,6 +243,7 @@ def _item(chosen: Selected, known: Catalog, adj: Adjacency, fmt: str) -> Compose
         updated_at=chosen.facts.updated_at,
         tokens=0,
         depends_on=tuple(deps),
+        conflict=notes.get(memory.id),
     )
     return msgspec.structs.replace(draft, tokens=estimate_tokens(_entry(draft, fmt)))
 

@@ -10,14 +10,97 @@ from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError, NotFoundError
 from ctx.engine.ids import CommitId, MemoryId, parse_memory_id
 from ctx.engine.layout import conflict_path
-from ctx.engine.model import Conflict, Intent, check_body, decode_memory, encode
+from ctx.engine.model import (
+    Conflict,
+    Intent,
+    Memory,
+    check_body,
+    decode_memory,
+    encode,
+)
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
 
-__all__ = ["ResolveResult", "list_conflicts", "resolve"]
+__all__ = [
+    "ConflictNote",
+    "ResolveResult",
+    "ShownMemory",
+    "conflict_notes",
+    "conflicted_ids",
+    "list_conflicts",
+    "resolve",
+    "show_memory",
+]
 
 Take = Literal["ours", "theirs", "both"]
 _SEPARATOR = "\n\n-----\n\n"
+
+
+class ConflictNote(msgspec.Struct, frozen=True, kw_only=True):
+    """What a reader of a memory in conflict needs: the other side, in short.
+
+    Attributes:
+        fields: The fields that clash.
+        theirs_ref: The branch (or commit) merged in.
+        theirs: That side's body, or None where that side deleted the memory.
+    """
+
+    fields: tuple[str, ...]
+    theirs_ref: str
+    theirs: str | None
+
+    @classmethod
+    def of(cls, conflict: Conflict) -> ConflictNote:
+        """Returns the note on ``conflict``."""
+        theirs = conflict.theirs.body if conflict.theirs is not None else None
+        return cls(
+            fields=conflict.fields, theirs_ref=conflict.theirs_ref, theirs=theirs
+        )
+
+
+class ShownMemory(msgspec.Struct, frozen=True, kw_only=True):
+    """A memory as ``show`` prints it, with its unresolved conflict if any.
+
+    Attributes:
+        memory: The memory (our side, while in conflict).
+        path: Its path.
+        blob: Its blob id.
+        conflict: The stored conflict, with both sides, or None.
+    """
+
+    memory: Memory
+    path: str
+    blob: str
+    conflict: Conflict | None = None
+
+
+def show_memory(store: Store, memory_id: str, rev: str | None = None) -> ShownMemory:
+    """Returns a memory as :func:`~ctx.engine.show` does, with its conflict.
+
+    ``memory_id`` may carry its own revision: ``ID@REV``.
+    """
+    if "@" in memory_id:
+        memory_id, rev = memory_id.split("@", 1)
+    snap = store.snapshot(resolve_revision(store, rev))
+    record = snap.find(parse_memory_id(memory_id))
+    return ShownMemory(
+        memory=record.memory,
+        path=record.path,
+        blob=record.blob,
+        conflict=snap.conflict(record.memory.id),
+    )
+
+
+def conflicted_ids(store: Store, rev: str | None = None) -> frozenset[MemoryId]:
+    """Returns the ids of the memories in conflict at ``rev`` (default: HEAD)."""
+    return frozenset(store.snapshot(resolve_revision(store, rev)).conflicted())
+
+
+def conflict_notes(
+    store: Store, rev: str | None = None
+) -> dict[MemoryId, ConflictNote]:
+    """Returns a note on each memory in conflict at ``rev``, by id."""
+    return {c.id: ConflictNote.of(c) for c in list_conflicts(store, rev)}
 
 
 class ResolveResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,7 +137,8 @@ def resolve(
         intent: Who settles it and why.
         take: ``ours`` keeps the version at the path, ``theirs`` writes the
             other side's version (or deletes, if that side deleted it),
-            ``both`` joins the two bodies.
+            ``both`` joins the two bodies, each under a line naming its
+            side and branch (``ours (main):``, ``theirs (agent):``).
         body: Alternatively, the settled body text.
         branch: The branch holding the conflict.
     """
@@ -111,8 +195,20 @@ def _settle(
     base = kept or conflict.theirs
     assert base is not None
     if take == "both":
-        bodies = [m.body for m in (conflict.ours, conflict.theirs) if m is not None]
-        text = bodies[0] if len(set(bodies)) == 1 else _SEPARATOR.join(bodies)
+        sides = [
+            (f"{side} ({ref}):", m.body)
+            for side, ref, m in (
+                ("ours", conflict.ours_branch, conflict.ours),
+                ("theirs", conflict.theirs_ref, conflict.theirs),
+            )
+            if m is not None
+        ]
+        bodies = {body for _, body in sides}
+        text = (
+            bodies.pop()
+            if len(bodies) == 1
+            else _SEPARATOR.join(f"{label}\n{body}" for label, body in sides)
+        )
         tags = set(base.tags)
         for m in (conflict.ours, conflict.theirs):
             if m is not None:

@@ -46,15 +46,20 @@ class ImportResult(msgspec.Struct, frozen=True, kw_only=True):
         commit: The commit's id; ``None`` when everything in the file was
             already on the branch (an export imported a second time).
         ids: The ids of the memories written, in file order.
+        existing: How many memory lines (plain format) were not written
+            because the branch already held their text, or an earlier line
+            had it. An export's memories already there are left out of
+            ``ids`` instead.
     """
 
     commit: CommitId | None
     ids: tuple[MemoryId, ...]
+    existing: int = 0
 
 
 def _imported(result: WriteResult) -> ImportResult:
     commit = None if result.commit is None else result.commit.id
-    return ImportResult(commit=commit, ids=result.ids)
+    return ImportResult(commit=commit, ids=result.written, existing=len(result.skipped))
 
 
 def import_memories(

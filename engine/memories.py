@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from datetime import datetime
 
 import msgspec
 
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
-from ctx.engine.errors import InvalidInputError
+from ctx.engine.errors import InvalidInputError, RefNotFoundError
 from ctx.engine.ids import CommitId, MemoryId, new_memory_id, parse_memory_id
 from ctx.engine.layout import (
     PINNED,
@@ -34,6 +34,7 @@ from ctx.engine.model import (
 )
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import CommitInfo, Store
+from ctx.engine.texts import TextIndex, text_index, text_key
 
 __all__ = [
     "Draft",
@@ -80,31 +81,63 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class WriteResult(msgspec.Struct, frozen=True, kw_only=True):
-    """What a write did: the commit it made (if any) and the memories it touched."""
+    """What a write did: the commit it made (if any) and the memories it touched.
+
+    Attributes:
+        commit: The commit, or None when nothing changed.
+        ids: One id per draft, in order: the new memory's, or for a draft
+            whose text was already there, the memory that holds it.
+        paths: The path of each of ``ids`` (when known).
+        skipped: The positions (0-based) of the drafts not written because
+            their text was already on the branch (or earlier in the batch).
+        updated: The memories an upsert rewrote instead of adding one.
+    """
 
     commit: CommitInfo | None
     ids: tuple[MemoryId, ...]
     paths: tuple[str, ...] = ()
+    skipped: tuple[int, ...] = ()
+    updated: tuple[MemoryId, ...] = ()
+
+    @property
+    def existing(self) -> tuple[MemoryId, ...]:
+        """Returns the ids of the skipped drafts' memories, in order."""
+        return tuple(self.ids[n] for n in self.skipped)
+
+    @property
+    def written(self) -> tuple[MemoryId, ...]:
+        """Returns the ids of the memories this write added, in order."""
+        skipped = set(self.skipped)
+        return tuple(m for n, m in enumerate(self.ids) if n not in skipped)
 
 
 class RememberResult(msgspec.Struct, frozen=True, kw_only=True):
-    """What ``remember`` wrote: the new memory, its path and the commit.
+    """What ``remember`` wrote: the memory, its path and the commit.
 
     Attributes:
-        id: The new memory's id.
+        id: The new memory's id (or the existing one's, see below).
         path: Where it is stored.
-        commit: The commit that wrote it.
+        commit: The commit that wrote it; None when nothing was written.
+        existing: The branch already held this text: ``id`` is that memory's.
+        updated: An upsert rewrote the memory of that kind and title.
     """
 
     id: MemoryId
     path: str
-    commit: CommitId
+    commit: CommitId | None
+    existing: bool = False
+    updated: bool = False
 
     @classmethod
     def of(cls, result: WriteResult) -> RememberResult:
-        """Returns the report of ``result``, the write of one new memory."""
-        assert result.commit is not None  # a new memory always changes the tree
-        return cls(id=result.ids[0], path=result.paths[0], commit=result.commit.id)
+        """Returns the report of ``result``, the write of one memory."""
+        return cls(
+            id=result.ids[0],
+            path=result.paths[0],
+            commit=result.commit.id if result.commit else None,
+            existing=bool(result.skipped),
+            updated=bool(result.updated),
+        )
 
 
 class EditResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -144,6 +177,7 @@ class ListedMemory(msgspec.Struct, frozen=True, kw_only=True):
         title: Its title, if it has one.
         path: Where it is stored.
         headline: The title, or the body's first line, cut to 70 characters.
+        conflict: Whether a merge left a conflict on it (``ctx show ID``).
     """
 
     id: MemoryId
@@ -151,10 +185,13 @@ class ListedMemory(msgspec.Struct, frozen=True, kw_only=True):
     title: str | None
     path: str
     headline: str
+    conflict: bool = False
 
     @classmethod
-    def of(cls, record: MemoryRecord) -> ListedMemory:
-        """Returns the listing line of ``record``."""
+    def of(
+        cls, record: MemoryRecord, conflicted: Set[MemoryId] = frozenset()
+    ) -> ListedMemory:
+        """Returns the listing line of ``record``, given the ids in conflict."""
         memory = record.memory
         return cls(
             id=memory.id,
@@ -162,6 +199,7 @@ class ListedMemory(msgspec.Struct, frozen=True, kw_only=True):
             title=memory.title,
             path=record.path,
             headline=headline(memory.title, memory.body, LISTING_WIDTH),
+            conflict=memory.id in conflicted,
         )
 
 
@@ -220,17 +258,61 @@ def _pinned_path(snap: Snapshot, memory: Memory, context: str, taken: set[str]) 
 
 
 def remember(
-    store: Store, draft: Draft, intent: Intent, *, branch: str | None = None
+    store: Store,
+    draft: Draft,
+    intent: Intent,
+    *,
+    branch: str | None = None,
+    allow_duplicate: bool = False,
+    upsert: bool = False,
 ) -> WriteResult:
     """Writes one memory as one commit.
 
+    A text the branch already holds (whitespace aside) is not written again:
+    the result names the memory that holds it (``skipped``), unless
+    ``allow_duplicate``. With ``upsert``, the live memory of the draft's kind
+    and title is rewritten instead (:func:`_upsert`).
+
     Returns:
-        The commit and the new memory's id.
+        The commit (None when nothing was written) and the memory's id.
 
     Raises:
-        InvalidInputError: the draft is not a valid memory (nothing written).
+        InvalidInputError: the draft is not a valid memory, or an upsert is
+            ambiguous (nothing written).
     """
-    return remember_many(store, [draft], intent, branch=branch)
+    if upsert:
+        return _upsert(store, draft, intent, branch=branch)
+    return remember_many(
+        store, [draft], intent, branch=branch, allow_duplicate=allow_duplicate
+    )
+
+
+def _tip_index(store: Store, branch: str) -> TextIndex | None:
+    try:
+        tip = store.branch_tip(branch)
+    except RefNotFoundError:
+        return None  # the first write makes the branch
+    return text_index(store, store.snapshot(tip))
+
+
+def _already_there(
+    known: TextIndex | None, memories: Sequence[Memory]
+) -> dict[int, int | tuple[MemoryId, str]]:
+    """Returns, for each draft whose text is already there, where it is.
+
+    The value is the position of an earlier draft with that text, or the id
+    and path of the memory of ``known`` that has it.
+    """
+    seen: dict[str, int] = {}
+    out: dict[int, int | tuple[MemoryId, str]] = {}
+    for n, memory in enumerate(memories):
+        key = text_key(memory.body)
+        if key in seen:
+            out[n] = seen[key]
+        elif known is not None and (found := known.with_text(memory.body)):
+            out[n] = found[0]
+        seen.setdefault(key, n)
+    return out
 
 
 def remember_many(
@@ -241,16 +323,23 @@ def remember_many(
     branch: str | None = None,
     summary: str | None = None,
     labels: Sequence[str] | None = None,
+    allow_duplicate: bool = False,
 ) -> WriteResult:
     """Writes many memories in one commit; every draft is validated first.
+
+    A draft whose body (whitespace normalised) a live memory of the branch
+    or an earlier draft already has is skipped, unless ``allow_duplicate``:
+    the check asks the text index (``texts.py``), never the memories' blobs.
 
     Args:
         store: The store.
         drafts: The memories to write.
         intent: Who writes and why.
         branch: The branch (default: HEAD).
-        summary: The commit's first line.
+        summary: The commit's first line; ``{n}`` stands for the number of
+            memories written.
         labels: Names of the drafts for error messages (e.g. "Line 3").
+        allow_duplicate: Write every draft, even a text already there.
 
     Raises:
         InvalidInputError: some draft is invalid; the message names it
@@ -268,18 +357,37 @@ def remember_many(
                 raise
             label = labels[n - 1] if labels else f"Item {n}"
             raise InvalidInputError(f"{label}: {exc.message}", hint=exc.hint) from None
+    name = target_branch(store, branch)
+    bodies = [m for m, _ in memories]
+    ids: list[MemoryId] = []
     paths: list[str] = []
+    skipped: list[int] = []
 
     def build(snap: Snapshot) -> dict[str, bytes | None]:
+        ids.clear()
         paths.clear()
+        skipped.clear()
+        there = (
+            {} if allow_duplicate else _already_there(text_index(store, snap), bodies)
+        )
         taken: set[str] = set()
         out: dict[str, bytes | None] = {}
-        for memory, draft in memories:
+        for n, (memory, draft) in enumerate(memories):
+            where = there.get(n)
+            if where is not None:
+                skipped.append(n)
+                mid, path = (
+                    (ids[where], paths[where]) if isinstance(where, int) else where
+                )
+                ids.append(mid)
+                paths.append(path)
+                continue
             if draft.pinned:
                 path = _pinned_path(snap, memory, draft.context, taken)
             else:
                 path = memory_path(draft.context, memory.id)
             out[path] = encode(memory)
+            ids.append(memory.id)
             paths.append(path)
         return out
 
@@ -288,12 +396,71 @@ def remember_many(
         summary = (
             f"Remember {first.kind} {first.id}: {headline(first.title, first.body, 60)}"
             if len(memories) == 1
-            else f"Remember {len(memories)} memories"
+            else "Remember {n} memories"
         )
-    commit = store.write(target_branch(store, branch), intent, summary, build)
+    if "{n}" in summary:
+        known = None if allow_duplicate else _tip_index(store, name)
+        fresh = len(memories) - len(
+            {} if allow_duplicate else _already_there(known, bodies)
+        )
+        summary = summary.replace("{n}", str(fresh))
+    commit = store.write(name, intent, summary, build)
     return WriteResult(
-        commit=commit, ids=tuple(m.id for m, _ in memories), paths=tuple(paths)
+        commit=commit, ids=tuple(ids), paths=tuple(paths), skipped=tuple(skipped)
     )
+
+
+def _upsert(
+    store: Store, draft: Draft, intent: Intent, *, branch: str | None = None
+) -> WriteResult:
+    """Rewrites the live memory of the draft's kind and title, or adds one.
+
+    The memory found keeps its id, path and time; it takes the draft's body,
+    and its tags gain the draft's. With none of that kind and title on the
+    branch, the draft is written as :func:`remember` would.
+
+    Raises:
+        InvalidInputError: the draft has no title, is invalid, or two live
+            memories have that kind and title. Nothing is written.
+    """
+    if draft.title is None:
+        raise InvalidInputError(
+            "An upsert needs a title.", hint="Give --title with --upsert."
+        )
+    probe = build_memory(draft, new_memory_id(store.clock()), store.clock())
+    name = target_branch(store, branch)
+    found: list[tuple[MemoryId, str]] = []
+
+    def build(snap: Snapshot) -> dict[str, bytes | None]:
+        found.clear()
+        same = text_index(store, snap).with_title(probe.kind, probe.title or "")
+        if len(same) > 1:
+            kind, title = probe.kind, probe.title
+            raise InvalidInputError(
+                f"{len(same)} memories of kind {kind} are titled {title!r}.",
+                hint=f"Edit one by id: `ctx edit {same[0][0]}`.",
+            )
+        if not same:
+            return {}
+        mid, path = same[0]
+        blob = snap.blob_id(path)
+        assert blob is not None  # the index is caught up with this very tree
+        old = snap.record(path, blob).memory
+        new = msgspec.structs.replace(
+            old,
+            body=probe.body,
+            tags=normalize_tags(set(old.tags) | set(probe.tags)),
+            meta={**old.meta, **probe.meta},
+        )
+        found.append((mid, path))
+        return {path: encode(new)}
+
+    summary = f"Upsert {probe.kind}: {headline(probe.title, probe.body, 60)}"
+    commit = store.write(name, intent, summary, build)
+    if not found:
+        return remember_many(store, [draft], intent, branch=branch)
+    mid, path = found[0]
+    return WriteResult(commit=commit, ids=(mid,), paths=(path,), updated=(mid,))
 
 
 def edit(

@@ -20,6 +20,7 @@ from ctx.engine.layout import (
     area_of,
     conflict_path,
     context_of,
+    id_from_conflict_path,
     is_memory_path,
     is_pinned,
     link_dir,
@@ -226,6 +227,14 @@ class Snapshot:
         """Returns the unresolved conflict on ``memory_id``, if any."""
         data = self.read(conflict_path(memory_id))
         return None if data is None else decode_conflict(data, conflict_path(memory_id))
+
+    def conflicted(self) -> set[MemoryId]:
+        """Returns the ids of the memories with an unresolved conflict.
+
+        Reads the names in ``conflicts/`` only, not the conflicts.
+        """
+        found = (id_from_conflict_path(path) for path, _ in self.files(CONFLICTS))
+        return {mid for mid in found if mid is not None}
 
     def conflicts(self) -> list[Conflict]:
         """Returns every unresolved conflict."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # only for annotations: keep start-up light
         MemoryRecord,
         MergeResult,
         Operation,
+        ShownMemory,
         StoreStatus,
         TraceNode,
         UndoResult,
@@ -55,8 +57,11 @@ def commit_line(commit: CommitInfo) -> str:
     return f"{commit.id[:10]}  {when}  {commit.author}  {what}  {commit.summary}"
 
 
-def render_memory(record: MemoryRecord) -> None:
-    """Prints a memory: a header of fields, a blank line, the body."""
+def render_memory(record: MemoryRecord | ShownMemory) -> None:
+    """Prints a memory: a header of fields, a blank line, the body.
+
+    A memory in conflict ends with the clash and both sides' bodies.
+    """
     m = record.memory
     echo(f"id:       {m.id}")
     echo(f"kind:     {m.kind}")
@@ -72,6 +77,21 @@ def render_memory(record: MemoryRecord) -> None:
         echo(f"meta:     {key}={value}")
     echo("")
     echo(m.body)
+    conflict: Conflict | None = getattr(record, "conflict", None)
+    if conflict is None:
+        return
+    fields = ", ".join(conflict.fields)
+    echo("")
+    echo(
+        f"In conflict ({fields}) with {conflict.theirs_ref}; `ctx resolve` settles it."
+    )
+    for side, ref, version in (
+        ("ours", conflict.ours_branch, conflict.ours),
+        ("theirs", conflict.theirs_ref, conflict.theirs),
+    ):
+        echo(f"  {side} ({ref}):")
+        body = version.body if version is not None else "(deleted)"
+        echo(textwrap.indent(body, "    "))
 
 
 def render_log(entries: Sequence[LogEntry], *, show_changes: bool) -> None:

@@ -46,6 +46,20 @@ def _explain_lines(hit: Hit) -> list[str]:
     return lines
 
 
+def _conflict_line(hit: Hit) -> str:
+    note = hit.conflict
+    assert note is not None
+    theirs = (
+        f'theirs says "{textwrap.shorten(note.theirs, 120)}"'
+        if note.theirs is not None
+        else "theirs deleted it"
+    )
+    return (
+        f"in conflict with {note.theirs_ref} ({', '.join(note.fields)}): "
+        f"{theirs}; `ctx show {hit.id}` shows both sides"
+    )
+
+
 def _text_hit(hit: Hit, overlay: bool) -> None:
     where = f" [{hit.branch}]" if overlay else ""
     date = hit.created_at.strftime("%Y-%m-%d")
@@ -55,6 +69,8 @@ def _text_hit(hit: Hit, overlay: bool) -> None:
         echo(textwrap.indent(line, "    ") if line else "")
     for line in _explain_lines(hit):
         echo("    " + line)
+    if hit.conflict is not None:
+        echo("    " + _conflict_line(hit))
 
 
 def render_recall(result: RecallResult, *, fmt: str, overlay: bool) -> None:

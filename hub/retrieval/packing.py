@@ -31,7 +31,9 @@ from ctx.engine import (
     Catalog,
     CatalogEntry,
     InvalidInputError,
+    MemoryId,
     Store,
+    conflict_notes,
     context_of,
     is_pinned,
     link_graph,
@@ -42,7 +44,13 @@ from ctx.hub.index.errors import IndexCorruptError
 from ctx.hub.index.projection import Projection
 from ctx.hub.index.view import LiveView
 from ctx.hub.retrieval.ranking import CHANNELS, Ranked, Ranking, rank
-from ctx.hub.retrieval.results import ChannelScore, Explanation, Hit, RecallResult
+from ctx.hub.retrieval.results import (
+    ChannelScore,
+    Explanation,
+    Hit,
+    HitConflict,
+    RecallResult,
+)
 from ctx.hub.retrieval.sources import Source
 
 __all__ = [
@@ -203,6 +211,23 @@ def _repairing(
     return ranked(again)
 
 
+def _marked(
+    store: Store, sources: Sequence[Source], hits: list[Hit]
+) -> tuple[Hit, ...]:
+    """Returns ``hits``, each one in conflict on its branch marked so."""
+    notes = {s.branch: conflict_notes(store, s.commit) for s in sources}
+    out = []
+    for hit in hits:
+        note = notes.get(hit.branch, {}).get(MemoryId(hit.id))
+        if note is not None:
+            mark = HitConflict(
+                fields=note.fields, theirs_ref=note.theirs_ref, theirs=note.theirs
+            )
+            hit = msgspec.structs.replace(hit, conflict=mark)
+        out.append(hit)
+    return tuple(out)
+
+
 def _graphs(store: Store, sources: Sequence[Source]) -> list[Adjacency]:
     return [link_graph(store, source.commit) for source in sources]
 
@@ -293,7 +318,7 @@ def recall(
         commit=sources[0].commit,
         now=now,
         budget=budget,
-        hits=tuple(hits),
+        hits=_marked(store, sources, hits),
         tokens=spent,
         live_memories=len(entries),
         live_tokens=view.tokens + HEADER_TOKENS * len(entries),
@@ -372,7 +397,7 @@ def search(
         commit=source.commit,
         now=now,
         budget=None,
-        hits=tuple(hits),
+        hits=_marked(store, [source], hits),
         tokens=sum(h.tokens for h in hits),
         live_memories=len(entries),
         live_tokens=source.view.tokens + HEADER_TOKENS * len(entries),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from ctx.hub.retrieval.results import RecallResult
+from ctx.hub.retrieval.results import Hit, RecallResult
 
 __all__ = ["format_prompt", "recall_summary"]
 
@@ -50,6 +50,22 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
             title = f" {hit.title}" if hit.title else ""
             lines.append(f"- **{hit.kind}** `{hit.id}` ({date}{where}):{title}")
             lines.append(textwrap.indent(hit.body, "  "))
+            lines.extend(_conflict_block(hit))
         lines.append("")
     lines.append(f"<!-- {recall_summary(result)} -->")
     return "\n".join(lines)
+
+
+def _conflict_block(hit: Hit) -> list[str]:
+    """Returns the quoted lines that tell a model the hit is in conflict."""
+    note = hit.conflict
+    if note is None:
+        return []
+    fields = ", ".join(note.fields)
+    if note.theirs is None:
+        said = [f"In conflict with {note.theirs_ref} ({fields}), which deleted it."]
+    else:
+        said = [f"In conflict with {note.theirs_ref} ({fields}); their version:"]
+        said += note.theirs.splitlines() or [""]
+    said.append(f"(`ctx show {hit.id}` shows both sides.)")
+    return ["  > " + line if line else "  >" for line in said]

@@ -10,7 +10,7 @@ from datetime import datetime
 
 import msgspec
 
-__all__ = ["ChannelScore", "Explanation", "Hit", "RecallResult"]
+__all__ = ["ChannelScore", "Explanation", "Hit", "HitConflict", "RecallResult"]
 
 
 class ChannelScore(msgspec.Struct, frozen=True, kw_only=True):
@@ -40,8 +40,26 @@ class Explanation(msgspec.Struct, frozen=True, kw_only=True):
     tag_boost: float = 1.0
 
 
+class HitConflict(msgspec.Struct, frozen=True, kw_only=True):
+    """A merge left this memory in conflict: the hit is our side.
+
+    Attributes:
+        fields: The fields that clash.
+        theirs_ref: The branch (or commit) merged in.
+        theirs: That side's body, or None where that side deleted it.
+    """
+
+    fields: tuple[str, ...]
+    theirs_ref: str
+    theirs: str | None
+
+
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
-    """One recalled memory."""
+    """One recalled memory.
+
+    ``conflict`` is set while a merge's clash on it is unresolved (``ctx show
+    ID`` shows both sides).
+    """
 
     id: str
     kind: str
@@ -55,6 +73,7 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     score: float
     tokens: int
     explain: Explanation | None = None
+    conflict: HitConflict | None = None
 
 
 class RecallResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -73,7 +73,15 @@ def import_(
     elif result.commit is None:
         echo("Everything in the file is already there: nothing to commit.")
     else:
-        echo(f"Imported {len(result.ids)} memories in {result.commit[:10]}.")
+        count = len(result.ids)
+        done = f"Imported {count} {'memory' if count == 1 else 'memories'}"
+        there = result.existing
+        note = (
+            f"; {there} {'line was' if there == 1 else 'lines were'} already there"
+            if there
+            else ""
+        )
+        echo(f"{done} in {result.commit[:10]}{note}.")
 
 
 @click.command()

@@ -48,6 +48,16 @@ def _tags(values: tuple[str, ...]) -> tuple[str, ...]:
     "--when", metavar="DATETIME", help="When it happened (ISO 8601; default now)."
 )
 @click.option("--pin", is_flag=True, help="Store under pinned/: always recalled first.")
+@click.option(
+    "--allow-duplicate",
+    is_flag=True,
+    help="Write it even if a live memory has the same text (whitespace aside).",
+)
+@click.option(
+    "--upsert",
+    is_flag=True,
+    help="Update the live memory of this --kind and --title instead, if any.",
+)
 @intent_options("observe")
 @branch_option
 @json_option
@@ -61,11 +71,16 @@ def remember(
     tag: tuple[str, ...],
     when: str | None,
     pin: bool,
+    allow_duplicate: bool,
+    upsert: bool,
     who: Intent,
     branch: str | None,
     as_json: bool,
 ) -> None:
     """Write one memory as one commit and print its id
+
+    A text a live memory of the branch already has (whitespace aside) is not
+    written again: its id is printed, and a notice on stderr says so.
 
     TEXT is the memory's text, or - to read it from stdin.
 
@@ -73,6 +88,7 @@ def remember(
     Example:
       ctx remember "Use UTC in every log line" --kind decision --tag project:api
       echo "long text" | ctx remember - --title "Notes"
+      ctx remember --upsert --kind decision --title "Queue backend" "Postgres"
     """
     draft = engine.Draft(
         text=read_text(text),
@@ -83,11 +99,28 @@ def remember(
         when=parse_when(when),
         pinned=pin,
     )
-    result = engine.remember(state.store(write=True), draft, who, branch=branch)
+    result = engine.remember(
+        state.store(write=True),
+        draft,
+        who,
+        branch=branch,
+        allow_duplicate=allow_duplicate,
+        upsert=upsert,
+    )
+    report = engine.RememberResult.of(result)
     if as_json:
-        echo_json(engine.RememberResult.of(result))
-    else:
-        echo(result.ids[0])
+        echo_json(report)
+        return
+    echo(report.id)  # stdout holds the id alone, for `id=$(ctx remember ...)`
+    if report.existing:
+        echo(
+            f"Notice: Already remembered as {report.id}: nothing written "
+            "(--allow-duplicate writes it again).",
+            err=True,
+        )
+    elif report.updated:
+        done = "Updated" if report.commit else "Unchanged"
+        echo(f"Notice: {done} {report.id} (--upsert).", err=True)
 
 
 @click.command()
@@ -103,7 +136,7 @@ def show(state: CtxState, memory_id: str, branch: str | None, as_json: bool) -> 
       ctx show 01JD2X9K7M3Q4R5S6T7V8W9XYZ
       ctx show 01JD2X9K7M3Q4R5S6T7V8W9XYZ@main~3
     """
-    record = engine.show(state.store(), memory_id, branch)
+    record = engine.show_memory(state.store(), memory_id, branch)
     if as_json:
         echo_json(record)
     else:
@@ -140,11 +173,13 @@ def ls(
         records = [s.record for s in chosen if s.record.path.startswith(prefix)]
     else:
         records = engine.list_memories(store, branch, prefix, all=show_all)
+    conflicted = engine.conflicted_ids(store, branch)
     if as_json:
-        echo_json([engine.ListedMemory.of(r) for r in records])
+        echo_json([engine.ListedMemory.of(r, conflicted) for r in records])
         return
     for r in records:
-        echo(f"{r.memory.id}  {r.memory.kind:<13} {headline(r.memory)}")
+        mark = "  [conflict]" if r.memory.id in conflicted else ""
+        echo(f"{r.memory.id}  {r.memory.kind:<13} {headline(r.memory)}{mark}")
 
 
 @click.command()

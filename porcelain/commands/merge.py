@@ -52,6 +52,7 @@ def merge(
 
     Tags and links union; edits to different fields or lines combine; a real
     clash is stored as a conflict (both versions kept) for `ctx resolve`.
+    A merge that leaves conflicts is committed, printed, and exits with 5.
 
     \b
     Example:
@@ -65,6 +66,8 @@ def merge(
         echo_json(result)
     else:
         render_merge(result)
+    if result.conflicts:
+        click.get_current_context().exit(engine.ConflictError.exit_code)
 
 
 @click.command()

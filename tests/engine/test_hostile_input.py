@@ -77,7 +77,7 @@ def test_remember_refuses_a_time_out_of_range(store, intent, when):
 
 def test_remember_accepts_the_ends_of_the_range(store, intent):
     for moment in (EARLIEST_TIME, LATEST_TIME):
-        mid = remember(store, Draft(text="edge", when=moment), intent).ids[0]
+        mid = remember(store, Draft(text=f"edge {moment}", when=moment), intent).ids[0]
         assert show(store, mid).memory.created_at == moment
 
 

@@ -115,7 +115,11 @@ def test_a_real_clash_is_stored_as_a_conflict_and_resolved(store, intent):
     ("take", "body", "expected"),
     [
         ("ours", None, "ours says A"),
-        ("both", None, "ours says A\n\n-----\n\ntheirs says B"),
+        (
+            "both",
+            None,
+            "ours (main):\nours says A\n\n-----\n\ntheirs (agent):\ntheirs says B",
+        ),
         (None, "settled", "settled"),
     ],
 )

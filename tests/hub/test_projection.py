@@ -27,9 +27,13 @@ from ctx.hub.retrieval.sources import open_sources
 HASHING = HubConfig(embedder={"kind": "hashing"})
 
 
-def remember(store, text, branch=None, **kw):
+def remember(store, text, branch=None, allow_duplicate=False, **kw):
     who = engine.Intent(agent="tester", intent="observe")
-    return engine.remember(store, Draft(text=text, **kw), who, branch=branch).ids[0]
+    draft = Draft(text=text, **kw)
+    done = engine.remember(
+        store, draft, who, branch=branch, allow_duplicate=allow_duplicate
+    )
+    return done.ids[0]
 
 
 def found(projection, text, branch=None):
@@ -322,7 +326,8 @@ def test_a_reply_to_is_embedded_before_the_text(disk_store):
     answer = remember(
         disk_store, "Researching adoption agencies.", meta={REPLY_TO: asked}
     )
-    remember(disk_store, "Researching adoption agencies.")  # same text, no context
+    # same text, no context
+    remember(disk_store, "Researching adoption agencies.", allow_duplicate=True)
     open_sources(projection)
     assert sorted(projection.embedder.texts) == [
         "Researching adoption agencies.",

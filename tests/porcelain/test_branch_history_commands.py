@@ -30,7 +30,7 @@ def test_branch_merge_and_conflict_flow(ctx):
     assert f"~ {mid}  fact  Logs use UTC  [body]" in diff
     assert "    -Logs use server time" in diff
     assert "    +Logs use UTC" in diff
-    out = ctx("merge", "agent/claude").stdout
+    out = ctx("merge", "agent/claude", code=5).stdout  # conflicts left: exit 5
     assert "1 conflicts kept (both versions stored):" in out
     status = ctx("status").stdout
     assert "conflicts: 1" in status

@@ -22,7 +22,7 @@ SCHEMAS: dict[str, Any] = {
     "edit": engine.EditResult,
     "forget": engine.ForgetResult,
     "prime": engine.PrimeResult,
-    "show": engine.MemoryRecord,
+    "show": engine.ShownMemory,
     "ls": list[engine.ListedMemory],
     "link": engine.LinkResult,
     "unlink": engine.UnlinkResult,
@@ -80,7 +80,8 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     out: dict[str, str] = {}
 
     def run(form: str, *args: str) -> Any:
-        out[form] = ctx(*args, "--json").stdout
+        code = 5 if form == "merge" else 0  # the merge leaves a conflict
+        out[form] = ctx(*args, "--json", code=code).stdout
         return json.loads(out[form])
 
     run("init", "init", str(tmp_path))

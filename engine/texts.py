@@ -1,0 +1,177 @@
+"""The text index: which live memories of a tree hold a text, or a kind and title.
+
+``remember`` must tell whether the branch already holds the same text
+(whitespace aside), and ``remember --upsert`` which memory has a kind and
+title, on every write and at any size. Reading every memory's blob per write
+is out of the question, and so is loading the whole catalog (its decode and
+scan grow with the store: about 9 ms per 10,000 memories). This index keeps
+one row per memory of one tree, ``(path, id, text hash, kind, title)``, in
+SQLite (``cache/texts.sqlite``; in memory for a store without a folder),
+and follows the tree a write starts from with a pruned tree diff: a write
+after a write diffs a few trees, applies a row or two and asks two indexed
+queries. Like every cache it is derived from the tree and disposable: a
+missing, stale or unreadable file is rebuilt.
+
+Every write runs under the store's lock, so one process at a time moves it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import weakref
+from typing import TYPE_CHECKING
+
+from dulwich.diff_tree import TreeChange, tree_changes
+from dulwich.objects import ObjectID
+
+from ctx.engine.errors import CorruptStoreError
+from ctx.engine.ids import MemoryId
+from ctx.engine.layout import is_memory_path
+from ctx.engine.model import decode_memory
+
+if TYPE_CHECKING:
+    from ctx.engine.snapshot import Snapshot
+    from ctx.engine.store import Store
+
+__all__ = ["TextIndex", "text_index", "text_key"]
+
+_VERSION = "1"
+_EMPTY = "empty"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memory (
+    path TEXT PRIMARY KEY, id TEXT NOT NULL, text TEXT NOT NULL,
+    kind TEXT NOT NULL, title TEXT);
+CREATE INDEX IF NOT EXISTS memory_text ON memory (text);
+CREATE INDEX IF NOT EXISTS memory_title ON memory (kind, title);
+"""
+
+
+def text_key(body: str) -> str:
+    """Returns the hash two bodies share when they differ only in whitespace."""
+    normal = " ".join(body.split()).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(normal, digest_size=16).hexdigest()
+
+
+class TextIndex:
+    """The memories of one tree by text hash and by kind and title.
+
+    Args:
+        db: The open database, caught up with the tree asked about.
+    """
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def with_text(self, body: str) -> list[tuple[MemoryId, str]]:
+        """Returns ``(id, path)`` of the memories whose body is ``body``.
+
+        Whitespace is normalised on both sides (:func:`text_key`).
+        """
+        rows = self._db.execute(
+            "SELECT id, path FROM memory WHERE text = ? ORDER BY id",
+            (text_key(body),),
+        )
+        return [(MemoryId(mid), path) for mid, path in rows]
+
+    def with_title(self, kind: str, title: str) -> list[tuple[MemoryId, str]]:
+        """Returns ``(id, path)`` of the memories of ``kind`` titled ``title``."""
+        rows = self._db.execute(
+            "SELECT id, path FROM memory WHERE kind = ? AND title = ? ORDER BY id",
+            (kind, title),
+        )
+        return [(MemoryId(mid), path) for mid, path in rows]
+
+
+def text_index(store: Store, snap: Snapshot) -> TextIndex:
+    """Returns the text index of ``snap``'s tree, caught up if stale."""
+    db = store.caches.get("texts")
+    if not isinstance(db, sqlite3.Connection):
+        db = _keep(store, _open(store))
+    try:
+        _catch_up(store, snap, db)
+    except sqlite3.Error:
+        # An unreadable file: start again in memory, from the whole tree.
+        db = _keep(store, _connect(":memory:"))
+        _catch_up(store, snap, db)
+    return TextIndex(db)
+
+
+def _keep(store: Store, db: sqlite3.Connection) -> sqlite3.Connection:
+    """Returns ``db``, kept in ``store``'s caches and closed with the store."""
+    old = store.caches.get("texts")
+    if isinstance(old, sqlite3.Connection):
+        old.close()
+    store.caches["texts"] = db
+    weakref.finalize(store, db.close)
+    return db
+
+
+def _connect(where: str) -> sqlite3.Connection:
+    db = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
+    # A disposable cache: no waiting on the disk at each write. A file a
+    # crash leaves damaged fails to read and is rebuilt in memory.
+    db.execute("PRAGMA synchronous = OFF")
+    db.execute("PRAGMA journal_mode = MEMORY")
+    db.executescript(_SCHEMA)
+    version = db.execute("SELECT value FROM state WHERE key = 'version'").fetchone()
+    if version is None or version[0] != _VERSION:
+        db.executescript("DELETE FROM memory; DELETE FROM state;")
+        db.execute("INSERT INTO state VALUES ('version', ?)", (_VERSION,))
+    return db
+
+
+def _open(store: Store) -> sqlite3.Connection:
+    if store.path is not None:
+        folder = store.path / "cache"
+        try:
+            folder.mkdir(exist_ok=True)
+            return _connect(str(folder / "texts.sqlite"))
+        except (OSError, sqlite3.Error):
+            pass  # read-only or damaged: the index lives in memory only
+    return _connect(":memory:")
+
+
+def _catch_up(store: Store, snap: Snapshot, db: sqlite3.Connection) -> None:
+    tree = snap.tree.decode("ascii") if snap.tree is not None else _EMPTY
+    row = db.execute("SELECT value FROM state WHERE key = 'tree'").fetchone()
+    old = row[0] if row else _EMPTY
+    if old == tree:
+        return
+    objects = store.repo.object_store
+    before = None if old == _EMPTY else ObjectID(old.encode())
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        try:
+            changes = list(tree_changes(objects, before, snap.tree))
+        except KeyError:  # the indexed tree is gone (gc): start again
+            db.execute("DELETE FROM memory")
+            changes = list(tree_changes(objects, None, snap.tree))
+        _apply(store, db, changes)
+        db.execute("INSERT OR REPLACE INTO state VALUES ('tree', ?)", (tree,))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _apply(store: Store, db: sqlite3.Connection, changes: list[TreeChange]) -> None:
+    objects = store.repo.object_store
+    for change in changes:
+        old, new = change.old, change.new
+        if old is not None and old.path:
+            db.execute("DELETE FROM memory WHERE path = ?", (old.path.decode(),))
+        if new is None or not new.path or not new.sha:
+            continue
+        path = new.path.decode("utf-8")
+        if not is_memory_path(path):
+            continue
+        try:
+            memory = decode_memory(objects[new.sha].as_raw_string(), path)
+        except CorruptStoreError:
+            continue  # fsck reports it; the index just skips it
+        db.execute(
+            "INSERT OR REPLACE INTO memory VALUES (?, ?, ?, ?, ?)",
+            (path, memory.id, text_key(memory.body), memory.kind, memory.title),
+        )

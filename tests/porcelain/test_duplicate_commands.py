@@ -1,0 +1,62 @@
+"""`remember` of a text already there, `--upsert`, and `import` (issue 16)."""
+
+
+def test_remember_twice_returns_the_existing_id(ctx):
+    first = ctx("remember", "Use UTC in every log line").stdout.strip()
+    again = ctx("remember", "Use UTC  in every log line\n")
+    assert again.stdout == f"{first}\n"
+    assert again.stderr == (
+        f"Notice: Already remembered as {first}: nothing written "
+        "(--allow-duplicate writes it again).\n"
+    )
+    assert len(ctx.json("ls")) == 1
+    shown = ctx.json("remember", "Use UTC in every log line")
+    assert shown == {
+        "id": first,
+        "path": shown["path"],
+        "commit": None,
+        "existing": True,
+        "updated": False,
+    }
+
+
+def test_allow_duplicate_writes_it_again(ctx):
+    first = ctx("remember", "twice").stdout.strip()
+    second = ctx("remember", "twice", "--allow-duplicate").stdout.strip()
+    assert second != first
+    assert len(ctx.json("ls")) == 2
+
+
+def test_upsert_updates_the_memory_of_that_kind_and_title(ctx):
+    args = ["--kind", "decision", "--title", "Queue backend", "--upsert"]
+    first = ctx.json("remember", *args, "Redis")
+    assert (first["existing"], first["updated"]) == (False, False)
+    second = ctx("remember", *args, "Postgres")
+    assert second.stdout == f"{first['id']}\n"
+    assert second.stderr == f"Notice: Updated {first['id']} (--upsert).\n"
+    assert ctx.json("show", first["id"])["memory"]["body"] == "Postgres"
+    assert len(ctx.json("ls")) == 1
+
+
+def test_upsert_refuses_an_ambiguous_title(ctx):
+    args = ["--kind", "decision", "--title", "Queue backend"]
+    ctx("remember", *args, "one")
+    ctx("remember", *args, "two")
+    before = ctx.files()
+    result = ctx("remember", *args, "--upsert", "three", code=4)
+    assert result.stderr.startswith(
+        "Error: 2 memories of kind decision are titled 'Queue backend'.\n"
+    )
+    assert ctx.files() == before
+
+
+def test_import_says_how_many_lines_were_already_there(ctx, tmp_path):
+    ctx("remember", "old news")
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"text": "old news"}\n{"text": "fresh"}\n')
+    out = ctx("import", str(notes)).stdout
+    assert out.startswith("Imported 1 memory in ")
+    assert out.endswith("; 1 line was already there.\n")
+    assert ctx("import", str(notes)).stdout == (
+        "Everything in the file is already there: nothing to commit.\n"
+    )
