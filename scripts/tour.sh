@@ -26,7 +26,7 @@ ctx remember "Retries back off exponentially, capped at 5 minutes." \
   --branch "$tour-agent" --agent claude --kind pattern >/dev/null
 ctx edit "$decision" --tag status:accepted --reason "reviewed" >/dev/null
 
-say ctx diff "$tour" "$tour-agent"
+say ctx diff "$tour...$tour-agent"
 say ctx merge "$tour-agent" --into "$tour"
 say ctx log -n 4
 say ctx recall "which database backs the job queue?" --budget 200
@@ -37,7 +37,7 @@ say ctx undo
 say ctx status
 say ctx fsck
 
-ctx branch -d "$tour-agent" >/dev/null
+ctx branch -D "$tour-agent" >/dev/null  # its work was merged, then undone
 printf '\nThe tour wrote to branch %s of the store at %s.\n' "$tour" \
   "$(ctx status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["path"])')"
-printf 'Remove it with: ctx branch -d %s\n' "$tour"
+printf 'Remove it with: ctx branch -D %s\n' "$tour"
