@@ -8,6 +8,7 @@ Each ``bench_*`` function measures and adds its section to the report.
 from __future__ import annotations
 
 import io
+import itertools
 import math
 import shutil
 import sys
@@ -56,10 +57,15 @@ from ctx.engine.line_import import parse_lines
 # -- 1, 2, 6: writes as the store grows -----------------------------------------
 
 
+# Every write's text is new across the whole run: remember skips a text the
+# branch already has, and the checkpoints write into one growing store.
+_TEXTS = itertools.count()
+
+
 def api_writes(path: Path, n: int) -> Stats:
     """``remember`` on one open store: ``n`` timed writes after a warm-up."""
     store = Store.open(path, clock=clock)
-    counter = iter(range(10**9))
+    counter = _TEXTS
 
     def write() -> None:
         engine.remember(store, Draft(text=f"API write {next(counter)}"), OBSERVE)
@@ -71,7 +77,7 @@ def api_writes(path: Path, n: int) -> Stats:
 
 def open_api_writes(path: Path, n: int) -> Stats:
     """``Store.open`` + ``remember`` + ``close`` per write."""
-    counter = iter(range(10**9))
+    counter = _TEXTS
 
     def write() -> None:
         store = Store.open(path, clock=clock)

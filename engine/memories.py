@@ -303,14 +303,15 @@ def _already_there(
     The value is the position of an earlier draft with that text, or the id
     and path of the memory of ``known`` that has it.
     """
+    keys = [text_key(memory.body) for memory in memories]
+    stored = {} if known is None else known.first_with_keys(keys)
     seen: dict[str, int] = {}
     out: dict[int, int | tuple[MemoryId, str]] = {}
-    for n, memory in enumerate(memories):
-        key = text_key(memory.body)
+    for n, key in enumerate(keys):
         if key in seen:
             out[n] = seen[key]
-        elif known is not None and (found := known.with_text(memory.body)):
-            out[n] = found[0]
+        elif key in stored:
+            out[n] = stored[key]
         seen.setdefault(key, n)
     return out
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from dulwich.diff_tree import TreeChange, tree_changes
@@ -38,6 +39,7 @@ __all__ = ["TextIndex", "text_index", "text_key"]
 
 _VERSION = "1"
 _EMPTY = "empty"
+_BATCH = 500  # keys per query (SQLite allows 32,766 parameters)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS memory (
@@ -74,6 +76,25 @@ class TextIndex:
             (text_key(body),),
         )
         return [(MemoryId(mid), path) for mid, path in rows]
+
+    def first_with_keys(self, keys: Sequence[str]) -> dict[str, tuple[MemoryId, str]]:
+        """Returns, per text key that some memory has, the first ``(id, path)``.
+
+        One query per 500 keys: an import asks about every line at once.
+        """
+        found: dict[str, tuple[MemoryId, str]] = {}
+        wanted = list(dict.fromkeys(keys))
+        for start in range(0, len(wanted), _BATCH):
+            batch = wanted[start : start + _BATCH]
+            marks = ",".join("?" * len(batch))
+            rows = self._db.execute(
+                f"SELECT text, id, path FROM memory WHERE text IN ({marks}) "
+                "ORDER BY id",
+                batch,
+            )
+            for key, mid, path in rows:
+                found.setdefault(key, (MemoryId(mid), path))
+        return found
 
     def with_title(self, kind: str, title: str) -> list[tuple[MemoryId, str]]:
         """Returns ``(id, path)`` of the memories of ``kind`` titled ``title``."""
