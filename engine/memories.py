@@ -34,7 +34,7 @@ from ctx.engine.model import (
 )
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import CommitInfo, Store
-from ctx.engine.texts import TextIndex, text_index, text_key
+from ctx.engine.texts import TextIndex, record_write, text_index, text_key
 
 __all__ = [
     "Draft",
@@ -364,10 +364,15 @@ def remember_many(
     paths: list[str] = []
     skipped: list[int] = []
 
+    parent: list[Snapshot] = []
+    written: list[tuple[str, Memory]] = []
+
     def build(snap: Snapshot) -> dict[str, bytes | None]:
         ids.clear()
         paths.clear()
         skipped.clear()
+        parent[:] = [snap]
+        written.clear()
         there = (
             {} if allow_duplicate else _already_there(text_index(store, snap), bodies)
         )
@@ -388,6 +393,7 @@ def remember_many(
             else:
                 path = memory_path(draft.context, memory.id)
             out[path] = encode(memory)
+            written.append((path, memory))
             ids.append(memory.id)
             paths.append(path)
         return out
@@ -406,6 +412,8 @@ def remember_many(
         )
         summary = summary.replace("{n}", str(fresh))
     commit = store.write(name, intent, summary, build)
+    if commit is not None and parent and written:
+        record_write(store, parent[0], store.snapshot(commit.id), written)
     return WriteResult(
         commit=commit, ids=tuple(ids), paths=tuple(paths), skipped=tuple(skipped)
     )

@@ -29,13 +29,13 @@ from dulwich.objects import ObjectID
 from ctx.engine.errors import CorruptStoreError
 from ctx.engine.ids import MemoryId
 from ctx.engine.layout import is_memory_path
-from ctx.engine.model import decode_memory
+from ctx.engine.model import Memory, decode_memory
 
 if TYPE_CHECKING:
     from ctx.engine.snapshot import Snapshot
     from ctx.engine.store import Store
 
-__all__ = ["TextIndex", "text_index", "text_key"]
+__all__ = ["TextIndex", "record_write", "text_index", "text_key"]
 
 _VERSION = "1"
 _EMPTY = "empty"
@@ -117,6 +117,43 @@ def text_index(store: Store, snap: Snapshot) -> TextIndex:
         db = _keep(store, _connect(":memory:"))
         _catch_up(store, snap, db)
     return TextIndex(db)
+
+
+def record_write(
+    store: Store, before: Snapshot, after: Snapshot, added: Sequence[tuple[str, Memory]]
+) -> None:
+    """Moves the text index from ``before`` to ``after``, a write that added ``added``.
+
+    A writer knows what it wrote: giving it here spares the next write a diff
+    of the two trees (1-2 ms at a million memories). Nothing happens unless
+    the index stands at ``before`` (another process may have moved it).
+    """
+    db = store.caches.get("texts")
+    if not isinstance(db, sqlite3.Connection) or after.tree is None:
+        return
+    old = before.tree.decode("ascii") if before.tree is not None else _EMPTY
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute("SELECT value FROM state WHERE key = 'tree'").fetchone()
+            if (row[0] if row else _EMPTY) == old:
+                db.executemany(
+                    "INSERT OR REPLACE INTO memory VALUES (?, ?, ?, ?, ?)",
+                    [
+                        (path, m.id, text_key(m.body), m.kind, m.title)
+                        for path, m in added
+                    ],
+                )
+                db.execute(
+                    "INSERT OR REPLACE INTO state VALUES ('tree', ?)",
+                    (after.tree.decode("ascii"),),
+                )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    except sqlite3.Error:
+        return  # a cache: the next write catches up from the trees
 
 
 def _keep(store: Store, db: sqlite3.Connection) -> sqlite3.Connection:
