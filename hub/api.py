@@ -21,8 +21,10 @@ from __future__ import annotations
 import os
 import re
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -40,6 +42,9 @@ from ctx.hub.server.wire import (
     Request,
 )
 from ctx.hub.workspace import Workspace
+
+if TYPE_CHECKING:  # the indexes load only when a call is answered here
+    from ctx.hub.server.service import Answerer
 
 __all__ = [
     "hub_status",
@@ -80,6 +85,21 @@ def parse_moment(value: str, what: str = "The date") -> datetime:
     return moment if moment.tzinfo else moment.astimezone()
 
 
+_ANSWERERS: weakref.WeakKeyDictionary[Workspace, Answerer] = weakref.WeakKeyDictionary()
+"""The in-process answerer of each workspace, kept while the workspace lives:
+a caller asking again without a hub reuses the loaded embedder and indexes."""
+
+
+def _answerer(ws: Workspace) -> Answerer:
+    from ctx.hub.server.service import Answerer
+
+    store = ws.store()
+    answerer = _ANSWERERS.get(ws)
+    if answerer is None or answerer.store is not store:
+        answerer = _ANSWERERS[ws] = Answerer(store, ws.clock, one_shot=True)
+    return answerer
+
+
 def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -> Reply:
     """Asks the store's running hub, or answers in this process if none runs.
 
@@ -95,13 +115,10 @@ def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -
         else:
             if reply is not None:
                 return reply
-    from ctx.hub.server.service import Answerer
-
-    answerer = Answerer(ws.store(), ws.clock, one_shot=True)
-    reply = answerer.answer(request, progress)
+    reply = _answerer(ws).answer(request, progress)
     if refused is not None:
         return _noticed(reply, refused)
-    config = answerer.config
+    config = _answerer(ws).config
     searched = request.op in ("recall", "search")
     if searched and ws.on_disk and config is not None and config.hub.autostart:
         start_hub(ws.path, config.hub.idle_minutes)

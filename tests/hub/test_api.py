@@ -186,3 +186,26 @@ def test_parse_moment_reads_iso_dates_as_local_when_bare() -> None:
     assert ctx.hub.parse_moment("2023-05-08").tzinfo is not None
     with pytest.raises(InvalidInputError, match="--now 'soon' is not a date"):
         ctx.hub.parse_moment("soon", "--now")
+
+
+def test_calls_without_a_hub_reuse_the_workspaces_indexes(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctx.hub.index.projection import Projection
+
+    made = []
+    original = Projection.for_store.__func__  # type: ignore[attr-defined]
+
+    def counting(cls, *args, **kwargs):
+        made.append(args)
+        return original(cls, *args, **kwargs)
+
+    monkeypatch.setattr(Projection, "for_store", classmethod(counting))
+    for _ in range(3):
+        assert ctx.hub.recall(ws, "postgres", now=NOW).hits
+    ctx.hub.search(ws, "api", now=NOW)
+    assert len(made) == 1
+    other = Workspace(ws.path, clock=ws.clock)
+    ctx.hub.recall(other, "postgres", now=NOW)
+    assert len(made) == 2
+    other.close()
