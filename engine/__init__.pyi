@@ -319,6 +319,18 @@ from .model import (
 from .model import (
     headline as headline,
 )
+from .neighbourhood import (
+    GraphEdge as GraphEdge,
+)
+from .neighbourhood import (
+    GraphNode as GraphNode,
+)
+from .neighbourhood import (
+    Neighbourhood as Neighbourhood,
+)
+from .neighbourhood import (
+    neighbourhood as neighbourhood,
+)
 from .operations import (
     Operation as Operation,
 )

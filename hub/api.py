@@ -115,7 +115,8 @@ def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -
         else:
             if reply is not None:
                 return reply
-    reply = _answerer(ws).answer(request, progress)
+    with ws.lock:
+        reply = _answerer(ws).answer(request, progress)
     if refused is not None:
         return _noticed(reply, refused)
     config = _answerer(ws).config

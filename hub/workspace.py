@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -69,6 +70,10 @@ class Workspace:
         self.agent = agent
         self.session = session
         self.clock = clock
+        self.lock = threading.RLock()
+        """Held around every use of the store by callers on several threads
+        (the MCP server and HTTP API run calls on worker threads): one store
+        object, its caches and its write state serve one call at a time."""
         self._store: Store | None = None
 
     @classmethod

@@ -16,6 +16,7 @@ import click
 from ctx.engine import CtxError
 from ctx.porcelain._options import CtxState
 from ctx.porcelain.commands import (
+    agents,
     blame,
     branches,
     diff,
@@ -118,6 +119,7 @@ for module in (
     merge,
     recall,
     hub,
+    agents,
 ):
     for command in module.COMMANDS:
         _add_store_option(command)

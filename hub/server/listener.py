@@ -35,9 +35,11 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -105,17 +107,22 @@ class _Server:
     """One hub's connections, workers and lock (see the module docstring)."""
 
     def __init__(
-        self, store: Path, answerer: Answerer, listener: socket.socket
+        self,
+        store: Path,
+        answerer: Answerer,
+        listener: socket.socket,
+        lock: AbstractContextManager[Any],
+        stopping: threading.Event,
     ) -> None:
         self.store = store
         self.name = str(store)
         self.answerer = answerer
         self.listener = listener
-        self.lock = threading.Lock()
+        self.lock = lock
         self.jobs: queue.Queue[tuple[socket.socket, Request | Reply] | None] = (
             queue.Queue()
         )
-        self.stopping = threading.Event()
+        self.stopping = stopping
         self.last_used = time.monotonic()
         self.reading: dict[socket.socket, _Pending] = {}
         self.selector = selectors.DefaultSelector()
@@ -323,6 +330,9 @@ def serve(
     ready: Callable[[Path], None] | None = None,
     idle: float | None = None,
     autostarted: bool = False,
+    answerer: Answerer | None = None,
+    lock: AbstractContextManager[Any] | None = None,
+    stopping: threading.Event | None = None,
 ) -> None:
     """Answers requests for ``store`` until a ``stop`` request arrives.
 
@@ -334,6 +344,11 @@ def serve(
             search (pings, as ``ctx hub status`` sends, do not count).
         autostarted: Started by a recall (it counts towards the user's cap
             on such hubs, and may be stopped to make room for another).
+        answerer: Answers the requests (default: a new one); ``ctx serve``
+            passes the one its HTTP API answers with.
+        lock: Held while a request is answered (default: the server's
+            own); the same ``ctx serve`` holds around its calls.
+        stopping: Set to stop serving; set by a ``stop`` request too.
 
     Raises:
         StoreBusyError: Another hub serves this store.
@@ -344,13 +359,20 @@ def serve(
     listener = _claim(path)
     # From here the socket answers: another autostart may be tried again.
     hub_file(store.path, ".start").unlink(missing_ok=True)
-    server = _Server(store.path, Answerer(store, clock), listener)
+    server = _Server(
+        store.path,
+        answerer or Answerer(store, clock),
+        listener,
+        lock or threading.Lock(),
+        stopping or threading.Event(),
+    )
     workers = [
         threading.Thread(target=server.work, name=f"hub-worker-{i}", daemon=True)
         for i in range(WORKERS)
     ]
     try:
-        server.answerer.warm()
+        with server.lock:
+            server.answerer.warm()
         registry.register(store.path, path, autostarted=autostarted)
         for worker in workers:
             worker.start()

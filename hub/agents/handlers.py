@@ -1,0 +1,405 @@
+"""The calls agents make, each one engine or hub call with its checks.
+
+Each handler takes the workspace, the :class:`~.access.Caller` and the
+call's request Struct, checks every branch it names against the caller's
+scope, makes the call under the workspace's lock, and returns the same
+Struct the command line prints with ``--json``. Nothing here renders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from ctx import engine
+from ctx.engine import Intent, Store
+from ctx.hub.agents import requests as rq
+from ctx.hub.agents.access import Caller
+from ctx.hub.retrieval.results import RecallResult
+from ctx.hub.workspace import Workspace
+
+__all__ = ["HANDLERS"]
+
+
+def _intent(ws: Workspace, caller: Caller, req: rq._Write, intent: str) -> Intent:
+    return ws.intent(
+        intent,
+        agent=req.agent or ws.agent or caller.agent,
+        confidence=req.confidence,
+        reason=req.reason,
+        session=caller.session,
+    )
+
+
+@contextmanager
+def _writing(
+    ws: Workspace, caller: Caller, branch: str | None
+) -> Iterator[tuple[Store, str]]:
+    """Holds the lock; yields the store and the branch to write, if allowed."""
+    with ws.lock:
+        store = ws.store(write=True)
+        yield store, caller.write_branch(store, branch)
+
+
+@contextmanager
+def _reading(
+    ws: Workspace, caller: Caller, branch: str | None
+) -> Iterator[tuple[Store, str | None]]:
+    """Holds the lock; yields the store and the revision to read, if allowed."""
+    with ws.lock:
+        store = ws.store()
+        yield store, caller.read_revision(store, branch or caller.branch)
+
+
+def _moment(value: str | None, what: str) -> datetime | None:
+    from ctx.hub.api import parse_moment
+
+    return None if value is None else parse_moment(value, what)
+
+
+def remember(
+    ws: Workspace, caller: Caller, req: rq.RememberRequest
+) -> engine.RememberResult:
+    """Writes one memory."""
+    draft = engine.Draft(
+        text=req.text,
+        title=req.title,
+        kind=req.kind,
+        context=req.context,
+        tags=req.tags,
+        when=_moment(req.when, "when"),
+        pinned=req.pin,
+    )
+    with _writing(ws, caller, req.branch) as (store, branch):
+        result = engine.remember(
+            store,
+            draft,
+            _intent(ws, caller, req, "observe"),
+            branch=branch,
+            allow_duplicate=req.allow_duplicate,
+            upsert=req.upsert,
+        )
+    return engine.RememberResult.of(result)
+
+
+def forget(ws: Workspace, caller: Caller, req: rq.ForgetRequest) -> engine.ForgetResult:
+    """Deletes one memory."""
+    with _writing(ws, caller, req.branch) as (store, branch):
+        who = _intent(ws, caller, req, "forget")
+        return engine.forget(store, req.id, who, branch=branch)
+
+
+def edit(ws: Workspace, caller: Caller, req: rq.EditRequest) -> engine.EditResult:
+    """Changes one memory."""
+    with _writing(ws, caller, req.branch) as (store, branch):
+        return engine.edit(
+            store,
+            req.id,
+            _intent(ws, caller, req, "refine"),
+            body=req.body,
+            title=req.title,
+            kind=req.kind,
+            add_tags=req.add_tags,
+            remove_tags=req.remove_tags,
+            branch=branch,
+        )
+
+
+def get(ws: Workspace, caller: Caller, req: rq.GetRequest) -> engine.ShownMemory:
+    """Reads one memory, now or at a revision."""
+    with ws.lock:
+        store = ws.store()
+        if req.revision is not None:
+            rev = caller.read_revision(store, req.revision)
+            return engine.show_memory(store, f"{req.id}@{rev}")
+        rev = caller.read_revision(store, req.branch or caller.branch)
+        return engine.show_memory(store, req.id, rev)
+
+
+def ls(ws: Workspace, caller: Caller, req: rq.LsRequest) -> list[engine.ListedMemory]:
+    """Lists the memories under a path prefix."""
+    with _reading(ws, caller, req.branch) as (store, rev):
+        records = engine.list_memories(store, rev, req.prefix, all=req.all)
+        conflicted = engine.conflicted_ids(store, rev)
+    return [engine.ListedMemory.of(r, conflicted) for r in records]
+
+
+def query(
+    ws: Workspace, caller: Caller, req: rq.QueryRequest
+) -> list[engine.SelectedMemory]:
+    """Lists the memories a query selects."""
+    with _reading(ws, caller, req.branch) as (store, rev):
+        chosen = engine.select(store, req.where, now=ws.clock(), rev=rev, all=req.all)
+    return [engine.SelectedMemory.of(s) for s in chosen]
+
+
+def prime(ws: Workspace, caller: Caller, req: rq.PrimeRequest) -> engine.PrimeResult:
+    """Stores a markdown document, one memory per section."""
+    with _writing(ws, caller, req.branch) as (store, branch):
+        return engine.prime(
+            store,
+            req.text,
+            req.source,
+            _intent(ws, caller, req, "import"),
+            file_name=req.file_name,
+            pin=req.pin,
+            branch=branch,
+        )
+
+
+def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult:
+    """Recalls the memories that matter for a question."""
+    from ctx.hub.api import recall as hub_recall
+
+    with ws.lock:
+        store = ws.store()
+        branch = caller.read_branch(store, req.branch)
+        for other in req.overlay:
+            caller.read_branch(store, other)
+        if req.at is not None and not req.at[:4].isdigit():
+            caller.read_revision(store, req.at)
+    return hub_recall(
+        ws,
+        req.query,
+        budget=req.budget,
+        branch=branch,
+        overlay=req.overlay,
+        at=req.at,
+        now=_moment(req.now, "now"),
+        include_superseded=req.include_superseded,
+        explain=req.explain,
+    )
+
+
+def search(ws: Workspace, caller: Caller, req: rq.SearchRequest) -> RecallResult:
+    """Finds the memories that best match some words."""
+    from ctx.hub.api import search as hub_search
+
+    with ws.lock:
+        branch = caller.read_branch(ws.store(), req.branch)
+    return hub_search(
+        ws,
+        req.query,
+        limit=req.limit,
+        kind=req.kind,
+        tag=req.tag,
+        context=req.context,
+        fuzzy=req.fuzzy,
+        branch=branch,
+        explain=req.explain,
+    )
+
+
+def link(ws: Workspace, caller: Caller, req: rq.LinkRequest) -> engine.LinkResult:
+    """Links one memory to another."""
+    with _writing(ws, caller, req.branch) as (store, branch):
+        who = _intent(ws, caller, req, "link")
+        return engine.link(
+            store,
+            req.source,
+            req.target,
+            req.type,
+            who,
+            confidence=req.confidence,
+            branch=branch,
+        )
+
+
+def unlink(ws: Workspace, caller: Caller, req: rq.UnlinkRequest) -> engine.UnlinkResult:
+    """Removes a link."""
+    with _writing(ws, caller, req.branch) as (store, branch):
+        who = _intent(ws, caller, req, "link")
+        return engine.unlink(
+            store, req.source, req.target, req.type, who, branch=branch
+        )
+
+
+def supersede(
+    ws: Workspace, caller: Caller, req: rq.SupersedeRequest
+) -> engine.SupersedeResult:
+    """Marks an old memory as replaced by a new one."""
+    with _writing(ws, caller, req.branch) as (store, branch):
+        who = _intent(ws, caller, req, "refine")
+        return engine.supersede(store, req.old, req.new, who, branch=branch)
+
+
+def summarize(
+    ws: Workspace, caller: Caller, req: rq.SummarizeRequest
+) -> engine.SummarizeResult:
+    """Writes a summary derived from several memories."""
+    with _writing(ws, caller, req.branch) as (store, branch):
+        return engine.summarize(
+            store,
+            req.ids,
+            req.body,
+            _intent(ws, caller, req, "refine"),
+            title=req.title,
+            context=req.context,
+            tags=req.tags,
+            archive_sources=req.archive,
+            branch=branch,
+        )
+
+
+def trace(ws: Workspace, caller: Caller, req: rq.TraceRequest) -> engine.TraceNode:
+    """Follows where a memory came from."""
+    with _reading(ws, caller, req.branch) as (store, rev):
+        return engine.trace(
+            store, req.id, reverse=req.reverse, depth=req.depth, rev=rev
+        )
+
+
+def related(
+    ws: Workspace, caller: Caller, req: rq.RelatedRequest
+) -> list[engine.RelatedHit]:
+    """Lists the memories within a few links of one."""
+    with _reading(ws, caller, req.branch) as (store, rev):
+        return engine.related(store, req.id, depth=req.depth, types=req.types, rev=rev)
+
+
+def expand(
+    ws: Workspace, caller: Caller, req: rq.ExpandRequest
+) -> list[engine.MemoryRecord]:
+    """Lists what a summary was derived from."""
+    with _reading(ws, caller, req.branch) as (store, rev):
+        return engine.expand(store, req.id, rev=rev)
+
+
+def compose(
+    ws: Workspace, caller: Caller, req: rq.ComposeRequest
+) -> engine.Composition:
+    """Composes the context to start work with."""
+    with _reading(ws, caller, req.branch) as (store, rev):
+        return engine.compose(
+            store,
+            budget=req.budget,
+            now=ws.clock(),
+            where=req.where,
+            fmt=req.format,
+            rev=rev,
+        )
+
+
+def log(ws: Workspace, caller: Caller, req: rq.LogRequest) -> list[engine.LogEntry]:
+    """Lists commits, newest first."""
+    with _reading(ws, caller, req.branch) as (store, rev):
+        return engine.log(store, req.target, rev=rev, limit=req.limit)
+
+
+def blame(
+    ws: Workspace, caller: Caller, req: rq.BlameRequest
+) -> list[engine.LogEntry] | list[engine.BlameLine]:
+    """Names the commits that made a memory (or each of its lines)."""
+    with _reading(ws, caller, req.branch) as (store, rev):
+        if req.lines:
+            return engine.blame_lines(store, req.id, rev=rev)
+        return engine.blame(store, req.id, rev=rev)
+
+
+def diff(ws: Workspace, caller: Caller, req: rq.DiffRequest) -> engine.Diff:
+    """Compares two revisions, memory by memory."""
+    with ws.lock:
+        store = ws.store()
+        sides = [s for s in req.spec.replace("...", "..").split("..") if s]
+        for side in (*sides, *([req.target] if req.target else [])):
+            caller.read_revision(store, side)
+        if "..." in req.spec or ".." not in req.spec or len(sides) < 2:
+            caller.read_revision(store, None)  # an empty side is the working one
+        return engine.diff_range(store, req.spec, req.target)
+
+
+def branches(
+    ws: Workspace, caller: Caller, req: rq.BranchesRequest
+) -> list[engine.BranchInfo]:
+    """Lists the branches the caller may see."""
+    with ws.lock:
+        found = engine.list_branches(ws.store())
+    return [b for b in found if caller.visible(b.name)]
+
+
+def branch(ws: Workspace, caller: Caller, req: rq.BranchRequest) -> engine.BranchResult:
+    """Makes a branch."""
+    with ws.lock:
+        store = ws.store(write=True)
+        if caller.scope is not None and not caller.scope.can_write(req.name):
+            caller.write_branch(store, req.name)  # raises as for a write
+        start = caller.read_revision(store, req.start)
+        return engine.create_branch(store, req.name, start)
+
+
+def merge(ws: Workspace, caller: Caller, req: rq.MergeRequest) -> engine.MergeResult:
+    """Merges one branch into another."""
+    with ws.lock:
+        store = ws.store(write=True)
+        caller.read_revision(store, req.source)
+        into = caller.write_branch(store, req.into or req.branch)
+        return engine.merge(
+            store,
+            req.source,
+            _intent(ws, caller, req, "merge"),
+            into=into,
+            prefer=req.prefer,
+            no_ff=req.no_ff,
+        )
+
+
+def resolve(
+    ws: Workspace, caller: Caller, req: rq.ResolveRequest
+) -> engine.ResolveResult:
+    """Settles a memory left in conflict."""
+    with _writing(ws, caller, req.branch) as (store, branch):
+        return engine.resolve(
+            store,
+            req.id,
+            _intent(ws, caller, req, "merge"),
+            take=req.take,
+            body=req.body,
+            branch=branch,
+        )
+
+
+def status(ws: Workspace, caller: Caller, req: rq.StatusRequest) -> engine.StoreStatus:
+    """Reports the branch's counts and conflicts."""
+    with _reading(ws, caller, req.branch) as (store, rev):
+        return engine.status(store, rev)
+
+
+def graph(ws: Workspace, caller: Caller, req: rq.GraphRequest) -> engine.Neighbourhood:
+    """Returns a memory's neighbourhood in the link graph."""
+    with _reading(ws, caller, req.branch) as (store, rev):
+        return engine.neighbourhood(
+            store, req.id, hops=req.hops, limit=req.limit, types=req.types, rev=rev
+        )
+
+
+HANDLERS: dict[str, Callable[[Workspace, Caller, Any], Any]] = {
+    "remember": remember,
+    "forget": forget,
+    "edit": edit,
+    "get": get,
+    "ls": ls,
+    "query": query,
+    "prime": prime,
+    "recall": recall,
+    "search": search,
+    "link": link,
+    "unlink": unlink,
+    "supersede": supersede,
+    "summarize": summarize,
+    "trace": trace,
+    "related": related,
+    "expand": expand,
+    "compose": compose,
+    "log": log,
+    "blame": blame,
+    "diff": diff,
+    "branches": branches,
+    "branch": branch,
+    "merge": merge,
+    "resolve": resolve,
+    "status": status,
+    "graph": graph,
+}
+"""Each call's handler, by the call's name."""

@@ -1,0 +1,274 @@
+"""The HTTP API and MCP's Streamable HTTP transport, as one ASGI app.
+
+``/mcp`` is the MCP server (:mod:`.mcp_server`); ``/api/...`` serves the
+same calls as JSON (:data:`ROUTES`), ``/api/openapi.json`` describes them
+(generated from the same Structs) and ``/health`` says the server is up.
+
+Arguments come from the path, the query string (a field given twice is a
+list) and a JSON object body, decoded together into the call's request
+Struct: an unknown field, a wrong type or an out-of-range value is a 400,
+never clamped. Errors answer ``{"error": {"type", "message", "hint"}}``
+with a status by kind (:func:`status_of`), and never a traceback. A body
+over :data:`MAX_BODY_BYTES` is a 413.
+
+Keys (:mod:`ctx.hub.keys` checks them): a request that presents
+``Authorization: Bearer ...`` is held to that key, on loopback too; an
+unknown, revoked or malformed one is a 401. With ``keys_required``, a
+request without one is a 401 as well.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from typing import Any
+
+import anyio.to_thread
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ctx.engine import (
+    ConflictError,
+    CtxError,
+    InvalidInputError,
+    NotFoundError,
+    ReadOnlyStoreError,
+    StoreBusyError,
+)
+from ctx.hub.agents.access import Caller
+from ctx.hub.agents.access import Scope as KeyScope
+from ctx.hub.agents.calls import CALLS, GRAPH, Call, invoke
+from ctx.hub.workspace import Workspace
+
+__all__ = ["MAX_BODY_BYTES", "ROUTES", "ApiError", "build_app", "status_of"]
+
+MAX_BODY_BYTES = 1_000_000
+"""The largest request body accepted (a memory is at most 256 KiB of text)."""
+
+ROUTES: tuple[tuple[str, str, Call], ...] = (
+    ("GET", "/api/memories", CALLS["ls"]),
+    ("POST", "/api/memories", CALLS["remember"]),
+    ("POST", "/api/memories/query", CALLS["query"]),
+    ("GET", "/api/memories/{id}", CALLS["get"]),
+    ("PATCH", "/api/memories/{id}", CALLS["edit"]),
+    ("DELETE", "/api/memories/{id}", CALLS["forget"]),
+    ("GET", "/api/memories/{id}/blame", CALLS["blame"]),
+    ("GET", "/api/memories/{id}/trace", CALLS["trace"]),
+    ("GET", "/api/memories/{id}/related", CALLS["related"]),
+    ("GET", "/api/memories/{id}/expand", CALLS["expand"]),
+    ("POST", "/api/memories/{id}/resolve", CALLS["resolve"]),
+    ("POST", "/api/prime", CALLS["prime"]),
+    ("POST", "/api/recall", CALLS["recall"]),
+    ("POST", "/api/search", CALLS["search"]),
+    ("POST", "/api/links", CALLS["link"]),
+    ("DELETE", "/api/links", CALLS["unlink"]),
+    ("POST", "/api/supersede", CALLS["supersede"]),
+    ("POST", "/api/summarize", CALLS["summarize"]),
+    ("GET", "/api/compose", CALLS["compose"]),
+    ("GET", "/api/log", CALLS["log"]),
+    ("GET", "/api/diff", CALLS["diff"]),
+    ("GET", "/api/branches", CALLS["branches"]),
+    ("POST", "/api/branches", CALLS["branch"]),
+    ("POST", "/api/merge", CALLS["merge"]),
+    ("GET", "/api/status", CALLS["status"]),
+    ("GET", "/api/graph/ego", GRAPH),
+)
+"""Each API route: method, path, and the call it makes."""
+
+
+class ApiError(msgspec.Struct, frozen=True, kw_only=True):
+    """What went wrong, as the command line says it."""
+
+    type: str
+    message: str
+    hint: str | None = None
+
+
+class ErrorBody(msgspec.Struct, frozen=True, kw_only=True):
+    """The body of every error response."""
+
+    error: ApiError
+
+
+class Health(msgspec.Struct, frozen=True, kw_only=True):
+    """``GET /health``."""
+
+    status: str
+    store: str
+    pid: int
+
+
+_JSON = msgspec.json.Encoder(order="deterministic")
+
+KeyCheck = Callable[[str | None], KeyScope | None]
+"""Checks a request's ``Authorization`` header; returns its key's scope
+(None: no key, the store's owner) or raises a CtxError with exit code 2."""
+
+
+def status_of(exc: CtxError) -> int:
+    """Returns the HTTP status of an error."""
+    if isinstance(exc, InvalidInputError):
+        return 400
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, ConflictError):
+        return 409
+    if isinstance(exc, ReadOnlyStoreError):
+        return 403
+    if isinstance(exc, StoreBusyError):
+        return 503
+    if type(exc).__name__ == "AuthError":
+        return 401
+    return 500
+
+
+def _json(value: Any, status: int = 200) -> Response:
+    return Response(_JSON.encode(value), status, media_type="application/json")
+
+
+def error_response(exc: CtxError) -> Response:
+    """Returns the response for ``exc``."""
+    body = ErrorBody(
+        error=ApiError(type=type(exc).__name__, message=exc.message, hint=exc.hint)
+    )
+    status = status_of(exc)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    response = _json(body, status)
+    if headers:
+        response.headers.update(headers)
+    return response
+
+
+class _TooLargeError(InvalidInputError):
+    """The body is over :data:`MAX_BODY_BYTES`."""
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise _TooLargeError(f"The body is larger than {MAX_BODY_BYTES:,} bytes.")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise _TooLargeError(f"The body is larger than {MAX_BODY_BYTES:,} bytes.")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        return {}
+    try:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise InvalidInputError(f"The body is not JSON ({exc}).") from None
+    if not isinstance(body, dict):
+        raise InvalidInputError("The body must be a JSON object.")
+    return body
+
+
+def _arguments(request: Request, call: Call, body: dict[str, Any]) -> dict[str, Any]:
+    fields = {f.name: f for f in msgspec.structs.fields(call.request)}
+    args: dict[str, Any] = {}
+    for name in request.query_params:
+        values = request.query_params.getlist(name)
+        field = fields.get(name)
+        many = field is not None and "tuple" in str(field.type)
+        args[name] = values if many else values[-1]
+    args.update(body)
+    args.update(request.path_params)
+    return args
+
+
+def _endpoint(ws: Workspace, call: Call, base: Caller) -> Callable[[Request], Any]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            body = await _body(request)
+            caller = Caller(
+                agent=base.agent,
+                session=base.session,
+                scope=request.scope.get("ctx.key"),
+                branch=base.branch,
+            )
+            arguments = _arguments(request, call, body)
+            value = await anyio.to_thread.run_sync(invoke, ws, caller, call, arguments)
+        except _TooLargeError as exc:
+            response = error_response(exc)
+            response.status_code = 413
+            return response
+        except CtxError as exc:
+            return error_response(exc)
+        return _json(value)
+
+    return endpoint
+
+
+class KeyMiddleware:
+    """Holds every request to the key it presents (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp, check: KeyCheck) -> None:
+        self.app = app
+        self.check = check
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] == "/health":
+            await self.app(scope, receive, send)
+            return
+        header = None
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                header = value.decode("latin-1")
+        try:
+            scope["ctx.key"] = self.check(header)
+        except CtxError as exc:
+            await error_response(exc)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def build_app(
+    ws: Workspace,
+    check: KeyCheck,
+    *,
+    base: Caller | None = None,
+    host: str = "127.0.0.1",
+) -> ASGIApp:
+    """Returns the ASGI app: ``/mcp``, ``/api/...``, ``/health``.
+
+    Args:
+        ws: The workspace served.
+        check: Checks each request's key (see :data:`KeyCheck`).
+        base: Who calls when a request names nobody.
+        host: The address served (MCP's DNS-rebinding protection follows it).
+    """
+    from ctx.hub.agents.mcp_server import build_server, caller_of
+    from ctx.hub.agents.openapi import openapi
+
+    origin = base or Caller()
+
+    def mcp_caller(context: Any) -> Caller:
+        key = None
+        with contextlib.suppress(AttributeError, RuntimeError, ValueError):
+            headers = context.headers or {}
+            key = check(headers.get("authorization"))
+        return caller_of(context, Caller(scope=key, branch=origin.branch))
+
+    server = build_server(ws, origin, caller=mcp_caller)
+    for method, path, call in ROUTES:
+        server.custom_route(path, methods=[method])(_endpoint(ws, call, origin))
+    spec = _JSON.encode(openapi(ROUTES))
+
+    async def openapi_json(request: Request) -> Response:
+        return Response(spec, media_type="application/json")
+
+    async def health(request: Request) -> Response:
+        return _json(Health(status="ok", store=str(ws.path), pid=os.getpid()))
+
+    server.custom_route("/api/openapi.json", methods=["GET"])(openapi_json)
+    server.custom_route("/health", methods=["GET"])(health)
+
+    app = server.streamable_http_app(
+        host=host, max_request_body_size=MAX_BODY_BYTES, stateless_http=False
+    )
+    return KeyMiddleware(app, check)

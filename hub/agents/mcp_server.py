@@ -1,0 +1,205 @@
+"""The MCP server: every call of :data:`~.calls.CALLS` as a tool.
+
+Built with the official SDK's :class:`~mcp.server.MCPServer`. Each tool's
+input schema is its request Struct's JSON schema and its output schema is
+the Struct ``--json`` prints (a list wrapped as ``{"result": [...]}``), so
+the three agree by construction. Arguments are decoded by msgspec, not by
+the SDK's pydantic model: an unknown or mistyped argument is refused in one
+line. An error reaches the model as a tool error with the command line's
+message and hint, and nothing is written.
+
+Tools run on the SDK's worker threads; the workspace's lock serializes
+their use of the store. Resources: ``ctx://memory/{id}`` and
+``ctx://view/{name}``; the prompt ``context`` composes the pinned and
+working context. Importing this module imports the SDK (over a second):
+only ``ctx mcp`` and ``ctx serve`` do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+import anyio.to_thread
+import msgspec
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+
+from ctx.engine import CtxError
+from ctx.hub.agents.access import Caller
+from ctx.hub.agents.calls import CALLS, Call, invoke, schema_of, structured
+from ctx.hub.retrieval.results import RecallResult
+from ctx.hub.workspace import Workspace
+
+__all__ = ["INSTRUCTIONS", "build_server", "caller_of"]
+
+INSTRUCTIONS = (
+    "ctx is your versioned memory. Call `recall` with the question before "
+    "you answer or act, and `remember` what you learn that is worth keeping "
+    "(decisions, facts, patterns), with a reason. Every write is a commit: "
+    "`log`, `blame` and `diff` show who wrote what and why."
+)
+
+_JSON = msgspec.json.Encoder(order="deterministic")
+
+
+class _RawArguments(FuncMetadata):
+    """Hands a tool its arguments as sent: msgspec checks them instead."""
+
+    def validate_arguments(
+        self, arguments_to_validate: dict[str, Any]
+    ) -> dict[str, Any]:
+        return {"arguments": dict(arguments_to_validate)}
+
+
+def caller_of(context: Context[Any, Any] | None, base: Caller) -> Caller:
+    """Returns who makes a call: ``base``, named after the MCP client.
+
+    The agent is the client's name (``clientInfo.name``) unless ``base``
+    names one; the session is the transport's session id, if any.
+    """
+    if context is None:
+        return base
+    agent = base.agent
+    session = base.session
+    with contextlib.suppress(AttributeError, RuntimeError, ValueError):
+        params = context.session.client_params
+        if agent is None and params is not None and params.client_info.name:
+            agent = params.client_info.name
+    with contextlib.suppress(AttributeError, RuntimeError, ValueError):
+        headers = context.headers or {}
+        session = headers.get("mcp-session-id") or session  # Streamable HTTP
+    return Caller(agent=agent, session=session, scope=base.scope, branch=base.branch)
+
+
+def _text(value: Any) -> str:
+    """Returns what a model reads of an answer: a prompt block, or JSON."""
+    if isinstance(value, RecallResult):
+        from ctx.hub.retrieval.prompt import format_prompt
+
+        return format_prompt(value)
+    text = getattr(value, "text", None)
+    if isinstance(text, str):
+        return text
+    return _JSON.encode(value).decode("utf-8")
+
+
+def _tool(
+    ws: Workspace, call: Call, caller: Callable[[Context[Any, Any] | None], Caller]
+) -> Callable[..., CallToolResult]:
+    def run(arguments: dict[str, Any], context: Context[Any, Any]) -> CallToolResult:
+        try:
+            value = invoke(ws, caller(context), call, arguments)
+        except CtxError as exc:
+            hint = f" Hint: {exc.hint}" if exc.hint else ""
+            raise ToolError(f"{exc.message}{hint}") from None
+        return CallToolResult(
+            content=[TextContent(type="text", text=_text(value))],
+            structured_content=structured(value),
+        )
+
+    run.__name__ = call.name
+    run.__doc__ = call.description
+    return run
+
+
+def build_server(
+    ws: Workspace,
+    base: Caller | None = None,
+    *,
+    caller: Callable[[Context[Any, Any] | None], Caller] | None = None,
+) -> MCPServer:
+    """Returns the MCP server of the workspace's store.
+
+    Args:
+        ws: The workspace; its store is opened on the first call.
+        base: Who calls when the client says nothing (default: the owner).
+        caller: Returns the caller of a request (default: ``base`` named
+            after the client); the HTTP app passes one that reads the key.
+    """
+    origin = base or Caller()
+    find = caller or (lambda context: caller_of(context, origin))
+    server: MCPServer = MCPServer("ctx", instructions=INSTRUCTIONS, version=_version())
+    for call in CALLS.values():
+        server.add_tool(
+            _tool(ws, call, find),
+            name=call.name,
+            description=call.description,
+            annotations=ToolAnnotations(
+                read_only_hint=not call.writes,
+                destructive_hint=call.name in ("forget", "merge", "resolve"),
+                idempotent_hint=not call.writes,
+                open_world_hint=False,
+            ),
+        )
+        tool = server._tool_manager.get_tool(call.name)
+        assert tool is not None
+        tool.parameters = schema_of(call.request)
+        tool.fn_metadata = _RawArguments(
+            arg_model=tool.fn_metadata.arg_model, output_schema=schema_of(call.answer)
+        )
+    _add_resources(server, ws, find)
+    return server
+
+
+def _add_resources(
+    server: MCPServer,
+    ws: Workspace,
+    find: Callable[[Context[Any, Any] | None], Caller],
+) -> None:
+    def read(name: str, arguments: dict[str, Any]) -> Any:
+        try:
+            return invoke(ws, find(None), CALLS[name], arguments)
+        except CtxError as exc:
+            raise ResourceError(exc.message) from None
+
+    @server.resource(
+        "ctx://memory/{memory_id}",
+        name="memory",
+        description="One memory, whole, as JSON (its id as listed).",
+        mime_type="application/json",
+    )
+    async def memory(memory_id: str) -> str:
+        shown = await anyio.to_thread.run_sync(read, "get", {"id": memory_id})
+        return _JSON.encode(shown).decode("utf-8")
+
+    @server.resource(
+        "ctx://view/{name}",
+        name="view",
+        description="A saved view, rendered within its budget.",
+        mime_type="text/markdown",
+    )
+    async def view(name: str) -> str:
+        def render() -> str:
+            from ctx import engine
+
+            with ws.lock:
+                store = ws.store()
+                rev = find(None).read_revision(store, None)
+                try:
+                    return engine.render_view(store, name, now=ws.clock(), rev=rev).text
+                except CtxError as exc:
+                    raise ResourceError(exc.message) from None
+
+        return await anyio.to_thread.run_sync(render)
+
+    @server.prompt(
+        name="context",
+        description="The pinned and working context to start a task with.",
+    )
+    async def context(budget: int = 2000) -> str:
+        composed = await anyio.to_thread.run_sync(read, "compose", {"budget": budget})
+        return str(composed.text)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ctx-memory")
+    except PackageNotFoundError:
+        return "0"

@@ -1,0 +1,386 @@
+"""What an agent may ask, one Struct per call.
+
+The MCP server's input schemas, the HTTP API's request bodies and its
+OpenAPI document are generated from these, and every call's arguments are
+decoded into one (unknown fields refused), so the three always agree.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta
+
+__all__ = [
+    "BlameRequest",
+    "BranchRequest",
+    "BranchesRequest",
+    "ComposeRequest",
+    "DiffRequest",
+    "EditRequest",
+    "ExpandRequest",
+    "ForgetRequest",
+    "GetRequest",
+    "GraphRequest",
+    "LinkRequest",
+    "LogRequest",
+    "LsRequest",
+    "MergeRequest",
+    "PrimeRequest",
+    "QueryRequest",
+    "RecallRequest",
+    "RelatedRequest",
+    "RememberRequest",
+    "ResolveRequest",
+    "SearchRequest",
+    "StatusRequest",
+    "SummarizeRequest",
+    "SupersedeRequest",
+    "TraceRequest",
+    "UnlinkRequest",
+]
+
+Id = Annotated[
+    str,
+    Meta(
+        description="A memory's id (26 characters, as listed).",
+        min_length=1,
+        max_length=200,
+    ),
+]
+Branch = Annotated[
+    str | None,
+    Meta(description="The branch (default: the server's branch, then HEAD)."),
+]
+Tags = Annotated[
+    tuple[str, ...],
+    Meta(description='Tags as "namespace:value", e.g. "project:api".'),
+]
+
+
+class _Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """The fields every call shares."""
+
+    branch: Branch = None
+
+
+class _Write(_Request, kw_only=True, forbid_unknown_fields=True):
+    """The intent every write carries (the commit's trailers)."""
+
+    agent: Annotated[
+        str | None,
+        Meta(description="Who writes (default: CTX_AGENT, then the client's name)."),
+    ] = None
+    confidence: (
+        Annotated[float, Meta(ge=0.0, le=1.0, description="How sure, 0 to 1.")] | None
+    ) = None
+    reason: Annotated[
+        str | None, Meta(description="Why this write is made, in a sentence.")
+    ] = None
+
+
+class RememberRequest(_Write, kw_only=True, forbid_unknown_fields=True):
+    """``remember``: store one memory as one commit."""
+
+    text: Annotated[str, Meta(description="The memory's text.", min_length=1)]
+    kind: Annotated[
+        str,
+        Meta(
+            description="fact, decision, pattern, observation, hypothesis, task, "
+            "summary, source, open-question or session."
+        ),
+    ] = "fact"
+    title: Annotated[str | None, Meta(description="A one-line title.")] = None
+    tags: Tags = ()
+    context: Annotated[
+        str, Meta(description="The folder it is filed under, e.g. 'api'.")
+    ] = "general"
+    when: Annotated[
+        str | None,
+        Meta(description="When it happened (ISO 8601; default: now)."),
+    ] = None
+    pin: Annotated[
+        bool, Meta(description="Pin it: recalled first, whatever the question.")
+    ] = False
+    upsert: Annotated[
+        bool,
+        Meta(
+            description="Update the live memory of the same kind and title "
+            "instead of adding another."
+        ),
+    ] = False
+    allow_duplicate: Annotated[
+        bool,
+        Meta(description="Write it even if a live memory has the same text."),
+    ] = False
+
+
+class ForgetRequest(_Write, kw_only=True, forbid_unknown_fields=True):
+    """``forget``: delete a memory (history keeps it)."""
+
+    id: Id
+    reason: Annotated[str, Meta(description="Why it is forgotten.", min_length=1)]
+
+
+class EditRequest(_Write, kw_only=True, forbid_unknown_fields=True):
+    """``edit``: change a memory's text, title, kind or tags."""
+
+    id: Id
+    body: Annotated[str | None, Meta(description="The new text.")] = None
+    title: Annotated[str | None, Meta(description="The new title.")] = None
+    kind: Annotated[str | None, Meta(description="The new kind.")] = None
+    add_tags: Tags = ()
+    remove_tags: Tags = ()
+
+
+class GetRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """``get``: one memory, as it is now or at a revision."""
+
+    id: Id
+    revision: Annotated[
+        str | None,
+        Meta(description="A revision (commit id, branch~N) to read it at."),
+    ] = None
+
+
+class LsRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """``ls``: the memories under a path prefix."""
+
+    prefix: Annotated[
+        str, Meta(description="Only paths that start with this, e.g. 'pinned/'.")
+    ] = ""
+    all: Annotated[bool, Meta(description="Include superseded memories.")] = False
+
+
+class QueryRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """``query``: the memories the query language selects."""
+
+    where: Annotated[
+        str,
+        Meta(
+            description="A query, e.g. 'kind:decision AND tag:project:api AND "
+            "created:>7d'.",
+            min_length=1,
+        ),
+    ]
+    all: Annotated[bool, Meta(description="Include superseded memories.")] = False
+
+
+class PrimeRequest(_Write, kw_only=True, forbid_unknown_fields=True):
+    """``prime``: store a markdown document as one memory per section."""
+
+    text: Annotated[str, Meta(description="The document's markdown.", min_length=1)]
+    source: Annotated[
+        str, Meta(description="A short name for the document, e.g. 'readme'.")
+    ]
+    file_name: Annotated[
+        str, Meta(description="The document's file name, e.g. 'README.md'.")
+    ] = "document.md"
+    pin: Annotated[bool, Meta(description="Pin every section.")] = False
+
+
+class RecallRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """``recall``: the memories that matter for a question, within a budget."""
+
+    query: Annotated[str, Meta(description="The question, in words.", min_length=1)]
+    budget: (
+        Annotated[int, Meta(ge=1, description="Tokens to fill (default: the store's).")]
+        | None
+    ) = None
+    overlay: Annotated[
+        tuple[str, ...],
+        Meta(description="Other branches whose memories are added."),
+    ] = ()
+    at: Annotated[
+        str | None,
+        Meta(description="As things stood at a revision or a date."),
+    ] = None
+    now: Annotated[
+        str | None,
+        Meta(description="The moment the question is asked (ISO 8601)."),
+    ] = None
+    include_superseded: Annotated[
+        bool, Meta(description="Keep memories that another supersedes.")
+    ] = False
+    explain: Annotated[bool, Meta(description="Say why each memory was chosen.")] = (
+        False
+    )
+
+
+class SearchRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """``search``: the memories that best match some words (no budget)."""
+
+    query: Annotated[str, Meta(description="The words to find.", min_length=1)]
+    limit: Annotated[int, Meta(ge=1, le=1000, description="Hits at most.")] = 10
+    kind: Annotated[str | None, Meta(description="Only this kind.")] = None
+    tag: Annotated[str | None, Meta(description="Only memories with this tag.")] = None
+    context: Annotated[str | None, Meta(description="Only this context.")] = None
+    fuzzy: Annotated[bool, Meta(description="Tolerate typos.")] = False
+    explain: Annotated[bool, Meta(description="Say why each hit matched.")] = False
+
+
+class LinkRequest(_Write, kw_only=True, forbid_unknown_fields=True):
+    """``link``: a typed link from one memory to another."""
+
+    source: Id
+    target: Id
+    type: Annotated[
+        str,
+        Meta(
+            description="RELATES_TO, DEPENDS_ON, SUPERSEDES, CONTRADICTS, "
+            "DERIVED_FROM, PART_OF or EXAMPLE_OF."
+        ),
+    ] = "RELATES_TO"
+
+
+class UnlinkRequest(_Write, kw_only=True, forbid_unknown_fields=True):
+    """``unlink``: remove a typed link."""
+
+    source: Id
+    target: Id
+    type: Annotated[str, Meta(description="The link's type.")] = "RELATES_TO"
+
+
+class SupersedeRequest(_Write, kw_only=True, forbid_unknown_fields=True):
+    """``supersede``: mark an old memory as replaced by a new one."""
+
+    old: Id
+    new: Id
+
+
+class SummarizeRequest(_Write, kw_only=True, forbid_unknown_fields=True):
+    """``summarize``: one summary memory DERIVED_FROM several."""
+
+    ids: Annotated[
+        tuple[str, ...], Meta(min_length=1, description="The memories summarized.")
+    ]
+    body: Annotated[str, Meta(description="The summary's text.", min_length=1)]
+    title: Annotated[str | None, Meta(description="Its title.")] = None
+    context: Annotated[str, Meta(description="Its folder.")] = "summaries"
+    tags: Tags = ()
+    archive: Annotated[
+        bool, Meta(description="Move the summarized memories off-context.")
+    ] = False
+
+
+class TraceRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """``trace``: where a memory came from (its DERIVED_FROM tree)."""
+
+    id: Id
+    reverse: Annotated[bool, Meta(description="What was derived from it instead.")] = (
+        False
+    )
+    depth: Annotated[int, Meta(ge=1, le=50, description="Levels at most.")] | None = (
+        None
+    )
+
+
+class RelatedRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """``related``: memories within a few links of one."""
+
+    id: Id
+    depth: Annotated[int, Meta(ge=1, le=3, description="Links away, 1 to 3.")] = 2
+    types: Annotated[tuple[str, ...], Meta(description="Only these link types.")] = ()
+
+
+class ExpandRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """``expand``: the memories a summary was derived from."""
+
+    id: Id
+
+
+class ComposeRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """``compose``: the context to start work with, within a budget."""
+
+    budget: Annotated[int, Meta(ge=1, description="Tokens at most.")] = 2000
+    where: Annotated[
+        str | None, Meta(description="Only memories this query selects.")
+    ] = None
+    format: Annotated[str, Meta(description="markdown, xml, json or text.")] = (
+        "markdown"
+    )
+
+
+class LogRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """``log``: the commits of a branch, of a memory or of a path."""
+
+    target: Annotated[str | None, Meta(description="A memory id or a path prefix.")] = (
+        None
+    )
+    limit: Annotated[int, Meta(ge=1, le=10_000, description="Commits at most.")] = 20
+
+
+class BlameRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """``blame``: the commits that made a memory, or each line's."""
+
+    id: Id
+    lines: Annotated[
+        bool, Meta(description="Name the commit of each line of the text.")
+    ] = False
+
+
+class DiffRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``diff``: what changed, memory by memory."""
+
+    spec: Annotated[
+        str,
+        Meta(
+            description="A..B (B against A), A...B (B since it split from A), "
+            "or A (A against the working branch).",
+            min_length=1,
+        ),
+    ]
+    target: Annotated[
+        str | None, Meta(description="With spec A: the other side B.")
+    ] = None
+
+
+class BranchesRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``branches``: every branch with its head."""
+
+
+class BranchRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``branch``: make a branch."""
+
+    name: Annotated[str, Meta(description="The new branch, e.g. 'agent/claude'.")]
+    start: Annotated[
+        str | None, Meta(description="Where it starts (default: HEAD).")
+    ] = None
+
+
+class MergeRequest(_Write, kw_only=True, forbid_unknown_fields=True):
+    """``merge``: merge a branch into another (conflicts kept as data)."""
+
+    source: Annotated[str, Meta(description="The branch merged in.")]
+    into: Annotated[
+        str | None, Meta(description="The branch merged into (default: HEAD).")
+    ] = None
+    prefer: Annotated[
+        str | None,
+        Meta(description="Settle clashes: ours, theirs, newer or confident."),
+    ] = None
+    no_ff: Annotated[bool, Meta(description="Always make a merge commit.")] = False
+
+
+class ResolveRequest(_Write, kw_only=True, forbid_unknown_fields=True):
+    """``resolve``: settle a memory left in conflict by a merge."""
+
+    id: Id
+    take: Annotated[str | None, Meta(description="ours, theirs or both.")] = None
+    body: Annotated[str | None, Meta(description="A text of your own.")] = None
+
+
+class StatusRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """``status``: the branch, its counts and its conflicts."""
+
+
+class GraphRequest(_Request, kw_only=True, forbid_unknown_fields=True):
+    """The neighbourhood of a memory in the link graph, within a limit."""
+
+    id: Id
+    hops: Annotated[int, Meta(ge=1, le=3, description="Links away, 1 to 3.")] = 1
+    limit: Annotated[
+        int, Meta(ge=1, le=500, description="Nodes at most (the rest counted).")
+    ] = 50
+    types: Annotated[tuple[str, ...], Meta(description="Only these link types.")] = ()

@@ -1,0 +1,230 @@
+"""The MCP server in-process: every tool, its schemas, errors, intent, threads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import msgspec
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_scenario import call_every_tool
+from mcp_types import Implementation
+
+from ctx.engine import Store
+from ctx.hub import Workspace
+from ctx.hub.agents.access import Caller
+from ctx.hub.agents.mcp_server import build_server
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    path = tmp_path / ".ctx"
+    Store.init(
+        path, clock=lambda: __import__("datetime").datetime.now().astimezone()
+    ).close()
+    (path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    return path
+
+
+@pytest.fixture
+def ws(store_dir: Path):
+    workspace = Workspace.find(store_dir)
+    yield workspace
+    workspace.close()
+
+
+def commits(path: Path) -> int:
+    out = subprocess.run(
+        ["git", "--git-dir", str(path / "git"), "rev-list", "--all", "--count"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(out.stdout)
+
+
+async def test_every_tool_answers_in_its_output_schema(ws: Workspace) -> None:
+    async with Client(build_server(ws)) as client:
+        results = await call_every_tool(client)
+    assert results["recall"]["budget"] == 400
+
+
+async def test_writes_are_signed_with_the_clients_name(ws: Workspace) -> None:
+    info = Implementation(name="claude-code", version="2.1")
+    async with Client(build_server(ws), client_info=info) as client:
+        await client.call_tool("remember", {"text": "signed", "reason": "a test"})
+        named = await client.call_tool(
+            "remember", {"text": "named", "agent": "reviewer", "confidence": 0.5}
+        )
+        assert not named.is_error
+        log = (await client.call_tool("log", {"limit": 2})).structured_content
+    intents = [e["commit"]["intent"] for e in log["result"]]
+    assert intents[0]["agent"] == "reviewer"
+    assert intents[0]["confidence"] == 0.5
+    assert intents[1] == {
+        "agent": "claude-code",
+        "intent": "observe",
+        "confidence": None,
+        "reason": "a test",
+        "session": None,
+    }
+
+
+async def test_ctx_agent_wins_over_the_clients_name(
+    store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTX_AGENT", "builder")
+    ws = Workspace.find(store_dir)
+    async with Client(build_server(ws)) as client:
+        await client.call_tool("remember", {"text": "by the builder"})
+        log = (await client.call_tool("log", {"limit": 1})).structured_content
+    assert log["result"][0]["commit"]["intent"]["agent"] == "builder"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "says"),
+    [
+        ("remember", {"txt": "typo"}, "unknown field `txt`"),
+        ("remember", {"text": 3}, "Expected `str`, got `int` - at `$.text`"),
+        ("remember", {}, "missing required field `text`"),
+        ("remember", {"text": "x", "confidence": 2}, "Expected `float` <= 1.0"),
+        ("remember", {"text": "x", "kind": "gossip"}, "gossip"),
+        ("remember", {"text": "x", "when": "next tuesdayish"}, "when"),
+        (
+            "get",
+            {"id": "01JD2X9K7M3Q4R5S6T7V8W9XYZ"},
+            "No memory 01JD2X9K7M3Q4R5S6T7V8W9XYZ here.",
+        ),
+        (
+            "forget",
+            {"id": "01JD2X9K7M3Q4R5S6T7V8W9XYZ"},
+            "missing required field `reason`",
+        ),
+        ("recall", {"query": "x", "branch": "nope"}, "No branch named 'nope'."),
+        ("merge", {"source": "nope"}, "nope"),
+        ("link", {"source": "x", "target": "y"}, "x"),
+    ],
+)
+async def test_bad_calls_fail_in_one_line_and_write_nothing(
+    ws: Workspace, store_dir: Path, tool: str, arguments: dict, says: str
+) -> None:
+    before = commits(store_dir)
+    async with Client(build_server(ws)) as client:
+        result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    [content] = result.content
+    assert says in content.text
+    assert "\n" not in content.text
+    assert "Traceback" not in content.text
+    assert commits(store_dir) == before
+
+
+async def test_unknown_tool_is_an_error(ws: Workspace) -> None:
+    async with Client(build_server(ws)) as client:
+        result = await client.call_tool("rememberr", {"text": "x"})
+    assert result.is_error
+    assert "rememberr" in result.content[0].text
+
+
+async def test_calls_at_once_lose_no_write_and_reads_see_them(
+    ws: Workspace, store_dir: Path
+) -> None:
+    """Tools run on worker threads: 4 clients x 10 writes, with recalls between."""
+    server = build_server(ws)
+    written: list[str] = []
+
+    async def agent(n: int) -> None:
+        async with Client(server) as client:
+            for i in range(10):
+                r = await client.call_tool("remember", {"text": f"agent {n} note {i}"})
+                assert not r.is_error, r.content
+                written.append(r.structured_content["id"])
+                got = await client.call_tool("get", {"id": written[-1]})
+                assert not got.is_error, got.content
+                if i % 3 == 0:
+                    hit = await client.call_tool(
+                        "search", {"query": f"agent {n} note {i}"}
+                    )
+                    assert not hit.is_error, hit.content
+
+    async with anyio.create_task_group() as tg:
+        for n in range(4):
+            tg.start_soon(agent, n)
+    ws.close()
+    listed = Workspace.find(store_dir)
+    async with Client(build_server(listed)) as client:
+        ids = {
+            m["id"]
+            for m in (await client.call_tool("ls", {})).structured_content["result"]
+        }
+    assert ids == set(written)
+    assert len(ids) == 40
+    fsck = subprocess.run(
+        ["git", "--git-dir", str(store_dir / "git"), "fsck", "--strict"],
+        capture_output=True,
+        text=True,
+    )
+    assert fsck.returncode == 0, fsck.stderr
+
+
+async def test_resources_and_the_context_prompt(ws: Workspace) -> None:
+    async with Client(build_server(ws)) as client:
+        made = await client.call_tool(
+            "remember", {"text": "Always pin the toolchain", "pin": True}
+        )
+        mid = made.structured_content["id"]
+        memory = await client.read_resource(f"ctx://memory/{mid}")
+        shown = msgspec.json.decode(memory.contents[0].text)
+        assert shown["memory"]["body"] == "Always pin the toolchain"
+        prompt = await client.get_prompt("context", {"budget": "500"})
+        assert "Always pin the toolchain" in prompt.messages[0].content.text
+        with pytest.raises(MCPError, match="No memory"):
+            await client.read_resource(f"ctx://memory/{'0' * 26}")
+
+
+async def test_a_branch_given_to_the_server_is_the_default(ws: Workspace) -> None:
+    async with Client(build_server(ws)) as client:
+        await client.call_tool("branch", {"name": "agent/claude"})
+    async with Client(build_server(ws, Caller(branch="agent/claude"))) as client:
+        await client.call_tool("remember", {"text": "on the agent's branch"})
+        status = (await client.call_tool("status", {})).structured_content
+    assert status["branch"] == "agent/claude"
+    assert status["memories"] == 1
+
+
+def test_only_mcp_and_serve_import_the_sdk(tmp_path: Path) -> None:
+    """Importing mcp costs over a second: other commands must not pay it."""
+    script = f"""
+import sys
+from click.testing import CliRunner
+from ctx.porcelain.main import cli
+store = {str(tmp_path / "s")!r}
+runner = CliRunner()
+for args in (["init", store], ["--help"], ["remember", "x"], ["ls"], ["status"],
+             ["recall", "x"], ["search", "x"], ["log"], ["mcp", "--help"],
+             ["serve", "--help"], ["keys", "--help"]):
+    if args[0] != "init":
+        args = [*args, "--store", store + "/.ctx"] if args[0] != "--help" else args
+    runner.invoke(cli, args)
+leaked = sorted(m for m in sys.modules if m == "mcp" or m.startswith(("mcp.", "starlette", "uvicorn", "pydantic")))
+print(leaked)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"CTX_NO_HUB": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

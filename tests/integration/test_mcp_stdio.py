@@ -1,0 +1,82 @@
+"""A real MCP client drives `ctx mcp` processes over stdio."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+from integration_support import CTX
+from mcp import Client, StdioServerParameters
+from mcp_scenario import call_every_tool
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def server(store: Path, *args: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=str(CTX),
+        args=["mcp", "--store", str(store), *args],
+        env={**os.environ, "CTX_NO_HUB": "1"},
+    )
+
+
+@pytest.fixture
+def store(store_path: Path) -> Path:
+    (store_path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    return store_path
+
+
+async def test_every_tool_over_stdio(store: Path) -> None:
+    async with Client(server(store)) as client:
+        await call_every_tool(client)
+
+
+async def test_two_servers_and_the_cli_write_side_by_side(store: Path) -> None:
+    """Two `ctx mcp` processes and a CLI writer on one store lose nothing."""
+    written: list[str] = []
+
+    async def agent(n: int) -> None:
+        async with Client(server(store)) as client:
+            for i in range(15):
+                r = await client.call_tool("remember", {"text": f"mcp {n} note {i}"})
+                assert not r.is_error, r.content
+                written.append(r.structured_content["id"])
+
+    def cli() -> None:
+        for i in range(10):
+            out = subprocess.run(
+                [CTX, "remember", f"cli note {i}", "--store", str(store)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            written.append(out.stdout.strip())
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(agent, 1)
+        tg.start_soon(agent, 2)
+        tg.start_soon(anyio.to_thread.run_sync, cli)
+    listed = subprocess.run(
+        [CTX, "ls", "--json", "--store", str(store)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert sorted(written) == sorted(
+        m["id"] for m in __import__("json").loads(listed.stdout)
+    )
+    assert len(written) == 40
+    fsck = subprocess.run(
+        ["git", "--git-dir", str(store / "git"), "fsck", "--strict"],
+        capture_output=True,
+        text=True,
+    )
+    assert fsck.returncode == 0, fsck.stderr
