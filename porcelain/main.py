@@ -22,6 +22,7 @@ from ctx.porcelain.commands import (
     exports,
     hub,
     imports,
+    keys,
     links,
     log,
     memory,
@@ -118,6 +119,7 @@ for module in (
     merge,
     recall,
     hub,
+    keys,
 ):
     for command in module.COMMANDS:
         _add_store_option(command)
