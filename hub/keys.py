@@ -32,6 +32,7 @@ Keys are not memories: they are in no commit, and ``ctx undo`` and
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import hmac
@@ -49,7 +50,13 @@ from pathlib import Path
 
 import msgspec
 
-from ctx.engine import CtxError, InvalidInputError, NotFoundError, StoreError
+from ctx.engine import (
+    CtxError,
+    InvalidInputError,
+    NotFoundError,
+    ReadOnlyStoreError,
+    StoreError,
+)
 from ctx.hub.workspace import Workspace
 
 __all__ = [
@@ -71,7 +78,7 @@ KEYS_FILE = "keys.json"
 TOKEN_PREFIX = "ctx_"
 
 _TOKEN_RE = re.compile(r"ctx_[A-Za-z0-9_-]{43}")
-_BEARER_RE = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] +(\S+) *")
+_BEARER_RE = re.compile(r" *[Bb][Ee][Aa][Rr][Ee][Rr] +(\S+) *")
 _MAX_LABEL = 100
 _MAX_PATTERN = 255
 # Characters git refuses in a branch name; a pattern holding one matches none.
@@ -209,19 +216,16 @@ def _private_folder(ws: Workspace) -> Path:
     """Returns the store's private folder, made (mode 0700) if missing.
 
     Raises:
-        StoreError: It is a symlink or not a folder, or cannot be made.
+        StoreError: It is a symlink, not a folder or another user's.
+        OSError: It cannot be made or closed to others.
     """
     folder = ws.path / PRIVATE_FOLDER
-    try:
+    with contextlib.suppress(FileExistsError):
         os.mkdir(folder, 0o700)
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise StoreError(f"Cannot create {folder}: {exc.strerror}.") from exc
     st = os.lstat(folder)
-    if not stat.S_ISDIR(st.st_mode):
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         raise StoreError(
-            f"{folder} is not a folder; no key is written through it.",
+            f"{folder} is not a folder of yours; no key is written through it.",
             hint="Remove it; ctx makes the folder again.",
         )
     if stat.S_IMODE(st.st_mode) != 0o700:
@@ -234,14 +238,34 @@ def _private_folder(ws: Workspace) -> Path:
 
 @contextlib.contextmanager
 def _locked(ws: Workspace) -> Iterator[Path]:
-    """Holds the key file's lock; yields the key file's path."""
-    folder = _private_folder(ws)
-    fd = os.open(folder / "keys.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    """Holds the key file's lock; yields the key file's path.
+
+    Raises:
+        ReadOnlyStoreError: The store's folder cannot be written.
+        StoreError: The private folder is not ours, or a file system error.
+    """
+    folder = ws.path / PRIVATE_FOLDER
+    try:
+        _private_folder(ws)
+        fd = os.open(folder / "keys.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise _store_error(folder, exc) from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # held for one read and one write
         yield folder / KEYS_FILE
+    except OSError as exc:
+        raise _store_error(folder, exc) from exc
     finally:
         os.close(fd)
+
+
+def _store_error(folder: Path, exc: OSError) -> StoreError:
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return ReadOnlyStoreError(
+            f"Cannot write the keys in {folder}: {exc.strerror}.",
+            hint="Check the folder's permissions.",
+        )
+    return StoreError(f"Cannot write the keys in {folder}: {exc.strerror}.")
 
 
 def _write(path: Path, keys: _KeyFile) -> None:

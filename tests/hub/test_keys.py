@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -12,7 +13,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ctx.engine import InvalidInputError, NotAStoreError, NotFoundError, StoreError
+from ctx.engine import (
+    InvalidInputError,
+    NotAStoreError,
+    NotFoundError,
+    ReadOnlyStoreError,
+    StoreError,
+)
 from ctx.hub import (
     ApiKey,
     AuthError,
@@ -257,7 +264,7 @@ def test_a_symlinked_private_folder_is_refused(ws, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (ws.path / "private").symlink_to(elsewhere)
-    with pytest.raises(StoreError, match="is not a folder"):
+    with pytest.raises(StoreError, match="is not a folder of yours"):
         create_key(ws, "a", read=["*"])
     assert list(elsewhere.iterdir()) == []
 
@@ -293,6 +300,16 @@ def test_a_changed_file_is_read_again(ws):
     subprocess.run([sys.executable, "-c", code, str(ws.path)], check=True)
     with pytest.raises(AuthError):
         authenticate(ws, f"Bearer {made.token}")
+
+
+def test_a_read_only_store_is_refused_cleanly(ws, monkeypatch):
+    # Tests may run as root, which writes through any mode: fail the mkdir.
+    def read_only(*_):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(os, "mkdir", read_only)
+    with pytest.raises(ReadOnlyStoreError, match="Cannot write the keys"):
+        create_key(ws, "a", read=["*"])
 
 
 def test_a_damaged_key_file_lets_nobody_in(ws):
