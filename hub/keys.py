@@ -105,15 +105,15 @@ class ApiKey(msgspec.Struct, frozen=True, kw_only=True):
 
     id: str
     label: str
-    read: list[str]
-    write: list[str]
+    read: tuple[str, ...]
+    write: tuple[str, ...]
     admin: bool
     created_at: datetime
     revoked_at: datetime | None = None
 
     def can_read(self, branch: str) -> bool:
         """Returns whether the key may read ``branch`` (write patterns count)."""
-        return self.revoked_at is None and _matches(branch, [*self.read, *self.write])
+        return self.revoked_at is None and _matches(branch, self.read + self.write)
 
     def can_write(self, branch: str) -> bool:
         """Returns whether the key may write ``branch``."""
@@ -363,8 +363,8 @@ def create_key(
         NotAStoreError: There is no store at the workspace's path.
     """
     label = _check_label(label)
-    reads = list(dict.fromkeys(_check_pattern(p) for p in read))
-    writes = list(dict.fromkeys(_check_pattern(p) for p in write))
+    reads = tuple(dict.fromkeys(_check_pattern(p) for p in read))
+    writes = tuple(dict.fromkeys(_check_pattern(p) for p in write))
     if not (reads or writes or admin):
         raise InvalidInputError(
             f"Key {label!r} would open nothing.",

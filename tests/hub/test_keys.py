@@ -52,8 +52,8 @@ def _key(read=(), write=(), revoked=False) -> ApiKey:
     return ApiKey(
         id="0badcafe",
         label="k",
-        read=list(read),
-        write=list(write),
+        read=tuple(read),
+        write=tuple(write),
         admin=False,
         created_at=T0,
         revoked_at=T1 if revoked else None,
@@ -92,8 +92,8 @@ def test_create_authenticate_and_list(ws):
     assert made.token.startswith("ctx_")
     assert len(made.token) == 4 + 43
     assert made.key.label == "ci"
-    assert made.key.read == ["main"]
-    assert made.key.write == ["agent/*"]
+    assert made.key.read == ("main",)
+    assert made.key.write == ("agent/*",)
     assert made.key.created_at == T0
     assert made.key.revoked_at is None
     assert authenticate(ws, f"Bearer {made.token}") == made.key
@@ -228,7 +228,7 @@ def test_an_admin_key_needs_no_pattern(ws):
 
 def test_patterns_are_kept_once_in_order(ws):
     made = create_key(ws, "a", read=["b", "a", "b"], write=["*", "*"])
-    assert (made.key.read, made.key.write) == (["b", "a"], ["*"])
+    assert (made.key.read, made.key.write) == (("b", "a"), ("*",))
 
 
 def test_the_token_is_nowhere_on_disk(ws, tmp_path):
@@ -310,6 +310,19 @@ def test_a_read_only_store_is_refused_cleanly(ws, monkeypatch):
     monkeypatch.setattr(os, "mkdir", read_only)
     with pytest.raises(ReadOnlyStoreError, match="Cannot write the keys"):
         create_key(ws, "a", read=["*"])
+
+
+def test_an_unchanged_file_is_not_read_again(ws, monkeypatch):
+    import ctx.hub.keys as keys
+
+    made = create_key(ws, "a", read=["*"])
+    decoded = []
+    real = keys._decode
+    monkeypatch.setattr(keys, "_decode", lambda *a: decoded.append(1) or real(*a))
+    for _ in range(3):
+        authenticate(ws, f"Bearer {made.token}")
+    assert list_keys(ws) == [made.key]
+    assert decoded == [1]  # read once, then kept while the file is unchanged
 
 
 def test_a_damaged_key_file_lets_nobody_in(ws):
