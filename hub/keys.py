@@ -361,6 +361,8 @@ def create_key(
             character or is taken; a pattern is not valid; or the key could
             do nothing (no pattern and not admin). Nothing is written.
         NotAStoreError: There is no store at the workspace's path.
+        StoreError: The key file cannot be read or written (a read-only
+            store: :class:`~ctx.engine.ReadOnlyStoreError`).
     """
     label = _check_label(label)
     reads = tuple(dict.fromkeys(_check_pattern(p) for p in read))
@@ -431,6 +433,7 @@ def revoke_key(
     Raises:
         NotFoundError: No key has that id or label.
         NotAStoreError: There is no store at the workspace's path.
+        StoreError: The key file cannot be read or written.
     """
     missing = NotFoundError(
         f"No key has the id or label {key_id_or_label!r}.",
