@@ -5,7 +5,9 @@ server, HTTP API, hooks and lens built on it): a :class:`Workspace` finds
 the store; :func:`recall`, :func:`search`, :func:`index_status` and
 :func:`reindex` answer through a running hub or in-process;
 :func:`run_hub`, :func:`stop_hub` and :func:`hub_status` run the hub;
-:func:`format_prompt` renders a recall for a model's prompt. The names are
+:func:`format_prompt` renders a recall for a model's prompt;
+:func:`create_key`, :func:`list_keys`, :func:`revoke_key` and
+:func:`authenticate` keep the API keys of ``ctx serve``. The names are
 listed once, in ``__init__.pyi``, and load on first use (``lazy_loader``),
 so asking a running hub never loads the indexes.
 
@@ -13,7 +15,7 @@ Rooms, by concept: ``index`` keeps Tantivy and vector indexes caught up with
 any commit; ``temporal`` reads time in questions and memories; ``retrieval``
 ranks and packs memories for a question; ``server`` keeps a hub running for
 a store; ``embedders`` turns text into vectors; ``config`` reads
-``config.toml``. See docs/architecture.md and docs/recall.md.
+``config.toml``; ``keys`` the API keys. See docs/architecture.md and docs/recall.md.
 """
 
 import lazy_loader

@@ -35,6 +35,9 @@ from .config import (
     RecallConfig as RecallConfig,
 )
 from .config import (
+    ServeSettings as ServeSettings,
+)
+from .config import (
     load_config as load_config,
 )
 from .index.reports import (
@@ -46,6 +49,15 @@ from .index.reports import (
 from .index.reports import (
     ReindexReport as ReindexReport,
 )
+from .keys import ApiKey as ApiKey
+from .keys import AuthError as AuthError
+from .keys import CreatedKey as CreatedKey
+from .keys import RevokedKey as RevokedKey
+from .keys import authenticate as authenticate
+from .keys import create_key as create_key
+from .keys import keys_required as keys_required
+from .keys import list_keys as list_keys
+from .keys import revoke_key as revoke_key
 from .retrieval.prompt import (
     format_prompt as format_prompt,
 )

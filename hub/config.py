@@ -5,7 +5,8 @@ each channel in reciprocal rank fusion, its ``k``, the weight of temporal
 gravity and the damping of one-hop link expansion. ``[embedder]`` names the
 embedder (``kind`` and that kind's options, see
 :func:`ctx.hub.embedders.make_embedder`). ``[hub]`` says whether a recall
-that finds no running hub starts one, and when such a hub exits. A missing
+that finds no running hub starts one, and when such a hub exits. ``[serve]``
+says whether ``ctx serve`` asks for API keys on loopback too. A missing
 file or table gives the defaults; an unknown key or a value of the wrong
 type is an error naming it.
 
@@ -22,7 +23,14 @@ import msgspec
 
 from ctx.engine import InvalidInputError
 
-__all__ = ["CONFIG_FILE", "HubConfig", "HubSettings", "RecallConfig", "load_config"]
+__all__ = [
+    "CONFIG_FILE",
+    "HubConfig",
+    "HubSettings",
+    "RecallConfig",
+    "ServeSettings",
+    "load_config",
+]
 
 CONFIG_FILE = "config.toml"
 
@@ -75,11 +83,24 @@ class HubSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     idle_minutes: Annotated[float, msgspec.Meta(gt=0.0, le=10_080.0)] = 15.0
 
 
+class ServeSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The settings of ``ctx serve``, the HTTP and MCP server.
+
+    Attributes:
+        require_keys: Whether every request must present an API key, on
+            loopback too (a server bound to any other address always
+            requires one; see :func:`ctx.hub.keys_required`).
+    """
+
+    require_keys: bool = False
+
+
 class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything the hub reads from ``config.toml``."""
 
     recall: RecallConfig = RecallConfig()
     hub: HubSettings = HubSettings()
+    serve: ServeSettings = ServeSettings()
     embedder: dict[str, object] = {}
 
 

@@ -23,6 +23,7 @@ from ctx.porcelain.commands import (
     exports,
     hub,
     imports,
+    keys,
     links,
     log,
     memory,
@@ -120,6 +121,7 @@ for module in (
     recall,
     hub,
     agents,
+    keys,
 ):
     for command in module.COMMANDS:
         _add_store_option(command)

@@ -64,6 +64,9 @@ SCHEMAS: dict[str, Any] = {
     "hub stop": hub.HubStopped,
     "import": engine.ImportResult,
     "ingest": engine.ImportResult,
+    "keys create": hub.CreatedKey,
+    "keys ls": list[hub.ApiKey],
+    "keys revoke": hub.RevokedKey,
 }
 
 # `export` writes its own format and has no --json; `hub start` serves in the
@@ -148,6 +151,9 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     notes = tmp_path / "NOTES.txt"
     notes.write_text("Releases ship on Tuesdays.\n", encoding="utf-8")
     run("ingest", "ingest", str(notes))
+    run("keys create", "keys", "create", "ci", "--read", "main", "--write", "a/*")
+    run("keys ls", "keys", "ls")
+    run("keys revoke", "keys", "revoke", "ci")
     return out
 
 
