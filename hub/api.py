@@ -90,6 +90,21 @@ _ANSWERERS: weakref.WeakKeyDictionary[Workspace, Answerer] = weakref.WeakKeyDict
 a caller asking again without a hub reuses the loaded embedder and indexes."""
 
 
+_SERVED: weakref.WeakSet[Workspace] = weakref.WeakSet()
+"""The workspaces this process is the hub of (``ctx serve``): their calls
+are answered here, by the hub's own answerer, without asking the socket."""
+
+
+def adopt_answerer(ws: Workspace, answerer: Answerer) -> None:
+    """Makes ``answerer`` answer the workspace's calls made in this process.
+
+    ``ctx serve`` is its store's hub: its HTTP calls and MCP tools use the
+    answerer its socket serves with, indexes loaded once.
+    """
+    _ANSWERERS[ws] = answerer
+    _SERVED.add(ws)
+
+
 def _answerer(ws: Workspace) -> Answerer:
     from ctx.hub.server.service import Answerer
 
@@ -106,6 +121,9 @@ def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -
     A hub folder that is not private is never used: the answer then comes
     from this process, with the reason as a notice, and no hub is started.
     """
+    if ws in _SERVED:
+        with ws.lock:
+            return _ANSWERERS[ws].answer(request, progress)
     refused = None
     if ws.on_disk:
         try:

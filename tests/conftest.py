@@ -59,3 +59,9 @@ def disk_store(tmp_path: Path, clock: Callable[[], datetime]) -> Iterator[Store]
 @pytest.fixture
 def intent() -> Intent:
     return Intent(agent="tester", intent="observe", confidence=0.9, reason="testing")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (the MCP client's) run on asyncio."""
+    return "asyncio"

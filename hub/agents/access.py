@@ -14,11 +14,15 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from ctx.engine import CommitNotFoundError, RefNotFoundError, Store
+from ctx.engine import CommitNotFoundError, CtxError, RefNotFoundError, Store
 
-__all__ = ["Caller", "Scope", "revision_base"]
+__all__ = ["Caller", "ForbiddenError", "Scope", "revision_base"]
 
 _SUFFIX_RE = re.compile(r"(?:~\d*|\^\d*)+$")
+
+
+class ForbiddenError(CtxError):
+    """The caller's key may not do this (an HTTP 403)."""
 
 
 class Scope(Protocol):

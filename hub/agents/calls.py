@@ -22,10 +22,20 @@ from ctx.engine import InvalidInputError
 from ctx.hub.agents import handlers as h
 from ctx.hub.agents import requests as rq
 from ctx.hub.agents.access import Caller
+from ctx.hub.keys import ApiKey, CreatedKey, RevokedKey
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.workspace import Workspace
 
-__all__ = ["CALLS", "GRAPH", "Call", "decode", "invoke", "schema_of", "structured"]
+__all__ = [
+    "CALLS",
+    "GRAPH",
+    "KEYS",
+    "Call",
+    "decode",
+    "invoke",
+    "schema_of",
+    "structured",
+]
 
 
 @dataclass(frozen=True)
@@ -254,6 +264,30 @@ GRAPH = Call(
     "counted.",
 )
 """The HTTP API's graph call (not a tool: for drawing, not for a model)."""
+
+KEYS = {
+    c.name: c
+    for c in (
+        Call("keys", rq.KeysRequest, list[ApiKey], h.keys, "List the keys."),
+        Call(
+            "key_create",
+            rq.KeyCreateRequest,
+            CreatedKey,
+            h.key_create,
+            "Make a key; its token is in the answer, this once.",
+            writes=True,
+        ),
+        Call(
+            "key_revoke",
+            rq.KeyRevokeRequest,
+            RevokedKey,
+            h.key_revoke,
+            "Revoke a key: its token stops working at once.",
+            writes=True,
+        ),
+    )
+}
+"""The HTTP API's key management (admin keys only; not tools)."""
 
 
 def decode(call: Call, arguments: Mapping[str, Any]) -> msgspec.Struct:

@@ -16,7 +16,15 @@ from typing import Any
 from ctx import engine
 from ctx.engine import Intent, Store
 from ctx.hub.agents import requests as rq
-from ctx.hub.agents.access import Caller
+from ctx.hub.agents.access import Caller, ForbiddenError
+from ctx.hub.keys import (
+    ApiKey,
+    CreatedKey,
+    RevokedKey,
+    create_key,
+    list_keys,
+    revoke_key,
+)
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.workspace import Workspace
 
@@ -186,7 +194,6 @@ def search(ws: Workspace, caller: Caller, req: rq.SearchRequest) -> RecallResult
         kind=req.kind,
         tag=req.tag,
         context=req.context,
-        fuzzy=req.fuzzy,
         branch=branch,
         explain=req.explain,
     )
@@ -374,6 +381,32 @@ def graph(ws: Workspace, caller: Caller, req: rq.GraphRequest) -> engine.Neighbo
         )
 
 
+def _admin(caller: Caller) -> None:
+    if caller.scope is not None and not getattr(caller.scope, "admin", False):
+        raise ForbiddenError(
+            "Only an admin key may manage keys.",
+            hint="`ctx keys create LABEL --admin` makes one.",
+        )
+
+
+def keys(ws: Workspace, caller: Caller, req: rq.KeysRequest) -> list[ApiKey]:
+    """Lists the keys."""
+    _admin(caller)
+    return list_keys(ws)
+
+
+def key_create(ws: Workspace, caller: Caller, req: rq.KeyCreateRequest) -> CreatedKey:
+    """Makes a key."""
+    _admin(caller)
+    return create_key(ws, req.label, read=req.read, write=req.write, admin=req.admin)
+
+
+def key_revoke(ws: Workspace, caller: Caller, req: rq.KeyRevokeRequest) -> RevokedKey:
+    """Revokes a key."""
+    _admin(caller)
+    return revoke_key(ws, req.id)
+
+
 HANDLERS: dict[str, Callable[[Workspace, Caller, Any], Any]] = {
     "remember": remember,
     "forget": forget,
@@ -401,5 +434,8 @@ HANDLERS: dict[str, Callable[[Workspace, Caller, Any], Any]] = {
     "resolve": resolve,
     "status": status,
     "graph": graph,
+    "keys": keys,
+    "key_create": key_create,
+    "key_revoke": key_revoke,
 }
 """Each call's handler, by the call's name."""

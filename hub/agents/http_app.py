@@ -38,9 +38,10 @@ from ctx.engine import (
     ReadOnlyStoreError,
     StoreBusyError,
 )
-from ctx.hub.agents.access import Caller
+from ctx.hub.agents.access import Caller, ForbiddenError
 from ctx.hub.agents.access import Scope as KeyScope
-from ctx.hub.agents.calls import CALLS, GRAPH, Call, invoke
+from ctx.hub.agents.calls import CALLS, GRAPH, KEYS, Call, invoke
+from ctx.hub.keys import AuthError
 from ctx.hub.workspace import Workspace
 
 __all__ = ["MAX_BODY_BYTES", "ROUTES", "ApiError", "build_app", "status_of"]
@@ -75,6 +76,9 @@ ROUTES: tuple[tuple[str, str, Call], ...] = (
     ("POST", "/api/merge", CALLS["merge"]),
     ("GET", "/api/status", CALLS["status"]),
     ("GET", "/api/graph/ego", GRAPH),
+    ("GET", "/api/keys", KEYS["keys"]),
+    ("POST", "/api/keys", KEYS["key_create"]),
+    ("DELETE", "/api/keys/{id}", KEYS["key_revoke"]),
 )
 """Each API route: method, path, and the call it makes."""
 
@@ -116,11 +120,11 @@ def status_of(exc: CtxError) -> int:
         return 404
     if isinstance(exc, ConflictError):
         return 409
-    if isinstance(exc, ReadOnlyStoreError):
+    if isinstance(exc, ReadOnlyStoreError | ForbiddenError):
         return 403
     if isinstance(exc, StoreBusyError):
         return 503
-    if type(exc).__name__ == "AuthError":
+    if isinstance(exc, AuthError):
         return 401
     return 500
 

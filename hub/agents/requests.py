@@ -23,6 +23,9 @@ __all__ = [
     "ForgetRequest",
     "GetRequest",
     "GraphRequest",
+    "KeyCreateRequest",
+    "KeyRevokeRequest",
+    "KeysRequest",
     "LinkRequest",
     "LogRequest",
     "LsRequest",
@@ -216,7 +219,6 @@ class SearchRequest(_Request, kw_only=True, forbid_unknown_fields=True):
     kind: Annotated[str | None, Meta(description="Only this kind.")] = None
     tag: Annotated[str | None, Meta(description="Only memories with this tag.")] = None
     context: Annotated[str | None, Meta(description="Only this context.")] = None
-    fuzzy: Annotated[bool, Meta(description="Tolerate typos.")] = False
     explain: Annotated[bool, Meta(description="Say why each hit matched.")] = False
 
 
@@ -384,3 +386,27 @@ class GraphRequest(_Request, kw_only=True, forbid_unknown_fields=True):
         int, Meta(ge=1, le=500, description="Nodes at most (the rest counted).")
     ] = 50
     types: Annotated[tuple[str, ...], Meta(description="Only these link types.")] = ()
+
+
+class KeysRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """List the keys (admin keys only)."""
+
+
+class KeyCreateRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Make a key (admin keys only); its token is in the answer, once."""
+
+    label: Annotated[str, Meta(description="Who the key is for.")]
+    read: Annotated[
+        tuple[str, ...], Meta(description="Branch patterns it may read, e.g. 'main'.")
+    ] = ()
+    write: Annotated[
+        tuple[str, ...],
+        Meta(description="Branch patterns it may write (and read), e.g. 'agent/*'."),
+    ] = ()
+    admin: Annotated[bool, Meta(description="It may manage keys.")] = False
+
+
+class KeyRevokeRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Revoke a key (admin keys only)."""
+
+    id: Annotated[str, Meta(description="The key's id or label.", min_length=1)]

@@ -1,10 +1,14 @@
-"""How agents reach the store: ctx mcp (and ctx serve)."""
+"""How agents reach the store: ctx mcp and ctx serve."""
 
 from __future__ import annotations
+
+import signal
+import sys
 
 import click
 
 from ctx.porcelain._options import CtxState, branch_option, pass_state
+from ctx.porcelain.output import echo
 
 __all__ = ["COMMANDS"]
 
@@ -33,4 +37,63 @@ def mcp(state: CtxState, branch: str | None) -> None:
     server.run("stdio")
 
 
-COMMANDS = (mcp,)
+@click.command()
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="The address to listen on; any but loopback needs keys.",
+)
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="The port (0: any free one, printed).",
+)
+@branch_option
+@pass_state
+def serve(state: CtxState, host: str, port: int, branch: str | None) -> None:
+    """Serve the store over HTTP: MCP at /mcp, a JSON API at /api
+
+    One process that is also the store's hub: it keeps the indexes and the
+    embedder loaded, and `ctx recall` in a shell uses it while it runs. The
+    API's OpenAPI document is at /api/openapi.json; GET /health says it is
+    up. On loopback it answers without a key unless the store's config.toml
+    sets [serve] require_keys = true; on any other address every request
+    needs a key (`ctx keys create`). A request that presents a key is held
+    to it. Stop it with Ctrl-C, SIGTERM or `ctx hub stop`.
+
+    \b
+    Example:
+      ctx serve
+      ctx serve --port 9000
+      claude mcp add --transport http ctx http://127.0.0.1:8765/mcp
+      curl -s localhost:8765/api/recall -d '{"query": "how do we deploy?"}'
+    """
+    from ctx.hub.agents.access import Caller
+    from ctx.hub.agents.serve import Serving, serve_http
+
+    def ready(serving: Serving) -> None:
+        echo(
+            f"Serving {serving.store} at {serving.url} "
+            f"(MCP {serving.mcp}, API {serving.api}; pid {serving.pid})."
+        )
+        if serving.stopped_hub is not None:
+            echo(
+                f"Notice: Stopped the hub (pid {serving.stopped_hub}) that "
+                "served this store: this process serves it now.",
+                err=True,
+            )
+        if serving.keys_required:
+            echo("Every request needs a key (Authorization: Bearer ...).")
+        sys.stdout.flush()
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    serve_http(
+        state.workspace(), host=host, port=port, base=Caller(branch=branch), ready=ready
+    )
+    echo("Stopped.")
+
+
+COMMANDS = (mcp, serve)

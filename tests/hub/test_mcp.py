@@ -23,11 +23,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def store_dir(tmp_path: Path) -> Path:
     path = tmp_path / ".ctx"
     Store.init(

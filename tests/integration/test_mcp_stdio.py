@@ -15,11 +15,6 @@ from mcp_scenario import call_every_tool
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def server(store: Path, *args: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=str(CTX),

@@ -1,0 +1,275 @@
+"""`ctx serve`: MCP over Streamable HTTP, the JSON API, and being the hub."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from integration_support import CTX, run_ctx, start_hub_process
+from mcp import Client
+from mcp_scenario import call_every_tool
+from serve_support import Served, start_serve
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def store(store_path: Path) -> Path:
+    (store_path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    return store_path
+
+
+@pytest.fixture
+def served(store: Path) -> Iterator[Served]:
+    server = start_serve(store)
+    yield server
+    server.stop()
+
+
+def fsck(store: Path) -> None:
+    out = subprocess.run(
+        ["git", "--git-dir", str(store / "git"), "fsck", "--strict"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+
+
+async def test_every_tool_over_streamable_http(served: Served) -> None:
+    async with Client(served.mcp) as client:
+        await call_every_tool(client)
+
+
+def test_the_api_round_trip(served: Served) -> None:
+    status, made = served.request(
+        "POST", "/api/memories", {"text": "Deploys run on Fridays", "kind": "decision"}
+    )
+    assert status == 200
+    mid = made["id"]
+    assert (
+        served.request("GET", f"/api/memories/{mid}")[1]["memory"]["kind"] == "decision"
+    )
+    status, _ = served.request(
+        "PATCH", f"/api/memories/{mid}", {"body": "Deploys run on Thursdays"}
+    )
+    assert status == 200
+    status, hits = served.request(
+        "POST", "/api/recall", {"query": "when do deploys run?"}
+    )
+    assert status == 200
+    assert hits["hits"][0]["body"] == "Deploys run on Thursdays"
+    assert served.request("GET", "/api/memories")[1][0]["id"] == mid
+    assert (
+        served.request("POST", "/api/memories/query", {"where": "kind:decision"})[1][0][
+            "id"
+        ]
+        == mid
+    )
+    assert len(served.request("GET", "/api/log", query={"limit": 2})[1]) == 2
+    assert served.request("GET", f"/api/memories/{mid}/blame")[0] == 200
+    assert served.request("GET", "/api/diff", query={"spec": "HEAD~1..HEAD"})[1][
+        "changed"
+    ]
+    assert served.request("GET", "/api/status")[1]["memories"] == 1
+    status, other = served.request(
+        "POST", "/api/memories", {"text": "Fridays are frozen"}
+    )
+    served.request(
+        "POST",
+        "/api/links",
+        {"source": mid, "target": other["id"], "type": "RELATES_TO"},
+    )
+    status, graph = served.request(
+        "GET", "/api/graph/ego", query={"id": mid, "hops": 2, "limit": 10}
+    )
+    assert status == 200
+    assert {n["id"] for n in graph["nodes"]} == {mid, other["id"]}
+    assert all("body" not in n for n in graph["nodes"])
+    assert graph["edges"] == [
+        {"source": mid, "type": "RELATES_TO", "target": other["id"]}
+    ]
+    status, _ = served.request("DELETE", f"/api/memories/{mid}", {"reason": "wrong"})
+    assert status == 200
+    assert served.request("GET", f"/api/memories/{mid}")[0] == 404
+    assert served.request("GET", "/health")[1]["status"] == "ok"
+    spec = served.request("GET", "/api/openapi.json")[1]
+    assert spec["openapi"].startswith("3.1")
+    assert "/api/graph/ego" in spec["paths"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "query", "status", "says"),
+    [
+        (
+            "GET",
+            "/api/graph/ego",
+            None,
+            {"id": "01JD2X9K7M3Q4R5S6T7V8W9XYZ", "hops": 4},
+            400,
+            "<= 3",
+        ),
+        (
+            "GET",
+            "/api/graph/ego",
+            None,
+            {"id": "01JD2X9K7M3Q4R5S6T7V8W9XYZ", "limit": 0},
+            400,
+            ">= 1",
+        ),
+        (
+            "GET",
+            "/api/graph/ego",
+            None,
+            {"id": "01JD2X9K7M3Q4R5S6T7V8W9XYZ", "hops": "x"},
+            400,
+            "hops",
+        ),
+        ("POST", "/api/memories", {"text": "x", "colour": "red"}, None, 400, "colour"),
+        ("POST", "/api/memories", {"text": 5}, None, 400, "$.text"),
+        ("POST", "/api/memories", {}, None, 400, "text"),
+        (
+            "GET",
+            "/api/memories/01JD2X9K7M3Q4R5S6T7V8W9XYZ",
+            None,
+            None,
+            404,
+            "No memory",
+        ),
+        ("GET", "/api/memories", None, {"branch": "nope"}, 404, "nope"),
+        ("POST", "/api/merge", {"source": "nope"}, None, 404, "nope"),
+    ],
+)
+def test_bad_requests_get_a_clear_error_and_write_nothing(
+    served: Served, store: Path, method, path, body, query, status, says
+) -> None:
+    before = served.request("GET", "/api/log", query={"limit": 100})[1]
+    got, answer = served.request(method, path, body, query=query)
+    assert got == status, answer
+    assert says in answer["error"]["message"]
+    assert served.request("GET", "/api/log", query={"limit": 100})[1] == before
+
+
+def test_bodies_that_are_not_json_or_too_large(served: Served) -> None:
+    status, answer = served.request("POST", "/api/memories", raw=b"{not json")
+    assert status == 400
+    assert "not JSON" in answer["error"]["message"]
+    assert served.request("POST", "/api/memories", raw=b"[1, 2]")[0] == 400
+    big = json.dumps({"text": "x" * 1_100_000}).encode()
+    status, answer = served.request("POST", "/api/memories", raw=big)
+    assert status == 413
+    assert served.request("GET", "/api/memories")[1] == []
+
+
+def test_malformed_json_rpc_and_a_client_that_hangs_up(served: Served) -> None:
+    headers = {"Accept": "application/json, text/event-stream"}
+    status, _ = served.request(
+        "POST", "/mcp", raw=b'{"jsonrpc": "2.0", "method": ', headers=headers
+    )
+    assert 400 <= status < 500
+    status, _ = served.request(
+        "POST", "/mcp", raw=b'{"jsonrpc": "1.0"}', headers=headers
+    )
+    assert 400 <= status < 500
+    host, port = served.url.removeprefix("http://").rsplit(":", 1)
+    for partial in (
+        b'POST /api/recall HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{"query":',
+        b"GET /api/memo",
+    ):
+        with socket.create_connection((host, int(port))) as sock:
+            sock.sendall(partial)
+    assert served.request("GET", "/health")[0] == 200
+    assert served.request("POST", "/api/memories", {"text": "still here"})[0] == 200
+
+
+def test_it_is_the_hub_that_a_shell_recall_asks(served: Served, store: Path) -> None:
+    served.request("POST", "/api/memories", {"text": "The cache is Redis"})
+    status = json.loads(run_ctx(store, "hub", "status", "--json").stdout)
+    assert status["pid"] == served.proc.pid
+    recalled = json.loads(
+        run_ctx(store, "recall", "what is the cache?", "--json").stdout
+    )
+    assert recalled["hits"][0]["body"] == "The cache is Redis"
+    assert run_ctx(store, "hub", "stop").returncode == 0
+    served.proc.communicate(timeout=30)
+    assert served.proc.returncode == 0
+
+
+def test_a_hub_already_running_is_taken_over(store: Path) -> None:
+    hub = start_hub_process(store)
+    server = start_serve(store)
+    try:
+        hub.communicate(timeout=30)
+        assert hub.returncode == 0
+        status = json.loads(run_ctx(store, "hub", "status", "--json").stdout)
+        assert status["pid"] == server.proc.pid
+    finally:
+        server.stop()
+
+
+def test_any_address_but_loopback_needs_keys(store: Path) -> None:
+    out = subprocess.run(
+        [str(CTX), "--store", str(store), "serve", "--host", "0.0.0.0", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 4
+    assert out.stderr.startswith("Error: ctx serve on 0.0.0.0 needs keys")
+
+
+async def test_four_clients_and_the_cli_at_once(served: Served, store: Path) -> None:
+    written: list[str] = []
+
+    async def agent(n: int) -> None:
+        async with Client(served.mcp) as client:
+            for i in range(10):
+                r = await client.call_tool("remember", {"text": f"client {n} fact {i}"})
+                assert not r.is_error, r.content
+                mine = r.structured_content["id"]
+                written.append(mine)
+                found = await client.call_tool(
+                    "recall", {"query": f"client {n} fact {i}"}
+                )
+                assert not found.is_error, found.content
+                assert mine in [h["id"] for h in found.structured_content["hits"]]
+
+    def cli() -> None:
+        for i in range(8):
+            out = run_ctx(store, "remember", f"shell fact {i}")
+            assert out.returncode == 0, out.stderr
+            written.append(out.stdout.strip())
+
+    async with anyio.create_task_group() as tg:
+        for n in range(4):
+            tg.start_soon(agent, n)
+        tg.start_soon(anyio.to_thread.run_sync, cli)
+    listed = {m["id"] for m in served.request("GET", "/api/memories")[1]}
+    assert listed == set(written)
+    assert len(listed) == 48
+    fsck(store)
+
+
+def test_kill_9_leaves_the_store_and_index_usable(store: Path) -> None:
+    server = start_serve(store)
+    for i in range(20):
+        assert (
+            server.request("POST", "/api/memories", {"text": f"fact number {i}"})[0]
+            == 200
+        )
+    os.kill(server.proc.pid, signal.SIGKILL)
+    server.proc.communicate(timeout=30)
+    fsck(store)
+    recalled = json.loads(run_ctx(store, "recall", "fact number 7", "--json").stdout)
+    assert "fact number 7" in [h["body"] for h in recalled["hits"]]
+    again = start_serve(store)
+    try:
+        assert len(again.request("GET", "/api/memories")[1]) == 20
+    finally:
+        again.stop()
