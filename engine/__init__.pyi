@@ -434,10 +434,16 @@ from .tags import (
     untag as untag,
 )
 from .tokens import (
+    HEADER_TOKENS as HEADER_TOKENS,
+)
+from .tokens import (
     estimate_tokens as estimate_tokens,
 )
 from .tokens import (
     memory_tokens as memory_tokens,
+)
+from .tokens import (
+    recall_tokens as recall_tokens,
 )
 from .views import (
     CreateViewResult as CreateViewResult,
@@ -462,4 +468,10 @@ from .views import (
 )
 from .views import (
     render_view as render_view,
+)
+from .wording import (
+    article as article,
+)
+from .wording import (
+    plural as plural,
 )

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ctx.engine import headline as engine_headline
+from ctx.engine import plural
 from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:  # only for annotations: keep start-up light
@@ -108,7 +109,8 @@ def render_log(entries: Sequence[LogEntry], *, show_changes: bool) -> None:
                 mark = {"added": "+", "removed": "-", "changed": "~"}[change.status]
                 echo(f"            {mark} {change.path}")
             if len(entry.changes) > 20:
-                echo(f"            ... and {len(entry.changes) - 20} more paths")
+                more = plural(len(entry.changes) - 20, "more path")
+                echo(f"            ... and {more}")
 
 
 def render_links(links: Sequence[LinkRecord]) -> None:
@@ -167,7 +169,8 @@ def render_diff(result: Diff) -> None:
     links = len(result.links_added) + len(result.links_removed)
     echo(
         f"{len(result.added)} added, {len(result.changed)} changed, "
-        f"{len(result.removed)} removed ({total} memories); {links} link changes"
+        f"{len(result.removed)} removed ({plural(total, 'memory')}); "
+        f"{plural(links, 'link change')}"
     )
 
 
@@ -189,11 +192,13 @@ def render_merge(result: MergeResult) -> None:
         return
     echo(f"Merged {result.source} into {result.target}: {result.commit.id[:10]}")
     if result.merged:
-        echo(f"  {len(result.merged)} memories changed on both sides, combined")
+        merged = plural(len(result.merged), "memory")
+        echo(f"  {merged} changed on both sides, combined")
     if result.settled:
-        echo(f"  {len(result.settled)} clashes settled by preference")
+        echo(f"  {plural(len(result.settled), 'clash')} settled by preference")
     if result.conflicts:
-        echo(f"  {len(result.conflicts)} conflicts kept (both versions stored):")
+        kept = plural(len(result.conflicts), "conflict")
+        echo(f"  {kept} kept (both versions stored):")
         render_conflicts(result.conflicts)
         echo("  Settle them with `ctx resolve ID --take ours|theirs|both`.")
 
@@ -207,13 +212,18 @@ def _size(n: int) -> str:
 
 
 def render_status(st: StoreStatus) -> None:
-    """Prints a branch's summary."""
+    """Prints a branch's summary.
+
+    Memories are counted as ``ls`` lists them (the superseded ones are
+    named apart), tokens as a recall counts them.
+    """
     echo(f"store:     {st.path or '(empty, in memory)'}")
     echo(f"branch:    {st.branch}")
     echo(f"head:      {commit_line(st.head)}")
+    hidden = f"; {st.superseded:,} superseded, left out" if st.superseded else ""
     echo(
-        f"memories:  {st.memories} ({st.tokens} tokens)    links: {st.links}"
-        f"    size: {_size(st.size_bytes)}"
+        f"memories:  {st.memories:,} ({plural(st.tokens, 'token')} in a recall"
+        f"{hidden})    links: {st.links:,}    size: {_size(st.size_bytes)}"
     )
     if st.by_kind:
         echo("by kind:   " + ", ".join(f"{k} {n}" for k, n in st.by_kind.items()))
@@ -221,7 +231,8 @@ def render_status(st: StoreStatus) -> None:
         echo("by place:  " + ", ".join(f"{k} {n}" for k, n in st.by_area.items()))
     if st.by_tier:
         tiers = ", ".join(
-            f"{k} {v.memories} ({v.tokens} tokens)" for k, v in st.by_tier.items()
+            f"{k} {v.memories:,} ({plural(v.tokens, 'token')})"
+            for k, v in st.by_tier.items()
         )
         echo(f"by tier:   {tiers}")
     if st.links_by_type:
@@ -275,4 +286,5 @@ def undo_line(result: UndoResult) -> str:
     if result.steps == 1:
         return f"{moved} back to {result.new[:10]} (undid: {result.undone})."
     to = f", to {result.to}" if result.to else ""
-    return f"{moved} back to {result.new[:10]} (undid {result.steps} operations{to})."
+    steps = plural(result.steps, "operation")
+    return f"{moved} back to {result.new[:10]} (undid {steps}{to})."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ctx import engine
-from ctx.engine import Intent
+from ctx.engine import Intent, plural
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -68,7 +68,8 @@ def _emit(result: engine.Composition, as_json: bool) -> None:
     else:
         echo(result.text, nl=False)
     for item in result.left_out:
-        echo(f"left out: {item.id} ({item.reason}, {item.tokens} tokens)", err=True)
+        tokens = plural(item.tokens, "token")
+        echo(f"left out: {item.id} ({item.reason}, {tokens})", err=True)
 
 
 @click.command()
