@@ -187,6 +187,12 @@ from .links import (
 from .links import (
     unlink as unlink,
 )
+from .listing import (
+    LISTING_ORDERS as LISTING_ORDERS,
+)
+from .listing import (
+    sort_memories as sort_memories,
+)
 from .live import (
     changed_blobs as changed_blobs,
 )

@@ -6,8 +6,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ctx.engine import KINDS, plural
 from ctx.engine import headline as engine_headline
-from ctx.engine import plural
 from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:  # only for annotations: keep start-up light
@@ -29,8 +29,10 @@ if TYPE_CHECKING:  # only for annotations: keep start-up light
     )
 
 __all__ = [
+    "NO_MATCH",
     "commit_line",
     "headline",
+    "kind_column",
     "render_diff",
     "render_links",
     "render_log",
@@ -43,19 +45,41 @@ __all__ = [
 ]
 
 
+NO_MATCH = "No memories match."
+"""What a listing says on stderr when it lists nothing (``ls``, ``query``)."""
+
+_KIND_WIDTH = max(len(kind) for kind in KINDS)  # "open-question"
+
+
+def kind_column(kind: str | None) -> str:
+    """Returns a kind padded to the longest kind, and two spaces after it."""
+    return f"{kind or '?':<{_KIND_WIDTH}}  "
+
+
 def headline(memory: Memory, width: int = 70) -> str:
     """Returns the title, or the body's first line, shortened to ``width``."""
     return engine_headline(memory.title, memory.body, width)
 
 
-def commit_line(commit: CommitInfo) -> str:
-    """Returns one line describing a commit and its intent."""
-    when = commit.time.strftime("%Y-%m-%d %H:%M")
+def _intent_word(commit: CommitInfo) -> str:
     intent = commit.intent
     what = intent.intent if intent else "-"
     if intent and intent.confidence is not None:
         what += f" ({intent.confidence:g})"
-    return f"{commit.id[:10]}  {when}  {commit.author}  {what}  {commit.summary}"
+    return what
+
+
+def commit_line(commit: CommitInfo, widths: tuple[int, int] = (0, 0)) -> str:
+    """Returns one line describing a commit and its intent.
+
+    ``widths`` pads the author and the intent, to align a column of lines.
+    """
+    when = commit.time.strftime("%Y-%m-%d %H:%M")
+    author, what = widths
+    return (
+        f"{commit.id[:10]}  {when}  {commit.author:<{author}}  "
+        f"{_intent_word(commit):<{what}}  {commit.summary}"
+    )
 
 
 def render_memory(record: MemoryRecord | ShownMemory) -> None:
@@ -96,9 +120,16 @@ def render_memory(record: MemoryRecord | ShownMemory) -> None:
 
 
 def render_log(entries: Sequence[LogEntry], *, show_changes: bool) -> None:
-    """Prints log entries, each with its reason and (optionally) changes."""
+    """Prints log entries, each with its reason and (optionally) changes.
+
+    The author and intent columns are as wide as their longest entry.
+    """
+    widths = (
+        max((len(e.commit.author) for e in entries), default=0),
+        max((len(_intent_word(e.commit)) for e in entries), default=0),
+    )
     for entry in entries:
-        echo(commit_line(entry.commit))
+        echo(commit_line(entry.commit, widths))
         intent = entry.commit.intent
         if intent and intent.reason:
             echo(f"            reason: {intent.reason}")

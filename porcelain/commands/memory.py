@@ -19,7 +19,7 @@ from ctx.porcelain._options import (
     read_text,
 )
 from ctx.porcelain.output import echo
-from ctx.porcelain.render import headline, render_memory
+from ctx.porcelain.render import NO_MATCH, headline, kind_column, render_memory
 
 __all__ = ["COMMANDS"]
 
@@ -147,6 +147,15 @@ def show(state: CtxState, memory_id: str, branch: str | None, as_json: bool) -> 
 @click.argument("prefix", default="", metavar="[PATH-PREFIX]")
 @click.option("--where", metavar="QUERY", help="Only memories the query selects.")
 @click.option("--all", "show_all", is_flag=True, help="Include superseded memories.")
+@click.option(
+    "--sort",
+    "order",
+    type=click.Choice(engine.LISTING_ORDERS),
+    default="newest",
+    show_default=True,
+    help="newest/oldest: by when it happened; kind (newest first within), "
+    "title, id (order written), path.",
+)
 @branch_option
 @json_option
 @pass_state
@@ -155,15 +164,19 @@ def ls(
     prefix: str,
     where: str | None,
     show_all: bool,
+    order: str,
     branch: str | None,
     as_json: bool,
 ) -> None:
-    """List memories: id, kind and title (or first line)
+    """List memories: id, kind and title (or first line), newest first
+
+    When nothing matches, text output is empty and stderr says
+    "No memories match."; --json prints [].
 
     \b
     Example:
       ctx ls
-      ctx ls memory/decisions
+      ctx ls memory/decisions --sort title
       ctx ls pinned/ --branch agent/claude
       ctx ls --where 'kind:decision AND created:>7d'
     """
@@ -173,13 +186,16 @@ def ls(
         records = [s.record for s in chosen if s.record.path.startswith(prefix)]
     else:
         records = engine.list_memories(store, branch, prefix, all=show_all)
+    records = engine.sort_memories(records, order)
     conflicted = engine.conflicted_ids(store, branch)
     if as_json:
         echo_json([engine.ListedMemory.of(r, conflicted) for r in records])
         return
+    if not records:
+        echo(NO_MATCH, err=True)
     for r in records:
         mark = "  [conflict]" if r.memory.id in conflicted else ""
-        echo(f"{r.memory.id}  {r.memory.kind:<13} {headline(r.memory)}{mark}")
+        echo(f"{r.memory.id}  {kind_column(r.memory.kind)}{headline(r.memory)}{mark}")
 
 
 @click.command()

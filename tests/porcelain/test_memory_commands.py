@@ -62,9 +62,9 @@ def test_ls_edit_forget(ctx):
     a = ctx("remember", "first memory", "--context", "decisions").stdout.strip()
     b = ctx("remember", "second memory").stdout.strip()
     assert sorted(ctx("ls").stdout.splitlines()) == sorted(
-        [f"{a}  fact          first memory", f"{b}  fact          second memory"]
+        [f"{a}  fact           first memory", f"{b}  fact           second memory"]
     )
-    assert ctx("ls", "memory/decisions").stdout == f"{a}  fact          first memory\n"
+    assert ctx("ls", "memory/decisions").stdout == f"{a}  fact           first memory\n"
     assert ctx("edit", b, "--body", "second, edited").stdout.startswith(
         f"{b} edited in "
     )

@@ -46,3 +46,53 @@ def test_status_counts_memories_and_tokens_as_ls_and_recall_do(hashing_ctx):
     assert line.startswith(
         f"memories:  2 ({tokens} tokens in a recall; 1 superseded, left out)    links: 1"
     )
+
+
+def _remember(ctx, title, kind, when):
+    args = ("--title", title, "--kind", kind, "--when", when)
+    return ctx("remember", f"About {title}", *args).stdout.strip()
+
+
+def test_ls_lists_newest_first_and_sorts_as_asked(ctx):
+    a = _remember(ctx, "beta", "fact", "2024-01-01T00:00:00Z")
+    b = _remember(ctx, "Alpha", "decision", "2025-01-01T00:00:00Z")
+    c = _remember(ctx, "gamma", "open-question", "2023-01-01T00:00:00Z")
+    assert ctx("ls").stdout == (
+        f"{b}  decision       Alpha\n"
+        f"{a}  fact           beta\n"
+        f"{c}  open-question  gamma\n"
+    )
+    orders = {
+        "newest": [b, a, c],
+        "oldest": [c, a, b],
+        "kind": [b, a, c],
+        "title": [b, a, c],
+        "id": [a, b, c],
+    }
+    for order, ids in orders.items():
+        assert [m["id"] for m in ctx.json("ls", "--sort", order)] == ids, order
+    assert [
+        m["id"] for m in ctx.json("ls", "--where", "kind:fact OR kind:decision")
+    ] == [
+        b,
+        a,
+    ]
+    ctx("ls", "--sort", "size", code=2)
+
+
+def test_log_columns_line_up(ctx):
+    ctx("remember", "Short", "--agent", "al")
+    ctx("remember", "Longer", "--agent", "a-long-agent-name", "--confidence", "0.5")
+    lines = ctx("log", "-n", "2").stdout.splitlines()
+    starts = {line.index("Remember fact") for line in lines}
+    assert len(starts) == 1, lines
+    assert "  a-long-agent-name  observe (0.5)  Remember" in lines[0]
+    assert "  al                 observe        Remember" in lines[1]
+
+
+def test_an_empty_listing_says_so_on_stderr(ctx):
+    ctx("remember", "Something")
+    for args in (("ls", "nothing/"), ("query", "kind:task")):
+        result = ctx(*args)
+        assert (result.stdout, result.stderr) == ("", "No memories match.\n")
+        assert ctx.json(*args) == []
