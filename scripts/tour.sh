@@ -30,7 +30,7 @@ say ctx diff "$tour...$tour-agent"
 say ctx merge "$tour-agent" --into "$tour"
 say ctx log -n 4
 say ctx recall "which database backs the job queue?" --budget 200
-say ctx search "postgress" --fuzzy -n 2
+say ctx search "postgress" -n 2
 say ctx hub status
 say ctx blame "$decision" --lines
 say ctx undo

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ctx import engine
-from ctx.engine import Intent, InvalidInputError
+from ctx.engine import Intent
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -47,7 +47,13 @@ def _tags(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option(
     "--when", metavar="DATETIME", help="When it happened (ISO 8601; default now)."
 )
-@click.option("--pin", is_flag=True, help="Store under pinned/: always recalled first.")
+@click.option(
+    "--pin",
+    is_flag=True,
+    help="Store under pinned/: every recall returns it first, whatever the "
+    "question, while pinned memories fit in half the budget; compose puts it "
+    "first too.",
+)
 @click.option(
     "--allow-duplicate",
     is_flag=True,
@@ -247,7 +253,7 @@ def edit(
 
 @click.command()
 @click.argument("memory_id", metavar="ID")
-@intent_options("forget")
+@intent_options("forget", reason_required=True)
 @branch_option
 @json_option
 @pass_state
@@ -264,10 +270,6 @@ def forget(
     Example:
       ctx forget 01JD2X9K7M3Q4R5S6T7V8W9XYZ --reason "superseded by the v2 design"
     """
-    if not who.reason:
-        raise InvalidInputError(
-            "Say why with --reason.", hint="ctx forget ID --reason '...'"
-        )
     result = engine.forget(state.store(write=True), memory_id, who, branch=branch)
     if as_json:
         echo_json(result)

@@ -10,7 +10,7 @@ from ctx import engine
 from ctx.engine import plural
 from ctx.porcelain._options import (
     CtxState,
-    branch_option,
+    branch_name_option,
     echo_json,
     json_option,
     now,
@@ -63,7 +63,7 @@ def _write_config(path: Path) -> None:
 
 
 @click.command()
-@branch_option
+@branch_name_option
 @json_option
 @pass_state
 def status(state: CtxState, branch: str | None, as_json: bool) -> None:

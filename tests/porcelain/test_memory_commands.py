@@ -79,8 +79,11 @@ def test_ls_edit_forget(ctx):
 
 def test_forget_needs_a_reason(ctx):
     mid = ctx("remember", "x").stdout.strip()
-    out = ctx("forget", mid, code=4)
-    assert out.stderr.splitlines()[0] == "Error: Say why with --reason."
+    assert "Missing option '--reason'" in ctx("forget", mid, code=2).stderr
+    out = ctx("forget", mid, "--reason", "", code=4)
+    assert out.stderr.splitlines()[0] == (
+        "Error: A reason must hold 1 to 2000 characters."
+    )
 
 
 def test_import(ctx, tmp_path):
