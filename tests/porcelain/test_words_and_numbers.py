@@ -96,3 +96,10 @@ def test_an_empty_listing_says_so_on_stderr(ctx):
         result = ctx(*args)
         assert (result.stdout, result.stderr) == ("", "No memories match.\n")
         assert ctx.json(*args) == []
+
+
+def test_branches_line_up_whatever_the_names(ctx):
+    ctx("branch", "tour/20261125-020221-agent")
+    lines = ctx("branches").stdout.splitlines()
+    assert len({len(line) for line in lines}) == 1, lines
+    assert lines[0].startswith("* main                        ")
