@@ -187,6 +187,12 @@ from .links import (
 from .links import (
     unlink as unlink,
 )
+from .listing import (
+    LISTING_ORDERS as LISTING_ORDERS,
+)
+from .listing import (
+    sort_memories as sort_memories,
+)
 from .live import (
     changed_blobs as changed_blobs,
 )
@@ -446,10 +452,16 @@ from .tags import (
     untag as untag,
 )
 from .tokens import (
+    HEADER_TOKENS as HEADER_TOKENS,
+)
+from .tokens import (
     estimate_tokens as estimate_tokens,
 )
 from .tokens import (
     memory_tokens as memory_tokens,
+)
+from .tokens import (
+    recall_tokens as recall_tokens,
 )
 from .views import (
     CreateViewResult as CreateViewResult,
@@ -474,4 +486,10 @@ from .views import (
 )
 from .views import (
     render_view as render_view,
+)
+from .wording import (
+    article as article,
+)
+from .wording import (
+    plural as plural,
 )

@@ -26,6 +26,7 @@ from ctx.engine.query import estimate_tokens
 from ctx.engine.selection import Selected, select
 from ctx.engine.store import Store
 from ctx.engine.tags import OFF_CONTEXT, TIERS
+from ctx.engine.wording import plural
 
 __all__ = ["FORMATS", "ComposedMemory", "Composition", "LeftOut", "compose"]
 
@@ -118,7 +119,10 @@ def _frame(
 ) -> tuple[str, str]:
     included, selected, tokens, over, off = counts
     what = f"where {where}" if where else "all memories"
-    head = f"ctx compose ({what}): {included} of {selected} memories, budget {budget}"
+    head = (
+        f"ctx compose ({what}): {included} of {plural(selected, 'memory')}, "
+        f"budget {budget}"
+    )
     foot = (
         f"ctx compose: {tokens} tokens; left out {over} over budget, {off} off-context"
     )
@@ -170,8 +174,8 @@ def compose(
     room = budget - estimate_tokens(head + foot) if head or foot else budget
     if room < 0:
         raise InvalidInputError(
-            f"A budget of {budget} tokens cannot hold the header and footer.",
-            hint=f"Use a budget of at least {budget - room} tokens.",
+            f"A budget of {plural(budget, 'token')} cannot hold the header and footer.",
+            hint=f"Use a budget of at least {plural(budget - room, 'token')}.",
         )
     included: list[ComposedMemory] = []
     left_out: list[LeftOut] = []

@@ -34,6 +34,7 @@ from ctx.engine.memories import WriteResult
 from ctx.engine.model import Intent, decode_memory
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
+from ctx.engine.wording import plural
 
 __all__ = ["import_graph"]
 
@@ -173,14 +174,10 @@ class _GraphWrite:
 # -- step 2: one commit ---------------------------------------------------------------
 
 
-def _plural(count: int, one: str, many: str) -> str:
-    return f"{count} {one if count == 1 else many}"
-
-
 def _summary(graph: Graph, merge: bool) -> str:
     summary = (
-        f"Import {_plural(len(graph.memories), 'memory', 'memories')} and "
-        f"{_plural(len(graph.links), 'link', 'links')}"
+        f"Import {plural(len(graph.memories), 'memory')} and "
+        f"{plural(len(graph.links), 'link')}"
     )
     return f"{summary} (merge)" if merge else summary
 

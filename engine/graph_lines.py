@@ -53,6 +53,7 @@ from ctx.engine.model import (
     check_title,
     encode,
 )
+from ctx.engine.wording import plural
 
 __all__ = ["Graph", "LinkEntry", "MemoryEntry", "read_graph"]
 
@@ -423,12 +424,12 @@ def read_graph(lines: Iterable[bytes], merge: bool) -> Graph:
 
 def _check_counts(header: ExportHeader, memories: int, links: int) -> None:
     for what, announced, found in (
-        ("memories", header.memories, memories),
-        ("links", header.links, links),
+        ("memory", header.memories, memories),
+        ("link", header.links, links),
     ):
         if announced is not None and announced != found:
             raise InvalidInputError(
-                f"The header announces {announced} {what} but the file holds "
+                f"The header announces {plural(announced, what)} but the file holds "
                 f"{found}; it may be truncated."
             )
 

@@ -31,6 +31,7 @@ from ctx.engine.memories import Draft, WriteResult, build_memory
 from ctx.engine.model import MAX_BODY_BYTES, Intent, Memory, Source, encode
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
+from ctx.engine.wording import plural
 
 __all__ = ["DEFAULT_PIECE_BYTES", "MIN_PIECE_BYTES", "ingest_files", "split_text"]
 
@@ -252,8 +253,8 @@ def ingest_files(
         return {memory_path(context, m.id): encode(m) for m in pieces}
 
     count = len(pieces)
-    what = files[0][0] if len(files) == 1 else f"{len(files)} files"
-    summary = f"Ingest {what} as {count} {'memory' if count == 1 else 'memories'}"
+    what = files[0][0] if len(files) == 1 else plural(len(files), "file")
+    summary = f"Ingest {what} as {plural(count, 'memory')}"
     commit = store.write(target_branch(store, branch), intent, summary, build)
     return WriteResult(
         commit=commit,

@@ -115,6 +115,6 @@ def import_lines(
         drafts,
         intent,
         branch=branch,
-        summary="Import {n} memories from " + source,
+        summary="Import {n} from " + source,
         labels=[f"Line {n}" for n in numbers],
     )

@@ -31,7 +31,7 @@ from ctx.engine.layout import (
 from ctx.engine.model import Conflict, decode_memory
 from ctx.engine.store import Clock, CommitInfo, Store
 from ctx.engine.tags import TIERS, TagCount, tier_of
-from ctx.engine.tokens import memory_tokens
+from ctx.engine.tokens import recall_tokens
 
 __all__ = [
     "FsckReport",
@@ -54,12 +54,19 @@ class TierCount(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class StoreStatus(msgspec.Struct, frozen=True, kw_only=True):
-    """A summary of one branch of a store."""
+    """A summary of one branch of a store.
+
+    Memories are counted as ``ls`` lists them: those another one supersedes
+    are left out of every count but ``superseded``. Tokens are counted as a
+    recall counts them (:func:`~ctx.engine.tokens.recall_tokens`), so
+    ``tokens`` is the recall footer's "whole live branch".
+    """
 
     branch: str
     head: CommitInfo
     memories: int
     tokens: int
+    superseded: int
     by_kind: dict[str, int]
     by_area: dict[str, int]
     by_tier: dict[str, TierCount]
@@ -140,21 +147,28 @@ def status(store: Store, branch: str | None = None) -> StoreStatus:
     tags: Counter[str] = Counter()
     tier_memories: Counter[str] = Counter()
     tier_tokens: Counter[str] = Counter()
+    links = adjacency(store, snap)
+    hidden = links.superseded()
+    superseded = 0
     for rec in snap.memories():
+        if rec.memory.id in hidden:
+            superseded += 1
+            continue
         kinds[rec.memory.kind] += 1
         key = rec.area if rec.area != MEMORY else f"{MEMORY}/{rec.context}"
         areas[key] += 1
         tags.update(rec.memory.tags)
         tier = tier_of(rec)
         tier_memories[tier] += 1
-        tier_tokens[tier] += memory_tokens(rec.memory)
-    by_type = adjacency(store, snap).count_by_type()
+        tier_tokens[tier] += recall_tokens(rec.memory)
+    by_type = links.count_by_type()
     top = sorted(tags.items(), key=lambda item: (-item[1], item[0]))[:10]
     return StoreStatus(
         branch=name,
         head=store.commit(tip),
         memories=sum(kinds.values()),
         tokens=sum(tier_tokens.values()),
+        superseded=superseded,
         by_kind=dict(sorted(kinds.items())),
         by_area=dict(sorted(areas.items())),
         by_tier={

@@ -35,6 +35,7 @@ from ctx.engine.model import (
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import CommitInfo, Store
 from ctx.engine.texts import TextIndex, record_write, text_index, text_key
+from ctx.engine.wording import plural
 
 __all__ = [
     "Draft",
@@ -338,7 +339,7 @@ def remember_many(
         intent: Who writes and why.
         branch: The branch (default: HEAD).
         summary: The commit's first line; ``{n}`` stands for the number of
-            memories written.
+            memories written, with its noun ("3 memories", "1 memory").
         labels: Names of the drafts for error messages (e.g. "Line 3").
         allow_duplicate: Write every draft, even a text already there.
 
@@ -403,14 +404,14 @@ def remember_many(
         summary = (
             f"Remember {first.kind} {first.id}: {headline(first.title, first.body, 60)}"
             if len(memories) == 1
-            else "Remember {n} memories"
+            else "Remember {n}"
         )
     if "{n}" in summary:
         known = None if allow_duplicate else _tip_index(store, name)
         fresh = len(memories) - len(
             {} if allow_duplicate else _already_there(known, bodies)
         )
-        summary = summary.replace("{n}", str(fresh))
+        summary = summary.replace("{n}", plural(fresh, "memory"))
     commit = store.write(name, intent, summary, build)
     if commit is not None and parent and written:
         record_write(store, parent[0], store.snapshot(commit.id), written)
@@ -446,7 +447,7 @@ def _upsert(
         if len(same) > 1:
             kind, title = probe.kind, probe.title
             raise InvalidInputError(
-                f"{len(same)} memories of kind {kind} are titled {title!r}.",
+                f"{plural(len(same), 'memory')} of kind {kind} are titled {title!r}.",
                 hint=f"Edit one by id: `ctx edit {same[0][0]}`.",
             )
         if not same:

@@ -43,6 +43,7 @@ from ctx.engine.model import (
     encode,
 )
 from ctx.engine.store import CommitInfo, Store
+from ctx.engine.wording import plural
 
 __all__ = ["MergeResult", "Preference", "merge"]
 
@@ -127,7 +128,7 @@ def merge(
         tree, objects = merger.run()
         summary = f"Merge {source} into {target}"
         if merger.conflicts:
-            summary += f" ({len(merger.conflicts)} conflicts)"
+            summary += f" ({plural(len(merger.conflicts), 'conflict')})"
         commit = store.merge_commit(
             target, [ours, theirs], tree, objects, intent, summary
         )

@@ -25,6 +25,7 @@ from ctx.engine.branches import target_branch
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import CommitId
 from ctx.engine.store import ReflogEntry, Store
+from ctx.engine.wording import plural
 
 __all__ = ["Operation", "UndoResult", "op_log", "undo"]
 
@@ -202,7 +203,7 @@ def undo(
             message = (_REDO if redo else _UNDO) + undone
         else:
             redo = False
-            message = f"{_UNDO}{steps} operations, to {op_id or target[:10]}"
+            message = f"{_UNDO}{plural(steps, 'operation')}, to {op_id or target[:10]}"
         store.move_branch(name, tip, target, message)
     return UndoResult(
         branch=name,

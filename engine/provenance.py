@@ -23,6 +23,7 @@ from ctx.engine.model import LINK_TYPES, Intent, Link, check_link_type, encode
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import Store
 from ctx.engine.tags import OFF_CONTEXT, with_tier
+from ctx.engine.wording import plural
 
 __all__ = [
     "DEFAULT_DEPTH",
@@ -305,7 +306,7 @@ def summarize(
     commit = store.write(
         target_branch(store, branch),
         intent,
-        f"Summarize {len(sources)} memories as {summary.id}",
+        f"Summarize {plural(len(sources), 'memory')} as {summary.id}",
         build,
     )
     assert commit is not None  # a new memory always changes the tree

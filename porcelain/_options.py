@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the store (dulwich) loads when a command opens it
 
 __all__ = [
     "CtxState",
+    "branch_name_option",
     "branch_option",
     "echo_change",
     "echo_json",
@@ -78,22 +79,33 @@ def json_option(func: F) -> F:
     )(func)
 
 
-def branch_option(func: F) -> F:
-    """Adds ``--branch`` (default: ``CTX_BRANCH``, then the store's HEAD)."""
+def _branch(what: str) -> Callable[[F], F]:
     return click.option(
         "--branch",
         "-b",
         envvar="CTX_BRANCH",
         metavar="NAME",
-        help="Branch (or, to read, any revision) to work on; default: CTX_BRANCH, "
-        "then the current branch.",
-    )(func)
+        help=f"{what}; default: CTX_BRANCH, then the current branch.",
+    )
 
 
-def intent_options(default_intent: str) -> Callable[[F], F]:
+def branch_option(func: F) -> F:
+    """Adds ``--branch`` (default: ``CTX_BRANCH``, then the store's HEAD)."""
+    return _branch("Branch (or, to read, any revision) to work on")(func)
+
+
+def branch_name_option(func: F) -> F:
+    """Adds ``--branch`` for a command that reads a branch's tip only."""
+    return _branch("Branch to read (a name, not a revision)")(func)
+
+
+def intent_options(
+    default_intent: str, *, reason_required: bool = False
+) -> Callable[[F], F]:
     """Adds ``--agent --intent --confidence --reason --session``.
 
-    The command receives them as one ``who: Intent`` argument.
+    The command receives them as one ``who: Intent`` argument;
+    ``reason_required`` makes ``--reason`` a required option.
     """
 
     def decorate(func: F) -> F:
@@ -134,7 +146,12 @@ def intent_options(default_intent: str) -> Callable[[F], F]:
             click.option(
                 "--confidence", type=float, metavar="0..1", help="How sure (0 to 1)."
             ),
-            click.option("--reason", metavar="TEXT", help="Why, in one line."),
+            click.option(
+                "--reason",
+                metavar="TEXT",
+                required=reason_required,
+                help="Why, in one line.",
+            ),
             click.option(
                 "--session",
                 envvar="CTX_SESSION",

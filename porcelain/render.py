@@ -6,6 +6,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ctx.engine import KINDS, plural
 from ctx.engine import headline as engine_headline
 from ctx.porcelain.output import echo
 
@@ -28,8 +29,10 @@ if TYPE_CHECKING:  # only for annotations: keep start-up light
     )
 
 __all__ = [
+    "NO_MATCH",
     "commit_line",
     "headline",
+    "kind_column",
     "render_diff",
     "render_links",
     "render_log",
@@ -42,19 +45,41 @@ __all__ = [
 ]
 
 
+NO_MATCH = "No memories match."
+"""What a listing says on stderr when it lists nothing (``ls``, ``query``)."""
+
+_KIND_WIDTH = max(len(kind) for kind in KINDS)  # "open-question"
+
+
+def kind_column(kind: str | None) -> str:
+    """Returns a kind padded to the longest kind, and two spaces after it."""
+    return f"{kind or '?':<{_KIND_WIDTH}}  "
+
+
 def headline(memory: Memory, width: int = 70) -> str:
     """Returns the title, or the body's first line, shortened to ``width``."""
     return engine_headline(memory.title, memory.body, width)
 
 
-def commit_line(commit: CommitInfo) -> str:
-    """Returns one line describing a commit and its intent."""
-    when = commit.time.strftime("%Y-%m-%d %H:%M")
+def _intent_word(commit: CommitInfo) -> str:
     intent = commit.intent
     what = intent.intent if intent else "-"
     if intent and intent.confidence is not None:
         what += f" ({intent.confidence:g})"
-    return f"{commit.id[:10]}  {when}  {commit.author}  {what}  {commit.summary}"
+    return what
+
+
+def commit_line(commit: CommitInfo, widths: tuple[int, int] = (0, 0)) -> str:
+    """Returns one line describing a commit and its intent.
+
+    ``widths`` pads the author and the intent, to align a column of lines.
+    """
+    when = commit.time.strftime("%Y-%m-%d %H:%M")
+    author, what = widths
+    return (
+        f"{commit.id[:10]}  {when}  {commit.author:<{author}}  "
+        f"{_intent_word(commit):<{what}}  {commit.summary}"
+    )
 
 
 def render_memory(record: MemoryRecord | ShownMemory) -> None:
@@ -95,9 +120,16 @@ def render_memory(record: MemoryRecord | ShownMemory) -> None:
 
 
 def render_log(entries: Sequence[LogEntry], *, show_changes: bool) -> None:
-    """Prints log entries, each with its reason and (optionally) changes."""
+    """Prints log entries, each with its reason and (optionally) changes.
+
+    The author and intent columns are as wide as their longest entry.
+    """
+    widths = (
+        max((len(e.commit.author) for e in entries), default=0),
+        max((len(_intent_word(e.commit)) for e in entries), default=0),
+    )
     for entry in entries:
-        echo(commit_line(entry.commit))
+        echo(commit_line(entry.commit, widths))
         intent = entry.commit.intent
         if intent and intent.reason:
             echo(f"            reason: {intent.reason}")
@@ -108,7 +140,8 @@ def render_log(entries: Sequence[LogEntry], *, show_changes: bool) -> None:
                 mark = {"added": "+", "removed": "-", "changed": "~"}[change.status]
                 echo(f"            {mark} {change.path}")
             if len(entry.changes) > 20:
-                echo(f"            ... and {len(entry.changes) - 20} more paths")
+                more = plural(len(entry.changes) - 20, "more path")
+                echo(f"            ... and {more}")
 
 
 def render_links(links: Sequence[LinkRecord]) -> None:
@@ -167,7 +200,8 @@ def render_diff(result: Diff) -> None:
     links = len(result.links_added) + len(result.links_removed)
     echo(
         f"{len(result.added)} added, {len(result.changed)} changed, "
-        f"{len(result.removed)} removed ({total} memories); {links} link changes"
+        f"{len(result.removed)} removed ({plural(total, 'memory')}); "
+        f"{plural(links, 'link change')}"
     )
 
 
@@ -189,11 +223,13 @@ def render_merge(result: MergeResult) -> None:
         return
     echo(f"Merged {result.source} into {result.target}: {result.commit.id[:10]}")
     if result.merged:
-        echo(f"  {len(result.merged)} memories changed on both sides, combined")
+        merged = plural(len(result.merged), "memory")
+        echo(f"  {merged} changed on both sides, combined")
     if result.settled:
-        echo(f"  {len(result.settled)} clashes settled by preference")
+        echo(f"  {plural(len(result.settled), 'clash')} settled by preference")
     if result.conflicts:
-        echo(f"  {len(result.conflicts)} conflicts kept (both versions stored):")
+        kept = plural(len(result.conflicts), "conflict")
+        echo(f"  {kept} kept (both versions stored):")
         render_conflicts(result.conflicts)
         echo("  Settle them with `ctx resolve ID --take ours|theirs|both`.")
 
@@ -207,13 +243,18 @@ def _size(n: int) -> str:
 
 
 def render_status(st: StoreStatus) -> None:
-    """Prints a branch's summary."""
+    """Prints a branch's summary.
+
+    Memories are counted as ``ls`` lists them (the superseded ones are
+    named apart), tokens as a recall counts them.
+    """
     echo(f"store:     {st.path or '(empty, in memory)'}")
     echo(f"branch:    {st.branch}")
     echo(f"head:      {commit_line(st.head)}")
+    hidden = f"; {st.superseded:,} superseded, left out" if st.superseded else ""
     echo(
-        f"memories:  {st.memories} ({st.tokens} tokens)    links: {st.links}"
-        f"    size: {_size(st.size_bytes)}"
+        f"memories:  {st.memories:,} ({plural(st.tokens, 'token')} in a recall"
+        f"{hidden})    links: {st.links:,}    size: {_size(st.size_bytes)}"
     )
     if st.by_kind:
         echo("by kind:   " + ", ".join(f"{k} {n}" for k, n in st.by_kind.items()))
@@ -221,7 +262,8 @@ def render_status(st: StoreStatus) -> None:
         echo("by place:  " + ", ".join(f"{k} {n}" for k, n in st.by_area.items()))
     if st.by_tier:
         tiers = ", ".join(
-            f"{k} {v.memories} ({v.tokens} tokens)" for k, v in st.by_tier.items()
+            f"{k} {v.memories:,} ({plural(v.tokens, 'token')})"
+            for k, v in st.by_tier.items()
         )
         echo(f"by tier:   {tiers}")
     if st.links_by_type:
@@ -275,4 +317,5 @@ def undo_line(result: UndoResult) -> str:
     if result.steps == 1:
         return f"{moved} back to {result.new[:10]} (undid: {result.undone})."
     to = f", to {result.to}" if result.to else ""
-    return f"{moved} back to {result.new[:10]} (undid {result.steps} operations{to})."
+    steps = plural(result.steps, "operation")
+    return f"{moved} back to {result.new[:10]} (undid {steps}{to})."

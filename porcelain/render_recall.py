@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING
 
+from ctx.engine import plural
 from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:
@@ -84,8 +85,9 @@ def render_recall(result: RecallResult, *, fmt: str, overlay: bool) -> None:
         echo(f"Time: {', '.join(result.temporal)}")
     if not result.hits and result.left_out and result.budget is not None:
         echo(
-            f"{result.left_out:,} memories match, but none fit the budget of "
-            f"{result.budget:,} tokens; raise it with --budget."
+            f"{plural(result.left_out, 'memory matches', 'memories match')}, but "
+            f"none fit the budget "
+            f"of {plural(result.budget, 'token')}; raise it with --budget."
         )
     elif not result.hits:
         echo("Nothing matches.")
@@ -102,7 +104,8 @@ def render_index_status(status: IndexStatus) -> None:
     echo(f"Index:    {where}")
     echo(f"Embedder: {status.embedder}")
     echo(
-        f"Holds:    {status.documents:,} documents, {status.vectors:,} vectors "
+        f"Holds:    {plural(status.documents, 'document')}, "
+        f"{plural(status.vectors, 'vector')} "
         f"({status.vector_index}), {_size(status.size_bytes)}"
     )
     for branch in status.branches:
@@ -112,14 +115,15 @@ def render_index_status(status: IndexStatus) -> None:
             state = f"indexed at {branch.indexed_commit[:10]} (current)"
         else:
             state = f"indexed at {branch.indexed_commit[:10]}, tip {branch.tip[:10]}"
-        echo(f"  {branch.branch}: {state}, {branch.memories:,} memories")
+        echo(f"  {branch.branch}: {state}, {plural(branch.memories, 'memory')}")
 
 
 def render_reindex(report: ReindexReport) -> None:
     """Prints what a reindex built."""
     echo(
-        f"Reindexed {len(report.branches)} branches: {report.documents:,} documents, "
-        f"{report.vectors:,} vectors ({report.embedder}; {report.embedded:,} "
+        f"Reindexed {plural(len(report.branches), 'branch')}: "
+        f"{plural(report.documents, 'document')}, "
+        f"{plural(report.vectors, 'vector')} ({report.embedder}; {report.embedded:,} "
         f"embedded, {report.reused:,} kept) in {report.seconds:.1f} s; "
         f"{_size(report.size_bytes)} on disk."
     )

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from ctx.engine import plural
 from ctx.hub.embedders.base import EmbedderError
 
 __all__ = ["OllamaEmbedder", "OpenAIEmbedder"]
@@ -103,8 +104,8 @@ def _matrix(
             one length (``dimensions`` if given).
     """
     if not isinstance(rows, list) or len(rows) != count:
-        got = len(rows) if isinstance(rows, list) else "no"
-        raise endpoint.bad_answer(f"{got} vectors for {count} texts")
+        got = plural(len(rows), "vector") if isinstance(rows, list) else "no vectors"
+        raise endpoint.bad_answer(f"{got} for {plural(count, 'text')}")
     try:
         matrix = np.asarray(rows, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -15,6 +15,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from ctx.engine import plural
 from ctx.hub.index.rows import (
     FlatVectors,
     Kind,
@@ -255,8 +256,8 @@ class HnswVectors(FlatVectors):
         if actual != sidecar.graph_size:
             # Checked before hnswlib reads it: a truncated graph can crash it.
             raise index_error(
-                f"The vector graph at {folder} holds {actual} bytes, "
-                f"not {sidecar.graph_size}."
+                f"The vector graph at {folder} holds {plural(actual, 'byte')}, "
+                f"not {sidecar.graph_size:,}."
             )
         if sidecar.graph_rows > len(sidecar.keys):
             raise index_error(f"The vector index at {folder} is corrupt.")
@@ -305,7 +306,7 @@ class HnswVectors(FlatVectors):
         rows = graph.element_count
         if rows > len(sidecar.keys) or sidecar.graph_rows not in (-1, rows):
             raise index_error(
-                f"The vector graph at {folder} holds {rows} rows, not the "
+                f"The vector graph at {folder} holds {plural(rows, 'row')}, not the "
                 f"{sidecar.graph_rows} of the {len(sidecar.keys)} it indexes."
             )
         self._graph_rows = rows

@@ -59,6 +59,7 @@ from ctx.engine import (
     Store,
     changed_blobs,
     live_catalog,
+    plural,
     read_memory,
 )
 from ctx.hub.config import HubConfig
@@ -243,7 +244,8 @@ class Projection:
         if damaged:
             self.repair(
                 VectorIndexCorruptError(
-                    f"{len(damaged)} vectors failed their checksum.", keys=damaged
+                    f"{plural(len(damaged), 'vector')} failed their checksum.",
+                    keys=damaged,
                 )
             )
 

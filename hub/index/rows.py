@@ -31,7 +31,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from ctx.engine import StoreError
+from ctx.engine import StoreError, plural
 from ctx.hub.index.errors import IndexCorruptError
 
 if TYPE_CHECKING:
@@ -227,7 +227,9 @@ class VectorIndex(abc.ABC):
         """
         rows = _unit_rows(vectors, self._dimensions)
         if len(keys) != rows.shape[0]:
-            raise index_error(f"Got {len(keys)} keys for {rows.shape[0]} vectors.")
+            raise index_error(
+                f"Got {plural(len(keys), 'key')} for {plural(rows.shape[0], 'vector')}."
+            )
         if len(set(keys)) != len(keys):
             raise index_error("The keys of one add must differ.")
         if not keys:
@@ -287,7 +289,7 @@ class VectorIndex(abc.ABC):
         keys = [key for row in rows if (key := self._keys[int(row)]) is not None]
         where = "in memory" if self._path is None else f"at {self._path}"
         return VectorIndexCorruptError(
-            f"The vector index {where} holds {len(keys)} {what}.",
+            f"The vector index {where} holds {plural(len(keys), what)}.",
             keys=keys,
             hint="Run `ctx reindex`.",
         )
@@ -547,7 +549,7 @@ class FlatVectors(VectorIndex):
                 rows = np.arange(matrix.shape[0])
         finite = np.isfinite(scores)
         if not finite.all():
-            raise self._corrupt(rows[~finite], "rows that are not numbers")
+            raise self._corrupt(rows[~finite], "row that is not numbers")
         return [(int(rows[i]), float(scores[i])) for i in _top(scores, rows, k)]
 
     def _rebuild(self, live: npt.NDArray[np.int64]) -> None:
@@ -600,8 +602,8 @@ class FlatVectors(VectorIndex):
             raise index_error(f"The vector index at {folder} lacks its data.") from exc
         if sidecar.size != size or actual < size:
             raise index_error(
-                f"The vector data at {folder} holds {actual} bytes, "
-                f"not the {size} its {len(sidecar.keys)} rows need."
+                f"The vector data at {folder} holds {plural(actual, 'byte')}, "
+                f"not the {size:,} its {plural(len(sidecar.keys), 'row')} need."
             )
         self._data = sidecar.data
         self._map(file, len(sidecar.keys))

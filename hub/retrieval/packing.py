@@ -3,9 +3,11 @@
 :func:`recall` is what ``ctx recall`` prints: the pinned memories first (at
 most half the budget), then the best of :func:`ctx.hub.retrieval.ranking.rank`, each
 taken if it still fits, until the budget or :data:`MAX_HITS` is reached. A
-memory costs its :func:`~ctx.engine.memory_tokens` plus :data:`HEADER_TOKENS`
-for the line that names it (id, kind, date, path); the footer's "whole live
-branch" is every live memory counted the same way.
+memory costs its :func:`~ctx.engine.recall_tokens`: its text plus
+:data:`~ctx.engine.HEADER_TOKENS` for the line that names it (id, kind, date,
+path). The footer's "whole live branch" is every memory the recall could
+return (those another one supersedes only with ``include_superseded``),
+counted the same way: what ``ctx status`` counts.
 
 With an overlay (``--with main``) the view is the branch's memories plus the
 other branch's memories that the branch does not have (by id), each hit
@@ -21,12 +23,13 @@ catches the views up again, and the ranking is made once more.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 
 import msgspec
 
 from ctx.engine import (
+    HEADER_TOKENS,
     Adjacency,
     Catalog,
     CatalogEntry,
@@ -64,9 +67,6 @@ __all__ = [
     "recall",
     "search",
 ]
-
-HEADER_TOKENS = 16
-"""Tokens counted for the line naming each memory (id, kind, date, path)."""
 
 MAX_HITS = 25
 """The most ranked memories one recall returns (pinned ones aside)."""
@@ -188,6 +188,18 @@ def _hit(
 def _cost(entries: Iterable[CatalogEntry]) -> int:
     """Returns what these memories cost in a recall, headers included."""
     return sum(entry.tokens + HEADER_TOKENS for entry in entries)
+
+
+def _whole(
+    entries: Mapping[str, CatalogEntry], tokens: int, hidden: Collection[str]
+) -> tuple[int, int]:
+    """Returns the memories and tokens of a view but ``hidden``, as recall counts.
+
+    ``tokens`` is the view's own total (every memory's text).
+    """
+    gone = [entries[mid] for mid in hidden if mid in entries]
+    count = len(entries) - len(gone)
+    return count, tokens + HEADER_TOKENS * len(entries) - _cost(gone)
 
 
 def _repairing(
@@ -312,6 +324,7 @@ def recall(
         why = _explain(store, by_branch[branch], ranked, config) if explain else None
         hits.append(_hit(ranking, view, ranked.id, branch, ranked.score, why))
     temporal = ranking.temporal
+    live_memories, live_tokens = _whole(entries, view.tokens, superseded)
     return RecallResult(
         query=text,
         branch=sources[0].branch,
@@ -320,8 +333,8 @@ def recall(
         budget=budget,
         hits=_marked(store, sources, hits),
         tokens=spent,
-        live_memories=len(entries),
-        live_tokens=view.tokens + HEADER_TOKENS * len(entries),
+        live_memories=live_memories,
+        live_tokens=live_tokens,
         left_out=left_out,
         seconds=time.perf_counter() - started,
         temporal=tuple(
@@ -380,6 +393,8 @@ def search(
         ),
     )
     entries = source.view.catalog.entries
+    superseded = set().union(*(g.superseded() for g in graphs))
+    live_memories, live_tokens = _whole(entries, source.view.tokens, superseded)
     hits: list[Hit] = []
     for ranked in ranking.hits:
         if ranked.id not in view.catalog.entries:
@@ -399,8 +414,8 @@ def search(
         budget=None,
         hits=_marked(store, [source], hits),
         tokens=sum(h.tokens for h in hits),
-        live_memories=len(entries),
-        live_tokens=source.view.tokens + HEADER_TOKENS * len(entries),
+        live_memories=live_memories,
+        live_tokens=live_tokens,
         left_out=0,
         seconds=time.perf_counter() - started,
         temporal=tuple(w.label for w in ranking.temporal.windows),

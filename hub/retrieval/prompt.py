@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
+from ctx.engine import article, plural
 from ctx.hub.retrieval.results import Hit, RecallResult
 
 __all__ = ["format_prompt", "recall_summary"]
@@ -19,11 +20,17 @@ __all__ = ["format_prompt", "recall_summary"]
 def recall_summary(result: RecallResult) -> str:
     """Returns one line on what a recall returned and what the branch holds."""
     share = result.tokens / result.live_tokens if result.live_tokens else 0.0
-    budget = f" of a {result.budget:,} budget" if result.budget is not None else ""
+    budget = (
+        f" of {article(result.budget)} {result.budget:,} budget"
+        if result.budget is not None
+        else ""
+    )
     return (
-        f"{len(result.hits)} memories, {result.tokens:,} tokens{budget}; "
-        f"the whole live branch ({result.branch}): {result.live_memories:,} "
-        f"memories, {result.live_tokens:,} tokens ({share:.1%}); "
+        f"{plural(len(result.hits), 'memory')}, "
+        f"{plural(result.tokens, 'token')}{budget}; "
+        f"the whole live branch ({result.branch}): "
+        f"{plural(result.live_memories, 'memory')}, "
+        f"{plural(result.live_tokens, 'token')} ({share:.1%}); "
         f"{result.seconds * 1000:.0f} ms"
     )
 

@@ -42,9 +42,10 @@ def blame(
         if as_json:
             echo_json(result)
             return
+        width = max((len(line.commit.author) for line in result), default=0)
         for line in result:
             c = line.commit
-            echo(f"{c.id[:10]} {c.author:<12} {c.time:%Y-%m-%d}  {line.line}")
+            echo(f"{c.id[:10]} {c.author:<{width}}  {c.time:%Y-%m-%d}  {line.line}")
         return
     entries = engine.blame(store, memory_id, rev=branch)
     if as_json:

@@ -84,8 +84,9 @@ def branches(state: CtxState, as_json: bool) -> None:
     if as_json:
         echo_json(result)
         return
+    width = max((len(b.name) for b in result), default=0)
     for b in result:
-        echo(f"{'*' if b.current else ' '} {b.name:<24} {b.tip[:10]}")
+        echo(f"{'*' if b.current else ' '} {b.name:<{width}}  {b.tip[:10]}")
 
 
 @click.command()

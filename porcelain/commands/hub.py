@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ctx.engine import plural
 from ctx.porcelain._options import CtxState, echo_json, json_option, pass_state
 from ctx.porcelain.output import echo
 
@@ -119,9 +120,8 @@ def status(state: CtxState, as_json: bool) -> None:
     else:
         echo(f"A hub (pid {status.pid}) serves this store on {status.socket}.")
     if status.hubs:
-        count = len(status.hubs)
         echo(
-            f"You run {count} hub{'s' if count != 1 else ''} "
+            f"You run {plural(len(status.hubs), 'hub')} "
             f"({_megabytes(status.rss_bytes)} resident):"
         )
     for hub in status.hubs:

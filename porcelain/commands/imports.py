@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ctx import engine
-from ctx.engine import Intent, InvalidInputError
+from ctx.engine import Intent, InvalidInputError, plural
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -73,11 +73,10 @@ def import_(
     elif result.commit is None:
         echo("Everything in the file is already there: nothing to commit.")
     else:
-        count = len(result.ids)
-        done = f"Imported {count} {'memory' if count == 1 else 'memories'}"
+        done = f"Imported {plural(len(result.ids), 'memory')}"
         there = result.existing
         note = (
-            f"; {there} {'line was' if there == 1 else 'lines were'} already there"
+            f"; {plural(there, 'line was', 'lines were')} already there"
             if there
             else ""
         )
@@ -120,7 +119,8 @@ def ingest(
         echo_json(result)
     else:
         echo(
-            f"Ingested {len(files)} files as {len(result.ids)} memories "
+            f"Ingested {plural(len(files), 'file')} as "
+            f"{plural(len(result.ids), 'memory')} "
             f"in {result.commit[:10]}."
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ctx import engine
-from ctx.engine import Intent, InvalidInputError
+from ctx.engine import Intent
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -19,7 +19,7 @@ from ctx.porcelain._options import (
     read_text,
 )
 from ctx.porcelain.output import echo
-from ctx.porcelain.render import headline, render_memory
+from ctx.porcelain.render import NO_MATCH, headline, kind_column, render_memory
 
 __all__ = ["COMMANDS"]
 
@@ -47,7 +47,13 @@ def _tags(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option(
     "--when", metavar="DATETIME", help="When it happened (ISO 8601; default now)."
 )
-@click.option("--pin", is_flag=True, help="Store under pinned/: always recalled first.")
+@click.option(
+    "--pin",
+    is_flag=True,
+    help="Store under pinned/: every recall returns it first, whatever the "
+    "question, while pinned memories fit in half the budget; compose puts it "
+    "first too.",
+)
 @click.option(
     "--allow-duplicate",
     is_flag=True,
@@ -147,6 +153,15 @@ def show(state: CtxState, memory_id: str, branch: str | None, as_json: bool) -> 
 @click.argument("prefix", default="", metavar="[PATH-PREFIX]")
 @click.option("--where", metavar="QUERY", help="Only memories the query selects.")
 @click.option("--all", "show_all", is_flag=True, help="Include superseded memories.")
+@click.option(
+    "--sort",
+    "order",
+    type=click.Choice(engine.LISTING_ORDERS),
+    default="newest",
+    show_default=True,
+    help="newest/oldest: by when it happened; kind (newest first within), "
+    "title, id (order written), path.",
+)
 @branch_option
 @json_option
 @pass_state
@@ -155,15 +170,19 @@ def ls(
     prefix: str,
     where: str | None,
     show_all: bool,
+    order: str,
     branch: str | None,
     as_json: bool,
 ) -> None:
-    """List memories: id, kind and title (or first line)
+    """List memories: id, kind and title (or first line), newest first
+
+    When nothing matches, text output is empty and stderr says
+    "No memories match."; --json prints [].
 
     \b
     Example:
       ctx ls
-      ctx ls memory/decisions
+      ctx ls memory/decisions --sort title
       ctx ls pinned/ --branch agent/claude
       ctx ls --where 'kind:decision AND created:>7d'
     """
@@ -173,13 +192,16 @@ def ls(
         records = [s.record for s in chosen if s.record.path.startswith(prefix)]
     else:
         records = engine.list_memories(store, branch, prefix, all=show_all)
+    records = engine.sort_memories(records, order)
     conflicted = engine.conflicted_ids(store, branch)
     if as_json:
         echo_json([engine.ListedMemory.of(r, conflicted) for r in records])
         return
+    if not records:
+        echo(NO_MATCH, err=True)
     for r in records:
         mark = "  [conflict]" if r.memory.id in conflicted else ""
-        echo(f"{r.memory.id}  {r.memory.kind:<13} {headline(r.memory)}{mark}")
+        echo(f"{r.memory.id}  {kind_column(r.memory.kind)}{headline(r.memory)}{mark}")
 
 
 @click.command()
@@ -231,7 +253,7 @@ def edit(
 
 @click.command()
 @click.argument("memory_id", metavar="ID")
-@intent_options("forget")
+@intent_options("forget", reason_required=True)
 @branch_option
 @json_option
 @pass_state
@@ -248,10 +270,6 @@ def forget(
     Example:
       ctx forget 01JD2X9K7M3Q4R5S6T7V8W9XYZ --reason "superseded by the v2 design"
     """
-    if not who.reason:
-        raise InvalidInputError(
-            "Say why with --reason.", hint="ctx forget ID --reason '...'"
-        )
     result = engine.forget(state.store(write=True), memory_id, who, branch=branch)
     if as_json:
         echo_json(result)

@@ -23,7 +23,13 @@ __all__ = ["COMMANDS"]
 
 @click.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--pin", is_flag=True, help="Store under pinned/ instead of primed/.")
+@click.option(
+    "--pin",
+    is_flag=True,
+    help="Store under pinned/ instead of primed/: every recall returns the "
+    "sections first, whatever the question, while they fit in half the budget; "
+    "compose puts them first too.",
+)
 @click.option(
     "--source", metavar="NAME", help="Folder name (default: the file's stem)."
 )

@@ -16,7 +16,7 @@ from ctx.porcelain._options import (
     read_text,
 )
 from ctx.porcelain.output import echo
-from ctx.porcelain.render import render_memory, render_trace
+from ctx.porcelain.render import kind_column, render_memory, render_trace
 
 __all__ = ["COMMANDS"]
 
@@ -179,7 +179,7 @@ def related(
     for hit in hits:
         arrow = "->" if hit.direction == "out" else "<-"
         echo(
-            f"{hit.distance}  {hit.id}  {hit.kind or '?':<13} {hit.headline}"
+            f"{hit.distance}  {hit.id}  {kind_column(hit.kind)}{hit.headline}"
             f"  ({hit.source} {arrow} {hit.via})"
         )
 

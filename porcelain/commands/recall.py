@@ -10,7 +10,7 @@ import click
 
 from ctx.porcelain._options import (
     CtxState,
-    branch_option,
+    branch_name_option,
     echo_json,
     json_option,
     pass_state,
@@ -52,8 +52,15 @@ def _format_option(func: click.decorators.FC) -> click.decorators.FC:
 
 @click.command()
 @click.argument("query")
-@click.option("--budget", type=int, metavar="TOKENS", help="Tokens to fill.")
-@branch_option
+@click.option(
+    "--budget",
+    type=int,
+    metavar="TOKENS",
+    # The hub's RecallConfig.budget; a test keeps the two equal.
+    help="Tokens to fill.  [default: budget under [recall] in the store's "
+    "config.toml, else 1500]",
+)
+@branch_name_option
 @click.option(
     "--with",
     "overlay",
@@ -86,7 +93,8 @@ def recall(
     """Print the pinned and most relevant memories, packed into a token budget
 
     Hybrid ranking (BM25, vectors, typo-tolerant words) with temporal gravity
-    for questions that name a time ("last week", "in March").
+    for questions that name a time ("last week", "in March"). --branch names
+    a branch; --at recalls as it stood at a commit (main~3) or a date.
 
     \b
     Example:
@@ -118,9 +126,16 @@ def recall(
 @click.option("--kind", metavar="KIND", help="Only memories of this kind.")
 @click.option("--tag", metavar="TAG", help="Only memories with this tag.")
 @click.option("--context", metavar="NAME", help="Only memories in this context.")
-@click.option("-n", "limit", type=int, default=10, show_default=True, help="Hits.")
-@click.option("--fuzzy", is_flag=True, help="Tolerate typos (edit distance 1-2).")
-@branch_option
+@click.option(
+    "-n",
+    "limit",
+    type=int,
+    default=10,
+    show_default=True,
+    metavar="N",
+    help="Show at most N memories.",
+)
+@branch_name_option
 @click.option("--now", "now_", metavar="DATE", help="The moment the query is asked.")
 @click.option("--explain", is_flag=True, help="Show each hit's channels and blame.")
 @json_option
@@ -132,7 +147,6 @@ def search(
     tag: str | None,
     context: str | None,
     limit: int,
-    fuzzy: bool,
     branch: str | None,
     now_: str | None,
     explain: bool,
@@ -140,10 +154,13 @@ def search(
 ) -> None:
     """List the memories that best match a query, best first (no budget)
 
+    The same ranking as recall, typo-tolerant words included ("postgress"
+    finds Postgres), as a plain list: no pinned memories first, no budget.
+
     \b
     Example:
       ctx search "postgres" --kind decision -n 5
-      ctx search "get_usr_by_id" --fuzzy
+      ctx search "get_usr_by_id"
     """
     from ctx.hub import search as hub_search
 
@@ -154,7 +171,6 @@ def search(
         kind=kind,
         tag=tag,
         context=context,
-        fuzzy=fuzzy,
         branch=branch,
         now=_moment(now_, "--now"),
         explain=explain,

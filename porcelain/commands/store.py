@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 
 from ctx import engine
+from ctx.engine import plural
 from ctx.porcelain._options import (
     CtxState,
-    branch_option,
+    branch_name_option,
     echo_json,
     json_option,
     now,
@@ -62,7 +63,7 @@ def _write_config(path: Path) -> None:
 
 
 @click.command()
-@branch_option
+@branch_name_option
 @json_option
 @pass_state
 def status(state: CtxState, branch: str | None, as_json: bool) -> None:
@@ -93,9 +94,10 @@ def gc(state: CtxState, as_json: bool) -> None:
     if as_json:
         echo_json(report)
     else:
+        packed = plural(report.loose_before - report.loose_after, "loose object")
         echo(
-            f"Packed {report.loose_before - report.loose_after} loose objects; "
-            f"{report.packs_after} packs; {report.pruned} unreachable objects pruned."
+            f"Packed {packed}; {plural(report.packs_after, 'pack')}; "
+            f"{plural(report.pruned, 'unreachable object')} pruned."
         )
 
 
@@ -117,10 +119,11 @@ def fsck(state: CtxState, as_json: bool) -> None:
     else:
         for problem in report.problems:
             echo(problem)
-        verdict = "ok" if report.ok else f"{len(report.problems)} problems"
+        verdict = "ok" if report.ok else plural(len(report.problems), "problem")
         echo(
-            f"Checked {report.objects} objects, {report.commits} commits, "
-            f"{report.memories} memories: {verdict}."
+            f"Checked {plural(report.objects, 'object')}, "
+            f"{plural(report.commits, 'commit')}, "
+            f"{plural(report.memories, 'memory')}: {verdict}."
         )
     if not report.ok:
         raise SystemExit(6)

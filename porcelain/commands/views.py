@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ctx import engine
-from ctx.engine import Intent
+from ctx.engine import Intent, plural
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -16,7 +16,7 @@ from ctx.porcelain._options import (
     pass_state,
 )
 from ctx.porcelain.output import echo
-from ctx.porcelain.render import headline
+from ctx.porcelain.render import NO_MATCH, headline, kind_column
 
 __all__ = ["COMMANDS"]
 
@@ -42,6 +42,7 @@ def query(
     Fields: kind: tag: context: area: id: agent: text: title: from: to: has:
     created: updated: tokens:, combined with AND, OR, NOT and parentheses;
     bare words search the text. docs/query.md has the whole language.
+    When nothing matches, stderr says "No memories match." (--json: []).
 
     \b
     Example:
@@ -52,11 +53,11 @@ def query(
     if as_json:
         echo_json([engine.SelectedMemory.of(s) for s in chosen])
         return
+    if not chosen:
+        echo(NO_MATCH, err=True)
     for s in chosen:
-        echo(
-            f"{s.record.memory.id}  {s.record.memory.kind:<13} "
-            f"{headline(s.record.memory)}"
-        )
+        memory = s.record.memory
+        echo(f"{memory.id}  {kind_column(memory.kind)}{headline(memory)}")
 
 
 def _emit(result: engine.Composition, as_json: bool) -> None:
@@ -68,7 +69,8 @@ def _emit(result: engine.Composition, as_json: bool) -> None:
     else:
         echo(result.text, nl=False)
     for item in result.left_out:
-        echo(f"left out: {item.id} ({item.reason}, {item.tokens} tokens)", err=True)
+        tokens = plural(item.tokens, "token")
+        echo(f"left out: {item.id} ({item.reason}, {tokens})", err=True)
 
 
 @click.command()

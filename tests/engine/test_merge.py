@@ -97,7 +97,7 @@ def test_a_real_clash_is_stored_as_a_conflict_and_resolved(store, intent):
     result = merge(store, "agent", MERGER)
     assert [c.id for c in result.conflicts] == [mid]
     assert result.commit is not None
-    assert result.commit.summary == "Merge agent into main (1 conflicts)"
+    assert result.commit.summary == "Merge agent into main (1 conflict)"
     conflict = list_conflicts(store)[0]
     assert conflict.fields == ("body",)
     assert conflict.ours.body == "ours says A"

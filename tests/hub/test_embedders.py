@@ -462,7 +462,7 @@ def test_remote_http_500_is_a_clear_error(server, cls, path):
     ("model", "message"),
     [
         ("garbage", "did not answer JSON: <html>not json</html>."),
-        ("short", "answered 1 vectors for 2 texts."),
+        ("short", "answered 1 vector for 2 texts."),
         ("zero", "answered a zero or non-finite vector."),
     ],
 )

@@ -214,7 +214,7 @@ def test_mismatched_dimensions_refused(kind, tmp_path):
         index.add(["a"], np.ones((1, 31), dtype=np.float32))
     with pytest.raises(VectorIndexError, match="do not fit"):
         index.search(np.ones(33, dtype=np.float32), 5)
-    with pytest.raises(VectorIndexError, match="Got 2 keys for 1 vectors"):
+    with pytest.raises(VectorIndexError, match=r"Got 2 keys for 1 vector\."):
         index.add(["a", "b"], unit(1))
     with pytest.raises(VectorIndexError, match="must differ"):
         index.add(["a", "a"], unit(2))

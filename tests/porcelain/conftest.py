@@ -49,3 +49,11 @@ def ctx(tmp_path: Path) -> Ctx:
     c = Ctx(tmp_path)
     c("init", str(tmp_path))
     return c
+
+
+@pytest.fixture
+def hashing_ctx(ctx: Ctx) -> Ctx:
+    """A store whose config picks the hashing embedder (fast, no model)."""
+    with (ctx.root / ".ctx" / "config.toml").open("a", encoding="utf-8") as f:
+        f.write('\n[embedder]\nkind = "hashing"\n')
+    return ctx

@@ -21,7 +21,7 @@ def test_three_dot_diff_leaves_out_mains_own_edits(ctx):
     assert re.fullmatch(r"Since the merge base [0-9a-f]{10}:", lines[0])
     assert lines[1].startswith(f"+ {new}  fact  Deploys on Fridays")
     assert mid not in since
-    assert lines[-1] == "1 added, 0 changed, 0 removed (1 memories); 0 link changes"
+    assert lines[-1] == "1 added, 0 changed, 0 removed (1 memory); 0 link changes"
     assert ctx("diff", "main..agent").stdout == both
     assert ctx.json("diff", "main...agent")["from_merge_base"] is True
 

@@ -56,7 +56,7 @@ def test_ingest(ctx, tmp_path):
     assert err.startswith("Error: image.bin")
     assert ctx.files() == before
     out = ctx("ingest", str(notes), "--tag", "project:docs").stdout
-    assert out.startswith("Ingested 1 files as ")
+    assert out.startswith("Ingested 1 file as ")
     listed = json.loads(ctx("ls", "--json").stdout)
     assert len(listed) > 1
     assert all(m["kind"] == "source" for m in listed)

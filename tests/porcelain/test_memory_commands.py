@@ -62,9 +62,9 @@ def test_ls_edit_forget(ctx):
     a = ctx("remember", "first memory", "--context", "decisions").stdout.strip()
     b = ctx("remember", "second memory").stdout.strip()
     assert sorted(ctx("ls").stdout.splitlines()) == sorted(
-        [f"{a}  fact          first memory", f"{b}  fact          second memory"]
+        [f"{a}  fact           first memory", f"{b}  fact           second memory"]
     )
-    assert ctx("ls", "memory/decisions").stdout == f"{a}  fact          first memory\n"
+    assert ctx("ls", "memory/decisions").stdout == f"{a}  fact           first memory\n"
     assert ctx("edit", b, "--body", "second, edited").stdout.startswith(
         f"{b} edited in "
     )
@@ -79,8 +79,11 @@ def test_ls_edit_forget(ctx):
 
 def test_forget_needs_a_reason(ctx):
     mid = ctx("remember", "x").stdout.strip()
-    out = ctx("forget", mid, code=4)
-    assert out.stderr.splitlines()[0] == "Error: Say why with --reason."
+    assert "Missing option '--reason'" in ctx("forget", mid, code=2).stderr
+    out = ctx("forget", mid, "--reason", "", code=4)
+    assert out.stderr.splitlines()[0] == (
+        "Error: A reason must hold 1 to 2000 characters."
+    )
 
 
 def test_import(ctx, tmp_path):

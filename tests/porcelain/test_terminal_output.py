@@ -98,7 +98,7 @@ def test_an_empty_recall_says_when_nothing_fit_the_budget(hctx):
     hctx("remember", "The queue runs on Postgres and retries three times")
     out = hctx("recall", "queue postgres", "--budget", "1").stdout
     assert out.splitlines()[0] == (
-        "1 memories match, but none fit the budget of 1 tokens; raise it with --budget."
+        "1 memory matches, but none fit the budget of 1 token; raise it with --budget."
     )
     data = hctx.json("recall", "queue postgres", "--budget", "1")
     assert (data["hits"], data["left_out"]) == ([], 1)
