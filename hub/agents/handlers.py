@@ -164,7 +164,7 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
     with ws.lock:
         store = ws.store()
         branch = caller.read_branch(store, req.branch)
-        for other in req.overlay:
+        for other in req.with_:
             caller.read_branch(store, other)
         if req.at is not None and not req.at[:4].isdigit():
             caller.read_revision(store, req.at)
@@ -173,7 +173,7 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
         req.query,
         budget=req.budget,
         branch=branch,
-        overlay=req.overlay,
+        overlay=req.with_,
         at=req.at,
         now=_moment(req.now, "now"),
         include_superseded=req.include_superseded,

@@ -173,7 +173,7 @@ async def _body(request: Request) -> dict[str, Any]:
 
 
 def _arguments(request: Request, call: Call, body: dict[str, Any]) -> dict[str, Any]:
-    fields = {f.name: f for f in msgspec.structs.fields(call.request)}
+    fields = {f.encode_name: f for f in msgspec.structs.fields(call.request)}
     args: dict[str, Any] = {}
     for name in request.query_params:
         values = request.query_params.getlist(name)

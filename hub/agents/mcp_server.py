@@ -81,7 +81,9 @@ def _text(value: Any) -> str:
     if isinstance(value, RecallResult):
         from ctx.hub.retrieval.prompt import format_prompt
 
-        return format_prompt(value)
+        return format_prompt(
+            value, overlay=any(h.branch != value.branch for h in value.hits)
+        )
     text = getattr(value, "text", None)
     if isinstance(text, str):
         return text

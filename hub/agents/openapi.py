@@ -46,14 +46,14 @@ def openapi(routes: tuple[tuple[str, str, Call], ...]) -> dict[str, Any]:
         answer = _answer_schema(call.answer)
         request = msgspec.json.schema(call.request)
         fields = msgspec.structs.fields(call.request)
-        in_path = [f for f in fields if "{" + f.name + "}" in path]
+        in_path = [f for f in fields if "{" + f.encode_name + "}" in path]
         operation: dict[str, Any] = {
             "operationId": f"{call.name}_{method.lower()}",
             "summary": call.description.split(". ")[0].rstrip(".") + ".",
             "description": call.description,
             "parameters": [
                 {
-                    "name": f.name,
+                    "name": f.encode_name,
                     "in": "path",
                     "required": True,
                     "schema": {"type": "string", "minLength": 1},
@@ -85,14 +85,14 @@ def openapi(routes: tuple[tuple[str, str, Call], ...]) -> dict[str, Any]:
                     "explode": True,
                 }
                 for name, schema in props[0].items()
-                if name not in {f.name for f in in_path}
+                if name not in {f.encode_name for f in in_path}
             ]
         else:
             operation["requestBody"] = {
-                "required": bool(props[1] - {f.name for f in in_path}),
+                "required": bool(props[1] - {f.encode_name for f in in_path}),
                 "content": {
                     "application/json": {
-                        "schema": _body_schema(props, {f.name for f in in_path})
+                        "schema": _body_schema(props, {f.encode_name for f in in_path})
                     }
                 },
             }

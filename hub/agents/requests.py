@@ -191,10 +191,10 @@ class RecallRequest(_Request, kw_only=True, forbid_unknown_fields=True):
         Annotated[int, Meta(ge=1, description="Tokens to fill (default: the store's).")]
         | None
     ) = None
-    overlay: Annotated[
+    with_: Annotated[
         tuple[str, ...],
-        Meta(description="Other branches whose memories are added."),
-    ] = ()
+        Meta(description="Other branches whose memories are added (as --with)."),
+    ] = msgspec.field(default=(), name="with")
     at: Annotated[
         str | None,
         Meta(description="As things stood at a revision or a date."),

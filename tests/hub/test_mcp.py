@@ -223,3 +223,18 @@ print(leaked)
         env={"CTX_NO_HUB": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+async def test_recall_with_another_branch(ws: Workspace) -> None:
+    async with Client(build_server(ws)) as client:
+        await client.call_tool("branch", {"name": "agent/x"})
+        await client.call_tool(
+            "remember", {"text": "The agent found a flaky test", "branch": "agent/x"}
+        )
+        alone = await client.call_tool("recall", {"query": "flaky test"})
+        both = await client.call_tool(
+            "recall", {"query": "flaky test", "with": ["agent/x"]}
+        )
+    assert alone.structured_content["hits"] == []
+    assert [h["branch"] for h in both.structured_content["hits"]] == ["agent/x"]
+    assert "agent/x" in both.content[0].text
