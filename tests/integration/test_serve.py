@@ -273,3 +273,16 @@ def test_kill_9_leaves_the_store_and_index_usable(store: Path) -> None:
         assert len(again.request("GET", "/api/memories")[1]) == 20
     finally:
         again.stop()
+
+
+async def test_a_client_that_leaves_mid_call(served: Served) -> None:
+    """MCP clients that vanish during calls leave the server serving."""
+    for wait in (0.0, 0.005, 0.05):
+        with anyio.move_on_after(wait):
+            async with Client(served.mcp) as client:
+                await client.call_tool("remember", {"text": f"left after {wait}"})
+                await client.call_tool("recall", {"query": "left"})
+    async with Client(served.mcp) as client:
+        found = await client.call_tool("search", {"query": "left after"})
+        assert not found.is_error
+    assert served.request("GET", "/health")[0] == 200
