@@ -8,6 +8,7 @@ Struct the command line prints with ``--json``. Nothing here renders.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -29,6 +30,9 @@ from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.workspace import Workspace
 
 __all__ = ["HANDLERS"]
+
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+"""How :func:`ctx.hub.api.recall` tells a date from a revision in ``at``."""
 
 
 def _intent(ws: Workspace, caller: Caller, req: rq._Write, intent: str) -> Intent:
@@ -166,7 +170,7 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
         branch = caller.read_branch(store, req.branch)
         for other in req.with_:
             caller.read_branch(store, other)
-        if req.at is not None and not req.at[:4].isdigit():
+        if req.at is not None and not _DATE_RE.match(req.at):  # as recall reads it
             caller.read_revision(store, req.at)
     return hub_recall(
         ws,
@@ -331,7 +335,10 @@ def branch(ws: Workspace, caller: Caller, req: rq.BranchRequest) -> engine.Branc
     with ws.lock:
         store = ws.store(write=True)
         if caller.scope is not None and not caller.scope.can_write(req.name):
-            caller.write_branch(store, req.name)  # raises as for a write
+            raise ForbiddenError(
+                f"This key may not make branch {req.name!r}.",
+                hint="Name a branch the key's write patterns allow.",
+            )
         start = caller.read_revision(store, req.start)
         return engine.create_branch(store, req.name, start)
 
