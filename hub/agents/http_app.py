@@ -208,26 +208,57 @@ def _endpoint(ws: Workspace, call: Call, base: Caller) -> Callable[[Request], An
     return endpoint
 
 
-class KeyMiddleware:
-    """Holds every request to the key it presents (see the module docstring)."""
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 
-    def __init__(self, app: ASGIApp, check: KeyCheck) -> None:
+
+def _host_of(value: str) -> str:
+    """Returns the host of a ``Host`` header or an origin, without its port."""
+    value = value.split("://", 1)[-1].split("/", 1)[0].lower()
+    if value.startswith("["):
+        return value[: value.find("]") + 1]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class GuardMiddleware:
+    """Refuses what a web page could send, then holds a request to its key.
+
+    A page in the user's browser can make requests to a loopback server (a
+    form's POST needs no CORS preflight), and a DNS-rebinding page can make
+    them under its own host name. So a server bound to loopback answers only
+    ``Host`` headers that name loopback (else 421), and any server refuses a
+    request whose ``Origin`` is not a loopback origin (403): agents and curl
+    send none. Then the key (see the module docstring).
+    """
+
+    def __init__(self, app: ASGIApp, check: KeyCheck, *, loopback: bool) -> None:
         self.app = app
         self.check = check
+        self.loopback = loopback
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] == "/health":
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        header = None
-        for name, value in scope.get("headers", ()):
-            if name == b"authorization":
-                header = value.decode("latin-1")
-        try:
-            scope["ctx.key"] = self.check(header)
-        except CtxError as exc:
-            await error_response(exc)(scope, receive, send)
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in scope.get("headers", ())
+        }
+        host, origin = headers.get("host"), headers.get("origin")
+        refused = None
+        if self.loopback and host is not None and _host_of(host) not in _LOOPBACK_HOSTS:
+            refused = (421, f"This server answers loopback names, not {host!r}.")
+        elif origin is not None and _host_of(origin) not in _LOOPBACK_HOSTS:
+            refused = (403, "Requests from web pages are refused.")
+        if refused is not None:
+            body = ErrorBody(error=ApiError(type="RefusedError", message=refused[1]))
+            await _json(body, refused[0])(scope, receive, send)
             return
+        if scope["path"] != "/health":
+            try:
+                scope["ctx.key"] = self.check(headers.get("authorization"))
+            except CtxError as exc:
+                await error_response(exc)(scope, receive, send)
+                return
         await self.app(scope, receive, send)
 
 
@@ -275,4 +306,4 @@ def build_app(
     app = server.streamable_http_app(
         host=host, max_request_body_size=MAX_BODY_BYTES, stateless_http=False
     )
-    return KeyMiddleware(app, check)
+    return GuardMiddleware(app, check, loopback=_host_of(host) in _LOOPBACK_HOSTS)

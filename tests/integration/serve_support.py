@@ -49,7 +49,16 @@ class Served:
         if data is not None:
             sent.setdefault("Content-Type", "application/json")
         target = path + ("?" + urlencode(query, doseq=True) if query else "")
-        conn.request(method, target, body=data, headers=sent)
+        if "Host" in sent:
+            conn.putrequest(method, target, skip_host=True)
+            for name, value in {
+                **sent,
+                "Content-Length": str(len(data or b"")),
+            }.items():
+                conn.putheader(name, value)
+            conn.endheaders(data)
+        else:
+            conn.request(method, target, body=data, headers=sent)
         response = conn.getresponse()
         payload = response.read()
         conn.close()

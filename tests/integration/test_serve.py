@@ -286,3 +286,26 @@ async def test_a_client_that_leaves_mid_call(served: Served) -> None:
         found = await client.call_tool("search", {"query": "left after"})
         assert not found.is_error
     assert served.request("GET", "/health")[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Origin": "http://evil.example"}, 403),
+        ({"Origin": "null"}, 403),
+        ({"Host": "evil.example:8765"}, 421),
+        ({"Host": "rebound.example"}, 421),
+        ({"Origin": "http://localhost:3000"}, 200),
+        ({"Host": "localhost:1234"}, 200),
+    ],
+)
+def test_web_pages_cannot_reach_a_loopback_server(
+    served: Served, headers: dict[str, str], status: int
+) -> None:
+    """A page in the browser could POST to loopback, or rebind its own name."""
+    got, answer = served.request(
+        "POST", "/api/memories", {"text": "planted by a web page"}, headers=headers
+    )
+    assert got == status, answer
+    planted = [m for m in served.request("GET", "/api/memories")[1]]
+    assert len(planted) == (1 if status == 200 else 0)
