@@ -1,6 +1,12 @@
 # The engine's public names, each once: the lazy loader in __init__.py reads
 # this file, and type checkers read it as the package's interface.
 
+from .abbreviation import (
+    abbreviate as abbreviate,
+)
+from .abbreviation import (
+    resolve_memory_id as resolve_memory_id,
+)
 from .adjacency import (
     Adjacency as Adjacency,
 )

@@ -6,9 +6,10 @@ from typing import Literal
 
 import msgspec
 
+from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError, NotFoundError
-from ctx.engine.ids import CommitId, MemoryId, parse_memory_id
+from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import conflict_path
 from ctx.engine.model import (
     Conflict,
@@ -82,7 +83,7 @@ def show_memory(store: Store, memory_id: str, rev: str | None = None) -> ShownMe
     if "@" in memory_id:
         memory_id, rev = memory_id.split("@", 1)
     snap = store.snapshot(resolve_revision(store, rev))
-    record = snap.find(parse_memory_id(memory_id))
+    record = snap.find(resolve_memory_id(store, memory_id, rev))
     return ShownMemory(
         memory=record.memory,
         path=record.path,
@@ -142,7 +143,7 @@ def resolve(
         body: Alternatively, the settled body text.
         branch: The branch holding the conflict.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, branch)
     if (take is None) == (body is None):
         raise InvalidInputError("Give either --take or --body.")
     if take is not None and take not in ("ours", "theirs", "both"):

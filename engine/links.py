@@ -6,11 +6,12 @@ from typing import Literal
 
 import msgspec
 
+from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.catalog import catalog
 from ctx.engine.errors import InvalidInputError, LinkNotFoundError
-from ctx.engine.ids import CommitId, MemoryId, parse_memory_id
+from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import link_path
 from ctx.engine.model import Intent, Link, check_link_type, decode_link, encode
 from ctx.engine.snapshot import LinkRecord, Snapshot
@@ -45,8 +46,11 @@ class UnlinkResult(msgspec.Struct, frozen=True, kw_only=True):
     commit: CommitId
 
 
-def _ends(source: str, target: str) -> tuple[MemoryId, MemoryId]:
-    a, b = parse_memory_id(source), parse_memory_id(target)
+def _ends(
+    store: Store, source: str, target: str, branch: str | None
+) -> tuple[MemoryId, MemoryId]:
+    a = resolve_memory_id(store, source, branch)
+    b = resolve_memory_id(store, target, branch)
     if a == b:
         raise InvalidInputError("A memory cannot link to itself.")
     return a, b
@@ -66,7 +70,7 @@ def link(
 
     Re-adding an identical link writes nothing.
     """
-    a, b = _ends(source, target)
+    a, b = _ends(store, source, target, branch)
     kind = check_link_type(link_type)
     path = link_path(a, kind, b)
 
@@ -107,7 +111,7 @@ def unlink(
     Raises:
         LinkNotFoundError: there is no such link.
     """
-    a, b = _ends(source, target)
+    a, b = _ends(store, source, target, branch)
     kind = check_link_type(link_type)
     path = link_path(a, kind, b)
 
@@ -135,7 +139,7 @@ def list_links(
     Both directions come from the adjacency index; only the link files that
     are returned are read.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, rev)
     snap = store.snapshot(resolve_revision(store, rev))
     catalog(store, snap).require(mid)
     adj = adjacency(store, snap)

@@ -7,10 +7,11 @@ from datetime import datetime
 
 import msgspec
 
+from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError, RefNotFoundError
-from ctx.engine.ids import CommitId, MemoryId, new_memory_id, parse_memory_id
+from ctx.engine.ids import CommitId, MemoryId, new_memory_id
 from ctx.engine.layout import (
     PINNED,
     check_context,
@@ -490,7 +491,7 @@ def edit(
     Returns:
         The commit, or a result with ``commit=None`` if nothing changed.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, branch)
     if body is not None:
         check_body(body)
     new_title = check_title(title) if title is not None else None
@@ -525,7 +526,7 @@ def forget(
     The memory stays in history: ``show ID@COMMIT`` and ``log ID`` find it.
     Incoming links are found through the adjacency index.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, branch)
     paths: list[str] = []
 
     def build(snap: Snapshot) -> dict[str, bytes | None]:
@@ -550,7 +551,7 @@ def show(store: Store, memory_id: str, rev: str | None = None) -> MemoryRecord:
     """
     if "@" in memory_id:
         memory_id, rev = memory_id.split("@", 1)
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, rev)
     commit = resolve_revision(store, rev)
     return store.snapshot(commit).find(mid)
 

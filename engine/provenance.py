@@ -12,11 +12,12 @@ from collections.abc import Sequence
 
 import msgspec
 
+from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.catalog import catalog
 from ctx.engine.errors import InvalidInputError
-from ctx.engine.ids import CommitId, MemoryId, new_memory_id, parse_memory_id
+from ctx.engine.ids import CommitId, MemoryId, new_memory_id
 from ctx.engine.layout import link_path, memory_path
 from ctx.engine.memories import Draft, build_memory
 from ctx.engine.model import LINK_TYPES, Intent, Link, check_link_type, encode
@@ -135,7 +136,7 @@ def trace(
         rev: The revision to read (default HEAD).
     """
     limit = _check_depth(depth)
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, rev)
     snap = store.snapshot(resolve_revision(store, rev))
     lookup = catalog(store, snap)
     root = lookup.require(mid)
@@ -193,7 +194,7 @@ def related(
     """
     limit = _check_depth(depth)
     wanted = {check_link_type(t) for t in types} or set(LINK_TYPES)
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, rev)
     snap = store.snapshot(resolve_revision(store, rev))
     lookup = catalog(store, snap)
     lookup.require(mid)
@@ -237,7 +238,7 @@ def expand(
     Raises:
         InvalidInputError: the memory has no DERIVED_FROM links.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, rev)
     snap = store.snapshot(resolve_revision(store, rev))
     snap.find(mid)
     sources = sorted(
@@ -269,7 +270,9 @@ def summarize(
 
     With ``archive_sources`` the sources move to ``tier:off-context``.
     """
-    sources = list(dict.fromkeys(parse_memory_id(i) for i in memory_ids))
+    sources = list(
+        dict.fromkeys(resolve_memory_id(store, i, branch) for i in memory_ids)
+    )
     if not sources:
         raise InvalidInputError("Name at least one memory to summarize.")
     now = store.clock()
@@ -324,7 +327,8 @@ def supersede(
 
     Listings and recall hide ``old`` from then on, unless asked for everything.
     """
-    old_id, new_id = parse_memory_id(old), parse_memory_id(new)
+    old_id = resolve_memory_id(store, old, branch)
+    new_id = resolve_memory_id(store, new, branch)
     if old_id == new_id:
         raise InvalidInputError("A memory cannot supersede itself.")
     path = link_path(new_id, "SUPERSEDES", old_id)

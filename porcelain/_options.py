@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,9 +20,11 @@ if TYPE_CHECKING:  # the store (dulwich) loads when a command opens it
 
 __all__ = [
     "CtxState",
+    "abbrev_option",
     "branch_option",
     "echo_change",
     "echo_json",
+    "id_form",
     "intent_options",
     "json_option",
     "now",
@@ -76,6 +78,34 @@ def json_option(func: F) -> F:
     return click.option(
         "--json", "as_json", is_flag=True, help="Print the result as JSON."
     )(func)
+
+
+def abbrev_option(func: F) -> F:
+    """Adds ``--abbrev``: print ids by their shortest unique end."""
+    return click.option(
+        "--abbrev",
+        is_flag=True,
+        help="Print ids by their shortest unique end (8 characters or more); "
+        "--json keeps whole ids.",
+    )(func)
+
+
+def id_form(
+    store: Store | None, ids: Iterable[str], rev: str | None
+) -> Callable[[str], str]:
+    """Returns how a listing prints an id: whole, or its shortest unique end.
+
+    Args:
+        store: The store, for ``--abbrev``; None prints ids whole.
+        ids: The ids the listing prints.
+        rev: The revision whose memories a short end must not be shared with.
+    """
+    if store is None:
+        return str
+    from ctx.engine import abbreviate
+
+    short = abbreviate(store, ids, rev)
+    return lambda mid: short.get(mid, mid)
 
 
 def branch_option(func: F) -> F:

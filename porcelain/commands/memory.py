@@ -8,9 +8,11 @@ from ctx import engine
 from ctx.engine import Intent, InvalidInputError
 from ctx.porcelain._options import (
     CtxState,
+    abbrev_option,
     branch_option,
     echo_change,
     echo_json,
+    id_form,
     intent_options,
     json_option,
     now,
@@ -148,6 +150,7 @@ def show(state: CtxState, memory_id: str, branch: str | None, as_json: bool) -> 
 @click.option("--where", metavar="QUERY", help="Only memories the query selects.")
 @click.option("--all", "show_all", is_flag=True, help="Include superseded memories.")
 @branch_option
+@abbrev_option
 @json_option
 @pass_state
 def ls(
@@ -156,6 +159,7 @@ def ls(
     where: str | None,
     show_all: bool,
     branch: str | None,
+    abbrev: bool,
     as_json: bool,
 ) -> None:
     """List memories: id, kind and title (or first line)
@@ -177,9 +181,10 @@ def ls(
     if as_json:
         echo_json([engine.ListedMemory.of(r, conflicted) for r in records])
         return
+    short = id_form(store if abbrev else None, [r.memory.id for r in records], branch)
     for r in records:
         mark = "  [conflict]" if r.memory.id in conflicted else ""
-        echo(f"{r.memory.id}  {r.memory.kind:<13} {headline(r.memory)}{mark}")
+        echo(f"{short(r.memory.id)}  {r.memory.kind:<13} {headline(r.memory)}{mark}")
 
 
 @click.command()

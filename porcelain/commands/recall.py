@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import click
 
 from ctx.porcelain._options import (
     CtxState,
+    abbrev_option,
     branch_option,
     echo_json,
+    id_form,
     json_option,
     pass_state,
 )
@@ -21,6 +24,9 @@ from ctx.porcelain.render_recall import (
     render_recall,
     render_reindex,
 )
+
+if TYPE_CHECKING:
+    from ctx.hub import RecallResult
 
 __all__ = ["COMMANDS"]
 
@@ -37,6 +43,14 @@ def _moment(value: str | None, option: str) -> datetime | None:
     from ctx.hub import parse_moment
 
     return None if value is None else parse_moment(value, option)
+
+
+def _id_form(
+    state: CtxState, result: RecallResult, abbrev: bool
+) -> Callable[[str], str]:
+    """Returns how the hits' ids are printed: whole, or with ``--abbrev`` short."""
+    store = state.store() if abbrev and result.hits else None
+    return id_form(store, [hit.id for hit in result.hits], result.commit)
 
 
 def _format_option(func: click.decorators.FC) -> click.decorators.FC:
@@ -68,6 +82,7 @@ def _format_option(func: click.decorators.FC) -> click.decorators.FC:
 @click.option("--all", "include_all", is_flag=True, help="Keep superseded memories.")
 @click.option("--explain", is_flag=True, help="Show each hit's channels and blame.")
 @_format_option
+@abbrev_option
 @json_option
 @pass_state
 def recall(
@@ -81,6 +96,7 @@ def recall(
     include_all: bool,
     explain: bool,
     fmt: str,
+    abbrev: bool,
     as_json: bool,
 ) -> None:
     """Print the pinned and most relevant memories, packed into a token budget
@@ -110,7 +126,8 @@ def recall(
     if as_json:
         echo_json(result)
     else:
-        render_recall(result, fmt=fmt, overlay=bool(overlay))
+        short = _id_form(state, result, abbrev and fmt == "text")
+        render_recall(result, fmt=fmt, overlay=bool(overlay), short=short)
 
 
 @click.command()
@@ -123,6 +140,7 @@ def recall(
 @branch_option
 @click.option("--now", "now_", metavar="DATE", help="The moment the query is asked.")
 @click.option("--explain", is_flag=True, help="Show each hit's channels and blame.")
+@abbrev_option
 @json_option
 @pass_state
 def search(
@@ -136,6 +154,7 @@ def search(
     branch: str | None,
     now_: str | None,
     explain: bool,
+    abbrev: bool,
     as_json: bool,
 ) -> None:
     """List the memories that best match a query, best first (no budget)
@@ -163,7 +182,8 @@ def search(
     if as_json:
         echo_json(result)
     else:
-        render_recall(result, fmt="text", overlay=False)
+        short = _id_form(state, result, abbrev)
+        render_recall(result, fmt="text", overlay=False, short=short)
 
 
 @click.command(name="reindex")

@@ -97,12 +97,14 @@ CASES = [
     (
         ["show", "../../etc/passwd"],
         4,
-        "Error: '../../etc/passwd' is not a memory id (26 characters of Crockford base32).",
+        "Error: '../../etc/passwd' is not a memory id: give its 26 characters, or at least 6 "
+        "from its start or its end.",
     ),
     (
         ["show", "a/b"],
         4,
-        "Error: 'a/b' is not a memory id (26 characters of Crockford base32).",
+        "Error: 'a/b' is not a memory id: give its 26 characters, or at least 6 "
+        "from its start or its end.",
     ),
     (["show", UNKNOWN], 3, f"Error: No memory {UNKNOWN} here."),
     (["show", f"{UNKNOWN}@nope"], 3, "Error: Unknown revision 'nope'."),
