@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dulwich.diff_tree import TreeChange, tree_changes
 from dulwich.objects import ObjectID
@@ -55,6 +56,7 @@ CREATE INDEX IF NOT EXISTS memory_id ON memory (id);
 CREATE INDEX IF NOT EXISTS memory_rid ON memory (rid);
 """
 _INSERT = "INSERT OR REPLACE INTO memory VALUES (?, ?, ?, ?, ?, ?)"
+_LOCK = threading.RLock()  # one catch-up, or one catch-up and query, at a time
 _AFTER = "~"  # sorts after every character of an id: ``x <= id < x~`` is a prefix
 
 
@@ -67,19 +69,32 @@ def text_key(body: str) -> str:
 class TextIndex:
     """The memories of one tree by text hash and by kind and title.
 
+    Each query first makes sure the index still stands at that tree, under
+    a process-wide lock: threads of one process (a hub answering MCP calls)
+    share the connection, and one may have moved it to another tree.
+
     Args:
-        db: The open database, caught up with the tree asked about.
+        store: The store.
+        snap: The tree asked about.
+        db: The open database, caught up with that tree.
     """
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, store: Store, snap: Snapshot, db: sqlite3.Connection) -> None:
+        self._store = store
+        self._snap = snap
         self._db = db
+
+    def _rows(self, sql: str, args: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        with _LOCK:
+            _catch_up(self._store, self._snap, self._db)
+            return self._db.execute(sql, args).fetchall()
 
     def with_text(self, body: str) -> list[tuple[MemoryId, str]]:
         """Returns ``(id, path)`` of the memories whose body is ``body``.
 
         Whitespace is normalised on both sides (:func:`text_key`).
         """
-        rows = self._db.execute(
+        rows = self._rows(
             "SELECT id, path FROM memory WHERE text = ? ORDER BY id",
             (text_key(body),),
         )
@@ -95,7 +110,7 @@ class TextIndex:
         for start in range(0, len(wanted), _BATCH):
             batch = wanted[start : start + _BATCH]
             marks = ",".join("?" * len(batch))
-            rows = self._db.execute(
+            rows = self._rows(
                 f"SELECT text, id, path FROM memory WHERE text IN ({marks}) "
                 "ORDER BY id",
                 batch,
@@ -117,16 +132,16 @@ class TextIndex:
         low, rlow = part, part[::-1]
         where = "(id >= ? AND id < ?) OR (rid >= ? AND rid < ?)"
         args = (low, low + _AFTER, rlow, rlow + _AFTER)
-        rows = self._db.execute(
+        rows = self._rows(
             f"SELECT DISTINCT id FROM memory WHERE {where} ORDER BY id LIMIT ?",
             (*args, limit),
         )
         ids = [MemoryId(mid) for (mid,) in rows]
         if len(ids) < limit:
             return ids, len(ids)
-        (count,) = self._db.execute(
+        ((count,),) = self._rows(
             f"SELECT COUNT(DISTINCT id) FROM memory WHERE {where}", args
-        ).fetchone()
+        )
         return ids, int(count)
 
     def suffix_neighbours(self, memory_id: str) -> list[str]:
@@ -136,26 +151,21 @@ class TextIndex:
         it shares with one of these (at most two).
         """
         rid = memory_id[::-1]
-        out = []
+        out: list[str] = []
         for query in (
             "SELECT id FROM memory WHERE rid < ? ORDER BY rid DESC LIMIT 1",
             "SELECT id FROM memory WHERE rid > ? ORDER BY rid LIMIT 1",
         ):
-            row = self._db.execute(query, (rid,)).fetchone()
-            if row is not None:
-                out.append(str(row[0]))
+            out.extend(str(mid) for (mid,) in self._rows(query, (rid,)))
         return out
 
     def ids_by_suffix(self) -> list[str]:
         """Returns every id, in the order of ids read backwards."""
-        return [
-            str(mid)
-            for (mid,) in self._db.execute("SELECT id FROM memory ORDER BY rid")
-        ]
+        return [str(mid) for (mid,) in self._rows("SELECT id FROM memory ORDER BY rid")]
 
     def with_title(self, kind: str, title: str) -> list[tuple[MemoryId, str]]:
         """Returns ``(id, path)`` of the memories of ``kind`` titled ``title``."""
-        rows = self._db.execute(
+        rows = self._rows(
             "SELECT id, path FROM memory WHERE kind = ? AND title = ? ORDER BY id",
             (kind, title),
         )
@@ -164,16 +174,17 @@ class TextIndex:
 
 def text_index(store: Store, snap: Snapshot) -> TextIndex:
     """Returns the text index of ``snap``'s tree, caught up if stale."""
-    db = store.caches.get("texts")
-    if not isinstance(db, sqlite3.Connection):
-        db = _keep(store, _open(store))
-    try:
-        _catch_up(store, snap, db)
-    except sqlite3.Error:
-        # An unreadable file: start again in memory, from the whole tree.
-        db = _keep(store, _connect(":memory:"))
-        _catch_up(store, snap, db)
-    return TextIndex(db)
+    with _LOCK:
+        db = store.caches.get("texts")
+        if not isinstance(db, sqlite3.Connection):
+            db = _keep(store, _open(store))
+        try:
+            _catch_up(store, snap, db)
+        except sqlite3.Error:
+            # An unreadable file: start again in memory, from the whole tree.
+            db = _keep(store, _connect(":memory:"))
+            _catch_up(store, snap, db)
+    return TextIndex(store, snap, db)
 
 
 def record_write(
@@ -189,16 +200,20 @@ def record_write(
     if not isinstance(db, sqlite3.Connection) or after.tree is None:
         return
     old = before.tree.decode("ascii") if before.tree is not None else _EMPTY
+    with _LOCK:
+        _record(db, old, after.tree.decode("ascii"), added)
+
+
+def _record(
+    db: sqlite3.Connection, old: str, new: str, added: Sequence[tuple[str, Memory]]
+) -> None:
     try:
         db.execute("BEGIN IMMEDIATE")
         try:
             row = db.execute("SELECT value FROM state WHERE key = 'tree'").fetchone()
             if (row[0] if row else _EMPTY) == old:
                 db.executemany(_INSERT, [_row(path, m) for path, m in added])
-                db.execute(
-                    "INSERT OR REPLACE INTO state VALUES ('tree', ?)",
-                    (after.tree.decode("ascii"),),
-                )
+                db.execute("INSERT OR REPLACE INTO state VALUES ('tree', ?)", (new,))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

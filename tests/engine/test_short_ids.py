@@ -151,3 +151,15 @@ def test_a_text_index_of_the_first_version_is_rebuilt(disk_store, intent):
         assert resolve_memory_id(store, mid[-8:]) == mid
     finally:
         store.close()
+
+
+def test_a_text_index_answers_for_its_tree_after_another_read_moved_it(store, intent):
+    from ctx.engine.texts import text_index
+
+    create_branch(store, "other")
+    mid = remember(store, Draft(text="only on main"), intent).ids[0]
+    on_main = text_index(store, store.snapshot(store.branch_tip("main")))
+    # A short id read on the other branch (another thread, say) moves it.
+    with pytest.raises(MemoryNotFoundError):
+        resolve_memory_id(store, mid[-8:], "other")
+    assert on_main.with_text("only on main") == [(mid, show(store, mid).path)]
