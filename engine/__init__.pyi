@@ -317,6 +317,9 @@ from .model import (
     Memory as Memory,
 )
 from .model import (
+    Outcome as Outcome,
+)
+from .model import (
     Source as Source,
 )
 from .model import (

@@ -15,6 +15,7 @@ from ctx.engine.model import (
     Conflict,
     Intent,
     Memory,
+    Outcome,
     check_body,
     decode_memory,
     encode,
@@ -104,7 +105,7 @@ def conflict_notes(
     return {c.id: ConflictNote.of(c) for c in list_conflicts(store, rev)}
 
 
-class ResolveResult(msgspec.Struct, frozen=True, kw_only=True):
+class ResolveResult(Outcome, frozen=True, kw_only=True):
     """What ``resolve`` settled: the memory and the commit.
 
     Attributes:

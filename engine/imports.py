@@ -25,21 +25,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-import msgspec
-
 from ctx.engine.exports import is_graph_export
 from ctx.engine.graph_import import import_graph
 from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.ingest import DEFAULT_PIECE_BYTES, ingest_files
 from ctx.engine.line_import import import_lines
 from ctx.engine.memories import WriteResult
-from ctx.engine.model import Intent
+from ctx.engine.model import Intent, Outcome
 from ctx.engine.store import Store
 
 __all__ = ["ImportResult", "import_files", "import_memories"]
 
 
-class ImportResult(msgspec.Struct, frozen=True, kw_only=True):
+class ImportResult(Outcome, frozen=True, kw_only=True):
     """What an import wrote.
 
     Attributes:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import msgspec
-
 from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
@@ -13,14 +11,14 @@ from ctx.engine.catalog import catalog
 from ctx.engine.errors import InvalidInputError, LinkNotFoundError
 from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import link_path
-from ctx.engine.model import Intent, Link, check_link_type, decode_link, encode
+from ctx.engine.model import Intent, Link, Outcome, check_link_type, decode_link, encode
 from ctx.engine.snapshot import LinkRecord, Snapshot
 from ctx.engine.store import Store
 
 __all__ = ["LinkResult", "UnlinkResult", "link", "list_links", "unlink"]
 
 
-class LinkResult(msgspec.Struct, frozen=True, kw_only=True):
+class LinkResult(Outcome, frozen=True, kw_only=True):
     """What ``link`` did: the link's file and the commit that wrote it.
 
     Attributes:
@@ -34,7 +32,7 @@ class LinkResult(msgspec.Struct, frozen=True, kw_only=True):
     changed: bool
 
 
-class UnlinkResult(msgspec.Struct, frozen=True, kw_only=True):
+class UnlinkResult(Outcome, frozen=True, kw_only=True):
     """What ``unlink`` did: the link file it deleted and the commit.
 
     Attributes:

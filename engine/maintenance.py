@@ -107,8 +107,25 @@ class InitResult(msgspec.Struct, frozen=True, kw_only=True):
     created: bool
 
 
+GITIGNORE = """\
+# Written by `ctx init`. The memories are in git/ (a git repository of its
+# own) and the settings in config.toml. What follows is derived from them or
+# private to this machine, and must never be committed.
+cache/
+index/
+private/
+lock
+git.new-*/
+"""
+"""The ``.gitignore`` a project store holds: a project that commits its
+``.ctx/`` commits only ``git/`` and ``config.toml`` (docs/storage.md)."""
+
+
 def init_store(path: Path, *, clock: Clock, branch: str = "main") -> InitResult:
     """Creates a store in folder ``path`` unless one is already there.
+
+    Either way the folder gets its ``.gitignore`` (:data:`GITIGNORE`) if it
+    has none.
 
     Raises:
         InvalidInputError: ``branch`` is not a valid name for a new branch.
@@ -118,6 +135,10 @@ def init_store(path: Path, *, clock: Clock, branch: str = "main") -> InitResult:
     if not existed:
         check_new_branch_name(branch)
     Store.init(path, clock=clock, branch=branch, exist_ok=True).close()
+    ignore = path / ".gitignore"
+    if not ignore.exists():
+        with contextlib.suppress(OSError):  # a read-only store: nothing to protect
+            ignore.write_text(GITIGNORE, encoding="utf-8")
     return InitResult(path=str(path), created=not existed)
 
 

@@ -25,6 +25,7 @@ from ctx.engine.model import (
     MAX_TAGS,
     Intent,
     Memory,
+    Outcome,
     check_body,
     check_kind,
     check_tag,
@@ -112,7 +113,7 @@ class WriteResult(msgspec.Struct, frozen=True, kw_only=True):
         return tuple(m for n, m in enumerate(self.ids) if n not in skipped)
 
 
-class RememberResult(msgspec.Struct, frozen=True, kw_only=True):
+class RememberResult(Outcome, frozen=True, kw_only=True):
     """What ``remember`` wrote: the memory, its path and the commit.
 
     Attributes:
@@ -141,7 +142,7 @@ class RememberResult(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-class EditResult(msgspec.Struct, frozen=True, kw_only=True):
+class EditResult(Outcome, frozen=True, kw_only=True):
     """What a change to one memory (edit, tag, untag) did.
 
     Attributes:
@@ -155,7 +156,7 @@ class EditResult(msgspec.Struct, frozen=True, kw_only=True):
     changed: bool
 
 
-class ForgetResult(msgspec.Struct, frozen=True, kw_only=True):
+class ForgetResult(Outcome, frozen=True, kw_only=True):
     """What ``forget`` deleted: the memory, the commit and the path it had.
 
     Attributes:

@@ -20,7 +20,7 @@ from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import CommitId, MemoryId, new_memory_id
 from ctx.engine.layout import link_path, memory_path
 from ctx.engine.memories import Draft, build_memory
-from ctx.engine.model import LINK_TYPES, Intent, Link, check_link_type, encode
+from ctx.engine.model import LINK_TYPES, Intent, Link, Outcome, check_link_type, encode
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import Store
 from ctx.engine.tags import OFF_CONTEXT, with_tier
@@ -82,7 +82,7 @@ class RelatedHit(msgspec.Struct, frozen=True, kw_only=True):
     source: MemoryId
 
 
-class SummarizeResult(msgspec.Struct, frozen=True, kw_only=True):
+class SummarizeResult(Outcome, frozen=True, kw_only=True):
     """What ``summarize`` wrote: the summary, its sources and the commit.
 
     Attributes:
@@ -96,7 +96,7 @@ class SummarizeResult(msgspec.Struct, frozen=True, kw_only=True):
     commit: CommitId
 
 
-class SupersedeResult(msgspec.Struct, frozen=True, kw_only=True):
+class SupersedeResult(Outcome, frozen=True, kw_only=True):
     """What ``supersede`` recorded: which memory replaces which.
 
     Attributes:

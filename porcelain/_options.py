@@ -6,6 +6,7 @@ import functools
 import sys
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -54,6 +55,29 @@ class CtxState:
     def __init__(self, store_path: str | None) -> None:
         self.explicit = store_path
         self._workspace: Workspace | None = None
+        self.as_json = False
+        self._used: str | None = None
+
+    def used(self, verb: str) -> None:
+        """Notes what the command did with its store (``wrote to``, ...)."""
+        self._used = self._used or verb
+
+    def user_store_notice(self) -> str | None:
+        """Returns the stderr line that names the user store, if it is due.
+
+        It is due after a write or a recall in the user store, as text: a
+        ``--json`` result names its store itself.
+        """
+        ws = self._workspace
+        if ws is None or not ws.user_store or self._used is None or self.as_json:
+            return None
+        home = str(Path.home())
+        path = str(ws.path)
+        shown = "~" + path[len(home) :] if path.startswith(home + "/") else path
+        return (
+            f"Notice: {self._used} the user store {shown} (no .ctx/ here or "
+            "above; `ctx init` makes one)."
+        )
 
     def workspace(self) -> Workspace:
         """Returns the workspace (``--store``, ``CTX_DIR``, ``.ctx/`` above, ...)."""
@@ -70,13 +94,26 @@ class CtxState:
 
     def store(self, *, write: bool = False) -> Store:
         """Opens the store; the user's store is created on first write."""
+        if write:
+            self.used("wrote to")
         return self.workspace().store(write=write)
+
+
+def _note_json(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
+    state = ctx.find_object(CtxState)
+    if value and state is not None:
+        state.as_json = True
+    return value
 
 
 def json_option(func: F) -> F:
     """Adds ``--json``: print the result as JSON instead of text."""
     return click.option(
-        "--json", "as_json", is_flag=True, help="Print the result as JSON."
+        "--json",
+        "as_json",
+        is_flag=True,
+        callback=_note_json,
+        help="Print the result as JSON.",
     )(func)
 
 
@@ -202,7 +239,16 @@ _JSON = msgspec.json.Encoder(order="deterministic")
 
 
 def echo_json(value: object) -> None:
-    """Prints ``value`` as one line of JSON (JSON escapes what it must)."""
+    """Prints ``value`` as one line of JSON (JSON escapes what it must).
+
+    A result that can name its store (an :class:`~ctx.engine.Outcome`: the
+    results of writes and recalls) names the store the command used.
+    """
+    from ctx.engine import Outcome
+
+    state = click.get_current_context().find_object(CtxState)
+    if isinstance(value, Outcome) and value.store is None and state is not None:
+        value = msgspec.structs.replace(value, store=str(state.workspace().path))
     click.echo(_JSON.encode(value).decode("utf-8"))
 
 

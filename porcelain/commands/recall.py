@@ -111,6 +111,7 @@ def recall(
     """
     from ctx.hub import recall as hub_recall
 
+    state.used("recalled from")
     result = hub_recall(
         state.workspace(),
         query,
@@ -166,6 +167,7 @@ def search(
     """
     from ctx.hub import search as hub_search
 
+    state.used("searched")
     result = hub_search(
         state.workspace(),
         query,

@@ -58,7 +58,9 @@ def test_recall_json_has_the_documented_shape(hctx):
         "temporal",
         "warnings",
         "notices",
+        "store",
     }
+    assert data["store"] == str(hctx.root / ".ctx")
     hit = data["hits"][0]
     assert set(hit) >= {
         "id",
