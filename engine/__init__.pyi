@@ -442,6 +442,12 @@ from .tags import (
 from .tags import (
     untag as untag,
 )
+from .times import (
+    TIME_FORMS as TIME_FORMS,
+)
+from .times import (
+    parse_time as parse_time,
+)
 from .tokens import (
     estimate_tokens as estimate_tokens,
 )

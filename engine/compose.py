@@ -41,7 +41,12 @@ class Dependency(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ComposedMemory(msgspec.Struct, frozen=True, kw_only=True):
-    """One memory as included in a composition."""
+    """One memory as included in a composition.
+
+    ``created_at`` is when the remembered thing happened (``--when``): the
+    date each entry shows. ``updated_at``, the last commit that changed it,
+    orders the entries.
+    """
 
     id: MemoryId
     kind: str
@@ -49,6 +54,7 @@ class ComposedMemory(msgspec.Struct, frozen=True, kw_only=True):
     body: str
     path: str
     tier: str
+    created_at: datetime
     updated_at: datetime
     tokens: int
     depends_on: tuple[Dependency, ...] = ()
@@ -79,7 +85,7 @@ class Composition(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _entry(item: ComposedMemory, fmt: str) -> str:
-    day = item.updated_at.strftime("%Y-%m-%d")
+    day = item.created_at.strftime("%Y-%m-%d")
     deps = item.depends_on
     if fmt == "json":
         return msgspec.json.encode(item).decode("utf-8") + "\n"
@@ -240,6 +246,7 @@ def _item(
         body=memory.body,
         path=chosen.record.path,
         tier=chosen.tier,
+        created_at=memory.created_at,
         updated_at=chosen.facts.updated_at,
         tokens=0,
         depends_on=tuple(deps),

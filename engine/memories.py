@@ -485,9 +485,12 @@ def edit(
     add_tags: Sequence[str] = (),
     remove_tags: Sequence[str] = (),
     meta: Mapping[str, str] | None = None,
+    when: datetime | None = None,
     branch: str | None = None,
 ) -> EditResult:
     """Writes a new version of a memory at the same path.
+
+    ``when`` changes when the remembered thing happened (``created_at``).
 
     Returns:
         The commit, or a result with ``commit=None`` if nothing changed.
@@ -500,6 +503,7 @@ def edit(
         check_kind(kind)
     added = normalize_tags(add_tags)
     removed = set(remove_tags)
+    happened = None if when is None else _check_when(when)
 
     def build(snap: Snapshot) -> dict[str, bytes | None]:
         rec = snap.find(mid)
@@ -512,6 +516,7 @@ def edit(
             kind=kind or old.kind,
             tags=tags,
             meta={**old.meta, **meta} if meta else old.meta,
+            created_at=happened or old.created_at,
         )
         return {rec.path: encode(new)}
 

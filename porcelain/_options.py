@@ -228,11 +228,11 @@ def read_text(text: str) -> str:
         raise InvalidInputError("The text on stdin is not valid UTF-8.") from None
 
 
-def parse_when(value: str | None) -> datetime | None:
-    """Parses ``--when`` (ISO 8601; no offset means local time)."""
+def parse_when(value: str | None, option: str = "--when") -> datetime | None:
+    """Parses a time option as every one is (:func:`ctx.hub.parse_moment`)."""
     from ctx.hub import parse_moment
 
-    return None if value is None else parse_moment(value, "--when")
+    return None if value is None else parse_moment(value, option, now=now())
 
 
 _JSON = msgspec.json.Encoder(order="deterministic")

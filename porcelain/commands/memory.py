@@ -47,7 +47,10 @@ def _tags(values: tuple[str, ...]) -> tuple[str, ...]:
     "--tag", multiple=True, metavar="NS:VALUE", help="A tag (can be repeated)."
 )
 @click.option(
-    "--when", metavar="DATETIME", help="When it happened (ISO 8601; default now)."
+    "--when",
+    metavar="TIME",
+    help="When it happened: 2023-05-08, 2023-05-08T13:56 (local time), with an "
+    "offset, or a phrase such as yesterday (default: now).",
 )
 @click.option("--pin", is_flag=True, help="Store under pinned/: always recalled first.")
 @click.option(
@@ -198,6 +201,9 @@ def ls(
 @click.option(
     "--untag", multiple=True, metavar="NS:VALUE", help="Remove a tag (can be repeated)."
 )
+@click.option(
+    "--when", metavar="TIME", help="When it happened, in any form remember takes."
+)
 @intent_options("refine")
 @branch_option
 @json_option
@@ -210,6 +216,7 @@ def edit(
     kind: str | None,
     tag: tuple[str, ...],
     untag: tuple[str, ...],
+    when: str | None,
     who: Intent,
     branch: str | None,
     as_json: bool,
@@ -229,6 +236,7 @@ def edit(
         kind=kind,
         add_tags=tag,
         remove_tags=untag,
+        when=parse_when(when),
         branch=branch,
     )
     echo_change(result, as_json, "edited")

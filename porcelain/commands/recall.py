@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 import click
@@ -16,6 +15,7 @@ from ctx.porcelain._options import (
     echo_json,
     id_form,
     json_option,
+    parse_when,
     pass_state,
 )
 from ctx.porcelain.output import echo
@@ -39,18 +39,22 @@ def _report(notices: Sequence[str], warnings: Sequence[str] = ()) -> None:
         echo(f"Warning: {warning}", err=True)
 
 
-def _moment(value: str | None, option: str) -> datetime | None:
-    from ctx.hub import parse_moment
-
-    return None if value is None else parse_moment(value, option)
-
-
 def _id_form(
     state: CtxState, result: RecallResult, abbrev: bool
 ) -> Callable[[str], str]:
     """Returns how the hits' ids are printed: whole, or with ``--abbrev`` short."""
     store = state.store() if abbrev and result.hits else None
     return id_form(store, [hit.id for hit in result.hits], result.commit)
+
+
+def _now_option(func: click.decorators.FC) -> click.decorators.FC:
+    return click.option(
+        "--now",
+        "now_",
+        metavar="TIME",
+        help="The moment the query is asked: 2023-05-08, 2023-05-08T13:56 (local "
+        "time), with an offset, or a phrase such as yesterday.",
+    )(func)
 
 
 def _format_option(func: click.decorators.FC) -> click.decorators.FC:
@@ -76,9 +80,11 @@ def _format_option(func: click.decorators.FC) -> click.decorators.FC:
     help="Add the memories of another branch that this one lacks (repeatable).",
 )
 @click.option(
-    "--at", metavar="REV|DATE", help="Recall as the store stood at a commit or date."
+    "--at",
+    metavar="REV|TIME",
+    help="Recall as the store stood at a revision or a time (the forms of --now).",
 )
-@click.option("--now", "now_", metavar="DATE", help="The moment the query is asked.")
+@_now_option
 @click.option("--all", "include_all", is_flag=True, help="Keep superseded memories.")
 @click.option("--explain", is_flag=True, help="Show each hit's channels and blame.")
 @_format_option
@@ -119,7 +125,7 @@ def recall(
         branch=branch,
         overlay=overlay,
         at=at,
-        now=_moment(now_, "--now"),
+        now=parse_when(now_, "--now"),
         include_superseded=include_all,
         explain=explain,
     )
@@ -139,7 +145,7 @@ def recall(
 @click.option("-n", "limit", type=int, default=10, show_default=True, help="Hits.")
 @click.option("--fuzzy", is_flag=True, help="Tolerate typos (edit distance 1-2).")
 @branch_option
-@click.option("--now", "now_", metavar="DATE", help="The moment the query is asked.")
+@_now_option
 @click.option("--explain", is_flag=True, help="Show each hit's channels and blame.")
 @abbrev_option
 @json_option
@@ -177,7 +183,7 @@ def search(
         context=context,
         fuzzy=fuzzy,
         branch=branch,
-        now=_moment(now_, "--now"),
+        now=parse_when(now_, "--now"),
         explain=explain,
     )
     _report(result.notices, result.warnings)

@@ -53,9 +53,9 @@ CASES = [
         "Error: Agent name 'bad agent' is not allowed.",
     ),
     (
-        ["remember", "x", "--when", "yesterday"],
+        ["remember", "x", "--when", "someday"],
         4,
-        "Error: --when 'yesterday' is not a date.",
+        "Error: --when 'someday' is not a time.",
     ),
     # Issue 12: times the index and ranking could not convert.
     (
