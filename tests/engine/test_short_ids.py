@@ -163,3 +163,19 @@ def test_a_text_index_answers_for_its_tree_after_another_read_moved_it(store, in
     with pytest.raises(MemoryNotFoundError):
         resolve_memory_id(store, mid[-8:], "other")
     assert on_main.with_text("only on main") == [(mid, show(store, mid).path)]
+
+
+def test_a_query_takes_the_end_of_an_id_too(three, intent):
+    from datetime import UTC, datetime
+
+    from ctx.engine import select
+
+    def chosen(where):
+        now = datetime(2026, 1, 9, tzinfo=UTC)
+        return sorted(s.record.memory.id for s in select(three, where, now=now))
+
+    assert chosen("id:22223333") == [A, B]
+    assert chosen("id:01JD2X9K7N") == [C]
+    assert chosen("id:7777") == []  # an end needs six characters
+    link(three, A, C, "RELATES_TO", intent)
+    assert chosen("to:66667777") == [A]
