@@ -63,7 +63,7 @@ _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
 def parse_moment(
-    value: str, what: str = "The date", *, now: datetime | None = None
+    value: str, what: str = "The time", *, now: datetime | None = None
 ) -> datetime:
     """Returns the moment ``value`` names: what every time option accepts.
 

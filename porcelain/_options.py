@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -71,8 +71,7 @@ class CtxState:
         ws = self._workspace
         if ws is None or not ws.user_store or self._used is None or self.as_json:
             return None
-        home = str(Path.home())
-        path = str(ws.path)
+        home, path = os.path.expanduser("~"), str(ws.path)
         shown = "~" + path[len(home) :] if path.startswith(home + "/") else path
         return (
             f"Notice: {self._used} the user store {shown} (no .ctx/ here or "
