@@ -21,7 +21,7 @@ from ctx.engine.catalog import Catalog, catalog
 from ctx.engine.conflicts import ConflictNote
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import MemoryId
-from ctx.engine.model import headline
+from ctx.engine.model import Outcome, headline
 from ctx.engine.query import estimate_tokens
 from ctx.engine.selection import Selected, select
 from ctx.engine.store import Store
@@ -71,7 +71,7 @@ class LeftOut(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
 
 
-class Composition(msgspec.Struct, frozen=True, kw_only=True):
+class Composition(Outcome, frozen=True, kw_only=True):
     """A rendered context and an account of what went into it."""
 
     format: str

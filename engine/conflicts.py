@@ -60,7 +60,7 @@ class ConflictNote(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-class ShownMemory(msgspec.Struct, frozen=True, kw_only=True):
+class ShownMemory(Outcome, frozen=True, kw_only=True):
     """A memory as ``show`` prints it, with its unresolved conflict if any.
 
     Attributes:

@@ -28,7 +28,7 @@ from ctx.engine.layout import (
     is_memory_path,
     parse_link_path,
 )
-from ctx.engine.model import Conflict, decode_memory
+from ctx.engine.model import Conflict, Outcome, decode_memory
 from ctx.engine.store import Clock, CommitInfo, Store
 from ctx.engine.tags import TIERS, TagCount, tier_of
 from ctx.engine.tokens import memory_tokens
@@ -71,7 +71,7 @@ class StoreStatus(msgspec.Struct, frozen=True, kw_only=True):
     path: str | None
 
 
-class GcReport(msgspec.Struct, frozen=True, kw_only=True):
+class GcReport(Outcome, frozen=True, kw_only=True):
     """What ``gc`` did to the object files."""
 
     loose_before: int
@@ -83,7 +83,7 @@ class GcReport(msgspec.Struct, frozen=True, kw_only=True):
     temp_files_removed: int
 
 
-class FsckReport(msgspec.Struct, frozen=True, kw_only=True):
+class FsckReport(Outcome, frozen=True, kw_only=True):
     """What ``fsck`` checked and every problem it found."""
 
     objects: int

@@ -149,7 +149,9 @@ class Conflict(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True):
-    """What a write or a recall returns: a result that names the store it used.
+    """A result that names the store it came from: a write's, a recall's, a read's.
+
+    Lists (``ls``, ``log``) are not Outcomes: their items would each repeat it.
 
     Attributes:
         store: The store's folder. The engine leaves it None (its caller
