@@ -98,13 +98,13 @@ def _local(moment: datetime) -> datetime:
 
 
 def _moment_or_revision(
-    at: str | datetime | None, now: datetime
+    ws: Workspace, at: str | datetime | None, now: datetime
 ) -> str | datetime | None:
     """Returns ``--at`` as a moment when it names one, else as a revision.
 
     A text that starts with a date is a moment (or an error); so is one that
-    is wholly a time phrase (``yesterday``, ``2 weeks ago``), which no
-    revision is spelt like but a branch so named: ``refs/heads/yesterday``.
+    is wholly a time phrase (``yesterday``, ``2 weeks ago``), unless a branch
+    has that name (only one-word phrases can be one).
     """
     if not isinstance(at, str):
         return at
@@ -112,7 +112,10 @@ def _moment_or_revision(
         return parse_moment(at, "--at", now=now)
     from ctx.hub.temporal.parse import moment_of
 
-    return moment_of(at, now) or at
+    moment = moment_of(at, now)
+    if moment is None or at in ws.store().branches():
+        return at
+    return moment
 
 
 _ANSWERERS: weakref.WeakKeyDictionary[Workspace, Answerer] = weakref.WeakKeyDictionary()
@@ -208,7 +211,7 @@ def recall(
     """
     started = time.perf_counter()
     asked = now or ws.clock()
-    when = _moment_or_revision(at, asked)
+    when = _moment_or_revision(ws, at, asked)
     request = Request(
         op="recall",
         query=query,

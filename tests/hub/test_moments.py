@@ -67,3 +67,11 @@ def test_recall_at_takes_a_phrase_as_a_moment(ws: Workspace) -> None:
     assert ctx.hub.recall(ws, "api", at="yesterday", now=NOW).live_memories == 1
     with pytest.raises(CommitNotFoundError, match="no commit made by"):
         ctx.hub.recall(ws, "api", at="2 years ago", now=NOW)
+
+
+def test_recall_at_reads_a_branch_named_like_a_phrase(ws: Workspace) -> None:
+    store = ws.store()
+    engine.create_branch(store, "yesterday")
+    engine.remember(store, Draft(text="The API is on 9090"), ws.intent("x"))
+    assert ctx.hub.recall(ws, "api", at="yesterday", now=NOW).live_memories == 1
+    assert ctx.hub.recall(ws, "api", at="today", now=NOW).live_memories == 2
