@@ -31,8 +31,8 @@ MIN_SHORT = 6
 """The fewest characters of an id that may name a memory."""
 
 MIN_SHOWN = 8
-"""The fewest characters a listing shows of an id (40 random bits: unique
-among a million memories but for a few pairs, which get more)."""
+"""The fewest characters a listing shows of an id: 40 random bits, which a
+million ids share in about one pair (that pair's listing gets more)."""
 
 _SHOWN_AT_ONCE = 3  # candidates an ambiguous short id lists before "and N more"
 _PART_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]+$")
