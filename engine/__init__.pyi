@@ -1,6 +1,12 @@
 # The engine's public names, each once: the lazy loader in __init__.py reads
 # this file, and type checkers read it as the package's interface.
 
+from .abbreviation import (
+    abbreviate as abbreviate,
+)
+from .abbreviation import (
+    resolve_memory_id as resolve_memory_id,
+)
 from .adjacency import (
     Adjacency as Adjacency,
 )
@@ -317,6 +323,9 @@ from .model import (
     Memory as Memory,
 )
 from .model import (
+    Outcome as Outcome,
+)
+from .model import (
     Source as Source,
 )
 from .model import (
@@ -450,6 +459,12 @@ from .tags import (
 )
 from .tags import (
     untag as untag,
+)
+from .times import (
+    TIME_FORMS as TIME_FORMS,
+)
+from .times import (
+    parse_time as parse_time,
 )
 from .tokens import (
     HEADER_TOKENS as HEADER_TOKENS,

@@ -19,9 +19,10 @@ import msgspec
 from dulwich.annotate import update_lines
 from dulwich.objects import Blob
 
+from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.branches import resolve_revision
 from ctx.engine.errors import MemoryNotFoundError
-from ctx.engine.ids import CommitId, MemoryId, parse_memory_id
+from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import is_conflict_path
 from ctx.engine.log import LogEntry, log
 from ctx.engine.model import decode_memory
@@ -45,7 +46,7 @@ def blame_lines(
     Raises:
         MemoryNotFoundError: the memory is not there at ``rev``.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, rev)
     tip = resolve_revision(store, rev)
     records = store.history.records(tip)
     parents = {r.commit: r.parents for r in records}
@@ -146,7 +147,7 @@ def blame(store: Store, memory_id: str, *, rev: str | None = None) -> list[LogEn
     Raises:
         MemoryNotFoundError: no commit ever touched it.
     """
-    entries = log(store, parse_memory_id(memory_id), rev=rev)
+    entries = log(store, memory_id, rev=rev)
     if not entries:
         raise MemoryNotFoundError(f"No commit touched memory {memory_id}")
     return entries

@@ -11,6 +11,7 @@ from dulwich.objectspec import scan_for_short_id
 
 from ctx.engine.errors import CommitNotFoundError, ConflictError, InvalidInputError
 from ctx.engine.ids import CommitId
+from ctx.engine.model import Outcome
 from ctx.engine.store import Store, check_branch_name
 
 __all__ = [
@@ -39,7 +40,7 @@ class BranchInfo(msgspec.Struct, frozen=True, kw_only=True):
     current: bool
 
 
-class BranchResult(msgspec.Struct, frozen=True, kw_only=True):
+class BranchResult(Outcome, frozen=True, kw_only=True):
     """What ``branch`` did: the branch created or deleted, and its tip.
 
     Attributes:

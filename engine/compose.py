@@ -21,7 +21,7 @@ from ctx.engine.catalog import Catalog, catalog
 from ctx.engine.conflicts import ConflictNote
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import MemoryId
-from ctx.engine.model import headline
+from ctx.engine.model import Outcome, headline
 from ctx.engine.query import estimate_tokens
 from ctx.engine.selection import Selected, select
 from ctx.engine.store import Store
@@ -42,7 +42,12 @@ class Dependency(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ComposedMemory(msgspec.Struct, frozen=True, kw_only=True):
-    """One memory as included in a composition."""
+    """One memory as included in a composition.
+
+    ``created_at`` is when the remembered thing happened (``--when``): the
+    date each entry shows. ``updated_at``, the last commit that changed it,
+    orders the entries.
+    """
 
     id: MemoryId
     kind: str
@@ -50,6 +55,7 @@ class ComposedMemory(msgspec.Struct, frozen=True, kw_only=True):
     body: str
     path: str
     tier: str
+    created_at: datetime
     updated_at: datetime
     tokens: int
     depends_on: tuple[Dependency, ...] = ()
@@ -66,7 +72,7 @@ class LeftOut(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
 
 
-class Composition(msgspec.Struct, frozen=True, kw_only=True):
+class Composition(Outcome, frozen=True, kw_only=True):
     """A rendered context and an account of what went into it."""
 
     format: str
@@ -80,7 +86,7 @@ class Composition(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _entry(item: ComposedMemory, fmt: str) -> str:
-    day = item.updated_at.strftime("%Y-%m-%d")
+    day = item.created_at.strftime("%Y-%m-%d")
     deps = item.depends_on
     if fmt == "json":
         return msgspec.json.encode(item).decode("utf-8") + "\n"
@@ -244,6 +250,7 @@ def _item(
         body=memory.body,
         path=chosen.record.path,
         tier=chosen.tier,
+        created_at=memory.created_at,
         updated_at=chosen.facts.updated_at,
         tokens=0,
         depends_on=tuple(deps),

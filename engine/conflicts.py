@@ -6,14 +6,16 @@ from typing import Literal
 
 import msgspec
 
+from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError, NotFoundError
-from ctx.engine.ids import CommitId, MemoryId, parse_memory_id
+from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import conflict_path
 from ctx.engine.model import (
     Conflict,
     Intent,
     Memory,
+    Outcome,
     check_body,
     decode_memory,
     encode,
@@ -58,7 +60,7 @@ class ConflictNote(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-class ShownMemory(msgspec.Struct, frozen=True, kw_only=True):
+class ShownMemory(Outcome, frozen=True, kw_only=True):
     """A memory as ``show`` prints it, with its unresolved conflict if any.
 
     Attributes:
@@ -82,7 +84,7 @@ def show_memory(store: Store, memory_id: str, rev: str | None = None) -> ShownMe
     if "@" in memory_id:
         memory_id, rev = memory_id.split("@", 1)
     snap = store.snapshot(resolve_revision(store, rev))
-    record = snap.find(parse_memory_id(memory_id))
+    record = snap.find(resolve_memory_id(store, memory_id, rev))
     return ShownMemory(
         memory=record.memory,
         path=record.path,
@@ -103,7 +105,7 @@ def conflict_notes(
     return {c.id: ConflictNote.of(c) for c in list_conflicts(store, rev)}
 
 
-class ResolveResult(msgspec.Struct, frozen=True, kw_only=True):
+class ResolveResult(Outcome, frozen=True, kw_only=True):
     """What ``resolve`` settled: the memory and the commit.
 
     Attributes:
@@ -142,7 +144,7 @@ def resolve(
         body: Alternatively, the settled body text.
         branch: The branch holding the conflict.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, branch)
     if (take is None) == (body is None):
         raise InvalidInputError("Give either --take or --body.")
     if take is not None and take not in ("ours", "theirs", "both"):

@@ -13,7 +13,7 @@ from ctx.engine.branches import resolve_revision
 from ctx.engine.errors import CommitNotFoundError, InvalidInputError
 from ctx.engine.ids import CommitId
 from ctx.engine.layout import is_memory_path, parse_link_path
-from ctx.engine.model import Memory, decode_link, decode_memory
+from ctx.engine.model import Memory, Outcome, decode_link, decode_memory
 from ctx.engine.snapshot import LinkRecord
 from ctx.engine.store import Store
 
@@ -31,7 +31,7 @@ class ChangedMemory(msgspec.Struct, frozen=True, kw_only=True):
     body_diff: str
 
 
-class Diff(msgspec.Struct, frozen=True, kw_only=True):
+class Diff(Outcome, frozen=True, kw_only=True):
     """What changed from ``base`` to ``target``.
 
     ``from_merge_base`` says that ``base`` is the merge base of the two

@@ -25,21 +25,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-import msgspec
-
 from ctx.engine.exports import is_graph_export
 from ctx.engine.graph_import import import_graph
 from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.ingest import DEFAULT_PIECE_BYTES, ingest_files
-from ctx.engine.line_import import import_lines
+from ctx.engine.line_import import TimeParser, import_lines
 from ctx.engine.memories import WriteResult
-from ctx.engine.model import Intent
+from ctx.engine.model import Intent, Outcome
 from ctx.engine.store import Store
+from ctx.engine.times import parse_time
 
 __all__ = ["ImportResult", "import_files", "import_memories"]
 
 
-class ImportResult(msgspec.Struct, frozen=True, kw_only=True):
+class ImportResult(Outcome, frozen=True, kw_only=True):
     """What an import wrote.
 
     Attributes:
@@ -70,6 +69,7 @@ def import_memories(
     branch: str | None = None,
     merge: bool = False,
     source: str = "import",
+    when: TimeParser = parse_time,
 ) -> ImportResult:
     """Imports a file of JSON Lines as one commit, whichever format it is in.
 
@@ -89,6 +89,9 @@ def import_memories(
             already has, and let links end at memories on the branch.
         source: Memory lines only: the origin the commit message names
             (``Import 3 memories from notes.jsonl``).
+        when: Memory lines only: reads each line's ``when`` (the default
+            takes ISO 8601 with an offset; the command line passes the hub's
+            ``parse_moment``, which takes local times and phrases too).
 
     Returns:
         The commit (``None`` when an export was all there already) and the
@@ -104,7 +107,9 @@ def import_memories(
     if is_graph_export(first):
         result = import_graph(store, lines, intent, branch=branch, merge=merge)
     else:
-        result = import_lines(store, lines, intent, branch=branch, source=source)
+        result = import_lines(
+            store, lines, intent, branch=branch, source=source, when=when
+        )
     return _imported(result)
 
 

@@ -8,7 +8,8 @@ lines are skipped::
      "kind": "decision",          optional, default "fact"
      "context": "decisions",      optional, default "general"
      "tags": ["project:ctx"],     optional
-     "when": "2023-05-08T13:56:00+00:00",  optional, default now
+     "when": "2023-05-08T13:56:00+00:00",  optional, default now; any
+                                  form of ``times.parse_time``
      "pinned": false,             optional
      "meta": {"k": "v"}}          optional, string values
 
@@ -21,7 +22,7 @@ its first line is an export header (``graph_import.py``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 import msgspec
@@ -31,8 +32,13 @@ from ctx.engine.jsonl import decode_line
 from ctx.engine.memories import Draft, WriteResult, remember_many
 from ctx.engine.model import Intent
 from ctx.engine.store import Store
+from ctx.engine.times import parse_time
 
-__all__ = ["ImportLine", "import_lines", "parse_lines"]
+__all__ = ["ImportLine", "TimeParser", "import_lines", "parse_lines"]
+
+TimeParser = Callable[[str, str], datetime]
+"""Reads a time given as text: ``(text, what) -> moment``, raising
+:class:`~ctx.engine.InvalidInputError` (:func:`~ctx.engine.parse_time`)."""
 
 
 class ImportLine(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -43,7 +49,7 @@ class ImportLine(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     kind: str = "fact"
     context: str = "general"
     tags: list[str] = []
-    when: datetime | None = None
+    when: str | None = None
     pinned: bool = False
     meta: dict[str, str] = {}
 
@@ -51,8 +57,16 @@ class ImportLine(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 _DECODER = msgspec.json.Decoder(ImportLine)
 
 
-def parse_lines(lines: Iterable[bytes]) -> tuple[list[Draft], list[int]]:
+def parse_lines(
+    lines: Iterable[bytes], when: TimeParser = parse_time
+) -> tuple[list[Draft], list[int]]:
     """Decodes and checks the shape of every line.
+
+    Args:
+        lines: The file's lines.
+        when: Reads the ``when`` of a line; the default takes the absolute
+            forms with an offset (the command line passes the hub's
+            :func:`~ctx.hub.parse_moment`: local time and phrases too).
 
     Returns:
         The drafts and, for each, its 1-based line number.
@@ -66,8 +80,7 @@ def parse_lines(lines: Iterable[bytes]) -> tuple[list[Draft], list[int]]:
         if not raw.strip():
             continue
         item = decode_line(_DECODER, n, raw)
-        if item.when is not None and item.when.tzinfo is None:
-            raise InvalidInputError(f"Line {n}: `when` needs a timezone offset.")
+        moment = None if item.when is None else when(item.when, f"Line {n}: `when`")
         numbers.append(n)
         drafts.append(
             Draft(
@@ -76,7 +89,7 @@ def parse_lines(lines: Iterable[bytes]) -> tuple[list[Draft], list[int]]:
                 kind=item.kind,
                 context=item.context,
                 tags=tuple(item.tags),
-                when=item.when,
+                when=moment,
                 pinned=item.pinned,
                 meta=item.meta,
             )
@@ -93,6 +106,7 @@ def import_lines(
     *,
     branch: str | None = None,
     source: str = "import",
+    when: TimeParser = parse_time,
 ) -> WriteResult:
     """Validates every line, then writes all memories in one commit.
 
@@ -102,6 +116,7 @@ def import_lines(
         intent: Who writes and why.
         branch: The branch to write (default: HEAD).
         source: What the commit message names as the origin (a file name).
+        when: Reads each line's ``when`` (:func:`parse_lines`).
 
     Returns:
         The commit and the new memories' ids, in file order.
@@ -109,7 +124,7 @@ def import_lines(
     Raises:
         InvalidInputError: a bad line, named ``Line N: …``; nothing written.
     """
-    drafts, numbers = parse_lines(lines)
+    drafts, numbers = parse_lines(lines, when)
     return remember_many(
         store,
         drafts,

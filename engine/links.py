@@ -4,22 +4,21 @@ from __future__ import annotations
 
 from typing import Literal
 
-import msgspec
-
+from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.catalog import catalog
 from ctx.engine.errors import InvalidInputError, LinkNotFoundError
-from ctx.engine.ids import CommitId, MemoryId, parse_memory_id
+from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import link_path
-from ctx.engine.model import Intent, Link, check_link_type, decode_link, encode
+from ctx.engine.model import Intent, Link, Outcome, check_link_type, decode_link, encode
 from ctx.engine.snapshot import LinkRecord, Snapshot
 from ctx.engine.store import Store
 
 __all__ = ["LinkResult", "UnlinkResult", "link", "list_links", "unlink"]
 
 
-class LinkResult(msgspec.Struct, frozen=True, kw_only=True):
+class LinkResult(Outcome, frozen=True, kw_only=True):
     """What ``link`` did: the link's file and the commit that wrote it.
 
     Attributes:
@@ -33,7 +32,7 @@ class LinkResult(msgspec.Struct, frozen=True, kw_only=True):
     changed: bool
 
 
-class UnlinkResult(msgspec.Struct, frozen=True, kw_only=True):
+class UnlinkResult(Outcome, frozen=True, kw_only=True):
     """What ``unlink`` did: the link file it deleted and the commit.
 
     Attributes:
@@ -45,8 +44,11 @@ class UnlinkResult(msgspec.Struct, frozen=True, kw_only=True):
     commit: CommitId
 
 
-def _ends(source: str, target: str) -> tuple[MemoryId, MemoryId]:
-    a, b = parse_memory_id(source), parse_memory_id(target)
+def _ends(
+    store: Store, source: str, target: str, branch: str | None
+) -> tuple[MemoryId, MemoryId]:
+    a = resolve_memory_id(store, source, branch)
+    b = resolve_memory_id(store, target, branch)
     if a == b:
         raise InvalidInputError("A memory cannot link to itself.")
     return a, b
@@ -66,7 +68,7 @@ def link(
 
     Re-adding an identical link writes nothing.
     """
-    a, b = _ends(source, target)
+    a, b = _ends(store, source, target, branch)
     kind = check_link_type(link_type)
     path = link_path(a, kind, b)
 
@@ -107,7 +109,7 @@ def unlink(
     Raises:
         LinkNotFoundError: there is no such link.
     """
-    a, b = _ends(source, target)
+    a, b = _ends(store, source, target, branch)
     kind = check_link_type(link_type)
     path = link_path(a, kind, b)
 
@@ -135,7 +137,7 @@ def list_links(
     Both directions come from the adjacency index; only the link files that
     are returned are read.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, rev)
     snap = store.snapshot(resolve_revision(store, rev))
     catalog(store, snap).require(mid)
     adj = adjacency(store, snap)

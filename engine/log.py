@@ -6,10 +6,11 @@ from collections.abc import Iterator
 
 import msgspec
 
+from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.branches import resolve_revision
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.history import Change, CommitRecord
-from ctx.engine.ids import CommitId, parse_memory_id
+from ctx.engine.ids import CommitId
 from ctx.engine.layout import LINKS, MEMORY_AREAS
 from ctx.engine.store import CommitInfo, Store
 
@@ -64,7 +65,7 @@ def log(
                 raise InvalidInputError(f"Path {target!r} may not contain '..'.")
             prefix = target
         else:
-            memory_id = parse_memory_id(target)
+            memory_id = resolve_memory_id(store, target, rev, removed=True)
     out: list[LogEntry] = []
     records: Iterator[tuple[CommitRecord, list[Change]]]
     if memory_id is None and prefix is None:

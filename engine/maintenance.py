@@ -28,7 +28,7 @@ from ctx.engine.layout import (
     is_memory_path,
     parse_link_path,
 )
-from ctx.engine.model import Conflict, decode_memory
+from ctx.engine.model import Conflict, Outcome, decode_memory
 from ctx.engine.store import Clock, CommitInfo, Store
 from ctx.engine.tags import TIERS, TagCount, tier_of
 from ctx.engine.tokens import recall_tokens
@@ -78,7 +78,7 @@ class StoreStatus(msgspec.Struct, frozen=True, kw_only=True):
     path: str | None
 
 
-class GcReport(msgspec.Struct, frozen=True, kw_only=True):
+class GcReport(Outcome, frozen=True, kw_only=True):
     """What ``gc`` did to the object files."""
 
     loose_before: int
@@ -90,7 +90,7 @@ class GcReport(msgspec.Struct, frozen=True, kw_only=True):
     temp_files_removed: int
 
 
-class FsckReport(msgspec.Struct, frozen=True, kw_only=True):
+class FsckReport(Outcome, frozen=True, kw_only=True):
     """What ``fsck`` checked and every problem it found."""
 
     objects: int
@@ -114,8 +114,25 @@ class InitResult(msgspec.Struct, frozen=True, kw_only=True):
     created: bool
 
 
+GITIGNORE = """\
+# Written by `ctx init`. The memories are in git/ (a git repository of its
+# own) and the settings in config.toml. What follows is derived from them or
+# private to this machine, and must never be committed.
+cache/
+index/
+private/
+lock
+git.new-*/
+"""
+"""The ``.gitignore`` a project store holds: a project that commits its
+``.ctx/`` commits only ``git/`` and ``config.toml`` (docs/storage.md)."""
+
+
 def init_store(path: Path, *, clock: Clock, branch: str = "main") -> InitResult:
     """Creates a store in folder ``path`` unless one is already there.
+
+    Either way the folder gets its ``.gitignore`` (:data:`GITIGNORE`) if it
+    has none.
 
     Raises:
         InvalidInputError: ``branch`` is not a valid name for a new branch.
@@ -125,6 +142,10 @@ def init_store(path: Path, *, clock: Clock, branch: str = "main") -> InitResult:
     if not existed:
         check_new_branch_name(branch)
     Store.init(path, clock=clock, branch=branch, exist_ok=True).close()
+    ignore = path / ".gitignore"
+    if not ignore.exists():
+        with contextlib.suppress(OSError):  # a read-only store: nothing to protect
+            ignore.write_text(GITIGNORE, encoding="utf-8")
     return InitResult(path=str(path), created=not existed)
 
 

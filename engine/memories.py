@@ -7,10 +7,11 @@ from datetime import datetime
 
 import msgspec
 
+from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError, RefNotFoundError
-from ctx.engine.ids import CommitId, MemoryId, new_memory_id, parse_memory_id
+from ctx.engine.ids import CommitId, MemoryId, new_memory_id
 from ctx.engine.layout import (
     PINNED,
     check_context,
@@ -24,6 +25,7 @@ from ctx.engine.model import (
     MAX_TAGS,
     Intent,
     Memory,
+    Outcome,
     check_body,
     check_kind,
     check_tag,
@@ -112,7 +114,7 @@ class WriteResult(msgspec.Struct, frozen=True, kw_only=True):
         return tuple(m for n, m in enumerate(self.ids) if n not in skipped)
 
 
-class RememberResult(msgspec.Struct, frozen=True, kw_only=True):
+class RememberResult(Outcome, frozen=True, kw_only=True):
     """What ``remember`` wrote: the memory, its path and the commit.
 
     Attributes:
@@ -141,7 +143,7 @@ class RememberResult(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-class EditResult(msgspec.Struct, frozen=True, kw_only=True):
+class EditResult(Outcome, frozen=True, kw_only=True):
     """What a change to one memory (edit, tag, untag) did.
 
     Attributes:
@@ -155,7 +157,7 @@ class EditResult(msgspec.Struct, frozen=True, kw_only=True):
     changed: bool
 
 
-class ForgetResult(msgspec.Struct, frozen=True, kw_only=True):
+class ForgetResult(Outcome, frozen=True, kw_only=True):
     """What ``forget`` deleted: the memory, the commit and the path it had.
 
     Attributes:
@@ -484,14 +486,17 @@ def edit(
     add_tags: Sequence[str] = (),
     remove_tags: Sequence[str] = (),
     meta: Mapping[str, str] | None = None,
+    when: datetime | None = None,
     branch: str | None = None,
 ) -> EditResult:
     """Writes a new version of a memory at the same path.
 
+    ``when`` changes when the remembered thing happened (``created_at``).
+
     Returns:
         The commit, or a result with ``commit=None`` if nothing changed.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, branch)
     if body is not None:
         check_body(body)
     new_title = check_title(title) if title is not None else None
@@ -499,6 +504,7 @@ def edit(
         check_kind(kind)
     added = normalize_tags(add_tags)
     removed = set(remove_tags)
+    happened = None if when is None else _check_when(when)
 
     def build(snap: Snapshot) -> dict[str, bytes | None]:
         rec = snap.find(mid)
@@ -511,6 +517,7 @@ def edit(
             kind=kind or old.kind,
             tags=tags,
             meta={**old.meta, **meta} if meta else old.meta,
+            created_at=happened or old.created_at,
         )
         return {rec.path: encode(new)}
 
@@ -526,7 +533,7 @@ def forget(
     The memory stays in history: ``show ID@COMMIT`` and ``log ID`` find it.
     Incoming links are found through the adjacency index.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, branch)
     paths: list[str] = []
 
     def build(snap: Snapshot) -> dict[str, bytes | None]:
@@ -551,7 +558,7 @@ def show(store: Store, memory_id: str, rev: str | None = None) -> MemoryRecord:
     """
     if "@" in memory_id:
         memory_id, rev = memory_id.split("@", 1)
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, rev)
     commit = resolve_revision(store, rev)
     return store.snapshot(commit).find(mid)
 

@@ -38,6 +38,7 @@ from ctx.engine.model import (
     Conflict,
     Intent,
     Memory,
+    Outcome,
     decode_link,
     decode_memory,
     encode,
@@ -51,7 +52,7 @@ Preference = Literal["ours", "theirs", "newer", "confident"]
 _SCALARS = ("kind", "title", "created_at", "source")
 
 
-class MergeResult(msgspec.Struct, frozen=True, kw_only=True):
+class MergeResult(Outcome, frozen=True, kw_only=True):
     """What a merge did.
 
     Attributes:

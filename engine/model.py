@@ -29,6 +29,7 @@ __all__ = [
     "Intent",
     "Link",
     "Memory",
+    "Outcome",
     "Source",
     "check_body",
     "check_kind",
@@ -145,6 +146,20 @@ class Conflict(msgspec.Struct, frozen=True, kw_only=True):
     base: Memory | None = None
     ours: Memory | None = None
     theirs: Memory | None = None
+
+
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    """A result that names the store it came from: a write's, a recall's, a read's.
+
+    Lists (``ls``, ``log``) are not Outcomes: their items would each repeat it.
+
+    Attributes:
+        store: The store's folder. The engine leaves it None (its caller
+            holds the store); the command line fills it in for ``--json``,
+            so that a script sees when a command fell back to the user store.
+    """
+
+    store: str | None = None
 
 
 class Intent(msgspec.Struct, frozen=True, kw_only=True):

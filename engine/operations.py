@@ -24,6 +24,7 @@ import msgspec
 from ctx.engine.branches import target_branch
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import CommitId
+from ctx.engine.model import Outcome
 from ctx.engine.store import ReflogEntry, Store
 from ctx.engine.wording import plural
 
@@ -58,7 +59,7 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
     agent: str | None
 
 
-class UndoResult(msgspec.Struct, frozen=True, kw_only=True):
+class UndoResult(Outcome, frozen=True, kw_only=True):
     """What ``undo`` did: which branch moved, from where to where.
 
     Attributes:

@@ -16,7 +16,15 @@ from ctx.engine.layout import (
     slugify,
     source_path,
 )
-from ctx.engine.model import Intent, Memory, Source, check_body, check_title, encode
+from ctx.engine.model import (
+    Intent,
+    Memory,
+    Outcome,
+    Source,
+    check_body,
+    check_title,
+    encode,
+)
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
 
@@ -34,7 +42,7 @@ class Section(msgspec.Struct, frozen=True, kw_only=True):
     slug: str
 
 
-class PrimeResult(msgspec.Struct, frozen=True, kw_only=True):
+class PrimeResult(Outcome, frozen=True, kw_only=True):
     """What ``prime`` did: the folder the document went to and the commit.
 
     Attributes:

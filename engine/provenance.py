@@ -12,14 +12,15 @@ from collections.abc import Sequence
 
 import msgspec
 
+from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.catalog import catalog
 from ctx.engine.errors import InvalidInputError
-from ctx.engine.ids import CommitId, MemoryId, new_memory_id, parse_memory_id
+from ctx.engine.ids import CommitId, MemoryId, new_memory_id
 from ctx.engine.layout import link_path, memory_path
 from ctx.engine.memories import Draft, build_memory
-from ctx.engine.model import LINK_TYPES, Intent, Link, check_link_type, encode
+from ctx.engine.model import LINK_TYPES, Intent, Link, Outcome, check_link_type, encode
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import Store
 from ctx.engine.tags import OFF_CONTEXT, with_tier
@@ -82,7 +83,7 @@ class RelatedHit(msgspec.Struct, frozen=True, kw_only=True):
     source: MemoryId
 
 
-class SummarizeResult(msgspec.Struct, frozen=True, kw_only=True):
+class SummarizeResult(Outcome, frozen=True, kw_only=True):
     """What ``summarize`` wrote: the summary, its sources and the commit.
 
     Attributes:
@@ -96,7 +97,7 @@ class SummarizeResult(msgspec.Struct, frozen=True, kw_only=True):
     commit: CommitId
 
 
-class SupersedeResult(msgspec.Struct, frozen=True, kw_only=True):
+class SupersedeResult(Outcome, frozen=True, kw_only=True):
     """What ``supersede`` recorded: which memory replaces which.
 
     Attributes:
@@ -136,7 +137,7 @@ def trace(
         rev: The revision to read (default HEAD).
     """
     limit = _check_depth(depth)
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, rev)
     snap = store.snapshot(resolve_revision(store, rev))
     lookup = catalog(store, snap)
     root = lookup.require(mid)
@@ -194,7 +195,7 @@ def related(
     """
     limit = _check_depth(depth)
     wanted = {check_link_type(t) for t in types} or set(LINK_TYPES)
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, rev)
     snap = store.snapshot(resolve_revision(store, rev))
     lookup = catalog(store, snap)
     lookup.require(mid)
@@ -238,7 +239,7 @@ def expand(
     Raises:
         InvalidInputError: the memory has no DERIVED_FROM links.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, rev)
     snap = store.snapshot(resolve_revision(store, rev))
     snap.find(mid)
     sources = sorted(
@@ -270,7 +271,9 @@ def summarize(
 
     With ``archive_sources`` the sources move to ``tier:off-context``.
     """
-    sources = list(dict.fromkeys(parse_memory_id(i) for i in memory_ids))
+    sources = list(
+        dict.fromkeys(resolve_memory_id(store, i, branch) for i in memory_ids)
+    )
     if not sources:
         raise InvalidInputError("Name at least one memory to summarize.")
     now = store.clock()
@@ -325,7 +328,8 @@ def supersede(
 
     Listings and recall hide ``old`` from then on, unless asked for everything.
     """
-    old_id, new_id = parse_memory_id(old), parse_memory_id(new)
+    old_id = resolve_memory_id(store, old, branch)
+    new_id = resolve_memory_id(store, new, branch)
     if old_id == new_id:
         raise InvalidInputError("A memory cannot supersede itself.")
     path = link_path(new_id, "SUPERSEDES", old_id)

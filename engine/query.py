@@ -32,9 +32,10 @@ Fields (only created, updated and tokens take an operator other than ``=``):
   (``tag:tier:``, ``tag:task:*``) matches any tag starting with it.
 - ``context:C``: the context folder, or the source name of pinned and primed
   memories. ``area:A``: memory, pinned, primed or sessions.
-- ``id:X``: the id is X or starts with X. ``agent:A``: A wrote a version.
+- ``id:X``: the id is X, starts with X, or ends with X of 6 or more
+  characters (a short id as listings print it). ``agent:A``: A wrote a version.
 - ``from:X``: the memories X links to (targets of X's outgoing links).
-  ``to:X``: the memories that link to X. X may be an id prefix too.
+  ``to:X``: the memories that link to X. X may be part of an id too.
 - ``text:T``, a bare word, or a quoted phrase: T appears in the title or
   body. ``title:T``: T appears in the title. Case is ignored, and any run of
   whitespace counts as one space.
@@ -63,6 +64,7 @@ from typing import NamedTuple, NoReturn, TypeAlias
 
 import msgspec
 
+from ctx.engine.abbreviation import MIN_SHORT
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.layout import MEMORY_AREAS
 from ctx.engine.model import KINDS, Memory
@@ -638,7 +640,10 @@ def _match(term: Term, facts: Facts, now: datetime) -> bool:
         return _COUNT_OPS[term.op](facts.tokens, _parse_count(value))
     if field in ("id", "from", "to"):
         ids = {"id": {memory.id}, "from": facts.links_in, "to": facts.links_out}
-        return any(i.startswith(value.upper()) for i in ids[field])
+        part = value.upper()
+        # An end as listings print it (--abbrev): as long as a short id.
+        end = part if len(part) >= MIN_SHORT else None
+        return any(i.startswith(part) or (end and i.endswith(end)) for i in ids[field])
     if field == "tag":
         if value.endswith(("*", ":")):
             return any(tag.startswith(value.removesuffix("*")) for tag in memory.tags)

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
+from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError
-from ctx.engine.ids import parse_memory_id
 from ctx.engine.memories import EditResult, edit_result, normalize_tags
 from ctx.engine.model import Intent, check_tag, encode
 from ctx.engine.snapshot import MemoryRecord, Snapshot
@@ -87,7 +87,7 @@ def tag(
 
     Tags it already has change nothing: tagging twice writes no commit.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, branch)
     if not tags:
         raise InvalidInputError("Name at least one tag.")
     wanted = normalize_tags(tags)
@@ -123,7 +123,7 @@ def untag(
     Raises:
         InvalidInputError: the memory carries none of them.
     """
-    mid = parse_memory_id(memory_id)
+    mid = resolve_memory_id(store, memory_id, branch)
     unwanted = {check_tag(t) for t in tags}
     if not unwanted:
         raise InvalidInputError("Name at least one tag.")

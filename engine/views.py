@@ -22,7 +22,7 @@ from ctx.engine.errors import (
 )
 from ctx.engine.ids import CommitId
 from ctx.engine.layout import VIEWS, view_path
-from ctx.engine.model import Intent, encode_struct
+from ctx.engine.model import Intent, Outcome, encode_struct
 from ctx.engine.query import parse_query
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
@@ -55,7 +55,7 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
 _DECODER = msgspec.json.Decoder(View)
 
 
-class CreateViewResult(msgspec.Struct, frozen=True, kw_only=True):
+class CreateViewResult(Outcome, frozen=True, kw_only=True):
     """What ``create_view`` stored: the view's name, file and commit.
 
     Attributes:
@@ -69,7 +69,7 @@ class CreateViewResult(msgspec.Struct, frozen=True, kw_only=True):
     commit: CommitId | None
 
 
-class DeleteViewResult(msgspec.Struct, frozen=True, kw_only=True):
+class DeleteViewResult(Outcome, frozen=True, kw_only=True):
     """What ``delete_view`` deleted: the view's name and the commit.
 
     Attributes:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ctx.engine import InvalidInputError, NotAStoreError, check_time
+from ctx.engine import NotAStoreError, parse_time
 from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.server.client import ask, start_hub
@@ -41,7 +41,7 @@ from ctx.hub.server.wire import (
     Reply,
     Request,
 )
-from ctx.hub.workspace import Workspace
+from ctx.hub.workspace import Workspace, local_now
 
 if TYPE_CHECKING:  # the indexes load only when a call is answered here
     from ctx.hub.server.service import Answerer
@@ -62,27 +62,60 @@ Progress = Callable[[int, int], None]
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
-def parse_moment(value: str, what: str = "The date") -> datetime:
-    """Returns the moment ``value`` names (ISO 8601; no offset: local time).
+def parse_moment(
+    value: str, what: str = "The time", *, now: datetime | None = None
+) -> datetime:
+    """Returns the moment ``value`` names: what every time option accepts.
+
+    The forms are the engine's (:func:`~ctx.engine.parse_time`: ISO 8601
+    dates and times, local time when without an offset), plus the phrases
+    recall understands, read as the start of the span they name against
+    ``now`` (:func:`~ctx.hub.temporal.parse.moment_of`): ``yesterday`` is
+    yesterday at 00:00, ``last Tuesday`` that day at 00:00, ``2 weeks ago``
+    the Monday of that week; ``now`` is ``now``.
 
     Args:
-        value: The text, e.g. ``2023-05-08`` or ``2023-05-08T13:56+02:00``.
+        value: The text, e.g. ``2023-05-08``, ``2023-05-08T13:56+02:00`` or
+            ``yesterday``.
         what: How the error names it (an option, e.g. ``--now``).
+        now: What phrases count from (default: the local clock).
 
     Raises:
-        InvalidInputError: It is not an ISO 8601 date, or lies outside the
-            times ctx accepts (:func:`~ctx.engine.check_time`).
+        InvalidInputError: It is none of those forms (the hint lists them),
+            or lies outside the times ctx accepts
+            (:func:`~ctx.engine.check_time`).
     """
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise InvalidInputError(
-            f"{what} {value!r} is not a date.",
-            hint="Use ISO 8601, e.g. 2023-05-08 or 2023-05-08T13:56.",
-        ) from None
-    check_time(moment, what)
-    # Checked first: the local offset of a time near year 1 or 9999 may not exist.
-    return moment if moment.tzinfo else moment.astimezone()
+    from ctx.hub.temporal.parse import moment_of
+
+    def phrase(text: str) -> datetime | None:
+        return moment_of(text, now or local_now())
+
+    return parse_time(value, what, local=_local, phrase=phrase)
+
+
+def _local(moment: datetime) -> datetime:
+    return moment.astimezone()
+
+
+def _moment_or_revision(
+    ws: Workspace, at: str | datetime | None, now: datetime
+) -> str | datetime | None:
+    """Returns ``--at`` as a moment when it names one, else as a revision.
+
+    A text that starts with a date is a moment (or an error); so is one that
+    is wholly a time phrase (``yesterday``, ``2 weeks ago``), unless a branch
+    has that name (only one-word phrases can be one).
+    """
+    if not isinstance(at, str):
+        return at
+    if _DATE_RE.match(at):
+        return parse_moment(at, "--at", now=now)
+    from ctx.hub.temporal.parse import moment_of
+
+    moment = moment_of(at, now)
+    if moment is None or at in ws.store().branches():
+        return at
+    return moment
 
 
 _ANSWERERS: weakref.WeakKeyDictionary[Workspace, Answerer] = weakref.WeakKeyDictionary()
@@ -184,7 +217,8 @@ def recall(
         branch: The branch to read (default: the workspace's, then HEAD).
         overlay: Branches whose memories the branch lacks are added.
         at: Recall as things stood at a revision (``main~3``, a commit id)
-            or a moment (a datetime, or text that starts with a date).
+            or a moment (a datetime, text that starts with a date, or a time
+            phrase such as ``yesterday``: :func:`parse_moment`).
         now: The moment the question is asked (default: the clock).
         include_superseded: Keep memories another one supersedes.
         explain: Give each hit its channels, boosts and last commit.
@@ -195,9 +229,8 @@ def recall(
         NotFoundError: A branch or revision does not exist.
     """
     started = time.perf_counter()
-    when = (
-        parse_moment(at, "--at") if isinstance(at, str) and _DATE_RE.match(at) else at
-    )
+    asked = now or ws.clock()
+    when = _moment_or_revision(ws, at, asked)
     request = Request(
         op="recall",
         query=query,
@@ -205,7 +238,7 @@ def recall(
         overlay=tuple(overlay),
         at=when if isinstance(when, str) else None,
         at_time=when if isinstance(when, datetime) else None,
-        now=now or ws.clock(),
+        now=asked,
         budget=budget,
         include_superseded=include_superseded,
         explain=explain,

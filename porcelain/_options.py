@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,10 +21,12 @@ if TYPE_CHECKING:  # the store (dulwich) loads when a command opens it
 
 __all__ = [
     "CtxState",
+    "abbrev_option",
     "branch_name_option",
     "branch_option",
     "echo_change",
     "echo_json",
+    "id_form",
     "intent_options",
     "json_option",
     "now",
@@ -53,6 +56,28 @@ class CtxState:
     def __init__(self, store_path: str | None) -> None:
         self.explicit = store_path
         self._workspace: Workspace | None = None
+        self.as_json = False
+        self._used: str | None = None
+
+    def used(self, verb: str) -> None:
+        """Notes what the command did with its store (``wrote to``, ...)."""
+        self._used = self._used or verb
+
+    def user_store_notice(self) -> str | None:
+        """Returns the stderr line that names the user store, if it is due.
+
+        It is due after a write or a recall in the user store, as text: a
+        ``--json`` result names its store itself.
+        """
+        ws = self._workspace
+        if ws is None or not ws.user_store or self._used is None or self.as_json:
+            return None
+        home, path = os.path.expanduser("~"), str(ws.path)
+        shown = "~" + path[len(home) :] if path.startswith(home + "/") else path
+        return (
+            f"Notice: {self._used} the user store {shown} (no .ctx/ here or "
+            "above; `ctx init` makes one)."
+        )
 
     def workspace(self) -> Workspace:
         """Returns the workspace (``--store``, ``CTX_DIR``, ``.ctx/`` above, ...)."""
@@ -69,14 +94,55 @@ class CtxState:
 
     def store(self, *, write: bool = False) -> Store:
         """Opens the store; the user's store is created on first write."""
+        if write:
+            self.used("wrote to")
         return self.workspace().store(write=write)
+
+
+def _note_json(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
+    state = ctx.find_object(CtxState)
+    if value and state is not None:
+        state.as_json = True
+    return value
 
 
 def json_option(func: F) -> F:
     """Adds ``--json``: print the result as JSON instead of text."""
     return click.option(
-        "--json", "as_json", is_flag=True, help="Print the result as JSON."
+        "--json",
+        "as_json",
+        is_flag=True,
+        callback=_note_json,
+        help="Print the result as JSON.",
     )(func)
+
+
+def abbrev_option(func: F) -> F:
+    """Adds ``--abbrev``: print ids by their shortest unique end."""
+    return click.option(
+        "--abbrev",
+        is_flag=True,
+        help="Print ids by their shortest unique end (8 characters or more); "
+        "--json keeps whole ids.",
+    )(func)
+
+
+def id_form(
+    store: Store | None, ids: Iterable[str], rev: str | None
+) -> Callable[[str], str]:
+    """Returns how a listing prints an id: whole, or its shortest unique end.
+
+    Args:
+        store: The store, for ``--abbrev``; None prints ids whole.
+        ids: The ids the listing prints.
+        rev: The revision whose memories a short end must not be shared with.
+    """
+    if store is None:
+        return str
+    from ctx.engine import abbreviate
+
+    short = abbreviate(store, ids, rev)
+    return lambda mid: short.get(mid, mid)
 
 
 def _branch(what: str) -> Callable[[F], F]:
@@ -178,18 +244,27 @@ def read_text(text: str) -> str:
         raise InvalidInputError("The text on stdin is not valid UTF-8.") from None
 
 
-def parse_when(value: str | None) -> datetime | None:
-    """Parses ``--when`` (ISO 8601; no offset means local time)."""
+def parse_when(value: str | None, option: str = "--when") -> datetime | None:
+    """Parses a time option as every one is (:func:`ctx.hub.parse_moment`)."""
     from ctx.hub import parse_moment
 
-    return None if value is None else parse_moment(value, "--when")
+    return None if value is None else parse_moment(value, option, now=now())
 
 
 _JSON = msgspec.json.Encoder(order="deterministic")
 
 
 def echo_json(value: object) -> None:
-    """Prints ``value`` as one line of JSON (JSON escapes what it must)."""
+    """Prints ``value`` as one line of JSON (JSON escapes what it must).
+
+    A result that can name its store (an :class:`~ctx.engine.Outcome`: the
+    results of writes and recalls) names the store the command used.
+    """
+    from ctx.engine import Outcome
+
+    state = click.get_current_context().find_object(CtxState)
+    if isinstance(value, Outcome) and value.store is None and state is not None:
+        value = msgspec.structs.replace(value, store=str(state.workspace().path))
     click.echo(_JSON.encode(value).decode("utf-8"))
 
 

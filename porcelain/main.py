@@ -44,14 +44,32 @@ class CtxGroup(click.Group):
     """A click group that turns ctx errors into one line and an exit code."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Runs the command, reporting a CtxError on stderr."""
+        """Runs the command, reporting a CtxError on stderr.
+
+        A command that wrote or recalled in the user store ends with a notice
+        saying so, also when it exits with a code of its own (a merge that
+        left conflicts): with no project store, memories of every project
+        would otherwise mix unseen.
+        """
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
         except CtxError as exc:
             echo(f"Error: {exc.message}", err=True)
             if exc.hint:
                 echo(f"Hint: {exc.hint}", err=True)
             ctx.exit(exc.exit_code)
+        except click.exceptions.Exit:
+            self._notice(ctx)
+            raise
+        self._notice(ctx)
+        return result
+
+    @staticmethod
+    def _notice(ctx: click.Context) -> None:
+        state = ctx.find_object(CtxState)
+        notice = state.user_store_notice() if state is not None else None
+        if notice is not None:
+            echo(notice, err=True)
 
 
 @click.group(cls=CtxGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -6,6 +6,7 @@ The markdown for a prompt is the hub's (:func:`ctx.hub.format_prompt`).
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ctx.engine import plural
@@ -61,10 +62,10 @@ def _conflict_line(hit: Hit) -> str:
     )
 
 
-def _text_hit(hit: Hit, overlay: bool) -> None:
+def _text_hit(hit: Hit, overlay: bool, short: Callable[[str], str]) -> None:
     where = f" [{hit.branch}]" if overlay else ""
     date = hit.created_at.strftime("%Y-%m-%d")
-    echo(f"{hit.id}  {hit.kind}  {date}  {hit.path}{where}")
+    echo(f"{short(hit.id)}  {hit.kind}  {date}  {hit.path}{where}")
     text = f"{hit.title}\n{hit.body}" if hit.title else hit.body
     for line in text.splitlines() or [""]:
         echo(textwrap.indent(line, "    ") if line else "")
@@ -74,8 +75,17 @@ def _text_hit(hit: Hit, overlay: bool) -> None:
         echo("    " + _conflict_line(hit))
 
 
-def render_recall(result: RecallResult, *, fmt: str, overlay: bool) -> None:
-    """Prints a recall or search as text or as a markdown block."""
+def render_recall(
+    result: RecallResult,
+    *,
+    fmt: str,
+    overlay: bool,
+    short: Callable[[str], str] = str,
+) -> None:
+    """Prints a recall or search as text or as a markdown block.
+
+    ``short`` gives the form each hit's id is printed in (``--abbrev``).
+    """
     if fmt == "markdown":
         from ctx.hub import format_prompt
 
@@ -92,7 +102,7 @@ def render_recall(result: RecallResult, *, fmt: str, overlay: bool) -> None:
     elif not result.hits:
         echo("Nothing matches.")
     for hit in result.hits:
-        _text_hit(hit, overlay)
+        _text_hit(hit, overlay, short)
     from ctx.hub import recall_summary
 
     echo(f"-- {recall_summary(result)}")

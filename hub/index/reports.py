@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import msgspec
 
+from ctx.engine import Outcome
+
 __all__ = ["BranchIndex", "IndexStatus", "ReindexReport"]
 
 
@@ -21,7 +23,7 @@ class BranchIndex(msgspec.Struct, frozen=True, kw_only=True):
     memories: int
 
 
-class IndexStatus(msgspec.Struct, frozen=True, kw_only=True):
+class IndexStatus(Outcome, frozen=True, kw_only=True):
     """What the index holds (``ctx index status``).
 
     ``notices``: what happened to the index on the way (it was unreadable and
@@ -38,7 +40,7 @@ class IndexStatus(msgspec.Struct, frozen=True, kw_only=True):
     notices: tuple[str, ...] = ()
 
 
-class ReindexReport(msgspec.Struct, frozen=True, kw_only=True):
+class ReindexReport(Outcome, frozen=True, kw_only=True):
     """What ``ctx reindex`` built.
 
     ``warnings``: why vectors are missing (recall is lexical only);

@@ -10,6 +10,8 @@ from datetime import datetime
 
 import msgspec
 
+from ctx.engine import Outcome
+
 __all__ = ["ChannelScore", "Explanation", "Hit", "HitConflict", "RecallResult"]
 
 
@@ -76,7 +78,7 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     conflict: HitConflict | None = None
 
 
-class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
+class RecallResult(Outcome, frozen=True, kw_only=True):
     """A recall: the hits, and what they cost against the whole branch.
 
     ``warnings``: channels that failed (vector search unavailable);

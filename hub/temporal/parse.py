@@ -117,6 +117,7 @@ __all__ = [
     "cycle_value",
     "extract_dates",
     "extract_windows",
+    "moment_of",
     "parse_temporal",
 ]
 
@@ -361,6 +362,22 @@ def parse_temporal(query: str, now: datetime) -> TemporalQuery:
         rest=_without(query, spans) if spans else query.strip(),
         spans=spans,
     )
+
+
+def moment_of(text: str, now: datetime) -> datetime | None:
+    """Returns the moment a phrase names by itself, or None if it names none.
+
+    ``now`` is ``now``; a phrase that is wholly one window ("yesterday",
+    "last Tuesday", "2 weeks ago", "in March") names the window's start.
+    Anything else (words besides the phrase, a cycle such as "every Monday",
+    several windows) names no moment.
+    """
+    if text.strip().lower() == "now":
+        return now
+    found = parse_temporal(text, now)
+    if found.rest or found.cycles or found.relations or len(found.windows) != 1:
+        return None
+    return found.windows[0].start
 
 
 def extract_windows(text: str, reference: datetime) -> tuple[Window, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from ctx.porcelain._options import (
     echo_json,
     intent_options,
     json_option,
+    now,
     pass_state,
 )
 from ctx.porcelain.output import echo
@@ -59,6 +61,8 @@ def import_(
       ctx import notes.jsonl
       ctx export --branch main > all.jsonl && ctx --store ../other import all.jsonl
     """
+    from ctx.hub import parse_moment
+
     lines = _read(file).split(b"\n")
     result = engine.import_memories(
         state.store(write=True),
@@ -67,6 +71,7 @@ def import_(
         branch=branch,
         merge=merge,
         source=Path(file).name if file != "-" else "stdin",
+        when=functools.partial(parse_moment, now=now()),
     )
     if as_json:
         echo_json(result)

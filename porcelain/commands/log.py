@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import click
+import msgspec
 
 from ctx import engine
 from ctx.porcelain._options import (
     CtxState,
+    abbrev_option,
     branch_option,
     echo_json,
+    id_form,
     json_option,
     pass_state,
 )
@@ -24,6 +29,7 @@ __all__ = ["COMMANDS"]
 @click.option(
     "--stat", "show_changes", is_flag=True, help="List the paths each commit changed."
 )
+@abbrev_option
 @json_option
 @pass_state
 def log(
@@ -32,6 +38,7 @@ def log(
     branch: str | None,
     limit: int | None,
     show_changes: bool,
+    abbrev: bool,
     as_json: bool,
 ) -> None:
     """Show commits with their agent, intent, confidence and reason
@@ -45,11 +52,40 @@ def log(
       ctx log 01JD2X9K7M3Q4R5S6T7V8W9XYZ
       ctx log memory/decisions --branch agent/claude
     """
-    entries = engine.log(state.store(), target, rev=branch, limit=limit)
+    store = state.store()
+    entries = engine.log(store, target, rev=branch, limit=limit)
     if as_json:
         echo_json(entries)
-    else:
-        render_log(entries, show_changes=show_changes)
+        return
+    if abbrev:
+        entries = _abbreviated(store, entries, branch)
+    render_log(entries, show_changes=show_changes)
+
+
+_ID_RE = re.compile(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b")
+
+
+def _abbreviated(
+    store: engine.Store, entries: list[engine.LogEntry], rev: str | None
+) -> list[engine.LogEntry]:
+    """Returns ``entries`` with the memory ids in summaries and paths shortened."""
+    texts = [e.commit.summary for e in entries]
+    texts += [c.path for e in entries for c in e.changes]
+    short = id_form(store, {m for t in texts for m in _ID_RE.findall(t)}, rev)
+
+    def shorten(text: str) -> str:
+        return _ID_RE.sub(lambda m: short(m.group()), text)
+
+    return [
+        msgspec.structs.replace(
+            e,
+            commit=msgspec.structs.replace(e.commit, summary=shorten(e.commit.summary)),
+            changes=tuple(
+                msgspec.structs.replace(c, path=shorten(c.path)) for c in e.changes
+            ),
+        )
+        for e in entries
+    ]
 
 
 COMMANDS = [log]

@@ -8,9 +8,11 @@ from ctx import engine
 from ctx.engine import Intent
 from ctx.porcelain._options import (
     CtxState,
+    abbrev_option,
     branch_option,
     echo_change,
     echo_json,
+    id_form,
     intent_options,
     json_option,
     now,
@@ -45,7 +47,10 @@ def _tags(values: tuple[str, ...]) -> tuple[str, ...]:
     "--tag", multiple=True, metavar="NS:VALUE", help="A tag (can be repeated)."
 )
 @click.option(
-    "--when", metavar="DATETIME", help="When it happened (ISO 8601; default now)."
+    "--when",
+    metavar="TIME",
+    help="When it happened: 2023-05-08, 2023-05-08T13:56 (local time), with an "
+    "offset, or a phrase such as yesterday (default: now).",
 )
 @click.option(
     "--pin",
@@ -163,6 +168,7 @@ def show(state: CtxState, memory_id: str, branch: str | None, as_json: bool) -> 
     "title, id (order written), path.",
 )
 @branch_option
+@abbrev_option
 @json_option
 @pass_state
 def ls(
@@ -172,6 +178,7 @@ def ls(
     show_all: bool,
     order: str,
     branch: str | None,
+    abbrev: bool,
     as_json: bool,
 ) -> None:
     """List memories: id, kind and title (or first line), newest first
@@ -197,11 +204,13 @@ def ls(
     if as_json:
         echo_json([engine.ListedMemory.of(r, conflicted) for r in records])
         return
+    short = id_form(store if abbrev else None, [r.memory.id for r in records], branch)
     if not records:
         echo(NO_MATCH, err=True)
     for r in records:
         mark = "  [conflict]" if r.memory.id in conflicted else ""
-        echo(f"{r.memory.id}  {kind_column(r.memory.kind)}{headline(r.memory)}{mark}")
+        line = f"{short(r.memory.id)}  {kind_column(r.memory.kind)}"
+        echo(f"{line}{headline(r.memory)}{mark}")
 
 
 @click.command()
@@ -215,6 +224,9 @@ def ls(
 @click.option(
     "--untag", multiple=True, metavar="NS:VALUE", help="Remove a tag (can be repeated)."
 )
+@click.option(
+    "--when", metavar="TIME", help="When it happened, in any form remember takes."
+)
 @intent_options("refine")
 @branch_option
 @json_option
@@ -227,6 +239,7 @@ def edit(
     kind: str | None,
     tag: tuple[str, ...],
     untag: tuple[str, ...],
+    when: str | None,
     who: Intent,
     branch: str | None,
     as_json: bool,
@@ -246,6 +259,7 @@ def edit(
         kind=kind,
         add_tags=tag,
         remove_tags=untag,
+        when=parse_when(when),
         branch=branch,
     )
     echo_change(result, as_json, "edited")

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from ctx.porcelain._options import (
     CtxState,
+    abbrev_option,
     branch_name_option,
     echo_json,
+    id_form,
     json_option,
+    parse_when,
     pass_state,
 )
 from ctx.porcelain.output import echo
@@ -21,6 +24,9 @@ from ctx.porcelain.render_recall import (
     render_recall,
     render_reindex,
 )
+
+if TYPE_CHECKING:
+    from ctx.hub import RecallResult
 
 __all__ = ["COMMANDS"]
 
@@ -33,10 +39,22 @@ def _report(notices: Sequence[str], warnings: Sequence[str] = ()) -> None:
         echo(f"Warning: {warning}", err=True)
 
 
-def _moment(value: str | None, option: str) -> datetime | None:
-    from ctx.hub import parse_moment
+def _id_form(
+    state: CtxState, result: RecallResult, abbrev: bool
+) -> Callable[[str], str]:
+    """Returns how the hits' ids are printed: whole, or with ``--abbrev`` short."""
+    store = state.store() if abbrev and result.hits else None
+    return id_form(store, [hit.id for hit in result.hits], result.commit)
 
-    return None if value is None else parse_moment(value, option)
+
+def _now_option(func: click.decorators.FC) -> click.decorators.FC:
+    return click.option(
+        "--now",
+        "now_",
+        metavar="TIME",
+        help="The moment the query is asked: 2023-05-08, 2023-05-08T13:56 (local "
+        "time), with an offset, or a phrase such as yesterday.",
+    )(func)
 
 
 def _format_option(func: click.decorators.FC) -> click.decorators.FC:
@@ -69,12 +87,15 @@ def _format_option(func: click.decorators.FC) -> click.decorators.FC:
     help="Add the memories of another branch that this one lacks (repeatable).",
 )
 @click.option(
-    "--at", metavar="REV|DATE", help="Recall as the store stood at a commit or date."
+    "--at",
+    metavar="REV|TIME",
+    help="Recall as the store stood at a revision or a time (the forms of --now).",
 )
-@click.option("--now", "now_", metavar="DATE", help="The moment the query is asked.")
+@_now_option
 @click.option("--all", "include_all", is_flag=True, help="Keep superseded memories.")
 @click.option("--explain", is_flag=True, help="Show each hit's channels and blame.")
 @_format_option
+@abbrev_option
 @json_option
 @pass_state
 def recall(
@@ -88,6 +109,7 @@ def recall(
     include_all: bool,
     explain: bool,
     fmt: str,
+    abbrev: bool,
     as_json: bool,
 ) -> None:
     """Print the pinned and most relevant memories, packed into a token budget
@@ -103,6 +125,7 @@ def recall(
     """
     from ctx.hub import recall as hub_recall
 
+    state.used("recalled from")
     result = hub_recall(
         state.workspace(),
         query,
@@ -110,7 +133,7 @@ def recall(
         branch=branch,
         overlay=overlay,
         at=at,
-        now=_moment(now_, "--now"),
+        now=parse_when(now_, "--now"),
         include_superseded=include_all,
         explain=explain,
     )
@@ -118,7 +141,8 @@ def recall(
     if as_json:
         echo_json(result)
     else:
-        render_recall(result, fmt=fmt, overlay=bool(overlay))
+        short = _id_form(state, result, abbrev and fmt == "text")
+        render_recall(result, fmt=fmt, overlay=bool(overlay), short=short)
 
 
 @click.command()
@@ -136,8 +160,9 @@ def recall(
     help="Show at most N memories.",
 )
 @branch_name_option
-@click.option("--now", "now_", metavar="DATE", help="The moment the query is asked.")
+@_now_option
 @click.option("--explain", is_flag=True, help="Show each hit's channels and blame.")
+@abbrev_option
 @json_option
 @pass_state
 def search(
@@ -150,6 +175,7 @@ def search(
     branch: str | None,
     now_: str | None,
     explain: bool,
+    abbrev: bool,
     as_json: bool,
 ) -> None:
     """List the memories that best match a query, best first (no budget)
@@ -164,6 +190,7 @@ def search(
     """
     from ctx.hub import search as hub_search
 
+    state.used("searched")
     result = hub_search(
         state.workspace(),
         query,
@@ -172,14 +199,15 @@ def search(
         tag=tag,
         context=context,
         branch=branch,
-        now=_moment(now_, "--now"),
+        now=parse_when(now_, "--now"),
         explain=explain,
     )
     _report(result.notices, result.warnings)
     if as_json:
         echo_json(result)
     else:
-        render_recall(result, fmt="text", overlay=False)
+        short = _id_form(state, result, abbrev)
+        render_recall(result, fmt="text", overlay=False, short=short)
 
 
 @click.command(name="reindex")

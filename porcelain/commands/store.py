@@ -46,6 +46,14 @@ def init(state: CtxState, folder: str, branch: str, as_json: bool) -> None:
         echo(f"Store already exists at {result.path}.")
     else:
         echo(f"Created an empty store at {result.path} (branch {branch}).")
+        echo(_NOT_COMMITTED)
+
+
+_NOT_COMMITTED = """\
+Leave .ctx/ out of the project's commits (add `.ctx/` to its .gitignore): it is
+a git repository of its own, which ctx commits to; share memories by pushing
+its branches (`git --git-dir .ctx/git push URL main`). Its own .gitignore keeps
+the derived index and private state out of any commit."""
 
 
 _CONFIG = """\

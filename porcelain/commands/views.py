@@ -8,8 +8,10 @@ from ctx import engine
 from ctx.engine import Intent, plural
 from ctx.porcelain._options import (
     CtxState,
+    abbrev_option,
     branch_option,
     echo_json,
+    id_form,
     intent_options,
     json_option,
     now,
@@ -32,10 +34,16 @@ _FORMAT = click.option(
 @click.argument("where", metavar="QUERY")
 @click.option("--all", "show_all", is_flag=True, help="Include superseded memories.")
 @branch_option
+@abbrev_option
 @json_option
 @pass_state
 def query(
-    state: CtxState, where: str, show_all: bool, branch: str | None, as_json: bool
+    state: CtxState,
+    where: str,
+    show_all: bool,
+    branch: str | None,
+    abbrev: bool,
+    as_json: bool,
 ) -> None:
     """List the memories a query selects
 
@@ -49,15 +57,18 @@ def query(
       ctx query '(kind:decision OR kind:pattern) AND created:>7d'
       ctx query 'tag:tier:working AND NOT has:summary'
     """
-    chosen = engine.select(state.store(), where, now=now(), rev=branch, all=show_all)
+    store = state.store()
+    chosen = engine.select(store, where, now=now(), rev=branch, all=show_all)
     if as_json:
         echo_json([engine.SelectedMemory.of(s) for s in chosen])
         return
+    ids = [s.record.memory.id for s in chosen]
+    short = id_form(store if abbrev else None, ids, branch)
     if not chosen:
         echo(NO_MATCH, err=True)
     for s in chosen:
         memory = s.record.memory
-        echo(f"{memory.id}  {kind_column(memory.kind)}{headline(memory)}")
+        echo(f"{short(memory.id)}  {kind_column(memory.kind)}{headline(memory)}")
 
 
 def _emit(result: engine.Composition, as_json: bool) -> None:

@@ -85,7 +85,7 @@ def test_remember_accepts_the_ends_of_the_range(store, intent):
 def test_plain_import_lines_refuse_a_time_out_of_range(store, intent, when):
     before = _tip(store)
     lines = [b'{"text": "fine"}', json.dumps({"text": "x", "when": when}).encode()]
-    with pytest.raises(InvalidInputError, match=r"^Line 2: The time .* is outside"):
+    with pytest.raises(InvalidInputError, match=r"^Line 2: `when` .* is outside"):
         import_memories(store, lines, intent)
     assert _tip(store) == before
 

@@ -52,5 +52,10 @@ def test_import_result_json_shape(store, intent):
     result = import_files(store, [("notes.md", b"hello\n")], intent)
     assert result.commit == log(store)[0].commit.id
     decoded = msgspec.json.decode(msgspec.json.encode(result))
-    assert decoded == {"commit": result.commit, "ids": list(result.ids), "existing": 0}
-    assert list(decoded) == ["commit", "ids", "existing"]
+    assert decoded == {
+        "store": None,  # the engine's caller holds the store; the CLI names it
+        "commit": result.commit,
+        "ids": list(result.ids),
+        "existing": 0,
+    }
+    assert list(decoded) == ["store", "commit", "ids", "existing"]

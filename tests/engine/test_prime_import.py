@@ -106,7 +106,7 @@ def test_import_is_one_commit(store, intent):
         ([b'{"text": "x", "kind": "bogus"}'], "Line 1: Unknown kind 'bogus'."),
         (
             [b'{"text": "x", "when": "2023-05-08T13:56:00"}'],
-            "Line 1: `when` needs a timezone offset.",
+            "Line 1: `when` '2023-05-08T13:56:00' has no timezone offset.",
         ),
         ([b'{"text": "\xff"}'], "Line 1: not valid UTF-8."),
         ([b"", b"  "], "The import holds no memories."),

@@ -102,7 +102,7 @@ def test_recall_takes_at_as_a_date_or_a_revision(ws: Workspace) -> None:
     first = ctx.hub.recall(ws, "postgres", at="main~1", now=NOW)
     assert first.live_memories == 1
     assert [h.body for h in first.hits] == ["We chose Postgres for the queue"]
-    with pytest.raises(InvalidInputError, match="--at '2000-13-01' is not a date"):
+    with pytest.raises(InvalidInputError, match="--at '2000-13-01' is not a time"):
         ctx.hub.recall(ws, "api", at="2000-13-01", now=NOW)
     with pytest.raises(RefNotFoundError):
         ctx.hub.recall(ws, "api", branch="no-such-branch", now=NOW)
@@ -184,7 +184,7 @@ def test_run_hub_refuses_a_user_store_not_made_yet(tmp_path: Path) -> None:
 def test_parse_moment_reads_iso_dates_as_local_when_bare() -> None:
     assert ctx.hub.parse_moment("2023-05-08T13:56+02:00").utcoffset() is not None
     assert ctx.hub.parse_moment("2023-05-08").tzinfo is not None
-    with pytest.raises(InvalidInputError, match="--now 'soon' is not a date"):
+    with pytest.raises(InvalidInputError, match="--now 'soon' is not a time"):
         ctx.hub.parse_moment("soon", "--now")
 
 

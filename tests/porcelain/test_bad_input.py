@@ -53,9 +53,9 @@ CASES = [
         "Error: Agent name 'bad agent' is not allowed.",
     ),
     (
-        ["remember", "x", "--when", "yesterday"],
+        ["remember", "x", "--when", "someday"],
         4,
-        "Error: --when 'yesterday' is not a date.",
+        "Error: --when 'someday' is not a time.",
     ),
     # Issue 12: times the index and ranking could not convert.
     (
@@ -97,12 +97,14 @@ CASES = [
     (
         ["show", "../../etc/passwd"],
         4,
-        "Error: '../../etc/passwd' is not a memory id (26 characters of Crockford base32).",
+        "Error: '../../etc/passwd' is not a memory id: give its 26 characters, or at least 6 "
+        "from its start or its end.",
     ),
     (
         ["show", "a/b"],
         4,
-        "Error: 'a/b' is not a memory id (26 characters of Crockford base32).",
+        "Error: 'a/b' is not a memory id: give its 26 characters, or at least 6 "
+        "from its start or its end.",
     ),
     (["show", UNKNOWN], 3, f"Error: No memory {UNKNOWN} here."),
     (["show", f"{UNKNOWN}@nope"], 3, "Error: Unknown revision 'nope'."),

@@ -12,6 +12,7 @@ def test_remember_twice_returns_the_existing_id(ctx):
     assert len(ctx.json("ls")) == 1
     shown = ctx.json("remember", "Use UTC in every log line")
     assert shown == {
+        "store": str(ctx.root / ".ctx"),
         "id": first,
         "path": shown["path"],
         "commit": None,

@@ -66,14 +66,16 @@ def test_import_and_ingest_json(ctx, tmp_path):
     notes = tmp_path / "notes.jsonl"
     notes.write_text('{"text": "a"}\n{"text": "b"}\n')
     imported = ctx.json("import", str(notes))
-    assert list(imported) == ["commit", "ids", "existing"]
+    assert list(imported) == ["store", "commit", "ids", "existing"]
     assert len(imported["ids"]) == 2
     dump = tmp_path / "dump.jsonl"
     dump.write_text(ctx("export").stdout)
-    assert ctx.json("import", str(dump)) == {"commit": None, "ids": [], "existing": 0}
+    store = str(tmp_path / ".ctx")
+    again = ctx.json("import", str(dump))
+    assert again == {"store": store, "commit": None, "ids": [], "existing": 0}
     text = tmp_path / "a.md"
     text.write_text("hello\n")
     ingested = ctx.json("ingest", str(text))
-    assert list(ingested) == ["commit", "ids", "existing"]
+    assert list(ingested) == ["store", "commit", "ids", "existing"]
     assert len(ingested["ids"]) == 1
     assert ingested["commit"] == ctx.json("log")[0]["commit"]["id"]

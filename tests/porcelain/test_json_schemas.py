@@ -222,6 +222,15 @@ def test_every_json_output_is_its_struct(ctx, tmp_path):
         if (found := _problems(outputs[form], type_))
     }
     assert problems == {}
+    # Writes and recalls name the store they used (issue 16).
+    store = str(tmp_path / ".ctx")
+    named = {
+        form: json.loads(outputs[form])["store"]
+        for form, type_ in SCHEMAS.items()
+        if isinstance(type_, type) and issubclass(type_, engine.Outcome)
+    }
+    assert named == dict.fromkeys(named, store)
+    assert {"remember", "edit", "forget", "import", "merge", "recall"} <= set(named)
 
 
 def _json_commands(group: click.Group = cli, prefix: str = ""):
@@ -238,14 +247,17 @@ def test_the_table_covers_every_command_with_json():
 
 
 def test_a_gained_or_lost_key_is_caught():
-    good = '{"id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","commit":null,"changed":false}'
+    good = (
+        '{"store":"/s/.ctx","id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","commit":null,'
+        '"changed":false}'
+    )
     assert _problems(good, engine.EditResult) == []
     gained = good[:-1] + ',"extra":1}'
     assert _problems(gained, engine.EditResult) == [
         "does not re-encode to the same JSON",
-        "$: keys ['changed', 'commit', 'extra', 'id'] "
-        "!= schema ['changed', 'commit', 'id']",
+        "$: keys ['changed', 'commit', 'extra', 'id', 'store'] "
+        "!= schema ['changed', 'commit', 'id', 'store']",
     ]
-    lost = '{"id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","commit":null}'
+    lost = '{"store":"/s/.ctx","id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","commit":null}'
     with pytest.raises(msgspec.ValidationError, match="required field `changed`"):
         _problems(lost, engine.EditResult)

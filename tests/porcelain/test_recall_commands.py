@@ -58,7 +58,9 @@ def test_recall_json_has_the_documented_shape(hctx):
         "temporal",
         "warnings",
         "notices",
+        "store",
     }
+    assert data["store"] == str(hctx.root / ".ctx")
     hit = data["hits"][0]
     assert set(hit) >= {
         "id",
@@ -225,8 +227,8 @@ def test_recall_in_its_own_process_never_loads_an_hnsw_graph(hctx, monkeypatch):
         (["recall", "q", "--branch", "nope"], 3, "nope"),
         (["recall", "q", "--with", "nope"], 3, "nope"),
         (["recall", "q", "--at", "deadbeef00"], 3, "Unknown revision"),
-        (["recall", "q", "--at", "2001-02-30"], 4, "not a date"),
-        (["recall", "q", "--now", "soon"], 4, "not a date"),
+        (["recall", "q", "--at", "2001-02-30"], 4, "not a time"),
+        (["recall", "q", "--now", "soon"], 4, "not a time"),
         (["search", "q", "-n", "0"], 4, "-n must be at least 1"),
         (["search", "  "], 4, "The query is empty"),
     ],
