@@ -47,7 +47,8 @@ __all__ = [
 Id = Annotated[
     str,
     Meta(
-        description="A memory's id (26 characters, as listed).",
+        description="A memory's id: all 26 characters, or 6 or more from its "
+        "start or its end (as short listings print it).",
         min_length=1,
         max_length=200,
     ),

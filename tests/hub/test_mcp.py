@@ -238,3 +238,11 @@ async def test_recall_with_another_branch(ws: Workspace) -> None:
     assert alone.structured_content["hits"] == []
     assert [h["branch"] for h in both.structured_content["hits"]] == ["agent/x"]
     assert "agent/x" in both.content[0].text
+
+
+async def test_tools_take_the_end_of_an_id(ws: Workspace) -> None:
+    async with Client(build_server(ws)) as client:
+        made = await client.call_tool("remember", {"text": "short ids work here"})
+        mid = made.structured_content["id"]
+        got = await client.call_tool("get", {"id": mid[-8:]})
+    assert got.structured_content["memory"]["id"] == mid
