@@ -131,8 +131,10 @@ are answered here, by the hub's own answerer, without asking the socket."""
 def adopt_answerer(ws: Workspace, answerer: Answerer) -> None:
     """Makes ``answerer`` answer the workspace's calls made in this process.
 
-    ``ctx serve`` is its store's hub: its HTTP calls and MCP tools use the
-    answerer its socket serves with, indexes loaded once.
+    ``ctx serve`` and ``ctx mcp`` are their store's hub: their calls use the
+    answerer the hub's socket serves with, indexes loaded once. A
+    long-running process that may not use a hub (``CTX_NO_HUB``) adopts one
+    for its own calls, without a socket.
     """
     _ANSWERERS[ws] = answerer
     _SERVED.add(ws)

@@ -27,7 +27,7 @@ from ctx.hub.agents.access import Caller
 from ctx.hub.agents.access import Scope as KeyScope
 from ctx.hub.workspace import Workspace
 
-__all__ = ["Serving", "serve_http"]
+__all__ = ["HostedHub", "Serving", "host_hub", "serve_http"]
 
 
 class Serving(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,7 +73,10 @@ def _key_check(
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, so that asyncio turns Nagle off on each connection:
+    # without it an answer written in two parts waited 40 ms for the
+    # client's delayed ACK (benchmarks/results/agents.md).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
@@ -85,6 +88,113 @@ def _bind(host: str, port: int) -> socket.socket:
         ) from None
     sock.listen(128)
     return sock
+
+
+class HostedHub:
+    """This process as its store's hub, serving the socket from a thread.
+
+    One answerer (indexes and embedder loaded, the HNSW graph at scale)
+    answers the hub's socket and this process's own calls, which it adopts
+    (:func:`ctx.hub.api.adopt_answerer`), all under the workspace's lock.
+
+    Args:
+        ws: The workspace (its store on disk).
+        stopped: Called when the socket stops serving (``ctx hub stop``).
+    """
+
+    def __init__(
+        self, ws: Workspace, stopped: Callable[[], None] | None = None
+    ) -> None:
+        self.ws = ws
+        self.stopped = stopped
+        self.stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, *, wait: bool = True) -> None:
+        """Claims the store's socket and serves it, its answerer adopted.
+
+        Args:
+            wait: Return once the socket listens (the indexes loaded), and
+                raise what stopped it; else return at once: this process's
+                own calls wait for the indexes under the workspace's lock,
+                and a hub that cannot claim the socket leaves them to the
+                answerer alone.
+
+        Raises:
+            StoreBusyError: Another hub serves the store.
+            HubFolderError: The folder for hub sockets is not private.
+        """
+        from ctx.hub.api import adopt_answerer
+        from ctx.hub.server.listener import serve
+        from ctx.hub.server.service import Answerer
+
+        store = self.ws.store(write=True)
+        answerer = Answerer(store, self.ws.clock)
+        if not wait:
+            adopt_answerer(self.ws, answerer)
+        listening = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                serve(
+                    store,
+                    clock=self.ws.clock,
+                    ready=lambda _: listening.set(),
+                    answerer=answerer,
+                    lock=self.ws.lock,
+                    stopping=self.stopping,
+                )
+            except BaseException as exc:  # handed to start()
+                failure.append(exc)
+            finally:
+                listening.set()
+                if self.stopped is not None:
+                    self.stopped()
+
+        self._thread = threading.Thread(target=run, name="ctx-hub", daemon=True)
+        self._thread.start()
+        if not wait:
+            return
+        listening.wait()
+        if failure:
+            raise failure[0]
+        adopt_answerer(self.ws, answerer)
+
+    def stop(self) -> None:
+        """Stops serving the socket (its file is removed)."""
+        self.stopping.set()
+        if self._thread is not None:
+            self._thread.join(10)
+
+
+def host_hub(ws: Workspace) -> HostedHub | None:
+    """Makes this long-running process its store's hub, if none runs.
+
+    What ``ctx mcp`` does: with no hub, it serves the socket itself (a
+    shell's ``ctx recall`` and other ``ctx mcp`` processes then use it); with
+    one, its calls go to that hub. With ``CTX_NO_HUB=1``, or a hub folder
+    that is not private, it only keeps a hub's answerer for its own calls
+    (the HNSW graph loaded, not the one-shot exact search of a single
+    command). Returns the hub it serves, if any.
+    """
+    from ctx.hub.api import adopt_answerer, hub_status
+    from ctx.hub.server.private import HubFolderError
+    from ctx.hub.server.service import Answerer
+
+    if not ws.on_disk:
+        return None  # the user store, not made yet: the first write makes it
+    if not os.environ.get("CTX_NO_HUB"):
+        try:
+            if not hub_status(ws).running:
+                hub = HostedHub(ws)
+                hub.start(wait=False)  # answers the client at once
+                return hub
+            return None
+        except HubFolderError:
+            pass
+    adopt_answerer(ws, Answerer(ws.store(), ws.clock))
+    return None
 
 
 def serve_http(
@@ -111,10 +221,8 @@ def serve_http(
     import uvicorn
 
     from ctx.hub.agents.http_app import build_app
-    from ctx.hub.api import adopt_answerer, hub_status, stop_hub
+    from ctx.hub.api import hub_status, stop_hub
     from ctx.hub.keys import keys_required, list_keys
-    from ctx.hub.server.listener import serve
-    from ctx.hub.server.service import Answerer
 
     required = keys_required(ws, host=host)
     if required and not any(k.revoked_at is None for k in list_keys(ws)):
@@ -123,45 +231,27 @@ def serve_http(
             hint="`ctx keys create LABEL --read PATTERN` makes one; "
             "or serve on 127.0.0.1 (without [serve] require_keys).",
         )
-    store = ws.store(write=True)
+    ws.store(write=True)
     sock = _bind(host, port)
     stopped = hub_status(ws).pid if hub_status(ws).running else None
     if stopped is not None:
         stop_hub(ws)
-    answerer = Answerer(store, ws.clock)
-    adopt_answerer(ws, answerer)
-    stopping = threading.Event()
-    listening = threading.Event()
-    failure: list[BaseException] = []
-
-    def hub() -> None:
-        try:
-            serve(
-                store,
-                clock=ws.clock,
-                ready=lambda _: listening.set(),
-                answerer=answerer,
-                lock=ws.lock,
-                stopping=stopping,
-            )
-        except BaseException as exc:  # handed to the main thread
-            failure.append(exc)
-        finally:
-            listening.set()
-            server.should_exit = True  # `ctx hub stop` stops it all
-
     logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines are noise
     app = build_app(ws, _key_check(ws, required), base=base, host=host)
     config = uvicorn.Config(
         app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=hub, name="ctx-hub", daemon=True)
-    thread.start()
-    listening.wait()
-    if failure:
+
+    def end() -> None:
+        server.should_exit = True  # `ctx hub stop` stops it all
+
+    hub = HostedHub(ws, stopped=end)
+    try:
+        hub.start()
+    except BaseException:
         sock.close()
-        raise failure[0]
+        raise
     bound_host, bound_port = sock.getsockname()[:2]
     url = f"http://{_url_host(bound_host)}:{bound_port}"
     if ready is not None:
@@ -179,8 +269,7 @@ def serve_http(
     try:
         server.run(sockets=[sock])
     finally:
-        stopping.set()
-        thread.join(10)
+        hub.stop()
         sock.close()
 
 

@@ -25,6 +25,10 @@ def mcp(state: CtxState, branch: str | None) -> None:
     prompt "context". Writes are signed with the client's name unless
     CTX_AGENT names the agent. Logs go to stderr.
 
+    It keeps the indexes loaded for as long as it runs: with no hub serving
+    the store, it is the hub (`ctx recall` in a shell uses it); with one, it
+    asks that hub.
+
     \b
     Example:
       claude mcp add ctx -- ctx mcp
@@ -32,9 +36,15 @@ def mcp(state: CtxState, branch: str | None) -> None:
     """
     from ctx.hub.agents.access import Caller
     from ctx.hub.agents.mcp_server import build_server
+    from ctx.hub.agents.serve import host_hub
 
-    server = build_server(state.workspace(), Caller(branch=branch))
-    server.run("stdio")
+    ws = state.workspace()
+    hub = host_hub(ws)
+    try:
+        build_server(ws, Caller(branch=branch)).run("stdio")
+    finally:
+        if hub is not None:
+            hub.stop()
 
 
 @click.command()

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import anyio
 import pytest
-from integration_support import CTX
+from integration_support import CTX, run_ctx, start_hub_process
 from mcp import Client, StdioServerParameters
 from mcp_scenario import call_every_tool
 
@@ -65,9 +66,7 @@ async def test_two_servers_and_the_cli_write_side_by_side(store: Path) -> None:
         text=True,
         check=True,
     )
-    assert sorted(written) == sorted(
-        m["id"] for m in __import__("json").loads(listed.stdout)
-    )
+    assert sorted(written) == sorted(m["id"] for m in json.loads(listed.stdout))
     assert len(written) == 40
     fsck = subprocess.run(
         ["git", "--git-dir", str(store / "git"), "fsck", "--strict"],
@@ -75,3 +74,46 @@ async def test_two_servers_and_the_cli_write_side_by_side(store: Path) -> None:
         text=True,
     )
     assert fsck.returncode == 0, fsck.stderr
+
+
+def hub_pid(store: Path) -> int | None:
+    out = subprocess.run(
+        [CTX, "hub", "status", "--json", "--store", str(store)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)["pid"]
+
+
+async def test_ctx_mcp_is_the_hub_while_it_runs(store: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CTX_NO_HUB"}
+    params = StdioServerParameters(
+        command=str(CTX), args=["mcp", "--store", str(store)], env=env
+    )
+    async with Client(params) as client:
+        await client.call_tool("remember", {"text": "The hub lives in ctx mcp"})
+        pid = await anyio.to_thread.run_sync(hub_pid, store)
+        assert pid is not None
+        out = await anyio.to_thread.run_sync(
+            lambda: run_ctx(store, "recall", "where does the hub live?", "--json")
+        )
+        assert json.loads(out.stdout)["hits"][0]["body"] == "The hub lives in ctx mcp"
+    assert hub_pid(store) is None  # it left with the client
+
+
+async def test_ctx_mcp_uses_a_running_hub(store: Path) -> None:
+    hub = start_hub_process(store)
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "CTX_NO_HUB"}
+        params = StdioServerParameters(
+            command=str(CTX), args=["mcp", "--store", str(store)], env=env
+        )
+        async with Client(params) as client:
+            await client.call_tool("remember", {"text": "asked of the hub"})
+            found = await client.call_tool("recall", {"query": "asked of the hub"})
+            assert found.structured_content["hits"]
+        assert hub_pid(store) == hub.pid
+    finally:
+        hub.terminate()
+        hub.communicate(timeout=30)
