@@ -21,6 +21,7 @@ from ctx.porcelain.commands import (
     branches,
     diff,
     exports,
+    hooks,
     hub,
     imports,
     keys,
@@ -121,6 +122,7 @@ for module in (
     recall,
     hub,
     agents,
+    hooks,
     keys,
 ):
     for command in module.COMMANDS:
