@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the store (dulwich) loads when a command opens it
 
 __all__ = [
     "CtxState",
+    "add_store_option",
     "branch_name_option",
     "branch_option",
     "echo_change",
@@ -70,6 +71,33 @@ class CtxState:
     def store(self, *, write: bool = False) -> Store:
         """Opens the store; the user's store is created on first write."""
         return self.workspace().store(write=write)
+
+
+def _set_store(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+    if value:
+        state = ctx.find_object(CtxState)
+        assert state is not None
+        state.explicit = value
+
+
+def add_store_option(command: click.Command) -> None:
+    """Adds ``--store`` to a command (and its subcommands), as after ``ctx``.
+
+    ``--store`` is accepted after the command too: ``ctx ls --store PATH``.
+    """
+    command.params.append(
+        click.Option(
+            ["--store"],
+            metavar="PATH",
+            expose_value=False,
+            is_eager=True,
+            callback=_set_store,
+            help="The store folder (as `ctx --store PATH ...`).",
+        )
+    )
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            add_store_option(sub)
 
 
 def json_option(func: F) -> F:

@@ -6,19 +6,10 @@ stdout. :func:`run_hook` answers one such call: ``events`` holds what each
 moment does, ``commands`` finds the ``<ctx:*>`` commands in an agent's
 message, ``actions`` carries them out through the agents' table of calls,
 and ``session`` keeps what waits between calls in the store's private state.
+The names are listed once, in ``__init__.pyi``, and load on first use: a
+hook with nothing to do never compiles the parser.
 """
 
-from ctx.hub.hooks.commands import MARKER, Command, Parsed, parse_commands
-from ctx.hub.hooks.events import EVENTS, find_event
-from ctx.hub.hooks.runner import MAX_CONTEXT, run_hook
+import lazy_loader
 
-__all__ = [
-    "EVENTS",
-    "MARKER",
-    "MAX_CONTEXT",
-    "Command",
-    "Parsed",
-    "find_event",
-    "parse_commands",
-    "run_hook",
-]
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -195,12 +195,14 @@ def test_the_command_always_exits_0_and_prints_nothing(tmp_path, args, data):
 
 IMPORTS = f"""
 import json, sys
-from ctx.porcelain.main import cli
+from ctx.porcelain.launch import main
+sys.argv = ["ctx", "hook", sys.argv[1]]
 try:
-    cli(["hook", sys.argv[1]], prog_name="ctx")
+    main()
 except SystemExit as exc:
     code = exc.code
 heavy = sorted(m for m in {HEAVY!r} if m in sys.modules)
+assert "ctx.porcelain.main" not in sys.modules  # run alone, not by the group
 print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
 """
 
