@@ -20,18 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
-
 from ctx.engine import CtxError, MemoryRecord, StoreStatus, plural
 from ctx.hub.agents.access import Caller
 from ctx.hub.agents.calls import CALLS, invoke
 from ctx.hub.hooks.commands import Command
+from ctx.hub.hooks.events import with_hits
 from ctx.hub.hooks.session import Block, SessionState
 from ctx.hub.retrieval.prompt import format_prompt
-from ctx.hub.retrieval.results import Hit, RecallResult
 from ctx.hub.workspace import Workspace
 
-__all__ = ["WRITES", "carry_out", "render_sources", "render_status", "with_hits"]
+__all__ = ["WRITES", "carry_out", "render_sources", "render_status"]
 
 WRITES = frozenset({"remember", "summarize", "link", "supersede"})
 """The commands that commit."""
@@ -179,13 +177,6 @@ _ACTIONS: dict[str, Callable[[_Turn, Command], None]] = {
     "expand": _expand,
     "task": _task,
 }
-
-
-def with_hits(result: RecallResult, hits: tuple[Hit, ...]) -> RecallResult:
-    """Returns ``result`` keeping only ``hits``, its tokens counted again."""
-    return msgspec.structs.replace(
-        result, hits=hits, tokens=sum(h.tokens for h in hits)
-    )
 
 
 def render_status(status: StoreStatus) -> str:

@@ -49,7 +49,7 @@ from ctx.hub.hooks.session import (
 from ctx.hub.workspace import Workspace
 
 if TYPE_CHECKING:  # recall's results load only when a prompt is searched
-    from ctx.hub.retrieval.results import Hit
+    from ctx.hub.retrieval.results import Hit, RecallResult
 
 __all__ = [
     "EVENTS",
@@ -59,6 +59,7 @@ __all__ = [
     "find_event",
     "is_trivial",
     "similarity",
+    "with_hits",
 ]
 
 IDLE_SESSION = 7 * 24 * 3600.0
@@ -243,7 +244,6 @@ def prompt_submit(hook: Hook) -> str | None:
     with editing(ws.path, hook.session) as state:
         parts.extend(_waiting(*state.take_waiting()))
         if result is not None:
-            from ctx.hub.hooks.actions import with_hits
             from ctx.hub.retrieval.prompt import format_prompt
 
             seen = set(state.shown)
@@ -271,6 +271,15 @@ def similarity(hit: Hit) -> float:
     """
     channels = hit.explain.channels if hit.explain is not None else ()
     return max((c.score for c in channels if c.channel == "vector"), default=-1.0)
+
+
+def with_hits(result: RecallResult, hits: tuple[Hit, ...]) -> RecallResult:
+    """Returns ``result`` keeping only ``hits``, its tokens counted again."""
+    import msgspec
+
+    return msgspec.structs.replace(
+        result, hits=hits, tokens=sum(h.tokens for h in hits)
+    )
 
 
 def stop(hook: Hook) -> None:

@@ -11,7 +11,8 @@ Each session's state is one JSON file in the store's private folder,
 ``<store>/private/hooks/<session>.json``: never in the git history. A call
 that changes it holds the session's lock (``flock`` on ``<session>.lock``,
 dropped by the kernel if the holder dies) from reading to writing, and
-writes it whole (:func:`~ctx.hub.state.write_atomically`), so two hooks of
+writes it whole (:func:`~ctx.hub.state.write_atomically`, not synced to
+disk: a state lost to a crash of the machine starts afresh), so two hooks of
 one session (a subagent's stop beside the main one) never lose each other's
 items. A state file that cannot be decoded starts afresh, with a report.
 """
@@ -173,7 +174,9 @@ def editing(store_path: Path, session: str) -> Iterator[SessionState]:
         yield state
         after = _ENCODER.encode(state.trimmed())
         if after != before:
-            write_atomically(path, after + b"\n")
+            # Not synced: a prompt should not wait for the disk, and a state
+            # lost to a crash of the machine is a report lost, not a memory.
+            write_atomically(path, after + b"\n", durable=False)
     finally:
         os.close(fd)
 
