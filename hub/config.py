@@ -117,6 +117,9 @@ class HooksSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             measure it again before changing embedders.
         lock_timeout: Seconds a hook's write waits for the store's lock
             before it gives up and reports it at the next prompt.
+        timeout: Seconds a hook may run before it gives up and gives
+            nothing (a hub that hangs, a slow disk); ``session-end`` takes
+            at most one, as the host allows it 1.5.
     """
 
     start_budget: Annotated[int, msgspec.Meta(ge=100, le=2400)] = 2000
@@ -124,6 +127,7 @@ class HooksSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     subagent_budget: Annotated[int, msgspec.Meta(ge=100, le=2400)] = 1000
     floor: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.35
     lock_timeout: Annotated[float, msgspec.Meta(gt=0.0, le=60.0)] = 2.0
+    timeout: Annotated[float, msgspec.Meta(gt=0.0, le=600.0)] = 10.0
 
 
 class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -8,7 +8,8 @@ to print: ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext":
 host's 10,000 characters, or nothing.
 
 It never fails the agent: a missing store, a store locked by a writer, input
-that is not JSON, an unknown event, any error at all gives no output (the
+that is not JSON, an unknown event, a hub that hangs (every hook has a
+deadline, ``[hooks] timeout``), any error at all gives no output (the
 command exits 0, as exit 2 would block the user's prompt) and one line in
 ``<store>/private/hooks.log``, or in the user's cache folder when there is
 no store. The log is cut over to ``hooks.log.1`` past a megabyte.
@@ -19,10 +20,13 @@ hub, and the table of calls only when a stop has commands to carry out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +35,14 @@ from ctx.hub.hooks.events import Event, Hook, HookInput, find_event
 from ctx.hub.state import private_folder
 from ctx.hub.workspace import Workspace
 
-__all__ = ["LOG_FILE", "MAX_CONTEXT", "log_path", "run_hook"]
+__all__ = [
+    "LOG_FILE",
+    "MAX_CONTEXT",
+    "SESSION_END_TIMEOUT",
+    "HookTimeoutError",
+    "log_path",
+    "run_hook",
+]
 
 MAX_CONTEXT = 10_000
 """Characters of context a host takes from a hook (Claude Code's cap)."""
@@ -40,8 +51,41 @@ LOG_FILE = "hooks.log"
 _LOG_MAX = 1 << 20
 
 
+SESSION_END_TIMEOUT = 1.0
+"""Seconds ``session-end`` may take at most: the host gives it 1.5 s."""
+
+
 class _NoStoreError(Exception):
     """The workspace has no store on disk: nothing to give, nothing to keep."""
+
+
+class HookTimeoutError(Exception):
+    """A hook ran past its deadline (a hub that hangs, a slow disk)."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Raises :class:`HookTimeoutError` in the block once ``seconds`` pass.
+
+    A timer signal (``SIGALRM``) interrupts whatever waits, a hub's socket
+    included; the exception unwinds the block, releasing its locks, as an
+    error would. Only the main thread gets signals: elsewhere there is no
+    deadline.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise HookTimeoutError(f"no answer within {seconds:g} s; gave nothing")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def run_hook(
@@ -85,7 +129,11 @@ def run_hook(
             raise _NoStoreError(f"no store at {ws.path}")
         settings = ws.config().hooks
         host = _host(event, payload, env)
-        text = found.handler(Hook(ws, hook_input, settings, host))
+        seconds = settings.timeout
+        if found.name == "session-end":
+            seconds = min(seconds, SESSION_END_TIMEOUT)
+        with _deadline(seconds):
+            text = found.handler(Hook(ws, hook_input, settings, host))
         return _output(found, hook_input, text) if text else ""
     except Exception as exc:  # the one place every failure ends: never the agent's
         _log(ws or _quietly_found(store, env), event, session, exc)

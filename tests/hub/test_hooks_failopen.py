@@ -241,3 +241,51 @@ def test_a_hook_with_nothing_to_inject_imports_nothing_heavy(tmp_path, event, fi
     )
     assert done.stdout == b""
     assert json.loads(done.stderr.decode().splitlines()[-1]) == {"code": 0, "heavy": []}
+
+
+def test_a_hub_that_hangs_gives_nothing_within_the_deadline(tmp_path):
+    import socket
+
+    from ctx.hub.server.private import socket_path
+
+    path = store_in(tmp_path, "[hooks]\ntimeout = 0.5\nfloor = -1.0\n")
+    from ctx import engine
+    from ctx.engine import Draft, Intent
+
+    store = Store.open(path, clock=local_now)
+    engine.remember(
+        store,
+        Draft(text="The API deploys with Argo CD."),
+        Intent(agent="t", intent="observe"),
+    )
+    store.close()
+    hung = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    hung.bind(str(socket_path(path)))
+    hung.listen()  # accepts, never answers
+    try:
+        started = time.monotonic()
+        data = hook_input(tmp_path, prompt="How does the API deploy?")
+        assert run_hook("prompt-submit", data) == ""
+        assert time.monotonic() - started < 3
+    finally:
+        hung.close()
+        socket_path(path).unlink()
+    (line,) = log_lines(path / "private" / "hooks.log")
+    assert line.endswith("HookTimeoutError: no answer within 0.5 s; gave nothing")
+    # Without the hung hub, the same prompt is answered (in this process).
+    data = hook_input(tmp_path, prompt="How does the API deploy?", session_id="s-2")
+    assert "Argo CD" in run_hook("prompt-submit", data)
+
+
+def test_session_end_has_a_second_at_most(tmp_path, monkeypatch):
+    path = store_in(tmp_path, "[hooks]\ntimeout = 30\n")
+
+    def slow(hook):
+        time.sleep(5)
+
+    monkeypatch.setitem(EVENTS, "session-end", Event("session-end", "SessionEnd", slow))
+    started = time.monotonic()
+    assert run_hook("session-end", hook_input(tmp_path)) == ""
+    assert time.monotonic() - started < 1.5
+    (line,) = log_lines(path / "private" / "hooks.log")
+    assert "HookTimeoutError: no answer within 1 s" in line
