@@ -15,7 +15,6 @@ tasks come with the sessions of a later change.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,7 @@ from ctx.engine import CtxError, MemoryRecord, StoreStatus, plural
 from ctx.hub.agents.access import Caller
 from ctx.hub.agents.calls import CALLS, invoke
 from ctx.hub.hooks.commands import Command
-from ctx.hub.hooks.events import with_hits
+from ctx.hub.hooks.events import memory_lines, with_hits
 from ctx.hub.hooks.session import Block, SessionState
 from ctx.hub.retrieval.prompt import format_prompt
 from ctx.hub.workspace import Workspace
@@ -206,8 +205,5 @@ def render_sources(node: str, records: list[MemoryRecord]) -> str:
     if not records:
         lines.append("(none: it was derived from nothing)")
     for record in records:
-        memory = record.memory
-        title = f" {memory.title}" if memory.title else ""
-        lines.append(f"- **{memory.kind}** `{memory.id}`:{title}")
-        lines.append(textwrap.indent(memory.body, "  "))
+        lines.extend(memory_lines(record.memory))
     return "\n".join(lines)

@@ -35,6 +35,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from textwrap import indent
 from typing import TYPE_CHECKING, Any
 
 from ctx.hub.config import HooksSettings
@@ -49,6 +50,7 @@ from ctx.hub.hooks.session import (
 from ctx.hub.workspace import Workspace
 
 if TYPE_CHECKING:  # recall's results load only when a prompt is searched
+    from ctx.engine import Memory
     from ctx.hub.retrieval.results import Hit, RecallResult
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "HookInput",
     "find_event",
     "is_trivial",
+    "memory_lines",
     "similarity",
     "with_hits",
 ]
@@ -171,16 +174,58 @@ def is_trivial(prompt: str) -> bool:
     return not any(w not in _SMALL_TALK for w in _WORD_RE.findall(prompt.lower()))
 
 
-def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str]]:
-    """Returns the composed context (or "") and the ids it holds."""
-    from ctx.engine import compose
+def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str], int]:
+    """Returns the composed context (or ""), the ids it holds and its tokens."""
+    from ctx.engine import InvalidInputError, compose
 
     ws = hook.ws
-    with ws.lock:
-        composition = compose(ws.store(), budget=budget, now=ws.clock(), where=where)
+    try:
+        with ws.lock:
+            composition = compose(
+                ws.store(), budget=budget, now=ws.clock(), where=where
+            )
+    except InvalidInputError:  # a budget too small for the header: nothing
+        return "", [], 0
     if not composition.included:
-        return "", []
-    return composition.text.strip(), [m.id for m in composition.included]
+        return "", [], 0
+    ids = [str(m.id) for m in composition.included]
+    return composition.text.strip(), ids, composition.tokens
+
+
+def memory_lines(memory: Memory) -> list[str]:
+    """Returns a memory as markdown lines for a prompt: kind, id, title, body."""
+    title = f" {memory.title}" if memory.title else ""
+    return [f"- **{memory.kind}** `{memory.id}`:{title}", indent(memory.body, "  ")]
+
+
+def _given_back(
+    hook: Hook, ids: list[str], budget: int, skip: set[str]
+) -> tuple[str, list[str]]:
+    """Returns the memories ``ids`` names, newest first, within ``budget``.
+
+    Memories gone since (forgotten) and those in ``skip`` are left out.
+    """
+    from ctx.engine import NotFoundError, estimate_tokens, show
+
+    entries: list[str] = []
+    kept: list[str] = []
+    used = 0
+    with hook.ws.lock:
+        store = hook.ws.store()
+        for memory_id in reversed(ids):
+            if memory_id in skip:
+                continue
+            try:
+                record = show(store, memory_id)
+            except NotFoundError:
+                continue
+            entry = "\n".join(memory_lines(record.memory))
+            cost = estimate_tokens(entry + "\n")
+            if used + cost <= budget:
+                used += cost
+                entries.append(entry)
+                kept.append(memory_id)
+    return "\n".join(entries), kept
 
 
 def _waiting(blocks: list[Block], reports: list[str]) -> list[str]:
@@ -192,38 +237,42 @@ def _waiting(blocks: list[Block], reports: list[str]) -> list[str]:
 
 
 def session_start(hook: Hook) -> str | None:
-    """Gives the composed context, and back what compaction dropped."""
+    """Gives the composed context, and back what compaction dropped.
+
+    The open questions take up to a fifth of the budget; after ``compact``
+    the memories the session had (what ``pre-compact`` saved, newest first)
+    take up to half of it, less what the composed context already holds.
+    """
     if not hook.ws.on_disk:
         return None
     budget = hook.settings.start_budget
-    parts: list[str] = []
     with editing(hook.ws.path, hook.session) as state:
         source = hook.input.source or "startup"
-        given_back: list[str] = []
+        before: list[str] = []
         if source == "compact":
-            before = state.saved or [*state.written, *state.shown]
-            given_back = before[-100:]
+            before = (state.saved or [*state.written, *state.shown])[-100:]
+            state.saved = []
         if source in ("clear", "compact"):
             state.shown = []  # the context that held them is gone
-        if given_back:
-            where = " OR ".join(f"id:{i}" for i in given_back)
-            text, ids = _composed(hook, budget // 2, where)
-            if text:
-                parts.append(
-                    "## Before compaction, this session had these memories\n\n" + text
-                )
-                state.note_shown(ids)
-            state.saved = []
-            budget -= budget // 2
-        questions, q_ids = _composed(hook, budget // 5, "kind:open-question")
-        rest = budget - (len(questions) + 3) // 4
-        main, ids = _composed(hook, rest, "NOT kind:open-question")
-        parts[:0] = [p for p in (main,) if p]
-        if questions:
-            parts.append("## Open questions\n\n" + questions)
-        state.note_shown(ids + q_ids)
-        parts.extend(_waiting(*state.take_waiting()))
-    return "\n\n".join(parts) or None
+        questions, question_ids, question_tokens = _composed(
+            hook, budget // 5, "kind:open-question"
+        )
+        room = budget - question_tokens - (budget // 2 if before else 0)
+        main, main_ids, main_tokens = _composed(hook, room, "NOT kind:open-question")
+        back, back_ids = _given_back(
+            hook,
+            before,
+            budget - question_tokens - main_tokens,
+            set(main_ids + question_ids),
+        )
+        state.note_shown(main_ids + question_ids + back_ids)
+        parts = [
+            main,
+            f"## Open questions\n\n{questions}" if questions else "",
+            f"## Before compaction, this session had\n\n{back}" if back else "",
+            *_waiting(*state.take_waiting()),
+        ]
+    return "\n\n".join(p for p in parts if p) or None
 
 
 def prompt_submit(hook: Hook) -> str | None:
@@ -324,7 +373,7 @@ def subagent_start(hook: Hook) -> str | None:
     """Gives a subagent a briefing: the composed context, smaller."""
     if not hook.ws.on_disk:
         return None
-    text, _ = _composed(hook, hook.settings.subagent_budget, None)
+    text, _, _ = _composed(hook, hook.settings.subagent_budget, None)
     if not text:
         return None
     who = f"the {hook.input.agent_type} subagent" if hook.input.agent_type else "you"

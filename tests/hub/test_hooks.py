@@ -357,25 +357,51 @@ def test_stop_reads_the_transcript_when_the_host_sends_no_message(project, tmp_p
 # -- the other events ----------------------------------------------------------
 
 
+def fill(project: Path, count: int) -> None:
+    """Writes reference memories, which a composed context takes first."""
+    for n in range(count):
+        text = f"Note {n}: the build cache was cleared on runner {n}. " * 3
+        add(project, text, tags=("tier:reference",))
+
+
 def test_pre_compact_then_compact_gives_the_session_back(project):
+    config = project / ".ctx" / "config.toml"
+    config.write_text(config.read_text() + "start_budget = 600\n")
     context("session-start", "session_start", project)
     run_hook("stop", payload("stop", project))
     context("prompt-submit", "user_prompt_submit", project, prompt="ok")
     assert run_hook("pre-compact", payload("pre_compact", project)) == ""
+    fill(project, 20)
     text = context("session-start", "session_start_compact", project)
     assert text is not None
-    _head, rest = text.split("## Before compaction, this session had these memories", 1)
-    assert "Deploys of the API go through Argo CD" in rest
-    assert "SKIP LOCKED" in rest  # the queued recall gave it
+    main, back = text.split("## Before compaction, this session had\n\n", 1)
+    assert "Note " in main
+    assert "Note " not in back  # what the context holds is not repeated
+    # What it wrote (a reference memory, so in the context) comes once.
+    assert text.count("Deploys of the API go through Argo CD") == 1
+    assert "SKIP LOCKED" in back  # the queued recall gave it this
     # What it gave back counts as given: a prompt does not repeat it.
-    assert context("prompt-submit", "user_prompt_submit", project) is None
+    prompt = "Deploys of the API go through Argo CD with blue-green rollouts?"
+    recalled = context("prompt-submit", "user_prompt_submit", project, prompt=prompt)
+    assert recalled is None or "Deploys of the API go through" not in recalled
 
 
 def test_compact_without_pre_compact_gives_back_what_the_session_had(project):
+    config = project / ".ctx" / "config.toml"
+    config.write_text(config.read_text() + "start_budget = 600\n")
     context("session-start", "session_start", project)
+    fill(project, 20)
     text = context("session-start", "session_start_compact", project)
     assert text is not None
-    assert "## Before compaction, this session had these memories" in text
+    _main, back = text.split("## Before compaction, this session had\n\n", 1)
+    assert "Argo CD" in back
+
+
+def test_startup_gives_nothing_back(project):
+    context("session-start", "session_start", project)
+    text = context("session-start", "session_start", project)
+    assert text is not None
+    assert "## Before compaction" not in text
 
 
 def test_subagent_start_gives_a_briefing(project):
