@@ -30,8 +30,8 @@ from ctx.hub.workspace import Workspace
 
 __all__ = ["WRITES", "carry_out", "render_sources", "render_status"]
 
-WRITES = frozenset({"remember", "summarize", "link", "supersede"})
-"""The commands that commit."""
+WRITES = frozenset(name for name, call in CALLS.items() if call.writes)
+"""The commands that commit (each command is the call of its name)."""
 
 _TRUE = frozenset({"true", "yes", "1", "on"})
 
@@ -65,7 +65,8 @@ def carry_out(
 ) -> None:
     """Carries out ``commands`` in order; their results wait in ``state``.
 
-    Never raises for a command that fails: its error is reported instead.
+    Never raises for a command that fails: its error is reported instead,
+    and the next command runs.
     """
     turn = _Turn(ws, caller, state, recall_budget)
     for command in commands:
@@ -74,6 +75,8 @@ def carry_out(
         except CtxError as exc:
             hint = f" {exc.hint}" if exc.hint else ""
             turn.report(f"{command.source} was not carried out: {exc.message}{hint}")
+        except Exception as exc:  # a bug must not cost the other commands
+            turn.report(f"{command.source} failed: {type(exc).__name__}: {exc}")
 
 
 def _split(value: str | None) -> tuple[str, ...]:

@@ -59,8 +59,13 @@ class _NoStoreError(Exception):
     """The workspace has no store on disk: nothing to give, nothing to keep."""
 
 
-class HookTimeoutError(Exception):
-    """A hook ran past its deadline (a hub that hangs, a slow disk)."""
+class HookTimeoutError(BaseException):
+    """A hook ran past its deadline (a hub that hangs, a slow disk).
+
+    A BaseException, like KeyboardInterrupt: it unwinds every handler on its
+    way (a command that fails is reported and the next one run; a deadline
+    stops them all) up to :func:`run_hook`.
+    """
 
 
 @contextlib.contextmanager
@@ -135,7 +140,7 @@ def run_hook(
         with _deadline(seconds):
             text = found.handler(Hook(ws, hook_input, settings, host))
         return _output(found, hook_input, text) if text else ""
-    except Exception as exc:  # the one place every failure ends: never the agent's
+    except (Exception, HookTimeoutError) as exc:  # every failure ends here
         _log(ws or _quietly_found(store, env), event, session, exc)
         return ""
     finally:
@@ -206,7 +211,7 @@ def log_path(ws: Workspace | None) -> Path:
     return Path(platformdirs.user_cache_dir("ctx", appauthor=False)) / LOG_FILE
 
 
-def _log(ws: Workspace | None, event: str, session: str, exc: Exception) -> None:
+def _log(ws: Workspace | None, event: str, session: str, exc: BaseException) -> None:
     """Writes one line on a failure; a log that cannot be written is skipped."""
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     kind = "no store" if isinstance(exc, _NoStoreError) else type(exc).__name__

@@ -448,3 +448,18 @@ def test_an_unsafe_session_id_is_hashed(project):
     run_hook("stop", payload("stop", project, session_id="../../etc/x"))
     names = sorted(p.name for p in (project / ".ctx" / "private" / "hooks").iterdir())
     assert all(n.startswith("session-") for n in names)
+
+
+def test_a_command_that_breaks_is_reported_and_the_others_run(project, monkeypatch):
+    from ctx.hub.hooks import actions
+
+    def broken(turn, command):
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(actions._ACTIONS, "status", broken)
+    message = "<ctx:status/><ctx:remember>After the broken one.</ctx:remember>"
+    run_hook("stop", payload("stop", project, last_assistant_message=message))
+    assert "After the broken one." in live_bodies(project)
+    text = context("prompt-submit", "user_prompt_submit", project, prompt="ok")
+    assert text is not None
+    assert "ctx: <ctx:status/> failed: RuntimeError: boom" in text
