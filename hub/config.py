@@ -6,7 +6,8 @@ gravity and the damping of one-hop link expansion. ``[embedder]`` names the
 embedder (``kind`` and that kind's options, see
 :func:`ctx.hub.embedders.make_embedder`). ``[hub]`` says whether a recall
 that finds no running hub starts one, and when such a hub exits. ``[serve]``
-says whether ``ctx serve`` asks for API keys on loopback too. A missing
+says whether ``ctx serve`` asks for API keys on loopback too. ``[hooks]``
+holds the budgets and the relevance floor of ``ctx hook``. A missing
 file or table gives the defaults; an unknown key or a value of the wrong
 type is an error naming it.
 
@@ -25,6 +26,7 @@ from ctx.engine import InvalidInputError
 
 __all__ = [
     "CONFIG_FILE",
+    "HooksSettings",
     "HubConfig",
     "HubSettings",
     "RecallConfig",
@@ -95,12 +97,46 @@ class ServeSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     require_keys: bool = False
 
 
+class HooksSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What ``ctx hook`` gives an agent (see docs/hooks.md).
+
+    Attributes:
+        start_budget: Tokens of the context composed at ``session-start``
+            (pinned, reference and working memories, then open questions).
+            2,000 tokens are about 8,000 characters, within the host's
+            10,000-character cap with room for what a stop queued.
+        prompt_budget: Tokens a ``prompt-submit`` recall may add.
+        subagent_budget: Tokens of the briefing at ``subagent-start``.
+        floor: How close in meaning to the prompt a memory must be to be
+            added at ``prompt-submit``: the vector channel's cosine
+            similarity. Measured by ``benchmarks/bench_hook_floor.py`` with
+            the default embedder (MiniLM) on two stores: idle and unrelated
+            prompts reached at most 0.31, and 0.35 kept 17 of 20 relevant
+            prompts and none of 24 unrelated ones. Another embedder has
+            another scale (the hashing embedder cannot tell them apart):
+            measure it again before changing embedders.
+        lock_timeout: Seconds a hook's write waits for the store's lock
+            before it gives up and reports it at the next prompt.
+        timeout: Seconds a hook may run before it gives up and gives
+            nothing (a hub that hangs, a slow disk); ``session-end`` takes
+            at most one, as the host allows it 1.5.
+    """
+
+    start_budget: Annotated[int, msgspec.Meta(ge=100, le=2400)] = 2000
+    prompt_budget: Annotated[int, msgspec.Meta(ge=1, le=2400)] = 800
+    subagent_budget: Annotated[int, msgspec.Meta(ge=100, le=2400)] = 1000
+    floor: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.35
+    lock_timeout: Annotated[float, msgspec.Meta(gt=0.0, le=60.0)] = 2.0
+    timeout: Annotated[float, msgspec.Meta(gt=0.0, le=600.0)] = 10.0
+
+
 class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything the hub reads from ``config.toml``."""
 
     recall: RecallConfig = RecallConfig()
     hub: HubSettings = HubSettings()
     serve: ServeSettings = ServeSettings()
+    hooks: HooksSettings = HooksSettings()
     embedder: dict[str, object] = {}
 
 

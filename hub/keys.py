@@ -40,7 +40,6 @@ import ipaddress
 import os
 import re
 import secrets
-import stat
 import threading
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -57,6 +56,7 @@ from ctx.engine import (
     ReadOnlyStoreError,
     StoreError,
 )
+from ctx.hub.state import PRIVATE_FOLDER, private_folder, write_atomically
 from ctx.hub.workspace import Workspace
 
 __all__ = [
@@ -70,9 +70,6 @@ __all__ = [
     "list_keys",
     "revoke_key",
 ]
-
-PRIVATE_FOLDER = "private"
-"""The store's private state: never committed, never in git's folder."""
 
 KEYS_FILE = "keys.json"
 TOKEN_PREFIX = "ctx_"
@@ -212,30 +209,6 @@ def _read(path: Path) -> _KeyFile:
     return keys
 
 
-def _private_folder(ws: Workspace) -> Path:
-    """Returns the store's private folder, made (mode 0700) if missing.
-
-    Raises:
-        StoreError: It is a symlink, not a folder or another user's.
-        OSError: It cannot be made or closed to others.
-    """
-    folder = ws.path / PRIVATE_FOLDER
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(folder, 0o700)
-    st = os.lstat(folder)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-        raise StoreError(
-            f"{folder} is not a folder of yours; no key is written through it.",
-            hint="Remove it; ctx makes the folder again.",
-        )
-    if stat.S_IMODE(st.st_mode) != 0o700:
-        os.chmod(folder, 0o700)  # the store is ours; a umask may have opened it
-    ignore = folder / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# ctx's private state: never committed.\n*\n")
-    return folder
-
-
 @contextlib.contextmanager
 def _locked(ws: Workspace) -> Iterator[Path]:
     """Holds the key file's lock; yields the key file's path.
@@ -246,7 +219,7 @@ def _locked(ws: Workspace) -> Iterator[Path]:
     """
     folder = ws.path / PRIVATE_FOLDER
     try:
-        _private_folder(ws)
+        private_folder(ws.path)
         fd = os.open(folder / "keys.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         raise _store_error(folder, exc) from exc
@@ -270,23 +243,7 @@ def _store_error(folder: Path, exc: OSError) -> StoreError:
 
 def _write(path: Path, keys: _KeyFile) -> None:
     """Replaces the key file whole: a reader sees the old one or the new one."""
-    data = _ENCODER.encode(keys) + b"\n"
-    temp = path.with_name(f".{KEYS_FILE}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    folder_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder_fd)
-    finally:
-        os.close(folder_fd)
+    write_atomically(path, _ENCODER.encode(keys) + b"\n")
 
 
 def _check_label(label: str) -> str:

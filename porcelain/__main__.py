@@ -1,5 +1,5 @@
 """``python -m ctx.porcelain``: the ``ctx`` command line."""
 
-from ctx.porcelain.main import main
+from ctx.porcelain.launch import main
 
 main()

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the store (dulwich) loads when a command opens it
 __all__ = [
     "CtxState",
     "abbrev_option",
+    "add_store_option",
     "branch_name_option",
     "branch_option",
     "echo_change",
@@ -104,6 +105,33 @@ def _note_json(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
     if value and state is not None:
         state.as_json = True
     return value
+
+
+def _set_store(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+    if value:
+        state = ctx.find_object(CtxState)
+        assert state is not None
+        state.explicit = value
+
+
+def add_store_option(command: click.Command) -> None:
+    """Adds ``--store`` to a command (and its subcommands), as after ``ctx``.
+
+    ``--store`` is accepted after the command too: ``ctx ls --store PATH``.
+    """
+    command.params.append(
+        click.Option(
+            ["--store"],
+            metavar="PATH",
+            expose_value=False,
+            is_eager=True,
+            callback=_set_store,
+            help="The store folder (as `ctx --store PATH ...`).",
+        )
+    )
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            add_store_option(sub)
 
 
 def json_option(func: F) -> F:

@@ -14,13 +14,14 @@ from typing import Any
 import click
 
 from ctx.engine import CtxError
-from ctx.porcelain._options import CtxState
+from ctx.porcelain._options import CtxState, add_store_option
 from ctx.porcelain.commands import (
     agents,
     blame,
     branches,
     diff,
     exports,
+    hooks,
     hub,
     imports,
     keys,
@@ -97,30 +98,6 @@ def cli(ctx: click.Context, store_path: str | None) -> None:
     ctx.call_on_close(ctx.obj.close)
 
 
-def _set_store(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
-    if value:
-        state = ctx.find_object(CtxState)
-        assert state is not None
-        state.explicit = value
-
-
-def _add_store_option(command: click.Command) -> None:
-    # `--store` is accepted after the command too: `ctx ls --store PATH`.
-    command.params.append(
-        click.Option(
-            ["--store"],
-            metavar="PATH",
-            expose_value=False,
-            is_eager=True,
-            callback=_set_store,
-            help="The store folder (as `ctx --store PATH ...`).",
-        )
-    )
-    if isinstance(command, click.Group):
-        for sub in command.commands.values():
-            _add_store_option(sub)
-
-
 for module in (
     store,
     memory,
@@ -139,10 +116,11 @@ for module in (
     recall,
     hub,
     agents,
+    hooks,
     keys,
 ):
     for command in module.COMMANDS:
-        _add_store_option(command)
+        add_store_option(command)
         cli.add_command(command)
 
 

@@ -9,8 +9,9 @@ import pytest
 import ctx.engine
 import ctx.hub
 import ctx.hub.embedders
+import ctx.hub.hooks
 
-PACKAGES = [ctx.engine, ctx.hub, ctx.hub.embedders]
+PACKAGES = [ctx.engine, ctx.hub, ctx.hub.embedders, ctx.hub.hooks]
 
 
 def _submodules(package: types.ModuleType) -> list[str]:

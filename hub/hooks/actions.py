@@ -1,0 +1,212 @@
+"""Carrying out the ``<ctx:*>`` commands of an agent's message.
+
+Each command is one call of the table the MCP server and the HTTP API are
+built on (:data:`ctx.hub.agents.calls.CALLS`), made with
+:func:`~ctx.hub.agents.calls.invoke` as the session's caller: the same
+checks, the same intent trailers (the agent, and the session as
+``Ctx-Session``). What a command finds (``recall``, ``status``, ``expand``)
+becomes a :class:`~ctx.hub.hooks.session.Block` for the next prompt; what a
+command did, or why it failed, becomes one report line. A command that fails
+leaves the others to run.
+
+``<ctx:task>`` is recognised but not carried out yet (reported as such):
+tasks come with the sessions of a later change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ctx.engine import CtxError, MemoryRecord, StoreStatus, plural
+from ctx.hub.agents.access import Caller
+from ctx.hub.agents.calls import CALLS, invoke
+from ctx.hub.hooks.commands import Command
+from ctx.hub.hooks.events import memory_lines, with_hits
+from ctx.hub.hooks.session import Block, SessionState
+from ctx.hub.retrieval.prompt import format_prompt
+from ctx.hub.workspace import Workspace
+
+__all__ = ["WRITES", "carry_out", "render_sources", "render_status"]
+
+WRITES = frozenset(name for name, call in CALLS.items() if call.writes)
+"""The commands that commit (each command is the call of its name)."""
+
+_TRUE = frozenset({"true", "yes", "1", "on"})
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """What a command is carried out with, and where its results go."""
+
+    ws: Workspace
+    caller: Caller
+    state: SessionState
+    recall_budget: int
+
+    def call(self, name: str, args: dict[str, Any]) -> Any:
+        """Makes the call ``name`` (arguments left empty are left out)."""
+        given = {k: v for k, v in args.items() if v}
+        return invoke(self.ws, self.caller, CALLS[name], given)
+
+    def report(self, line: str) -> None:
+        """Adds one line to what the agent is told next."""
+        self.state.reports.append(f"ctx: {line}")
+
+
+def carry_out(
+    ws: Workspace,
+    caller: Caller,
+    commands: tuple[Command, ...],
+    state: SessionState,
+    *,
+    recall_budget: int,
+) -> None:
+    """Carries out ``commands`` in order; their results wait in ``state``.
+
+    Never raises for a command that fails: its error is reported instead,
+    and the next command runs.
+    """
+    turn = _Turn(ws, caller, state, recall_budget)
+    for command in commands:
+        try:
+            _ACTIONS[command.name](turn, command)
+        except CtxError as exc:
+            hint = f" {exc.hint}" if exc.hint else ""
+            turn.report(f"{command.source} was not carried out: {exc.message}{hint}")
+        except Exception as exc:  # a bug must not cost the other commands
+            turn.report(f"{command.source} failed: {type(exc).__name__}: {exc}")
+
+
+def _split(value: str | None) -> tuple[str, ...]:
+    return tuple(p.strip() for p in (value or "").split(",") if p.strip())
+
+
+def _remember(turn: _Turn, command: Command) -> None:
+    attrs = command.attrs
+    kind = attrs.get("type") or attrs.get("kind") or "fact"
+    remembered = turn.call(
+        "remember",
+        {
+            "text": command.body,
+            "kind": kind,
+            "tags": _split(attrs.get("tags")),
+            "title": attrs.get("title"),
+            "context": attrs.get("context"),
+        },
+    )
+    turn.state.written.append(remembered.id)
+    again = " (already stored)" if remembered.existing else ""
+    turn.report(f"remembered {kind} `{remembered.id}`{again}.")
+
+
+def _recall(turn: _Turn, command: Command) -> None:
+    query = command.attrs["query"]
+    try:
+        budget = max(1, int(command.attrs.get("budget", turn.recall_budget)))
+    except ValueError:
+        budget = turn.recall_budget
+    result = turn.call("recall", {"query": query, "budget": budget})
+    hits = tuple(h for h in result.hits if not h.pinned)
+    if not hits:
+        turn.report(f"the recall for {query!r} found nothing.")
+        return
+    text = format_prompt(with_hits(result, hits))
+    turn.state.blocks.append(Block(title=f"Recall: {query}", text=text))
+    turn.state.note_shown([h.id for h in hits])
+
+
+def _summarize(turn: _Turn, command: Command) -> None:
+    attrs = command.attrs
+    summary = turn.call(
+        "summarize",
+        {
+            "ids": _split(attrs["nodes"]),
+            "body": command.body,
+            "title": attrs.get("title"),
+            "tags": _split(attrs.get("tags")),
+            "context": attrs.get("context"),
+            "archive": attrs.get("archive", "").lower() in _TRUE,
+        },
+    )
+    turn.state.written.append(summary.id)
+    count = plural(len(summary.sources), "memory")
+    turn.report(f"summarized {count} as `{summary.id}`.")
+
+
+def _link(turn: _Turn, command: Command) -> None:
+    source, target = command.attrs["from"], command.attrs["to"]
+    link_type = command.attrs.get("type") or "RELATES_TO"
+    linked = turn.call("link", {"source": source, "target": target, "type": link_type})
+    done = "linked" if linked.changed else "already linked"
+    turn.report(f"{done} `{source}` {link_type} `{target}`.")
+
+
+def _supersede(turn: _Turn, command: Command) -> None:
+    old, new = command.attrs["old"], command.attrs["new"]
+    turn.call("supersede", {"old": old, "new": new})
+    turn.report(f"`{new}` supersedes `{old}`.")
+
+
+def _status(turn: _Turn, command: Command) -> None:
+    status = turn.call("status", {})
+    turn.state.blocks.append(Block(title="Status", text=render_status(status)))
+
+
+def _expand(turn: _Turn, command: Command) -> None:
+    node = command.attrs["node"]
+    records = turn.call("expand", {"id": node})
+    text = render_sources(node, records)
+    turn.state.blocks.append(Block(title=f"Sources of {node}", text=text))
+    turn.state.note_shown([r.memory.id for r in records])
+
+
+def _task(turn: _Turn, command: Command) -> None:
+    # Recognised, so that it is not "unknown"; tasks come with sessions.
+    turn.report(
+        f"{command.source} was not carried out: <ctx:task> is not supported yet."
+    )
+
+
+_ACTIONS: dict[str, Callable[[_Turn, Command], None]] = {
+    "remember": _remember,
+    "recall": _recall,
+    "summarize": _summarize,
+    "link": _link,
+    "supersede": _supersede,
+    "status": _status,
+    "expand": _expand,
+    "task": _task,
+}
+
+
+def render_status(status: StoreStatus) -> str:
+    """Returns a branch's status as a few lines of markdown for a prompt."""
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(status.by_kind.items()))
+    lines = [
+        f"## ctx status: branch {status.branch}",
+        "",
+        f"- head `{status.head.id[:10]}`: {status.head.summary}",
+        f"- {plural(status.memories, 'memory')}, "
+        f"{plural(status.tokens, 'token')}; "
+        f"{status.superseded} superseded; {plural(status.links, 'link')}",
+    ]
+    if kinds:
+        lines.append(f"- by kind: {kinds}")
+    if status.conflicts:
+        lines.append(
+            f"- {plural(len(status.conflicts), 'conflict')} to resolve "
+            "(`ctx status` lists them)"
+        )
+    return "\n".join(lines)
+
+
+def render_sources(node: str, records: list[MemoryRecord]) -> str:
+    """Returns the memories a summary was derived from, as markdown."""
+    lines = [f"## Sources of `{node}`", ""]
+    if not records:
+        lines.append("(none: it was derived from nothing)")
+    for record in records:
+        lines.extend(memory_lines(record.memory))
+    return "\n".join(lines)

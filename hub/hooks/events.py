@@ -1,0 +1,471 @@
+"""The hook events: what each one reads, does, and gives the agent.
+
+Each event is one handler that takes a :class:`Hook` (the workspace, the
+host's input, the settings, who calls) and returns the context to give the
+agent, or None. The handlers hold what ctx does at each moment of a session:
+
+- ``session-start`` (``source``: startup, resume, clear, compact): the
+  context composed within ``start_budget`` (:func:`ctx.engine.compose`:
+  pinned, reference and working memories, most recently changed first, then
+  the open questions), what waits from the last turn, and after ``compact``
+  the memories the session had before it (what ``pre-compact`` saved).
+- ``prompt-submit`` (``prompt``): what waits from the last turn, and a recall
+  for the prompt (:func:`ctx.hub.recall`, through the running hub if one
+  runs) within ``prompt_budget``: only memories not given yet this session,
+  not pinned (``session-start`` gave those) and as close in meaning to the
+  prompt as ``floor`` (the vector channel's cosine; see :func:`similarity`).
+  A prompt with no word worth searching (``ok``, ``thanks, go on``) is not
+  searched at all.
+- ``stop`` and ``subagent-stop`` (``last_assistant_message``): the
+  ``<ctx:*>`` commands of the message are carried out
+  (:mod:`~ctx.hub.hooks.actions`); what they find waits for the next prompt.
+  Nothing is given back: a stop hook cannot speak to the agent.
+- ``subagent-start`` (``agent_id``, ``agent_type``): a briefing composed
+  within ``subagent_budget``.
+- ``pre-compact``: saves the ids of the memories the session was given and
+  wrote, for ``session-start`` to give back after compaction.
+- ``session-end``: removes the session's state, and that of sessions idle
+  for a week; nothing slow (the host allows it 1.5 s).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from textwrap import indent
+from typing import TYPE_CHECKING, Any
+
+from ctx.hub.config import HooksSettings
+from ctx.hub.hooks.session import (
+    Block,
+    editing,
+    prune_sessions,
+    remove_session,
+    session_path,
+    unique_latest,
+)
+from ctx.hub.workspace import Workspace
+
+if TYPE_CHECKING:  # recall's results load only when a prompt is searched
+    from ctx.engine import Memory
+    from ctx.hub.retrieval.results import Hit, RecallResult
+
+__all__ = [
+    "EVENTS",
+    "Event",
+    "Hook",
+    "HookInput",
+    "find_event",
+    "is_trivial",
+    "memory_lines",
+    "similarity",
+    "with_hits",
+]
+
+IDLE_SESSION = 7 * 24 * 3600.0
+"""Seconds after which ``session-end`` removes another session's state."""
+
+_WORD_RE = re.compile(r"[^\W_]{3,}")
+_SMALL_TALK_WORDS = """
+    the and you yes yep yeah nope okay thanks thank please sure continue
+    proceed good great nice cool done fine right that this then now again
+    ahead lets all for with just got sounds perfect awesome alright agreed
+    correct exactly keep going carry yup wait stop hmm hello
+"""
+_SMALL_TALK = frozenset(_SMALL_TALK_WORDS.split())
+"""Words that make no question on their own: a prompt of only these (and
+words under three letters) is not searched."""
+
+
+@dataclass(frozen=True)
+class HookInput:
+    """What the host says about the moment (fields a host leaves out: None).
+
+    Attributes:
+        session_id: The host's session id.
+        transcript_path: The session's transcript (JSON lines).
+        cwd: The agent's working directory.
+        hook_event_name: The host's name for the event.
+        source: How a session started (startup, resume, clear, compact).
+        prompt: The user's prompt.
+        message: The agent's last message (``last_assistant_message``, or
+            Gemini CLI's ``prompt_response``).
+        agent_type: The subagent's type.
+    """
+
+    session_id: str = ""
+    transcript_path: str | None = None
+    cwd: str | None = None
+    hook_event_name: str | None = None
+    source: str | None = None
+    prompt: str | None = None
+    message: str | None = None
+    agent_type: str | None = None
+
+    @classmethod
+    def of(cls, payload: Mapping[str, Any]) -> HookInput:
+        """Returns the fields of ``payload`` that are text; others are None."""
+
+        def text(*keys: str) -> str | None:
+            for key in keys:
+                value = payload.get(key)
+                if isinstance(value, str):
+                    return value
+            return None
+
+        return cls(
+            session_id=text("session_id") or "",
+            transcript_path=text("transcript_path"),
+            cwd=text("cwd"),
+            hook_event_name=text("hook_event_name"),
+            source=text("source", "trigger"),
+            prompt=text("prompt"),
+            message=text("last_assistant_message", "prompt_response"),
+            agent_type=text("agent_type"),
+        )
+
+
+@dataclass(frozen=True)
+class Hook:
+    """One hook call: the store, what the host said, and who calls.
+
+    Attributes:
+        ws: The workspace (its store may not exist).
+        input: What the host said.
+        settings: The store's ``[hooks]`` settings.
+        host: The host's name, the agent of writes when neither ``--agent``
+            nor ``CTX_AGENT`` names one.
+    """
+
+    ws: Workspace
+    input: HookInput
+    settings: HooksSettings
+    host: str
+
+    @property
+    def session(self) -> str:
+        """Returns the session id (``default`` when the host gave none)."""
+        return self.input.session_id or "default"
+
+
+Handler = Callable[[Hook], "str | None"]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event ``ctx hook`` answers.
+
+    Attributes:
+        name: Its name on the command line (``session-start``).
+        host_name: Claude Code's name for it (``SessionStart``).
+        handler: What it does; returns the context to give, or None.
+    """
+
+    name: str
+    host_name: str
+    handler: Handler
+
+
+def is_trivial(prompt: str) -> bool:
+    """Returns whether ``prompt`` has no word worth searching for."""
+    return not any(w not in _SMALL_TALK for w in _WORD_RE.findall(prompt.lower()))
+
+
+def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str], int]:
+    """Returns the composed context (or ""), the ids it holds and its tokens."""
+    from ctx.engine import InvalidInputError, compose
+
+    ws = hook.ws
+    try:
+        with ws.lock:
+            composition = compose(
+                ws.store(), budget=budget, now=ws.clock(), where=where
+            )
+    except InvalidInputError:  # a budget too small for the header: nothing
+        return "", [], 0
+    if not composition.included:
+        return "", [], 0
+    ids = [str(m.id) for m in composition.included]
+    return composition.text.strip(), ids, composition.tokens
+
+
+def memory_lines(memory: Memory) -> list[str]:
+    """Returns a memory as markdown lines for a prompt: kind, id, title, body."""
+    title = f" {memory.title}" if memory.title else ""
+    return [f"- **{memory.kind}** `{memory.id}`:{title}", indent(memory.body, "  ")]
+
+
+def _given_back(
+    hook: Hook, ids: list[str], budget: int, skip: set[str]
+) -> tuple[str, list[str]]:
+    """Returns the memories ``ids`` names, newest first, within ``budget``.
+
+    Memories gone since (forgotten) and those in ``skip`` are left out.
+    """
+    from ctx.engine import NotFoundError, estimate_tokens, show
+
+    entries: list[str] = []
+    kept: list[str] = []
+    used = 0
+    with hook.ws.lock:
+        store = hook.ws.store()
+        for memory_id in reversed(ids):
+            if memory_id in skip:
+                continue
+            try:
+                record = show(store, memory_id)
+            except NotFoundError:
+                continue
+            entry = "\n".join(memory_lines(record.memory))
+            cost = estimate_tokens(entry + "\n")
+            if used + cost <= budget:
+                used += cost
+                entries.append(entry)
+                kept.append(memory_id)
+    return "\n".join(entries), kept
+
+
+def _waiting(blocks: list[Block], reports: list[str]) -> list[str]:
+    """Returns what waited from the last turn, as parts of a context."""
+    parts = [b.text for b in blocks]
+    if reports:
+        parts.append("\n".join(reports))
+    return parts
+
+
+def session_start(hook: Hook) -> str | None:
+    """Gives the composed context, and back what compaction dropped.
+
+    The open questions take up to a fifth of the budget; after ``compact``
+    the memories the session had (what ``pre-compact`` saved, newest first)
+    take up to half of it, less what the composed context already holds.
+    """
+    if not hook.ws.on_disk:
+        return None
+    budget = hook.settings.start_budget
+    with editing(hook.ws.path, hook.session) as state:
+        source = hook.input.source or "startup"
+        before: list[str] = []
+        if source == "compact":
+            before = (state.saved or [*state.written, *state.shown])[-100:]
+            state.saved = []
+        if source in ("clear", "compact"):
+            state.shown = []  # the context that held them is gone
+        questions, question_ids, question_tokens = _composed(
+            hook, budget // 5, "kind:open-question"
+        )
+        room = budget - question_tokens - (budget // 2 if before else 0)
+        main, main_ids, main_tokens = _composed(hook, room, "NOT kind:open-question")
+        back, back_ids = _given_back(
+            hook,
+            before,
+            budget - question_tokens - main_tokens,
+            set(main_ids + question_ids),
+        )
+        state.note_shown(main_ids + question_ids + back_ids)
+        parts = [
+            main,
+            f"## Open questions\n\n{questions}" if questions else "",
+            f"## Before compaction, this session had\n\n{back}" if back else "",
+            *_waiting(*state.take_waiting()),
+        ]
+    return "\n\n".join(p for p in parts if p) or None
+
+
+def prompt_submit(hook: Hook) -> str | None:
+    """Gives what waits, and the memories that matter for the prompt."""
+    ws = hook.ws
+    prompt = hook.input.prompt or ""
+    if not ws.on_disk:
+        return None
+    searched = not is_trivial(prompt)
+    if not searched and not session_path(ws.path, hook.session).exists():
+        return None  # nothing to search, nothing waiting: the fast path
+    result = None
+    if searched:
+        from ctx.hub.api import recall
+
+        result = recall(ws, prompt, budget=hook.settings.prompt_budget, explain=True)
+    parts: list[str] = []
+    with editing(ws.path, hook.session) as state:
+        parts.extend(_waiting(*state.take_waiting()))
+        if result is not None:
+            from ctx.hub.retrieval.prompt import format_prompt
+
+            seen = set(state.shown)
+            hits = tuple(
+                h
+                for h in result.hits
+                if not h.pinned
+                and h.id not in seen
+                and similarity(h) >= hook.settings.floor
+            )
+            if hits:
+                parts.append(format_prompt(with_hits(result, hits)))
+                state.note_shown([h.id for h in hits])
+    return "\n\n".join(parts) or None
+
+
+def similarity(hit: Hit) -> float:
+    """Returns how close a hit's meaning is to the question (its cosine).
+
+    The vector channel's score is the one on a fixed scale (-1 to 1); the
+    fused score ranks, but says little of relevance: any hit ranked first by
+    two channels scores high, even for an idle question whose words are
+    "the" and "is" (``benchmarks/results/hook_floor.md``). A hit the vector
+    channel did not find scores -1.
+    """
+    channels = hit.explain.channels if hit.explain is not None else ()
+    return max((c.score for c in channels if c.channel == "vector"), default=-1.0)
+
+
+def with_hits(result: RecallResult, hits: tuple[Hit, ...]) -> RecallResult:
+    """Returns ``result`` keeping only ``hits``, its tokens counted again."""
+    import msgspec
+
+    return msgspec.structs.replace(
+        result, hits=hits, tokens=sum(h.tokens for h in hits)
+    )
+
+
+def stop(hook: Hook) -> None:
+    """Carries out the ``<ctx:*>`` commands of the agent's last message."""
+    message = hook.input.message
+    if message is None and hook.input.transcript_path:
+        message = last_assistant_text(Path(hook.input.transcript_path))
+    if not message or "<ctx:" not in message:
+        return None
+    from ctx.hub.hooks.commands import parse_commands
+
+    parsed = parse_commands(message)
+    if not parsed.commands and not parsed.errors:
+        return None
+    from ctx.hub.agents.access import Caller
+    from ctx.hub.hooks.actions import WRITES, carry_out
+
+    ws = hook.ws
+    writes = any(c.name in WRITES for c in parsed.commands)
+    with ws.lock:
+        store = ws.store(write=writes)
+        store.lock_timeout = hook.settings.lock_timeout
+    if not ws.on_disk:
+        return None  # only reads, of a store that does not exist yet
+    digest = hashlib.sha256(message.encode("utf-8", "replace")).hexdigest()
+    with editing(ws.path, hook.session) as state:
+        if state.last_message == digest:
+            return None  # this message's commands were carried out already
+        state.last_message = digest
+        state.reports.extend(parsed.errors)
+        carry_out(
+            ws,
+            Caller(agent=hook.host, session=hook.input.session_id or None),
+            parsed.commands,
+            state,
+            recall_budget=hook.settings.prompt_budget,
+        )
+    return None
+
+
+def subagent_start(hook: Hook) -> str | None:
+    """Gives a subagent a briefing: the composed context, smaller."""
+    if not hook.ws.on_disk:
+        return None
+    text, _, _ = _composed(hook, hook.settings.subagent_budget, None)
+    if not text:
+        return None
+    who = f"the {hook.input.agent_type} subagent" if hook.input.agent_type else "you"
+    return f"A briefing for {who} from the project's memory (ctx):\n\n{text}"
+
+
+def pre_compact(hook: Hook) -> None:
+    """Saves what the session was given and wrote, to give back after it."""
+    if not hook.ws.on_disk or not session_path(hook.ws.path, hook.session).exists():
+        return None
+    with editing(hook.ws.path, hook.session) as state:
+        state.saved = unique_latest([*state.written, *state.shown])[-100:]
+    return None
+
+
+def session_end(hook: Hook) -> None:
+    """Removes the session's state, and that of sessions idle for a week."""
+    if hook.ws.on_disk:
+        remove_session(hook.ws.path, hook.session)
+        prune_sessions(hook.ws.path, older_than=IDLE_SESSION)
+    return None
+
+
+_TAIL_BYTES = 1 << 20
+
+
+def last_assistant_text(transcript: Path) -> str | None:
+    """Returns the text of the transcript's last assistant message, if any.
+
+    For hosts that do not send ``last_assistant_message``: Claude Code's
+    transcript is JSON lines, each an entry whose ``message`` holds a role
+    and a content (a string or a list of parts, of which the ``text`` parts
+    are read). Only the last megabyte is read.
+    """
+    import json
+
+    try:
+        with transcript.open("rb") as file:
+            file.seek(0, 2)
+            size = file.tell()
+            file.seek(max(0, size - _TAIL_BYTES))
+            lines = file.read().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            texts = [
+                p["text"]
+                for p in content
+                if isinstance(p, dict) and isinstance(p.get("text"), str)
+            ]
+            if texts:
+                return "\n".join(texts)
+    return None
+
+
+EVENTS: dict[str, Event] = {
+    e.name: e
+    for e in (
+        Event("session-start", "SessionStart", session_start),
+        Event("prompt-submit", "UserPromptSubmit", prompt_submit),
+        Event("stop", "Stop", stop),
+        Event("subagent-start", "SubagentStart", subagent_start),
+        Event("subagent-stop", "SubagentStop", stop),
+        Event("pre-compact", "PreCompact", pre_compact),
+        Event("session-end", "SessionEnd", session_end),
+    )
+}
+"""The events, by their names on the command line."""
+
+_ALIASES = {
+    **{e.name.replace("-", ""): e.name for e in EVENTS.values()},
+    **{e.host_name.lower(): e.name for e in EVENTS.values()},
+    # Gemini CLI's names for the same moments.
+    "beforeagent": "prompt-submit",
+    "afteragent": "stop",
+    "precompress": "pre-compact",
+}
+
+
+def find_event(name: str) -> Event | None:
+    """Returns the event ``name`` names (``session-start``, ``SessionStart``...)."""
+    key = name.strip().lower().replace("-", "").replace("_", "")
+    found = _ALIASES.get(key)
+    return None if found is None else EVENTS[found]

@@ -1,0 +1,241 @@
+"""``ctx hook EVENT``: the host's JSON in, the context out, never a failure.
+
+:func:`run_hook` reads what the host sent, finds the store from the
+``cwd`` it names (as a command run there would: ``--store``, ``CTX_DIR``,
+``.ctx/`` above, the user store), runs the event's handler and returns what
+to print: ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext":
+...}}`` with the context wrapped in the marker of injected text, cut to the
+host's 10,000 characters, or nothing.
+
+It never fails the agent: a missing store, a store locked by a writer, input
+that is not JSON, an unknown event, a hub that hangs (every hook has a
+deadline, ``[hooks] timeout``), any error at all gives no output (the
+command exits 0, as exit 2 would block the user's prompt) and one line in
+``<store>/private/hooks.log``, or in the user's cache folder when there is
+no store. The log is cut over to ``hooks.log.1`` past a megabyte.
+
+Light: the indexes load only when a prompt is searched without a running
+hub, and the table of calls only when a stop has commands to carry out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ctx.engine import CtxError
+from ctx.hub.hooks.events import Event, Hook, HookInput, find_event
+from ctx.hub.state import private_folder
+from ctx.hub.workspace import Workspace
+
+__all__ = [
+    "LOG_FILE",
+    "MAX_CONTEXT",
+    "SESSION_END_TIMEOUT",
+    "HookTimeoutError",
+    "log_path",
+    "run_hook",
+]
+
+MAX_CONTEXT = 10_000
+"""Characters of context a host takes from a hook (Claude Code's cap)."""
+
+LOG_FILE = "hooks.log"
+_LOG_MAX = 1 << 20
+
+
+SESSION_END_TIMEOUT = 1.0
+"""Seconds ``session-end`` may take at most: the host gives it 1.5 s."""
+
+
+class _NoStoreError(Exception):
+    """The workspace has no store on disk: nothing to give, nothing to keep."""
+
+
+class HookTimeoutError(BaseException):
+    """A hook ran past its deadline (a hub that hangs, a slow disk).
+
+    A BaseException, like KeyboardInterrupt: it unwinds every handler on its
+    way (a command that fails is reported and the next one run; a deadline
+    stops them all) up to :func:`run_hook`.
+    """
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Raises :class:`HookTimeoutError` in the block once ``seconds`` pass.
+
+    A timer signal (``SIGALRM``) interrupts whatever waits, a hub's socket
+    included; the exception unwinds the block, releasing its locks, as an
+    error would. Only the main thread gets signals: elsewhere there is no
+    deadline.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise HookTimeoutError(f"no answer within {seconds:g} s; gave nothing")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_hook(
+    event: str,
+    data: bytes,
+    *,
+    store: str | None = None,
+    agent: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> str:
+    """Answers one hook call; returns what to print ("" for nothing).
+
+    Args:
+        event: The event (``session-start``, ``prompt-submit``, ``stop``,
+            ``subagent-start``, ``subagent-stop``, ``pre-compact``,
+            ``session-end``, or the host's name for one).
+        data: What the host wrote on stdin (a JSON object).
+        store: The store folder given explicitly (``--store``).
+        agent: Who writes (default: ``CTX_AGENT``, then the host's name).
+        environ: The environment (default: ``os.environ``).
+
+    Never raises: every failure is logged and answered with nothing.
+    """
+    env = os.environ if environ is None else environ
+    ws: Workspace | None = None
+    session = ""
+    try:
+        payload = _payload(data)
+        hook_input = HookInput.of(payload)
+        session = hook_input.session_id
+        cwd = Path(hook_input.cwd) if hook_input.cwd else None
+        ws = Workspace.find(
+            store, cwd=cwd if cwd and cwd.is_dir() else None, environ=env
+        )
+        found = find_event(event)
+        if found is None:
+            raise ValueError(f"unknown event {event!r}")
+        if agent:
+            ws.agent = agent
+        if not ws.on_disk and found.name not in ("stop", "subagent-stop"):
+            raise _NoStoreError(f"no store at {ws.path}")
+        settings = ws.config().hooks
+        host = _host(event, payload, env)
+        seconds = settings.timeout
+        if found.name == "session-end":
+            seconds = min(seconds, SESSION_END_TIMEOUT)
+        with _deadline(seconds):
+            text = found.handler(Hook(ws, hook_input, settings, host))
+        return _output(found, hook_input, text) if text else ""
+    except (Exception, HookTimeoutError) as exc:  # every failure ends here
+        _log(ws or _quietly_found(store, env), event, session, exc)
+        return ""
+    finally:
+        if ws is not None:
+            ws.close()
+
+
+def _quietly_found(store: str | None, env: Mapping[str, str]) -> Workspace | None:
+    """Returns the workspace of the working directory, for the log, or None."""
+    try:
+        return Workspace.find(store, environ=env)
+    except Exception:  # a log line is all it was for
+        return None
+
+
+def _payload(data: bytes) -> dict[str, Any]:
+    """Returns the host's JSON object (empty input: an empty object)."""
+    if not data.strip():
+        return {}
+    payload = json.loads(data)
+    if not isinstance(payload, dict):
+        raise ValueError(
+            f"the input is JSON but not an object ({type(payload).__name__})"
+        )
+    return payload
+
+
+def _host(event: str, payload: Mapping[str, Any], env: Mapping[str, str]) -> str:
+    """Returns the host's name, the agent of writes when CTX_AGENT names none."""
+    name = event.lower().replace("-", "")
+    if name in ("beforeagent", "afteragent", "precompress") or env.get(
+        "GEMINI_PROJECT_DIR"
+    ):
+        return "gemini-cli"
+    if "turn_id" in payload:
+        return "codex"
+    return "claude-code"
+
+
+def _output(event: Event, hook_input: HookInput, text: str) -> str:
+    """Returns the host's JSON for ``text``, wrapped and cut to the cap."""
+    from ctx.hub.hooks.commands import wrap_context
+
+    room = MAX_CONTEXT - len(wrap_context("", event.name))
+    if len(text) > room:
+        note = "\n(cut: ctx gave more than the host takes)"
+        cut = text[: room - len(note)]
+        text = cut[: cut.rfind("\n") + 1 or len(cut)].rstrip() + note
+    name = hook_input.hook_event_name or event.host_name
+    context = wrap_context(text, event.name)
+    answer = {
+        "hookSpecificOutput": {"hookEventName": name, "additionalContext": context}
+    }
+    return json.dumps(answer, ensure_ascii=False)
+
+
+def log_path(ws: Workspace | None) -> Path:
+    """Returns the hook log: in the store's private folder, else the cache.
+
+    Raises:
+        OSError: The store's private folder cannot be made.
+        StoreError: It is not the user's.
+    """
+    if ws is not None and ws.on_disk and (ws.path / "git").is_dir():
+        return private_folder(ws.path) / LOG_FILE
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("ctx", appauthor=False)) / LOG_FILE
+
+
+def _log(ws: Workspace | None, event: str, session: str, exc: BaseException) -> None:
+    """Writes one line on a failure; a log that cannot be written is skipped."""
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    kind = "no store" if isinstance(exc, _NoStoreError) else type(exc).__name__
+    line = " ".join(
+        (
+            time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            f"event={event[:40]!r}",
+            f"session={session[:100]!r}",
+            f"{kind}: {message}",
+        )
+    )
+    line = line.replace("\n", " ")[:1000] + "\n"
+    try:
+        path = log_path(ws)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if path.stat().st_size > _LOG_MAX:
+                os.replace(path, path.with_name(LOG_FILE + ".1"))
+        except FileNotFoundError:
+            pass
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except (OSError, CtxError):
+        pass  # nowhere to say it: the agent still goes on

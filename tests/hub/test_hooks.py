@@ -1,0 +1,465 @@
+"""ctx hook EVENT: each event on recorded host inputs, and the whole cycle."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from ctx import engine
+from ctx.engine import Draft, Intent, Store
+from ctx.hub.hooks import EVENTS, MAX_CONTEXT, find_event, run_hook
+from ctx.hub.hooks.events import Event
+from ctx.hub.hooks.session import session_path
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+SESSION = "9f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
+OWNER = Intent(agent="tester", intent="observe")
+
+
+def payload(name: str, cwd: Path, **changes: object) -> bytes:
+    """A recorded host input, run in ``cwd``."""
+    data = json.loads((FIXTURES / f"{name}.json").read_text())
+    data["cwd"] = str(cwd)
+    data.update(changes)
+    return json.dumps(data).encode()
+
+
+def context(event: str, name: str, cwd: Path, **changes: object) -> str | None:
+    """Runs a hook; returns the context it gives (None: no output)."""
+    out = run_hook(event, payload(name, cwd, **changes))
+    if not out:
+        return None
+    answer = json.loads(out)
+    specific = answer["hookSpecificOutput"]
+    assert set(answer) == {"hookSpecificOutput"}
+    found = find_event(event)
+    assert found is not None
+    recorded = json.loads((FIXTURES / f"{name}.json").read_text())
+    assert specific["hookEventName"] == recorded["hook_event_name"]
+    text = specific["additionalContext"]
+    assert len(text) <= MAX_CONTEXT
+    assert text.startswith(f'<ctx:context source="{found.name}">\n')
+    assert text.endswith("\n</ctx:context>")
+    return text
+
+
+def add(root: Path, text: str, **fields: object) -> str:
+    store = Store.open(root / ".ctx", clock=engine_clock)
+    try:
+        result = engine.remember(store, Draft(text=text, **fields), OWNER)  # type: ignore[arg-type]
+        return str(result.ids[0])
+    finally:
+        store.close()
+
+
+def engine_clock():
+    from ctx.hub import local_now
+
+    return local_now()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project with a store of a few memories (hashing embedder)."""
+    root = tmp_path / "app"
+    root.mkdir()
+    Store.init(root / ".ctx", clock=engine_clock).close()
+    # The default floor is measured for MiniLM; the hashing embedder's
+    # cosines are lower for what is relevant and higher for what is not.
+    (root / ".ctx" / "config.toml").write_text(
+        '[embedder]\nkind = "hashing"\n[hooks]\nfloor = 0.1\n'
+    )
+    add(root, "Never push to main without a review.", kind="pattern", pinned=True)
+    add(
+        root,
+        "The API is deployed to Kubernetes with Argo CD and blue-green rollouts.",
+        kind="decision",
+        tags=("project:api",),
+    )
+    add(
+        root,
+        "The job queue lives in Postgres: a jobs table read with SKIP LOCKED.",
+        kind="decision",
+        tags=("project:api",),
+    )
+    add(root, "Why does staging run out of memory at night?", kind="open-question")
+    return root
+
+
+def log_of(root: Path) -> list[engine.LogEntry]:
+    store = Store.open(root / ".ctx", clock=engine_clock)
+    try:
+        return engine.log(store)
+    finally:
+        store.close()
+
+
+def live_bodies(root: Path) -> list[str]:
+    store = Store.open(root / ".ctx", clock=engine_clock)
+    try:
+        return [r.memory.body for r in engine.list_memories(store, None, "")]
+    finally:
+        store.close()
+
+
+# -- session-start -----------------------------------------------------------
+
+
+def test_session_start_gives_the_composed_context(project):
+    text = context("session-start", "session_start", project)
+    assert text is not None
+    assert "Never push to main without a review." in text
+    assert "Argo CD" in text
+    assert "SKIP LOCKED" in text
+    # Open questions come last, under their own heading.
+    assert text.index("## Open questions") < text.index("run out of memory")
+    assert text.index("Argo CD") < text.index("## Open questions")
+
+
+def test_session_start_on_an_empty_store_gives_nothing(tmp_path):
+    Store.init(tmp_path / ".ctx", clock=engine_clock).close()
+    assert run_hook("session-start", payload("session_start", tmp_path)) == ""
+
+
+def test_the_start_budget_is_configurable_and_the_cap_holds(project):
+    for n in range(40):
+        add(project, f"Note {n}: " + "the service keeps a long log line. " * 30)
+    config = project / ".ctx" / "config.toml"
+    config.write_text(config.read_text() + "start_budget = 2400\n")
+    text = context("session-start", "session_start", project)
+    assert text is not None
+    assert 8_000 < len(text) <= MAX_CONTEXT
+    config.write_text(config.read_text().replace("2400", "300"))
+    small = context("session-start", "session_start", project, session_id="other")
+    assert small is not None
+    assert len(small) < 2_000
+
+
+# -- prompt-submit -----------------------------------------------------------
+
+
+def test_prompt_submit_recalls_what_the_session_was_not_given(project):
+    context("session-start", "session_start", project)
+    later = add(
+        project,
+        "Kubernetes deploys of the API need the image tag pinned in values.yaml.",
+        kind="fact",
+    )
+    text = context("prompt-submit", "user_prompt_submit", project)
+    assert text is not None
+    assert later in text
+    # Pinned and already given memories are not given again.
+    assert "Never push to main" not in text
+    assert "Argo CD" not in text
+    # Asked again, nothing is new.
+    assert context("prompt-submit", "user_prompt_submit", project) is None
+
+
+def test_a_trivial_prompt_adds_nothing_and_keeps_nothing(project):
+    for prompt in ("ok", "thanks, go ahead", "yes please, continue", "👍"):
+        assert (
+            context("prompt-submit", "user_prompt_submit", project, prompt=prompt)
+            is None
+        )
+    assert not session_path(project / ".ctx", SESSION).exists()
+
+
+def test_only_memories_close_enough_to_the_prompt_are_added(project):
+    config = project / ".ctx" / "config.toml"
+    config.write_text(config.read_text().replace("floor = 0.1", "floor = 1.0"))
+    assert context("prompt-submit", "user_prompt_submit", project) is None
+    config.write_text(config.read_text().replace("floor = 1.0", "floor = -1.0"))
+    text = context("prompt-submit", "user_prompt_submit", project, session_id="s2")
+    assert text is not None
+    assert "Argo CD" in text
+
+
+def test_a_context_over_the_cap_is_cut_on_a_line(project, monkeypatch):
+    lines = "".join(f"line {n:05d} of a long context\n" for n in range(1000))
+    big = Event("session-start", "SessionStart", lambda hook: lines)
+    monkeypatch.setitem(EVENTS, "session-start", big)
+    text = context("session-start", "session_start", project)
+    assert text is not None
+    assert len(text) <= MAX_CONTEXT
+    assert text.endswith(
+        " of a long context\n(cut: ctx gave more than the host takes)\n</ctx:context>"
+    )
+
+
+def test_gemini_cli_names_the_event_its_way(project):
+    text = context("BeforeAgent", "gemini_before_agent", project)
+    assert text is not None
+    assert "Argo CD" in text
+
+
+# -- stop, and the whole cycle -------------------------------------------------
+
+
+def test_the_whole_cycle(project):
+    start = context("session-start", "session_start", project)
+    assert start is not None
+    assert "Argo CD" in start
+    assert context("prompt-submit", "user_prompt_submit", project) is None
+
+    ids = {line.split("`")[1] for line in start.splitlines() if line.startswith("- `")}
+    message = (
+        "Done: the deploy doc is updated.\n\n"
+        '<ctx:remember type="decision" tags="project:api,tier:reference">'
+        "Canary deploys were dropped: blue-green is simpler to roll back."
+        "</ctx:remember>\n"
+        '<ctx:recall query="postgres job queue"/>\n'
+        "<ctx:status/>\n"
+        '<ctx:link from="NOPE" to="ALSO-NOPE"/>\n'
+        '<ctx:link from="x"/>\n'
+    )
+    assert (
+        run_hook("stop", payload("stop", project, last_assistant_message=message)) == ""
+    )
+
+    text = context("prompt-submit", "user_prompt_submit", project, prompt="ok")
+    assert text is not None
+    # The queued recall, with the memory the session start already gave.
+    assert "<!-- ctx recall: postgres job queue" in text
+    assert "SKIP LOCKED" in text
+    # The queued status.
+    assert "## ctx status: branch main" in text
+    assert "5 memories" in text
+    # What each command did, or why not.
+    assert "ctx: remembered decision `" in text
+    assert "not carried out" in text
+    assert "NOPE" in text
+    assert "line 7: <ctx:link> needs the attribute 'to'; not run." in text
+    assert ids  # the session start named its memories by id
+    # Delivered once.
+    assert context("prompt-submit", "user_prompt_submit", project, prompt="ok") is None
+
+    # The write carries the intent: the host as agent, the session as trailer.
+    newest = log_of(project)[0].commit
+    assert newest.author == "claude-code"
+    assert newest.intent is not None
+    assert newest.intent.session == SESSION
+    assert newest.intent.agent == "claude-code"
+    assert (
+        "Canary deploys were dropped: blue-green is simpler to roll back."
+        in live_bodies(project)
+    )
+
+
+def test_the_recorded_stop_runs_its_commands(project):
+    assert run_hook("stop", payload("stop", project)) == ""
+    assert any("Argo CD with blue-green rollouts" in b for b in live_bodies(project))
+    text = context("prompt-submit", "user_prompt_submit", project, prompt="continue")
+    assert text is not None
+    assert "<!-- ctx recall: postgres queue" in text
+    assert "## ctx status" in text
+
+
+def test_ctx_agent_names_the_agent(project, monkeypatch):
+    monkeypatch.setenv("CTX_AGENT", "reviewer")
+    run_hook("stop", payload("stop", project))
+    assert log_of(project)[0].commit.author == "reviewer"
+
+
+def test_a_message_is_carried_out_once(project):
+    before = len(live_bodies(project))
+    data = payload("stop", project)
+    run_hook("stop", data)
+    run_hook("stop", payload("stop", project, stop_hook_active=True))
+    assert len(live_bodies(project)) == before + 1
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "```\n<ctx:remember>in a fence</ctx:remember>\n```",
+        "~~~xml\n<ctx:remember>in a tilde fence</ctx:remember>",
+        "Write `<ctx:remember>inline code</ctx:remember>` to store.",
+        "> <ctx:remember>a quoted line</ctx:remember>",
+        '<ctx:context source="prompt-submit">\n<ctx:remember>given back</ctx:remember>\n</ctx:context>',
+    ],
+)
+def test_commands_in_code_quotes_or_injected_text_are_not_run(project, message):
+    before = live_bodies(project)
+    run_hook("stop", payload("stop", project, last_assistant_message=message))
+    assert live_bodies(project) == before
+    assert not session_path(project / ".ctx", SESSION).exists()
+
+
+def test_what_a_hook_injected_is_never_captured_back(project):
+    start = context("session-start", "session_start", project)
+    assert start is not None
+    # An agent that echoes its context, commands and all, writes nothing.
+    echoed = start.replace("Argo CD", "<ctx:remember>Argo CD</ctx:remember>")
+    before = live_bodies(project)
+    run_hook("stop", payload("stop", project, last_assistant_message=echoed))
+    assert live_bodies(project) == before
+
+
+def test_summarize_supersede_and_expand(project):
+    a = add(project, "Builds take 12 minutes on the old runners.")
+    b = add(project, "Builds take 4 minutes on the new runners.")
+    message = (
+        f'<ctx:summarize nodes="{a},{b}" archive="true" title="Build times">'
+        "Builds went from 12 to 4 minutes with the new runners.</ctx:summarize>\n"
+        f'<ctx:supersede old="{a}" new="{b}"/>\n'
+        '<ctx:task name="ci" action="start"/>'
+    )
+    run_hook("stop", payload("stop", project, last_assistant_message=message))
+    text = context("prompt-submit", "user_prompt_submit", project, prompt="ok")
+    assert text is not None
+    assert "ctx: summarized 2 memories as `" in text
+    assert f"ctx: `{b}` supersedes `{a}`." in text
+    assert "<ctx:task> is not supported yet" in text
+    summary = text.split("ctx: summarized 2 memories as `")[1].split("`")[0]
+
+    run_hook(
+        "stop",
+        payload(
+            "stop", project, last_assistant_message=f'<ctx:expand node="{summary}"/>'
+        ),
+    )
+    text = context("prompt-submit", "user_prompt_submit", project, prompt="ok")
+    assert text is not None
+    assert f"## Sources of `{summary}`" in text
+    assert "12 minutes" in text
+    assert "4 minutes" in text
+
+
+def test_stop_reads_the_transcript_when_the_host_sends_no_message(project, tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "remember this"}},
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "<ctx:remember>From the transcript.</ctx:remember>",
+                    }
+                ],
+            },
+        },
+    ]
+    transcript.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    data = json.loads(payload("stop", project))
+    del data["last_assistant_message"]
+    data["transcript_path"] = str(transcript)
+    run_hook("stop", json.dumps(data).encode())
+    assert "From the transcript." in live_bodies(project)
+
+
+# -- the other events ----------------------------------------------------------
+
+
+def fill(project: Path, count: int) -> None:
+    """Writes reference memories, which a composed context takes first."""
+    for n in range(count):
+        text = f"Note {n}: the build cache was cleared on runner {n}. " * 3
+        add(project, text, tags=("tier:reference",))
+
+
+def test_pre_compact_then_compact_gives_the_session_back(project):
+    config = project / ".ctx" / "config.toml"
+    config.write_text(config.read_text() + "start_budget = 600\n")
+    context("session-start", "session_start", project)
+    run_hook("stop", payload("stop", project))
+    context("prompt-submit", "user_prompt_submit", project, prompt="ok")
+    assert run_hook("pre-compact", payload("pre_compact", project)) == ""
+    fill(project, 20)
+    text = context("session-start", "session_start_compact", project)
+    assert text is not None
+    main, back = text.split("## Before compaction, this session had\n\n", 1)
+    assert "Note " in main
+    assert "Note " not in back  # what the context holds is not repeated
+    # What it wrote (a reference memory, so in the context) comes once.
+    assert text.count("Deploys of the API go through Argo CD") == 1
+    assert "SKIP LOCKED" in back  # the queued recall gave it this
+    # What it gave back counts as given: a prompt does not repeat it.
+    prompt = "Deploys of the API go through Argo CD with blue-green rollouts?"
+    recalled = context("prompt-submit", "user_prompt_submit", project, prompt=prompt)
+    assert recalled is None or "Deploys of the API go through" not in recalled
+
+
+def test_compact_without_pre_compact_gives_back_what_the_session_had(project):
+    config = project / ".ctx" / "config.toml"
+    config.write_text(config.read_text() + "start_budget = 600\n")
+    context("session-start", "session_start", project)
+    fill(project, 20)
+    text = context("session-start", "session_start_compact", project)
+    assert text is not None
+    _main, back = text.split("## Before compaction, this session had\n\n", 1)
+    assert "Argo CD" in back
+
+
+def test_startup_gives_nothing_back(project):
+    context("session-start", "session_start", project)
+    text = context("session-start", "session_start", project)
+    assert text is not None
+    assert "## Before compaction" not in text
+
+
+def test_subagent_start_gives_a_briefing(project):
+    text = context("subagent-start", "subagent_start", project)
+    assert text is not None
+    assert text.splitlines()[1].startswith("A briefing for the Explore subagent")
+    assert "Argo CD" in text
+
+
+def test_subagent_stop_carries_out_the_subagents_commands(project):
+    assert run_hook("subagent-stop", payload("subagent_stop", project)) == ""
+    assert "The API's health check is GET /healthz on port 8081." in live_bodies(
+        project
+    )
+
+
+def test_session_end_removes_the_sessions_state(project):
+    run_hook("stop", payload("stop", project))
+    path = session_path(project / ".ctx", SESSION)
+    assert path.exists()
+    old = session_path(project / ".ctx", "old-session")
+    old.write_text("{}")
+    week_ago = path.stat().st_mtime - 8 * 24 * 3600
+    os.utime(old, (week_ago, week_ago))
+    assert run_hook("session-end", payload("session_end", project)) == ""
+    assert not path.exists()
+    assert not old.exists()
+
+
+def test_the_state_is_private_and_never_committed(project):
+    commits = len(log_of(project))
+    run_hook("stop", payload("stop", project, last_assistant_message="<ctx:status/>"))
+    assert len(log_of(project)) == commits
+    folder = project / ".ctx" / "private"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert (folder / ".gitignore").read_text().endswith("*\n")
+    path = session_path(project / ".ctx", SESSION)
+    assert path.parent == folder / "hooks"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert json.loads(path.read_text())["blocks"][0]["title"] == "Status"
+
+
+def test_an_unsafe_session_id_is_hashed(project):
+    run_hook("stop", payload("stop", project, session_id="../../etc/x"))
+    names = sorted(p.name for p in (project / ".ctx" / "private" / "hooks").iterdir())
+    assert all(n.startswith("session-") for n in names)
+
+
+def test_a_command_that_breaks_is_reported_and_the_others_run(project, monkeypatch):
+    from ctx.hub.hooks import actions
+
+    def broken(turn, command):
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(actions._ACTIONS, "status", broken)
+    message = "<ctx:status/><ctx:remember>After the broken one.</ctx:remember>"
+    run_hook("stop", payload("stop", project, last_assistant_message=message))
+    assert "After the broken one." in live_bodies(project)
+    text = context("prompt-submit", "user_prompt_submit", project, prompt="ok")
+    assert text is not None
+    assert "ctx: <ctx:status/> failed: RuntimeError: boom" in text

@@ -1,0 +1,291 @@
+"""ctx hook never breaks the agent: exit 0, nothing injected, one line logged."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ctx.engine import Store
+from ctx.hub import local_now
+from ctx.hub.hooks import EVENTS, run_hook
+from ctx.hub.hooks.events import Event
+
+HEAVY = ("numpy", "tantivy", "onnxruntime", "mcp", "hnswlib")
+
+
+def store_in(folder: Path, config: str = "") -> Path:
+    Store.init(folder / ".ctx", clock=local_now).close()
+    (folder / ".ctx" / "config.toml").write_text(
+        '[embedder]\nkind = "hashing"\n' + config
+    )
+    return folder / ".ctx"
+
+
+def hook_input(cwd: Path, **fields: object) -> bytes:
+    return json.dumps({"session_id": "s-1", "cwd": str(cwd), **fields}).encode()
+
+
+def log_lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_no_store_gives_nothing_and_logs_in_the_user_cache(tmp_path):
+    cache = Path(os.environ["HOME"]) / ".cache" / "ctx" / "hooks.log"
+    for event in ("session-start", "prompt-submit", "subagent-start", "pre-compact"):
+        data = hook_input(
+            tmp_path, prompt="How do we deploy the API?", source="startup"
+        )
+        assert run_hook(event, data) == ""
+    lines = log_lines(cache)
+    assert len(lines) == 4
+    assert "event='session-start' session='s-1' no store: no store at " in lines[0]
+    # Nothing was made on the way: no user store, no project store.
+    assert not (Path(os.environ["XDG_DATA_HOME"]) / "ctx" / "git").exists()
+    assert not (tmp_path / ".ctx").exists()
+
+
+def test_an_explicit_store_that_does_not_exist_gives_nothing(tmp_path):
+    data = hook_input(tmp_path, prompt="How do we deploy the API?")
+    assert run_hook("prompt-submit", data, store=str(tmp_path / "nowhere")) == ""
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"garbage", b"{", b"[1, 2]", b"\xff\xfe\x00", b'"text"', b"null"],
+)
+def test_input_that_is_not_a_json_object_gives_nothing(tmp_path, monkeypatch, data):
+    private = store_in(tmp_path) / "private"
+    private.mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert run_hook("prompt-submit", data) == ""
+    (line,) = log_lines(private / "hooks.log")
+    assert "event='prompt-submit' session=''" in line
+
+
+def test_fields_of_the_wrong_type_are_ignored(tmp_path):
+    store_in(tmp_path)
+    data = json.dumps(
+        {"session_id": 7, "cwd": str(tmp_path), "prompt": ["x"], "source": None}
+    ).encode()
+    assert run_hook("prompt-submit", data) == ""
+    assert run_hook("session-start", data) == ""
+
+
+@pytest.mark.parametrize("event", ["", "PostToolUse", "bogus", "stop --now"])
+def test_an_unknown_event_gives_nothing(tmp_path, event):
+    private = store_in(tmp_path) / "private"
+    private.mkdir()
+    assert run_hook(event, hook_input(tmp_path)) == ""
+    (line,) = log_lines(private / "hooks.log")
+    assert f"ValueError: unknown event {event!r}" in line
+
+
+def test_any_error_gives_nothing_and_one_line(tmp_path, monkeypatch):
+    private = store_in(tmp_path) / "private"
+    private.mkdir()
+
+    def broken(hook):
+        raise RuntimeError("the disk\nis on fire")
+
+    monkeypatch.setitem(
+        EVENTS, "session-start", Event("session-start", "SessionStart", broken)
+    )
+    assert run_hook("session-start", hook_input(tmp_path)) == ""
+    (line,) = log_lines(private / "hooks.log")
+    assert line.endswith("RuntimeError: the disk is on fire")
+
+
+def test_a_bad_config_gives_nothing(tmp_path):
+    store_in(tmp_path, "[hooks]\nfloor = 7\n")
+    data = hook_input(tmp_path, prompt="How do we deploy the API?")
+    assert run_hook("prompt-submit", data) == ""
+    assert "floor" in log_lines(tmp_path / ".ctx" / "private" / "hooks.log")[0]
+
+
+def test_the_log_is_cut_over_past_a_megabyte(tmp_path):
+    private = store_in(tmp_path) / "private"
+    private.mkdir()
+    (private / "hooks.log").write_bytes(b"x" * (1 << 20) + b"\n")
+    run_hook("bogus", hook_input(tmp_path))
+    assert (private / "hooks.log.1").stat().st_size > 1 << 20
+    assert len(log_lines(private / "hooks.log")) == 1
+
+
+HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_store_locked_by_a_writer_is_reported_at_the_next_prompt(tmp_path):
+    path = store_in(tmp_path, "[hooks]\nlock_timeout = 0.3\n")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(path / "lock")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        message = "<ctx:remember>Written while locked.</ctx:remember>"
+        started = time.monotonic()
+        out = run_hook("stop", hook_input(tmp_path, last_assistant_message=message))
+        assert out == ""
+        assert time.monotonic() - started < 5
+    finally:
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
+    answer = run_hook("prompt-submit", hook_input(tmp_path, prompt="ok"))
+    text = json.loads(answer)["hookSpecificOutput"]["additionalContext"]
+    assert (
+        "ctx: <ctx:remember>Written while locked.</ctx:remember> was not carried out: Another writer held the store"
+        in text
+    )
+    store = Store.open(path, clock=local_now)
+    try:
+        from ctx import engine
+
+        assert engine.list_memories(store, None, "") == []
+    finally:
+        store.close()
+
+
+def run_cli(
+    args: list[str], data: bytes, cwd: Path
+) -> subprocess.CompletedProcess[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
+    env["CTX_HUB_AUTOSTART"] = "0"
+    return subprocess.run(
+        [sys.executable, "-m", "ctx.porcelain", *args],
+        input=data,
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "data"),
+    [
+        (["hook", "prompt-submit"], b"garbage"),
+        (["hook"], b"{}"),
+        (["hook", "stop", "--bogus", "x"], b"{}"),
+        (["hook", "session-end"], b""),
+        (["hook", "prompt-submit", "--store", "/no/such/store"], b"{}"),
+    ],
+)
+def test_the_command_always_exits_0_and_prints_nothing(tmp_path, args, data):
+    store_in(tmp_path)
+    done = run_cli(args, data, tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+IMPORTS = f"""
+import json, sys
+from ctx.porcelain.launch import main
+sys.argv = ["ctx", "hook", sys.argv[1]]
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted(m for m in {HEAVY!r} if m in sys.modules)
+assert "ctx.porcelain.main" not in sys.modules  # run alone, not by the group
+print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    ("event", "fields"),
+    [
+        ("prompt-submit", {"prompt": "ok, thanks"}),
+        ("stop", {"last_assistant_message": "Done: the tests pass."}),
+        ("session-end", {"reason": "other"}),
+        ("pre-compact", {"trigger": "auto"}),
+    ],
+)
+def test_a_hook_with_nothing_to_inject_imports_nothing_heavy(tmp_path, event, fields):
+    store_in(tmp_path)
+    from ctx import engine
+    from ctx.engine import Draft, Intent
+
+    store = Store.open(tmp_path / ".ctx", clock=local_now)
+    engine.remember(
+        store,
+        Draft(text="The API deploys with Argo CD."),
+        Intent(agent="t", intent="observe"),
+    )
+    store.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
+    env["CTX_HUB_AUTOSTART"] = "0"
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS, event],
+        input=hook_input(tmp_path, **fields),
+        capture_output=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout == b""
+    assert json.loads(done.stderr.decode().splitlines()[-1]) == {"code": 0, "heavy": []}
+
+
+def test_a_hub_that_hangs_gives_nothing_within_the_deadline(tmp_path):
+    import socket
+
+    from ctx.hub.server.private import socket_path
+
+    path = store_in(tmp_path, "[hooks]\ntimeout = 0.5\nfloor = -1.0\n")
+    from ctx import engine
+    from ctx.engine import Draft, Intent
+
+    store = Store.open(path, clock=local_now)
+    engine.remember(
+        store,
+        Draft(text="The API deploys with Argo CD."),
+        Intent(agent="t", intent="observe"),
+    )
+    store.close()
+    hung = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    hung.bind(str(socket_path(path)))
+    hung.listen()  # accepts, never answers
+    try:
+        started = time.monotonic()
+        data = hook_input(tmp_path, prompt="How does the API deploy?")
+        assert run_hook("prompt-submit", data) == ""
+        assert time.monotonic() - started < 3
+    finally:
+        hung.close()
+        socket_path(path).unlink()
+    (line,) = log_lines(path / "private" / "hooks.log")
+    assert line.endswith("HookTimeoutError: no answer within 0.5 s; gave nothing")
+    # Without the hung hub, the same prompt is answered (in this process).
+    data = hook_input(tmp_path, prompt="How does the API deploy?", session_id="s-2")
+    assert "Argo CD" in run_hook("prompt-submit", data)
+
+
+def test_session_end_has_a_second_at_most(tmp_path, monkeypatch):
+    path = store_in(tmp_path, "[hooks]\ntimeout = 30\n")
+
+    def slow(hook):
+        time.sleep(5)
+
+    monkeypatch.setitem(EVENTS, "session-end", Event("session-end", "SessionEnd", slow))
+    started = time.monotonic()
+    assert run_hook("session-end", hook_input(tmp_path)) == ""
+    assert time.monotonic() - started < 1.5
+    (line,) = log_lines(path / "private" / "hooks.log")
+    assert "HookTimeoutError: no answer within 1 s" in line
