@@ -40,6 +40,7 @@ from .config import (
 from .config import (
     load_config as load_config,
 )
+from .credentials import git_credentials as git_credentials
 from .index.reports import (
     BranchIndex as BranchIndex,
 )
