@@ -482,6 +482,9 @@ from .tokens import (
     recall_tokens as recall_tokens,
 )
 from .transfer import (
+    Access as Access,
+)
+from .transfer import (
     CloneResult as CloneResult,
 )
 from .transfer import (

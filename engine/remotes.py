@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 from dulwich.objects import ObjectID
@@ -33,6 +33,7 @@ __all__ = [
     "RemoteInfo",
     "add_remote",
     "check_url",
+    "display_url",
     "list_remotes",
     "remote_url",
     "remove_remote",
@@ -51,8 +52,9 @@ class RemoteInfo(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         name: The remote's name (``origin``).
-        url: Where it is: a path, ``file://``, ``git://``, ``ssh://``, an
-            scp-like ``host:path``, or ``http(s)://``.
+        url: Where it is, without any password it holds: a path,
+            ``file://``, ``git://``, ``ssh://``, an scp-like ``host:path``,
+            or ``http(s)://``.
         branches: The remote's branches as last fetched or pushed.
     """
 
@@ -92,7 +94,7 @@ def check_url(url: str) -> str:
     if "://" not in url:
         # A local path: kept absolute, so that it names the same folder
         # from wherever the next command runs.
-        return str(Path(url).expanduser().absolute())
+        return str(Path(url).absolute())
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -116,11 +118,26 @@ def transport_location(url: str) -> str:
     """
     if "://" in url or _SCP_RE.match(url):
         return url
-    path = Path(url).expanduser()
+    path = Path(url)
     for candidate in (path, path / ".ctx"):
         if (candidate / "git" / "config").is_file():
             return str(candidate / "git")
     return str(path)
+
+
+def display_url(url: str) -> str:
+    """Returns ``url`` without its password, for messages and listings."""
+    if "://" not in url:
+        return url
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return url
+    if password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}@{host}"))
 
 
 def tracking_ref(remote: str, branch: str) -> Ref:
@@ -154,7 +171,7 @@ def list_remotes(store: Store) -> list[RemoteInfo]:
             except KeyError:
                 continue
             branches = tuple(tracking_branches(store, name))
-            out.append(RemoteInfo(name=name, url=url, branches=branches))
+            out.append(RemoteInfo(name=name, url=display_url(url), branches=branches))
     return sorted(out, key=lambda r: r.name)
 
 
@@ -199,7 +216,7 @@ def add_remote(store: Store, name: str, url: str) -> RemoteInfo:
         )
         if isinstance(store.repo, Repo):
             config.write_to_path()
-    return RemoteInfo(name=name, url=url)
+    return RemoteInfo(name=name, url=display_url(url))
 
 
 def remove_remote(store: Store, name: str) -> RemoteInfo:
@@ -219,4 +236,4 @@ def remove_remote(store: Store, name: str) -> RemoteInfo:
         del config[_section(name)]
         if isinstance(store.repo, Repo):
             config.write_to_path()
-    return RemoteInfo(name=name, url=url, branches=tuple(branches))
+    return RemoteInfo(name=name, url=display_url(url), branches=tuple(branches))

@@ -23,6 +23,7 @@ is not a ctx store and is refused before any ref moves.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -53,6 +54,7 @@ from ctx.engine.model import Intent
 from ctx.engine.remotes import (
     add_remote,
     check_url,
+    display_url,
     remote_url,
     tracking_branches,
     tracking_ref,
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from dulwich.client import GitClient
 
 __all__ = [
+    "Access",
     "CloneResult",
     "Credentials",
     "FetchResult",
@@ -79,11 +82,30 @@ __all__ = [
 Credentials = Callable[[str], "tuple[str, str] | None"]
 """Returns a user name and password for an address that asked for them."""
 
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Access:
+    """How to reach remotes: what the caller knows of its environment.
+
+    The engine reads no environment; the command line fills this in from
+    it (``ctx.hub.remote_access``).
+
+    Attributes:
+        credentials: Asked once when an http(s) remote answers 401.
+        timeout: Seconds an http(s) remote may stay silent.
+        ssh_command: The ssh program to run (``GIT_SSH_COMMAND``), if not ``ssh``.
+    """
+
+    credentials: Credentials | None = None
+    timeout: float = 30.0
+    ssh_command: str | None = None
+
+
+NO_ACCESS = Access()
+
 T = TypeVar("T")
 _HEADS = b"refs/heads/"
 _CTX_FOLDERS = {name.encode() for name in (*MEMORY_AREAS, LINKS, CONFLICTS, VIEWS)}
-DEFAULT_TIMEOUT = 30.0
-"""Seconds an http(s) remote may stay silent before the transfer fails."""
 
 
 class RefUpdate(msgspec.Struct, frozen=True, kw_only=True):
@@ -164,25 +186,26 @@ class CloneResult(msgspec.Struct, frozen=True, kw_only=True):
 
 def _client(
     url: str,
-    timeout: float,
+    access: Access,
     username: str | None = None,
     password: str | None = None,
 ) -> tuple[GitClient, str]:
     from dulwich.client import get_transport_and_path
 
     config = ConfigDict()
-    config.set((b"http",), b"timeout", str(timeout).encode())
-    # Never ask on a terminal: a command run by an agent has nobody to answer.
-    config.set((b"core",), b"askPass", b"")
+    config.set((b"http",), b"timeout", str(access.timeout).encode())
     return get_transport_and_path(
-        transport_location(url), config=config, username=username, password=password
+        transport_location(url),
+        config=config,
+        username=username,
+        password=password,
+        ssh_command=access.ssh_command,
     )
 
 
 def _run(
     url: str,
-    timeout: float,
-    credentials: Credentials | None,
+    access: Access,
     call: Callable[[GitClient, str], T],
 ) -> T:
     """Runs ``call`` with a client for ``url``, asking once for credentials."""
@@ -191,20 +214,21 @@ def _run(
     check_url(url)
     with _translated(url):
         try:
-            return _call(_client(url, timeout), call)
+            return _call(_client(url, access), call)
         except HTTPUnauthorized:
-            found = credentials(_without_password(url)) if credentials else None
+            ask = access.credentials
+            found = ask(display_url(url)) if ask else None
             if found is None:
                 raise RemoteError(
-                    f"{_without_password(url)} asked for credentials.",
+                    f"{display_url(url)} asked for credentials.",
                     hint="Put them in the URL, CTX_GIT_USERNAME and "
                     "CTX_GIT_PASSWORD, or a git credential helper.",
                 ) from None
         try:
-            return _call(_client(url, timeout, *found), call)
+            return _call(_client(url, access, *found), call)
         except HTTPUnauthorized:
             raise RemoteError(
-                f"{_without_password(url)} refused the credentials.",
+                f"{display_url(url)} refused the credentials.",
                 hint="Check the user name and token (or password).",
             ) from None
 
@@ -216,24 +240,12 @@ def _call(client: tuple[GitClient, str], call: Callable[[GitClient, str], T]) ->
         client[0].close()
 
 
-def _without_password(url: str) -> str:
-    from urllib.parse import urlsplit, urlunsplit
-
-    if "://" not in url:
-        return url
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}@{netloc}"))
-
-
 @contextlib.contextmanager
 def _translated(url: str) -> Iterator[None]:
     """Turns what dulwich and the network raise into one RemoteError."""
     from urllib3.exceptions import HTTPError
 
-    shown = _without_password(url)
+    shown = display_url(url)
     try:
         yield
     except NotGitRepository:
@@ -307,8 +319,7 @@ def fetch(
     store: Store,
     remote: str = "origin",
     *,
-    credentials: Credentials | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    access: Access = NO_ACCESS,
 ) -> FetchResult:
     """Fetches every branch of ``remote`` into ``refs/remotes/REMOTE/``.
 
@@ -319,7 +330,7 @@ def fetch(
         RemoteError: it cannot be reached, refuses us, or is not a ctx store.
     """
     url = remote_url(store, remote)
-    heads, head = _fetch_objects(store, url, credentials, timeout)
+    heads, head = _fetch_objects(store, url, access)
     _check_ctx_store(store, url, heads)
     updated = []
     with store.locked():
@@ -332,12 +343,16 @@ def fetch(
             forced = old is not None and new is not None and not _ff(store, old, new)
             updated.append(RefUpdate(branch=branch, old=old, new=new, forced=forced))
     return FetchResult(
-        remote=remote, url=url, head=head, branches=heads, updated=tuple(updated)
+        remote=remote,
+        url=display_url(url),
+        head=head,
+        branches=heads,
+        updated=tuple(updated),
     )
 
 
 def _fetch_objects(
-    store: Store, url: str, credentials: Credentials | None, timeout: float
+    store: Store, url: str, access: Access
 ) -> tuple[dict[str, CommitId], str | None]:
     objects = store.repo.object_store
 
@@ -350,8 +365,7 @@ def _fetch_objects(
 
     result = _run(
         url,
-        timeout,
-        credentials,
+        access,
         lambda client, path: client.fetch(path.encode(), store.repo, wants),
     )
     heads = {
@@ -377,7 +391,7 @@ def _check_ctx_store(store: Store, url: str, heads: dict[str, CommitId]) -> None
         names = {entry.path for entry in tree.items()}
         if names and not names & _CTX_FOLDERS:
             raise RemoteError(
-                f"{_without_password(url)} is not a ctx store: "
+                f"{display_url(url)} is not a ctx store: "
                 f"branch {branch!r} holds no memories.",
                 hint="Give the address of a store that `ctx push` wrote to.",
             )
@@ -394,7 +408,7 @@ def _move_tracking(
     refs = store.repo.refs
     ref = tracking_ref(remote, branch)
     old_id = ObjectID(old.encode()) if old else None
-    message = f"ctx fetch: from {_without_password(url)}".encode()
+    message = f"ctx fetch: from {display_url(url)}".encode()
     if new is None:
         ok = refs.remove_if_equals(ref, old_id, message=message)
     elif old_id is None:
@@ -423,8 +437,7 @@ def push(
     *,
     all_branches: bool = False,
     force: bool = False,
-    credentials: Credentials | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    access: Access = NO_ACCESS,
 ) -> PushResult:
     """Pushes ``branches`` (default: the current one) to the same names on ``remote``.
 
@@ -477,8 +490,7 @@ def push(
 
     result = _run(
         url,
-        timeout,
-        credentials,
+        access,
         lambda client, path: client.send_pack(
             path.encode(),
             update_refs,
@@ -499,7 +511,7 @@ def push(
     }
     if failed:
         ref, error = sorted(failed.items())[0]
-        raise RemoteError(f"{_without_password(url)} refused {ref}: {error}.")
+        raise RemoteError(f"{display_url(url)} refused {ref}: {error}.")
     with store.locked():
         known = tracking_branches(store, remote)
         for update in updated:
@@ -507,7 +519,10 @@ def push(
             if before != update.new:
                 _move_tracking(store, remote, update.branch, before, update.new, url)
     return PushResult(
-        remote=remote, url=url, updated=tuple(updated), up_to_date=tuple(same)
+        remote=remote,
+        url=display_url(url),
+        updated=tuple(updated),
+        up_to_date=tuple(same),
     )
 
 
@@ -522,8 +537,7 @@ def pull(
     *,
     into: str | None = None,
     prefer: str | None = None,
-    credentials: Credentials | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    access: Access = NO_ACCESS,
 ) -> PullResult:
     """Fetches ``remote``, then merges its ``branch`` into branch ``into``.
 
@@ -538,7 +552,7 @@ def pull(
     """
     target = target_branch(store, into)
     source = check_branch_name(branch or target)
-    fetched = fetch(store, remote, credentials=credentials, timeout=timeout)
+    fetched = fetch(store, remote, access=access)
     if source not in fetched.branches:
         have = ", ".join(sorted(fetched.branches)) or "none"
         raise RefNotFoundError(
@@ -557,8 +571,7 @@ def clone(
     url: str,
     *,
     clock: Clock,
-    credentials: Credentials | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    access: Access = NO_ACCESS,
 ) -> CloneResult:
     """Makes a store in folder ``path`` from the ctx store at ``url``.
 
@@ -586,7 +599,7 @@ def clone(
         with write_lock(path / "lock", 60.0):
             if (path / "git").exists():
                 raise ConflictError(f"A store already exists at {path}.")
-            fetched = _clone_into(path, url, clock, credentials, timeout)
+            fetched = _clone_into(path, url, clock, access)
     except BaseException:
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
@@ -598,7 +611,10 @@ def clone(
         store.close()
     assert fetched.head is not None
     return CloneResult(
-        path=str(path), url=url, head=fetched.head, branches=fetched.branches
+        path=str(path),
+        url=display_url(url),
+        head=fetched.head,
+        branches=fetched.branches,
     )
 
 
@@ -606,14 +622,13 @@ def _clone_into(
     path: Path,
     url: str,
     clock: Clock,
-    credentials: Credentials | None,
-    timeout: float,
+    access: Access,
 ) -> FetchResult:
     tmp = Path(tempfile.mkdtemp(prefix="git.new-", dir=path))
     try:
         repo = Repo.init_bare(str(tmp))
         try:
-            fetched = _fill_clone(repo, url, clock, credentials, timeout)
+            fetched = _fill_clone(repo, url, clock, access)
         finally:
             repo.close()
         os.rename(tmp, path / "git")
@@ -627,8 +642,7 @@ def _fill_clone(
     repo: Repo,
     url: str,
     clock: Clock,
-    credentials: Credentials | None,
-    timeout: float,
+    access: Access,
 ) -> FetchResult:
     from ctx.engine.store import STORE_FORMAT
 
@@ -637,10 +651,10 @@ def _fill_clone(
     config.write_to_path()
     store = Store(repo, None, clock=clock)
     add_remote(store, "origin", url)
-    fetched = fetch(store, "origin", credentials=credentials, timeout=timeout)
+    fetched = fetch(store, "origin", access=access)
     if not fetched.branches:
         raise RemoteError(
-            f"{_without_password(url)} is empty.",
+            f"{display_url(url)} is empty.",
             hint="To fill it, `ctx remote add origin URL` in a store, then `ctx push`.",
         )
     head = fetched.head

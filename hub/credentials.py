@@ -1,4 +1,10 @@
-"""Credentials for a remote that asks for them: the environment, then git's.
+"""How to reach remotes from this environment: credentials and ssh.
+
+:func:`remote_access` is what the command line hands the engine's transfers
+(which read no environment themselves): the ssh program from
+``GIT_SSH_COMMAND`` or ``GIT_SSH``, as git does, and :func:`git_credentials`.
+
+Credentials for a remote that asks for them: the environment, then git's.
 
 The engine asks only when an http(s) remote answers 401, and only once:
 
@@ -19,10 +25,23 @@ import subprocess
 from collections.abc import Mapping
 from urllib.parse import SplitResult, urlsplit
 
-__all__ = ["git_credentials"]
+from ctx.engine import Access
+
+__all__ = ["git_credentials", "remote_access"]
 
 _HELPER_TIMEOUT = 20.0
 """Seconds a credential helper may take (a keychain may ask the user)."""
+
+
+def remote_access(environ: Mapping[str, str] | None = None) -> Access:
+    """Returns how this environment reaches remotes (credentials, ssh)."""
+    env = os.environ if environ is None else environ
+    ssh = env.get("GIT_SSH_COMMAND") or env.get("GIT_SSH") or None
+
+    def credentials(url: str) -> tuple[str, str] | None:
+        return git_credentials(url, environ=env)
+
+    return Access(credentials=credentials, ssh_command=ssh)
 
 
 def git_credentials(

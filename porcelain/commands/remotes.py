@@ -23,10 +23,10 @@ from ctx.porcelain.render import render_merge, render_transfer
 __all__ = ["COMMANDS"]
 
 
-def _credentials(url: str) -> tuple[str, str] | None:
-    from ctx.hub import git_credentials
+def _access() -> engine.Access:
+    from ctx.hub import remote_access
 
-    return git_credentials(url)
+    return remote_access()
 
 
 @click.group()
@@ -137,7 +137,7 @@ def push(
         branches,
         all_branches=all_branches,
         force=force,
-        credentials=_credentials,
+        access=_access(),
     )
     if as_json:
         echo_json(result)
@@ -164,9 +164,7 @@ def fetch(state: CtxState, remote_name: str, as_json: bool) -> None:
       ctx fetch
       ctx diff main origin/main
     """
-    result = engine.fetch(
-        state.store(write=True), remote_name, credentials=_credentials
-    )
+    result = engine.fetch(state.store(write=True), remote_name, access=_access())
     if as_json:
         echo_json(result)
         return
@@ -212,7 +210,7 @@ def pull(
         branch,
         into=into,
         prefer=prefer,
-        credentials=_credentials,
+        access=_access(),
     )
     if as_json:
         echo_json(result)
@@ -251,7 +249,7 @@ def clone(
         path = Path(state.explicit)
     else:
         path = Path(folder) / ".ctx"
-    result = engine.clone(path.absolute(), url, clock=now, credentials=_credentials)
+    result = engine.clone(path.absolute(), url, clock=now, access=_access())
     if as_json:
         echo_json(result)
     else:

@@ -42,3 +42,14 @@ def test_none_known_is_none(tmp_path: Path):
         "GIT_CONFIG_NOSYSTEM": "1",
     }
     assert git_credentials(URL, environ=env) is None
+
+
+def test_remote_access_takes_ssh_from_git_s_variables():
+    from ctx.hub import remote_access
+
+    assert remote_access({"GIT_SSH_COMMAND": "ssh -i k"}).ssh_command == "ssh -i k"
+    assert remote_access({"GIT_SSH": "/usr/bin/ssh"}).ssh_command == "/usr/bin/ssh"
+    assert remote_access({}).ssh_command is None
+    access = remote_access({"CTX_GIT_PASSWORD": "t"})
+    assert access.credentials is not None
+    assert access.credentials(URL) == ("git", "t")

@@ -185,6 +185,8 @@ def test_http_credentials_from_the_url_the_environment_or_refused(
         b = tmp_path / "b" / ".ctx"
         ok(run_ctx(b, "clone", with_user))
         assert bodies(b) == {"Secret plans"}
+        shown = f"http://alice@127.0.0.1:{port}/memory.git"  # never the password
+        assert ok(run_ctx(b, "remote", "ls")) == f"origin  {shown}  (main)\n"
 
 
 def _store_with_memories(path: Path, count: int) -> Store:
