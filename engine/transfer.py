@@ -43,6 +43,7 @@ from ctx.engine._lock import write_lock
 from ctx.engine.branches import target_branch
 from ctx.engine.errors import (
     ConflictError,
+    InvalidInputError,
     RefNotFoundError,
     RemoteError,
     StoreError,
@@ -373,13 +374,22 @@ def _fetch_objects(
         for ref, sha in (result.refs or {}).items()
         if ref.startswith(_HEADS) and sha is not None
     }
-    for branch in heads:
-        check_branch_name(branch)
+    # A branch name git allows but ctx does not (``HEAD``, ``-x``) is left
+    # out rather than failing the whole fetch.
+    heads = {name: tip for name, tip in heads.items() if _usable(name)}
     target = (result.symrefs or {}).get(Ref(b"HEAD"))
     head = None
     if target and target.startswith(_HEADS):
         head = target[len(_HEADS) :].decode("utf-8", "surrogateescape")
     return heads, head if head in heads else None
+
+
+def _usable(branch: str) -> bool:
+    try:
+        check_branch_name(branch)
+    except InvalidInputError:
+        return False
+    return True
 
 
 def _check_ctx_store(store: Store, url: str, heads: dict[str, CommitId]) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import os
+import signal
 import socket
 import struct
 import subprocess
@@ -65,12 +67,14 @@ def git_daemon(base: Path) -> Iterator[int]:
         env=git_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        # `git daemon` runs git-daemon as a child: kill the whole group.
+        start_new_session=True,
     )
     try:
         _wait_listening(port, proc)
         yield port
     finally:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
 
 
