@@ -28,6 +28,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -36,10 +37,12 @@ from dulwich.config import ConfigDict
 from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
 from dulwich.graph import can_fast_forward
 from dulwich.objects import ObjectID, Tree
+from dulwich.pack import UnpackedObject, pack_objects_to_data
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from ctx.engine._lock import write_lock
+from ctx.engine._sending import objects_to_send
 from ctx.engine.branches import target_branch
 from ctx.engine.errors import (
     ConflictError,
@@ -486,17 +489,14 @@ def push(
         return {} if behind else new
 
     def pack_data(
-        have: set[ObjectID],
-        want: set[ObjectID],
+        have: AbstractSet[ObjectID],
+        want: AbstractSet[ObjectID],
         *,
         ofs_delta: bool = False,
-        **_: object,
-    ) -> object:
-        return store.repo.generate_pack_data(
-            {sha for sha in have if sha in store.repo.object_store},
-            set(want),
-            ofs_delta=ofs_delta,
-        )
+        progress: Callable[[bytes], None] | None = None,
+    ) -> tuple[int, Iterator[UnpackedObject]]:
+        sent = objects_to_send(store.repo.object_store, have, want)
+        return pack_objects_to_data(sent, ofs_delta=ofs_delta)
 
     result = _run(
         url,
@@ -504,7 +504,7 @@ def push(
         lambda client, path: client.send_pack(
             path.encode(),
             update_refs,
-            generate_pack_data=pack_data,  # type: ignore[arg-type]
+            generate_pack_data=pack_data,
         ),
     )
     if behind:

@@ -283,3 +283,51 @@ def test_commits_pushed_by_stock_git_are_pulled(two, tmp_path):
     result = pull(b, BOB)
     assert result.merge.fast_forward
     assert bodies(b)[shared] == "The queue is Postgres (checked by git)"
+
+
+def test_a_push_sends_only_what_changed_and_the_remote_stays_complete(two):
+    from dulwich.objects import ObjectID
+
+    from ctx.engine import forget, link, remember_many
+    from ctx.engine._sending import objects_to_send
+
+    a, b, remote = two
+    drafts = [Draft(text=f"Memory number {i}") for i in range(60)]
+    ids = remember_many(a, drafts, ALICE).ids
+    push(a)
+    before = a.branch_tip("main")
+    edit(a, ids[0], ALICE, body="Memory number zero")
+    forget(a, ids[1], ALICE)
+    link(a, ids[2], ids[3], "DEPENDS_ON", ALICE)
+    sent = objects_to_send(
+        a.repo.object_store,
+        [ObjectID(before.encode())],
+        [ObjectID(a.branch_tip("main").encode())],
+    )
+    assert len(sent) < 40  # 3 commits and the trees and blobs they changed
+    push(a)
+    git("--git-dir", str(remote), "fsck", "--strict", "--no-progress")
+    assert pull(b, BOB).merge.fast_forward
+    assert bodies(b) == bodies(a)
+
+
+def test_a_tree_that_comes_back_is_still_sent_whole(tmp_path, clock):
+    # A link added then removed gives the later commit the links/ tree of an
+    # earlier one; the subtree it shares with the commit between must still
+    # be sent (memoising on trees alone lost it).
+    from ctx.engine import link, unlink
+
+    remote = bare(tmp_path / "remote.git")
+    s = Store.init(tmp_path / "s", clock=clock)
+    one, two_, three = (
+        remember(s, Draft(text=f"Memory {i}"), ALICE).ids[0] for i in range(3)
+    )
+    link(s, one, two_, "DEPENDS_ON", ALICE)
+    link(s, one, three, "RELATES_TO", ALICE)
+    unlink(s, one, three, "RELATES_TO", ALICE)
+    create_branch(s, "side")
+    edit(s, two_, ALICE, body="Memory two, edited", branch="side")
+    add_remote(s, "origin", str(remote))
+    push(s, all_branches=True)
+    git("--git-dir", str(remote), "fsck", "--strict", "--no-progress")
+    s.close()
