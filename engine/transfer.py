@@ -29,19 +29,23 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from contextlib import closing
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import msgspec
+from dulwich.client import GitClient, LocalGitClient
 from dulwich.config import ConfigDict
 from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
 from dulwich.graph import can_fast_forward
+from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID, Tree
 from dulwich.pack import UnpackedObject, pack_objects_to_data
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from ctx.engine._lock import write_lock
+from ctx.engine._packs import write_pack
 from ctx.engine._sending import objects_to_send
 from ctx.engine.branches import target_branch
 from ctx.engine.errors import (
@@ -65,9 +69,6 @@ from ctx.engine.remotes import (
     transport_location,
 )
 from ctx.engine.store import Clock, Store, check_branch_name
-
-if TYPE_CHECKING:
-    from dulwich.client import GitClient
 
 __all__ = [
     "Access",
@@ -367,24 +368,56 @@ def _fetch_objects(
             if ref.startswith(_HEADS) and sha not in objects
         ]
 
-    result = _run(
-        url,
-        access,
-        lambda client, path: client.fetch(path.encode(), store.repo, wants),
-    )
+    def fetch_from(client: GitClient, path: str) -> _Fetched:
+        if isinstance(client, LocalGitClient):
+            return _fetch_local(store, path, wants)
+        result = client.fetch(path.encode(), store.repo, wants)
+        return dict(result.refs or {}), dict(result.symrefs or {})
+
+    refs, symrefs = _run(url, access, fetch_from)
     heads = {
         ref[len(_HEADS) :].decode("utf-8", "surrogateescape"): CommitId(sha.decode())
-        for ref, sha in (result.refs or {}).items()
+        for ref, sha in refs.items()
         if ref.startswith(_HEADS) and sha is not None
     }
     # A branch name git allows but ctx does not (``HEAD``, ``-x``) is left
     # out rather than failing the whole fetch.
     heads = {name: tip for name, tip in heads.items() if _usable(name)}
-    target = (result.symrefs or {}).get(Ref(b"HEAD"))
+    target = symrefs.get(Ref(b"HEAD"))
     head = None
     if target and target.startswith(_HEADS):
         head = target[len(_HEADS) :].decode("utf-8", "surrogateescape")
     return heads, head if head in heads else None
+
+
+_Fetched = tuple[dict[Ref, "ObjectID | None"], dict[Ref, Ref]]
+
+
+def _fetch_local(
+    store: Store,
+    path: str,
+    wants: Callable[[Mapping[Ref, ObjectID]], list[ObjectID]],
+) -> _Fetched:
+    """Fetches from a repository on this machine, sending only what changed.
+
+    dulwich's local fetch walks every object of the tip we already have
+    (see :mod:`ctx.engine._sending`) and re-reads the pack it wrote to index
+    it; this writes the changed objects as one pack, indexed as written.
+    """
+    with closing(Repo(path)) as source:
+        refs = source.get_refs()
+        symrefs = source.refs.get_symrefs()
+        want = wants(refs)
+        if want:
+            ours = store.repo.get_refs().values()
+            have = [sha for sha in ours if sha in source.object_store]
+            sent = objects_to_send(source.object_store, have, want)
+            target = store.repo.object_store
+            if isinstance(target, DiskObjectStore):
+                write_pack(target, sent)
+            else:
+                target.add_objects([(obj, None) for obj in sent])
+    return dict(refs), dict(symrefs)
 
 
 def _usable(branch: str) -> bool:

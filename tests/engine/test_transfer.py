@@ -158,6 +158,8 @@ def test_two_stores_editing_the_same_memories_converge_with_conflicts_as_data(tw
     }
     memory = next(r.memory for r in list_memories(a) if r.memory.id == shared)
     assert {"owner:alice", "owner:bob", "topic:queue"} <= set(memory.tags)
+    for store in (a, b):  # every object fetched: both stores whole
+        git("--git-dir", str(store.path / "git"), "fsck", "--strict", "--no-progress")
 
 
 def test_push_all_and_named_branches(two):
