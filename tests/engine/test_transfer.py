@@ -6,6 +6,7 @@ tests/integration/test_remotes.py; here the engine's rules, on disk.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -16,6 +17,7 @@ import pytest
 from ctx.engine import (
     CommitNotFoundError,
     ConflictError,
+    CtxError,
     Draft,
     Intent,
     InvalidInputError,
@@ -333,3 +335,66 @@ def test_a_tree_that_comes_back_is_still_sent_whole(tmp_path, clock):
     push(s, all_branches=True)
     git("--git-dir", str(remote), "fsck", "--strict", "--no-progress")
     s.close()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_histories_push_and_pull_whole(tmp_path, clock, seed):
+    # push sends, and a local fetch writes, only what each commit changed
+    # (engine/_sending.py): after any mix of writes, branches and merges,
+    # pushed in steps, both ends pass git fsck --strict and hold the same.
+    import random
+
+    from ctx.engine import forget, link, merge, unlink
+
+    rng = random.Random(seed)
+    remote = bare(tmp_path / "remote.git")
+    a = Store.init(tmp_path / "a", clock=clock)
+    add_remote(a, "origin", str(remote))
+    push(a)
+    clone(tmp_path / "b", str(remote), clock=clock)
+    b = Store.open(tmp_path / "b", clock=clock)
+    create_branch(a, "side")
+    live: list[str] = []
+    for step in range(40):
+        branch = rng.choice(["main", "side"])
+        ids = [r.memory.id for r in list_memories(a, branch)]
+        action = rng.choice(["add", "add", "edit", "forget", "link", "unlink", "undo"])
+        if action == "add" or len(ids) < 3:
+            text = f"Memory {step} of seed {seed}"
+            live.append(remember(a, Draft(text=text), ALICE, branch=branch).ids[0])
+        elif action == "edit":
+            edit(a, rng.choice(ids), ALICE, body=f"Edited at {step}", branch=branch)
+        elif action == "forget":
+            forget(a, rng.choice(ids), ALICE, branch=branch)
+        elif action == "link":
+            one, two_ = rng.sample(ids, 2)
+            with contextlib.suppress(ConflictError):
+                link(a, one, two_, "RELATES_TO", ALICE, branch=branch)
+        elif action == "unlink":
+            one, two_ = rng.sample(ids, 2)
+            with contextlib.suppress(CtxError):
+                unlink(a, one, two_, "RELATES_TO", ALICE, branch=branch)
+        else:  # a change undone by the next commit: a tree that comes back
+            one, two_ = rng.sample(ids, 2)
+            with contextlib.suppress(ConflictError):
+                link(a, one, two_, "DEPENDS_ON", ALICE, branch=branch)
+                unlink(a, one, two_, "DEPENDS_ON", ALICE, branch=branch)
+        if step % 10 == 9:
+            merge(a, "side", ALICE, into="main", prefer="ours")
+        if step % 5 == 4:
+            push(a, all_branches=True)
+            pull(b, BOB)
+    push(a, all_branches=True)
+    pull(b, BOB)
+    git("--git-dir", str(remote), "fsck", "--strict", "--no-progress")
+    git("--git-dir", str(tmp_path / "b" / "git"), "fsck", "--strict", "--no-progress")
+    assert bodies(b) == bodies(a)
+    # The whole history at once, from nothing: a push and a local clone.
+    whole = bare(tmp_path / "whole.git")
+    add_remote(a, "whole", str(whole))
+    push(a, "whole", all_branches=True)
+    git("--git-dir", str(whole), "fsck", "--strict", "--no-progress")
+    clone(tmp_path / "c", str(tmp_path / "a"), clock=clock)
+    git("--git-dir", str(tmp_path / "c" / "git"), "fsck", "--strict", "--no-progress")
+    a.close()
+    b.close()
