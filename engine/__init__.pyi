@@ -134,6 +134,12 @@ from .errors import (
     RefNotFoundError as RefNotFoundError,
 )
 from .errors import (
+    RemoteError as RemoteError,
+)
+from .errors import (
+    RemoteNotFoundError as RemoteNotFoundError,
+)
+from .errors import (
     StoreBusyError as StoreBusyError,
 )
 from .errors import (
@@ -412,6 +418,18 @@ from .query import (
 from .query import (
     parse_query as parse_query,
 )
+from .remotes import (
+    RemoteInfo as RemoteInfo,
+)
+from .remotes import (
+    add_remote as add_remote,
+)
+from .remotes import (
+    list_remotes as list_remotes,
+)
+from .remotes import (
+    remove_remote as remove_remote,
+)
 from .selection import (
     Selected as Selected,
 )
@@ -477,6 +495,39 @@ from .tokens import (
 )
 from .tokens import (
     recall_tokens as recall_tokens,
+)
+from .transfer import (
+    Access as Access,
+)
+from .transfer import (
+    CloneResult as CloneResult,
+)
+from .transfer import (
+    Credentials as Credentials,
+)
+from .transfer import (
+    FetchResult as FetchResult,
+)
+from .transfer import (
+    PullResult as PullResult,
+)
+from .transfer import (
+    PushResult as PushResult,
+)
+from .transfer import (
+    RefUpdate as RefUpdate,
+)
+from .transfer import (
+    clone as clone,
+)
+from .transfer import (
+    fetch as fetch,
+)
+from .transfer import (
+    pull as pull,
+)
+from .transfer import (
+    push as push,
 )
 from .views import (
     CreateViewResult as CreateViewResult,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import msgspec
 from dulwich.graph import can_fast_forward
 from dulwich.objects import Commit, ObjectID
 from dulwich.objectspec import scan_for_short_id
+from dulwich.refs import Ref
 
 from ctx.engine.errors import CommitNotFoundError, ConflictError, InvalidInputError
 from ctx.engine.ids import CommitId
@@ -62,7 +64,8 @@ def target_branch(store: Store, branch: str | None) -> str:
 def resolve_revision(store: Store, rev: str | None) -> CommitId:
     """Returns the commit a revision names.
 
-    Accepted: ``HEAD`` / ``@``, a branch name, a full or abbreviated commit
+    Accepted: ``HEAD`` / ``@``, a branch name, a fetched branch
+    (``origin/main``), a full or abbreviated commit
     id, each optionally followed by ``~N``, ``^`` or ``^N`` steps.
 
     Raises:
@@ -98,6 +101,10 @@ def _resolve_base(store: Store, base: str, rev: str) -> CommitId:
         return store.branch_tip(store.head_branch())
     if base in store.branches():
         return store.branch_tip(base)
+    if "/" in base:  # a fetched branch, as ``origin/main``
+        with contextlib.suppress(KeyError):
+            fetched = store.repo.refs[Ref(b"refs/remotes/" + base.encode())]
+            return CommitId(fetched.decode("ascii"))
     if _HEX_RE.match(base):
         if len(base) == 40:
             store.commit(CommitId(base))

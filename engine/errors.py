@@ -9,13 +9,15 @@ Every error carries a user-facing message (a full sentence), an optional
     │   ├── MemoryNotFoundError
     │   ├── RefNotFoundError      (branches)
     │   ├── CommitNotFoundError   (revisions)
-    │   └── LinkNotFoundError
+    │   ├── LinkNotFoundError
+    │   └── RemoteNotFoundError
     ├── ConflictError             exit 5   branch exists, unresolved conflicts
-    └── StoreError                exit 6   the store itself
-        ├── NotAStoreError
-        ├── ReadOnlyStoreError
-        ├── CorruptStoreError
-        └── StoreBusyError        exit 7   the write lock could not be taken
+    ├── StoreError                exit 6   the store itself
+    │   ├── NotAStoreError
+    │   ├── ReadOnlyStoreError
+    │   ├── CorruptStoreError
+    │   └── StoreBusyError        exit 7   the write lock could not be taken
+    └── RemoteError               exit 8   a remote unreachable, refusing, not a store
 
 Usage errors detected by the command-line parser itself exit with 2.
 """
@@ -34,6 +36,8 @@ __all__ = [
     "NotFoundError",
     "ReadOnlyStoreError",
     "RefNotFoundError",
+    "RemoteError",
+    "RemoteNotFoundError",
     "StoreBusyError",
     "StoreError",
 ]
@@ -106,3 +110,13 @@ class StoreBusyError(StoreError):
     """Another writer held the store's lock for too long."""
 
     exit_code = 7
+
+
+class RemoteNotFoundError(NotFoundError):
+    """No remote has the given name."""
+
+
+class RemoteError(CtxError):
+    """A remote could not be reached, refused us, or holds no ctx store."""
+
+    exit_code = 8

@@ -43,6 +43,8 @@ from .config import (
 from .config import (
     load_config as load_config,
 )
+from .credentials import git_credentials as git_credentials
+from .credentials import remote_access as remote_access
 from .index.reports import (
     BranchIndex as BranchIndex,
 )

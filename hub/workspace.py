@@ -125,9 +125,14 @@ class Workspace:
             candidate = folder / STORE_FOLDER
             if (candidate / "git").is_dir():
                 return candidate, False
+        return Workspace.user_store_path(), True
+
+    @staticmethod
+    def user_store_path() -> Path:
+        """Returns the user store's folder (it may not exist yet)."""
         import platformdirs
 
-        return Path(platformdirs.user_data_dir("ctx", appauthor=False)), True
+        return Path(platformdirs.user_data_dir("ctx", appauthor=False))
 
     @property
     def on_disk(self) -> bool:

@@ -3,7 +3,7 @@
 Errors: every :class:`~ctx.engine.CtxError` is caught here, once, and shown
 as ``Error: ...`` (and ``Hint: ...``) on stderr with the error's exit code:
 1 general, 2 usage, 3 not found, 4 invalid input, 5 conflict, 6 store,
-7 store busy.
+7 store busy, 8 remote.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from ctx.porcelain.commands import (
     prime,
     provenance,
     recall,
+    remotes,
     store,
     tags,
     views,
@@ -113,6 +114,7 @@ for module in (
     diff,
     branches,
     merge,
+    remotes,
     recall,
     hub,
     agents,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # only for annotations: keep start-up light
         MemoryRecord,
         MergeResult,
         Operation,
+        RefUpdate,
         ShownMemory,
         StoreStatus,
         TraceNode,
@@ -41,6 +42,7 @@ __all__ = [
     "render_ops",
     "render_status",
     "render_trace",
+    "render_transfer",
     "undo_line",
 ]
 
@@ -275,6 +277,16 @@ def render_status(st: StoreStatus) -> None:
         render_conflicts(st.conflicts)
     else:
         echo("conflicts: none")
+
+
+def render_transfer(updates: Sequence[RefUpdate], prefix: str = "") -> None:
+    """Prints the branches a push or fetch moved, one a line."""
+    width = max((len(prefix + u.branch) for u in updates), default=0)
+    for u in updates:
+        old = u.old[:10] if u.old else "(new)"
+        new = u.new[:10] if u.new else "(removed)"
+        forced = "  (forced)" if u.forced else ""
+        echo(f"  {prefix + u.branch:<{width}}  {old} -> {new}{forced}")
 
 
 def render_trace(root: TraceNode) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
 
 from ctx import engine
@@ -18,19 +21,26 @@ from ctx.porcelain._options import (
 from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_merge
 
-__all__ = ["COMMANDS"]
+__all__ = ["COMMANDS", "merge_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def merge_options(func: F) -> F:
+    """Adds ``--into`` and ``--prefer``, shared by ``merge`` and ``pull``."""
+    func = click.option(
+        "--prefer",
+        type=click.Choice(engine.PREFERENCES),
+        help="Settle clashes automatically instead of storing conflicts.",
+    )(func)
+    return click.option(
+        "--into", metavar="BRANCH", help="Branch to merge into (default: current)."
+    )(func)
 
 
 @click.command()
 @click.argument("source", metavar="SOURCE")
-@click.option(
-    "--into", metavar="BRANCH", help="Branch to merge into (default: current)."
-)
-@click.option(
-    "--prefer",
-    type=click.Choice(engine.PREFERENCES),
-    help="Settle clashes automatically instead of storing conflicts.",
-)
+@merge_options
 @click.option(
     "--no-ff",
     is_flag=True,

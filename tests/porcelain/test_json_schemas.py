@@ -7,6 +7,7 @@ the keys of `msgspec.json.schema(type)` at every level.
 """
 
 import json
+import subprocess
 from typing import Any
 
 import click
@@ -67,6 +68,13 @@ SCHEMAS: dict[str, Any] = {
     "keys create": hub.CreatedKey,
     "keys ls": list[hub.ApiKey],
     "keys revoke": hub.RevokedKey,
+    "remote add": engine.RemoteInfo,
+    "remote ls": list[engine.RemoteInfo],
+    "remote remove": engine.RemoteInfo,
+    "push": engine.PushResult,
+    "fetch": engine.FetchResult,
+    "pull": engine.PullResult,
+    "clone": engine.CloneResult,
 }
 
 # `export` writes its own format and has no --json; `hub start` serves in the
@@ -154,6 +162,16 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     run("keys create", "keys", "create", "ci", "--read", "main", "--write", "a/*")
     run("keys ls", "keys", "ls")
     run("keys revoke", "keys", "revoke", "ci")
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    run("remote add", "remote", "add", "origin", str(remote))
+    run("push", "push", "--all")
+    run("fetch", "fetch")
+    run("pull", "pull")
+    run("remote ls", "remote", "ls")
+    clone = tmp_path / "clone" / ".ctx"
+    run("clone", "clone", str(remote), "--store", str(clone))
+    run("remote remove", "remote", "remove", "origin")
     return out
 
 

@@ -1,0 +1,303 @@
+"""Speed of ctx push, clone and pull, side by side with stock git.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_remotes.py               # 10k memories
+    .venv/bin/python benchmarks/bench_remotes.py --size 100000
+
+What it measures, in one run (stores under ``benchmarks/.data/remotes/``,
+rebuilt at every run; results in ``benchmarks/results/remotes.md``):
+
+1. ``ctx push`` of a store of N memories (one pack, after ``ctx gc``) into an
+   empty bare repository, next to ``git push`` of the same repository into
+   another; both through a local path, and again over ``git://`` to a
+   ``git daemon`` on loopback.
+2. ``ctx clone`` of that remote, next to ``git clone --bare`` (a ctx store
+   is a bare repository; a checkout would write one file per memory).
+3. A pull of 10 new memories (10 commits) into the clone: ``ctx pull``
+   next to ``git fetch origin main:main`` in a bare clone of the remote.
+4. The index catch-up after that pull: the first recall after the pull
+   (which indexes the 10 new blobs), next to a recall with nothing to catch
+   up, in-process, with the hashing embedder (the embedder's own cost is
+   measured in bench_embedders.py).
+
+Every ctx number is a whole ``ctx`` process, as a user runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from _bench_common import (
+    CTX,
+    DATA,
+    GIT,
+    GIT_ENV,
+    HERE,
+    IMPORT,
+    clock,
+    compile_ctx,
+    draft,
+    fresh,
+    machine_info,
+    ms,
+    progress,
+    run,
+    timed,
+)
+
+from ctx import engine
+from ctx.engine import Store
+
+ROOT = DATA / "remotes"
+RUNS = 3
+
+
+def ctx(*args: str, store: Path | None = None) -> bytes:
+    argv = [CTX, *(["--store", str(store)] if store else []), *args]
+    env = {**os.environ, "CTX_HUB_AUTOSTART": "0"}
+    return run(argv, env=env)
+
+
+def git(*args: str, cwd: Path | None = None) -> bytes:
+    prefix = ["-C", str(cwd)] if cwd else []
+    return run([GIT, *prefix, *args])
+
+
+def best(fn: object, runs: int = RUNS) -> float:
+    """Returns the best of ``runs`` timings of ``fn`` (each on a fresh target)."""
+    return min(timed(fn) for _ in range(runs))  # type: ignore[arg-type]
+
+
+def build(size: int) -> Path:
+    path = fresh(ROOT / "a") / ".ctx"
+    store = Store.init(path, clock=clock)
+    for start in range(0, size, 100_000):
+        n = min(100_000, size - start)
+        engine.remember_many(
+            store, [draft(i) for i in range(start, start + n)], IMPORT, summary="bench"
+        )
+    store.close()
+    ctx("gc", store=path)
+    (path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    return path
+
+
+def bare(path: Path) -> Path:
+    fresh(path)
+    git("init", "-q", "--bare", "-b", "main", str(path))
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def daemon(base: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            GIT,
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            "--enable=receive-pack",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            f"--base-path={base}",
+            str(base),
+        ],
+        env=GIT_ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # git-daemon is its child: killed as a group
+    )
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc, port
+
+
+def push_times(store: Path, url_for: dict[str, str], srv: Path) -> list[list[str]]:
+    rows = []
+    for where, template in url_for.items():
+        ctx_s, git_s = [], []
+        for i in range(RUNS):
+            name = f"{where.split()[0].strip(':/')}-{i}"
+            bare(srv / f"ctx-{name}.git")
+            bare(srv / f"git-{name}.git")
+            ctx("remote", "add", name, template.format(f"ctx-{name}.git"), store=store)
+            ctx_s.append(timed(lambda n=name: ctx("push", n, store=store)))
+            target = template.format(f"git-{name}.git")
+            git_s.append(
+                timed(
+                    lambda t=target: git(
+                        "--git-dir", str(store / "git"), "push", "-q", t, "main"
+                    )
+                )
+            )
+            ctx("remote", "remove", name, store=store)
+        rows.append([f"push, {where}", ms(min(ctx_s)), ms(min(git_s))])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3, help="timings of push, clone")
+    parser.add_argument("--out", default="remotes.md", help="file in results/")
+    args = parser.parse_args()
+    global RUNS
+    RUNS = args.runs
+    size = args.size
+    started = time.monotonic()
+    os.environ["CTX_HUB_AUTOSTART"] = "0"  # in-process recalls start no hub
+    compile_ctx()
+    progress(f"building a store of {size:,} memories")
+    build_s = timed(lambda: build(size))
+    store = ROOT / "a" / ".ctx"
+    srv = fresh(ROOT / "srv")
+    srv.mkdir(parents=True)
+    rows: list[list[str]] = []
+
+    progress("push")
+    proc, port = daemon(srv)
+    try:
+        rows += push_times(
+            store,
+            {
+                "local path": str(srv) + "/{}",
+                "git:// (git daemon)": f"git://127.0.0.1:{port}/{{}}",
+            },
+            srv,
+        )
+        origin = bare(srv / "origin.git")
+        ctx("remote", "add", "origin", str(origin), store=store)
+        ctx("push", store=store)
+
+        progress("clone")
+        clone_rows = []
+        for where, url in (
+            ("local path", str(origin)),
+            ("git:// (git daemon)", f"git://127.0.0.1:{port}/origin.git"),
+        ):
+            ctx_s = best(lambda u=url: ctx("clone", u, str(fresh(ROOT / "c-tmp"))))
+            bare_s = best(
+                lambda u=url: git(
+                    "clone", "-q", "--bare", u, str(fresh(ROOT / "g-tmp"))
+                )
+            )
+            clone_rows.append([f"clone, {where}", ms(ctx_s), ms(bare_s)])
+        rows += clone_rows
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    progress("pull of 10 new memories")
+    clone_at = fresh(ROOT / "b")
+    ctx("clone", str(origin), str(clone_at))
+    b = clone_at / ".ctx"
+    (b / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    mirror = fresh(ROOT / "g.git")
+    git("clone", "-q", "--bare", str(origin), str(mirror))
+    from ctx.hub import Workspace, recall
+
+    ws = Workspace(b, clock=clock)
+    index_s = timed(lambda: recall(ws, "service answered under load"))
+    ws.close()
+    for i in range(10):
+        ctx("remember", draft(size + i).text, store=store)
+    push10_s = timed(lambda: ctx("push", store=store))
+    pull_s = timed(lambda: ctx("pull", store=b))
+    gitpull_s = timed(
+        lambda: git("--git-dir", str(mirror), "fetch", "-q", "origin", "main:main")
+    )
+    rows.append(["push of 10 new commits, local path", ms(push10_s), "-"])
+    start_s = best(lambda: ctx("remote", "ls", store=b))
+    rows.append(
+        [
+            "(for scale: `ctx remote ls`, a process that transfers nothing)",
+            ms(start_s),
+            "-",
+        ]
+    )
+    rows.append(["pull of 10 new memories (fast forward)", ms(pull_s), ms(gitpull_s)])
+
+    progress("index catch-up")
+    ws = Workspace(b, clock=clock)
+    catch_up = timed(lambda: recall(ws, "service answered under load"))
+    ws.close()
+    ws = Workspace(b, clock=clock)
+    cold = timed(lambda: recall(ws, "service answered under load"))
+    steady = min(
+        timed(lambda: recall(ws, "service answered under load")) for _ in range(5)
+    )
+    ws.close()
+    got = engine.list_memories(Store.open(b, clock=clock))
+    assert len(got) == size + 10, len(got)
+
+    out = HERE / "results" / args.out
+    total = time.monotonic() - started
+    lines = [
+        "# ctx remotes benchmark",
+        "",
+        "Generated by `benchmarks/bench_remotes.py`; do not edit by hand.",
+        "",
+        f"Command: `python benchmarks/bench_remotes.py --size {size} --runs {RUNS}`",
+        "",
+        f"Store: {size:,} memories (one pack after `ctx gc`), built in "
+        f"{build_s:.1f} s. Total run time: {total / 60:.1f} min. Times are "
+        f"milliseconds unless marked; best of {RUNS} for push and clone, one "
+        "run for the pull (it changes the stores).",
+        "",
+        "| machine | |",
+        "|---|---|",
+        *[f"| {k} | {v} |" for k, v in machine_info()],
+        "",
+        "## Push, clone, pull: ctx beside stock git",
+        "",
+        "Every ctx time is a whole `ctx` process, start-up included (the last "
+        "row shows what a process that transfers nothing costs); every git "
+        "time a whole `git` process. A store is a bare repository, so git's "
+        "side is `git clone --bare` (which, from a local path, hard-links the "
+        "objects instead of copying them) and, for the pull, `git fetch origin "
+        "main:main` in a bare clone (a pull without a working tree); a clone "
+        "with a checkout would also write one file per memory.",
+        "",
+        "| operation | ctx | git |",
+        "|---|---|---|",
+        *[f"| {r[0]} | {r[1]} | {r[2]} |" for r in rows],
+        "",
+        "## Index catch-up after the pull",
+        "",
+        "In-process recall on the clone, hashing embedder (bench_embedders.py "
+        "measures the embedders):",
+        "",
+        "| | ms |",
+        "|---|---|",
+        f"| first recall on the fresh clone (indexes all {size:,} memories) | {ms(index_s)} |",
+        f"| first recall after pulling 10 memories (indexes the 10 new blobs) | {ms(catch_up)} |",
+        f"| the same recall again, fresh workspace, nothing to catch up | {ms(cold)} |",
+        f"| catch-up of the 10 pulled memories (the difference) | {ms(catch_up - cold)} |",
+        f"| a recall with nothing to catch up, warm (best of 5) | {ms(steady)} |",
+        "",
+    ]
+    out.write_text("\n".join(lines))
+    progress(f"wrote {out}")
+    print(out.read_text())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

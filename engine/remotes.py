@@ -1,0 +1,239 @@
+"""Remotes: named git remotes in the store's git config, and their addresses.
+
+A remote is an ordinary git remote, so stock git reads it too::
+
+    [remote "origin"]
+        url = https://git.example.com/team/memory.git
+        fetch = +refs/heads/*:refs/remotes/origin/*
+
+Its branches, once fetched, live under ``refs/remotes/NAME/``. The transfers
+themselves (fetch, push, pull, clone) are in :mod:`ctx.engine.transfer`.
+
+Addresses are checked here, before dulwich sees them: dulwich reads almost
+anything as an ssh host or a local path, so a typo (``htp://``) would
+otherwise fail later with a confusing message.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import msgspec
+from dulwich.objects import ObjectID
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from ctx.engine.errors import ConflictError, InvalidInputError, RemoteNotFoundError
+from ctx.engine.ids import CommitId
+from ctx.engine.store import Store
+
+__all__ = [
+    "RemoteInfo",
+    "add_remote",
+    "check_url",
+    "display_url",
+    "list_remotes",
+    "remote_url",
+    "remove_remote",
+    "tracking_branches",
+    "tracking_ref",
+]
+
+_SCHEMES = ("file", "git", "http", "https", "ssh", "git+ssh", "ssh+git")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_SCP_RE = re.compile(r"^(?:[^@/:\s]+@)?[A-Za-z0-9][A-Za-z0-9.-]*:(?!//)\S")
+_REMOTES = b"refs/remotes/"
+
+
+class RemoteInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A remote: its name and address (as stored in the git config).
+
+    Attributes:
+        name: The remote's name (``origin``).
+        url: Where it is, without any password it holds: a path,
+            ``file://``, ``git://``, ``ssh://``, an scp-like ``host:path``,
+            or ``http(s)://``.
+        branches: The remote's branches as last fetched or pushed.
+    """
+
+    name: str
+    url: str
+    branches: tuple[str, ...] = ()
+
+
+def check_name(name: str) -> str:
+    """Returns ``name`` if it may name a remote, else raises InvalidInputError."""
+    if not _NAME_RE.match(name) or name.endswith((".lock", ".")) or ".." in name:
+        raise InvalidInputError(
+            f"{name!r} is not a valid remote name.",
+            hint="Use letters, digits, '.', '_' and '-' (e.g. origin).",
+        )
+    return name
+
+
+def check_url(url: str) -> str:
+    """Returns ``url`` if ctx can reach a remote at it, else raises.
+
+    A local path comes back absolute. Accepted: ``file``, ``git``, ``ssh``
+    and ``http(s)`` URLs with a host (``file://`` with a path), scp-like
+    ``[user@]host:path``, and local paths.
+
+    Raises:
+        InvalidInputError: the address is malformed or its scheme unknown.
+    """
+    bad = InvalidInputError(
+        f"{url!r} is not a remote address ctx can use.",
+        hint="Use a path, file://, git://, ssh://, user@host:path or http(s)://.",
+    )
+    if not url or url != url.strip() or any(c in url for c in "\0\n\r"):
+        raise bad
+    if _SCP_RE.match(url):
+        return url
+    if "://" not in url:
+        # A local path: kept absolute, so that it names the same folder
+        # from wherever the next command runs.
+        return str(Path(url).absolute())
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise bad from None
+    if parts.scheme not in _SCHEMES:
+        raise bad
+    if parts.scheme == "file":
+        if not parts.path or parts.netloc not in ("", "localhost"):
+            raise bad
+    elif not parts.hostname or (port is not None and not 0 < port < 65536):
+        raise bad
+    return url
+
+
+def transport_location(url: str) -> str:
+    """Returns the address to hand to dulwich for ``url``.
+
+    A local folder holding a ctx store (``.ctx/`` or a folder above it) is
+    reached through its ``git/`` repository.
+    """
+    if "://" in url or _SCP_RE.match(url):
+        return url
+    path = Path(url)
+    for candidate in (path, path / ".ctx"):
+        if (candidate / "git" / "config").is_file():
+            return str(candidate / "git")
+    return str(path)
+
+
+def display_url(url: str) -> str:
+    """Returns ``url`` without its password, for messages and listings."""
+    if "://" not in url:
+        return url
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return url
+    if password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}@{host}"))
+
+
+def tracking_ref(remote: str, branch: str) -> Ref:
+    """Returns the ref that holds ``remote``'s ``branch`` once fetched."""
+    return Ref(_REMOTES + f"{remote}/{branch}".encode())
+
+
+def tracking_branches(store: Store, remote: str) -> dict[str, CommitId]:
+    """Returns ``remote``'s branches as last fetched, with their tips."""
+    base = Ref(_REMOTES + remote.encode())
+    out: dict[str, CommitId] = {}
+    for name in sorted(store.repo.refs.keys(base=base)):
+        sha = store.repo.refs[Ref(base + b"/" + name)]
+        out[name.decode("utf-8", "surrogateescape")] = CommitId(sha.decode())
+    return out
+
+
+def _section(name: str) -> tuple[bytes, bytes]:
+    return (b"remote", name.encode())
+
+
+def list_remotes(store: Store) -> list[RemoteInfo]:
+    """Returns every remote of the store, sorted by name."""
+    config = store.repo.get_config()
+    out = []
+    for section in config.sections():
+        if len(section) == 2 and section[0] == b"remote":
+            name = section[1].decode("utf-8", "replace")
+            try:
+                url = config.get(section, b"url").decode("utf-8", "replace")
+            except KeyError:
+                continue
+            branches = tuple(tracking_branches(store, name))
+            out.append(RemoteInfo(name=name, url=display_url(url), branches=branches))
+    return sorted(out, key=lambda r: r.name)
+
+
+def remote_url(store: Store, name: str) -> str:
+    """Returns the address of remote ``name``.
+
+    Raises:
+        RemoteNotFoundError: the store has no such remote.
+    """
+    try:
+        url = store.repo.get_config().get(_section(name), b"url")
+    except KeyError:
+        known = ", ".join(r.name for r in list_remotes(store)) or "none"
+        raise RemoteNotFoundError(
+            f"No remote named {name!r} (known: {known}).",
+            hint=f"`ctx remote add {name} URL` adds it.",
+        ) from None
+    return url.decode("utf-8", "replace")
+
+
+def add_remote(store: Store, name: str, url: str) -> RemoteInfo:
+    """Adds remote ``name`` at ``url``, fetching ``refs/heads/*`` from it.
+
+    Raises:
+        InvalidInputError: the name or the address is not valid.
+        ConflictError: a remote of that name exists.
+    """
+    check_name(name)
+    url = check_url(url)
+    with store.locked():
+        config = store.repo.get_config()
+        if config.has_section(_section(name)):
+            raise ConflictError(
+                f"Remote {name!r} already exists.",
+                hint=f"`ctx remote remove {name}` first to change its address.",
+            )
+        config.set(_section(name), b"url", url.encode())
+        config.set(
+            _section(name),
+            b"fetch",
+            f"+refs/heads/*:refs/remotes/{name}/*".encode(),
+        )
+        if isinstance(store.repo, Repo):
+            config.write_to_path()
+    return RemoteInfo(name=name, url=display_url(url))
+
+
+def remove_remote(store: Store, name: str) -> RemoteInfo:
+    """Removes remote ``name`` and its fetched branches (not the commits).
+
+    Raises:
+        RemoteNotFoundError: the store has no such remote.
+    """
+    url = remote_url(store, name)
+    with store.locked():
+        branches = tracking_branches(store, name)
+        for branch, tip in branches.items():
+            store.repo.refs.remove_if_equals(
+                tracking_ref(name, branch), ObjectID(tip.encode())
+            )
+        config = store.repo.get_config()
+        del config[_section(name)]
+        if isinstance(store.repo, Repo):
+            config.write_to_path()
+    return RemoteInfo(name=name, url=display_url(url), branches=tuple(branches))

@@ -1,0 +1,709 @@
+"""Fetch, push, pull and clone: memory that travels through git remotes.
+
+Every transfer goes through dulwich's clients (local paths and ``file://``,
+``git://``, ``ssh://`` and scp-like addresses, smart ``http(s)://``), and
+every one writes objects first and refs last:
+
+- fetch: the remote's pack is written into the object store (dulwich writes
+  it under a temporary name and aborts it if the transfer breaks); only then,
+  under the store's lock, do ``refs/remotes/NAME/*`` move. A fetch killed
+  midway leaves the refs as they were, and the next one starts again.
+- push: the remote's branches move only once it has every object (git's
+  receive-pack, and dulwich's, update refs last); a push that is not a fast
+  forward is refused before anything is sent, unless forced.
+- pull: a fetch, then :func:`ctx.engine.merge.merge` with the fetched branch
+  as the source: tags and links union, clashes are stored as conflicts.
+- clone: a new store is built in a temporary folder and renamed into place,
+  so a failed clone leaves no half store behind.
+
+A remote whose branches hold neither memories nor anything else ctx writes
+is not a ctx store and is refused before any ref moves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from contextlib import closing
+from pathlib import Path
+from typing import TypeVar
+
+import msgspec
+from dulwich.client import GitClient, LocalGitClient
+from dulwich.config import ConfigDict
+from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
+from dulwich.graph import can_fast_forward
+from dulwich.object_store import DiskObjectStore
+from dulwich.objects import ObjectID, Tree
+from dulwich.pack import UnpackedObject, pack_objects_to_data
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from ctx.engine._lock import write_lock
+from ctx.engine._packs import write_pack
+from ctx.engine._sending import objects_to_send
+from ctx.engine.branches import target_branch
+from ctx.engine.errors import (
+    ConflictError,
+    InvalidInputError,
+    RefNotFoundError,
+    RemoteError,
+    StoreError,
+)
+from ctx.engine.ids import CommitId
+from ctx.engine.layout import CONFLICTS, LINKS, MEMORY_AREAS, VIEWS
+from ctx.engine.merge import MergeResult, merge
+from ctx.engine.model import Intent
+from ctx.engine.remotes import (
+    add_remote,
+    check_url,
+    display_url,
+    remote_url,
+    tracking_branches,
+    tracking_ref,
+    transport_location,
+)
+from ctx.engine.store import Clock, Store, check_branch_name
+
+__all__ = [
+    "Access",
+    "CloneResult",
+    "Credentials",
+    "FetchResult",
+    "PullResult",
+    "PushResult",
+    "RefUpdate",
+    "clone",
+    "fetch",
+    "pull",
+    "push",
+]
+
+Credentials = Callable[[str], "tuple[str, str] | None"]
+"""Returns a user name and password for an address that asked for them."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Access:
+    """How to reach remotes: what the caller knows of its environment.
+
+    The engine reads no environment; the command line fills this in from
+    it (``ctx.hub.remote_access``).
+
+    Attributes:
+        credentials: Asked once when an http(s) remote answers 401.
+        timeout: Seconds an http(s) remote may stay silent.
+        ssh_command: The ssh program to run (``GIT_SSH_COMMAND``), if not ``ssh``.
+    """
+
+    credentials: Credentials | None = None
+    timeout: float = 30.0
+    ssh_command: str | None = None
+
+
+NO_ACCESS = Access()
+
+T = TypeVar("T")
+_HEADS = b"refs/heads/"
+_CTX_FOLDERS = {name.encode() for name in (*MEMORY_AREAS, LINKS, CONFLICTS, VIEWS)}
+
+
+class RefUpdate(msgspec.Struct, frozen=True, kw_only=True):
+    """One branch a transfer moved.
+
+    Attributes:
+        branch: The branch (on the remote for a push, fetched for a fetch).
+        old: Where it was (``None``: it is new).
+        new: Where it is now (``None``: it was removed).
+        forced: The move was not a fast forward.
+    """
+
+    branch: str
+    old: CommitId | None
+    new: CommitId | None
+    forced: bool = False
+
+
+class FetchResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What a fetch brought.
+
+    Attributes:
+        remote: The remote's name.
+        url: Its address.
+        head: The remote's default branch, when it says.
+        branches: Every branch the remote has, with its tip.
+        updated: The fetched branches that moved (``refs/remotes/NAME/*``).
+    """
+
+    remote: str
+    url: str
+    head: str | None
+    branches: dict[str, CommitId]
+    updated: tuple[RefUpdate, ...]
+
+
+class PushResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What a push sent.
+
+    Attributes:
+        remote: The remote's name.
+        url: Its address.
+        updated: The remote's branches that moved.
+        up_to_date: Branches the remote already had at our tip.
+    """
+
+    remote: str
+    url: str
+    updated: tuple[RefUpdate, ...]
+    up_to_date: tuple[str, ...]
+
+
+class PullResult(msgspec.Struct, frozen=True, kw_only=True):
+    """A fetch and the merge of one fetched branch into a local one."""
+
+    fetch: FetchResult
+    merge: MergeResult
+
+
+class CloneResult(msgspec.Struct, frozen=True, kw_only=True):
+    """A store made from a remote.
+
+    Attributes:
+        path: The new store folder.
+        url: Where it came from (the remote ``origin``).
+        head: Its default branch, as the remote's.
+        branches: Every branch, with its tip.
+    """
+
+    path: str
+    url: str
+    head: str
+    branches: dict[str, CommitId]
+
+
+# -- reaching a remote ---------------------------------------------------------
+
+
+def _client(
+    url: str,
+    access: Access,
+    username: str | None = None,
+    password: str | None = None,
+) -> tuple[GitClient, str]:
+    from dulwich.client import get_transport_and_path
+
+    config = ConfigDict()
+    config.set((b"http",), b"timeout", str(access.timeout).encode())
+    return get_transport_and_path(
+        transport_location(url),
+        config=config,
+        username=username,
+        password=password,
+        ssh_command=access.ssh_command,
+    )
+
+
+def _run(
+    url: str,
+    access: Access,
+    call: Callable[[GitClient, str], T],
+) -> T:
+    """Runs ``call`` with a client for ``url``, asking once for credentials."""
+    from dulwich.client import HTTPUnauthorized
+
+    check_url(url)
+    with _translated(url):
+        try:
+            return _call(_client(url, access), call)
+        except HTTPUnauthorized:
+            ask = access.credentials
+            found = ask(display_url(url)) if ask else None
+            if found is None:
+                raise RemoteError(
+                    f"{display_url(url)} asked for credentials.",
+                    hint="Put them in the URL, CTX_GIT_USERNAME and "
+                    "CTX_GIT_PASSWORD, or a git credential helper.",
+                ) from None
+        try:
+            return _call(_client(url, access, *found), call)
+        except HTTPUnauthorized:
+            raise RemoteError(
+                f"{display_url(url)} refused the credentials.",
+                hint="Check the user name and token (or password).",
+            ) from None
+
+
+def _call(client: tuple[GitClient, str], call: Callable[[GitClient, str], T]) -> T:
+    try:
+        return call(*client)
+    finally:
+        client[0].close()
+
+
+@contextlib.contextmanager
+def _translated(url: str) -> Iterator[None]:
+    """Turns what dulwich and the network raise into one RemoteError."""
+    from urllib3.exceptions import HTTPError
+
+    shown = display_url(url)
+    try:
+        yield
+    except NotGitRepository:
+        raise RemoteError(
+            f"{shown} is not a git repository.",
+            hint="Check the address; `ctx remote ls` shows it.",
+        ) from None
+    except HangupException as exc:
+        raise RemoteError(
+            f"{shown} hung up: {_reason(exc)}",
+            hint="Nothing was changed; try again.",
+        ) from exc
+    except GitProtocolError as exc:
+        cause = _network_cause(exc)
+        if cause is not None:
+            raise RemoteError(
+                f"Cannot reach {shown}: {_reason(cause)}",
+                hint="Check the address and the network; nothing was changed.",
+            ) from exc
+        raise RemoteError(
+            f"{shown} answered in a way ctx cannot use: {_reason(exc)}",
+            hint="Nothing was changed; check the address and try again.",
+        ) from exc
+    except HTTPError as exc:
+        raise RemoteError(
+            f"Cannot reach {shown}: {_reason(exc)}",
+            hint="Check the address and the network; nothing was changed.",
+        ) from exc
+    except OSError as exc:
+        raise RemoteError(
+            f"Cannot reach {shown}: {_reason(exc)}",
+            hint="Check the address and the network; nothing was changed.",
+        ) from exc
+
+
+def _network_cause(exc: BaseException) -> OSError | None:
+    """Returns the socket error under a protocol error, if one caused it.
+
+    dulwich wraps urllib3's errors (which wrap the socket's) in a
+    GitProtocolError; the socket's own words say best what went wrong.
+    """
+    found: OSError | None = None
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        if isinstance(current, OSError) and current.strerror:
+            found = current
+        reason = getattr(current, "reason", None)
+        if isinstance(reason, BaseException):
+            current = reason
+        else:
+            current = current.__cause__ or current.__context__
+    return found
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        text = exc.strerror
+    else:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        text = text or type(exc).__name__
+    text = text.rstrip(".")
+    return f"{text[0].upper()}{text[1:]}." if text else "The connection failed."
+
+
+# -- fetch -----------------------------------------------------------------------
+
+
+def fetch(
+    store: Store,
+    remote: str = "origin",
+    *,
+    access: Access = NO_ACCESS,
+) -> FetchResult:
+    """Fetches every branch of ``remote`` into ``refs/remotes/REMOTE/``.
+
+    Branches gone from the remote are removed from there too.
+
+    Raises:
+        RemoteNotFoundError: no such remote.
+        RemoteError: it cannot be reached, refuses us, or is not a ctx store.
+    """
+    url = remote_url(store, remote)
+    heads, head = _fetch_objects(store, url, access)
+    _check_ctx_store(store, url, heads)
+    updated = []
+    with store.locked():
+        known = tracking_branches(store, remote)
+        for branch in sorted(set(known) | set(heads)):
+            old, new = known.get(branch), heads.get(branch)
+            if old == new:
+                continue
+            _move_tracking(store, remote, branch, old, new, url)
+            forced = old is not None and new is not None and not _ff(store, old, new)
+            updated.append(RefUpdate(branch=branch, old=old, new=new, forced=forced))
+    return FetchResult(
+        remote=remote,
+        url=display_url(url),
+        head=head,
+        branches=heads,
+        updated=tuple(updated),
+    )
+
+
+def _fetch_objects(
+    store: Store, url: str, access: Access
+) -> tuple[dict[str, CommitId], str | None]:
+    objects = store.repo.object_store
+
+    def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
+        return [
+            sha
+            for ref, sha in refs.items()
+            if ref.startswith(_HEADS) and sha not in objects
+        ]
+
+    def fetch_from(client: GitClient, path: str) -> _Fetched:
+        if isinstance(client, LocalGitClient):
+            return _fetch_local(store, path, wants)
+        result = client.fetch(path.encode(), store.repo, wants)
+        return dict(result.refs or {}), dict(result.symrefs or {})
+
+    refs, symrefs = _run(url, access, fetch_from)
+    heads = {
+        ref[len(_HEADS) :].decode("utf-8", "surrogateescape"): CommitId(sha.decode())
+        for ref, sha in refs.items()
+        if ref.startswith(_HEADS) and sha is not None
+    }
+    # A branch name git allows but ctx does not (``HEAD``, ``-x``) is left
+    # out rather than failing the whole fetch.
+    heads = {name: tip for name, tip in heads.items() if _usable(name)}
+    target = symrefs.get(Ref(b"HEAD"))
+    head = None
+    if target and target.startswith(_HEADS):
+        head = target[len(_HEADS) :].decode("utf-8", "surrogateescape")
+    return heads, head if head in heads else None
+
+
+_Fetched = tuple[dict[Ref, "ObjectID | None"], dict[Ref, Ref]]
+
+
+def _fetch_local(
+    store: Store,
+    path: str,
+    wants: Callable[[Mapping[Ref, ObjectID]], list[ObjectID]],
+) -> _Fetched:
+    """Fetches from a repository on this machine, sending only what changed.
+
+    dulwich's local fetch walks every object of the tip we already have
+    (see :mod:`ctx.engine._sending`) and re-reads the pack it wrote to index
+    it; this writes the changed objects as one pack, indexed as written.
+    """
+    with closing(Repo(path)) as source:
+        refs = source.get_refs()
+        symrefs = source.refs.get_symrefs()
+        want = wants(refs)
+        if want:
+            ours = store.repo.get_refs().values()
+            have = [sha for sha in ours if sha in source.object_store]
+            sent = objects_to_send(source.object_store, have, want)
+            target = store.repo.object_store
+            if isinstance(target, DiskObjectStore):
+                write_pack(target, sent)
+            else:
+                target.add_objects([(obj, None) for obj in sent])
+    return dict(refs), dict(symrefs)
+
+
+def _usable(branch: str) -> bool:
+    try:
+        check_branch_name(branch)
+    except InvalidInputError:
+        return False
+    return True
+
+
+def _check_ctx_store(store: Store, url: str, heads: dict[str, CommitId]) -> None:
+    objects = store.repo.object_store
+    for branch, tip in heads.items():
+        commit = objects[ObjectID(tip.encode())]
+        tree = objects[commit.tree]  # type: ignore[attr-defined]
+        assert isinstance(tree, Tree)
+        names = {entry.path for entry in tree.items()}
+        if names and not names & _CTX_FOLDERS:
+            raise RemoteError(
+                f"{display_url(url)} is not a ctx store: "
+                f"branch {branch!r} holds no memories.",
+                hint="Give the address of a store that `ctx push` wrote to.",
+            )
+
+
+def _move_tracking(
+    store: Store,
+    remote: str,
+    branch: str,
+    old: CommitId | None,
+    new: CommitId | None,
+    url: str,
+) -> None:
+    refs = store.repo.refs
+    ref = tracking_ref(remote, branch)
+    old_id = ObjectID(old.encode()) if old else None
+    message = f"ctx fetch: from {display_url(url)}".encode()
+    if new is None:
+        ok = refs.remove_if_equals(ref, old_id, message=message)
+    elif old_id is None:
+        ok = refs.add_if_new(ref, ObjectID(new.encode()), message=message)
+    else:
+        ok = refs.set_if_equals(ref, old_id, ObjectID(new.encode()), message=message)
+    if not ok:
+        raise ConflictError(f"{remote}/{branch} moved during the fetch.")
+
+
+def _ff(store: Store, old: CommitId, new: CommitId) -> bool:
+    """Returns whether ``new`` descends from ``old`` (both present here)."""
+    old_id, new_id = ObjectID(old.encode()), ObjectID(new.encode())
+    if old_id not in store.repo.object_store:
+        return False
+    return can_fast_forward(store.repo, old_id, new_id)
+
+
+# -- push ------------------------------------------------------------------------
+
+
+def push(
+    store: Store,
+    remote: str = "origin",
+    branches: Sequence[str] = (),
+    *,
+    all_branches: bool = False,
+    force: bool = False,
+    access: Access = NO_ACCESS,
+) -> PushResult:
+    """Pushes ``branches`` (default: the current one) to the same names on ``remote``.
+
+    A branch the remote has moved past ours (not a fast forward) is refused,
+    and then nothing is pushed at all, unless ``force``.
+
+    Raises:
+        RemoteNotFoundError: no such remote.
+        RefNotFoundError: a branch does not exist here.
+        ConflictError: a push that is not a fast forward, without ``force``.
+        RemoteError: the remote cannot be reached or refused the update.
+    """
+    url = remote_url(store, remote)
+    names = store.branches() if all_branches else list(branches)
+    tips = {name: store.branch_tip(name) for name in names or [store.head_branch()]}
+    updated: list[RefUpdate] = []
+    same: list[str] = []
+    behind: list[str] = []
+
+    def update_refs(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
+        for found in (updated, same, behind):
+            found.clear()  # a retry with credentials calls this again
+        new: dict[Ref, ObjectID] = {}
+        for branch, tip in tips.items():
+            ref = Ref(_HEADS + branch.encode())
+            theirs = refs.get(ref)
+            old = CommitId(theirs.decode()) if theirs else None
+            if old == tip:
+                same.append(branch)
+                continue
+            forced = old is not None and not _ff(store, old, tip)
+            if forced and not force:
+                behind.append(branch)
+            new[ref] = ObjectID(tip.encode())
+            updated.append(RefUpdate(branch=branch, old=old, new=tip, forced=forced))
+        return {} if behind else new
+
+    def pack_data(
+        have: AbstractSet[ObjectID],
+        want: AbstractSet[ObjectID],
+        *,
+        ofs_delta: bool = False,
+        progress: Callable[[bytes], None] | None = None,
+    ) -> tuple[int, Iterator[UnpackedObject]]:
+        sent = objects_to_send(store.repo.object_store, have, want)
+        return pack_objects_to_data(sent, ofs_delta=ofs_delta)
+
+    result = _run(
+        url,
+        access,
+        lambda client, path: client.send_pack(
+            path.encode(),
+            update_refs,
+            generate_pack_data=pack_data,
+        ),
+    )
+    if behind:
+        listed = ", ".join(behind)
+        raise ConflictError(
+            f"{remote} has work that {listed} does not have; nothing was pushed.",
+            hint=f"`ctx pull {remote} {behind[0]}` merges it first; "
+            "`ctx push --force` overwrites it.",
+        )
+    failed = {
+        ref.decode("utf-8", "replace"): error
+        for ref, error in (result.ref_status or {}).items()
+        if error is not None
+    }
+    if failed:
+        ref, error = sorted(failed.items())[0]
+        raise RemoteError(f"{display_url(url)} refused {ref}: {error}.")
+    with store.locked():
+        known = tracking_branches(store, remote)
+        for update in updated:
+            before = known.get(update.branch)
+            if before != update.new:
+                _move_tracking(store, remote, update.branch, before, update.new, url)
+    return PushResult(
+        remote=remote,
+        url=display_url(url),
+        updated=tuple(updated),
+        up_to_date=tuple(same),
+    )
+
+
+# -- pull ------------------------------------------------------------------------
+
+
+def pull(
+    store: Store,
+    intent: Intent,
+    remote: str = "origin",
+    branch: str | None = None,
+    *,
+    into: str | None = None,
+    prefer: str | None = None,
+    access: Access = NO_ACCESS,
+) -> PullResult:
+    """Fetches ``remote``, then merges its ``branch`` into branch ``into``.
+
+    ``branch`` defaults to the name of ``into``, which defaults to the
+    current branch. The merge is ctx's own (:func:`~ctx.engine.merge.merge`):
+    clashes end as conflicts in the result, never as an error.
+
+    Raises:
+        RemoteNotFoundError: no such remote.
+        RefNotFoundError: the remote has no such branch.
+        RemoteError: as :func:`fetch`.
+    """
+    target = target_branch(store, into)
+    source = check_branch_name(branch or target)
+    fetched = fetch(store, remote, access=access)
+    if source not in fetched.branches:
+        have = ", ".join(sorted(fetched.branches)) or "none"
+        raise RefNotFoundError(
+            f"Remote {remote!r} has no branch {source!r} (it has: {have}).",
+            hint=f"`ctx push {remote} {source}` creates it there.",
+        )
+    merged = merge(store, f"{remote}/{source}", intent, into=target, prefer=prefer)
+    return PullResult(fetch=fetched, merge=merged)
+
+
+# -- clone -----------------------------------------------------------------------
+
+
+def clone(
+    path: Path,
+    url: str,
+    *,
+    clock: Clock,
+    access: Access = NO_ACCESS,
+) -> CloneResult:
+    """Makes a store in folder ``path`` from the ctx store at ``url``.
+
+    The remote becomes ``origin``; every branch it has becomes a branch here,
+    and its default branch the store's. The store is built in a temporary
+    folder and renamed into place, so a failed clone leaves nothing behind.
+
+    Raises:
+        ConflictError: a store already exists at ``path``.
+        RemoteError: the remote cannot be reached, is empty, or is no ctx store.
+    """
+    url = check_url(url)
+    if (path / "git").exists():
+        raise ConflictError(f"A store already exists at {path}.")
+    created = None  # the first folder made here, removed if the clone fails
+    if not path.exists():
+        created = path
+        while not created.parent.exists():
+            created = created.parent
+    try:
+        (path / "cache").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"Cannot create a store at {path}: {exc.strerror}.") from exc
+    try:
+        with write_lock(path / "lock", 60.0):
+            if (path / "git").exists():
+                raise ConflictError(f"A store already exists at {path}.")
+            fetched = _clone_into(path, url, clock, access)
+    except BaseException:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        raise
+    store = Store.open(path, clock=clock)
+    try:
+        store.history.ensure(store.branch_tip(store.head_branch()))
+    finally:
+        store.close()
+    assert fetched.head is not None
+    return CloneResult(
+        path=str(path),
+        url=display_url(url),
+        head=fetched.head,
+        branches=fetched.branches,
+    )
+
+
+def _clone_into(
+    path: Path,
+    url: str,
+    clock: Clock,
+    access: Access,
+) -> FetchResult:
+    tmp = Path(tempfile.mkdtemp(prefix="git.new-", dir=path))
+    try:
+        repo = Repo.init_bare(str(tmp))
+        try:
+            fetched = _fill_clone(repo, url, clock, access)
+        finally:
+            repo.close()
+        os.rename(tmp, path / "git")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return fetched
+
+
+def _fill_clone(
+    repo: Repo,
+    url: str,
+    clock: Clock,
+    access: Access,
+) -> FetchResult:
+    from ctx.engine.store import STORE_FORMAT
+
+    config = repo.get_config()
+    config.set((b"ctx",), b"storeversion", str(STORE_FORMAT).encode())
+    config.write_to_path()
+    store = Store(repo, None, clock=clock)
+    add_remote(store, "origin", url)
+    fetched = fetch(store, "origin", access=access)
+    if not fetched.branches:
+        raise RemoteError(
+            f"{display_url(url)} is empty.",
+            hint="To fill it, `ctx remote add origin URL` in a store, then `ctx push`.",
+        )
+    head = fetched.head
+    if head is None:
+        head = "main" if "main" in fetched.branches else sorted(fetched.branches)[0]
+    for branch, tip in sorted(fetched.branches.items()):
+        store.move_branch(branch, None, tip, f"ctx clone: from {url}")
+    repo.refs.set_symbolic_ref(Ref(b"HEAD"), Ref(_HEADS + head.encode()))
+    return msgspec.structs.replace(fetched, head=head)

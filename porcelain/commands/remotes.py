@@ -1,0 +1,260 @@
+"""Commands for remotes: remote add/remove/ls, push, fetch, pull, clone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ctx import engine
+from ctx.engine import Intent, plural
+from ctx.porcelain._options import (
+    CtxState,
+    echo_json,
+    intent_options,
+    json_option,
+    now,
+    pass_state,
+)
+from ctx.porcelain.commands.merge import merge_options
+from ctx.porcelain.output import echo
+from ctx.porcelain.render import render_merge, render_transfer
+
+__all__ = ["COMMANDS"]
+
+
+def _access() -> engine.Access:
+    from ctx.hub import remote_access
+
+    return remote_access()
+
+
+@click.group()
+def remote() -> None:
+    """Add, remove and list the remotes memory travels through
+
+    A remote is a git remote in the store's git config: a path, file://,
+    git://, ssh://, user@host:path or http(s)://.
+
+    \b
+    Example:
+      ctx remote add origin https://git.example.com/team/memory.git
+      ctx remote ls
+    """
+
+
+@remote.command("add")
+@click.argument("name")
+@click.argument("url")
+@json_option
+@pass_state
+def remote_add(state: CtxState, name: str, url: str, as_json: bool) -> None:
+    """Add remote NAME at URL
+
+    \b
+    Example:
+      ctx remote add origin git@github.com:team/memory.git
+      ctx remote add backup /mnt/backup/memory.git
+    """
+    result = engine.add_remote(state.store(write=True), name, url)
+    if as_json:
+        echo_json(result)
+    else:
+        echo(f"Added remote {result.name} at {result.url}.")
+
+
+@remote.command("remove")
+@click.argument("name")
+@json_option
+@pass_state
+def remote_remove(state: CtxState, name: str, as_json: bool) -> None:
+    """Remove remote NAME and its fetched branches (not the commits)
+
+    \b
+    Example:
+      ctx remote remove backup
+    """
+    result = engine.remove_remote(state.store(write=True), name)
+    if as_json:
+        echo_json(result)
+    else:
+        echo(f"Removed remote {result.name} ({result.url}).")
+
+
+@remote.command("ls")
+@json_option
+@pass_state
+def remote_ls(state: CtxState, as_json: bool) -> None:
+    """List remotes, their addresses and fetched branches
+
+    \b
+    Example:
+      ctx remote ls
+    """
+    remotes = engine.list_remotes(state.store())
+    if as_json:
+        echo_json(remotes)
+        return
+    if not remotes:
+        echo("No remotes; `ctx remote add NAME URL` adds one.")
+    width = max((len(r.name) for r in remotes), default=0)
+    for item in remotes:
+        fetched = ", ".join(item.branches) or "nothing fetched yet"
+        echo(f"{item.name:<{width}}  {item.url}  ({fetched})")
+
+
+@click.command()
+@click.argument("remote_name", metavar="[REMOTE]", default="origin")
+@click.argument("branches", metavar="[BRANCH]...", nargs=-1)
+@click.option("--all", "all_branches", is_flag=True, help="Push every branch.")
+@click.option("--force", is_flag=True, help="Overwrite remote work we do not have.")
+@json_option
+@pass_state
+def push(
+    state: CtxState,
+    remote_name: str,
+    branches: tuple[str, ...],
+    all_branches: bool,
+    force: bool,
+    as_json: bool,
+) -> None:
+    """Push branches (default: the current one) to REMOTE (default: origin)
+
+    A branch the remote has moved past (not a fast forward) is refused and
+    nothing is pushed, with exit 5: `ctx pull` first, or `--force`.
+
+    \b
+    Example:
+      ctx push
+      ctx push origin main agent/claude
+      ctx push --all
+    """
+    if all_branches and branches:
+        raise click.UsageError("Give branches or --all, not both.")
+    result = engine.push(
+        state.store(),
+        remote_name,
+        branches,
+        all_branches=all_branches,
+        force=force,
+        access=_access(),
+    )
+    if as_json:
+        echo_json(result)
+        return
+    if not result.updated:
+        echo(f"{result.remote} is up to date ({', '.join(result.up_to_date)}).")
+        return
+    echo(f"Pushed {plural(len(result.updated), 'branch')} to {result.remote}:")
+    render_transfer(result.updated)
+
+
+@click.command()
+@click.argument("remote_name", metavar="[REMOTE]", default="origin")
+@json_option
+@pass_state
+def fetch(state: CtxState, remote_name: str, as_json: bool) -> None:
+    """Fetch REMOTE's branches (default: origin) as REMOTE/BRANCH
+
+    Nothing local changes but the fetched branches: `ctx diff main
+    origin/main` shows what came, `ctx merge origin/main` takes it.
+
+    \b
+    Example:
+      ctx fetch
+      ctx diff main origin/main
+    """
+    result = engine.fetch(state.store(write=True), remote_name, access=_access())
+    if as_json:
+        echo_json(result)
+        return
+    if not result.updated:
+        echo(f"{result.remote} has nothing new.")
+        return
+    moved = plural(len(result.updated), "branch")
+    echo(f"Fetched {moved} from {result.remote}:")
+    render_transfer(result.updated, prefix=f"{result.remote}/")
+
+
+@click.command()
+@click.argument("remote_name", metavar="[REMOTE]", default="origin")
+@click.argument("branch", required=False)
+@merge_options
+@intent_options("merge")
+@json_option
+@pass_state
+def pull(
+    state: CtxState,
+    remote_name: str,
+    branch: str | None,
+    into: str | None,
+    prefer: str | None,
+    who: Intent,
+    as_json: bool,
+) -> None:
+    """Fetch REMOTE, then merge its BRANCH (default: same name) into a branch
+
+    The merge is ctx's own, as `ctx merge`: tags and links union, real
+    clashes are stored as conflicts for `ctx resolve`; a pull that leaves
+    conflicts is committed, printed, and exits with 5.
+
+    \b
+    Example:
+      ctx pull
+      ctx pull origin agent/claude --into main
+    """
+    result = engine.pull(
+        state.store(write=True),
+        who,
+        remote_name,
+        branch,
+        into=into,
+        prefer=prefer,
+        access=_access(),
+    )
+    if as_json:
+        echo_json(result)
+    else:
+        render_merge(result.merge)
+    if result.merge.conflicts:
+        click.get_current_context().exit(engine.ConflictError.exit_code)
+
+
+@click.command()
+@click.argument("url")
+@click.argument("folder", default=".", type=click.Path(file_okay=False))
+@click.option("--user", "user_store", is_flag=True, help="Make the user store instead.")
+@json_option
+@pass_state
+def clone(
+    state: CtxState, url: str, folder: str, user_store: bool, as_json: bool
+) -> None:
+    """Make a store from the one at URL: .ctx/ in FOLDER (default: here)
+
+    The remote becomes origin, its branches become branches here. An empty
+    remote cannot be cloned: fill it from a store with `ctx remote add` and
+    `ctx push`.
+
+    \b
+    Example:
+      ctx clone https://git.example.com/team/memory.git
+      ctx clone git@github.com:team/memory.git ~/work/api
+      ctx clone /mnt/shared/memory.git --user
+    """
+    if user_store:
+        from ctx.hub import Workspace
+
+        path = Workspace.user_store_path()
+    elif state.explicit:
+        path = Path(state.explicit)
+    else:
+        path = Path(folder) / ".ctx"
+    result = engine.clone(path.absolute(), url, clock=now, access=_access())
+    if as_json:
+        echo_json(result)
+    else:
+        count = plural(len(result.branches), "branch")
+        echo(f"Cloned {result.url} into {result.path} ({count}, on {result.head}).")
+
+
+COMMANDS = [remote, push, fetch, pull, clone]
