@@ -12,16 +12,17 @@ What it measures, in one run (results in ``benchmarks/results/agents.md``):
    an agent reaches a store, interleaved query by query so that the load of
    the shared machine falls on every path alike: in-process (the call's
    handler, ``calls.invoke``, as the MCP tool and the API route call it), MCP
-   over stdio (``ctx mcp``, answering in its own process with
-   ``CTX_NO_HUB=1``, or through a running hub), MCP over Streamable HTTP
-   (``ctx serve``) and the plain JSON API of ``ctx serve`` (``http.client``,
-   one kept-alive connection). Phase A runs with ``ctx hub start`` serving
-   the store, phase B with ``ctx serve`` (which is the store's hub; the two
-   cannot run together), phase C with ``ctx serve`` given TCP_NODELAY by
-   ``_serve_nodelay.py`` (an experiment), each beside its own in-process
-   baseline.
+   over stdio (``ctx mcp`` answering in its own process with
+   ``CTX_NO_HUB=1``, through a running hub, or as the store's hub itself),
+   MCP over Streamable HTTP (``ctx serve``) and the plain JSON API of ``ctx
+   serve`` (``http.client``, one kept-alive connection). Phase A runs with
+   ``ctx hub start`` serving the store, phase B with ``ctx serve`` (which is
+   the store's hub; the two cannot run together), phase C with no hub but
+   a ``ctx mcp``, which then is the hub (a second ``ctx mcp`` asks it), each
+   beside its own in-process baseline.
 2. ``ctx mcp`` from process start to its first answered tool call
-   (``list_tools``, and a ``recall`` without and with a running hub).
+   (``list_tools``, and a ``recall`` with ``CTX_NO_HUB=1``, with no hub
+   running, where it becomes the hub, and with ``ctx hub start`` running).
 3. ``ctx serve``: recalls per second with 4 concurrent clients, MCP over
    HTTP and the plain API, with the CPU the server and the clients used.
 
@@ -73,9 +74,11 @@ GOAL_REMEMBER_MS = 10.0  # remember through MCP under 10 ms
 LOADS: list[float] = []
 # The paths' names, as the tables show them.
 HUB_IN = "in-process, as a hub answers"
-ONE_SHOT = "in-process, no hub (one-shot answerer)"
+ONE_SHOT = "in-process, one-shot answerer (a `ctx recall` without a hub)"
 STDIO = "MCP stdio, `CTX_NO_HUB=1`"
 STDIO_HUB = "MCP stdio, through `ctx hub start`"
+STDIO_HOST = "MCP stdio, `ctx mcp` is the hub"
+STDIO_GUEST = "MCP stdio, through the hub of another `ctx mcp`"
 MCP_HTTP = "MCP Streamable HTTP (`ctx serve`)"
 API = "HTTP API (`ctx serve`, keep-alive)"
 
@@ -233,15 +236,30 @@ def stop(store: Path, proc: subprocess.Popen[str]) -> None:
         proc.communicate()
 
 
-SERVES = {
-    "B": [CTX],  # ctx serve as shipped
-    "C": [sys.executable, str(HERE / "_serve_nodelay.py")],  # with TCP_NODELAY
-}
+def hub_running(ws: Workspace) -> bool:
+    """Whether a hub answers for the store (asked with ``CTX_NO_HUB`` unset:
+    with it, this process sees no hub)."""
+    from ctx.hub.api import hub_status
+
+    del os.environ["CTX_NO_HUB"]
+    try:
+        return hub_status(ws).running
+    finally:
+        os.environ["CTX_NO_HUB"] = "1"
 
 
-def start_serve(store: Path, argv: list[str]) -> tuple[subprocess.Popen[str], str]:
+def wait_hub(ws: Workspace, running: bool, timeout: float = 60.0) -> None:
+    """Waits until a hub serves the store (``running``) or none does."""
+    until = time.monotonic() + timeout
+    while hub_running(ws) != running:
+        if time.monotonic() > until:
+            raise RuntimeError(f"hub running is not {running} after {timeout} s")
+        time.sleep(0.05)
+
+
+def start_serve(store: Path) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [*argv, "--store", str(store), "serve", "--port", "0"],
+        [CTX, "--store", str(store), "serve", "--port", "0"],
         stdout=subprocess.PIPE,
         text=True,
         env=_CLEAN,
@@ -262,8 +280,9 @@ def cpu_seconds(pid: int) -> float:
 
 
 def workspace(store: Path, hub_answerer: bool) -> Workspace:
-    """A warm workspace; ``hub_answerer``: answers as a hub does (HNSW graph
-    loaded), else as a library call without a hub does (``one_shot``)."""
+    """A warm workspace; ``hub_answerer``: answers as a hub (and ``ctx mcp``)
+    does (HNSW graph loaded), else as a single ``ctx recall`` without a hub
+    does (``one_shot``)."""
     ws = Workspace(store)
     if hub_answerer:
         answerer = Answerer(ws.store(), ws.clock)
@@ -306,29 +325,41 @@ async def latency(store: Path, args: argparse.Namespace) -> dict[str, Any]:
         stop(store, hub)
     out["A"] = paths
 
-    for phase, argv in SERVES.items():
-        progress(f"  phase {phase}: {' '.join(Path(a).name for a in argv)} serve")
-        serve, url = start_serve(store, argv)
-        try:
-            async with AsyncExitStack() as stack:
-                http_client = await stack.enter_async_context(Client(url + "/mcp"))
-                alone = await stack.enter_async_context(Client(stdio(store, NO_HUB)))
-                api = Api(url)
-                paths = [
-                    Route(HUB_IN, in_process(hubws)),
-                    Route(MCP_HTTP, over_mcp(http_client)),
-                    Route(API, api.call),
-                    Route(STDIO, over_mcp(alone)),
-                ]
-                await measure(paths, recall_in, args.writes, args.warmup)
-                out[phase] = paths
-                progress(f"  throughput, 4 clients, {args.seconds:.0f} s each")
-                rate = await throughput(serve.pid, url, queries, args.seconds)
-                out.setdefault("rate", {}).update(
-                    {f"{name} ({phase})": row for name, row in rate.items()}
-                )
-        finally:
-            stop(store, serve)
+    progress("  phase B: ctx serve")
+    serve, url = start_serve(store)
+    try:
+        async with AsyncExitStack() as stack:
+            http_client = await stack.enter_async_context(Client(url + "/mcp"))
+            alone = await stack.enter_async_context(Client(stdio(store, NO_HUB)))
+            api = Api(url)
+            paths = [
+                Route(HUB_IN, in_process(hubws)),
+                Route(MCP_HTTP, over_mcp(http_client)),
+                Route(API, api.call),
+                Route(STDIO, over_mcp(alone)),
+            ]
+            await measure(paths, recall_in, args.writes, args.warmup)
+            out["B"] = paths
+            progress(f"  throughput, 4 clients, {args.seconds:.0f} s each")
+            out["rate"] = await throughput(serve.pid, url, queries, args.seconds)
+    finally:
+        stop(store, serve)
+
+    progress("  phase C: no hub; ctx mcp becomes it")
+    wait_hub(hubws, running=False)
+    async with AsyncExitStack() as stack:
+        host = await stack.enter_async_context(Client(stdio(store, HUB)))
+        await over_mcp(host)("recall", queries[0])  # waits for its indexes
+        wait_hub(hubws, running=True)
+        guest = await stack.enter_async_context(Client(stdio(store, HUB)))
+        paths = [
+            Route(HUB_IN, in_process(hubws)),
+            Route(STDIO_HOST, over_mcp(host)),
+            Route(STDIO_GUEST, over_mcp(guest)),
+        ]
+        await measure(paths, recall_in, args.writes, args.warmup)
+    out["C"] = paths
+    wait_hub(hubws, running=False)  # the host stops serving when it ends
     hubws.close()
     libws.close()
     return out
@@ -431,6 +462,9 @@ async def _window(
 
 # -- 2. start-up ----------------------------------------------------------------
 
+STARTS_HOST = "recall, no hub running (it becomes the hub)"
+STARTS_HUB = "recall, `ctx hub start` running"
+
 
 async def startup(store: Path, query: str, runs: int) -> dict[str, tuple]:
     """Seconds from starting ``ctx mcp`` to its first answer, several ways."""
@@ -450,21 +484,32 @@ async def startup(store: Path, query: str, runs: int) -> dict[str, tuple]:
             answered = time.perf_counter()
         return ready - began, answered - began
 
-    kinds = {
-        "list_tools": (NO_HUB, "list_tools"),
-        "recall, `CTX_NO_HUB=1`": (NO_HUB, "recall"),
-        "recall, `ctx hub start` running": (HUB, "recall"),
+    ws = Workspace(store)
+
+    async def hosting(tool: str) -> tuple[float, float]:
+        took = await once(HUB, tool)
+        wait_hub(ws, running=False)  # the next one becomes the hub again
+        return took
+
+    alone = {  # no hub running
+        "list_tools": lambda: once(NO_HUB, "list_tools"),
+        "recall, `CTX_NO_HUB=1`": lambda: once(NO_HUB, "recall"),
+        STARTS_HOST: lambda: hosting("recall"),
     }
-    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in kinds}
-    hub = start_hub(store)
-    try:
-        for env, tool in kinds.values():
-            await once(env, tool)  # the page cache, the hub's first answer
-        for _ in range(runs):
-            for kind, (env, tool) in kinds.items():
-                samples[kind].append(await once(env, tool))
-    finally:
-        stop(store, hub)
+    with_hub = {STARTS_HUB: lambda: once(HUB, "recall")}
+    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in [*alone, *with_hub]}
+    for kinds in (alone, with_hub):
+        hub = start_hub(store) if kinds is with_hub else None
+        try:
+            for run in kinds.values():
+                await run()  # the page cache, the hub's first answer
+            for _ in range(runs):
+                for kind, run in kinds.items():
+                    samples[kind].append(await run())
+        finally:
+            if hub is not None:
+                stop(store, hub)
+    ws.close()
     python = []
     for _ in range(runs):
         began = time.perf_counter()
@@ -496,8 +541,8 @@ def table(headers: list[str], rows: list[list[object]]) -> str:
 
 PHASES = {
     "A": "`ctx hub start` running",
-    "B": "`ctx serve` as shipped",
-    "C": "`ctx serve` with TCP_NODELAY (experiment, not shipped)",
+    "B": "`ctx serve` running",
+    "C": "no hub but `ctx mcp`",
 }
 
 
@@ -532,59 +577,61 @@ pydantic, and checking the structured result against the tool's output schema
 with jsonschema: {validate:.2f} ms of each recall here, measured alone).
 "In-process" is the call's handler (`calls.invoke(ws, caller, CALLS[name],
 arguments)`: the same function the MCP tool and the API route call, which for
-recall is `ctx.hub.recall(ws, ...)`), in this process, warm. Two in-process
-answerers exist, and the paths use one or the other:
+recall is `ctx.hub.recall(ws, ...)`), in this process, warm, with one of two
+answerers:
 
-- *as a hub answers*: an `Answerer` like the one `ctx hub start` and `ctx
-  serve` hold (at >= 100k vectors the HNSW graph is loaded), adopted by the
-  workspace, so `ctx.hub.recall(ws, ...)` answers with it;
-- *no hub (one-shot)*: what `ctx.hub.recall(ws, ...)` makes when no hub runs
-  (`CTX_NO_HUB=1`): `Answerer(one_shot=True)`, which searches the vectors
-  exactly, by brute force, instead of loading the graph. `ctx mcp` with
-  `CTX_NO_HUB=1` answers with this one, for as long as it runs.
+- *as a hub answers*: an `Answerer` like the one `ctx hub start`, `ctx
+  serve` and `ctx mcp` hold (at >= 100k vectors the HNSW graph is loaded),
+  adopted by the workspace, so `ctx.hub.recall(ws, ...)` answers with it.
+  Every path is compared with this one. `ctx mcp` keeps such an answerer for
+  as long as it runs: with no hub running it is the store's hub (it serves
+  the hub socket), with one it asks that hub, and with `CTX_NO_HUB=1` it
+  answers its own calls with it, serving no socket;
+- *one-shot*: what `ctx.hub.recall(ws, ...)` makes for a single call when no
+  hub runs (`CTX_NO_HUB=1`), as a `ctx recall` process does:
+  `Answerer(one_shot=True)`, which searches the vectors exactly, by brute
+  force, instead of loading the graph. No path here uses it; its row (phase
+  A) is there for context.
 
 Three phases per size, each beside its own in-process row: A with `ctx hub
 start` serving the store; B with `ctx serve` (also the store's hub: the two
-cannot run together); C with `ctx serve` started by
-`benchmarks/_serve_nodelay.py`, which makes its listening socket with
-`IPPROTO_TCP` so that asyncio sets TCP_NODELAY on its connections (see
-"Noticed" below). In a phase each input is sent on every path in turn (the
-first path rotating), after {warmup} warm-up inputs per path; {queries}
-recalls and {writes} remembers per path."""
+cannot run together); C with no hub running but a `ctx mcp` (hub autostart
+off, no `CTX_NO_HUB`), which then serves the hub socket itself, and a second
+`ctx mcp` started after it, which asks it. In a phase each input is sent on
+every path in turn (the first path rotating), after {warmup} warm-up inputs
+per path; {queries} recalls and {writes} remembers per path."""
 
 NOTICED = """\
-## Noticed: `ctx serve` answers back-to-back requests 40 ms late
+## Found here and fixed: `ctx serve` answered back-to-back requests 40 ms late
 
-`ctx serve` makes its listening socket itself (`hub/agents/serve.py`,
-`_bind`: `socket.socket(family, socket.SOCK_STREAM)`, so `sock.proto` is 0)
-and hands it to uvicorn. asyncio sets TCP_NODELAY on a connection only when
-`sock.proto == IPPROTO_TCP` (`asyncio.base_events._set_nodelay`), so the
-accepted connections keep Nagle's algorithm: a response written in more than
-one part (uvicorn writes the headers and the body separately; MCP's
-Streamable HTTP answers with a stream of events) waits for the client's
-delayed ACK, 40 ms on Linux, whenever a request follows the previous answer
-closely. The first request after a pause is not delayed (the client ACKs at
-once then), which is why the interleaved API rows above can look fine at p50
-while MCP over HTTP, with its several writes per call, and the 4-client
-rates pay it nearly every time. Phase C is the same server with the socket
-made as `socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)`
-(a one-line change in `_bind`; setting TCP_NODELAY on the listening socket
-would do too, Linux passes it on to accepted ones). It is not changed here:
-this benchmark reports it."""
+The first run of this benchmark (commit d01494f) found it: `ctx serve` made
+its listening socket as `socket.socket(family, socket.SOCK_STREAM)`
+(`hub/agents/serve.py`, `_bind`), whose `proto` is 0, and asyncio sets
+TCP_NODELAY on a connection only when `sock.proto == IPPROTO_TCP`
+(`asyncio.base_events._set_nodelay`). The connections kept Nagle's
+algorithm, so an answer written in more than one part (uvicorn writes the
+headers and the body separately; MCP's Streamable HTTP answers with a stream
+of events) waited for the client's delayed ACK, 40 ms on Linux, whenever a
+request followed the previous answer closely. Back-to-back API remembers
+took ~48 ms instead of ~4, and a remember over MCP HTTP 51 ms p50 at 100k.
+`_bind` now names `IPPROTO_TCP` (commit 1216e72), and the tables above are
+of the fixed server: the experiment that showed it (`ctx serve` with the
+socket made that way, a phase of its own) is gone, now that it is the same
+as phase B."""
 
 ONE_SHOT_NOTE = """\
-## Noticed: `ctx mcp` without a hub searches every vector, for as long as it runs
+## Found here and fixed: `ctx mcp` without a hub searched every vector
 
-With no hub to ask (`CTX_NO_HUB=1`, or autostart off and none running),
-`ctx mcp` answers recall with the answerer `ctx.hub.recall` makes for a
-one-off call (`hub/api.py`, `_answerer`: `Answerer(..., one_shot=True)`),
-whose projection is `exact`: it never loads the HNSW graph and scores every
-vector with numpy, which suits a `ctx recall` process that answers once.
-`ctx mcp` answers many calls with it. At {size:,} memories, phase A: that
-answerer {one:.2f} ms p50 in-process, a hub's {hub:.2f} ms; `ctx mcp` with
-`CTX_NO_HUB=1` {stdio:.2f} ms, through the hub {via:.2f} ms. With the
-defaults (autostart on) `ctx mcp` answers its first recall this way, starts
-a hub, and asks it from then on, so only set-ups without a hub pay this."""
+Until commit 1216e72, `ctx mcp` with no hub to ask (`CTX_NO_HUB=1`, or
+autostart off and none running) answered recall, for its whole life, with
+the answerer `ctx.hub.recall` makes for a single call (`Answerer(...,
+one_shot=True)`: exact search over every vector, no HNSW graph). At 100k
+memories that was 31.5 ms p50 in-process against a hub's 17.7, and 36.9 ms
+through `ctx mcp` with `CTX_NO_HUB=1`. Now it keeps a hub's answerer: at
+{size:,} memories, phase A, the one-shot answerer {one:.2f} ms p50 in-process,
+a hub's {hub:.2f} ms; `ctx mcp` with `CTX_NO_HUB=1` {stdio:.2f} ms, through
+`ctx hub start` {via:.2f} ms; phase C, `ctx mcp` as the hub {host:.2f} ms
+(in-process {hub_c:.2f} ms)."""
 
 
 # fmt: off
@@ -600,12 +647,12 @@ def render(args: argparse.Namespace, results: dict[int, dict[str, Any]], starts:
     ]
     goals = []
     for size, r in results.items():
-        checks = [("B", MCP_HTTP, HUB_IN), ("C", MCP_HTTP, HUB_IN), ("A", STDIO_HUB, HUB_IN), ("A", STDIO, ONE_SHOT)]
-        for phase, name, ref in checks:
-            p, b = by_name(r[phase], name, "recall"), by_name(r[phase], ref, "recall")
+        checks = [("A", STDIO_HUB), ("A", STDIO), ("B", MCP_HTTP), ("C", STDIO_HOST), ("C", STDIO_GUEST)]
+        for phase, name in checks:
+            p, b = by_name(r[phase], name, "recall"), by_name(r[phase], HUB_IN, "recall")
             ok = p[0] - b[0] <= GOAL_RECALL_MS
-            goals.append([f"{size:,}", f"recall, {name}, {PHASES[phase]}: within {GOAL_RECALL_MS:.0f} ms of {ref}", f"{p[0]:.2f} - {b[0]:.2f} = {p[0] - b[0]:+.2f} (p95 {p[1] - b[1]:+.2f})", "met" if ok else "missed"])
-        for phase, name in (("A", STDIO), ("A", STDIO_HUB), ("B", MCP_HTTP), ("C", MCP_HTTP)):
+            goals.append([f"{size:,}", f"recall, {name}, {PHASES[phase]}: within {GOAL_RECALL_MS:.0f} ms of {HUB_IN}", f"{p[0]:.2f} - {b[0]:.2f} = {p[0] - b[0]:+.2f} (p95 {p[1] - b[1]:+.2f})", "met" if ok else "missed"])
+        for phase, name in checks:
             p = by_name(r[phase], name, "remember")
             goals.append([f"{size:,}", f"remember, {name}, {PHASES[phase]}: under {GOAL_REMEMBER_MS:.0f} ms", f"{f2(p)} (p50 / p95)", "met" if p[0] < GOAL_REMEMBER_MS else "missed"])
     out = [
@@ -627,15 +674,15 @@ def render(args: argparse.Namespace, results: dict[int, dict[str, Any]], starts:
         rows = [row for phase in PHASES for row in latency_rows(phase, r[phase])]
         out.append(table(["phase", "path", "recall", "recall minus in-process", "remember", "remember minus in-process"], rows) + "\n")
     out.append("## 2. `ctx mcp` from process start to its first answer (s)\n")
-    out.append(f"The SDK client starts `ctx --store STORE mcp` and connects (the initialize handshake), then makes one call (`recall` lists the tools first: the client checks answers against their output schemas); {args.runs} runs of each, interleaved, after one untimed run of each. `python -c pass` takes {next(iter(starts.values()))['python'][0]:.2f} s here.\n")
+    out.append(f"The SDK client starts `ctx --store STORE mcp` and connects (the initialize handshake), then makes one call (`recall` lists the tools first: the client checks answers against their output schemas); {args.runs} runs of each, after one untimed run of each: the three with no hub running interleaved (after each run that became the hub, the next waits until its socket is gone), then the one with `ctx hub start` running. `ctx mcp` answers the handshake at once and loads its answerer in the background; its first recall waits for it (at 100k the HNSW graph). `python -c pass` takes {next(iter(starts.values()))['python'][0]:.2f} s here.\n")
     rows = []
     for name, st in starts.items():
-        for kind in ("list_tools", "recall, `CTX_NO_HUB=1`", "recall, `ctx hub start` running"):
+        for kind in ("list_tools", "recall, `CTX_NO_HUB=1`", STARTS_HOST, STARTS_HUB):
             ready, answered, best = st[kind]
             rows.append([name, f"`{kind}`" if kind == "list_tools" else kind, f"{ready:.2f}", f"{answered:.2f}", f"{best:.2f}"])
     out.append(table(["store", "first call", "connected (median)", "answered (median)", "answered (min)"], rows) + "\n")
     out.append(f"## 3. `ctx serve` recalls per second, 4 concurrent clients ({args.seconds:.0f} s each)\n")
-    out.append("The clients run on the same machine as the server (2 cores), so they take CPU from it: the CPU columns say how much each side used, in cores (1.00 = one core busy for the whole window). B: `ctx serve` as shipped; C: with TCP_NODELAY.\n")
+    out.append("In phase B. The clients run on the same machine as the server (2 cores), so they take CPU from it: the CPU columns say how much each side used, in cores (1.00 = one core busy for the whole window).\n")
     rows = []
     for size, r in results.items():
         for name, t in r["rate"].items():
@@ -646,6 +693,8 @@ def render(args: argparse.Namespace, results: dict[int, dict[str, Any]], starts:
     if size >= 100_000:
         a = results[size]["A"]
         values = {k: by_name(a, n, "recall")[0] for k, n in (("one", ONE_SHOT), ("hub", HUB_IN), ("stdio", STDIO), ("via", STDIO_HUB))}
+        c = results[size]["C"]
+        values |= {"host": by_name(c, STDIO_HOST, "recall")[0], "hub_c": by_name(c, HUB_IN, "recall")[0]}
         out.append(ONE_SHOT_NOTE.format(size=size, **values) + "\n")
     return "\n".join(out)
 # fmt: on
@@ -667,7 +716,7 @@ async def run_all(args: argparse.Namespace, sizes: list[int]) -> tuple[dict, dic
         store = br.store_dir(size, kind) / ".ctx"
         progress(f"{size:,} ({kind}): latency")
         results[size] = await latency(store, args)
-        for phase in ("A", *SERVES):
+        for phase in PHASES:
             for path in results[size][phase]:
                 line = ", ".join(f"{op} {f2(pct(t))}" for op, t in path.times.items())
                 progress(f"    {phase} {path.name}: {line}")
