@@ -304,6 +304,9 @@ def build_app(
     server.custom_route("/health", methods=["GET"])(health)
 
     app = server.streamable_http_app(
-        host=host, max_request_body_size=MAX_BODY_BYTES, stateless_http=False
+        host=host,
+        max_request_body_size=MAX_BODY_BYTES,
+        stateless_http=False,
+        json_response=True,
     )
     return GuardMiddleware(app, check, loopback=_host_of(host) in _LOOPBACK_HOSTS)
