@@ -288,7 +288,7 @@ def prompt_submit(hook: Hook) -> str | None:
     if searched:
         from ctx.hub.api import recall
 
-        result = recall(ws, prompt, budget=hook.settings.prompt_budget, explain=True)
+        result = recall(ws, prompt, budget=hook.settings.prompt_budget)
     parts: list[str] = []
     with editing(ws.path, hook.session) as state:
         parts.extend(_waiting(*state.take_waiting()))
@@ -318,8 +318,7 @@ def similarity(hit: Hit) -> float:
     "the" and "is" (``benchmarks/results/hook_floor.md``). A hit the vector
     channel did not find scores -1.
     """
-    channels = hit.explain.channels if hit.explain is not None else ()
-    return max((c.score for c in channels if c.channel == "vector"), default=-1.0)
+    return -1.0 if hit.similarity is None else hit.similarity
 
 
 def with_hits(result: RecallResult, hits: tuple[Hit, ...]) -> RecallResult:

@@ -165,6 +165,7 @@ def _hit(
     branch: str,
     score: float,
     explain: Explanation | None,
+    ranked: Ranked | None = None,
 ) -> Hit:
     entry = view.catalog.entries[memory_id]
     memory = ranking.read(memory_id)
@@ -181,8 +182,15 @@ def _hit(
         pinned=is_pinned(entry.path),
         score=score,
         tokens=_cost([entry]),
+        similarity=_similarity(ranked),
         explain=explain,
     )
+
+
+def _similarity(ranked: Ranked | None) -> float | None:
+    if ranked is None or "vector" not in ranked.channels:
+        return None
+    return ranked.channels["vector"][1]
 
 
 def _cost(entries: Iterable[CatalogEntry]) -> int:
@@ -322,7 +330,7 @@ def recall(
         taken += 1
         branch = origin.get(ranked.id, sources[0].branch)
         why = _explain(store, by_branch[branch], ranked, config) if explain else None
-        hits.append(_hit(ranking, view, ranked.id, branch, ranked.score, why))
+        hits.append(_hit(ranking, view, ranked.id, branch, ranked.score, why, ranked))
     temporal = ranking.temporal
     live_memories, live_tokens = _whole(entries, view.tokens, superseded)
     return RecallResult(
@@ -400,7 +408,7 @@ def search(
         if ranked.id not in view.catalog.entries:
             continue  # a linked neighbour the filters leave out
         why = _explain(store, source, ranked, config) if explain else None
-        hit = _hit(ranking, view, ranked.id, source.branch, ranked.score, why)
+        hit = _hit(ranking, view, ranked.id, source.branch, ranked.score, why, ranked)
         if tag is not None and tag not in hit.tags:
             continue
         hits.append(hit)

@@ -60,7 +60,10 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     """One recalled memory.
 
     ``conflict`` is set while a merge's clash on it is unresolved (``ctx show
-    ID`` shows both sides).
+    ID`` shows both sides). ``similarity`` is the vector channel's cosine of
+    the memory to the question (-1 to 1; None when that channel did not find
+    it, or for a pinned memory): unlike ``score``, which ranks, it is on a
+    fixed scale, so a caller can keep only hits close in meaning.
     """
 
     id: str
@@ -74,6 +77,7 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     pinned: bool
     score: float
     tokens: int
+    similarity: float | None = None
     explain: Explanation | None = None
     conflict: HitConflict | None = None
 
