@@ -9,8 +9,12 @@ becomes a :class:`~ctx.hub.hooks.session.Block` for the next prompt; what a
 command did, or why it failed, becomes one report line. A command that fails
 leaves the others to run.
 
-``<ctx:task>`` is recognised but not carried out yet (reported as such):
-tasks come with the sessions of a later change.
+``<ctx:task name="x" action="start"/>`` makes ``x`` the session's task:
+memories the agent remembers then are tagged ``task:x``. ``action="end"``
+closes it: the task's decisions are promoted to ``tier:reference``, its
+other memories archived to ``tier:off-context`` (one commit each), and with
+``summarize="true"`` one summary, DERIVED_FROM them all, is written from the
+command's text (or their headlines).
 """
 
 from __future__ import annotations
@@ -91,7 +95,7 @@ def _remember(turn: _Turn, command: Command) -> None:
         {
             "text": command.body,
             "kind": kind,
-            "tags": _split(attrs.get("tags")),
+            "tags": (*_split(attrs.get("tags")), *_task_tag(turn)),
             "title": attrs.get("title"),
             "context": attrs.get("context"),
         },
@@ -162,10 +166,60 @@ def _expand(turn: _Turn, command: Command) -> None:
     turn.state.note_shown([r.memory.id for r in records])
 
 
+def _task_tag(turn: _Turn) -> tuple[str, ...]:
+    return (f"task:{turn.state.task}",) if turn.state.task else ()
+
+
 def _task(turn: _Turn, command: Command) -> None:
-    # Recognised, so that it is not "unknown"; tasks come with sessions.
+    attrs = command.attrs
+    name = (attrs.get("name") or turn.state.task or "").strip()
+    action = (attrs.get("action") or "start").lower()
+    if not name or action not in ("start", "end"):
+        turn.report(
+            f"{command.source} was not carried out: a task needs a name and "
+            'action="start" or action="end".'
+        )
+        return
+    if action == "start":
+        turn.state.task = name
+        turn.report(f"task {name!r} started: what you remember is tagged task:{name}.")
+        return
+    chosen = turn.call("query", {"where": f"tag:task:{name}"})
+    ids = [m.id for m in chosen]
+    promoted = archived = 0
+    for memory in chosen:
+        tier = "reference" if memory.kind == "decision" else "off-context"
+        if memory.tier in (tier, "pinned"):
+            continue
+        turn.call(
+            "edit",
+            {
+                "id": memory.id,
+                "add_tags": [f"tier:{tier}"],
+                "remove_tags": [f"tier:{memory.tier}"] if memory.tier else [],
+            },
+        )
+        promoted += tier == "reference"
+        archived += tier == "off-context"
+    summary = ""
+    if ids and attrs.get("summarize", "").lower() in _TRUE:
+        body = command.body or "\n".join(f"- {m.headline}" for m in chosen)
+        made = turn.call(
+            "summarize",
+            {
+                "ids": ids,
+                "body": body,
+                "title": f"Task {name}",
+                "tags": ("task:" + name,),
+            },
+        )
+        turn.state.written.append(made.id)
+        summary = f"; summary `{made.id}`"
+    if turn.state.task == name:
+        turn.state.task = None
     turn.report(
-        f"{command.source} was not carried out: <ctx:task> is not supported yet."
+        f"task {name!r} ended: {plural(promoted, 'decision')} promoted to "
+        f"reference, {plural(archived, 'memory')} archived{summary}."
     )
 
 

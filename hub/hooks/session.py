@@ -76,6 +76,8 @@ class SessionState(msgspec.Struct, kw_only=True):
         saved: What ``pre-compact`` saved to give back after compaction.
         last_message: The hash of the last message whose commands were run
             (a message is never run twice).
+        task: The task the agent is working on (``<ctx:task action="start">``),
+            whose memories are tagged ``task:<name>``; None between tasks.
     """
 
     version: int = 1
@@ -86,6 +88,7 @@ class SessionState(msgspec.Struct, kw_only=True):
     written: list[str] = []
     saved: list[str] = []
     last_message: str = ""
+    task: str | None = None
 
     def note_shown(self, ids: list[str]) -> None:
         """Records that the agent was given these memories."""

@@ -306,14 +306,14 @@ def test_summarize_supersede_and_expand(project):
         f'<ctx:summarize nodes="{a},{b}" archive="true" title="Build times">'
         "Builds went from 12 to 4 minutes with the new runners.</ctx:summarize>\n"
         f'<ctx:supersede old="{a}" new="{b}"/>\n'
-        '<ctx:task name="ci" action="start"/>'
+        '<ctx:task name="ci" action="finish"/>'
     )
     run_hook("stop", payload("stop", project, last_assistant_message=message))
     text = context("prompt-submit", "user_prompt_submit", project, prompt="ok")
     assert text is not None
     assert "ctx: summarized 2 memories as `" in text
     assert f"ctx: `{b}` supersedes `{a}`." in text
-    assert "<ctx:task> is not supported yet" in text
+    assert 'a task needs a name and action="start" or action="end"' in text
     summary = text.split("ctx: summarized 2 memories as `")[1].split("`")[0]
 
     run_hook(
@@ -463,3 +463,39 @@ def test_a_command_that_breaks_is_reported_and_the_others_run(project, monkeypat
     text = context("prompt-submit", "user_prompt_submit", project, prompt="ok")
     assert text is not None
     assert "ctx: <ctx:status/> failed: RuntimeError: boom" in text
+
+
+def test_a_task_tags_its_memories_and_its_end_files_them(project):
+    start = (
+        '<ctx:task name="auth" action="start"/>\n'
+        '<ctx:remember type="decision">Sessions are signed JWTs, 15 minutes.'
+        "</ctx:remember>\n"
+        "<ctx:remember>Tried cookie sessions first; too slow.</ctx:remember>"
+    )
+    run_hook("stop", payload("stop", project, last_assistant_message=start))
+    text = context("prompt-submit", "user_prompt_submit", project, prompt="ok")
+    assert text is not None
+    assert "ctx: task 'auth' started" in text
+    end = (
+        '<ctx:task name="auth" action="end" summarize="true">Auth uses JWTs.</ctx:task>'
+    )
+    run_hook("stop", payload("stop", project, last_assistant_message=end))
+    text = context("prompt-submit", "user_prompt_submit", project, prompt="ok")
+    assert text is not None
+    assert (
+        "ctx: task 'auth' ended: 1 decision promoted to reference, 1 memory archived; summary `"
+        in text
+    )
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        tiers = {
+            s.record.memory.body: s.tier
+            for s in engine.select(store, "tag:task:auth", now=engine_clock())
+        }
+    finally:
+        store.close()
+    assert tiers == {
+        "Sessions are signed JWTs, 15 minutes.": "reference",
+        "Tried cookie sessions first; too slow.": "off-context",
+        "Auth uses JWTs.": "working",
+    }
