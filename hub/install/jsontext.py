@@ -125,8 +125,8 @@ class JsonText:
 
     def _line_indent(self, at: int) -> str:
         start = self.text.rfind("\n", 0, at) + 1
-        lead = self.text[start:at]
-        return lead if not lead.strip() else re.match(r"[ \t]*", lead).group(0)  # type: ignore[union-attr]
+        line = self.text[start:at]
+        return line[: len(line) - len(line.lstrip(" \t"))]
 
     def _encode(self, value: object, indent: str) -> str:
         text = json.dumps(value, indent=self.unit, ensure_ascii=False)
@@ -142,7 +142,7 @@ class JsonText:
         name = "" if key is None else json.dumps(key, ensure_ascii=False) + ": "
         if not node.children:
             if self.unit is None:
-                inner = name + self._encode(value, "")
+                inner = name + json.dumps(value, ensure_ascii=False)
             else:
                 outer = self._line_indent(node.start)
                 indent = outer + self.unit
@@ -151,11 +151,13 @@ class JsonText:
             self.text = self.text[: node.start] + text + self.text[node.end :]
             return
         last = node.children[-1]
-        if self.unit is None:
-            added = ", " + name + self._encode(value, "")
+        at = node.key_starts[-1]
+        lead = self.text[self.text.rfind("\n", 0, at) + 1 : at]
+        if self.unit is None or lead.strip():
+            # The last member shares its line: so does the new one.
+            added = ", " + name + json.dumps(value, ensure_ascii=False)
         else:
-            indent = self._line_indent(node.key_starts[-1])
-            added = f",\n{indent}{name}{self._encode(value, indent)}"
+            added = f",\n{lead}{name}{self._encode(value, lead)}"
         self.text = self.text[: last.end] + added + self.text[last.end :]
 
     def remove(self, path: tuple[Key, ...], key: Key) -> None:
