@@ -7,7 +7,8 @@ The checks, in order, each ``ok``, ``warn`` or ``fail`` with a hint:
 3. the hub serving the store, or not (not running is fine: a recall starts
    one);
 4. for each host with files in the project or the user's home: its hooks
-   (how many of ctx's events are wired) and its MCP entry;
+   (how many of ctx's events are wired), its MCP entry and (Claude Code)
+   the skill; a host wired in one scope is shown in that scope only;
 5. a hook run as a host runs it: ``ctx hook session-start`` with a recorded
    input must exit 0 and print nothing or a JSON object (its session's
    state is removed after, by ``session-end``);
@@ -32,6 +33,7 @@ from ctx.engine import CtxError
 from ctx.hub.install.hosts import HOSTS, SCOPES, SERVER_NAME, Host
 from ctx.hub.install.jsontext import JsonText
 from ctx.hub.install.settings import has_toml_server, hooks_present
+from ctx.hub.install.skill import SKILL_TEXT
 from ctx.hub.workspace import Workspace
 
 __all__ = ["Check", "DoctorReport", "doctor"]
@@ -136,8 +138,12 @@ def _hub(ws: Workspace) -> Check:
 def _hosts() -> list[Check]:
     checks: list[Check] = []
     for host in HOSTS.values():
-        for scope in SCOPES:
-            checks.extend(_host(host, scope))
+        found = [_host(host, scope) for scope in SCOPES]
+        # A host wired in one scope needs nothing in the other: only the
+        # scopes that hold ctx's entries (or a file that fails) are shown.
+        wired = [c for c in found if any(x.status != "warn" for x in c)]
+        for scope_checks in wired or found:
+            checks.extend(scope_checks)
     if not checks:
         checks.append(
             Check(
@@ -162,6 +168,8 @@ def _host(host: Host, scope: str) -> list[Check]:
         if files.hooks is not None and host.events:
             checks.append(_hooks(host, files.hooks, label, hint))
         checks.append(_server(host, files.mcp, label, hint))
+        if files.skill is not None:
+            checks.append(_skill(files.skill, label, hint))
     except CtxError as exc:
         # The message is install's: here nothing was to be written anyway.
         detail = exc.message.removesuffix("; nothing was written.") + "."
@@ -195,6 +203,19 @@ def _server(host: Host, path: Path, label: str, hint: str) -> Check:
         detail=f"no server {SERVER_NAME!r} in {path}",
         hint=hint,
     )
+
+
+def _skill(path: Path, label: str, hint: str) -> Check:
+    name = f"{label} skill"
+    if not path.is_file():
+        return Check(name=name, status="warn", detail=f"no {path}", hint=hint)
+    if path.read_text("utf-8") != SKILL_TEXT:
+        return Check(
+            name=name,
+            status="ok",
+            detail=f"{path} (edited since ctx wrote it)",
+        )
+    return Check(name=name, status="ok", detail=str(path))
 
 
 _HOOK_INPUT = {

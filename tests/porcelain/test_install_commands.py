@@ -125,6 +125,8 @@ def healthy(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_doctor_on_a_healthy_setup(healthy):
+    # Claude Code's own file in the home: wired in the project, that is enough.
+    (Path.home() / ".claude.json").write_text('{"numStartups": 3}\n')
     report = json.loads(run("doctor", "--json").stdout)
     assert report["ok"] is True
     checks = {c["name"]: c for c in report["checks"]}
@@ -134,6 +136,7 @@ def test_doctor_on_a_healthy_setup(healthy):
         "hub",
         "claude (project) hooks",
         "claude (project) mcp",
+        "claude (project) skill",
         "hook session-start",
         "mcp",
     ]
