@@ -21,7 +21,7 @@ from pathlib import Path
 import msgspec
 
 from ctx.hub.install.hosts import SERVER_ENTRY, SERVER_NAME, Host, HostFiles
-from ctx.hub.install.jsontext import JsonText
+from ctx.hub.install.jsontext import JsonText, invalid_file
 from ctx.hub.install.settings import (
     add_hooks,
     add_server,
@@ -118,6 +118,8 @@ class Plan:
         result = []
         for path, old in self.old.items():
             new = self.new[path]
+            if old is None and new is None:
+                continue  # no such file, and none is made
             if old == new:
                 action = "unchanged"
             elif old is None:
@@ -138,11 +140,7 @@ def _read(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        from ctx.engine import InvalidInputError
-
-        raise InvalidInputError(
-            f"{path} cannot be read ({exc}); nothing was written."
-        ) from None
+        raise invalid_file(path, f"cannot be read ({exc})") from None
 
 
 def _diff(path: Path, old: str | None, new: str | None) -> str:

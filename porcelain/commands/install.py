@@ -53,7 +53,7 @@ def _report(result: InstallResult, as_json: bool) -> None:
         echo(line)
     for note in result.notes:
         echo(f"Note: {note}")
-    if result.dry_run and not any(c.diff for c in result.files):
+    if not result.files or (result.dry_run and not any(c.diff for c in result.files)):
         echo("Nothing to change.")
 
 
