@@ -26,9 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctx.engine import InvalidInputError
-
-__all__ = ["HOSTS", "SCOPES", "Host", "HostFiles", "find_host"]
+__all__ = ["HOSTS", "SCOPES", "Host", "HostFiles"]
 
 SCOPES = ("project", "user")
 """Where a host's files live: the project folder, or the user's home."""
@@ -153,13 +151,3 @@ HOSTS: dict[str, Host] = {
     )
 }
 """The hosts, by their names on the command line."""
-
-
-def find_host(name: str) -> Host:
-    """Returns the host ``name`` names, or raises InvalidInputError."""
-    host = HOSTS.get(name.lower())
-    if host is None:
-        raise InvalidInputError(
-            f"Unknown host {name!r}.", hint="Hosts: " + ", ".join(HOSTS) + "."
-        )
-    return host
