@@ -103,6 +103,7 @@ class JsonText:
             raise invalid_file(path, f"is not valid JSON ({exc})") from None
         if not isinstance(data, dict):
             raise invalid_file(path, "does not hold a JSON object")
+        self._parsed: tuple[str, _Node] | None = None
         unit = _UNIT_RE.match(self.text)
         one_line = "\n" not in self.text.strip() and bool(data)
         self.unit: str | None = None if one_line else (unit.group(1) if unit else "  ")
@@ -114,7 +115,10 @@ class JsonText:
         return value
 
     def _root(self) -> _Node:
-        return _parse(self.text, _skip(self.text, 0))[0]
+        # Parsed again only when an edit changed the text.
+        if self._parsed is None or self._parsed[0] is not self.text:
+            self._parsed = (self.text, _parse(self.text, _skip(self.text, 0))[0])
+        return self._parsed[1]
 
     def _node(self, path: tuple[Key, ...]) -> _Node:
         node = self._root()
