@@ -120,6 +120,7 @@ def healthy(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     run("init", str(project))
     with (project / ".ctx" / "config.toml").open("a") as f:
         f.write('\n[embedder]\nkind = "hashing"\n')
+    run("remember", "Deploys go through CI", "--kind", "decision", "--pin")
     run("install", "claude")
     return project
 
@@ -147,6 +148,9 @@ def test_doctor_on_a_healthy_setup(healthy):
         f"7 of 7 hooks in {healthy}/.claude/settings.json"
     )
     assert checks["mcp"]["detail"].startswith("`ctx mcp` answers (")
+    given = checks["hook session-start"]["detail"]
+    assert given.startswith("exit 0, ")
+    assert int(given.split()[2]) > 0  # the pinned memory
     assert not (healthy / ".ctx" / "private" / "hooks" / "ctx-doctor.json").exists()
 
 
