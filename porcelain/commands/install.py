@@ -45,7 +45,7 @@ def _report(result: InstallResult, as_json: bool) -> None:
     for change in result.files:
         if result.dry_run:
             if change.diff:
-                click.echo(change.diff, nl=False)
+                echo(change.diff, nl=False)
             continue
         line = f"{change.action:9} {change.path}"
         if change.backup:
