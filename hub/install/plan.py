@@ -251,8 +251,16 @@ def apply_plan(plan: Plan, *, dry_run: bool = False) -> InstallResult:
 
 
 def _write(path: Path, old: str | None, new: str | None, root: Path) -> str | None:
-    """Writes one file's new text (None: removes it); returns its backup."""
+    """Writes one file's new text (None: removes it); returns its backup.
+
+    A symbolic link (settings kept with dotfiles) is written through, and
+    never removed: a file left with nothing becomes an empty document.
+    """
     backup = None
+    if path.is_symlink():
+        if new is None:
+            new = "{}\n" if path.suffix == ".json" else ""
+        path = path.resolve()
     if old is not None and new is not None:
         kept = path.with_name(path.name + BACKUP_SUFFIX)
         if _read(kept) == new:

@@ -370,3 +370,20 @@ def test_an_empty_object_ctx_filled_goes_with_it(project):
     }
     uninstall("cursor")
     assert (project / ".cursor" / "mcp.json").read_text() == '{\n  "x": 1\n}\n'
+
+
+def test_a_linked_settings_file_is_written_through_the_link(project, tmp_path):
+    dotfiles = tmp_path / "dotfiles"
+    write(dotfiles / "settings.json", CLAUDE_SETTINGS)
+    write(dotfiles / "mcp.json", "{}\n")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").symlink_to(dotfiles / "settings.json")
+    (project / ".mcp.json").symlink_to(dotfiles / "mcp.json")
+    install("claude")
+    assert (project / ".claude" / "settings.json").is_symlink()
+    assert "ctx hook stop" in (dotfiles / "settings.json").read_text()
+    assert json.loads((dotfiles / "mcp.json").read_text())["mcpServers"]["ctx"]
+    uninstall("claude")
+    assert (project / ".mcp.json").is_symlink()
+    assert (dotfiles / "settings.json").read_text() == CLAUDE_SETTINGS
+    assert (dotfiles / "mcp.json").read_text() == "{}\n"
