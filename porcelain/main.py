@@ -24,6 +24,7 @@ from ctx.porcelain.commands import (
     hooks,
     hub,
     imports,
+    install,
     keys,
     links,
     log,
@@ -119,6 +120,7 @@ for module in (
     hub,
     agents,
     hooks,
+    install,
     keys,
 ):
     for command in module.COMMANDS:

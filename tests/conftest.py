@@ -57,6 +57,15 @@ def disk_store(tmp_path: Path, clock: Callable[[], datetime]) -> Iterator[Store]
 
 
 @pytest.fixture
+def in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project folder, made the working folder."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+@pytest.fixture
 def intent() -> Intent:
     return Intent(agent="tester", intent="observe", confidence=0.9, reason="testing")
 

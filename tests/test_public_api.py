@@ -10,8 +10,9 @@ import ctx.engine
 import ctx.hub
 import ctx.hub.embedders
 import ctx.hub.hooks
+import ctx.hub.install
 
-PACKAGES = [ctx.engine, ctx.hub, ctx.hub.embedders, ctx.hub.hooks]
+PACKAGES = [ctx.engine, ctx.hub, ctx.hub.embedders, ctx.hub.hooks, ctx.hub.install]
 
 
 def _submodules(package: types.ModuleType) -> list[str]:

@@ -6,6 +6,7 @@ the same JSON (no key gained, none lost, no value changed), and carry exactly
 the keys of `msgspec.json.schema(type)` at every level.
 """
 
+import contextlib
 import json
 import subprocess
 from typing import Any
@@ -15,6 +16,7 @@ import msgspec
 import pytest
 
 from ctx import engine, hub
+from ctx.hub import install
 from ctx.porcelain.main import cli
 
 SCHEMAS: dict[str, Any] = {
@@ -75,6 +77,9 @@ SCHEMAS: dict[str, Any] = {
     "fetch": engine.FetchResult,
     "pull": engine.PullResult,
     "clone": engine.CloneResult,
+    "install": install.InstallResult,
+    "uninstall": install.InstallResult,
+    "doctor": install.DoctorReport,
 }
 
 # `export` writes its own format and has no --json; `hub start` serves in the
@@ -172,6 +177,15 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     clone = tmp_path / "clone" / ".ctx"
     run("clone", "clone", str(remote), "--store", str(clone))
     run("remote remove", "remote", "remove", "origin")
+    with contextlib.chdir(tmp_path):
+        run("install", "install", "claude")
+        run("uninstall", "uninstall", "claude")
+        # doctor exits 1 when a check fails (ctx may not be on the PATH here)
+        result = ctx.runner.invoke(
+            cli, ["--store", str(tmp_path / ".ctx"), "doctor", "--json"]
+        )
+        assert result.exit_code in (0, 1), result.stderr
+        out["doctor"] = result.stdout
     return out
 
 

@@ -1,0 +1,14 @@
+# The install room's public names, each once: the lazy loader in __init__.py
+# reads this file, and type checkers read it as the package's interface.
+
+from .doctor import Check as Check
+from .doctor import DoctorReport as DoctorReport
+from .doctor import doctor as doctor
+from .hosts import HOSTS as HOSTS
+from .hosts import Host as Host
+from .plan import FileChange as FileChange
+from .plan import InstallResult as InstallResult
+from .plan import Plan as Plan
+from .plan import apply_plan as apply_plan
+from .plan import plan_install as plan_install
+from .plan import plan_uninstall as plan_uninstall

@@ -1,0 +1,319 @@
+"""``ctx doctor``: is ctx wired into the agents here, and does it answer?
+
+The checks, in order, each ``ok``, ``warn`` or ``fail`` with a hint:
+
+1. the store the working folder finds (project or user store);
+2. ``ctx`` on the ``PATH`` (hosts run ``ctx hook`` and ``ctx mcp`` by name);
+3. the hub serving the store, or not (not running is fine: a recall starts
+   one);
+4. for each host with files in the project or the user's home: its hooks
+   (how many of ctx's events are wired), its MCP entry and (Claude Code)
+   the skill; a host wired in one scope is shown in that scope only;
+5. a hook run as a host runs it: ``ctx hook session-start`` with a recorded
+   input must exit 0 and print nothing or a JSON object (its session's
+   state is removed after, by ``session-end``);
+6. ``ctx mcp`` started as a host starts it, answering ``list_tools`` within
+   the timeout (through the MCP SDK's client, imported only here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ctx.engine import CtxError
+from ctx.hub.install.hosts import HOSTS, SCOPES, SERVER_NAME, Host
+from ctx.hub.install.jsontext import JsonText
+from ctx.hub.install.settings import has_toml_server, hooks_present
+from ctx.hub.install.skill import SKILL_TEXT
+from ctx.hub.workspace import Workspace
+
+__all__ = ["Check", "DoctorReport", "doctor"]
+
+TIMEOUT = 30.0
+"""Seconds a spawned hook or MCP server may take: ``ctx mcp`` answers its
+first call within about a second (docs/agents.md), more on a loaded machine."""
+
+
+class Check(msgspec.Struct, frozen=True, kw_only=True):
+    """One line of ``ctx doctor``.
+
+    Attributes:
+        name: What was checked (``store``, ``claude (project) hooks``, ...).
+        status: ``ok``, ``warn`` or ``fail``.
+        detail: What was found.
+        hint: What to do, when something is wrong.
+    """
+
+    name: str
+    status: str
+    detail: str
+    hint: str | None = None
+
+
+class DoctorReport(msgspec.Struct, frozen=True, kw_only=True):
+    """Every check of ``ctx doctor``.
+
+    Attributes:
+        ok: Whether no check failed.
+        checks: The checks, in order.
+    """
+
+    ok: bool
+    checks: tuple[Check, ...]
+
+
+def doctor(store: str | None = None, *, spawn: bool = True) -> DoctorReport:
+    """Checks the store, the hub, the hosts' wiring, a hook and ``ctx mcp``.
+
+    Args:
+        store: The store given explicitly (``--store``), passed on to the
+            hook and server it starts.
+        spawn: Whether to run a hook and start ``ctx mcp`` (checks 5 and 6).
+    """
+    checks: list[Check] = []
+    ws = Workspace.find(store)
+    which = "user store" if ws.user_store else "project store"
+    if ws.on_disk:
+        checks.append(Check(name="store", status="ok", detail=f"{which} {ws.path}"))
+    else:
+        checks.append(
+            Check(
+                name="store",
+                status="warn",
+                detail=f"no store yet (the {which} {ws.path} is made on first write)",
+                hint="Run `ctx init` in the project for a store of its own.",
+            )
+        )
+    exe = shutil.which("ctx")
+    if exe:
+        checks.append(Check(name="ctx on PATH", status="ok", detail=exe))
+    else:
+        checks.append(
+            Check(
+                name="ctx on PATH",
+                status="fail",
+                detail="`ctx` is not on the PATH: hosts cannot run its hooks",
+                hint="Install ctx where your shell finds it (pipx install ...).",
+            )
+        )
+    checks.append(_hub(ws))
+    checks.extend(_hosts())
+    if spawn:
+        command = [exe] if exe else [sys.executable, "-m", "ctx.porcelain"]
+        extra = ["--store", store] if store else []
+        checks.append(_run_hook(command, extra))
+        checks.append(_run_mcp(command, extra))
+    return DoctorReport(
+        ok=all(c.status != "fail" for c in checks), checks=tuple(checks)
+    )
+
+
+def _hub(ws: Workspace) -> Check:
+    if not ws.on_disk:
+        return Check(name="hub", status="ok", detail="not running (no store yet)")
+    from ctx.hub.api import hub_status
+
+    try:
+        status = hub_status(ws)
+    except CtxError as exc:
+        return Check(name="hub", status="warn", detail=exc.message, hint=exc.hint)
+    if status.pid is None:
+        return Check(
+            name="hub",
+            status="ok",
+            detail="not running (the first recall starts one)",
+        )
+    return Check(name="hub", status="ok", detail=f"running (pid {status.pid})")
+
+
+def _hosts() -> list[Check]:
+    checks: list[Check] = []
+    for host in HOSTS.values():
+        found = [_host(host, scope) for scope in SCOPES]
+        # A host wired in one scope needs nothing in the other: only the
+        # scopes that hold ctx's entries (or a file that fails) are shown.
+        wired = [c for c in found if any(x.status != "warn" for x in c)]
+        for scope_checks in wired or found:
+            checks.extend(scope_checks)
+    if not checks:
+        checks.append(
+            Check(
+                name="agents",
+                status="warn",
+                detail="no agent host is wired to ctx here or in your home",
+                hint="Run `ctx install claude` (or codex, gemini, cursor).",
+            )
+        )
+    return checks
+
+
+def _host(host: Host, scope: str) -> list[Check]:
+    files = host.files(scope, Path.cwd(), Path.home())
+    paths = [p for p in (files.hooks, files.mcp) if p is not None and p.is_file()]
+    if not paths:
+        return []
+    label = f"{host.name} ({scope})"
+    hint = f"Run `ctx install {host.name}{' --user' if scope == 'user' else ''}`."
+    checks = []
+    try:
+        if files.hooks is not None and host.events:
+            checks.append(_hooks(host, files.hooks, label, hint))
+        checks.append(_server(host, files.mcp, label, hint))
+        if files.skill is not None:
+            checks.append(_skill(files.skill, label, hint))
+    except CtxError as exc:
+        # The message is install's: here nothing was to be written anyway.
+        detail = exc.message.removesuffix("; nothing was written.") + "."
+        checks.append(Check(name=label, status="fail", detail=detail, hint=exc.hint))
+    return checks
+
+
+def _hooks(host: Host, path: Path, label: str, hint: str) -> Check:
+    commands = host.hook_commands()
+    doc = JsonText(path, path.read_text("utf-8") if path.is_file() else None)
+    found = hooks_present(doc, commands)
+    detail = f"{found} of {len(commands)} hooks in {path}"
+    if found == len(commands):
+        return Check(name=f"{label} hooks", status="ok", detail=detail)
+    return Check(name=f"{label} hooks", status="warn", detail=detail, hint=hint)
+
+
+def _server(host: Host, path: Path, label: str, hint: str) -> Check:
+    text = path.read_text("utf-8") if path.is_file() else None
+    if host.mcp_format == "toml":
+        present = has_toml_server(path, text)
+    else:
+        servers = JsonText(path, text).data.get("mcpServers")
+        present = isinstance(servers, dict) and SERVER_NAME in servers
+    name = f"{label} mcp"
+    if present:
+        return Check(name=name, status="ok", detail=f"server {SERVER_NAME!r} in {path}")
+    return Check(
+        name=name,
+        status="warn",
+        detail=f"no server {SERVER_NAME!r} in {path}",
+        hint=hint,
+    )
+
+
+def _skill(path: Path, label: str, hint: str) -> Check:
+    name = f"{label} skill"
+    if not path.is_file():
+        return Check(name=name, status="warn", detail=f"no {path}", hint=hint)
+    if path.read_text("utf-8") != SKILL_TEXT:
+        return Check(
+            name=name,
+            status="ok",
+            detail=f"{path} (edited since ctx wrote it)",
+        )
+    return Check(name=name, status="ok", detail=str(path))
+
+
+_HOOK_INPUT = {
+    "session_id": "ctx-doctor",
+    "transcript_path": "",
+    "hook_event_name": "SessionStart",
+    "source": "startup",
+}
+
+
+def _run_hook(command: list[str], extra: list[str]) -> Check:
+    name = "hook session-start"
+    payload = {**_HOOK_INPUT, "cwd": str(Path.cwd())}
+
+    def run(event: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [*command, "hook", event, *extra],
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+
+    try:
+        done = run("session-start")
+        run("session-end")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check(name=name, status="fail", detail=f"did not run: {exc}")
+    out = done.stdout.decode("utf-8", "replace").strip()
+    if done.returncode != 0:
+        return Check(
+            name=name,
+            status="fail",
+            detail=f"exited {done.returncode}",
+            hint="See the store's private/hooks.log.",
+        )
+    try:
+        answer = json.loads(out) if out else {}
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        return Check(
+            name=name,
+            status="fail",
+            detail="printed something that is not a JSON object",
+            hint="Something on the PATH prints before ctx runs; check your shell.",
+        )
+    given = answer.get("hookSpecificOutput", {}).get("additionalContext", "")
+    return Check(
+        name=name, status="ok", detail=f"exit 0, {len(given)} characters of context"
+    )
+
+
+def _run_mcp(command: list[str], extra: list[str]) -> Check:
+    name = "mcp"
+    try:
+        count = _list_tools(command, extra)
+    except Exception as exc:  # any failure of the server is the finding
+        return Check(
+            name=name,
+            status="fail",
+            detail=f"`ctx mcp` did not answer: {exc}".strip(),
+            hint="Run `ctx mcp` in a shell to see its error.",
+        )
+    return Check(name=name, status="ok", detail=f"`ctx mcp` answers ({count} tools)")
+
+
+def _list_tools(command: list[str], extra: list[str]) -> int:
+    import tempfile
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "mcp", *extra],
+        env=dict(os.environ),
+    )
+
+    async def ask(errlog: Any) -> int:
+        with anyio.fail_after(TIMEOUT):
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                return len((await client.list_tools()).tools)
+
+    # The server's stderr goes to a file (not ours, which may be no file),
+    # whose last line explains a failure.
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+        try:
+            run: Callable[..., int] = anyio.run
+            return run(ask, errlog)
+        except Exception as exc:
+            errlog.seek(0)
+            lines = errlog.read().strip().splitlines()
+            raise ServerError(
+                lines[-1] if lines else f"{type(exc).__name__} {exc}"
+            ) from exc
+
+
+class ServerError(Exception):
+    """``ctx mcp`` did not answer; the message is its last line of stderr."""

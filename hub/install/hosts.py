@@ -1,0 +1,153 @@
+"""The agent hosts ctx installs into, and where each keeps what ctx adds.
+
+Checked against each host's documentation (docs/install.md lists the
+sources):
+
+- Claude Code: hooks in ``.claude/settings.json`` (user:
+  ``~/.claude/settings.json``), each event a list of matcher groups whose
+  ``hooks`` are ``{"type": "command", "command": ...}``; MCP servers in
+  ``.mcp.json`` (user: ``~/.claude.json``) under ``mcpServers``; skills in
+  ``.claude/skills/NAME/SKILL.md``.
+- Codex: hooks in ``.codex/hooks.json`` (user: ``~/.codex/hooks.json``),
+  the same shape and event names as Claude Code's; MCP servers in
+  ``.codex/config.toml`` (user: ``~/.codex/config.toml``) as
+  ``[mcp_servers.NAME]`` tables.
+- Gemini CLI: hooks and ``mcpServers`` in ``.gemini/settings.json`` (user:
+  ``~/.gemini/settings.json``); its events have names of their own
+  (``BeforeAgent`` is ctx's ``prompt-submit``), which ``ctx hook`` accepts,
+  and by which it knows the writer is ``gemini-cli``.
+- Cursor: MCP servers in ``.cursor/mcp.json`` (user: ``~/.cursor/mcp.json``).
+  Its hooks send and expect JSON of another shape than ``ctx hook`` reads,
+  so only the MCP server is installed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["HOSTS", "SCOPES", "Host", "HostFiles"]
+
+SCOPES = ("project", "user")
+"""Where a host's files live: the project folder, or the user's home."""
+
+HOOK_COMMAND = "ctx hook"
+"""How every hook ctx installs starts."""
+
+SERVER_NAME = "ctx"
+"""The MCP server's name in every host's configuration."""
+
+SERVER_ENTRY: dict[str, object] = {"command": "ctx", "args": ["mcp"]}
+"""The MCP server ctx installs: ``ctx mcp`` over stdio."""
+
+_CLAUDE_EVENTS = (
+    ("SessionStart", "session-start"),
+    ("UserPromptSubmit", "prompt-submit"),
+    ("Stop", "stop"),
+    ("SubagentStart", "subagent-start"),
+    ("SubagentStop", "subagent-stop"),
+    ("PreCompact", "pre-compact"),
+    ("SessionEnd", "session-end"),
+)
+_CODEX_EVENTS = (
+    ("SessionStart", "session-start"),
+    ("UserPromptSubmit", "prompt-submit"),
+    ("Stop", "stop"),
+    ("PreCompact", "pre-compact"),
+)
+_GEMINI_EVENTS = tuple(
+    (name, name)
+    for name in (
+        "SessionStart",
+        "BeforeAgent",
+        "AfterAgent",
+        "PreCompress",
+        "SessionEnd",
+    )
+)
+
+
+@dataclass(frozen=True)
+class HostFiles:
+    """The files of one host in one scope (None: the host has no such file).
+
+    Attributes:
+        hooks: The JSON file holding its hooks.
+        mcp: The file holding its MCP servers (JSON, or TOML for Codex).
+        skill: The skill file (Claude Code only).
+    """
+
+    hooks: Path | None
+    mcp: Path
+    skill: Path | None
+
+
+@dataclass(frozen=True)
+class Host:
+    """One agent host.
+
+    Attributes:
+        name: Its name on the command line (``claude``, ``codex``, ...).
+        title: Its name for people.
+        events: Each hook ctx installs: the host's event name and the
+            argument of ``ctx hook``.
+        hook_name: Whether each hook carries a ``name`` (Gemini CLI shows it).
+        mcp_format: ``json`` (``mcpServers``) or ``toml`` (``mcp_servers``).
+        note: What a person should know about this host's install.
+    """
+
+    name: str
+    title: str
+    events: tuple[tuple[str, str], ...]
+    hook_name: bool = False
+    mcp_format: str = "json"
+    note: str | None = None
+
+    def files(self, scope: str, project: Path, home: Path) -> HostFiles:
+        """Returns where this host keeps its hooks, servers and skill."""
+        user = scope == "user"
+        root = home if user else project
+        if self.name == "claude":
+            return HostFiles(
+                hooks=root / ".claude" / "settings.json",
+                mcp=home / ".claude.json" if user else project / ".mcp.json",
+                skill=root / ".claude" / "skills" / "ctx" / "SKILL.md",
+            )
+        if self.name == "codex":
+            return HostFiles(
+                hooks=root / ".codex" / "hooks.json",
+                mcp=root / ".codex" / "config.toml",
+                skill=None,
+            )
+        if self.name == "gemini":
+            settings = root / ".gemini" / "settings.json"
+            return HostFiles(hooks=settings, mcp=settings, skill=None)
+        return HostFiles(hooks=None, mcp=root / ".cursor" / "mcp.json", skill=None)
+
+    def hook_commands(self) -> list[tuple[str, str]]:
+        """Returns each hook's host event and the command that answers it."""
+        return [(event, f"{HOOK_COMMAND} {arg}") for event, arg in self.events]
+
+
+HOSTS: dict[str, Host] = {
+    h.name: h
+    for h in (
+        Host("claude", "Claude Code", _CLAUDE_EVENTS),
+        Host(
+            "codex",
+            "Codex",
+            _CODEX_EVENTS,
+            mcp_format="toml",
+            note="Codex runs project hooks and servers only in a trusted project.",
+        ),
+        Host("gemini", "Gemini CLI", _GEMINI_EVENTS, hook_name=True),
+        Host(
+            "cursor",
+            "Cursor",
+            (),
+            note="Cursor's hooks speak another JSON than `ctx hook` reads: "
+            "only the MCP server is installed.",
+        ),
+    )
+}
+"""The hosts, by their names on the command line."""

@@ -1,0 +1,242 @@
+"""Merging ctx's entries into a host's settings text, and taking them out.
+
+Every function takes a file's text (None: no such file) and returns its new
+text (None: the file is left with nothing, and is removed). What is not
+ctx's is kept:
+
+- JSON: the text is edited in place (:class:`JsonText`): what ctx adds
+  goes after the last member of its object, indented as its siblings, and
+  an uninstall removes exactly that text, so every other byte is kept.
+- TOML: the ``[mcp_servers.ctx]`` table is appended as text (after a blank
+  line), and an uninstall removes exactly that text, so the rest of the
+  file is never re-encoded; a file that did not end with a newline gets one.
+
+A file that is not valid JSON or TOML, or whose entries have another shape
+than the host's (``hooks`` not an object, ...), raises
+:class:`~ctx.engine.InvalidInputError` naming it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from ctx.engine import InvalidInputError
+from ctx.hub.install.jsontext import JsonText, invalid_file
+
+__all__ = [
+    "TOML_BLOCK",
+    "add_hooks",
+    "add_server",
+    "add_toml_server",
+    "has_toml_server",
+    "hooks_present",
+    "remove_hooks",
+    "remove_server",
+    "remove_toml_server",
+]
+
+
+def _invalid(path: Path, what: str) -> InvalidInputError:
+    return invalid_file(path, what)
+
+
+def _object(doc: JsonText, key: str) -> dict[str, Any] | None:
+    value = doc.data.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise _invalid(doc.path, f"has a {key!r} that is not an object")
+    return value
+
+
+def _commands(group: object) -> list[str | None]:
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        return []
+    return [h.get("command") if isinstance(h, dict) else None for h in group["hooks"]]
+
+
+def _groups(doc: JsonText, event: str) -> list[Any] | None:
+    hooks = _object(doc, "hooks")
+    groups = None if hooks is None else hooks.get(event)
+    if groups is not None and not isinstance(groups, list):
+        raise _invalid(doc.path, f"has hooks for {event!r} that are not a list")
+    return groups
+
+
+def hooks_present(doc: JsonText, commands: list[tuple[str, str]]) -> int:
+    """Returns how many of the (event, command) hooks the document holds."""
+    return sum(
+        any(command in _commands(g) for g in _groups(doc, event) or [])
+        for event, command in commands
+    )
+
+
+def add_hooks(
+    doc: JsonText, commands: list[tuple[str, str]], *, named: bool = False
+) -> bool:
+    """Adds a group running each command to its event, unless one runs it.
+
+    Args:
+        doc: The settings.
+        commands: Each hook's event and command.
+        named: Whether each hook carries a ``name`` (Gemini CLI).
+
+    Returns:
+        Whether anything was added.
+    """
+    changed = False
+    for event, command in commands:
+        groups = _groups(doc, event)
+        if groups is not None and any(command in _commands(g) for g in groups):
+            continue
+        hook: dict[str, str] = {"type": "command", "command": command}
+        if named:
+            hook = {"name": "ctx", **hook}
+        group = {"hooks": [hook]}
+        if _object(doc, "hooks") is None:
+            doc.append((), "hooks", {event: [group]})
+        elif groups is None:
+            doc.append(("hooks",), event, [group])
+        else:
+            doc.append(("hooks", event), None, group)
+        changed = True
+    return changed
+
+
+def _find(doc: JsonText, event: str, command: str) -> tuple[int, int] | None:
+    for g, group in enumerate(_groups(doc, event) or []):
+        found = _commands(group)
+        if command in found:
+            return g, found.index(command)
+    return None
+
+
+def remove_hooks(doc: JsonText, commands: list[tuple[str, str]]) -> bool:
+    """Removes the hooks that run these commands, and what that leaves empty.
+
+    A group, an event's list, and ``hooks`` itself are removed only when
+    this removal empties them.
+
+    Returns:
+        Whether anything was removed.
+    """
+    changed = False
+    for event, command in commands:
+        while (at := _find(doc, event, command)) is not None:
+            g, h = at
+            hooks = doc.data["hooks"]
+            groups = hooks[event]
+            if len(groups[g]) > 1 or len(groups[g]["hooks"]) > 1:
+                doc.remove(("hooks", event, g, "hooks"), h)
+                if not doc.data["hooks"][event][g]["hooks"]:
+                    doc.remove(("hooks", event), g)  # a matcher and nothing to run
+            elif len(groups) > 1:
+                doc.remove(("hooks", event), g)
+            elif len(hooks) > 1:
+                doc.remove(("hooks",), event)
+            else:
+                doc.remove((), "hooks")
+            changed = True
+    return changed
+
+
+def add_server(doc: JsonText, name: str, entry: dict[str, object]) -> bool:
+    """Adds the MCP server under ``mcpServers`` unless one has that name.
+
+    A server already named so is kept as it is (it may carry the user's
+    ``env``, a branch of its own...).
+
+    Returns:
+        Whether it was added.
+    """
+    servers = _object(doc, "mcpServers")
+    if servers is None:
+        doc.append((), "mcpServers", {name: entry})
+    elif name in servers:
+        return False
+    else:
+        doc.append(("mcpServers",), name, entry)
+    return True
+
+
+def remove_server(doc: JsonText, name: str, entry: dict[str, object]) -> bool:
+    """Removes the MCP server ``name`` if it is exactly what install adds.
+
+    Returns:
+        Whether it was removed (``mcpServers`` goes too when left empty).
+    """
+    servers = _object(doc, "mcpServers")
+    if servers is None or servers.get(name) != entry:
+        return False
+    if len(servers) > 1:
+        doc.remove(("mcpServers",), name)
+    else:
+        doc.remove((), "mcpServers")
+    return True
+
+
+TOML_BLOCK = '[mcp_servers.ctx]\ncommand = "ctx"\nargs = ["mcp"]\n'
+"""The table ctx adds to Codex's ``config.toml``."""
+
+
+def _toml(path: Path, text: str | None) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text or "")
+    except tomllib.TOMLDecodeError as exc:
+        raise _invalid(path, f"is not valid TOML ({exc})") from None
+
+
+def has_toml_server(path: Path, text: str | None) -> bool:
+    """Returns whether the TOML text defines ``mcp_servers.ctx``."""
+    servers = _toml(path, text).get("mcp_servers")
+    return isinstance(servers, dict) and "ctx" in servers
+
+
+def add_toml_server(path: Path, text: str | None) -> str | None:
+    """Returns the TOML text with ``[mcp_servers.ctx]`` appended.
+
+    A file that defines ``mcp_servers.ctx`` in any form is kept as it is.
+    """
+    if has_toml_server(path, text):
+        return text
+    old = text or ""
+    if not old:
+        new = TOML_BLOCK
+    else:
+        new = old + ("\n" if old.endswith("\n") else "\n\n") + TOML_BLOCK
+    try:
+        tomllib.loads(new)
+    except tomllib.TOMLDecodeError:
+        raise _invalid(
+            path, "defines mcp_servers in a form a table cannot be added to"
+        ) from None
+    return new
+
+
+def remove_toml_server(path: Path, text: str | None) -> str | None:
+    """Returns the TOML text without the table install appended.
+
+    Only that exact text is removed (with the blank line install put before
+    it); a ``ctx`` server written otherwise is the user's and stays.
+    """
+    _toml(path, text)
+    old = text or ""
+    at = old.find(TOML_BLOCK)
+    while at > 0 and old[at - 1] != "\n":
+        at = old.find(TOML_BLOCK, at + 1)
+    if at < 0:
+        return text
+    end = at + len(TOML_BLOCK)
+    rest = old[end:]
+    following = rest.split("\n", 1)[0].strip()
+    if following.startswith("[mcp_servers.ctx.") or (
+        following and not following.startswith(("[", "#"))
+    ):
+        return text  # the table goes on with what the user added
+    before = old[:at]
+    if not rest and before.endswith("\n\n"):
+        before = before[:-1]
+    elif rest.startswith("\n"):
+        rest = rest[1:]
+    new = before + rest
+    return new if new.strip() else None

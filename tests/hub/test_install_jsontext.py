@@ -1,0 +1,72 @@
+"""JsonText edits JSON as text: whatever the file's layout, an added member
+parses as added, and removing it gives back the same bytes (hypothesis)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctx.hub.install.jsontext import JsonText
+
+KEYS = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=6)
+SCALARS = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+LAYOUTS = st.sampled_from([None, 2, 4, "\t", 1])
+DOCS = st.dictionaries(KEYS, VALUES, max_size=4)
+
+
+def layout(doc: dict, indent, newline: bool) -> str:
+    return json.dumps(doc, indent=indent, ensure_ascii=False) + (
+        "\n" if newline else ""
+    )
+
+
+@given(doc=DOCS, indent=LAYOUTS, newline=st.booleans(), key=KEYS, value=VALUES)
+def test_a_member_added_then_removed_gives_back_the_bytes(
+    doc, indent, newline, key, value
+):
+    text = layout(doc, indent, newline)
+    edited = JsonText(Path("f.json"), text)
+    if key in doc:
+        return
+    edited.append((), key, value)
+    assert json.loads(edited.text) == {**doc, key: value}
+    assert list(json.loads(edited.text)) == [*doc, key]
+    edited.remove((), key)
+    assert edited.text == text or (not doc and json.loads(edited.text) == {})
+
+
+@given(
+    items=st.lists(VALUES, min_size=1, max_size=4),
+    indent=LAYOUTS,
+    value=VALUES,
+)
+def test_an_item_added_then_removed_gives_back_the_bytes(items, indent, value):
+    text = layout({"a": items, "z": 1}, indent, True)
+    edited = JsonText(Path("f.json"), text)
+    edited.append(("a",), None, value)
+    assert json.loads(edited.text) == {"a": [*items, value], "z": 1}
+    edited.remove(("a",), len(items))
+    assert edited.text == text
+
+
+def test_a_hand_laid_file_keeps_its_layout():
+    text = '{ "a" : [1,2],\n\t"b":{ "c" :3 } }'
+    edited = JsonText(Path("f.json"), text)
+    edited.append(("b",), "d", [4])
+    assert edited.text == '{ "a" : [1,2],\n\t"b":{ "c" :3, "d": [4] } }'
+    edited.remove(("b",), "d")
+    assert edited.text == text
+    edited.append((), "e", {"f": 5})
+    assert (
+        edited.text == '{ "a" : [1,2],\n\t"b":{ "c" :3 },\n\t"e": {\n\t  "f": 5\n\t} }'
+    )

@@ -1,0 +1,187 @@
+"""ctx install, uninstall and doctor through the command line: wiring,
+exact output and exit codes (the behaviour is tests/hub/test_install.py's)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ctx.porcelain.main import cli
+
+BIN = str(Path(sys.executable).parent)
+
+
+@pytest.fixture
+def project(in_project: Path) -> Path:
+    return in_project
+
+
+def run(*args: str, code: int = 0):
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    return result
+
+
+def test_install_and_uninstall_say_what_they_did(project):
+    (project / ".mcp.json").write_text('{\n  "mcpServers": {}\n}\n')
+    out = run("install", "claude").stdout
+    assert out == (
+        f"created   {project}/.claude/settings.json\n"
+        f"changed   {project}/.mcp.json (backup: {project}/.mcp.json.ctx-backup)\n"
+        f"created   {project}/.claude/skills/ctx/SKILL.md\n"
+    )
+    assert run("install", "claude").stdout == (
+        f"unchanged {project}/.claude/settings.json\n"
+        f"unchanged {project}/.mcp.json\n"
+        f"unchanged {project}/.claude/skills/ctx/SKILL.md\n"
+    )
+    assert run("uninstall", "claude").stdout == (
+        f"removed   {project}/.claude/settings.json\n"
+        f"removed   {project}/.mcp.json\n"
+        f"removed   {project}/.claude/skills/ctx/SKILL.md\n"
+    )
+
+
+def test_cursor_says_it_has_no_hooks(project):
+    assert run("install", "cursor", "--user").stdout == (
+        f"created   {Path.home()}/.cursor/mcp.json\n"
+        "Note: Cursor's hooks speak another JSON than `ctx hook` reads: only the "
+        "MCP server is installed.\n"
+    )
+    assert not (project / ".cursor").exists()
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(project):
+    out = run("install", "cursor", "--dry-run").stdout
+    assert out == (
+        "--- /dev/null\n"
+        f"+++ {project}/.cursor/mcp.json\n"
+        "@@ -0,0 +1,10 @@\n"
+        "+{\n"
+        '+  "mcpServers": {\n'
+        '+    "ctx": {\n'
+        '+      "command": "ctx",\n'
+        '+      "args": [\n'
+        '+        "mcp"\n'
+        "+      ]\n"
+        "+    }\n"
+        "+  }\n"
+        "+}\n"
+        "Note: Cursor's hooks speak another JSON than `ctx hook` reads: only the "
+        "MCP server is installed.\n"
+    )
+    assert list(project.iterdir()) == []
+    assert (
+        run("uninstall", "cursor", "--dry-run").stdout.startswith(
+            "Nothing to change.\n"
+        )
+        is False
+    )
+
+
+def test_a_file_that_is_not_json_exits_4_and_nothing_is_written(project):
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{'hooks': {}}\n")
+    result = run("install", "claude", code=4)
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"Error: {settings} is not valid JSON (Expecting property name enclosed in "
+        "double quotes: line 1 column 2 (char 1)); nothing was written.\n"
+        "Hint: Fix or move the file, then run the command again.\n"
+    )
+    assert sorted(p.name for p in project.rglob("*")) == [".claude", "settings.json"]
+
+
+def test_a_file_that_is_not_toml_exits_4(project):
+    config = Path.home() / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("model = \n")
+    result = run("install", "codex", "--user", code=4)
+    assert result.stderr.startswith(f"Error: {config} is not valid TOML (")
+    assert sorted(p.name for p in config.parent.iterdir()) == ["config.toml"]
+
+
+def test_json_output(project):
+    result = json.loads(run("install", "gemini", "--json").stdout)
+    assert result["host"] == "gemini"
+    assert result["action"] == "install"
+    assert [f["action"] for f in result["files"]] == ["created"]
+
+
+@pytest.fixture
+def healthy(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PATH", BIN + os.pathsep + os.environ.get("PATH", ""))
+    run("init", str(project))
+    with (project / ".ctx" / "config.toml").open("a") as f:
+        f.write('\n[embedder]\nkind = "hashing"\n')
+    run("remember", "Deploys go through CI", "--kind", "decision", "--pin")
+    run("install", "claude")
+    return project
+
+
+def test_doctor_on_a_healthy_setup(healthy):
+    # Claude Code's own file in the home: wired in the project, that is enough.
+    (Path.home() / ".claude.json").write_text('{"numStartups": 3}\n')
+    report = json.loads(run("doctor", "--json").stdout)
+    assert report["ok"] is True
+    checks = {c["name"]: c for c in report["checks"]}
+    assert list(checks) == [
+        "store",
+        "ctx on PATH",
+        "hub",
+        "claude (project) hooks",
+        "claude (project) mcp",
+        "claude (project) skill",
+        "hook session-start",
+        "mcp",
+    ]
+    assert {c["status"] for c in checks.values()} == {"ok"}
+    assert checks["store"]["detail"] == f"project store {healthy / '.ctx'}"
+    assert checks["ctx on PATH"]["detail"] == f"{BIN}/ctx"
+    assert checks["claude (project) hooks"]["detail"] == (
+        f"7 of 7 hooks in {healthy}/.claude/settings.json"
+    )
+    assert checks["mcp"]["detail"].startswith("`ctx mcp` answers (")
+    given = checks["hook session-start"]["detail"]
+    assert given.startswith("exit 0, ")
+    assert int(given.split()[2]) > 0  # the pinned memory
+    assert not (healthy / ".ctx" / "private" / "hooks" / "ctx-doctor.json").exists()
+
+
+def test_doctor_on_a_broken_setup(healthy, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    (healthy / ".mcp.json").write_text("{")
+    settings = healthy / ".claude" / "settings.json"
+    settings.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "Stop": [
+                        {"hooks": [{"type": "command", "command": "ctx hook stop"}]}
+                    ]
+                }
+            }
+        )
+    )
+    result = run("doctor", code=1)
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"ok    store: project store {healthy / '.ctx'}"
+    assert lines[1:3] == [
+        "fail  ctx on PATH: `ctx` is not on the PATH: hosts cannot run its hooks",
+        "      Hint: Install ctx where your shell finds it (pipx install ...).",
+    ]
+    assert lines[4:7] == [
+        f"warn  claude (project) hooks: 1 of 7 hooks in {settings}",
+        "      Hint: Run `ctx install claude`.",
+        f"fail  claude (project): {healthy}/.mcp.json is not valid JSON (Expecting "
+        "property name enclosed in double quotes: line 1 column 2 (char 1)).",
+    ]
+    # The hook and the server still run (through this Python): the store is fine.
+    assert lines[-2].startswith("ok    hook session-start: exit 0")
+    assert lines[-1].startswith("ok    mcp: `ctx mcp` answers (")
