@@ -439,6 +439,33 @@ from .selection import (
 from .selection import (
     select as select,
 )
+from .sessions import (
+    SessionDetail as SessionDetail,
+)
+from .sessions import (
+    SessionInfo as SessionInfo,
+)
+from .sessions import (
+    SessionMemory as SessionMemory,
+)
+from .sessions import (
+    SessionSummaryResult as SessionSummaryResult,
+)
+from .sessions import (
+    check_session_id as check_session_id,
+)
+from .sessions import (
+    list_sessions as list_sessions,
+)
+from .sessions import (
+    session_detail as session_detail,
+)
+from .sessions import (
+    session_path as session_path,
+)
+from .sessions import (
+    summarize_session as summarize_session,
+)
 from .snapshot import (
     LinkRecord as LinkRecord,
 )

@@ -150,6 +150,25 @@ class Hook:
         """Returns the session id (``default`` when the host gave none)."""
         return self.input.session_id or "default"
 
+    @property
+    def trailer_session(self) -> str | None:
+        """Returns the session its writes carry as ``Ctx-Session``, if any.
+
+        The host's id, or where it cannot be a trailer (``/``, spaces, too
+        long) ``h-`` and the first 16 hex digits of its SHA-256.
+        """
+        from ctx.engine import InvalidInputError, check_session_id
+
+        given = self.input.session_id
+        if not given:
+            return None
+        try:
+            return check_session_id(given)
+        except InvalidInputError:
+            return (
+                "h-" + hashlib.sha256(given.encode("utf-8", "replace")).hexdigest()[:16]
+            )
+
 
 Handler = Callable[[Hook], "str | None"]
 
@@ -361,7 +380,7 @@ def stop(hook: Hook) -> None:
         state.reports.extend(parsed.errors)
         carry_out(
             ws,
-            Caller(agent=hook.host, session=hook.input.session_id or None),
+            Caller(agent=hook.host, session=hook.trailer_session),
             parsed.commands,
             state,
             recall_budget=hook.settings.prompt_budget,

@@ -247,6 +247,27 @@ def test_the_whole_cycle(project):
         "Canary deploys were dropped: blue-green is simpler to roll back."
         in live_bodies(project)
     )
+    # ... so the session is seen in history, with its decision.
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        [seen] = engine.list_sessions(store)
+        detail = engine.session_detail(store, SESSION)
+    finally:
+        store.close()
+    assert (seen.id, seen.agent, seen.commits) == (SESSION, "claude-code", 1)
+    assert [m.kind for m in detail.decisions] == ["decision"]
+
+
+def test_a_session_id_that_cannot_be_a_trailer_is_hashed(project):
+    message = "<ctx:remember>Builds take four minutes.</ctx:remember>"
+    run_hook(
+        "stop",
+        payload("stop", project, session_id="a b/c", last_assistant_message=message),
+    )
+    newest = log_of(project)[0].commit
+    assert newest.intent is not None
+    assert newest.intent.session is not None
+    assert newest.intent.session.startswith("h-")
 
 
 def test_the_recorded_stop_runs_its_commands(project):
