@@ -26,6 +26,9 @@ from .api import (
     stop_hub as stop_hub,
 )
 from .config import (
+    AgentsSettings as AgentsSettings,
+)
+from .config import (
     HooksSettings as HooksSettings,
 )
 from .config import (
