@@ -40,6 +40,15 @@ from .branches import (
 from .branches import (
     switch_branch as switch_branch,
 )
+from .briefing import (
+    Briefing as Briefing,
+)
+from .briefing import (
+    BriefSession as BriefSession,
+)
+from .briefing import (
+    brief as brief,
+)
 from .catalog import (
     Catalog as Catalog,
 )
@@ -429,6 +438,12 @@ from .remotes import (
 )
 from .remotes import (
     remove_remote as remove_remote,
+)
+from .review import (
+    Review as Review,
+)
+from .review import (
+    review as review,
 )
 from .selection import (
     Selected as Selected,

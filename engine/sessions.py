@@ -62,7 +62,7 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         id: The session id (the ``Ctx-Session`` trailer).
-        agent: The agent of its latest commit.
+        agent: The agent of its first commit (who worked in it).
         first: The time of its first commit (UTC).
         last: The time of its latest commit (UTC).
         commits: How many commits it made.
@@ -180,6 +180,7 @@ def list_sessions(store: Store, rev: str | None = None) -> list[SessionInfo]:
             continue
         writes = sum(1 for c in rec.changes if is_memory_path(c.path))
         seen = out.setdefault(session, [rec.agent, rec.time, rec.time, 0, 0])
+        seen[0] = rec.agent  # newest first: the oldest commit's agent stays
         seen[1] = min(int(seen[1]), rec.time)
         seen[2] = max(int(seen[2]), rec.time)
         seen[3] = int(seen[3]) + 1

@@ -87,3 +87,32 @@ def test_summarize_session_refuses_bad_input(store):
         summarize_session(store, "../x", _in("s1"), summary="x")
     with pytest.raises(InvalidInputError):
         summarize_session(store, "s1", _in("s1"), summary="  ")
+
+
+def test_review_shows_what_a_branch_added_since_it_split(store, intent):
+    from ctx.engine import create_branch, review
+
+    remember(store, Draft(text="On main"), intent)
+    create_branch(store, "agent/a")
+    learned = remember(store, Draft(text="Learned"), _in("s1"), branch="agent/a")
+    remember(store, Draft(text="Main moved on"), intent)
+    result = review(store, "agent/a")
+    assert [e.commit.id for e in result.log] == [learned.commit.id]
+    assert [m.id for m in result.diff.added] == [learned.ids[0]]
+    assert (result.behind, result.fast_forward) == (1, False)
+
+
+def test_brief_holds_memories_and_sessions_within_its_budget(store, intent, clock):
+    from ctx.engine import brief
+
+    remember(store, Draft(text="Postgres for the queue", kind="decision"), intent)
+    remember(store, Draft(text="Depth peaks at noon"), _in("s1"))
+    summarize_session(store, "s1", _in("s1"), summary="Measured the queue.")
+    result = brief(store, budget=300, now=clock())
+    assert result.tokens <= 300
+    assert "Postgres for the queue" in result.text
+    assert [(s.session.id, s.summary) for s in result.sessions] == [
+        ("s1", "Measured the queue.")
+    ]
+    with pytest.raises(InvalidInputError):
+        brief(store, budget=10, now=clock())
