@@ -98,5 +98,7 @@ from .server.wire import (
 from .server.wire import (
     HubStopped as HubStopped,
 )
+from .sessions import end_session as end_session
+from .sessions import session_report as session_report
 from .workspace import Workspace as Workspace
 from .workspace import local_now as local_now

@@ -33,6 +33,7 @@ from ctx.porcelain.commands import (
     provenance,
     recall,
     remotes,
+    sessions,
     store,
     tags,
     views,
@@ -119,6 +120,7 @@ for module in (
     hub,
     agents,
     hooks,
+    sessions,
     keys,
 ):
     for command in module.COMMANDS:

@@ -256,6 +256,14 @@ def test_the_whole_cycle(project):
         store.close()
     assert (seen.id, seen.agent, seen.commits) == (SESSION, "claude-code", 1)
     assert [m.kind for m in detail.decisions] == ["decision"]
+    # What it was given (its recalls) comes from the hooks' private state.
+    from ctx.hub import Workspace, session_report
+
+    ws = Workspace.find(project / ".ctx")
+    try:
+        assert set(ids) <= set(session_report(ws, SESSION).recalls)
+    finally:
+        ws.close()
 
 
 def test_a_session_id_that_cannot_be_a_trailer_is_hashed(project):
