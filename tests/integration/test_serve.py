@@ -61,6 +61,24 @@ async def test_writes_over_http_carry_the_ctx_session_header(served: Served) -> 
     assert log["result"][0]["commit"]["intent"]["session"] == "http-1"
 
 
+def test_the_api_signs_writes_with_the_ctx_session_header(served: Served) -> None:
+    session = {"Ctx-Session": "api-1"}
+    status, _ = served.request(
+        "POST", "/api/memories", {"text": "Builds take four minutes"}, headers=session
+    )
+    assert status == 200
+    status, summary = served.request(
+        "POST",
+        "/api/sessions/summary",
+        {"summary": "Timed the build."},
+        headers=session,
+    )
+    assert status == 200, summary
+    assert summary["paths"] == ["sessions/api-1/summary.json"]
+    log = served.request("GET", "/api/log", query={"limit": 2})[1]
+    assert [e["commit"]["intent"]["session"] for e in log] == ["api-1", "api-1"]
+
+
 def test_the_api_round_trip(served: Served) -> None:
     status, made = served.request(
         "POST", "/api/memories", {"text": "Deploys run on Fridays", "kind": "decision"}
