@@ -53,10 +53,7 @@ def _own_branch(ws: Workspace, caller: Caller, branch: str | None) -> str | None
     """
     if branch is not None or caller.branch is not None:
         return None
-    agent = ws.agent or caller.agent
-    if not agent or not ws.config().agents.branch_per_agent:
-        return None
-    return f"agent/{agent}"
+    return ws.own_branch(caller.agent)
 
 
 def _ensure_branch(store: Store, name: str) -> None:

@@ -294,6 +294,23 @@ def session_start(hook: Hook) -> str | None:
     return "\n\n".join(p for p in parts if p) or None
 
 
+def _own_branch(hook: Hook) -> dict[str, Any]:
+    """Returns where the agent recalls with ``[agents] branch_per_agent``.
+
+    Its branch overlaid on HEAD's, once its first write made the branch;
+    until then (or without the setting) nothing: HEAD's branch alone.
+    """
+    ws = hook.ws
+    own = ws.own_branch(hook.host)
+    if own is None:
+        return {}
+    with ws.lock:
+        store = ws.store()
+        if own not in store.branches():
+            return {}
+        return {"branch": own, "overlay": (store.head_branch(),)}
+
+
 def prompt_submit(hook: Hook) -> str | None:
     """Gives what waits, and the memories that matter for the prompt."""
     ws = hook.ws
@@ -307,7 +324,13 @@ def prompt_submit(hook: Hook) -> str | None:
     if searched:
         from ctx.hub.api import recall
 
-        result = recall(ws, prompt, budget=hook.settings.prompt_budget, explain=True)
+        result = recall(
+            ws,
+            prompt,
+            budget=hook.settings.prompt_budget,
+            explain=True,
+            **_own_branch(hook),
+        )
     parts: list[str] = []
     with editing(ws.path, hook.session) as state:
         parts.extend(_waiting(*state.take_waiting()))

@@ -266,6 +266,29 @@ def test_the_whole_cycle(project):
         ws.close()
 
 
+def test_with_a_branch_per_agent_the_hooks_write_there_and_recall_main_too(project):
+    with (project / ".ctx" / "config.toml").open("a") as f:
+        f.write("[agents]\nbranch_per_agent = true\n")
+    before = [e.commit.id for e in log_of(project)]
+    message = (
+        "<ctx:remember>Kubernetes deploys of the API roll out at nine.</ctx:remember>"
+    )
+    run_hook("stop", payload("stop", project, last_assistant_message=message))
+    assert [e.commit.id for e in log_of(project)] == before  # main untouched
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        tip = store.branch_tip("agent/claude-code")
+        mine = {r.memory.body for r in store.snapshot(tip).memories()}
+    finally:
+        store.close()
+    assert "Kubernetes deploys of the API roll out at nine." in mine
+    later = add(project, "Kubernetes deploys of the API need a pinned image tag.")
+    text = context("prompt-submit", "user_prompt_submit", project)
+    assert text is not None
+    assert later in text  # main's, written after the agent branched
+    assert "roll out at nine" in text  # the agent's own
+
+
 def test_a_session_id_that_cannot_be_a_trailer_is_hashed(project):
     message = "<ctx:remember>Builds take four minutes.</ctx:remember>"
     run_hook(
