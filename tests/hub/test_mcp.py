@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import anyio
@@ -332,3 +333,42 @@ async def test_branch_per_agent_writes_to_the_agents_branch(
     found = {h["branch"] for h in hits if "December" in h["body"]}
     assert found == {main}  # main's later memory, through the overlay
     assert any(h["branch"] == "agent/claude-code" for h in hits)
+
+
+def test_agents_first_writes_at_once_make_one_branch(store_dir: Path) -> None:
+    """Two servers (two workspaces) race to make agent/<name>: both writes land."""
+    import threading
+
+    from ctx.hub.agents.calls import CALLS, invoke
+
+    (store_dir / "config.toml").write_text(
+        '[embedder]\nkind = "hashing"\n[agents]\nbranch_per_agent = true\n'
+    )
+    spaces = [Workspace.find(store_dir) for _ in range(4)]
+    start = threading.Barrier(len(spaces))
+    errors: list[BaseException] = []
+
+    def write(n: int) -> None:
+        start.wait()
+        try:
+            invoke(
+                spaces[n], Caller(agent="codex"), CALLS["remember"], {"text": f"n{n}"}
+            )
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(len(spaces))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for ws in spaces:
+        ws.close()
+    assert not errors
+    store = Store.open(store_dir, clock=lambda: datetime.now().astimezone())
+    try:
+        tip = store.branch_tip("agent/codex")
+        bodies = {r.memory.body for r in store.snapshot(tip).memories()}
+    finally:
+        store.close()
+    assert bodies == {"n0", "n1", "n2", "n3"}
