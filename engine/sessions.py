@@ -26,6 +26,7 @@ from dulwich.objects import Commit, ObjectID
 
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import CorruptStoreError, InvalidInputError, NotFoundError
+from ctx.engine.history import CommitRecord, session_trailer
 from ctx.engine.ids import CommitId, MemoryId, new_memory_id
 from ctx.engine.layout import SESSIONS, is_memory_path
 from ctx.engine.model import (
@@ -54,7 +55,6 @@ __all__ = [
 
 _PARTS = ("summary", "decisions", "details")
 _KINDS = {"summary": "summary", "decisions": "decision", "details": "session"}
-_TRAILER = b"Ctx-Session: "
 
 
 class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -145,15 +145,13 @@ def session_path(session_id: str, part: str) -> str:
     return f"{SESSIONS}/{session_id}/{part}.json"
 
 
-def _session_of(store: Store, sha: str) -> str | None:
-    obj = store.repo.object_store[ObjectID(sha.encode("ascii"))]
+def _session_of(store: Store, rec: CommitRecord) -> str | None:
+    """Returns the session of a commit: from the history cache, else its message."""
+    if rec.session is not None:
+        return rec.session or None
+    obj = store.repo.object_store[ObjectID(rec.commit.encode("ascii"))]
     assert isinstance(obj, Commit)
-    message: bytes = obj.message
-    at = message.rfind(b"\n" + _TRAILER)
-    if at < 0:
-        return None
-    line = message[at + 1 + len(_TRAILER) :].split(b"\n", 1)[0]
-    return line.decode("utf-8", "replace").strip() or None
+    return session_trailer(obj.message) or None
 
 
 def _utc(seconds: int) -> datetime:
@@ -175,7 +173,7 @@ def list_sessions(store: Store, rev: str | None = None) -> list[SessionInfo]:
     # per session: [agent, first, last, commits, writes]; newest commit first
     out: dict[str, list[int | str]] = {}
     for rec in store.history.records(tip):
-        session = _session_of(store, rec.commit)
+        session = _session_of(store, rec)
         if session is None:
             continue
         writes = sum(1 for c in rec.changes if is_memory_path(c.path))
@@ -220,7 +218,7 @@ def session_detail(
     latest: dict[str, tuple[str, str | None, str | None]] = {}
     order: list[str] = []
     for rec in reversed(store.history.records(tip)):  # oldest first
-        if _session_of(store, rec.commit) != session_id:
+        if _session_of(store, rec) != session_id:
             continue
         commits.append(store.commit(CommitId(rec.commit)))
         for c in rec.changes:

@@ -116,3 +116,24 @@ def test_brief_holds_memories_and_sessions_within_its_budget(store, intent, cloc
     ]
     with pytest.raises(InvalidInputError):
         brief(store, budget=10, now=clock())
+
+
+def test_sessions_come_from_the_history_cache_and_old_lines_too(disk_store, clock):
+    import json
+
+    from ctx.engine import Store, list_sessions
+
+    remember(disk_store, Draft(text="one"), _in("s1"))
+    remember(disk_store, Draft(text="two"), _in("s2"))
+    cache = disk_store.path / "cache" / "history.jsonl"
+    lines = [json.loads(line) for line in cache.read_text().splitlines()]
+    assert {line[5] for line in lines if len(line) > 5} >= {"s1", "s2"}
+    path = disk_store.path
+    disk_store.close()
+    # Lines written before sessions were recorded: the commits tell instead.
+    cache.write_text("".join(json.dumps(line[:5]) + "\n" for line in lines))
+    store = Store.open(path, clock=clock)
+    try:
+        assert {s.id for s in list_sessions(store)} == {"s1", "s2"}
+    finally:
+        store.close()
