@@ -19,6 +19,7 @@ rewrites them as new versions of the same memories (same ids).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import msgspec
@@ -154,6 +155,17 @@ def _session_of(store: Store, rec: CommitRecord) -> str | None:
     return session_trailer(obj.message) or None
 
 
+@dataclass
+class _Tally:
+    """A session's commits counted so far, newest first."""
+
+    first: int
+    last: int
+    agent: str = ""
+    commits: int = 0
+    writes: int = 0
+
+
 def _utc(seconds: int) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
@@ -161,7 +173,8 @@ def _utc(seconds: int) -> datetime:
 def list_sessions(store: Store, rev: str | None = None) -> list[SessionInfo]:
     """Returns the sessions of a branch's history, latest activity first.
 
-    Reads the history cache and the commits' messages, never a blob.
+    Reads the history cache (a commit's message only where its cached line
+    predates sessions), never a blob.
     """
     tip = resolve_revision(store, rev)
     snap = store.snapshot(tip)
@@ -170,30 +183,28 @@ def list_sessions(store: Store, rev: str | None = None) -> list[SessionInfo]:
         for path, _ in snap.files(SESSIONS)
         if path.endswith("/summary.json")
     }
-    # per session: [agent, first, last, commits, writes]; newest commit first
-    out: dict[str, list[int | str]] = {}
-    for rec in store.history.records(tip):
+    seen: dict[str, _Tally] = {}
+    for rec in store.history.records(tip):  # newest first
         session = _session_of(store, rec)
         if session is None:
             continue
-        writes = sum(1 for c in rec.changes if is_memory_path(c.path))
-        seen = out.setdefault(session, [rec.agent, rec.time, rec.time, 0, 0])
-        seen[0] = rec.agent  # newest first: the oldest commit's agent stays
-        seen[1] = min(int(seen[1]), rec.time)
-        seen[2] = max(int(seen[2]), rec.time)
-        seen[3] = int(seen[3]) + 1
-        seen[4] = int(seen[4]) + writes
+        tally = seen.setdefault(session, _Tally(first=rec.time, last=rec.time))
+        tally.agent = rec.agent  # the oldest commit's agent stays
+        tally.first = min(tally.first, rec.time)
+        tally.last = max(tally.last, rec.time)
+        tally.commits += 1
+        tally.writes += sum(1 for c in rec.changes if is_memory_path(c.path))
     sessions = [
         SessionInfo(
             id=sid,
-            agent=str(agent),
-            first=_utc(int(first)),
-            last=_utc(int(last)),
-            commits=int(commits),
-            writes=int(writes),
+            agent=t.agent,
+            first=_utc(t.first),
+            last=_utc(t.last),
+            commits=t.commits,
+            writes=t.writes,
             summarized=sid in summarized,
         )
-        for sid, (agent, first, last, commits, writes) in out.items()
+        for sid, t in seen.items()
     ]
     sessions.sort(key=lambda s: (s.last, s.id), reverse=True)
     return sessions
