@@ -79,6 +79,21 @@ def _writing(
         yield store, name
 
 
+def _reads(
+    ws: Workspace, caller: Caller, store: Store, branch: str | None
+) -> str | None:
+    """Returns the branch a read reads, when it names none: the agent's own.
+
+    That is its branch once its first write made it (``branch_per_agent``),
+    else the caller's default.
+    """
+    if branch is None:
+        own = _own_branch(ws, caller, None)
+        if own is not None and own in store.branches():
+            return own
+    return branch or caller.branch
+
+
 @contextmanager
 def _reading(
     ws: Workspace, caller: Caller, branch: str | None
@@ -86,7 +101,7 @@ def _reading(
     """Holds the lock; yields the store and the revision to read, if allowed."""
     with ws.lock:
         store = ws.store()
-        yield store, caller.read_revision(store, branch or caller.branch)
+        yield store, caller.read_revision(store, _reads(ws, caller, store, branch))
 
 
 def _moment(value: str | None, what: str) -> datetime | None:
@@ -150,7 +165,7 @@ def get(ws: Workspace, caller: Caller, req: rq.GetRequest) -> engine.ShownMemory
         if req.revision is not None:
             rev = caller.read_revision(store, req.revision)
             return engine.show_memory(store, f"{req.id}@{rev}")
-        rev = caller.read_revision(store, req.branch or caller.branch)
+        rev = caller.read_revision(store, _reads(ws, caller, store, req.branch))
         return engine.show_memory(store, req.id, rev)
 
 
@@ -221,7 +236,8 @@ def search(ws: Workspace, caller: Caller, req: rq.SearchRequest) -> RecallResult
     from ctx.hub.api import search as hub_search
 
     with ws.lock:
-        branch = caller.read_branch(ws.store(), req.branch)
+        store = ws.store()
+        branch = caller.read_branch(store, _reads(ws, caller, store, req.branch))
     return hub_search(
         ws,
         req.query,

@@ -324,6 +324,10 @@ async def test_branch_per_agent_writes_to_the_agents_branch(
         recalled = await client.call_tool(
             "recall", {"query": "deploys frozen December queue Postgres"}
         )
+        got = await client.call_tool("get", {"id": wrote.structured_content["id"]})
+        assert not got.is_error, got.content  # reads read the agent's branch
+        listed = (await client.call_tool("ls", {})).structured_content["result"]
+    assert len(listed) == 3  # main's first memory and the agent's two
     assert store.branch_tip(main) == main_tip  # main untouched
     assert "agent/claude-code" in store.branches()
     tip = store.branch_tip("agent/claude-code")
