@@ -40,6 +40,15 @@ from .branches import (
 from .branches import (
     switch_branch as switch_branch,
 )
+from .briefing import (
+    Briefing as Briefing,
+)
+from .briefing import (
+    BriefSession as BriefSession,
+)
+from .briefing import (
+    brief as brief,
+)
 from .catalog import (
     Catalog as Catalog,
 )
@@ -430,6 +439,12 @@ from .remotes import (
 from .remotes import (
     remove_remote as remove_remote,
 )
+from .review import (
+    Review as Review,
+)
+from .review import (
+    review as review,
+)
 from .selection import (
     Selected as Selected,
 )
@@ -438,6 +453,33 @@ from .selection import (
 )
 from .selection import (
     select as select,
+)
+from .sessions import (
+    SessionDetail as SessionDetail,
+)
+from .sessions import (
+    SessionInfo as SessionInfo,
+)
+from .sessions import (
+    SessionMemory as SessionMemory,
+)
+from .sessions import (
+    SessionSummaryResult as SessionSummaryResult,
+)
+from .sessions import (
+    check_session_id as check_session_id,
+)
+from .sessions import (
+    list_sessions as list_sessions,
+)
+from .sessions import (
+    session_detail as session_detail,
+)
+from .sessions import (
+    session_path as session_path,
+)
+from .sessions import (
+    summarize_session as summarize_session,
 )
 from .snapshot import (
     LinkRecord as LinkRecord,

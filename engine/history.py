@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ctx.engine.snapshot import Snapshot
     from ctx.engine.store import Store
 
-__all__ = ["Change", "CommitRecord", "History"]
+__all__ = ["Change", "CommitRecord", "History", "session_trailer"]
 
 
 class Change(msgspec.Struct, frozen=True, array_like=True):
@@ -60,6 +60,9 @@ class CommitRecord(msgspec.Struct, frozen=True, array_like=True):
     line lists every path it wrote; most queries never look at it)."""
     agent: str = ""
     """The writing agent: the Ctx-Agent trailer, else the author's name."""
+    session: str | None = None
+    """The Ctx-Session trailer, "" for none; None in a line written before
+    sessions were recorded (the commit's message tells then)."""
 
     @property
     def changes(self) -> tuple[Change, ...]:
@@ -304,11 +307,23 @@ def _memory_id(path: str, content: bytes | None) -> str | None:
     return None
 
 
+def session_trailer(message: bytes) -> str:
+    """Returns the Ctx-Session trailer of a commit message ("" for none)."""
+    return _trailer(message, b"Ctx-Session: ") or ""
+
+
+def _trailer(message: bytes, key: bytes) -> str | None:
+    at = message.rfind(b"\n" + key)
+    if at < 0:
+        return None
+    line = message[at + 1 + len(key) :].split(b"\n", 1)[0]
+    return line.decode("utf-8", "replace").strip()
+
+
 def _agent(commit: Commit) -> str:
-    message: bytes = commit.message
-    for line in reversed(message.split(b"\n")):
-        if line.startswith(b"Ctx-Agent: "):
-            return line[len(b"Ctx-Agent: ") :].decode("utf-8", "replace").strip()
+    agent = _trailer(commit.message, b"Ctx-Agent: ")
+    if agent is not None:
+        return agent
     author: bytes = commit.author
     return author.decode("utf-8", "replace").split(" <", 1)[0]
 
@@ -320,4 +335,5 @@ def _record(commit: Commit, changes: tuple[Change, ...]) -> CommitRecord:
         commit.commit_time,
         msgspec.Raw(_ENCODER.encode(changes)),
         _agent(commit),
+        session_trailer(commit.message),
     )

@@ -26,6 +26,9 @@ from .api import (
     stop_hub as stop_hub,
 )
 from .config import (
+    AgentsSettings as AgentsSettings,
+)
+from .config import (
     HooksSettings as HooksSettings,
 )
 from .config import (
@@ -95,5 +98,7 @@ from .server.wire import (
 from .server.wire import (
     HubStopped as HubStopped,
 )
+from .sessions import end_session as end_session
+from .sessions import session_report as session_report
 from .workspace import Workspace as Workspace
 from .workspace import local_now as local_now

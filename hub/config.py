@@ -7,7 +7,8 @@ embedder (``kind`` and that kind's options, see
 :func:`ctx.hub.embedders.make_embedder`). ``[hub]`` says whether a recall
 that finds no running hub starts one, and when such a hub exits. ``[serve]``
 says whether ``ctx serve`` asks for API keys on loopback too. ``[hooks]``
-holds the budgets and the relevance floor of ``ctx hook``. A missing
+holds the budgets and the relevance floor of ``ctx hook``. ``[agents]`` says
+whether each agent writes on a branch of its own. A missing
 file or table gives the defaults; an unknown key or a value of the wrong
 type is an error naming it.
 
@@ -26,6 +27,7 @@ from ctx.engine import InvalidInputError
 
 __all__ = [
     "CONFIG_FILE",
+    "AgentsSettings",
     "HooksSettings",
     "HubConfig",
     "HubSettings",
@@ -130,6 +132,18 @@ class HooksSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     timeout: Annotated[float, msgspec.Meta(gt=0.0, le=600.0)] = 10.0
 
 
+class AgentsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """How agents' calls (MCP, the HTTP API, hooks) use branches.
+
+    Attributes:
+        branch_per_agent: Whether an agent's writes that name no branch go to
+            ``agent/<name>`` (created from the store's HEAD branch on first
+            use) and its recalls read that branch overlaid on HEAD's.
+    """
+
+    branch_per_agent: bool = False
+
+
 class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything the hub reads from ``config.toml``."""
 
@@ -137,6 +151,7 @@ class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     hub: HubSettings = HubSettings()
     serve: ServeSettings = ServeSettings()
     hooks: HooksSettings = HooksSettings()
+    agents: AgentsSettings = AgentsSettings()
     embedder: dict[str, object] = {}
 
 

@@ -176,6 +176,17 @@ class Workspace:
 
         return load_config(self.path if self.on_disk else None)
 
+    def own_branch(self, agent: str | None) -> str | None:
+        """Returns ``agent/<name>`` if agents write on branches of their own.
+
+        That is with ``[agents] branch_per_agent`` set; the agent is the
+        workspace's (``CTX_AGENT``), else ``agent``; ``None`` without one.
+        """
+        who = self.agent or agent
+        if not who or not self.config().agents.branch_per_agent:
+            return None
+        return f"agent/{who}"
+
     def intent(
         self,
         intent: str,

@@ -34,6 +34,7 @@ from ctx.porcelain.commands import (
     provenance,
     recall,
     remotes,
+    sessions,
     store,
     tags,
     views,
@@ -121,6 +122,7 @@ for module in (
     agents,
     hooks,
     install,
+    sessions,
     keys,
 ):
     for command in module.COMMANDS:

@@ -27,6 +27,7 @@ TOOLS = {
     "unlink",
     "supersede",
     "summarize",
+    "summarize_session",
     "trace",
     "related",
     "expand",
@@ -128,5 +129,15 @@ async def call_every_tool(client: Client) -> dict[str, Any]:
     assert "agent/x" in names
     await s.call("forget", id=b, reason="superseded by the Thursday rule")
     assert b not in [m["id"] for m in (await s.call("ls", all=True))["result"]]
+    written = await s.call(
+        "summarize_session",
+        session="scenario",
+        summary="Chose the Postgres queue; deploys moved to Thursdays.",
+        decisions=["The queue runs on Postgres"],
+    )
+    assert written["paths"] == [
+        "sessions/scenario/summary.json",
+        "sessions/scenario/decisions.json",
+    ]
     assert set(s.results) == TOOLS
     return s.results

@@ -168,6 +168,16 @@ CALLS: dict[str, Call] = {
             "(DERIVED_FROM); archive=true moves them off-context.",
         ),
         _call(
+            "summarize_session",
+            rq.SummarizeSessionRequest,
+            engine.SessionSummaryResult,
+            "At the end of a working session, write what it did (summary), what "
+            "it decided (decisions, one line each) and anything else worth "
+            "keeping (details) as memories under sessions/<id>/, in one commit. "
+            "The session is this connection's unless named; calling it again "
+            "updates them. Returns their paths and ids.",
+        ),
+        _call(
             "trace",
             rq.TraceRequest,
             engine.TraceNode,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
@@ -45,6 +45,26 @@ def _intent(ws: Workspace, caller: Caller, req: rq._Write, intent: str) -> Inten
     )
 
 
+def _own_branch(ws: Workspace, caller: Caller, branch: str | None) -> str | None:
+    """Returns ``agent/<name>`` where the agent works on a branch of its own.
+
+    That is where ``[agents] branch_per_agent`` is set, the call names no
+    branch and the server was given none.
+    """
+    if branch is not None or caller.branch is not None:
+        return None
+    return ws.own_branch(caller.agent)
+
+
+def _ensure_branch(store: Store, name: str) -> None:
+    """Creates ``name`` from HEAD's branch unless it exists (race-safe)."""
+    if name in store.branches():
+        return
+    # Another writer may make it first: the same branch from the same start.
+    with suppress(engine.ConflictError):
+        engine.create_branch(store, name, store.head_branch())
+
+
 @contextmanager
 def _writing(
     ws: Workspace, caller: Caller, branch: str | None
@@ -52,7 +72,26 @@ def _writing(
     """Holds the lock; yields the store and the branch to write, if allowed."""
     with ws.lock:
         store = ws.store(write=True)
-        yield store, caller.write_branch(store, branch)
+        own = _own_branch(ws, caller, branch)
+        name = caller.write_branch(store, own or branch)
+        if own is not None:
+            _ensure_branch(store, own)
+        yield store, name
+
+
+def _reads(
+    ws: Workspace, caller: Caller, store: Store, branch: str | None
+) -> str | None:
+    """Returns the branch a read reads, when it names none: the agent's own.
+
+    That is its branch once its first write made it (``branch_per_agent``),
+    else the caller's default.
+    """
+    if branch is None:
+        own = _own_branch(ws, caller, None)
+        if own is not None and own in store.branches():
+            return own
+    return branch or caller.branch
 
 
 @contextmanager
@@ -62,7 +101,7 @@ def _reading(
     """Holds the lock; yields the store and the revision to read, if allowed."""
     with ws.lock:
         store = ws.store()
-        yield store, caller.read_revision(store, branch or caller.branch)
+        yield store, caller.read_revision(store, _reads(ws, caller, store, branch))
 
 
 def _moment(value: str | None, what: str) -> datetime | None:
@@ -126,7 +165,7 @@ def get(ws: Workspace, caller: Caller, req: rq.GetRequest) -> engine.ShownMemory
         if req.revision is not None:
             rev = caller.read_revision(store, req.revision)
             return engine.show_memory(store, f"{req.id}@{rev}")
-        rev = caller.read_revision(store, req.branch or caller.branch)
+        rev = caller.read_revision(store, _reads(ws, caller, store, req.branch))
         return engine.show_memory(store, req.id, rev)
 
 
@@ -165,10 +204,17 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
     """Recalls the memories that matter for a question."""
     from ctx.hub.api import recall as hub_recall
 
+    overlay = req.with_
     with ws.lock:
         store = ws.store()
-        branch = caller.read_branch(store, req.branch)
-        for other in req.with_:
+        own = _own_branch(ws, caller, req.branch)
+        if own is not None and own in store.branches():
+            main = caller.read_branch(store, None)
+            overlay = (main, *(b for b in req.with_ if b not in (main, own)))
+        else:
+            own = None
+        branch = caller.read_branch(store, own or req.branch)
+        for other in overlay:
             caller.read_branch(store, other)
         if req.at is not None and not _DATE_RE.match(req.at):  # as recall reads it
             caller.read_revision(store, req.at)
@@ -177,7 +223,7 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
         req.query,
         budget=req.budget,
         branch=branch,
-        overlay=req.with_,
+        overlay=overlay,
         at=req.at,
         now=_moment(req.now, "now"),
         include_superseded=req.include_superseded,
@@ -190,7 +236,8 @@ def search(ws: Workspace, caller: Caller, req: rq.SearchRequest) -> RecallResult
     from ctx.hub.api import search as hub_search
 
     with ws.lock:
-        branch = caller.read_branch(ws.store(), req.branch)
+        store = ws.store()
+        branch = caller.read_branch(store, _reads(ws, caller, store, req.branch))
     return hub_search(
         ws,
         req.query,
@@ -250,6 +297,29 @@ def summarize(
             context=req.context,
             tags=req.tags,
             archive_sources=req.archive,
+            branch=branch,
+        )
+
+
+def summarize_session(
+    ws: Workspace, caller: Caller, req: rq.SummarizeSessionRequest
+) -> engine.SessionSummaryResult:
+    """Writes a session's summary, decisions and details in one commit."""
+    who = _intent(ws, caller, req, "summarize")
+    session = req.session or who.session
+    if session is None:
+        raise engine.InvalidInputError(
+            "This connection has no session to summarize.",
+            hint="Name one with session (`ctx session ls` lists them).",
+        )
+    with _writing(ws, caller, req.branch) as (store, branch):
+        return engine.summarize_session(
+            store,
+            session,
+            who,
+            summary=req.summary,
+            decisions=req.decisions,
+            details=req.details,
             branch=branch,
         )
 
@@ -428,6 +498,7 @@ HANDLERS: dict[str, Callable[[Workspace, Caller, Any], Any]] = {
     "unlink": unlink,
     "supersede": supersede,
     "summarize": summarize,
+    "summarize_session": summarize_session,
     "trace": trace,
     "related": related,
     "expand": expand,

@@ -68,6 +68,7 @@ ROUTES: tuple[tuple[str, str, Call], ...] = (
     ("DELETE", "/api/links", CALLS["unlink"]),
     ("POST", "/api/supersede", CALLS["supersede"]),
     ("POST", "/api/summarize", CALLS["summarize"]),
+    ("POST", "/api/sessions/summary", CALLS["summarize_session"]),
     ("GET", "/api/compose", CALLS["compose"]),
     ("GET", "/api/log", CALLS["log"]),
     ("GET", "/api/diff", CALLS["diff"]),
@@ -191,7 +192,7 @@ def _endpoint(ws: Workspace, call: Call, base: Caller) -> Callable[[Request], An
             body = await _body(request)
             caller = Caller(
                 agent=base.agent,
-                session=base.session,
+                session=request.headers.get("ctx-session") or base.session,
                 scope=request.scope.get("ctx.key"),
                 branch=base.branch,
             )

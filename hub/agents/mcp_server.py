@@ -35,7 +35,7 @@ from ctx.hub.agents.calls import CALLS, Call, invoke, schema_of, structured
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.workspace import Workspace
 
-__all__ = ["INSTRUCTIONS", "build_server", "caller_of"]
+__all__ = ["INSTRUCTIONS", "build_server", "caller_of", "stdio_session"]
 
 INSTRUCTIONS = (
     "ctx is your versioned memory. Call `recall` with the question before "
@@ -60,7 +60,9 @@ def caller_of(context: Context[Any, Any] | None, base: Caller) -> Caller:
     """Returns who makes a call: ``base``, named after the MCP client.
 
     The agent is the client's name (``clientInfo.name``) unless ``base``
-    names one; the session is the transport's session id, if any.
+    names one; the session is the transport's session id (HTTP's
+    ``Mcp-Session-Id``), else a ``Ctx-Session`` header, else ``base``'s
+    (for stdio: :func:`stdio_session`).
     """
     if context is None:
         return base
@@ -72,8 +74,23 @@ def caller_of(context: Context[Any, Any] | None, base: Caller) -> Caller:
             agent = params.client_info.name
     with contextlib.suppress(AttributeError, RuntimeError, ValueError):
         headers = context.headers or {}
-        session = headers.get("mcp-session-id") or session  # Streamable HTTP
+        # Streamable HTTP: the transport's session where the protocol version
+        # has one, else the Ctx-Session header a client may send (the
+        # 2026-07-28 protocol is stateless: no Mcp-Session-Id).
+        session = headers.get("mcp-session-id") or headers.get("ctx-session") or session
     return Caller(agent=agent, session=session, scope=base.scope, branch=base.branch)
+
+
+def stdio_session(ws: Workspace) -> str:
+    """Returns the session of a ``ctx mcp`` process's writes.
+
+    stdio carries no session id: it is ``CTX_SESSION`` when set, else one
+    made for the process (``mcp-`` and 12 random hex digits), so that each
+    run of ``ctx mcp`` is one session.
+    """
+    import secrets
+
+    return ws.session or f"mcp-{secrets.token_hex(6)}"
 
 
 def _text(value: Any) -> str:

@@ -39,6 +39,7 @@ __all__ = [
     "SearchRequest",
     "StatusRequest",
     "SummarizeRequest",
+    "SummarizeSessionRequest",
     "SupersedeRequest",
     "TraceRequest",
     "UnlinkRequest",
@@ -265,6 +266,24 @@ class SummarizeRequest(_Write, kw_only=True, forbid_unknown_fields=True):
     archive: Annotated[
         bool, Meta(description="Move the summarized memories off-context.")
     ] = False
+
+
+class SummarizeSessionRequest(_Write, kw_only=True, forbid_unknown_fields=True):
+    """``summarize_session``: what a session concluded, under sessions/<id>/."""
+
+    summary: Annotated[
+        str, Meta(description="What the session did and found.", min_length=1)
+    ]
+    decisions: Annotated[
+        tuple[str, ...], Meta(description="What it decided, one line each.")
+    ] = ()
+    details: Annotated[
+        str | None, Meta(description="Anything else worth keeping (notes, numbers).")
+    ] = None
+    session: Annotated[
+        str | None,
+        Meta(description="The session (default: this connection's session)."),
+    ] = None
 
 
 class TraceRequest(_Request, kw_only=True, forbid_unknown_fields=True):

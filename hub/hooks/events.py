@@ -150,6 +150,25 @@ class Hook:
         """Returns the session id (``default`` when the host gave none)."""
         return self.input.session_id or "default"
 
+    @property
+    def trailer_session(self) -> str | None:
+        """Returns the session its writes carry as ``Ctx-Session``, if any.
+
+        The host's id, or where it cannot be a trailer (``/``, spaces, too
+        long) ``h-`` and the first 16 hex digits of its SHA-256.
+        """
+        from ctx.engine import InvalidInputError, check_session_id
+
+        given = self.input.session_id
+        if not given:
+            return None
+        try:
+            return check_session_id(given)
+        except InvalidInputError:
+            return (
+                "h-" + hashlib.sha256(given.encode("utf-8", "replace")).hexdigest()[:16]
+            )
+
 
 Handler = Callable[[Hook], "str | None"]
 
@@ -275,6 +294,23 @@ def session_start(hook: Hook) -> str | None:
     return "\n\n".join(p for p in parts if p) or None
 
 
+def _own_branch(hook: Hook) -> dict[str, Any]:
+    """Returns where the agent recalls with ``[agents] branch_per_agent``.
+
+    Its branch overlaid on HEAD's, once its first write made the branch;
+    until then (or without the setting) nothing: HEAD's branch alone.
+    """
+    ws = hook.ws
+    own = ws.own_branch(hook.host)
+    if own is None:
+        return {}
+    with ws.lock:
+        store = ws.store()
+        if own not in store.branches():
+            return {}
+        return {"branch": own, "overlay": (store.head_branch(),)}
+
+
 def prompt_submit(hook: Hook) -> str | None:
     """Gives what waits, and the memories that matter for the prompt."""
     ws = hook.ws
@@ -288,7 +324,12 @@ def prompt_submit(hook: Hook) -> str | None:
     if searched:
         from ctx.hub.api import recall
 
-        result = recall(ws, prompt, budget=hook.settings.prompt_budget)
+        result = recall(
+            ws,
+            prompt,
+            budget=hook.settings.prompt_budget,
+            **_own_branch(hook),
+        )
     parts: list[str] = []
     with editing(ws.path, hook.session) as state:
         parts.extend(_waiting(*state.take_waiting()))
@@ -360,7 +401,7 @@ def stop(hook: Hook) -> None:
         state.reports.extend(parsed.errors)
         carry_out(
             ws,
-            Caller(agent=hook.host, session=hook.input.session_id or None),
+            Caller(agent=hook.host, session=hook.trailer_session),
             parsed.commands,
             state,
             recall_budget=hook.settings.prompt_budget,

@@ -38,6 +38,7 @@ __all__ = [
     "SessionState",
     "editing",
     "prune_sessions",
+    "read_session",
     "remove_session",
     "session_path",
     "unique_latest",
@@ -182,6 +183,14 @@ def editing(store_path: Path, session: str) -> Iterator[SessionState]:
             write_atomically(path, after + b"\n", durable=False)
     finally:
         os.close(fd)
+
+
+def read_session(store_path: Path, session: str) -> SessionState | None:
+    """Returns the session's state as it stands (no lock), or ``None``."""
+    path = session_path(store_path, session)
+    if not path.exists():
+        return None
+    return _read(path, session)
 
 
 def remove_session(store_path: Path, session: str) -> None:

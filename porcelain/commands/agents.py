@@ -23,7 +23,8 @@ def mcp(state: CtxState, branch: str | None) -> None:
     tools for every call (remember, recall, search, ls, log, diff, merge,
     ...), the resources ctx://memory/{id} and ctx://view/{name}, and the
     prompt "context". Writes are signed with the client's name unless
-    CTX_AGENT names the agent. Logs go to stderr.
+    CTX_AGENT names the agent, and carry the session CTX_SESSION names, else
+    one made for this process (mcp-<12 hex digits>). Logs go to stderr.
 
     It keeps the indexes loaded for as long as it runs: with no hub serving
     the store, it is the hub (`ctx recall` in a shell uses it); with one, it
@@ -35,13 +36,14 @@ def mcp(state: CtxState, branch: str | None) -> None:
       claude mcp add ctx --env CTX_BRANCH=agent/claude -- ctx mcp
     """
     from ctx.hub.agents.access import Caller
-    from ctx.hub.agents.mcp_server import build_server
+    from ctx.hub.agents.mcp_server import build_server, stdio_session
     from ctx.hub.agents.serve import host_hub
 
     ws = state.workspace()
     hub = host_hub(ws)
     try:
-        build_server(ws, Caller(branch=branch)).run("stdio")
+        base = Caller(branch=branch, session=stdio_session(ws))
+        build_server(ws, base).run("stdio")
     finally:
         if hub is not None:
             hub.stop()

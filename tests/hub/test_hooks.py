@@ -247,6 +247,58 @@ def test_the_whole_cycle(project):
         "Canary deploys were dropped: blue-green is simpler to roll back."
         in live_bodies(project)
     )
+    # ... so the session is seen in history, with its decision.
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        [seen] = engine.list_sessions(store)
+        detail = engine.session_detail(store, SESSION)
+    finally:
+        store.close()
+    assert (seen.id, seen.agent, seen.commits) == (SESSION, "claude-code", 1)
+    assert [m.kind for m in detail.decisions] == ["decision"]
+    # What it was given (its recalls) comes from the hooks' private state.
+    from ctx.hub import Workspace, session_report
+
+    ws = Workspace.find(project / ".ctx")
+    try:
+        assert set(ids) <= set(session_report(ws, SESSION).recalls)
+    finally:
+        ws.close()
+
+
+def test_with_a_branch_per_agent_the_hooks_write_there_and_recall_main_too(project):
+    with (project / ".ctx" / "config.toml").open("a") as f:
+        f.write("[agents]\nbranch_per_agent = true\n")
+    before = [e.commit.id for e in log_of(project)]
+    message = (
+        "<ctx:remember>Kubernetes deploys of the API roll out at nine.</ctx:remember>"
+    )
+    run_hook("stop", payload("stop", project, last_assistant_message=message))
+    assert [e.commit.id for e in log_of(project)] == before  # main untouched
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        tip = store.branch_tip("agent/claude-code")
+        mine = {r.memory.body for r in store.snapshot(tip).memories()}
+    finally:
+        store.close()
+    assert "Kubernetes deploys of the API roll out at nine." in mine
+    later = add(project, "Kubernetes deploys of the API need a pinned image tag.")
+    text = context("prompt-submit", "user_prompt_submit", project)
+    assert text is not None
+    assert later in text  # main's, written after the agent branched
+    assert "roll out at nine" in text  # the agent's own
+
+
+def test_a_session_id_that_cannot_be_a_trailer_is_hashed(project):
+    message = "<ctx:remember>Builds take four minutes.</ctx:remember>"
+    run_hook(
+        "stop",
+        payload("stop", project, session_id="a b/c", last_assistant_message=message),
+    )
+    newest = log_of(project)[0].commit
+    assert newest.intent is not None
+    assert newest.intent.session is not None
+    assert newest.intent.session.startswith("h-")
 
 
 def test_the_recorded_stop_runs_its_commands(project):

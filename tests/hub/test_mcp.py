@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import anyio
@@ -14,10 +15,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_scenario import call_every_tool
 from mcp_types import Implementation
 
+from ctx import engine
 from ctx.engine import Store
 from ctx.hub import Workspace
 from ctx.hub.agents.access import Caller
-from ctx.hub.agents.mcp_server import build_server
+from ctx.hub.agents.mcp_server import build_server, stdio_session
 
 pytestmark = pytest.mark.anyio
 
@@ -246,3 +248,131 @@ async def test_tools_take_the_end_of_an_id(ws: Workspace) -> None:
         mid = made.structured_content["id"]
         got = await client.call_tool("get", {"id": mid[-8:]})
     assert got.structured_content["memory"]["id"] == mid
+
+
+async def test_summarize_session_writes_the_connections_session(
+    ws: Workspace,
+) -> None:
+    base = Caller(session=stdio_session(ws))
+    assert base.session is not None
+    assert base.session.startswith("mcp-")
+    async with Client(build_server(ws, base)) as client:
+        await client.call_tool("remember", {"text": "The queue runs on Postgres"})
+        result = await client.call_tool(
+            "summarize_session",
+            {
+                "summary": "Looked at the queue.",
+                "decisions": ["Keep Postgres"],
+                "details": "Depth peaks at noon.",
+            },
+        )
+    assert not result.is_error, result.content
+    assert result.structured_content["session"] == base.session
+    store = ws.store()
+    sessions = engine.list_sessions(store)
+    assert [(s.id, s.commits, s.summarized) for s in sessions] == [
+        (base.session, 2, True)
+    ]
+    detail = engine.session_detail(store, base.session)
+    assert detail.summary == "Looked at the queue."
+    assert [m.kind for m in detail.memories][-3:] == ["decision", "session", "summary"]
+
+
+async def test_without_a_session_summarize_session_asks_for_one(
+    ws: Workspace,
+) -> None:
+    async with Client(build_server(ws)) as client:
+        result = await client.call_tool("summarize_session", {"summary": "x"})
+    assert result.is_error
+    assert "no session" in result.content[0].text
+
+
+async def test_ctx_session_names_the_stdio_session(store_dir: Path) -> None:
+    ws = Workspace.find(store_dir, environ={"CTX_SESSION": "s-42"})
+    assert stdio_session(ws) == "s-42"
+    ws.close()
+
+
+async def test_branch_per_agent_writes_to_the_agents_branch(
+    ws: Workspace, store_dir: Path
+) -> None:
+    (store_dir / "config.toml").write_text(
+        '[embedder]\nkind = "hashing"\n[agents]\nbranch_per_agent = true\n'
+    )
+    store = ws.store(write=True)
+    engine.remember(
+        store,
+        engine.Draft(text="Deploys happen on Thursdays"),
+        engine.Intent(agent="human", intent="observe"),
+    )
+    main = store.head_branch()
+    main_tip = store.branch_tip(main)
+    info = Implementation(name="claude-code", version="2.1")
+    async with Client(build_server(ws), client_info=info) as client:
+        wrote = await client.call_tool(
+            "remember", {"text": "The queue runs on Postgres 16"}
+        )
+        assert not wrote.is_error, wrote.content
+        engine.remember(  # main moves on after the agent branched
+            store,
+            engine.Draft(text="Deploys are frozen in December"),
+            engine.Intent(agent="human", intent="observe"),
+        )
+        main_tip = store.branch_tip(main)
+        again = await client.call_tool("remember", {"text": "Workers scale at noon"})
+        assert not again.is_error
+        recalled = await client.call_tool(
+            "recall", {"query": "deploys frozen December queue Postgres"}
+        )
+        got = await client.call_tool("get", {"id": wrote.structured_content["id"]})
+        assert not got.is_error, got.content  # reads read the agent's branch
+        listed = (await client.call_tool("ls", {})).structured_content["result"]
+    assert len(listed) == 3  # main's first memory and the agent's two
+    assert store.branch_tip(main) == main_tip  # main untouched
+    assert "agent/claude-code" in store.branches()
+    tip = store.branch_tip("agent/claude-code")
+    texts = {m.memory.body for m in store.snapshot(tip).memories()}
+    assert "The queue runs on Postgres 16" in texts
+    hits = recalled.structured_content["hits"]
+    found = {h["branch"] for h in hits if "December" in h["body"]}
+    assert found == {main}  # main's later memory, through the overlay
+    assert any(h["branch"] == "agent/claude-code" for h in hits)
+
+
+def test_agents_first_writes_at_once_make_one_branch(store_dir: Path) -> None:
+    """Two servers (two workspaces) race to make agent/<name>: both writes land."""
+    import threading
+
+    from ctx.hub.agents.calls import CALLS, invoke
+
+    (store_dir / "config.toml").write_text(
+        '[embedder]\nkind = "hashing"\n[agents]\nbranch_per_agent = true\n'
+    )
+    spaces = [Workspace.find(store_dir) for _ in range(4)]
+    start = threading.Barrier(len(spaces))
+    errors: list[BaseException] = []
+
+    def write(n: int) -> None:
+        start.wait()
+        try:
+            invoke(
+                spaces[n], Caller(agent="codex"), CALLS["remember"], {"text": f"n{n}"}
+            )
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(len(spaces))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for ws in spaces:
+        ws.close()
+    assert not errors
+    store = Store.open(store_dir, clock=lambda: datetime.now().astimezone())
+    try:
+        tip = store.branch_tip("agent/codex")
+        bodies = {r.memory.body for r in store.snapshot(tip).memories()}
+    finally:
+        store.close()
+    assert bodies == {"n0", "n1", "n2", "n3"}

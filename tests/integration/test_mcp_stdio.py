@@ -117,3 +117,20 @@ async def test_ctx_mcp_uses_a_running_hub(store: Path) -> None:
     finally:
         hub.terminate()
         hub.communicate(timeout=30)
+
+
+async def test_writes_over_stdio_carry_the_process_session(store: Path) -> None:
+    """stdio has no session id: each `ctx mcp` makes one, or takes CTX_SESSION."""
+    async with Client(server(store)) as client:
+        await client.call_tool("remember", {"text": "one"})
+        await client.call_tool("remember", {"text": "two"})
+        log = (await client.call_tool("log", {"limit": 2})).structured_content
+    made = {e["commit"]["intent"]["session"] for e in log["result"]}
+    assert len(made) == 1
+    assert made.pop().startswith("mcp-")
+    named = server(store)
+    named.env = {**(named.env or {}), "CTX_SESSION": "s-7"}
+    async with Client(named) as client:
+        await client.call_tool("remember", {"text": "three"})
+        log = (await client.call_tool("log", {"limit": 1})).structured_content
+    assert log["result"][0]["commit"]["intent"]["session"] == "s-7"

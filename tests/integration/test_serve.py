@@ -11,9 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from integration_support import CTX, run_ctx, start_hub_process
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp_scenario import call_every_tool
 from serve_support import Served, start_serve
 
@@ -45,6 +47,36 @@ def fsck(store: Path) -> None:
 async def test_every_tool_over_streamable_http(served: Served) -> None:
     async with Client(served.mcp) as client:
         await call_every_tool(client)
+
+
+async def test_writes_over_http_carry_the_ctx_session_header(served: Served) -> None:
+    """The 2026-07-28 protocol is stateless: a client names its session."""
+    headers = {"Ctx-Session": "http-1"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(served.mcp, http_client=http)) as client,
+    ):
+        await client.call_tool("remember", {"text": "over http"})
+        log = (await client.call_tool("log", {"limit": 1})).structured_content
+    assert log["result"][0]["commit"]["intent"]["session"] == "http-1"
+
+
+def test_the_api_signs_writes_with_the_ctx_session_header(served: Served) -> None:
+    session = {"Ctx-Session": "api-1"}
+    status, _ = served.request(
+        "POST", "/api/memories", {"text": "Builds take four minutes"}, headers=session
+    )
+    assert status == 200
+    status, summary = served.request(
+        "POST",
+        "/api/sessions/summary",
+        {"summary": "Timed the build."},
+        headers=session,
+    )
+    assert status == 200, summary
+    assert summary["paths"] == ["sessions/api-1/summary.json"]
+    log = served.request("GET", "/api/log", query={"limit": 2})[1]
+    assert [e["commit"]["intent"]["session"] for e in log] == ["api-1", "api-1"]
 
 
 def test_the_api_round_trip(served: Served) -> None:

@@ -80,6 +80,11 @@ SCHEMAS: dict[str, Any] = {
     "install": install.InstallResult,
     "uninstall": install.InstallResult,
     "doctor": install.DoctorReport,
+    "session end": engine.SessionSummaryResult,
+    "session ls": list[engine.SessionInfo],
+    "session show": engine.SessionDetail,
+    "review": engine.Review,
+    "brief": engine.Briefing,
 }
 
 # `export` writes its own format and has no --json; `hub start` serves in the
@@ -140,6 +145,7 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     ctx("forget", b, "--reason", "moved", "--branch", "agent")
     ctx("edit", c, "--body", "Logs use server time")
     run("diff", "diff", "main", "agent")
+    run("review", "review", "agent")
     run("merge", "merge", "agent")
     run("status", "status")
     run("resolve", "resolve", c, "--take", "theirs")
@@ -150,6 +156,10 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     run("op log", "op", "log")
     run("forget", "forget", old, "--reason", "replaced")
     run("tags", "tags")
+    run("session end", "session", "end", "s1", "--summary", "Chose Postgres")
+    run("session ls", "session", "ls")
+    run("session show", "session", "show", "s1")
+    run("brief", "brief", "--budget", "400")
     run("gc", "gc")
     run("fsck", "fsck")
     run("recall", "recall", "postgres", "--explain")

@@ -1,0 +1,60 @@
+"""What a branch learned since it split from another: ``ctx review``.
+
+An agent that works on ``agent/<name>`` (``[agents] branch_per_agent``)
+leaves its writes there; a review shows them before a merge: the
+memory-level diff ``base...branch`` (from the merge base, leaving out what
+the base did meanwhile) and the branch's commits that the base lacks.
+"""
+
+from __future__ import annotations
+
+from ctx.engine.branches import resolve_revision
+from ctx.engine.diff import Diff, diff_range
+from ctx.engine.log import LogEntry, log
+from ctx.engine.model import Outcome
+from ctx.engine.store import Store
+
+__all__ = ["Review", "review"]
+
+
+class Review(Outcome, frozen=True, kw_only=True):
+    """What ``branch`` has that ``base`` lacks.
+
+    Attributes:
+        branch: The branch reviewed.
+        base: The branch it is compared with.
+        diff: The memory-level diff from their merge base to ``branch``.
+        log: The branch's commits that ``base`` lacks, newest first.
+        behind: How many commits ``base`` made since the merge base.
+        fast_forward: Whether merging it would only move ``base`` forward.
+    """
+
+    branch: str
+    base: str
+    diff: Diff
+    log: tuple[LogEntry, ...]
+    behind: int
+    fast_forward: bool
+
+
+def review(store: Store, branch: str, base: str | None = None) -> Review:
+    """Returns what ``branch`` learned since it split from ``base`` (HEAD's branch).
+
+    Raises:
+        RefNotFoundError: a branch does not exist.
+        CommitNotFoundError: they share no history.
+    """
+    base = base or store.head_branch()
+    ours = resolve_revision(store, branch)
+    theirs = resolve_revision(store, base)
+    in_base = {r.commit for r in store.history.records(theirs)}
+    in_branch = {r.commit for r in store.history.records(ours)}
+    entries = [e for e in log(store, rev=ours) if e.commit.id not in in_base]
+    return Review(
+        branch=branch,
+        base=base,
+        diff=diff_range(store, f"{base}...{branch}"),
+        log=tuple(entries),
+        behind=len(in_base - in_branch),
+        fast_forward=theirs in in_branch,
+    )
