@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # the indexes load only when a call is answered here
 __all__ = [
     "hub_status",
     "index_status",
+    "moment_or_revision",
     "parse_moment",
     "recall",
     "reindex",
@@ -97,7 +98,7 @@ def _local(moment: datetime) -> datetime:
     return moment.astimezone()
 
 
-def _moment_or_revision(
+def moment_or_revision(
     ws: Workspace, at: str | datetime | None, now: datetime
 ) -> str | datetime | None:
     """Returns ``--at`` as a moment when it names one, else as a revision.
@@ -232,7 +233,7 @@ def recall(
     """
     started = time.perf_counter()
     asked = now or ws.clock()
-    when = _moment_or_revision(ws, at, asked)
+    when = moment_or_revision(ws, at, asked)
     request = Request(
         op="recall",
         query=query,

@@ -8,7 +8,6 @@ Struct the command line prints with ``--json``. Nothing here renders.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -30,9 +29,6 @@ from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.workspace import Workspace
 
 __all__ = ["HANDLERS"]
-
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
-"""How :func:`ctx.hub.api.recall` tells a date from a revision in ``at``."""
 
 
 def _intent(ws: Workspace, caller: Caller, req: rq._Write, intent: str) -> Intent:
@@ -202,9 +198,11 @@ def prime(ws: Workspace, caller: Caller, req: rq.PrimeRequest) -> engine.PrimeRe
 
 def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult:
     """Recalls the memories that matter for a question."""
+    from ctx.hub.api import moment_or_revision
     from ctx.hub.api import recall as hub_recall
 
     overlay = req.with_
+    now = _moment(req.now, "now")
     with ws.lock:
         store = ws.store()
         own = _own_branch(ws, caller, req.branch)
@@ -216,16 +214,17 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
         branch = caller.read_branch(store, own or req.branch)
         for other in overlay:
             caller.read_branch(store, other)
-        if req.at is not None and not _DATE_RE.match(req.at):  # as recall reads it
-            caller.read_revision(store, req.at)
+        at = moment_or_revision(ws, req.at, now or ws.clock())  # as recall reads it
+        if isinstance(at, str):
+            caller.read_revision(store, at)
     return hub_recall(
         ws,
         req.query,
         budget=req.budget,
         branch=branch,
         overlay=overlay,
-        at=req.at,
-        now=_moment(req.now, "now"),
+        at=at,
+        now=now,
         include_superseded=req.include_superseded,
         explain=req.explain,
     )

@@ -171,6 +171,14 @@ def swap_in(value: Any, old: str, new: str) -> Any:
             {},
             404,
         ),
+        (
+            "reader",
+            "POST",
+            "/api/recall",
+            {"query": "x", "at": "now", "branch": "main"},
+            {},
+            200,
+        ),
         ("agent", "POST", "/api/merge", {"source": "agent/x", "into": "main"}, {}, 404),
         ("reader", "POST", "/api/merge", {"source": "main", "into": "main"}, {}, 403),
         (
