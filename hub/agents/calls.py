@@ -334,7 +334,7 @@ def schema_of(answer: Any) -> dict[str, Any]:
     A list is wrapped as ``{"result": [...]}`` (an MCP tool's structured
     result is an object), and the root's definition is inlined.
     """
-    if _is_union_of_lists(answer):  # msgspec has no such union: one per list
+    if is_union_of_lists(answer):  # msgspec has no such union: one per list
         parts, defs = [], {}
         for part in answer.__args__:
             one = msgspec.json.schema(part)
@@ -363,7 +363,8 @@ def schema_of(answer: Any) -> dict[str, Any]:
     return root
 
 
-def _is_union_of_lists(answer: Any) -> bool:
+def is_union_of_lists(answer: Any) -> bool:
+    """Returns whether ``answer`` is a union of list types (msgspec has none)."""
     args = getattr(answer, "__args__", ())
     return bool(args) and all(getattr(a, "__origin__", None) is list for a in args)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from ctx.hub.agents.calls import Call
+from ctx.hub.agents.calls import Call, is_union_of_lists
 
 __all__ = ["openapi"]
 
@@ -22,9 +22,8 @@ _REF = "#/components/schemas/{name}"
 def _schemas(types: list[Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     flat: list[Any] = []
     for t in types:
-        args = getattr(t, "__args__", ())
-        if args and all(getattr(a, "__origin__", None) is list for a in args):
-            flat.extend(args)  # msgspec has no union of lists: one each
+        if is_union_of_lists(t):
+            flat.extend(t.__args__)  # msgspec has no union of lists: one each
         else:
             flat.append(t)
     out, components = msgspec.json.schema_components(flat, ref_template=_REF)
@@ -141,9 +140,8 @@ _ERRORS = {
 
 
 def _answer_schema(answer: Any) -> dict[str, Any]:
-    args = getattr(answer, "__args__", ())
-    if args and all(getattr(a, "__origin__", None) is list for a in args):
-        return {"anyOf": [_answer_schema(a) for a in args]}
+    if is_union_of_lists(answer):
+        return {"anyOf": [_answer_schema(a) for a in answer.__args__]}
     full = msgspec.json.schema(answer)
     full.pop("$defs", None)
     rebased: dict[str, Any] = _rebase(full)
