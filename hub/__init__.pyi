@@ -2,16 +2,25 @@
 # this file, and type checkers read it as the package's interface.
 
 from .api import (
+    feedback as feedback,
+)
+from .api import (
     hub_status as hub_status,
 )
 from .api import (
     index_status as index_status,
 )
 from .api import (
+    learn as learn,
+)
+from .api import (
     parse_moment as parse_moment,
 )
 from .api import (
     recall as recall,
+)
+from .api import (
+    recall_weights as recall_weights,
 )
 from .api import (
     reindex as reindex,
@@ -66,6 +75,9 @@ from .keys import create_key as create_key
 from .keys import keys_required as keys_required
 from .keys import list_keys as list_keys
 from .keys import revoke_key as revoke_key
+from .retrieval.feedback import (
+    FeedbackResult as FeedbackResult,
+)
 from .retrieval.prompt import (
     format_prompt as format_prompt,
 )
@@ -83,6 +95,15 @@ from .retrieval.results import (
 )
 from .retrieval.results import (
     RecallResult as RecallResult,
+)
+from .retrieval.tuning import (
+    LearnReport as LearnReport,
+)
+from .retrieval.tuning import (
+    Tuning as Tuning,
+)
+from .retrieval.tuning import (
+    WeightsReport as WeightsReport,
 )
 from .server.client import HubError as HubError
 from .server.private import HubFolderError as HubFolderError

@@ -24,13 +24,16 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from ctx.engine import NotAStoreError, parse_time
+from ctx.engine import InvalidInputError, NotAStoreError, parse_time
 from ctx.hub.index.reports import IndexStatus, ReindexReport
+from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult
+from ctx.hub.retrieval.tuning import LearnReport, WeightsReport
 from ctx.hub.server.client import ask, start_hub
 from ctx.hub.server.private import HubFolderError, socket_path
 from ctx.hub.server.registry import running_hubs
@@ -47,11 +50,14 @@ if TYPE_CHECKING:  # the indexes load only when a call is answered here
     from ctx.hub.server.service import Answerer
 
 __all__ = [
+    "feedback",
     "hub_status",
     "index_status",
+    "learn",
     "moment_or_revision",
     "parse_moment",
     "recall",
+    "recall_weights",
     "reindex",
     "run_hub",
     "search",
@@ -151,6 +157,20 @@ def _answerer(ws: Workspace) -> Answerer:
     return answerer
 
 
+def _starts_hub(ws: Workspace) -> bool:
+    """Returns whether a recall answered here will start a hub after it.
+
+    Only then may it leave vectors to the backlog: the hub embeds them.
+    """
+    if not ws.on_disk or os.environ.get("CTX_NO_HUB"):
+        return False
+    if os.environ.get("CTX_HUB_AUTOSTART") == "0":
+        return False
+    from ctx.hub.config import load_config
+
+    return load_config(ws.path).hub.autostart
+
+
 def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -> Reply:
     """Asks the store's running hub, or answers in this process if none runs.
 
@@ -170,7 +190,10 @@ def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -
             if reply is not None:
                 return reply
     with ws.lock:
-        reply = _answerer(ws).answer(request, progress)
+        answerer = _answerer(ws)
+        if ws not in _SERVED and answerer.one_shot:
+            answerer.defer = refused is None and _starts_hub(ws)
+        reply = answerer.answer(request, progress)
     if refused is not None:
         return _noticed(reply, refused)
     config = _answerer(ws).config
@@ -210,8 +233,12 @@ def recall(
     now: datetime | None = None,
     include_superseded: bool = False,
     explain: bool = False,
+    agent: str | None = None,
 ) -> RecallResult:
     """Returns the pinned and most relevant memories, packed into a budget.
+
+    The result's ``recall_id`` names it to :func:`feedback`; the caller's
+    learned weights and budget (:func:`learn`) are used.
 
     Args:
         ws: The workspace.
@@ -225,6 +252,7 @@ def recall(
         now: The moment the question is asked (default: the clock).
         include_superseded: Keep memories another one supersedes.
         explain: Give each hit its channels, boosts and last commit.
+        agent: The caller (default: the workspace's agent).
 
     Raises:
         InvalidInputError: The query is empty or too long, the budget is
@@ -245,6 +273,7 @@ def recall(
         budget=budget,
         include_superseded=include_superseded,
         explain=explain,
+        agent=agent or ws.agent,
     )
     return _timed(_answer(ws, request), started)
 
@@ -320,6 +349,77 @@ def reindex(
     reply = _answer(ws, Request(op="reindex", re_embed=re_embed), progress)
     assert reply.report is not None
     return reply.report
+
+
+def feedback(ws: Workspace, recall_id: str, used: Sequence[str]) -> FeedbackResult:
+    """Records which hits of a recall were used, for :func:`learn`.
+
+    Raises:
+        InvalidInputError: Not a recall id, a recall older than a week, no
+            memory named, or one the recall did not return.
+        NotFoundError: The store gave no such recall.
+    """
+    from ctx.hub.retrieval.feedback import record_feedback
+
+    return record_feedback(_private(ws), recall_id, used, ws.clock())
+
+
+def _private(ws: Workspace) -> Path:
+    """Returns the store folder, whose private state feedback is kept in."""
+    if not ws.on_disk:
+        raise NotAStoreError(
+            "The user store does not exist yet.",
+            hint="Remember something first, or `ctx init` a project store.",
+        )
+    return ws.path
+
+
+def learn(ws: Workspace, *, agent: str | None = None) -> LearnReport:
+    """Moves a caller's weights and budget one step by its new feedback.
+
+    Raises:
+        NotFoundError: The caller has no feedback newer than its last step.
+    """
+    _private(ws)
+    reply = _answer(ws, Request(op="learn", agent=agent or ws.agent))
+    assert reply.learned is not None
+    return reply.learned
+
+
+def recall_weights(
+    ws: Workspace,
+    *,
+    agent: str | None = None,
+    reset: bool = False,
+    undo: bool = False,
+) -> WeightsReport:
+    """Returns a caller's learned weights and history; resets or undoes first.
+
+    Args:
+        ws: The workspace.
+        agent: The caller (default: the workspace's agent).
+        reset: Put the caller back on the configured values (undoable).
+        undo: Drop the caller's last step or reset.
+
+    Raises:
+        InvalidInputError: Both ``reset`` and ``undo``, or nothing to undo.
+    """
+    from ctx.hub.config import load_config
+    from ctx.hub.retrieval import tuning
+    from ctx.hub.retrieval.feedback import read_log
+
+    path = _private(ws)
+    who = agent or ws.agent or tuning.DEFAULT_CALLER
+    config = load_config(path).recall
+    if reset and undo:
+        raise InvalidInputError(
+            "--reset and --undo cannot be used together.", hint="Choose one."
+        )
+    if reset:
+        tuning.reset_tuning(path, who, config, read_log(path), ws.clock())
+    elif undo:
+        tuning.undo_tuning(path, who)
+    return tuning.weights_report(path, who, config, ws.clock())
 
 
 def hub_status(ws: Workspace) -> HubStatus:

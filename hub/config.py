@@ -32,6 +32,7 @@ __all__ = [
     "HubConfig",
     "HubSettings",
     "RecallConfig",
+    "RerankerSettings",
     "ServeSettings",
     "load_config",
 ]
@@ -39,6 +40,29 @@ __all__ = [
 CONFIG_FILE = "config.toml"
 
 _Weight = Annotated[float, msgspec.Meta(ge=0.0, le=100.0)]
+
+
+class RerankerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An optional reranker: a ``/v1/rerank`` endpoint (``[recall.reranker]``).
+
+    Off unless ``url`` is set. The shape is the one local servers such as
+    text-embeddings-inference and llama.cpp offer (see
+    :mod:`ctx.hub.retrieval.rerank`).
+
+    Attributes:
+        url: The endpoint, e.g. ``http://127.0.0.1:8080/v1/rerank``.
+        model: The model to name in the request, if the server wants one.
+        top: How many of the best hits are reranked.
+        weight: The reranker's share of a reranked hit's score (0..1); the
+            fused score has the rest.
+        timeout: Seconds to wait for the endpoint before ranking without it.
+    """
+
+    url: str = ""
+    model: str = ""
+    top: Annotated[int, msgspec.Meta(ge=2, le=200)] = 20
+    weight: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
+    timeout: Annotated[float, msgspec.Meta(gt=0.0, le=60.0)] = 2.0
 
 
 class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -59,6 +83,7 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         expand: Damping of one-hop link expansion: a neighbour of a hit enters
             with the hit's score times this.
         depth: How many hits each channel contributes to the fusion.
+        reranker: An optional reranker of the best hits (off by default).
     """
 
     budget: Annotated[int, msgspec.Meta(ge=1)] = 1500
@@ -70,6 +95,7 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     gravity: _Weight = 1.0
     expand: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
     depth: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 100
+    reranker: RerankerSettings = RerankerSettings()
 
 
 class HubSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -21,6 +21,7 @@ from ctx.porcelain.commands import (
     branches,
     diff,
     exports,
+    feedback,
     hooks,
     hub,
     imports,
@@ -124,6 +125,7 @@ for module in (
     install,
     sessions,
     keys,
+    feedback,
 ):
     for command in module.COMMANDS:
         add_store_option(command)

@@ -118,6 +118,11 @@ def render_index_status(status: IndexStatus) -> None:
         f"{plural(status.vectors, 'vector')} "
         f"({status.vector_index}), {_size(status.size_bytes)}"
     )
+    if status.unembedded:
+        echo(
+            f"Backlog:  {plural(status.unembedded, 'document')} not embedded yet "
+            "(the hub embeds them in the background, newest first)"
+        )
     for branch in status.branches:
         if branch.indexed_commit is None:
             state = "not indexed"

@@ -22,6 +22,7 @@ TOOLS = {
     "query",
     "prime",
     "recall",
+    "feedback",
     "search",
     "link",
     "unlink",
@@ -100,6 +101,8 @@ async def call_every_tool(client: Client) -> dict[str, Any]:
     )
     recalled = await s.call("recall", query="what runs the queue?", budget=400)
     assert a in [h["id"] for h in recalled["hits"]]
+    fed = await s.call("feedback", recall_id=recalled["recall_id"], used=[a])
+    assert fed["used"] == [a]
     assert (await s.call("search", query="queue Postgres", limit=3))["hits"]
     await s.call("link", source=a, target=b, type="RELATES_TO")
     assert [h["id"] for h in (await s.call("related", id=a))["result"]] == [b]

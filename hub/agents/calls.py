@@ -23,6 +23,7 @@ from ctx.hub.agents import handlers as h
 from ctx.hub.agents import requests as rq
 from ctx.hub.agents.access import Caller
 from ctx.hub.keys import ApiKey, CreatedKey, RevokedKey
+from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.workspace import Workspace
 
@@ -132,6 +133,14 @@ CALLS: dict[str, Call] = {
             "words and recency, packed into a token budget. The text is ready "
             "to put in a prompt; the structured result has each hit and the "
             "token figures.",
+        ),
+        _call(
+            "feedback",
+            rq.FeedbackRequest,
+            FeedbackResult,
+            "After a recall, say which of its memories you used (its recall_id "
+            "and their ids): recall learns from it which channels and how "
+            "large a budget serve you.",
         ),
         _call(
             "search",

@@ -25,6 +25,7 @@ from ctx.hub.keys import (
     list_keys,
     revoke_key,
 )
+from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.workspace import Workspace
 
@@ -227,7 +228,15 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
         now=now,
         include_superseded=req.include_superseded,
         explain=req.explain,
+        agent=ws.agent or caller.agent,
     )
+
+
+def feedback(ws: Workspace, caller: Caller, req: rq.FeedbackRequest) -> FeedbackResult:
+    """Records which memories of a recall were used."""
+    from ctx.hub.api import feedback as hub_feedback
+
+    return hub_feedback(ws, req.recall_id, req.used)
 
 
 def search(ws: Workspace, caller: Caller, req: rq.SearchRequest) -> RecallResult:
@@ -492,6 +501,7 @@ HANDLERS: dict[str, Callable[[Workspace, Caller, Any], Any]] = {
     "query": query,
     "prime": prime,
     "recall": recall,
+    "feedback": feedback,
     "search": search,
     "link": link,
     "unlink": unlink,

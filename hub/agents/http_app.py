@@ -63,6 +63,7 @@ ROUTES: tuple[tuple[str, str, Call], ...] = (
     ("POST", "/api/memories/{id}/resolve", CALLS["resolve"]),
     ("POST", "/api/prime", CALLS["prime"]),
     ("POST", "/api/recall", CALLS["recall"]),
+    ("POST", "/api/feedback", CALLS["feedback"]),
     ("POST", "/api/search", CALLS["search"]),
     ("POST", "/api/links", CALLS["link"]),
     ("DELETE", "/api/links", CALLS["unlink"]),

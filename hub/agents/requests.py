@@ -20,6 +20,7 @@ __all__ = [
     "DiffRequest",
     "EditRequest",
     "ExpandRequest",
+    "FeedbackRequest",
     "ForgetRequest",
     "GetRequest",
     "GraphRequest",
@@ -211,6 +212,18 @@ class RecallRequest(_Request, kw_only=True, forbid_unknown_fields=True):
     explain: Annotated[bool, Meta(description="Say why each memory was chosen.")] = (
         False
     )
+
+
+class FeedbackRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``feedback``: which memories of a recall were used."""
+
+    recall_id: Annotated[
+        str, Meta(description="The recall_id of a recall's result.", min_length=1)
+    ]
+    used: Annotated[
+        tuple[str, ...],
+        Meta(description="Ids of the memories of that recall that were used."),
+    ]
 
 
 class SearchRequest(_Request, kw_only=True, forbid_unknown_fields=True):

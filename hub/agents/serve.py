@@ -193,7 +193,8 @@ def host_hub(ws: Workspace) -> HostedHub | None:
             return None
         except HubFolderError:
             pass
-    adopt_answerer(ws, Answerer(ws.store(), ws.clock))
+    # No hub here: nothing would embed a backlog, so catch-ups embed at once.
+    adopt_answerer(ws, Answerer(ws.store(), ws.clock, defer=False))
     return None
 
 

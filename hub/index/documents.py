@@ -11,6 +11,7 @@ import blake3
 import msgspec
 
 from ctx.engine import Snapshot
+from ctx.hub.index.language import detect
 from ctx.hub.index.schema import LexicalDoc
 
 __all__ = ["REPLY_TO", "embed_text", "lexical_doc", "text_hash"]
@@ -41,6 +42,7 @@ def lexical_doc(snap: Snapshot, path: str, blob: str) -> LexicalDoc:
         tags=memory.tags,
         created_at=memory.created_at,
         reply_to=memory.meta.get(REPLY_TO, ""),
+        language=detect(f"{memory.title or ''}\n{memory.body}") or "",
     )
     return msgspec.structs.replace(doc, text_hash=text_hash(embed_text(doc)))
 

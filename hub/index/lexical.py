@@ -21,6 +21,11 @@ Fields:
   ``parseConfigFile``) and their parts (``user``, ``config``).
 - ``created_at``: a date fast field (UTC, clamped to 1678-2261, the years
   Tantivy holds), for range filters.
+- ``language`` (raw) and ``text_<code>``: a memory in another language that
+  Tantivy stems (:mod:`ctx.hub.index.language`) has its code, and its title,
+  body and context in the field of its language, analysed with that
+  language's stemmer; a query is also analysed with the analyser of each
+  language the index holds, for that language's field.
 
 Queries are user text and are never handed to Tantivy's query parser (which
 reads ``project:ctx`` as a field name, ``-x`` as "everything but x" and raises
@@ -55,6 +60,7 @@ import tantivy
 
 from ctx.engine import StoreBusyError, StoreError
 from ctx.hub.index.errors import IndexCorruptError, is_panic
+from ctx.hub.index.language import LANGUAGES, analyzer, field_of
 from ctx.hub.index.schema import (
     BLOB_PARTS,
     HEX_ID,
@@ -62,6 +68,7 @@ from ctx.hub.index.schema import (
     build_schema,
     index_time,
     stem_analyzer,
+    tokenizer_of,
 )
 from ctx.hub.index.segments import Checked, check_files, unchanged
 from ctx.hub.index.terms import (
@@ -193,6 +200,8 @@ class LexicalIndex:
         self._folder = folder
         self._checked: Checked = {}  # as of the last check (see refresh)
         self._analyzer = stem_analyzer()
+        for code in LANGUAGES:
+            self._index.register_tokenizer(tokenizer_of(code), analyzer(code))
         self._index.config_reader(reload_policy="manual")
 
     @classmethod
@@ -515,9 +524,23 @@ class LexicalIndex:
                 clauses.append((tantivy.Occur.Should, self._term(field, term, boost)))
         for tag in query_tags(text):
             clauses.append((tantivy.Occur.Should, self._term("tags", tag, TAGS_BOOST)))
+        for code in self._held_languages():
+            stems = dict.fromkeys(analyzer(code).analyze(text))
+            for term in list(stems)[:MAX_QUERY_TERMS]:
+                query = self._term(field_of(code), term, BODY_BOOST)
+                clauses.append((tantivy.Occur.Should, query))
         if not clauses:
             return None
         return tantivy.Query.boolean_query(clauses)
+
+    def _held_languages(self) -> tuple[str, ...]:
+        """Returns the codes of the other languages the index holds a memory in.
+
+        A term count per language: a few µs each, for every query.
+        """
+        searcher = self._searcher()
+        with _reading(f"search {self._where}"):
+            return tuple(c for c in LANGUAGES if searcher.doc_freq("language", c))
 
     def _term(self, field: str, term: str, boost: float) -> tantivy.Query:
         query = tantivy.Query.term_query(self._schema, field, term)
@@ -660,6 +683,10 @@ class LexicalWriter:
             document.add_date("created_at", index_time(doc.created_at))
             if doc.text_hash:
                 document.add_text("text_hash", doc.text_hash)
+            if doc.language in LANGUAGES:
+                document.add_text("language", doc.language)
+                text = f"{doc.title or ''}\n{doc.body}\n{doc.context}"
+                document.add_text(field_of(doc.language), text)
             try:
                 # A delete applies only to documents added before it, so the
                 # new version survives and re-adding a blob is idempotent.

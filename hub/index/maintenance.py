@@ -40,6 +40,7 @@ def index_status(projection: Projection) -> IndexStatus:
         size_bytes=projection.size_bytes(),
         branches=tuple(branches),
         notices=tuple(projection.notices),
+        unembedded=projection.unembedded(),
     )
 
 

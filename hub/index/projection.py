@@ -51,6 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from ctx.engine import (
     CommitId,
@@ -86,10 +88,15 @@ from ctx.hub.index.vectors import (
 )
 from ctx.hub.index.view import LiveView, PendingIndexes
 
-__all__ = ["FORMAT", "REPLY_TO", "CatchUp", "Projection"]
+__all__ = ["FORMAT", "INLINE_EMBED", "REPLY_TO", "CatchUp", "Projection"]
 
 PENDING_MAX = 64
 """Unindexed blobs a process scores in memory rather than wait for the lock."""
+
+INLINE_EMBED = 64
+"""Most vectors a deferring catch-up makes before it answers (about 1.7 s of
+embedding for 200-word memories on two cores); with more, it makes none and
+leaves them all to the backlog (docs/recall.md, "The embedding backlog")."""
 
 _BATCH = 512  # blobs embedded and written per step
 MEMORY_CACHE = 8192
@@ -136,6 +143,10 @@ class Projection:
             (loaded only if a catch-up must grow it): for a process that
             answers one question, where loading the graph would cost more
             than the search (docs/recall.md, "One question").
+        defer: Never wait for the embedder: a catch-up that finds more than
+            :data:`INLINE_EMBED` blobs without a vector indexes their text
+            only, and leaves their vectors to :meth:`backlog` (made by the
+            hub in the background, newest first).
     """
 
     def __init__(
@@ -145,10 +156,12 @@ class Projection:
         *,
         progress: Callable[[int, int], None] | None = None,
         exact: bool = False,
+        defer: bool = False,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.exact = exact
+        self.defer = defer
         self.notices: list[str] = []
         self.warnings: list[str] = []
         self.progress = progress
@@ -178,6 +191,7 @@ class Projection:
         *,
         progress: Callable[[int, int], None] | None = None,
         exact: bool = False,
+        defer: bool = False,
     ) -> Projection:
         """Returns the projection of ``store`` with the embedder its config names.
 
@@ -185,7 +199,11 @@ class Projection:
             EmbedderError: The embedder config is not valid.
         """
         return cls(
-            store, make_embedder(config.embedder), progress=progress, exact=exact
+            store,
+            make_embedder(config.embedder),
+            progress=progress,
+            exact=exact,
+            defer=defer,
         )
 
     # -- opening ----------------------------------------------------------
@@ -524,10 +542,27 @@ class Projection:
                 self._advance(branch, view, tree, base, removed, locked=True)
 
     def _missing(self, blobs: Sequence[str]) -> list[str]:
-        """Returns the blobs lacking a document or a vector."""
+        """Returns the blobs lacking a document or a vector.
+
+        A deferring projection leaves out the blobs that only lack a vector
+        when there are too many to embed now: they are its backlog.
+        """
         blobs = list(dict.fromkeys(blobs))
         unlexed = set(self._missing_lexical(blobs))
+        if self._deferred(blobs):
+            return [b for b in blobs if b in unlexed]
         return [b for b in blobs if b in unlexed or not self._has_vector(b)]
+
+    def _deferred(self, blobs: Sequence[str]) -> bool:
+        """Returns whether the vectors ``blobs`` lack are left to the backlog."""
+        if not self.defer:
+            return False
+        lacking = 0
+        for blob in blobs:
+            lacking += not self._has_vector(blob)
+            if lacking > INLINE_EMBED:
+                return True
+        return False
 
     def _missing_lexical(self, blobs: Sequence[str]) -> list[str]:
         if len(blobs) > 2_000:
@@ -611,6 +646,7 @@ class Projection:
                 None if self._files is None else self._files.path / self._state.vectors
             )
         unlexed = set(self._missing_lexical(blobs))
+        embed_now = not self._deferred(blobs)
         saved = time.monotonic()
         with self.lexical.writer() as writer:
             for first in range(0, len(blobs), _BATCH):
@@ -633,7 +669,12 @@ class Projection:
                     )
                     reused += len(copied)
                     todo = [d for d in todo if d.blob not in copied]
-                if todo and self.vectors is not None and self._vector_error is None:
+                if (
+                    todo
+                    and embed_now
+                    and self.vectors is not None
+                    and self._vector_error is None
+                ):
                     try:
                         vectors = self.embedder.embed([embed_text(d) for d in todo])
                     except EmbedderError as exc:
@@ -661,7 +702,8 @@ class Projection:
                 f"Vectors not updated ({self._vector_error.message}); "
                 "recall is lexical only."
             )
-            return False
+            # Deferring, the watermark says only that the text is indexed.
+            return self.defer
         return True
 
     def _upgrade_vectors(self) -> None:
@@ -691,6 +733,54 @@ class Projection:
                 vectors.add(blobs, found)
         view.pending = blobs
         view.pending_indexes = [PendingIndexes(lexical, vectors)]
+
+    # -- the embedding backlog --------------------------------------------
+
+    def backlog(self, view: LiveView) -> list[str]:
+        """Returns the blobs of ``view`` that have no vector yet, newest first.
+
+        Newest by memory id (a ULID, so by creation time). Cheap when nothing
+        is missing: every indexed document has a vector.
+        """
+        vectors = self.vectors
+        if vectors is not None and len(vectors) >= self.lexical.count():
+            return []
+        pending = set(view.pending)
+        lacking = [
+            b
+            for b in view.blobs
+            if (vectors is None or b not in vectors) and b not in pending
+        ]
+        return sorted(lacking, key=view.by_blob.__getitem__, reverse=True)
+
+    def unembedded(self) -> int:
+        """Returns how many indexed documents have no vector yet."""
+        made = 0 if self.vectors is None else len(self.vectors)
+        return max(0, self.lexical.count() - made)
+
+    def embed_texts(self, view: LiveView, blobs: Sequence[str]) -> list[str]:
+        """Returns the text each of ``blobs`` (of ``view``) is embedded from."""
+        return [embed_text(doc) for doc in self._docs(view, blobs)]
+
+    def add_vectors(self, blobs: Sequence[str], rows: npt.NDArray[np.float32]) -> int:
+        """Adds vectors made outside the lock for ``blobs``; returns how many.
+
+        Takes the lock, sees what other processes did meanwhile, and adds
+        only the vectors still missing; the index is durable when it returns,
+        so a process killed at any point loses at most the rows it was adding.
+        """
+        with self._locked(blocking=True):
+            self._sync()
+            if self.vectors is None:
+                return 0
+            keep = [i for i, b in enumerate(blobs) if b not in self.vectors]
+            if not keep:
+                return 0
+            self.vectors.add([blobs[i] for i in keep], rows[keep])
+            self._save_vectors()
+            self._upgrade_vectors()
+            self._commit_state()
+            return len(keep)
 
     # -- searching --------------------------------------------------------
 

@@ -28,6 +28,8 @@ class IndexStatus(Outcome, frozen=True, kw_only=True):
 
     ``notices``: what happened to the index on the way (it was unreadable and
     rebuilt; it lives in memory because the store cannot be written).
+    ``unembedded``: indexed documents with no vector yet (the embedding
+    backlog, which the hub works through in the background).
     """
 
     folder: str | None
@@ -38,6 +40,7 @@ class IndexStatus(Outcome, frozen=True, kw_only=True):
     size_bytes: int
     branches: tuple[BranchIndex, ...]
     notices: tuple[str, ...] = ()
+    unembedded: int = 0
 
 
 class ReindexReport(Outcome, frozen=True, kw_only=True):

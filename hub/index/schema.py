@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 import msgspec
 import tantivy
 
+from ctx.hub.index.language import LANGUAGES, field_of
+
 __all__ = [
     "BLOB_PARTS",
     "FIRST_DATE",
@@ -23,6 +25,7 @@ __all__ = [
     "build_schema",
     "index_time",
     "stem_analyzer",
+    "tokenizer_of",
 ]
 
 
@@ -43,6 +46,8 @@ class LexicalDoc(msgspec.Struct, frozen=True, kw_only=True):
             vector (:meth:`LexicalIndex.blobs_with_text`).
         reply_to: What the memory answers or follows (a conversation's
             previous message), embedded with it; not indexed here.
+        language: The code of the memory's language when it is not English
+            and Tantivy stems it (:mod:`ctx.hub.index.language`), else empty.
     """
 
     blob: str
@@ -55,6 +60,7 @@ class LexicalDoc(msgspec.Struct, frozen=True, kw_only=True):
     created_at: datetime
     text_hash: str = ""
     reply_to: str = ""
+    language: str = ""
 
 
 BLOB_PARTS = (("blob0", 0, 16), ("blob1", 16, 32), ("blob2", 32, 40))
@@ -83,7 +89,15 @@ def build_schema() -> tantivy.Schema:
     builder.add_text_field(
         "text_hash", stored=True, tokenizer_name="raw", index_option="basic"
     )
+    builder.add_text_field("language", tokenizer_name="raw", index_option="basic")
+    for code in LANGUAGES:
+        builder.add_text_field(field_of(code), tokenizer_name=tokenizer_of(code))
     return builder.build()
+
+
+def tokenizer_of(code: str) -> str:
+    """Returns the name the analyser of language ``code`` is registered by."""
+    return f"ctx_{code}_stem"
 
 
 def stem_analyzer() -> tantivy.TextAnalyzer:

@@ -4,7 +4,8 @@ The command line prints it for ``ctx recall --format markdown``; the MCP
 server and the agents' hooks give the same block to the model. The pinned
 memories come first under their own heading, then the relevant ones, each
 with its kind, id and date; HTML comments before and after name the query,
-the commit and what the block cost against the whole live branch.
+the commit, the recall id (for ``ctx feedback``) and what the block cost
+against the whole live branch.
 """
 
 from __future__ import annotations
@@ -25,13 +26,18 @@ def recall_summary(result: RecallResult) -> str:
         if result.budget is not None
         else ""
     )
+    backlog = (
+        f"; {plural(result.unembedded, 'memory')} not embedded yet"
+        if result.unembedded
+        else ""
+    )
     return (
         f"{plural(len(result.hits), 'memory')}, "
         f"{plural(result.tokens, 'token')}{budget}; "
         f"the whole live branch ({result.branch}): "
         f"{plural(result.live_memories, 'memory')}, "
         f"{plural(result.live_tokens, 'token')} ({share:.1%}); "
-        f"{result.seconds * 1000:.0f} ms"
+        f"{result.seconds * 1000:.0f} ms{backlog}"
     )
 
 
@@ -42,7 +48,8 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
         result: A recall or search.
         overlay: Name the branch each memory came from (``--with``).
     """
-    lines = [f"<!-- ctx recall: {result.query} ({result.commit[:10]}) -->"]
+    named = f"; recall_id {result.recall_id}" if result.recall_id else ""
+    lines = [f"<!-- ctx recall: {result.query} ({result.commit[:10]}{named}) -->"]
     sections = (
         ("Pinned", [h for h in result.hits if h.pinned]),
         ("Relevant memories", [h for h in result.hits if not h.pinned]),

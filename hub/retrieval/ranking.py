@@ -25,6 +25,9 @@ asking only that view's :class:`~ctx.hub.index.searcher.Searcher`:
    best hits enters with its hit's score times ``expand``, or is raised to
    that score if it ranked lower.
 7. Superseded memories are dropped unless asked for.
+8. An optional reranker (``[recall.reranker]``, off by default) reorders the
+   best hits, blending its scores with the fused ones, failing open
+   (:mod:`ctx.hub.retrieval.rerank`).
 
 A channel that fails (the embedder is down) is left out with a warning; the
 others still answer.
@@ -41,6 +44,7 @@ from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import EmbedderError
 from ctx.hub.index.searcher import Searcher
 from ctx.hub.index.view import LiveView
+from ctx.hub.retrieval.rerank import rerank
 from ctx.hub.temporal.gravity import closeness
 from ctx.hub.temporal.parse import TemporalQuery, Window, extract_dates, parse_temporal
 
@@ -318,6 +322,9 @@ def rank(
             (r for r in ranked.values() if r.id not in superseded),
             key=lambda r: (-r.score, r.id),
         )
+    best, failed = rerank(best, query, channels.read, config.reranker)
+    if failed is not None:
+        channels.warnings.append(failed)
     return Ranking(best, channels.temporal, channels.warnings, channels.read)
 
 

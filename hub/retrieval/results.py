@@ -88,6 +88,10 @@ class RecallResult(Outcome, frozen=True, kw_only=True):
     ``warnings``: channels that failed (vector search unavailable);
     ``notices``: what happened to the index on the way (it was unreadable
     and rebuilt, or lives in memory because the store cannot be written).
+    ``unembedded``: live memories of the branch with no vector yet (the
+    hub is embedding them): the vector channel could not find them.
+    ``recall_id``: names this recall to ``ctx feedback`` (None for a search,
+    or a store in memory).
     """
 
     query: str
@@ -104,3 +108,5 @@ class RecallResult(Outcome, frozen=True, kw_only=True):
     temporal: tuple[str, ...]
     warnings: tuple[str, ...]
     notices: tuple[str, ...] = ()
+    unembedded: int = 0
+    recall_id: str | None = None

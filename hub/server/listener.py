@@ -18,6 +18,9 @@ What runs where:
   for threads), so they run one at a time, in order.
   A client that does not read its reply for :data:`REPLY_TIMEOUT_S` is
   dropped; the lock is not held while a reply is sent.
+- One more thread embeds the memories recalls did not wait for
+  (:mod:`~ctx.hub.server.backfill`), taking the same lock only to read
+  their texts and to add their vectors; a hub stays up while it works.
 - Any error in a request is sent back as a
   :class:`~ctx.hub.server.wire.Failure` and the hub goes on serving. Every
   reply names the store it is for (``Reply.store``).
@@ -45,6 +48,7 @@ import msgspec
 
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
 from ctx.hub.server import registry
+from ctx.hub.server.backfill import Backfill
 from ctx.hub.server.client import hub_answers
 from ctx.hub.server.private import hub_file
 from ctx.hub.server.service import Answerer
@@ -123,6 +127,7 @@ class _Server:
             queue.Queue()
         )
         self.stopping = stopping
+        self.backfill = Backfill(answerer, lock, stopping)
         self.last_used = time.monotonic()
         self.reading: dict[socket.socket, _Pending] = {}
         self.selector = selectors.DefaultSelector()
@@ -137,7 +142,8 @@ class _Server:
         try:
             while not self.stopping.is_set():
                 quiet = time.monotonic() - self.last_used
-                if idle is not None and quiet > idle and not self.jobs.unfinished_tasks:
+                busy = self.jobs.unfinished_tasks or self.backfill.busy
+                if idle is not None and quiet > idle and not busy:
                     break
                 for key, _ in self.selector.select(_POLL_S):
                     if key.fileobj is self.listener:
@@ -277,6 +283,7 @@ class _Server:
         finally:
             self.last_used = time.monotonic()
             registry.touch(self.store)
+            self.backfill.wake.set()  # the request may have left a backlog
 
     def line(self, reply: Reply) -> bytes:
         """Returns ``reply`` as one line of the protocol, naming the store."""
@@ -376,6 +383,7 @@ def serve(
         registry.register(store.path, path, autostarted=autostarted)
         for worker in workers:
             worker.start()
+        server.backfill.start()
         if ready is not None:
             ready(path)
         server.run(idle)
@@ -389,3 +397,5 @@ def serve(
         for worker in workers:
             if worker.is_alive():
                 worker.join(5.0)
+        server.stopping.set()
+        server.backfill.wake.set()

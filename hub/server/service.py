@@ -6,7 +6,10 @@ An :class:`Answerer` keeps a store's
 status and reindex (which reports its progress as it goes). Every request
 catches the index up first, exactly as a recall in its own process would, so
 commits made by any process are seen. ``config.toml`` is read again for each
-request; a changed embedder gets a new projection. The hub's server
+request; a changed embedder gets a new projection. A recall never waits for
+the embedder: many new memories are indexed by their text at once and their
+vectors left to the backlog (the hub's :mod:`~ctx.hub.server.backfill`), whose
+size a recall and the index status report as ``unembedded``. The hub's server
 (:mod:`ctx.hub.server.listener`) serves one over the store's socket; it is
 not made for threads, so the server answers one request at a time.
 """
@@ -19,13 +22,23 @@ from datetime import datetime
 
 import msgspec
 
-from ctx.engine import Store
+from ctx.engine import InvalidInputError, Store
 from ctx.hub.config import HubConfig, load_config
 from ctx.hub.index.maintenance import index_status, reindex
 from ctx.hub.index.projection import Projection
+from ctx.hub.index.view import LiveView
+from ctx.hub.retrieval.feedback import (
+    LoggedHit,
+    LoggedRecall,
+    log_recall,
+    new_recall_id,
+    read_log,
+)
+from ctx.hub.retrieval.learning import learn
 from ctx.hub.retrieval.packing import recall, search
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.retrieval.sources import open_sources
+from ctx.hub.retrieval.tuning import DEFAULT_CALLER, LearnReport, tuned, tuning_of
 from ctx.hub.server.wire import Reply, Request
 
 __all__ = ["Answerer"]
@@ -38,6 +51,11 @@ class Answerer:
     that finds no hub running makes one for its single request
     (``one_shot``: vectors are searched exactly rather than by loading an
     HNSW graph, see :class:`Projection`).
+
+    ``defer``: leave the vectors of a large catch-up to the backlog rather
+    than wait for them (by default, for all but ``one_shot``): for the hub,
+    whose backfill thread embeds them, and for a process that is about to
+    start one. With no hub to come, a catch-up embeds before it answers.
     """
 
     def __init__(
@@ -46,10 +64,12 @@ class Answerer:
         clock: Callable[[], datetime],
         *,
         one_shot: bool = False,
+        defer: bool | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.one_shot = one_shot
+        self.defer = not one_shot if defer is None else defer
         self.config: HubConfig | None = None
         self.projection: Projection | None = None
 
@@ -59,6 +79,10 @@ class Answerer:
         open_sources(projection)
         projection.embedder.embed(["warm up"])
 
+    def projection_now(self) -> Projection:
+        """Returns the projection, made again if ``config.toml`` changed."""
+        return self._projection()[0]
+
     def _projection(self) -> tuple[Projection, HubConfig]:
         config = load_config(self.store.path)
         if self.projection is None or config != self.config:
@@ -66,6 +90,7 @@ class Answerer:
                 self.store, config, exact=self.one_shot
             )
             self.config = config
+        self.projection.defer = self.defer
         return self.projection, config
 
     def answer(
@@ -88,17 +113,25 @@ class Answerer:
         try:
             if request.op == "index_status":
                 return Reply(status=index_status(projection), pid=os.getpid())
+            if request.op == "learn":
+                return Reply(learned=self._learn(projection, config, request))
             if request.op == "reindex":
-                projection.progress = progress
+                # Asked to rebuild, it embeds everything before it reports.
+                projection.progress, projection.defer = progress, False
                 try:
                     report = reindex(projection, re_embed=request.re_embed)
                 finally:
-                    projection.progress = None
+                    projection.progress, projection.defer = None, self.defer
                 return Reply(report=report, pid=os.getpid())
-            result = self._recall(projection, config, request)
-            notices = tuple(projection.notices)
+            result, view = self._recall(projection, config, request)
+            if request.op == "recall":
+                result = self._logged(result, request)
             return Reply(
-                result=msgspec.structs.replace(result, notices=notices),
+                result=msgspec.structs.replace(
+                    result,
+                    notices=tuple(projection.notices),
+                    unembedded=len(projection.backlog(view)),
+                ),
                 pid=os.getpid(),
             )
         finally:
@@ -106,18 +139,63 @@ class Answerer:
             projection.notices.clear()
             projection.warnings.clear()
 
+    def _learn(
+        self, projection: Projection, config: HubConfig, request: Request
+    ) -> LearnReport:
+        """Runs a learning step for the request's caller."""
+        if self.store.path is None:
+            raise InvalidInputError(
+                "A store in memory keeps no feedback to learn from.",
+                hint="Learn on a store on disk.",
+            )
+        return learn(
+            projection,
+            read_log(self.store.path),
+            request.agent or DEFAULT_CALLER,
+            config.recall,
+            self.clock(),
+        )
+
+    def _logged(self, result: RecallResult, request: Request) -> RecallResult:
+        """Returns ``result`` with its recall id, after logging what it returned."""
+        if self.store.path is None:
+            return result
+        recall_id = new_recall_id(self.clock())
+        log_recall(
+            self.store.path,
+            LoggedRecall(
+                id=recall_id,
+                agent=request.agent or DEFAULT_CALLER,
+                branch=result.branch,
+                query=result.query,
+                now=result.now,
+                budget=result.budget,
+                hits=tuple(LoggedHit(hit.id, hit.tokens) for hit in result.hits),
+            ),
+        )
+        return msgspec.structs.replace(result, recall_id=recall_id)
+
     def _recall(
         self, projection: Projection, config: HubConfig, request: Request
-    ) -> RecallResult:
+    ) -> tuple[RecallResult, LiveView]:
+        """Returns the recall or search, and the view of the branch it read.
+
+        A recall uses its caller's learned weights and budget, if any.
+        """
         now = request.now or self.clock()
         if request.op == "recall":
+            if self.store.path is not None:
+                tuning = tuning_of(self.store.path, request.agent or DEFAULT_CALLER)
+                config = msgspec.structs.replace(
+                    config, recall=tuned(config.recall, tuning)
+                )
             sources = open_sources(
                 projection,
                 branch=request.branch,
                 overlay=request.overlay,
                 at=request.at_time or request.at,
             )
-            return recall(
+            recalled = recall(
                 projection,
                 sources,
                 request.query,
@@ -127,8 +205,9 @@ class Answerer:
                 include_superseded=request.include_superseded,
                 explain=request.explain,
             )
+            return recalled, sources[0].view
         [source] = open_sources(projection, branch=request.branch)
-        return search(
+        found = search(
             projection,
             source,
             request.query,
@@ -141,3 +220,4 @@ class Answerer:
             fuzzy=request.fuzzy,
             explain=request.explain,
         )
+        return found, source.view

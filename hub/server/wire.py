@@ -24,6 +24,7 @@ import msgspec
 
 from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.results import RecallResult
+from ctx.hub.retrieval.tuning import LearnReport
 from ctx.hub.server.private import socket_path
 
 __all__ = [
@@ -37,14 +38,15 @@ __all__ = [
     "socket_path",
 ]
 
-Op = Literal["recall", "search", "index_status", "reindex", "ping", "stop"]
+Op = Literal["recall", "search", "index_status", "reindex", "ping", "stop", "learn"]
 
 
 class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One question to the hub: a recall, a search, index status or reindex.
 
     The fields are the options of ``ctx recall`` and ``ctx search``, and
-    ``re_embed`` of ``ctx reindex``.
+    ``re_embed`` of ``ctx reindex``. ``agent`` is the caller whose learned
+    weights a recall uses, and whose feedback ``learn`` learns from.
     """
 
     op: Op
@@ -63,6 +65,7 @@ class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     context: str | None = None
     fuzzy: bool = False
     re_embed: bool = False
+    agent: str | None = None
 
 
 class Failure(msgspec.Struct, frozen=True, kw_only=True):
@@ -87,6 +90,7 @@ class Reply(msgspec.Struct, kw_only=True):
     result: RecallResult | None = None
     status: IndexStatus | None = None
     report: ReindexReport | None = None
+    learned: LearnReport | None = None
     failure: Failure | None = None
     progress: tuple[int, int] | None = None
     store: str = ""

@@ -18,6 +18,7 @@ from ctx.porcelain._options import (
     parse_when,
     pass_state,
 )
+from ctx.porcelain.commands.feedback import learn, weights
 from ctx.porcelain.output import echo
 from ctx.porcelain.render_recall import (
     render_index_status,
@@ -68,7 +69,41 @@ def _format_option(func: click.decorators.FC) -> click.decorators.FC:
     )(func)
 
 
-@click.command()
+_ASK = "_ask"  # the hidden command `ctx recall QUERY` runs
+
+
+class _AskContext(click.Context):
+    @property
+    def command_path(self) -> str:
+        return super().command_path.rstrip()  # "ctx recall", not "ctx recall _ask"
+
+
+class _RecallGroup(click.Group):
+    """``ctx recall QUERY`` recalls; ``ctx recall learn|weights`` are commands.
+
+    Anything but a subcommand's name runs the hidden ``_ask`` command, under
+    the group's own name (a query that is exactly "learn" or "weights" is
+    read as the subcommand: reword it).
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands:
+            args = [_ASK, *args]
+        return super().parse_args(ctx, args)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        return ("" if name == _ASK else name), command, rest
+
+
+@click.group(name="recall", cls=_RecallGroup, no_args_is_help=False)
+def recall_group() -> None:
+    """Recall memories for a question; learn from feedback"""
+
+
+@recall_group.command(name=_ASK, hidden=True, context_settings={})
 @click.argument("query")
 @click.option(
     "--budget",
@@ -117,6 +152,8 @@ def recall(
     Hybrid ranking (BM25, vectors, typo-tolerant words) with temporal gravity
     for questions that name a time ("last week", "in March"). --branch names
     a branch; --at recalls as it stood at a commit (main~3) or a date.
+    The JSON's recall_id names the recall to `ctx feedback`; `ctx recall
+    learn` and `ctx recall weights` tune the weights from that feedback.
 
     \b
     Example:
@@ -275,4 +312,8 @@ def index_status_command(state: CtxState, as_json: bool) -> None:
         render_index_status(status)
 
 
-COMMANDS = [recall, search, reindex_command, index_group]
+recall.context_class = _AskContext
+recall_group.add_command(learn)
+recall_group.add_command(weights)
+
+COMMANDS = [recall_group, search, reindex_command, index_group]

@@ -58,6 +58,8 @@ def test_recall_json_has_the_documented_shape(hctx):
         "temporal",
         "warnings",
         "notices",
+        "unembedded",
+        "recall_id",
         "store",
     }
     assert data["store"] == str(hctx.root / ".ctx")

@@ -1,0 +1,234 @@
+"""The recall log: every recall's id and hits, and which hits were used.
+
+Every recall gets an id (``r`` and a ULID: it sorts by time and tells its
+age). The hub appends what it returned (the caller, branch, query, moment,
+budget, and each hit's id and tokens) to ``<store>/private/recall-log.jsonl``,
+the store's private state (:mod:`ctx.hub.state`: never committed, survives
+restarts); ``ctx feedback`` and the MCP tool ``feedback`` append which of
+those hits the caller used. The learning step (:mod:`ctx.hub.retrieval.
+learning`) reads both. Lines are appended under an exclusive ``flock``, one
+``write`` each, so concurrent processes never interleave them; a feedback
+line is synced before it is acknowledged.
+
+Feedback is refused, changing nothing, for an id that is not a recall id,
+one this store never gave, a recall older than :data:`FEEDBACK_DAYS`, and a
+memory id the recall did not return. The log keeps the last
+:data:`FEEDBACK_DAYS` days: older lines are dropped when it grows past
+:data:`MAX_LOG_BYTES`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import msgspec
+
+from ctx.engine import InvalidInputError, NotFoundError, Outcome, new_memory_id, plural
+from ctx.hub.state import private_folder, write_atomically
+
+__all__ = [
+    "FEEDBACK_DAYS",
+    "MAX_LOG_BYTES",
+    "Feedback",
+    "FeedbackResult",
+    "LoggedHit",
+    "LoggedRecall",
+    "RecallLog",
+    "log_recall",
+    "new_recall_id",
+    "read_log",
+    "record_feedback",
+]
+
+FEEDBACK_DAYS = 7
+"""How long a recall takes feedback: a week covers a long working session
+and its review; older feedback would rate a ranking since learned away."""
+
+MAX_LOG_BYTES = 8_000_000
+"""When the log passes this size, lines older than a week are dropped."""
+
+LOG_FILE = "recall-log.jsonl"
+_ID_RE = re.compile(r"^r[0-7][0-9A-HJKMNP-TV-Z]{25}$")
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+class LoggedHit(msgspec.Struct, frozen=True):
+    """One hit a recall returned: its memory id and tokens."""
+
+    id: str
+    tokens: int
+
+
+class LoggedRecall(msgspec.Struct, frozen=True, kw_only=True, tag="recall"):
+    """What one recall returned, as the log keeps it."""
+
+    id: str
+    agent: str
+    branch: str
+    query: str
+    now: datetime
+    budget: int | None
+    hits: tuple[LoggedHit, ...]
+
+
+class Feedback(msgspec.Struct, frozen=True, kw_only=True, tag="feedback"):
+    """Which hits of a recall were used."""
+
+    recall: str
+    used: tuple[str, ...]
+    at: datetime
+
+
+_Line = LoggedRecall | Feedback
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder(_Line)
+
+
+class FeedbackResult(Outcome, frozen=True, kw_only=True):
+    """What ``ctx feedback`` recorded."""
+
+    recall: str
+    agent: str
+    used: tuple[str, ...]
+    returned: int
+
+
+class RecallLog(msgspec.Struct, frozen=True):
+    """The log as read: recalls by id, and every feedback in order."""
+
+    recalls: dict[str, LoggedRecall]
+    feedback: list[Feedback]
+
+
+def new_recall_id(now: datetime) -> str:
+    """Returns a new recall id: ``r`` and a ULID of ``now``."""
+    return f"r{new_memory_id(now)}"
+
+
+def _made_at(recall_id: str) -> datetime:
+    """Returns the moment a (well-formed) recall id was made."""
+    millis = 0
+    for char in recall_id[1:11]:
+        millis = millis * 32 + _CROCKFORD.index(char)
+    return datetime.fromtimestamp(millis / 1000, UTC)
+
+
+@contextmanager
+def _appending(store_path: Path) -> Iterator[int]:
+    """Yields the log open for appending, under an exclusive lock."""
+    path = private_folder(store_path) / LOG_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield fd
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def log_recall(store_path: Path, recall: LoggedRecall) -> None:
+    """Appends ``recall`` to the log (not synced: a lost line loses a rating)."""
+    with _appending(store_path) as fd:
+        os.write(fd, _ENCODER.encode(recall) + b"\n")
+        if os.fstat(fd).st_size > MAX_LOG_BYTES:
+            _trim(store_path, recall.now)
+
+
+def _trim(store_path: Path, now: datetime) -> None:
+    """Rewrites the log without its lines older than :data:`FEEDBACK_DAYS`."""
+    oldest = now - timedelta(days=FEEDBACK_DAYS)
+    path = private_folder(store_path) / LOG_FILE
+    kept = [
+        line
+        for line in path.read_bytes().splitlines(keepends=True)
+        if _line_time(line) >= oldest
+    ]
+    write_atomically(path, b"".join(kept))
+
+
+def _line_time(line: bytes) -> datetime:
+    try:
+        item = _DECODER.decode(line)
+    except msgspec.DecodeError:
+        return datetime.min.replace(tzinfo=UTC)  # a torn line: drop it
+    return item.now if isinstance(item, LoggedRecall) else item.at
+
+
+def read_log(store_path: Path) -> RecallLog:
+    """Returns every recall and feedback of the log (torn lines skipped)."""
+    path = store_path / "private" / LOG_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return RecallLog({}, [])
+    recalls: dict[str, LoggedRecall] = {}
+    feedback: list[Feedback] = []
+    for line in data.splitlines():
+        try:
+            item = _DECODER.decode(line)
+        except msgspec.DecodeError:
+            continue  # a line cut by a crash while it was appended
+        if isinstance(item, LoggedRecall):
+            recalls[item.id] = item
+        else:
+            feedback.append(item)
+    return RecallLog(recalls, feedback)
+
+
+def record_feedback(
+    store_path: Path, recall_id: str, used: Sequence[str], now: datetime
+) -> FeedbackResult:
+    """Records that the hits ``used`` of recall ``recall_id`` were used.
+
+    Raises:
+        InvalidInputError: ``recall_id`` is not a recall id, the recall is
+            older than :data:`FEEDBACK_DAYS`, no id is given, or an id is
+            not one of the recall's hits.
+        NotFoundError: This store gave no recall with that id.
+    """
+    wanted = recall_id.strip()
+    if not _ID_RE.match(wanted[:1].lower() + wanted[1:].upper()):
+        raise InvalidInputError(
+            f"{recall_id!r} is not a recall id.",
+            hint="A recall id is r and 26 characters, e.g. r01JD2X9K7M3Q4R5S6T7V8W9XYZ;"
+            " `ctx recall --json` gives it as recall_id.",
+        )
+    wanted = "r" + wanted[1:].upper()
+    if _made_at(wanted) < now - timedelta(days=FEEDBACK_DAYS):
+        raise InvalidInputError(
+            f"Recall {wanted} is older than {plural(FEEDBACK_DAYS, 'day')}; "
+            "its feedback is no longer taken.",
+            hint="Give feedback on a recent recall.",
+        )
+    if not used:
+        raise InvalidInputError(
+            "No memory was named as used.",
+            hint="Name each one with --used ID (can be repeated).",
+        )
+    recall = read_log(store_path).recalls.get(wanted)
+    if recall is None:
+        raise NotFoundError(
+            f"This store gave no recall {wanted}.",
+            hint="Recall ids come from `ctx recall --json` (recall_id).",
+        )
+    returned = {hit.id for hit in recall.hits}
+    ids = tuple(dict.fromkeys(u.strip().upper() for u in used))
+    strange = [u for u in ids if u not in returned]
+    if strange:
+        raise InvalidInputError(
+            f"Recall {wanted} did not return {', '.join(strange)}.",
+            hint=f"It returned {plural(len(returned), 'memory')}; "
+            f"`--used` names some of them.",
+        )
+    line = Feedback(recall=wanted, used=ids, at=now)
+    with _appending(store_path) as fd:
+        os.write(fd, _ENCODER.encode(line) + b"\n")
+        os.fsync(fd)
+    return FeedbackResult(
+        recall=wanted, agent=recall.agent, used=ids, returned=len(returned)
+    )

@@ -1,0 +1,77 @@
+"""Memories in other languages: detected, and stemmed in their own language."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctx import engine
+from ctx.engine import Draft
+from ctx.hub.config import HubConfig
+from ctx.hub.index.language import detect, plainly_english
+from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.sources import open_sources
+
+HASHING = HubConfig(embedder={"kind": "hashing"})
+
+GERMAN = "Die Häuser am Fluss wurden im Frühjahr neu gestrichen"
+FRENCH = "Les déploiements de la plateforme ont lieu chaque vendredi soir"
+SPANISH = "Las migraciones de la base de datos se ejecutan durante la noche"
+ENGLISH = "The houses by the river were painted again in the spring"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (GERMAN, "de"),
+        (FRENCH, "fr"),
+        (SPANISH, "es"),
+        (ENGLISH, None),
+        ("Häuser", None),  # too short to tell
+        ("kubectl rollout restart deployment", None),
+    ],
+)
+def test_a_memory_s_language_is_detected(text, code):
+    assert detect(text) == code
+
+
+def test_english_is_told_without_loading_the_detector():
+    assert plainly_english(ENGLISH.lower().split())
+    assert not plainly_english(GERMAN.lower().split())
+
+
+@pytest.fixture
+def bm25(disk_store):
+    who = engine.Intent(agent="tester", intent="observe")
+    drafts = [Draft(text=t) for t in (GERMAN, FRENCH, SPANISH, ENGLISH)]
+    ids = engine.remember_many(disk_store, drafts, who).ids
+    projection = Projection.for_store(disk_store, HASHING)
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+
+    def found(query):
+        hits = searcher.search_bm25(query, 10)
+        return [source.view.by_blob[blob] for blob, _ in hits]
+
+    return dict(zip(("de", "fr", "es", "en"), ids, strict=True)), found
+
+
+@pytest.mark.parametrize(
+    ("query", "language"),
+    [
+        ("Wann wurde das Haus gestrichen?", "de"),  # Haus -> Häuser
+        ("Wo steht die Plattform nach dem Deployment?", None),
+        ("le déploiement du vendredi", "fr"),  # déploiement -> déploiements
+        ("¿Cuándo se ejecuta la migración?", "es"),  # migración -> migraciones
+    ],
+)
+def test_a_query_finds_a_memory_by_an_inflected_word(bm25, query, language):
+    ids, found = bm25
+    hits = found(query)
+    if language is not None:
+        assert hits[0] == ids[language]
+
+
+def test_an_inflected_german_word_is_found_only_by_its_stem(bm25):
+    ids, found = bm25
+    assert found("Haus") == [ids["de"]]  # no English stemmer makes Häuser Haus
+    assert found("Frühjahrs") == [ids["de"]]
