@@ -26,6 +26,7 @@ from ctx.porcelain.commands import (
     imports,
     install,
     keys,
+    lens,
     links,
     log,
     memory,
@@ -124,6 +125,7 @@ for module in (
     install,
     sessions,
     keys,
+    lens,
 ):
     for command in module.COMMANDS:
         add_store_option(command)
