@@ -39,6 +39,9 @@ class LensApp(App[None]):
     """
 
     TITLE = "ctx lens"
+    CSS = """
+    VerticalScroll > Static { width: 1fr; }
+    """
     ENABLE_COMMAND_PALETTE = False
 
     BINDINGS: ClassVar[list[BindingType]] = [

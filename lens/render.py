@@ -13,6 +13,7 @@ from rich.text import Text
 from ctx.engine import CommitInfo, Diff, LinkRecord, Memory, headline
 
 __all__ = [
+    "LINK_STYLE",
     "LINK_STYLES",
     "SHOWN",
     "confidence_text",
@@ -23,6 +24,8 @@ __all__ = [
     "when",
 ]
 
+LINK_STYLE = "cyan"
+"""How a link of any other type is drawn."""
 LINK_STYLES = {
     "SUPERSEDES": "bold yellow",
     "CONTRADICTS": "bold red",
@@ -70,7 +73,7 @@ def memory_text(memory: Memory, path: str) -> Text:
 def link_text(record: LinkRecord) -> Text:
     """Returns one link: its ends, type, confidence and reason."""
     out = Text(f"{record.source} ")
-    out.append(f"{record.type}→", style=LINK_STYLES.get(record.type, "magenta"))
+    out.append(f"{record.type}→", style=LINK_STYLES.get(record.type, LINK_STYLE))
     out.append(f" {record.target}")
     if record.link.confidence is not None:
         out.append(f"  {record.link.confidence:.2f}", style="dim")

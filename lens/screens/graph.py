@@ -22,7 +22,7 @@ from ctx.engine import (
 )
 from ctx.engine import Store as EngineStore
 from ctx.lens.messages import OpenMemory
-from ctx.lens.render import LINK_STYLES
+from ctx.lens.render import LINK_STYLE, LINK_STYLES
 from ctx.lens.screens.base import LensScreen
 from ctx.lens.widgets.graph_view import GraphView
 
@@ -86,7 +86,10 @@ class GraphScreen(LensScreen):
 
     DEFAULT_CSS = """
     GraphScreen #status { height: 1; background: $boost; }
-    GraphScreen #detail-pane { width: 34%; border-left: solid $primary-darken-2; }
+    GraphScreen #detail-pane {
+        width: 30%; min-width: 24; max-width: 48;
+        border-left: solid $primary-darken-2;
+    }
     """
 
     def __init__(self) -> None:
@@ -165,7 +168,7 @@ class GraphScreen(LensScreen):
         for edge in self.hood.edges:
             if node.id not in (edge.source, edge.target):
                 continue
-            style = LINK_STYLES.get(edge.type, "magenta")
+            style = LINK_STYLES.get(edge.type, LINK_STYLE)
             outward = edge.source == node.id
             other = edge.target if outward else edge.source
             out.append(f"{'→' if outward else '←'} {edge.type} ", style=style)

@@ -31,8 +31,7 @@ def explanation_text(hit: Hit) -> Text:
     if explain is not None:
         for channel in explain.channels:
             out.append(
-                f"{channel.channel:<8} rank {channel.rank:<4} "
-                f"contributes {channel.contribution:.4f}\n"
+                f"{channel.channel:<7} #{channel.rank:<4} +{channel.contribution:.4f}\n"
             )
         out.append(f"fused {explain.fused:.4f}  time boost {explain.boost:.2f}")
         out.append(f"  closeness {explain.closeness:.2f}\n")

@@ -8,12 +8,12 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from ctx.engine import Neighbourhood
-from ctx.lens.render import LINK_STYLES
+from ctx.lens.render import LINK_STYLE, LINK_STYLES
 from ctx.lens.widgets.graph_layout import TYPE_MARKS, Layout, Placed, lay_out
 
 __all__ = ["GraphView"]
 
-_CONNECTOR = 9
+_CONNECTOR = 7
 _MIN_LABEL = 12
 _MAX_LABEL = 36
 
@@ -21,8 +21,8 @@ _MAX_LABEL = 36
 def _connector(child: Placed, first: bool, last: bool) -> tuple[str, str]:
     corner = "─" if first and last else "┬" if first else "└" if last else "├"
     mark = TYPE_MARKS.get(child.edge or "", "???")
-    body = f"─{mark}──▶" if child.outward else f"◀─{mark}──"
-    return corner + body + " ", LINK_STYLES.get(child.edge or "", "magenta")
+    body = f"{mark}─▶" if child.outward else f"◀{mark}─"
+    return corner + body + " ", LINK_STYLES.get(child.edge or "", LINK_STYLE)
 
 
 class GraphView(Widget, can_focus=True):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from lens_builders import Story, fixed_clock, many_links, one_memory, story, workspace
+from lens_builders import Story, many_links, one_memory, still_clock, story, workspace
 
 
 @pytest.fixture(scope="session")
@@ -21,7 +21,7 @@ def story_ws(story_template, tmp_path):
     """A copy of the small story's store, for a test to read and write."""
     folder, ids = story_template
     shutil.copytree(folder / ".ctx", tmp_path / ".ctx")
-    built = Story(workspace(tmp_path, fixed_clock()), ids)
+    built = Story(workspace(tmp_path, still_clock()), ids)
     yield built
     built.ws.close()
 

@@ -41,6 +41,12 @@ T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
 HASHING = '[embedder]\nkind = "hashing"\n'  # recall without loading MiniLM
 
 
+def still_clock():
+    """The lens's clock in tests: one moment, a day after the story, whatever
+    the number of reads (a recall's time boost is measured from it)."""
+    return lambda: T0 + timedelta(days=1)
+
+
 def fixed_clock():
     ticks = itertools.count()
     return lambda: T0 + timedelta(seconds=next(ticks))

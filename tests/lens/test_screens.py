@@ -170,8 +170,10 @@ async def test_graph_moves_centres_goes_back_widens_and_filters(story_ws):
         assert screen.centre == ids["queue"]
         drawing = str(view.render())
         assert "◉ dec Queue on Postgres" in drawing
-        assert "─SUP──▶ ⊘ dec Queue on Redis" in drawing
-        assert "◀─DEP── • pat Retry policy" in drawing
+        assert drawing.splitlines()[0].startswith("◉ dec Queue on Postgres")
+        assert "┬◀DEP─ • pat Retry policy" in drawing
+        assert "├◀REL─ • obs Queue lag" in drawing
+        assert "└SUP─▶ ⊘ dec Queue on Redis" in drawing
         assert text_of(screen, "#status") == " 1 hop · every type · 4 memories, 3 links"
         await pilot.press("down")
         assert view.highlighted == ids["retry"]
