@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
-from ctx.engine import BranchInfo, Intent, list_branches, resolve_revision
+from ctx.engine import BranchInfo, Intent, list_branches
 
 if TYPE_CHECKING:
     from ctx.engine import Store
@@ -49,11 +49,12 @@ class Source:
 
         Raises:
             NotAStoreError: No store is at the path given.
+            InvalidInputError: The name is not a branch name (``main~1``).
             RefNotFoundError: The branch does not exist.
         """
         store = workspace.store()
         name = branch or workspace.branch or store.head_branch()
-        resolve_revision(store, name)
+        store.branch_tip(name)
         return cls(workspace, name)
 
     def store(self) -> Store:
