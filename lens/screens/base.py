@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.screen import Screen
+from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
 from ctx.engine import CtxError
@@ -13,9 +14,21 @@ from ctx.engine import CtxError
 if TYPE_CHECKING:
     from ctx.lens.source import Source
 
-__all__ = ["LensScreen", "error_text"]
+__all__ = ["LensScreen", "error_text", "set_columns"]
 
 T = TypeVar("T")
+
+
+def set_columns(table: DataTable[Any], *columns: tuple[str, int]) -> None:
+    """Adds columns of fixed widths (label, cells).
+
+    Fixed, not fitted to the rows: the table is filled again on every
+    refresh, and a width that follows the rows made the columns jump (and
+    left them at their labels' width when a refresh came between a fill
+    and the table's next idle moment).
+    """
+    for label, width in columns:
+        table.add_column(label, width=width)
 
 
 def error_text(exc: CtxError) -> str:

@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ctx.engine import BranchInfo, CommitInfo, Diff, LogEntry, diff, log
 from ctx.lens.render import confidence_text, diff_text, short, when
-from ctx.lens.screens.base import LensScreen
+from ctx.lens.screens.base import LensScreen, set_columns
 
 __all__ = ["LOG_LIMIT", "HistoryScreen"]
 
@@ -84,9 +84,16 @@ class HistoryScreen(LensScreen):
 
     def on_mount(self) -> None:
         """Sets the tables' columns."""
-        self.query_one("#branches", DataTable).add_columns("branch", "tip")
-        self.query_one("#log", DataTable).add_columns(
-            "commit", "when", "agent", "intent", "conf", "reason", "summary"
+        set_columns(self.query_one("#branches", DataTable), ("branch", 14), ("tip", 8))
+        set_columns(
+            self.query_one("#log", DataTable),
+            ("commit", 8),
+            ("when", 16),
+            ("agent", 10),
+            ("intent", 8),
+            ("conf", 4),
+            ("reason", 30),
+            ("summary", 60),
         )
         self.query_one("#log", DataTable).focus()
 

@@ -24,7 +24,7 @@ from ctx.engine import (
 )
 from ctx.engine import Store as EngineStore
 from ctx.lens.messages import OpenMemory
-from ctx.lens.screens.base import LensScreen
+from ctx.lens.screens.base import LensScreen, set_columns
 
 __all__ = ["ROW_LIMIT", "Listing", "MemoriesScreen", "Row"]
 
@@ -87,7 +87,7 @@ class MemoriesScreen(LensScreen):
     ]
 
     DEFAULT_CSS = """
-    MemoriesScreen #browse { width: 28; border-right: solid $primary-darken-2; }
+    MemoriesScreen #browse { width: 24; border-right: solid $primary-darken-2; }
     MemoriesScreen #filter { margin: 0 0; }
     MemoriesScreen #count { height: 1; color: $text-muted; }
     """
@@ -114,7 +114,7 @@ class MemoriesScreen(LensScreen):
     def on_mount(self) -> None:
         """Sets the list's columns and the browse tree's sections."""
         table = self.query_one("#memories", DataTable)
-        table.add_columns("id", "kind", "place", "memory")
+        set_columns(table, ("id", 10), ("kind", 13), ("place", 10), ("memory", 70))
         table.focus()
         tree = self.query_one("#browse", Tree)
         tree.show_root = False

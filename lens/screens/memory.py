@@ -39,7 +39,7 @@ from ctx.engine import (
 from ctx.engine import Store as EngineStore
 from ctx.lens.messages import OpenMemory, ShowGraph, StoreChanged
 from ctx.lens.render import LINK_STYLES, memory_text, short, when
-from ctx.lens.screens.base import LensScreen
+from ctx.lens.screens.base import LensScreen, set_columns
 
 __all__ = ["MemoryPage", "MemoryScreen", "TagPrompt"]
 
@@ -131,12 +131,27 @@ class MemoryScreen(LensScreen):
 
     def on_mount(self) -> None:
         """Sets the tables' columns."""
-        self.query_one("#version-table", DataTable).add_columns(
-            "commit", "when", "agent", "intent", "summary"
+        set_columns(
+            self.query_one("#version-table", DataTable),
+            ("commit", 8),
+            ("when", 16),
+            ("agent", 10),
+            ("intent", 8),
+            ("summary", 60),
         )
-        self.query_one("#blame-table", DataTable).add_columns("commit", "agent", "line")
-        self.query_one("#link-table", DataTable).add_columns(
-            "way", "type", "memory", "conf", "reason"
+        set_columns(
+            self.query_one("#blame-table", DataTable),
+            ("commit", 8),
+            ("agent", 10),
+            ("line", 100),
+        )
+        set_columns(
+            self.query_one("#link-table", DataTable),
+            ("way", 5),
+            ("type", 12),
+            ("memory", 26),
+            ("conf", 4),
+            ("reason", 40),
         )
 
     def reload(self) -> None:

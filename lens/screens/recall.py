@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import ClassVar
 
 from rich.text import Text
@@ -14,7 +15,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from ctx.engine import headline
 from ctx.hub import Hit, RecallResult, recall
 from ctx.lens.messages import OpenMemory
-from ctx.lens.screens.base import LensScreen
+from ctx.lens.screens.base import LensScreen, set_columns
 
 __all__ = ["DEBOUNCE_SECONDS", "RecallScreen", "explanation_text"]
 
@@ -66,6 +67,10 @@ class RecallScreen(LensScreen):
         super().__init__()
         self.result: RecallResult | None = None
         self._pending: Timer | None = None
+        # One recall at a time: a superseded one's thread runs on, and a
+        # second beside it would find the index being caught up and answer
+        # from a partial one, ranked a little differently.
+        self._one_at_a_time = threading.Lock()
 
     def compose(self) -> ComposeResult:
         """Lays out the query box, the hits and the explanation."""
@@ -82,7 +87,12 @@ class RecallScreen(LensScreen):
 
     def on_mount(self) -> None:
         """Sets the hits' columns and puts the cursor in the box."""
-        self.query_one("#hits", DataTable).add_columns("score", "kind", "memory")
+        set_columns(
+            self.query_one("#hits", DataTable),
+            ("score", 5),
+            ("kind", 13),
+            ("memory", 60),
+        )
         self.query_one("#query", Input).focus()
 
     def reload(self) -> None:
@@ -110,11 +120,12 @@ class RecallScreen(LensScreen):
             return
         workspace, branch = self.source.workspace, self.source.branch
         self.query_one("#summary", Static).update("recalling…")
-        self.load(
-            lambda: recall(workspace, query, branch=branch, explain=True),
-            self._show,
-            group="recall",
-        )
+
+        def read() -> RecallResult:
+            with self._one_at_a_time:
+                return recall(workspace, query, branch=branch, explain=True)
+
+        self.load(read, self._show, group="recall")
 
     def _show(self, result: RecallResult) -> None:
         self.result = result

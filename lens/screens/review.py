@@ -46,7 +46,7 @@ from ctx.engine import (
 from ctx.engine import Store as EngineStore
 from ctx.lens.messages import StoreChanged
 from ctx.lens.render import confidence_text, diff_text, short
-from ctx.lens.screens.base import LensScreen
+from ctx.lens.screens.base import LensScreen, set_columns
 from ctx.lens.source import REVIEW_INTENT
 
 __all__ = ["Confirm", "ReviewScreen", "ReviewState", "read_review"]
@@ -211,9 +211,12 @@ class ReviewScreen(LensScreen):
 
     def on_mount(self) -> None:
         """Sets the tables' columns."""
-        self.query_one("#review-branches", DataTable).add_column("branch")
-        self.query_one("#conflicts", DataTable).add_columns(
-            "conflict on", "fields", "theirs from"
+        set_columns(self.query_one("#review-branches", DataTable), ("branch", 22))
+        set_columns(
+            self.query_one("#conflicts", DataTable),
+            ("conflict on", 26),
+            ("fields", 14),
+            ("theirs from", 20),
         )
         self.query_one("#review-branches", DataTable).focus()
 

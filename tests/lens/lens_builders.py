@@ -251,12 +251,20 @@ def lens_app(ws, *, poll_seconds: float | None = None) -> LensApp:
 
 
 async def settle(pilot) -> None:
-    """Waits until every read the screens started has been shown."""
-    for _ in range(4):
+    """Waits until every read the screens started has been shown.
+
+    A read's result is shown from its worker thread, and showing it may
+    start the next read (a branch's log, then a commit's diff): the app is
+    settled when two looks in a row find every worker finished and none new.
+    """
+    seen, quiet = -1, 0
+    while quiet < 2:
         await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def folder_of(ws) -> Path:
-    return Path(ws.path).parent
+        workers = list(pilot.app.workers)
+        # A read superseded by a newer one is cancelled, not completed.
+        if all(w.is_finished for w in workers) and len(workers) == seen:
+            quiet += 1
+        else:
+            quiet = 0
+        seen = len(workers)
+        await pilot.pause(0.01)

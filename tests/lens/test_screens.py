@@ -243,7 +243,8 @@ async def test_recall_as_you_type_and_the_explanation(story_ws):
         assert hits
         assert "Queue on Postgres" in {h[2] for h in hits}
         explain = text_of(screen, "#explain")
-        assert "rank" in explain
+        assert "bm25    #" in explain
+        assert "time boost" in explain
         assert "last commit" in explain
         assert "tokens of the branch" in text_of(screen, "#summary")
         await pilot.press("escape", "enter")

@@ -56,7 +56,7 @@ def test_ctx_lens_in_tmux_shows_screens_and_restores_the_terminal(tmp_path):
         assert "history of main" in shown
         assert "agent/bob" in shown
         tmux("send-keys", "-t", "lens", "2")
-        assert "Retry policy" in screen_with("5 memories (all)")
+        assert "5 memories (all)" in screen_with("Retry policy")
         tmux("send-keys", "-t", "lens", "3")
         assert "◉ dec Queue on Postgres" in screen_with("graph around")
         tmux("send-keys", "-t", "lens", "q")
