@@ -217,7 +217,10 @@ async def test_a_memory_with_500_links_is_drawn_within_the_budget(many_links_ws)
             " 1 hop · every type · 60 memories, 59 links, 441 left out"
         )
         assert "441 more links to memories not drawn" in text_of(screen, "#detail")
-        await pilot.press("ctrl+end", "down", "up")
+        await pilot.press("o")
+        await settle(pilot)
+        assert len(rows(app.screen, "#link-table")) == 500
+        await pilot.press("escape", "ctrl+end", "down", "up")
         await pilot.press("2")
         await settle(pilot)
         assert text_of(app.screen, "#count") == "501 memories (all)"
@@ -352,3 +355,27 @@ async def test_help_and_refresh_on_the_timer(story_ws):
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert rows(app.screen, "#log")[0][2] == "carol"
+
+
+async def test_review_keeps_both_sides_and_the_mouse_picks_tabs(story_ws):
+    ids = story_ws.ids
+    app = lens_app(story_ws.ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.click("#--content-tab-merge")
+        assert app.screen.query_one("#review-tabs", TabbedContent).active == "merge"
+        await pilot.press("m", "y")
+        await settle(pilot)
+        await pilot.press("b")
+        await settle(pilot)
+        body = show(story_ws.ws.store(), ids["queue"]).memory.body
+        assert body.startswith(
+            "ours (main):\nWe use Postgres for the job queue, with SKIP"
+        )
+        assert body.endswith(
+            "theirs (agent/bob):\nWe use Postgres for the job queue, via pgmq."
+        )
+        assert rows(app.screen, "#conflicts") == []
+        await pilot.click("#--content-tab-dream")
+        assert app.screen.query_one("#review-tabs", TabbedContent).active == "dream"
