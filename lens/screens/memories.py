@@ -154,9 +154,12 @@ class MemoriesScreen(LensScreen):
 
     def _show(self, listing: Listing) -> None:
         table = self.query_one("#memories", DataTable)
+        keep = table.cursor_row  # back from a memory's page: the same place
         table.clear()
         for row in listing.rows:
             table.add_row(row.id[-10:], row.kind, row.place, row.headline, key=row.id)
+        if listing.rows:
+            table.move_cursor(row=min(keep, len(listing.rows) - 1))
         shown = len(listing.rows)
         what = self.where or (f"tier {self.tier}" if self.tier else "all")
         count = f"{listing.total} memories ({what})"

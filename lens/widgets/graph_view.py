@@ -55,11 +55,13 @@ class GraphView(Widget, can_focus=True):
         self.layout_: Layout | None = None
 
     def show(self, hood: Neighbourhood) -> None:
-        """Draws ``hood``, highlighting its centre."""
+        """Draws ``hood``, highlighting the memory highlighted before, if drawn."""
+        before = self.highlighted
         self.layout_ = lay_out(hood)
-        self.selected = 0
+        order = self.layout_.order
+        self.selected = order.index(before) if before in order else 0
         self.refresh(layout=True)
-        self.post_message(self.Highlighted(hood.centre))
+        self.post_message(self.Highlighted(order[self.selected]))
 
     @property
     def highlighted(self) -> str | None:

@@ -224,6 +224,13 @@ async def test_a_memory_with_500_links_is_drawn_within_the_budget(many_links_ws)
         await pilot.press("2")
         await settle(pilot)
         assert text_of(app.screen, "#count") == "501 memories (all)"
+        await pilot.press("down", "down", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, MemoryScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        # Back on the list, where it was (the list read again meanwhile).
+        assert app.screen.query_one("#memories", DataTable).cursor_row == 2
 
 
 async def test_recall_as_you_type_and_the_explanation(story_ws):
