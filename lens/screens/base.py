@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -58,17 +59,29 @@ class LensScreen(Screen[None]):
         self.reload()
 
     def load(
-        self, read: Callable[[], T], show: Callable[[T], None], *, group: str = "load"
+        self,
+        read: Callable[[], T],
+        show: Callable[[T], None],
+        *,
+        group: str = "load",
+        settle: float = 0.0,
     ) -> None:
         """Runs ``read`` on a worker thread, then ``show`` with its result.
 
         A newer load of the same group supersedes an older one: the older
-        one's result is dropped. A :class:`~ctx.engine.CtxError` becomes a
-        notification with the command line's text.
+        one's result is dropped. With ``settle``, the read waits that many
+        seconds first and is skipped if superseded meanwhile (a key held
+        down through a list reads only where it stops). A
+        :class:`~ctx.engine.CtxError` becomes a notification with the
+        command line's text.
         """
 
         def job() -> None:
             worker = get_current_worker()
+            if settle:
+                time.sleep(settle)
+                if worker.is_cancelled:
+                    return
             try:
                 result = read()
             except CtxError as exc:

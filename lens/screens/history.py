@@ -16,10 +16,14 @@ from ctx.engine import Store as EngineStore
 from ctx.lens.render import confidence_text, diff_text, short, when
 from ctx.lens.screens.base import LensScreen, set_columns
 
-__all__ = ["LOG_LIMIT", "HistoryScreen"]
+__all__ = ["DIFF_SETTLE", "LOG_LIMIT", "HistoryScreen", "newest_commits"]
 
 LOG_LIMIT = 500
 """Commits listed per branch: the log's newest end, where review happens."""
+DIFF_SETTLE = 0.05
+"""Seconds the cursor rests on a commit before its diff is read: a commit's
+diff costs 5-10 ms at 100k memories, on a worker that competes with the
+screen for the interpreter; a key held down reads none on its way."""
 
 
 def _intent_cells(commit: CommitInfo) -> tuple[str, str, str]:
@@ -181,7 +185,7 @@ class HistoryScreen(LensScreen):
         def read() -> tuple[str, Diff]:
             return head, self.source.read(diff, commit.parents[0], commit.id)
 
-        self.load(read, self._show_diff, group="diff")
+        self.load(read, self._show_diff, group="diff", settle=DIFF_SETTLE)
 
     def _show_diff(self, shown: tuple[str, Diff]) -> None:
         head, change = shown
