@@ -91,8 +91,13 @@ def merge(
     into: str | None = None,
     prefer: str | None = None,
     no_ff: bool = False,
+    preview: bool = False,
 ) -> MergeResult:
     """Merges revision ``source`` into branch ``into`` (default: HEAD).
+
+    With ``preview`` nothing is written: the result says what the merge
+    would do (a fast-forward, the memories combined, the conflicts), with
+    ``commit`` left None unless it would be a fast-forward to ``source``.
 
     Returns:
         What happened; clashes are data in ``conflicts``, never exceptions.
@@ -115,9 +120,10 @@ def merge(
                 source=source, target=target, base=base, commit=None, up_to_date=True
             )
         if base == ours and not no_ff:
-            store.move_branch(
-                target, ours, theirs, f"ctx merge: fast-forward to {source}"
-            )
+            if not preview:
+                store.move_branch(
+                    target, ours, theirs, f"ctx merge: fast-forward to {source}"
+                )
             return MergeResult(
                 source=source,
                 target=target,
@@ -127,21 +133,24 @@ def merge(
             )
         merger = _TreeMerge(store, target, source, ours, theirs, base, prefer)
         tree, objects = merger.run()
+        outcome = MergeResult(
+            source=source,
+            target=target,
+            base=base,
+            commit=None,
+            merged=tuple(merger.merged),
+            settled=tuple(merger.settled),
+            conflicts=tuple(merger.conflicts),
+        )
+        if preview:
+            return outcome
         summary = f"Merge {source} into {target}"
         if merger.conflicts:
             summary += f" ({plural(len(merger.conflicts), 'conflict')})"
         commit = store.merge_commit(
             target, [ours, theirs], tree, objects, intent, summary
         )
-    return MergeResult(
-        source=source,
-        target=target,
-        base=base,
-        commit=commit,
-        merged=tuple(merger.merged),
-        settled=tuple(merger.settled),
-        conflicts=tuple(merger.conflicts),
-    )
+    return msgspec.structs.replace(outcome, commit=commit)
 
 
 class _TreeMerge:

@@ -27,6 +27,7 @@ from ctx.porcelain.commands import (
     imports,
     install,
     keys,
+    lens,
     links,
     log,
     memory,
@@ -126,6 +127,7 @@ for module in (
     sessions,
     keys,
     feedback,
+    lens,
 ):
     for command in module.COMMANDS:
         add_store_option(command)

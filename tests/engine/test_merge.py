@@ -269,3 +269,26 @@ def test_a_view_changed_on_both_sides_keeps_both(store, intent):
     theirs = next(n for n in names if n != "api")
     assert theirs.startswith("api.theirs-")
     assert get_view(store, theirs).where == "kind:fact"
+
+
+def test_a_preview_tells_the_conflicts_and_writes_nothing(store, intent):
+    mid = _fork(store, intent, text="one line")
+    edit(store, mid, intent, body="ours says A")
+    edit(store, mid, intent, body="theirs says B", branch="agent")
+    tip = store.branch_tip("main")
+    result = merge(store, "agent", MERGER, preview=True)
+    assert [c.id for c in result.conflicts] == [mid]
+    assert result.commit is None
+    assert store.branch_tip("main") == tip
+    assert list_conflicts(store) == []
+
+
+def test_a_preview_of_a_fast_forward_leaves_the_branch(store, intent):
+    mid = _fork(store, intent, text="one line")
+    edit(store, mid, intent, body="theirs says B", branch="agent")
+    tip = store.branch_tip("main")
+    result = merge(store, "agent", MERGER, preview=True)
+    assert result.fast_forward
+    assert result.commit is not None
+    assert result.commit.id == store.branch_tip("agent")
+    assert store.branch_tip("main") == tip

@@ -1,0 +1,129 @@
+"""The lens app: five screens on number keys, a help page, a refresh timer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from ctx.engine import BranchInfo, CtxError
+from ctx.lens.messages import OpenMemory, ShowGraph, StoreChanged
+from ctx.lens.screens.base import LensScreen, error_text
+from ctx.lens.screens.graph import GraphScreen
+from ctx.lens.screens.help import HelpScreen
+from ctx.lens.screens.history import HistoryScreen
+from ctx.lens.screens.memories import MemoriesScreen
+from ctx.lens.screens.memory import MemoryScreen
+from ctx.lens.screens.recall import RecallScreen
+from ctx.lens.screens.review import ReviewScreen
+from ctx.lens.source import Source
+
+__all__ = ["POLL_SECONDS", "LensApp"]
+
+POLL_SECONDS = 5.0
+"""How often the lens looks whether another process moved a branch: reading
+the branch tips costs well under a millisecond, and a person switching
+windows expects what an agent wrote meanwhile to be there."""
+
+
+class LensApp(App[None]):
+    """The terminal UI over a store.
+
+    Args:
+        source: The store, the branch shown, who writes.
+        poll_seconds: How often to look for changes made by other processes
+            (``None``: never; the refresh key still works).
+    """
+
+    TITLE = "ctx lens"
+    CSS = """
+    VerticalScroll > Static { width: 1fr; }
+    """
+    ENABLE_COMMAND_PALETTE = False
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("1", "mode('history')", "History"),
+        Binding("2", "mode('memories')", "Memories"),
+        Binding("3", "mode('graph')", "Graph"),
+        Binding("4", "mode('recall')", "Recall"),
+        Binding("5", "mode('review')", "Review"),
+        Binding("question_mark", "help", "Help"),
+        Binding("ctrl+r", "reload", "Refresh", show=False),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self, source: Source, *, poll_seconds: float | None = POLL_SECONDS
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.poll_seconds = poll_seconds
+        self.graph = GraphScreen()
+        self.tips: tuple[tuple[str, str], ...] | None = None
+        screens: dict[str, Callable[[], Screen[None]]] = {
+            "history": HistoryScreen,
+            "memories": MemoriesScreen,
+            "graph": lambda: self.graph,
+            "recall": RecallScreen,
+            "review": ReviewScreen,
+        }
+        for mode, make in screens.items():
+            self.add_mode(mode, make)
+
+    def on_mount(self) -> None:
+        """Opens the history and starts the refresh timer."""
+        self.switch_mode("history")
+        if self.poll_seconds is not None:
+            self.set_interval(self.poll_seconds, self._poll)
+
+    def _poll(self) -> None:
+        def job() -> None:
+            try:
+                branches = self.source.branches()
+            except CtxError:
+                return  # shown by the screens' own reads
+            self.call_from_thread(self._seen, branches)
+
+        self.run_worker(job, thread=True, exclusive=True, group="poll")
+
+    def _seen(self, branches: list[BranchInfo]) -> None:
+        tips = tuple((b.name, b.tip) for b in branches)
+        if self.tips is not None and tips != self.tips:
+            self.action_reload()
+        self.tips = tips
+
+    def action_mode(self, mode: str) -> None:
+        """Shows one of the five screens."""
+        self.switch_mode(mode)
+
+    def action_help(self) -> None:
+        """Shows the keys."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_reload(self) -> None:
+        """Reads the store again for the screen shown."""
+        if isinstance(self.screen, LensScreen):
+            self.screen.reload()
+
+    def on_open_memory(self, message: OpenMemory) -> None:
+        """Opens a memory's page on top of the screen shown."""
+        self.push_screen(MemoryScreen(message.memory_id))
+
+    def on_show_graph(self, message: ShowGraph) -> None:
+        """Shows the link graph around a memory."""
+        self.switch_mode("graph")
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        self.graph.centre_on(message.memory_id)
+
+    def on_store_changed(self, message: StoreChanged) -> None:
+        """Reads again after a write from the lens."""
+        self.action_reload()
+
+    def report(self, exc: CtxError) -> None:
+        """Shows an error in a notification."""
+        self.notify(error_text(exc), severity="error", timeout=8)

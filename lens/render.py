@@ -1,0 +1,125 @@
+"""Text for the screens: commits, intent, memory-level diffs, memories.
+
+Each function turns a Struct the engine or hub returned into Rich text; no
+function here reads the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+from ctx.engine import CommitInfo, Diff, LinkRecord, Memory, headline
+
+__all__ = [
+    "LINK_STYLE",
+    "LINK_STYLES",
+    "SHOWN",
+    "confidence_text",
+    "diff_text",
+    "link_text",
+    "memory_text",
+    "short",
+    "when",
+]
+
+LINK_STYLE = "cyan"
+"""How a link of any other type is drawn."""
+LINK_STYLES = {
+    "SUPERSEDES": "bold yellow",
+    "CONTRADICTS": "bold red",
+}
+"""The link types drawn apart: a superseded memory is outdated, and a
+contradiction needs a person's eye; every other type is drawn plainly."""
+
+_WIDTH = 70
+SHOWN = 200
+"""Memories (and links) a diff lists per section; the rest are counted:
+a bulk import's diff would otherwise be a hundred thousand lines."""
+
+
+def short(commit_or_id: str) -> str:
+    """Returns the first eight characters of a commit id, as ``git log`` shows."""
+    return commit_or_id[:8]
+
+
+def when(commit: CommitInfo) -> str:
+    """Returns a commit's time to the minute, in its own offset."""
+    return commit.time.strftime("%Y-%m-%d %H:%M")
+
+
+def confidence_text(commit: CommitInfo) -> str:
+    """Returns the confidence of a commit's intent, or an empty string."""
+    if commit.intent is None or commit.intent.confidence is None:
+        return ""
+    return f"{commit.intent.confidence:.2f}"
+
+
+def memory_text(memory: Memory, path: str) -> Text:
+    """Returns a memory's page head and body."""
+    out = Text()
+    out.append(memory.title or headline(None, memory.body, _WIDTH), style="bold")
+    out.append(f"\n{memory.id}  {memory.kind}  {path}\n", style="dim")
+    out.append(f"created {memory.created_at.isoformat()}\n", style="dim")
+    if memory.tags:
+        out.append("tags " + " ".join(memory.tags) + "\n", style="cyan")
+    if memory.source is not None:
+        out.append(f"from {memory.source.file} § {memory.source.section}\n")
+    out.append("\n" + memory.body)
+    return out
+
+
+def link_text(record: LinkRecord) -> Text:
+    """Returns one link: its ends, type, confidence and reason."""
+    out = Text(f"{record.source} ")
+    out.append(f"{record.type}→", style=LINK_STYLES.get(record.type, LINK_STYLE))
+    out.append(f" {record.target}")
+    if record.link.confidence is not None:
+        out.append(f"  {record.link.confidence:.2f}", style="dim")
+    if record.link.reason:
+        out.append(f"  {record.link.reason}", style="dim")
+    return out
+
+
+def _more(out: Text, items: Sequence[object], what: str) -> None:
+    if len(items) > SHOWN:
+        out.append(f"  … and {len(items) - SHOWN} more {what}\n", style="dim")
+
+
+def _memories(out: Text, sign: str, style: str, memories: Sequence[Memory]) -> None:
+    for memory in memories[:SHOWN]:
+        out.append(f"{sign} ", style=style)
+        out.append(f"{memory.kind:<12}", style="dim")
+        out.append(headline(memory.title, memory.body, _WIDTH))
+        out.append(f"  {memory.id}\n", style="dim")
+    _more(out, memories, "memories")
+
+
+def _links(out: Text, sign: str, style: str, links: Sequence[LinkRecord]) -> None:
+    for record in links[:SHOWN]:
+        out.append(f"{sign} link ", style=style)
+        out.append_text(link_text(record))
+        out.append("\n")
+    _more(out, links, "links")
+
+
+def diff_text(diff: Diff) -> Text:
+    """Returns a memory-level diff: added, changed (with body diff), removed, links."""
+    out = Text()
+    _memories(out, "+", "green", diff.added)
+    for change in diff.changed[:SHOWN]:
+        out.append("~ ", style="yellow")
+        out.append(f"{change.new.kind:<12}", style="dim")
+        out.append(headline(change.new.title, change.new.body, _WIDTH))
+        out.append(f"  {change.new.id}  ({', '.join(change.fields)})\n", style="dim")
+        for line in change.body_diff.splitlines()[2:]:
+            style = "green" if line[:1] == "+" else "red" if line[:1] == "-" else ""
+            out.append(f"    {line}\n", style=style or "dim")
+    _more(out, diff.changed, "changed memories")
+    _memories(out, "-", "red", diff.removed)
+    _links(out, "+", "green", diff.links_added)
+    _links(out, "-", "red", diff.links_removed)
+    if not out:
+        out.append("No memory changed.", style="dim")
+    return out

@@ -1,0 +1,1 @@
+"""The lens's screens: history, memories, a memory, graph, recall, review."""

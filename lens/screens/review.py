@@ -1,0 +1,327 @@
+"""Review: a branch against the one shown, its merge preview, conflicts, Dream.
+
+The branch shown (main, usually) is the base. For the branch highlighted
+on the left the screen shows what it learned since it split off (the
+memory-level diff and its commits), what merging it would do (a preview:
+nothing is written), and the conflicts stored on the base, each settled
+with ours, theirs or both. Merging asks first. Dream's proposals (commits
+on ``dream/<base>``) are listed with their evidence; accepting or
+rejecting them one by one is Dream's own call (``ctx dream``), which this
+screen will make once it exists.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import msgspec
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import (
+    DataTable,
+    Footer,
+    Header,
+    Label,
+    Static,
+    TabbedContent,
+    TabPane,
+)
+
+from ctx.engine import (
+    Conflict,
+    Intent,
+    MergeResult,
+    ResolveResult,
+    Review,
+    list_branches,
+    list_conflicts,
+    merge,
+    plural,
+    resolve,
+    review,
+)
+from ctx.engine import Store as EngineStore
+from ctx.lens.messages import StoreChanged
+from ctx.lens.render import confidence_text, diff_text, short
+from ctx.lens.screens.base import LensScreen, set_columns
+from ctx.lens.source import REVIEW_INTENT
+
+__all__ = ["Confirm", "ReviewScreen", "ReviewState", "read_review"]
+
+DREAM_PREFIX = "dream/"
+_PREVIEW = Intent(agent="lens", intent=REVIEW_INTENT)
+"""The intent a merge preview is given: it writes nothing, so it is never seen."""
+
+
+class ReviewState(msgspec.Struct, frozen=True, kw_only=True):
+    """What the review screen shows for one branch against the base."""
+
+    base: str
+    branches: tuple[str, ...]
+    review: Review | None
+    preview: MergeResult | None
+    conflicts: tuple[Conflict, ...]
+    dream: Review | None
+
+
+def read_review(
+    store: EngineStore, base: str | None, branch: str | None
+) -> ReviewState:
+    """Returns the review of ``branch`` against ``base`` (HEAD's branch)."""
+    base = base or store.head_branch()
+    others = tuple(b.name for b in list_branches(store) if b.name != base)
+    chosen = branch if branch in others else next(iter(others), None)
+    learned = preview = None
+    if chosen is not None:
+        learned = review(store, chosen, base)
+        # The intent is not used: a preview writes nothing.
+        preview = merge(store, chosen, _PREVIEW, into=base, preview=True)
+    dream = f"{DREAM_PREFIX}{base}"
+    return ReviewState(
+        base=base,
+        branches=others,
+        review=learned,
+        preview=preview,
+        conflicts=tuple(list_conflicts(store, base)),
+        dream=review(store, dream, base) if dream in others else None,
+    )
+
+
+def _preview_text(state: ReviewState) -> Text:
+    preview = state.preview
+    if preview is None or state.review is None:
+        return Text("No other branch to merge.", style="dim")
+    head = f"Merging {preview.source} into {preview.target} would "
+    if preview.up_to_date:
+        return Text(head + "change nothing: it is up to date.")
+    if preview.fast_forward:
+        return Text(head + "fast-forward it (no conflicts).")
+    both = plural(len(preview.merged), "memory", "memories")
+    out = Text(head + f"combine {both} changed on both sides")
+    out.append(f" and leave {plural(len(preview.conflicts), 'conflict')}.\n")
+    for conflict in preview.conflicts:
+        out.append(f"  ✗ {conflict.id} ({', '.join(conflict.fields)})\n", style="red")
+    return out
+
+
+def _learned_text(learned: Review | None) -> Text:
+    if learned is None:
+        return Text("No other branch to review.", style="dim")
+    out = Text(
+        f"{learned.branch}: {len(learned.log)} commits since it split from "
+        f"{learned.base} ({learned.behind} new on {learned.base} since)\n\n",
+        style="bold",
+    )
+    out.append_text(diff_text(learned.diff))
+    out.append("\n\nCommits\n", style="bold")
+    for entry in learned.log:
+        c = entry.commit
+        who = c.intent.agent if c.intent else c.author
+        why = c.intent.intent if c.intent else ""
+        out.append(f"{short(c.id)} {who} {why} {confidence_text(c)} {c.summary}\n")
+    return out
+
+
+def _dream_text(state: ReviewState) -> Text:
+    dream = state.dream
+    if dream is None:
+        return Text(
+            f"No proposals: Dream has not written {DREAM_PREFIX}{state.base}.",
+            style="dim",
+        )
+    out = Text(f"{len(dream.log)} proposals on {dream.branch}\n\n", style="bold")
+    for entry in dream.log:
+        c = entry.commit
+        out.append(f"{short(c.id)} {c.summary}  {confidence_text(c)}\n")
+        if c.intent is not None and c.intent.reason:
+            out.append(f"    evidence: {c.intent.reason}\n", style="dim")
+    return out
+
+
+class Confirm(ModalScreen[bool]):
+    """Asks a yes-or-no question: y or Enter is yes, n or Escape is no.
+
+    Args:
+        question: The question.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    DEFAULT_CSS = """
+    Confirm { align: center middle; }
+    Confirm > Label { width: 60; border: thick $warning; padding: 1 2; }
+    """
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        """Lays out the question."""
+        yield Label(f"{self.question}\n\n[y] yes   [n] no")
+
+    def action_answer(self, yes: bool) -> None:
+        """Answers."""
+        self.dismiss(yes)
+
+
+class ReviewScreen(LensScreen):
+    """A branch against the base: learned, merge preview, conflicts, Dream."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "merge", "Merge"),
+        Binding("o", "resolve('ours')", "Take ours"),
+        Binding("t", "resolve('theirs')", "Take theirs"),
+        Binding("b", "resolve('both')", "Keep both"),
+    ]
+
+    DEFAULT_CSS = """
+    ReviewScreen #review-branches { width: 26; border-right: solid $primary-darken-2; }
+    ReviewScreen #conflicts { height: auto; max-height: 10; }
+    """
+
+    _PANES = ("learned", "merge", "dream")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chosen: str | None = None
+        self.state: ReviewState | None = None
+
+    def compose(self) -> ComposeResult:
+        """Lays out the branches and the three tabs."""
+        yield Header()
+        with Horizontal():
+            yield DataTable(id="review-branches", cursor_type="row")
+            with TabbedContent(id="review-tabs"):
+                with TabPane("Learned", id="learned"), VerticalScroll():
+                    yield Static(id="learned-text")
+                with TabPane("Merge", id="merge"), VerticalScroll():
+                    yield Static(id="preview")
+                    yield DataTable(id="conflicts", cursor_type="row")
+                    yield Static(id="conflict")
+                with TabPane("Dream", id="dream"), VerticalScroll():
+                    yield Static(id="dream-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Sets the tables' columns."""
+        set_columns(self.query_one("#review-branches", DataTable), ("branch", 22))
+        set_columns(
+            self.query_one("#conflicts", DataTable),
+            ("conflict on", 26),
+            ("fields", 14),
+            ("theirs from", 20),
+        )
+        self.query_one("#review-branches", DataTable).focus()
+
+    def reload(self) -> None:
+        """Reads the review again."""
+        base, chosen = self.source.branch, self.chosen
+        self.load(lambda: self.source.read(read_review, base, chosen), self._show)
+
+    def _show(self, state: ReviewState) -> None:
+        self.state = state
+        self.chosen = state.review.branch if state.review else None
+        self.sub_title = f"review against {state.base}"
+        table = self.query_one("#review-branches", DataTable)
+        if tuple(str(k.value) for k in table.rows) != state.branches:
+            table.clear()
+            for name in state.branches:
+                table.add_row(name, key=name)
+        if self.chosen in state.branches:
+            table.move_cursor(row=state.branches.index(self.chosen))
+        self.query_one("#learned-text", Static).update(_learned_text(state.review))
+        self.query_one("#preview", Static).update(_preview_text(state))
+        conflicts = self.query_one("#conflicts", DataTable)
+        conflicts.clear()
+        for conflict in state.conflicts:
+            conflicts.add_row(
+                conflict.id,
+                ", ".join(conflict.fields),
+                conflict.theirs_ref,
+                key=conflict.id,
+            )
+        self._show_conflict(state.conflicts[0] if state.conflicts else None)
+        self.query_one("#dream-text", Static).update(_dream_text(state))
+
+    def _show_conflict(self, conflict: Conflict | None) -> None:
+        pane = self.query_one("#conflict", Static)
+        if conflict is None:
+            base = self.state.base if self.state else "the base"
+            pane.update(Text(f"No conflicts stored on {base}.", style="dim"))
+            return
+        out = Text(f"\n{conflict.id}: {', '.join(conflict.fields)}\n", style="bold")
+        for side, ref, memory in (
+            ("ours", conflict.ours_branch, conflict.ours),
+            ("theirs", conflict.theirs_ref, conflict.theirs),
+        ):
+            out.append(f"\n{side} ({ref}):\n", style="bold")
+            out.append(memory.body if memory else "(deleted)")
+            out.append("\n")
+        out.append("\no: take ours   t: take theirs   b: keep both", style="dim")
+        pane.update(out)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Reviews the branch highlighted, or shows the conflict highlighted."""
+        key = event.row_key.value
+        if key is None or self.state is None:
+            return
+        if event.data_table.id == "review-branches" and key != self.chosen:
+            self.chosen = key
+            self.reload()
+        elif event.data_table.id == "conflicts":
+            found = [c for c in self.state.conflicts if c.id == key]
+            self._show_conflict(found[0] if found else None)
+
+    def action_merge(self) -> None:
+        """Merges the branch reviewed into the base, once confirmed."""
+        state = self.state
+        if state is None or state.review is None:
+            self.notify("No branch to merge.")
+            return
+        source, base = state.review.branch, state.base
+
+        def merged(result: MergeResult) -> None:
+            found = len(result.conflicts)
+            self.notify(
+                f"Merged {source} into {base}"
+                + (f": {plural(found, 'conflict')} to resolve." if found else ".")
+            )
+            self.query_one("#review-tabs", TabbedContent).active = "merge"
+            self.post_message(StoreChanged())
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.load(
+                    lambda: self.source.write(merge, source, into=base),
+                    merged,
+                    group="write",
+                )
+
+        self.app.push_screen(Confirm(f"Merge {source} into {base}?"), answered)
+
+    def action_resolve(self, take: str) -> None:
+        """Settles the highlighted conflict: ours, theirs or both."""
+        state = self.state
+        table = self.query_one("#conflicts", DataTable)
+        if state is None or not state.conflicts:
+            self.notify("No conflict to resolve.")
+            return
+        conflict = state.conflicts[min(table.cursor_row, len(state.conflicts) - 1)]
+        base = state.base
+
+        def resolved(result: ResolveResult) -> None:
+            self.notify(f"Resolved {result.id}: took {take}.")
+            self.post_message(StoreChanged())
+
+        self.load(
+            lambda: self.source.write(resolve, conflict.id, take=take, branch=base),
+            resolved,
+            group="write",
+        )

@@ -1,0 +1,1 @@
+"""The lens's own widgets: the link graph drawn."""
