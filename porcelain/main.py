@@ -19,6 +19,7 @@ from ctx.porcelain.commands import (
     agents,
     blame,
     branches,
+    code,
     diff,
     exports,
     hooks,
@@ -124,6 +125,7 @@ for module in (
     install,
     sessions,
     keys,
+    code,
 ):
     for command in module.COMMANDS:
         add_store_option(command)

@@ -3,7 +3,9 @@
 An :class:`Answerer` keeps a store's
 :class:`~ctx.hub.index.projection.Projection` and answers
 :class:`~ctx.hub.server.wire.Request` after request: recall, search, index
-status and reindex (which reports its progress as it goes). Every request
+status, reindex (which reports its progress as it goes), and ``ctx find``
+over the code index (:mod:`ctx.hub.code`), which it keeps open with the
+same embedder. Every request
 catches the index up first, exactly as a recall in its own process would, so
 commits made by any process are seen. ``config.toml`` is read again for each
 request; a changed embedder gets a new projection. The hub's server
@@ -20,7 +22,10 @@ from datetime import datetime
 import msgspec
 
 from ctx.engine import Store
+from ctx.hub.code.index import CodeIndex
+from ctx.hub.code.results import FindResult
 from ctx.hub.config import HubConfig, load_config
+from ctx.hub.embedders import Embedder, make_embedder
 from ctx.hub.index.maintenance import index_status, reindex
 from ctx.hub.index.projection import Projection
 from ctx.hub.retrieval.packing import recall, search
@@ -52,6 +57,7 @@ class Answerer:
         self.one_shot = one_shot
         self.config: HubConfig | None = None
         self.projection: Projection | None = None
+        self.code: CodeIndex | None = None
 
     def warm(self) -> None:
         """Loads the indexes and the embedder, and catches up HEAD."""
@@ -84,6 +90,8 @@ class Answerer:
         """
         if request.op in ("ping", "stop"):
             return Reply(store=str(self.store.path), pid=os.getpid())
+        if request.op == "code_find":
+            return Reply(found=self._find_code(request), pid=os.getpid())
         projection, config = self._projection()
         try:
             if request.op == "index_status":
@@ -105,6 +113,27 @@ class Answerer:
             # The reply carries them; the next request starts with none.
             projection.notices.clear()
             projection.warnings.clear()
+
+    def _find_code(self, request: Request) -> FindResult:
+        from ctx.hub.code.search import find
+
+        if self.code is None:
+            assert self.store.path is not None
+
+            def embedder() -> Embedder:
+                if self.projection is not None:
+                    return self.projection.embedder
+                return make_embedder(load_config(self.store.path).embedder)
+
+            self.code = CodeIndex(self.store.path / "index" / "code", embedder)
+        return find(
+            self.code,
+            request.query,
+            limit=request.limit,
+            language=request.language,
+            path=request.path,
+            full=request.full,
+        )
 
     def _recall(
         self, projection: Projection, config: HubConfig, request: Request

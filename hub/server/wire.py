@@ -22,6 +22,7 @@ from typing import Literal
 
 import msgspec
 
+from ctx.hub.code.results import FindResult
 from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.server.private import socket_path
@@ -37,14 +38,15 @@ __all__ = [
     "socket_path",
 ]
 
-Op = Literal["recall", "search", "index_status", "reindex", "ping", "stop"]
+Op = Literal["recall", "search", "index_status", "reindex", "ping", "stop", "code_find"]
 
 
 class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One question to the hub: a recall, a search, index status or reindex.
 
-    The fields are the options of ``ctx recall`` and ``ctx search``, and
-    ``re_embed`` of ``ctx reindex``.
+    The fields are the options of ``ctx recall`` and ``ctx search``,
+    ``re_embed`` of ``ctx reindex``, and ``language``, ``path`` and ``full``
+    of ``ctx find`` (``code_find``).
     """
 
     op: Op
@@ -63,6 +65,9 @@ class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     context: str | None = None
     fuzzy: bool = False
     re_embed: bool = False
+    language: str | None = None
+    path: str | None = None
+    full: bool = False
 
 
 class Failure(msgspec.Struct, frozen=True, kw_only=True):
@@ -78,7 +83,8 @@ class Reply(msgspec.Struct, kw_only=True):
     """One line of the hub's answer.
 
     The last line holds what was asked (``result`` for recall and search,
-    ``status`` or ``report``) or a ``failure``; a line with ``progress``
+    ``status``, ``report``, or ``found`` for ``ctx find``) or a
+    ``failure``; a line with ``progress``
     (done, total) before it says how far a reindex is. Every line from a hub
     names its ``store`` (the path it serves); a client ignores a line that
     names another.
@@ -87,6 +93,7 @@ class Reply(msgspec.Struct, kw_only=True):
     result: RecallResult | None = None
     status: IndexStatus | None = None
     report: ReindexReport | None = None
+    found: FindResult | None = None
     failure: Failure | None = None
     progress: tuple[int, int] | None = None
     store: str = ""

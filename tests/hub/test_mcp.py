@@ -12,7 +12,7 @@ import msgspec
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp_scenario import call_every_tool
+from mcp_scenario import call_every_tool, index_sample_code
 from mcp_types import Implementation
 
 from ctx import engine
@@ -31,6 +31,7 @@ def store_dir(tmp_path: Path) -> Path:
         path, clock=lambda: __import__("datetime").datetime.now().astimezone()
     ).close()
     (path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    index_sample_code(path)
     return path
 
 

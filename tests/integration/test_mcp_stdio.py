@@ -11,7 +11,7 @@ import anyio
 import pytest
 from integration_support import CTX, run_ctx, start_hub_process
 from mcp import Client, StdioServerParameters
-from mcp_scenario import call_every_tool
+from mcp_scenario import call_every_tool, index_sample_code
 
 pytestmark = pytest.mark.anyio
 
@@ -27,6 +27,7 @@ def server(store: Path, *args: str) -> StdioServerParameters:
 @pytest.fixture
 def store(store_path: Path) -> Path:
     (store_path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    index_sample_code(store_path)
     return store_path
 
 

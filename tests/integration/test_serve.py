@@ -16,7 +16,7 @@ import pytest
 from integration_support import CTX, run_ctx, start_hub_process
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_scenario import call_every_tool
+from mcp_scenario import call_every_tool, index_sample_code
 from serve_support import Served, start_serve
 
 pytestmark = pytest.mark.anyio
@@ -25,6 +25,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def store(store_path: Path) -> Path:
     (store_path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    index_sample_code(store_path)
     return store_path
 
 
