@@ -22,6 +22,7 @@ by :func:`~ctx.hub.code.blocks.chunk_text` instead.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -70,6 +71,7 @@ class _Walker:
         self.grammar = grammar
         self.out = FileChunks()
         self.identifiers: list[tuple[int, str]] = []  # (start byte, name)
+        self.starts: list[int] = []  # their start bytes, for bisect
         self.imported: set[str] = set()
 
     def text(self, node: tree_sitter.Node) -> str:
@@ -165,6 +167,12 @@ class _Walker:
                     impl = inner.type == "impl_item"
                     self.members(body.named_children, inside, in_class=impl)
         flush()
+
+    def names_between(self, low: int, high: int) -> list[str]:
+        """Returns the identifiers that start in bytes ``low`` to ``high``."""
+        first = bisect.bisect_left(self.starts, low)
+        last = bisect.bisect_left(self.starts, high)
+        return [name for _, name in self.identifiers[first:last]]
 
     def is_import(self, node: tree_sitter.Node) -> bool:
         if node.type in self.grammar.imports:
@@ -346,9 +354,7 @@ class _Walker:
             # ``from a.b import c`` binds ``c``, not ``a`` or ``b``.
             source = node.child_by_field_name("module_name")
             low = source.end_byte if source is not None else node.start_byte
-            self.imported.update(
-                name for at, name in self.identifiers if low <= at < node.end_byte
-            )
+            self.imported.update(self.names_between(low, node.end_byte))
         self.emit(start, end, "imports")
         imports.clear()
 
@@ -390,6 +396,7 @@ def chunk_source(path: str, text: str, grammar: Grammar) -> FileChunks:
     walker.identifiers = sorted(
         (node.start_byte, walker.text(node)) for node in captures.get("name", [])
     )
+    walker.starts = [at for at, _ in walker.identifiers]
     walker.members(root.named_children, "")
     _attach_imports(walker)
     walker.out.chunks, walker.out.texts = _sorted(walker.out.chunks, walker.out.texts)
@@ -407,11 +414,7 @@ def _attach_imports(walker: _Walker) -> None:
             continue
         low = offsets[chunk.start - 1]
         high = offsets[chunk.end] if chunk.end < len(offsets) else len(walker.data)
-        used = {
-            name
-            for at, name in walker.identifiers
-            if low <= at < high and name in walker.imported
-        }
+        used = walker.imported.intersection(walker.names_between(low, high))
         if used:
             chunks[position] = _replace(chunk, imports=tuple(sorted(used)))
 

@@ -139,7 +139,7 @@ class CodeIndex:
             stamp = None
         else:
             stamp = (info.st_mtime_ns, info.st_size)
-        if stamp == self._stamp and (stamp is None or self._lexical is not None):
+        if stamp == self._stamp:
             return False
         self._stamp = stamp
         manifest = Manifest()
@@ -223,8 +223,7 @@ class CodeIndex:
                 f"{root} is not a folder.", hint="Give the folder of a source tree."
             )
         with self._locked():
-            self._stamp = (-1, -1)  # read whatever the last writer left
-            self.refresh()
+            self.refresh()  # another writer's manifest, if one came since
             old = self.manifest
             if old.root != str(root):
                 old = Manifest(embedder=old.embedder, dimensions=old.dimensions)
@@ -288,7 +287,8 @@ class CodeIndex:
                 with contextlib.suppress(FileNotFoundError):
                     (self.folder / name).unlink()
             manifest.embedder, manifest.dimensions = embedder.name, embedder.dimensions
-        store = CodeVectors(self.folder, manifest.dimensions)
+            self._vectors = None
+        store = self._vectors or CodeVectors(self.folder, manifest.dimensions)
         wanted = [key for e in manifest.files.values() for key in e.keys]
         missing = store.missing(wanted)
         unknown = [key for key in missing if key not in texts]
