@@ -80,6 +80,8 @@ class FindResult(msgspec.Struct, frozen=True, kw_only=True):
         matched: Chunks some channel found (before the limit).
         seconds: Time taken, as the caller measured it.
         warnings: Channels that failed, in words.
+        steered: The sub-queries a steering model asked (``[code.steer]``),
+            none when unsteered.
     """
 
     query: str
@@ -89,6 +91,7 @@ class FindResult(msgspec.Struct, frozen=True, kw_only=True):
     matched: int
     seconds: float = 0.0
     warnings: tuple[str, ...] = ()
+    steered: tuple[str, ...] = ()
 
 
 class CodeIndexReport(msgspec.Struct, frozen=True, kw_only=True):

@@ -126,6 +126,19 @@ class Answerer:
                 return make_embedder(load_config(self.store.path).embedder)
 
             self.code = CodeIndex(self.store.path / "index" / "code", embedder)
+        steer = load_config(self.store.path).code.steer
+        if steer.base_url:
+            from ctx.hub.code.steer import steered_find
+
+            return steered_find(
+                self.code,
+                request.query,
+                steer,
+                limit=request.limit,
+                language=request.language,
+                path=request.path,
+                full=request.full,
+            )
         return find(
             self.code,
             request.query,
