@@ -162,15 +162,24 @@ def find(
         found_hits.append(
             CodeHit(chunk=chunk, score=round(entry.score, 6), channels=ranks, code=code)
         )
-    files = [e for e in manifest.files.values() if e.chunks]
+    chunks, files = _sizes(index)
     return FindResult(
         query=query,
         hits=tuple(found_hits),
-        chunks=sum(len(e.chunks) for e in files),
-        files=len(files),
+        chunks=chunks,
+        files=files,
         matched=len(ranked),
         warnings=tuple(warnings),
     )
+
+
+def _sizes(index: CodeIndex) -> tuple[int, int]:
+    """Returns the index's chunks and the files that have any (once per manifest)."""
+    sizes = index.derived.get("sizes")
+    if not isinstance(sizes, tuple):
+        files = [e for e in index.manifest.files.values() if e.chunks]
+        sizes = index.derived["sizes"] = (sum(len(e.chunks) for e in files), len(files))
+    return sizes
 
 
 def _live(manifest: Manifest, key: str) -> str | None:
