@@ -9,9 +9,11 @@ leaves at most a row without a key (or a key without a row), and only the
 rows that have both count. Rows no chunk uses any more are dropped when they
 outnumber the used ones (:meth:`CodeVectors.compact`).
 
-A search is exact (a matrix product over the rows of the chunks asked
-about): at 100k chunks of 384 dimensions about 5 ms (DESIGN.md's
-measurement of brute force), with no graph to build or load.
+The rows file is memory-mapped, not read: a re-index that embeds one chunk
+does not read a million lines' vectors. A search is exact (a matrix product
+over the rows of the chunks asked about): at 100k chunks of 384 dimensions
+about 6 ms (``benchmarks/results/vectors.md``, flat), with no graph to build
+or load.
 """
 
 from __future__ import annotations
@@ -44,15 +46,25 @@ class CodeVectors:
     def _load(self) -> None:
         rows_path, keys_path = self.folder / _ROWS, self.folder / _KEYS
         try:
-            keys = keys_path.read_text("ascii").split("\n")
-            data = np.fromfile(rows_path, dtype=np.float32)
-        except (OSError, ValueError, UnicodeDecodeError):
+            keys = [key for key in keys_path.read_text("ascii").split("\n") if key]
+            size = rows_path.stat().st_size
+        except (OSError, UnicodeDecodeError):
             self.rows, self._matrix = {}, np.zeros((0, self.dimensions), np.float32)
             return
-        keys = [key for key in keys if key]
-        count = min(len(keys), data.size // self.dimensions)
-        self._matrix = data[: count * self.dimensions].reshape(count, self.dimensions)
+        count = min(len(keys), size // (4 * self.dimensions))
+        self._matrix = self._map(count)
         self.rows = {key: row for row, key in enumerate(keys[:count])}
+
+    def _map(self, count: int) -> npt.NDArray[np.float32]:
+        """Returns the first ``count`` rows, mapped from the file (not read)."""
+        if count == 0:
+            return np.zeros((0, self.dimensions), np.float32)
+        return np.memmap(
+            self.folder / _ROWS,
+            dtype=np.float32,
+            mode="r",
+            shape=(count, self.dimensions),
+        )
 
     def missing(self, keys: Sequence[str]) -> list[str]:
         """Returns the keys, each once, that have no vector yet."""
@@ -74,7 +86,7 @@ class CodeVectors:
             file.flush()
             os.fsync(file.fileno())
         start = len(self._matrix)
-        self._matrix = np.concatenate([self._matrix, block])
+        self._matrix = self._map(start + len(keys))
         self.rows.update({key: start + i for i, key in enumerate(keys)})
 
     def _torn(self) -> bool:
@@ -107,7 +119,7 @@ class CodeVectors:
                 file.flush()
                 os.fsync(file.fileno())
             os.replace(temp, self.folder / name)
-        self._matrix = np.array(matrix, dtype=np.float32).reshape(-1, self.dimensions)
+        self._matrix = self._map(len(keys))
         self.rows = {key: row for row, key in enumerate(keys)}
 
     def search(

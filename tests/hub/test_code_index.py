@@ -226,3 +226,21 @@ def test_the_memory_index_keeps_the_code_index_folder(tmp_path):
     os.utime(code, (0, 0))  # old enough to be collected were it unknown
     folder.collect(IndexState())
     assert code.is_dir()
+
+
+def test_vectors_torn_by_a_crash_are_ignored_then_repaired(tmp_path):
+    import numpy as np
+
+    from ctx.hub.code.vectors import CodeVectors
+
+    store = CodeVectors(tmp_path, 4)
+    store.append(["a", "b"], np.eye(4, dtype=np.float32)[:2])
+    with (tmp_path / "vectors.f32").open("ab") as f:
+        f.write(b"\0" * 10)  # a row cut short: the crash came mid-append
+    again = CodeVectors(tmp_path, 4)
+    assert again.rows == {"a": 0, "b": 1}
+    again.append(["c"], np.eye(4, dtype=np.float32)[2:3])
+    third = CodeVectors(tmp_path, 4)
+    assert third.rows == {"a": 0, "b": 1, "c": 2}
+    query = np.array([0, 0, 1, 0], dtype=np.float32)
+    assert third.search(query, ["a", "b", "c"], 1) == [(2, 1.0)]
