@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import dulwich
+from _bench_common import cpu_name
 
 from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.search import WEIGHTS, find
@@ -287,14 +288,7 @@ def write_report(
     args, cases, lines, report, index_seconds, rows, rg, rg_ms, loads, total
 ):
     rg_version = subprocess.run(["rg", "--version"], capture_output=True, text=True)
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
+    cpu = cpu_name()
     fused = rows[0]
     best_single = max(r[1][1] for r in rows[1:])
     text = [

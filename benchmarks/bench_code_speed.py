@@ -36,6 +36,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from _bench_common import cpu_name
+
 HERE = Path(__file__).resolve().parent
 DATA = HERE / ".data" / "code_speed"
 RESULTS = HERE / "results" / "code_speed.md"
@@ -238,14 +240,7 @@ def main() -> None:
 
 
 def report(args, rows, loads, total) -> None:
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
+    cpu = cpu_name()
     out = [
         "# Code index speed: index, re-index one change, find through a hub",
         "",

@@ -123,7 +123,9 @@ def watch_code(
     """Indexes the tree, then again each time files change, until stopped.
 
     Changes are read through ``watchfiles`` (the system's file events),
-    gathered for a moment so that a save of many files makes one update.
+    gathered for a moment so that a save of many files makes one update;
+    once the watcher runs, one more update takes up what changed while it
+    started.
 
     Args:
         ws: The workspace.
@@ -142,14 +144,21 @@ def watch_code(
     skip = watchfiles.DefaultFilter(
         ignore_dirs=(*watchfiles.DefaultFilter.ignore_dirs, ".ctx")
     )
-    for _ in watchfiles.watch(
+    caught_up = False
+    for changes in watchfiles.watch(
         root,
         watch_filter=skip,
         stop_event=stop,
         debounce=300,
         step=50,
         rust_timeout=500,
+        yield_on_timeout=True,
     ):
+        # The first quiet moment catches up what changed between the first
+        # index and the watcher's start; after that, only changes count.
+        if not changes and caught_up:
+            continue
+        caught_up = True
         report = index.update(root, vectors=vectors)
         if updated is not None and (report.parsed or report.removed):
             updated(report)

@@ -102,9 +102,14 @@ def index_command(
 @code_group.command(name="watch")
 @_PATH
 @_NO_VECTORS
+@json_option
 @pass_state
-def watch_command(state: CtxState, path: Path | None, no_vectors: bool) -> None:
+def watch_command(
+    state: CtxState, path: Path | None, no_vectors: bool, as_json: bool
+) -> None:
     """Keep the code index current as files change (until Ctrl-C)
+
+    Each update is reported as it happens (--json: one report a line).
 
     \b
     Example:
@@ -112,12 +117,18 @@ def watch_command(state: CtxState, path: Path | None, no_vectors: bool) -> None:
     """
     from ctx.hub import watch_code
 
+    def updated(report: CodeIndexReport) -> None:
+        if as_json:
+            echo_json(report)
+        else:
+            _render_index(report)
+        sys.stdout.flush()
+
     try:
-        watch_code(
-            state.workspace(), path, vectors=not no_vectors, updated=_render_index
-        )
+        watch_code(state.workspace(), path, vectors=not no_vectors, updated=updated)
     except KeyboardInterrupt:
-        echo("Stopped watching.")
+        if not as_json:
+            echo("Stopped watching.")
 
 
 def _span(hit: CodeHit) -> str:

@@ -31,7 +31,6 @@ def store_dir(tmp_path: Path) -> Path:
         path, clock=lambda: __import__("datetime").datetime.now().astimezone()
     ).close()
     (path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
-    index_sample_code(path)
     return path
 
 
@@ -53,6 +52,7 @@ def commits(path: Path) -> int:
 
 
 async def test_every_tool_answers_in_its_output_schema(ws: Workspace) -> None:
+    index_sample_code(ws.path)
     async with Client(build_server(ws)) as client:
         results = await call_every_tool(client)
     assert results["recall"]["budget"] == 400

@@ -73,3 +73,27 @@ def test_watch_indexes_changes_as_they_happen(hub_store: Path, tmp_path):
         watcher.join(30)
         ws.close()
     assert not watcher.is_alive()
+
+
+def test_ctx_code_watch_reports_each_update_as_a_json_line(hub_store: Path, tmp_path):
+    from integration_support import CTX
+
+    tree = tmp_path / "cli-watched"
+    tree.mkdir()
+    (tree / "net.py").write_text(RETRY)
+    proc = subprocess.Popen(
+        [str(CTX), "--store", str(hub_store), "code", "watch", str(tree), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = json.loads(proc.stdout.readline())
+        assert (first["files"], first["parsed"]) == (1, 1)
+        (tree / "queue.py").write_text("def drain_queue(q):\n    pass\n")
+        second = json.loads(proc.stdout.readline())
+        assert (second["files"], second["parsed"]) == (2, 1)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)

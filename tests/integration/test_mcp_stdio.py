@@ -27,11 +27,11 @@ def server(store: Path, *args: str) -> StdioServerParameters:
 @pytest.fixture
 def store(store_path: Path) -> Path:
     (store_path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
-    index_sample_code(store_path)
     return store_path
 
 
 async def test_every_tool_over_stdio(store: Path) -> None:
+    index_sample_code(store)
     async with Client(server(store)) as client:
         await call_every_tool(client)
 

@@ -25,7 +25,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def store(store_path: Path) -> Path:
     (store_path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
-    index_sample_code(store_path)
     return store_path
 
 
@@ -45,7 +44,8 @@ def fsck(store: Path) -> None:
     assert out.returncode == 0, out.stderr
 
 
-async def test_every_tool_over_streamable_http(served: Served) -> None:
+async def test_every_tool_over_streamable_http(store: Path, served: Served) -> None:
+    index_sample_code(store)
     async with Client(served.mcp) as client:
         await call_every_tool(client)
 

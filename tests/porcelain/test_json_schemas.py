@@ -97,6 +97,7 @@ SCHEMAS: dict[str, Any] = {
 ELSEWHERE = {
     "export",
     "hub start",
+    "code watch",  # watches until stopped: tests/integration/test_code_hub.py
 }
 
 
