@@ -1,6 +1,7 @@
 # The hub's public names, each once: the lazy loader in __init__.py reads
 # this file, and type checkers read it as the package's interface.
 
+from .api import find_code as find_code
 from .api import (
     feedback as feedback,
 )
@@ -34,6 +35,17 @@ from .api import (
 from .api import (
     stop_hub as stop_hub,
 )
+from .code.api import code_chunk as code_chunk
+from .code.api import code_deps as code_deps
+from .code.api import code_index as code_index
+from .code.api import code_symbols as code_symbols
+from .code.api import watch_code as watch_code
+from .code.results import CodeHit as CodeHit
+from .code.results import CodeIndexReport as CodeIndexReport
+from .code.results import CodeSymbol as CodeSymbol
+from .code.results import Dependencies as Dependencies
+from .code.results import FindResult as FindResult
+from .code.results import SymbolList as SymbolList
 from .config import (
     AgentsSettings as AgentsSettings,
 )

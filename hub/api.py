@@ -1,6 +1,7 @@
 """The hub's calls: recall, search, index status, reindex and the hub itself.
 
-Each call takes a :class:`~ctx.hub.workspace.Workspace` and answers through
+Each call (recall, search, ``ctx find``'s :func:`find_code`, index status,
+reindex) takes a :class:`~ctx.hub.workspace.Workspace` and answers through
 the hub that serves its store when one runs, and in the calling process
 otherwise, with the same result either way. A recall or search answered
 in-process then starts a hub in the background for the next call when the
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ctx.engine import InvalidInputError, NotAStoreError, parse_time
+from ctx.hub.code.results import FindResult
 from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult
@@ -51,6 +53,7 @@ if TYPE_CHECKING:  # the indexes load only when a call is answered here
 
 __all__ = [
     "feedback",
+    "find_code",
     "hub_status",
     "index_status",
     "learn",
@@ -196,9 +199,9 @@ def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -
         reply = answerer.answer(request, progress)
     if refused is not None:
         return _noticed(reply, refused)
-    config = _answerer(ws).config
-    searched = request.op in ("recall", "search")
-    if searched and ws.on_disk and config is not None and config.hub.autostart:
+    config = _answerer(ws).config or ws.config()  # code_find reads no projection
+    searched = request.op in ("recall", "search", "code_find")
+    if searched and ws.on_disk and config.hub.autostart:
         start_hub(ws.path, config.hub.idle_minutes)
     return reply
 
@@ -323,6 +326,48 @@ def search(
         explain=explain,
     )
     return _timed(_answer(ws, request), started)
+
+
+def find_code(
+    ws: Workspace,
+    query: str,
+    *,
+    limit: int = 10,
+    language: str | None = None,
+    path: str | None = None,
+    full: bool = False,
+) -> FindResult:
+    """Returns the chunks of indexed code that best answer ``query``.
+
+    Answered by the store's running hub when one runs (its code index and
+    embedder stay loaded), else in this process (``ctx code index`` builds
+    the index; see :func:`ctx.hub.code.search.find` for the ranking).
+
+    Args:
+        ws: The workspace.
+        query: The question, in words or identifiers.
+        limit: How many chunks at most.
+        language: Only chunks of this language.
+        path: Only files matching this glob (gitignore syntax).
+        full: Give each hit its code.
+
+    Raises:
+        InvalidInputError: The query is empty, the limit below 1, or the
+            language unknown.
+        NotFoundError: No code is indexed in the store.
+    """
+    started = time.perf_counter()
+    request = Request(
+        op="code_find",
+        query=query,
+        limit=limit,
+        language=language,
+        path=path,
+        full=full,
+    )
+    reply = _answer(ws, request)
+    assert reply.found is not None
+    return msgspec.structs.replace(reply.found, seconds=time.perf_counter() - started)
 
 
 def index_status(ws: Workspace) -> IndexStatus:

@@ -8,7 +8,8 @@ embedder (``kind`` and that kind's options, see
 that finds no running hub starts one, and when such a hub exits. ``[serve]``
 says whether ``ctx serve`` asks for API keys on loopback too. ``[hooks]``
 holds the budgets and the relevance floor of ``ctx hook``. ``[agents]`` says
-whether each agent writes on a branch of its own. A missing
+whether each agent writes on a branch of its own. ``[code.steer]`` names
+the optional chat model that steers ``ctx find``. A missing
 file or table gives the defaults; an unknown key or a value of the wrong
 type is an error naming it.
 
@@ -28,12 +29,14 @@ from ctx.engine import InvalidInputError
 __all__ = [
     "CONFIG_FILE",
     "AgentsSettings",
+    "CodeSettings",
     "HooksSettings",
     "HubConfig",
     "HubSettings",
     "RecallConfig",
     "RerankerSettings",
     "ServeSettings",
+    "SteerSettings",
     "load_config",
 ]
 
@@ -170,6 +173,35 @@ class AgentsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     branch_per_agent: bool = False
 
 
+class SteerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``ctx find``'s optional steering through a chat model (docs/code.md).
+
+    Off while ``base_url`` is empty. With it, a question is rewritten into
+    sub-queries whose hits are fused, and a second call keeps only the hits
+    the model names as relevant.
+
+    Attributes:
+        base_url: An OpenAI-compatible endpoint, e.g.
+            ``http://127.0.0.1:11434/v1`` (``/chat/completions`` is added).
+        model: The model's name.
+        api_key_env: The environment variable that holds the bearer key.
+        timeout: Seconds to wait for each answer.
+        queries: Sub-queries asked for at most.
+    """
+
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str | None = None
+    timeout: Annotated[float, msgspec.Meta(gt=0.0, le=600.0)] = 20.0
+    queries: Annotated[int, msgspec.Meta(ge=1, le=8)] = 3
+
+
+class CodeSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The code index's settings (``[code]``): its optional steering."""
+
+    steer: SteerSettings = SteerSettings()
+
+
 class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything the hub reads from ``config.toml``."""
 
@@ -179,6 +211,7 @@ class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     hooks: HooksSettings = HooksSettings()
     agents: AgentsSettings = AgentsSettings()
     embedder: dict[str, object] = {}
+    code: CodeSettings = CodeSettings()
 
 
 def load_config(store_path: Path | None) -> HubConfig:

@@ -19,6 +19,7 @@ from ctx.porcelain.commands import (
     agents,
     blame,
     branches,
+    code,
     diff,
     exports,
     feedback,
@@ -128,6 +129,7 @@ for module in (
     keys,
     feedback,
     lens,
+    code,
 ):
     for command in module.COMMANDS:
         add_store_option(command)

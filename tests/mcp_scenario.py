@@ -8,6 +8,7 @@ results by tool name.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -41,7 +42,35 @@ TOOLS = {
     "merge",
     "resolve",
     "status",
+    "find",
+    "symbols",
 }
+
+
+def index_sample_code(store: Path) -> None:
+    """Indexes a two-file source tree beside the store, for ``find`` and ``symbols``."""
+    from ctx.hub import Workspace, code_index
+
+    tree = store.parent / "sample"
+    tree.mkdir()
+    (tree / "net.py").write_text(
+        "import time\n\n\n"
+        "def fetch_with_retries(url, attempts=3):\n"
+        '    """Retries a request with exponential backoff."""\n'
+        "    for attempt in range(attempts):\n"
+        "        time.sleep(2**attempt)\n"
+    )
+    (tree / "store.py").write_text(
+        "class Cache:\n"
+        '    """Keeps answers in memory."""\n\n'
+        "    def get(self, key):\n"
+        "        return None\n"
+    )
+    ws = Workspace.find(store)
+    try:
+        code_index(ws, tree)
+    finally:
+        ws.close()
 
 
 class Session:
@@ -142,5 +171,9 @@ async def call_every_tool(client: Client) -> dict[str, Any]:
         "sessions/scenario/summary.json",
         "sessions/scenario/decisions.json",
     ]
+    found = await s.call("find", query="retry a request with backoff", limit=2)
+    assert found["hits"][0]["chunk"]["name"] == "fetch_with_retries"
+    listed = await s.call("symbols", kind="class")
+    assert [x["name"] for x in listed["symbols"]] == ["Cache"]
     assert set(s.results) == TOOLS
     return s.results

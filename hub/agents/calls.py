@@ -22,6 +22,7 @@ from ctx.engine import InvalidInputError
 from ctx.hub.agents import handlers as h
 from ctx.hub.agents import requests as rq
 from ctx.hub.agents.access import Caller
+from ctx.hub.code.results import FindResult, SymbolList
 from ctx.hub.keys import ApiKey, CreatedKey, RevokedKey
 from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult
@@ -261,6 +262,24 @@ CALLS: dict[str, Call] = {
             engine.ResolveResult,
             "Settle a memory a merge left in conflict: take ours, theirs, "
             "both, or a text of your own.",
+        ),
+        _call(
+            "find",
+            rq.FindRequest,
+            FindResult,
+            "Find where something is in the indexed source code (`ctx code "
+            "index` builds the index): by meaning, words, identifiers, symbol "
+            "names and paths. Returns chunks (a function, a class, a config "
+            "block) as file and line range with a one-line summary; full=true "
+            "adds the code. Call it before reading whole files.",
+        ),
+        _call(
+            "symbols",
+            rq.SymbolsRequest,
+            SymbolList,
+            "List the indexed code's definitions (classes, functions, "
+            "methods, sections) with file and lines, optionally by kind and "
+            "path glob.",
         ),
         _call(
             "status",

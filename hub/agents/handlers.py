@@ -17,6 +17,7 @@ from ctx import engine
 from ctx.engine import Intent, Store
 from ctx.hub.agents import requests as rq
 from ctx.hub.agents.access import Caller, ForbiddenError
+from ctx.hub.code.results import FindResult, SymbolList
 from ctx.hub.keys import (
     ApiKey,
     CreatedKey,
@@ -492,6 +493,28 @@ def key_revoke(ws: Workspace, caller: Caller, req: rq.KeyRevokeRequest) -> Revok
     return revoke_key(ws, req.id)
 
 
+def find(ws: Workspace, caller: Caller, req: rq.FindRequest) -> FindResult:
+    """Finds where something is in the indexed code (any caller: no memories)."""
+    from ctx.hub.api import find_code
+
+    return find_code(
+        ws,
+        req.query,
+        limit=req.limit,
+        language=req.language,
+        path=req.path,
+        full=req.full,
+    )
+
+
+def symbols(ws: Workspace, caller: Caller, req: rq.SymbolsRequest) -> SymbolList:
+    """Lists the indexed definitions (any caller: no memories)."""
+    from ctx.hub.code.api import code_symbols
+
+    with ws.lock:
+        return code_symbols(ws, kind=req.kind, path=req.path)
+
+
 HANDLERS: dict[str, Callable[[Workspace, Caller, Any], Any]] = {
     "remember": remember,
     "forget": forget,
@@ -524,5 +547,7 @@ HANDLERS: dict[str, Callable[[Workspace, Caller, Any], Any]] = {
     "keys": keys,
     "key_create": key_create,
     "key_revoke": key_revoke,
+    "find": find,
+    "symbols": symbols,
 }
 """Each call's handler, by the call's name."""

@@ -65,6 +65,8 @@ ROUTES: tuple[tuple[str, str, Call], ...] = (
     ("POST", "/api/recall", CALLS["recall"]),
     ("POST", "/api/feedback", CALLS["feedback"]),
     ("POST", "/api/search", CALLS["search"]),
+    ("POST", "/api/code/find", CALLS["find"]),
+    ("GET", "/api/code/symbols", CALLS["symbols"]),
     ("POST", "/api/links", CALLS["link"]),
     ("DELETE", "/api/links", CALLS["unlink"]),
     ("POST", "/api/supersede", CALLS["supersede"]),

@@ -21,6 +21,7 @@ __all__ = [
     "EditRequest",
     "ExpandRequest",
     "FeedbackRequest",
+    "FindRequest",
     "ForgetRequest",
     "GetRequest",
     "GraphRequest",
@@ -42,6 +43,7 @@ __all__ = [
     "SummarizeRequest",
     "SummarizeSessionRequest",
     "SupersedeRequest",
+    "SymbolsRequest",
     "TraceRequest",
     "UnlinkRequest",
 ]
@@ -443,3 +445,37 @@ class KeyRevokeRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
     """Revoke a key (admin keys only)."""
 
     id: Annotated[str, Meta(description="The key's id or label.", min_length=1)]
+
+
+class FindRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``find``: where something is in the indexed code (``ctx find``)."""
+
+    query: Annotated[
+        str,
+        Meta(
+            description="What to find, in words or identifiers, e.g. "
+            "'where are retries handled'.",
+            min_length=1,
+        ),
+    ]
+    limit: Annotated[int, Meta(ge=1, le=100, description="Hits at most.")] = 10
+    language: Annotated[
+        str | None, Meta(description="Only this language, e.g. 'python'.")
+    ] = None
+    path: Annotated[
+        str | None,
+        Meta(description="Only files matching this glob, e.g. 'src/**' or '*.go'."),
+    ] = None
+    full: Annotated[bool, Meta(description="Give each hit its code.")] = False
+
+
+class SymbolsRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``symbols``: the indexed definitions (``ctx symbols``)."""
+
+    kind: Annotated[
+        str | None,
+        Meta(description="Only class, function, method, section or config."),
+    ] = None
+    path: Annotated[
+        str | None, Meta(description="Only files matching this glob, e.g. '*.py'.")
+    ] = None

@@ -150,7 +150,15 @@ class IndexFolder:
 
     def collect(self, state: IndexState) -> None:
         """Removes what ``state`` no longer names, once old enough (lock held)."""
-        keep = {"lock", "state.json", state.lexical, state.vectors, *state.reuse}
+        # ``code``: the code index (ctx.hub.code), which keeps its own files.
+        keep = {
+            "lock",
+            "state.json",
+            "code",
+            state.lexical,
+            state.vectors,
+            *state.reuse,
+        }
         cutoff = time.time() - _STALE_S
         for child in self.path.iterdir():
             if child.name in keep:

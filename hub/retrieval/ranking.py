@@ -35,7 +35,7 @@ others still answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -58,6 +58,7 @@ __all__ = [
     "apply_gravity",
     "apply_tags",
     "fuse",
+    "fuse_ranks",
     "rank",
     "search_channels",
 ]
@@ -218,14 +219,42 @@ def search_channels(
 
 def fuse(channels: Channels, view: LiveView, k: float) -> dict[str, Ranked]:
     """Weighted reciprocal rank fusion of the channels' hits (step 3)."""
+    by_blob = view.by_blob
+    return fuse_ranks(
+        {
+            channel: [(by_blob.get(blob), raw) for blob, raw in hits]
+            for channel, hits in channels.hits.items()
+        },
+        channels.weights,
+        k,
+    )
+
+
+def fuse_ranks(
+    hits: Mapping[str, Sequence[tuple[str | None, float]]],
+    weights: Mapping[str, float],
+    k: float,
+) -> dict[str, Ranked]:
+    """Weighted reciprocal rank fusion of ranked lists of ids.
+
+    An id at rank ``r`` (from 1) of channel ``c`` gets ``weights[c] / (k +
+    r)``, summed over channels. Recall fuses memories with it, and ``ctx
+    find`` code chunks.
+
+    Args:
+        hits: Per channel, (id, raw score), best first; an id of None
+            (a hit outside what is asked about) keeps its rank and counts
+            for nothing.
+        weights: Per channel, its weight.
+        k: The rank offset.
+    """
     ranked: dict[str, Ranked] = {}
-    for channel, hits in channels.hits.items():
-        weight = channels.weights[channel]
-        for position, (blob, raw) in enumerate(hits, start=1):
-            memory_id = view.by_blob.get(blob)
-            if memory_id is None:
+    for channel, found in hits.items():
+        weight = weights[channel]
+        for position, (key, raw) in enumerate(found, start=1):
+            if key is None:
                 continue
-            entry = ranked.setdefault(memory_id, Ranked(memory_id))
+            entry = ranked.setdefault(key, Ranked(key))
             contribution = weight / (k + position)
             entry.channels[channel] = (position, raw, contribution)
             entry.fused += contribution

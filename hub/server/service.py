@@ -3,7 +3,9 @@
 An :class:`Answerer` keeps a store's
 :class:`~ctx.hub.index.projection.Projection` and answers
 :class:`~ctx.hub.server.wire.Request` after request: recall, search, index
-status and reindex (which reports its progress as it goes). Every request
+status, reindex (which reports its progress as it goes), and ``ctx find``
+over the code index (:mod:`ctx.hub.code`), which it keeps open with the
+same embedder. Every request
 catches the index up first, exactly as a recall in its own process would, so
 commits made by any process are seen. ``config.toml`` is read again for each
 request; a changed embedder gets a new projection. A recall never waits for
@@ -23,7 +25,10 @@ from datetime import datetime
 import msgspec
 
 from ctx.engine import InvalidInputError, Store
+from ctx.hub.code.index import CodeIndex
+from ctx.hub.code.results import FindResult
 from ctx.hub.config import HubConfig, load_config
+from ctx.hub.embedders import Embedder, make_embedder
 from ctx.hub.index.maintenance import index_status, reindex
 from ctx.hub.index.projection import Projection
 from ctx.hub.index.view import LiveView
@@ -72,6 +77,7 @@ class Answerer:
         self.defer = not one_shot if defer is None else defer
         self.config: HubConfig | None = None
         self.projection: Projection | None = None
+        self.code: CodeIndex | None = None
 
     def warm(self) -> None:
         """Loads the indexes and the embedder, and catches up HEAD."""
@@ -109,6 +115,8 @@ class Answerer:
         """
         if request.op in ("ping", "stop"):
             return Reply(store=str(self.store.path), pid=os.getpid())
+        if request.op == "code_find":
+            return Reply(found=self._find_code(request), pid=os.getpid())
         projection, config = self._projection()
         try:
             if request.op == "index_status":
@@ -174,6 +182,40 @@ class Answerer:
             ),
         )
         return msgspec.structs.replace(result, recall_id=recall_id)
+
+    def _find_code(self, request: Request) -> FindResult:
+        from ctx.hub.code.search import find
+
+        if self.code is None:
+            assert self.store.path is not None
+
+            def embedder() -> Embedder:
+                if self.projection is not None:
+                    return self.projection.embedder
+                return make_embedder(load_config(self.store.path).embedder)
+
+            self.code = CodeIndex(self.store.path / "index" / "code", embedder)
+        steer = load_config(self.store.path).code.steer
+        if steer.base_url:
+            from ctx.hub.code.steer import steered_find
+
+            return steered_find(
+                self.code,
+                request.query,
+                steer,
+                limit=request.limit,
+                language=request.language,
+                path=request.path,
+                full=request.full,
+            )
+        return find(
+            self.code,
+            request.query,
+            limit=request.limit,
+            language=request.language,
+            path=request.path,
+            full=request.full,
+        )
 
     def _recall(
         self, projection: Projection, config: HubConfig, request: Request

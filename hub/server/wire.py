@@ -22,6 +22,7 @@ from typing import Literal
 
 import msgspec
 
+from ctx.hub.code.results import FindResult
 from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.retrieval.tuning import LearnReport
@@ -38,14 +39,17 @@ __all__ = [
     "socket_path",
 ]
 
-Op = Literal["recall", "search", "index_status", "reindex", "ping", "stop", "learn"]
+Op = Literal[
+    "recall", "search", "index_status", "reindex", "ping", "stop", "learn", "code_find"
+]
 
 
 class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One question to the hub: a recall, a search, index status or reindex.
 
-    The fields are the options of ``ctx recall`` and ``ctx search``, and
-    ``re_embed`` of ``ctx reindex``. ``agent`` is the caller whose learned
+    The fields are the options of ``ctx recall`` and ``ctx search``,
+    ``re_embed`` of ``ctx reindex``, and ``language``, ``path`` and ``full``
+    of ``ctx find`` (``code_find``). ``agent`` is the caller whose learned
     weights a recall uses, and whose feedback ``learn`` learns from.
     """
 
@@ -66,6 +70,9 @@ class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     fuzzy: bool = False
     re_embed: bool = False
     agent: str | None = None
+    language: str | None = None
+    path: str | None = None
+    full: bool = False
 
 
 class Failure(msgspec.Struct, frozen=True, kw_only=True):
@@ -81,7 +88,8 @@ class Reply(msgspec.Struct, kw_only=True):
     """One line of the hub's answer.
 
     The last line holds what was asked (``result`` for recall and search,
-    ``status`` or ``report``) or a ``failure``; a line with ``progress``
+    ``status``, ``report``, or ``found`` for ``ctx find``) or a
+    ``failure``; a line with ``progress``
     (done, total) before it says how far a reindex is. Every line from a hub
     names its ``store`` (the path it serves); a client ignores a line that
     names another.
@@ -91,6 +99,7 @@ class Reply(msgspec.Struct, kw_only=True):
     status: IndexStatus | None = None
     report: ReindexReport | None = None
     learned: LearnReport | None = None
+    found: FindResult | None = None
     failure: Failure | None = None
     progress: tuple[int, int] | None = None
     store: str = ""

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp_scenario import call_every_tool
+from mcp_scenario import call_every_tool, index_sample_code
 from mcp_types import Implementation
 
 from ctx import engine
@@ -52,6 +52,7 @@ def commits(path: Path) -> int:
 
 
 async def test_every_tool_answers_in_its_output_schema(ws: Workspace) -> None:
+    index_sample_code(ws.path)
     async with Client(build_server(ws)) as client:
         results = await call_every_tool(client)
     assert results["recall"]["budget"] == 400

@@ -11,7 +11,7 @@ import anyio
 import pytest
 from integration_support import CTX, run_ctx, start_hub_process
 from mcp import Client, StdioServerParameters
-from mcp_scenario import call_every_tool
+from mcp_scenario import call_every_tool, index_sample_code
 
 pytestmark = pytest.mark.anyio
 
@@ -31,6 +31,7 @@ def store(store_path: Path) -> Path:
 
 
 async def test_every_tool_over_stdio(store: Path) -> None:
+    index_sample_code(store)
     async with Client(server(store)) as client:
         await call_every_tool(client)
 

@@ -16,7 +16,7 @@ import pytest
 from integration_support import CTX, run_ctx, start_hub_process
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_scenario import call_every_tool
+from mcp_scenario import call_every_tool, index_sample_code
 from serve_support import Served, start_serve
 
 pytestmark = pytest.mark.anyio
@@ -44,7 +44,8 @@ def fsck(store: Path) -> None:
     assert out.returncode == 0, out.stderr
 
 
-async def test_every_tool_over_streamable_http(served: Served) -> None:
+async def test_every_tool_over_streamable_http(store: Path, served: Served) -> None:
+    index_sample_code(store)
     async with Client(served.mcp) as client:
         await call_every_tool(client)
 
@@ -341,3 +342,25 @@ def test_web_pages_cannot_reach_a_loopback_server(
     assert got == status, answer
     planted = [m for m in served.request("GET", "/api/memories")[1]]
     assert len(planted) == (1 if status == 200 else 0)
+
+
+def test_the_api_finds_code_and_lists_symbols(store: Path, served: Served) -> None:
+    status, answer = served.request("POST", "/api/code/find", {"query": "retry"})
+    assert status == 404
+    assert answer["error"]["message"] == "No code is indexed in this store."
+    index_sample_code(store)
+    status, answer = served.request(
+        "POST",
+        "/api/code/find",
+        {"query": "retry a request with backoff", "full": True},
+    )
+    assert status == 200
+    top = answer["hits"][0]
+    assert (top["chunk"]["path"], top["chunk"]["name"]) == (
+        "net.py",
+        "fetch_with_retries",
+    )
+    assert top["code"].startswith("def fetch_with_retries(url, attempts=3):")
+    status, listed = served.request("GET", "/api/code/symbols", query={"kind": "class"})
+    assert status == 200
+    assert [s["name"] for s in listed["symbols"]] == ["Cache"]

@@ -88,6 +88,11 @@ SCHEMAS: dict[str, Any] = {
     "session show": engine.SessionDetail,
     "review": engine.Review,
     "brief": engine.Briefing,
+    "code index": hub.CodeIndexReport,
+    "find": hub.FindResult,
+    "symbols": hub.SymbolList,
+    "deps": hub.Dependencies,
+    "chunk": hub.CodeHit,
 }
 
 # `export` writes its own format and has no --json; `hub start` serves in the
@@ -95,6 +100,7 @@ SCHEMAS: dict[str, Any] = {
 ELSEWHERE = {
     "export",
     "hub start",
+    "code watch",  # watches until stopped: tests/integration/test_code_hub.py
 }
 
 
@@ -194,6 +200,15 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     clone = tmp_path / "clone" / ".ctx"
     run("clone", "clone", str(remote), "--store", str(clone))
     run("remote remove", "remote", "remove", "origin")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "app.py").write_text("import util\n\n\ndef main():\n    util.run()\n")
+    (source / "util.py").write_text('def run():\n    """Runs."""\n')
+    run("code index", "code", "index", str(source), "--no-vectors")
+    run("find", "find", "run main", "--full")
+    run("symbols", "symbols")
+    run("deps", "deps", str(source / "util.py"))
+    run("chunk", "chunk", f"{source / 'app.py'}:4")
     with contextlib.chdir(tmp_path):
         run("install", "install", "claude")
         run("uninstall", "uninstall", "claude")
