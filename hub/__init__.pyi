@@ -1,10 +1,10 @@
 # The hub's public names, each once: the lazy loader in __init__.py reads
 # this file, and type checkers read it as the package's interface.
 
-from .api import find_code as find_code
 from .api import (
     feedback as feedback,
 )
+from .api import find_code as find_code
 from .api import (
     hub_status as hub_status,
 )
