@@ -396,8 +396,17 @@ def reindex(
     return reply.report
 
 
-def feedback(ws: Workspace, recall_id: str, used: Sequence[str]) -> FeedbackResult:
+def feedback(
+    ws: Workspace,
+    recall_id: str,
+    used: Sequence[str],
+    *,
+    readable: Callable[[str], bool] | None = None,
+) -> FeedbackResult:
     """Records which hits of a recall were used, for :func:`learn`.
+
+    ``readable`` (an API key's scope) tells which branches' recalls the
+    caller may rate; any other recall is refused as unknown.
 
     Raises:
         InvalidInputError: Not a recall id, a recall older than a week, no
@@ -406,7 +415,7 @@ def feedback(ws: Workspace, recall_id: str, used: Sequence[str]) -> FeedbackResu
     """
     from ctx.hub.retrieval.feedback import record_feedback
 
-    return record_feedback(_private(ws), recall_id, used, ws.clock())
+    return record_feedback(_private(ws), recall_id, used, ws.clock(), readable=readable)
 
 
 def _private(ws: Workspace) -> Path:

@@ -237,7 +237,7 @@ def feedback(ws: Workspace, caller: Caller, req: rq.FeedbackRequest) -> Feedback
     """Records which memories of a recall were used."""
     from ctx.hub.api import feedback as hub_feedback
 
-    return hub_feedback(ws, req.recall_id, req.used)
+    return hub_feedback(ws, req.recall_id, req.used, readable=caller.visible)
 
 
 def search(ws: Workspace, caller: Caller, req: rq.SearchRequest) -> RecallResult:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -181,9 +181,18 @@ def read_log(store_path: Path) -> RecallLog:
 
 
 def record_feedback(
-    store_path: Path, recall_id: str, used: Sequence[str], now: datetime
+    store_path: Path,
+    recall_id: str,
+    used: Sequence[str],
+    now: datetime,
+    *,
+    readable: Callable[[str], bool] | None = None,
 ) -> FeedbackResult:
     """Records that the hits ``used`` of recall ``recall_id`` were used.
+
+    ``readable`` tells whether the caller may read a branch (an API key's
+    scope): a recall of a branch it may not read is refused exactly as one
+    the store never gave, so a key learns nothing of other branches' recalls.
 
     Raises:
         InvalidInputError: ``recall_id`` is not a recall id, the recall is
@@ -211,6 +220,8 @@ def record_feedback(
             hint="Name each one with --used ID (can be repeated).",
         )
     recall = read_log(store_path).recalls.get(wanted)
+    if recall is not None and readable is not None and not readable(recall.branch):
+        recall = None
     if recall is None:
         raise NotFoundError(
             f"This store gave no recall {wanted}.",

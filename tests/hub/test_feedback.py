@@ -136,3 +136,16 @@ def test_many_steps_stay_within_the_bounds(disk_store, ws):
         value = getattr(current, name)
         assert getattr(config, name) / 4 <= value <= getattr(config, name) * 4
     assert 375 <= current.budget <= 6000
+
+
+def test_a_recall_of_a_branch_the_caller_may_not_read_is_refused_as_unknown(
+    disk_store, ws
+):
+    [a, _] = write(disk_store, "the queue runs on postgres", "deploys on fridays")
+    rid = recall(ws, "postgres queue").recall_id
+    log = disk_store.path / "private" / LOG_FILE
+    before = log.read_bytes()
+    with pytest.raises(NotFoundError, match=f"This store gave no recall {rid}."):
+        feedback(ws, rid, [a], readable=lambda branch: branch != "main")
+    assert log.read_bytes() == before
+    assert feedback(ws, rid, [a], readable=lambda branch: branch == "main").used == (a,)

@@ -293,6 +293,29 @@ def test_nothing_leaks_through_reads_of_visible_branches(world: World) -> None:
     assert names == ["main"]
 
 
+def test_feedback_on_a_recall_of_a_hidden_branch_answers_as_unknown(
+    world: World,
+) -> None:
+    status, done = world.call(
+        "admin", "POST", "/api/recall", {"query": "Kafka plan", "branch": "agent/x"}
+    )
+    assert status == 200
+    rid, used = done["recall_id"], [done["hits"][0]["id"]]
+    ghost = rid[:11] + "0" * 16  # as recent, never given
+    hidden = world.call(
+        "reader", "POST", "/api/feedback", {"recall_id": rid, "used": used}
+    )
+    missing = world.call(
+        "reader", "POST", "/api/feedback", {"recall_id": ghost, "used": used}
+    )
+    assert hidden[0] == missing[0] == 404
+    assert json.dumps(hidden[1]).replace(rid, ghost) == json.dumps(missing[1])
+    mine = world.call(
+        "admin", "POST", "/api/feedback", {"recall_id": rid, "used": used}
+    )
+    assert mine[0] == 200, mine
+
+
 def test_keys_are_managed_by_admin_keys_only(world: World) -> None:
     status, made = world.call(
         "admin", "POST", "/api/keys", {"label": "bot", "read": ["main"]}
