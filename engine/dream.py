@@ -101,7 +101,7 @@ class TagChange(msgspec.Struct, frozen=True, kw_only=True):
     tag: str
 
 
-class Proposal(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Proposal(msgspec.Struct, frozen=True, kw_only=True):
     """One proposal, the content of its file under ``proposals/``.
 
     Attributes:

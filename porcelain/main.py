@@ -20,6 +20,7 @@ from ctx.porcelain.commands import (
     blame,
     branches,
     diff,
+    dream,
     exports,
     hooks,
     hub,
@@ -124,6 +125,7 @@ for module in (
     install,
     sessions,
     keys,
+    dream,
 ):
     for command in module.COMMANDS:
         add_store_option(command)
