@@ -138,6 +138,32 @@ _STOP = frozenset(
         "your",
     ]
 )
+_CALENDAR = frozenset(
+    [
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "today",
+        "yesterday",
+        "tomorrow",
+    ]
+)
 _UNIT_PERIOD = {
     "day": "daily",
     "night": "daily",
@@ -231,7 +257,7 @@ def entities(memory: Memory) -> frozenset[str]:
         if name not in openers and len(name) > 2
     }
     found |= {tag.split(":", 1)[1].casefold() for tag in memory.tags}
-    return frozenset(found - _STOP)
+    return frozenset(found - _STOP - _CALENDAR)
 
 
 def _text(memory: Memory) -> str:

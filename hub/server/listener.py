@@ -44,6 +44,7 @@ from typing import Any
 import msgspec
 
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
+from ctx.hub.dream.background import start_background
 from ctx.hub.server import registry
 from ctx.hub.server.client import hub_answers
 from ctx.hub.server.private import hub_file
@@ -376,6 +377,7 @@ def serve(
         registry.register(store.path, path, autostarted=autostarted)
         for worker in workers:
             worker.start()
+        start_background(store.path, clock, server.stopping)
         if ready is not None:
             ready(path)
         server.run(idle)
