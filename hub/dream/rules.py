@@ -6,8 +6,9 @@ this order, the first that matches:
 1. a **duplicate**: the same text once normalised (case, spacing and
    punctuation ignored), or vectors and words both nearly the same (cosine
    at least :attr:`Thresholds.duplicate_cosine` and word overlap at least
-   :attr:`Thresholds.duplicate_words`). The newest is kept; it supersedes
-   the others.
+   :attr:`Thresholds.duplicate_words`, with no content word on one side
+   only but filler words, and no negation on one side only). The newest is
+   kept; it supersedes the others.
 2. an **update**: the same kind and title with another body, or the same
    subject (cosine and overlap of content words above the ``subject``
    thresholds) with a changed value (a word, number or negation only one
@@ -19,7 +20,9 @@ this order, the first that matches:
    :attr:`Thresholds.link_cosine`) or memories that name the same entity
    (a capitalised name, an identifier, a tag's value). DEPENDS_ON when one
    says it needs the other ("depends on", "requires", "uses", ... followed
-   by a name the other holds), RELATES_TO otherwise.
+   by a name the other holds), RELATES_TO otherwise. A shared entity alone
+   needs a cosine of :attr:`Thresholds.entity_cosine`: two people who talk
+   name each other all the time.
 
 One memory alone may be a **recurrence** (the temporal parser finds a
 cycle: every Monday, on the 1st of every month; or it says weekly, daily,
@@ -64,7 +67,7 @@ _NAME_RE = re.compile(r"\b(?:[A-Z][\w-]*[A-Za-z0-9]|[a-z]+_[a-z0-9_]+|[a-z]+\.[a
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+|\n)\s*([A-Z][\w-]*)")
 _NEEDS_RE = re.compile(
     r"\b(?:depends on|depend on|requires?|needs?|uses|built on|relies on|"
-    r"because of|blocked by|after)\s+(?:the\s+|a\s+|an\s+)?([\w.-]+)",
+    r"because of|blocked by)\s+(?:the\s+|a\s+|an\s+)?([\w.-]+)",
     re.IGNORECASE,
 )
 _EVERY_RE = re.compile(
@@ -164,6 +167,9 @@ _CALENDAR = frozenset(
         "tomorrow",
     ]
 )
+_FILLERS = frozenset(
+    ("really", "so", "just", "actually", "very", "totally", "definitely", "quite")
+)
 _UNIT_PERIOD = {
     "day": "daily",
     "night": "daily",
@@ -189,11 +195,12 @@ _DIMENSION_PERIOD = {
 class Thresholds:
     """The cut-offs of the rules (see the module docstring)."""
 
-    duplicate_cosine: float = 0.93
+    duplicate_cosine: float = 0.9
     duplicate_words: float = 0.7
     subject_cosine: float = 0.75
     subject_words: float = 0.4
-    link_cosine: float = 0.6
+    link_cosine: float = 0.5
+    entity_cosine: float = 0.45
     newer_gap: timedelta = timedelta(hours=12)
     stale_days: int = 180
     reference_sessions: int = 3
@@ -300,7 +307,17 @@ def judge_pair(
             "duplicate", "SUPERSEDES", newer.id, older.id, 1.0, "the same text"
         )
     cos = -1.0 if cosine is None else cosine
-    if cos >= limits.duplicate_cosine and same_words >= limits.duplicate_words:
+    content_a = words(text_a) - _STOP
+    content_b = words(text_b) - _STOP
+    # Words only one side has, fillers aside: a changed value or a "not".
+    differ = (content_a ^ content_b) - _FILLERS
+    flipped = negated(text_a) != negated(text_b)
+    if (
+        cos >= limits.duplicate_cosine
+        and same_words >= limits.duplicate_words
+        and not differ
+        and not flipped
+    ):
         return Judgement(
             "duplicate",
             "SUPERSEDES",
@@ -324,14 +341,10 @@ def judge_pair(
             0.9,
             f"the same {a.kind} titled {a.title!r}, written later",
         )
-    content_a = words(text_a) - _STOP
-    content_b = words(text_b) - _STOP
     subject = overlap(content_a, content_b)
     same_subject = cos >= limits.subject_cosine and subject >= limits.subject_words
     if same_subject:
-        flipped = negated(text_a) != negated(text_b)
-        changed = bool(content_a ^ content_b)
-        if (flipped or changed) and _gap(a, b) >= limits.newer_gap:
+        if (flipped or differ) and _gap(a, b) >= limits.newer_gap:
             return Judgement(
                 "update",
                 "SUPERSEDES",
@@ -362,7 +375,7 @@ def judge_pair(
             "it says it needs what the other names",
         )
     shared = sorted(entities(a) & entities(b))
-    if cos >= limits.link_cosine or shared:
+    if cos >= limits.link_cosine or (shared and cos >= limits.entity_cosine):
         first, second = sorted((a.id, b.id))
         why = f"names {', '.join(shared[:3])}" if shared else "strong neighbours"
         return Judgement(
