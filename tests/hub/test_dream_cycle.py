@@ -202,3 +202,34 @@ def test_dream_refuses_its_own_branches_and_bad_budgets(ws):
         dream.run(ws, budget=0)
     with pytest.raises(engine.RefNotFoundError):
         dream.run(ws, branch="nope")
+
+
+def test_an_accepted_proposal_is_rechecked_by_the_rules_before_merge(ws):
+    store = ws.store()
+    old = remember(ws, "The staging cluster runs in Frankfurt", days_ago=3)
+    remember(ws, "the staging cluster runs in frankfurt", days_ago=1)
+    dream.run(ws, budget=50)
+    dream.accept(ws, [])
+    engine.edit(store, old, WHO, body="Our cat is called Miso")
+    before = store.branch_tip("main")
+    result = dream.merge(ws)
+    assert result.merged == ()
+    [(pid, why)] = result.stale
+    assert why == "the memories changed: the rules now see nothing"
+    assert store.branch_tip("main") == before
+    [stale] = dream.review(ws, status="stale")
+    assert stale.proposal.id == pid
+    assert [m.changed for m in stale.memories if m.id == old] == [True]
+
+
+def test_memories_given_in_many_hook_sessions_are_proposed_for_reference(ws):
+    from ctx.hub.hooks.session import editing
+
+    often = remember(ws, "Use uv for Python environments", days_ago=2)
+    for session in ("s1", "s2", "s3"):
+        with editing(ws.path, session) as state:
+            state.note_shown([often])
+    dream.run(ws, budget=50)
+    [tier] = proposals(ws, "tier")
+    assert [(t.memory, t.tag) for t in tier.tags] == [(often, "tier:reference")]
+    assert tier.reason == "tier:reference: given to agents in 3 sessions"
