@@ -273,7 +273,8 @@ def newer_first(
     searcher = projection.searcher(source.view)
     good = 0
     for old_id, new_id, question in pairs:
-        hits = [h.id for h in rank(searcher, question, now=corpus.now).hits[:10]]
+        found = rank(searcher, question, config=RecallConfig(), now=corpus.now)
+        hits = [h.id for h in found.hits[:10]]
         if new_id in hits and (
             old_id not in hits or hits.index(new_id) < hits.index(old_id)
         ):
@@ -310,6 +311,13 @@ def part_locomo(
                 examined += report.examined
                 kinds += accept_and_merge(store, embedder, corpus.now)
                 after += recall_at_10(projection, corpus, key_of)
+                print(
+                    corpus.name,
+                    report.proposed,
+                    f"{sum(before) / len(before):.3f}",
+                    f"{sum(after) / len(after):.3f}",
+                    flush=True,
+                )
             # Knowledge updates: a store of the turns and newer copies.
             with disk_store(root, corpus.name + "-ku", corpus.now) as store:
                 written = engine.remember_many(store, corpus.drafts, IMPORT)
