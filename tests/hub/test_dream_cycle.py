@@ -233,3 +233,26 @@ def test_memories_given_in_many_hook_sessions_are_proposed_for_reference(ws):
     [tier] = proposals(ws, "tier")
     assert [(t.memory, t.tag) for t in tier.tags] == [(often, "tier:reference")]
     assert tier.reason == "tier:reference: given to agents in 3 sessions"
+
+
+def test_recall_follows_a_merged_dream_link_one_hop(ws):
+    store = ws.store()
+    checkout = remember(ws, "The checkout service uses Stripe", days_ago=2)
+    stripe = remember(ws, "Stripe webhooks retry for three days", days_ago=1)
+    dream.run(ws, budget=50)
+    [link] = proposals(ws, "link")
+    assert links_of(link) == [(checkout, "DEPENDS_ON", stripe)]
+    dream.accept(ws, [link.id])
+    dream.merge(ws)
+    projection = Projection.for_store(store, HubConfig(embedder={"kind": "hashing"}))
+    [source] = open_sources(projection)
+    found = recall(
+        projection,
+        [source],
+        "checkout service",
+        now=NOW,
+        config=RecallConfig(),
+        explain=True,
+    )
+    by_id = {h.id: h for h in found.hits}
+    assert by_id[stripe].explain.via == f"{checkout} DEPENDS_ON this"
