@@ -278,6 +278,8 @@ def _effects(snap: Snapshot, proposals: Iterable[Proposal]) -> dict[str, bytes |
             if path in out or snap.blob_id(path) is not None:
                 continue
             if snap.find_path(change.source) is None:
+                continue  # a link from a memory gone from this tree: nothing
+            if snap.find_path(change.target) is None:
                 continue
             link = Link(
                 version=1,
