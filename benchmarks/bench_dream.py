@@ -239,11 +239,16 @@ def accept_and_merge(store: Store, embedder: Embedder, now: datetime) -> Counter
 def recall_at_10(projection: Projection, corpus: Corpus, key_of: dict) -> list[float]:
     [source] = open_sources(projection)
     searcher = projection.searcher(source.view)
+    # As recall ranks: over the branch's link graph (expansion, superseded out).
+    graph = [engine.link_graph(projection.store, source.commit)]
     out = []
     for q in corpus.questions:
         if q.category not in CATEGORIES:
             continue
-        hits = rank(searcher, q.text, config=RecallConfig(), now=corpus.now).hits
+        found = rank(
+            searcher, q.text, config=RecallConfig(), now=corpus.now, links=graph
+        )
+        hits = found.hits
         top = {key_of.get(h.id) for h in hits[:10]}
         out.append(sum(e in top for e in q.evidence) / len(q.evidence))
     return out
@@ -283,9 +288,12 @@ def newer_first(
 ) -> float:
     [source] = open_sources(projection)
     searcher = projection.searcher(source.view)
+    graph = [engine.link_graph(projection.store, source.commit)]
     good = 0
     for old_id, new_id, question in pairs:
-        found = rank(searcher, question, config=RecallConfig(), now=corpus.now)
+        found = rank(
+            searcher, question, config=RecallConfig(), now=corpus.now, links=graph
+        )
         hits = [h.id for h in found.hits[:10]]
         if new_id in hits and (
             old_id not in hits or hits.index(new_id) < hits.index(old_id)
@@ -505,6 +513,7 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--skip", action="append", default=[], help="1, 2 or 4")
+    parser.add_argument("--conversations", type=int, default=10)
     args = parser.parse_args()
     embedder = make_embedder({})
     started = datetime.now(UTC)
@@ -522,7 +531,9 @@ def main() -> None:
     if "1" not in args.skip:
         part_rules(args.eval_dir, embedder, lines)
     if "2" not in args.skip:
-        part_locomo(args.eval_dir, embedder, lines, 2 if args.quick else 10)
+        part_locomo(
+            args.eval_dir, embedder, lines, 2 if args.quick else args.conversations
+        )
     if "4" not in args.skip:
         part_cost(args.eval_dir, lines, (10_000,) if args.quick else (10_000, 100_000))
     lines.append(f"Load average at the end: {os.getloadavg()[0]:.2f}.")
