@@ -202,6 +202,8 @@ class CodeSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The code index's settings (``[code]``): its optional steering."""
 
     steer: SteerSettings = SteerSettings()
+
+
 class DreamSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Dream: the background tidying of memory (see docs/dream.md).
 
