@@ -23,13 +23,14 @@ from ctx.hub.index.lexical import LexicalIndexError
 
 __all__ = ["FORMAT", "IndexFolder", "IndexState"]
 
-FORMAT = 5
+FORMAT = 6
 """Version of the index folder's layout; another version is rebuilt.
 
 2: the lexical index keeps each document's text hash (the embedding cache).
 3: and each document's tag values (a query naming a tag boosts it).
 4: a memory's vector embeds its ``reply_to`` meta before its text.
 5: the lexical index keeps each blob id in fast fields (hits read no document).
+6: a long memory has a vector per passage (:mod:`ctx.hub.index.passages`).
 """
 
 _WAIT_S = 300.0  # the longest a process waits for another's catch-up
