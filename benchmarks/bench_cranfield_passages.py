@@ -1,7 +1,7 @@
 """Cranfield with long abstracts as passages, beside one vector per abstract.
 
-Many of Cranfield's 1,400 abstracts are longer than a passage
-(``ctx.hub.index.passages.PASSAGE_WORDS``), so passages change their
+Some of Cranfield's 1,400 abstracts are longer than the embedder's window
+(``ctx.hub.index.passages.WINDOW_WORDS``), so passages change their
 vectors. This measures nDCG@10, recall@10 and MAP@50 (protocol of
 ``bench_quality.py``) in one run for: the reference plain BM25, ctx's
 hybrid ranking with the defaults on a store embedded as passages (the
@@ -43,12 +43,12 @@ def main() -> None:
     corpus = quality.load_cranfield(eval_dir)
     embedder = make_embedder({"kind": "minilm"})
     with_passages = quality.build(corpus, embedder)
-    words = passages_module.PASSAGE_WORDS
-    passages_module.PASSAGE_WORDS = 10**9  # one vector per abstract, as before
+    words = passages_module.WINDOW_WORDS
+    passages_module.WINDOW_WORDS = 10**9  # one vector per abstract, as before
     try:
         first_window = quality.build(corpus, embedder)
     finally:
-        passages_module.PASSAGE_WORDS = words
+        passages_module.WINDOW_WORDS = words
     config = RecallConfig()
     rows = {
         "reference plain BM25": quality.reference_ranker(ref, corpus),

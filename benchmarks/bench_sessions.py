@@ -168,14 +168,14 @@ def main() -> None:
     started = time.perf_counter()
     with_passages = [quality.build(c, embedder) for c in as_quality]
     build_s = {"passages": time.perf_counter() - started}
-    words = passages_module.PASSAGE_WORDS
-    passages_module.PASSAGE_WORDS = 10**9  # one vector per memory, as before
+    words = passages_module.WINDOW_WORDS
+    passages_module.WINDOW_WORDS = 10**9  # one vector per memory, as before
     try:
         started = time.perf_counter()
         first_window = [quality.build(c, embedder) for c in as_quality]
         build_s["first window only"] = time.perf_counter() - started
     finally:
-        passages_module.PASSAGE_WORDS = words
+        passages_module.WINDOW_WORDS = words
     plain = RecallConfig()
     configs: dict[str, tuple[list[quality.Built], RecallConfig | None]] = {
         REFERENCE: ([], None),

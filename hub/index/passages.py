@@ -4,7 +4,8 @@ An embedder reads a bounded window of text (MiniLM: 256 word pieces, about
 190 English words); a memory longer than that used to get one vector of its
 first window, so the vector channel never saw the rest of a session's
 transcript or a document's section. :func:`passages` cuts a text longer
-than :data:`PASSAGE_WORDS` words into windows at line boundaries (a
+than :data:`WINDOW_WORDS` words (about the window) into windows of at most
+:data:`PASSAGE_WORDS` words at line boundaries (a
 transcript's turns, a document's paragraphs), a line longer than a window at
 sentence ends and, failing those, between words; each window after the first
 starts with the last line (or sentence) of the one before, up to
@@ -35,6 +36,7 @@ __all__ = [
     "MARK",
     "OVERLAP_WORDS",
     "PASSAGE_WORDS",
+    "WINDOW_WORDS",
     "embed_passages",
     "owner",
     "passage_key",
@@ -48,6 +50,11 @@ room for names and numbers (which take more) and for a reply context before
 the first passage. On LoCoMo sessions (3 conversations, 354 questions),
 hybrid any@5 was 0.909 with passages of 80 words and 0.919 with 120;
 vectors alone 0.804 and 0.812 (benchmarks/results/sessions.md has 120)."""
+
+WINDOW_WORDS = 180
+"""A text of up to this many words keeps one vector, of all of it: it fits
+MiniLM's window. Splitting Cranfield's abstracts of 120-180 words cost
+nDCG@10 0.415 -> 0.407 (benchmarks/results/cranfield_passages.md)."""
 
 OVERLAP_WORDS = 60
 """At most this many words of a passage's end begin the next passage."""
@@ -87,11 +94,12 @@ def _units(text: str) -> list[list[str]]:
 def passages(text: str) -> list[str]:
     """Returns the passages to embed for ``text``: itself if it is short.
 
-    A text of more than :data:`PASSAGE_WORDS` words gives overlapping windows
-    of whole lines (or sentences), each at most that long (module doc).
+    A text of more than :data:`WINDOW_WORDS` words gives overlapping windows
+    of whole lines (or sentences), each at most :data:`PASSAGE_WORDS` words
+    (module doc).
     """
     units = _units(text)
-    if sum(len(u) for u in units) <= PASSAGE_WORDS:
+    if sum(len(u) for u in units) <= max(WINDOW_WORDS, PASSAGE_WORDS):
         return [text]
     windows: list[list[list[str]]] = []
     current: list[list[str]] = []

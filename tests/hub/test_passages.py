@@ -14,6 +14,7 @@ from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.index.passages import (
     OVERLAP_WORDS,
     PASSAGE_WORDS,
+    WINDOW_WORDS,
     owner,
     passage_key,
     passages,
@@ -67,6 +68,13 @@ def projection(disk_store):
 
 def test_a_short_text_is_its_own_only_passage():
     assert passages("one line\nand another") == ["one line\nand another"]
+
+
+def test_a_text_that_fits_the_window_keeps_one_vector():
+    text = "\n".join(["word " * 20] * (WINDOW_WORDS // 20))
+    assert PASSAGE_WORDS < len(text.split()) <= WINDOW_WORDS
+    assert passages(text) == [text]
+    assert len(passages(text + "\none more line")) > 1
 
 
 def test_a_long_text_is_cut_at_lines_with_overlap():
