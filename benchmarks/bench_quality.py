@@ -527,18 +527,24 @@ def render_sweep(rows: list[dict]) -> list[str]:
     return [*lines, ""]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def eval_parser(doc: str, quick: str) -> argparse.ArgumentParser:
+    """Returns the options every LoCoMo benchmark takes: data, --quick, --note."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument(
         "--eval-dir",
         type=Path,
         default=ROOT.parent / "shared" / "eval",
         help="folder with locomo/, cranfield/ and locomo_bm25_baseline.py",
     )
-    parser.add_argument("--sweep", action="store_true", help="also sweep a grid")
-    parser.add_argument("--quick", action="store_true", help="2 conversations, print")
-    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--quick", action="store_true", help=quick)
     parser.add_argument("--note", help="a line on the conditions of the run")
+    return parser
+
+
+def main() -> None:
+    parser = eval_parser(__doc__, "2 conversations, print")
+    parser.add_argument("--sweep", action="store_true", help="also sweep a grid")
+    parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     eval_dir = args.eval_dir.resolve()
     needed = ["locomo_bm25_baseline.py", "locomo/locomo10.json", "cranfield/cranqrel"]

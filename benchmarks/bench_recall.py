@@ -64,6 +64,7 @@ from ctx.engine import Draft, Intent, Store, remember, remember_many
 from ctx.hub.config import load_config
 from ctx.hub.embedders import make_embedder
 from ctx.hub.index.maintenance import index_status, reindex
+from ctx.hub.index.passages import owner
 from ctx.hub.index.projection import Projection
 from ctx.hub.index.vectors import CROSSOVER
 from ctx.hub.retrieval.packing import recall
@@ -76,6 +77,8 @@ BIN = Path(sys.executable).parent
 SEED = 20261122
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 SPAN_DAYS = 730
+LONG_EVERY = 50
+"""Every 50th memory is long (200-1,500 words): 2% of the store."""
 TIME_PHRASES = ("last week", "in March", "last month", "yesterday")
 KINDS = ("fact", "decision", "pattern", "observation")
 CONTEXTS = ("general", "billing", "search", "mobile")
@@ -106,8 +109,19 @@ def drafts(count: int) -> Iterator[Draft]:
     for i in range(count):
         body = rng.choices(vocab, cum_weights=cumulative, k=rng.randint(20, 80))
         title = rng.choices(vocab, cum_weights=cumulative, k=rng.randint(3, 8))
+        text = " ".join(body)
+        if i % LONG_EVERY == LONG_EVERY - 1:
+            # A long memory (a session, a document section): lines of 10-25
+            # words, 200-1,500 words in all, embedded as several passages.
+            lines = [
+                " ".join(
+                    rng.choices(vocab, cum_weights=cumulative, k=rng.randint(10, 25))
+                )
+                for _ in range(rng.randint(12, 80))
+            ]
+            text = "\n".join([text, *lines])
         yield Draft(
-            text=" ".join(body),
+            text=text,
             title=" ".join(title) if rng.random() < 0.5 else None,
             kind=KINDS[i % len(KINDS)],
             context=CONTEXTS[i % len(CONTEXTS)],
@@ -134,7 +148,7 @@ def clock() -> datetime:
 
 
 def store_dir(size: int, kind: str) -> Path:
-    return DATA / f"{size}-{kind}"
+    return DATA / f"{size}-{kind}-long{LONG_EVERY}"
 
 
 def ensure_store(size: int, kind: str) -> Store:
@@ -248,7 +262,7 @@ def latency(
         top = np.argpartition(-scores, config.depth)[: config.depth]
         top = top[np.argsort(-scores[top])]
         bm25 = [blob for blob, _ in lexical.search(query, limit=config.depth)]
-        return rrf([[keys[i] for i in top], bm25])
+        return rrf([list(dict.fromkeys(owner(keys[i])[0] for i in top)), bm25])
 
     times: dict[str, list[float]] = {"recall": [], "embed": [], "base": [], "open": []}
     overlap, temporal = [], 0
@@ -507,7 +521,8 @@ def table(headers: str, rows: list[list[object]]) -> str:
 
 INTRO = """\
 Memories: bodies of 20-80 words drawn Zipf-like from 30,000 generated words
-(bench_lexical's generator), a title of 3-8 words on half, two tags, four kinds
+(bench_lexical's generator; every {long_every}th memory is long: 200-1,500 words in lines
+of 10-25, embedded as passages), a title of 3-8 words on half, two tags, four kinds
 and contexts, `created_at` uniform over the {span} days before {now:%Y-%m-%d}.
 Queries: 3-6 words sampled from a random memory's body; ~10% end with a time
 phrase ({phrases}). Stores of more than {minilm_max:,} memories are indexed with
@@ -601,6 +616,7 @@ def render(args, rows, builds, kept, clis, catches, mem, total_s) -> str:
             now=NOW,
             phrases=", ".join(TIME_PHRASES),
             minilm_max=args.minilm_max,
+            long_every=LONG_EVERY,
         )
         + "\n",
         "## Goals\n\n" + table("goal|measured|met?", goals) + "\n",

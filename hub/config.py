@@ -89,6 +89,10 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             with the hit's score times this.
         depth: How many hits each channel contributes to the fusion.
         reranker: An optional reranker of the best hits (off by default).
+        floor: The relevance (0..1) one hit must reach for a recall or
+            search to return anything: below it, nothing is relevant.
+        fall_off: A hit below the floor is dropped when its score is below
+            this share of the best hit's score.
     """
 
     budget: Annotated[int, msgspec.Meta(ge=1)] = 1500
@@ -101,6 +105,9 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     expand: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
     depth: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 100
     reranker: RerankerSettings = RerankerSettings()
+    # Measured in benchmarks/results/relevance_floor.md (docs/recall.md).
+    floor: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.45
+    fall_off: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.25
 
 
 class HubSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

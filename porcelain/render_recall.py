@@ -34,6 +34,9 @@ def _explain_lines(hit: Hit) -> list[str]:
         f"{c.channel} #{c.rank} ({c.score:.3g}) +{c.contribution:.4f}"
         for c in why.channels
     ]
+    if why.passage is not None:
+        excerpt = textwrap.shorten(why.passage.text, 60, placeholder="...")
+        parts.append(f'passage {why.passage.number}/{why.passage.of} "{excerpt}"')
     if why.via:
         parts.append(f"linked: {why.via}")
     if why.tag_boost != 1:
@@ -46,6 +49,15 @@ def _explain_lines(hit: Hit) -> list[str]:
             f"last: {why.last_commit[:10]} {why.last_agent}: {why.last_summary}"
         )
     return lines
+
+
+def _passage_note(hit: Hit) -> str:
+    part = hit.passage
+    assert part is not None
+    return (
+        f"passage {part.number} of {part.of}: the whole memory is over the "
+        f"budget; `ctx show {hit.id}` shows it"
+    )
 
 
 def _conflict_line(hit: Hit) -> str:
@@ -69,6 +81,8 @@ def _text_hit(hit: Hit, overlay: bool, short: Callable[[str], str]) -> None:
     text = f"{hit.title}\n{hit.body}" if hit.title else hit.body
     for line in text.splitlines() or [""]:
         echo(textwrap.indent(line, "    ") if line else "")
+    if hit.passage is not None:
+        echo(f"    ({_passage_note(hit)})")
     for line in _explain_lines(hit):
         echo("    " + line)
     if hit.conflict is not None:
@@ -99,6 +113,12 @@ def render_recall(
             f"none fit the budget "
             f"of {plural(result.budget, 'token')}; raise it with --budget."
         )
+    elif result.nothing_relevant and not any(not h.pinned for h in result.hits):
+        echo("Nothing relevant.")
+        miss = result.near_miss
+        if miss is not None:
+            echo(f"Best near miss (relevance {miss.relevance or 0:.2f}):")
+            _text_hit(miss, overlay, short)
     elif not result.hits:
         echo("Nothing matches.")
     for hit in result.hits:

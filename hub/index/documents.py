@@ -10,11 +10,11 @@ from __future__ import annotations
 import blake3
 import msgspec
 
-from ctx.engine import Snapshot
+from ctx.engine import Memory, Snapshot
 from ctx.hub.index.language import detect
 from ctx.hub.index.schema import LexicalDoc
 
-__all__ = ["REPLY_TO", "embed_text", "lexical_doc", "text_hash"]
+__all__ = ["REPLY_TO", "embed_text", "lexical_doc", "memory_embed_text", "text_hash"]
 
 REPLY_TO = "reply_to"
 """The ``meta`` key of what a memory answers or follows (a conversation's
@@ -53,4 +53,13 @@ def embed_text(doc: LexicalDoc) -> str:
     Its ``reply_to`` context (:data:`REPLY_TO`), title and body, each that
     is there on its own line.
     """
-    return "\n".join(part for part in (doc.reply_to, doc.title, doc.body) if part)
+    return _joined(doc.reply_to, doc.title, doc.body)
+
+
+def memory_embed_text(memory: Memory) -> str:
+    """Returns the text a memory's vectors are made from, as :func:`embed_text`."""
+    return _joined(memory.meta.get(REPLY_TO, ""), memory.title, memory.body)
+
+
+def _joined(reply_to: str, title: str | None, body: str) -> str:
+    return "\n".join(part for part in (reply_to, title, body) if part)

@@ -23,7 +23,7 @@ from ctx.hub.index.lexical import LexicalIndexError
 
 __all__ = ["FORMAT", "IndexFolder", "IndexState"]
 
-FORMAT = 6
+FORMAT = 7
 """Version of the index folder's layout; another version is rebuilt.
 
 2: the lexical index keeps each document's text hash (the embedding cache).
@@ -31,6 +31,7 @@ FORMAT = 6
 4: a memory's vector embeds its ``reply_to`` meta before its text.
 5: the lexical index keeps each blob id in fast fields (hits read no document).
 6: and a memory in another language in a field stemmed in that language.
+7: a long memory has a vector per passage (:mod:`ctx.hub.index.passages`).
 """
 
 _WAIT_S = 300.0  # the longest a process waits for another's catch-up

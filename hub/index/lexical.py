@@ -66,6 +66,7 @@ from ctx.hub.index.schema import (
     HEX_ID,
     LexicalDoc,
     build_schema,
+    content_analyzer,
     index_time,
     stem_analyzer,
     tokenizer_of,
@@ -121,6 +122,11 @@ _FUZZY_EXACT_BONUS = 0.5
 # large as everything fetched so far.
 _OVERFETCH_MARGIN = 1.5
 _OVERFETCH_GROWTH = 3
+
+
+TYPO_CREDIT = 0.5
+"""The share of a word's weight that a near match of it counts in
+:meth:`LexicalIndex.coverage`: likely the word meant, but not for sure."""
 
 
 class LexicalIndexError(StoreError):
@@ -202,6 +208,7 @@ class LexicalIndex:
         self._analyzer = stem_analyzer()
         for code in LANGUAGES:
             self._index.register_tokenizer(tokenizer_of(code), analyzer(code))
+        self._content = content_analyzer()
         self._index.config_reader(reload_policy="manual")
 
     @classmethod
@@ -390,6 +397,76 @@ class LexicalIndex:
         hits = self._run(searcher, both, min(len(blobs), searcher.num_docs), 0)
         return set(self._blobs_of(searcher, hits))
 
+    def coverage(self, query: str, blobs: Collection[str]) -> dict[str, float]:
+        """Returns, per blob of ``blobs``, the share of the query's words it holds.
+
+        The query is analysed as :meth:`search` analyses it, less English
+        function words (:func:`~ctx.hub.index.schema.content_analyzer`). Each
+        term weighs
+        its BM25 inverse document frequency in the index, so that a word no
+        memory holds (a name from another project) weighs the most and a
+        word every memory holds almost nothing; a blob's share is the weight
+        of the terms its title or body holds over the weight of all of them,
+        0..1 and comparable across queries. One query per term the index
+        holds, over ``blobs`` only. A query word that no memory holds but
+        that a blob's words nearly match (as the fuzzy channel matches them:
+        "postgress" for "postgres") counts :data:`TYPO_CREDIT` of its weight.
+        """
+        text = query_text(query)
+        terms = list(dict.fromkeys(self._content.analyze(text)))[:MAX_QUERY_TERMS]
+        if not terms or not blobs:
+            return {}
+        # A word the fuzzy channel looks for, by the term it analyses to: a
+        # term no memory holds may be a typo of one a memory holds.
+        typos = {
+            analysed[0]: word
+            for word in query_words(text)
+            if len(analysed := self._content.analyze(word)) == 1
+        }
+        searcher = self._searcher()
+        total = searcher.num_docs
+        if not total:
+            return {}
+        among = tantivy.Query.term_set_query(self._schema, "blob", list(blobs))
+        whole = 0.0
+        held = dict.fromkeys(blobs, 0.0)
+        for term in terms:
+            with _reading(f"search {self._where}"):
+                found = max(
+                    searcher.doc_freq(field, term) for field in ("title", "body")
+                )
+            weight = math.log(1 + (total - found + 0.5) / (found + 0.5))
+            whole += weight
+            if found:
+                either = tantivy.Query.boolean_query(
+                    [
+                        (tantivy.Occur.Should, self._term(field, term, 1.0))
+                        for field in ("title", "body")
+                    ]
+                )
+                self._credit(searcher, among, either, held, weight)
+            elif term in typos:
+                fuzzy = self._fuzzy_word(typos[term])
+                self._credit(searcher, among, fuzzy, held, weight * TYPO_CREDIT)
+        return {blob: share / whole for blob, share in held.items()} if whole else {}
+
+    def _credit(
+        self,
+        searcher: tantivy.Searcher,
+        among: tantivy.Query,
+        query: tantivy.Query,
+        held: dict[str, float],
+        weight: float,
+    ) -> None:
+        """Adds ``weight`` to each blob of ``held`` that ``query`` matches."""
+        both = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, among), (tantivy.Occur.Must, query)]
+        )
+        hits = self._run(searcher, both, min(len(held), searcher.num_docs), 0)
+        for blob in self._blobs_of(searcher, hits):
+            if blob in held:
+                held[blob] += weight
+
     def known_blobs(self) -> set[str]:
         """Returns the blob ids of every committed document.
 
@@ -496,10 +573,7 @@ class LexicalIndex:
         """
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         for word in query_words(query_text(query)):
-            distance = 1 if len(word) < _FUZZY_TWO_EDITS_CHARS else 2
-            fuzzy = tantivy.Query.fuzzy_term_query(
-                self._schema, "words", word, distance=distance, prefix=True
-            )
+            fuzzy = self._fuzzy_word(word)
             exact = tantivy.Query.const_score_query(
                 tantivy.Query.term_query(self._schema, "words", word),
                 _FUZZY_EXACT_BONUS,
@@ -511,6 +585,13 @@ class LexicalIndex:
         return self._ranked(tantivy.Query.boolean_query(clauses), limit, allowed)
 
     # -- internals --------------------------------------------------------
+
+    def _fuzzy_word(self, word: str) -> tantivy.Query:
+        """Returns the fuzzy channel's query for one word (:meth:`fuzzy_search`)."""
+        distance = 1 if len(word) < _FUZZY_TWO_EDITS_CHARS else 2
+        return tantivy.Query.fuzzy_term_query(
+            self._schema, "words", word, distance=distance, prefix=True
+        )
 
     def _bm25_query(self, text: str) -> tantivy.Query | None:
         terms = list(dict.fromkeys(self._analyzer.analyze(text)))[:MAX_QUERY_TERMS]

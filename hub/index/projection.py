@@ -75,6 +75,7 @@ from ctx.hub.index.lexical import (
     LexicalIndexCorruptError,
     LexicalIndexError,
 )
+from ctx.hub.index.passages import embed_passages
 from ctx.hub.index.reuse import VectorSources, vector_folders
 from ctx.hub.index.searcher import Searcher
 from ctx.hub.index.vectors import (
@@ -676,11 +677,13 @@ class Projection:
                     and self._vector_error is None
                 ):
                     try:
-                        vectors = self.embedder.embed([embed_text(d) for d in todo])
+                        keys, vectors = embed_passages(
+                            self.embedder, [(d.blob, embed_text(d)) for d in todo]
+                        )
                     except EmbedderError as exc:
                         self._vector_error = exc
                     else:
-                        self.vectors.add([d.blob for d in todo], vectors)
+                        self.vectors.add(keys, vectors)
                         embedded += len(todo)
                 last = first + _BATCH >= len(blobs)
                 if last or time.monotonic() - saved > _SAVE_EVERY_S:
@@ -725,12 +728,14 @@ class Projection:
         vectors = None
         if self.vectors is not None:
             try:
-                found = self.embedder.embed([embed_text(d) for d in docs])
+                keys, found = embed_passages(
+                    self.embedder, [(d.blob, embed_text(d)) for d in docs]
+                )
             except EmbedderError as exc:
                 self._vector_error = exc
             else:
                 vectors = FlatVectors(self.vectors.dimensions)
-                vectors.add(blobs, found)
+                vectors.add(keys, found)
         view.pending = blobs
         view.pending_indexes = [PendingIndexes(lexical, vectors)]
 

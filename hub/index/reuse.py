@@ -22,15 +22,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctx.hub.index.documents import embed_text
 from ctx.hub.index.lexical import LexicalIndex
+from ctx.hub.index.passages import passages
 from ctx.hub.index.rows import SIDECAR, VectorIndex, VectorIndexError, read_sidecar
 from ctx.hub.index.schema import LexicalDoc
 from ctx.hub.index.vectors import read_rows
 
-__all__ = ["REPLY_TO_FORMAT", "VectorSources", "vector_folders"]
+__all__ = ["PASSAGES_FORMAT", "REPLY_TO_FORMAT", "VectorSources", "vector_folders"]
 
 REPLY_TO_FORMAT = 4
 """The first index format whose vectors embed a memory's ``reply_to``."""
+
+PASSAGES_FORMAT = 7
+"""The first index format that embeds a long memory as passages."""
+
+
+def _long(doc: LexicalDoc) -> bool:
+    """Returns whether the doc's vectors are several passages."""
+    return len(passages(embed_text(doc))) > 1
 
 
 @dataclass(frozen=True)
@@ -94,7 +104,13 @@ class VectorSources:
                 if found:
                     sources[doc.blob] = (vectors, found[0])
         for index in {id(i): i for i, _ in sources.values()}.values():
-            pairs = [(blob, key) for blob, (i, key) in sources.items() if i is index]
+            # Every vector of the source blob: its own and its passages'.
+            pairs = [
+                (blob + copied[len(key) :], copied)
+                for blob, (i, key) in sources.items()
+                if i is index
+                for copied in index.family(key)
+            ]
             rows = index.vectors_of([key for _, key in pairs])
             vectors.add([blob for blob, _ in pairs], rows)
         return set(sources)
@@ -118,8 +134,9 @@ class VectorSources:
             for source in sources:
                 if (
                     doc.blob in source.index
-                    and doc.blob not in source.damaged
+                    and not source.damaged.intersection(source.index.family(doc.blob))
                     and (source.format >= REPLY_TO_FORMAT or not doc.reply_to)
+                    and (source.format >= PASSAGES_FORMAT or not _long(doc))
                 ):
                     found[doc.blob] = (source.index, doc.blob)
                     break

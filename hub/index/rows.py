@@ -33,6 +33,8 @@ import numpy.typing as npt
 
 from ctx.engine import StoreError, plural
 from ctx.hub.index.errors import IndexCorruptError
+from ctx.hub.index.passages import MARK as _MARK
+from ctx.hub.index.passages import owner
 
 if TYPE_CHECKING:
     from typing import Self
@@ -197,6 +199,8 @@ class VectorIndex(abc.ABC):
         # Rows of the last frozenset searched, valid while _version holds.
         self._version = 0
         self._cached: tuple[frozenset[str], int, npt.NDArray[np.int64]] | None = None
+        # Blob -> the keys of its passages after the first; built when asked.
+        self._passages: dict[str, list[str]] | None = None
 
     @property
     def dimensions(self) -> int:
@@ -240,11 +244,48 @@ class VectorIndex(abc.ABC):
         self._append(rows, first)
         self._keys.extend(keys)
         self._rows.update((key, first + i) for i, key in enumerate(keys))
+        if self._passages is not None:
+            self._note_passages(keys)
         self._version += 1
 
     def remove(self, keys: Iterable[str]) -> None:
-        """Removes the vectors of the given keys; absent keys are ignored."""
+        """Removes the vectors of the given keys; absent keys are ignored.
+
+        A memory's vectors go together: removing any key of a blob (its own
+        or a passage's, :mod:`ctx.hub.index.passages`) removes them all.
+        """
+        family = {k: None for key in keys for k in self.family(owner(key)[0])}
+        self._remove_keys(list(family))
+
+    def family(self, blob: str) -> list[str]:
+        """Returns the keys of ``blob``'s vectors present: its own, then passages'."""
+        passages = self._passage_map().get(blob, [])
+        return ([blob] if blob in self._rows else []) + passages
+
+    def has_passages(self) -> bool:
+        """Returns whether any memory here has more than one vector."""
+        return bool(self._passage_map())
+
+    def _passage_map(self) -> dict[str, list[str]]:
+        if self._passages is None:
+            self._passages = {}
+            self._note_passages([key for key in self._rows if _MARK in key])
+        return self._passages
+
+    def _note_passages(self, keys: Iterable[str]) -> None:
+        assert self._passages is not None
+        for key in keys:
+            blob, number = owner(key)
+            if number:
+                self._passages.setdefault(blob, []).append(key)
+
+    def _remove_keys(self, keys: Sequence[str]) -> None:
         dead = [row for key in keys if (row := self._rows.pop(key, None)) is not None]
+        if self._passages is not None:
+            for key in keys:
+                blob, number = owner(key)
+                if number and blob in self._passages:
+                    del self._passages[blob]
         for row in dead:
             self._keys[row] = None
         self._touch({row // BLOCK for row in dead})
@@ -300,8 +341,12 @@ class VectorIndex(abc.ABC):
         if cached is not None and cached[0] is allowed and cached[1] == self._version:
             return cached[2]
         rows = self._rows
+        keys: Iterable[str] = allowed
+        if passages := self._passage_map():
+            extra = [k for blob in allowed for k in passages.get(blob, ())]
+            keys = [*allowed, *extra]
         found = np.fromiter(
-            (row for row in map(rows.get, allowed) if row is not None), dtype=np.int64
+            (row for row in map(rows.get, keys) if row is not None), dtype=np.int64
         )
         found.sort()
         if isinstance(allowed, frozenset):
@@ -329,6 +374,7 @@ class VectorIndex(abc.ABC):
         self._rebuild(live)
         self._keys = [self._keys[row] for row in live]
         self._rows = {key: row for row, key in enumerate(self._keys) if key}
+        self._passages = None
         self._sums = []
         self._version += 1
         if self._path is not None:

@@ -23,6 +23,7 @@ __all__ = [
     "LAST_DATE",
     "LexicalDoc",
     "build_schema",
+    "content_analyzer",
     "index_time",
     "stem_analyzer",
     "tokenizer_of",
@@ -108,6 +109,37 @@ def stem_analyzer() -> tantivy.TextAnalyzer:
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(40))
         .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+# English function words: what a question asks with, not what it asks about.
+# (Tantivy's own English list, from Lucene, lacks "how", "we", "what", "did".)
+_FUNCTION_WORDS = """
+    a about above after again against all am an and any are as at be because been
+    before being below between both but by can could did do does doing down during
+    each few for from further had has have having he her here hers herself him
+    himself his how i if in into is it its itself just let me more most my myself
+    no nor not now of off on once only or other ought our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves
+    then there these they this those through to too under until up us very was
+    we were what when where which while who whom whose why will with would you
+    your yours yourself yourselves
+"""
+
+
+def content_analyzer() -> tantivy.TextAnalyzer:
+    """Returns :func:`stem_analyzer` without English function words.
+
+    What a question is about, for its relevance: "how do we run the
+    tests?" is about ``run`` and ``test``.
+    """
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.custom_stopword(_FUNCTION_WORDS.split()))
         .filter(tantivy.Filter.stemmer("english"))
         .build()
     )

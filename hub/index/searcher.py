@@ -23,12 +23,16 @@ import numpy.typing as npt
 from ctx.engine import Memory
 from ctx.hub.embedders import Embedder, EmbedderError
 from ctx.hub.index.lexical import LexicalIndex
+from ctx.hub.index.passages import owner
 from ctx.hub.index.vectors import VectorIndex
 from ctx.hub.index.view import LiveView
 
 __all__ = ["Searcher"]
 
 Hits = list[tuple[str, float]]
+
+PASSAGE_DEPTH = 3
+"""Keys asked per memory wanted when some memories have several passages."""
 
 
 class Searcher:
@@ -62,6 +66,9 @@ class Searcher:
         self._lexical_indexes = [lexical, *(p.lexical for p in pending)]
         self._pending_vectors = [p.vectors for p in pending if p.vectors is not None]
         self._allowed = None if view.complete else view.blobs
+        self.passage: dict[str, int] = {}
+        """Per blob the vector channel found, the number of its passage that
+        matched best (0: the first, or the memory's only vector)."""
 
     def search_bm25(
         self,
@@ -108,6 +115,9 @@ class Searcher:
     def search_vectors(self, query: str, limit: int) -> Hits:
         """Returns the nearest (blob, cosine) to ``query``'s vector.
 
+        A memory's cosine is that of its best passage
+        (:mod:`ctx.hub.index.passages`), noted in :attr:`passage`.
+
         Raises:
             EmbedderError: The query could not be embedded, or the vectors
                 could not be made.
@@ -117,12 +127,29 @@ class Searcher:
         return self.search_vector(self.embedder.embed([query])[0], limit)
 
     def search_vector(self, vector: npt.NDArray[np.float32], limit: int) -> Hits:
-        """Returns the nearest (blob, cosine) to ``vector`` (none without vectors)."""
+        """Returns the nearest (blob, cosine) to ``vector`` (none without vectors).
+
+        A long memory's cosine is that of its best passage, whose number is
+        kept in :attr:`passage`.
+        """
         if self._vectors is None:
             return []
-        shared = self._vectors.search(vector, limit, self._allowed)
-        pending = [index.search(vector, limit) for index in self._pending_vectors]
-        return _best([shared, *pending], limit)
+        indexes = [self._vectors, *self._pending_vectors]
+        # A long memory's passages may fill the top: ask for more keys.
+        depth = (
+            limit * PASSAGE_DEPTH if any(i.has_passages() for i in indexes) else limit
+        )
+        shared = self._vectors.search(vector, depth, self._allowed)
+        pending = [index.search(vector, depth) for index in self._pending_vectors]
+        best: dict[str, float] = {}
+        for key, cosine in sorted(
+            (hit for hits in (shared, *pending) for hit in hits), key=lambda h: -h[1]
+        ):
+            blob, number = owner(key)
+            if blob not in best:
+                best[blob] = cosine
+                self.passage[blob] = number
+        return list(best.items())[:limit]
 
     def vector_of(self, blob: str) -> npt.NDArray[np.float32] | None:
         """Returns the stored (unit) vector of ``blob``, or ``None`` if it has none."""
@@ -139,6 +166,18 @@ class Searcher:
         See :meth:`LexicalIndex.tagged`.
         """
         return set().union(*(i.tagged(text, blobs) for i in self._lexical_indexes))
+
+    def coverage(self, text: str, blobs: Collection[str]) -> dict[str, float]:
+        """Returns, per blob, the share of ``text``'s word weight it holds (0..1).
+
+        See :meth:`LexicalIndex.coverage`; a blob in several indexes gets
+        its best share.
+        """
+        shares: dict[str, float] = {}
+        for index in self._lexical_indexes:
+            for blob, share in index.coverage(text, blobs).items():
+                shares[blob] = max(share, shares.get(blob, 0.0))
+        return shares
 
     def read(self, memory_id: str) -> Memory | None:
         """Returns the view's memory ``memory_id``, or ``None`` if not in it."""

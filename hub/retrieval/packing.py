@@ -1,8 +1,11 @@
 """Recall and search: ranked memories of a branch, packed into a token budget.
 
 :func:`recall` is what ``ctx recall`` prints: the pinned memories first (at
-most half the budget), then the best of :func:`ctx.hub.retrieval.ranking.rank`, each
-taken if it still fits, until the budget or :data:`MAX_HITS` is reached. A
+most half the budget, the most relevant to the query first; those left out
+are named in the result), then the best of :func:`ctx.hub.retrieval.ranking.rank`, each
+taken if it still fits, until the budget or :data:`MAX_HITS` is reached; a
+long memory that does not fit whole is taken as its matching passage
+(``Hit.passage``) if that fits. A
 memory costs its :func:`~ctx.engine.recall_tokens`: its text plus
 :data:`~ctx.engine.HEADER_TOKENS` for the line that names it (id, kind, date,
 path). The footer's "whole live branch" is every memory the recall could
@@ -38,20 +41,24 @@ from ctx.engine import (
     Store,
     conflict_notes,
     context_of,
+    estimate_tokens,
     is_pinned,
     link_graph,
     log,
 )
 from ctx.hub.config import RecallConfig
+from ctx.hub.index.documents import memory_embed_text
 from ctx.hub.index.errors import IndexCorruptError
+from ctx.hub.index.passages import passages
 from ctx.hub.index.projection import Projection
 from ctx.hub.index.view import LiveView
-from ctx.hub.retrieval.ranking import CHANNELS, Ranked, Ranking, rank
+from ctx.hub.retrieval.ranking import CHANNELS, Ranked, Ranking, rank, relevant
 from ctx.hub.retrieval.results import (
     ChannelScore,
     Explanation,
     Hit,
     HitConflict,
+    PassageMatch,
     RecallResult,
 )
 from ctx.hub.retrieval.sources import Source
@@ -127,7 +134,7 @@ def _filtered(view: LiveView, kind: str | None, context: str | None) -> LiveView
 
 
 def _explain(
-    store: Store, source: Source, ranked: Ranked, config: RecallConfig
+    store: Store, source: Source, ranked: Ranked, config: RecallConfig, ranking: Ranking
 ) -> Explanation:
     channels = tuple(
         ChannelScore(channel=c, rank=r, score=raw, contribution=part)
@@ -143,6 +150,7 @@ def _explain(
             if direction == "out"
             else f"this {link_type} {other}"
         )
+    passage = _passage(ranking, ranked)
     last = log(store, ranked.id, rev=source.commit, limit=1)
     commit = last[0].commit if last else None
     return Explanation(
@@ -151,6 +159,7 @@ def _explain(
         closeness=ranked.closeness,
         boost=1 + config.gravity * ranked.closeness,
         tag_boost=1 + config.tags if ranked.tagged else 1.0,
+        passage=passage,
         via=via,
         last_commit=commit.id if commit else None,
         last_agent=commit.author if commit else None,
@@ -183,8 +192,43 @@ def _hit(
         score=score,
         tokens=_cost([entry]),
         similarity=_similarity(ranked),
+        relevance=None if ranked is None else ranked.relevance,
         explain=explain,
     )
+
+
+def _passage(ranking: Ranking, ranked: Ranked) -> PassageMatch | None:
+    """Returns the passage of a long memory that the vector channel matched."""
+    if "vector" not in ranked.channels:
+        return None
+    memory = ranking.read(ranked.id)
+    if memory is None:
+        return None
+    pieces = passages(memory_embed_text(memory))
+    if len(pieces) < 2 or ranked.passage >= len(pieces):
+        return None
+    number = ranked.passage
+    return PassageMatch(number=number + 1, of=len(pieces), text=pieces[number])
+
+
+def _near_miss(
+    store: Store,
+    by_branch: Mapping[str, Source],
+    origin: Mapping[str, str],
+    ranking: Ranking,
+    missed: Ranked | None,
+    config: RecallConfig,
+) -> Hit | None:
+    """Returns the best hit of a query that found nothing relevant, explained."""
+    if missed is None:
+        return None
+    first = next(iter(by_branch))
+    branch = origin.get(missed.id, first)
+    why = _explain(store, by_branch[branch], missed, config, ranking)
+    view = by_branch[branch].view
+    if missed.id not in view.catalog.entries:
+        return None
+    return _hit(ranking, view, missed.id, branch, missed.score, why, missed)
 
 
 def _similarity(ranked: Ranked | None) -> float | None:
@@ -248,6 +292,20 @@ def _marked(
     return tuple(out)
 
 
+def _pinned_order(
+    view: LiveView, ranking: Ranking, superseded: Collection[str]
+) -> list[str]:
+    """Returns the view's pinned memories, the most relevant to the query first.
+
+    Pinned memories the ranking found come in its order, then the others in
+    path order, so a small budget keeps the pinned memories that matter.
+    """
+    pinned = [mid for mid in view.pinned if mid not in superseded]
+    position = {r.id: n for n, r in enumerate(ranking.hits)}
+    unranked = len(position)
+    return sorted(pinned, key=lambda mid: position.get(mid, unranked))
+
+
 def _graphs(store: Store, sources: Sequence[Source]) -> list[Adjacency]:
     return [link_graph(store, source.commit) for source in sources]
 
@@ -306,31 +364,49 @@ def recall(
     superseded = (
         set() if include_superseded else set().union(*(g.superseded() for g in graphs))
     )
-    pinned = [mid for mid in view.pinned if mid not in superseded]
+    pinned = _pinned_order(view, ranking, superseded)
     hits: list[Hit] = []
     spent = left_out = 0
+    pinned_left_out: list[str] = []
     for memory_id in pinned:
         cost = _cost([entries[memory_id]])
         if spent + cost > budget // 2:
             left_out += 1
+            pinned_left_out.append(entries[memory_id].path)
             continue
         spent += cost
         branch = origin.get(memory_id, sources[0].branch)
         hits.append(_hit(ranking, view, memory_id, branch, 0.0, None))
     taken = 0
     pinned_set = set(pinned)
-    for ranked in ranking.hits:
+    kept, missed = relevant(ranking, config.floor, config.fall_off)
+    for ranked in kept:
         if ranked.id in pinned_set:
             continue
         cost = _cost([entries[ranked.id]])
+        part = None
+        if taken < MAX_HITS and spent + cost > budget:
+            # A long memory that does not fit: its matching passage may.
+            part = _passage(ranking, ranked)
+            if part is not None:
+                cost = estimate_tokens(part.text) + HEADER_TOKENS
         if taken >= MAX_HITS or spent + cost > budget:
             left_out += 1
             continue
         spent += cost
         taken += 1
         branch = origin.get(ranked.id, sources[0].branch)
-        why = _explain(store, by_branch[branch], ranked, config) if explain else None
-        hits.append(_hit(ranking, view, ranked.id, branch, ranked.score, why, ranked))
+        why = (
+            _explain(store, by_branch[branch], ranked, config, ranking)
+            if explain
+            else None
+        )
+        hit = _hit(ranking, view, ranked.id, branch, ranked.score, why, ranked)
+        if part is not None:
+            hit = msgspec.structs.replace(
+                hit, body=part.text, tokens=cost, passage=part
+            )
+        hits.append(hit)
     temporal = ranking.temporal
     live_memories, live_tokens = _whole(entries, view.tokens, superseded)
     return RecallResult(
@@ -344,6 +420,11 @@ def recall(
         live_memories=live_memories,
         live_tokens=live_tokens,
         left_out=left_out,
+        pinned_left_out=tuple(pinned_left_out),
+        nothing_relevant=missed is not None,
+        near_miss=_near_miss(store, by_branch, origin, ranking, missed, config)
+        if explain
+        else None,
         seconds=time.perf_counter() - started,
         temporal=tuple(
             [w.label for w in temporal.windows]
@@ -404,10 +485,11 @@ def search(
     superseded = set().union(*(g.superseded() for g in graphs))
     live_memories, live_tokens = _whole(entries, source.view.tokens, superseded)
     hits: list[Hit] = []
-    for ranked in ranking.hits:
+    kept, missed = relevant(ranking, config.floor, config.fall_off)
+    for ranked in kept:
         if ranked.id not in view.catalog.entries:
             continue  # a linked neighbour the filters leave out
-        why = _explain(store, source, ranked, config) if explain else None
+        why = _explain(store, source, ranked, config, ranking) if explain else None
         hit = _hit(ranking, view, ranked.id, source.branch, ranked.score, why, ranked)
         if tag is not None and tag not in hit.tags:
             continue
@@ -425,6 +507,12 @@ def search(
         live_memories=live_memories,
         live_tokens=live_tokens,
         left_out=0,
+        nothing_relevant=missed is not None,
+        near_miss=_near_miss(
+            store, {source.branch: source}, {}, ranking, missed, config
+        )
+        if explain
+        else None,
         seconds=time.perf_counter() - started,
         temporal=tuple(w.label for w in ranking.temporal.windows),
         warnings=tuple(projection.warnings + ranking.warnings),

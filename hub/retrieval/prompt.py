@@ -31,13 +31,20 @@ def recall_summary(result: RecallResult) -> str:
         if result.unembedded
         else ""
     )
+    left = result.pinned_left_out
+    pinned = (
+        f"; {plural(len(left), 'pinned memory')} left out "
+        f"(over half the budget): {', '.join(left)}"
+        if left
+        else ""
+    )
     return (
         f"{plural(len(result.hits), 'memory')}, "
         f"{plural(result.tokens, 'token')}{budget}; "
         f"the whole live branch ({result.branch}): "
         f"{plural(result.live_memories, 'memory')}, "
         f"{plural(result.live_tokens, 'token')} ({share:.1%}); "
-        f"{result.seconds * 1000:.0f} ms{backlog}"
+        f"{result.seconds * 1000:.0f} ms{pinned}{backlog}"
     )
 
 
@@ -62,7 +69,12 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
             where = f", {hit.branch}" if overlay else ""
             date = hit.created_at.strftime("%Y-%m-%d")
             title = f" {hit.title}" if hit.title else ""
-            lines.append(f"- **{hit.kind}** `{hit.id}` ({date}{where}):{title}")
+            part = (
+                f", passage {hit.passage.number} of {hit.passage.of}"
+                if hit.passage is not None
+                else ""
+            )
+            lines.append(f"- **{hit.kind}** `{hit.id}` ({date}{where}{part}):{title}")
             lines.append(textwrap.indent(hit.body, "  "))
             lines.extend(_conflict_block(hit))
         lines.append("")

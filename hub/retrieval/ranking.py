@@ -3,13 +3,15 @@
 :func:`rank` turns a query into memory ids, best first, for one live view,
 asking only that view's :class:`~ctx.hub.index.searcher.Searcher`:
 
-1. The query is parsed for time (:func:`ctx.hub.temporal.parse.parse_temporal`); the
-   channels search what is left of it.
+1. The query is parsed for time (:func:`ctx.hub.temporal.parse.parse_temporal`).
+   Its time phrases still count as words: the channels search the whole
+   query ("every Tuesday" finds the memory that says "every Tuesday"), and
+   only the time channel's restricted search uses the rest.
 2. Channels, each the best ``depth`` blobs of the view: ``bm25`` (Tantivy,
    stemmed), ``vector`` (the embedder, cosine), ``fuzzy`` (typos and
    identifiers), and, when the query names windows of time, ``time`` (BM25
-   restricted to memories created in those windows; every one of them if the
-   query has no other words).
+   of the query without its time phrases, restricted to memories created in
+   those windows; every one of them if the query has no other words).
 3. Weighted reciprocal rank fusion: a memory at rank ``r`` (from 1) of channel
    ``c`` gets ``weight_c / (k + r)``, summed over channels.
 4. Tags: a memory that carries a tag the query names (by its value or the
@@ -18,14 +20,24 @@ asking only that view's :class:`~ctx.hub.index.searcher.Searcher`:
 5. Temporal gravity, only when the query names a time: the scores of the
    :data:`GRAVITY_CANDIDATES` best fused hits and of every hit of the time
    channel are multiplied by ``1 + gravity * closeness``
-   (:mod:`ctx.hub.temporal.gravity`). A
+   (:mod:`ctx.hub.temporal.gravity`). A memory whose text names the
+   query's cycles ("every Tuesday") is close to them whenever written. A
    relation to an undated event ("two weeks before the launch") is dated by
    the event's best BM25 match in the view.
 6. One-hop expansion: each neighbour (by any link, either way) of the five
    best hits enters with its hit's score times ``expand``, or is raised to
    that score if it ranked lower.
 7. Superseded memories are dropped unless asked for.
-8. An optional reranker (``[recall.reranker]``, off by default) reorders the
+8. Relevance: each of the :data:`RELEVANCE_CANDIDATES` best hits gets a
+   relevance in 0..1 that compares across queries: the largest of its
+   vector cosine (of its best passage), the share of the query's word
+   weight it holds (:meth:`~ctx.hub.index.searcher.Searcher.coverage`, with
+   or without the query's time phrases, whichever is more), and
+   1 for a memory the time channel found (made in a time the query names).
+   :func:`relevant` then keeps nothing when no hit reaches the floor, and
+   otherwise drops the hits below the floor whose score falls below
+   ``fall_off`` times the best one.
+9. An optional reranker (``[recall.reranker]``, off by default) reorders the
    best hits, blending its scores with the fused ones, failing open
    (:mod:`ctx.hub.retrieval.rerank`).
 
@@ -46,11 +58,18 @@ from ctx.hub.index.searcher import Searcher
 from ctx.hub.index.view import LiveView
 from ctx.hub.retrieval.rerank import rerank
 from ctx.hub.temporal.gravity import closeness
-from ctx.hub.temporal.parse import TemporalQuery, Window, extract_dates, parse_temporal
+from ctx.hub.temporal.parse import (
+    Cycle,
+    TemporalQuery,
+    Window,
+    extract_dates,
+    parse_temporal,
+)
 
 __all__ = [
     "CHANNELS",
     "GRAVITY_CANDIDATES",
+    "RELEVANCE_CANDIDATES",
     "STRONG_HITS",
     "Channels",
     "Ranked",
@@ -60,12 +79,21 @@ __all__ = [
     "fuse",
     "fuse_ranks",
     "rank",
+    "relevant",
     "search_channels",
+    "set_relevance",
 ]
 
 CHANNELS = ("bm25", "vector", "fuzzy", "time")
+MAX_CYCLE_CHARS = 4_000
+"""How much of a memory's text is read for the cycles it names (step 5)."""
 STRONG_HITS = 5
 """How many of the best hits have their linked neighbours considered."""
+
+RELEVANCE_CANDIDATES = 100
+"""How many of the best hits get a relevance (step 8): as many as a
+channel's default depth, so a search for 100 memories that all match keeps
+them all."""
 
 GRAVITY_CANDIDATES = 64
 """How many of the best fused hits gravity weighs (each is read from git);
@@ -83,6 +111,10 @@ class Ranked:
         fused: The fused score before gravity (tags included).
         tagged: Whether it carries a tag the query names.
         closeness: Its temporal closeness (0 when the query names no time).
+        relevance: How relevant it is, 0..1, comparable across queries
+            (step 8; 0 for hits past the candidates).
+        passage: The number (from 0) of its passage the vector channel
+            matched best; 0 for a memory of one vector or not found there.
         via: For a memory that entered by expansion: (link type, the hit it
             is linked to, "out" if that hit links to it, else "in").
     """
@@ -93,6 +125,8 @@ class Ranked:
     fused: float = 0.0
     tagged: bool = False
     closeness: float = 0.0
+    relevance: float = 0.0
+    passage: int = 0
     via: tuple[str, str, str] | None = None
 
 
@@ -159,18 +193,22 @@ class Channels:
     Attributes:
         temporal: What the query meant in time.
         windows: Its date windows, relations to events included.
+        text: What the word channels search: the whole query.
         hits: Per channel, (blob id, raw score), best first.
         weights: Per channel, its weight in the fusion.
         warnings: Channels that failed, in words.
         read: Reads a memory of the view by id.
+        passages: Per blob the vector channel found, its best passage.
     """
 
     temporal: TemporalQuery
     windows: list[Window]
+    text: str
     hits: dict[str, list[tuple[str, float]]]
     weights: dict[str, float]
     warnings: list[str]
     read: Callable[[str], Memory | None]
+    passages: dict[str, int] = field(default_factory=dict)
 
 
 def search_channels(
@@ -183,7 +221,7 @@ def search_channels(
 ) -> Channels:
     """Parses ``query`` for time and asks each weighted channel (steps 1-2)."""
     temporal = parse_temporal(query, now)
-    text = temporal.rest
+    text = query.strip()
     windows = [*temporal.windows, *_event_windows(searcher, temporal)]
     depth = config.depth
     weights = {
@@ -198,7 +236,7 @@ def search_channels(
         ),
         "time": config.bm25,
     }
-    channels = Channels(temporal, windows, {}, weights, [], searcher.read)
+    channels = Channels(temporal, windows, text, {}, weights, [], searcher.read)
     hits = channels.hits
     if weights["bm25"]:
         hits["bm25"] = searcher.search_bm25(text, depth)
@@ -207,13 +245,14 @@ def search_channels(
             found = searcher.search_vectors(text, depth)
             # A vector pointing away from the query is no evidence at all.
             hits["vector"] = [(blob, cos) for blob, cos in found if cos > 0]
+            channels.passages = searcher.passage
         except EmbedderError as exc:
             channels.warnings.append(f"Vector search is unavailable ({exc.message}).")
     if weights["fuzzy"]:
         hits["fuzzy"] = searcher.search_fuzzy(text, depth)
     if windows and weights["time"]:
         spans = [(w.start, w.end) for w in windows]
-        hits["time"] = searcher.search_time(text, depth, spans)
+        hits["time"] = searcher.search_time(temporal.rest, depth, spans)
     return channels
 
 
@@ -258,6 +297,8 @@ def fuse_ranks(
             contribution = weight / (k + position)
             entry.channels[channel] = (position, raw, contribution)
             entry.fused += contribution
+            if channel == "vector":
+                entry.passage = channels.passages.get(blob, 0)
     for entry in ranked.values():
         entry.score = entry.fused
     return ranked
@@ -273,7 +314,7 @@ def apply_tags(
 
     A hit is tagged when it carries a tag the query names; in place.
     """
-    text = channels.temporal.rest
+    text = channels.text
     if not weight or not ranked or not text.strip():
         return
     entries = searcher.view.catalog.entries
@@ -305,10 +346,29 @@ def apply_gravity(
     for entry in pulled:
         memory = channels.read(entry.id)
         if memory is not None:
-            entry.closeness = closeness(
-                channels.windows, temporal.cycles, _anchors(memory)
+            cycles = temporal.cycles
+            if cycles and _names_cycles(memory, cycles):
+                cycles = ()  # "every Tuesday" in its text holds on any day
+            entry.closeness = (
+                closeness(channels.windows, cycles, _anchors(memory))
+                if channels.windows or cycles
+                else 1.0
             )
             entry.score *= 1 + gravity * entry.closeness
+
+
+def _names_cycles(memory: Memory, cycles: Sequence[Cycle]) -> bool:
+    """Returns whether the memory's text names each of ``cycles`` itself.
+
+    A memory that says "every Tuesday" is about Tuesdays whenever it was
+    written, so a question about "every Tuesday" finds it close in time.
+    """
+    text = f"{memory.title}\n{memory.body}" if memory.title else memory.body
+    named = parse_temporal(text[:MAX_CYCLE_CHARS], _happened(memory)).cycles
+    return all(
+        any(n.dimension == c.dimension and set(n.values) & set(c.values) for n in named)
+        for c in cycles
+    )
 
 
 def rank(
@@ -351,10 +411,51 @@ def rank(
             (r for r in ranked.values() if r.id not in superseded),
             key=lambda r: (-r.score, r.id),
         )
+    set_relevance(best[:RELEVANCE_CANDIDATES], searcher, channels)
     best, failed = rerank(best, query, channels.read, config.reranker)
     if failed is not None:
         channels.warnings.append(failed)
     return Ranking(best, channels.temporal, channels.warnings, channels.read)
+
+
+def set_relevance(
+    hits: Sequence[Ranked], searcher: Searcher, channels: Channels
+) -> None:
+    """Sets each hit's relevance (step 8), in place."""
+    entries = searcher.view.catalog.entries
+    blob_of = {r.id: entries[r.id].blob for r in hits if r.id in entries}
+    blobs = set(blob_of.values())
+    shares = searcher.coverage(channels.text, blobs)
+    rest = channels.temporal.rest
+    if rest != channels.text:
+        # A time phrase is judged by time: a memory need not say "yesterday".
+        for blob, share in searcher.coverage(rest, blobs).items():
+            shares[blob] = max(share, shares.get(blob, 0.0))
+    for entry in hits:
+        cosine = entry.channels["vector"][1] if "vector" in entry.channels else 0.0
+        timely = 1.0 if "time" in entry.channels else 0.0
+        share = shares.get(blob_of.get(entry.id, ""), 0.0)
+        entry.relevance = min(1.0, max(cosine, share, timely))
+
+
+def relevant(
+    ranking: Ranking, floor: float, fall_off: float
+) -> tuple[list[Ranked], Ranked | None]:
+    """Returns the hits that matter, and the best hit if none does.
+
+    Nothing matters when no hit's relevance reaches ``floor``: the best hit
+    is then returned alone, as the near miss. Otherwise a hit is kept if it
+    reaches the floor itself, or if its score is at least ``fall_off`` times
+    the best score: the tail of weak hits is dropped, however many strong
+    ones there are.
+    """
+    hits = ranking.hits
+    if not hits:
+        return [], None
+    if max(r.relevance for r in hits) < floor:
+        return [], max(hits, key=lambda r: r.relevance)
+    least = hits[0].score * fall_off
+    return [r for r in hits if r.relevance >= floor or r.score >= least], None
 
 
 def _expand(

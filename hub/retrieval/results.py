@@ -12,7 +12,14 @@ import msgspec
 
 from ctx.engine import Outcome
 
-__all__ = ["ChannelScore", "Explanation", "Hit", "HitConflict", "RecallResult"]
+__all__ = [
+    "ChannelScore",
+    "Explanation",
+    "Hit",
+    "HitConflict",
+    "PassageMatch",
+    "RecallResult",
+]
 
 
 class ChannelScore(msgspec.Struct, frozen=True, kw_only=True):
@@ -24,11 +31,27 @@ class ChannelScore(msgspec.Struct, frozen=True, kw_only=True):
     contribution: float
 
 
+class PassageMatch(msgspec.Struct, frozen=True, kw_only=True):
+    """The passage of a long memory that the vector channel matched best.
+
+    Attributes:
+        number: Its number, from 1.
+        of: How many passages the memory's text makes.
+        text: The passage.
+    """
+
+    number: int
+    of: int
+    text: str
+
+
 class Explanation(msgspec.Struct, frozen=True, kw_only=True):
     """Why a hit is where it is (``--explain``).
 
     ``boost`` is the temporal one (1 + gravity x closeness); ``tag_boost`` is
-    1 + tags when the hit carries a tag the query names, else 1.
+    1 + tags when the hit carries a tag the query names, else 1. ``passage``
+    names the passage the vector channel matched, for a memory long enough
+    to have several (``ctx.hub.index.passages``).
     """
 
     channels: tuple[ChannelScore, ...]
@@ -40,6 +63,7 @@ class Explanation(msgspec.Struct, frozen=True, kw_only=True):
     last_agent: str | None
     last_summary: str | None
     tag_boost: float = 1.0
+    passage: PassageMatch | None = None
 
 
 class HitConflict(msgspec.Struct, frozen=True, kw_only=True):
@@ -64,6 +88,13 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     the memory to the question (-1 to 1; None when that channel did not find
     it, or for a pinned memory): unlike ``score``, which ranks, it is on a
     fixed scale, so a caller can keep only hits close in meaning.
+    ``relevance`` (0 to 1; None for a pinned memory) is on a fixed scale too,
+    and counts words as well as meaning: the largest of the cosine of the
+    memory's best passage, the share of the question's word weight the
+    memory holds, and 1 for a memory made in a time the question names
+    (docs/recall.md, "Only what matters"). ``passage`` is set when the
+    budget could not hold a long memory whole: ``body`` is then only the
+    passage that matched (``ctx show ID`` shows all of it).
     """
 
     id: str
@@ -78,13 +109,20 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     score: float
     tokens: int
     similarity: float | None = None
+    relevance: float | None = None
     explain: Explanation | None = None
+    passage: PassageMatch | None = None
     conflict: HitConflict | None = None
 
 
 class RecallResult(Outcome, frozen=True, kw_only=True):
     """A recall: the hits, and what they cost against the whole branch.
 
+    ``nothing_relevant``: no memory reached the relevance floor, so no
+    ranked memory is returned; ``near_miss`` is then the best of them,
+    explained (only when an explanation was asked for).
+    ``pinned_left_out``: the paths of pinned memories that did not fit in
+    their half of the budget (counted in ``left_out`` too).
     ``warnings``: channels that failed (vector search unavailable);
     ``notices``: what happened to the index on the way (it was unreadable
     and rebuilt, or lives in memory because the store cannot be written).
@@ -110,3 +148,6 @@ class RecallResult(Outcome, frozen=True, kw_only=True):
     notices: tuple[str, ...] = ()
     unembedded: int = 0
     recall_id: str | None = None
+    pinned_left_out: tuple[str, ...] = ()
+    nothing_relevant: bool = False
+    near_miss: Hit | None = None

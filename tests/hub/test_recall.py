@@ -13,6 +13,7 @@ from ctx.engine import Draft, InvalidInputError
 from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.index.projection import Projection
 from ctx.hub.retrieval.packing import HEADER_TOKENS, MAX_QUERY_CHARS, recall, search
+from ctx.hub.retrieval.prompt import recall_summary
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.temporal.gravity import closeness, window_closeness
@@ -167,6 +168,37 @@ def test_pinned_memories_come_first_within_half_the_budget(disk_store, projectio
     assert result.left_out >= 1
 
 
+def test_the_most_relevant_pinned_memories_fill_their_share_first(
+    disk_store, projection
+):
+    # Issue 15: a relevant pinned section used to be dropped for an irrelevant
+    # one that came first by path, silently.
+    remember(disk_store, "a: release checklist " + "word " * 40, pinned=True)
+    remember(disk_store, "b: coding style " + "word " * 40, pinned=True)
+    deploy = remember(
+        disk_store, "c: how we deploy to staging " + "word " * 40, pinned=True
+    )
+    result = ask(projection, "how do we deploy to staging?", budget=150)
+    assert [h.id for h in result.hits if h.pinned] == [deploy]
+    paths = {h.path for h in result.hits}
+    assert len(result.pinned_left_out) == 2
+    assert not paths & set(result.pinned_left_out)
+    summary = recall_summary(result)
+    assert "2 pinned memories left out (over half the budget): " in summary
+    assert all(path in summary for path in result.pinned_left_out)
+
+
+def test_a_time_phrase_still_counts_as_words(disk_store, projection):
+    # Issue 15: the memory that says "every Tuesday" ranked 4th when the
+    # phrase was taken out of the text query.
+    for days in (1, 2, 4, 5):
+        remember(disk_store, f"we do the weekly review and plan {days}", days_ago=days)
+    tuesday = remember(
+        disk_store, "every Tuesday we rotate the on-call pager", days_ago=6
+    )
+    assert ranked(projection, "what do we do every Tuesday?")[0] == tuesday
+
+
 @settings(max_examples=25, deadline=None)
 @given(budget=st.integers(min_value=1, max_value=600))
 def test_recall_never_exceeds_its_budget(budget, tmp_path_factory):
@@ -297,3 +329,74 @@ def test_the_tag_boost_multiplies_the_fused_score(disk_store, projection):
         factor = 3.0 if hit.tagged else 1.0
         assert hit.fused == pytest.approx(before[hit.id] * factor)
     assert sum(hit.tagged for hit in boosted.hits) == 1
+
+
+UNRELATED = [
+    "The queue runs on Redis streams with one consumer group per worker",
+    "We decided to use OAuth with PKCE for the mobile app",
+    "Lunch is at noon on Fridays in the small kitchen",
+    "Invoices are stored as integer cents, never floats",
+    "The staging cluster has three nodes behind one load balancer",
+]
+
+
+def test_nothing_relevant_returns_nothing_and_names_the_near_miss(
+    disk_store, projection
+):
+    # Issue 15: "how do we run the tests?" returned every memory.
+    for text in UNRELATED:
+        remember(disk_store, text)
+    result = ask(projection, "how do we run the tests?", explain=True)
+    assert result.hits == ()
+    assert result.nothing_relevant
+    miss = result.near_miss
+    assert miss is not None
+    assert miss.explain is not None
+    assert 0 <= miss.relevance < RecallConfig().floor
+    plain = ask(projection, "how do we run the tests?")
+    assert plain.nothing_relevant
+    assert plain.near_miss is None
+    [source] = open_sources(projection)
+    found = search(projection, source, "zebra giraffe", config=RecallConfig(), now=NOW)
+    assert (found.hits, found.nothing_relevant) == ((), True)
+
+
+def test_relevance_is_on_a_fixed_scale_and_the_floor_is_the_callers(
+    disk_store, projection
+):
+    for text in UNRELATED:
+        remember(disk_store, text)
+    result = ask(projection, "where are invoices stored as cents?")
+    assert not result.nothing_relevant
+    assert result.hits[0].body == UNRELATED[3]
+    assert all(0 <= h.relevance <= 1 for h in result.hits)
+    assert result.hits[0].relevance >= RecallConfig().floor
+    vague = ask(projection, "invoices in the vault", config=RecallConfig(floor=0))
+    best = vague.hits[0].relevance
+    assert 0 < best < 1  # "vault" is in no memory
+    for floor, empty in ((best, False), (best + 0.01, True)):
+        config = RecallConfig(floor=floor)
+        strict = ask(projection, "invoices in the vault", config=config)
+        assert (bool(strict.hits), strict.nothing_relevant) == (not empty, empty)
+    everything = RecallConfig(floor=0, fall_off=0)
+    assert len(ask(projection, "the", config=everything).hits) >= len(UNRELATED) - 1
+
+
+def test_hits_stop_where_the_scores_fall_off(disk_store, projection):
+    target = remember(disk_store, "the deploy script pushes images to the registry")
+    for i in range(12):
+        remember(disk_store, f"note {i}: the registry of the office plants")
+    config = RecallConfig(fall_off=0.6)
+    hits = ask(projection, "deploy script pushes images", config=config).hits
+    assert hits[0].id == target
+    assert all(h.score >= 0.6 * hits[0].score for h in hits)
+    assert len(hits) < len(ask(projection, "deploy script pushes images").hits) + 1
+
+
+def test_a_typo_still_counts_as_the_word_it_nearly_is(disk_store, projection):
+    memory = remember(disk_store, "postgres is the database")
+    remember(disk_store, "redis is the cache")
+    [source] = open_sources(projection)
+    found = search(projection, source, "postgress", config=RecallConfig(), now=NOW)
+    assert found.hits[0].id == memory
+    assert found.hits[0].relevance == 0.5  # TYPO_CREDIT of its only word

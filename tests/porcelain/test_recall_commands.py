@@ -61,6 +61,9 @@ def test_recall_json_has_the_documented_shape(hctx):
         "unembedded",
         "recall_id",
         "store",
+        "pinned_left_out",
+        "nothing_relevant",
+        "near_miss",
     }
     assert data["store"] == str(hctx.root / ".ctx")
     hit = data["hits"][0]
@@ -115,6 +118,9 @@ def test_an_imported_reply_is_recalled_by_what_it_answers(hctx, tmp_path):
         ', "meta": {"reply_to": "What are your plans for the summer?"}}\n'
         '{"text": "The weather was fine all week."}\n'
     )
+    # The hashing embedder's cosines are low: this store sets its own floor.
+    config = hctx.root / ".ctx" / "config.toml"
+    config.write_text(config.read_text().replace("[recall]", "[recall]\nfloor = 0.2"))
     hctx("import", str(lines))
     data = hctx.json("recall", "summer plans", "--explain")
     first = data["hits"][0]

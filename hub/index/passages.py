@@ -1,0 +1,137 @@
+"""Long memories as passages: the windows of text their vectors are made from.
+
+An embedder reads a bounded window of text (MiniLM: 256 word pieces, about
+190 English words); a memory longer than that used to get one vector of its
+first window, so the vector channel never saw the rest of a session's
+transcript or a document's section. :func:`passages` cuts a text longer
+than :data:`WINDOW_WORDS` words (about the window) into windows of at most
+:data:`PASSAGE_WORDS` words at line boundaries (a
+transcript's turns, a document's paragraphs), a line longer than a window at
+sentence ends and, failing those, between words; each window after the first
+starts with the last line (or sentence) of the one before, up to
+:data:`OVERLAP_WORDS` words, so that a question about two adjacent turns
+finds them together.
+
+Keys: passage 0 is keyed by the blob id itself, like the one vector of a
+short memory, and passage ``n`` by ``<blob>#<n>`` (:func:`passage_key`).
+So a short memory's vector is as it always was, every vector of a memory is
+keyed by its blob id (reused across branches, copied by text hash, removed
+with its blob; see :mod:`ctx.hub.index.rows`), and a search maps its hits
+back to blobs with :func:`owner`, keeping each memory's best passage.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ctx.hub.embedders import Embedder
+
+__all__ = [
+    "MARK",
+    "OVERLAP_WORDS",
+    "PASSAGE_WORDS",
+    "WINDOW_WORDS",
+    "embed_passages",
+    "owner",
+    "passage_key",
+    "passages",
+]
+
+PASSAGE_WORDS = 120
+"""Words per passage at most. MiniLM's window is 256 word pieces, and English
+prose and conversation take about 1.3 word pieces a word, so 120 words leave
+room for names and numbers (which take more) and for a reply context before
+the first passage. On LoCoMo sessions (3 conversations, 354 questions),
+hybrid any@5 was 0.909 with passages of 80 words and 0.919 with 120;
+vectors alone 0.804 and 0.812 (benchmarks/results/sessions.md has 120)."""
+
+WINDOW_WORDS = 180
+"""A text of up to this many words keeps one vector, of all of it: it fits
+MiniLM's window. Splitting Cranfield's abstracts of 120-180 words cost
+nDCG@10 0.415 -> 0.407 (benchmarks/results/cranfield_passages.md)."""
+
+OVERLAP_WORDS = 60
+"""At most this many words of a passage's end begin the next passage."""
+
+MARK = "#"
+"""What joins a blob id and a passage number in a vector key."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def passage_key(blob: str, number: int) -> str:
+    """Returns the vector key of passage ``number`` (from 0) of ``blob``."""
+    return blob if number == 0 else f"{blob}{MARK}{number}"
+
+
+def owner(key: str) -> tuple[str, int]:
+    """Returns the blob and passage number of a vector key."""
+    blob, _, number = key.partition(MARK)
+    return blob, int(number) if number.isdigit() else 0
+
+
+def _units(text: str) -> list[list[str]]:
+    """Returns the text's lines (long ones cut) as lists of words."""
+    units: list[list[str]] = []
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) <= PASSAGE_WORDS:
+            if words:
+                units.append(words)
+            continue
+        for sentence in _SENTENCE_END.split(line):
+            part = sentence.split()
+            for start in range(0, len(part), PASSAGE_WORDS):
+                units.append(part[start : start + PASSAGE_WORDS])
+    return units
+
+
+def passages(text: str) -> list[str]:
+    """Returns the passages to embed for ``text``: itself if it is short.
+
+    A text of more than :data:`WINDOW_WORDS` words gives overlapping windows
+    of whole lines (or sentences), each at most :data:`PASSAGE_WORDS` words
+    (module doc).
+    """
+    units = _units(text)
+    if sum(len(u) for u in units) <= max(WINDOW_WORDS, PASSAGE_WORDS):
+        return [text]
+    windows: list[list[list[str]]] = []
+    current: list[list[str]] = []
+    size = 0
+    for unit in units:
+        if current and size + len(unit) > PASSAGE_WORDS:
+            windows.append(current)
+            tail = current[-1]
+            carried = [tail] if len(tail) <= OVERLAP_WORDS else []
+            if carried and len(tail) + len(unit) > PASSAGE_WORDS:
+                carried = []
+            current, size = carried, sum(len(u) for u in carried)
+        current.append(unit)
+        size += len(unit)
+    windows.append(current)
+    return ["\n".join(" ".join(u) for u in window) for window in windows]
+
+
+def embed_passages(
+    embedder: Embedder, texts: Sequence[tuple[str, str]]
+) -> tuple[list[str], npt.NDArray[np.float32]]:
+    """Returns the keys and vectors of the passages of each (blob, text).
+
+    One call of the embedder for all of them.
+
+    Raises:
+        EmbedderError: The embedder failed.
+    """
+    keys: list[str] = []
+    pieces: list[str] = []
+    for blob, text in texts:
+        for number, piece in enumerate(passages(text)):
+            keys.append(passage_key(blob, number))
+            pieces.append(piece)
+    return keys, embedder.embed(pieces)

@@ -1,0 +1,204 @@
+"""Long memories as passages (issue 15): split, stored, searched, explained."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from ctx import engine
+from ctx.engine import Draft
+from ctx.hub.config import HubConfig, RecallConfig
+from ctx.hub.index.passages import (
+    OVERLAP_WORDS,
+    PASSAGE_WORDS,
+    WINDOW_WORDS,
+    owner,
+    passage_key,
+    passages,
+)
+from ctx.hub.index.projection import Projection
+from ctx.hub.index.vectors import FlatVectors
+from ctx.hub.retrieval.packing import recall
+from ctx.hub.retrieval.sources import open_sources
+
+HASHING = HubConfig(embedder={"kind": "hashing"})
+NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
+WHO = engine.Intent(agent="tester", intent="observe")
+
+FILLER = [
+    "Alice: the garden needs watering before the weekend and the roses too.",
+    "Bob: I will bring the hose from the shed after lunch tomorrow.",
+    "Alice: remember the tomatoes on the balcony, they dry out quickly.",
+    "Bob: the neighbours offered to help with the hedge on Sunday morning.",
+]
+SECRET = "Alice: my violin teacher moved to Lisbon and gives lessons online now."
+
+
+def transcript(turns: int, last: str = SECRET) -> str:
+    lines = [FILLER[i % len(FILLER)] for i in range(turns)]
+    return "\n".join([*lines, last])
+
+
+class Counting:
+    def __init__(self, inner):
+        self.inner = inner
+        self.texts = []
+        self.name = inner.name
+        self.dimensions = inner.dimensions
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+def remember(store, text, **kw):
+    draft = Draft(text=text, when=NOW, **kw)
+    return engine.remember(store, draft, WHO, allow_duplicate=True).ids[0]
+
+
+@pytest.fixture
+def projection(disk_store):
+    projection = Projection.for_store(disk_store, HASHING)
+    projection.embedder = Counting(projection.embedder)
+    return projection
+
+
+def test_a_short_text_is_its_own_only_passage():
+    assert passages("one line\nand another") == ["one line\nand another"]
+
+
+def test_a_text_that_fits_the_window_keeps_one_vector():
+    text = "\n".join(["word " * 20] * (WINDOW_WORDS // 20))
+    assert PASSAGE_WORDS < len(text.split()) <= WINDOW_WORDS
+    assert passages(text) == [text]
+    assert len(passages(text + "\none more line")) > 1
+
+
+def test_a_long_text_is_cut_at_lines_with_overlap():
+    text = transcript(60)
+    pieces = passages(text)
+    assert len(pieces) > 1
+    assert all(len(p.split()) <= PASSAGE_WORDS for p in pieces)
+    lines = text.splitlines()
+    # every line is in some passage, in order, none cut
+    assert all(any(line in p.splitlines() for p in pieces) for line in lines)
+    for before, after in itertools.pairwise(pieces):
+        assert after.splitlines()[0] == before.splitlines()[-1]  # the overlap
+    assert pieces[-1].endswith(SECRET)
+
+
+def test_a_long_line_is_cut_at_sentences_then_words():
+    sentence = "word " * 30
+    text = ". ".join([sentence.strip()] * 20) + "."
+    pieces = passages(text)
+    assert len(pieces) > 1
+    assert all(len(p.split()) <= PASSAGE_WORDS for p in pieces)
+    unbroken = "x " * (PASSAGE_WORDS * 3)
+    assert all(len(p.split()) <= PASSAGE_WORDS for p in passages(unbroken))
+    assert OVERLAP_WORDS < PASSAGE_WORDS
+
+
+def test_keys_name_the_blob_and_the_passage():
+    assert passage_key("ab12", 0) == "ab12"
+    assert owner(passage_key("ab12", 3)) == ("ab12", 3)
+    assert owner("ab12") == ("ab12", 0)
+
+
+def test_a_memorys_vectors_go_together():
+    index = FlatVectors(4, None)
+    rows = np.eye(4, dtype=np.float32)
+    index.add(["a", "a#1", "a#2", "b"], rows)
+    assert index.family("a") == ["a", "a#1", "a#2"]
+    assert index.has_passages()
+    # a search allowed "a" finds its passages too
+    assert index.search(rows[2], 1, frozenset({"a"})) == [("a#2", pytest.approx(1.0))]
+    index.remove(["a#1"])  # a damaged passage takes its whole memory along
+    assert index.keys() == ["b"]
+    assert not index.has_passages()
+
+
+def test_the_vector_channel_finds_the_end_of_a_long_memory(disk_store, projection):
+    long_id = remember(disk_store, transcript(80))
+    for line in FILLER:
+        remember(disk_store, line)
+    [source] = open_sources(projection)
+    count = len(passages(transcript(80)))
+    assert count > 2
+    assert len(projection.vectors) == count + len(FILLER)
+    searcher = projection.searcher(source.view)
+    hits = searcher.search_vectors("violin teacher moved to Lisbon", 3)
+    blob = source.view.catalog.entries[long_id].blob
+    assert hits[0][0] == blob
+    assert searcher.passage[blob] == count - 1
+    assert len({b for b, _ in hits}) == len(hits)  # one hit per memory
+
+
+def test_explain_names_the_passage_that_matched(disk_store, projection):
+    long_id = remember(disk_store, transcript(80))
+    sources = open_sources(projection)
+    result = recall(
+        projection,
+        sources,
+        "violin teacher Lisbon lessons",
+        config=RecallConfig(),
+        now=NOW,
+        explain=True,
+        budget=5000,
+    )
+    hit = result.hits[0]
+    assert hit.id == long_id
+    match = hit.explain.passage
+    assert match is not None
+    assert (match.number, match.of) == (match.of, len(passages(transcript(80))))
+    assert SECRET in match.text
+
+
+def test_passages_are_reused_across_branches_and_by_text(disk_store, projection):
+    memory_id = remember(disk_store, transcript(80))
+    open_sources(projection)
+    embedded = len(projection.embedder.texts)
+    assert embedded == len(passages(transcript(80)))
+    engine.create_branch(disk_store, "side")
+    open_sources(projection, branch="side")
+    assert len(projection.embedder.texts) == embedded
+    engine.tag(disk_store, memory_id, ["topic:garden"], WHO)
+    [source] = open_sources(projection)
+    assert (projection.last_catch_up.embedded, projection.last_catch_up.reused) == (
+        0,
+        1,
+    )
+    blob = source.view.catalog.entries[memory_id].blob
+    assert len(projection.vectors.family(blob)) == embedded
+    assert len(projection.embedder.texts) == embedded
+
+
+def test_a_rebuild_copies_every_passage(disk_store, projection):
+    remember(disk_store, transcript(80))
+    open_sources(projection)
+    embedded = len(projection.embedder.texts)
+    projection.reindex()
+    open_sources(projection)
+    assert projection.last_catch_up.reused == 1
+    assert len(projection.embedder.texts) == embedded
+    assert len(projection.vectors) == embedded
+
+
+def test_a_long_memory_over_the_budget_is_given_as_its_passage(disk_store, projection):
+    long_id = remember(disk_store, transcript(80))
+    sources = open_sources(projection)
+    question = "violin teacher Lisbon lessons"
+    config = RecallConfig()
+    whole = recall(projection, sources, question, config=config, now=NOW, budget=5000)
+    assert whole.hits[0].passage is None
+    assert whole.hits[0].body == transcript(80)
+    small = recall(projection, sources, question, config=config, now=NOW, budget=300)
+    hit = small.hits[0]
+    assert hit.id == long_id
+    assert hit.passage is not None
+    assert hit.body == hit.passage.text
+    assert SECRET in hit.body
+    assert hit.tokens <= 300 < whole.hits[0].tokens
+    assert small.tokens <= 300
