@@ -259,7 +259,7 @@ def search_channels(
 def fuse(channels: Channels, view: LiveView, k: float) -> dict[str, Ranked]:
     """Weighted reciprocal rank fusion of the channels' hits (step 3)."""
     by_blob = view.by_blob
-    return fuse_ranks(
+    ranked = fuse_ranks(
         {
             channel: [(by_blob.get(blob), raw) for blob, raw in hits]
             for channel, hits in channels.hits.items()
@@ -267,6 +267,11 @@ def fuse(channels: Channels, view: LiveView, k: float) -> dict[str, Ranked]:
         channels.weights,
         k,
     )
+    for blob, _ in channels.hits.get("vector", ()):
+        memory_id = by_blob.get(blob)
+        if memory_id is not None:
+            ranked[memory_id].passage = channels.passages.get(blob, 0)
+    return ranked
 
 
 def fuse_ranks(
@@ -297,8 +302,6 @@ def fuse_ranks(
             contribution = weight / (k + position)
             entry.channels[channel] = (position, raw, contribution)
             entry.fused += contribution
-            if channel == "vector":
-                entry.passage = channels.passages.get(blob, 0)
     for entry in ranked.values():
         entry.score = entry.fused
     return ranked
