@@ -109,6 +109,57 @@ from .diff import (
 from .diff import (
     diff_range as diff_range,
 )
+from .dream import (
+    DREAM_AGENT as DREAM_AGENT,
+)
+from .dream import (
+    PROPOSAL_KINDS as PROPOSAL_KINDS,
+)
+from .dream import (
+    PROPOSAL_STATUSES as PROPOSAL_STATUSES,
+)
+from .dream import (
+    DreamMergeResult as DreamMergeResult,
+)
+from .dream import (
+    Evidence as Evidence,
+)
+from .dream import (
+    LinkChange as LinkChange,
+)
+from .dream import (
+    Proposal as Proposal,
+)
+from .dream import (
+    ProposeResult as ProposeResult,
+)
+from .dream import (
+    ReviewResult as ReviewResult,
+)
+from .dream import (
+    TagChange as TagChange,
+)
+from .dream import (
+    dream_branch as dream_branch,
+)
+from .dream import (
+    list_proposals as list_proposals,
+)
+from .dream import (
+    make_proposal as make_proposal,
+)
+from .dream import (
+    merge_accepted as merge_accepted,
+)
+from .dream import (
+    propose as propose,
+)
+from .dream import (
+    review_proposals as review_proposals,
+)
+from .dream import (
+    sync_dream_branch as sync_dream_branch,
+)
 from .errors import (
     CommitNotFoundError as CommitNotFoundError,
 )

@@ -8,6 +8,7 @@
     links/<a>/<b>/<c>/<from-id>/<TYPE>/<to-id> one file per typed link
     conflicts/<id>.json                        unresolved merge clashes
     views/<name>.json                          saved views
+    proposals/<ab>/<id>.json                   Dream's proposals (dream/ branches)
 
 Every other module names these folders through this one: the constants
 below, and the small functions that build and test paths.
@@ -32,6 +33,7 @@ __all__ = [
     "MEMORY_AREAS",
     "PINNED",
     "PRIMED",
+    "PROPOSALS",
     "SESSIONS",
     "VIEWS",
     "area_of",
@@ -48,6 +50,7 @@ __all__ = [
     "link_path",
     "memory_path",
     "parse_link_path",
+    "proposal_path",
     "shard",
     "slugify",
     "source_path",
@@ -68,6 +71,8 @@ CONFLICTS = "conflicts"
 """Unresolved merge clashes, one file per memory."""
 VIEWS = "views"
 """Saved views, one file per name."""
+PROPOSALS = "proposals"
+"""Dream's proposals, one file each, only on ``dream/`` branches."""
 
 MEMORY_AREAS = (MEMORY, PINNED, PRIMED, SESSIONS)
 """Top-level folders that hold memories."""
@@ -192,3 +197,8 @@ def id_from_conflict_path(path: str) -> MemoryId | None:
 def view_path(name: str) -> str:
     """Returns the path of the saved view ``name`` (checked by the caller)."""
     return f"{VIEWS}/{name}.json"
+
+
+def proposal_path(proposal_id: str) -> str:
+    """Returns the path of one of Dream's proposals (fanned out by its id)."""
+    return f"{PROPOSALS}/{proposal_id[:2]}/{proposal_id}.json"

@@ -642,6 +642,42 @@ class Store:
         self.history.record_write(commit, snap, before, blob_changes, changes)
         return info
 
+    def detached_commit(
+        self,
+        parent: CommitId,
+        changes: Mapping[str, bytes | None],
+        intent: Intent,
+        summary: str,
+    ) -> CommitInfo | None:
+        """Writes a commit of ``changes`` on ``parent`` that no branch points at.
+
+        For a change that reaches a branch only through :func:`merge` (Dream's
+        accepted proposals): the objects are stored, no ref moves.
+
+        Returns:
+            The commit, or ``None`` when ``changes`` change nothing.
+        """
+        tree = self._commit_object(parent).tree
+        before = _trees.lookup_many(self.repo.object_store, tree, changes)
+        objects: list[ShaFile] = []
+        blob_changes: dict[str, ObjectID | None] = {}
+        for path, content in changes.items():
+            blob = None if content is None else Blob.from_string(content)
+            if before[path] != (blob.id if blob else None):
+                blob_changes[path] = blob.id if blob else None
+                if blob is not None:
+                    objects.append(blob)
+        if not blob_changes:
+            return None
+        tree_id, trees = _trees.apply_changes(
+            self.repo.object_store, tree, blob_changes
+        )
+        commit = self._make_commit(
+            tree_id, [ObjectID(parent.encode())], intent, summary
+        )
+        self._store_objects([*objects, *trees, commit])
+        return commit_info(commit)
+
     def _make_commit(
         self, tree: ObjectID, parents: list[ObjectID], intent: Intent, summary: str
     ) -> Commit:

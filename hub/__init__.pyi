@@ -50,6 +50,9 @@ from .config import (
     AgentsSettings as AgentsSettings,
 )
 from .config import (
+    DreamSettings as DreamSettings,
+)
+from .config import (
     HooksSettings as HooksSettings,
 )
 from .config import (

@@ -9,7 +9,8 @@ that finds no running hub starts one, and when such a hub exits. ``[serve]``
 says whether ``ctx serve`` asks for API keys on loopback too. ``[hooks]``
 holds the budgets and the relevance floor of ``ctx hook``. ``[agents]`` says
 whether each agent writes on a branch of its own. ``[code.steer]`` names
-the optional chat model that steers ``ctx find``. A missing
+the optional chat model that steers ``ctx find``. ``[dream]`` says whether
+the hub runs Dream in the background, and names its judge. A missing
 file or table gives the defaults; an unknown key or a value of the wrong
 type is an error naming it.
 
@@ -20,7 +21,7 @@ The defaults were measured on LoCoMo and Cranfield by
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -30,6 +31,7 @@ __all__ = [
     "CONFIG_FILE",
     "AgentsSettings",
     "CodeSettings",
+    "DreamSettings",
     "HooksSettings",
     "HubConfig",
     "HubSettings",
@@ -200,6 +202,29 @@ class CodeSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The code index's settings (``[code]``): its optional steering."""
 
     steer: SteerSettings = SteerSettings()
+class DreamSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Dream: the background tidying of memory (see docs/dream.md).
+
+    Attributes:
+        enabled: Whether the running hub runs Dream cycles in the background.
+        interval: Seconds between two background cycles.
+        budget: Memories one cycle examines.
+        judge_url: An OpenAI-compatible (``.../v1``) or Ollama endpoint whose
+            chat model confirms or rejects candidates; empty: no judge.
+        judge_kind: ``openai`` or ``ollama``.
+        judge_model: The chat model the judge asks.
+        judge_timeout: Seconds one judgement may take.
+        judge_key_env: The environment variable holding the endpoint's key.
+    """
+
+    enabled: bool = False
+    interval: Annotated[float, msgspec.Meta(ge=1.0, le=86_400.0)] = 300.0
+    budget: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 200
+    judge_url: str = ""
+    judge_kind: Literal["openai", "ollama"] = "openai"
+    judge_model: str = ""
+    judge_timeout: Annotated[float, msgspec.Meta(gt=0.0, le=600.0)] = 20.0
+    judge_key_env: str = ""
 
 
 class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -210,6 +235,7 @@ class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     serve: ServeSettings = ServeSettings()
     hooks: HooksSettings = HooksSettings()
     agents: AgentsSettings = AgentsSettings()
+    dream: DreamSettings = DreamSettings()
     embedder: dict[str, object] = {}
     code: CodeSettings = CodeSettings()
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ctx.engine import StoreError
 
-__all__ = ["PRIVATE_FOLDER", "private_folder", "write_atomically"]
+__all__ = ["PRIVATE_FOLDER", "private_folder", "process_alive", "write_atomically"]
 
 PRIVATE_FOLDER = "private"
 """The store's private state: never committed, never in git's folder."""
@@ -80,3 +80,14 @@ def write_atomically(path: Path, data: bytes, *, durable: bool = True) -> None:
         os.fsync(folder_fd)
     finally:
         os.close(folder_fd)
+
+
+def process_alive(pid: int) -> bool:
+    """Returns whether process ``pid`` exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

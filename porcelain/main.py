@@ -21,6 +21,7 @@ from ctx.porcelain.commands import (
     branches,
     code,
     diff,
+    dream,
     exports,
     feedback,
     hooks,
@@ -130,6 +131,7 @@ for module in (
     feedback,
     lens,
     code,
+    dream,
 ):
     for command in module.COMMANDS:
         add_store_option(command)

@@ -8,11 +8,13 @@ import pytest
 
 import ctx.engine
 import ctx.hub
+import ctx.hub.dream
 import ctx.hub.embedders
 import ctx.hub.hooks
 import ctx.hub.install
 
 PACKAGES = [ctx.engine, ctx.hub, ctx.hub.embedders, ctx.hub.hooks, ctx.hub.install]
+PACKAGES.append(ctx.hub.dream)
 
 
 def _submodules(package: types.ModuleType) -> list[str]:

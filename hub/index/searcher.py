@@ -17,6 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 
+import numpy as np
+import numpy.typing as npt
+
 from ctx.engine import Memory
 from ctx.hub.embedders import Embedder, EmbedderError
 from ctx.hub.index.lexical import LexicalIndex
@@ -111,10 +114,24 @@ class Searcher:
         """
         if self._vectors is None:
             raise self._vector_error or EmbedderError("The embedder is unavailable.")
-        vector = self.embedder.embed([query])[0]
+        return self.search_vector(self.embedder.embed([query])[0], limit)
+
+    def search_vector(self, vector: npt.NDArray[np.float32], limit: int) -> Hits:
+        """Returns the nearest (blob, cosine) to ``vector`` (none without vectors)."""
+        if self._vectors is None:
+            return []
         shared = self._vectors.search(vector, limit, self._allowed)
         pending = [index.search(vector, limit) for index in self._pending_vectors]
         return _best([shared, *pending], limit)
+
+    def vector_of(self, blob: str) -> npt.NDArray[np.float32] | None:
+        """Returns the stored (unit) vector of ``blob``, or ``None`` if it has none."""
+        indexes = [] if self._vectors is None else [self._vectors]
+        for index in [*indexes, *self._pending_vectors]:
+            if blob in index:
+                row: npt.NDArray[np.float32] = index.vectors_of([blob])[0]
+                return row
+        return None
 
     def find_tagged(self, text: str, blobs: Collection[str]) -> set[str]:
         """Returns the ``blobs`` with a tag ``text`` names.

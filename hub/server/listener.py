@@ -47,6 +47,7 @@ from typing import Any
 import msgspec
 
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
+from ctx.hub.dream.background import start_background
 from ctx.hub.server import registry
 from ctx.hub.server.backfill import Backfill
 from ctx.hub.server.client import hub_answers
@@ -384,6 +385,7 @@ def serve(
         for worker in workers:
             worker.start()
         server.backfill.start()
+        start_background(store.path, clock, server.stopping)
         if ready is not None:
             ready(path)
         server.run(idle)

@@ -21,6 +21,7 @@ import msgspec
 
 from ctx.hub.server.private import HubFolderError, hub_file, private_folder
 from ctx.hub.server.wire import HubEntry
+from ctx.hub.state import process_alive
 
 __all__ = ["register", "running_hubs", "touch", "unregister"]
 
@@ -83,16 +84,6 @@ def _read(path: Path) -> HubEntry | None:
         return None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _rss_bytes(pid: int) -> int | None:
     """Returns the resident memory of ``pid`` (Linux: /proc), or None."""
     try:
@@ -117,7 +108,11 @@ def running_hubs() -> list[HubEntry]:
     for path in private_folder().glob("hub-*.json"):
         entry = _read(path)
         # A pid reused by another process after a hub was killed has no socket.
-        if entry is None or not _alive(entry.pid) or not Path(entry.socket).exists():
+        if (
+            entry is None
+            or not process_alive(entry.pid)
+            or not Path(entry.socket).exists()
+        ):
             with contextlib.suppress(OSError):
                 path.unlink()
             continue

@@ -93,6 +93,12 @@ SCHEMAS: dict[str, Any] = {
     "symbols": hub.SymbolList,
     "deps": hub.Dependencies,
     "chunk": hub.CodeHit,
+    "dream run": hub.dream.CycleReport,
+    "dream status": hub.dream.DreamStatus,
+    "dream review": list[hub.dream.ProposalView],
+    "dream reject": engine.ReviewResult,
+    "dream accept": engine.ReviewResult,
+    "dream merge": engine.DreamMergeResult,
 }
 
 # `export` writes its own format and has no --json; `hub start` serves in the
@@ -169,6 +175,14 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     run("session ls", "session", "ls")
     run("session show", "session", "show", "s1")
     run("brief", "brief", "--budget", "400")
+    ctx("remember", "Standup is every Monday")
+    ctx("remember", "standup is every monday.")
+    run("dream run", "dream", "run", "--once")
+    run("dream status", "dream", "status")
+    first = run("dream review", "dream", "review")[0]["proposal"]["id"]
+    run("dream reject", "dream", "reject", first, "--reason", "not now")
+    run("dream accept", "dream", "accept", "--all")
+    run("dream merge", "dream", "merge")
     run("gc", "gc")
     run("fsck", "fsck")
     recalled = run("recall", "recall", "postgres", "--explain")

@@ -1,0 +1,547 @@
+"""Dream's quality and cost: rules on labelled cases, LoCoMo before and after, speed.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_dream.py            # ~10 min on 2 cores
+    .venv/bin/python benchmarks/bench_dream.py --quick    # 2 conversations, 10k
+
+Writes ``benchmarks/results/dream.md``. Four parts:
+
+1. **Rules.** Precision and recall of each proposal kind on the labelled
+   cases of ``dream_cases.py`` (real LoCoMo turns, labels by construction;
+   that module says how), with MiniLM cosines, at the default thresholds
+   and over a small grid (the defaults of ``hub/dream/rules.py`` come from
+   it). This measures the rules on given pairs, not the neighbour search.
+2. **LoCoMo recall@10** (categories 1-4, the protocol of
+   ``bench_quality.py``) with the default ranking, before and after a Dream
+   cycle over every turn of each conversation whose proposals are all
+   accepted and merged (no review: the worst case for recall).
+3. **Knowledge updates.** For each conversation, turns holding a value (a
+   number, or a name) get a newer copy with the value changed, written 30
+   days after the conversation's last session; the question is the turn
+   with that value taken out. A pair counts when the newer copy is in the
+   top 10 and above the older turn (or the older is gone), before and after
+   accepting Dream's proposals. Goal: at least 90% after.
+4. **Cost.** Memories examined per second by one cycle at 10k and 100k
+   memories (LoCoMo turns repeated with a counter; hashing embedder, so that
+   building 100k vectors takes seconds: the cycle reads stored vectors
+   whatever made them), without and with a judge (a fake OpenAI-compatible
+   server on loopback that answers at once), and the cycle's peak memory
+   (growth of the process's peak RSS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import resource
+import shutil
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+from _bench_common import cpu_name
+from bench_quality import (
+    CATEGORIES,
+    Corpus,
+    load_locomo,
+    load_reference,
+)
+from dream_cases import PairCase, build_cases, load_turns
+
+from ctx import engine
+from ctx.engine import Draft, Intent, Store
+from ctx.hub.config import DreamSettings, RecallConfig
+from ctx.hub.dream import Detector, Judge, Thresholds, judge_pair
+from ctx.hub.dream.cycle import run_cycle
+from ctx.hub.dream.rules import recurrence
+from ctx.hub.embedders import Embedder, make_embedder
+from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.ranking import rank
+from ctx.hub.retrieval.sources import open_sources
+from ctx.hub.temporal.parse import parse_temporal
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).parent / "results" / "dream.md"
+IMPORT = Intent(agent="bench", intent="import")
+REVIEW = Intent(agent="bench", intent="review")
+PAIR_KINDS = ("duplicate", "update", "contradiction", "link")
+GRID = {
+    "duplicate_cosine": (0.85, 0.9, 0.93, 0.96),
+    "duplicate_words": (0.5, 0.6, 0.7, 0.8),
+    "subject_cosine": (0.65, 0.75, 0.85),
+    "subject_words": (0.3, 0.4, 0.5),
+    "link_cosine": (0.5, 0.6, 0.7),
+}
+_VALUE = re.compile(r"\b\d+\b|(?<=[a-z,] )[A-Z][a-z]{2,}\b")
+
+
+def _memory(text: str, when: datetime, n: int) -> engine.Memory:
+    return engine.Memory(
+        version=1,
+        id=engine.MemoryId(f"01J{n:023d}"),
+        kind="fact",
+        body=text,
+        created_at=when,
+    )
+
+
+# -- 1. rules ---------------------------------------------------------------
+
+
+def nearest_turns(eval_dir: Path, embedder: Embedder) -> dict[str, str]:
+    """Returns each turn's nearest other turn of its conversation (MiniLM)."""
+    turns, _ = load_turns(eval_dir)
+    out: dict[str, str] = {}
+    by_conv: dict[str, list] = {}
+    for t in turns:
+        by_conv.setdefault(t.conversation, []).append(t)
+    for conv, group in by_conv.items():
+        vectors = embedder.embed([t.text for t in group])
+        sims = vectors @ vectors.T
+        np.fill_diagonal(sims, -1.0)
+        best = sims.argmax(axis=1)
+        for i, t in enumerate(group):
+            out[f"{conv}/{t.dia_id}"] = f"{conv}/{group[int(best[i])].dia_id}"
+    return out
+
+
+def score_rules(
+    cases: list[PairCase], cosines: list[float], limits: Thresholds
+) -> dict[str, tuple[float, float, int]]:
+    """Returns (precision, recall, positives) per pair kind."""
+    tp: Counter[str] = Counter()
+    fp: Counter[str] = Counter()
+    fn: Counter[str] = Counter()
+    for n, (case, cos) in enumerate(zip(cases, cosines, strict=True)):
+        a = _memory(case.a, case.a_when, 2 * n)
+        b = _memory(case.b, case.b_when, 2 * n + 1)
+        verdict = judge_pair(a, b, cos, limits)
+        got = verdict.kind if verdict else None
+        if got == case.label and got is not None:
+            tp[got] += 1
+        else:
+            if got is not None:
+                fp[got] += 1
+            if case.label is not None:
+                fn[case.label] += 1
+    out = {}
+    for kind in PAIR_KINDS:
+        made = tp[kind] + fp[kind]
+        wanted = tp[kind] + fn[kind]
+        out[kind] = (
+            tp[kind] / made if made else float("nan"),
+            tp[kind] / wanted if wanted else float("nan"),
+            wanted,
+        )
+    return out
+
+
+def _f1(p: float, r: float) -> float:
+    return 0.0 if not p or not r or p != p or r != r else 2 * p * r / (p + r)
+
+
+def part_rules(eval_dir: Path, embedder: Embedder, lines: list[str]) -> None:
+    began = time.perf_counter()
+    pairs, singles = build_cases(eval_dir, nearest_turns(eval_dir, embedder))
+    texts = sorted({c.a for c in pairs} | {c.b for c in pairs})
+    vectors = dict(zip(texts, embedder.embed(texts), strict=True))
+    cosines = [float(vectors[c.a] @ vectors[c.b]) for c in pairs]
+    default = score_rules(pairs, cosines, Thresholds())
+    labels = Counter(c.label or f"none ({c.how})" for c in pairs)
+    lines += [
+        "## 1. The rules on labelled LoCoMo cases",
+        "",
+        f"{len(pairs):,} pair cases ("
+        + ", ".join(f"{n} {k}" for k, n in sorted(labels.items()))
+        + f") and {len(singles)} single-memory cases; labels by construction "
+        "(`benchmarks/dream_cases.py` says how). MiniLM cosines.",
+        "",
+        "| kind | positives | precision | recall | F1 |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for kind, (p, r, n) in default.items():
+        lines.append(f"| {kind} | {n} | {p:.3f} | {r:.3f} | {_f1(p, r):.3f} |")
+    rec_tp = rec_fp = rec_fn = right_period = 0
+    for s in singles:
+        memory = _memory(s.text, s.when, 0)
+        parsed = parse_temporal(s.text, s.when)
+        tag = recurrence(memory, [(c.dimension, c.label) for c in parsed.cycles])
+        if tag and s.period:
+            rec_tp += 1
+            right_period += tag == f"recurs:{s.period}"
+        elif tag:
+            rec_fp += 1
+        elif s.period:
+            rec_fn += 1
+    p = rec_tp / (rec_tp + rec_fp) if rec_tp + rec_fp else float("nan")
+    r = rec_tp / (rec_tp + rec_fn)
+    positives = sum(1 for s in singles if s.period)
+    lines.append(f"| recurrence | {positives} | {p:.3f} | {r:.3f} | {_f1(p, r):.3f} |")
+    lines += [
+        "",
+        f"Recurrences found with the right period: {right_period} of {rec_tp}.",
+        "",
+        "Each threshold alone over its grid, the others at their defaults "
+        "(F1 of the kinds it moves):",
+        "",
+        "| threshold | value | duplicate F1 | update F1 | contradiction F1 | link F1 |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    base = Thresholds()
+    for name, values in GRID.items():
+        for value in values:
+            limits = Thresholds(**{**base.__dict__, name: value})
+            got = score_rules(pairs, cosines, limits)
+            mark = " (default)" if getattr(base, name) == value else ""
+            lines.append(
+                f"| {name} | {value}{mark} | "
+                + " | ".join(f"{_f1(*got[k][:2]):.3f}" for k in PAIR_KINDS)
+                + " |"
+            )
+    lines += ["", f"({time.perf_counter() - began:.0f} s)", ""]
+
+
+# -- 2 and 3. LoCoMo before and after ----------------------------------------
+
+
+@contextlib.contextmanager
+def disk_store(root: Path, name: str, now: datetime) -> Iterator[Store]:
+    path = root / name / ".ctx"
+    store = Store.init(path, clock=lambda: now)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def accept_and_merge(store: Store, embedder: Embedder, now: datetime) -> Counter[str]:
+    """Accepts every proposal for main and merges them; returns the kinds."""
+    from ctx.hub.dream.detect import recheck
+
+    kinds = Counter(p.kind for p in engine.list_proposals(store, "main"))
+    engine.review_proposals(store, "main", [], "accepted", REVIEW)
+    engine.merge_accepted(
+        store, "main", REVIEW, lambda p, m: recheck(p, m, embedder, now)
+    )
+    return kinds
+
+
+def recall_at_10(projection: Projection, corpus: Corpus, key_of: dict) -> list[float]:
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    # As recall ranks: over the branch's link graph (expansion, superseded out).
+    graph = [engine.link_graph(projection.store, source.commit)]
+    out = []
+    for q in corpus.questions:
+        if q.category not in CATEGORIES:
+            continue
+        found = rank(
+            searcher, q.text, config=RecallConfig(), now=corpus.now, links=graph
+        )
+        hits = found.hits
+        top = {key_of.get(h.id) for h in hits[:10]}
+        out.append(sum(e in top for e in q.evidence) / len(q.evidence))
+    return out
+
+
+def update_pairs(corpus: Corpus) -> list[tuple[int, str, str]]:
+    """Returns (turn index, newer text, question) for turns holding a value.
+
+    The value is a number, or a capitalised name that is not one of the two
+    speakers' (nor a short form of one: "Mel" for Melanie).
+    """
+    speakers = {t.partition(": ")[0].casefold() for t in corpus.texts}
+    out = []
+    for i, text in enumerate(corpus.texts):
+        said = text.partition(": ")[2]
+        m = next(
+            (
+                m
+                for m in _VALUE.finditer(said)
+                if not any(s.startswith(m.group().casefold()) for s in speakers)
+            ),
+            None,
+        )
+        if m is None or len(said.split()) < 8:
+            continue
+        value = m.group()
+        new = str(int(value) + 3) if value.isdigit() else "Zanzibar"
+        offset = len(text) - len(said)
+        newer = text[: offset + m.start()] + new + text[offset + m.end() :]
+        question = text[: offset + m.start()] + text[offset + m.end() :]
+        out.append((i, newer, question))
+    return out[:: max(1, len(out) // 25)][:25]
+
+
+def newer_first(
+    projection: Projection, corpus: Corpus, pairs: list[tuple[str, str, str]]
+) -> float:
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    graph = [engine.link_graph(projection.store, source.commit)]
+    good = 0
+    for old_id, new_id, question in pairs:
+        found = rank(
+            searcher, question, config=RecallConfig(), now=corpus.now, links=graph
+        )
+        hits = [h.id for h in found.hits[:10]]
+        if new_id in hits and (
+            old_id not in hits or hits.index(new_id) < hits.index(old_id)
+        ):
+            good += 1
+    return good / len(pairs)
+
+
+def part_locomo(
+    eval_dir: Path, embedder: Embedder, lines: list[str], conversations: int
+) -> None:
+    began = time.perf_counter()
+    corpora = load_locomo(eval_dir, load_reference(eval_dir))[:conversations]
+    before: list[float] = []
+    after: list[float] = []
+    kinds: Counter[str] = Counter()
+    ku_before: list[float] = []
+    ku_after: list[float] = []
+    ku_pairs = 0
+    examined = 0
+    cycle_s = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for corpus in corpora:
+            with disk_store(root, corpus.name, corpus.now) as store:
+                written = engine.remember_many(store, corpus.drafts, IMPORT)
+                key_of = dict(zip(written.ids, corpus.keys, strict=True))
+                projection = Projection(store, embedder)
+                before += recall_at_10(projection, corpus, key_of)
+                t0 = time.perf_counter()
+                report = run_cycle(
+                    store, projection, "main", budget=10**6, now=corpus.now
+                )
+                cycle_s += time.perf_counter() - t0
+                examined += report.examined
+                kinds += accept_and_merge(store, embedder, corpus.now)
+                after += recall_at_10(projection, corpus, key_of)
+                print(
+                    corpus.name,
+                    report.proposed,
+                    f"{sum(before) / len(before):.3f}",
+                    f"{sum(after) / len(after):.3f}",
+                    flush=True,
+                )
+            # Knowledge updates: a store of the turns and newer copies.
+            with disk_store(root, corpus.name + "-ku", corpus.now) as store:
+                written = engine.remember_many(store, corpus.drafts, IMPORT)
+                chosen = update_pairs(corpus)
+                later = corpus.now + timedelta(days=30)
+                news = engine.remember_many(
+                    store,
+                    [Draft(text=new, when=later) for _, new, _ in chosen],
+                    IMPORT,
+                )
+                pairs = [
+                    (written.ids[i], new_id, question)
+                    for (i, _, question), new_id in zip(chosen, news.ids, strict=True)
+                ]
+                ku_pairs += len(pairs)
+                projection = Projection(store, embedder)
+                ku_before.append(newer_first(projection, corpus, pairs) * len(pairs))
+                run_cycle(store, projection, "main", budget=10**6, now=later)
+                accept_and_merge(store, embedder, later)
+                ku_after.append(newer_first(projection, corpus, pairs) * len(pairs))
+    mean_b = sum(before) / len(before)
+    mean_a = sum(after) / len(after)
+    lines += [
+        "## 2. LoCoMo recall@10 before and after accepting every proposal",
+        "",
+        f"{len(corpora)} conversations, {len(before):,} questions (categories 1-4), "
+        "default ranking (MiniLM), one Dream cycle over every turn, every proposal "
+        "accepted and merged without review.",
+        "",
+        "| | recall@10 |",
+        "|---|---:|",
+        f"| before | {mean_b:.3f} |",
+        f"| after | {mean_a:.3f} |",
+        f"| ratio after / before | {mean_a / mean_b:.3f} |",
+        "",
+        "Proposals merged: "
+        + ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items()))
+        + f". The cycles examined {examined:,} memories in {cycle_s:.0f} s "
+        f"({examined / cycle_s:.0f} memories/s with MiniLM vectors, stores of "
+        "about 600 turns).",
+        "",
+        "## 3. Knowledge updates: the newer fact first",
+        "",
+        f"{ku_pairs} pairs (an older turn holding a value, a newer copy with the "
+        "value changed, 30 days after the last session); question: the turn "
+        "without the value.",
+        "",
+        "| | newer first in the top 10 |",
+        "|---|---:|",
+        f"| before Dream | {sum(ku_before) / ku_pairs:.3f} |",
+        f"| after accepting Dream's proposals | {sum(ku_after) / ku_pairs:.3f} |",
+        "",
+        f"({time.perf_counter() - began:.0f} s)",
+        "",
+    ]
+
+
+# -- 4. cost -----------------------------------------------------------------
+
+
+class _FastJudge(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        raw = json.dumps({"choices": [{"message": {"content": "YES"}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+BUDGET = 500
+
+
+def _detection_rate(store: Store, projection: Projection, now: datetime) -> float:
+    """Returns memories per second the detector alone examines (no commits)."""
+    [source] = open_sources(projection)
+    detector = Detector(
+        projection.searcher(source.view),
+        engine.link_graph(store, source.commit),
+        "main",
+        now,
+    )
+    ids = sorted(source.view.catalog.entries)[:BUDGET]
+    t0 = time.perf_counter()
+    for mid in ids:
+        detector.examine(mid)
+    return len(ids) / (time.perf_counter() - t0)
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def part_cost(eval_dir: Path, lines: list[str], sizes: tuple[int, ...]) -> None:
+    turns, _ = load_turns(eval_dir)
+    embedder = make_embedder({"kind": "hashing"})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FastJudge)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    now = datetime(2024, 1, 1, tzinfo=UTC)
+    lines += [
+        "## 4. Cost of a cycle",
+        "",
+        "LoCoMo turns repeated with a counter; hashing embedder; one cycle of "
+        f"{BUDGET:,} memories (the first of a fresh store: every memory is new). "
+        "found/s: the detector alone over the same number of memories (neighbours "
+        "and rules, no commits); examined/s: the whole cycle, whose time goes "
+        "mostly to writing one commit per proposal. With "
+        "the judge: a fake OpenAI-compatible server on loopback answering YES at "
+        "once. Peak RSS: growth of the process's peak during the cycle.",
+        "",
+        "| memories | judge | found/s (no commits) | examined/s (cycle) | proposals "
+        "| cycle s | peak RSS growth |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            drafts = [
+                Draft(
+                    text=f"{turns[i % len(turns)].text} (#{i // len(turns)})",
+                    when=turns[i % len(turns)].when,
+                )
+                for i in range(size)
+            ]
+            base = Path(tmp) / f"s{size}" / ".ctx"
+            store = Store.init(base, clock=lambda: now)
+            t0 = time.perf_counter()
+            engine.remember_many(store, drafts, IMPORT)
+            projection = Projection(store, embedder)
+            open_sources(projection)
+            built = time.perf_counter() - t0
+            store.close()
+            for judged in (False, True):
+                copy = Path(tmp) / f"s{size}-{judged}" / ".ctx"
+                shutil.copytree(base, copy)
+                store = Store.open(copy, clock=lambda: now)
+                projection = Projection(store, embedder)
+                open_sources(projection)
+                judge = None
+                if judged:
+                    judge = Judge(DreamSettings(judge_url=url, judge_model="fake"))
+                if not judged:
+                    detect_rate = _detection_rate(store, projection, now)
+                rss = _peak_rss_mb()
+                t0 = time.perf_counter()
+                report = run_cycle(
+                    store, projection, "main", budget=BUDGET, now=now, judge=judge
+                )
+                seconds = time.perf_counter() - t0
+                grown = _peak_rss_mb() - rss
+                lines.append(
+                    f"| {size:,} | {'yes' if judged else 'no'} | "
+                    f"{detect_rate:,.0f} | {report.examined / seconds:,.0f} | "
+                    f"{sum(report.proposed.values()):,} | {seconds:.1f} | "
+                    f"{grown:.0f} MB |"
+                )
+                store.close()
+            lines.append(
+                f"| | (store of {size:,} built and indexed in {built:.0f} s) | | | | |"
+            )
+    server.shutdown()
+    lines.append("")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--eval-dir", type=Path, default=ROOT.parent / "shared" / "eval"
+    )
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--skip", action="append", default=[], help="1, 2 or 4")
+    parser.add_argument("--conversations", type=int, default=10)
+    args = parser.parse_args()
+    embedder = make_embedder({})
+    started = datetime.now(UTC)
+    load = os.getloadavg()[0]
+    lines = [
+        "# Dream: quality and cost",
+        "",
+        "`benchmarks/bench_dream.py`"
+        + (" --quick" if args.quick else "")
+        + f"; {started:%Y-%m-%d %H:%M} UTC; {cpu_name()}, "
+        f"{len(os.sched_getaffinity(0))} usable cores; load average {load:.2f} "
+        "at start (other work shares this machine).",
+        "",
+    ]
+    if "1" not in args.skip:
+        part_rules(args.eval_dir, embedder, lines)
+    if "2" not in args.skip:
+        part_locomo(
+            args.eval_dir, embedder, lines, 2 if args.quick else args.conversations
+        )
+    if "4" not in args.skip:
+        part_cost(args.eval_dir, lines, (10_000,) if args.quick else (10_000, 100_000))
+    lines.append(f"Load average at the end: {os.getloadavg()[0]:.2f}.")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.quick:
+        RESULTS.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,291 @@
+"""Rebuilds Dream's labelled cases from LoCoMo (never committed: CC BY-NC 4.0).
+
+Usage::
+
+    .venv/bin/python benchmarks/dream_cases.py [--eval-dir ../shared/eval]
+
+prints how many cases of each kind it makes; ``bench_dream.py`` imports
+:func:`build_cases`. Every text is a real LoCoMo dialogue turn
+("<speaker>: <text>"); the labels come from how each case is made, with a
+fixed seed, so the set is the same on every run:
+
+- duplicate (positive): a turn and the same turn re-typed: case changed,
+  punctuation dropped or added, a filler word ("really", "so", "just", ...)
+  removed, written again 0-3 days later.
+- update (positive): a turn and the same turn with one value changed (a
+  number, or a capitalised name swapped for another name of the same
+  conversation), written 7-60 days later.
+- contradiction (positive): a turn and the same turn negated at its first
+  auxiliary verb ("is" -> "is not", "like" -> "don't like"), the same day.
+- link (positive): two different turns that are evidence of the same
+  multi-hop question (category 1): LoCoMo's authors marked both as needed
+  to answer it.
+- negatives for every pair kind: a turn and its nearest other turn of the
+  same conversation by MiniLM (hard negatives: similar, but different
+  turns, so neither duplicate, update nor contradiction), and two random
+  turns of different sessions that no question cites together (not linked).
+  A pair whose texts are equal once normalised is dropped (LoCoMo repeats
+  "Thanks!" and the like: those are true duplicates, not negatives).
+- recurrence: a turn with a recurring phrase appended ("every Tuesday",
+  "each month", "on weekends", ...; positive, with the period it names)
+  or a one-off time phrase ("last Tuesday", "on 3 May", "next month", ...;
+  negative).
+
+Pair labels say what the pair is *made as*; a hard negative may in truth
+be related (two turns about one trip), which counts against the link
+rule's precision here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+SEED = 17
+DATE_FORMAT = "%I:%M %p on %d %B, %Y"
+PER_KIND = 240
+_FILLERS = ("really", "so", "just", "actually", "very", "totally", "definitely")
+_AUX = re.compile(
+    r"\b(is|was|are|were|am|have|has|had|can|will|would|could|should|do|does|did)\b"
+)
+_VERB = re.compile(r"\b(I|we|you|they) (like|love|want|need|think|know|enjoy)\b")
+_NUMBER = re.compile(r"\b\d+\b")
+_NAME = re.compile(r"(?<=[a-z,] )[A-Z][a-z]{2,}\b")
+RECURRING = (
+    ("every Tuesday", "weekly"),
+    ("on weekends", "weekly"),
+    ("every Monday morning", "weekly"),
+    ("each month", "monthly"),
+    ("on the 1st of every month", "monthly"),
+    ("every year", "yearly"),
+    ("every March", "yearly"),
+    ("every summer", "yearly"),
+    ("every morning", "daily"),
+    ("every night", "daily"),
+    ("daily", "daily"),
+    ("weekly", "weekly"),
+    ("every week", "weekly"),
+    ("each quarter", "quarterly"),
+)
+ONE_OFF = (
+    "last Tuesday",
+    "on 3 May",
+    "next month",
+    "yesterday",
+    "two weeks ago",
+    "this morning",
+    "in March 2023",
+    "last summer",
+    "on Friday",
+    "tomorrow",
+    "in 2022",
+    "next week",
+)
+
+
+@dataclass(frozen=True)
+class Turn:
+    conversation: str
+    dia_id: str
+    session: int
+    text: str
+    when: datetime
+
+
+@dataclass(frozen=True)
+class PairCase:
+    """Two memories and what the pair is made as (None: nothing)."""
+
+    label: str | None
+    a: str
+    a_when: datetime
+    b: str
+    b_when: datetime
+    how: str
+
+
+@dataclass(frozen=True)
+class SingleCase:
+    """One memory and the ``recurs:`` period it names (None: none)."""
+
+    period: str | None
+    text: str
+    when: datetime
+
+
+def load_turns(eval_dir: Path) -> tuple[list[Turn], list[tuple[str, list[str]]]]:
+    """Returns every turn, and each multi-hop question's evidence ids."""
+    data = json.loads((eval_dir / "locomo" / "locomo10.json").read_text())
+    turns: list[Turn] = []
+    multi: list[tuple[str, list[str]]] = []
+    for sample in data:
+        conv = sample["conversation"]
+        for key, session in conv.items():
+            match = re.fullmatch(r"session_(\d+)", key)
+            if not match or not isinstance(session, list):
+                continue
+            stamp = datetime.strptime(conv[f"{key}_date_time"], DATE_FORMAT)
+            for turn in session:
+                turns.append(
+                    Turn(
+                        sample["sample_id"],
+                        turn["dia_id"],
+                        int(match.group(1)),
+                        f"{turn['speaker']}: {turn['text']}",
+                        stamp.replace(tzinfo=UTC),
+                    )
+                )
+        for qa in sample["qa"]:
+            ids = [e for e in qa.get("evidence", []) if re.fullmatch(r"D\d+:\d+", e)]
+            if qa["category"] == 1 and len(set(ids)) >= 2:
+                multi.append((sample["sample_id"], sorted(set(ids))))
+    return turns, multi
+
+
+def _normal(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def _retype(text: str, rng: random.Random) -> str:
+    speaker, _, said = text.partition(": ")
+    words = said.split()
+    fillers = [i for i, w in enumerate(words) if w.lower().strip(",.!?") in _FILLERS]
+    if fillers and rng.random() < 0.5:
+        del words[rng.choice(fillers)]
+    said = " ".join(words)
+    choice = rng.randrange(3)
+    if choice == 0:
+        said = said.lower()
+    elif choice == 1:
+        said = re.sub(r"[!?.,]", "", said)
+    else:
+        said = said.rstrip("!.?") + "!"
+    return f"{speaker}: {said}"
+
+
+def _changed(text: str, names: list[str], rng: random.Random) -> str | None:
+    numbers = list(_NUMBER.finditer(text))
+    if numbers:
+        m = rng.choice(numbers)
+        value = int(m.group()) + rng.randint(1, 9)
+        return text[: m.start()] + str(value) + text[m.end() :]
+    found = [m for m in _NAME.finditer(text) if m.group() in names]
+    if found:
+        m = rng.choice(found)
+        other = rng.choice([n for n in names if n != m.group()])
+        return text[: m.start()] + other + text[m.end() :]
+    return None
+
+
+def _negated(text: str) -> str | None:
+    if m := _VERB.search(text):
+        return text[: m.start()] + f"{m.group(1)} don't {m.group(2)}" + text[m.end() :]
+    if m := _AUX.search(text.partition(": ")[2]):
+        offset = len(text.partition(": ")[0]) + 2
+        end = offset + m.end()
+        return text[:end] + " not" + text[end:]
+    return None
+
+
+def build_cases(
+    eval_dir: Path, neighbour: dict[str, str] | None = None
+) -> tuple[list[PairCase], list[SingleCase]]:
+    """Returns the pair cases and the single-memory (recurrence) cases.
+
+    Args:
+        eval_dir: The folder holding ``locomo/locomo10.json``.
+        neighbour: For hard negatives, each turn's nearest other turn of its
+            conversation (``conversation/dia_id`` both); made by the caller,
+            who has the embedder. Without it, hard negatives are left out.
+    """
+    rng = random.Random(SEED)
+    turns, multi = load_turns(eval_dir)
+    by_key = {f"{t.conversation}/{t.dia_id}": t for t in turns}
+    names_of: dict[str, list[str]] = {}
+    for t in turns:
+        names_of.setdefault(t.conversation, [])
+        for name in _NAME.findall(t.text):
+            if name not in names_of[t.conversation]:
+                names_of[t.conversation].append(name)
+    pool = [t for t in turns if len(t.text.split()) >= 6]
+    rng.shuffle(pool)
+    pairs: list[PairCase] = []
+    made: Counter[str] = Counter()
+
+    def add(case: PairCase) -> None:
+        if _normal(case.a) == _normal(case.b) and case.label != "duplicate":
+            return
+        pairs.append(case)
+        made[case.label or "none"] += 1
+
+    for t in pool:
+        if made["duplicate"] < PER_KIND:
+            copy = _retype(t.text, rng)
+            later = t.when + timedelta(days=rng.randint(0, 3))
+            add(PairCase("duplicate", t.text, t.when, copy, later, "re-typed"))
+            continue
+        new = _changed(t.text, names_of[t.conversation], rng)
+        if made["update"] < PER_KIND and new is not None:
+            later = t.when + timedelta(days=rng.randint(7, 60))
+            add(PairCase("update", t.text, t.when, new, later, "value changed"))
+            continue
+        if made["contradiction"] < PER_KIND and (neg := _negated(t.text)) is not None:
+            add(PairCase("contradiction", t.text, t.when, neg, t.when, "negated"))
+    cited: set[tuple[str, str]] = set()
+    for conv, ids in multi:
+        for i, x in enumerate(ids):
+            for y in ids[i + 1 :]:
+                cited.add((f"{conv}/{x}", f"{conv}/{y}"))
+    links = sorted(cited)
+    rng.shuffle(links)
+    for x, y in links:
+        if made["link"] >= PER_KIND:
+            break
+        a, b = by_key.get(x), by_key.get(y)
+        if a is not None and b is not None:
+            add(PairCase("link", a.text, a.when, b.text, b.when, "co-evidence"))
+    if neighbour:
+        keys = sorted(neighbour)
+        rng.shuffle(keys)
+        for key in keys[: PER_KIND * 2]:
+            a, b = by_key[key], by_key[neighbour[key]]
+            add(PairCase(None, a.text, a.when, b.text, b.when, "nearest turn"))
+    while made["none"] < PER_KIND * 3:
+        a, b = rng.sample(pool, 2)
+        pair = (f"{a.conversation}/{a.dia_id}", f"{b.conversation}/{b.dia_id}")
+        if a.session == b.session or pair in cited or pair[::-1] in cited:
+            continue
+        add(PairCase(None, a.text, a.when, b.text, b.when, "random turns"))
+    singles: list[SingleCase] = []
+    for n, t in enumerate(pool[: PER_KIND * 2]):
+        said = t.text.rstrip(".!? ")
+        if n % 2 == 0:
+            phrase, period = RECURRING[n // 2 % len(RECURRING)]
+            singles.append(SingleCase(period, f"{said} {phrase}.", t.when))
+        else:
+            phrase = ONE_OFF[n // 2 % len(ONE_OFF)]
+            singles.append(SingleCase(None, f"{said} {phrase}.", t.when))
+    return pairs, singles
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--eval-dir",
+        type=Path,
+        default=Path(__file__).resolve().parent.parent.parent / "shared" / "eval",
+    )
+    args = parser.parse_args()
+    pairs, singles = build_cases(args.eval_dir)
+    print(Counter(c.label or f"none ({c.how})" for c in pairs))
+    print(Counter(c.period or "none" for c in singles))
+
+
+if __name__ == "__main__":
+    main()

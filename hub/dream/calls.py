@@ -1,0 +1,279 @@
+"""Dream's calls on a workspace: run, status, review, accept, reject, merge.
+
+What ``ctx dream ...`` (and any other caller) asks. Each takes a
+:class:`~ctx.hub.workspace.Workspace` and the branch Dream reads (default:
+the workspace's branch, else the store's HEAD); proposals live on
+``dream/<branch>``. Runs are answered in the calling process, with the
+store's own indexes (caught up first).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+import msgspec
+
+from ctx.engine import (
+    DreamMergeResult,
+    InvalidInputError,
+    Memory,
+    MemoryId,
+    Proposal,
+    ReviewResult,
+    dream_branch,
+    list_proposals,
+    merge_accepted,
+    review_proposals,
+)
+from ctx.hub.dream.cycle import CycleReport
+from ctx.hub.dream.queue import QueueStatus, queue_status
+from ctx.hub.workspace import Workspace
+
+__all__ = [
+    "DreamStatus",
+    "ProposalView",
+    "ReviewedMemory",
+    "accept",
+    "dream_status",
+    "loop",
+    "merge",
+    "reject",
+    "review",
+    "run",
+]
+
+
+class ReviewedMemory(msgspec.Struct, frozen=True, kw_only=True):
+    """A memory a proposal is about, as the branch holds it now.
+
+    Attributes:
+        id: The memory.
+        headline: Its title or first line (empty when gone).
+        changed: It changed since the proposal was made (re-checked at merge).
+        gone: It is no longer on the branch.
+    """
+
+    id: MemoryId
+    headline: str
+    changed: bool = False
+    gone: bool = False
+
+
+class ProposalView(msgspec.Struct, frozen=True, kw_only=True):
+    """One proposal with its evidence and what it would change.
+
+    Attributes:
+        proposal: The proposal as stored.
+        memories: The memories it is about.
+        changes: Its memory-level diff, one line each (``+ link ...``,
+            ``~ <id> tags +recurs:weekly``).
+    """
+
+    proposal: Proposal
+    memories: tuple[ReviewedMemory, ...]
+    changes: tuple[str, ...]
+
+
+class DreamStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """Where Dream stands on a branch.
+
+    Attributes:
+        branch: The branch read.
+        dream_branch: Where the proposals are.
+        queue: What waits to be examined, and the last cycle.
+        proposals: How many proposals there are, by status.
+        enabled: Whether the hub runs Dream in the background.
+    """
+
+    branch: str
+    dream_branch: str
+    queue: QueueStatus
+    proposals: dict[str, int]
+    enabled: bool
+
+
+def _branch(ws: Workspace, branch: str | None) -> str:
+    name = branch or ws.branch or ws.store().head_branch()
+    if name.startswith("dream/"):
+        raise InvalidInputError(
+            f"{name!r} is one of Dream's own branches.",
+            hint="Name the branch it was made for, e.g. --branch main.",
+        )
+    ws.store().branch_tip(name)  # raises RefNotFoundError
+    return name
+
+
+def _on_disk(ws: Workspace) -> None:
+    if not ws.on_disk:
+        raise InvalidInputError(
+            "Dream needs a store on disk.",
+            hint="Run `ctx init`, or `ctx remember` something first.",
+        )
+
+
+def run(
+    ws: Workspace,
+    *,
+    branch: str | None = None,
+    budget: int | None = None,
+    now: datetime | None = None,
+    examined: Callable[[str], None] | None = None,
+) -> CycleReport:
+    """Runs one Dream cycle on a branch, in this process.
+
+    Args:
+        ws: The workspace.
+        branch: The branch to read (default: the workspace's).
+        budget: Memories to examine (default: ``[dream] budget``).
+        now: The cycle's time (default: the workspace's clock).
+        examined: Called with each memory's id once it is examined.
+    """
+    from ctx.hub.dream.cycle import run_cycle
+    from ctx.hub.dream.judge import Judge
+    from ctx.hub.index.projection import Projection
+
+    _on_disk(ws)
+    name = _branch(ws, branch)
+    config = ws.config()
+    settings = config.dream
+    store = ws.store(write=True)
+    projection = Projection.for_store(store, config)
+    judge = Judge(settings) if settings.judge_url else None
+    return run_cycle(
+        store,
+        projection,
+        name,
+        budget=settings.budget if budget is None else budget,
+        now=now or ws.clock(),
+        judge=judge,
+        examined=examined,
+    )
+
+
+def dream_status(
+    ws: Workspace, *, branch: str | None = None, now: datetime | None = None
+) -> DreamStatus:
+    """Returns the queue, the back-off, the last cycle and the proposals."""
+    from ctx.engine import live_catalog
+
+    _on_disk(ws)
+    name = _branch(ws, branch)
+    store = ws.store()
+    catalog = live_catalog(store, store.branch_tip(name))
+    live = {mid: entry.blob for mid, entry in catalog.entries.items()}
+    counts: dict[str, int] = {}
+    for proposal in list_proposals(store, name):
+        counts[proposal.status] = counts.get(proposal.status, 0) + 1
+    return DreamStatus(
+        branch=name,
+        dream_branch=dream_branch(name),
+        queue=queue_status(ws.path, name, live, now or ws.clock()),
+        proposals=dict(sorted(counts.items())),
+        enabled=ws.config().dream.enabled,
+    )
+
+
+def _changes(proposal: Proposal) -> tuple[str, ...]:
+    lines = [f"+ link {c.source} {c.type} {c.target}" for c in proposal.links]
+    lines += [f"~ {c.memory} tags +{c.tag}" for c in proposal.tags]
+    return tuple(lines)
+
+
+def review(
+    ws: Workspace, *, branch: str | None = None, status: str | None = "proposed"
+) -> list[ProposalView]:
+    """Returns each proposal (waiting ones by default) with its evidence."""
+    from ctx.engine import live_catalog
+
+    name = _branch(ws, branch)
+    store = ws.store()
+    catalog = live_catalog(store, store.branch_tip(name))
+    out = []
+    for proposal in list_proposals(store, name, status=status):
+        memories = []
+        for evidence in proposal.memories:
+            entry = catalog.get(evidence.id)
+            memories.append(
+                ReviewedMemory(
+                    id=evidence.id,
+                    headline=entry.headline if entry else "",
+                    changed=entry is not None and entry.blob != evidence.blob,
+                    gone=entry is None,
+                )
+            )
+        out.append(
+            ProposalView(
+                proposal=proposal, memories=tuple(memories), changes=_changes(proposal)
+            )
+        )
+    return out
+
+
+def accept(
+    ws: Workspace, ids: Sequence[str], *, branch: str | None = None
+) -> ReviewResult:
+    """Accepts proposals (every waiting one when ``ids`` is empty)."""
+    name = _branch(ws, branch)
+    return review_proposals(
+        ws.store(write=True), name, ids, "accepted", ws.intent("review")
+    )
+
+
+def reject(
+    ws: Workspace,
+    ids: Sequence[str],
+    *,
+    reason: str | None = None,
+    branch: str | None = None,
+) -> ReviewResult:
+    """Rejects proposals; a rejected proposal is never made again."""
+    if not ids:
+        raise InvalidInputError(
+            "Name the proposals to reject.", hint="`ctx dream review` lists them."
+        )
+    name = _branch(ws, branch)
+    return review_proposals(
+        ws.store(write=True), name, ids, "rejected", ws.intent("review"), note=reason
+    )
+
+
+def merge(ws: Workspace, *, branch: str | None = None) -> DreamMergeResult:
+    """Merges the accepted proposals into the branch they were made for.
+
+    Proposals whose memories changed since are re-checked by the rules
+    first (:func:`ctx.hub.dream.detect.recheck`); those that no longer hold
+    are marked stale, not merged.
+    """
+    from ctx.hub.dream.detect import recheck
+    from ctx.hub.embedders import make_embedder
+
+    name = _branch(ws, branch)
+    config = ws.config()
+    embedder = make_embedder(config.embedder)
+    now = ws.clock()
+
+    def check(proposal: Proposal, memories: dict[MemoryId, Memory]) -> str | None:
+        return recheck(proposal, memories, embedder, now)
+
+    return merge_accepted(ws.store(write=True), name, ws.intent("merge"), check)
+
+
+def loop(
+    ws: Workspace,
+    *,
+    branch: str | None = None,
+    budget: int | None = None,
+    interval: float | None = None,
+    report: Callable[[CycleReport], None] | None = None,
+    stop: Callable[[], bool] = lambda: False,
+) -> None:
+    """Runs cycles until ``stop`` says so, resting when nothing was due."""
+    rest = ws.config().dream.interval if interval is None else interval
+    while not stop():
+        result = run(ws, branch=branch, budget=budget)
+        if report is not None:
+            report(result)
+        if result.examined == 0:
+            time.sleep(rest)

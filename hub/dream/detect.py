@@ -1,0 +1,261 @@
+"""Finding Dream's candidates for one memory, with the indexes and the rules.
+
+:class:`Detector` looks at one memory of a live view: its nearest
+neighbours by vector and by BM25 (:data:`NEIGHBOURS` each), judged pair by
+pair by :func:`~ctx.hub.dream.rules.judge_pair`; the temporal parser's
+cycles in its text (a recurrence); its age and how often agents were given
+it (a tier). Pairs already linked, and memories already superseded, are
+left alone. At most :data:`MAX_LINKS` link candidates per memory.
+
+:meth:`Detector.recheck` asks the same rules again about a proposal whose
+memories changed since it was made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+import msgspec
+import numpy as np
+
+from ctx.engine import (
+    Adjacency,
+    LinkChange,
+    Memory,
+    MemoryId,
+    Proposal,
+    TagChange,
+    make_proposal,
+)
+from ctx.hub.dream.rules import (
+    Thresholds,
+    judge_pair,
+    recurrence,
+    stale,
+)
+from ctx.hub.embedders import Embedder, EmbedderError
+from ctx.hub.index.searcher import Searcher
+from ctx.hub.temporal.parse import parse_temporal
+
+__all__ = ["MAX_LINKS", "NEIGHBOURS", "Detector", "recheck"]
+
+NEIGHBOURS = 8
+"""Neighbours asked of each channel (vectors, BM25) for one memory."""
+MAX_LINKS = 3
+"""The most link candidates one memory gives in one cycle."""
+_QUERY_WORDS = 32
+_TIER = "tier:"
+
+
+def _text(memory: Memory) -> str:
+    return f"{memory.title}\n{memory.body}" if memory.title else memory.body
+
+
+class Detector:
+    """Finds the candidates of the memories of one live view.
+
+    Args:
+        searcher: The view's searcher.
+        links: The view's link graph.
+        branch: The branch the proposals are for.
+        now: The time of the cycle.
+        limits: The rules' thresholds.
+        recalled: How many hook sessions were given each memory.
+    """
+
+    def __init__(
+        self,
+        searcher: Searcher,
+        links: Adjacency,
+        branch: str,
+        now: datetime,
+        limits: Thresholds | None = None,
+        recalled: Mapping[str, int] | None = None,
+    ) -> None:
+        self.searcher = searcher
+        self.links = links
+        self.branch = branch
+        self.now = now
+        self.limits = limits or Thresholds()
+        self.recalled = recalled or {}
+        self._superseded = links.superseded()
+        self.vector_trouble: str | None = None
+
+    def _linked(self, a: str, b: str) -> bool:
+        return any(other == b for _, other in self.links.outgoing(a)) or any(
+            other == b for _, other in self.links.incoming(a)
+        )
+
+    def _neighbours(self, blob: str, memory: Memory) -> dict[str, float | None]:
+        """Returns the neighbours' blobs, each with its cosine (if known)."""
+        found: dict[str, float | None] = {}
+        vector = self.searcher.vector_of(blob)
+        if vector is not None:
+            for other, score in self.searcher.search_vector(vector, NEIGHBOURS + 1):
+                found[other] = float(score)
+        query = " ".join(_text(memory).split()[:_QUERY_WORDS])
+        for other, _ in self.searcher.search_bm25(query, NEIGHBOURS + 1):
+            if other not in found:
+                other_vector = self.searcher.vector_of(other)
+                cosine = None
+                if vector is not None and other_vector is not None:
+                    cosine = float(np.dot(vector, other_vector))
+                found[other] = cosine
+        found.pop(blob, None)
+        return found
+
+    def examine(self, memory_id: str) -> list[Proposal]:
+        """Returns the candidates one memory gives (nothing for a superseded one)."""
+        entry = self.searcher.view.catalog.entries.get(memory_id)
+        memory = self.searcher.read(memory_id)
+        if entry is None or memory is None or memory_id in self._superseded:
+            return []
+        out = [*self._pairs(memory, entry.blob), *self._alone(memory, entry.blob)]
+        return out
+
+    def _pairs(self, memory: Memory, blob: str) -> list[Proposal]:
+        by_blob = self.searcher.view.by_blob
+        entries = self.searcher.view.catalog.entries
+        neighbours = self._neighbours(blob, memory)
+        ranked = sorted(neighbours.items(), key=lambda item: -(item[1] or -1.0))
+        out: list[Proposal] = []
+        links = 0
+        for other_blob, cosine in ranked:
+            other_id = by_blob.get(other_blob)
+            if other_id is None or other_id == memory.id:
+                continue
+            if other_id in self._superseded or self._linked(memory.id, other_id):
+                continue
+            other = self.searcher.read(other_id)
+            if other is None:
+                continue
+            verdict = judge_pair(memory, other, cosine, self.limits)
+            if verdict is None:
+                continue
+            if verdict.kind == "link":
+                if links >= MAX_LINKS:
+                    continue
+                links += 1
+            out.append(
+                make_proposal(
+                    kind=verdict.kind,
+                    branch=self.branch,
+                    memories={
+                        memory.id: blob,
+                        MemoryId(other_id): entries[other_id].blob,
+                    },
+                    links=[
+                        LinkChange(
+                            source=MemoryId(verdict.source),
+                            type=verdict.link,
+                            target=MemoryId(verdict.target),
+                        )
+                    ],
+                    confidence=verdict.confidence,
+                    reason=verdict.reason,
+                    now=self.now,
+                )
+            )
+        return out
+
+    def _alone(self, memory: Memory, blob: str) -> list[Proposal]:
+        out: list[Proposal] = []
+        parsed = parse_temporal(_text(memory), memory.created_at)
+        tag = recurrence(memory, [(c.dimension, c.label) for c in parsed.cycles])
+        if tag is not None:
+            label = parsed.cycles[0].label if parsed.cycles else tag.split(":")[1]
+            out.append(self._tag(memory, blob, "recurrence", tag, 0.8, f"{label!r}"))
+        tier = self._tier(memory)
+        if tier is not None:
+            out.append(self._tag(memory, blob, "tier", *tier))
+        return out
+
+    def _tier(self, memory: Memory) -> tuple[str, float, str] | None:
+        entry = self.searcher.view.catalog.entries[memory.id]
+        if entry.path.startswith("pinned/") or any(
+            t.startswith(_TIER) for t in memory.tags
+        ):
+            return None  # only working memories move, and a person set the tier
+        given = self.recalled.get(memory.id, 0)
+        if given >= self.limits.reference_sessions:
+            return "tier:reference", 0.7, f"given to agents in {given} sessions"
+        if stale(memory, self.now, self.limits) and not self.links.incoming(memory.id):
+            days = (self.now - memory.created_at).days
+            return (
+                "tier:off-context",
+                0.6,
+                f"untouched for {days} days, never recalled, nothing links to it",
+            )
+        return None
+
+    def _tag(
+        self,
+        memory: Memory,
+        blob: str,
+        kind: str,
+        tag: str,
+        confidence: float,
+        reason: str,
+    ) -> Proposal:
+        return make_proposal(
+            kind=kind,
+            branch=self.branch,
+            memories={memory.id: blob},
+            tags=[TagChange(memory=memory.id, tag=tag)],
+            confidence=confidence,
+            reason=f"{tag}: {reason}",
+            now=self.now,
+        )
+
+
+def recheck(
+    proposal: Proposal,
+    memories: Mapping[MemoryId, Memory],
+    embedder: Embedder,
+    now: datetime,
+    limits: Thresholds | None = None,
+) -> str | None:
+    """Returns why ``proposal`` no longer holds for ``memories``, or ``None``.
+
+    The rules are asked again about the memories as they are now: a pair must
+    still be the same kind with the same link; a memory must still recur, or
+    still belong in the proposed tier.
+    """
+    limits = limits or Thresholds()
+    found = list(memories.values())
+    if proposal.links:
+        a, b = found
+        try:
+            vectors = embedder.embed([_text(a), _text(b)])
+            cosine: float | None = float(np.dot(vectors[0], vectors[1]))
+        except EmbedderError:
+            cosine = None
+        verdict = judge_pair(a, b, cosine, limits)
+        [link] = proposal.links
+        if verdict is None or (verdict.kind, verdict.link) != (
+            proposal.kind,
+            link.type,
+        ):
+            now_is = "nothing" if verdict is None else f"a {verdict.kind}"
+            return f"the memories changed: the rules now see {now_is}"
+        ends = (link.source, link.target)
+        if (verdict.source, verdict.target) != ends and (
+            link.type not in ("RELATES_TO", "CONTRADICTS")
+            or (verdict.target, verdict.source) != ends
+        ):
+            return "the memories changed: the link would now go the other way"
+        return None
+    [memory] = found
+    [change] = proposal.tags
+    if proposal.kind == "recurrence":
+        parsed = parse_temporal(_text(memory), memory.created_at)
+        bare = msgspec.structs.replace(memory, tags=())
+        if recurrence(bare, [(c.dimension, c.label) for c in parsed.cycles]) != (
+            change.tag
+        ):
+            return "the memory changed: it no longer names that cycle"
+        return None
+    if change.tag == "tier:off-context" and not stale(memory, now, limits):
+        return "the memory changed: it is no longer old enough"
+    return None

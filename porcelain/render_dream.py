@@ -1,0 +1,117 @@
+"""Text for people about Dream: a cycle, the status, proposals, reviews, a merge."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ctx.engine import plural
+from ctx.porcelain.output import echo
+from ctx.porcelain.render import render_merge
+
+if TYPE_CHECKING:  # Dream's machinery loads when a dream command runs
+    from ctx.engine import DreamMergeResult, ReviewResult
+    from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
+
+__all__ = [
+    "render_cycle",
+    "render_dream_merge",
+    "render_dream_status",
+    "render_proposals",
+    "render_review_result",
+]
+
+
+def _when(moment: datetime | None) -> str:
+    return "-" if moment is None else f"{moment:%Y-%m-%d %H:%M}"
+
+
+def render_cycle(report: CycleReport) -> None:
+    """Prints what one cycle did."""
+    made = sum(report.proposed.values())
+    kinds = ", ".join(f"{n} {kind}" for kind, n in report.proposed.items())
+    echo(
+        f"Examined {plural(report.examined, 'memory')} of {report.branch} in "
+        f"{report.seconds:.2f} s; {plural(made, 'proposal')} on "
+        f"{report.dream_branch}{f' ({kinds})' if kinds else ''}."
+    )
+    if report.known:
+        echo(f"  {plural(report.known, 'candidate')} proposed before, left alone")
+    if report.judge != "off":
+        echo(
+            f"  judge: {report.judge} ({report.judged} asked, "
+            f"{report.judged_out} said no)"
+        )
+    for notice in report.notices:
+        echo(f"  {notice}")
+    if made:
+        echo("Review them with `ctx dream review`.")
+
+
+def render_dream_status(st: DreamStatus) -> None:
+    """Prints the queue, the back-off, the last cycle and the proposals."""
+    q = st.queue
+    echo(f"branch:     {st.branch} (proposals on {st.dream_branch})")
+    echo(f"background: {'on' if st.enabled else 'off'} ([dream] enabled)")
+    echo(
+        f"queue:      {plural(q.due, 'memory')} due, {q.waiting:,} backing off "
+        f"(next {_when(q.next_due)}), {q.claimed:,} claimed by workers, "
+        f"of {q.live:,} live"
+    )
+    last = q.last_cycle
+    if last is None:
+        echo("last cycle: none yet")
+    else:
+        echo(
+            f"last cycle: {_when(last.finished_at)}, "
+            f"{plural(last.examined, 'memory')} examined, "
+            f"{plural(last.proposed, 'proposal')}, {last.seconds:.2f} s, "
+            f"judge {last.judge}"
+        )
+    counts = ", ".join(f"{n} {status}" for status, n in st.proposals.items())
+    echo(f"proposals:  {counts or 'none'}")
+
+
+def render_proposals(views: list[ProposalView]) -> None:
+    """Prints each proposal with its evidence and its memory-level diff."""
+    if not views:
+        echo("No proposals waiting. `ctx dream run --once` looks for some.")
+        return
+    for view in views:
+        p = view.proposal
+        echo(f"{p.id}  {p.kind}  {p.status}  confidence {p.confidence:g}")
+        echo(f"  why: {p.reason}")
+        for m in view.memories:
+            mark = "  (gone)" if m.gone else "  (changed since)" if m.changed else ""
+            echo(f"  {m.id}  {m.headline}{mark}")
+        for line in view.changes:
+            echo(f"  {line}")
+        if p.note:
+            echo(f"  note: {p.note}")
+
+
+def render_review_result(result: ReviewResult) -> None:
+    """Prints what accept or reject did."""
+    if not result.ids:
+        echo("No proposals waiting.")
+        return
+    verb = "Accepted" if result.status == "accepted" else "Rejected"
+    echo(f"{verb} {plural(len(result.ids), 'proposal')}: {', '.join(result.ids)}.")
+    if result.status == "accepted":
+        echo("`ctx dream merge` brings them into the branch.")
+
+
+def render_dream_merge(result: DreamMergeResult) -> None:
+    """Prints what merging the accepted proposals did."""
+    if not result.merged and not result.stale:
+        echo("Nothing accepted to merge. `ctx dream accept ID` accepts proposals.")
+        return
+    if result.merge is not None:
+        render_merge(result.merge)
+    elif result.merged:
+        echo(f"{result.branch} already holds what they change.")
+    echo(f"{plural(len(result.merged), 'proposal')} merged into {result.branch}.")
+    for pid, why in result.stale:
+        echo(f"  {pid} not merged: {why}")
+    if result.merge is not None:
+        echo("`ctx undo` takes the merge back.")

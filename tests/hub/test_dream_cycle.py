@@ -1,0 +1,258 @@
+"""Dream cycles on a real store: what each kind finds, back-off, claims, recall."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from ctx import engine
+from ctx.engine import Draft
+from ctx.hub import Workspace, dream
+from ctx.hub.config import HubConfig, RecallConfig
+from ctx.hub.dream.queue import BASE_WAIT
+from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.packing import recall
+from ctx.hub.retrieval.sources import open_sources
+
+NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
+WHO = engine.Intent(agent="tester", intent="observe")
+
+
+@pytest.fixture
+def ws(disk_store):
+    (disk_store.path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    return Workspace(disk_store.path, clock=lambda: NOW)
+
+
+def remember(ws, text, *, days_ago=0.0, **kw):
+    draft = Draft(text=text, when=NOW - timedelta(days=days_ago), **kw)
+    return engine.remember(ws.store(), draft, WHO).ids[0]
+
+
+def proposals(ws, kind=None):
+    found = engine.list_proposals(ws.store(), "main")
+    return [p for p in found if kind is None or p.kind == kind]
+
+
+def links_of(p):
+    return [(c.source, c.type, c.target) for c in p.links]
+
+
+def test_a_cycle_proposes_each_kind_on_its_own_branch(ws):
+    store = ws.store()
+    old_dup = remember(ws, "The staging database is Postgres 15.", days_ago=3)
+    new_dup = remember(ws, "the staging database is postgres 15", days_ago=1)
+    old_port = remember(ws, "API port", title="API port", kind="fact", days_ago=9)
+    store_edit = engine.edit(store, old_port, WHO, body="The API listens on 8080")
+    assert store_edit.commit
+    new_port = remember(
+        ws, "The API listens on 9090", title="API port", kind="fact", days_ago=2
+    )
+    standup = remember(ws, "Standup is every Monday at nine", days_ago=4)
+    ancient = remember(ws, "We tried a hackathon theme once", days_ago=400)
+    main_before = store.branch_tip("main")
+    report = dream.run(ws, budget=50)
+    assert store.branch_tip("main") == main_before
+    assert report.examined == 6
+    assert report.dream_branch == "dream/main"
+    [dup] = proposals(ws, "duplicate")
+    assert links_of(dup) == [(new_dup, "SUPERSEDES", old_dup)]
+    assert dup.reason == "the same text"
+    [update] = proposals(ws, "update")
+    assert links_of(update) == [(new_port, "SUPERSEDES", old_port)]
+    [rec] = proposals(ws, "recurrence")
+    assert [(t.memory, t.tag) for t in rec.tags] == [(standup, "recurs:weekly")]
+    [tier] = proposals(ws, "tier")
+    assert [(t.memory, t.tag) for t in tier.tags] == [(ancient, "tier:off-context")]
+    for p in proposals(ws):
+        info = store.commit(
+            next(
+                e.commit.id
+                for e in engine.log(store, rev="dream/main")
+                if e.commit.summary.startswith(f"Propose {p.kind}")
+                and all(m.id in e.commit.summary for m in p.memories)
+            )
+        )
+        assert info.author == "dream"
+        assert info.intent.intent == "dream"
+        assert info.intent.reason == p.reason
+
+
+def test_links_and_contradictions_by_the_rules(ws):
+    a = remember(ws, "The billing service uses Kafka for invoices", days_ago=5)
+    b = remember(ws, "Kafka retention is set to seven days", days_ago=4)
+    c = remember(ws, "The deploy job is green on main", days_ago=1)
+    d = remember(ws, "The deploy job is not green on main", days_ago=1)
+    dream.run(ws, budget=50)
+    [link] = proposals(ws, "link")
+    assert links_of(link) == [(a, "DEPENDS_ON", b)]
+    [contra] = proposals(ws, "contradiction")
+    assert links_of(contra) == [
+        tuple([*sorted((c, d))[:1], "CONTRADICTS", sorted((c, d))[1]])
+    ]
+
+
+def test_a_second_cycle_makes_nothing_twice_and_backs_off(ws):
+    remember(ws, "Same words here", days_ago=2)
+    remember(ws, "same words here.", days_ago=1)
+    lone = remember(ws, "Nothing like anything else", days_ago=1)
+    first = dream.run(ws, budget=50)
+    assert sum(first.proposed.values()) == 1
+    again = dream.run(ws, budget=50)
+    assert again.examined == 0  # everything backs off
+    later = dream.run(ws, budget=50, now=NOW + timedelta(seconds=BASE_WAIT + 1))
+    assert later.examined == 3
+    assert later.proposed == {}
+    assert later.known == 2  # the duplicate, seen from each side
+    status = dream.dream_status(ws, now=NOW + timedelta(seconds=BASE_WAIT + 2))
+    assert status.queue.due == 0
+    assert status.queue.waiting == 3
+    # The memory that made the proposal gave nothing new for the first time:
+    # it waits BASE_WAIT; the other two gave nothing twice in a row (the
+    # duplicate's second side found it made): they wait twice as long.
+    assert status.queue.next_due == NOW + timedelta(seconds=BASE_WAIT * 2 + 1)
+    then = dream.dream_status(ws, now=NOW + timedelta(seconds=BASE_WAIT * 2 + 2))
+    assert (then.queue.due, then.queue.waiting) == (1, 2)
+    last = dream.dream_status(ws, now=NOW + timedelta(seconds=BASE_WAIT * 3 + 2))
+    assert last.queue.due == 3
+    engine.edit(ws.store(), lone, WHO, body="Changed, so due again")
+    assert dream.dream_status(ws).queue.due == 1
+
+
+def test_rejected_proposals_are_never_made_again(ws):
+    remember(ws, "Same words here", days_ago=2)
+    remember(ws, "same words here.", days_ago=1)
+    dream.run(ws, budget=50)
+    [p] = proposals(ws)
+    dream.reject(ws, [p.id], reason="they differ in context")
+    with_wait = NOW + timedelta(days=2)
+    report = dream.run(ws, budget=50, now=with_wait)
+    assert report.proposed == {}
+    [same] = proposals(ws)
+    assert (same.status, same.note) == ("rejected", "they differ in context")
+
+
+def test_accepted_proposals_reach_recall_after_merge_and_undo_takes_it_back(ws):
+    store = ws.store()
+    old = remember(ws, "The office wifi password is hunter2", days_ago=30)
+    new = remember(ws, "The office wifi password is correcthorse", days_ago=1)
+    dream.run(ws, budget=50)
+    projection = Projection.for_store(store, HubConfig(embedder={"kind": "hashing"}))
+
+    def hits():
+        sources = open_sources(projection)
+        found = recall(
+            projection, sources, "office wifi password", now=NOW, config=RecallConfig()
+        )
+        return [h.id for h in found.hits]
+
+    assert old in hits()
+    [p] = proposals(ws, "update")
+    assert links_of(p) == [(new, "SUPERSEDES", old)]
+    dream.merge(ws)
+    accepted = dream.accept(ws, [])
+    assert accepted.ids == (p.id,)
+    before = store.branch_tip("main")
+    result = dream.merge(ws)
+    assert result.merged == (p.id,)
+    assert hits()[0] == new
+    assert old not in hits()
+    engine.undo(store, "main")
+    assert store.branch_tip("main") == before
+    assert old in hits()
+
+
+def test_two_workers_at_once_never_make_a_proposal_twice(ws):
+    for n in range(6):
+        end = "." if n >= 3 else ""
+        remember(ws, f"Repeated fact number {n % 3} about the cache{end}", days_ago=n)
+    errors = []
+
+    def work():
+        try:
+            dream.run(Workspace(ws.path, clock=lambda: NOW), budget=50)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    ids = [p.id for p in proposals(ws)]
+    assert len(ids) == len(set(ids))
+    dupes = proposals(ws, "duplicate")
+    assert len(dupes) == 3
+    commits = [
+        e
+        for e in engine.log(ws.store(), rev="dream/main")
+        if e.commit.summary.startswith("Propose")
+    ]
+    assert len(commits) == len(ids)
+
+
+def test_dream_refuses_its_own_branches_and_bad_budgets(ws):
+    remember(ws, "anything")
+    with pytest.raises(engine.InvalidInputError, match="one of Dream's own"):
+        dream.run(ws, branch="dream/main")
+    with pytest.raises(engine.InvalidInputError, match="at least 1"):
+        dream.run(ws, budget=0)
+    with pytest.raises(engine.RefNotFoundError):
+        dream.run(ws, branch="nope")
+
+
+def test_an_accepted_proposal_is_rechecked_by_the_rules_before_merge(ws):
+    store = ws.store()
+    old = remember(ws, "The staging cluster runs in Frankfurt", days_ago=3)
+    remember(ws, "the staging cluster runs in frankfurt", days_ago=1)
+    dream.run(ws, budget=50)
+    dream.accept(ws, [])
+    engine.edit(store, old, WHO, body="Our cat is called Miso")
+    before = store.branch_tip("main")
+    result = dream.merge(ws)
+    assert result.merged == ()
+    [(pid, why)] = result.stale
+    assert why == "the memories changed: the rules now see nothing"
+    assert store.branch_tip("main") == before
+    [stale] = dream.review(ws, status="stale")
+    assert stale.proposal.id == pid
+    assert [m.changed for m in stale.memories if m.id == old] == [True]
+
+
+def test_memories_given_in_many_hook_sessions_are_proposed_for_reference(ws):
+    from ctx.hub.hooks.session import editing
+
+    often = remember(ws, "Use uv for Python environments", days_ago=2)
+    for session in ("s1", "s2", "s3"):
+        with editing(ws.path, session) as state:
+            state.note_shown([often])
+    dream.run(ws, budget=50)
+    [tier] = proposals(ws, "tier")
+    assert [(t.memory, t.tag) for t in tier.tags] == [(often, "tier:reference")]
+    assert tier.reason == "tier:reference: given to agents in 3 sessions"
+
+
+def test_recall_follows_a_merged_dream_link_one_hop(ws):
+    store = ws.store()
+    checkout = remember(ws, "The checkout service uses Stripe", days_ago=2)
+    stripe = remember(ws, "Stripe webhooks retry for three days", days_ago=1)
+    dream.run(ws, budget=50)
+    [link] = proposals(ws, "link")
+    assert links_of(link) == [(checkout, "DEPENDS_ON", stripe)]
+    dream.accept(ws, [link.id])
+    dream.merge(ws)
+    projection = Projection.for_store(store, HubConfig(embedder={"kind": "hashing"}))
+    [source] = open_sources(projection)
+    found = recall(
+        projection,
+        [source],
+        "checkout service",
+        now=NOW,
+        config=RecallConfig(),
+        explain=True,
+    )
+    by_id = {h.id: h for h in found.hits}
+    assert by_id[stripe].explain.via == f"{checkout} DEPENDS_ON this"
