@@ -38,6 +38,7 @@ from ctx.engine import (
     MergeResult,
     ResolveResult,
     Review,
+    dream_branch,
     list_branches,
     list_conflicts,
     merge,
@@ -313,6 +314,13 @@ class ReviewScreen(LensScreen):
             self.notify("No branch to merge.")
             return
         source, base = state.review.branch, state.base
+        if source == dream_branch(base):
+            self.notify(
+                f"Error: {source} holds Dream's proposals, not memories.\n"
+                "Hint: Merge the accepted ones with m on the Dream tab.",
+                severity="error",
+            )
+            return
 
         def merged(result: MergeResult) -> None:
             found = len(result.conflicts)

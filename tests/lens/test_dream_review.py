@@ -136,4 +136,9 @@ async def test_stale_proposals_and_errors_are_one_line_notifications(dreamed_ws)
         await pilot.press("A")  # Dream's keys are the Dream tab's only
         await settle(pilot)
         assert statuses(ws)["duplicate"] == "proposed"
+        tip = ws.store().branch_tip("main")
+        await pilot.press("m")  # dream/main is not merged as a branch
+        await settle(pilot)
+        assert ws.store().branch_tip("main") == tip
+        assert "Error: dream/main holds Dream's proposals" in notes(app)[-1]
         assert "Take ours" in str(app.screen.active_bindings["o"].binding.description)
