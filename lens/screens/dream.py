@@ -134,7 +134,7 @@ class Reason(ModalScreen[str | None]):
         with Vertical():
             yield Label(f"Reject {self.proposal}? Why (optional):")
             yield Input(placeholder="different projects", id="reason")
-            yield Label("[Enter] reject   [Escape] cancel", classes="dim")
+            yield Label("[Enter] reject   [Escape] cancel", markup=False)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Rejects, with the reason typed (none when left empty)."""

@@ -158,7 +158,7 @@ class Confirm(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         """Lays out the question."""
-        yield Label(f"{self.question}\n\n[y] yes   [n] no")
+        yield Label(f"{self.question}\n\n[y] yes   [n] no", markup=False)
 
     def action_answer(self, yes: bool) -> None:
         """Answers."""
