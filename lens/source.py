@@ -81,6 +81,16 @@ class Source:
             store = self.workspace.store(write=True)
             return call(store, *args, self.intent(), **kwargs)
 
+    def hub(self, call: Callable[..., T], *args: object, **kwargs: object) -> T:
+        """Returns ``call(workspace, *args, **kwargs)``, holding the lock.
+
+        For the hub's calls that take the workspace (Dream's, as ``ctx
+        dream`` makes them): they open the store themselves, and their
+        writes carry the workspace's intent, the user as the agent.
+        """
+        with self.workspace.lock:
+            return call(self.workspace, *args, **kwargs)
+
     def intent(self) -> Intent:
         """Returns the intent of a write from the lens."""
         return self.workspace.intent(REVIEW_INTENT, reason="reviewed in ctx lens")

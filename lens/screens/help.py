@@ -30,6 +30,8 @@ Graph        up/down  move   left/right  parent/child   enter  centre here
 Recall       type: results follow (debounced); down/enter  the hits
 Review       up/down  branch   m  merge (asks first)
              o/t/b  resolve the conflict: ours / theirs / both
+             Dream tab: a  accept   x  reject (a reason asked)
+             A  accept all   m  merge the accepted (both ask first)
              Writes carry intent `review`, by you.
 """
 """The help text (also in README.md and docs/lens.md)."""

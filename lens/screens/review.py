@@ -4,15 +4,17 @@ The branch shown (main, usually) is the base. For the branch highlighted
 on the left the screen shows what it learned since it split off (the
 memory-level diff and its commits), what merging it would do (a preview:
 nothing is written), and the conflicts stored on the base, each settled
-with ours, theirs or both. Merging asks first. Dream's proposals (commits
-on ``dream/<base>``) are listed with their evidence; accepting or
-rejecting them one by one is Dream's own call (``ctx dream``), which this
-screen will make once it exists.
+with ours, theirs or both. Merging asks first. The Dream tab reviews
+Dream's proposals for the base (``ctx dream review``): accept or reject
+the highlighted one, accept all (asked first), and merge the accepted
+ones (asked first), through the calls ``ctx dream`` makes
+(:mod:`ctx.lens.screens.dream`).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import ClassVar, TypeVar
 
 import msgspec
 from rich.text import Text
@@ -36,6 +38,7 @@ from ctx.engine import (
     MergeResult,
     ResolveResult,
     Review,
+    dream_branch,
     list_branches,
     list_conflicts,
     merge,
@@ -44,14 +47,23 @@ from ctx.engine import (
     review,
 )
 from ctx.engine import Store as EngineStore
+from ctx.hub import dream
+from ctx.hub.dream import ProposalView
 from ctx.lens.messages import StoreChanged
 from ctx.lens.render import confidence_text, diff_text, short
 from ctx.lens.screens.base import LensScreen, set_columns
+from ctx.lens.screens.dream import (
+    DreamPane,
+    Reason,
+    merged_text,
+    read_proposals,
+    reviewed_text,
+)
 from ctx.lens.source import REVIEW_INTENT
 
 __all__ = ["Confirm", "ReviewScreen", "ReviewState", "read_review"]
 
-DREAM_PREFIX = "dream/"
+T = TypeVar("T")
 _PREVIEW = Intent(agent="lens", intent=REVIEW_INTENT)
 """The intent a merge preview is given: it writes nothing, so it is never seen."""
 
@@ -64,7 +76,7 @@ class ReviewState(msgspec.Struct, frozen=True, kw_only=True):
     review: Review | None
     preview: MergeResult | None
     conflicts: tuple[Conflict, ...]
-    dream: Review | None
+    proposals: tuple[ProposalView, ...] | None = None
 
 
 def read_review(
@@ -79,14 +91,12 @@ def read_review(
         learned = review(store, chosen, base)
         # The intent is not used: a preview writes nothing.
         preview = merge(store, chosen, _PREVIEW, into=base, preview=True)
-    dream = f"{DREAM_PREFIX}{base}"
     return ReviewState(
         base=base,
         branches=others,
         review=learned,
         preview=preview,
         conflicts=tuple(list_conflicts(store, base)),
-        dream=review(store, dream, base) if dream in others else None,
     )
 
 
@@ -125,22 +135,6 @@ def _learned_text(learned: Review | None) -> Text:
     return out
 
 
-def _dream_text(state: ReviewState) -> Text:
-    dream = state.dream
-    if dream is None:
-        return Text(
-            f"No proposals: Dream has not written {DREAM_PREFIX}{state.base}.",
-            style="dim",
-        )
-    out = Text(f"{len(dream.log)} proposals on {dream.branch}\n\n", style="bold")
-    for entry in dream.log:
-        c = entry.commit
-        out.append(f"{short(c.id)} {c.summary}  {confidence_text(c)}\n")
-        if c.intent is not None and c.intent.reason:
-            out.append(f"    evidence: {c.intent.reason}\n", style="dim")
-    return out
-
-
 class Confirm(ModalScreen[bool]):
     """Asks a yes-or-no question: y or Enter is yes, n or Escape is no.
 
@@ -164,7 +158,7 @@ class Confirm(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         """Lays out the question."""
-        yield Label(f"{self.question}\n\n[y] yes   [n] no")
+        yield Label(f"{self.question}\n\n[y] yes   [n] no", markup=False)
 
     def action_answer(self, yes: bool) -> None:
         """Answers."""
@@ -179,6 +173,9 @@ class ReviewScreen(LensScreen):
         Binding("o", "resolve('ours')", "Take ours"),
         Binding("t", "resolve('theirs')", "Take theirs"),
         Binding("b", "resolve('both')", "Keep both"),
+        Binding("a", "accept", "Accept"),
+        Binding("x", "reject", "Reject"),
+        Binding("A", "accept_all", "Accept all"),
     ]
 
     DEFAULT_CSS = """
@@ -205,8 +202,8 @@ class ReviewScreen(LensScreen):
                     yield Static(id="preview")
                     yield DataTable(id="conflicts", cursor_type="row")
                     yield Static(id="conflict")
-                with TabPane("Dream", id="dream"), VerticalScroll():
-                    yield Static(id="dream-text")
+                with TabPane("Dream", id="dream"):
+                    yield DreamPane(id="dream-pane")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -223,7 +220,13 @@ class ReviewScreen(LensScreen):
     def reload(self) -> None:
         """Reads the review again."""
         base, chosen = self.source.branch, self.chosen
-        self.load(lambda: self.source.read(read_review, base, chosen), self._show)
+
+        def read() -> ReviewState:
+            state = self.source.read(read_review, base, chosen)
+            views = self.source.hub(read_proposals, state.base, state.branches)
+            return msgspec.structs.replace(state, proposals=views)
+
+        self.load(read, self._show)
 
     def _show(self, state: ReviewState) -> None:
         self.state = state
@@ -248,7 +251,7 @@ class ReviewScreen(LensScreen):
                 key=conflict.id,
             )
         self._show_conflict(state.conflicts[0] if state.conflicts else None)
-        self.query_one("#dream-text", Static).update(_dream_text(state))
+        self.query_one(DreamPane).show(state.base, state.proposals)
 
     def _show_conflict(self, conflict: Conflict | None) -> None:
         pane = self.query_one("#conflict", Static)
@@ -279,13 +282,45 @@ class ReviewScreen(LensScreen):
             found = [c for c in self.state.conflicts if c.id == key]
             self._show_conflict(found[0] if found else None)
 
+    def _dream_shown(self) -> bool:
+        return self.query_one("#review-tabs", TabbedContent).active == "dream"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool:
+        """Offers Dream's keys on the Dream tab only, and conflicts' elsewhere."""
+        if action in ("accept", "reject", "accept_all"):
+            return self._dream_shown()
+        if action == "resolve":
+            return not self._dream_shown()
+        return True
+
+    def on_tabbed_content_tab_activated(
+        self, event: TabbedContent.TabActivated
+    ) -> None:
+        """Shows the keys of the tab shown; on Dream's, the list takes the keys."""
+        self.refresh_bindings()
+        if event.pane.id == "dream":
+            self.query_one("#proposals", DataTable).focus()
+
     def action_merge(self) -> None:
-        """Merges the branch reviewed into the base, once confirmed."""
+        """Merges the branch reviewed into the base, once confirmed.
+
+        On the Dream tab: merges Dream's accepted proposals instead.
+        """
+        if self._dream_shown():
+            self._merge_dream()
+            return
         state = self.state
         if state is None or state.review is None:
             self.notify("No branch to merge.")
             return
         source, base = state.review.branch, state.base
+        if source == dream_branch(base):
+            self.notify(
+                f"Error: {source} holds Dream's proposals, not memories.\n"
+                "Hint: Merge the accepted ones with m on the Dream tab.",
+                severity="error",
+            )
+            return
 
         def merged(result: MergeResult) -> None:
             found = len(result.conflicts)
@@ -324,4 +359,87 @@ class ReviewScreen(LensScreen):
             lambda: self.source.write(resolve, conflict.id, take=take, branch=base),
             resolved,
             group="write",
+        )
+
+    def _dream(
+        self, call: Callable[..., T], done: Callable[[T], str], **kwargs: object
+    ) -> None:
+        """Makes one of Dream's calls on the base, then says what it did."""
+        base = self.state.base if self.state else self.source.branch
+
+        def finished(result: T) -> None:
+            self.notify(done(result))
+            self.post_message(StoreChanged())
+
+        self.load(
+            lambda: self.source.hub(call, branch=base, **kwargs),
+            finished,
+            group="write",
+        )
+
+    def _waiting(self) -> ProposalView | None:
+        view = self.query_one(DreamPane).highlighted()
+        if view is None:
+            self.notify("No proposal to review.")
+        return view
+
+    def action_accept(self) -> None:
+        """Accepts the highlighted proposal (``ctx dream accept ID``)."""
+        view = self._waiting()
+        if view is not None:
+            ids = (view.proposal.id,)
+            self._dream(dream.accept, reviewed_text, ids=ids)
+
+    def action_reject(self) -> None:
+        """Rejects the highlighted proposal, with the reason asked for."""
+        view = self._waiting()
+        if view is None:
+            return
+        ids = (view.proposal.id,)
+
+        def answered(reason: str | None) -> None:
+            if reason is not None:
+                self._dream(dream.reject, reviewed_text, ids=ids, reason=reason or None)
+
+        self.app.push_screen(Reason(view.proposal.id), answered)
+
+    def _confirmed(
+        self,
+        status: str,
+        noun: str,
+        question: str,
+        call: Callable[..., T],
+        done: Callable[[T], str],
+        **kwargs: object,
+    ) -> None:
+        """Asks ``question`` (``{}``: how many of ``status``), then calls."""
+        views = self.state.proposals if self.state else None
+        count = sum(v.proposal.status == status for v in views or ())
+        if not count:
+            self.notify(f"No {noun}.")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._dream(call, done, **kwargs)
+
+        asked = question.format(plural(count, noun))
+        self.app.push_screen(Confirm(asked), answered)
+
+    def action_accept_all(self) -> None:
+        """Accepts every waiting proposal, once confirmed."""
+        self._confirmed(
+            "proposed",
+            "waiting proposal",
+            "Accept {}?",
+            dream.accept,
+            reviewed_text,
+            ids=(),
+        )
+
+    def _merge_dream(self) -> None:
+        base = self.state.base if self.state else self.source.branch
+        question = f"Merge {{}} into {base}?"
+        self._confirmed(
+            "accepted", "accepted proposal", question, dream.merge, merged_text
         )

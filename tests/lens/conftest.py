@@ -5,7 +5,15 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from lens_builders import Story, many_links, one_memory, still_clock, story, workspace
+from lens_builders import (
+    Story,
+    dreamed,
+    many_links,
+    one_memory,
+    still_clock,
+    story,
+    workspace,
+)
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +64,22 @@ def many_links_ws(many_links_template, tmp_path):
     ws = workspace(tmp_path)
     yield ws, hub
     ws.close()
+
+
+@pytest.fixture(scope="session")
+def dreamed_template(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dreamed")
+    ws, ids = dreamed(folder)
+    ws.close()
+    return folder, ids
+
+
+@pytest.fixture
+def dreamed_ws(dreamed_template, tmp_path):
+    """A copy of the store Dream proposed on (a duplicate, an update, a
+    recurrence), and the memories' ids."""
+    folder, ids = dreamed_template
+    shutil.copytree(folder / ".ctx", tmp_path / ".ctx")
+    built = Story(workspace(tmp_path, still_clock()), ids)
+    yield built
+    built.ws.close()

@@ -268,3 +268,34 @@ async def settle(pilot) -> None:
             quiet = 0
         seen = len(workers)
         await pilot.pause(0.01)
+
+
+def dreamed(folder: Path) -> tuple[Workspace, dict[str, str]]:
+    """A store with a duplicate, an update, a recurrence, and Dream's proposals.
+
+    One real Dream cycle (``hub.dream.run``) wrote them on ``dream/main``.
+    """
+    from ctx.hub import dream
+
+    ws = workspace(folder, still_clock())
+    store = ws.store(write=True)
+    observe = _who("alice", "observe", 0.9, "read the runbook")
+
+    def add(text: str, days: int, **fields: str) -> str:
+        draft = Draft(text=text, when=T0 - timedelta(days=days), **fields)
+        return remember(store, draft, observe).ids[0]
+
+    with seeded_ids():
+        ids = {
+            "old_dup": add("The staging database is Postgres 15.", 3),
+            "new_dup": add("the staging database is postgres 15", 1),
+            "old_port": add(
+                "The API listens on 8080", 9, title="API port", kind="fact"
+            ),
+            "new_port": add(
+                "The API listens on 9090", 2, title="API port", kind="fact"
+            ),
+            "standup": add("Standup is every Monday at nine", 4),
+        }
+    dream.run(ws, budget=50)
+    return ws, ids

@@ -53,3 +53,16 @@ SCREENS = {
 def test_screen(snap_compare, story_ws, screen, size):
     app = lens_app(story_ws.ws)
     assert snap_compare(app, terminal_size=size, run_before=SCREENS[screen])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_dream_proposals(snap_compare, dreamed_ws, size):
+    """The review screen's Dream tab: one proposal accepted, one rejected."""
+
+    async def run_before(pilot) -> None:
+        await _steps("5")(pilot)
+        await pilot.click("#--content-tab-dream")
+        await _steps("a", "down", "x", *"not now", "enter", "down")(pilot)
+
+    app = lens_app(dreamed_ws.ws)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
