@@ -36,7 +36,7 @@ from ctx.engine.errors import (
 )
 from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import PROPOSALS, link_path, proposal_path
-from ctx.engine.merge import MergeResult, merge
+from ctx.engine.merge import DREAM_PREFIX, MergeResult, merge
 from ctx.engine.model import (
     LINK_TYPES,
     Intent,
@@ -182,7 +182,7 @@ _DECODER = msgspec.json.Decoder(Proposal)
 
 def dream_branch(branch: str) -> str:
     """Returns the branch Dream writes its proposals for ``branch`` on."""
-    return f"dream/{branch}"
+    return f"{DREAM_PREFIX}{branch}"
 
 
 def _check_kind(kind: str) -> str:

@@ -108,6 +108,16 @@ def merge(
             hint="Use ours, theirs, newer or confident.",
         )
     target = target_branch(store, into)
+    if (
+        not preview
+        and source.startswith(DREAM_PREFIX)
+        and not target.startswith(DREAM_PREFIX)
+    ):
+        raise InvalidInputError(
+            f"{source!r} holds Dream's proposals, which reach {target!r} only "
+            "once reviewed.",
+            hint="Review them with `ctx dream review`, then `ctx dream merge`.",
+        )
     theirs = resolve_revision(store, source)
     with store.locked():
         ours = store.branch_tip(target)
@@ -151,6 +161,11 @@ def merge(
             target, [ours, theirs], tree, objects, intent, summary
         )
     return msgspec.structs.replace(outcome, commit=commit)
+
+
+DREAM_PREFIX = "dream/"
+"""Dream's branches: merged into another branch only by ``ctx dream merge``,
+which brings in the accepted proposals alone (:mod:`ctx.engine.dream`)."""
 
 
 class _TreeMerge:

@@ -160,3 +160,15 @@ def test_the_dream_branch_catches_up_with_its_branch(store, pair):
     dream = store.snapshot(store.branch_tip("dream/main"))
     assert dream.find(later).memory.body == "Something written after the proposal"
     assert len(engine.list_proposals(store, "main")) == 1
+
+
+def test_a_plain_merge_of_the_dream_branch_is_refused_and_changes_nothing(store, pair):
+    old, new = pair
+    engine.propose(store, supersede_proposal(store, new, old))
+    main_before = store.branch_tip("main")
+    with pytest.raises(InvalidInputError, match="holds Dream's proposals"):
+        engine.merge(store, "dream/main", REVIEWER, into="main")
+    assert store.branch_tip("main") == main_before
+    preview = engine.merge(store, "dream/main", REVIEWER, into="main", preview=True)
+    assert preview.commit is not None or preview.merged  # what it would do, unwritten
+    assert store.branch_tip("main") == main_before
