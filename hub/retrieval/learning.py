@@ -5,16 +5,27 @@ come in) reads the feedback of one caller (an agent) that no step has
 learned from yet (:mod:`ctx.hub.retrieval.feedback`) and moves that caller's
 weights, starting from the store's ``[recall]`` config:
 
-- Fusion weights (``bm25``, ``vector``, ``fuzzy``): for each recall, each
-  pair of a used hit ``u`` and a returned hit ``n`` that was not used but
-  ranks at or above it is a ranking mistake. The query is ranked again with
-  the caller's current weights; a hit's score is ``m * sum_c w_c / (k +
-  rank_c)`` (``m``: its tag and time boosts), so moving ``w_c`` by its
-  gradient ``m_u / (k + rank_c(u)) - m_n / (k + rank_c(n))``, summed over
-  the mistakes, raises ``u`` above ``n``. Each weight is multiplied by
-  ``exp(LEARNING_RATE * g_c / max |g|)``: the channel with the strongest
-  evidence moves by about 10%, the others less; a step with no mistakes
-  moves nothing.
+- Each logged query is ranked again with the caller's current weights. A
+  hit's score is ``m * sum_c w_c / (k + rank_c)`` (``m``: its tag and time
+  boosts), so a hit's score under other weights is its score with each
+  channel's share scaled by ``w'_c / w_c`` (:class:`_Rescorer`; gravity's
+  choice of candidates is kept as it was).
+- Direction: each pair of a used hit ``u`` and a returned hit ``n`` that was
+  not used but ranks at or above it is a mistake; recalls without one teach
+  nothing. The gradient of the margin ``score(u) - score(n)`` in ``log w_c``
+  is ``w_c * (m_u / (k + rank_c(u)) - m_n / (k + rank_c(n)))``, averaged
+  over each recall's mistakes and summed over recalls. Scaling every weight
+  alike ranks nothing differently, so the gradient's mean over the channels
+  that are on is taken out: a step changes only the weights' ratios (a
+  weight of 0 stays 0). The weights are
+  then scaled so their sum stays the configured sum (scores keep their
+  scale), and clamped to the bounds.
+- Validation: the step is tried at :data:`LEARNING_RATE`, half and a
+  quarter of it (the channel with the strongest evidence moves by about
+  that much in log terms). Each candidate re-ranks the step's logged
+  recalls; the one with the best mean reciprocal rank of the used hits is
+  kept, if that beats the current weights' and puts no fewer used hits in
+  the first ten. Otherwise the weights stay as they were.
 - Budget: what the caller used cost the tokens of its returned hits up to the
   last used one; the budget moves :data:`LEARNING_RATE` of the way to 1.25x
   the 90th percentile of that over the step's recalls.
@@ -29,6 +40,7 @@ adds one with the configured values.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import datetime
 
 from ctx.engine import NotFoundError
@@ -48,58 +60,99 @@ from ctx.hub.retrieval.tuning import (
     tuning_of,
 )
 
-__all__ = ["LEARNING_RATE", "learn"]
+__all__ = ["LEARNING_RATE", "STEP_SIZES", "learn"]
 
 LEARNING_RATE = 0.1
-"""How far one step moves: about 10% for the weight with the most evidence."""
+"""How far one step may move: about 10% for the weight with the most evidence."""
+
+STEP_SIZES = (1.0, 0.5, 0.25)
+"""The fractions of :data:`LEARNING_RATE` a step tries, each validated."""
 
 _MARGIN = 1.25  # the budget aims a quarter above what 90% of recalls needed
+_TOP = 10  # a step may not put fewer used hits in this many first places
 
 
-def _factor(hit: Ranked) -> float:
-    return hit.score / hit.fused if hit.fused else 1.0
+@dataclass
+class _Hit:
+    """One hit of a logged query ranked again: its score, by learned weight."""
+
+    id: str
+    fixed: float  # the part of its score no learned weight makes
+    parts: dict[str, float]  # the part each learned weight makes
 
 
-def _features(hit: Ranked | None, k: float) -> dict[str, float]:
-    """Returns d(score)/d(weight) of each learned weight for ``hit``."""
-    out = dict.fromkeys(LEARNED, 0.0)
-    if hit is None:
-        return out
-    factor = _factor(hit)
-    for channel, (position, _, _) in hit.channels.items():
-        name = "bm25" if channel == "time" else channel
-        if name in out:
-            out[name] += factor / (k + position)
-    return out
+def _split(hit: Ranked) -> _Hit:
+    total = sum(contribution for _, _, contribution in hit.channels.values())
+    parts = dict.fromkeys(LEARNED, 0.0)
+    if not total:
+        return _Hit(hit.id, hit.score, parts)
+    for channel, (_, _, contribution) in hit.channels.items():
+        parts["bm25" if channel == "time" else channel] += (
+            hit.score * contribution / total
+        )
+    return _Hit(hit.id, 0.0, parts)
 
 
-def _gradient(
-    projection: Projection,
-    recall: LoggedRecall,
-    used: set[str],
-    config: RecallConfig,
-) -> tuple[dict[str, float], int]:
-    """Returns the weights' gradient over one recall's mistakes, and their count."""
+@dataclass
+class _Rescorer:
+    """A logged recall ranked again, scored anew under other weights."""
+
+    hits: list[_Hit]
+    returned: list[str]  # what the recall returned, in its order
+    used: set[str]
+
+    def scores(self, ratio: dict[str, float]) -> dict[str, float]:
+        return {
+            h.id: h.fixed + sum(h.parts[n] * ratio[n] for n in LEARNED)
+            for h in self.hits
+        }
+
+    def gradient(self) -> tuple[dict[str, float], int]:
+        """Returns the margins' gradient in log weights, and the mistakes."""
+        scores = self.scores(dict.fromkeys(LEARNED, 1.0))
+        by_id = {h.id: h for h in self.hits}
+        grad = dict.fromkeys(LEARNED, 0.0)
+        mistakes = 0
+        for u in self.used:
+            good = by_id.get(u)
+            score_u = scores.get(u, 0.0)
+            for other in self.returned:
+                bad = by_id.get(other)
+                if other in self.used or bad is None or scores[other] < score_u:
+                    continue
+                mistakes += 1
+                for name in LEARNED:
+                    grad[name] += (good.parts[name] if good else 0.0) - bad.parts[name]
+        if mistakes:
+            grad = {name: value / mistakes for name, value in grad.items()}
+        return grad, mistakes
+
+    def quality(self, ratio: dict[str, float]) -> tuple[float, float]:
+        """Returns the used hits' mean reciprocal rank, and share in the top."""
+        scores = self.scores(ratio)
+        order = sorted(scores, key=lambda i: (-scores[i], i))
+        place = {hit: n for n, hit in enumerate(order, start=1)}
+        found = [place[u] for u in self.used if u in place]
+        mrr = sum(1 / p for p in found) / len(self.used)
+        top = sum(p <= _TOP for p in found) / len(self.used)
+        return mrr, top
+
+
+def _rescorer(
+    projection: Projection, recall: LoggedRecall, used: set[str], config: RecallConfig
+) -> _Rescorer:
     [source] = open_sources(projection, branch=recall.branch)
     ranking = rank(
         projection.searcher(source.view), recall.query, config=config, now=recall.now
     )
-    by_id = {hit.id: hit for hit in ranking.hits}
-    grad = dict.fromkeys(LEARNED, 0.0)
-    mistakes = 0
-    for u in used:
-        good = by_id.get(u)
-        score_u = good.score if good is not None else 0.0
-        plus = _features(good, config.k)
-        for hit in recall.hits:
-            other = by_id.get(hit.id)
-            if hit.id in used or other is None or other.score < score_u:
-                continue
-            mistakes += 1
-            minus = _features(other, config.k)
-            for name in LEARNED:
-                grad[name] += plus[name] - minus[name]
-    return grad, mistakes
+    return _Rescorer(
+        [_split(hit) for hit in ranking.hits], [h.id for h in recall.hits], used
+    )
+
+
+def _quality(recalls: list[_Rescorer], ratio: dict[str, float]) -> tuple[float, float]:
+    each = [r.quality(ratio) for r in recalls]
+    return (sum(m for m, _ in each) / len(each), sum(t for _, t in each) / len(each))
 
 
 def _needed(recall: LoggedRecall, used: set[str]) -> int:
@@ -114,6 +167,49 @@ def _needed(recall: LoggedRecall, used: set[str]) -> int:
 
 def _clamp(value: float, low: float, high: float) -> float:
     return min(max(value, low), high)
+
+
+def _candidate(
+    before: Tuning, grad: dict[str, float], size: float, config: RecallConfig
+) -> dict[str, float]:
+    """Returns the weights one step of ``size`` along ``grad`` gives."""
+    largest = max(abs(g) for g in grad.values())
+    moved = {
+        name: getattr(before, name) * math.exp(size * grad[name] / largest)
+        for name in LEARNED
+    }
+    total = sum(getattr(config, name) for name in LEARNED)
+    scale = total / (sum(moved.values()) or total)
+    limits = bounds(config)
+    return {name: _clamp(moved[name] * scale, *limits[name]) for name in LEARNED}
+
+
+def _step_weights(
+    before: Tuning, recalls: list[_Rescorer], config: RecallConfig
+) -> tuple[dict[str, float], int, float, float]:
+    """Returns the validated weights, the mistakes, and MRR before and after."""
+    kept = {name: getattr(before, name) for name in LEARNED}
+    grad = dict.fromkeys(LEARNED, 0.0)
+    mistakes = 0
+    for recall in recalls:
+        one, count = recall.gradient()
+        mistakes += count
+        for name in LEARNED:
+            grad[name] += one[name]
+    active = [name for name in LEARNED if kept[name]]  # a weight of 0 stays 0
+    mean = sum(grad[name] for name in active) / max(1, len(active))
+    grad = {name: grad[name] - mean if kept[name] else 0.0 for name in LEARNED}
+    mrr, top = _quality(recalls, dict.fromkeys(LEARNED, 1.0))
+    if not mistakes or not any(grad.values()):
+        return kept, mistakes, mrr, mrr
+    best = (mrr, kept)
+    for size in STEP_SIZES:
+        weights = _candidate(before, grad, LEARNING_RATE * size, config)
+        ratio = {n: weights[n] / kept[n] if kept[n] else 1.0 for n in LEARNED}
+        new_mrr, new_top = _quality(recalls, ratio)
+        if new_mrr > best[0] and new_top >= top:
+            best = (new_mrr, weights)
+    return best[1], mistakes, mrr, best[0]
 
 
 def learn(
@@ -151,33 +247,23 @@ def learn(
             hint="`ctx feedback RECALL-ID --used ID` records which hits were used.",
         )
     current = tuned(config, before)
-    grad = dict.fromkeys(LEARNED, 0.0)
-    mistakes = 0
-    needs = []
-    for recall, feedback in fresh:
-        used = set(feedback.used)
-        one, count = _gradient(projection, recall, used, current)
-        if count:
-            for name in LEARNED:
-                grad[name] += one[name] / count
-        mistakes += count
-        needs.append(_needed(recall, used))
-    limits = bounds(config)
-    largest = max(abs(g) for g in grad.values())
-    weights = {}
-    for name in LEARNED:
-        step = LEARNING_RATE * grad[name] / largest if largest else 0.0
-        value = getattr(before, name) * math.exp(step)
-        weights[name] = _clamp(value, *limits[name])
-    target = _MARGIN * sorted(needs)[min(len(needs) - 1, int(0.9 * len(needs)))]
+    recalls = [
+        _rescorer(projection, recall, set(feedback.used), current)
+        for recall, feedback in fresh
+    ]
+    weights, mistakes, mrr_before, mrr_after = _step_weights(before, recalls, config)
+    needs = sorted(_needed(recall, set(feedback.used)) for recall, feedback in fresh)
+    target = _MARGIN * needs[min(len(needs) - 1, int(0.9 * len(needs)))]
     budget = before.budget + LEARNING_RATE * (target - before.budget)
     after = Tuning(
         at=now,
         reason="learned",
-        budget=round(_clamp(budget, *limits["budget"])),
+        budget=round(_clamp(budget, *bounds(config)["budget"])),
         feedback=len(fresh),
         mistakes=mistakes,
         learned_until=max(f.at for _, f in fresh),
+        mrr_before=round(mrr_before, 4),
+        mrr_after=round(mrr_after, 4),
         **weights,
     )
     record_tuning(store_path, agent, after)

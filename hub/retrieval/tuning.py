@@ -67,6 +67,10 @@ class Tuning(msgspec.Struct, frozen=True, kw_only=True):
         mistakes: The ranking mistakes it found (a used hit at or below an
             unused one).
         learned_until: The moment of the last feedback learned so far.
+        mrr_before: The used hits' mean reciprocal rank over the step's
+            recalls ranked again with the weights before it.
+        mrr_after: The same with the weights it kept (equal when it kept
+            the weights before: no candidate step did better).
     """
 
     at: datetime
@@ -78,6 +82,8 @@ class Tuning(msgspec.Struct, frozen=True, kw_only=True):
     feedback: int = 0
     mistakes: int = 0
     learned_until: datetime | None = None
+    mrr_before: float | None = None
+    mrr_after: float | None = None
 
 
 class _History(msgspec.Struct):

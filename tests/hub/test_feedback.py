@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -11,6 +11,8 @@ from ctx.engine import Draft, InvalidInputError, NotFoundError, new_memory_id
 from ctx.hub import Workspace, feedback, learn, recall, recall_weights
 from ctx.hub.config import RecallConfig
 from ctx.hub.retrieval.feedback import LOG_FILE, read_log
+from ctx.hub.retrieval.learning import _Hit, _Rescorer, _step_weights
+from ctx.hub.retrieval.tuning import LEARNED, configured
 
 
 @pytest.fixture
@@ -74,35 +76,45 @@ def ranked_ids(ws, query):
 
 
 def test_learning_moves_weights_towards_the_used_hit_within_bounds(disk_store, ws):
-    ids = write(
+    # k = 60 keeps neighbouring ranks close, so one small step can reorder:
+    # BM25 puts the repeated text first, the vector channel the used one.
+    (disk_store.path / "config.toml").write_text(
+        '[embedder]\nkind = "hashing"\n[recall]\nk = 60.0\nbm25 = 1.1\nvector = 1.0\nfuzzy = 0.0\n'
+    )
+    write(
         disk_store,
-        "alpha beta gamma delta",
-        "alpha beta notes",
-        "alpha",
-        "unrelated words entirely",
+        "alpha beta",
+        "alpha beta alpha beta",
+        "alpha and the other words of a long memory",
+        "unrelated words of another rather long memory here",
     )
     config = RecallConfig()
     for _ in range(3):
         result = recall(ws, "alpha beta")
-        last = result.hits[-1].id  # a hit ranked below the others
-        feedback(ws, result.recall_id, [last])
+        second = result.hits[1].id  # ranked below an unused hit
+        feedback(ws, result.recall_id, [second])
     step = learn(ws)
     assert step.before.reason == "config"
     assert step.after.feedback == 3
-    assert step.after.mistakes > 0
-    moved = [
-        abs(getattr(step.after, n) / getattr(step.before, n) - 1)
-        for n in ("bm25", "vector", "fuzzy")
-    ]
-    assert 0 < max(moved) <= 0.1 + 1e-9  # a small step
+    assert step.after.mistakes == 3
+    assert (step.after.mrr_before, step.after.mrr_after) == (0.5, 1.0)
+    assert recall(ws, "alpha beta").hits[0].id == second  # the step is in force
+    moved = {
+        n: getattr(step.after, n) / getattr(step.before, n) - 1
+        for n in ("bm25", "vector")
+    }
+    assert moved["vector"] > 0 > moved["bm25"]
+    assert step.after.fuzzy == 0.0  # a channel turned off stays off
+    assert max(abs(m) for m in moved.values()) <= 0.11  # a small step
+    total = step.after.bm25 + step.after.vector + step.after.fuzzy
+    assert total == pytest.approx(1.1 + 1.0)  # only the ratios moved
     assert step.after.budget < config.budget  # what was used cost far less
     with pytest.raises(NotFoundError, match="No new feedback from tester"):
         learn(ws)  # each feedback is learned from once
     shown = recall_weights(ws)
     assert shown.current == step.after
     assert [t.reason for t in shown.history] == ["learned"]
-    assert shown.bounds["bm25"] == (0.25, 4.0)
-    assert ids  # the memories exist; the ranking used them
+    assert shown.bounds["bm25"] == (0.275, 4.4)
 
 
 def test_learned_weights_are_used_and_can_be_undone_and_reset(disk_store, ws):
@@ -149,3 +161,45 @@ def test_a_recall_of_a_branch_the_caller_may_not_read_is_refused_as_unknown(
         feedback(ws, rid, [a], readable=lambda branch: branch != "main")
     assert log.read_bytes() == before
     assert feedback(ws, rid, [a], readable=lambda branch: branch == "main").used == (a,)
+
+
+def _logged(used, *hits):
+    """A logged recall ranked again: hits (id, {weight: part of score}), best first."""
+    ranked = [_Hit(i, 0.0, dict.fromkeys(LEARNED, 0.0) | parts) for i, parts in hits]
+    return _Rescorer(ranked, [i for i, _ in hits], set(used))
+
+
+def _start():
+    return configured(RecallConfig(), datetime(2026, 1, 1, tzinfo=UTC), "config")
+
+
+def test_a_step_changes_only_the_weights_ratios_and_keeps_their_sum():
+    # The used hit u needs bm25 to count more than vector against n.
+    behind = _logged(["u"], ("n", {"vector": 1.05}), ("u", {"bm25": 1.0}))
+    weights, mistakes, before, after = _step_weights(_start(), [behind], RecallConfig())
+    assert mistakes == 1
+    assert (before, after) == (0.5, 1.0)  # u now ranks first
+    assert weights["bm25"] / weights["vector"] > 1.0 / 1.5
+    assert sum(weights.values()) == pytest.approx(1.0 + 1.5 + 0.75)
+
+
+def test_a_step_that_would_rank_used_hits_lower_is_not_kept():
+    # The gradient of the one mistake (raise bm25) cannot fix it at a small
+    # step, and would push the used hit v of the other recall below w.
+    stuck = _logged(["u"], ("n", {"vector": 1.5}), ("u", {"bm25": 1.0}))
+    first = _logged(["v"], ("v", {"vector": 1.0}), ("w", {"bm25": 0.99}))
+    start = _start()
+    weights, mistakes, before, after = _step_weights(
+        start, [stuck, first], RecallConfig()
+    )
+    assert mistakes == 1
+    assert before == after == 0.75
+    assert weights == {"bm25": start.bm25, "vector": start.vector, "fuzzy": start.fuzzy}
+
+
+def test_recalls_whose_used_hits_rank_first_teach_no_weights():
+    first = _logged(["v"], ("v", {"vector": 1.0}), ("w", {"bm25": 0.5}))
+    start = _start()
+    weights, mistakes, _, _ = _step_weights(start, [first] * 3, RecallConfig())
+    assert mistakes == 0
+    assert weights == {"bm25": start.bm25, "vector": start.vector, "fuzzy": start.fuzzy}
