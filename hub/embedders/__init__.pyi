@@ -7,6 +7,15 @@ from .base import (
 from .base import (
     EmbedderError as EmbedderError,
 )
+from .base import (
+    QueryEmbedder as QueryEmbedder,
+)
+from .base import (
+    embed_queries as embed_queries,
+)
+from .e5 import (
+    MultilingualE5Embedder as MultilingualE5Embedder,
+)
 from .factory import (
     DEFAULT_KIND as DEFAULT_KIND,
 )

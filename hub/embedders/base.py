@@ -9,7 +9,7 @@ a changed name means a reindex.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from ctx.engine import CtxError
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["Embedder", "EmbedderError"]
+__all__ = ["Embedder", "EmbedderError", "QueryEmbedder", "embed_queries"]
 
 
 class EmbedderError(CtxError):
@@ -56,3 +56,36 @@ class Embedder(Protocol):
                 could not be used.
         """
         ...
+
+
+class QueryEmbedder(Embedder, Protocol):
+    """An embedder that embeds a query otherwise than what it is matched to.
+
+    E5 models, for one, were trained with ``"query: "`` before a question
+    and ``"passage: "`` before a text to find: :meth:`Embedder.embed` makes
+    the passages' vectors and :meth:`embed_queries` the questions'.
+    """
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Returns one unit row per query, shape ``(len(texts), dimensions)``.
+
+        Raises:
+            EmbedderError: The model could not be loaded or run.
+        """
+        ...
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """Returns the vectors of ``texts`` asked as queries of ``embedder``.
+
+    That is :meth:`QueryEmbedder.embed_queries` where the embedder has it,
+    and :meth:`Embedder.embed` for an embedder that embeds both alike.
+
+    Raises:
+        EmbedderError: The model could not be loaded or run.
+    """
+    # Looked up on the type: isinstance() on a Protocol would read every
+    # member, and a remote embedder's ``dimensions`` asks its server.
+    if callable(getattr(type(embedder), "embed_queries", None)):
+        return cast("QueryEmbedder", embedder).embed_queries(texts)
+    return embedder.embed(texts)

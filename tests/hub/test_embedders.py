@@ -505,7 +505,7 @@ def test_factory_builds_each_kind():
     ollama = make_embedder({"kind": "ollama", "model": "nomic-embed-text"})
     assert isinstance(ollama, OllamaEmbedder)
     assert ollama.name == "ollama:nomic-embed-text@1"
-    assert EMBEDDER_KINDS == ("hashing", "minilm", "ollama", "openai")
+    assert EMBEDDER_KINDS == ("e5", "hashing", "minilm", "ollama", "openai")
 
 
 def test_factory_sends_the_key_from_the_environment(server):
@@ -555,13 +555,13 @@ def test_factory_rejects_bad_configs(config, message):
 def test_factory_hints_at_the_known_kinds():
     with pytest.raises(EmbedderError) as info:
         make_embedder({"kind": "nope"})
-    assert info.value.hint == "Choose one of: hashing, minilm, ollama, openai."
+    assert info.value.hint == "Choose one of: e5, hashing, minilm, ollama, openai."
 
 
 def test_factory_results_are_embedders():
     for kind in EMBEDDER_KINDS:
         config = {"kind": kind, "base_url": "http://127.0.0.1:9", "model": "m"}
-        if kind in ("hashing", "minilm"):
+        if kind in ("e5", "hashing", "minilm"):
             config = {"kind": kind}
         embedder: Embedder = make_embedder(config)
         assert_is_embedder(embedder)
