@@ -36,7 +36,7 @@ from ctx.hub.code.results import (
     FindResult,
     SymbolList,
 )
-from ctx.hub.embedders import EmbedderError
+from ctx.hub.embedders import EmbedderError, embed_queries
 from ctx.hub.retrieval.ranking import fuse_ranks
 
 __all__ = [
@@ -238,7 +238,7 @@ def _vector_hits(
         positions = np.asarray(
             [i for i, p in enumerate(table.paths) if p in keep], dtype=np.int64
         )
-    [vector] = index.embedder.embed([query])
+    [vector] = embed_queries(index.embedder, [query])
     found = vectors.search_rows(vector, table.rows[positions], positions, DEPTH)
     # A vector pointing away from the query is no evidence at all.
     return [(table.ids[i], cos) for i, cos in found if cos > 0]

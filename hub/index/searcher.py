@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ctx.engine import Memory
-from ctx.hub.embedders import Embedder, EmbedderError
+from ctx.hub.embedders import Embedder, EmbedderError, embed_queries
 from ctx.hub.index.lexical import LexicalIndex
 from ctx.hub.index.passages import owner
 from ctx.hub.index.vectors import VectorIndex
@@ -124,7 +124,7 @@ class Searcher:
         """
         if self._vectors is None:
             raise self._vector_error or EmbedderError("The embedder is unavailable.")
-        return self.search_vector(self.embedder.embed([query])[0], limit)
+        return self.search_vector(embed_queries(self.embedder, [query])[0], limit)
 
     def search_vector(self, vector: npt.NDArray[np.float32], limit: int) -> Hits:
         """Returns the nearest (blob, cosine) to ``vector`` (none without vectors).
