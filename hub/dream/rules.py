@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -201,6 +202,9 @@ class Thresholds:
     subject_words: float = 0.4
     link_cosine: float = 0.5
     entity_cosine: float = 0.45
+    update_cosine: float = 0.6
+    update_words: float = 0.6
+    near_miss: float = 0.1
     newer_gap: timedelta = timedelta(hours=12)
     stale_days: int = 180
     reference_sessions: int = 3
@@ -289,7 +293,11 @@ def _needs(a: Memory, b: Memory) -> bool:
 
 
 def judge_pair(
-    a: Memory, b: Memory, cosine: float | None, limits: Thresholds
+    a: Memory,
+    b: Memory,
+    cosine: float | None,
+    limits: Thresholds,
+    rare: Callable[[str], bool] | None = None,
 ) -> Judgement | None:
     """Returns what the pair ``a``, ``b`` is by the rules, or ``None``.
 
@@ -298,6 +306,8 @@ def judge_pair(
         b: One of its neighbours.
         cosine: The cosine of their vectors (``None`` without vectors).
         limits: The thresholds.
+        rare: Whether a name is rare in the store (few memories hold it); a
+            shared name links only if rare. ``None``: every name counts.
     """
     text_a, text_b = _text(a), _text(b)
     newer, older = _newer(a, b)
@@ -343,8 +353,12 @@ def judge_pair(
         )
     subject = overlap(content_a, content_b)
     same_subject = cos >= limits.subject_cosine and subject >= limits.subject_words
-    if same_subject:
-        if (flipped or differ) and _gap(a, b) >= limits.newer_gap:
+    # Most content words shared, a few changed: the same subject even when
+    # the changed value moves the vector (a new name, a new number).
+    same_value_slot = cos >= limits.update_cosine and subject >= limits.update_words
+    newer_by_gap = _gap(a, b) >= limits.newer_gap
+    if same_subject or same_value_slot:
+        if (flipped or differ) and newer_by_gap:
             return Judgement(
                 "update",
                 "SUPERSEDES",
@@ -354,7 +368,7 @@ def judge_pair(
                 f"the same subject (cosine {cos:.2f}, words {subject:.2f}), "
                 f"changed, {_gap(a, b).days} days later",
             )
-        if flipped:
+        if flipped and same_subject:
             first, second = sorted((a.id, b.id))
             return Judgement(
                 "contradiction",
@@ -365,6 +379,14 @@ def judge_pair(
                 f"the same subject (cosine {cos:.2f}), one side negated, "
                 "neither clearly newer",
             )
+    if (
+        cos >= limits.subject_cosine - limits.near_miss
+        and subject >= limits.subject_words - limits.near_miss
+    ) or (
+        cos >= limits.update_cosine - limits.near_miss
+        and subject >= limits.update_words - limits.near_miss
+    ):
+        return None  # nearly one memory twice: not evidence of a relation
     if _needs(a, b):
         return Judgement(
             "link",
@@ -374,7 +396,9 @@ def judge_pair(
             0.7,
             "it says it needs what the other names",
         )
-    shared = sorted(entities(a) & entities(b))
+    shared = sorted(
+        name for name in entities(a) & entities(b) if rare is None or rare(name)
+    )
     if cos >= limits.link_cosine or (shared and cos >= limits.entity_cosine):
         first, second = sorted((a.id, b.id))
         why = f"names {', '.join(shared[:3])}" if shared else "strong neighbours"
