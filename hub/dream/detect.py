@@ -5,7 +5,8 @@ neighbours by vector and by BM25 (:data:`NEIGHBOURS` each), judged pair by
 pair by :func:`~ctx.hub.dream.rules.judge_pair`; the temporal parser's
 cycles in its text (a recurrence); its age and how often agents were given
 it (a tier). Pairs already linked, and memories already superseded, are
-left alone. At most :data:`MAX_LINKS` link candidates per memory.
+left alone. At most :data:`MAX_LINKS` link candidates per memory, and a
+shared name counts for a link only when :meth:`Detector.rare`.
 
 :meth:`Detector.recheck` asks the same rules again about a proposal whose
 memories changed since it was made.

@@ -10,18 +10,24 @@ this order, the first that matches:
    only but filler words, and no negation on one side only). The newest is
    kept; it supersedes the others.
 2. an **update**: the same kind and title with another body, or the same
-   subject (cosine and overlap of content words above the ``subject``
-   thresholds) with a changed value (a word, number or negation only one
-   side has) and a date at least :attr:`Thresholds.newer_gap` later. The
-   newer supersedes the older.
-3. a **contradiction**: the same subject, one side negated and the other
-   not, with neither clearly newer: a CONTRADICTS link.
-4. a **link**: strong neighbours (cosine at least
-   :attr:`Thresholds.link_cosine`) or memories that name the same entity
-   (a capitalised name, an identifier, a tag's value). DEPENDS_ON when one
-   says it needs the other ("depends on", "requires", "uses", ... followed
-   by a name the other holds), RELATES_TO otherwise. A shared entity alone
-   needs a cosine of :attr:`Thresholds.entity_cosine`: two people who talk
+   subject with a changed value (a word, number or negation only one side
+   has) and a date at least :attr:`Thresholds.newer_gap` later. The same
+   subject: cosine and overlap of content words above the ``subject``
+   thresholds, or most content words shared (the ``update`` thresholds: a
+   new name or number moves the vector, not the words). The newer
+   supersedes the older.
+3. a **contradiction**: the same subject (the ``subject`` thresholds), one
+   side negated and the other not, with neither clearly newer: a
+   CONTRADICTS link.
+4. nothing, when the pair came within :attr:`Thresholds.near_miss` of the
+   same-subject thresholds: nearly one memory twice is no evidence of a
+   relation, and a link would only crowd recall's expansion.
+5. a **link**: DEPENDS_ON when one says it needs the other ("depends on",
+   "requires", "uses", ... followed by a name the other holds); RELATES_TO
+   for strong neighbours (cosine at least :attr:`Thresholds.link_cosine`)
+   or memories that name the same *rare* entity (a capitalised name, an
+   identifier, a tag's value, held by few memories of the store: ``rare``)
+   with a cosine of :attr:`Thresholds.entity_cosine`: two people who talk
    name each other all the time.
 
 One memory alone may be a **recurrence** (the temporal parser finds a
