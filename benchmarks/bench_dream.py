@@ -80,7 +80,10 @@ GRID = {
     "duplicate_words": (0.5, 0.6, 0.7, 0.8),
     "subject_cosine": (0.65, 0.75, 0.85),
     "subject_words": (0.3, 0.4, 0.5),
+    "update_cosine": (0.5, 0.6, 0.7),
+    "update_words": (0.5, 0.6, 0.7),
     "link_cosine": (0.5, 0.6, 0.7),
+    "entity_cosine": (0.3, 0.45, 0.6),
 }
 _VALUE = re.compile(r"\b\d+\b|(?<=[a-z,] )[A-Z][a-z]{2,}\b")
 

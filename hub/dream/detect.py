@@ -5,7 +5,8 @@ neighbours by vector and by BM25 (:data:`NEIGHBOURS` each), judged pair by
 pair by :func:`~ctx.hub.dream.rules.judge_pair`; the temporal parser's
 cycles in its text (a recurrence); its age and how often agents were given
 it (a tier). Pairs already linked, and memories already superseded, are
-left alone. At most :data:`MAX_LINKS` link candidates per memory.
+left alone. At most :data:`MAX_LINKS` link candidates per memory, and a
+shared name counts for a link only when :meth:`Detector.rare`.
 
 :meth:`Detector.recheck` asks the same rules again about a proposal whose
 memories changed since it was made.
@@ -42,8 +43,12 @@ __all__ = ["MAX_LINKS", "NEIGHBOURS", "Detector", "recheck"]
 
 NEIGHBOURS = 8
 """Neighbours asked of each channel (vectors, BM25) for one memory."""
-MAX_LINKS = 3
+MAX_LINKS = 1
 """The most link candidates one memory gives in one cycle."""
+RARE_SHARE = 0.01
+"""A name is rare when at most this share of the memories (and at least
+:data:`RARE_MIN`) hold it: only a rare shared name is evidence of a link."""
+RARE_MIN = 5
 _QUERY_WORDS = 32
 _TIER = "tier:"
 
@@ -81,6 +86,16 @@ class Detector:
         self.recalled = recalled or {}
         self._superseded = links.superseded()
         self.vector_trouble: str | None = None
+        self._rare: dict[str, bool] = {}
+
+    def rare(self, name: str) -> bool:
+        """Returns whether few memories hold ``name`` (by BM25, cached)."""
+        if name not in self._rare:
+            size = len(self.searcher.view.catalog.entries)
+            most = max(RARE_MIN, int(size * RARE_SHARE))
+            held = self.searcher.search_bm25(name, most + 1)
+            self._rare[name] = len(held) <= most
+        return self._rare[name]
 
     def _linked(self, a: str, b: str) -> bool:
         return any(other == b for _, other in self.links.outgoing(a)) or any(
@@ -130,7 +145,7 @@ class Detector:
             other = self.searcher.read(other_id)
             if other is None:
                 continue
-            verdict = judge_pair(memory, other, cosine, self.limits)
+            verdict = judge_pair(memory, other, cosine, self.limits, self.rare)
             if verdict is None:
                 continue
             if verdict.kind == "link":

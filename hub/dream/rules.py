@@ -10,18 +10,24 @@ this order, the first that matches:
    only but filler words, and no negation on one side only). The newest is
    kept; it supersedes the others.
 2. an **update**: the same kind and title with another body, or the same
-   subject (cosine and overlap of content words above the ``subject``
-   thresholds) with a changed value (a word, number or negation only one
-   side has) and a date at least :attr:`Thresholds.newer_gap` later. The
-   newer supersedes the older.
-3. a **contradiction**: the same subject, one side negated and the other
-   not, with neither clearly newer: a CONTRADICTS link.
-4. a **link**: strong neighbours (cosine at least
-   :attr:`Thresholds.link_cosine`) or memories that name the same entity
-   (a capitalised name, an identifier, a tag's value). DEPENDS_ON when one
-   says it needs the other ("depends on", "requires", "uses", ... followed
-   by a name the other holds), RELATES_TO otherwise. A shared entity alone
-   needs a cosine of :attr:`Thresholds.entity_cosine`: two people who talk
+   subject with a changed value (a word, number or negation only one side
+   has) and a date at least :attr:`Thresholds.newer_gap` later. The same
+   subject: cosine and overlap of content words above the ``subject``
+   thresholds, or most content words shared (the ``update`` thresholds: a
+   new name or number moves the vector, not the words). The newer
+   supersedes the older.
+3. a **contradiction**: the same subject (the ``subject`` thresholds), one
+   side negated and the other not, with neither clearly newer: a
+   CONTRADICTS link.
+4. nothing, when the pair came within :attr:`Thresholds.near_miss` of the
+   same-subject thresholds: nearly one memory twice is no evidence of a
+   relation, and a link would only crowd recall's expansion.
+5. a **link**: DEPENDS_ON when one says it needs the other ("depends on",
+   "requires", "uses", ... followed by a name the other holds); RELATES_TO
+   for strong neighbours (cosine at least :attr:`Thresholds.link_cosine`)
+   or memories that name the same *rare* entity (a capitalised name, an
+   identifier, a tag's value, held by few memories of the store: ``rare``)
+   with a cosine of :attr:`Thresholds.entity_cosine`: two people who talk
    name each other all the time.
 
 One memory alone may be a **recurrence** (the temporal parser finds a
@@ -39,6 +45,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -201,6 +208,9 @@ class Thresholds:
     subject_words: float = 0.4
     link_cosine: float = 0.5
     entity_cosine: float = 0.45
+    update_cosine: float = 0.6
+    update_words: float = 0.6
+    near_miss: float = 0.1
     newer_gap: timedelta = timedelta(hours=12)
     stale_days: int = 180
     reference_sessions: int = 3
@@ -289,7 +299,11 @@ def _needs(a: Memory, b: Memory) -> bool:
 
 
 def judge_pair(
-    a: Memory, b: Memory, cosine: float | None, limits: Thresholds
+    a: Memory,
+    b: Memory,
+    cosine: float | None,
+    limits: Thresholds,
+    rare: Callable[[str], bool] | None = None,
 ) -> Judgement | None:
     """Returns what the pair ``a``, ``b`` is by the rules, or ``None``.
 
@@ -298,6 +312,8 @@ def judge_pair(
         b: One of its neighbours.
         cosine: The cosine of their vectors (``None`` without vectors).
         limits: The thresholds.
+        rare: Whether a name is rare in the store (few memories hold it); a
+            shared name links only if rare. ``None``: every name counts.
     """
     text_a, text_b = _text(a), _text(b)
     newer, older = _newer(a, b)
@@ -343,8 +359,12 @@ def judge_pair(
         )
     subject = overlap(content_a, content_b)
     same_subject = cos >= limits.subject_cosine and subject >= limits.subject_words
-    if same_subject:
-        if (flipped or differ) and _gap(a, b) >= limits.newer_gap:
+    # Most content words shared, a few changed: the same subject even when
+    # the changed value moves the vector (a new name, a new number).
+    same_value_slot = cos >= limits.update_cosine and subject >= limits.update_words
+    newer_by_gap = _gap(a, b) >= limits.newer_gap
+    if same_subject or same_value_slot:
+        if (flipped or differ) and newer_by_gap:
             return Judgement(
                 "update",
                 "SUPERSEDES",
@@ -354,7 +374,7 @@ def judge_pair(
                 f"the same subject (cosine {cos:.2f}, words {subject:.2f}), "
                 f"changed, {_gap(a, b).days} days later",
             )
-        if flipped:
+        if flipped and same_subject:
             first, second = sorted((a.id, b.id))
             return Judgement(
                 "contradiction",
@@ -365,6 +385,14 @@ def judge_pair(
                 f"the same subject (cosine {cos:.2f}), one side negated, "
                 "neither clearly newer",
             )
+    if (
+        cos >= limits.subject_cosine - limits.near_miss
+        and subject >= limits.subject_words - limits.near_miss
+    ) or (
+        cos >= limits.update_cosine - limits.near_miss
+        and subject >= limits.update_words - limits.near_miss
+    ):
+        return None  # nearly one memory twice: not evidence of a relation
     if _needs(a, b):
         return Judgement(
             "link",
@@ -374,7 +402,9 @@ def judge_pair(
             0.7,
             "it says it needs what the other names",
         )
-    shared = sorted(entities(a) & entities(b))
+    shared = sorted(
+        name for name in entities(a) & entities(b) if rare is None or rare(name)
+    )
     if cos >= limits.link_cosine or (shared and cos >= limits.entity_cosine):
         first, second = sorted((a.id, b.id))
         why = f"names {', '.join(shared[:3])}" if shared else "strong neighbours"

@@ -256,3 +256,65 @@ def test_recall_follows_a_merged_dream_link_one_hop(ws):
     )
     by_id = {h.id: h for h in found.hits}
     assert by_id[stripe].explain.via == f"{checkout} DEPENDS_ON this"
+
+
+def _fact(n, text, days_ago):
+    return engine.Memory(
+        version=1,
+        id=engine.MemoryId(f"01J{n:023d}"),
+        kind="fact",
+        body=text,
+        created_at=NOW - timedelta(days=days_ago),
+    )
+
+
+def test_a_changed_value_is_an_update_even_when_it_moves_the_vector():
+    older = _fact(1, "Caroline: my sister moved to Boston with her two kids", 40)
+    newer = _fact(2, "Caroline: my sister moved to Zanzibar with her two kids", 1)
+    limits = dream.Thresholds()
+    # Below the subject cosine: before, this pair became a RELATES_TO link.
+    verdict = dream.judge_pair(older, newer, 0.66, limits)
+    assert verdict is not None
+    assert (verdict.kind, verdict.link) == ("update", "SUPERSEDES")
+    assert (verdict.source, verdict.target) == (newer.id, older.id)
+    # The same pair written on one day is nearly one memory twice: no link.
+    same_day = _fact(3, "Caroline: my sister moved to Zanzibar with her two kids", 40)
+    assert dream.judge_pair(older, same_day, 0.66, limits) is None
+
+
+def test_a_shared_name_links_only_when_it_is_rare():
+    a = _fact(1, "We met Jolene at the pottery fair", 3)
+    b = _fact(2, "The kiln broke, Jolene said it was old", 2)
+    limits = dream.Thresholds()
+    linked = dream.judge_pair(a, b, 0.46, limits, rare=lambda name: True)
+    assert linked is not None
+    assert (linked.kind, linked.link) == ("link", "RELATES_TO")
+    assert "jolene" in linked.reason
+    assert dream.judge_pair(a, b, 0.46, limits, rare=lambda name: False) is None
+
+
+def test_rarity_is_counted_in_the_store_and_a_memory_gives_one_link(ws):
+    from ctx.hub.dream.detect import MAX_LINKS, RARE_MIN, Detector
+
+    for n in range(RARE_MIN + 2):
+        remember(ws, f"Kafka topic number {n} keeps invoices", days_ago=3)
+    remember(ws, "Zookeeper was retired last spring", days_ago=2)
+    store = ws.store()
+    projection = Projection.for_store(store, HubConfig(embedder={"kind": "hashing"}))
+    [source] = open_sources(projection)
+    detector = Detector(
+        projection.searcher(source.view),
+        engine.link_graph(store, source.commit),
+        "main",
+        NOW,
+    )
+    assert detector.rare("zookeeper")
+    assert not detector.rare("kafka")
+    assert MAX_LINKS == 1
+    dream.run(ws, budget=50)
+    made: dict[str, int] = {}
+    for p in proposals(ws, "link"):
+        for m in p.memories:
+            made[m.id] = made.get(m.id, 0) + 1
+    # Each memory gives at most one link; both ends count, so at most 2 each.
+    assert all(n <= 2 * MAX_LINKS for n in made.values())
