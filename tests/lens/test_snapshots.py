@@ -63,6 +63,10 @@ def test_dream_proposals(snap_compare, dreamed_ws, size):
         await _steps("5")(pilot)
         await pilot.click("#--content-tab-dream")
         await _steps("a", "down", "x", *"not now", "enter", "down")(pilot)
+        # Toasts expire on a timer: whether one is still up depends on the
+        # machine's speed, so the picture is taken without them.
+        pilot.app.clear_notifications()
+        await pilot.pause()
 
     app = lens_app(dreamed_ws.ws)
     assert snap_compare(app, terminal_size=size, run_before=run_before)
