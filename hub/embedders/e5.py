@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ctx.hub.embedders.base import EmbedderError
-from ctx.hub.embedders.minilm import _cpu_count
+from ctx.hub.embedders.minilm import cpu_count
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -83,7 +83,7 @@ class MultilingualE5Embedder:
 
     def __init__(self, *, threads: int | None = None, batch_size: int = 32) -> None:
         if threads is None:
-            threads = min(2, _cpu_count())
+            threads = min(2, cpu_count())
         if threads < 1 or batch_size < 1:
             raise EmbedderError(
                 f"The e5 embedder needs threads >= 1 and batch_size >= 1, "

