@@ -17,12 +17,10 @@ the unsteered answer (or the unfiltered one) is returned.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
+from typing import Any
 
 import msgspec
 
@@ -31,6 +29,7 @@ from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.results import CodeHit, FindResult
 from ctx.hub.code.search import K, find
 from ctx.hub.config import SteerSettings
+from ctx.hub.http_json import PostFailed, post_json
 from ctx.hub.retrieval.ranking import fuse_ranks
 
 __all__ = ["SteeringError", "steered_find"]
@@ -62,7 +61,7 @@ def _ask(
             message.
     """
     url = settings.base_url.rstrip("/") + "/chat/completions"
-    headers = {"Content-Type": "application/json"}
+    headers: dict[str, str] = {}
     if settings.api_key_env and environ.get(settings.api_key_env):
         headers["Authorization"] = f"Bearer {environ[settings.api_key_env]}"
     payload = {
@@ -73,15 +72,18 @@ def _ask(
             {"role": "user", "content": user},
         ],
     }
-    request = urllib.request.Request(
-        url, data=json.dumps(payload).encode(), headers=headers, method="POST"
-    )
     try:
-        with urllib.request.urlopen(request, timeout=settings.timeout) as response:
-            answer = json.loads(response.read())
+        answer: Any = post_json(
+            url, payload, timeout=settings.timeout, headers=headers
+        )
+    except PostFailed as exc:
+        raise SteeringError(f"The steering model at {url} {exc}.") from exc
+    try:
         content = answer["choices"][0]["message"]["content"]
-    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
-        raise SteeringError(f"The steering model at {url} failed ({exc}).") from exc
+    except (KeyError, IndexError, TypeError) as exc:
+        raise SteeringError(
+            f"The steering model at {url} answered in an unknown shape."
+        ) from exc
     if not isinstance(content, str):
         raise SteeringError(f"The steering model at {url} answered no text.")
     return content

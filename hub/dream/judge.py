@@ -3,7 +3,7 @@
 Named in the store's config (``[dream] judge_url``, ``judge_kind``,
 ``judge_model``): an OpenAI-compatible endpoint (``POST .../v1/chat/completions``)
 or Ollama (``POST /api/chat``), asked one question per candidate and expected
-to answer YES or NO. Standard library only.
+to answer YES or NO, through :func:`~ctx.hub.http_json.post_json`.
 
 Dream never depends on it: a judge that is down, slower than
 ``judge_timeout`` or answers anything but YES or NO is left out for the rest
@@ -13,15 +13,13 @@ says why (:attr:`Judge.trouble`).
 
 from __future__ import annotations
 
-import http.client
-import json
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
+from typing import Any
 
 from ctx.engine import Memory
 from ctx.hub.config import DreamSettings
+from ctx.hub.http_json import PostFailed, post_json
 
 __all__ = ["Judge"]
 
@@ -65,7 +63,7 @@ class Judge:
         self.timeout = settings.judge_timeout
         env = os.environ if environ is None else environ
         key = env.get(settings.judge_key_env, "") if settings.judge_key_env else ""
-        self._headers = {"Content-Type": "application/json"}
+        self._headers: dict[str, str] = {}
         if key:
             self._headers["Authorization"] = f"Bearer {key}"
         self.asked = 0
@@ -110,37 +108,18 @@ class Judge:
         return None
 
     def _post(self, payload: object) -> str:
-        request = urllib.request.Request(
-            self.url,
-            data=json.dumps(payload).encode("utf-8"),
-            headers=self._headers,
-            method="POST",
-        )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                body = response.read()
-        except urllib.error.HTTPError as exc:
-            exc.close()
-            raise _JudgeFailedError(
-                f"the judge at {self.url} answered HTTP {exc.code}"
-            ) from exc
-        except urllib.error.URLError as exc:
-            raise _JudgeFailedError(
-                f"the judge at {self.url} could not be reached ({exc.reason})"
-            ) from exc
-        except (TimeoutError, ConnectionError, http.client.HTTPException) as exc:
-            raise _JudgeFailedError(
-                f"the judge at {self.url} did not answer within {self.timeout:g} s"
-                if isinstance(exc, TimeoutError)
-                else f"the judge at {self.url} failed ({type(exc).__name__})"
-            ) from exc
+            data: Any = post_json(
+                self.url, payload, timeout=self.timeout, headers=self._headers
+            )
+        except PostFailed as exc:
+            raise _JudgeFailedError(f"the judge at {self.url} {exc}") from exc
         try:
-            data = json.loads(body)
             if self.kind == "ollama":
                 content = data["message"]["content"]
             else:
                 content = data["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
+        except (KeyError, IndexError, TypeError) as exc:
             raise _JudgeFailedError(
                 f"the judge at {self.url} answered in an unknown shape"
             ) from exc

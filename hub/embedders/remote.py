@@ -1,18 +1,15 @@
 """Adapters for embedding servers: OpenAI-compatible and Ollama.
 
-Both speak JSON over HTTP with the standard library only. Every failure, from
-a server that is down to an answer of the wrong shape, becomes one
-:class:`~ctx.hub.embedders.base.EmbedderError` whose message names the URL.
+Both speak JSON over HTTP through :func:`~ctx.hub.http_json.post_json`.
+Every failure, from a server that is down to an answer of the wrong shape,
+becomes one :class:`~ctx.hub.embedders.base.EmbedderError` whose message
+names the URL.
 The vectors are normalised here whatever the server does, so that they obey
 the :class:`~ctx.hub.embedders.base.Embedder` contract.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,6 +17,7 @@ import numpy.typing as npt
 
 from ctx.engine import plural
 from ctx.hub.embedders.base import EmbedderError
+from ctx.hub.http_json import PostFailed, post_json
 
 __all__ = ["OllamaEmbedder", "OpenAIEmbedder"]
 
@@ -27,20 +25,12 @@ _HINT = "Start the embedding server, or choose another embedder in the store's c
 _BATCH = 64
 
 
-def _sentence(text: str) -> str:
-    """Returns text on one line, without a final period, at most 200 chars."""
-    line = " ".join(text.split())
-    if len(line) > 200:
-        line = line[:197] + "..."
-    return line.rstrip(".") or "no details"
-
-
 class _JSONEndpoint:
     """POSTs JSON to one URL and returns the decoded answer."""
 
     def __init__(self, url: str, headers: dict[str, str], timeout: float) -> None:
         self.url = url
-        self._headers = {"Content-Type": "application/json", **headers}
+        self._headers = headers
         self._timeout = timeout
 
     def post(self, payload: object) -> object:
@@ -50,41 +40,13 @@ class _JSONEndpoint:
             EmbedderError: The server could not be reached, answered with an
                 HTTP error, or did not answer JSON.
         """
-        request = urllib.request.Request(
-            self.url,
-            data=json.dumps(payload).encode("utf-8"),
-            headers=self._headers,
-            method="POST",
-        )
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:
-                body = response.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read().decode("utf-8", "replace")
-            exc.close()
+            return post_json(
+                self.url, payload, timeout=self._timeout, headers=self._headers
+            )
+        except PostFailed as exc:
             raise EmbedderError(
-                f"The embedding endpoint {self.url} answered HTTP {exc.code}: "
-                f"{_sentence(detail or str(exc.reason))}.",
-                hint=_HINT,
-            ) from exc
-        except urllib.error.URLError as exc:
-            raise EmbedderError(
-                f"The embedding endpoint {self.url} could not be reached: "
-                f"{_sentence(str(exc.reason))}.",
-                hint=_HINT,
-            ) from exc
-        except (TimeoutError, ConnectionError, http.client.HTTPException) as exc:
-            raise EmbedderError(
-                f"The embedding endpoint {self.url} did not answer: "
-                f"{_sentence(str(exc) or type(exc).__name__)}.",
-                hint=_HINT,
-            ) from exc
-        try:
-            return json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise EmbedderError(
-                f"The embedding endpoint {self.url} did not answer JSON: "
-                f"{_sentence(body[:200].decode('utf-8', 'replace'))}."
+                f"The embedding endpoint {self.url} {exc}.", hint=_HINT
             ) from exc
 
     def bad_answer(self, what: str) -> EmbedderError:

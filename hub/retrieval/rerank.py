@@ -22,16 +22,13 @@ it was, with a warning.
 
 from __future__ import annotations
 
-import http.client
-import json
 import math
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ctx.engine import Memory
 from ctx.hub.config import RerankerSettings
+from ctx.hub.http_json import PostFailed, post_json
 
 if TYPE_CHECKING:  # ranking calls this module: no import back at run time
     from ctx.hub.retrieval.ranking import Ranked
@@ -56,26 +53,10 @@ def _ask(settings: RerankerSettings, query: str, texts: Sequence[str]) -> list[f
     }
     if settings.model:
         payload["model"] = settings.model
-    request = urllib.request.Request(
-        settings.url,
-        data=json.dumps(payload).encode("utf-8"),
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
     try:
-        with urllib.request.urlopen(request, timeout=settings.timeout) as response:
-            body = response.read()
-    except urllib.error.HTTPError as exc:
-        exc.close()
-        raise RerankError(f"HTTP {exc.code}") from exc
-    except urllib.error.URLError as exc:
-        raise RerankError(str(exc.reason)) from exc
-    except (TimeoutError, ConnectionError, http.client.HTTPException) as exc:
-        raise RerankError(str(exc) or type(exc).__name__) from exc
-    try:
-        answer = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RerankError("the answer is not JSON") from exc
+        answer = post_json(settings.url, payload, timeout=settings.timeout)
+    except PostFailed as exc:
+        raise RerankError(str(exc)) from exc
     return _scores(answer, len(texts))
 
 

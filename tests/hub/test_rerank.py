@@ -122,9 +122,9 @@ def test_a_small_weight_keeps_the_fused_order(disk_store, clock, server):
 @pytest.mark.parametrize(
     ("mode", "why"),
     [
-        ("error", "HTTP 503"),
-        ("slow", "timed out"),
-        ("garbage", "the answer is not JSON"),
+        ("error", "answered HTTP 503"),
+        ("slow", "did not answer within 0.5 s"),
+        ("garbage", "did not answer JSON"),
         ("short", "it scored 1 of 3 documents"),
     ],
 )
