@@ -4,7 +4,7 @@ The embedding servers, Dream's judge, the code search's steering model and
 the reranker all send one JSON body and read one JSON answer, with the
 standard library only. :func:`post_json` does that once for all of them:
 every failure, from a server that is down to an answer that is not JSON,
-becomes one :class:`PostFailed` whose message is a short phrase (``answered
+becomes one :class:`PostFailedError` whose message is a short phrase (``answered
 HTTP 503: overloaded``, ``could not be reached: Connection refused``, ``did
 not answer within 2 s``) that each caller puts after its own subject ("The
 embedding endpoint http://...") and turns into its own error or warning.
@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 
-__all__ = ["PostFailed", "post_json"]
+__all__ = ["PostFailedError", "post_json"]
 
 
 def _phrase(text: str) -> str:
@@ -29,7 +29,7 @@ def _phrase(text: str) -> str:
     return line.rstrip(".") or "no details"
 
 
-class PostFailed(Exception):
+class PostFailedError(Exception):
     """A POST that brought back no JSON answer; ``str()`` says why in a phrase.
 
     Attributes:
@@ -57,7 +57,7 @@ def post_json(
         headers: Added to ``Content-Type: application/json``.
 
     Raises:
-        PostFailed: The server could not be reached, did not answer in time,
+        PostFailedError: The server could not be reached, did not answer in time,
             answered an HTTP error, or answered something that is not JSON.
     """
     request = urllib.request.Request(
@@ -72,23 +72,25 @@ def post_json(
     except urllib.error.HTTPError as exc:
         detail = exc.read().decode("utf-8", "replace")
         exc.close()
-        raise PostFailed(
+        raise PostFailedError(
             f"answered HTTP {exc.code}: {_phrase(detail or str(exc.reason))}",
             exc.code,
         ) from exc
     except urllib.error.URLError as exc:
         if isinstance(exc.reason, TimeoutError):
-            raise PostFailed(f"did not answer within {timeout:g} s") from exc
-        raise PostFailed(f"could not be reached: {_phrase(str(exc.reason))}") from exc
+            raise PostFailedError(f"did not answer within {timeout:g} s") from exc
+        raise PostFailedError(
+            f"could not be reached: {_phrase(str(exc.reason))}"
+        ) from exc
     except TimeoutError as exc:
-        raise PostFailed(f"did not answer within {timeout:g} s") from exc
+        raise PostFailedError(f"did not answer within {timeout:g} s") from exc
     except (ConnectionError, http.client.HTTPException) as exc:
-        raise PostFailed(
+        raise PostFailedError(
             f"did not answer: {_phrase(str(exc) or type(exc).__name__)}"
         ) from exc
     try:
         return json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PostFailed(
+        raise PostFailedError(
             f"did not answer JSON: {_phrase(body[:200].decode('utf-8', 'replace'))}"
         ) from exc

@@ -29,7 +29,7 @@ from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.results import CodeHit, FindResult
 from ctx.hub.code.search import K, find
 from ctx.hub.config import SteerSettings
-from ctx.hub.http_json import PostFailed, post_json
+from ctx.hub.http_json import PostFailedError, post_json
 from ctx.hub.retrieval.ranking import fuse_ranks
 
 __all__ = ["SteeringError", "steered_find"]
@@ -73,10 +73,8 @@ def _ask(
         ],
     }
     try:
-        answer: Any = post_json(
-            url, payload, timeout=settings.timeout, headers=headers
-        )
-    except PostFailed as exc:
+        answer: Any = post_json(url, payload, timeout=settings.timeout, headers=headers)
+    except PostFailedError as exc:
         raise SteeringError(f"The steering model at {url} {exc}.") from exc
     try:
         content = answer["choices"][0]["message"]["content"]

@@ -19,7 +19,7 @@ from typing import Any
 
 from ctx.engine import Memory
 from ctx.hub.config import DreamSettings
-from ctx.hub.http_json import PostFailed, post_json
+from ctx.hub.http_json import PostFailedError, post_json
 
 __all__ = ["Judge"]
 
@@ -112,7 +112,7 @@ class Judge:
             data: Any = post_json(
                 self.url, payload, timeout=self.timeout, headers=self._headers
             )
-        except PostFailed as exc:
+        except PostFailedError as exc:
             raise _JudgeFailedError(f"the judge at {self.url} {exc}") from exc
         try:
             if self.kind == "ollama":

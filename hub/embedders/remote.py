@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from ctx.engine import plural
 from ctx.hub.embedders.base import EmbedderError
-from ctx.hub.http_json import PostFailed, post_json
+from ctx.hub.http_json import PostFailedError, post_json
 
 __all__ = ["OllamaEmbedder", "OpenAIEmbedder"]
 
@@ -44,7 +44,7 @@ class _JSONEndpoint:
             return post_json(
                 self.url, payload, timeout=self._timeout, headers=self._headers
             )
-        except PostFailed as exc:
+        except PostFailedError as exc:
             raise EmbedderError(
                 f"The embedding endpoint {self.url} {exc}.", hint=_HINT
             ) from exc

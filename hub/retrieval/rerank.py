@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ctx.engine import Memory
 from ctx.hub.config import RerankerSettings
-from ctx.hub.http_json import PostFailed, post_json
+from ctx.hub.http_json import PostFailedError, post_json
 
 if TYPE_CHECKING:  # ranking calls this module: no import back at run time
     from ctx.hub.retrieval.ranking import Ranked
@@ -55,7 +55,7 @@ def _ask(settings: RerankerSettings, query: str, texts: Sequence[str]) -> list[f
         payload["model"] = settings.model
     try:
         answer = post_json(settings.url, payload, timeout=settings.timeout)
-    except PostFailed as exc:
+    except PostFailedError as exc:
         raise RerankError(str(exc)) from exc
     return _scores(answer, len(texts))
 

@@ -115,7 +115,7 @@ def test_a_judge_that_says_no_drops_the_candidate(disk_store, chat):
     ("mode", "said"),
     [
         ("slow", "did not answer within 0.5 s"),
-        ("malformed", "answered in an unknown shape"),
+        ("malformed", "did not answer JSON: <html>oops"),
         ("waffle", "answered neither YES nor NO"),
         ("down", "could not be reached"),
     ],
