@@ -40,11 +40,10 @@ class FakeChat:
                     data = {"message": {"role": "assistant", "content": answer}}
                 else:
                     data = {"choices": [{"message": {"content": answer}}]}
-                raw = (
-                    b"<html>oops"
-                    if fake.mode == "malformed"
-                    else json.dumps(data).encode()
-                )
+                raw = {
+                    "malformed": b"<html>oops",
+                    "shapeless": b'{"answer": "YES"}',
+                }.get(fake.mode, json.dumps(data).encode())
                 try:
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
@@ -116,6 +115,7 @@ def test_a_judge_that_says_no_drops_the_candidate(disk_store, chat):
     [
         ("slow", "did not answer within 0.5 s"),
         ("malformed", "did not answer JSON: <html>oops"),
+        ("shapeless", "answered in an unknown shape"),
         ("waffle", "answered neither YES nor NO"),
         ("down", "could not be reached"),
     ],
