@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from ctx.engine import (
     LINK_TYPES,
@@ -25,6 +25,7 @@ from ctx.lens.messages import OpenMemory
 from ctx.lens.render import LINK_STYLE, LINK_STYLES
 from ctx.lens.screens.base import LensScreen
 from ctx.lens.widgets.graph_view import GraphView
+from ctx.lens.widgets.keys import KeyFooter
 
 __all__ = ["NODE_BUDGET", "GraphScreen", "read_neighbourhood"]
 
@@ -66,16 +67,12 @@ class GraphScreen(LensScreen):
     """A memory's neighbourhood, 1 to 3 links deep, of chosen link types.
 
     Up and down move through the memories drawn, left and right to a
-    memory's parent or first child; Enter draws the graph around the one
-    highlighted, Backspace goes back; + and - widen and narrow; t picks the
-    link types; o opens the memory's page.
+    memory's parent or first child (the drawing's own keys); Enter draws
+    the graph around the one highlighted, Backspace goes back; + and -
+    widen and narrow; t picks the link types; o opens the memory's page.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "move(-1)", "Up", show=False),
-        Binding("down,j", "move(1)", "Down", show=False),
-        Binding("left,h", "towards(1)", "Parent", show=False),
-        Binding("right,l", "towards(0)", "Child", show=False),
         Binding("enter", "centre", "Centre"),
         Binding("backspace,b", "back", "Back"),
         Binding("plus,equals_sign", "hops(1)", "Widen"),
@@ -109,7 +106,7 @@ class GraphScreen(LensScreen):
                 yield GraphView(id="graph")
             with VerticalScroll(id="detail-pane"):
                 yield Static(id="detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Gives the drawing the keys."""
@@ -181,14 +178,6 @@ class GraphScreen(LensScreen):
             more = plural(hidden, "more link")
             out.append(f"\n{more} to memories not drawn", style="dim")
         self.query_one("#detail", Static).update(out)
-
-    def action_move(self, step: int) -> None:
-        """Highlights the memory above or below."""
-        self.query_one(GraphView).move(step)
-
-    def action_towards(self, parent: int) -> None:
-        """Highlights the parent (1) or the first child (0)."""
-        self.query_one(GraphView).towards(bool(parent))
 
     def action_centre(self) -> None:
         """Draws the graph around the highlighted memory."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -31,6 +34,16 @@ class GraphView(Widget, can_focus=True):
     Attributes:
         selected: The index, in row order, of the highlighted memory.
     """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("left,h", "towards(True)", "Parent", show=False),
+        Binding("right,l", "towards(False)", "Child", show=False),
+    ]
+    """The widget's own, not its screen's: the scrolling container around a
+    drawing taller than the screen binds the same keys, nearer the focus,
+    and would scroll instead of moving the highlight."""
 
     DEFAULT_CSS = """
     GraphView { height: auto; width: 1fr; }
@@ -69,6 +82,14 @@ class GraphView(Widget, can_focus=True):
         if self.layout_ is None or not self.layout_.order:
             return None
         return self.layout_.order[self.selected]
+
+    def action_move(self, step: int) -> None:
+        """Highlights the memory ``step`` rows below (above, if negative)."""
+        self.move(step)
+
+    def action_towards(self, parent: bool) -> None:
+        """Highlights the parent, or the first child."""
+        self.towards(parent)
 
     def move(self, step: int) -> None:
         """Highlights the memory ``step`` rows below (above, if negative)."""
