@@ -441,5 +441,10 @@ class ReviewScreen(LensScreen):
         base = self.state.base if self.state else self.source.branch
         question = f"Merge {{}} into {base}?"
         self._confirmed(
-            "accepted", "accepted proposal", question, dream.merge, merged_text
+            "accepted",
+            "accepted proposal",
+            question,
+            dream.merge,
+            merged_text,
+            intent=REVIEW_INTENT,
         )
