@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -27,9 +28,11 @@ from ctx.engine import (
     merge_accepted,
     review_proposals,
 )
-from ctx.hub.dream.cycle import CycleReport
 from ctx.hub.dream.queue import QueueStatus, queue_status
 from ctx.hub.workspace import Workspace
+
+if TYPE_CHECKING:  # the cycle (numpy, the indexes) loads when a cycle runs
+    from ctx.hub.dream.cycle import CycleReport
 
 __all__ = [
     "DreamStatus",
