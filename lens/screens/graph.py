@@ -86,6 +86,7 @@ class GraphScreen(LensScreen):
     GraphScreen #detail-pane {
         width: 30%; min-width: 24; max-width: 48;
         border-left: solid $primary-darken-2;
+        scrollbar-gutter: stable; scrollbar-size-vertical: 1;
     }
     """
 
@@ -96,6 +97,8 @@ class GraphScreen(LensScreen):
         self.type_choice = 0  # 0: every type, else LINK_TYPES[i - 1]
         self.trail: list[str] = []
         self.hood: Neighbourhood | None = None
+        self.detailed: str | None = None
+        """The memory the detail pane shows."""
 
     def compose(self) -> ComposeResult:
         """Lays out the status line, the drawing and the detail pane."""
@@ -139,6 +142,7 @@ class GraphScreen(LensScreen):
         if hood is None:
             status.update("No memories on this branch yet.")
             self.query_one("#detail", Static).update("")
+            self.detailed = None
             return
         self.centre = hood.centre
         self.sub_title = f"graph around {hood.centre}"
@@ -148,15 +152,24 @@ class GraphScreen(LensScreen):
         )
         left = f", {hood.left_out} left out" if hood.left_out else ""
         status.update(f" {plural(self.hops, 'hop')} · {kinds} · {shown}{left}")
-        self.query_one(GraphView).show(hood)
+        view = self.query_one(GraphView)
+        view.show(hood)
+        if view.highlighted is not None:
+            # In this frame, not after the drawing's message: one redraw.
+            self._detail(view.highlighted)
 
     def on_graph_view_highlighted(self, event: GraphView.Highlighted) -> None:
         """Shows the highlighted memory and its links among those drawn."""
+        if event.memory_id != self.detailed:
+            self._detail(event.memory_id)
+
+    def _detail(self, memory_id: str) -> None:
         if self.hood is None:
             return
-        node = next((n for n in self.hood.nodes if n.id == event.memory_id), None)
+        node = next((n for n in self.hood.nodes if n.id == memory_id), None)
         if node is None:
             return
+        self.detailed = memory_id
         out = Text(node.title + "\n", style="bold")
         out.append(f"{node.id}\n{node.kind or 'not on this branch'}", style="dim")
         away = plural(node.distance, "hop")
