@@ -105,8 +105,7 @@ class GraphScreen(LensScreen):
         yield Header()
         yield Static(id="status")
         with Horizontal():
-            with VerticalScroll(id="drawing"):
-                yield GraphView(id="graph")
+            yield GraphView(id="graph")
             with VerticalScroll(id="detail-pane"):
                 yield Static(id="detail")
         yield KeyFooter()
