@@ -488,7 +488,12 @@ def _still_holds(snap: Snapshot, proposal: Proposal, recheck: Recheck) -> str | 
 
 
 def merge_accepted(
-    store: Store, branch: str, intent: Intent, recheck: Recheck
+    store: Store,
+    branch: str,
+    intent: Intent,
+    recheck: Recheck,
+    *,
+    merge_intent: str = "merge",
 ) -> DreamMergeResult:
     """Merges the effects of the accepted proposals into ``branch``.
 
@@ -497,7 +502,8 @@ def merge_accepted(
     is stale); the effects of those that hold are written as one commit on
     ``branch``'s tip, which :func:`~ctx.engine.merge` brings in with a merge
     commit (``ctx undo`` takes it back). Then the dream branch records each
-    proposal as merged or stale.
+    proposal as merged or stale. The two commits on ``branch`` carry
+    ``intent`` with its intent set to ``merge_intent``.
     """
     name = dream_branch(branch)
     with store.locked():
@@ -516,12 +522,12 @@ def merge_accepted(
         changes = _effects(snap, good)
         if changes:
             count = plural(len(good), "accepted proposal")
-            merge_intent = msgspec.structs.replace(intent, intent="merge")
+            merging = msgspec.structs.replace(intent, intent=merge_intent)
             commit = store.detached_commit(
-                tip, changes, merge_intent, f"Dream: {count} for {branch}"
+                tip, changes, merging, f"Dream: {count} for {branch}"
             )
             assert commit is not None  # the changes change the tree
-            result = merge(store, commit.id, merge_intent, into=branch, no_ff=True)
+            result = merge(store, commit.id, merging, into=branch, no_ff=True)
         if good or stale:
             _record_outcome(store, name, good, stale)
     return DreamMergeResult(

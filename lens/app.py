@@ -1,9 +1,14 @@
-"""The lens app: five screens on number keys, a help page, a refresh timer."""
+"""The lens app: five screens on number keys, a help page, a refresh timer.
+
+Only the history, the first screen, is imported with the app: each other
+screen's module (and what it needs: recall's indexes, Dream's numpy) is
+imported, and the screen built, when it is first shown.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -12,14 +17,12 @@ from textual.screen import Screen
 from ctx.engine import BranchInfo, CtxError
 from ctx.lens.messages import OpenMemory, ShowGraph, StoreChanged
 from ctx.lens.screens.base import LensScreen, error_text
-from ctx.lens.screens.graph import GraphScreen
 from ctx.lens.screens.help import HelpScreen
 from ctx.lens.screens.history import HistoryScreen
-from ctx.lens.screens.memories import MemoriesScreen
-from ctx.lens.screens.memory import MemoryScreen
-from ctx.lens.screens.recall import RecallScreen
-from ctx.lens.screens.review import ReviewScreen
 from ctx.lens.source import Source
+
+if TYPE_CHECKING:
+    from ctx.lens.screens.graph import GraphScreen
 
 __all__ = ["POLL_SECONDS", "LensApp"]
 
@@ -61,17 +64,26 @@ class LensApp(App[None]):
         super().__init__()
         self.source = source
         self.poll_seconds = poll_seconds
-        self.graph = GraphScreen()
+        self._graph: GraphScreen | None = None
         self.tips: tuple[tuple[str, str], ...] | None = None
         screens: dict[str, Callable[[], Screen[None]]] = {
             "history": HistoryScreen,
-            "memories": MemoriesScreen,
+            "memories": _memories,
             "graph": lambda: self.graph,
-            "recall": RecallScreen,
-            "review": ReviewScreen,
+            "recall": _recall,
+            "review": _review,
         }
         for mode, make in screens.items():
             self.add_mode(mode, make)
+
+    @property
+    def graph(self) -> GraphScreen:
+        """Returns the graph screen (made on first use; other screens centre it)."""
+        if self._graph is None:
+            from ctx.lens.screens.graph import GraphScreen
+
+            self._graph = GraphScreen()
+        return self._graph
 
     def on_mount(self) -> None:
         """Opens the history and starts the refresh timer."""
@@ -111,6 +123,8 @@ class LensApp(App[None]):
 
     def on_open_memory(self, message: OpenMemory) -> None:
         """Opens a memory's page on top of the screen shown."""
+        from ctx.lens.screens.memory import MemoryScreen
+
         self.push_screen(MemoryScreen(message.memory_id))
 
     def on_show_graph(self, message: ShowGraph) -> None:
@@ -127,3 +141,21 @@ class LensApp(App[None]):
     def report(self, exc: CtxError) -> None:
         """Shows an error in a notification."""
         self.notify(error_text(exc), severity="error", timeout=8)
+
+
+def _memories() -> Screen[None]:
+    from ctx.lens.screens.memories import MemoriesScreen
+
+    return MemoriesScreen()
+
+
+def _recall() -> Screen[None]:
+    from ctx.lens.screens.recall import RecallScreen
+
+    return RecallScreen()
+
+
+def _review() -> Screen[None]:
+    from ctx.lens.screens.review import ReviewScreen
+
+    return ReviewScreen()

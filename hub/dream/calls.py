@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -27,9 +28,11 @@ from ctx.engine import (
     merge_accepted,
     review_proposals,
 )
-from ctx.hub.dream.cycle import CycleReport
 from ctx.hub.dream.queue import QueueStatus, queue_status
 from ctx.hub.workspace import Workspace
+
+if TYPE_CHECKING:  # the cycle (numpy, the indexes) loads when a cycle runs
+    from ctx.hub.dream.cycle import CycleReport
 
 __all__ = [
     "DreamStatus",
@@ -239,12 +242,15 @@ def reject(
     )
 
 
-def merge(ws: Workspace, *, branch: str | None = None) -> DreamMergeResult:
+def merge(
+    ws: Workspace, *, branch: str | None = None, intent: str = "merge"
+) -> DreamMergeResult:
     """Merges the accepted proposals into the branch they were made for.
 
     Proposals whose memories changed since are re-checked by the rules
     first (:func:`ctx.hub.dream.detect.recheck`); those that no longer hold
-    are marked stale, not merged.
+    are marked stale, not merged. The merge commits carry ``intent`` (the
+    lens gives ``review``), with the workspace's agent.
     """
     from ctx.hub.dream.detect import recheck
     from ctx.hub.embedders import make_embedder
@@ -257,7 +263,9 @@ def merge(ws: Workspace, *, branch: str | None = None) -> DreamMergeResult:
     def check(proposal: Proposal, memories: dict[MemoryId, Memory]) -> str | None:
         return recheck(proposal, memories, embedder, now)
 
-    return merge_accepted(ws.store(write=True), name, ws.intent("merge"), check)
+    return merge_accepted(
+        ws.store(write=True), name, ws.intent(intent), check, merge_intent=intent
+    )
 
 
 def loop(

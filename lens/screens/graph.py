@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from ctx.engine import (
     LINK_TYPES,
@@ -25,6 +25,7 @@ from ctx.lens.messages import OpenMemory
 from ctx.lens.render import LINK_STYLE, LINK_STYLES
 from ctx.lens.screens.base import LensScreen
 from ctx.lens.widgets.graph_view import GraphView
+from ctx.lens.widgets.keys import KeyFooter
 
 __all__ = ["NODE_BUDGET", "GraphScreen", "read_neighbourhood"]
 
@@ -66,16 +67,12 @@ class GraphScreen(LensScreen):
     """A memory's neighbourhood, 1 to 3 links deep, of chosen link types.
 
     Up and down move through the memories drawn, left and right to a
-    memory's parent or first child; Enter draws the graph around the one
-    highlighted, Backspace goes back; + and - widen and narrow; t picks the
-    link types; o opens the memory's page.
+    memory's parent or first child (the drawing's own keys); Enter draws
+    the graph around the one highlighted, Backspace goes back; + and -
+    widen and narrow; t picks the link types; o opens the memory's page.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "move(-1)", "Up", show=False),
-        Binding("down,j", "move(1)", "Down", show=False),
-        Binding("left,h", "towards(1)", "Parent", show=False),
-        Binding("right,l", "towards(0)", "Child", show=False),
         Binding("enter", "centre", "Centre"),
         Binding("backspace,b", "back", "Back"),
         Binding("plus,equals_sign", "hops(1)", "Widen"),
@@ -89,6 +86,7 @@ class GraphScreen(LensScreen):
     GraphScreen #detail-pane {
         width: 30%; min-width: 24; max-width: 48;
         border-left: solid $primary-darken-2;
+        scrollbar-gutter: stable; scrollbar-size-vertical: 1;
     }
     """
 
@@ -99,17 +97,18 @@ class GraphScreen(LensScreen):
         self.type_choice = 0  # 0: every type, else LINK_TYPES[i - 1]
         self.trail: list[str] = []
         self.hood: Neighbourhood | None = None
+        self.detailed: str | None = None
+        """The memory the detail pane shows."""
 
     def compose(self) -> ComposeResult:
         """Lays out the status line, the drawing and the detail pane."""
         yield Header()
         yield Static(id="status")
         with Horizontal():
-            with VerticalScroll(id="drawing"):
-                yield GraphView(id="graph")
+            yield GraphView(id="graph")
             with VerticalScroll(id="detail-pane"):
                 yield Static(id="detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Gives the drawing the keys."""
@@ -142,6 +141,7 @@ class GraphScreen(LensScreen):
         if hood is None:
             status.update("No memories on this branch yet.")
             self.query_one("#detail", Static).update("")
+            self.detailed = None
             return
         self.centre = hood.centre
         self.sub_title = f"graph around {hood.centre}"
@@ -151,15 +151,24 @@ class GraphScreen(LensScreen):
         )
         left = f", {hood.left_out} left out" if hood.left_out else ""
         status.update(f" {plural(self.hops, 'hop')} · {kinds} · {shown}{left}")
-        self.query_one(GraphView).show(hood)
+        view = self.query_one(GraphView)
+        view.show(hood)
+        if view.highlighted is not None:
+            # In this frame, not after the drawing's message: one redraw.
+            self._detail(view.highlighted)
 
     def on_graph_view_highlighted(self, event: GraphView.Highlighted) -> None:
         """Shows the highlighted memory and its links among those drawn."""
+        if event.memory_id != self.detailed:
+            self._detail(event.memory_id)
+
+    def _detail(self, memory_id: str) -> None:
         if self.hood is None:
             return
-        node = next((n for n in self.hood.nodes if n.id == event.memory_id), None)
+        node = next((n for n in self.hood.nodes if n.id == memory_id), None)
         if node is None:
             return
+        self.detailed = memory_id
         out = Text(node.title + "\n", style="bold")
         out.append(f"{node.id}\n{node.kind or 'not on this branch'}", style="dim")
         away = plural(node.distance, "hop")
@@ -181,14 +190,6 @@ class GraphScreen(LensScreen):
             more = plural(hidden, "more link")
             out.append(f"\n{more} to memories not drawn", style="dim")
         self.query_one("#detail", Static).update(out)
-
-    def action_move(self, step: int) -> None:
-        """Highlights the memory above or below."""
-        self.query_one(GraphView).move(step)
-
-    def action_towards(self, parent: int) -> None:
-        """Highlights the parent (1) or the first child (0)."""
-        self.query_one(GraphView).towards(bool(parent))
 
     def action_centre(self) -> None:
         """Draws the graph around the highlighted memory."""

@@ -9,12 +9,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from ctx.engine import BranchInfo, CommitInfo, Diff, diff, resolve_revision
 from ctx.engine import Store as EngineStore
 from ctx.lens.render import confidence_text, diff_text, short, when
 from ctx.lens.screens.base import LensScreen, set_columns
+from ctx.lens.widgets.keys import KeyFooter
 
 __all__ = ["DIFF_SETTLE", "LOG_LIMIT", "HistoryScreen", "newest_commits"]
 
@@ -87,6 +88,8 @@ class HistoryScreen(LensScreen):
         super().__init__()
         self.branch: str | None = None
         self.entries: list[CommitInfo] = []
+        self.commit: str | None = None
+        """The commit whose diff is shown, or being read."""
 
     def compose(self) -> ComposeResult:
         """Lays out the branches, the log and the diff."""
@@ -97,7 +100,7 @@ class HistoryScreen(LensScreen):
                 yield DataTable(id="log", cursor_type="row")
                 with VerticalScroll(id="diff-pane"):
                     yield Static(id="diff")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Sets the tables' columns."""
@@ -115,33 +118,49 @@ class HistoryScreen(LensScreen):
         self.query_one("#log", DataTable).focus()
 
     def reload(self) -> None:
-        """Reads the branches again, and the log of the branch shown."""
-        self.load(self.source.branches, self._show_branches, group="branches")
+        """Reads the branches again, and the log of the branch shown, at once."""
+        wanted = self.branch or self.source.branch
 
-    def _show_branches(self, branches: list[BranchInfo]) -> None:
+        def read() -> tuple[list[BranchInfo], str | None, list[CommitInfo]]:
+            branches = self.source.branches()
+            names = [b.name for b in branches]
+            branch = wanted if wanted in names else next(iter(names), None)
+            log = self.source.read(newest_commits, branch) if branch else []
+            return branches, branch, log
+
+        self.load(read, self._show_branches, group="log")
+
+    def _show_branches(
+        self, shown: tuple[list[BranchInfo], str | None, list[CommitInfo]]
+    ) -> None:
+        branches, branch, log = shown
         table = self.query_one("#branches", DataTable)
         table.clear()
-        wanted = self.branch or self.source.branch
-        row = 0
-        for i, info in enumerate(branches):
+        for info in branches:
             mark = "* " if info.current else "  "
             table.add_row(mark + info.name, short(info.tip), key=info.name)
-            if info.name == wanted:
-                row = i
-        if branches:
-            table.move_cursor(row=row)
-            self._show_log_of(branches[row].name)
+        if branch is None:
+            self._show_log([])
+            return
+        table.move_cursor(row=[b.name for b in branches].index(branch))
+        self.branch = branch
+        self.sub_title = f"history of {branch}"
+        self._show_log(log)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        """Follows the cursor: a branch's log, or a commit's diff."""
+        """Follows the cursor: a branch's log, or a commit's diff.
+
+        A highlight the cursor has left already (filling a table highlights
+        its first row before the cursor is put back) reads nothing.
+        """
         key = event.row_key.value
-        if key is None:
+        if key is None or event.cursor_row != event.data_table.cursor_row:
             return
         if event.data_table.id == "branches":
             if key != self.branch:
                 self._show_log_of(key)
-        elif event.data_table.id == "log":
-            self._show_diff_of(key)
+        elif event.data_table.id == "log" and key != self.commit:
+            self._show_diff_of(key, settle=DIFF_SETTLE)
 
     def _show_log_of(self, branch: str) -> None:
         self.branch = branch
@@ -167,15 +186,17 @@ class HistoryScreen(LensScreen):
                 key=commit.id,
             )
         if not entries:
+            self.commit = None
             self.query_one("#diff", Static).update("No commits on this branch yet.")
         else:
             table.move_cursor(row=min(keep, len(entries) - 1))
             self._show_diff_of(entries[table.cursor_row].id)
 
-    def _show_diff_of(self, commit_id: str) -> None:
+    def _show_diff_of(self, commit_id: str, settle: float = 0.0) -> None:
         commit = next((c for c in self.entries if c.id == commit_id), None)
         if commit is None:
             return
+        self.commit = commit_id
         head = _commit_head(commit)
         pane = self.query_one("#diff", Static)
         if not commit.parents:
@@ -185,7 +206,7 @@ class HistoryScreen(LensScreen):
         def read() -> tuple[str, Diff]:
             return head, self.source.read(diff, commit.parents[0], commit.id)
 
-        self.load(read, self._show_diff, group="diff", settle=DIFF_SETTLE)
+        self.load(read, self._show_diff, group="diff", settle=settle)
 
     def _show_diff(self, shown: tuple[str, Diff]) -> None:
         head, change = shown

@@ -9,7 +9,7 @@ import msgspec
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
+from textual.widgets import DataTable, Header, Input, Static, Tree
 
 from ctx.engine import (
     TIERS,
@@ -25,6 +25,7 @@ from ctx.engine import (
 from ctx.engine import Store as EngineStore
 from ctx.lens.messages import OpenMemory
 from ctx.lens.screens.base import LensScreen, set_columns
+from ctx.lens.widgets.keys import KeyFooter
 
 __all__ = ["ROW_LIMIT", "Listing", "MemoriesScreen", "Row"]
 
@@ -109,7 +110,7 @@ class MemoriesScreen(LensScreen):
             yield Tree("browse", id="browse")
             yield DataTable(id="memories", cursor_type="row")
         yield Static(id="count")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Sets the list's columns and the browse tree's sections."""

@@ -12,7 +12,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import (
     DataTable,
-    Footer,
     Header,
     Input,
     Label,
@@ -40,6 +39,7 @@ from ctx.engine import Store as EngineStore
 from ctx.lens.messages import OpenMemory, ShowGraph, StoreChanged
 from ctx.lens.render import LINK_STYLES, memory_text, short, when
 from ctx.lens.screens.base import LensScreen, set_columns
+from ctx.lens.widgets.keys import KeyFooter
 
 __all__ = ["MemoryPage", "MemoryScreen", "TagPrompt"]
 
@@ -127,7 +127,7 @@ class MemoryScreen(LensScreen):
                 yield DataTable(id="blame-table", cursor_type="row")
             with TabPane("Links", id="links"):
                 yield DataTable(id="link-table", cursor_type="row")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Sets the tables' columns."""

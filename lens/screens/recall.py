@@ -10,12 +10,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from ctx.engine import headline
 from ctx.hub import Hit, RecallResult, recall
 from ctx.lens.messages import OpenMemory
 from ctx.lens.screens.base import LensScreen, set_columns
+from ctx.lens.widgets.keys import KeyFooter
 
 __all__ = ["DEBOUNCE_SECONDS", "RecallScreen", "explanation_text"]
 
@@ -83,7 +84,7 @@ class RecallScreen(LensScreen):
             with VerticalScroll(id="explain-pane"):
                 yield Static(id="explain")
         yield Static(id="summary")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Sets the hits' columns and puts the cursor in the box."""

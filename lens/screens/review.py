@@ -24,7 +24,6 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import (
     DataTable,
-    Footer,
     Header,
     Label,
     Static,
@@ -60,6 +59,7 @@ from ctx.lens.screens.dream import (
     reviewed_text,
 )
 from ctx.lens.source import REVIEW_INTENT
+from ctx.lens.widgets.keys import KeyFooter
 
 __all__ = ["Confirm", "ReviewScreen", "ReviewState", "read_review"]
 
@@ -204,7 +204,7 @@ class ReviewScreen(LensScreen):
                     yield Static(id="conflict")
                 with TabPane("Dream", id="dream"):
                     yield DreamPane(id="dream-pane")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Sets the tables' columns."""
@@ -441,5 +441,10 @@ class ReviewScreen(LensScreen):
         base = self.state.base if self.state else self.source.branch
         question = f"Merge {{}} into {base}?"
         self._confirmed(
-            "accepted", "accepted proposal", question, dream.merge, merged_text
+            "accepted",
+            "accepted proposal",
+            question,
+            dream.merge,
+            merged_text,
+            intent=REVIEW_INTENT,
         )

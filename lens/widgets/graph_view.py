@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widget import Widget
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from ctx.engine import Neighbourhood
 from ctx.lens.render import LINK_STYLE, LINK_STYLES
@@ -25,15 +31,27 @@ def _connector(child: Placed, first: bool, last: bool) -> tuple[str, str]:
     return corner + body + " ", LINK_STYLES.get(child.edge or "", LINK_STYLE)
 
 
-class GraphView(Widget, can_focus=True):
+class GraphView(ScrollView, can_focus=True):
     """Draws a :class:`~ctx.engine.Neighbourhood`, one memory highlighted.
+
+    It scrolls itself, one row per line, and draws only the rows in view:
+    a new drawing or a moved highlight does not lay the screen out again.
 
     Attributes:
         selected: The index, in row order, of the highlighted memory.
     """
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("left,h", "towards(True)", "Parent", show=False),
+        Binding("right,l", "towards(False)", "Child", show=False),
+    ]
+    """They move the highlight (which scrolls into view), where a scrolling
+    widget's would scroll."""
+
     DEFAULT_CSS = """
-    GraphView { height: auto; width: 1fr; }
+    GraphView { height: 1fr; width: 1fr; overflow-x: hidden; }
     """
 
     selected: reactive[int] = reactive(0)
@@ -53,14 +71,21 @@ class GraphView(Widget, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.layout_: Layout | None = None
+        self._at: dict[tuple[int, int], Placed] = {}
+        self._connectors: dict[tuple[int, int], tuple[str, str]] = {}
+        self._strips: dict[int, Strip] = {}
+        """Each row drawn, kept until the drawing, the highlight or the width
+        changes: a key that moves the highlight redraws two rows, not all."""
 
     def show(self, hood: Neighbourhood) -> None:
         """Draws ``hood``, highlighting the memory highlighted before, if drawn."""
         before = self.highlighted
         self.layout_ = lay_out(hood)
+        self._grid()
         order = self.layout_.order
         self.selected = order.index(before) if before in order else 0
-        self.refresh(layout=True)
+        self.virtual_size = Size(0, self.layout_.rows)
+        self.refresh()
         self.post_message(self.Highlighted(order[self.selected]))
 
     @property
@@ -69,6 +94,14 @@ class GraphView(Widget, can_focus=True):
         if self.layout_ is None or not self.layout_.order:
             return None
         return self.layout_.order[self.selected]
+
+    def action_move(self, step: int) -> None:
+        """Highlights the memory ``step`` rows below (above, if negative)."""
+        self.move(step)
+
+    def action_towards(self, parent: bool) -> None:
+        """Highlights the parent, or the first child."""
+        self.towards(parent)
 
     def move(self, step: int) -> None:
         """Highlights the memory ``step`` rows below (above, if negative)."""
@@ -87,27 +120,31 @@ class GraphView(Widget, can_focus=True):
             self.selected = self.layout_.order.index(target)
 
     def watch_selected(self, old: int, new: int) -> None:
-        """Redraws and tells the screen which memory is highlighted."""
-        self.refresh()
-        current = self.highlighted
-        if current is not None and old != new:
+        """Redraws the two rows and tells the screen which memory is highlighted."""
+        layout = self.layout_
+        if layout is None or not layout.order:
+            return
+        for index in (old, new):
+            if index < len(layout.order):
+                row = layout.placed[layout.order[index]].row
+                self._strips.pop(row, None)
+                self.refresh_line(row)
+        current = layout.order[new]
+        if old != new:
             self.post_message(self.Highlighted(current))
-            assert self.layout_ is not None
-            self.scroll_visible_row(self.layout_.placed[current].row)
+            self.scroll_visible_row(layout.placed[current].row)
 
     def scroll_visible_row(self, row: int) -> None:
-        """Scrolls the container so that ``row`` of the drawing is in view."""
-        container = self.parent
-        if isinstance(container, Widget) and container.is_scrollable:
-            height = container.scrollable_content_region.height
-            top = container.scroll_y
-            if row < top or row >= top + height:
-                container.scroll_to(y=max(0, row - height // 2), animate=False)
+        """Scrolls so that ``row`` of the drawing is in view (to the middle)."""
+        height = self.scrollable_content_region.height
+        top = self.scroll_y
+        if row < top or row >= top + height:
+            self.scroll_to(y=max(0, row - height // 2), animate=False)
 
     def _label_width(self) -> int:
         assert self.layout_ is not None
         columns = self.layout_.columns
-        free = self.size.width - _CONNECTOR * (columns - 1)
+        free = self.scrollable_content_region.width - _CONNECTOR * (columns - 1)
         return max(_MIN_LABEL, min(_MAX_LABEL, free // max(columns, 1)))
 
     def _label(self, place: Placed, width: int, selected: bool) -> Text:
@@ -132,38 +169,69 @@ class GraphView(Widget, can_focus=True):
         out.pad_right(width - out.cell_len)
         return out
 
-    def render(self) -> Text:
-        """Returns the drawing, one line per row."""
-        if self.layout_ is None:
-            return Text("")
+    def _grid(self) -> None:
+        """Places the labels and the connectors of the drawing, row by column."""
+        assert self.layout_ is not None
         layout = self.layout_
-        width = self._label_width()
-        at = {(p.row, p.column): p for p in layout.placed.values()}
-        connectors: dict[tuple[int, int], tuple[str, str]] = {}
+        self._at = {(p.row, p.column): p for p in layout.placed.values()}
+        self._connectors = {}
         for place in layout.placed.values():
             kids = [layout.placed[k] for k in place.children]
             if not kids:
                 continue
             for row in range(kids[0].row, kids[-1].row + 1):
-                connectors[(row, place.column)] = ("│" + " " * (_CONNECTOR - 1), "")
+                self._connectors[(row, place.column)] = (
+                    "│" + " " * (_CONNECTOR - 1),
+                    "",
+                )
             for i, kid in enumerate(kids):
-                connectors[(kid.row, place.column)] = _connector(
+                self._connectors[(kid.row, place.column)] = _connector(
                     kid, i == 0, i == len(kids) - 1
                 )
+        self._strips.clear()
+
+    def _row(self, row: int) -> Text:
+        assert self.layout_ is not None
+        columns = self.layout_.columns
+        width = self._label_width()
         highlighted = self.highlighted
-        lines = []
-        for row in range(layout.rows):
-            line = Text(no_wrap=True, overflow="crop")
-            for column in range(layout.columns):
-                here = at.get((row, column))
-                if here is None:
-                    line.append(" " * width)
-                else:
-                    selected = here.node.id == highlighted
-                    line.append_text(self._label(here, width, selected))
-                if column < layout.columns - 1:
-                    text, style = connectors.get((row, column), (" " * _CONNECTOR, ""))
-                    line.append(text, style=style)
-            line.rstrip()
-            lines.append(line)
-        return Text("\n").join(lines)
+        line = Text(no_wrap=True, overflow="crop")
+        for column in range(columns):
+            here = self._at.get((row, column))
+            if here is None:
+                line.append(" " * width)
+            else:
+                selected = here.node.id == highlighted
+                line.append_text(self._label(here, width, selected))
+            if column < columns - 1:
+                text, style = self._connectors.get(
+                    (row, column), (" " * _CONNECTOR, "")
+                )
+                line.append(text, style=style)
+        line.rstrip()
+        return line
+
+    def render(self) -> Text:
+        """Returns the drawing, one line per row (what :meth:`render_line` draws)."""
+        if self.layout_ is None:
+            return Text("")
+        return Text("\n").join(self._row(row) for row in range(self.layout_.rows))
+
+    def render_line(self, y: int) -> Strip:
+        """Returns line ``y`` in view: a row of the drawing, drawn once per change."""
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        row = y + self.scroll_offset.y
+        if self.layout_ is None or row >= self.layout_.rows:
+            return Strip.blank(width, base)
+        strip = self._strips.get(row)
+        if strip is None:
+            text = self._row(row)
+            text.style = base
+            strip = Strip(text.render(self.app.console)).crop_extend(0, width, base)
+            self._strips[row] = strip
+        return strip
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Draws every row again at the new width."""
+        self._strips.clear()

@@ -157,6 +157,7 @@ def test_accepted_proposals_reach_recall_after_merge_and_undo_takes_it_back(ws):
     before = store.branch_tip("main")
     result = dream.merge(ws)
     assert result.merged == (p.id,)
+    assert result.merge.commit.intent.intent == "merge"  # ctx dream merge's
     assert hits()[0] == new
     assert old not in hits()
     engine.undo(store, "main")

@@ -217,6 +217,21 @@ async def test_a_memory_with_500_links_is_drawn_within_the_budget(many_links_ws)
             " 1 hop · every type · 60 memories, 59 links, 441 left out"
         )
         assert "441 more links to memories not drawn" in text_of(screen, "#detail")
+        # The drawing is taller than the screen: the keys move the highlight
+        # (and scroll it into view), not the drawing alone.
+        view = screen.query_one(GraphView)
+        order = view.layout_.order
+        await pilot.press(*["down"] * 30)
+        assert view.highlighted == order[30]
+        assert view.scroll_y > 0
+        await pilot.press("up", "enter")
+        await settle(pilot)
+        assert screen.centre == order[29]
+        await pilot.press("b")
+        await settle(pilot)
+        assert screen.centre == hub
+        await pilot.press("left")  # from the memory highlighted before to its parent
+        assert view.highlighted == hub
         await pilot.press("o")
         await settle(pilot)
         assert len(rows(app.screen, "#link-table")) == 500

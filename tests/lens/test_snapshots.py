@@ -1,4 +1,4 @@
-"""Snapshot tests: each screen at 80x24 and 120x40, on the small story.
+"""Snapshot tests: each screen and the help at 80x24 and 120x40, on the small story.
 
 The baselines (``__snapshots__/``) were made with ``--snapshot-update`` and
 reviewed by looking at them; they are never edited by hand. The data is
@@ -45,6 +45,7 @@ SCREENS = {
     # the process's string hash order, which differs from run to run.
     "recall": _steps("4", query="postgres queue"),
     "review": _steps("5", "m", "y"),
+    "help": _steps("question_mark"),
 }
 
 
