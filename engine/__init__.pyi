@@ -287,6 +287,9 @@ from .log import (
     PathChange as PathChange,
 )
 from .log import (
+    last_commits as last_commits,
+)
+from .log import (
     log as log,
 )
 from .maintenance import (

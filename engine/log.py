@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 import msgspec
 
@@ -14,7 +14,7 @@ from ctx.engine.ids import CommitId
 from ctx.engine.layout import LINKS, MEMORY_AREAS
 from ctx.engine.store import CommitInfo, Store
 
-__all__ = ["LogEntry", "PathChange", "log"]
+__all__ = ["LogEntry", "PathChange", "last_commits", "log"]
 
 
 class PathChange(msgspec.Struct, frozen=True, kw_only=True):
@@ -91,3 +91,36 @@ def log(
         if limit is not None and len(out) >= limit:
             break
     return out
+
+
+def last_commits(
+    store: Store, memory_ids: Collection[str], *, rev: str | None = None
+) -> dict[str, CommitInfo]:
+    """Returns the newest commit that changed each memory, in one walk.
+
+    What ``log(store, memory_id, limit=1)`` answers for one memory, for many
+    at once: history is walked once, newest first, until every memory is
+    found, and a commit's changes are decoded at most once, so a commit that
+    wrote many of them (an import) costs one decode for all.
+
+    Args:
+        store: The store.
+        memory_ids: Full memory ids; those history never changed are left out.
+        rev: Where to start (branch, commit; default HEAD).
+    """
+    tip = resolve_revision(store, rev)
+    wanted = {memory_id: memory_id.encode("utf-8") for memory_id in memory_ids}
+    found: dict[str, CommitInfo] = {}
+    for rec in store.history.records(tip):
+        if not wanted:
+            break
+        raw = bytes(rec.raw_changes)
+        named = [m for m, key in wanted.items() if key in raw]
+        if not named:
+            continue
+        changed = {c.id for c in rec.changes}
+        for memory_id in named:
+            if memory_id in changed:
+                found[memory_id] = store.commit(CommitId(rec.commit))
+                del wanted[memory_id]
+    return found

@@ -43,8 +43,8 @@ from ctx.engine import (
     context_of,
     estimate_tokens,
     is_pinned,
+    last_commits,
     link_graph,
-    log,
 )
 from ctx.hub.config import RecallConfig
 from ctx.hub.index.documents import memory_embed_text
@@ -133,9 +133,8 @@ def _filtered(view: LiveView, kind: str | None, context: str | None) -> LiveView
     return filtered
 
 
-def _explain(
-    store: Store, source: Source, ranked: Ranked, config: RecallConfig, ranking: Ranking
-) -> Explanation:
+def _explain(ranked: Ranked, config: RecallConfig, ranking: Ranking) -> Explanation:
+    """Returns why ``ranked`` ranked; its last commit comes from :func:`_blamed`."""
     channels = tuple(
         ChannelScore(channel=c, rank=r, score=raw, contribution=part)
         for c in CHANNELS
@@ -151,8 +150,6 @@ def _explain(
             else f"this {link_type} {other}"
         )
     passage = _passage(ranking, ranked)
-    last = log(store, ranked.id, rev=source.commit, limit=1)
-    commit = last[0].commit if last else None
     return Explanation(
         channels=channels,
         fused=ranked.fused,
@@ -161,10 +158,42 @@ def _explain(
         tag_boost=1 + config.tags if ranked.tagged else 1.0,
         passage=passage,
         via=via,
-        last_commit=commit.id if commit else None,
-        last_agent=commit.author if commit else None,
-        last_summary=commit.summary if commit else None,
+        last_commit=None,
+        last_agent=None,
+        last_summary=None,
     )
+
+
+def _blamed(
+    store: Store, by_branch: Mapping[str, Source], hits: Sequence[Hit]
+) -> list[Hit]:
+    """Returns ``hits`` with each explanation's last commit filled in.
+
+    One walk of history per branch for all the hits (:func:`last_commits`),
+    not one per hit: at 100k memories written by one import, asking the log
+    hit by hit decoded that import's changes once per hit.
+    """
+    wanted: dict[str, list[str]] = {}
+    for hit in hits:
+        if hit.explain is not None:
+            wanted.setdefault(hit.branch, []).append(hit.id)
+    lasts = {
+        branch: last_commits(store, ids, rev=by_branch[branch].commit)
+        for branch, ids in wanted.items()
+    }
+    out = []
+    for hit in hits:
+        commit = lasts.get(hit.branch, {}).get(hit.id)
+        if hit.explain is not None and commit is not None:
+            why = msgspec.structs.replace(
+                hit.explain,
+                last_commit=commit.id,
+                last_agent=commit.author,
+                last_summary=commit.summary,
+            )
+            hit = msgspec.structs.replace(hit, explain=why)
+        out.append(hit)
+    return out
 
 
 def _hit(
@@ -224,11 +253,12 @@ def _near_miss(
         return None
     first = next(iter(by_branch))
     branch = origin.get(missed.id, first)
-    why = _explain(store, by_branch[branch], missed, config, ranking)
+    why = _explain(missed, config, ranking)
     view = by_branch[branch].view
     if missed.id not in view.catalog.entries:
         return None
-    return _hit(ranking, view, missed.id, branch, missed.score, why, missed)
+    hit = _hit(ranking, view, missed.id, branch, missed.score, why, missed)
+    return _blamed(store, by_branch, [hit])[0]
 
 
 def _similarity(ranked: Ranked | None) -> float | None:
@@ -396,11 +426,7 @@ def recall(
         spent += cost
         taken += 1
         branch = origin.get(ranked.id, sources[0].branch)
-        why = (
-            _explain(store, by_branch[branch], ranked, config, ranking)
-            if explain
-            else None
-        )
+        why = _explain(ranked, config, ranking) if explain else None
         hit = _hit(ranking, view, ranked.id, branch, ranked.score, why, ranked)
         if part is not None:
             hit = msgspec.structs.replace(
@@ -415,7 +441,7 @@ def recall(
         commit=sources[0].commit,
         now=now,
         budget=budget,
-        hits=_marked(store, sources, hits),
+        hits=_marked(store, sources, _blamed(store, by_branch, hits)),
         tokens=spent,
         live_memories=live_memories,
         live_tokens=live_tokens,
@@ -489,7 +515,7 @@ def search(
     for ranked in kept:
         if ranked.id not in view.catalog.entries:
             continue  # a linked neighbour the filters leave out
-        why = _explain(store, source, ranked, config, ranking) if explain else None
+        why = _explain(ranked, config, ranking) if explain else None
         hit = _hit(ranking, view, ranked.id, source.branch, ranked.score, why, ranked)
         if tag is not None and tag not in hit.tags:
             continue
@@ -502,7 +528,7 @@ def search(
         commit=source.commit,
         now=now,
         budget=None,
-        hits=_marked(store, [source], hits),
+        hits=_marked(store, [source], _blamed(store, {source.branch: source}, hits)),
         tokens=sum(h.tokens for h in hits),
         live_memories=live_memories,
         live_tokens=live_tokens,

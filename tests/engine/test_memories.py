@@ -15,6 +15,7 @@ from ctx.engine import (
     Source,
     edit,
     forget,
+    last_commits,
     list_memories,
     log,
     remember,
@@ -127,6 +128,22 @@ def test_edit_makes_a_new_version_at_the_same_path(store, intent):
     assert after.memory.created_at == before.memory.created_at
     assert result.commit is not None
     assert show(store, f"{mid}@HEAD~1").memory.body == "v1"
+
+
+def test_last_commits_answers_what_the_log_answers_for_each_memory(store, intent):
+    imported = remember_many(store, [Draft(text=f"m{i}") for i in range(20)], intent)
+    edited, kept, forgotten = imported.ids[3], imported.ids[7], imported.ids[9]
+    edit(store, edited, intent, body="changed")
+    forget(store, forgotten, intent)
+    remember(store, Draft(text="later"), intent)
+    asked = [edited, kept, forgotten, "01J0000000000000000000NONE"]
+    lasts = last_commits(store, asked)
+    for memory_id in (edited, kept, forgotten):
+        assert lasts[memory_id] == log(store, memory_id, limit=1)[0].commit
+    assert "01J0000000000000000000NONE" not in lasts
+    assert lasts[kept] == imported.commit
+    older = last_commits(store, [edited], rev="HEAD~3")
+    assert older[edited] == imported.commit
 
 
 def test_edit_with_no_change_commits_nothing(store, intent):
