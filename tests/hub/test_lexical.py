@@ -377,13 +377,13 @@ def test_naive_and_aware_dates_are_accepted():
 def test_over_fetching_widens_until_enough_allowed_hits(monkeypatch):
     index = ranked_index()
     pages = []
-    run = LexicalIndex._run
+    run = LexicalIndex.run
 
     def spy(self, searcher, query, limit, offset):
         pages.append((offset, limit))
         return run(self, searcher, query, limit, offset)
 
-    monkeypatch.setattr(LexicalIndex, "_run", spy)
+    monkeypatch.setattr(LexicalIndex, "run", spy)
     allowed = {"b001", "b002"} | {f"x{i}" for i in range(200)}
     assert blobs(index.search("alpha", limit=2, allowed=allowed)) == ["b002", "b001"]
     assert pages == [(0, 3), (3, 9), (12, 36), (48, 72)]
@@ -391,7 +391,7 @@ def test_over_fetching_widens_until_enough_allowed_hits(monkeypatch):
 
 @pytest.mark.parametrize("read_max", [1_000, 1], ids=["read", "intersected"])
 def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max):
-    monkeypatch.setattr("ctx.hub.index.lexical._TAGGED_READ_MAX", read_max)
+    monkeypatch.setattr("ctx.hub.index.coverage.TAGGED_READ_MAX", read_max)
     index = make_index(
         make_doc("b1", "Went to the support group.", tags=["speaker:caroline"]),
         make_doc("b2", "Painted a sunrise.", tags=["speaker:melanie"]),
@@ -413,7 +413,7 @@ def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max
 def test_git_blob_ids_come_from_fast_fields_without_reading_documents(
     monkeypatch, read_max
 ):
-    monkeypatch.setattr("ctx.hub.index.lexical._TAGGED_READ_MAX", read_max)
+    monkeypatch.setattr("ctx.hub.index.coverage.TAGGED_READ_MAX", read_max)
     ids = [f"{i:02x}" * 20 for i in (0, 1, 0xAB, 0xFF)]  # 40 hex digits each
     index = make_index(
         make_doc(ids[0], "pelicans nest on the pier", tags=["bird:pelican"]),
