@@ -37,6 +37,10 @@ def test_a_memory_s_language_is_detected(text, code):
 def test_english_is_told_without_loading_the_detector():
     assert plainly_english(ENGLISH.lower().split())
     assert not plainly_english(GERMAN.lower().split())
+    # A stray word of another language does not make a text worth asking about.
+    stray = "we moved the la traviata tickets to friday after the team meeting"
+    assert plainly_english(stray.split())
+    assert not plainly_english(["wir", "bauen", "das", "haus", "am", "fluss"])
 
 
 @pytest.fixture
