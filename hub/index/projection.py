@@ -335,10 +335,10 @@ class Projection(StoredIndexes):
             self.vectors = self._new_vectors(
                 None if self._files is None else self._files.path / self._state.vectors
             )
-        unlexed = set(self._missing_lexical(blobs))
         embed_now = not self._deferred(blobs)
         saved = time.monotonic()
         with self.lexical.writer() as writer:
+            unlexed = set(self._missing_lexical(blobs))
             for first in range(0, len(blobs), _BATCH):
                 batch = blobs[first : first + _BATCH]
                 embeddable = self.vectors is not None and self._vector_error is None
@@ -350,7 +350,7 @@ class Projection(StoredIndexes):
                 docs = self._docs(view, wanted)
                 lexed = [d for d in docs if d.blob in unlexed]
                 if lexed:
-                    writer.add(lexed)
+                    writer.add(lexed, new=True)  # the blobs of none are there
                     added += len(lexed)
                 todo = [d for d in docs if not self._has_vector(d.blob)]
                 if todo and self.vectors is not None and self._vector_error is None:
@@ -412,7 +412,7 @@ class Projection(StoredIndexes):
         docs = self._docs(view, blobs)
         lexical = LexicalIndex.in_memory()
         with lexical.writer() as writer:
-            writer.add(docs)
+            writer.add(docs, new=True)
             writer.commit()
         vectors = None
         if self.vectors is not None:

@@ -166,6 +166,23 @@ def test_adding_a_blob_again_replaces_it():
     assert blobs(index.search("gamma", limit=5)) == ["b1"]
 
 
+def test_adding_new_blobs_skips_the_delete_and_indexes_the_same():
+    docs = [make_doc("b1", "alpha beta"), make_doc("b2", "beta", title="Gamma")]
+    indexes = []
+    for new in (False, True):
+        index = LexicalIndex.in_memory()
+        with index.writer() as writer:
+            writer.add(docs, new=new)
+            writer.commit()
+        indexes.append(index)
+    for query in ("alpha", "beta", "gamma", "alph"):
+        assert indexes[0].search(query, limit=5) == indexes[1].search(query, limit=5)
+        assert indexes[0].fuzzy_search(query, limit=5) == indexes[1].fuzzy_search(
+            query, limit=5
+        )
+    assert indexes[1].known_blobs() == {"b1", "b2"}
+
+
 def test_fuzzy_finds_typos_and_identifiers():
     index = make_index(
         make_doc("pg", "We moved the sessions table to Postgres."),
