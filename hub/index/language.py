@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from typing import TYPE_CHECKING
 
 import tantivy
@@ -37,9 +38,11 @@ __all__ = [
     "MIN_PROBABILITY",
     "MIN_WORDS",
     "analyzer",
+    "asks",
     "detect",
     "field_of",
     "plainly_english",
+    "preload",
 ]
 
 LANGUAGES = {
@@ -133,13 +136,39 @@ def plainly_english(words: list[str]) -> bool:
     return sum(map(_FOREIGN.__contains__, words)) < FOREIGN_SHARE * len(words)
 
 
-@functools.cache
-def _identifier() -> LanguageIdentifier:
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+_MODEL: list[LanguageIdentifier] = []  # loaded once, under _LOADING
+_LOADING = threading.Lock()
 
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    identifier.set_languages(["en", *LANGUAGES])
-    return identifier
+
+def _identifier() -> LanguageIdentifier:
+    with _LOADING:
+        if not _MODEL:
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+            model = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            model.set_languages(["en", *LANGUAGES])
+            _MODEL.append(model)
+        return _MODEL[0]
+
+
+def preload() -> None:
+    """Starts loading the detector's model on a thread of its own, if not loaded.
+
+    Loading takes 0.3-1 s, mostly decompressing (which lets other threads
+    run): a caller with more texts to read loads it meanwhile, and asks
+    :func:`detect` about the texts that need it (:func:`asks`) last.
+    """
+    if not _MODEL and not _LOADING.locked():
+        threading.Thread(target=_identifier, name="ctx-language", daemon=True).start()
+
+
+def asks(text: str) -> bool:
+    """Returns whether :func:`detect` needs the detector to tell ``text``."""
+    lower = text.lower()
+    # Words of ASCII text are told apart by spaces: a few times cheaper than
+    # the pattern, which a text in another script needs.
+    words = lower.split() if lower.isascii() else _WORD.findall(lower)
+    return len(words) >= MIN_WORDS and not plainly_english(words)
 
 
 def detect(text: str) -> str | None:
@@ -147,11 +176,7 @@ def detect(text: str) -> str | None:
 
     None too when the text is short or the detector is not sure.
     """
-    lower = text.lower()
-    # Words of ASCII text are told apart by spaces: a few times cheaper than
-    # the pattern, which a text in another script needs.
-    words = lower.split() if lower.isascii() else _WORD.findall(lower)
-    if len(words) < MIN_WORDS or plainly_english(words):
+    if not asks(text):
         return None
     code, probability = _identifier().classify(text[:_SAMPLE])
     if code not in LANGUAGES or probability < MIN_PROBABILITY:

@@ -51,7 +51,7 @@ from ctx.engine import (
 )
 from ctx.hub.config import HubConfig
 from ctx.hub.embedders import Embedder, EmbedderError, make_embedder
-from ctx.hub.index.documents import REPLY_TO, embed_text, lexical_doc
+from ctx.hub.index.documents import REPLY_TO, UNTOLD, embed_text, lexical_doc, told
 from ctx.hub.index.errors import IndexCorruptError
 from ctx.hub.index.folder import FORMAT, IndexState
 from ctx.hub.index.lexical import (
@@ -318,13 +318,16 @@ class Projection(StoredIndexes):
 
     # -- indexing ---------------------------------------------------------
 
-    def _docs(self, view: LiveView, blobs: Sequence[str]) -> list[LexicalDoc]:
+    def _docs(
+        self, view: LiveView, blobs: Sequence[str], *, later: bool = False
+    ) -> list[LexicalDoc]:
+        """Returns the documents of ``blobs`` (``later``: see ``lexical_doc``)."""
         snap = self.store.snapshot(view.commit)
         entries = view.catalog.entries
         docs = []
         for blob in blobs:
             entry = entries[view.by_blob[blob]]
-            docs.append(lexical_doc(snap, entry.path, blob))
+            docs.append(lexical_doc(snap, entry.path, blob, later=later))
         return docs
 
     def _index(self, view: LiveView, blobs: list[str]) -> bool:
@@ -339,6 +342,7 @@ class Projection(StoredIndexes):
         saved = time.monotonic()
         with self.lexical.writer() as writer:
             unlexed = set(self._missing_lexical(blobs))
+            untold: list[LexicalDoc] = []
             for first in range(0, len(blobs), _BATCH):
                 batch = blobs[first : first + _BATCH]
                 embeddable = self.vectors is not None and self._vector_error is None
@@ -347,8 +351,15 @@ class Projection(StoredIndexes):
                     for b in batch
                     if b in unlexed or (embeddable and not self._has_vector(b))
                 ]
-                docs = self._docs(view, wanted)
+                # A text the language detector must tell waits for the last
+                # batch: the detector loads meanwhile.
+                docs = self._docs(view, wanted, later=True)
                 lexed = [d for d in docs if d.blob in unlexed]
+                untold += [d for d in lexed if d.language == UNTOLD]
+                lexed = [d for d in lexed if d.language != UNTOLD]
+                last = first + _BATCH >= len(blobs)
+                if last:
+                    lexed += map(told, untold)
                 if lexed:
                     writer.add(lexed, new=True)  # the blobs of none are there
                     added += len(lexed)
@@ -374,7 +385,6 @@ class Projection(StoredIndexes):
                     else:
                         self.vectors.add(keys, vectors)
                         embedded += len(todo)
-                last = first + _BATCH >= len(blobs)
                 if last or time.monotonic() - saved > _SAVE_EVERY_S:
                     # Durable now: a killed build resumes from here.
                     writer.commit()
