@@ -52,7 +52,9 @@ def lexical_doc(
     record = snap.record(path, blob)
     memory = record.memory
     text = f"{memory.title or ''}\n{memory.body}"
-    if later and asks(text):
+    if not asks(text):
+        language = ""
+    elif later:
         preload()
         language = UNTOLD
     else:
