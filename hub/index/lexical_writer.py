@@ -72,30 +72,32 @@ class LexicalWriter:
             LexicalIndexError: Tantivy refused a document.
         """
         writer = self._writer()
+        schema = self._index.schema
         for doc in docs:
-            document = tantivy.Document()
-            document.add_text("blob", doc.blob)
+            # One call per document (from_dict) rather than one per field.
+            fields: dict[str, object] = {"blob": doc.blob}
             if HEX_ID.fullmatch(doc.blob):  # other keys are read from the store
                 for name, start, end in BLOB_PARTS:
-                    document.add_unsigned(name, int(doc.blob[start:end], 16))
-            document.add_text("memory_id", doc.memory_id)
-            document.add_text("kind", doc.kind)
+                    fields[name] = int(doc.blob[start:end], 16)
+            fields.update(
+                memory_id=doc.memory_id,
+                kind=doc.kind,
+                body=doc.body,
+                context=doc.context,
+                tags=tag_terms(doc.tags),
+                tag_values=tag_values(doc.tags),
+                words=words(f"{doc.title or ''}\n{doc.body}"),
+                created_at=index_time(doc.created_at),
+            )
             if doc.title:
-                document.add_text("title", doc.title)
-            document.add_text("body", doc.body)
-            document.add_text("context", doc.context)
-            for term in tag_terms(doc.tags):
-                document.add_text("tags", term)
-            for term in tag_values(doc.tags):
-                document.add_text("tag_values", term)
-            document.add_text("words", words(f"{doc.title or ''}\n{doc.body}"))
-            document.add_date("created_at", index_time(doc.created_at))
+                fields["title"] = doc.title
             if doc.text_hash:
-                document.add_text("text_hash", doc.text_hash)
+                fields["text_hash"] = doc.text_hash
             if doc.language in LANGUAGES:
-                document.add_text("language", doc.language)
+                fields["language"] = doc.language
                 text = f"{doc.title or ''}\n{doc.body}\n{doc.context}"
-                document.add_text(field_of(doc.language), text)
+                fields[field_of(doc.language)] = text
+            document = tantivy.Document.from_dict(fields, schema)
             try:
                 # A delete applies only to documents added before it, so the
                 # new version survives and re-adding a blob is idempotent.
