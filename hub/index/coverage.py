@@ -28,7 +28,7 @@ from ctx.hub.index.terms import (
 if TYPE_CHECKING:
     from ctx.hub.index.lexical import LexicalIndex
 
-__all__ = ["TAGGED_READ_MAX", "TYPO_CREDIT", "coverage", "tagged"]
+__all__ = ["COVERAGE_READ_MAX", "TAGGED_READ_MAX", "TYPO_CREDIT", "coverage", "tagged"]
 
 TYPO_CREDIT = 0.5
 """The share of a word's weight that a near match of it counts in
@@ -36,6 +36,12 @@ TYPO_CREDIT = 0.5
 
 TAGGED_READ_MAX = 1_000
 """Most documents :func:`tagged` reads to find the named tags."""
+
+COVERAGE_READ_MAX = 2_000
+"""Most documents :func:`coverage` reads to find which blobs hold a term
+(from the fast fields, well under 1 µs each); for a term more documents hold,
+one query intersects them with the blobs asked about, which costs about as
+much whatever the term (the blob ids' term set is looked up each time)."""
 
 
 @functools.cache
@@ -88,9 +94,11 @@ def coverage(
     word every memory holds almost nothing; a blob's share is the weight
     of the terms its title or body holds over the weight of all of them,
     0..1 and comparable across queries. One query per term the index
-    holds, over ``blobs`` only. A query word that no memory holds but
-    that a blob's words nearly match (as the fuzzy channel matches them:
-    "postgress" for "postgres") counts :data:`TYPO_CREDIT` of its weight.
+    holds: its documents read whole when they are at most
+    :data:`COVERAGE_READ_MAX`, else intersected with ``blobs``. A query
+    word that no memory holds but that a blob's words nearly match (as the
+    fuzzy channel matches them: "postgress" for "postgres") counts
+    :data:`TYPO_CREDIT` of its weight.
     """
     text = query_text(query)
     terms = list(dict.fromkeys(_content().analyze(text)))[:MAX_QUERY_TERMS]
@@ -112,7 +120,8 @@ def coverage(
     held = dict.fromkeys(blobs, 0.0)
     for term in terms:
         with reading(f"search {index.where}"):
-            found = max(searcher.doc_freq(field, term) for field in ("title", "body"))
+            counts = [searcher.doc_freq(field, term) for field in ("title", "body")]
+        found = max(counts)
         weight = math.log(1 + (total - found + 0.5) / (found + 0.5))
         whole += weight
         if found:
@@ -122,7 +131,12 @@ def coverage(
                     for field in ("title", "body")
                 ]
             )
-            _credit(index, searcher, among, either, held, weight)
+            if sum(counts) <= COVERAGE_READ_MAX:
+                # Few documents hold it: read them all rather than intersect.
+                hits = index.run(searcher, either, min(sum(counts), total), 0)
+                _add(index.blobs_of(searcher, hits), held, weight)
+            else:
+                _credit(index, searcher, among, either, held, weight)
         elif term in typos:
             fuzzy = index.fuzzy_word(typos[term])
             _credit(index, searcher, among, fuzzy, held, weight * TYPO_CREDIT)
@@ -142,6 +156,11 @@ def _credit(
         [(tantivy.Occur.Must, among), (tantivy.Occur.Must, query)]
     )
     hits = index.run(searcher, both, min(len(held), searcher.num_docs), 0)
-    for blob in index.blobs_of(searcher, hits):
+    _add(index.blobs_of(searcher, hits), held, weight)
+
+
+def _add(blobs: list[str], held: dict[str, float], weight: float) -> None:
+    """Adds ``weight`` to each of ``blobs`` that ``held`` counts for."""
+    for blob in blobs:
         if blob in held:
             held[blob] += weight

@@ -456,3 +456,20 @@ def test_git_blob_ids_come_from_fast_fields_without_reading_documents(
     assert index.tagged("the pelican", set(ids)) == {ids[0], ids[3]}
     assert index.known_blobs() == {*ids, "short-key"}
     assert set(read) == {"short-key"}
+
+
+@pytest.mark.parametrize("read_max", [2_000, 0], ids=["read", "intersected"])
+def test_coverage_is_the_share_of_the_query_words_held(monkeypatch, read_max):
+    monkeypatch.setattr("ctx.hub.index.coverage.COVERAGE_READ_MAX", read_max)
+    index = make_index(
+        make_doc("both", "the pelican flew over the harbour"),
+        make_doc("one", "a pelican on the roof", title="Birds"),
+        make_doc("typo", "the harbor was quiet"),
+        make_doc("none", "nothing here at all"),
+        make_doc("other", "pelican pelican pelican"),
+    )
+    shares = index.coverage("pelican harbour", {"both", "one", "typo", "none"})
+    assert shares["both"] == pytest.approx(1.0)
+    assert 0 < shares["one"] < 1
+    assert shares["none"] == 0.0
+    assert set(shares) == {"both", "one", "typo", "none"}  # only those asked about
