@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -168,7 +169,12 @@ def main() -> None:
     progress(f"making a store of {args.size:,} memories")
     big, _ = make_store(args.size, "first")
     progress("first recall on it (starts a hub, which is stopped)")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     first_s, out = ctx(big, env, "recall", "turbine pressure fixes", "--json")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    first_cpu = sum(
+        getattr(after, f) - getattr(before, f) for f in ("ru_utime", "ru_stime")
+    )
     first = json.loads(out)
     stop_hub(big, env)
     load.append(os.getloadavg()[0])
@@ -218,7 +224,7 @@ def main() -> None:
         *machine_lines(started_at, load),
         "",
         f"Memories: bench_recall's generated memories (20-80 words, ~200 word "
-        f"pieces each), in one commit: {args.size:,} for the first answer, the "
+        f"pieces each; every 50th a long one of 700-2,800 words), in one commit: {args.size:,} for the first answer, the "
         f"first {args.drain:,} of them for the drain; embedder MiniLM "
         f"({status['embedder']}).",
         "",
@@ -235,6 +241,9 @@ def main() -> None:
         "",
         "## Details",
         "",
+        f"- The first `ctx recall` process used {first_cpu:.2f} s of CPU (user + "
+        f"system) in its {first_s:.2f} s: on a busy machine the wall time is "
+        "mostly waiting for a core.",
         f"- Raw onnxruntime, batch {BATCH}, on {len(sample):,} of the texts: "
         f"{rates[0]:.1f} texts/s before, {rates[1]:.1f} after (mean {rate:.1f}).",
         f"- Backlog of {args.drain:,} drained {drain_s:.1f} s after the first "

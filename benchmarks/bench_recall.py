@@ -78,7 +78,18 @@ SEED = 20261122
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 SPAN_DAYS = 730
 LONG_EVERY = 50
-"""Every 50th memory is long (200-1,500 words): 2% of the store."""
+"""Every 50th memory is long: 2% of the store."""
+LONG_LINES = (40, 160)
+"""A long memory's lines of 10-25 words: 700-2,800 words, a session or a
+document, embedded as passages (hub/index/passages.py)."""
+PREVIOUS = {
+    (10_000, "minilm"): (8.95, 1.68),
+    (100_000, "minilm"): (18.33, 0.97),
+    (100_000, "hashing"): (14.05, 0.93),
+}
+"""recall() p50 (ms) and p50 over the baseline's, per size and query embedder,
+of the run in results/recall.md before long memories (2026-11-24, sources
+139be390327f, load 1.5-1.8; at 10,000 its vectors were MiniLM's)."""
 TIME_PHRASES = ("last week", "in March", "last month", "yesterday")
 KINDS = ("fact", "decision", "pattern", "observation")
 CONTEXTS = ("general", "billing", "search", "mobile")
@@ -111,13 +122,13 @@ def drafts(count: int) -> Iterator[Draft]:
         title = rng.choices(vocab, cum_weights=cumulative, k=rng.randint(3, 8))
         text = " ".join(body)
         if i % LONG_EVERY == LONG_EVERY - 1:
-            # A long memory (a session, a document section): lines of 10-25
-            # words, 200-1,500 words in all, embedded as several passages.
+            # A long memory (a session, a document): lines of 10-25 words,
+            # 700-2,800 words in all, embedded as several passages.
             lines = [
                 " ".join(
                     rng.choices(vocab, cum_weights=cumulative, k=rng.randint(10, 25))
                 )
-                for _ in range(rng.randint(12, 80))
+                for _ in range(rng.randint(*LONG_LINES))
             ]
             text = "\n".join([text, *lines])
         yield Draft(
@@ -148,7 +159,7 @@ def clock() -> datetime:
 
 
 def store_dir(size: int, kind: str) -> Path:
-    return DATA / f"{size}-{kind}-long{LONG_EVERY}"
+    return DATA / f"{size}-{kind}-long{LONG_EVERY}x{LONG_LINES[1]}"
 
 
 def ensure_store(size: int, kind: str) -> Store:
@@ -192,7 +203,7 @@ def build(store: Store, force: bool = False) -> dict:
     report = reindex(projection, re_embed=True)  # embedding throughput
     end = time.perf_counter()
     n = report.documents
-    assert report.embedded == report.vectors, report
+    assert report.embedded == report.documents, report  # vectors: passages too
     last = ticks[-1][0] if ticks else end
     tail = [t for t in ticks if t[1] >= n - 10_000] or ticks
     record = {
@@ -521,8 +532,8 @@ def table(headers: str, rows: list[list[object]]) -> str:
 
 INTRO = """\
 Memories: bodies of 20-80 words drawn Zipf-like from 30,000 generated words
-(bench_lexical's generator; every {long_every}th memory is long: 200-1,500 words in lines
-of 10-25, embedded as passages), a title of 3-8 words on half, two tags, four kinds
+(bench_lexical's generator; every {long_every}th memory is long: 700-2,800 words in lines
+of 10-25, a session or a document, embedded as passages), a title of 3-8 words on half, two tags, four kinds
 and contexts, `created_at` uniform over the {span} days before {now:%Y-%m-%d}.
 Queries: 3-6 words sampled from a random memory's body; ~10% end with a time
 phrase ({phrases}). Stores of more than {minilm_max:,} memories are indexed with
@@ -620,6 +631,7 @@ def render(args, rows, builds, kept, clis, catches, mem, total_s) -> str:
         )
         + "\n",
         "## Goals\n\n" + table("goal|measured|met?", goals) + "\n",
+        PREVIOUS_TEXT + "\n\n" + table("memories|vectors / queries embedded by|`recall()` p50 before (ms)|now (ms)|now / before|over the baseline before|now|now / before|within 10%?", against_previous(rows)) + "\n",
         "## 1. Warm recall latency in-process (ms, p50 / p95)\n",
         LATENCY.format(queries=args.queries, warmup=args.warmup) + "\n",
         table(
@@ -672,6 +684,46 @@ def render(args, rows, builds, kept, clis, catches, mem, total_s) -> str:
     ))
     return "\n".join(out)
 # fmt: on
+
+
+PREVIOUS_TEXT = """\
+### Against the run before long memories
+
+`recall()` p50 beside that of results/recall.md before long memories were in
+the mix (2026-11-24, load 1.5-1.8), and, since this machine's load differs
+from run to run, p50 over the baseline measured in the same run (section 1),
+before and now. The baseline (brute-force cosine + Tantivy BM25) grows with
+the same long memories, so "over the baseline" tells recall's own cost."""
+
+
+def against_previous(rows: list[dict]) -> list[list[str]]:
+    """Returns the rows of the comparison with :data:`PREVIOUS`."""
+    out = []
+    for r in rows:
+        queries = (
+            "minilm"
+            if r["embedder"].split(" / ")[1].startswith("minilm")
+            else "hashing"
+        )
+        before = PREVIOUS.get((r["size"] - r["size"] % 10_000, queries))
+        if before is None:
+            continue
+        p50, over = r["recall"][0], r["recall"][0] / r["base"][0]
+        ok = p50 <= 1.1 * before[0] or over <= 1.1 * before[1]
+        out.append(
+            [
+                f"{r['size']:,}",
+                r["embedder"],
+                f"{before[0]:.2f}",
+                f"{p50:.2f}",
+                f"{p50 / before[0]:.2f}x",
+                f"{before[1]:.2f}x",
+                f"{over:.2f}x",
+                f"{over / before[1]:.2f}x",
+                "yes" if ok else "no",
+            ]
+        )
+    return out
 
 
 def fingerprint() -> str:

@@ -10,6 +10,7 @@ import msgspec
 from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
+from ctx.engine.catalog import record_added
 from ctx.engine.errors import InvalidInputError, RefNotFoundError
 from ctx.engine.ids import CommitId, MemoryId, new_memory_id
 from ctx.engine.layout import (
@@ -416,7 +417,9 @@ def remember_many(
         summary = summary.replace("{n}", plural(fresh, "memory"))
     commit = store.write(name, intent, summary, build)
     if commit is not None and parent and written:
-        record_write(store, parent[0], store.snapshot(commit.id), written)
+        after = store.snapshot(commit.id)
+        record_write(store, parent[0], after, written)
+        record_added(store, parent[0], after, written)
     return WriteResult(
         commit=commit, ids=tuple(ids), paths=tuple(paths), skipped=tuple(skipped)
     )

@@ -11,10 +11,18 @@ import blake3
 import msgspec
 
 from ctx.engine import Memory, Snapshot
-from ctx.hub.index.language import detect
+from ctx.hub.index.language import asks, detect, preload
 from ctx.hub.index.schema import LexicalDoc
 
-__all__ = ["REPLY_TO", "embed_text", "lexical_doc", "memory_embed_text", "text_hash"]
+__all__ = [
+    "REPLY_TO",
+    "UNTOLD",
+    "embed_text",
+    "lexical_doc",
+    "memory_embed_text",
+    "text_hash",
+    "told",
+]
 
 REPLY_TO = "reply_to"
 """The ``meta`` key of what a memory answers or follows (a conversation's
@@ -28,10 +36,29 @@ def text_hash(text: str) -> str:
     return blake3.blake3(text.encode()).hexdigest(length=16)
 
 
-def lexical_doc(snap: Snapshot, path: str, blob: str) -> LexicalDoc:
-    """Returns the document of the memory in ``blob`` at ``path`` of ``snap``."""
+UNTOLD = "?"
+"""The language of a document whose text needs the detector, made ``later``."""
+
+
+def lexical_doc(
+    snap: Snapshot, path: str, blob: str, *, later: bool = False
+) -> LexicalDoc:
+    """Returns the document of the memory in ``blob`` at ``path`` of ``snap``.
+
+    With ``later``, a text that needs the language detector
+    (:func:`~ctx.hub.index.language.asks`) gets the language :data:`UNTOLD`,
+    to be told by :func:`told`, and the detector starts loading meanwhile.
+    """
     record = snap.record(path, blob)
     memory = record.memory
+    text = f"{memory.title or ''}\n{memory.body}"
+    if not asks(text):
+        language = ""
+    elif later:
+        preload()
+        language = UNTOLD
+    else:
+        language = detect(text) or ""
     doc = LexicalDoc(
         blob=blob,
         memory_id=memory.id,
@@ -42,9 +69,17 @@ def lexical_doc(snap: Snapshot, path: str, blob: str) -> LexicalDoc:
         tags=memory.tags,
         created_at=memory.created_at,
         reply_to=memory.meta.get(REPLY_TO, ""),
-        language=detect(f"{memory.title or ''}\n{memory.body}") or "",
+        language=language,
     )
     return msgspec.structs.replace(doc, text_hash=text_hash(embed_text(doc)))
+
+
+def told(doc: LexicalDoc) -> LexicalDoc:
+    """Returns ``doc`` with its language told if it was :data:`UNTOLD`."""
+    if doc.language != UNTOLD:
+        return doc
+    language = detect(f"{doc.title or ''}\n{doc.body}") or ""
+    return msgspec.structs.replace(doc, language=language)
 
 
 def embed_text(doc: LexicalDoc) -> str:

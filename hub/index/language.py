@@ -14,15 +14,17 @@ taken only when it is sure (:data:`MIN_PROBABILITY`) of a text of at least
 :data:`MIN_WORDS` words. It reads a text's first 400 characters (its
 pure-Python scoring costs about 1.5 µs a character), and only texts that
 could be another language's (:func:`plainly_english`): one word outside
-ASCII, or one of the commonest words of a language in Latin script that
-English lacks ("und", "les", "los", "het", ...). A store of English
-memories never loads its model (0.3-1 s) and pays a set lookup a word.
+ASCII, or the commonest words of a language in Latin script that English
+lacks ("und", "les", "los", "het", ...) making at least
+:data:`FOREIGN_SHARE` of its words. A store of English memories never loads
+its model (0.3-1 s) and pays a set lookup a word.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import threading
 from typing import TYPE_CHECKING
 
 import tantivy
@@ -31,13 +33,16 @@ if TYPE_CHECKING:
     from py3langid.langid import LanguageIdentifier
 
 __all__ = [
+    "FOREIGN_SHARE",
     "LANGUAGES",
     "MIN_PROBABILITY",
     "MIN_WORDS",
     "analyzer",
+    "asks",
     "detect",
     "field_of",
     "plainly_english",
+    "preload",
 ]
 
 LANGUAGES = {
@@ -67,6 +72,16 @@ MIN_PROBABILITY = 0.9
 
 MIN_WORDS = 3
 """Texts shorter than this are English (the detector cannot tell them)."""
+
+FOREIGN_SHARE = 0.1
+"""The share of a text's words that must be another language's commonest
+words for the detector to be asked about a text of ASCII words. In a
+sentence of German, French, Spanish, Italian, Dutch or Norwegian they are
+11-33% of the words (tests/hub/test_languages.py); in English text one of
+them is a stray word ("la", "die", "von" in a name): one in 2,000 of
+benchmarks/bench_recall.py's generated memories reaches 10%, and one in two
+holds one of them, which asked the detector about every other memory of a
+big import (about 0.4 ms each)."""
 
 _SAMPLE = 400  # characters the detector reads: it costs about 1.5 us each
 
@@ -111,20 +126,49 @@ def analyzer(code: str) -> tantivy.TextAnalyzer:
 def plainly_english(words: list[str]) -> bool:
     """Returns whether a text's words cannot be another language's.
 
-    They are all ASCII, and none is one of the commonest words of a language
-    in Latin script that is not also English: every text of one of those
-    languages but the shortest has some. Only other texts are asked about.
+    They are all ASCII, and fewer than :data:`FOREIGN_SHARE` of them are
+    among the commonest words of a language in Latin script that is not also
+    English: every text of one of those languages but the shortest has more.
+    Only other texts are asked about.
     """
-    return all(w.isascii() and w not in _FOREIGN for w in words)
+    if not all(map(str.isascii, words)):
+        return False
+    return sum(map(_FOREIGN.__contains__, words)) < FOREIGN_SHARE * len(words)
 
 
-@functools.cache
+_MODEL: list[LanguageIdentifier] = []  # loaded once, under _LOADING
+_LOADING = threading.Lock()
+
+
 def _identifier() -> LanguageIdentifier:
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    with _LOADING:
+        if not _MODEL:
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    identifier.set_languages(["en", *LANGUAGES])
-    return identifier
+            model = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            model.set_languages(["en", *LANGUAGES])
+            _MODEL.append(model)
+        return _MODEL[0]
+
+
+def preload() -> None:
+    """Starts loading the detector's model on a thread of its own, if not loaded.
+
+    Loading takes 0.3-1 s, mostly decompressing (which lets other threads
+    run): a caller with more texts to read loads it meanwhile, and asks
+    :func:`detect` about the texts that need it (:func:`asks`) last.
+    """
+    if not _MODEL and not _LOADING.locked():
+        threading.Thread(target=_identifier, name="ctx-language", daemon=True).start()
+
+
+def asks(text: str) -> bool:
+    """Returns whether :func:`detect` needs the detector to tell ``text``."""
+    lower = text.lower()
+    # Words of ASCII text are told apart by spaces: a few times cheaper than
+    # the pattern, which a text in another script needs.
+    words = lower.split() if lower.isascii() else _WORD.findall(lower)
+    return len(words) >= MIN_WORDS and not plainly_english(words)
 
 
 def detect(text: str) -> str | None:
@@ -132,8 +176,7 @@ def detect(text: str) -> str | None:
 
     None too when the text is short or the detector is not sure.
     """
-    words = _WORD.findall(text.lower())
-    if len(words) < MIN_WORDS or plainly_english(words):
+    if not asks(text):
         return None
     code, probability = _identifier().classify(text[:_SAMPLE])
     if code not in LANGUAGES or probability < MIN_PROBABILITY:

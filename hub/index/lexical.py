@@ -33,40 +33,40 @@ on ``AND (``): :meth:`LexicalIndex.search` analyses the text with the same
 analyser as the fields and builds a boolean "should" query of term queries,
 so no input can raise.
 
-One writer at a time: Tantivy allows a single :class:`LexicalWriter` per index
-folder across all processes. :meth:`LexicalIndex.try_writer` returns ``None``
-when another holds it, and searching never needs it. Every error Tantivy
-raises is translated here into a :class:`LexicalIndexError` (a
-:class:`~ctx.engine.StoreError`). An index that cannot be read (a segment file
-truncated or with bytes changed) makes Tantivy raise an error or panic, in
-Rust: pyo3 raises the panic as ``pyo3_runtime.PanicException``, which derives
-from ``BaseException``, so ``except Exception`` does not see it. Opening,
-searching, counting and reading documents turn both into a
-:class:`LexicalIndexCorruptError`, which the projection repairs by rebuilding
-the index from the commits (:mod:`ctx.hub.index.errors`).
+One writer at a time: Tantivy allows a single
+:class:`~ctx.hub.index.lexical_writer.LexicalWriter` per index folder across
+all processes. :meth:`LexicalIndex.try_writer` returns ``None`` when another
+holds it, and searching never needs it. Every error Tantivy raises becomes a
+:class:`~ctx.hub.index.lexical_errors.LexicalIndexError`, and one that says
+the index cannot be read a ``LexicalIndexCorruptError``, which the projection
+repairs (:mod:`ctx.hub.index.lexical_errors`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from pathlib import Path
-from types import TracebackType
 from typing import Self
 
 import tantivy
 
-from ctx.engine import StoreBusyError, StoreError
-from ctx.hub.index.errors import IndexCorruptError, is_panic
+from ctx.hub.index.coverage import coverage as words_held
+from ctx.hub.index.coverage import tagged as tags_named
 from ctx.hub.index.language import LANGUAGES, analyzer, field_of
+from ctx.hub.index.lexical_errors import (
+    LexicalIndexBusyError,
+    LexicalIndexCorruptError,
+    LexicalIndexError,
+    one_line,
+    reading,
+)
+from ctx.hub.index.lexical_writer import LexicalWriter
 from ctx.hub.index.schema import (
     BLOB_PARTS,
-    HEX_ID,
     LexicalDoc,
     build_schema,
-    content_analyzer,
     index_time,
     stem_analyzer,
     tokenizer_of,
@@ -74,13 +74,9 @@ from ctx.hub.index.schema import (
 from ctx.hub.index.segments import Checked, check_files, unchanged
 from ctx.hub.index.terms import (
     MAX_QUERY_TERMS,
-    query_tag_values,
     query_tags,
     query_text,
     query_words,
-    tag_terms,
-    tag_values,
-    words,
 )
 
 __all__ = [
@@ -124,65 +120,8 @@ _OVERFETCH_MARGIN = 1.5
 _OVERFETCH_GROWTH = 3
 
 
-TYPO_CREDIT = 0.5
-"""The share of a word's weight that a near match of it counts in
-:meth:`LexicalIndex.coverage`: likely the word meant, but not for sure."""
-
-
-class LexicalIndexError(StoreError):
-    """The lexical index cannot be opened, read or written.
-
-    A missing, corrupt or incompatible index folder raises it with the hint to
-    rebuild: the index is a projection of the commits and loses nothing.
-    """
-
-
-class LexicalIndexBusyError(LexicalIndexError, StoreBusyError):
-    """Another writer, in this process or another, holds the index's lock."""
-
-
-class LexicalIndexCorruptError(LexicalIndexError, IndexCorruptError):
-    """The index's files cannot be read: Tantivy failed or panicked on them."""
-
-
-_REBUILD = "Run `ctx reindex` to rebuild it."
-
-
-@contextlib.contextmanager
-def _reading(
-    doing: str, *, errors: tuple[type[Exception], ...] = (ValueError,)
-) -> Iterator[None]:
-    """Turns Tantivy's errors and panics in the block into a corrupt index.
-
-    Args:
-        doing: What failed, for the message ("read the lexical index in X").
-        errors: The errors that mean the index cannot be read (writing, only
-            a panic does: an error may be a busy lock or a full disk).
-    """
-    try:
-        yield
-    except errors as exc:
-        raise LexicalIndexCorruptError(
-            f"Cannot {doing} ({_one_line(exc)}).", hint=_REBUILD
-        ) from exc
-    except BaseException as exc:
-        if not is_panic(exc):
-            raise  # KeyboardInterrupt, SystemExit, ... go on
-        raise LexicalIndexCorruptError(
-            f"Cannot {doing} (Tantivy panicked: {_one_line(exc)}).", hint=_REBUILD
-        ) from exc
-
-
 _SHARERS = 16
 """Most documents :meth:`LexicalIndex.blobs_with_text` reads per digest."""
-
-_TAGGED_READ_MAX = 1_000
-"""Most documents :meth:`LexicalIndex.tagged` reads to find the named tags."""
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= 200 else text[:197] + "..."
 
 
 class LexicalIndex:
@@ -194,6 +133,10 @@ class LexicalIndex:
     :meth:`try_writer` or :meth:`writer` hands out. Searches see the latest
     commit of any writer: each one reloads the reader first, which costs about
     15 µs when nothing changed.
+
+    Attributes:
+        schema: The Tantivy schema (:func:`~ctx.hub.index.schema.build_schema`).
+        where: What the index is, for messages ("the lexical index in X").
     """
 
     def __init__(
@@ -201,14 +144,13 @@ class LexicalIndex:
     ) -> None:
         """Wraps an opened Tantivy index; use :meth:`open` or :meth:`in_memory`."""
         self._index = index
-        self._schema = index.schema
-        self._where = where
+        self.schema = index.schema
+        self.where = where
         self._folder = folder
         self._checked: Checked = {}  # as of the last check (see refresh)
         self._analyzer = stem_analyzer()
         for code in LANGUAGES:
             self._index.register_tokenizer(tokenizer_of(code), analyzer(code))
-        self._content = content_analyzer()
         self._index.config_reader(reload_policy="manual")
 
     @classmethod
@@ -233,14 +175,14 @@ class LexicalIndex:
                 folder.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise LexicalIndexError(
-                    f"Cannot create {where}: {_one_line(exc)}."
+                    f"Cannot create {where}: {one_line(exc)}."
                 ) from exc
         elif not (folder.is_dir() and tantivy.Index.exists(str(folder))):
             raise LexicalIndexError(
                 f"No lexical index exists in {folder}.",
                 hint="Run `ctx reindex` to build it.",
             )
-        with _reading(f"open {where}"):
+        with reading(f"open {where}"):
             # Tantivy aborts the process on some damaged files (an allocation
             # sized by garbage): no file it has not read whole is opened.
             checked = check_files(folder, every=False)
@@ -255,7 +197,7 @@ class LexicalIndex:
         return cls(tantivy.Index(build_schema()), where="the in-memory lexical index")
 
     def __repr__(self) -> str:
-        return f"<LexicalIndex {self._where}>"
+        return f"<LexicalIndex {self.where}>"
 
     def verify(self) -> None:
         """Checks every file of the committed segments against its checksum.
@@ -271,7 +213,7 @@ class LexicalIndex:
                 or ``meta.json`` cannot be read.
         """
         if self._folder is not None:
-            with _reading(f"read {self._where}"):
+            with reading(f"read {self.where}"):
                 self._checked = check_files(self._folder, every=True)
 
     # -- writing ----------------------------------------------------------
@@ -300,18 +242,18 @@ class LexicalIndex:
             LexicalIndexError: The writer failed for another reason.
         """
         try:
-            with _reading(f"write {self._where}", errors=()):
+            with reading(f"write {self.where}", errors=()):
                 raw = self._index.writer()
         except ValueError as exc:
             if "LockBusy" in str(exc):
                 raise LexicalIndexBusyError(
-                    f"Another writer holds the lock on {self._where}.",
+                    f"Another writer holds the lock on {self.where}.",
                     hint="Search what is indexed, or try again shortly.",
                 ) from exc
             raise LexicalIndexError(
-                f"Cannot write {self._where} ({_one_line(exc)})."
+                f"Cannot write {self.where} ({one_line(exc)})."
             ) from exc
-        return LexicalWriter(self, raw, where=self._where)
+        return LexicalWriter(self, raw, where=self.where)
 
     # -- reading ----------------------------------------------------------
 
@@ -321,7 +263,7 @@ class LexicalIndex:
         Raises:
             LexicalIndexCorruptError: The committed index cannot be read.
         """
-        with _reading(f"read {self._where}"):
+        with reading(f"read {self.where}"):
             # A reload reads every segment's headers again: files changed
             # since they were checked are checked first (about 2 µs a file
             # when none changed), as at opening.
@@ -329,9 +271,10 @@ class LexicalIndex:
                 self._checked = check_files(self._folder, every=False)
             self._index.reload()
 
-    def _searcher(self) -> tantivy.Searcher:
+    def current_searcher(self) -> tantivy.Searcher:
+        """Returns a searcher over the latest commit (:meth:`refresh` first)."""
         self.refresh()
-        with _reading(f"read {self._where}"):
+        with reading(f"read {self.where}"):
             return self._index.searcher()
 
     def count(self) -> int:
@@ -341,25 +284,25 @@ class LexicalIndex:
             LexicalIndexCorruptError: The committed index cannot be read (as
                 for every method that reads it).
         """
-        searcher = self._searcher()
-        with _reading(f"read {self._where}"):
+        searcher = self.current_searcher()
+        with reading(f"read {self.where}"):
             return int(searcher.num_docs)
 
     def contains(self, blob: str) -> bool:
         """Returns whether a committed document has this blob id."""
-        query = tantivy.Query.term_query(self._schema, "blob", blob)
-        return bool(self._run(self._searcher(), query, 1, 0))
+        query = tantivy.Query.term_query(self.schema, "blob", blob)
+        return bool(self.run(self.current_searcher(), query, 1, 0))
 
     def blobs_with_text(self, digests: Collection[str]) -> dict[str, list[str]]:
         """Returns, per digest, the committed blobs whose ``text_hash`` it is."""
         if not digests:
             return {}
-        searcher = self._searcher()
-        query = tantivy.Query.term_set_query(self._schema, "text_hash", list(digests))
+        searcher = self.current_searcher()
+        query = tantivy.Query.term_set_query(self.schema, "text_hash", list(digests))
         limit = min(searcher.num_docs, _SHARERS * len(digests))
         found: dict[str, list[str]] = {}
-        for _, address in self._run(searcher, query, max(limit, 1), 0):
-            with _reading(f"read {self._where}"):
+        for _, address in self.run(searcher, query, max(limit, 1), 0):
+            with reading(f"read {self.where}"):
                 doc = searcher.doc(address)
                 digest = str(doc.get_first("text_hash"))
                 blob = str(doc.get_first("blob"))
@@ -369,103 +312,16 @@ class LexicalIndex:
     def tagged(self, query: str, blobs: Collection[str]) -> set[str]:
         """Returns the ``blobs`` whose memories carry a tag the query names.
 
-        A query names a tag by one of its words (or a hyphenated pair of
-        them, see :func:`_query_tag_values`) equal to the tag's value or to
-        the whole tag: "what did Caroline say" names ``speaker:caroline``,
-        never through the namespace alone.
-
-        The blob ids of the documents that carry a named tag are read when
-        they are at most :data:`_TAGGED_READ_MAX` (from the fast fields,
-        well under 1 µs each) and intersected with ``blobs``; beyond that,
-        one query intersects them in Tantivy (about 9 µs per blob of
-        ``blobs``). A query that names no tag costs one lookup of its words.
+        See :func:`ctx.hub.index.coverage.tagged`.
         """
-        terms = query_tag_values(query_text(query))
-        if not terms or not blobs:
-            return set()
-        searcher = self._searcher()
-        named = tantivy.Query.term_set_query(self._schema, "tag_values", terms)
-        with _reading(f"search {self._where}"):
-            result = searcher.search(named, _TAGGED_READ_MAX, count=True)
-        count = result.count  # type: ignore[attr-defined]  # not in the stubs
-        if count is not None and count <= _TAGGED_READ_MAX:
-            return set(self._blobs_of(searcher, result.hits)).intersection(blobs)
-        among = tantivy.Query.term_set_query(self._schema, "blob", list(blobs))
-        both = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, among), (tantivy.Occur.Must, named)]
-        )
-        hits = self._run(searcher, both, min(len(blobs), searcher.num_docs), 0)
-        return set(self._blobs_of(searcher, hits))
+        return tags_named(self, query, blobs)
 
     def coverage(self, query: str, blobs: Collection[str]) -> dict[str, float]:
         """Returns, per blob of ``blobs``, the share of the query's words it holds.
 
-        The query is analysed as :meth:`search` analyses it, less English
-        function words (:func:`~ctx.hub.index.schema.content_analyzer`). Each
-        term weighs
-        its BM25 inverse document frequency in the index, so that a word no
-        memory holds (a name from another project) weighs the most and a
-        word every memory holds almost nothing; a blob's share is the weight
-        of the terms its title or body holds over the weight of all of them,
-        0..1 and comparable across queries. One query per term the index
-        holds, over ``blobs`` only. A query word that no memory holds but
-        that a blob's words nearly match (as the fuzzy channel matches them:
-        "postgress" for "postgres") counts :data:`TYPO_CREDIT` of its weight.
+        See :func:`ctx.hub.index.coverage.coverage`.
         """
-        text = query_text(query)
-        terms = list(dict.fromkeys(self._content.analyze(text)))[:MAX_QUERY_TERMS]
-        if not terms or not blobs:
-            return {}
-        # A word the fuzzy channel looks for, by the term it analyses to: a
-        # term no memory holds may be a typo of one a memory holds.
-        typos = {
-            analysed[0]: word
-            for word in query_words(text)
-            if len(analysed := self._content.analyze(word)) == 1
-        }
-        searcher = self._searcher()
-        total = searcher.num_docs
-        if not total:
-            return {}
-        among = tantivy.Query.term_set_query(self._schema, "blob", list(blobs))
-        whole = 0.0
-        held = dict.fromkeys(blobs, 0.0)
-        for term in terms:
-            with _reading(f"search {self._where}"):
-                found = max(
-                    searcher.doc_freq(field, term) for field in ("title", "body")
-                )
-            weight = math.log(1 + (total - found + 0.5) / (found + 0.5))
-            whole += weight
-            if found:
-                either = tantivy.Query.boolean_query(
-                    [
-                        (tantivy.Occur.Should, self._term(field, term, 1.0))
-                        for field in ("title", "body")
-                    ]
-                )
-                self._credit(searcher, among, either, held, weight)
-            elif term in typos:
-                fuzzy = self._fuzzy_word(typos[term])
-                self._credit(searcher, among, fuzzy, held, weight * TYPO_CREDIT)
-        return {blob: share / whole for blob, share in held.items()} if whole else {}
-
-    def _credit(
-        self,
-        searcher: tantivy.Searcher,
-        among: tantivy.Query,
-        query: tantivy.Query,
-        held: dict[str, float],
-        weight: float,
-    ) -> None:
-        """Adds ``weight`` to each blob of ``held`` that ``query`` matches."""
-        both = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, among), (tantivy.Occur.Must, query)]
-        )
-        hits = self._run(searcher, both, min(len(held), searcher.num_docs), 0)
-        for blob in self._blobs_of(searcher, hits):
-            if blob in held:
-                held[blob] += weight
+        return words_held(self, query, blobs)
 
     def known_blobs(self) -> set[str]:
         """Returns the blob ids of every committed document.
@@ -473,12 +329,12 @@ class LexicalIndex:
         Reads every document's key from the fast fields: for status and
         repair, not for each query.
         """
-        searcher = self._searcher()
+        searcher = self.current_searcher()
         total = searcher.num_docs
         if total == 0:
             return set()
-        hits = self._run(searcher, tantivy.Query.all_query(), total, 0)
-        return set(self._blobs_of(searcher, hits))
+        hits = self.run(searcher, tantivy.Query.all_query(), total, 0)
+        return set(self.blobs_of(searcher, hits))
 
     def search(
         self,
@@ -538,7 +394,7 @@ class LexicalIndex:
 
     def _span(self, start: datetime, end: datetime) -> tantivy.Query:
         return tantivy.Query.range_query(
-            self._schema,
+            self.schema,
             "created_at",
             tantivy.FieldType.Date,
             index_time(start),
@@ -573,9 +429,9 @@ class LexicalIndex:
         """
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         for word in query_words(query_text(query)):
-            fuzzy = self._fuzzy_word(word)
+            fuzzy = self.fuzzy_word(word)
             exact = tantivy.Query.const_score_query(
-                tantivy.Query.term_query(self._schema, "words", word),
+                tantivy.Query.term_query(self.schema, "words", word),
                 _FUZZY_EXACT_BONUS,
             )
             clauses.append((tantivy.Occur.Should, fuzzy))
@@ -586,11 +442,11 @@ class LexicalIndex:
 
     # -- internals --------------------------------------------------------
 
-    def _fuzzy_word(self, word: str) -> tantivy.Query:
+    def fuzzy_word(self, word: str) -> tantivy.Query:
         """Returns the fuzzy channel's query for one word (:meth:`fuzzy_search`)."""
         distance = 1 if len(word) < _FUZZY_TWO_EDITS_CHARS else 2
         return tantivy.Query.fuzzy_term_query(
-            self._schema, "words", word, distance=distance, prefix=True
+            self.schema, "words", word, distance=distance, prefix=True
         )
 
     def _bm25_query(self, text: str) -> tantivy.Query | None:
@@ -602,13 +458,13 @@ class LexicalIndex:
                 ("body", BODY_BOOST),
                 ("context", CONTEXT_BOOST),
             ):
-                clauses.append((tantivy.Occur.Should, self._term(field, term, boost)))
+                clauses.append((tantivy.Occur.Should, self.term(field, term, boost)))
         for tag in query_tags(text):
-            clauses.append((tantivy.Occur.Should, self._term("tags", tag, TAGS_BOOST)))
+            clauses.append((tantivy.Occur.Should, self.term("tags", tag, TAGS_BOOST)))
         for code in self._held_languages():
             stems = dict.fromkeys(analyzer(code).analyze(text))
             for term in list(stems)[:MAX_QUERY_TERMS]:
-                query = self._term(field_of(code), term, BODY_BOOST)
+                query = self.term(field_of(code), term, BODY_BOOST)
                 clauses.append((tantivy.Occur.Should, query))
         if not clauses:
             return None
@@ -619,12 +475,13 @@ class LexicalIndex:
 
         A term count per language: a few µs each, for every query.
         """
-        searcher = self._searcher()
-        with _reading(f"search {self._where}"):
+        searcher = self.current_searcher()
+        with reading(f"search {self.where}"):
             return tuple(c for c in LANGUAGES if searcher.doc_freq("language", c))
 
-    def _term(self, field: str, term: str, boost: float) -> tantivy.Query:
-        query = tantivy.Query.term_query(self._schema, field, term)
+    def term(self, field: str, term: str, boost: float) -> tantivy.Query:
+        """Returns the query for ``term`` in ``field``, its score times ``boost``."""
+        query = tantivy.Query.term_query(self.schema, field, term)
         if boost == 1.0:
             return query
         return tantivy.Query.boost_query(query, boost)
@@ -632,14 +489,14 @@ class LexicalIndex:
     def _ranked(
         self, query: tantivy.Query, limit: int, allowed: Collection[str] | None
     ) -> list[tuple[str, float]]:
-        searcher = self._searcher()
+        searcher = self.current_searcher()
         # Tantivy sizes its top-k heap by the limit: never ask past the index.
         limit = min(limit, searcher.num_docs)
         if limit <= 0:
             return []
         if allowed is None:
-            hits = self._run(searcher, query, limit, 0)
-            blobs = self._blobs_of(searcher, hits)
+            hits = self.run(searcher, query, limit, 0)
+            blobs = self.blobs_of(searcher, hits)
             return [
                 (blob, float(score))
                 for blob, (score, _) in zip(blobs, hits, strict=True)
@@ -661,9 +518,9 @@ class LexicalIndex:
         fetched = 0
         found: list[tuple[str, float]] = []
         while True:
-            hits = self._run(searcher, query, page, fetched)
+            hits = self.run(searcher, query, page, fetched)
             fetched += len(hits)
-            blobs = self._blobs_of(searcher, hits)
+            blobs = self.blobs_of(searcher, hits)
             for blob, (score, _) in zip(blobs, hits, strict=True):
                 if blob in allowed:
                     found.append((blob, float(score)))
@@ -673,14 +530,15 @@ class LexicalIndex:
                 return found
             page = min(total - fetched, fetched * _OVERFETCH_GROWTH)
 
-    def _run(
+    def run(
         self, searcher: tantivy.Searcher, query: tantivy.Query, limit: int, offset: int
     ) -> list[tuple[float, tantivy.DocAddress]]:
-        with _reading(f"search {self._where}"):
+        """Returns the (score, address) hits of ``query``, ``offset`` skipped."""
+        with reading(f"search {self.where}"):
             result = searcher.search(query, limit, count=False, offset=offset)
             return list(result.hits)
 
-    def _blobs_of(
+    def blobs_of(
         self,
         searcher: tantivy.Searcher,
         hits: Sequence[tuple[float, tantivy.DocAddress]],
@@ -689,7 +547,7 @@ class LexicalIndex:
         addresses = [address for _, address in hits]
         if not addresses:
             return []
-        with _reading(f"read {self._where}"):
+        with reading(f"read {self.where}"):
             columns = [
                 searcher.fast_field_values(name, addresses) for name, _, _ in BLOB_PARTS
             ]
@@ -701,125 +559,5 @@ class LexicalIndex:
         ]
 
     def _blob_of(self, searcher: tantivy.Searcher, address: tantivy.DocAddress) -> str:
-        with _reading(f"read {self._where}"):
+        with reading(f"read {self.where}"):
             return str(searcher.doc(address).get_first("blob"))
-
-
-class LexicalWriter:
-    """The one writer of a :class:`LexicalIndex`; holds the folder's lock.
-
-    Changes become visible to searches at :meth:`commit`. Closing the writer
-    (or leaving its ``with`` block) releases the lock and drops uncommitted
-    changes.
-    """
-
-    def __init__(
-        self, index: LexicalIndex, raw: tantivy.IndexWriter, *, where: str
-    ) -> None:
-        """Wraps a Tantivy writer; use :meth:`LexicalIndex.writer`."""
-        self._index = index
-        self._raw: tantivy.IndexWriter | None = raw
-        self._where = where
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def _writer(self) -> tantivy.IndexWriter:
-        if self._raw is None:
-            raise LexicalIndexError("The lexical index writer is closed.")
-        return self._raw
-
-    def add(self, docs: Sequence[LexicalDoc]) -> None:
-        """Adds documents, replacing any committed under the same blob id.
-
-        Raises:
-            LexicalIndexError: Tantivy refused a document.
-        """
-        writer = self._writer()
-        for doc in docs:
-            document = tantivy.Document()
-            document.add_text("blob", doc.blob)
-            if HEX_ID.fullmatch(doc.blob):  # other keys are read from the store
-                for name, start, end in BLOB_PARTS:
-                    document.add_unsigned(name, int(doc.blob[start:end], 16))
-            document.add_text("memory_id", doc.memory_id)
-            document.add_text("kind", doc.kind)
-            if doc.title:
-                document.add_text("title", doc.title)
-            document.add_text("body", doc.body)
-            document.add_text("context", doc.context)
-            for term in tag_terms(doc.tags):
-                document.add_text("tags", term)
-            for term in tag_values(doc.tags):
-                document.add_text("tag_values", term)
-            document.add_text("words", words(f"{doc.title or ''}\n{doc.body}"))
-            document.add_date("created_at", index_time(doc.created_at))
-            if doc.text_hash:
-                document.add_text("text_hash", doc.text_hash)
-            if doc.language in LANGUAGES:
-                document.add_text("language", doc.language)
-                text = f"{doc.title or ''}\n{doc.body}\n{doc.context}"
-                document.add_text(field_of(doc.language), text)
-            try:
-                # A delete applies only to documents added before it, so the
-                # new version survives and re-adding a blob is idempotent.
-                with _reading(f"write {self._where}", errors=()):
-                    writer.delete_documents_by_term("blob", doc.blob)
-                    writer.add_document(document)
-            except ValueError as exc:
-                raise LexicalIndexError(
-                    f"Cannot index blob {doc.blob} ({_one_line(exc)})."
-                ) from exc
-
-    def delete(self, blobs: Iterable[str]) -> None:
-        """Deletes the documents of these blob ids (unknown ids are ignored)."""
-        writer = self._writer()
-        for blob in blobs:
-            try:
-                with _reading(f"write {self._where}", errors=()):
-                    writer.delete_documents_by_term("blob", blob)
-            except ValueError as exc:
-                raise LexicalIndexError(
-                    f"Cannot delete from {self._where} ({_one_line(exc)})."
-                ) from exc
-
-    def commit(self) -> None:
-        """Makes the changes durable and visible to every search.
-
-        Raises:
-            LexicalIndexError: The commit failed; the changes are lost.
-            LexicalIndexCorruptError: Tantivy panicked (a segment it merged
-                cannot be read).
-        """
-        try:
-            with _reading(f"commit to {self._where}", errors=()):
-                self._writer().commit()
-        except ValueError as exc:
-            raise LexicalIndexError(
-                f"Cannot commit to {self._where} ({_one_line(exc)})."
-            ) from exc
-        self._index.refresh()
-
-    def rollback(self) -> None:
-        """Drops the changes made since the last commit."""
-        self._writer().rollback()
-
-    def close(self) -> None:
-        """Releases the lock, dropping uncommitted changes; idempotent."""
-        raw, self._raw = self._raw, None
-        if raw is not None:
-            raw.rollback()
-            raw.__exit__(None, None, None)
-
-    @property
-    def closed(self) -> bool:
-        """Whether the writer has been closed."""
-        return self._raw is None

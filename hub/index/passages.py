@@ -22,6 +22,7 @@ back to blobs with :func:`owner`, keeping each memory's best passage.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -96,11 +97,20 @@ def passages(text: str) -> list[str]:
 
     A text of more than :data:`WINDOW_WORDS` words gives overlapping windows
     of whole lines (or sentences), each at most :data:`PASSAGE_WORDS` words
-    (module doc).
+    (module doc). A long text's passages are kept for the next call (recall
+    shows the passage of a long memory that matched, for every query).
     """
+    # Words are separated: fewer than 2n + 1 characters hold at most n words.
+    if len(text) <= 2 * max(WINDOW_WORDS, PASSAGE_WORDS):
+        return [text]
+    return list(_windows(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _windows(text: str) -> tuple[str, ...]:
     units = _units(text)
     if sum(len(u) for u in units) <= max(WINDOW_WORDS, PASSAGE_WORDS):
-        return [text]
+        return (text,)
     windows: list[list[list[str]]] = []
     current: list[list[str]] = []
     size = 0
@@ -115,7 +125,7 @@ def passages(text: str) -> list[str]:
         current.append(unit)
         size += len(unit)
     windows.append(current)
-    return ["\n".join(" ".join(u) for u in window) for window in windows]
+    return tuple("\n".join(" ".join(u) for u in window) for window in windows)
 
 
 def embed_passages(

@@ -116,7 +116,8 @@ class Searcher:
         """Returns the nearest (blob, cosine) to ``query``'s vector.
 
         A memory's cosine is that of its best passage
-        (:mod:`ctx.hub.index.passages`), noted in :attr:`passage`.
+        (:mod:`ctx.hub.index.passages`), noted in :attr:`passage`. With no
+        vector to compare it with, the query is not embedded.
 
         Raises:
             EmbedderError: The query could not be embedded, or the vectors
@@ -124,6 +125,10 @@ class Searcher:
         """
         if self._vectors is None:
             raise self._vector_error or EmbedderError("The embedder is unavailable.")
+        if not any(map(len, [self._vectors, *self._pending_vectors])):
+            # Nothing embedded yet (a big import's backlog): loading the model
+            # to embed the query (0.5-1 s) would find nothing.
+            return []
         return self.search_vector(embed_queries(self.embedder, [query])[0], limit)
 
     def search_vector(self, vector: npt.NDArray[np.float32], limit: int) -> Hits:

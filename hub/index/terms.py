@@ -114,12 +114,16 @@ def words(text: str) -> str:
     The terms are lowercased, unique and joined by spaces, for the field's
     whitespace tokeniser.
     """
-    words: set[str] = set()
-    for word in set(_WORD_RE.findall(text)):
-        if len(word) > _MAX_WORD_CHARS:
-            continue
+    found = set(_WORD_RE.findall(text))
+    if max(map(len, found), default=0) > _MAX_WORD_CHARS:
+        found = {word for word in found if len(word) <= _MAX_WORD_CHARS}
+    words = set(map(str.lower, found))
+    # Only a word with a capital or a separator may have parts: picked out
+    # by C loops, since most words of a text have neither.
+    mixed = set(itertools.filterfalse(str.islower, found))
+    mixed.update(itertools.filterfalse(str.isalnum, found))
+    for word in mixed:
         lower = word.lower()
-        words.add(lower)
         if lower.isalnum() and word[1:] == lower[1:]:
             continue  # a plain word: no separators, no inner capitals
         for part in _PART_SPLIT_RE.split(word):

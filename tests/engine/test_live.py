@@ -67,3 +67,35 @@ def test_layout_predicates_agree_with_the_paths_the_engine_builds():
     assert context_of(memory_path("notes", mid)) == "notes"
     assert id_from_conflict_path(conflict_path(mid)) == mid
     assert id_from_conflict_path(memory_path("notes", mid)) is None
+
+
+def test_a_big_import_leaves_the_catalog_of_its_tree_saved(
+    disk_store, intent, monkeypatch
+):
+    from ctx.engine import Store, remember_many
+    from ctx.engine.adjacency import SAVE_AFTER
+
+    def imported(first):
+        drafts = [
+            Draft(text=f"note {first + i}", title="t" if i % 2 else None, pinned=i == 3)
+            for i in range(SAVE_AFTER)
+        ]
+        remember_many(disk_store, drafts, intent)
+        tip = disk_store.branch_tip("main")
+        # A new process reads it from the file: no tree is diffed, no blob read.
+        fresh = Store.open(disk_store.path, clock=disk_store.clock)
+        with monkeypatch.context() as patched:
+            patched.setattr("ctx.engine.catalog._catch_up", None)
+            recorded = live_catalog(fresh, tip)
+        fresh.close()
+        # And it is the catalog a catch-up from the trees makes.
+        (disk_store.path / "cache" / "catalog.msgpack").unlink()
+        rebuilt = Store.open(disk_store.path, clock=disk_store.clock)
+        assert live_catalog(rebuilt, tip) == recorded
+        rebuilt.close()
+        return recorded
+
+    assert len(imported(0).entries) == SAVE_AFTER  # into a new store
+    remember(disk_store, Draft(text="one more", context="ops"), intent)
+    live_catalog(disk_store, disk_store.branch_tip("main"))  # kept at that tree
+    assert len(imported(SAVE_AFTER).entries) == 2 * SAVE_AFTER + 1

@@ -42,6 +42,15 @@ def test_init_twice(tmp_path, clock):
     )
 
 
+def test_a_new_store_does_not_look_for_a_multi_pack_index(disk_store, intent):
+    # dulwich would look for one before every object read; ctx writes none.
+    remember(disk_store, Draft(text="read back"), intent)
+    assert disk_store.repo.object_store.get_midx() is None
+    again = Repo(str(disk_store.path / "git"))
+    assert again.get_config().get((b"core",), b"multiPackIndex") == b"false"
+    again.close()
+
+
 def test_disk_store_round_trip(disk_store, intent, clock):
     mid = remember(disk_store, Draft(text="persisted"), intent).ids[0]
     again = Store.open(disk_store.path, clock=clock)

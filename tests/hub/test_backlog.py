@@ -52,6 +52,19 @@ def test_a_large_import_is_answered_by_text_and_names_its_backlog(disk_store, an
     assert footer.endswith(f"; {MANY} memories not embedded yet")
 
 
+def test_with_nothing_embedded_the_query_is_not_embedded(
+    disk_store, answerer, monkeypatch
+):
+    ids = import_many(disk_store, MANY)
+    ask(answerer, "turbine")
+    asked = []
+    embedder = answerer.projection.embedder
+    monkeypatch.setattr(embedder, "embed", lambda texts: asked.append(texts))
+    result = ask(answerer, "turbine unit7")
+    assert result.hits[0].id == ids[7]
+    assert asked == []  # a model would load for nothing
+
+
 def engine_footer(result):
     from ctx.hub import recall_summary
 

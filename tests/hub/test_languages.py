@@ -37,6 +37,10 @@ def test_a_memory_s_language_is_detected(text, code):
 def test_english_is_told_without_loading_the_detector():
     assert plainly_english(ENGLISH.lower().split())
     assert not plainly_english(GERMAN.lower().split())
+    # A stray word of another language does not make a text worth asking about.
+    stray = "we moved the la traviata tickets to friday after the team meeting"
+    assert plainly_english(stray.split())
+    assert not plainly_english(["wir", "bauen", "das", "haus", "am", "fluss"])
 
 
 @pytest.fixture
@@ -75,3 +79,20 @@ def test_an_inflected_german_word_is_found_only_by_its_stem(bm25):
     ids, found = bm25
     assert found("Haus") == [ids["de"]]  # no English stemmer makes Häuser Haus
     assert found("Frühjahrs") == [ids["de"]]
+
+
+def test_texts_for_the_detector_are_told_last_in_a_big_catch_up(
+    disk_store, monkeypatch
+):
+    monkeypatch.setattr("ctx.hub.index.projection._BATCH", 2)  # five batches
+    who = engine.Intent(agent="tester", intent="observe")
+    texts = [GERMAN, ENGLISH, "one more note", FRENCH, "and the last one"]
+    ids = engine.remember_many(disk_store, [Draft(text=t) for t in texts], who).ids
+    projection = Projection.for_store(disk_store, HASHING)
+    [source] = open_sources(projection)
+    assert projection.last_catch_up.indexed == len(texts)
+    searcher = projection.searcher(source.view)
+    by_blob = source.view.by_blob
+    assert [by_blob[b] for b, _ in searcher.search_bm25("Haus", 5)] == [ids[0]]
+    found = [by_blob[b] for b, _ in searcher.search_bm25("déploiement", 5)]
+    assert found == [ids[3]]

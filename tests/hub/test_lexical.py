@@ -166,6 +166,24 @@ def test_adding_a_blob_again_replaces_it():
     assert blobs(index.search("gamma", limit=5)) == ["b1"]
 
 
+def test_adding_new_blobs_skips_the_delete_and_indexes_the_same():
+    docs = [make_doc("b1", "alpha beta"), make_doc("b2", "beta", title="Gamma")]
+    indexes = []
+    for new in (False, True):
+        index = LexicalIndex.in_memory()
+        with index.writer() as writer:
+            writer.add(docs, new=new)
+            writer.commit()
+        indexes.append(index)
+    for query in ("alpha", "beta", "gamma", "alph"):
+        # Sorted: which indexing thread takes a document decides tie order.
+        old, new = (sorted(i.search(query, limit=5)) for i in indexes)
+        assert old == new
+        old, new = (sorted(i.fuzzy_search(query, limit=5)) for i in indexes)
+        assert old == new
+    assert indexes[1].known_blobs() == {"b1", "b2"}
+
+
 def test_fuzzy_finds_typos_and_identifiers():
     index = make_index(
         make_doc("pg", "We moved the sessions table to Postgres."),
@@ -377,13 +395,13 @@ def test_naive_and_aware_dates_are_accepted():
 def test_over_fetching_widens_until_enough_allowed_hits(monkeypatch):
     index = ranked_index()
     pages = []
-    run = LexicalIndex._run
+    run = LexicalIndex.run
 
     def spy(self, searcher, query, limit, offset):
         pages.append((offset, limit))
         return run(self, searcher, query, limit, offset)
 
-    monkeypatch.setattr(LexicalIndex, "_run", spy)
+    monkeypatch.setattr(LexicalIndex, "run", spy)
     allowed = {"b001", "b002"} | {f"x{i}" for i in range(200)}
     assert blobs(index.search("alpha", limit=2, allowed=allowed)) == ["b002", "b001"]
     assert pages == [(0, 3), (3, 9), (12, 36), (48, 72)]
@@ -391,7 +409,7 @@ def test_over_fetching_widens_until_enough_allowed_hits(monkeypatch):
 
 @pytest.mark.parametrize("read_max", [1_000, 1], ids=["read", "intersected"])
 def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max):
-    monkeypatch.setattr("ctx.hub.index.lexical._TAGGED_READ_MAX", read_max)
+    monkeypatch.setattr("ctx.hub.index.coverage.TAGGED_READ_MAX", read_max)
     index = make_index(
         make_doc("b1", "Went to the support group.", tags=["speaker:caroline"]),
         make_doc("b2", "Painted a sunrise.", tags=["speaker:melanie"]),
@@ -413,7 +431,7 @@ def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max
 def test_git_blob_ids_come_from_fast_fields_without_reading_documents(
     monkeypatch, read_max
 ):
-    monkeypatch.setattr("ctx.hub.index.lexical._TAGGED_READ_MAX", read_max)
+    monkeypatch.setattr("ctx.hub.index.coverage.TAGGED_READ_MAX", read_max)
     ids = [f"{i:02x}" * 20 for i in (0, 1, 0xAB, 0xFF)]  # 40 hex digits each
     index = make_index(
         make_doc(ids[0], "pelicans nest on the pier", tags=["bird:pelican"]),
@@ -438,3 +456,20 @@ def test_git_blob_ids_come_from_fast_fields_without_reading_documents(
     assert index.tagged("the pelican", set(ids)) == {ids[0], ids[3]}
     assert index.known_blobs() == {*ids, "short-key"}
     assert set(read) == {"short-key"}
+
+
+@pytest.mark.parametrize("read_max", [2_000, 0], ids=["read", "intersected"])
+def test_coverage_is_the_share_of_the_query_words_held(monkeypatch, read_max):
+    monkeypatch.setattr("ctx.hub.index.coverage.COVERAGE_READ_MAX", read_max)
+    index = make_index(
+        make_doc("both", "the pelican flew over the harbour"),
+        make_doc("one", "a pelican on the roof", title="Birds"),
+        make_doc("typo", "the harbor was quiet"),
+        make_doc("none", "nothing here at all"),
+        make_doc("other", "pelican pelican pelican"),
+    )
+    shares = index.coverage("pelican harbour", {"both", "one", "typo", "none"})
+    assert shares["both"] == pytest.approx(1.0)
+    assert 0 < shares["one"] < 1
+    assert shares["none"] == 0.0
+    assert set(shares) == {"both", "one", "typo", "none"}  # only those asked about
