@@ -47,6 +47,7 @@ others still answer.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -179,11 +180,21 @@ def _happened(memory: Memory) -> datetime:
 def _anchors(memory: Memory) -> list[datetime]:
     text = f"{memory.title}\n{memory.body}" if memory.title else memory.body
     happened = _happened(memory)
+    return [happened, *_named_dates(text, happened)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _named_dates(text: str, happened: datetime) -> tuple[datetime, ...]:
+    """The dates a text names, kept for the next query that pulls it in.
+
+    Reading a long memory's dates is the costliest step of gravity (about
+    10-150 ms for a text of thousands of words), and the same memories
+    come back query after query in a running hub.
+    """
     try:
-        named = extract_dates(text, happened)
+        return extract_dates(text, happened)
     except (ValueError, OverflowError):  # a stored time near year 1 or 9999
-        named = ()
-    return [happened, *named]
+        return ()
 
 
 @dataclass
