@@ -195,7 +195,11 @@ class Detector:
         given = self.recalled.get(memory.id, 0)
         if given >= self.limits.reference_sessions:
             return "tier:reference", 0.7, f"given to agents in {given} sessions"
-        if stale(memory, self.now, self.limits) and not self.links.incoming(memory.id):
+        if (
+            not given
+            and stale(memory, self.now, self.limits)
+            and not self.links.incoming(memory.id)
+        ):
             days = (self.now - memory.created_at).days
             return (
                 "tier:off-context",
