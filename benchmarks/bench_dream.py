@@ -314,14 +314,17 @@ def recall_at_10(
     return out
 
 
-def score_tiers(
-    store: Store, corpus: Corpus, ids: list[str], key_of: dict
-) -> Counter[str]:
-    """Returns the tier proposals of a cycle scored against LoCoMo's evidence.
+TIER_CITED = 3
+"""A turn cited by this many questions is needed often (wants reference)."""
 
-    Each question was a hook session given its top 10 (simulated access). A
-    turn *is* needed often when at least ``reference_sessions`` questions
-    cite it as evidence; it *is* dead weight when it is old (``stale_days``
+
+def score_tiers(
+    proposed: dict[str, str], corpus: Corpus, ids: list[str], key_of: dict
+) -> Counter[str]:
+    """Returns tier proposals (memory -> tier) scored against LoCoMo's evidence.
+
+    A turn *is* needed often when at least :data:`TIER_CITED` questions cite
+    it as evidence; it *is* dead weight when it is old (``stale_days``
     before the cycle) and no question cites it. Keys: ``<tier> tp|fp|fn``.
     """
     limits = Thresholds()
@@ -330,20 +333,14 @@ def score_tiers(
         if q.category in CATEGORIES:
             cited.update(set(q.evidence))
     when = {mid: d.when for mid, d in zip(ids, corpus.drafts, strict=True)}
-    proposed: dict[str, str] = {}
-    for p in engine.list_proposals(store, "main"):
-        for change in p.tags:
-            if p.kind == "tier":
-                proposed[change.memory] = change.tag.removeprefix("tier:")
     out: Counter[str] = Counter()
     for mid in ids:
         key = key_of[mid]
         made = proposed.get(mid)
-        old = when[mid] is not None and (corpus.now - when[mid]).days >= (
-            limits.stale_days
-        )
+        written = when[mid]
+        old = written is not None and (corpus.now - written).days >= limits.stale_days
         truth = {
-            "reference": cited[key] >= limits.reference_sessions,
+            "reference": cited[key] >= TIER_CITED,
             "off-context": old and not cited[key],
         }
         for tier, wanted in truth.items():
@@ -416,7 +413,6 @@ def part_locomo(
     ku_before: list[float] = []
     ku_after: list[float] = []
     ku_pairs = 0
-    tiers: Counter[str] = Counter()
     examined = 0
     cycle_s = 0.0
     with tempfile.TemporaryDirectory() as tmp:
@@ -426,20 +422,18 @@ def part_locomo(
                 written = engine.remember_many(store, corpus.drafts, IMPORT)
                 key_of = dict(zip(written.ids, corpus.keys, strict=True))
                 projection = Projection(store, embedder)
-                before += recall_at_10(projection, corpus, key_of, given=True)
+                before += recall_at_10(projection, corpus, key_of)
                 t0 = time.perf_counter()
                 report = run_cycle(
                     store, projection, "main", budget=10**6, now=corpus.now
                 )
                 cycle_s += time.perf_counter() - t0
                 examined += report.examined
-                tiers += score_tiers(store, corpus, written.ids, key_of)
                 kinds += accept_and_merge(store, embedder, corpus.now)
                 after += recall_at_10(projection, corpus, key_of)
                 print(
                     corpus.name,
                     report.proposed,
-                    dict(tiers),
                     f"{sum(before) / len(before):.3f}",
                     f"{sum(after) / len(after):.3f}",
                     flush=True,
@@ -496,34 +490,88 @@ def part_locomo(
         f"| before Dream | {sum(ku_before) / ku_pairs:.3f} |",
         f"| after accepting Dream's proposals | {sum(ku_after) / ku_pairs:.3f} |",
         "",
-        "## 5. Tiers on LoCoMo with simulated access",
-        "",
-        "In the stores of part 2, each question (categories 1-4) was first a hook "
-        "session given its top 10 by recall (as the prompt hook records what it "
-        "gave), then the cycle ran. Labels from LoCoMo's evidence, not from "
-        "recall: a turn needed often is the evidence of at least "
-        f"{Thresholds().reference_sessions} questions (`tier:reference` wanted); "
-        f"a turn of dead weight is {Thresholds().stale_days} days old or more "
-        "at the cycle and the evidence of no question (`tier:off-context` "
-        "wanted); every other turn wants neither.",
-        "",
-        "| tier | positives | proposed | precision | recall |",
-        "|---|---:|---:|---:|---:|",
-        *_tier_rows(tiers),
-        "",
         f"({time.perf_counter() - began:.0f} s)",
         "",
     ]
 
 
-def _tier_rows(tiers: Counter[str]) -> list[str]:
+def _tier_rows(tiers: Counter[str], sessions: str) -> list[str]:
     rows = []
     for tier in ("reference", "off-context"):
         tp, fp, fn = (tiers[f"{tier} {k}"] for k in ("tp", "fp", "fn"))
         p = tp / (tp + fp) if tp + fp else float("nan")
         r = tp / (tp + fn) if tp + fn else float("nan")
-        rows.append(f"| {tier} | {tp + fn:,} | {tp + fp:,} | {p:.3f} | {r:.3f} |")
+        rows.append(
+            f"| {tier} | {sessions} | {tp + fn:,} | {tp + fp:,} | {p:.3f} | {r:.3f} |"
+        )
     return rows
+
+
+# -- 5. tiers -------------------------------------------------------------------
+
+TIER_GRID = (3, 5, 8, 12)
+
+
+def part_tiers(eval_dir: Path, embedder: Embedder, lines: list[str]) -> None:
+    """Scores the tier rule on every LoCoMo conversation with simulated access.
+
+    Each question (categories 1-4) is one hook session given its top 10 by
+    the default ranking, recorded as the prompt hook records it; the
+    detector's tier rule then reads the sessions as a cycle would. Labels
+    come from LoCoMo's evidence, not from recall (see :func:`score_tiers`).
+    """
+    from ctx.hub.dream.cycle import recall_counts
+
+    began = time.perf_counter()
+    corpora = load_locomo(eval_dir, load_reference(eval_dir))
+    limits = Thresholds()
+    found: dict[int, Counter[str]] = {n: Counter() for n in TIER_GRID}
+    sessions = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for corpus in corpora:
+            with disk_store(Path(tmp), corpus.name, corpus.now) as store:
+                written = engine.remember_many(store, corpus.drafts, IMPORT)
+                key_of = dict(zip(written.ids, corpus.keys, strict=True))
+                projection = Projection(store, embedder)
+                sessions += len(recall_at_10(projection, corpus, key_of, given=True))
+                assert store.path is not None
+                given = recall_counts(store.path)
+                [source] = open_sources(projection)
+                searcher = projection.searcher(source.view)
+                graph = engine.link_graph(store, source.commit)
+                for n in TIER_GRID:
+                    rule = Thresholds(**{**limits.__dict__, "reference_sessions": n})
+                    detector = Detector(
+                        searcher, graph, "main", corpus.now, rule, given
+                    )
+                    proposed = {}
+                    for mid in written.ids:
+                        memory = searcher.read(mid)
+                        tier = detector.tier(memory) if memory else None
+                        if tier is not None:
+                            proposed[mid] = tier[0].removeprefix("tier:")
+                    found[n] += score_tiers(proposed, corpus, written.ids, key_of)
+                print(corpus.name, dict(found[limits.reference_sessions]), flush=True)
+    lines += [
+        "## 5. Tiers on LoCoMo with simulated access",
+        "",
+        f"All {len(corpora)} conversations. Each of the {sessions:,} questions "
+        "(categories 1-4) was a hook session given its top 10 by recall, "
+        "recorded as the prompt hook records what it gives; the detector's tier "
+        "rule then read those sessions. Labels from LoCoMo's evidence, not from "
+        "recall: a turn needed often is the evidence of at least "
+        f"{TIER_CITED} questions (`tier:reference` wanted); dead weight is a "
+        f"turn {limits.stale_days} days old or more at the cycle (the day after "
+        "the last session) that no question cites (`tier:off-context` wanted); "
+        "every other turn wants neither.",
+        "",
+        "| tier | sessions for reference | positives | proposed | precision | recall |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for n in TIER_GRID:
+        mark = " (default)" if n == limits.reference_sessions else ""
+        lines += _tier_rows(found[n], f"{n}{mark}")
+    lines += ["", f"({time.perf_counter() - began:.0f} s)", ""]
 
 
 # -- 4. cost -----------------------------------------------------------------
@@ -643,7 +691,7 @@ def main() -> None:
         "--eval-dir", type=Path, default=ROOT.parent / "shared" / "eval"
     )
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--skip", action="append", default=[], help="1, 2 or 4")
+    parser.add_argument("--skip", action="append", default=[], help="1, 2, 4 or 5")
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
@@ -666,6 +714,8 @@ def main() -> None:
         part_locomo(
             args.eval_dir, embedder, lines, 2 if args.quick else args.conversations
         )
+    if "5" not in args.skip:
+        part_tiers(args.eval_dir, embedder, lines)
     if "4" not in args.skip:
         part_cost(args.eval_dir, lines, (10_000,) if args.quick else (10_000, 100_000))
     lines.append(f"Load average at the end: {os.getloadavg()[0]:.2f}.")
