@@ -219,7 +219,7 @@ class Thresholds:
     near_miss: float = 0.1
     newer_gap: timedelta = timedelta(hours=12)
     stale_days: int = 180
-    reference_sessions: int = 3
+    reference_sessions: int = 5
 
 
 @dataclass(frozen=True)

@@ -227,13 +227,13 @@ def test_memories_given_in_many_hook_sessions_are_proposed_for_reference(ws):
     from ctx.hub.hooks.session import editing
 
     often = remember(ws, "Use uv for Python environments", days_ago=2)
-    for session in ("s1", "s2", "s3"):
+    for session in ("s1", "s2", "s3", "s4", "s5"):
         with editing(ws.path, session) as state:
             state.note_shown([often])
     dream.run(ws, budget=50)
     [tier] = proposals(ws, "tier")
     assert [(t.memory, t.tag) for t in tier.tags] == [(often, "tier:reference")]
-    assert tier.reason == "tier:reference: given to agents in 3 sessions"
+    assert tier.reason == "tier:reference: given to agents in 5 sessions"
 
 
 def test_an_old_memory_given_to_an_agent_stays_in_context(ws):
