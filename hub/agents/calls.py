@@ -24,8 +24,7 @@ from ctx.hub.agents import handlers as h
 from ctx.hub.agents import requests as rq
 from ctx.hub.agents.access import Caller
 from ctx.hub.code.results import FindResult, SymbolList
-from ctx.hub.dream.calls import DreamStatus, ProposalView
-from ctx.hub.dream.cycle import CycleReport
+from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
 from ctx.hub.keys import ApiKey, CreatedKey, RevokedKey
 from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult

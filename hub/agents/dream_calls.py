@@ -27,8 +27,7 @@ from ctx.engine import (
 from ctx.hub import dream
 from ctx.hub.agents.access import Caller
 from ctx.hub.agents.requests import Id
-from ctx.hub.dream.calls import DreamStatus, ProposalView
-from ctx.hub.dream.cycle import CycleReport
+from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
 from ctx.hub.workspace import Workspace
 
 __all__ = [
