@@ -18,22 +18,32 @@ fixed seed, so the set is the same on every run:
 - contradiction (positive): a turn and the same turn negated at its first
   auxiliary verb ("is" -> "is not", "like" -> "don't like"), the same day.
 - link (positive): two different turns that are evidence of the same
-  multi-hop question (category 1): LoCoMo's authors marked both as needed
-  to answer it.
-- negatives for every pair kind: a turn and its nearest other turn of the
-  same conversation by MiniLM (hard negatives: similar, but different
-  turns, so neither duplicate, update nor contradiction), and two random
-  turns of different sessions that no question cites together (not linked).
-  A pair whose texts are equal once normalised is dropped (LoCoMo repeats
+  question (categories 1-4): LoCoMo's authors marked both as needed to
+  answer it.
+- negatives for every pair kind: a turn and its nearest other turn of
+  another conversation by MiniLM (hard negatives: about the same kind of
+  thing, but other people's lives, so no shared entity and no relation a
+  reviewer would keep), and two random turns of different sessions of one
+  conversation that no question cites together.
+- a turn and its nearest other turn of the same conversation that no
+  question cites together: a negative for duplicate, update and
+  contradiction (different turns), but *not* a known negative for links
+  (``link_known`` false). Read by hand, most of these pairs that share a
+  rare word are the two halves of one exchange about one thing (a trip to
+  Italy, a dog called Luna, a tattoo): "not linked" would be a wrong label
+  for them, so a link the rule makes there is counted apart, neither right
+  nor wrong. (Until 2026-11-26 these pairs were link negatives, and pairs
+  that a question of category 2-4 cites together could be negatives too.)
+- A pair whose texts are equal once normalised is dropped (LoCoMo repeats
   "Thanks!" and the like: those are true duplicates, not negatives).
 - recurrence: a turn with a recurring phrase appended ("every Tuesday",
   "each month", "on weekends", ...; positive, with the period it names)
   or a one-off time phrase ("last Tuesday", "on 3 May", "next month", ...;
   negative).
 
-Pair labels say what the pair is *made as*; a hard negative may in truth
-be related (two turns about one trip), which counts against the link
-rule's precision here.
+Pair labels say what the pair is *made as*. Each case names the
+conversations its turns come from (``store``): a store of those turns is
+where a name's rarity is counted.
 """
 
 from __future__ import annotations
@@ -108,6 +118,8 @@ class PairCase:
     b: str
     b_when: datetime
     how: str
+    store: tuple[str, ...] = ()
+    link_known: bool = True
 
 
 @dataclass(frozen=True)
@@ -120,7 +132,7 @@ class SingleCase:
 
 
 def load_turns(eval_dir: Path) -> tuple[list[Turn], list[tuple[str, list[str]]]]:
-    """Returns every turn, and each multi-hop question's evidence ids."""
+    """Returns every turn, and the evidence ids of each question citing two or more."""
     data = json.loads((eval_dir / "locomo" / "locomo10.json").read_text())
     turns: list[Turn] = []
     multi: list[tuple[str, list[str]]] = []
@@ -143,7 +155,7 @@ def load_turns(eval_dir: Path) -> tuple[list[Turn], list[tuple[str, list[str]]]]
                 )
         for qa in sample["qa"]:
             ids = [e for e in qa.get("evidence", []) if re.fullmatch(r"D\d+:\d+", e)]
-            if qa["category"] == 1 and len(set(ids)) >= 2:
+            if qa["category"] in (1, 2, 3, 4) and len(set(ids)) >= 2:
                 multi.append((sample["sample_id"], sorted(set(ids))))
     return turns, multi
 
@@ -194,7 +206,9 @@ def _negated(text: str) -> str | None:
 
 
 def build_cases(
-    eval_dir: Path, neighbour: dict[str, str] | None = None
+    eval_dir: Path,
+    neighbour: dict[str, str] | None = None,
+    foreign: dict[str, str] | None = None,
 ) -> tuple[list[PairCase], list[SingleCase]]:
     """Returns the pair cases and the single-memory (recurrence) cases.
 
@@ -203,6 +217,8 @@ def build_cases(
         neighbour: For hard negatives, each turn's nearest other turn of its
             conversation (``conversation/dia_id`` both); made by the caller,
             who has the embedder. Without it, hard negatives are left out.
+        foreign: Each turn's nearest turn of another conversation (the same
+            form), for the hard link negatives.
     """
     rng = random.Random(SEED)
     turns, multi = load_turns(eval_dir)
@@ -218,50 +234,63 @@ def build_cases(
     pairs: list[PairCase] = []
     made: Counter[str] = Counter()
 
-    def add(case: PairCase) -> None:
+    def add(case: PairCase, counted: str | None = None) -> None:
         if _normal(case.a) == _normal(case.b) and case.label != "duplicate":
             return
         pairs.append(case)
-        made[case.label or "none"] += 1
+        made[counted or case.label or "none"] += 1
 
     for t in pool:
+        own = (t.conversation,)
         if made["duplicate"] < PER_KIND:
             copy = _retype(t.text, rng)
             later = t.when + timedelta(days=rng.randint(0, 3))
-            add(PairCase("duplicate", t.text, t.when, copy, later, "re-typed"))
+            add(PairCase("duplicate", t.text, t.when, copy, later, "re-typed", own))
             continue
         new = _changed(t.text, names_of[t.conversation], rng)
         if made["update"] < PER_KIND and new is not None:
             later = t.when + timedelta(days=rng.randint(7, 60))
-            add(PairCase("update", t.text, t.when, new, later, "value changed"))
+            add(PairCase("update", t.text, t.when, new, later, "value changed", own))
             continue
         if made["contradiction"] < PER_KIND and (neg := _negated(t.text)) is not None:
-            add(PairCase("contradiction", t.text, t.when, neg, t.when, "negated"))
+            add(PairCase("contradiction", t.text, t.when, neg, t.when, "negated", own))
     cited: set[tuple[str, str]] = set()
     for conv, ids in multi:
         for i, x in enumerate(ids):
             for y in ids[i + 1 :]:
                 cited.add((f"{conv}/{x}", f"{conv}/{y}"))
-    links = sorted(cited)
+                cited.add((f"{conv}/{y}", f"{conv}/{x}"))
+    links = sorted((x, y) for x, y in cited if x < y)
     rng.shuffle(links)
     for x, y in links:
         if made["link"] >= PER_KIND:
             break
         a, b = by_key.get(x), by_key.get(y)
         if a is not None and b is not None:
-            add(PairCase("link", a.text, a.when, b.text, b.when, "co-evidence"))
-    if neighbour:
-        keys = sorted(neighbour)
+            own = (a.conversation,)
+            add(PairCase("link", a.text, a.when, b.text, b.when, "co-evidence", own))
+    for found, how in ((neighbour, "nearest turn"), (foreign, "nearest foreign")):
+        keys = sorted(found or {})
         rng.shuffle(keys)
-        for key in keys[: PER_KIND * 2]:
-            a, b = by_key[key], by_key[neighbour[key]]
-            add(PairCase(None, a.text, a.when, b.text, b.when, "nearest turn"))
-    while made["none"] < PER_KIND * 3:
+        wanted = PER_KIND * 2 if how == "nearest turn" else PER_KIND
+        for key in keys:
+            if made[how] >= wanted:
+                break
+            if (key, (found or {})[key]) in cited:
+                continue
+            a, b = by_key[key], by_key[(found or {})[key]]
+            store = tuple(sorted({a.conversation, b.conversation}))
+            near = how == "nearest turn"
+            case = PairCase(None, a.text, a.when, b.text, b.when, how, store, not near)
+            add(case, how)
+    while made["random turns"] < PER_KIND:
         a, b = rng.sample(pool, 2)
         pair = (f"{a.conversation}/{a.dia_id}", f"{b.conversation}/{b.dia_id}")
-        if a.session == b.session or pair in cited or pair[::-1] in cited:
+        if a.session == b.session or pair in cited:
             continue
-        add(PairCase(None, a.text, a.when, b.text, b.when, "random turns"))
+        store = tuple(sorted({a.conversation, b.conversation}))
+        case = PairCase(None, a.text, a.when, b.text, b.when, "random turns", store)
+        add(case, "random turns")
     singles: list[SingleCase] = []
     for n, t in enumerate(pool[: PER_KIND * 2]):
         said = t.text.rstrip(".!? ")

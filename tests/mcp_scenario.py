@@ -44,6 +44,12 @@ TOOLS = {
     "status",
     "find",
     "symbols",
+    "dream_run",
+    "dream_status",
+    "dream_review",
+    "dream_accept",
+    "dream_reject",
+    "dream_merge",
 }
 
 
@@ -175,5 +181,32 @@ async def call_every_tool(client: Client) -> dict[str, Any]:
     assert found["hits"][0]["chunk"]["name"] == "fetch_with_retries"
     listed = await s.call("symbols", kind="class")
     assert [x["name"] for x in listed["symbols"]] == ["Cache"]
+    await dream_scenario(s)
     assert set(s.results) == TOOLS
     return s.results
+
+
+async def dream_scenario(s: Session) -> None:
+    """One Dream cycle, reviewed: one proposal accepted and merged, the rest rejected."""
+    standup = (await s.call("remember", text="Standup is every Monday at nine"))["id"]
+    await s.call("remember", text="The backup job runs every night")
+    ran = await s.call("dream_run", budget=50)
+    assert ran["dream_branch"] == "dream/main"
+    assert ran["proposed"]["recurrence"] >= 2, ran
+    status = await s.call("dream_status")
+    assert status["proposals"]["proposed"] == sum(ran["proposed"].values())
+    waiting = (await s.call("dream_review"))["result"]
+    [weekly] = [
+        v["proposal"]["id"]
+        for v in waiting
+        if v["proposal"]["kind"] == "recurrence"
+        and [m["id"] for m in v["memories"]] == [standup]
+    ]
+    others = [v["proposal"]["id"] for v in waiting if v["proposal"]["id"] != weekly]
+    assert (await s.call("dream_accept", ids=[weekly]))["ids"] == [weekly]
+    rejected = await s.call("dream_reject", ids=others, reason="not wanted here")
+    assert rejected["ids"] == others
+    merged = await s.call("dream_merge")
+    assert merged["merged"] == [weekly], merged
+    assert "recurs:weekly" in (await s.call("get", id=standup))["memory"]["tags"]
+    assert (await s.call("dream_review", status="merged"))["result"]

@@ -19,10 +19,12 @@ import msgspec
 
 from ctx import engine
 from ctx.engine import InvalidInputError
+from ctx.hub.agents import dream_calls as dc
 from ctx.hub.agents import handlers as h
 from ctx.hub.agents import requests as rq
 from ctx.hub.agents.access import Caller
 from ctx.hub.code.results import FindResult, SymbolList
+from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
 from ctx.hub.keys import ApiKey, CreatedKey, RevokedKey
 from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult
@@ -291,6 +293,71 @@ CALLS: dict[str, Call] = {
     )
 }
 """The MCP tools, by name (the HTTP API serves these and ``graph``)."""
+
+CALLS.update(
+    (c.name, c)
+    for c in (
+        Call(
+            "dream_run",
+            dc.DreamRunRequest,
+            CycleReport,
+            dc.dream_run,
+            "Run one Dream cycle: examine memories of a branch (a budget of "
+            "them, those due first) and propose fixes (duplicates, updates, "
+            "links, contradictions, recurrences, tiers) on dream/<branch>; "
+            "nothing reaches the branch until reviewed and merged. Returns "
+            "what it examined and proposed.",
+            writes=True,
+        ),
+        Call(
+            "dream_status",
+            dc.DreamStatusRequest,
+            DreamStatus,
+            dc.dream_status,
+            "Report where Dream stands on a branch: memories waiting to be "
+            "examined, back-off, the last cycle, and its proposals by status.",
+        ),
+        Call(
+            "dream_review",
+            dc.DreamReviewRequest,
+            list[ProposalView],
+            dc.dream_review,
+            "List Dream's proposals (waiting ones by default) with the evidence "
+            "(reason, confidence, the memories and whether they changed since) "
+            "and the links and tags each would add. Accept or reject them next.",
+        ),
+        Call(
+            "dream_accept",
+            dc.DreamAcceptRequest,
+            engine.ReviewResult,
+            dc.dream_accept,
+            "Accept Dream's proposals by id (or all waiting ones) after reading "
+            "them with dream_review; dream_merge then applies them.",
+            writes=True,
+        ),
+        Call(
+            "dream_reject",
+            dc.DreamRejectRequest,
+            engine.ReviewResult,
+            dc.dream_reject,
+            "Reject Dream's proposals by id, with a reason: a rejected proposal "
+            "is never made again.",
+            writes=True,
+        ),
+        Call(
+            "dream_merge",
+            dc.DreamMergeRequest,
+            engine.DreamMergeResult,
+            dc.dream_merge,
+            "Merge the accepted Dream proposals into the branch they were made "
+            "for, in one merge commit (undo takes it back). A proposal whose "
+            "memories changed since is checked again and left out if it no "
+            "longer holds.",
+            writes=True,
+        ),
+    )
+)
+"""Dream's calls, tools and routes like the others (:mod:`.dream_calls`)."""
 
 GRAPH = Call(
     "graph",

@@ -83,6 +83,12 @@ ROUTES: tuple[tuple[str, str, Call], ...] = (
     ("GET", "/api/keys", KEYS["keys"]),
     ("POST", "/api/keys", KEYS["key_create"]),
     ("DELETE", "/api/keys/{id}", KEYS["key_revoke"]),
+    ("POST", "/api/dream/run", CALLS["dream_run"]),
+    ("GET", "/api/dream/status", CALLS["dream_status"]),
+    ("GET", "/api/dream/proposals", CALLS["dream_review"]),
+    ("POST", "/api/dream/accept", CALLS["dream_accept"]),
+    ("POST", "/api/dream/reject", CALLS["dream_reject"]),
+    ("POST", "/api/dream/merge", CALLS["dream_merge"]),
 )
 """Each API route: method, path, and the call it makes."""
 

@@ -181,12 +181,13 @@ class Detector:
         if tag is not None:
             label = parsed.cycles[0].label if parsed.cycles else tag.split(":")[1]
             out.append(self._tag(memory, blob, "recurrence", tag, 0.8, f"{label!r}"))
-        tier = self._tier(memory)
+        tier = self.tier(memory)
         if tier is not None:
             out.append(self._tag(memory, blob, "tier", *tier))
         return out
 
-    def _tier(self, memory: Memory) -> tuple[str, float, str] | None:
+    def tier(self, memory: Memory) -> tuple[str, float, str] | None:
+        """Returns the tier a memory should move to (tag, confidence, why), or None."""
         entry = self.searcher.view.catalog.entries[memory.id]
         if entry.path.startswith("pinned/") or any(
             t.startswith(_TIER) for t in memory.tags
@@ -195,7 +196,11 @@ class Detector:
         given = self.recalled.get(memory.id, 0)
         if given >= self.limits.reference_sessions:
             return "tier:reference", 0.7, f"given to agents in {given} sessions"
-        if stale(memory, self.now, self.limits) and not self.links.incoming(memory.id):
+        if (
+            not given
+            and stale(memory, self.now, self.limits)
+            and not self.links.incoming(memory.id)
+        ):
             days = (self.now - memory.created_at).days
             return (
                 "tier:off-context",

@@ -24,11 +24,16 @@ this order, the first that matches:
    relation, and a link would only crowd recall's expansion.
 5. a **link**: DEPENDS_ON when one says it needs the other ("depends on",
    "requires", "uses", ... followed by a name the other holds); RELATES_TO
-   for strong neighbours (cosine at least :attr:`Thresholds.link_cosine`)
-   or memories that name the same *rare* entity (a capitalised name, an
-   identifier, a tag's value, held by few memories of the store: ``rare``)
-   with a cosine of :attr:`Thresholds.entity_cosine`: two people who talk
-   name each other all the time.
+   for neighbours (cosine at least :attr:`Thresholds.entity_cosine`) that
+   name the same *rare* entity (a capitalised name, an identifier, a tag's
+   value, held by few memories of the store: ``rare``), or for strong
+   neighbours (:attr:`Thresholds.link_cosine`) that carry the same tag
+   (``speaker:``, ``project:``: the same subject; tier and ``recurs:`` tags
+   aside) and were written at least :attr:`Thresholds.newer_gap` apart.
+   Being near neighbours is not enough by itself: on LoCoMo the nearest
+   turn of another conversation is about the same kind of thing in other
+   people's lives, and the nearest turn of the same sitting is most often
+   the other half of one exchange, which a link adds nothing to.
 
 One memory alone may be a **recurrence** (the temporal parser finds a
 cycle: every Monday, on the 1st of every month; or it says weekly, daily,
@@ -174,6 +179,7 @@ _CALENDAR = frozenset(
         "tomorrow",
     ]
 )
+_STATE_TAGS = frozenset(("tier", "recurs"))
 _FILLERS = frozenset(
     ("really", "so", "just", "actually", "very", "totally", "definitely", "quite")
 )
@@ -206,14 +212,14 @@ class Thresholds:
     duplicate_words: float = 0.7
     subject_cosine: float = 0.75
     subject_words: float = 0.4
-    link_cosine: float = 0.5
     entity_cosine: float = 0.45
+    link_cosine: float = 0.5
     update_cosine: float = 0.6
     update_words: float = 0.6
     near_miss: float = 0.1
     newer_gap: timedelta = timedelta(hours=12)
     stale_days: int = 180
-    reference_sessions: int = 3
+    reference_sessions: int = 5
 
 
 @dataclass(frozen=True)
@@ -405,18 +411,26 @@ def judge_pair(
     shared = sorted(
         name for name in entities(a) & entities(b) if rare is None or rare(name)
     )
-    if cos >= limits.link_cosine or (shared and cos >= limits.entity_cosine):
+    tagged = sorted(_subject_tags(a) & _subject_tags(b))
+    why = ""
+    if shared and cos >= limits.entity_cosine:
+        why = f"names {', '.join(shared[:3])} (cosine {cos:.2f})"
+    elif tagged and cos >= limits.link_cosine and newer_by_gap:
+        why = (
+            f"both tagged {', '.join(tagged[:3])}, strong neighbours "
+            f"(cosine {cos:.2f}), written {_gap(a, b).days} days apart"
+        )
+    if why:
         first, second = sorted((a.id, b.id))
-        why = f"names {', '.join(shared[:3])}" if shared else "strong neighbours"
         return Judgement(
-            "link",
-            "RELATES_TO",
-            first,
-            second,
-            round(max(cos, 0.5), 3),
-            f"{why} (cosine {cos:.2f})",
+            "link", "RELATES_TO", first, second, round(max(cos, 0.5), 3), why
         )
     return None
+
+
+def _subject_tags(memory: Memory) -> frozenset[str]:
+    """Returns the tags that name what a memory is about (not its tier, cycle)."""
+    return frozenset(t for t in memory.tags if t.split(":", 1)[0] not in _STATE_TAGS)
 
 
 def recurrence(memory: Memory, cycles: list[tuple[str, str]]) -> str | None:

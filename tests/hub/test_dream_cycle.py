@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime, timedelta
 
+import msgspec
 import pytest
 
 from ctx import engine
@@ -227,13 +228,25 @@ def test_memories_given_in_many_hook_sessions_are_proposed_for_reference(ws):
     from ctx.hub.hooks.session import editing
 
     often = remember(ws, "Use uv for Python environments", days_ago=2)
-    for session in ("s1", "s2", "s3"):
+    for session in ("s1", "s2", "s3", "s4", "s5"):
         with editing(ws.path, session) as state:
             state.note_shown([often])
     dream.run(ws, budget=50)
     [tier] = proposals(ws, "tier")
     assert [(t.memory, t.tag) for t in tier.tags] == [(often, "tier:reference")]
-    assert tier.reason == "tier:reference: given to agents in 3 sessions"
+    assert tier.reason == "tier:reference: given to agents in 5 sessions"
+
+
+def test_an_old_memory_given_to_an_agent_stays_in_context(ws):
+    from ctx.hub.hooks.session import editing
+
+    used = remember(ws, "The billing cron runs at midnight UTC", days_ago=400)
+    unused = remember(ws, "A hackathon theme we tried once", days_ago=400)
+    with editing(ws.path, "s1") as state:
+        state.note_shown([used])
+    dream.run(ws, budget=50)
+    [tier] = proposals(ws, "tier")
+    assert [(t.memory, t.tag) for t in tier.tags] == [(unused, "tier:off-context")]
 
 
 def test_recall_follows_a_merged_dream_link_one_hop(ws):
@@ -292,6 +305,39 @@ def test_a_shared_name_links_only_when_it_is_rare():
     assert (linked.kind, linked.link) == ("link", "RELATES_TO")
     assert "jolene" in linked.reason
     assert dream.judge_pair(a, b, 0.46, limits, rare=lambda name: False) is None
+
+
+def test_near_neighbours_alone_are_not_linked():
+    # Two halves of one exchange: near in recall, but no entity in common.
+    a = _fact(1, "Andrew: Wow, that tattoo looks great!", 3)
+    b = _fact(2, "Andrew: Aww, that's cute! What made you get it?", 2)
+    limits = dream.Thresholds()
+    assert dream.judge_pair(a, b, 0.8, limits, rare=lambda name: True) is None
+    # A shared rare name is evidence, but only between neighbours.
+    c = _fact(3, "We met Jolene at the pottery fair", 3)
+    d = _fact(4, "Jolene sold her boat", 2)
+    assert dream.judge_pair(c, d, 0.1, limits, rare=lambda name: True) is None
+
+
+def test_strong_neighbours_with_one_subject_tag_written_apart_are_linked():
+    def tagged(n, text, days_ago, *tags):
+        return msgspec.structs.replace(_fact(n, text, days_ago), tags=tags)
+
+    a = tagged(1, "Melanie: we went camping with the kids", 40, "speaker:melanie")
+    b = tagged(2, "Melanie: the kids loved the campfire", 3, "speaker:melanie")
+    limits = dream.Thresholds()
+    linked = dream.judge_pair(a, b, 0.6, limits, rare=lambda name: False)
+    assert linked is not None
+    assert (linked.kind, linked.link) == ("link", "RELATES_TO")
+    assert "speaker:melanie" in linked.reason
+    # Not when one sitting wrote both, nor when only a tier is shared.
+    same_sitting = tagged(
+        3, "Melanie: the kids loved the campfire", 40, "speaker:melanie"
+    )
+    assert dream.judge_pair(a, same_sitting, 0.6, limits, rare=lambda n: False) is None
+    c = tagged(4, "we went camping with the kids", 40, "tier:reference")
+    d = tagged(5, "the kids loved the campfire", 3, "tier:reference")
+    assert dream.judge_pair(c, d, 0.6, limits, rare=lambda name: False) is None
 
 
 def test_rarity_is_counted_in_the_store_and_a_memory_gives_one_link(ws):

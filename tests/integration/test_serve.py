@@ -364,3 +364,67 @@ def test_the_api_finds_code_and_lists_symbols(store: Path, served: Served) -> No
     status, listed = served.request("GET", "/api/code/symbols", query={"kind": "class"})
     assert status == 200
     assert [s["name"] for s in listed["symbols"]] == ["Cache"]
+
+
+def tip(store: Path, branch: str) -> str:
+    out = subprocess.run(
+        ["git", "--git-dir", str(store / "git"), "rev-parse", branch],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.strip()
+
+
+def test_dream_is_reviewed_and_merged_over_http(served: Served, store: Path) -> None:
+    standup = served.request(
+        "POST", "/api/memories", {"text": "Standup is every Monday at nine"}
+    )[1]["id"]
+    served.request("POST", "/api/memories", {"text": "Backups run every night"})
+    main = tip(store, "main")
+    status, ran = served.request("POST", "/api/dream/run", {"budget": 10})
+    assert status == 200, ran
+    assert (ran["examined"], ran["proposed"]) == (2, {"recurrence": 2})
+    assert tip(store, "main") == main  # Dream writes only dream/main
+    status, where = served.request("GET", "/api/dream/status")
+    assert status == 200
+    assert where["proposals"] == {"proposed": 2}
+    waiting = served.request("GET", "/api/dream/proposals")[1]
+    by_memory = {v["memories"][0]["id"]: v["proposal"]["id"] for v in waiting}
+    weekly = by_memory.pop(standup)
+    [nightly] = by_memory.values()
+    assert waiting[0]["changes"][0].startswith("~ ")
+
+    # Bad requests: a clear error, nothing written.
+    for path, body, code, says in (
+        ("/api/dream/accept", {}, 400, "Name the proposals"),
+        ("/api/dream/accept", {"ids": [weekly], "all": True}, 400, "not both"),
+        ("/api/dream/reject", {"ids": []}, 400, "ids"),
+        ("/api/dream/run", {"budget": 0}, 400, ">= 1"),
+        ("/api/dream/merge", {"branch": "dream/main"}, 400, "Dream's own"),
+        ("/api/dream/merge", {"branch": "nope"}, 404, "nope"),
+    ):
+        before = tip(store, "dream/main")
+        got, answer = served.request("POST", path, body)
+        said = f"{answer['error']['message']} {answer['error']['hint']}"
+        assert (got, says in said) == (code, True), answer
+        assert tip(store, "dream/main") == before
+
+    accepted = served.request("POST", "/api/dream/accept", {"ids": [weekly[:8]]})[1]
+    assert accepted["ids"] == [weekly]
+    rejected = served.request(
+        "POST", "/api/dream/reject", {"ids": [nightly], "reason": "keep it loose"}
+    )[1]
+    assert (rejected["status"], rejected["ids"]) == ("rejected", [nightly])
+    status, merged = served.request("POST", "/api/dream/merge", {})
+    assert status == 200, merged
+    assert merged["merged"] == [weekly]
+    tags = served.request("GET", f"/api/memories/{standup}")[1]["memory"]["tags"]
+    assert "recurs:weekly" in tags
+    done = served.request("GET", "/api/dream/proposals", query={"status": "all"})[1]
+    assert {(v["proposal"]["id"], v["proposal"]["status"]) for v in done} == {
+        (weekly, "merged"),
+        (nightly, "rejected"),
+    }
+    paths = served.request("GET", "/api/openapi.json")[1]["paths"]
+    assert {"/api/dream/run", "/api/dream/proposals", "/api/dream/merge"} <= set(paths)
