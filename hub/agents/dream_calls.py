@@ -202,4 +202,9 @@ def dream_merge(
         store = ws.store(write=True)
         name = caller.write_branch(store, req.branch)
         _read(caller, store, name)
-        return dream.merge(ws, branch=name)
+        return dream.merge(
+            ws,
+            branch=name,
+            agent=ws.agent or caller.agent,
+            session=caller.session,
+        )

@@ -243,14 +243,20 @@ def reject(
 
 
 def merge(
-    ws: Workspace, *, branch: str | None = None, intent: str = "merge"
+    ws: Workspace,
+    *,
+    branch: str | None = None,
+    intent: str = "merge",
+    agent: str | None = None,
+    session: str | None = None,
 ) -> DreamMergeResult:
     """Merges the accepted proposals into the branch they were made for.
 
     Proposals whose memories changed since are re-checked by the rules
     first (:func:`ctx.hub.dream.detect.recheck`); those that no longer hold
     are marked stale, not merged. The merge commits carry ``intent`` (the
-    lens gives ``review``), with the workspace's agent.
+    lens gives ``review``), signed by ``agent`` in ``session`` (by default
+    the workspace's agent, as :meth:`Workspace.intent` picks it).
     """
     from ctx.hub.dream.detect import recheck
     from ctx.hub.embedders import make_embedder
@@ -264,7 +270,11 @@ def merge(
         return recheck(proposal, memories, embedder, now)
 
     return merge_accepted(
-        ws.store(write=True), name, ws.intent(intent), check, merge_intent=intent
+        ws.store(write=True),
+        name,
+        ws.intent(intent, agent=agent, session=session),
+        check,
+        merge_intent=intent,
     )
 
 

@@ -80,3 +80,9 @@ def test_a_review_is_signed_by_the_caller(ws):
     )
     merged = call(ws, caller, "dream_merge")
     assert len(merged.merged) == 1
+    [merge] = engine.log(ws.store(), rev="main", limit=1)
+    assert (merge.commit.intent.agent, merge.commit.intent.session) == (
+        "claude-code",
+        "mcp-1",
+    )
+    assert merge.commit.intent.intent == "merge"
