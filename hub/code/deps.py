@@ -24,7 +24,8 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Iterable
 
-from ctx.hub.code.index import CodeIndex, Manifest
+from ctx.hub.code.index import CodeIndex
+from ctx.hub.code.manifest import Manifest
 from ctx.hub.code.results import Dependencies
 
 __all__ = ["dependencies", "resolve"]

@@ -27,8 +27,9 @@ import numpy as np
 import pathspec
 
 from ctx.engine import InvalidInputError, NotFoundError
-from ctx.hub.code.index import CodeIndex, Manifest
+from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.languages import GRAMMARS, TEXT_LANGUAGES
+from ctx.hub.code.manifest import Manifest
 from ctx.hub.code.results import (
     Chunk,
     CodeHit,
@@ -170,6 +171,7 @@ def find(
         files=files,
         matched=len(ranked),
         warnings=tuple(warnings),
+        unembedded=_rows(index).missing if manifest.vectors else 0,
     )
 
 
@@ -197,13 +199,15 @@ def _chunk_of(manifest: Manifest, chunk_id: str) -> Chunk:
 
 
 class _Rows:
-    """Every chunk's id and vector row, in one order (per manifest generation)."""
+    """Every chunk's id and vector row, in one order (per manifest and vectors)."""
 
     def __init__(self, index: CodeIndex) -> None:
         manifest = index.manifest
         vectors = index.vectors()
         self.ids: list[str] = []
         self.paths: list[str] = []
+        self.missing = 0
+        """Chunks without a vector."""
         rows: list[int] = []
         table = {} if vectors is None else vectors.rows
         for path, entry in manifest.files.items():
@@ -213,6 +217,8 @@ class _Rows:
                     self.ids.append(f"{path}\0{position}")
                     self.paths.append(path)
                     rows.append(row)
+                else:
+                    self.missing += 1
         self.rows = np.asarray(rows, dtype=np.int64)
 
 

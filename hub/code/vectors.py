@@ -25,10 +25,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CodeVectors"]
+from ctx.hub.code.manifest import KEYS, ROWS, stored_keys
 
-_ROWS = "vectors.f32"
-_KEYS = "vector_keys.txt"
+__all__ = ["CodeVectors"]
 
 
 class CodeVectors:
@@ -44,23 +43,16 @@ class CodeVectors:
         self._load()
 
     def _load(self) -> None:
-        rows_path, keys_path = self.folder / _ROWS, self.folder / _KEYS
-        try:
-            keys = [key for key in keys_path.read_text("ascii").split("\n") if key]
-            size = rows_path.stat().st_size
-        except (OSError, UnicodeDecodeError):
-            self.rows, self._matrix = {}, np.zeros((0, self.dimensions), np.float32)
-            return
-        count = min(len(keys), size // (4 * self.dimensions))
-        self._matrix = self._map(count)
-        self.rows = {key: row for row, key in enumerate(keys[:count])}
+        keys = stored_keys(self.folder, self.dimensions) or []
+        self._matrix = self._map(len(keys))
+        self.rows = {key: row for row, key in enumerate(keys)}
 
     def _map(self, count: int) -> npt.NDArray[np.float32]:
         """Returns the first ``count`` rows, mapped from the file (not read)."""
         if count == 0:
             return np.zeros((0, self.dimensions), np.float32)
         return np.memmap(
-            self.folder / _ROWS,
+            self.folder / ROWS,
             dtype=np.float32,
             mode="r",
             shape=(count, self.dimensions),
@@ -77,11 +69,11 @@ class CodeVectors:
         if len(self.rows) != len(self._matrix) or self._torn():
             self._rewrite(self._matrix, list(self.rows))
         block = np.ascontiguousarray(vectors, dtype=np.float32)
-        with (self.folder / _ROWS).open("ab") as file:
+        with (self.folder / ROWS).open("ab") as file:
             file.write(block.tobytes())
             file.flush()
             os.fsync(file.fileno())
-        with (self.folder / _KEYS).open("a", encoding="ascii") as file:
+        with (self.folder / KEYS).open("a", encoding="ascii") as file:
             file.write("".join(f"{key}\n" for key in keys))
             file.flush()
             os.fsync(file.fileno())
@@ -92,8 +84,8 @@ class CodeVectors:
     def _torn(self) -> bool:
         """Returns whether the files hold more than the rows read (a crash)."""
         try:
-            size = (self.folder / _ROWS).stat().st_size
-            lines = (self.folder / _KEYS).read_bytes().count(b"\n")
+            size = (self.folder / ROWS).stat().st_size
+            lines = (self.folder / KEYS).read_bytes().count(b"\n")
         except OSError:
             return True
         return size != len(self._matrix) * self.dimensions * 4 or lines != len(
@@ -110,8 +102,8 @@ class CodeVectors:
 
     def _rewrite(self, matrix: npt.NDArray[np.float32], keys: list[str]) -> None:
         for name, data in (
-            (_ROWS, np.ascontiguousarray(matrix, np.float32).tobytes()),
-            (_KEYS, "".join(f"{key}\n" for key in keys).encode("ascii")),
+            (ROWS, np.ascontiguousarray(matrix, np.float32).tobytes()),
+            (KEYS, "".join(f"{key}\n" for key in keys).encode("ascii")),
         ):
             temp = self.folder / f".{name}.{os.getpid()}"
             with temp.open("wb") as file:
