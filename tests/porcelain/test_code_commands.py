@@ -79,7 +79,13 @@ def test_symbols_deps_and_chunk(hashing_ctx, tree, monkeypatch):
         "pkg/net.py\nimports (1):\n  time\nfiles it imports (0):\n"
         "imported by (1):\n  app.py\n"
     )
-    assert hashing_ctx("deps", "app.py").stdout.splitlines()[4] == "  pkg/net.py"
+    assert hashing_ctx("deps", "app.py").stdout.splitlines()[1:6] == [
+        "imports (2):",
+        "  pkg.net",
+        "  pkg.net.fetch_with_retries",
+        "files it imports (1):",
+        "  pkg/net.py",
+    ]
     chunk = hashing_ctx("chunk", "pkg/net.py:6").stdout
     assert chunk.startswith(
         "pkg/net.py  L4-L7  python function fetch_with_retries\nuses: time\n"
