@@ -157,7 +157,12 @@ class CodeIndex:
                 self._lexical = CodeLexical(folder)
             except ValueError:
                 shutil.rmtree(folder, ignore_errors=True)
-                self._outline = Outline()
+                kept = self.outline  # its vectors stay good: they are by text
+                self._outline = Outline(
+                    embedder=kept.embedder,
+                    dimensions=kept.dimensions,
+                    vectors=kept.vectors,
+                )
                 self._heads = {}
                 self._manifest = Manifest()
                 self._lexical = CodeLexical(folder)
@@ -248,6 +253,7 @@ class CodeIndex:
             )
         with self._locked():
             self.refresh()  # another writer's manifest, if one came since
+            self.lexical.reload()  # opened first: a damaged one empties the outline
             old, heads = self.outline, self.heads()
             if old.root != str(root):
                 old = Outline(embedder=old.embedder, dimensions=old.dimensions)

@@ -286,3 +286,13 @@ def test_a_no_vectors_index_has_no_backlog(tree, index):
     assert (report.embedded, report.unembedded) == (0, 0)
     assert index.next_backlog(10) is None
     assert index.status().vectors is False
+
+
+def test_a_damaged_tantivy_index_is_built_again_whole(tree, index):
+    index.update(tree)
+    for file in (index.folder / "lexical").iterdir():
+        if file.name == "meta.json":
+            file.write_text("{ not json")
+    again = make_index(index.folder).update(tree)
+    assert (again.parsed, again.embedded) == (3, 0)  # cut again, vectors kept
+    assert names(make_index(index.folder), "retry backoff")[0] == "fetch_with_retries"
