@@ -92,6 +92,7 @@ class CodeIndex:
         self._manifest: Manifest | None = None
         self._lexical: CodeLexical | None = None
         self._vectors: CodeVectors | None = None
+        self._settled: tuple[object, ...] | None = None  # no backlog at this state
         self.derived: dict[str, object] = {}
         """What searches derive from the manifest, dropped when it changes."""
         self.refresh()
@@ -104,12 +105,7 @@ class CodeIndex:
         Returns:
             Whether it changed.
         """
-        try:
-            info = (self.folder / MANIFEST).stat()
-        except OSError:
-            stamp = None
-        else:
-            stamp = (info.st_mtime_ns, info.st_size)
+        stamp = _stamp_of(self.folder / MANIFEST)
         if stamp == self._stamp:
             return False
         self._stamp = stamp
@@ -406,8 +402,14 @@ class CodeIndex:
             EmbedderError: The embedder cannot be made.
         """
         self.refresh()
+        # Asked after every request the hub answers: once nothing is left,
+        # nothing is read again until the manifest or the vectors change.
+        settled = (self._stamp, _stamp_of(self.folder / ROWS))
+        if settled == self._settled:
+            return None
         outline = self.outline
         if not outline.root or not outline.vectors:
+            self._settled = settled
             return None
         embedder = self.embedder
         same = (outline.embedder, outline.dimensions) == (
@@ -427,6 +429,7 @@ class CodeIndex:
             if texts:
                 keys = [key for key in wanted if key in texts]
                 return keys, [texts[key] for key in keys]
+        self._settled = settled
         return None
 
     def add_vectors(
@@ -454,6 +457,14 @@ class CodeIndex:
             store.compact(wanted)
             self._vectors = store
             self.derived.clear()
+
+
+def _stamp_of(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
 
 
 def describe_skipped(skipped: dict[str, int]) -> str:
