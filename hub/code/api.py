@@ -89,7 +89,8 @@ def code_index(
         raise InvalidInputError(
             f"{path} is not a folder.", hint="Give the folder of a source tree."
         )
-    ws.store(write=True)
+    if not index.folder.is_dir():  # else the store exists: no need to open it
+        ws.store(write=True)
     report = index.update(
         path, vectors=vectors, embed=vectors and wait, progress=progress
     )

@@ -54,7 +54,7 @@ from ctx.hub.code.manifest import (
     stored_keys,
     write_outline,
 )
-from ctx.hub.code.reading import Progress, Reading, embed_text
+from ctx.hub.code.reading import Progress, Reading, embed_text, vector_key
 from ctx.hub.code.results import CodeIndexReport, CodeStatus
 from ctx.hub.embedders import Embedder, EmbedderError
 
@@ -366,8 +366,6 @@ class CodeIndex:
         A text is kept only if it is still the one its key names (the file
         may have changed since it was indexed).
         """
-        from ctx.hub.index.documents import text_hash
-
         found: dict[str, str] = {}
         root = Path(outline.root)
         for path, head in heads.items():
@@ -380,7 +378,7 @@ class CodeIndex:
             entry = outline.entry(path)
             for chunk, key in zip(entry.chunks, entry.keys, strict=True):
                 text = embed_text(chunk, "\n".join(lines[chunk.start - 1 : chunk.end]))
-                if key in keys and text_hash(text) == key:
+                if key in keys and vector_key(text) == key:
                     found[key] = text
         return found
 

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import blake3
 import msgspec
 
 from ctx.hub.code.blocks import FileChunks
@@ -21,9 +22,8 @@ from ctx.hub.code.chunking import chunk_file
 from ctx.hub.code.files import Candidate, content_id, read_source, walk_tree
 from ctx.hub.code.manifest import FileEntry, FileHead, Outline, raw_entry
 from ctx.hub.code.results import Chunk
-from ctx.hub.index.documents import text_hash
 
-__all__ = ["Progress", "Reading", "embed_text", "head_of"]
+__all__ = ["Progress", "Reading", "embed_text", "head_of", "vector_key"]
 
 _EMBED_CHARS = 2000  # the embedder reads 256 tokens: more text is wasted work
 
@@ -34,6 +34,15 @@ def embed_text(chunk: Chunk, text: str) -> str:
     """Returns what is embedded for a chunk: its name, kind and path, then its text."""
     head = " ".join(part for part in (chunk.qualified, chunk.kind, chunk.path) if part)
     return f"{head}\n{text}"[:_EMBED_CHARS]
+
+
+def vector_key(text: str) -> str:
+    """Returns a chunk's vector key: 128 bits of the blake3 of the text embedded.
+
+    The same as the memory index's ``text_hash``, written here so that a
+    re-index does not import the memory index (and dulwich with it).
+    """
+    return blake3.blake3(text.encode()).hexdigest(length=16)
 
 
 def head_of(entry: FileEntry) -> FileHead:
@@ -124,7 +133,7 @@ class Reading:
         documents = []
         for chunk, body in zip(cut.chunks, cut.texts, strict=True):
             embedded = embed_text(chunk, body)
-            key = text_hash(embedded)
+            key = vector_key(embedded)
             keys.append(key)
             self.texts[key] = embedded
             documents.append((chunk, body, chunk.qualified))

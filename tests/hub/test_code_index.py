@@ -296,3 +296,11 @@ def test_a_damaged_tantivy_index_is_built_again_whole(tree, index):
     again = make_index(index.folder).update(tree)
     assert (again.parsed, again.embedded) == (3, 0)  # cut again, vectors kept
     assert names(make_index(index.folder), "retry backoff")[0] == "fetch_with_retries"
+
+
+def test_vector_keys_are_the_text_hashes_the_memory_index_uses():
+    from ctx.hub.code.reading import vector_key
+    from ctx.hub.index.documents import text_hash
+
+    for text in ("", "def f():\n    pass", "naïve ☃"):
+        assert vector_key(text) == text_hash(text)
