@@ -62,11 +62,13 @@ if TYPE_CHECKING:  # numpy loads only where vectors are read or written
     import numpy as np
     import numpy.typing as npt
 
-    from ctx.hub.code.vectors import CodeVectors
+    from ctx.hub.code.vectors import CodeVectors, Graph
 
 __all__ = ["CodeIndex", "chunk_key", "describe_skipped"]
 
 _EMBED_BATCH = 256  # chunk texts embedded per step (progress is reported per step)
+GRAPH_DELTA = 4096
+"""Rows appended since the graph was built (searched exactly) before another."""
 
 
 def chunk_key(path: str, entry: FileEntry | FileHead, position: int) -> str:
@@ -93,6 +95,7 @@ class CodeIndex:
         self._lexical: CodeLexical | None = None
         self._vectors: CodeVectors | None = None
         self._settled: tuple[object, ...] | None = None  # no backlog at this state
+        self._graph: Graph | None = None
         self.derived: dict[str, object] = {}
         """What searches derive from the manifest, dropped when it changes."""
         self.refresh()
@@ -168,10 +171,41 @@ class CodeIndex:
         """Returns the vectors, or None when the index holds none."""
         dimensions = (self._manifest or self.outline).dimensions
         if self._vectors is None and dimensions:
-            from ctx.hub.code.vectors import CodeVectors
-
-            self._vectors = CodeVectors(self.folder, dimensions)
+            self._vectors = self._open_vectors(dimensions)
         return self._vectors
+
+    def _open_vectors(self, dimensions: int) -> CodeVectors:
+        from ctx.hub.code.vectors import CodeVectors
+
+        vectors = CodeVectors(self.folder, dimensions)
+        vectors.adopt(self._graph)
+        return vectors
+
+    # -- the graph (built by the hub) ---------------------------------------
+
+    def graph_wanted(self) -> CodeVectors | None:
+        """Returns the vectors to build a search graph over, or None if not needed.
+
+        Wanted from :data:`~ctx.hub.code.vectors.GRAPH_MIN` rows, and again
+        when the rows added since the last graph reach ``GRAPH_DELTA`` (or
+        the rows were renumbered).
+        """
+        from ctx.hub.code.vectors import GRAPH_MIN
+
+        vectors = self.vectors()
+        if vectors is None or len(vectors.rows) < GRAPH_MIN:
+            return None
+        graph = vectors.graph
+        if graph is not None and len(vectors.rows) - graph.count < GRAPH_DELTA:
+            return None
+        return vectors
+
+    def adopt_graph(self, graph: Graph) -> None:
+        """Keeps ``graph`` for every search from now on (if still for these rows)."""
+        self._graph = graph
+        vectors = self.vectors()
+        if vectors is not None:
+            vectors.adopt(graph)
 
     @property
     def embedder(self) -> Embedder:
@@ -203,6 +237,7 @@ class CodeIndex:
             embedder=outline.embedder,
             unembedded=self.unembedded() if outline.vectors else 0,
             hub=hub,
+            graph=self._graph.count if self._graph is not None else 0,
         )
 
     # -- writing ----------------------------------------------------------
@@ -343,8 +378,6 @@ class CodeIndex:
         self, outline: Outline, embedder: Embedder
     ) -> tuple[Outline, CodeVectors]:
         """Returns the vectors as stored now, dropped if another embedder made them."""
-        from ctx.hub.code.vectors import CodeVectors
-
         if (outline.embedder, outline.dimensions) != (
             embedder.name,
             embedder.dimensions,
@@ -355,7 +388,7 @@ class CodeIndex:
             outline = msgspec.structs.replace(
                 outline, embedder=embedder.name, dimensions=embedder.dimensions
             )
-        self._vectors = CodeVectors(self.folder, outline.dimensions)
+        self._vectors = self._open_vectors(outline.dimensions)
         return outline, self._vectors
 
     def _texts_of(

@@ -185,6 +185,7 @@ class CodeStatus(msgspec.Struct, frozen=True, kw_only=True):
         embedder: The embedder of the stored vectors ("" before the first).
         unembedded: Chunks without a vector yet: the backlog.
         hub: Whether the store's hub answered (it embeds the backlog).
+        graph: Vectors the hub's search graph covers (0: searched exactly).
     """
 
     root: str
@@ -194,3 +195,4 @@ class CodeStatus(msgspec.Struct, frozen=True, kw_only=True):
     embedder: str
     unembedded: int
     hub: bool = False
+    graph: int = 0

@@ -220,6 +220,15 @@ class _Rows:
                 else:
                     self.missing += 1
         self.rows = np.asarray(rows, dtype=np.int64)
+        self._by_row: dict[int, list[int]] | None = None
+
+    def by_row(self) -> dict[int, list[int]]:
+        """Returns, per vector row, the positions of the chunks that use it."""
+        if self._by_row is None:
+            self._by_row = {}
+            for position, row in enumerate(self.rows.tolist()):
+                self._by_row.setdefault(row, []).append(position)
+        return self._by_row
 
 
 def _rows(index: CodeIndex) -> _Rows:
@@ -245,6 +254,14 @@ def _vector_hits(
             [i for i, p in enumerate(table.paths) if p in keep], dtype=np.int64
         )
     [vector] = embed_queries(index.embedder, [query])
+    if allowed is None and vectors.graph is not None:
+        # Rows no chunk uses any more come back too: ask for more.
+        hits = [
+            (table.ids[i], cos)
+            for row, cos in vectors.nearest(vector, 2 * DEPTH)
+            for i in table.by_row().get(row, ())
+        ]
+        return [(chunk, cos) for chunk, cos in hits[:DEPTH] if cos > 0]
     found = vectors.search_rows(vector, table.rows[positions], positions, DEPTH)
     # A vector pointing away from the query is no evidence at all.
     return [(table.ids[i], cos) for i, cos in found if cos > 0]

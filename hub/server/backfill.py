@@ -15,7 +15,9 @@ index`` never waits for the embedder either: docs/code.md) the same way,
 :data:`CODE_STEP` chunks at a time: it picks them under the hub's lock
 (:meth:`~ctx.hub.code.index.CodeIndex.next_backlog`), embeds them without
 it, and stores them under the hub's lock and the code index's own
-(:meth:`~ctx.hub.code.index.CodeIndex.add_vectors`), durably.
+(:meth:`~ctx.hub.code.index.CodeIndex.add_vectors`), durably. With no
+backlog left, it builds the code vectors' search graph when one is wanted
+(:class:`~ctx.hub.code.vectors.Graph`), without the lock.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ctx.hub.index.projection import Projection
 from ctx.hub.retrieval.sources import open_sources
 
 if TYPE_CHECKING:
+    from ctx.hub.code.index import CodeIndex
     from ctx.hub.server.service import Answerer
 
 __all__ = ["CODE_STEP", "STEP", "Backfill", "Backlog", "next_backlog"]
@@ -155,7 +158,7 @@ class Backfill:
             except (CtxError, OSError):
                 return False
         if job is None:
-            return False
+            return self.graph_step(code)
         self.busy = True
         keys, texts = job
         try:
@@ -165,4 +168,18 @@ class Backfill:
             return False
         with self.lock:
             code.add_vectors(keys, rows, embedder)
+        return True
+
+    def graph_step(self, code: CodeIndex) -> bool:
+        """Builds the code vectors' search graph if one is wanted (module doc)."""
+        from ctx.hub.code.vectors import Graph
+
+        with self.lock:
+            vectors = code.graph_wanted()
+        if vectors is None:
+            return False
+        self.busy = True
+        graph = Graph.build(vectors)  # seconds to a minute: without the lock
+        with self.lock:
+            code.adopt_graph(graph)
         return True

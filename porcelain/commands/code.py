@@ -219,6 +219,8 @@ def _render_status(status: CodeStatus) -> None:
     echo(f"Vectors: {done:,} of {status.chunks:,} chunks ({made_by}).")
     if status.unembedded:
         echo(_backlog(status.unembedded, "hub" if status.hub else ""))
+    if status.graph:
+        echo(f"The hub searches a graph over {status.graph:,} of them.")
 
 
 @click.command(name="find")

@@ -304,3 +304,35 @@ def test_vector_keys_are_the_text_hashes_the_memory_index_uses():
 
     for text in ("", "def f():\n    pass", "naïve ☃"):
         assert vector_key(text) == text_hash(text)
+
+
+def test_the_hub_searches_a_graph_over_the_vectors_and_the_new_rows_exactly(
+    tree, index, monkeypatch
+):
+    from ctx.hub.code import vectors as code_vectors
+
+    index.update(tree)
+    queries = ("retry backoff", "lookup key", "demo tree", "cache")
+    exact = {q: find(index, q, weights={"vector": 1}).hits for q in queries}
+    assert index.graph_wanted() is None  # too few rows to want one
+    monkeypatch.setattr(code_vectors, "GRAPH_MIN", 1)
+    graph = code_vectors.Graph.build(index.graph_wanted())
+    index.adopt_graph(graph)
+    assert index.vectors().graph is graph
+    assert index.graph_wanted() is None
+    for query in queries:  # a graph this small is searched exhaustively
+        assert find(index, query, weights={"vector": 1}).hits == exact[query]
+    # Rows added after the graph: scored exactly beside it.
+    (tree / "pkg" / "queue.py").write_text("def drain_queue(q):\n    pass\n")
+    index.update(tree)
+    assert index.vectors().graph is graph
+    assert len(index.vectors().rows) > graph.count
+    hits = find(index, "drain queue", weights={"vector": 1}).hits
+    assert hits[0].chunk.name == "drain_queue"
+    # Rows renumbered (vectors made again): the old graph is not used.
+    for name in ("vectors.f32", "vector_keys.txt"):
+        (index.folder / name).unlink()
+    (tree / "README.md").write_text("# Demo\n\nAnother tree.\n")  # its row is first
+    index.update(tree)
+    assert index.vectors().graph is None
+    assert index.graph_wanted() is not None
