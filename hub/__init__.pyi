@@ -1,6 +1,7 @@
 # The hub's public names, each once: the lazy loader in __init__.py reads
 # this file, and type checkers read it as the package's interface.
 
+from .api import code_status as code_status
 from .api import (
     feedback as feedback,
 )
@@ -42,6 +43,7 @@ from .code.api import code_symbols as code_symbols
 from .code.api import watch_code as watch_code
 from .code.results import CodeHit as CodeHit
 from .code.results import CodeIndexReport as CodeIndexReport
+from .code.results import CodeStatus as CodeStatus
 from .code.results import CodeSymbol as CodeSymbol
 from .code.results import Dependencies as Dependencies
 from .code.results import FindResult as FindResult

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ctx.engine import InvalidInputError, NotAStoreError, parse_time
-from ctx.hub.code.results import FindResult
+from ctx.engine import CtxError, InvalidInputError, NotAStoreError, parse_time
+from ctx.hub.code.results import CodeStatus, FindResult
 from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult
@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # the indexes load only when a call is answered here
     from ctx.hub.server.service import Answerer
 
 __all__ = [
+    "code_status",
     "feedback",
     "find_code",
     "hub_status",
@@ -65,6 +66,7 @@ __all__ = [
     "run_hub",
     "search",
     "stop_hub",
+    "wake_hub",
 ]
 
 Progress = Callable[[int, int], None]
@@ -368,6 +370,43 @@ def find_code(
     reply = _answer(ws, request)
     assert reply.found is not None
     return msgspec.structs.replace(reply.found, seconds=time.perf_counter() - started)
+
+
+def code_status(ws: Workspace) -> CodeStatus:
+    """Returns the code index's state: its size and its embedding backlog.
+
+    The running hub answers (and, asked, goes on embedding the backlog);
+    with no hub, this process reads the index.
+    """
+    if ws.on_disk:
+        try:
+            reply = ask(ws.path, Request(op="code_status"))
+        except HubFolderError:
+            reply = None
+        if reply is not None and reply.code is not None:
+            return reply.code
+    from ctx.hub.code.api import open_code_index
+
+    return open_code_index(ws).status()
+
+
+def wake_hub(ws: Workspace) -> str:
+    """Has the store's hub embed the code index's backlog; returns who does.
+
+    A running hub is asked (any request wakes its backfill): ``"hub"``.
+    Else one is started as a recall starts one (``[hub] autostart``):
+    ``"started"``. Else ``""``: the backlog waits for a hub.
+    """
+    if not ws.on_disk:
+        return ""
+    try:
+        if ask(ws.path, Request(op="code_status")) is not None:
+            return "hub"
+    except CtxError:
+        return ""
+    if _starts_hub(ws) and start_hub(ws.path, ws.config().hub.idle_minutes):
+        return "started"
+    return ""
 
 
 def index_status(ws: Workspace) -> IndexStatus:

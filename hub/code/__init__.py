@@ -2,7 +2,9 @@
 
 Rooms: ``files`` (which files, as git would choose them, and their content
 ids), ``languages`` (grammars and node kinds), ``chunking`` (files cut along
-their structure), ``index`` (the folder, kept current incrementally),
+their structure), ``manifest`` (what the index holds, read whole or in
+outline), ``reading`` (a re-index's reading of what changed), ``index``
+(the folder, kept current incrementally, and its embedding backlog),
 ``lexical`` and ``vectors`` (its Tantivy index and vectors), ``search``
 (find, symbols, the chunk at a line), ``steer`` (optional steering by a
 chat model), ``deps`` (imports resolved to files),

@@ -13,11 +13,17 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
+
 from ctx.engine import InvalidInputError
-from ctx.hub.code.deps import dependencies
-from ctx.hub.code.index import CodeIndex, Progress
-from ctx.hub.code.results import CodeHit, CodeIndexReport, Dependencies, SymbolList
-from ctx.hub.code.search import chunk_at, relative_path, require_index, symbols
+from ctx.hub.code.index import CodeIndex
+from ctx.hub.code.reading import Progress
+from ctx.hub.code.results import (
+    CodeHit,
+    CodeIndexReport,
+    Dependencies,
+    SymbolList,
+)
 from ctx.hub.embedders import Embedder, make_embedder
 from ctx.hub.workspace import Workspace
 
@@ -53,29 +59,46 @@ def code_index(
     path: Path | None = None,
     *,
     vectors: bool = True,
+    wait: bool = False,
     progress: Progress | None = None,
+    index: CodeIndex | None = None,
 ) -> CodeIndexReport:
     """Indexes a source tree into the store's code index (incrementally).
+
+    Words, names and paths are indexed at once; the vectors of new chunks
+    are left to the store's hub, which embeds them in the background (it is
+    woken, or started as a recall starts one), unless ``wait``.
 
     Args:
         ws: The workspace (its store is created if it is the user store).
         path: The tree (default: the one indexed before, else the current
             folder).
-        vectors: Embed new chunks (off: BM25, symbols and paths only).
+        vectors: The chunks are to have vectors (off: BM25, symbols and
+            paths only, and the hub embeds nothing).
+        wait: Embed the new chunks in this process before returning.
         progress: Called with (stage, done, total).
+        index: The code index to update (default: the store's, opened).
 
     Raises:
         InvalidInputError: ``path`` is not a folder.
     """
-    index = open_code_index(ws)
+    index = index or open_code_index(ws)
     if path is None:
-        path = Path(index.manifest.root) if index.exists else Path.cwd()
+        path = Path(index.outline.root) if index.exists else Path.cwd()
     if not path.is_dir():
         raise InvalidInputError(
             f"{path} is not a folder.", hint="Give the folder of a source tree."
         )
-    ws.store(write=True)
-    return index.update(path, vectors=vectors, progress=progress)
+    if not index.folder.is_dir():  # else the store exists: no need to open it
+        ws.store(write=True)
+    report = index.update(
+        path, vectors=vectors, embed=vectors and wait, progress=progress
+    )
+    if report.unembedded:
+        from ctx.hub.api import wake_hub
+
+        report = msgspec.structs.replace(report, embedding=wake_hub(ws))
+    return report
 
 
 def code_symbols(
@@ -87,6 +110,8 @@ def code_symbols(
         InvalidInputError: The kind is unknown.
         NotFoundError: No code is indexed.
     """
+    from ctx.hub.code.search import symbols
+
     return symbols(open_code_index(ws), kind=kind, path=path)
 
 
@@ -96,6 +121,9 @@ def code_deps(ws: Workspace, file: str, *, cwd: Path | None = None) -> Dependenc
     Raises:
         NotFoundError: No code is indexed, or the file is not.
     """
+    from ctx.hub.code.deps import dependencies
+    from ctx.hub.code.search import relative_path, require_index
+
     index = open_code_index(ws)
     manifest = require_index(index)
     path = relative_path(manifest, file, cwd or Path.cwd())
@@ -109,6 +137,8 @@ def code_chunk(ws: Workspace, location: str, *, cwd: Path | None = None) -> Code
         InvalidInputError: ``location`` is not ``FILE:LINE``.
         NotFoundError: No code is indexed, or no chunk holds the line.
     """
+    from ctx.hub.code.search import chunk_at
+
     return chunk_at(open_code_index(ws), location, cwd or Path.cwd())
 
 
@@ -130,17 +160,17 @@ def watch_code(
     Args:
         ws: The workspace.
         path: The tree (as for :func:`code_index`).
-        vectors: Embed new chunks.
+        vectors: The chunks are to have vectors (the hub embeds them).
         updated: Called with each update's report (the first included).
         stop: Set it to stop watching (Ctrl-C stops it too).
     """
     import watchfiles
 
-    first = code_index(ws, path, vectors=vectors)
+    index = open_code_index(ws)
+    first = code_index(ws, path, vectors=vectors, index=index)
     if updated is not None:
         updated(first)
     root = Path(first.root)
-    index = open_code_index(ws)
     skip = watchfiles.DefaultFilter(
         ignore_dirs=(*watchfiles.DefaultFilter.ignore_dirs, ".ctx")
     )
@@ -159,6 +189,6 @@ def watch_code(
         if not changes and caught_up:
             continue
         caught_up = True
-        report = index.update(root, vectors=vectors)
+        report = code_index(ws, root, vectors=vectors, index=index)
         if updated is not None and (report.parsed or report.removed):
             updated(report)

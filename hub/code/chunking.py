@@ -47,6 +47,7 @@ SHORT_CLASS = 40
 """A class of at most this many lines stays whole; a longer one is cut."""
 
 _TAGGED_TYPES = ("struct_specifier", "enum_specifier", "union_specifier")
+_FROM_IMPORT = re.compile(r"from\s+(\.*[\w.]*)\s+import\s+(.*)", re.DOTALL)
 _ERROR_SHARE = 0.5  # a tree with more of its bytes in errors is read as text
 
 
@@ -359,17 +360,13 @@ class _Walker:
         imports.clear()
 
     def modules_of(self, text: str) -> list[str]:
+        if self.grammar.name == "python":
+            return python_modules(text)
         found = []
         for match in self.grammar.module_pattern.finditer(text):
             module = next((g for g in match.groups() if g), "")
             if module:
                 found.append(module)
-        if self.grammar.name == "python" and text.lstrip().startswith("import "):
-            found = [
-                part.split()[0]
-                for part in text.strip()[len("import ") :].split(",")
-                if part.split()
-            ]
         return found
 
     def flush_code(self, nodes: list[tree_sitter.Node], parent: str) -> None:
@@ -478,3 +475,28 @@ def _comment_line(text: str) -> str:
 def _signature(text: str) -> str:
     line = first_line(text)
     return line.rstrip("{:").strip()
+
+
+def python_modules(statement: str) -> list[str]:
+    """Returns the modules a Python import statement names, as written.
+
+    ``import a.b, c`` names ``a.b`` and ``c``; ``from x import y, z`` names
+    ``x``, then ``x.y`` and ``x.z`` (each may be a submodule, as in ``from .
+    import util``: ``.util``).
+    """
+    lines = statement.replace("\\\n", " ").split("\n")
+    text = " ".join(line.split("#")[0] for line in lines).strip()
+    if text.startswith("import "):
+        return [part.split()[0] for part in text[7:].split(",") if part.split()]
+    match = _FROM_IMPORT.match(text)
+    if match is None:
+        return []
+    module, names = match.groups()
+    found = [module]
+    for part in names.strip().strip("()").split(","):
+        name = part.split()[0] if part.split() else ""
+        if name.isidentifier():
+            found.append(
+                f"{module}{name}" if module.endswith(".") else f"{module}.{name}"
+            )
+    return found

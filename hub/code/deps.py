@@ -4,10 +4,15 @@ Each file's imports are kept as written (``ctx.hub.api``, ``./util``,
 ``<stdio.h>``, ``crate::store``); this module resolves them to indexed files
 by the rules of each language, as far as names alone allow:
 
-- Python: a dotted module (relative ones from the file's package) is a
-  ``.py`` file or a package's ``__init__.py`` whose dotted path ends with it;
+- Python: a relative module from the file's package; an absolute one as
+  Python's import path would find it: under the file's own root (the
+  folder above its outermost package: a script's folder, ``src/``), the
+  tree's root, or a folder holding a package of that first name; as a
+  ``.py`` or ``.pyi`` file or a package's ``__init__``. ``from x import y``
+  also names ``x.y``, which is a file when ``y`` is a submodule;
 - JavaScript and TypeScript: a relative specifier, with or without its
-  extension or ``/index``; package names are outside the tree;
+  extension or ``/index`` (``./util.js`` also finds ``util.ts``, as
+  TypeScript's own resolution does); package names are outside the tree;
 - C and C++: an include, beside the file first, else by path suffix;
 - Go: every file of the folder the import path ends with;
 - Rust: ``crate::a::b`` as ``a/b.rs``, ``a/b/mod.rs`` or ``a.rs``;
@@ -24,11 +29,18 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Iterable
 
-from ctx.hub.code.index import CodeIndex, Manifest
+from ctx.hub.code.index import CodeIndex
+from ctx.hub.code.manifest import Manifest
 from ctx.hub.code.results import Dependencies
 
 __all__ = ["dependencies", "resolve"]
 
+_TYPED = {  # an import's JavaScript ending, and the TypeScript files it may mean
+    ".js": (".ts", ".tsx", ".d.ts"),
+    ".jsx": (".tsx",),
+    ".mjs": (".mts",),
+    ".cjs": (".cts",),
+}
 _SCRIPT_ENDINGS = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
 
 
@@ -45,6 +57,30 @@ class _Paths:
                 self.by_tail["/".join(parts[start:])].append(path)
             folder = "/".join(parts[:-1])
             self.by_folder[folder].append(path)
+
+    def python_roots(self, path: str, first: str) -> list[str]:
+        """Returns the folders whose ``first`` an import from ``path`` may name.
+
+        The folder above ``path``'s outermost package, the tree's root, then
+        every folder (not itself a package) that holds a package ``first``.
+        """
+        root = posixpath.dirname(path)
+        while root and self.is_package(root):
+            root = posixpath.dirname(root)
+        roots = [root, ""]
+        for init in ("__init__.py", "__init__.pyi"):
+            for package in self.by_tail.get(f"{first}/{init}", []):
+                holder = posixpath.dirname(posixpath.dirname(package))
+                if not self.is_package(holder):
+                    roots.append(holder)
+        return list(dict.fromkeys(roots))
+
+    def is_package(self, folder: str) -> bool:
+        """Returns whether an indexed ``__init__`` makes ``folder`` a package."""
+        return bool(folder) and (
+            f"{folder}/__init__.py" in self.files
+            or f"{folder}/__init__.pyi" in self.files
+        )
 
     def tail(self, candidates: Iterable[str]) -> list[str]:
         """Returns the files the first candidate tail that matches names."""
@@ -70,16 +106,33 @@ def _python(paths: _Paths, path: str, module: str) -> list[str]:
         for _ in range(dots - 1):
             base = posixpath.dirname(base)
         target = posixpath.join(base, name) if name else base
-        return paths.exact([f"{target}.py", f"{target}/__init__.py", f"{target}.pyi"])
-    return paths.tail([f"{name}.py", f"{name}/__init__.py", f"{name}.pyi"])
+        return paths.exact(_python_files(target))
+    roots = paths.python_roots(path, name.split("/")[0])
+    return paths.exact(
+        file
+        for root in roots
+        for file in _python_files(posixpath.join(root, name) if root else name)
+    )
+
+
+def _python_files(target: str) -> list[str]:
+    return [
+        f"{target}.py",
+        f"{target}/__init__.py",
+        f"{target}.pyi",
+        f"{target}/__init__.pyi",
+    ]
 
 
 def _script(paths: _Paths, path: str, module: str) -> list[str]:
     if not module.startswith("."):
         return []
     target = posixpath.normpath(posixpath.join(posixpath.dirname(path), module))
+    stem, ending = posixpath.splitext(target)
+    typed = [stem + end for end in _TYPED.get(ending, ())]
     return paths.exact(
         [f"{target}{end}" for end in _SCRIPT_ENDINGS]
+        + typed
         + [f"{target}/index{end}" for end in _SCRIPT_ENDINGS[1:]]
     )
 

@@ -15,7 +15,11 @@ the time to index again.
 :meth:`CodeIndex.update` walks the tree (:mod:`ctx.hub.code.files`), reads
 only the files whose size or modification time changed (as git's index
 does), cuts again only those whose content id changed, drops the files that
-are gone, and embeds only chunk texts never embedded before. The Tantivy
+are gone (:mod:`ctx.hub.code.reading`), and embeds only chunk texts never
+embedded before; or leaves them to the hub, which embeds the backlog in
+steps on a thread of its own (:meth:`CodeIndex.next_backlog`,
+:meth:`CodeIndex.add_vectors`, called by ``ctx.hub.server.backfill``), so
+that indexing never waits for the embedder. The Tantivy
 commit comes first and the manifest is replaced last, in one rename; a
 Tantivy document names its file's content id, so documents from a run that
 crashed before its manifest was written are dropped as stale when searched,
@@ -26,82 +30,50 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 import shutil
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from ctx.engine import InvalidInputError, plural
-from ctx.hub.code.blocks import FileChunks
-from ctx.hub.code.chunking import chunk_file
-from ctx.hub.code.files import (
-    Candidate,
-    content_id,
-    in_git_work_tree,
-    read_source,
-    walk_tree,
-)
+from ctx.hub.code.files import in_git_work_tree
 from ctx.hub.code.lexical import CodeLexical
-from ctx.hub.code.results import Chunk, CodeIndexReport
-from ctx.hub.code.vectors import CodeVectors
+from ctx.hub.code.manifest import (
+    KEYS,
+    MANIFEST,
+    ROWS,
+    FileEntry,
+    FileHead,
+    Manifest,
+    Outline,
+    read_manifest,
+    read_outline,
+    stored_keys,
+    write_outline,
+)
+from ctx.hub.code.reading import Progress, Reading, embed_text, vector_key
+from ctx.hub.code.results import CodeIndexReport, CodeStatus
 from ctx.hub.embedders import Embedder, EmbedderError
-from ctx.hub.index.documents import text_hash
 
-__all__ = ["FORMAT", "CodeIndex", "FileEntry", "Manifest", "chunk_key", "embed_text"]
+if TYPE_CHECKING:  # numpy loads only where vectors are read or written
+    import numpy as np
+    import numpy.typing as npt
 
-FORMAT = 1
-"""Version of the folder's layout; another version is built again."""
+    from ctx.hub.code.vectors import CodeVectors, Graph
 
-_MANIFEST = "manifest.msgpack"
+__all__ = ["CodeIndex", "chunk_key", "describe_skipped"]
+
 _EMBED_BATCH = 256  # chunk texts embedded per step (progress is reported per step)
-_EMBED_CHARS = 2000  # the embedder reads 256 tokens: more text is wasted work
-
-Progress = Callable[[str, int, int], None]
-
-
-class FileEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One file of the tree, as last indexed.
-
-    ``skipped`` says why a file is left out ("" when indexed); ``keys`` holds
-    each chunk's vector key (the hash of the text embedded).
-    """
-
-    size: int
-    mtime_ns: int
-    id: str = ""
-    language: str = ""
-    skipped: str = ""
-    chunks: tuple[Chunk, ...] = ()
-    keys: tuple[str, ...] = ()
-    modules: tuple[str, ...] = ()
-    as_text: bool = False
+GRAPH_DELTA = 4096
+"""Rows appended since the graph was built (searched exactly) before another."""
 
 
-class Manifest(msgspec.Struct, kw_only=True):
-    """What the code index holds (``manifest.msgpack``)."""
-
-    format: int = FORMAT
-    root: str = ""
-    git: bool = False
-    embedder: str = ""
-    dimensions: int = 0
-    generation: int = 0
-    files: dict[str, FileEntry] = {}
-
-
-def chunk_key(path: str, entry: FileEntry, position: int) -> str:
+def chunk_key(path: str, entry: FileEntry | FileHead, position: int) -> str:
     """Returns the Tantivy key of a file's chunk at ``position``."""
     return f"{path}\0{entry.id}\0{position}"
-
-
-def embed_text(chunk: Chunk, text: str) -> str:
-    """Returns what is embedded for a chunk: its name, kind and path, then its text."""
-    head = " ".join(part for part in (chunk.qualified, chunk.kind, chunk.path) if part)
-    return f"{head}\n{text}"[:_EMBED_CHARS]
 
 
 class CodeIndex:
@@ -116,10 +88,14 @@ class CodeIndex:
         self.folder = folder
         self._make_embedder = embedder
         self._embedder: Embedder | None = None
-        self.manifest = Manifest()
         self._stamp: tuple[int, int] | None = None
+        self._outline: Outline | None = None
+        self._heads: dict[str, FileHead] | None = None
+        self._manifest: Manifest | None = None
         self._lexical: CodeLexical | None = None
         self._vectors: CodeVectors | None = None
+        self._settled: tuple[object, ...] | None = None  # no backlog at this state
+        self._graph: Graph | None = None
         self.derived: dict[str, object] = {}
         """What searches derive from the manifest, dropped when it changes."""
         self.refresh()
@@ -127,36 +103,49 @@ class CodeIndex:
     # -- reading ----------------------------------------------------------
 
     def refresh(self) -> bool:
-        """Reads the manifest again if another process replaced it.
+        """Forgets what was read of the manifest if another process replaced it.
 
         Returns:
             Whether it changed.
         """
-        path = self.folder / _MANIFEST
-        try:
-            info = path.stat()
-        except OSError:
-            stamp = None
-        else:
-            stamp = (info.st_mtime_ns, info.st_size)
+        stamp = _stamp_of(self.folder / MANIFEST)
         if stamp == self._stamp:
             return False
         self._stamp = stamp
-        manifest = Manifest()
-        if stamp is not None:
-            with contextlib.suppress(OSError, msgspec.DecodeError):
-                manifest = msgspec.msgpack.decode(path.read_bytes(), type=Manifest)
-        self.manifest = manifest if manifest.format == FORMAT else Manifest()
-        self._vectors = None
-        self.derived.clear()
+        self._forget()
         if self._lexical is not None:
             self._lexical.reload()
         return True
 
+    def _forget(self) -> None:
+        self._outline = self._heads = self._manifest = None
+        self._vectors = None
+        self.derived.clear()
+
+    @property
+    def manifest(self) -> Manifest:
+        """Returns the whole manifest (decoded on first use)."""
+        if self._manifest is None:
+            self._manifest = read_manifest(self.folder)
+        return self._manifest
+
+    @property
+    def outline(self) -> Outline:
+        """Returns the manifest with its files undecoded (cheap: module doc)."""
+        if self._outline is None:
+            self._outline = read_outline(self.folder)
+        return self._outline
+
+    def heads(self) -> dict[str, FileHead]:
+        """Returns each file's :class:`FileHead` (decoded once per manifest)."""
+        if self._heads is None:
+            self._heads = self.outline.heads()
+        return self._heads
+
     @property
     def exists(self) -> bool:
         """Returns whether a tree was ever indexed here."""
-        return bool(self.manifest.root)
+        return bool((self._manifest or self.outline).root)
 
     @property
     def lexical(self) -> CodeLexical:
@@ -167,15 +156,56 @@ class CodeIndex:
                 self._lexical = CodeLexical(folder)
             except ValueError:
                 shutil.rmtree(folder, ignore_errors=True)
-                self.manifest = Manifest()
+                kept = self.outline  # its vectors stay good: they are by text
+                self._outline = Outline(
+                    embedder=kept.embedder,
+                    dimensions=kept.dimensions,
+                    vectors=kept.vectors,
+                )
+                self._heads = {}
+                self._manifest = Manifest()
                 self._lexical = CodeLexical(folder)
         return self._lexical
 
     def vectors(self) -> CodeVectors | None:
         """Returns the vectors, or None when the index holds none."""
-        if self._vectors is None and self.manifest.dimensions:
-            self._vectors = CodeVectors(self.folder, self.manifest.dimensions)
+        dimensions = (self._manifest or self.outline).dimensions
+        if self._vectors is None and dimensions:
+            self._vectors = self._open_vectors(dimensions)
         return self._vectors
+
+    def _open_vectors(self, dimensions: int) -> CodeVectors:
+        from ctx.hub.code.vectors import CodeVectors
+
+        vectors = CodeVectors(self.folder, dimensions)
+        vectors.adopt(self._graph)
+        return vectors
+
+    # -- the graph (built by the hub) ---------------------------------------
+
+    def graph_wanted(self) -> CodeVectors | None:
+        """Returns the vectors to build a search graph over, or None if not needed.
+
+        Wanted from :data:`~ctx.hub.code.vectors.GRAPH_MIN` rows, and again
+        when the rows added since the last graph reach ``GRAPH_DELTA`` (or
+        the rows were renumbered).
+        """
+        from ctx.hub.code.vectors import GRAPH_MIN
+
+        vectors = self.vectors()
+        if vectors is None or len(vectors.rows) < GRAPH_MIN:
+            return None
+        graph = vectors.graph
+        if graph is not None and len(vectors.rows) - graph.count < GRAPH_DELTA:
+            return None
+        return vectors
+
+    def adopt_graph(self, graph: Graph) -> None:
+        """Keeps ``graph`` for every search from now on (if still for these rows)."""
+        self._graph = graph
+        vectors = self.vectors()
+        if vectors is not None:
+            vectors.adopt(graph)
 
     @property
     def embedder(self) -> Embedder:
@@ -183,6 +213,32 @@ class CodeIndex:
         if self._embedder is None:
             self._embedder = self._make_embedder()
         return self._embedder
+
+    def unembedded(self) -> int:
+        """Returns how many chunks have no vector yet (the backlog)."""
+        outline = self.outline
+        stored = set(stored_keys(self.folder, outline.dimensions) or ())
+        return sum(
+            1
+            for head in self.heads().values()
+            for key in head.keys
+            if key not in stored
+        )
+
+    def status(self, *, hub: bool = False) -> CodeStatus:
+        """Returns the index's state (``hub``: a running hub answers)."""
+        self.refresh()
+        outline, heads = self.outline, self.heads()
+        return CodeStatus(
+            root=outline.root,
+            files=sum(1 for h in heads.values() if not h.skipped),
+            chunks=sum(len(h.keys) for h in heads.values()),
+            vectors=outline.vectors,
+            embedder=outline.embedder,
+            unembedded=self.unembedded() if outline.vectors else 0,
+            hub=hub,
+            graph=self._graph.count if self._graph is not None else 0,
+        )
 
     # -- writing ----------------------------------------------------------
 
@@ -201,6 +257,7 @@ class CodeIndex:
         root: Path,
         *,
         vectors: bool = True,
+        embed: bool = True,
         progress: Progress | None = None,
     ) -> CodeIndexReport:
         """Brings the index up to date with the tree at ``root`` (module doc).
@@ -209,7 +266,10 @@ class CodeIndex:
 
         Args:
             root: The folder to index.
-            vectors: Embed the chunks that have no vector yet.
+            vectors: The chunks are to have vectors (the manifest says so,
+                and the hub embeds the backlog only then).
+            embed: Embed the chunks that have no vector yet now, in this
+                process (with ``vectors``); else they are left to the hub.
             progress: Called with (stage, done, total) while reading and
                 embedding.
 
@@ -224,76 +284,85 @@ class CodeIndex:
             )
         with self._locked():
             self.refresh()  # another writer's manifest, if one came since
-            old = self.manifest
+            self.lexical.reload()  # opened first: a damaged one empties the outline
+            old, heads = self.outline, self.heads()
             if old.root != str(root):
-                old = Manifest(embedder=old.embedder, dimensions=old.dimensions)
+                old = Outline(embedder=old.embedder, dimensions=old.dimensions)
+                heads = {}
                 self._lexical = None
                 shutil.rmtree(self.folder / "lexical", ignore_errors=True)
             git = in_git_work_tree(root)
             if old.git != git:
-                old = msgspec.structs.replace(old, files={})
-            work = _Work(root, git, old.files, progress)
-            files = work.scan()
-            gone = [path for path in old.files if path not in files]
+                old, heads = msgspec.structs.replace(old, files={}), {}
+            work = Reading(root, git, old, heads, progress)
+            work.scan()
+            gone = [path for path in old.files if path not in work.files]
             replaced = [p for p in work.parsed if p in old.files] + gone
-            added = [
-                (chunk_key(path, files[path], i), path, chunk.language, text, name)
-                for path in work.parsed
-                for i, (chunk, text, name) in enumerate(work.documents[path])
-            ]
-            self.lexical.replace(replaced, added)
-            manifest = Manifest(
+            if replaced or work.parsed:
+                added = [
+                    (
+                        chunk_key(path, work.heads[path], i),
+                        path,
+                        chunk.language,
+                        text,
+                        name,
+                    )
+                    for path in work.parsed
+                    for i, (chunk, text, name) in enumerate(work.documents[path])
+                ]
+                self.lexical.replace(replaced, added)
+            outline = Outline(
                 root=str(root),
                 git=git,
                 embedder=old.embedder,
                 dimensions=old.dimensions,
                 generation=old.generation + 1,
-                files=files,
+                vectors=vectors,
+                files=work.files,
             )
             warnings: list[str] = []
             embedded = 0
-            if vectors:
+            if vectors and embed:
                 try:
-                    embedded = self._embed(manifest, work.texts, progress)
+                    outline, embedded = self._embed(outline, work, progress)
                 except EmbedderError as exc:
                     warnings.append(f"No vectors this time ({exc.message}).")
-            self._write(manifest)
-        chunks = sum(len(e.chunks) for e in files.values())
+            same = (old.root, old.vectors, old.embedder) == (
+                outline.root,
+                outline.vectors,
+                outline.embedder,
+            )
+            if work.read or gone or embedded or not same:
+                self._write(outline, work.heads)
+        heads = work.heads
         return CodeIndexReport(
             root=str(root),
-            files=sum(1 for e in files.values() if not e.skipped),
-            chunks=chunks,
+            files=sum(1 for h in heads.values() if not h.skipped),
+            chunks=sum(len(h.keys) for h in heads.values()),
             read=work.read,
             parsed=len(work.parsed),
             removed=len(gone),
             embedded=embedded,
             skipped=dict(sorted(work.skipped.items())),
-            as_text=sum(1 for e in files.values() if e.as_text),
+            as_text=sum(1 for h in heads.values() if h.as_text),
             vectors=vectors,
             seconds=time.perf_counter() - started,
             warnings=tuple(warnings),
+            unembedded=self.unembedded() if vectors else 0,
         )
 
     def _embed(
-        self,
-        manifest: Manifest,
-        texts: dict[str, str],
-        progress: Progress | None,
-    ) -> int:
+        self, outline: Outline, work: Reading, progress: Progress | None
+    ) -> tuple[Outline, int]:
         """Embeds the chunk texts that have no vector; returns how many."""
         embedder = self.embedder
-        if manifest.embedder != embedder.name:
-            for name in ("vectors.f32", "vector_keys.txt"):
-                with contextlib.suppress(FileNotFoundError):
-                    (self.folder / name).unlink()
-            manifest.embedder, manifest.dimensions = embedder.name, embedder.dimensions
-            self._vectors = None
-        store = self._vectors or CodeVectors(self.folder, manifest.dimensions)
-        wanted = [key for e in manifest.files.values() for key in e.keys]
+        outline, store = self._store_for(outline, embedder)
+        wanted = [key for head in work.heads.values() for key in head.keys]
         missing = store.missing(wanted)
+        texts = work.texts
         unknown = [key for key in missing if key not in texts]
         if unknown:  # embedded by an earlier run whose vectors were dropped
-            texts = {**texts, **self._texts_of(manifest, set(unknown))}
+            texts = {**texts, **self._texts_of(outline, work.heads, set(unknown))}
             missing = [key for key in missing if key in texts]
         for start in range(0, len(missing), _EMBED_BATCH):
             if progress is not None:
@@ -303,130 +372,130 @@ class CodeIndex:
         if progress is not None and missing:
             progress("embedding", len(missing), len(missing))
         store.compact(set(wanted))
-        self._vectors = store
-        return len(missing)
+        return outline, len(missing)
 
-    def _texts_of(self, manifest: Manifest, keys: set[str]) -> dict[str, str]:
-        """Returns the embedded texts of ``keys``, read again from the files."""
+    def _store_for(
+        self, outline: Outline, embedder: Embedder
+    ) -> tuple[Outline, CodeVectors]:
+        """Returns the vectors as stored now, dropped if another embedder made them."""
+        if (outline.embedder, outline.dimensions) != (
+            embedder.name,
+            embedder.dimensions,
+        ):
+            for name in (ROWS, KEYS):
+                with contextlib.suppress(FileNotFoundError):
+                    (self.folder / name).unlink()
+            outline = msgspec.structs.replace(
+                outline, embedder=embedder.name, dimensions=embedder.dimensions
+            )
+        self._vectors = self._open_vectors(outline.dimensions)
+        return outline, self._vectors
+
+    def _texts_of(
+        self, outline: Outline, heads: dict[str, FileHead], keys: set[str]
+    ) -> dict[str, str]:
+        """Returns the embedded texts of ``keys``, read again from the files.
+
+        A text is kept only if it is still the one its key names (the file
+        may have changed since it was indexed).
+        """
         found: dict[str, str] = {}
-        root = Path(manifest.root)
-        for path, entry in manifest.files.items():
-            if not keys.intersection(entry.keys):
+        root = Path(outline.root)
+        for path, head in heads.items():
+            if not keys.intersection(head.keys):
                 continue
             try:
                 lines = (root / path).read_text("utf-8").split("\n")
             except (OSError, UnicodeDecodeError):
                 continue
+            entry = outline.entry(path)
             for chunk, key in zip(entry.chunks, entry.keys, strict=True):
-                text = "\n".join(lines[chunk.start - 1 : chunk.end])
-                found[key] = embed_text(chunk, text)
+                text = embed_text(chunk, "\n".join(lines[chunk.start - 1 : chunk.end]))
+                if key in keys and vector_key(text) == key:
+                    found[key] = text
         return found
 
-    def _write(self, manifest: Manifest) -> None:
-        temp = self.folder / f".{_MANIFEST}.{os.getpid()}"
-        with temp.open("wb") as file:
-            file.write(msgspec.msgpack.encode(manifest))
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, self.folder / _MANIFEST)
-        self.manifest = manifest
-        self.derived.clear()
-        info = (self.folder / _MANIFEST).stat()
-        self._stamp = (info.st_mtime_ns, info.st_size)
+    def _write(self, outline: Outline, heads: dict[str, FileHead]) -> None:
+        self._stamp = write_outline(self.folder, outline)
+        self._forget()
+        self._outline, self._heads = outline, heads
 
+    # -- the backlog (embedded by the hub) ---------------------------------
 
-class _Work:
-    """One update's reading of the tree."""
+    def next_backlog(self, limit: int) -> tuple[list[str], list[str]] | None:
+        """Returns up to ``limit`` chunks without a vector: their keys and texts.
 
-    def __init__(
-        self,
-        root: Path,
-        git: bool,
-        before: dict[str, FileEntry],
-        progress: Progress | None,
-    ) -> None:
-        self.root = root
-        self.git = git
-        self.before = before
-        self.progress = progress
-        self.read = 0
-        self.parsed: list[str] = []
-        self.skipped: Counter[str] = Counter()
-        self.documents: dict[str, list[tuple[Chunk, str, str]]] = {}
-        self.texts: dict[str, str] = {}  # vector key -> text to embed
+        None when the index wants no vectors, or every chunk has one (or the
+        files of those left cannot be read as they were indexed: the next
+        ``ctx code index`` cuts them again).
 
-    def scan(self) -> dict[str, FileEntry]:
-        candidates, self.skipped = walk_tree(self.root)
-        files: dict[str, FileEntry] = {}
-        for number, candidate in enumerate(candidates):
-            if self.progress is not None and number % 500 == 0:
-                self.progress("reading", number, len(candidates))
-            old = self.before.get(candidate.path)
-            same_stat = (
-                old is not None
-                and old.size == candidate.size
-                and old.mtime_ns == candidate.mtime_ns
-            )
-            if old is not None and same_stat:
-                files[candidate.path] = old
-            else:
-                files[candidate.path] = self._read(candidate.path, candidate, old)
-            entry = files[candidate.path]
-            if entry.skipped:
-                self.skipped[entry.skipped] += 1
-        return files
-
-    def _read(
-        self, path: str, candidate: Candidate, old: FileEntry | None
-    ) -> FileEntry:
-        size, mtime_ns = candidate.size, candidate.mtime_ns
-        self.read += 1
-        try:
-            data = (self.root / path).read_bytes()
-        except OSError:
-            return FileEntry(size=size, mtime_ns=mtime_ns, skipped="unreadable")
-        identity = content_id(data, git=self.git)
-        if old is not None and old.id == identity:
-            return msgspec.structs.replace(old, size=size, mtime_ns=mtime_ns)
-        text, reason = read_source(data)
-        if text is None:
-            return FileEntry(
-                size=size,
-                mtime_ns=mtime_ns,
-                id=identity,
-                skipped=reason or "unreadable",
-            )
-        cut = _cut(path, text, candidate.language)
-        self.parsed.append(path)
-        keys = []
-        documents = []
-        for chunk, body in zip(cut.chunks, cut.texts, strict=True):
-            embedded = embed_text(chunk, body)
-            key = text_hash(embedded)
-            keys.append(key)
-            self.texts[key] = embedded
-            documents.append((chunk, body, chunk.qualified))
-        self.documents[path] = documents
-        return FileEntry(
-            size=size,
-            mtime_ns=mtime_ns,
-            id=identity,
-            language=candidate.language,
-            chunks=tuple(cut.chunks),
-            keys=tuple(keys),
-            modules=tuple(dict.fromkeys(cut.modules)),
-            as_text=cut.as_text,
+        Raises:
+            EmbedderError: The embedder cannot be made.
+        """
+        self.refresh()
+        # Asked after every request the hub answers: once nothing is left,
+        # nothing is read again until the manifest or the vectors change.
+        settled = (self._stamp, _stamp_of(self.folder / ROWS))
+        if settled == self._settled:
+            return None
+        outline = self.outline
+        if not outline.root or not outline.vectors:
+            self._settled = settled
+            return None
+        embedder = self.embedder
+        same = (outline.embedder, outline.dimensions) == (
+            embedder.name,
+            embedder.dimensions,
         )
+        stored = (
+            set(stored_keys(self.folder, outline.dimensions) or ()) if same else set()
+        )
+        heads = self.heads()
+        missing: list[str] = []
+        for head in heads.values():
+            missing.extend(key for key in head.keys if key not in stored)
+        for start in range(0, len(missing), limit):
+            wanted = dict.fromkeys(missing[start : start + limit])
+            texts = self._texts_of(outline, heads, set(wanted))
+            if texts:
+                keys = [key for key in wanted if key in texts]
+                return keys, [texts[key] for key in keys]
+        self._settled = settled
+        return None
+
+    def add_vectors(
+        self, keys: Sequence[str], rows: npt.NDArray[np.float32], embedder: Embedder
+    ) -> None:
+        """Stores the vectors of ``keys`` (made by ``embedder``), durably.
+
+        Under the index's lock, against the vectors as stored now: keys no
+        chunk uses any more, or that another process embedded meanwhile, are
+        dropped; vectors of another embedder than the stored ones replace them.
+        """
+        with self._locked():
+            self.refresh()
+            old = self.outline
+            outline, store = self._store_for(old, embedder)
+            if outline != old:
+                self._write(outline, self.heads())
+            wanted = {key for head in self.heads().values() for key in head.keys}
+            fresh: dict[str, int] = {}
+            for i, key in enumerate(keys):
+                if key in wanted and key not in store.rows:
+                    fresh.setdefault(key, i)
+            if fresh:
+                store.append(list(fresh), rows[list(fresh.values())])
+            store.compact(wanted)
+            self._vectors = store
+            self.derived.clear()
 
 
-def _cut(path: str, text: str, language: str) -> FileChunks:
-    """Returns a file's chunks; a grammar that fails makes text blocks."""
-    from ctx.hub.code.blocks import chunk_text
-
+def _stamp_of(path: Path) -> tuple[int, int] | None:
     try:
-        return chunk_file(path, text, language)
-    except (ImportError, RecursionError, ValueError):
-        return chunk_text(path, text, language, as_text=True)
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
 
 
 def describe_skipped(skipped: dict[str, int]) -> str:

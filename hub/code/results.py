@@ -12,6 +12,7 @@ __all__ = [
     "Chunk",
     "CodeHit",
     "CodeIndexReport",
+    "CodeStatus",
     "CodeSymbol",
     "Dependencies",
     "FindResult",
@@ -82,6 +83,8 @@ class FindResult(msgspec.Struct, frozen=True, kw_only=True):
         warnings: Channels that failed, in words.
         steered: The sub-queries a steering model asked (``[code.steer]``),
             none when unsteered.
+        unembedded: Chunks without a vector yet (the vector channel does not
+            see them until the hub has embedded them).
     """
 
     query: str
@@ -92,6 +95,7 @@ class FindResult(msgspec.Struct, frozen=True, kw_only=True):
     seconds: float = 0.0
     warnings: tuple[str, ...] = ()
     steered: tuple[str, ...] = ()
+    unembedded: int = 0
 
 
 class CodeIndexReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -111,6 +115,10 @@ class CodeIndexReport(msgspec.Struct, frozen=True, kw_only=True):
         vectors: Whether chunks were embedded (off with ``--no-vectors``).
         seconds: Time taken.
         warnings: What went wrong without stopping the index (the embedder).
+        unembedded: Chunks without a vector yet (the backlog the hub embeds).
+        embedding: Who embeds that backlog: ``hub`` (the store's running
+            hub, woken), ``started`` (a hub started for it), or "" (none:
+            ``ctx hub start`` or ``ctx code index --wait`` will).
     """
 
     root: str
@@ -125,6 +133,8 @@ class CodeIndexReport(msgspec.Struct, frozen=True, kw_only=True):
     vectors: bool
     seconds: float
     warnings: tuple[str, ...] = ()
+    unembedded: int = 0
+    embedding: str = ""
 
 
 class CodeSymbol(msgspec.Struct, frozen=True, kw_only=True):
@@ -161,3 +171,28 @@ class Dependencies(msgspec.Struct, frozen=True, kw_only=True):
     imports: tuple[str, ...]
     resolved: tuple[str, ...]
     imported_by: tuple[str, ...]
+
+
+class CodeStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """The code index's state (``ctx code status``).
+
+    Attributes:
+        root: The indexed folder ("" when nothing is indexed).
+        files: Files in the index.
+        chunks: Chunks in the index.
+        vectors: Whether the chunks are to have vectors (off with
+            ``--no-vectors``).
+        embedder: The embedder of the stored vectors ("" before the first).
+        unembedded: Chunks without a vector yet: the backlog.
+        hub: Whether the store's hub answered (it embeds the backlog).
+        graph: Vectors the hub's search graph covers (0: searched exactly).
+    """
+
+    root: str
+    files: int
+    chunks: int
+    vectors: bool
+    embedder: str
+    unembedded: int
+    hub: bool = False
+    graph: int = 0

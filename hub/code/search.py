@@ -27,8 +27,9 @@ import numpy as np
 import pathspec
 
 from ctx.engine import InvalidInputError, NotFoundError
-from ctx.hub.code.index import CodeIndex, Manifest
+from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.languages import GRAMMARS, TEXT_LANGUAGES
+from ctx.hub.code.manifest import Manifest
 from ctx.hub.code.results import (
     Chunk,
     CodeHit,
@@ -170,6 +171,7 @@ def find(
         files=files,
         matched=len(ranked),
         warnings=tuple(warnings),
+        unembedded=_rows(index).missing if manifest.vectors else 0,
     )
 
 
@@ -197,13 +199,15 @@ def _chunk_of(manifest: Manifest, chunk_id: str) -> Chunk:
 
 
 class _Rows:
-    """Every chunk's id and vector row, in one order (per manifest generation)."""
+    """Every chunk's id and vector row, in one order (per manifest and vectors)."""
 
     def __init__(self, index: CodeIndex) -> None:
         manifest = index.manifest
         vectors = index.vectors()
         self.ids: list[str] = []
         self.paths: list[str] = []
+        self.missing = 0
+        """Chunks without a vector."""
         rows: list[int] = []
         table = {} if vectors is None else vectors.rows
         for path, entry in manifest.files.items():
@@ -213,7 +217,18 @@ class _Rows:
                     self.ids.append(f"{path}\0{position}")
                     self.paths.append(path)
                     rows.append(row)
+                else:
+                    self.missing += 1
         self.rows = np.asarray(rows, dtype=np.int64)
+        self._by_row: dict[int, list[int]] | None = None
+
+    def by_row(self) -> dict[int, list[int]]:
+        """Returns, per vector row, the positions of the chunks that use it."""
+        if self._by_row is None:
+            self._by_row = {}
+            for position, row in enumerate(self.rows.tolist()):
+                self._by_row.setdefault(row, []).append(position)
+        return self._by_row
 
 
 def _rows(index: CodeIndex) -> _Rows:
@@ -239,6 +254,14 @@ def _vector_hits(
             [i for i, p in enumerate(table.paths) if p in keep], dtype=np.int64
         )
     [vector] = embed_queries(index.embedder, [query])
+    if allowed is None and vectors.graph is not None:
+        # Rows no chunk uses any more come back too: ask for more.
+        hits = [
+            (table.ids[i], cos)
+            for row, cos in vectors.nearest(vector, 2 * DEPTH)
+            for i in table.by_row().get(row, ())
+        ]
+        return [(chunk, cos) for chunk, cos in hits[:DEPTH] if cos > 0]
     found = vectors.search_rows(vector, table.rows[positions], positions, DEPTH)
     # A vector pointing away from the query is no evidence at all.
     return [(table.ids[i], cos) for i, cos in found if cos > 0]

@@ -9,6 +9,15 @@ requests are answered meanwhile), then takes the lock again to add the
 vectors, which :meth:`~ctx.hub.index.projection.Projection.add_vectors` makes
 durable under the index's own lock before it returns: a hub killed at any
 point loses at most the step it was embedding.
+
+When no memory waits, it embeds the code index's backlog (``ctx code
+index`` never waits for the embedder either: docs/code.md) the same way,
+:data:`CODE_STEP` chunks at a time: it picks them under the hub's lock
+(:meth:`~ctx.hub.code.index.CodeIndex.next_backlog`), embeds them without
+it, and stores them under the hub's lock and the code index's own
+(:meth:`~ctx.hub.code.index.CodeIndex.add_vectors`), durably. With no
+backlog left, it builds the code vectors' search graph when one is wanted
+(:class:`~ctx.hub.code.vectors.Graph`), without the lock.
 """
 
 from __future__ import annotations
@@ -26,14 +35,20 @@ from ctx.hub.index.projection import Projection
 from ctx.hub.retrieval.sources import open_sources
 
 if TYPE_CHECKING:
+    from ctx.hub.code.index import CodeIndex
     from ctx.hub.server.service import Answerer
 
-__all__ = ["STEP", "Backfill", "Backlog", "next_backlog"]
+__all__ = ["CODE_STEP", "STEP", "Backfill", "Backlog", "next_backlog"]
 
 STEP = 256
 """Memories embedded per step: eight of the embedder's batches of 32, so a
 step's save (about 15 ms of fsyncs) costs under 3% of its embedding even for
 short memories, and a newer memory waits at most one step."""
+
+CODE_STEP = 128
+"""Code chunks embedded per step: chunks are long (MiniLM reads 256 tokens of
+each, about 7 a second on two cores), so a step is about 20 s of work there,
+and what a killed hub loses."""
 
 _IDLE_S = 30.0  # with nothing to embed, look again this often (or when woken)
 
@@ -119,9 +134,9 @@ class Backfill:
             try:
                 job = next_backlog(self.answerer.projection_now())
             except CtxError:
-                return False
+                job = None
         if job is None:
-            return False
+            return self.code_step()
         self.busy = True
         try:
             rows = job.projection.embedder.embed(job.texts)
@@ -130,4 +145,41 @@ class Backfill:
         with self.lock:
             if self.answerer.projection is job.projection:  # config unchanged
                 job.projection.add_vectors(job.blobs, rows)
+        return True
+
+    def code_step(self) -> bool:
+        """Embeds one step of the code index's backlog; returns whether it had one."""
+        if self.answerer.store.path is None:
+            return False
+        with self.lock:
+            code = self.answerer.code_index()
+            try:
+                job = code.next_backlog(CODE_STEP)
+            except (CtxError, OSError):
+                return False
+        if job is None:
+            return self.graph_step(code)
+        self.busy = True
+        keys, texts = job
+        try:
+            embedder = code.embedder
+            rows = embedder.embed(texts)
+        except EmbedderError:
+            return False
+        with self.lock:
+            code.add_vectors(keys, rows, embedder)
+        return True
+
+    def graph_step(self, code: CodeIndex) -> bool:
+        """Builds the code vectors' search graph if one is wanted (module doc)."""
+        from ctx.hub.code.vectors import Graph
+
+        with self.lock:
+            vectors = code.graph_wanted()
+        if vectors is None:
+            return False
+        self.busy = True
+        graph = Graph.build(vectors)  # seconds to a minute: without the lock
+        with self.lock:
+            code.adopt_graph(graph)
         return True

@@ -117,6 +117,8 @@ class Answerer:
             return Reply(store=str(self.store.path), pid=os.getpid())
         if request.op == "code_find":
             return Reply(found=self._find_code(request), pid=os.getpid())
+        if request.op == "code_status":
+            return Reply(code=self.code_index().status(hub=True), pid=os.getpid())
         projection, config = self._projection()
         try:
             if request.op == "index_status":
@@ -183,24 +185,31 @@ class Answerer:
         )
         return msgspec.structs.replace(result, recall_id=recall_id)
 
-    def _find_code(self, request: Request) -> FindResult:
-        from ctx.hub.code.search import find
-
+    def code_index(self) -> CodeIndex:
+        """Returns the store's code index, kept open with the same embedder."""
         if self.code is None:
             assert self.store.path is not None
+            path = self.store.path
 
             def embedder() -> Embedder:
                 if self.projection is not None:
                     return self.projection.embedder
-                return make_embedder(load_config(self.store.path).embedder)
+                return make_embedder(load_config(path).embedder)
 
-            self.code = CodeIndex(self.store.path / "index" / "code", embedder)
+            self.code = CodeIndex(path / "index" / "code", embedder)
+        return self.code
+
+    def _find_code(self, request: Request) -> FindResult:
+        from ctx.hub.code.search import find
+
+        assert self.store.path is not None
+        code = self.code_index()
         steer = load_config(self.store.path).code.steer
         if steer.base_url:
             from ctx.hub.code.steer import steered_find
 
             return steered_find(
-                self.code,
+                code,
                 request.query,
                 steer,
                 limit=request.limit,
@@ -209,7 +218,7 @@ class Answerer:
                 full=request.full,
             )
         return find(
-            self.code,
+            code,
             request.query,
             limit=request.limit,
             language=request.language,

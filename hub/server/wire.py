@@ -22,7 +22,7 @@ from typing import Literal
 
 import msgspec
 
-from ctx.hub.code.results import FindResult
+from ctx.hub.code.results import CodeStatus, FindResult
 from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.retrieval.tuning import LearnReport
@@ -40,7 +40,15 @@ __all__ = [
 ]
 
 Op = Literal[
-    "recall", "search", "index_status", "reindex", "ping", "stop", "learn", "code_find"
+    "recall",
+    "search",
+    "index_status",
+    "reindex",
+    "ping",
+    "stop",
+    "learn",
+    "code_find",
+    "code_status",
 ]
 
 
@@ -88,7 +96,8 @@ class Reply(msgspec.Struct, kw_only=True):
     """One line of the hub's answer.
 
     The last line holds what was asked (``result`` for recall and search,
-    ``status``, ``report``, or ``found`` for ``ctx find``) or a
+    ``status``, ``report``, ``found`` for ``ctx find``, or ``code`` for
+    ``ctx code status``) or a
     ``failure``; a line with ``progress``
     (done, total) before it says how far a reindex is. Every line from a hub
     names its ``store`` (the path it serves); a client ignores a line that
@@ -100,6 +109,7 @@ class Reply(msgspec.Struct, kw_only=True):
     report: ReindexReport | None = None
     learned: LearnReport | None = None
     found: FindResult | None = None
+    code: CodeStatus | None = None
     failure: Failure | None = None
     progress: tuple[int, int] | None = None
     store: str = ""

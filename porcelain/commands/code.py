@@ -13,7 +13,7 @@ from ctx.porcelain._options import CtxState, echo_json, json_option, pass_state
 from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:
-    from ctx.hub import CodeHit, CodeIndexReport, FindResult
+    from ctx.hub import CodeHit, CodeIndexReport, CodeStatus, FindResult
 
 __all__ = ["COMMANDS"]
 
@@ -55,8 +55,24 @@ def _render_index(report: CodeIndexReport) -> None:
         echo(f"{plural(report.as_text, 'file')} did not parse: indexed as text.")
     if not report.vectors:
         echo("No vectors (--no-vectors): find uses words, names and paths.")
+    elif report.unembedded:
+        echo(_backlog(report.unembedded, report.embedding))
     for warning in report.warnings:
         echo(f"Warning: {warning}", err=True)
+
+
+_EMBEDDING = {
+    "hub": "the store's hub embeds them in the background",
+    "started": "a hub was started to embed them in the background",
+    "": "no hub runs to embed them: `ctx hub start`, or `ctx code index --wait`",
+}
+
+
+def _backlog(unembedded: int, embedding: str) -> str:
+    return (
+        f"{plural(unembedded, 'chunk')} without vectors yet "
+        f"(find answers by words, names and paths meanwhile): {_EMBEDDING[embedding]}."
+    )
 
 
 _PATH = click.argument(
@@ -72,16 +88,23 @@ _NO_VECTORS = click.option(
 @code_group.command(name="index")
 @_PATH
 @_NO_VECTORS
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="Embed the new chunks before returning (slow), not in the hub.",
+)
 @json_option
 @pass_state
 def index_command(
-    state: CtxState, path: Path | None, no_vectors: bool, as_json: bool
+    state: CtxState, path: Path | None, no_vectors: bool, wait: bool, as_json: bool
 ) -> None:
     """Index a source tree (again: only changed files are read)
 
     Files are chosen as git would (.gitignore, and .ctxignore); binary,
     generated, lock and huge files are left out and counted. PATH defaults
-    to the tree indexed before, else the current folder.
+    to the tree indexed before, else the current folder. Words, names and
+    paths are indexed at once; the store's hub embeds the new chunks in
+    the background (started if none runs), unless --wait.
 
     \b
     Example:
@@ -91,7 +114,11 @@ def index_command(
     from ctx.hub import code_index
 
     report = code_index(
-        state.workspace(), path, vectors=not no_vectors, progress=_progress
+        state.workspace(),
+        path,
+        vectors=not no_vectors,
+        wait=wait,
+        progress=_progress,
     )
     if as_json:
         echo_json(report)
@@ -148,8 +175,52 @@ def _render_find(result: FindResult, full: bool) -> None:
         f"{plural(result.chunks, 'chunk')} in {plural(result.files, 'file')}; "
         f"{result.seconds * 1000:.0f} ms"
     )
+    if result.unembedded:
+        echo(
+            f"{plural(result.unembedded, 'chunk')} not embedded yet "
+            "(found by words, names and paths only)."
+        )
     for warning in result.warnings:
         echo(f"Warning: {warning}", err=True)
+
+
+@code_group.command(name="status")
+@json_option
+@pass_state
+def status_command(state: CtxState, as_json: bool) -> None:
+    """Show the code index: its tree, size and chunks waiting for vectors
+
+    \b
+    Example:
+      ctx code status
+    """
+    from ctx.hub import code_status
+
+    status = code_status(state.workspace())
+    if as_json:
+        echo_json(status)
+    else:
+        _render_status(status)
+
+
+def _render_status(status: CodeStatus) -> None:
+    if not status.root:
+        echo("No code is indexed in this store (`ctx code index PATH`).")
+        return
+    echo(
+        f"Code index of {status.root}: {plural(status.files, 'file')}, "
+        f"{plural(status.chunks, 'chunk')}."
+    )
+    if not status.vectors:
+        echo("No vectors (indexed with --no-vectors).")
+        return
+    done = status.chunks - status.unembedded
+    made_by = status.embedder or "none yet"
+    echo(f"Vectors: {done:,} of {status.chunks:,} chunks ({made_by}).")
+    if status.unembedded:
+        echo(_backlog(status.unembedded, "hub" if status.hub else ""))
+    if status.graph:
+        echo(f"The hub searches a graph over {status.graph:,} of them.")
 
 
 @click.command(name="find")

@@ -176,7 +176,7 @@ def test_a_crash_before_the_manifest_leaves_the_last_index_and_the_next_run_repa
         RETRY.replace("fetch_with_retries", "get_with_retries")
     )
 
-    def crash(manifest):
+    def crash(outline, heads):
         raise OSError("power lost")
 
     monkeypatch.setattr(index, "_write", crash)
@@ -244,3 +244,95 @@ def test_vectors_torn_by_a_crash_are_ignored_then_repaired(tmp_path):
     assert third.rows == {"a": 0, "b": 1, "c": 2}
     query = np.array([0, 0, 1, 0], dtype=np.float32)
     assert third.search(query, ["a", "b", "c"], 1) == [(2, 1.0)]
+
+
+def test_the_backlog_is_embedded_in_steps_safely_and_can_be_rebuilt(tree, index):
+    first = index.update(tree, embed=False)
+    assert (first.embedded, first.unembedded) == (0, first.chunks)
+    result = find(index, "retry backoff")
+    assert result.hits[0].chunk.name == "fetch_with_retries"
+    assert "vector" not in result.hits[0].channels
+    assert result.unembedded == first.chunks
+    embedder = index.embedder
+    keys, texts = index.next_backlog(2)
+    assert len(keys) == len(texts) == 2
+    # A hub killed while it embedded stored nothing: the same step comes again.
+    assert make_index(index.folder).next_backlog(2) == (keys, texts)
+    # A file that changed meanwhile: its old chunks' vectors are not kept.
+    (tree / "pkg" / "cache.py").write_text("def evict(cache):\n    pass\n")
+    make_index(index.folder).update(tree, embed=False)
+    index.add_vectors(keys, embedder.embed(texts), embedder)
+    while (job := index.next_backlog(2)) is not None:
+        index.add_vectors(job[0], embedder.embed(job[1]), embedder)
+    assert index.unembedded() == 0
+    assert index.status().embedder == embedder.name
+    assert "vector" in find(index, "retry backoff").hits[0].channels
+    assert find(index, "evict").unembedded == 0
+    wanted = {k for h in index.heads().values() for k in h.keys}
+    assert set(index.vectors().rows) == wanted
+    # Vectors are a projection too: gone, the backlog is whole again.
+    for name in ("vectors.f32", "vector_keys.txt"):
+        (index.folder / name).unlink()
+    assert make_index(index.folder).unembedded() == index.status().chunks
+    # Vectors of another embedder replace the stored ones.
+    other = make_embedder({"kind": "hashing", "dimensions": 32})
+    keys, texts = make_index(index.folder).next_backlog(1)
+    index.add_vectors(keys, other.embed(texts), other)
+    assert (index.status().embedder, index.vectors().dimensions) == (other.name, 32)
+
+
+def test_a_no_vectors_index_has_no_backlog(tree, index):
+    report = index.update(tree, vectors=False)
+    assert (report.embedded, report.unembedded) == (0, 0)
+    assert index.next_backlog(10) is None
+    assert index.status().vectors is False
+
+
+def test_a_damaged_tantivy_index_is_built_again_whole(tree, index):
+    index.update(tree)
+    for file in (index.folder / "lexical").iterdir():
+        if file.name == "meta.json":
+            file.write_text("{ not json")
+    again = make_index(index.folder).update(tree)
+    assert (again.parsed, again.embedded) == (3, 0)  # cut again, vectors kept
+    assert names(make_index(index.folder), "retry backoff")[0] == "fetch_with_retries"
+
+
+def test_vector_keys_are_the_text_hashes_the_memory_index_uses():
+    from ctx.hub.code.reading import vector_key
+    from ctx.hub.index.documents import text_hash
+
+    for text in ("", "def f():\n    pass", "naïve ☃"):
+        assert vector_key(text) == text_hash(text)
+
+
+def test_the_hub_searches_a_graph_over_the_vectors_and_the_new_rows_exactly(
+    tree, index, monkeypatch
+):
+    from ctx.hub.code import vectors as code_vectors
+
+    index.update(tree)
+    queries = ("retry backoff", "lookup key", "demo tree", "cache")
+    exact = {q: find(index, q, weights={"vector": 1}).hits for q in queries}
+    assert index.graph_wanted() is None  # too few rows to want one
+    monkeypatch.setattr(code_vectors, "GRAPH_MIN", 1)
+    graph = code_vectors.Graph.build(index.graph_wanted())
+    index.adopt_graph(graph)
+    assert index.vectors().graph is graph
+    assert index.graph_wanted() is None
+    for query in queries:  # a graph this small is searched exhaustively
+        assert find(index, query, weights={"vector": 1}).hits == exact[query]
+    # Rows added after the graph: scored exactly beside it.
+    (tree / "pkg" / "queue.py").write_text("def drain_queue(q):\n    pass\n")
+    index.update(tree)
+    assert index.vectors().graph is graph
+    assert len(index.vectors().rows) > graph.count
+    hits = find(index, "drain queue", weights={"vector": 1}).hits
+    assert hits[0].chunk.name == "drain_queue"
+    # Rows renumbered (vectors made again): the old graph is not used.
+    for name in ("vectors.f32", "vector_keys.txt"):
+        (index.folder / name).unlink()
+    (tree / "README.md").write_text("# Demo\n\nAnother tree.\n")  # its row is first
+    index.update(tree)
+    assert index.vectors().graph is None
+    assert index.graph_wanted() is not None

@@ -30,6 +30,9 @@ def test_the_hub_answers_find_and_sees_a_new_index(hub_store: Path, hub, tmp_pat
     tree.mkdir()
     (tree / "net.py").write_text(RETRY)
     assert run_ctx(hub_store, "code", "index", str(tree)).returncode == 0
+    # The hub embeds the chunks in the background: wait, so that both
+    # answers below see the same vectors.
+    wait_for(lambda: _code_status(hub_store)["unembedded"] == 0, seconds=60)
     query = ("find", "retry a request", "--json")
     served = run_ctx(hub_store, *query)
     alone = run_ctx(hub_store, *query, env={"CTX_NO_HUB": "1"})
@@ -97,3 +100,41 @@ def test_ctx_code_watch_reports_each_update_as_a_json_line(hub_store: Path, tmp_
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+def _code_status(store: Path) -> dict:
+    done = run_ctx(store, "code", "status", "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_indexing_leaves_the_vectors_to_the_hub_it_starts(hub_store: Path, tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "net.py").write_text(RETRY)
+    (tree / "cache.py").write_text("def evict_stale_entries(cache):\n    pass\n")
+    auto = {"CTX_HUB_AUTOSTART": "1"}
+    try:
+        done = run_ctx(hub_store, "code", "index", str(tree), "--json", env=auto)
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert (report["embedded"], report["unembedded"]) == (0, report["chunks"])
+        assert report["embedding"] == "started"
+        wait_for(lambda: _code_status(hub_store)["unembedded"] == 0, seconds=60)
+        status = _code_status(hub_store)
+        assert status["hub"]
+        assert status["embedder"] == "hashing-384@1"
+        found = json.loads(run_ctx(hub_store, "find", "retry", "--json").stdout)
+        assert found["unembedded"] == 0
+        assert "vector" in found["hits"][0]["channels"]
+        # A change: indexed at once, its one new chunk embedded by the hub.
+        (tree / "cache.py").write_text("def drop_everything(cache):\n    pass\n")
+        again = json.loads(run_ctx(hub_store, "code", "index", "--json").stdout)
+        assert (again["parsed"], again["unembedded"], again["embedding"]) == (
+            1,
+            1,
+            "hub",
+        )
+        wait_for(lambda: _code_status(hub_store)["unembedded"] == 0, seconds=60)
+    finally:
+        assert run_ctx(hub_store, "hub", "stop").returncode == 0

@@ -30,7 +30,7 @@ def tree(tmp_path):
 
 
 def test_index_then_find_prints_spans_summaries_and_a_footer(hashing_ctx, tree):
-    out = hashing_ctx("code", "index", str(tree)).stdout
+    out = hashing_ctx("code", "index", str(tree), "--wait").stdout
     assert out.splitlines()[0].startswith(f"Indexed {tree}: 3 files, 4 chunks (4 read")
     assert out.splitlines()[1] == "1 file left out: 1 binary."
     found = hashing_ctx("find", "retry with backoff", "-n", "2").stdout.splitlines()
@@ -44,6 +44,30 @@ def test_index_then_find_prints_spans_summaries_and_a_footer(hashing_ctx, tree):
     assert "app.py  L4-L6  class App\n    class App:\n        def start(self):" in full
 
 
+def test_without_a_hub_the_backlog_is_shown_until_embedded(hashing_ctx, tree):
+    out = hashing_ctx("code", "index", str(tree)).stdout.splitlines()
+    assert out[0].endswith("0 embedded) in " + out[0].rsplit(" in ", 1)[1])
+    assert out[2] == (
+        "4 chunks without vectors yet (find answers by words, names and paths "
+        "meanwhile): no hub runs to embed them: `ctx hub start`, or "
+        "`ctx code index --wait`."
+    )
+    found = hashing_ctx("find", "retry with backoff").stdout.splitlines()
+    assert found[0].startswith("pkg/net.py  L4-L7")
+    assert found[-1] == (
+        "4 chunks not embedded yet (found by words, names and paths only)."
+    )
+    status = hashing_ctx("code", "status").stdout.splitlines()
+    assert status[0] == f"Code index of {tree}: 3 files, 4 chunks."
+    assert status[1] == "Vectors: 0 of 4 chunks (none yet)."
+    again = hashing_ctx("code", "index", "--wait").stdout
+    assert "(0 read, 0 parsed, 0 removed, 4 embedded)" in again
+    assert hashing_ctx("code", "status").stdout.splitlines()[1] == (
+        "Vectors: 4 of 4 chunks (hashing-384@1)."
+    )
+    assert "not embedded" not in hashing_ctx("find", "retry").stdout
+
+
 def test_symbols_deps_and_chunk(hashing_ctx, tree, monkeypatch):
     hashing_ctx("code", "index", str(tree), "--no-vectors")
     assert hashing_ctx("symbols").stdout == (
@@ -55,7 +79,13 @@ def test_symbols_deps_and_chunk(hashing_ctx, tree, monkeypatch):
         "pkg/net.py\nimports (1):\n  time\nfiles it imports (0):\n"
         "imported by (1):\n  app.py\n"
     )
-    assert hashing_ctx("deps", "app.py").stdout.splitlines()[4] == "  pkg/net.py"
+    assert hashing_ctx("deps", "app.py").stdout.splitlines()[1:6] == [
+        "imports (2):",
+        "  pkg.net",
+        "  pkg.net.fetch_with_retries",
+        "files it imports (1):",
+        "  pkg/net.py",
+    ]
     chunk = hashing_ctx("chunk", "pkg/net.py:6").stdout
     assert chunk.startswith(
         "pkg/net.py  L4-L7  python function fetch_with_retries\nuses: time\n"

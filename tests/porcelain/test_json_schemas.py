@@ -89,6 +89,7 @@ SCHEMAS: dict[str, Any] = {
     "review": engine.Review,
     "brief": engine.Briefing,
     "code index": hub.CodeIndexReport,
+    "code status": hub.CodeStatus,
     "find": hub.FindResult,
     "symbols": hub.SymbolList,
     "deps": hub.Dependencies,
@@ -219,6 +220,7 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     (source / "app.py").write_text("import util\n\n\ndef main():\n    util.run()\n")
     (source / "util.py").write_text('def run():\n    """Runs."""\n')
     run("code index", "code", "index", str(source), "--no-vectors")
+    run("code status", "code", "status")
     run("find", "find", "run main", "--full")
     run("symbols", "symbols")
     run("deps", "deps", str(source / "util.py"))
