@@ -28,12 +28,13 @@ weights, starting from the store's ``[recall]`` config:
   the first ten. Otherwise the weights stay as they were.
 - Held out: with at least :data:`HOLD_OUT_MIN` recalls, every
   :data:`HOLD_OUT_EVERY`-th (in the log's order) is kept out of the
-  gradient and the choice above, and a candidate is kept only if it also
-  ranks those better (a higher mean reciprocal rank) and puts no fewer of
-  their used hits in the first ten. A step fitted to the recalls it
-  learned from could rank others worse (LoCoMo: a step that raised the
-  training MRR lowered recall@10 on held-out conversations); the held-out
-  recalls are a sample of the others.
+  gradient and the choice above, and a candidate is kept only if it puts
+  more of their used hits in the first ten, at no lower mean reciprocal
+  rank. A step fitted to the recalls it learned from could rank others
+  worse (LoCoMo: a step that raised the training MRR lowered recall@10 on
+  held-out conversations, and so did one that also raised the held-out
+  recalls' MRR); recall@10 is what a step must not lower, so it must show
+  a gain there on recalls it did not learn from.
 - Budget: what the caller used cost the tokens of its returned hits up to the
   last used one; the budget moves :data:`LEARNING_RATE` of the way to 1.25x
   the 90th percentile of that over the step's recalls.
@@ -243,7 +244,8 @@ def _step_weights(
         new_mrr, new_top = _quality(fit, ratio)
         if new_mrr > best[0] and new_top >= top:
             held_mrr, held_top = _quality(check, ratio)
-            if held_mrr > check_mrr and held_top >= check_top:
+            better = held_top > check_top if check is not fit else held_mrr > check_mrr
+            if better and held_mrr >= check_mrr:
                 best = (new_mrr, weights, ratio)
     return best[1], mistakes, mrr_all, _quality(recalls, best[2])[0]
 

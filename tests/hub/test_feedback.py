@@ -226,8 +226,16 @@ def test_a_step_that_ranks_held_out_recalls_worse_is_not_kept():
     assert mistakes == 15  # only the recalls that teach count
     assert before == after
     assert weights == {"bm25": start.bm25, "vector": start.vector, "fuzzy": start.fuzzy}
-    # The same recalls with nothing held out against the step: it is kept.
-    recalls = [behind] * HOLD_OUT_MIN
+    # Held-out recalls whose used hit the step lifts into the first ten: kept.
+    far = _logged(
+        ["u"],
+        *[(f"n{i}", {"vector": 1.06 - 0.001 * i}) for i in range(10)],
+        ("u", {"bm25": 1.0}),
+    )
+    recalls = [far] * HOLD_OUT_MIN
     weights, _, before, after = _step_weights(start, recalls, RecallConfig())
     assert after > before
     assert weights["bm25"] > start.bm25
+    # Lifting it within the first ten is no gain at recall@10: not kept.
+    weights, _, _, _ = _step_weights(start, [behind] * HOLD_OUT_MIN, RecallConfig())
+    assert weights["bm25"] == start.bm25
