@@ -56,8 +56,8 @@ WINDOW_WORDS = 300
 (MiniLM reads 256 word pieces, about 190 words: most of such a text).
 Splitting Cranfield's abstracts of 120-180 words cost nDCG@10 0.415 ->
 0.407 (benchmarks/results/cranfield_passages.md), and splitting those of
-180-300 words still cost it 0.416 -> 0.412 (best passage past 180 words
-against past 300, same store: benchmarks/results/passage_scoring.md, which
+180-300 words still cost it 0.414 -> 0.410 (best passage past 300 words
+against past 180, same store: benchmarks/results/passage_scoring.md, which
 has LoCoMo's sessions beside it; only 7 of their 272 are within 300 words)."""
 
 OVERLAP_WORDS = 60
