@@ -1,5 +1,7 @@
 """Recall learns from use: simulated feedback on LoCoMo, learned and held out.
 
+Vectors are cached by text under ``benchmarks/.data`` (``_embed_cache.py``).
+
 Usage::
 
     .venv/bin/python benchmarks/bench_feedback.py              # ~5 min
@@ -33,9 +35,11 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from _embed_cache import CachedEmbedder
 from bench_backlog import machine_lines
 from bench_quality import Corpus, load_locomo, load_reference
 
+import ctx.hub.index.projection as projection_module
 from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.hub.config import RecallConfig, load_config
@@ -149,6 +153,17 @@ def main() -> None:
     started_at, began = datetime.now(UTC), time.perf_counter()
     load = [os.getloadavg()[0]]
     corpora = load_locomo(args.eval_dir, load_reference(args.eval_dir))
+    # The turns' vectors are those bench_quality.py makes: cached by text.
+    make = projection_module.make_embedder
+    cached: dict[str, CachedEmbedder] = {}
+
+    def make_cached(config):  # type: ignore[no-untyped-def]
+        key = repr(config)
+        if key not in cached:
+            cached[key] = CachedEmbedder(make(config))
+        return cached[key]
+
+    projection_module.make_embedder = make_cached  # type: ignore[assignment]
     root = Path(tempfile.mkdtemp(prefix="ctx-feedback-"))
     try:
         progress("writing the ten conversations")
@@ -169,6 +184,8 @@ def main() -> None:
             progress(f"step {step}: {learned.after} {scores}")
         assert load_config(store.path).recall == RecallConfig()
         store.close()
+        for embedder in cached.values():
+            embedder.save()
     finally:
         shutil.rmtree(root, ignore_errors=True)
     minutes = (time.perf_counter() - began) / 60

@@ -23,7 +23,7 @@ from ctx.hub.index.lexical import LexicalIndexError
 
 __all__ = ["FORMAT", "IndexFolder", "IndexState"]
 
-FORMAT = 7
+FORMAT = 8
 """Version of the index folder's layout; another version is rebuilt.
 
 2: the lexical index keeps each document's text hash (the embedding cache).
@@ -32,6 +32,7 @@ FORMAT = 7
 5: the lexical index keeps each blob id in fast fields (hits read no document).
 6: and a memory in another language in a field stemmed in that language.
 7: a long memory has a vector per passage (:mod:`ctx.hub.index.passages`).
+8: only a text of more than 300 words is cut into passages (7: 180).
 """
 
 _WAIT_S = 300.0  # the longest a process waits for another's catch-up

@@ -38,9 +38,9 @@ PASSAGES_FORMAT = 7
 """The first index format that embeds a long memory as passages."""
 
 
-def _long(doc: LexicalDoc) -> bool:
-    """Returns whether the doc's vectors are several passages."""
-    return len(passages(embed_text(doc))) > 1
+def _pieces(doc: LexicalDoc) -> int:
+    """Returns how many vectors (passages) the doc's text is embedded as."""
+    return len(passages(embed_text(doc)))
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,10 @@ class VectorSources:
                     doc.blob in source.index
                     and not source.damaged.intersection(source.index.family(doc.blob))
                     and (source.format >= REPLY_TO_FORMAT or not doc.reply_to)
-                    and (source.format >= PASSAGES_FORMAT or not _long(doc))
+                    and (source.format >= PASSAGES_FORMAT or _pieces(doc) == 1)
+                    # Cut where passages are cut now (a format-7 index split
+                    # texts of 181-300 words, which now keep one vector).
+                    and len(source.index.family(doc.blob)) == _pieces(doc)
                 ):
                     found[doc.blob] = (source.index, doc.blob)
                     break

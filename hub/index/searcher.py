@@ -34,6 +34,12 @@ Hits = list[tuple[str, float]]
 PASSAGE_DEPTH = 3
 """Keys asked per memory wanted when some memories have several passages."""
 
+TIE_DEPTH = 16
+"""How many times the hits wanted a channel fetches at most to see every hit
+tied with the last one kept (:func:`_whole_ties`). Only a tie larger than
+that (the time channel asked no words: every memory of the window scores
+1) is cut where the index's order puts it."""
+
 
 class Searcher:
     """Searches one live view's memories, one channel at a time.
@@ -82,9 +88,9 @@ class Searcher:
         ``within`` keeps memories created in those spans (the time channel,
         :meth:`search_time`); see :meth:`LexicalIndex.search`.
         """
-        return _best(
-            [
-                index.search(text, limit=limit, allowed=self._allowed, within=within)
+        return _whole_ties(
+            lambda depth: [
+                index.search(text, limit=depth, allowed=self._allowed, within=within)
                 for index in self._lexical_indexes
             ],
             limit,
@@ -104,9 +110,9 @@ class Searcher:
 
         See :meth:`LexicalIndex.fuzzy_search`.
         """
-        return _best(
-            [
-                index.fuzzy_search(text, limit=limit, allowed=self._allowed)
+        return _whole_ties(
+            lambda depth: [
+                index.fuzzy_search(text, limit=depth, allowed=self._allowed)
                 for index in self._lexical_indexes
             ],
             limit,
@@ -148,7 +154,7 @@ class Searcher:
         pending = [index.search(vector, depth) for index in self._pending_vectors]
         best: dict[str, float] = {}
         for key, cosine in sorted(
-            (hit for hits in (shared, *pending) for hit in hits), key=lambda h: -h[1]
+            (hit for hits in (shared, *pending) for hit in hits), key=_order
         ):
             blob, number = owner(key)
             if blob not in best:
@@ -192,9 +198,33 @@ class Searcher:
         return self._read(entry.path, entry.blob)
 
 
-def _best(found: list[Hits], limit: int) -> Hits:
-    """Returns the best ``limit`` hits of several indexes (of one as it is)."""
-    if len(found) == 1:
-        return found[0]
-    merged = [hit for hits in found for hit in hits]
-    return sorted(merged, key=lambda hit: -hit[1])[:limit]
+def _order(hit: tuple[str, float]) -> tuple[float, str]:
+    """Sorts hits best first, equal scores by key: an order with no ties.
+
+    An index returns equal scores in the order it stored the documents,
+    which depends on how its writer's threads split them, so two builds of
+    one store could rank equal memories differently.
+    """
+    return -hit[1], hit[0]
+
+
+def _whole_ties(search: Callable[[int], list[Hits]], limit: int) -> Hits:
+    """Returns the best ``limit`` hits of several indexes, in :func:`_order`.
+
+    ``search(depth)`` asks each index for its best ``depth``. One hit more
+    than wanted is asked, and more while the last one asked still ties the
+    last one kept, so which of equal hits make the cut is decided by key
+    too, not by which ones an index happened to return.
+    """
+    if limit <= 0:
+        return []
+    depth = limit + 1
+    while True:
+        found = search(depth)
+        merged = sorted((hit for hits in found for hit in hits), key=_order)
+        if len(merged) <= limit or depth >= limit * TIE_DEPTH:
+            return merged[:limit]
+        cut = merged[limit - 1][1]
+        if all(len(hits) < depth or hits[-1][1] < cut for hits in found):
+            return merged[:limit]
+        depth *= 2

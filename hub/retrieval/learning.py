@@ -26,6 +26,15 @@ weights, starting from the store's ``[recall]`` config:
   recalls; the one with the best mean reciprocal rank of the used hits is
   kept, if that beats the current weights' and puts no fewer used hits in
   the first ten. Otherwise the weights stay as they were.
+- Held out: with at least :data:`HOLD_OUT_MIN` recalls, every
+  :data:`HOLD_OUT_EVERY`-th (in the log's order) is kept out of the
+  gradient and the choice above, and a candidate is kept only if it puts
+  more of their used hits in the first ten, at no lower mean reciprocal
+  rank. A step fitted to the recalls it learned from could rank others
+  worse (LoCoMo: a step that raised the training MRR lowered recall@10 on
+  held-out conversations, and so did one that also raised the held-out
+  recalls' MRR); recall@10 is what a step must not lower, so it must show
+  a gain there on recalls it did not learn from.
 - Budget: what the caller used cost the tokens of its returned hits up to the
   last used one; the budget moves :data:`LEARNING_RATE` of the way to 1.25x
   the 90th percentile of that over the step's recalls.
@@ -60,13 +69,20 @@ from ctx.hub.retrieval.tuning import (
     tuning_of,
 )
 
-__all__ = ["LEARNING_RATE", "STEP_SIZES", "learn"]
+__all__ = ["HOLD_OUT_EVERY", "HOLD_OUT_MIN", "LEARNING_RATE", "STEP_SIZES", "learn"]
 
 LEARNING_RATE = 0.1
 """How far one step may move: about 10% for the weight with the most evidence."""
 
 STEP_SIZES = (1.0, 0.5, 0.25)
 """The fractions of :data:`LEARNING_RATE` a step tries, each validated."""
+
+HOLD_OUT_EVERY = 4
+"""Every this many-th recall of a step checks it instead of teaching it."""
+
+HOLD_OUT_MIN = 20
+"""Fewer recalls than this are all learned from and checked in-sample: a
+handful held out would judge a step by one or two questions."""
 
 _MARGIN = 1.25  # the budget aims a quarter above what 90% of recalls needed
 _TOP = 10  # a step may not put fewer used hits in this many first places
@@ -184,14 +200,30 @@ def _candidate(
     return {name: _clamp(moved[name] * scale, *limits[name]) for name in LEARNED}
 
 
+def _held_out(recalls: list[_Rescorer]) -> tuple[list[_Rescorer], list[_Rescorer]]:
+    """Returns the recalls a step learns from and those that check it."""
+    if len(recalls) < HOLD_OUT_MIN:
+        return recalls, recalls
+    last = HOLD_OUT_EVERY - 1
+    return (
+        [r for n, r in enumerate(recalls) if n % HOLD_OUT_EVERY != last],
+        [r for n, r in enumerate(recalls) if n % HOLD_OUT_EVERY == last],
+    )
+
+
 def _step_weights(
     before: Tuning, recalls: list[_Rescorer], config: RecallConfig
 ) -> tuple[dict[str, float], int, float, float]:
-    """Returns the validated weights, the mistakes, and MRR before and after."""
+    """Returns the validated weights, the mistakes, and MRR before and after.
+
+    The MRRs are over every recall of the step; the weights are learned
+    from some of them and checked on the others (:func:`_held_out`).
+    """
     kept = {name: getattr(before, name) for name in LEARNED}
+    fit, check = _held_out(recalls)
     grad = dict.fromkeys(LEARNED, 0.0)
     mistakes = 0
-    for recall in recalls:
+    for recall in fit:
         one, count = recall.gradient()
         mistakes += count
         for name in LEARNED:
@@ -199,17 +231,23 @@ def _step_weights(
     active = [name for name in LEARNED if kept[name]]  # a weight of 0 stays 0
     mean = sum(grad[name] for name in active) / max(1, len(active))
     grad = {name: grad[name] - mean if kept[name] else 0.0 for name in LEARNED}
-    mrr, top = _quality(recalls, dict.fromkeys(LEARNED, 1.0))
+    same = dict.fromkeys(LEARNED, 1.0)
+    mrr_all = _quality(recalls, same)[0]
     if not mistakes or not any(grad.values()):
-        return kept, mistakes, mrr, mrr
-    best = (mrr, kept)
+        return kept, mistakes, mrr_all, mrr_all
+    mrr, top = _quality(fit, same)
+    check_mrr, check_top = _quality(check, same)
+    best = (mrr, kept, same)
     for size in STEP_SIZES:
         weights = _candidate(before, grad, LEARNING_RATE * size, config)
         ratio = {n: weights[n] / kept[n] if kept[n] else 1.0 for n in LEARNED}
-        new_mrr, new_top = _quality(recalls, ratio)
+        new_mrr, new_top = _quality(fit, ratio)
         if new_mrr > best[0] and new_top >= top:
-            best = (new_mrr, weights)
-    return best[1], mistakes, mrr, best[0]
+            held_mrr, held_top = _quality(check, ratio)
+            better = held_top > check_top if check is not fit else held_mrr > check_mrr
+            if better and held_mrr >= check_mrr:
+                best = (new_mrr, weights, ratio)
+    return best[1], mistakes, mrr_all, _quality(recalls, best[2])[0]
 
 
 def learn(

@@ -353,7 +353,7 @@ def apply_gravity(
     temporal = channels.temporal
     if not (channels.windows or temporal.cycles) or not gravity:
         return
-    by_fused = sorted(ranked.values(), key=lambda r: -r.fused)
+    by_fused = sorted(ranked.values(), key=lambda r: (-r.fused, r.id))
     pulled = by_fused[:GRAVITY_CANDIDATES] + [
         r for r in by_fused[GRAVITY_CANDIDATES:] if "time" in r.channels
     ]

@@ -11,7 +11,13 @@ from ctx.engine import Draft, InvalidInputError, NotFoundError, new_memory_id
 from ctx.hub import Workspace, feedback, learn, recall, recall_weights
 from ctx.hub.config import RecallConfig
 from ctx.hub.retrieval.feedback import LOG_FILE, read_log
-from ctx.hub.retrieval.learning import _Hit, _Rescorer, _step_weights
+from ctx.hub.retrieval.learning import (
+    HOLD_OUT_EVERY,
+    HOLD_OUT_MIN,
+    _Hit,
+    _Rescorer,
+    _step_weights,
+)
 from ctx.hub.retrieval.tuning import LEARNED, configured
 
 
@@ -203,3 +209,33 @@ def test_recalls_whose_used_hits_rank_first_teach_no_weights():
     weights, mistakes, _, _ = _step_weights(start, [first] * 3, RecallConfig())
     assert mistakes == 0
     assert weights == {"bm25": start.bm25, "vector": start.vector, "fuzzy": start.fuzzy}
+
+
+def test_a_step_that_ranks_held_out_recalls_worse_is_not_kept():
+    # Issue 15: a step fitted to its recalls lowered recall elsewhere. Of 20
+    # recalls, every 4th is held out: the 15 that teach want bm25 up, the 5
+    # held out need the vector channel to keep their used hit first.
+    behind = _logged(["u"], ("n", {"vector": 1.05}), ("u", {"bm25": 1.0}))
+    held = _logged(["v"], ("v", {"vector": 1.02}), ("w", {"bm25": 1.0}))
+    recalls = [
+        held if n % HOLD_OUT_EVERY == HOLD_OUT_EVERY - 1 else behind
+        for n in range(HOLD_OUT_MIN)
+    ]
+    start = _start()
+    weights, mistakes, before, after = _step_weights(start, recalls, RecallConfig())
+    assert mistakes == 15  # only the recalls that teach count
+    assert before == after
+    assert weights == {"bm25": start.bm25, "vector": start.vector, "fuzzy": start.fuzzy}
+    # Held-out recalls whose used hit the step lifts into the first ten: kept.
+    far = _logged(
+        ["u"],
+        *[(f"n{i}", {"vector": 1.06 - 0.001 * i}) for i in range(10)],
+        ("u", {"bm25": 1.0}),
+    )
+    recalls = [far] * HOLD_OUT_MIN
+    weights, _, before, after = _step_weights(start, recalls, RecallConfig())
+    assert after > before
+    assert weights["bm25"] > start.bm25
+    # Lifting it within the first ten is no gain at recall@10: not kept.
+    weights, _, _, _ = _step_weights(start, [behind] * HOLD_OUT_MIN, RecallConfig())
+    assert weights["bm25"] == start.bm25

@@ -202,3 +202,21 @@ def test_a_long_memory_over_the_budget_is_given_as_its_passage(disk_store, proje
     assert SECRET in hit.body
     assert hit.tokens <= 300 < whole.hits[0].tokens
     assert small.tokens <= 300
+
+
+def test_a_rebuild_embeds_again_a_memory_now_cut_otherwise(
+    disk_store, projection, monkeypatch
+):
+    # Index format 7 cut texts of 181-300 words too; they now keep one vector.
+    text = transcript(20)
+    assert 180 < len(text.split()) <= WINDOW_WORDS
+    memory_id = remember(disk_store, text)
+    monkeypatch.setattr("ctx.hub.index.passages.WINDOW_WORDS", 180)
+    [source] = open_sources(projection)
+    blob = source.view.catalog.entries[memory_id].blob
+    assert len(projection.vectors.family(blob)) > 1
+    monkeypatch.undo()
+    projection.reindex()
+    open_sources(projection)
+    assert projection.last_catch_up.reused == 0
+    assert projection.vectors.family(blob) == [blob]
