@@ -80,19 +80,19 @@ def owner(key: str) -> tuple[str, int]:
     return blob, int(number) if number.isdigit() else 0
 
 
-def _units(text: str) -> list[list[str]]:
+def _units(text: str, passage_words: int) -> list[list[str]]:
     """Returns the text's lines (long ones cut) as lists of words."""
     units: list[list[str]] = []
     for line in text.splitlines():
         words = line.split()
-        if len(words) <= PASSAGE_WORDS:
+        if len(words) <= passage_words:
             if words:
                 units.append(words)
             continue
         for sentence in _SENTENCE_END.split(line):
             part = sentence.split()
-            for start in range(0, len(part), PASSAGE_WORDS):
-                units.append(part[start : start + PASSAGE_WORDS])
+            for start in range(0, len(part), passage_words):
+                units.append(part[start : start + passage_words])
     return units
 
 
@@ -107,23 +107,24 @@ def passages(text: str) -> list[str]:
     # Words are separated: fewer than 2n + 1 characters hold at most n words.
     if len(text) <= 2 * max(WINDOW_WORDS, PASSAGE_WORDS):
         return [text]
-    return list(_windows(text))
+    return list(_windows(text, WINDOW_WORDS, PASSAGE_WORDS))
 
 
 @functools.lru_cache(maxsize=256)
-def _windows(text: str) -> tuple[str, ...]:
-    units = _units(text)
-    if sum(len(u) for u in units) <= max(WINDOW_WORDS, PASSAGE_WORDS):
+def _windows(text: str, window_words: int, passage_words: int) -> tuple[str, ...]:
+    # The sizes are arguments so that the cache never answers for others.
+    units = _units(text, passage_words)
+    if sum(len(u) for u in units) <= max(window_words, passage_words):
         return (text,)
     windows: list[list[list[str]]] = []
     current: list[list[str]] = []
     size = 0
     for unit in units:
-        if current and size + len(unit) > PASSAGE_WORDS:
+        if current and size + len(unit) > passage_words:
             windows.append(current)
             tail = current[-1]
             carried = [tail] if len(tail) <= OVERLAP_WORDS else []
-            if carried and len(tail) + len(unit) > PASSAGE_WORDS:
+            if carried and len(tail) + len(unit) > passage_words:
                 carried = []
             current, size = carried, sum(len(u) for u in carried)
         current.append(unit)
