@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -89,10 +90,23 @@ class LensScreen(Screen[None]):
                     self.app.call_from_thread(self.report, exc)
                 return
             if not worker.is_cancelled:
-                self.app.call_from_thread(show, result)
+                self.app.call_from_thread(_shown, show, result)
 
         self.run_worker(job, thread=True, exclusive=True, group=group)
 
     def report(self, exc: CtxError) -> None:
         """Shows an error in a notification."""
         self.notify(error_text(exc), severity="error", timeout=8)
+
+
+def _shown(show: Callable[[T], None], result: T) -> None:
+    """Shows a worker's result, then moves what is alive out of the collector's way.
+
+    At 100k memories the store's caches hold millions of objects, and each
+    full collection of the cycle collector walked them all: 270-430 ms
+    during which no key was handled. Freezing (``gc.freeze``) keeps the
+    objects alive now out of later collections; they are still freed by
+    their reference counts when dropped.
+    """
+    show(result)
+    gc.freeze()
