@@ -205,7 +205,7 @@ class Projection(StoredIndexes):
             not view.pending
             and self.lexical.count() == len(view.blobs)
             and self.vectors is not None
-            and len(self.vectors) == len(view.blobs)
+            and self.vectors.blob_count() == len(view.blobs)
         )
         return view
 

@@ -262,6 +262,13 @@ class VectorIndex(abc.ABC):
         passages = self._passage_map().get(blob, [])
         return ([blob] if blob in self._rows else []) + passages
 
+    def blob_count(self) -> int:
+        """Returns how many blobs have vectors here (each counted once).
+
+        ``len`` counts keys: a long memory has one per passage.
+        """
+        return len(self._rows) - sum(map(len, self._passage_map().values()))
+
     def has_passages(self) -> bool:
         """Returns whether any memory here has more than one vector."""
         return bool(self._passage_map())

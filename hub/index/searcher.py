@@ -72,7 +72,10 @@ class Searcher:
         self._read = read
         self._vector_error = vector_error
         pending = view.pending_indexes if view.pending else []
-        self._lexical_indexes = [lexical, *(p.lexical for p in pending)]
+        # One searcher per index for all of a question's reads (see pinned).
+        self._lexical_indexes = [
+            index.pinned() for index in [lexical, *(p.lexical for p in pending)]
+        ]
         self._pending_vectors = [p.vectors for p in pending if p.vectors is not None]
         self._allowed = None if view.complete else view.blobs
         self.passage: dict[str, int] = {}
@@ -119,6 +122,9 @@ class Searcher:
                 for index in self._lexical_indexes
             ],
             limit,
+            # Its scores take few values: the first fetch nearly always ends
+            # in a tie, so fetch as deep as a tie may go at once.
+            first=(limit + 1) * TIE_DEPTH,
         )
 
     def search_vectors(self, query: str, limit: int) -> Hits:
@@ -211,17 +217,20 @@ def _order(hit: tuple[str, float]) -> tuple[float, str]:
     return -hit[1], hit[0]
 
 
-def _whole_ties(search: Callable[[int], list[Hits]], limit: int) -> Hits:
+def _whole_ties(
+    search: Callable[[int], list[Hits]], limit: int, *, first: int = 0
+) -> Hits:
     """Returns the best ``limit`` hits of several indexes, in :func:`_order`.
 
     ``search(depth)`` asks each index for its best ``depth``. One hit more
     than wanted is asked, and more while the last one asked still ties the
     last one kept, so which of equal hits make the cut is decided by key
-    too, not by which ones an index happened to return.
+    too, not by which ones an index happened to return. ``first``: the
+    depth of the first fetch, if deeper than one more than wanted.
     """
     if limit <= 0:
         return []
-    depth = limit + 1
+    depth = max(limit + 1, first)
     while True:
         found = search(depth)
         merged = sorted((hit for hits in found for hit in hits), key=_order)

@@ -1,5 +1,6 @@
 """The lexical channel: Tantivy BM25 and fuzzy search keyed by blob id."""
 
+import math
 import subprocess
 import sys
 import textwrap
@@ -164,6 +165,18 @@ def test_adding_a_blob_again_replaces_it():
     assert index.known_blobs() == {"b1"}
     assert index.search("alpha", limit=5) == []
     assert blobs(index.search("gamma", limit=5)) == ["b1"]
+
+
+def test_a_pinned_index_reads_one_commit_for_every_search():
+    index = make_index(make_doc("b1", "alpha"))
+    pinned = index.pinned()
+    with index.writer() as writer:
+        writer.add([make_doc("b2", "alpha beta")])
+        writer.commit()
+    assert blobs(pinned.search("alpha", limit=5)) == ["b1"]
+    assert pinned.coverage("beta", {"b1", "b2"}) == {"b1": 0.0, "b2": 0.0}
+    assert set(blobs(index.search("alpha", limit=5))) == {"b1", "b2"}
+    assert set(blobs(index.pinned().search("alpha", limit=5))) == {"b1", "b2"}
 
 
 def test_adding_new_blobs_skips_the_delete_and_indexes_the_same():
@@ -458,9 +471,9 @@ def test_git_blob_ids_come_from_fast_fields_without_reading_documents(
     assert set(read) == {"short-key"}
 
 
-@pytest.mark.parametrize("read_max", [2_000, 0], ids=["read", "intersected"])
-def test_coverage_is_the_share_of_the_query_words_held(monkeypatch, read_max):
-    monkeypatch.setattr("ctx.hub.index.coverage.COVERAGE_READ_MAX", read_max)
+@pytest.mark.parametrize("bits", [20, 1], ids=["one query", "a query per term"])
+def test_coverage_is_the_share_of_the_query_words_held(monkeypatch, bits):
+    monkeypatch.setattr("ctx.hub.index.coverage.MASK_BITS", bits)
     index = make_index(
         make_doc("both", "the pelican flew over the harbour"),
         make_doc("one", "a pelican on the roof", title="Birds"),
@@ -473,3 +486,23 @@ def test_coverage_is_the_share_of_the_query_words_held(monkeypatch, read_max):
     assert 0 < shares["one"] < 1
     assert shares["none"] == 0.0
     assert set(shares) == {"both", "one", "typo", "none"}  # only those asked about
+
+
+def test_coverage_tells_apart_every_term_of_a_long_question():
+    # 30 terms: two queries of MASK_BITS, each blob's score a set of terms.
+    words = [f"zq{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(30)]
+    index = make_index(
+        make_doc("even", " ".join(words[::2])),
+        make_doc("last", words[-1]),
+        make_doc("all", " ".join(words)),
+        make_doc("none", "nothing of those"),
+    )
+    shares = index.coverage(" ".join(words), {"even", "last", "all", "none"})
+    # The even terms and the last are held by 2 documents of 4, the other
+    # 14 by 1: each weighs its BM25 idf.
+    two, one = (math.log(1 + (4 - n + 0.5) / (n + 0.5)) for n in (2, 1))
+    whole = 16 * two + 14 * one
+    assert shares["all"] == pytest.approx(1.0)
+    assert shares["none"] == 0.0
+    assert shares["even"] == pytest.approx(15 * two / whole)
+    assert shares["last"] == pytest.approx(two / whole)

@@ -116,6 +116,19 @@ def test_edits_in_a_one_branch_store_leave_no_stale_documents(disk_store, projec
     assert source.view.complete
 
 
+def test_a_view_with_long_memories_needs_no_filter(disk_store, projection):
+    # A long memory has a vector per passage: the view is still complete
+    # when every memory has its vectors, so searches skip the filter.
+    remember(disk_store, "a short one")
+    long_id = remember(
+        disk_store, "\n".join(f"line {i} of the kite log" for i in range(150))
+    )
+    [source] = open_sources(projection)
+    assert len(projection.vectors) > projection.vectors.blob_count() == 2
+    assert source.view.complete
+    assert found(projection, "kite") == {long_id}
+
+
 def test_branches_share_blobs_and_filter_by_their_live_set(disk_store, projection):
     base = remember(disk_store, "common knowledge about kites")
     engine.create_branch(disk_store, "agent")
