@@ -1,10 +1,18 @@
 """Which of some blobs hold a query's words, and which carry the tags it names.
 
 Not a ranking: recall asks these of the blobs it has ranked already, to
-judge how relevant each is (:func:`coverage`, a share of the query's words
-comparable across queries) and to boost the memories of a tag the question
-names (:func:`tagged`). Both read the lexical index
+boost the memories of a tag the question names (:meth:`Matches.tagged`)
+and to judge how relevant each is (:meth:`Matches.coverage`, a share of
+the query's words comparable across queries). Both read the lexical index
 (:class:`~ctx.hub.index.lexical.LexicalIndex`), with its analysis.
+
+What costs is finding the blobs asked about (a term set of their ids:
+about 11 µs a blob at 100,000 memories, more with more segments), not
+the words. So one query answers everything for a blob: the blobs, each
+clause (the named tags, then each term) scoring a power of two, so that a
+blob's score is the set of clauses it matches. A :class:`Matches` made
+for one question keeps each blob's set: recall asks about tags for the
+fused hits and then about words for the best of them, and pays once.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Collection
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import tantivy
 
@@ -28,19 +36,20 @@ from ctx.hub.index.terms import (
 if TYPE_CHECKING:
     from ctx.hub.index.lexical import LexicalIndex
 
-__all__ = ["MASK_BITS", "TAGGED_READ_MAX", "TYPO_CREDIT", "coverage", "tagged"]
+__all__ = ["MASK_BITS", "TAGGED_READ_MAX", "TYPO_CREDIT", "Matches"]
 
 TYPO_CREDIT = 0.5
 """The share of a word's weight that a near match of it counts in
-:func:`coverage`: likely the word meant, but not for sure."""
+:meth:`Matches.coverage`: likely the word meant, but not for sure."""
 
 TAGGED_READ_MAX = 1_000
-"""Most documents :func:`tagged` reads to find the named tags."""
+"""Most documents :meth:`Matches.tagged` reads to find the named tags; past
+that, it asks about the blobs themselves."""
 
 MASK_BITS = 20
-"""Terms one query of :func:`coverage` asks at most: a blob's score sums a
-power of two per term it holds, exact in Tantivy's 32-bit scores while
-every power is below 2**24."""
+"""Clauses one query asks at most: a blob's score sums a power of two per
+clause it matches, exact in Tantivy's 32-bit scores while every power is
+below 2**24."""
 
 
 @functools.cache
@@ -48,117 +57,168 @@ def _content() -> tantivy.TextAnalyzer:
     return content_analyzer()
 
 
-def tagged(index: LexicalIndex, query: str, blobs: Collection[str]) -> set[str]:
-    """Returns the ``blobs`` whose memories carry a tag the query names.
+def _terms(text: str) -> list[str]:
+    """Returns the distinct terms of ``text`` that coverage weighs."""
+    return list(dict.fromkeys(_content().analyze(text)))[:MAX_QUERY_TERMS]
 
-    A query names a tag by one of its words (or a hyphenated pair of them,
-    see :func:`~ctx.hub.index.terms.query_tag_values`) equal to the tag's
-    value or to the whole tag: "what did Caroline say" names ``speaker:caroline``,
-    never through the namespace alone.
 
-    The blob ids of the documents that carry a named tag are read when
-    they are at most :data:`TAGGED_READ_MAX` (from the fast fields,
-    well under 1 µs each) and intersected with ``blobs``; beyond that,
-    one query intersects them in Tantivy (about 9 µs per blob of
-    ``blobs``). A query that names no tag costs one lookup of its words.
+class Matches:
+    """What one question asks of blobs of one index: its tags and its words.
+
+    Args:
+        index: The index, read at its current searcher (a pinned index
+            keeps that searcher for the whole question).
+        query: The question.
     """
-    terms = query_tag_values(query_text(query))
-    if not terms or not blobs:
-        return set()
-    searcher = index.current_searcher()
-    named = tantivy.Query.term_set_query(index.schema, "tag_values", terms)
-    with reading(f"search {index.where}"):
-        result = searcher.search(named, TAGGED_READ_MAX, count=True)
-    count = result.count  # type: ignore[attr-defined]  # not in the stubs
-    if count is not None and count <= TAGGED_READ_MAX:
-        return set(index.blobs_of(searcher, result.hits)).intersection(blobs)
-    among = tantivy.Query.term_set_query(index.schema, "blob", list(blobs))
-    both = tantivy.Query.boolean_query(
-        [(tantivy.Occur.Must, among), (tantivy.Occur.Must, named)]
-    )
-    hits = index.run(searcher, both, min(len(blobs), searcher.num_docs), 0)
-    return set(index.blobs_of(searcher, hits))
 
+    def __init__(self, index: LexicalIndex, query: str) -> None:
+        text = query_text(query)
+        self._index = index
+        self._searcher = index.current_searcher()
+        self._clauses: list[tantivy.Query] = []
+        self._tag_bit: int | None = None
+        self._tagged: set[str] | Literal[False] | None = None  # see _read_tagged
+        tags = query_tag_values(text)
+        if tags:
+            self._tag_bit = self._ask(
+                tantivy.Query.term_set_query(index.schema, "tag_values", tags)
+            )
+        self._weights: dict[str, float] = {}  # term -> its weight (idf)
+        self._credits: dict[str, tuple[int, float]] = {}  # term -> bit, credit
+        self._masks: dict[str, int] = {}  # blob -> the clauses it matches
+        self._own = _terms(text)
+        self._add_terms(text)
 
-def coverage(
-    index: LexicalIndex, query: str, blobs: Collection[str]
-) -> dict[str, float]:
-    """Returns, per blob of ``blobs``, the share of the query's words it holds.
+    def tagged(self, blobs: Collection[str]) -> set[str]:
+        """Returns the ``blobs`` whose memories carry a tag the query names.
 
-    The query is analysed as :meth:`search` analyses it, less English
-    function words (:func:`~ctx.hub.index.schema.content_analyzer`). Each
-    term weighs its BM25 inverse document frequency in the index, so that a
-    word no memory holds (a name from another project) weighs the most and
-    a word every memory holds almost nothing; a blob's share is the weight
-    of the terms its title or body holds over the weight of all of them,
-    0..1 and comparable across queries. A query word that no memory holds
-    but that a blob's words nearly match (as the fuzzy channel matches
-    them: "postgress" for "postgres") counts :data:`TYPO_CREDIT` of its
-    weight.
+        A query names a tag by one of its words (or a hyphenated pair of
+        them, see :func:`~ctx.hub.index.terms.query_tag_values`) equal to
+        the tag's value or to the whole tag: "what did Caroline say" names
+        ``speaker:caroline``, never through the namespace alone.
+        """
+        bit = self._tag_bit
+        if bit is None or not blobs:
+            return set()
+        if self._tagged is None:
+            self._tagged = self._read_tagged()
+        if self._tagged is not False:
+            return self._tagged.intersection(blobs)
+        masks = self._masks_of(blobs)
+        return {blob for blob in blobs if masks.get(blob, 0) >> bit & 1}
 
-    One query answers for every term (:data:`MASK_BITS` at a time): the
-    blobs asked about, each term scoring a power of two, so that a blob's
-    score is the set of terms it holds. Finding the blobs is what costs
-    (about 11 µs a blob at 100,000 memories); a query per term paid it
-    once per term.
-    """
-    text = query_text(query)
-    terms = list(dict.fromkeys(_content().analyze(text)))[:MAX_QUERY_TERMS]
-    if not terms or not blobs:
-        return {}
-    # A word the fuzzy channel looks for, by the term it analyses to: a
-    # term no memory holds may be a typo of one a memory holds.
-    typos = {
-        analysed[0]: word
-        for word in query_words(text)
-        if len(analysed := _content().analyze(word)) == 1
-    }
-    searcher = index.current_searcher()
-    total = searcher.num_docs
-    if not total:
-        return {}
-    whole = 0.0
-    asked: list[tuple[tantivy.Query, float]] = []  # a term's query, its credit
-    for term in terms:
+    def _read_tagged(self) -> set[str] | Literal[False]:
+        """Returns every blob with a named tag, if at most :data:`TAGGED_READ_MAX`.
+
+        Reading them (from the fast fields, well under 1 µs each) costs
+        less than looking up the blobs asked about; ``False`` when there
+        are more.
+        """
+        index, searcher = self._index, self._searcher
         with reading(f"search {index.where}"):
-            found = max(searcher.doc_freq(field, term) for field in ("title", "body"))
-        weight = math.log(1 + (total - found + 0.5) / (found + 0.5))
-        whole += weight
-        if found:
-            either = tantivy.Query.boolean_query(
-                [
-                    (tantivy.Occur.Should, index.term(field, term, 1.0))
-                    for field in ("title", "body")
-                ]
-            )
-            asked.append((either, weight))
-        elif term in typos:
-            asked.append((index.fuzzy_word(typos[term]), weight * TYPO_CREDIT))
-    held = dict.fromkeys(blobs, 0.0)
-    among = tantivy.Query.term_set_query(index.schema, "blob", list(blobs))
-    for start in range(0, len(asked), MASK_BITS):
-        _credit(index, searcher, among, asked[start : start + MASK_BITS], held)
-    return {blob: share / whole for blob, share in held.items()} if whole else {}
+            # Tantivy wants a limit of at least one.
+            named = self._clauses[self._tag_bit or 0]
+            result = searcher.search(named, max(TAGGED_READ_MAX, 1), count=True)
+        count = result.count  # type: ignore[attr-defined]  # not in the stubs
+        if count is None or count > TAGGED_READ_MAX:
+            return False
+        return set(index.blobs_of(searcher, result.hits))
 
+    def coverage(
+        self, blobs: Collection[str], part: str | None = None
+    ) -> dict[str, float]:
+        """Returns, per blob of ``blobs``, the share of the query's words it holds.
 
-def _credit(
-    index: LexicalIndex,
-    searcher: tantivy.Searcher,
-    among: tantivy.Query,
-    asked: list[tuple[tantivy.Query, float]],
-    held: dict[str, float],
-) -> None:
-    """Adds to each blob of ``held`` the credits of the ``asked`` it matches."""
-    clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(among, 0.0))]
-    clauses += [
-        (tantivy.Occur.Should, tantivy.Query.const_score_query(query, float(1 << bit)))
-        for bit, (query, _) in enumerate(asked)
-    ]
-    both = tantivy.Query.boolean_query(clauses)
-    hits = index.run(searcher, both, min(len(held), searcher.num_docs), 0)
-    for blob, (score, _) in zip(index.blobs_of(searcher, hits), hits, strict=True):
-        if blob in held:
-            mask = round(score)
-            held[blob] += sum(
-                credit for bit, (_, credit) in enumerate(asked) if mask >> bit & 1
-            )
+        The query (or ``part`` of it, such as the question without its time
+        phrases) is analysed as :meth:`LexicalIndex.search` analyses it,
+        less English function words
+        (:func:`~ctx.hub.index.schema.content_analyzer`). Each term weighs
+        its BM25 inverse document frequency in the index, so that a word no
+        memory holds (a name from another project) weighs the most and a
+        word every memory holds almost nothing; a blob's share is the
+        weight of the terms its title or body holds over the weight of all
+        of them, 0..1 and comparable across queries. A query word that no
+        memory holds but that a blob's words nearly match (as the fuzzy
+        channel matches them: "postgress" for "postgres") counts
+        :data:`TYPO_CREDIT` of its weight.
+        """
+        terms = self._own if part is None else _terms(query_text(part))
+        if not terms or not blobs or not self._searcher.num_docs:
+            return {}
+        if not self._weights.keys() >= set(terms):
+            self._add_terms(query_text(part or ""))  # a part with words of its own
+        whole = sum(self._weights[term] for term in terms)
+        if not whole:
+            return {}
+        masks = self._masks_of(blobs)
+        asked = [self._credits[term] for term in terms if term in self._credits]
+        shares: dict[str, float] = {}
+        for blob in blobs:
+            mask = masks.get(blob, 0)
+            held = sum(credit for bit, credit in asked if mask >> bit & 1)
+            shares[blob] = held / whole
+        return shares
+
+    def _add_terms(self, text: str) -> None:
+        """Weighs the terms of ``text`` not weighed yet, and asks those held."""
+        searcher = self._searcher
+        total = searcher.num_docs
+        # A word the fuzzy channel looks for, by the term it analyses to: a
+        # term no memory holds may be a typo of one a memory holds.
+        typos = {
+            analysed[0]: word
+            for word in query_words(text)
+            if len(analysed := _content().analyze(word)) == 1
+        }
+        index = self._index
+        for term in _terms(text):
+            if term in self._weights:
+                continue
+            with reading(f"search {index.where}"):
+                found = max(searcher.doc_freq(f, term) for f in ("title", "body"))
+            weight = math.log(1 + (total - found + 0.5) / (found + 0.5))
+            self._weights[term] = weight
+            if found:
+                either = tantivy.Query.boolean_query(
+                    [
+                        (tantivy.Occur.Should, index.term(field, term, 1.0))
+                        for field in ("title", "body")
+                    ]
+                )
+                self._credits[term] = (self._ask(either), weight)
+            elif term in typos:
+                fuzzy = index.fuzzy_word(typos[term])
+                self._credits[term] = (self._ask(fuzzy), weight * TYPO_CREDIT)
+        # Blobs read before were not asked about the new clauses.
+        self._masks.clear()
+
+    def _ask(self, query: tantivy.Query) -> int:
+        """Adds a clause; returns its bit."""
+        self._clauses.append(query)
+        return len(self._clauses) - 1
+
+    def _masks_of(self, blobs: Collection[str]) -> dict[str, int]:
+        """Returns the clauses each of ``blobs`` matches (absent: none, or unknown)."""
+        masks = self._masks
+        new = [blob for blob in blobs if blob not in masks]
+        if not new or not self._clauses:
+            return masks
+        index, searcher = self._index, self._searcher
+        among = tantivy.Query.const_score_query(
+            tantivy.Query.term_set_query(index.schema, "blob", new), 0.0
+        )
+        masks.update(dict.fromkeys(new, 0))
+        for first in range(0, len(self._clauses), MASK_BITS):
+            clauses = [(tantivy.Occur.Must, among)]
+            clauses += [
+                (tantivy.Occur.Should, tantivy.Query.const_score_query(q, 2.0**bit))
+                for bit, q in enumerate(self._clauses[first : first + MASK_BITS])
+            ]
+            query = tantivy.Query.boolean_query(clauses)
+            hits = index.run(searcher, query, min(len(new), searcher.num_docs), 0)
+            for blob, (score, _) in zip(
+                index.blobs_of(searcher, hits), hits, strict=True
+            ):
+                if blob in masks:
+                    masks[blob] |= round(score) << first
+        return masks

@@ -53,8 +53,7 @@ from typing import Self
 
 import tantivy
 
-from ctx.hub.index.coverage import coverage as words_held
-from ctx.hub.index.coverage import tagged as tags_named
+from ctx.hub.index.coverage import Matches
 from ctx.hub.index.language import LANGUAGES, analyzer, field_of
 from ctx.hub.index.lexical_errors import (
     LexicalIndexBusyError,
@@ -331,19 +330,27 @@ class LexicalIndex:
             found.setdefault(digest, []).append(blob)
         return found
 
+    def matches(self, query: str) -> Matches:
+        """Returns what ``query`` asks of blobs: the tags it names, its words held.
+
+        See :class:`ctx.hub.index.coverage.Matches`; keep it for the
+        question to look each blob up once.
+        """
+        return Matches(self, query)
+
     def tagged(self, query: str, blobs: Collection[str]) -> set[str]:
         """Returns the ``blobs`` whose memories carry a tag the query names.
 
-        See :func:`ctx.hub.index.coverage.tagged`.
+        See :meth:`ctx.hub.index.coverage.Matches.tagged`.
         """
-        return tags_named(self, query, blobs)
+        return Matches(self, query).tagged(blobs)
 
     def coverage(self, query: str, blobs: Collection[str]) -> dict[str, float]:
         """Returns, per blob of ``blobs``, the share of the query's words it holds.
 
-        See :func:`ctx.hub.index.coverage.coverage`.
+        See :meth:`ctx.hub.index.coverage.Matches.coverage`.
         """
-        return words_held(self, query, blobs)
+        return Matches(self, query).coverage(blobs)
 
     def known_blobs(self) -> set[str]:
         """Returns the blob ids of every committed document.

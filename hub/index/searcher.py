@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from ctx.engine import Memory
 from ctx.hub.embedders import Embedder, EmbedderError, embed_queries
+from ctx.hub.index.coverage import Matches
 from ctx.hub.index.lexical import LexicalIndex
 from ctx.hub.index.passages import owner
 from ctx.hub.index.vectors import VectorIndex
@@ -78,6 +79,7 @@ class Searcher:
         ]
         self._pending_vectors = [p.vectors for p in pending if p.vectors is not None]
         self._allowed = None if view.complete else view.blobs
+        self._asked: dict[str, list[Matches]] = {}
         self.passage: dict[str, int] = {}
         """Per blob the vector channel found, the number of its passage that
         matched best (0: the first, or the memory's only vector)."""
@@ -183,21 +185,32 @@ class Searcher:
     def find_tagged(self, text: str, blobs: Collection[str]) -> set[str]:
         """Returns the ``blobs`` with a tag ``text`` names.
 
-        See :meth:`LexicalIndex.tagged`.
+        See :meth:`~ctx.hub.index.coverage.Matches.tagged`.
         """
-        return set().union(*(i.tagged(text, blobs) for i in self._lexical_indexes))
+        return set().union(*(m.tagged(blobs) for m in self._matches(text)))
 
-    def coverage(self, text: str, blobs: Collection[str]) -> dict[str, float]:
+    def coverage(
+        self, text: str, blobs: Collection[str], *, part: str | None = None
+    ) -> dict[str, float]:
         """Returns, per blob, the share of ``text``'s word weight it holds (0..1).
 
-        See :meth:`LexicalIndex.coverage`; a blob in several indexes gets
-        its best share.
+        ``part``: the share of that part of ``text`` instead (the question
+        less its time phrases). See
+        :meth:`~ctx.hub.index.coverage.Matches.coverage`; a blob in several
+        indexes gets its best share.
         """
         shares: dict[str, float] = {}
-        for index in self._lexical_indexes:
-            for blob, share in index.coverage(text, blobs).items():
+        for matches in self._matches(text):
+            for blob, share in matches.coverage(blobs, part).items():
                 shares[blob] = max(share, shares.get(blob, 0.0))
         return shares
+
+    def _matches(self, text: str) -> list[Matches]:
+        """Returns each index's :class:`Matches` of ``text``, made once."""
+        found = self._asked.get(text)
+        if found is None:
+            found = self._asked[text] = [i.matches(text) for i in self._lexical_indexes]
+        return found
 
     def read(self, memory_id: str) -> Memory | None:
         """Returns the view's memory ``memory_id``, or ``None`` if not in it."""

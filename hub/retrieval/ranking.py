@@ -443,7 +443,7 @@ def set_relevance(
     rest = channels.temporal.rest
     if rest != channels.text:
         # A time phrase is judged by time: a memory need not say "yesterday".
-        for blob, share in searcher.coverage(rest, blobs).items():
+        for blob, share in searcher.coverage(channels.text, blobs, part=rest).items():
             shares[blob] = max(share, shares.get(blob, 0.0))
     for entry in hits:
         cosine = entry.channels["vector"][1] if "vector" in entry.channels else 0.0

@@ -420,9 +420,14 @@ def test_over_fetching_widens_until_enough_allowed_hits(monkeypatch):
     assert pages == [(0, 3), (3, 9), (12, 36), (48, 72)]
 
 
-@pytest.mark.parametrize("read_max", [1_000, 1], ids=["read", "intersected"])
-def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max):
+@pytest.mark.parametrize(
+    ("read_max", "bits"),
+    [(1_000, 20), (0, 20), (0, 1)],
+    ids=["read", "one query", "a query per clause"],
+)
+def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max, bits):
     monkeypatch.setattr("ctx.hub.index.coverage.TAGGED_READ_MAX", read_max)
+    monkeypatch.setattr("ctx.hub.index.coverage.MASK_BITS", bits)
     index = make_index(
         make_doc("b1", "Went to the support group.", tags=["speaker:caroline"]),
         make_doc("b2", "Painted a sunrise.", tags=["speaker:melanie"]),
@@ -440,11 +445,7 @@ def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max
     assert index.tagged("caroline", set()) == set()
 
 
-@pytest.mark.parametrize("read_max", [1_000, 1], ids=["read", "intersected"])
-def test_git_blob_ids_come_from_fast_fields_without_reading_documents(
-    monkeypatch, read_max
-):
-    monkeypatch.setattr("ctx.hub.index.coverage.TAGGED_READ_MAX", read_max)
+def test_git_blob_ids_come_from_fast_fields_without_reading_documents(monkeypatch):
     ids = [f"{i:02x}" * 20 for i in (0, 1, 0xAB, 0xFF)]  # 40 hex digits each
     index = make_index(
         make_doc(ids[0], "pelicans nest on the pier", tags=["bird:pelican"]),
@@ -486,6 +487,33 @@ def test_coverage_is_the_share_of_the_query_words_held(monkeypatch, bits):
     assert 0 < shares["one"] < 1
     assert shares["none"] == 0.0
     assert set(shares) == {"both", "one", "typo", "none"}  # only those asked about
+
+
+def test_one_question_looks_each_blob_up_once(monkeypatch):
+    monkeypatch.setattr("ctx.hub.index.coverage.TAGGED_READ_MAX", 0)
+    index = make_index(
+        make_doc("b1", "the pelican flew over the harbour", tags=["bird:pelican"]),
+        make_doc("b2", "gulls in the harbour"),
+        make_doc("b3", "nothing here"),
+    )
+    queries = []
+    run = LexicalIndex.run
+
+    def spy(self, searcher, query, limit, offset):
+        queries.append(limit)
+        return run(self, searcher, query, limit, offset)
+
+    monkeypatch.setattr(LexicalIndex, "run", spy)
+    matches = index.matches("pelican harbour yesterday")
+    assert matches.tagged({"b1", "b2", "b3"}) == {"b1"}
+    shares = matches.coverage({"b1", "b2"})
+    assert 0 < shares["b2"] < shares["b1"] < 1  # none says "yesterday"
+    part = matches.coverage({"b1", "b2"}, part="pelican harbour")
+    assert part["b1"] == pytest.approx(1.0)
+    assert queries == [3]  # the tags and every term of the three blobs at once
+    # A part with a word of its own is asked again.
+    assert matches.coverage({"b2"}, part="gulls") == {"b2": pytest.approx(1.0)}
+    assert queries == [3, 1]
 
 
 def test_coverage_tells_apart_every_term_of_a_long_question():
