@@ -81,8 +81,8 @@ class Searcher:
         self._allowed = None if view.complete else view.blobs
         self._asked: dict[str, list[Matches]] = {}
         self.passage: dict[str, int] = {}
-        """Per blob the vector channel found, the number of its passage that
-        matched best (0: the first, or the memory's only vector)."""
+        """Per blob of several vectors (a long memory) that the vector channel
+        found, the number of its passage that matched best (from 0)."""
 
     def search_bm25(
         self,
@@ -170,7 +170,8 @@ class Searcher:
             blob, number = owner(key)
             if blob not in best:
                 best[blob] = cosine
-                self.passage[blob] = number
+                if number or any(len(i.family(blob)) > 1 for i in indexes):
+                    self.passage[blob] = number
         return list(best.items())[:limit]
 
     def vector_of(self, blob: str) -> npt.NDArray[np.float32] | None:

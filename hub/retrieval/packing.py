@@ -228,15 +228,15 @@ def _hit(
 
 def _passage(ranking: Ranking, ranked: Ranked) -> PassageMatch | None:
     """Returns the passage of a long memory that the vector channel matched."""
-    if "vector" not in ranked.channels:
+    number = ranked.passage
+    if number is None:  # one vector, or not found by the vector channel
         return None
     memory = ranking.read(ranked.id)
     if memory is None:
         return None
     pieces = passages(memory_embed_text(memory))
-    if len(pieces) < 2 or ranked.passage >= len(pieces):
+    if len(pieces) < 2 or number >= len(pieces):
         return None
-    number = ranked.passage
     return PassageMatch(number=number + 1, of=len(pieces), text=pieces[number])
 
 

@@ -114,8 +114,9 @@ class Ranked:
         closeness: Its temporal closeness (0 when the query names no time).
         relevance: How relevant it is, 0..1, comparable across queries
             (step 8; 0 for hits past the candidates).
-        passage: The number (from 0) of its passage the vector channel
-            matched best; 0 for a memory of one vector or not found there.
+        passage: For a memory of several passages that the vector channel
+            found, the number (from 0) of the passage it matched best;
+            ``None`` for any other.
         via: For a memory that entered by expansion: (link type, the hit it
             is linked to, "out" if that hit links to it, else "in").
     """
@@ -127,7 +128,7 @@ class Ranked:
     tagged: bool = False
     closeness: float = 0.0
     relevance: float = 0.0
-    passage: int = 0
+    passage: int | None = None
     via: tuple[str, str, str] | None = None
 
 
@@ -209,7 +210,8 @@ class Channels:
         weights: Per channel, its weight in the fusion.
         warnings: Channels that failed, in words.
         read: Reads a memory of the view by id.
-        passages: Per blob the vector channel found, its best passage.
+        passages: Per blob of several passages the vector channel found,
+            its best passage.
     """
 
     temporal: TemporalQuery
@@ -281,7 +283,7 @@ def fuse(channels: Channels, view: LiveView, k: float) -> dict[str, Ranked]:
     for blob, _ in channels.hits.get("vector", ()):
         memory_id = by_blob.get(blob)
         if memory_id is not None:
-            ranked[memory_id].passage = channels.passages.get(blob, 0)
+            ranked[memory_id].passage = channels.passages.get(blob)
     return ranked
 
 
