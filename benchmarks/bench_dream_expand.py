@@ -11,8 +11,11 @@ Writes ``benchmarks/results/dream_expand.md`` (with all 10 conversations;
 ranking before Dream, then one cycle over every turn, every proposal
 accepted and merged, and recall@10 after under each way of expanding:
 
-- V0: as recall expands now (each neighbour of the five best hits enters at
-  the hit's score times ``expand``, 0.5, or is raised to it);
+- D: as recall expands now (``ranking._expand``: each neighbour of the five
+  best hits enters at the hit's score times ``expand``, 0.5, or is raised
+  to it; through a RELATES_TO link also times the neighbour's cosine to the
+  query, or its share of the query's words without vectors);
+- V0: the rule before D, every link alike: the hit's score times 0.5;
 - V1: no expansion (``expand`` 0; superseded memories still hidden);
 - V2: the neighbour's score also times ``max(0, cosine)`` of its stored
   vector to the query's;
@@ -25,7 +28,7 @@ accepted and merged, and recall@10 after under each way of expanding:
 Every variant ranks the same fused, tagged and gravity-weighed hits: the
 ranking's ``_expand`` is replaced, in this process only, by one that expands
 a copy of them each way and keeps each copy's top 10 before doing what
-recall does, so one ``rank`` call per question scores them all. V0's copy is
+recall does, so one ``rank`` call per question scores them all. D's copy is
 checked against what ``rank`` returned. Also counted: the share of top-10
 slots held by a memory that expansion entered or raised (``Ranked.via``).
 """
@@ -68,7 +71,8 @@ RESULTS = Path(__file__).parent / "results" / "dream_expand.md"
 TOP = 10
 MIN_COSINE = 0.30
 VARIANTS = {
-    "V0": "current (expand 0.5)",
+    "D": "rank() as committed (RELATES_TO x bearing)",
+    "V0": "0.5 on every link (the rule before)",
     "V1": "no expansion",
     "V2": "x cosine to the query",
     "V3": f"cosine >= {MIN_COSINE:.2f} only",
@@ -152,10 +156,12 @@ class Variants:
         strong: list[Ranked],
         ranked: dict[str, Ranked],
         links: Sequence[Adjacency],
-        view: LiveView,
+        searcher: Searcher,
+        text: str,
         superseded: set[str],
         damping: float,
     ) -> None:
+        view = searcher.view
         ways: dict[str, tuple[float, Weigh, bool] | None] = {
             "V0": (damping, one, True),
             "V1": None,
@@ -164,16 +170,19 @@ class Variants:
             "V4": (0.5, one, False),
             "V5": (0.25, one, True),
         }
-        for name, way in ways.items():
+        for name in VARIANTS:
             copy = {k: dataclasses.replace(r) for k, r in ranked.items()}
-            if way is not None:
-                strong_copy = [copy[h.id] for h in strong]
+            strong_copy = [copy[h.id] for h in strong]
+            way = ways.get(name)
+            if name == "D":
+                ORIGINAL(strong_copy, copy, links, searcher, text, superseded, damping)
+            elif way is not None:
                 expand(strong_copy, copy, links, view, superseded, *way)
             self.tops[name] = sorted(
                 (r for r in copy.values() if r.id not in superseded),
                 key=lambda r: (-r.score, r.id),
             )[:TOP]
-        ORIGINAL(strong, ranked, links, view, superseded, damping)
+        ORIGINAL(strong, ranked, links, searcher, text, superseded, damping)
 
 
 ORIGINAL = ranking._expand
@@ -199,7 +208,7 @@ def score(
 ) -> int:
     """Scores recall@10 before (no links) or after under every variant.
 
-    Returns how many questions' V0 copy differed from ``rank``'s answer.
+    Returns how many questions' D copy differed from ``rank``'s answer.
     """
     [source] = open_sources(projection)
     searcher = projection.searcher(source.view)
@@ -216,7 +225,7 @@ def score(
                 searcher, q.text, config=RecallConfig(), now=corpus.now, links=graph
             )
             tops = variants.tops or dict.fromkeys(VARIANTS, found.hits[:TOP])
-            if [h.id for h in tops["V0"]] != [h.id for h in found.hits[:TOP]]:
+            if [h.id for h in tops["D"]] != [h.id for h in found.hits[:TOP]]:
                 mismatched += 1
             for name, top in tops.items():
                 keys = {key_of.get(h.id) for h in top}
@@ -400,7 +409,7 @@ def main() -> None:
         )
     lines += [
         "",
-        f"Check: V0's copy differed from what `rank` returned on {mismatched} "
+        f"Check: D's copy differed from what `rank` returned on {mismatched} "
         f"of {questions:,} questions.",
     ]
     text = "\n".join(lines) + "\n"

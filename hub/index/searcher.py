@@ -80,6 +80,8 @@ class Searcher:
         self._pending_vectors = [p.vectors for p in pending if p.vectors is not None]
         self._allowed = None if view.complete else view.blobs
         self._asked: dict[str, list[Matches]] = {}
+        self.query_vector: npt.NDArray[np.float32] | None = None
+        """The vector :meth:`search_vectors` embedded the question into."""
         self.passage: dict[str, int] = {}
         """Per blob of several vectors (a long memory) that the vector channel
         found, the number of its passage that matched best (from 0)."""
@@ -146,7 +148,8 @@ class Searcher:
             # Nothing embedded yet (a big import's backlog): loading the model
             # to embed the query (0.5-1 s) would find nothing.
             return []
-        return self.search_vector(embed_queries(self.embedder, [query])[0], limit)
+        self.query_vector = embed_queries(self.embedder, [query])[0]
+        return self.search_vector(self.query_vector, limit)
 
     def search_vector(self, vector: npt.NDArray[np.float32], limit: int) -> Hits:
         """Returns the nearest (blob, cosine) to ``vector`` (none without vectors).
@@ -182,6 +185,20 @@ class Searcher:
                 row: npt.NDArray[np.float32] = index.vectors_of([blob])[0]
                 return row
         return None
+
+    def cosine(self, blob: str) -> float | None:
+        """Returns the cosine of ``blob``'s vector to the question's.
+
+        ``None`` when either is missing: the vector channel did not run
+        (or failed), or the memory is not embedded yet. A long memory is
+        compared by the vector of its first passage.
+        """
+        if self.query_vector is None:
+            return None
+        vector = self.vector_of(blob)
+        if vector is None:
+            return None
+        return float(vector @ self.query_vector)
 
     def find_tagged(self, text: str, blobs: Collection[str]) -> set[str]:
         """Returns the ``blobs`` with a tag ``text`` names.

@@ -143,6 +143,22 @@ def test_linked_neighbours_of_strong_hits_enter_damped(disk_store, projection):
     assert via.via == f"{hit} DEPENDS_ON this"
 
 
+def test_a_related_neighbour_enters_as_far_as_it_bears_on_the_question(
+    disk_store, projection
+):
+    hit = remember(disk_store, "We chose Postgres for the queue")
+    lunch = remember(disk_store, "Lunch is at noon on Fridays")
+    workers = remember(disk_store, "The queue workers restart nightly")
+    engine.link(disk_store, hit, lunch, "RELATES_TO", WHO)
+    engine.link(disk_store, hit, workers, "RELATES_TO", WHO)
+    found = ids(ask(projection, "postgres queue"))
+    assert lunch not in found  # linked, but about something else
+    assert found.index(hit) < found.index(workers)
+    # The same link as a dependency: context for the hit, whatever its words.
+    engine.link(disk_store, hit, lunch, "DEPENDS_ON", WHO)
+    assert lunch in ids(ask(projection, "postgres queue"))
+
+
 def test_superseded_memories_are_hidden_unless_asked(disk_store, projection):
     old = remember(disk_store, "The API rate limit is 100 requests per minute")
     new = remember(disk_store, "The API rate limit is 500 requests per minute")
