@@ -97,7 +97,7 @@ class VectorSources:
             if index.dimensions == vectors.dimensions
         }
         rest = [d for d in docs if d.blob not in sources]
-        if rest:
+        if rest and len(vectors):  # an empty index has no vector to share
             sharing = lexical.blobs_with_text({d.text_hash for d in rest})
             for doc in rest:
                 found = [b for b in sharing.get(doc.text_hash, ()) if b in vectors]

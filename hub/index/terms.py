@@ -111,8 +111,8 @@ def query_tag_values(text: str) -> list[str]:
 def words(text: str) -> str:
     """Returns the fuzzy channel's terms of a text: words and their parts.
 
-    The terms are lowercased, unique and joined by spaces, for the field's
-    whitespace tokeniser.
+    The terms are lowercased, unique and joined by spaces (in no set
+    order), for the field's whitespace tokeniser.
     """
     found = set(_WORD_RE.findall(text))
     if max(map(len, found), default=0) > _MAX_WORD_CHARS:
@@ -130,7 +130,7 @@ def words(text: str) -> str:
             for piece in (part, *_CAMEL_RE.findall(part)):
                 if len(piece) > 1:
                     words.add(piece.lower())
-    return " ".join(sorted(words))
+    return " ".join(words)
 
 
 def query_words(text: str) -> list[str]:
