@@ -85,6 +85,7 @@ big import (about 0.4 ms each)."""
 
 _SAMPLE = 400  # characters the detector reads: it costs about 1.5 us each
 
+_ASKED = 4 * _SAMPLE  # characters asks reads: the detector's, and a margin
 _WORD = re.compile(r"\w+")
 # Common words of the languages in Latin script that are not English words:
 # a text of ASCII words without one of them is not asked about (a text in
@@ -131,8 +132,11 @@ def plainly_english(words: list[str]) -> bool:
     English: every text of one of those languages but the shortest has more.
     Only other texts are asked about.
     """
-    if not all(map(str.isascii, words)):
-        return False
+    return all(map(str.isascii, words)) and _mostly_english(words)
+
+
+def _mostly_english(words: list[str]) -> bool:
+    """Returns whether few of ``words`` are another language's commonest."""
     return sum(map(_FOREIGN.__contains__, words)) < FOREIGN_SHARE * len(words)
 
 
@@ -163,12 +167,18 @@ def preload() -> None:
 
 
 def asks(text: str) -> bool:
-    """Returns whether :func:`detect` needs the detector to tell ``text``."""
-    lower = text.lower()
+    """Returns whether :func:`detect` needs the detector to tell ``text``.
+
+    Only the start of a long text is read (the detector reads no more).
+    """
+    lower = text[:_ASKED].lower()
+    if not lower.isascii():
+        words = _WORD.findall(lower)
+        return len(words) >= MIN_WORDS and not plainly_english(words)
     # Words of ASCII text are told apart by spaces: a few times cheaper than
     # the pattern, which a text in another script needs.
-    words = lower.split() if lower.isascii() else _WORD.findall(lower)
-    return len(words) >= MIN_WORDS and not plainly_english(words)
+    words = lower.split()
+    return len(words) >= MIN_WORDS and not _mostly_english(words)
 
 
 def detect(text: str) -> str | None:

@@ -114,23 +114,30 @@ def words(text: str) -> str:
     The terms are lowercased, unique and joined by spaces (in no set
     order), for the field's whitespace tokeniser.
     """
-    found = set(_WORD_RE.findall(text))
-    if max(map(len, found), default=0) > _MAX_WORD_CHARS:
-        found = {word for word in found if len(word) <= _MAX_WORD_CHARS}
-    words = set(map(str.lower, found))
-    # Only a word with a capital or a separator may have parts: picked out
-    # by C loops, since most words of a text have neither.
-    mixed = set(itertools.filterfalse(str.islower, found))
-    mixed.update(itertools.filterfalse(str.isalnum, found))
-    for word in mixed:
-        lower = word.lower()
-        if lower.isalnum() and word[1:] == lower[1:]:
-            continue  # a plain word: no separators, no inner capitals
-        for part in _PART_SPLIT_RE.split(word):
-            for piece in (part, *_CAMEL_RE.findall(part)):
-                if len(piece) > 1:
-                    words.add(piece.lower())
-    return " ".join(words)
+    found: set[str] = set()
+    add = found.add
+    # A word never holds a space: the text's whitespace-separated tokens
+    # are looked into, most of them plain words told by C string methods
+    # (a third less time than finding every word with the pattern).
+    for token in set(text.split()):
+        if token.isalpha():
+            lower = token.lower()
+            if token[1:] == lower[1:]:  # a plain word ("the", "Postgres")
+                if len(token) <= _MAX_WORD_CHARS:
+                    add(lower)
+                continue
+        for word in _WORD_RE.findall(token):
+            if len(word) > _MAX_WORD_CHARS:
+                continue  # a hash, base64: not a word, nor are its parts
+            lower = word.lower()
+            add(lower)
+            if lower.isalnum() and word[1:] == lower[1:]:
+                continue  # a plain word: no separators, no inner capitals
+            for part in _PART_SPLIT_RE.split(word):
+                for piece in (part, *_CAMEL_RE.findall(part)):
+                    if len(piece) > 1:
+                        add(piece.lower())
+    return " ".join(found)
 
 
 def query_words(text: str) -> list[str]:

@@ -19,6 +19,7 @@ from ctx.hub.index.lexical import (
     LexicalIndexBusyError,
     LexicalIndexError,
 )
+from ctx.hub.index.terms import words
 
 T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
 
@@ -210,6 +211,19 @@ def test_fuzzy_finds_typos_and_identifiers():
     # Parts of identifiers are words too, and a prefix matches.
     assert blobs(index.fuzzy_search("config", limit=5)) == ["fn"]
     assert blobs(index.fuzzy_search("postg", limit=5)) == ["pg"]
+
+
+def test_the_fuzzy_field_takes_whole_words_and_the_parts_of_identifiers():
+    long = "x" * 70  # a hash: not indexed, nor are its parts
+    text = f"Plain words, a Capital; naïve XMLParser v1.2 and {long}_tail"
+    assert set(words(text).split()) == {
+        *("plain", "words", "a", "capital", "naïve", "and"),
+        *("xmlparser", "xml", "parser", "v1.2", "v1"),
+    }
+    index = make_index(make_doc("b", text))
+    assert blobs(index.fuzzy_search("naïve", limit=5)) == ["b"]
+    assert blobs(index.fuzzy_search("parser", limit=5)) == ["b"]
+    assert index.fuzzy_search("tail", limit=5) == []
 
 
 def test_fuzzy_ranks_exact_matches_first_and_skips_short_and_stop_words():
