@@ -162,8 +162,10 @@ def read_sidecar(folder: Path) -> Sidecar:
     return sidecar
 
 
-def _top(scores: Vectors, rows: npt.NDArray[np.int64], k: int) -> list[int]:
-    """Returns positions into ``scores`` of the ``k`` best, best first.
+def _top(
+    scores: Vectors, rows: npt.NDArray[np.int64], k: int
+) -> list[tuple[int, float]]:
+    """Returns the (row, score) of the ``k`` best scores, best first.
 
     Ties go to the lower row, so results are deterministic.
     """
@@ -171,8 +173,9 @@ def _top(scores: Vectors, rows: npt.NDArray[np.int64], k: int) -> list[int]:
     if k <= 0 or count == 0:
         return []
     best = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
-    order = np.lexsort((rows[best], -scores[best]))
-    return [int(i) for i in best[order]]
+    best = best[np.lexsort((rows[best], -scores[best]))]
+    # Whole arrays to Python at once: indexing them one by one costs more.
+    return list(zip(rows[best].tolist(), scores[best].tolist(), strict=True))
 
 
 class VectorIndex(abc.ABC):
@@ -603,7 +606,7 @@ class FlatVectors(VectorIndex):
         finite = np.isfinite(scores)
         if not finite.all():
             raise self._corrupt(rows[~finite], "row that is not numbers")
-        return [(int(rows[i]), float(scores[i])) for i in _top(scores, rows, k)]
+        return _top(scores, rows, k)
 
     def _rebuild(self, live: npt.NDArray[np.int64]) -> None:
         kept = np.ascontiguousarray(self._matrix[live])
