@@ -216,6 +216,7 @@ class LexicalIndex:
         if self._folder is not None:
             with reading(f"read {self.where}"):
                 self._checked = check_files(self._folder, every=True)
+                self._index.reload()  # what was checked is what is read
 
     # -- writing ----------------------------------------------------------
 
@@ -268,9 +269,12 @@ class LexicalIndex:
             # A reload reads every segment's headers again: files changed
             # since they were checked are checked first (about 2 µs a file
             # when none changed), as at opening.
-            if self._folder is not None and not unchanged(self._folder, self._checked):
+            if self._folder is None:
+                self._index.reload()
+            elif not unchanged(self._folder, self._checked):
                 self._checked = check_files(self._folder, every=False)
-            self._index.reload()
+                self._index.reload()
+            # else: no file changed since the last reload, which stands.
 
     def current_searcher(self) -> tantivy.Searcher:
         """Returns a searcher over the latest commit (:meth:`refresh` first).

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from ctx.engine import Catalog, CommitId, is_pinned
+from ctx.engine import Catalog, CommitId, ConflictNote, MemoryId, is_pinned
 from ctx.hub.index.lexical import LexicalIndex
 from ctx.hub.index.rows import FlatVectors
 
@@ -45,6 +45,8 @@ class LiveView:
         complete: Whether the indexes hold exactly these blobs (no filter needed).
         pending: Live blobs not in the shared indexes, scored in memory.
         pending_indexes: The in-memory indexes that hold them.
+        conflicts: Notes on the memories in conflict at the commit, by id,
+            once a recall has read them (``None`` before).
     """
 
     commit: CommitId
@@ -54,6 +56,7 @@ class LiveView:
     complete: bool = False
     pending: list[str] = field(default_factory=list)
     pending_indexes: list[PendingIndexes] = field(default_factory=list)
+    conflicts: dict[MemoryId, ConflictNote] | None = None
 
     @functools.cached_property
     def pinned(self) -> list[str]:

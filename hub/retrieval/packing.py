@@ -309,7 +309,15 @@ def _marked(
     store: Store, sources: Sequence[Source], hits: list[Hit]
 ) -> tuple[Hit, ...]:
     """Returns ``hits``, each one in conflict on its branch marked so."""
-    notes = {s.branch: conflict_notes(store, s.commit) for s in sources}
+    notes = {}
+    for source in sources:
+        view = source.view
+        if view.commit != source.commit:
+            notes[source.branch] = conflict_notes(store, source.commit)
+            continue
+        if view.conflicts is None:  # read once per commit: a view is reused
+            view.conflicts = conflict_notes(store, source.commit)
+        notes[source.branch] = view.conflicts
     out = []
     for hit in hits:
         note = notes.get(hit.branch, {}).get(MemoryId(hit.id))
