@@ -272,6 +272,10 @@ class VectorIndex(abc.ABC):
         """
         return len(self._rows) - sum(map(len, self._passage_map().values()))
 
+    def is_long(self, blob: str) -> bool:
+        """Returns whether ``blob`` has vectors for passages after its first."""
+        return blob in self._passage_map()
+
     def has_passages(self) -> bool:
         """Returns whether any memory here has more than one vector."""
         return bool(self._passage_map())

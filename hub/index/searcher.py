@@ -173,7 +173,7 @@ class Searcher:
             blob, number = owner(key)
             if blob not in best:
                 best[blob] = cosine
-                if number or any(len(i.family(blob)) > 1 for i in indexes):
+                if number or any(i.is_long(blob) for i in indexes):
                     self.passage[blob] = number
         return list(best.items())[:limit]
 

@@ -25,6 +25,7 @@ catches the views up again, and the ranking is made once more.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -234,10 +235,16 @@ def _passage(ranking: Ranking, ranked: Ranked) -> PassageMatch | None:
     memory = ranking.read(ranked.id)
     if memory is None:
         return None
-    pieces = passages(memory_embed_text(memory))
+    pieces = _pieces(memory_embed_text(memory))
     if len(pieces) < 2 or number >= len(pieces):
         return None
     return PassageMatch(number=number + 1, of=len(pieces), text=pieces[number])
+
+
+@functools.lru_cache(maxsize=256)
+def _pieces(text: str) -> list[str]:
+    """Returns a long text's passages, kept: the same ones come back often."""
+    return passages(text)
 
 
 def _near_miss(
