@@ -41,13 +41,14 @@ UNTOLD = "?"
 
 
 def lexical_doc(
-    snap: Snapshot, path: str, blob: str, *, later: bool = False
+    snap: Snapshot, path: str, blob: str, *, later: bool = False, load: bool = True
 ) -> LexicalDoc:
     """Returns the document of the memory in ``blob`` at ``path`` of ``snap``.
 
     With ``later``, a text that needs the language detector
     (:func:`~ctx.hub.index.language.asks`) gets the language :data:`UNTOLD`,
-    to be told by :func:`told`, and the detector starts loading meanwhile.
+    to be told by :func:`told`, and the detector starts loading meanwhile
+    (unless not ``load``: the hub tells it, after the answer).
     """
     record = snap.record(path, blob)
     memory = record.memory
@@ -55,7 +56,8 @@ def lexical_doc(
     if not asks(text):
         language = ""
     elif later:
-        preload()
+        if load:
+            preload()
         language = UNTOLD
     else:
         language = detect(text) or ""

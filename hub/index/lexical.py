@@ -356,6 +356,16 @@ class LexicalIndex:
         """
         return Matches(self, query).coverage(blobs)
 
+    def in_language(
+        self, code: str, *, limit: int, allowed: Collection[str] | None = None
+    ) -> list[str]:
+        """Returns blob ids of documents whose ``language`` field is ``code``.
+
+        Any order; at most ``limit``, of ``allowed`` if given.
+        """
+        query = tantivy.Query.term_query(self.schema, "language", code)
+        return [blob for blob, _ in self._ranked(query, limit, allowed)]
+
     def known_blobs(self) -> set[str]:
         """Returns the blob ids of every committed document.
 

@@ -97,6 +97,8 @@ class LexicalWriter:
                 fields["language"] = doc.language
                 text = f"{doc.title or ''}\n{doc.body}\n{doc.context}"
                 fields[field_of(doc.language)] = text
+            elif doc.language:  # not told yet (UNTOLD): found by untold()
+                fields["language"] = doc.language
             document = tantivy.Document.from_dict(fields, schema)
             try:
                 # A delete applies only to documents added before it, so the

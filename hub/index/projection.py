@@ -319,15 +319,20 @@ class Projection(StoredIndexes):
     # -- indexing ---------------------------------------------------------
 
     def _docs(
-        self, view: LiveView, blobs: Sequence[str], *, later: bool = False
+        self,
+        view: LiveView,
+        blobs: Sequence[str],
+        *,
+        later: bool = False,
+        load: bool = True,
     ) -> list[LexicalDoc]:
-        """Returns the documents of ``blobs`` (``later``: see ``lexical_doc``)."""
+        """Returns the documents of ``blobs`` (``later``, ``load``: ``lexical_doc``)."""
         snap = self.store.snapshot(view.commit)
         entries = view.catalog.entries
         docs = []
         for blob in blobs:
             entry = entries[view.by_blob[blob]]
-            docs.append(lexical_doc(snap, entry.path, blob, later=later))
+            docs.append(lexical_doc(snap, entry.path, blob, later=later, load=load))
         return docs
 
     def _index(self, view: LiveView, blobs: list[str]) -> bool:
@@ -353,13 +358,15 @@ class Projection(StoredIndexes):
                 ]
                 # A text the language detector must tell waits for the last
                 # batch: the detector loads meanwhile.
-                docs = self._docs(view, wanted, later=True)
+                # Deferring, the hub tells them after the answer (tell_untold):
+                # loading the detector costs 0.5 s of a core meanwhile.
+                docs = self._docs(view, wanted, later=True, load=embed_now)
                 lexed = [d for d in docs if d.blob in unlexed]
                 untold += [d for d in lexed if d.language == UNTOLD]
                 lexed = [d for d in lexed if d.language != UNTOLD]
                 last = first + _BATCH >= len(blobs)
                 if last:
-                    lexed += map(told, untold)
+                    lexed += map(told, untold) if embed_now else untold
                 if lexed:
                     writer.add(lexed, new=True)  # the blobs of none are there
                     added += len(lexed)
@@ -456,6 +463,25 @@ class Projection(StoredIndexes):
             if (vectors is None or b not in vectors) and b not in pending
         ]
         return sorted(lacking, key=view.by_blob.__getitem__, reverse=True)
+
+    def tell_untold(self, view: LiveView, limit: int = 256) -> int:
+        """Tells the languages a deferring catch-up left for later; returns how many.
+
+        A catch-up that leaves vectors to the hub leaves it the language
+        detector too (0.5 s of a core to load): such a document is indexed
+        as English, its language :data:`~ctx.hub.index.documents.UNTOLD`,
+        until this indexes it again told. At most ``limit`` of ``view``'s.
+        """
+        blobs = self.lexical.in_language(UNTOLD, limit=limit, allowed=view.blobs)
+        if not blobs:
+            return 0
+        docs = self._docs(view, blobs)  # detected now
+        with self._locked(blocking=True):
+            self._sync()
+            with self.lexical.writer() as writer:
+                writer.add(docs)  # each replaces its untold document
+                writer.commit()
+        return len(docs)
 
     def unembedded(self) -> int:
         """Returns how many indexed documents have no vector yet."""

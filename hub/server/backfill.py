@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ctx.hub.code.index import CodeIndex
     from ctx.hub.server.service import Answerer
 
-__all__ = ["CODE_STEP", "STEP", "Backfill", "Backlog", "next_backlog"]
+__all__ = ["CODE_STEP", "STEP", "Backfill", "Backlog", "next_backlog", "tell_languages"]
 
 STEP = 256
 """Memories embedded per step: eight of the embedder's batches of 32, so a
@@ -60,6 +60,24 @@ class Backlog:
     projection: Projection
     blobs: list[str]
     texts: list[str]
+
+
+def tell_languages(projection: Projection) -> int:
+    """Tells the languages a deferring catch-up left untold; returns how many.
+
+    One step (:meth:`~ctx.hub.index.projection.Projection.tell_untold`) of
+    HEAD, then of every other indexed branch, as :func:`next_backlog` goes.
+    """
+    store = projection.store
+    head = store.head_branch()
+    for branch in [head, *sorted(set(projection.watermarks()) - {head})]:
+        if branch not in store.branches():
+            continue
+        [source] = open_sources(projection, branch=branch)
+        told = projection.tell_untold(source.view)
+        if told:
+            return told
+    return 0
 
 
 def next_backlog(projection: Projection, limit: int = STEP) -> Backlog | None:
@@ -132,6 +150,10 @@ class Backfill:
         """
         with self.lock:
             try:
+                # Languages first: a German memory is searched as English
+                # until told, and telling is quick once the detector loads.
+                if tell_languages(self.answerer.projection_now()):
+                    return True
                 job = next_backlog(self.answerer.projection_now())
             except CtxError:
                 job = None

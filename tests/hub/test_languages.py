@@ -8,8 +8,9 @@ from ctx import engine
 from ctx.engine import Draft
 from ctx.hub.config import HubConfig
 from ctx.hub.index.language import detect, plainly_english
-from ctx.hub.index.projection import Projection
+from ctx.hub.index.projection import INLINE_EMBED, Projection
 from ctx.hub.retrieval.sources import open_sources
+from ctx.hub.server.backfill import tell_languages
 
 HASHING = HubConfig(embedder={"kind": "hashing"})
 
@@ -96,3 +97,28 @@ def test_texts_for_the_detector_are_told_last_in_a_big_catch_up(
     assert [by_blob[b] for b, _ in searcher.search_bm25("Haus", 5)] == [ids[0]]
     found = [by_blob[b] for b, _ in searcher.search_bm25("déploiement", 5)]
     assert found == [ids[3]]
+
+
+def test_a_deferring_catch_up_leaves_the_detector_to_the_hub(disk_store, monkeypatch):
+    # More memories than a catch-up embeds before it answers: a process that
+    # starts a hub afterwards answers from the text at once, German included
+    # (as English), and neither loads nor waits for the detector.
+    loads = []
+    monkeypatch.setattr("ctx.hub.index.documents.preload", lambda: loads.append(1))
+    who = engine.Intent(agent="tester", intent="import")
+    notes = [f"note {i} about the turbine" for i in range(INLINE_EMBED + 1)]
+    drafts = [Draft(text=t) for t in (GERMAN, *notes)]
+    german = engine.remember_many(disk_store, drafts, who).ids[0]
+    projection = Projection.for_store(disk_store, HASHING, defer=True)
+    [source] = open_sources(projection)
+    assert loads == []
+    searcher = projection.searcher(source.view)
+    by_blob = source.view.by_blob
+    assert [by_blob[b] for b, _ in searcher.search_bm25("Haus", 5)] == []
+    # The hub's backfill tells it, then the German stem finds it.
+    assert tell_languages(projection) == 1
+    assert tell_languages(projection) == 0
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    hits = [source.view.by_blob[b] for b, _ in searcher.search_bm25("Haus", 5)]
+    assert hits == [german]
