@@ -201,6 +201,9 @@ class Projection(StoredIndexes):
             self._views = {tree: view}  # one cached view per Projection is enough
         if view.pending or branch is None or self._state.watermarks.get(branch) != tree:
             self._catch_up(view, tree, branch)
+        if not self.defer and self.lexical.in_language(UNTOLD, limit=1):
+            # Left untold by a catch-up that counted on a hub: none may run.
+            self.tell_untold(view)
         view.complete = (
             not view.pending
             and self.lexical.count() == len(view.blobs)

@@ -122,3 +122,17 @@ def test_a_deferring_catch_up_leaves_the_detector_to_the_hub(disk_store, monkeyp
     searcher = projection.searcher(source.view)
     hits = [source.view.by_blob[b] for b, _ in searcher.search_bm25("Haus", 5)]
     assert hits == [german]
+
+
+def test_a_catch_up_with_no_hub_to_come_tells_what_was_left_untold(disk_store):
+    who = engine.Intent(agent="tester", intent="import")
+    notes = [f"note {i} about the turbine" for i in range(INLINE_EMBED + 1)]
+    drafts = [Draft(text=t) for t in (GERMAN, *notes)]
+    german = engine.remember_many(disk_store, drafts, who).ids[0]
+    open_sources(Projection.for_store(disk_store, HASHING, defer=True))
+    # The hub it counted on never ran: the next process tells the memory.
+    projection = Projection.for_store(disk_store, HASHING)
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    hits = [source.view.by_blob[b] for b, _ in searcher.search_bm25("Haus", 5)]
+    assert hits == [german]
