@@ -14,7 +14,8 @@ Fields:
 - ``tags``: raw terms, each tag lowercased whole (``project:ctx``) and as its
   namespace and value (``project``, ``ctx``).
 - ``tag_values``: raw terms, each tag lowercased whole and its value, but not
-  its namespace: what :meth:`LexicalIndex.tagged` matches a query's words to.
+  its namespace: what :meth:`~ctx.hub.index.coverage.Matches.tagged`
+  matches a query's words to.
 - ``words``: the unstemmed lowercased words of title and body (whitespace
   tokeniser over the text :func:`ctx.hub.index.terms.words` makes), for
   the fuzzy channel: whole identifiers (``get_user_by_id``,
@@ -341,20 +342,6 @@ class LexicalIndex:
         question to look each blob up once.
         """
         return Matches(self, query)
-
-    def tagged(self, query: str, blobs: Collection[str]) -> set[str]:
-        """Returns the ``blobs`` whose memories carry a tag the query names.
-
-        See :meth:`ctx.hub.index.coverage.Matches.tagged`.
-        """
-        return Matches(self, query).tagged(blobs)
-
-    def coverage(self, query: str, blobs: Collection[str]) -> dict[str, float]:
-        """Returns, per blob of ``blobs``, the share of the query's words it holds.
-
-        See :meth:`ctx.hub.index.coverage.Matches.coverage`.
-        """
-        return Matches(self, query).coverage(blobs)
 
     def in_language(
         self, code: str, *, limit: int, allowed: Collection[str] | None = None

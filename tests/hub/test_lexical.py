@@ -175,7 +175,7 @@ def test_a_pinned_index_reads_one_commit_for_every_search():
         writer.add([make_doc("b2", "alpha beta")])
         writer.commit()
     assert blobs(pinned.search("alpha", limit=5)) == ["b1"]
-    assert pinned.coverage("beta", {"b1", "b2"}) == {"b1": 0.0, "b2": 0.0}
+    assert pinned.matches("beta").coverage({"b1", "b2"}) == {"b1": 0.0, "b2": 0.0}
     assert set(blobs(index.search("alpha", limit=5))) == {"b1", "b2"}
     assert set(blobs(index.pinned().search("alpha", limit=5))) == {"b1", "b2"}
 
@@ -449,14 +449,14 @@ def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max
         make_doc("b4", "Untagged."),
     )
     every = {"b1", "b2", "b3", "b4"}
-    assert index.tagged("What did Caroline's group do?", every) == {"b1"}
-    assert index.tagged("CAROLINE, melanie!", every) == {"b1", "b2"}
-    assert index.tagged("why the job queue stalls", every) == {"b3"}
-    assert index.tagged("tag component:job-queue", every) == {"b3"}
-    assert index.tagged("what did the speaker say", every) == set()
-    assert index.tagged("", every) == set()
-    assert index.tagged("caroline", {"b2", "b4"}) == set()
-    assert index.tagged("caroline", set()) == set()
+    assert index.matches("What did Caroline's group do?").tagged(every) == {"b1"}
+    assert index.matches("CAROLINE, melanie!").tagged(every) == {"b1", "b2"}
+    assert index.matches("why the job queue stalls").tagged(every) == {"b3"}
+    assert index.matches("tag component:job-queue").tagged(every) == {"b3"}
+    assert index.matches("what did the speaker say").tagged(every) == set()
+    assert index.matches("").tagged(every) == set()
+    assert index.matches("caroline").tagged({"b2", "b4"}) == set()
+    assert index.matches("caroline").tagged(set()) == set()
 
 
 def test_git_blob_ids_come_from_fast_fields_without_reading_documents(monkeypatch):
@@ -481,7 +481,7 @@ def test_git_blob_ids_come_from_fast_fields_without_reading_documents(monkeypatc
     assert set(found) == {ids[0], ids[1], ids[3], "short-key"}
     assert blobs(index.search("pelicans", limit=10, allowed={ids[1]})) == [ids[1]]
     assert set(blobs(index.fuzzy_search("pelikans", limit=10))) >= {ids[0], ids[1]}
-    assert index.tagged("the pelican", set(ids)) == {ids[0], ids[3]}
+    assert index.matches("the pelican").tagged(set(ids)) == {ids[0], ids[3]}
     assert index.known_blobs() == {*ids, "short-key"}
     assert set(read) == {"short-key"}
 
@@ -496,7 +496,7 @@ def test_coverage_is_the_share_of_the_query_words_held(monkeypatch, bits):
         make_doc("none", "nothing here at all"),
         make_doc("other", "pelican pelican pelican"),
     )
-    shares = index.coverage("pelican harbour", {"both", "one", "typo", "none"})
+    shares = index.matches("pelican harbour").coverage({"both", "one", "typo", "none"})
     assert shares["both"] == pytest.approx(1.0)
     assert 0 < shares["one"] < 1
     assert shares["none"] == 0.0
@@ -539,7 +539,7 @@ def test_coverage_tells_apart_every_term_of_a_long_question():
         make_doc("all", " ".join(words)),
         make_doc("none", "nothing of those"),
     )
-    shares = index.coverage(" ".join(words), {"even", "last", "all", "none"})
+    shares = index.matches(" ".join(words)).coverage({"even", "last", "all", "none"})
     # The even terms and the last are held by 2 documents of 4, the other
     # 14 by 1: each weighs its BM25 idf.
     two, one = (math.log(1 + (4 - n + 0.5) / (n + 0.5)) for n in (2, 1))
