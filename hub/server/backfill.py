@@ -25,6 +25,7 @@ from __future__ import annotations
 import sys
 import threading
 import traceback
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ctx.engine import CtxError
 from ctx.hub.embedders import EmbedderError
 from ctx.hub.index.projection import Projection
+from ctx.hub.index.view import LiveView
 from ctx.hub.retrieval.sources import open_sources
 
 if TYPE_CHECKING:
@@ -62,42 +64,39 @@ class Backlog:
     texts: list[str]
 
 
-def tell_languages(projection: Projection) -> int:
-    """Tells the languages a deferring catch-up left untold; returns how many.
+def _views(projection: Projection) -> Iterator[LiveView]:
+    """Yields the view of HEAD, then of every other indexed branch.
 
-    One step (:meth:`~ctx.hub.index.projection.Projection.tell_untold`) of
-    HEAD, then of every other indexed branch, as :func:`next_backlog` goes.
+    Each is caught up first, as a recall would.
     """
     store = projection.store
     head = store.head_branch()
     for branch in [head, *sorted(set(projection.watermarks()) - {head})]:
-        if branch not in store.branches():
-            continue
-        [source] = open_sources(projection, branch=branch)
-        told = projection.tell_untold(source.view)
-        if told:
+        if branch in store.branches():
+            [source] = open_sources(projection, branch=branch)
+            yield source.view
+
+
+def tell_languages(projection: Projection) -> int:
+    """Tells the languages a deferring catch-up left untold; returns how many.
+
+    One step (:meth:`~ctx.hub.index.projection.Projection.tell_untold`) of
+    the first view of :func:`_views` that has any.
+    """
+    for view in _views(projection):
+        if told := projection.tell_untold(view):
             return told
     return 0
 
 
 def next_backlog(projection: Projection, limit: int = STEP) -> Backlog | None:
-    """Returns the newest ``limit`` memories of HEAD without a vector, or None.
+    """Returns the newest ``limit`` memories without a vector, or None.
 
-    HEAD first, then every other indexed branch; catches each up first, as
-    a recall would.
+    Those of HEAD first, then of every other indexed branch (:func:`_views`).
     """
-    store = projection.store
-    head = store.head_branch()
-    branches = [head, *sorted(set(projection.watermarks()) - {head})]
-    for branch in branches:
-        if branch not in store.branches():
-            continue
-        [source] = open_sources(projection, branch=branch)
-        blobs = projection.backlog(source.view)[:limit]
-        if blobs:
-            return Backlog(
-                projection, blobs, projection.embed_texts(source.view, blobs)
-            )
+    for view in _views(projection):
+        if blobs := projection.backlog(view)[:limit]:
+            return Backlog(projection, blobs, projection.embed_texts(view, blobs))
     return None
 
 
