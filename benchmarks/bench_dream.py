@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from _bench_common import cpu_name
@@ -277,6 +278,18 @@ def disk_store(root: Path, name: str, now: datetime) -> Iterator[Store]:
         store.close()
 
 
+@contextlib.contextmanager
+def conversation_store(
+    root: Path, corpus: Corpus, embedder: Embedder
+) -> Iterator[tuple[Store, dict[Any, str], Projection]]:
+    """Yields a store of one conversation's turns, each memory id's turn key,
+    and the store's projection."""
+    with disk_store(root, corpus.name, corpus.now) as store:
+        written = engine.remember_many(store, corpus.drafts, IMPORT)
+        key_of = dict(zip(written.ids, corpus.keys, strict=True))
+        yield store, key_of, Projection(store, embedder)
+
+
 def accept_and_merge(store: Store, embedder: Embedder, now: datetime) -> Counter[str]:
     """Accepts every proposal for main and merges them; returns the kinds."""
     from ctx.hub.dream.detect import recheck
@@ -418,10 +431,11 @@ def part_locomo(
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for corpus in corpora:
-            with disk_store(root, corpus.name, corpus.now) as store:
-                written = engine.remember_many(store, corpus.drafts, IMPORT)
-                key_of = dict(zip(written.ids, corpus.keys, strict=True))
-                projection = Projection(store, embedder)
+            with conversation_store(root, corpus, embedder) as (
+                store,
+                key_of,
+                projection,
+            ):
                 before += recall_at_10(projection, corpus, key_of)
                 t0 = time.perf_counter()
                 report = run_cycle(
@@ -529,10 +543,11 @@ def part_tiers(eval_dir: Path, embedder: Embedder, lines: list[str]) -> None:
     sessions = 0
     with tempfile.TemporaryDirectory() as tmp:
         for corpus in corpora:
-            with disk_store(Path(tmp), corpus.name, corpus.now) as store:
-                written = engine.remember_many(store, corpus.drafts, IMPORT)
-                key_of = dict(zip(written.ids, corpus.keys, strict=True))
-                projection = Projection(store, embedder)
+            with conversation_store(Path(tmp), corpus, embedder) as (
+                store,
+                key_of,
+                projection,
+            ):
                 sessions += len(recall_at_10(projection, corpus, key_of, given=True))
                 assert store.path is not None
                 given = recall_counts(store.path)
@@ -545,12 +560,12 @@ def part_tiers(eval_dir: Path, embedder: Embedder, lines: list[str]) -> None:
                         searcher, graph, "main", corpus.now, rule, given
                     )
                     proposed = {}
-                    for mid in written.ids:
+                    for mid in key_of:
                         memory = searcher.read(mid)
                         tier = detector.tier(memory) if memory else None
                         if tier is not None:
                             proposed[mid] = tier[0].removeprefix("tier:")
-                    found[n] += score_tiers(proposed, corpus, written.ids, key_of)
+                    found[n] += score_tiers(proposed, corpus, list(key_of), key_of)
                 print(corpus.name, dict(found[limits.reference_sessions]), flush=True)
     lines += [
         "## 5. Tiers on LoCoMo with simulated access",

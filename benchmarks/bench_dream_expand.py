@@ -48,17 +48,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 from _bench_common import cpu_name
-from bench_dream import IMPORT, accept_and_merge, disk_store
+from bench_dream import accept_and_merge, conversation_store
 from bench_quality import CATEGORIES, Corpus, load_locomo, load_reference
 
 from ctx import engine
 from ctx.engine import Adjacency
 from ctx.hub.config import RecallConfig
 from ctx.hub.dream.cycle import run_cycle
-from ctx.hub.embedders import embed_queries, make_embedder
+from ctx.hub.embedders import make_embedder
 from ctx.hub.index.projection import Projection
 from ctx.hub.index.searcher import Searcher
 from ctx.hub.index.view import LiveView
@@ -96,26 +94,14 @@ def expand(
     """Recall's one-hop expansion (``ranking._expand``), with a factor per
     neighbour and, unless ``enter``, raising only the memories already ranked."""
     entries = view.catalog.entries
-    for hit in strong:
-        for graph in links:
-            neighbours = [(t, n, "out") for t, n in graph.outgoing(hit.id)]
-            neighbours += [(t, n, "in") for t, n in graph.incoming(hit.id)]
-            for link_type, other, direction in neighbours:
-                if other in superseded or other not in entries:
-                    continue
-                factor = weigh(other)
-                if factor is None:
-                    continue
-                score = hit.score * damping * factor
-                found = ranked.get(other)
-                if found is None:
-                    if enter:
-                        ranked[other] = Ranked(
-                            other, score=score, via=(link_type, hit.id, direction)
-                        )
-                elif found.score < score:
-                    found.score = score
-                    found.via = (link_type, hit.id, direction)
+    for hit, (link_type, other, direction) in ranking.neighbours(
+        strong, links, entries, superseded
+    ):
+        factor = weigh(other)
+        if factor is not None:
+            score = hit.score * damping * factor
+            via = (link_type, hit.id, direction)
+            ranking.lift(ranked, other, score, via, enter=enter)
 
 
 def one(_: str) -> float:
@@ -128,27 +114,20 @@ class Variants:
 
     def __init__(self, searcher: Searcher) -> None:
         self.searcher = searcher
-        self.query = ""
         self.tops: dict[str, list[Ranked]] = {}
         self._cosines: dict[str, float] = {}
-        self._vector: npt.NDArray[np.float32] | None = None
 
-    def ask(self, query: str) -> None:
-        self.query = query
+    def ask(self) -> None:
+        """Starts a question."""
         self.tops = {}
         self._cosines = {}
-        self._vector = None
 
     def cosine(self, memory_id: str) -> float:
         """The cosine of the memory's stored vector to the query's (0 if none)."""
         if memory_id not in self._cosines:
-            if self._vector is None:
-                self._vector = embed_queries(self.searcher.embedder, [self.query])[0]
             blob = self.searcher.view.catalog.entries[memory_id].blob
-            stored = self.searcher.vector_of(blob)
-            self._cosines[memory_id] = (
-                0.0 if stored is None else float(stored @ self._vector)
-            )
+            # The question's vector is the one rank's vector channel made.
+            self._cosines[memory_id] = self.searcher.cosine(blob) or 0.0
         return self._cosines[memory_id]
 
     def __call__(
@@ -220,7 +199,7 @@ def score(
         for q in corpus.questions:
             if q.category not in CATEGORIES:
                 continue
-            variants.ask(q.text)
+            variants.ask()
             found = rank(
                 searcher, q.text, config=RecallConfig(), now=corpus.now, links=graph
             )
@@ -288,10 +267,11 @@ def main() -> None:
     turns = mismatched = 0
     with tempfile.TemporaryDirectory() as tmp:
         for corpus in corpora:
-            with disk_store(Path(tmp), corpus.name, corpus.now) as store:
-                written = engine.remember_many(store, corpus.drafts, IMPORT)
-                key_of = dict(zip(written.ids, corpus.keys, strict=True))
-                projection = Projection(store, embedder)
+            with conversation_store(Path(tmp), corpus, embedder) as (
+                store,
+                key_of,
+                projection,
+            ):
                 before, after = Scores(), Scores()
                 score(projection, corpus, key_of, before)
                 run_cycle(store, projection, "main", budget=10**6, now=corpus.now)

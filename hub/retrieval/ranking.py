@@ -58,7 +58,7 @@ others still answer.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -89,6 +89,8 @@ __all__ = [
     "apply_tags",
     "fuse",
     "fuse_ranks",
+    "lift",
+    "neighbours",
     "rank",
     "relevant",
     "search_channels",
@@ -514,22 +516,51 @@ def _expand(
             bearing[memory_id] = max(0.0, cosine)
         return bearing[memory_id]
 
+    for hit, (link_type, other, direction) in neighbours(
+        strong, links, entries, superseded
+    ):
+        score = hit.score * damping
+        if link_type == "RELATES_TO":
+            score *= bears(other)
+        lift(ranked, other, score, (link_type, hit.id, direction), enter=score > 0)
+
+
+def neighbours(
+    strong: Sequence[Ranked],
+    links: Sequence[Adjacency],
+    entries: Mapping[str, object],
+    superseded: Collection[str],
+) -> Iterator[tuple[Ranked, tuple[str, str, str]]]:
+    """Yields each of ``strong`` with each link of it (step 6).
+
+    A link is (link type, the other memory, "out" if the hit links to it,
+    else "in"); only those to memories of ``entries`` not superseded.
+    """
     for hit in strong:
         for graph in links:
-            neighbours = [(t, n, "out") for t, n in graph.outgoing(hit.id)]
-            neighbours += [(t, n, "in") for t, n in graph.incoming(hit.id)]
-            for link_type, other, direction in neighbours:
-                if other in superseded or other not in entries:
-                    continue
-                score = hit.score * damping
-                if link_type == "RELATES_TO":
-                    score *= bears(other)
-                found = ranked.get(other)
-                if found is None:
-                    if score > 0:
-                        ranked[other] = Ranked(
-                            other, score=score, via=(link_type, hit.id, direction)
-                        )
-                elif found.score < score:
-                    found.score = score
-                    found.via = (link_type, hit.id, direction)
+            linked = [(t, n, "out") for t, n in graph.outgoing(hit.id)]
+            linked += [(t, n, "in") for t, n in graph.incoming(hit.id)]
+            for link in linked:
+                if link[1] not in superseded and link[1] in entries:
+                    yield hit, link
+
+
+def lift(
+    ranked: dict[str, Ranked],
+    memory_id: str,
+    score: float,
+    via: tuple[str, str, str],
+    *,
+    enter: bool,
+) -> None:
+    """Raises a ranked memory to ``score`` through ``via`` (step 6).
+
+    A memory not ranked yet enters at ``score`` only if ``enter``.
+    """
+    found = ranked.get(memory_id)
+    if found is None:
+        if enter:
+            ranked[memory_id] = Ranked(memory_id, score=score, via=via)
+    elif found.score < score:
+        found.score = score
+        found.via = via
