@@ -175,7 +175,9 @@ class Searcher:
                 best[blob] = cosine
                 if number or any(i.is_long(blob) for i in indexes):
                     self.passage[blob] = number
-        return list(best.items())[:limit]
+                if len(best) == limit:
+                    break
+        return list(best.items())
 
     def vector_of(self, blob: str) -> npt.NDArray[np.float32] | None:
         """Returns the stored (unit) vector of ``blob``, or ``None`` if it has none."""

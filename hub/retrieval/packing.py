@@ -425,17 +425,19 @@ def recall(
     taken = 0
     pinned_set = set(pinned)
     kept, missed = relevant(ranking, config.floor, config.fall_off)
-    for ranked in kept:
-        if ranked.id in pinned_set:
-            continue
-        cost = _cost([entries[ranked.id]])
+    rest = [r for r in kept if r.id not in pinned_set]
+    for n, ranked in enumerate(rest):
+        if taken >= MAX_HITS or budget - spent < HEADER_TOKENS:
+            left_out += len(rest) - n  # no hit fits any more
+            break
+        cost = entries[ranked.id].tokens + HEADER_TOKENS
         part = None
-        if taken < MAX_HITS and spent + cost > budget:
+        if spent + cost > budget and ranked.passage is not None:
             # A long memory that does not fit: its matching passage may.
             part = _passage(ranking, ranked)
             if part is not None:
                 cost = estimate_tokens(part.text) + HEADER_TOKENS
-        if taken >= MAX_HITS or spent + cost > budget:
+        if spent + cost > budget:
             left_out += 1
             continue
         spent += cost

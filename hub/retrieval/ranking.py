@@ -113,7 +113,7 @@ GRAVITY_CANDIDATES = 64
 hits of the time channel are always weighed."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Ranked:
     """One memory in a ranking, with what put it there.
 
@@ -323,7 +323,9 @@ def fuse_ranks(
         for position, (key, raw) in enumerate(found, start=1):
             if key is None:
                 continue
-            entry = ranked.setdefault(key, Ranked(key))
+            entry = ranked.get(key)
+            if entry is None:
+                entry = ranked[key] = Ranked(key)
             contribution = weight / (k + position)
             entry.channels[channel] = (position, raw, contribution)
             entry.fused += contribution

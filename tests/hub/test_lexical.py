@@ -232,6 +232,17 @@ def test_fuzzy_ranks_exact_matches_first_and_skips_short_and_stop_words():
     assert index.fuzzy_search("pg what about", limit=5) == []
 
 
+def test_a_long_word_reaches_two_edits_only_when_no_memory_holds_it():
+    index = make_index(
+        make_doc("held", "the deployment failed"),
+        make_doc("two", "a deploimant report"),  # two edits from "deployment"
+    )
+    # No memory holds "deploymnt": a typo, looked for within two edits.
+    assert set(blobs(index.fuzzy_search("deploymnt", limit=5))) == {"held", "two"}
+    # A memory holds "deployment": spelled as someone wrote it, one edit.
+    assert blobs(index.fuzzy_search("deployment", limit=5)) == ["held"]
+
+
 GARBAGE = [
     "",
     "   ",
