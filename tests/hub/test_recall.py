@@ -12,7 +12,13 @@ from ctx import engine
 from ctx.engine import Draft, InvalidInputError
 from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.index.projection import Projection
-from ctx.hub.retrieval.packing import HEADER_TOKENS, MAX_QUERY_CHARS, recall, search
+from ctx.hub.retrieval.packing import (
+    HEADER_TOKENS,
+    MAX_HITS,
+    MAX_QUERY_CHARS,
+    recall,
+    search,
+)
 from ctx.hub.retrieval.prompt import recall_summary
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
@@ -182,6 +188,18 @@ def test_pinned_memories_come_first_within_half_the_budget(disk_store, projectio
     assert result.hits[: len(pinned)] == tuple(pinned)
     assert match in ids(result)
     assert result.left_out >= 1
+
+
+def test_every_relevant_hit_is_packed_or_counted_left_out(disk_store, projection):
+    count = MAX_HITS + 5
+    for i in range(count):
+        remember(disk_store, f"caching note {i}: the cache expires after {i} minutes")
+    wide = ask(projection, "caching cache expires", budget=100_000)
+    assert (len(wide.hits), wide.left_out) == (MAX_HITS, count - MAX_HITS)
+    for budget in (60, 200, 700):
+        tight = ask(projection, "caching cache expires", budget=budget)
+        assert tight.tokens <= budget
+        assert len(tight.hits) + tight.left_out == count
 
 
 def test_the_most_relevant_pinned_memories_fill_their_share_first(
