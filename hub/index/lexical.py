@@ -114,6 +114,15 @@ CONTEXT_BOOST = 1.0
 # on top of the fuzzy match's constant score of 1, so it ranks above a near miss.
 _FUZZY_TWO_EDITS_CHARS = 8
 _FUZZY_EXACT_BONUS = 0.5
+# A query word that more than this share of the memories hold, and more than
+# _FUZZY_COMMON_MIN of them, is left to BM25 when the query has rarer words
+# (Elasticsearch's common terms, Lucene's MoreLikeThis maxDocFreq): the fuzzy
+# channel's constant scores cannot skip documents, so such a word made it
+# score most of the index (23 ms of 52 per recall at 1M memories), and a word
+# that common neither is a typo nor tells memories apart. In a small store a
+# word in a fifth of the memories still does, and scoring them costs nothing.
+_FUZZY_COMMON_SHARE = 0.1
+_FUZZY_COMMON_MIN = 1_000
 
 # Allowed-set filtering is applied to an over-fetched ranking, not inside
 # Tantivy: a term-set filter of 1,000 blob ids cost 5.5 ms on 5,000 documents,
@@ -449,7 +458,9 @@ class LexicalIndex:
         characters (common function words aside) matches title and body words
         within one edit (4-7 characters, or any the index holds) or two (8 or
         more that no memory holds), or that begin with such a word
-        (``postgress`` finds ``postgres`` and ``postgresql``). Words are
+        (``postgress`` finds ``postgres`` and ``postgresql``). A word that
+        more than a tenth of the documents hold (and over 1,000) is left out
+        when another is not. Words are
         matched unstemmed and whole, so ``get_usr_by_id`` finds
         ``get_user_by_id``; a document's words also
         include the parts of its identifiers (``parseConfigFile`` gives
@@ -465,9 +476,16 @@ class LexicalIndex:
         Returns:
             Up to ``limit`` hits, best first.
         """
+        words = query_words(query_text(query))
+        searcher = self.current_searcher()
+        with reading(f"search {self.where}"):
+            held = {word: searcher.doc_freq("words", word) for word in words}
+            most = max(_FUZZY_COMMON_MIN, searcher.num_docs * _FUZZY_COMMON_SHARE)
+        if any(held[word] <= most for word in words):
+            words = [word for word in words if held[word] <= most]
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
-        for word in query_words(query_text(query)):
-            fuzzy = self.fuzzy_word(word)
+        for word in words:
+            fuzzy = self.fuzzy_word(word, held=held[word] > 0)
             exact = tantivy.Query.const_score_query(
                 tantivy.Query.term_query(self.schema, "words", word),
                 _FUZZY_EXACT_BONUS,
@@ -480,13 +498,18 @@ class LexicalIndex:
 
     # -- internals --------------------------------------------------------
 
-    def fuzzy_word(self, word: str) -> tantivy.Query:
-        """Returns the fuzzy channel's query for one word (:meth:`fuzzy_search`)."""
+    def fuzzy_word(self, word: str, *, held: bool | None = None) -> tantivy.Query:
+        """Returns the fuzzy channel's query for one word (:meth:`fuzzy_search`).
+
+        ``held``: whether a memory holds the word (looked up if ``None``).
+        """
         distance = 1
         if len(word) >= _FUZZY_TWO_EDITS_CHARS:
-            searcher = self.current_searcher()
-            with reading(f"search {self.where}"):
-                distance = 1 if searcher.doc_freq("words", word) else 2
+            if held is None:
+                searcher = self.current_searcher()
+                with reading(f"search {self.where}"):
+                    held = bool(searcher.doc_freq("words", word))
+            distance = 1 if held else 2
         return tantivy.Query.fuzzy_term_query(
             self.schema, "words", word, distance=distance, prefix=True
         )

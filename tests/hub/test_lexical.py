@@ -243,6 +243,18 @@ def test_a_long_word_reaches_two_edits_only_when_no_memory_holds_it():
     assert blobs(index.fuzzy_search("deployment", limit=5)) == ["held"]
 
 
+def test_a_word_most_memories_hold_is_left_to_bm25_beside_rarer_ones(monkeypatch):
+    docs = [make_doc(f"c{i}", f"deploy note {i}") for i in range(9)]
+    index = make_index(*docs, make_doc("rare", "deploy the pelican"))
+    # A small store: a word in every memory is looked for, scoring is cheap.
+    assert len(index.fuzzy_search("deploy pelican", limit=20)) == 10
+    # A large one (as if): beside "pelican", "deploy" adds nothing.
+    monkeypatch.setattr("ctx.hub.index.lexical._FUZZY_COMMON_MIN", 5)
+    assert blobs(index.fuzzy_search("deploy pelican", limit=20)) == ["rare"]
+    # Alone, it is still looked for.
+    assert len(index.fuzzy_search("deploy", limit=20)) == 10
+
+
 GARBAGE = [
     "",
     "   ",
