@@ -97,12 +97,12 @@ from ctx.hub.temporal.calendar import (
     shift,
 )
 from ctx.hub.temporal.rules import (
-    KEYS,
     RULES,
     Head,
     Item,
     RuleContext,
     compiled,
+    key_classes,
     split_words,
 )
 
@@ -180,7 +180,7 @@ class _Found:
 def _scan(ctx: RuleContext) -> list[_Found]:
     """Returns the phrases found, leftmost-longest, in the order of the text."""
     candidates: list[tuple[int, int, int, _Found]] = []
-    present = {m.lastgroup for m in KEYS.finditer(ctx.text)}
+    present = key_classes(ctx.text)
     for order, (pattern, keys, handler) in enumerate(RULES):
         if keys.isdisjoint(present):
             continue

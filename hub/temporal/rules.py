@@ -125,19 +125,66 @@ _HOLIDAY = (
     r"|good\s+friday|easter(?!\s+eggs?\b)|thanksgiving|halloween"
     r"|valentine['\u2019]?s['\u2019]?(?:\s+day)?)"
 )
-# Classes of words that rules need: a rule is only tried where one of its keys occurs.
-KEYS = re.compile(
-    rf"(?P<digit>[0-9])|(?<!\w)(?:(?P<month>{_alt(list(_MONTHS))})"
-    rf"|(?P<weekday>{_alt(list(_WEEKDAYS))})s?"
-    r"|(?P<unit>hour|day|week|fortnight|month|quarter|year)(?:s|ends?|days?)?"
-    r"|(?P<dayword>today|tonight|yesterday|tomorrow)"
-    r"|(?P<part>morning|afternoon|evening|night|midnight|dawn|dusk|noon)s?"
-    r"|(?P<season>spring|summer|autumn|fall|winter)(?:s|time)?"
-    r"|(?P<recent>recently|lately|late))(?!\w)"
-    r"|(?P<holiday>christmas|xmas|boxing|new\s+year|easter|good\s+friday|thanksgiving"
-    r"|halloween|valentine)",
-    re.IGNORECASE,
+
+
+# Classes of words that rules need: a rule is only tried where one of its keys
+# occurs. A whole word (case aside) of a class but "holiday", whose names may
+# stand inside a word; "digit" is any digit.
+def _key_words() -> dict[str, frozenset[str]]:
+    """Returns each key word (casefolded) and its classes."""
+    classes = (
+        ("month", list(_MONTHS), ("",)),
+        ("weekday", list(_WEEKDAYS), ("", "s")),
+        (
+            "unit",
+            split_words("hour day week fortnight month quarter year"),
+            ("", "s", "end", "ends", "day", "days"),
+        ),
+        ("dayword", split_words("today tonight yesterday tomorrow"), ("",)),
+        (
+            "part",
+            split_words("morning afternoon evening night midnight dawn dusk noon"),
+            ("", "s"),
+        ),
+        ("season", split_words("spring summer autumn fall winter"), ("", "s", "time")),
+        ("recent", split_words("recently lately late"), ("",)),
+    )
+    words: dict[str, frozenset[str]] = {}
+    for name, stems, tails in classes:
+        for word in (stem + tail for stem in stems for tail in tails):
+            words[word] = words.get(word, frozenset()) | {name}
+    return words
+
+
+_KEY_WORDS = _key_words()
+_HOLIDAY_NAMES = split_words(
+    "christmas xmas boxing easter thanksgiving halloween valentine"
 )
+_HOLIDAY_PAIRS = re.compile(r"new\s+year|good\s+friday")
+_WORDS = re.compile(r"\w+")
+_DIGIT = re.compile(r"[0-9]")
+
+
+def key_classes(text: str) -> set[str]:
+    """Returns the classes of words that rules need which ``text`` holds.
+
+    A word at a time and a dictionary, not one pattern of every key word
+    tried at every character: 160 µs a kilobyte that way, the costliest step
+    of reading the dates a long memory names.
+    """
+    folded = text.casefold()
+    found: set[str] = set()
+    for word in _KEY_WORDS.keys() & _WORDS.findall(folded):
+        found |= _KEY_WORDS[word]
+    if _DIGIT.search(folded):
+        found.add("digit")
+    if any(name in folded for name in _HOLIDAY_NAMES) or (
+        ("year" in folded or "friday" in folded) and _HOLIDAY_PAIRS.search(folded)
+    ):
+        found.add("holiday")
+    return found
+
+
 _WORD_BEFORE = re.compile(r"(\w+)[\s,]*\Z")
 _CONTINUES = re.compile(
     rf"(?:{_alt(list(_MONTHS))}|[0-9](?:st|nd|rd|th)?)\s*"
@@ -296,8 +343,9 @@ def compiled(pattern: str) -> re.Pattern[str]:
 def _rule(keys: str, *patterns: str) -> Callable[[_Handler], _Handler]:
     """Registers a handler for phrases that match any of ``patterns``.
 
-    A rule is only tried on text where one of its ``keys`` (classes of :data:`KEYS`)
-    occurs; registration order breaks ties between equally long phrases.
+    A rule is only tried on text where one of its ``keys`` (classes of
+    :func:`key_classes`) occurs; registration order breaks ties between
+    equally long phrases.
     """
 
     def register(handler: _Handler) -> _Handler:

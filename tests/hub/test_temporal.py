@@ -1,3 +1,4 @@
+import re
 from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
@@ -16,6 +17,7 @@ from ctx.hub.temporal.parse import (
     extract_windows,
     parse_temporal,
 )
+from ctx.hub.temporal.rules import key_classes
 
 # A Saturday afternoon.
 NOW = datetime(2023, 5, 20, 15, tzinfo=UTC)
@@ -541,3 +543,61 @@ def test_parsing_never_fails_and_windows_are_never_empty(text, now):
     if not parsed.spans:
         assert parsed.rest == text.strip()
     assert all(isinstance(d, datetime) for d in extract_dates(text, now))
+
+
+# The one pattern of every key word that key_classes replaced (tried at every
+# character, 160 µs a kilobyte): key_classes must find at least its classes.
+_MONTH_KEYS = (
+    "january february march april may june july august september october"
+    " november december jan feb mar apr jun jul aug sep sept oct nov dec"
+)
+_WEEKDAY_KEYS = (
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed"
+    " weds thu thur thurs fri sat sun"
+)
+_KEYS_BEFORE = re.compile(
+    rf"(?P<digit>[0-9])|(?<!\w)(?:(?P<month>{'|'.join(_MONTH_KEYS.split())})"
+    rf"|(?P<weekday>{'|'.join(_WEEKDAY_KEYS.split())})s?"
+    r"|(?P<unit>hour|day|week|fortnight|month|quarter|year)(?:s|ends?|days?)?"
+    r"|(?P<dayword>today|tonight|yesterday|tomorrow)"
+    r"|(?P<part>morning|afternoon|evening|night|midnight|dawn|dusk|noon)s?"
+    r"|(?P<season>spring|summer|autumn|fall|winter)(?:s|time)?"
+    r"|(?P<recent>recently|lately|late))(?!\w)"
+    r"|(?P<holiday>christmas|xmas|boxing|new\s+year|easter|good\s+friday|thanksgiving"
+    r"|halloween|valentine)",
+    re.IGNORECASE,
+)
+_PIECES = [
+    *_MONTH_KEYS.split(),
+    *_WEEKDAY_KEYS.split(),
+    *["hours", "days", "weekend", "weekends", "weekdays", "fortnight", "quarters", "yearday"],
+    *["today", "Tonight", "YESTERDAY", "tomorrow", "mornings", "noon", "dawn", "dusk"],
+    *["springtime", "falls", "winter", "recently", "lately", "late"],
+    *["Christmastime", "xmas", "boxing", "new\nyear", "Eastern", "good", "", "friday", "valentine's"],
+    *["the", "deploy", "2023", "5th", "a-b", "mayday", "sundays", "x_monday", "é", "ß"],
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PIECES), max_size=12),
+    st.lists(
+        st.sampled_from([" ", "", ", ", "-", "_", "\n", "'", "."]),
+        min_size=12,
+        max_size=12,
+    ),
+)
+def test_key_classes_find_every_class_the_old_pattern_found(pieces, glue):
+    text = "".join(p + g for p, g in zip(pieces, glue, strict=False))
+    before = {m.lastgroup for m in _KEYS_BEFORE.finditer(text)}
+    assert key_classes(text) >= before
+
+
+def test_key_classes_of_plain_texts():
+    assert key_classes("We shipped the parser on Tuesday morning.") == {
+        "weekday",
+        "part",
+    }
+    assert key_classes("Invoices are stored as integer cents") == set()
+    assert key_classes("Back after Christmas, in 2024") == {"holiday", "digit"}
+    assert key_classes("every weekend since last spring") == {"unit", "season"}
