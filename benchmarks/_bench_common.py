@@ -227,6 +227,25 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
+def machine_lines(
+    started: datetime, loads: Sequence[float], extra: Sequence[tuple[str, str]] = ()
+) -> list[str]:
+    """Returns a short machine table: date, CPU, cores, Python, ``extra`` rows
+    and the load averages (at start, the most, at end) of ``loads``."""
+    rows = [
+        ("Date", f"{started:%Y-%m-%d %H:%M} UTC"),
+        ("CPU", cpu_name()),
+        ("Cores", f"{os.cpu_count()} ({len(os.sched_getaffinity(0))} usable)"),
+        ("Python", platform.python_version()),
+        *extra,
+        (
+            "Load average (1 min) at start / most / end",
+            f"{loads[0]:.2f} / {max(loads):.2f} / {loads[-1]:.2f}",
+        ),
+    ]
+    return ["| machine |  |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)]
+
+
 def machine_info() -> list[tuple[str, str]]:
     cpu = cpu_name()
     mem = "unknown"

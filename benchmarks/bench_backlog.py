@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import resource
 import shutil
@@ -46,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-from _bench_common import cpu_name
+from _bench_common import machine_lines
 from bench_recall import drafts
 
 from ctx.engine import Intent, Store, remember_many
@@ -136,20 +135,6 @@ def raw_rate(texts: list[str]) -> float:
         pooled = (hidden * weights).sum(axis=1) / weights.sum(axis=1)
         pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
     return len(texts) / (time.perf_counter() - started)
-
-
-def machine_lines(started_at: datetime, load: list[float]) -> list[str]:
-    """Returns the machine table: date, CPU, cores, Python, load averages."""
-    return [
-        "| machine |  |",
-        "|---|---|",
-        f"| Date | {started_at:%Y-%m-%d %H:%M} UTC |",
-        f"| CPU | {cpu_name()} |",
-        f"| Cores | {os.cpu_count()} ({len(os.sched_getaffinity(0))} usable) |",
-        f"| Python | {platform.python_version()} |",
-        f"| Load average (1 min) at start / most / end | {load[0]:.2f} / "
-        f"{max(load):.2f} / {load[-1]:.2f} |",
-    ]
 
 
 def main() -> None:

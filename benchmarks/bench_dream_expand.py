@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import platform
 import subprocess
 import tempfile
 import time
@@ -48,7 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from _bench_common import cpu_name
+from _bench_common import machine_lines
 from bench_dream import accept_and_merge, conversation_store
 from bench_quality import CATEGORIES, Corpus, load_locomo, load_reference
 
@@ -234,17 +233,9 @@ def machine(started: datetime, loads: list[float]) -> list[str]:
         text=True,
         check=False,
     ).stdout.strip()
-    return [
-        "| machine |  |",
-        "|---|---|",
-        f"| Date | {started:%Y-%m-%d %H:%M} UTC |",
-        f"| CPU | {cpu_name()} |",
-        f"| Cores | {os.cpu_count()} ({len(os.sched_getaffinity(0))} usable) |",
-        f"| Python | {platform.python_version()} |",
-        f"| ctx | working tree on {head or 'no commit'} |",
-        f"| Load average (1 min) at start / most / end | {loads[0]:.2f} / "
-        f"{max(loads):.2f} / {loads[-1]:.2f} |",
-    ]
+    return machine_lines(
+        started, loads, [("ctx", f"working tree on {head or 'no commit'}")]
+    )
 
 
 def main() -> None:
