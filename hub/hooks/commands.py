@@ -21,11 +21,21 @@ Not commands, so never run:
   :data:`MARKER`): what ctx gave the agent is never captured back.
 
 Any text gives commands, errors or nothing: the parser never raises.
+
+What a hook gives the agent cannot end or open that block, nor carry a
+command: :func:`defuse` rewrites every ``<ctx:...>`` tag of recalled text,
+however it is spelled (entities, case, spaces, look-alike characters), as an
+inert ``[ctx:...]``, and :func:`wrap_context` does so for every spelling of
+the marker in whatever it wraps (issue #28).
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
+import html
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -35,6 +45,7 @@ __all__ = [
     "Command",
     "CommandSpec",
     "Parsed",
+    "defuse",
     "parse_commands",
     "wrap_context",
 ]
@@ -265,8 +276,176 @@ def _cut(text: str, limit: int) -> str:
 def wrap_context(text: str, source: str) -> str:
     """Returns ``text`` wrapped in the marker of injected context.
 
+    Every spelling of the marker inside ``text`` is defused first, so the
+    block ends only where it is closed here.
+
     Args:
         text: What a hook gives the agent.
         source: The hook that gives it (``session-start``, ...).
     """
-    return f'<{MARKER} source="{source}">\n{text}\n</{MARKER}>'
+    inner = defuse(text, marker_only=True)
+    return f'<{MARKER} source="{source}">\n{inner}\n</{MARKER}>'
+
+
+# Characters a reader takes for those of a tag, beyond what NFKD folds
+# (written as escapes: they are meant to look alike). Brackets: single and
+# double guillemets, CJK and mathematical angle brackets, ornaments, modifier
+# arrowheads, Canadian syllabics PA and PO. Slashes: fraction and division
+# slash, big solidus, box drawing. Colons: ratio, modifier colons, Armenian
+# full stop, Hebrew sof pasuq. Letters of "ctx" and "context": Cyrillic,
+# Greek and small capital look-alikes.
+_LOOK_ALIKES = str.maketrans(
+    {
+        **dict.fromkeys("\u2039\u00ab\u3008\u27e8\u276c\u276e\u02c2\u1438", "<"),
+        **dict.fromkeys("\u203a\u00bb\u3009\u27e9\u276d\u276f\u02c3\u1433", ">"),
+        **dict.fromkeys("\u2044\u2215\u29f8\u2571", "/"),
+        **dict.fromkeys("\u2236\ua789\u02f8\u0589\u05c3", ":"),
+        **dict.fromkeys("\u0441\u03f2\u1d04", "c"),
+        **dict.fromkeys("\u0442\u03c4\u1d1b", "t"),
+        **dict.fromkeys("\u0445\u03c7", "x"),
+        **dict.fromkeys("\u043e\u03bf\u1d0f", "o"),
+        **dict.fromkeys("\u0435\u1d07", "e"),
+        "\u0274": "n",
+    }
+)
+_ESCAPE = (
+    r"&(?:amp;)*(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]{0,31};?)"
+    r"|\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|%[0-9a-fA-F]{2}"
+)
+_ESCAPE_RE = re.compile(_ESCAPE)
+_PIECE_RE = re.compile(
+    rf"(?P<escape>{_ESCAPE})"
+    r"|(?P<plain>[\x00-\x24\x27-\x5b\x5d-\x7f]+)"  # ASCII but & % \
+    r"|(?P<other>[^\x00-\x7f]+|.)",
+    re.DOTALL,
+)
+_AMP_RE = re.compile(r"^&(?:amp;)+")
+_TAG_TAIL = r"(?P<rest>(?:[^<>\n]{0,200}?(?=>))?)(?P<end>>)?"
+_ANY_TAG_RE = re.compile(r"<\s*(?P<slash>/?)\s*ctx\s*:\s*" + _TAG_TAIL)
+_MARKER_TAG_RE = re.compile(
+    r"<\s*(?P<slash>/?)\s*ctx\s*:\s*(?=context(?!\w))" + _TAG_TAIL
+)
+
+
+def defuse(text: str, *, marker_only: bool = False) -> str:
+    r"""Returns ``text`` with its ``<ctx:...>`` tags, in any spelling, made inert.
+
+    A tag is found in ``text`` as a reader would take it: with HTML entities
+    (``&lt;``, ``&#60;``, ``&amp;lt;``), ``\u003c``, ``\x3c`` and ``%3C``
+    decoded, invisible format characters dropped, compatibility forms and
+    accents folded (NFKD), case folded, look-alike brackets and letters read
+    as ASCII, and spaces around ``/`` and ``:``. Each is written back as
+    ``[ctx:NAME ...]`` or ``[/ctx:NAME]`` (the rest of the tag as it was
+    written), which neither the parser nor the marker's reader takes for a
+    tag: an agent that repeats it writes no command. Everything else is kept
+    as written; a text without tags comes back unchanged.
+
+    Args:
+        text: Recalled text, or anything a hook gives the agent.
+        marker_only: Defuse only the marker's tags (``<ctx:context>``), and
+            keep the commands (a report quoting the agent's own command).
+    """
+    reading = _Reading(text)
+    for _ in range(2):  # an escape that decodes to another (``&#38;lt;``)
+        if _ESCAPE_RE.search(reading.text) is None:
+            break
+        reading = _Reading(reading.text, below=reading)
+    pattern = _MARKER_TAG_RE if marker_only else _ANY_TAG_RE
+    out: list[str] = []
+    last = 0
+    for tag in pattern.finditer(reading.text):
+        start = max(reading.start(tag.start()), last)
+        end = reading.end(tag.end() - 1)
+        rest_start = reading.end(tag.start("rest") - 1)
+        rest_end = reading.start(tag.start("end")) if tag.group("end") else end
+        close = "]" if tag.group("end") else ""
+        slash = tag.group("slash")
+        out += [text[last:start], f"[{slash}ctx:{text[rest_start:rest_end]}{close}"]
+        last = end
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
+
+
+class _Reading:
+    """A text as a reader takes it (see :func:`defuse`), and where it came from.
+
+    The text is cut in pieces: runs of ASCII (only their case is folded, one
+    character for one), runs of other characters that each fold to one, and
+    single escapes or characters that fold to more or fewer. A character of
+    the folded text comes from its piece's span of the original.
+
+    Args:
+        source: The text to read.
+        below: The reading ``source`` is the folded text of, if any: spans
+            are then given in that reading's original.
+    """
+
+    def __init__(self, source: str, *, below: _Reading | None = None) -> None:
+        self._below = below
+        self._size = 0
+        self._firsts: list[int] = []  # where each piece starts in the text
+        self._spans: list[tuple[int, int, bool]] = []  # source span, one for one
+        pieces: list[str] = []
+        for match in _PIECE_RE.finditer(source):
+            raw = match.group()
+            start, end = match.span()
+            if match.lastgroup == "plain":
+                pieces.append(self._piece(raw.lower(), start, end, aligned=True))
+                continue
+            if match.lastgroup == "escape":
+                piece = "".join(map(_fold, _unescape(raw)))
+                pieces.append(self._piece(piece, start, end, aligned=False))
+                continue
+            folds = list(map(_fold, raw))
+            folded = "".join(folds)
+            if len(folded) == len(raw) and "" not in folds:  # each gives one
+                pieces.append(self._piece(folded, start, end, aligned=True))
+                continue
+            for offset, fold in enumerate(folds):
+                at = start + offset
+                pieces.append(self._piece(fold, at, at + 1, aligned=False))
+        self.text = "".join(pieces)
+        """The folded text."""
+
+    def _piece(self, piece: str, start: int, end: int, *, aligned: bool) -> str:
+        self._firsts.append(self._size)
+        self._spans.append((start, end, aligned))
+        self._size += len(piece)
+        return piece
+
+    def _span(self, index: int) -> tuple[int, int]:
+        piece = bisect.bisect_right(self._firsts, index) - 1
+        start, end, aligned = self._spans[piece]
+        if aligned:
+            start += index - self._firsts[piece]
+            end = start + 1
+        return start, end
+
+    def start(self, index: int) -> int:
+        """Returns where the folded character ``index`` starts in the original."""
+        start = self._span(index)[0]
+        return start if self._below is None else self._below.start(start)
+
+    def end(self, index: int) -> int:
+        """Returns where the folded character ``index`` ends in the original."""
+        end = self._span(index)[1]
+        return end if self._below is None else self._below.end(end - 1)
+
+
+def _unescape(escape: str) -> str:
+    r"""Returns the text an entity, ``\uXXXX``, ``\xXX`` or ``%XX`` stands for."""
+    if escape.startswith("&"):
+        return html.unescape(_AMP_RE.sub("&", escape))
+    return chr(int(escape[2:] if escape[0] == "\\" else escape[1:], 16))
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold(char: str) -> str:
+    """Returns one character as a reader takes it (see :func:`defuse`)."""
+    if unicodedata.category(char) == "Cf":  # zero-width and bidi controls
+        return ""
+    folded = unicodedata.normalize("NFKD", char).casefold()
+    kept = "".join(c for c in folded if not unicodedata.combining(c))
+    return kept.translate(_LOOK_ALIKES)

@@ -26,6 +26,10 @@ agent, or None. The handlers hold what ctx does at each moment of a session:
   wrote, for ``session-start`` to give back after compaction.
 - ``session-end``: removes the session's state, and that of sessions idle
   for a week; nothing slow (the host allows it 1.5 s).
+
+What the store holds is given defused
+(:func:`~ctx.hub.hooks.commands.defuse`): a memory can neither close the
+block it is given in nor hand the agent a command to repeat.
 """
 
 from __future__ import annotations
@@ -196,6 +200,7 @@ def is_trivial(prompt: str) -> bool:
 def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str], int]:
     """Returns the composed context (or ""), the ids it holds and its tokens."""
     from ctx.engine import InvalidInputError, compose
+    from ctx.hub.hooks.commands import defuse
 
     ws = hook.ws
     try:
@@ -208,7 +213,7 @@ def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str
     if not composition.included:
         return "", [], 0
     ids = [str(m.id) for m in composition.included]
-    return composition.text.strip(), ids, composition.tokens
+    return defuse(composition.text.strip()), ids, composition.tokens
 
 
 def memory_lines(memory: Memory) -> list[str]:
@@ -225,6 +230,7 @@ def _given_back(
     Memories gone since (forgotten) and those in ``skip`` are left out.
     """
     from ctx.engine import NotFoundError, estimate_tokens, show
+    from ctx.hub.hooks.commands import defuse
 
     entries: list[str] = []
     kept: list[str] = []
@@ -244,12 +250,18 @@ def _given_back(
                 used += cost
                 entries.append(entry)
                 kept.append(memory_id)
-    return "\n".join(entries), kept
+    return defuse("\n".join(entries)), kept
 
 
 def _waiting(blocks: list[Block], reports: list[str]) -> list[str]:
-    """Returns what waited from the last turn, as parts of a context."""
-    parts = [b.text for b in blocks]
+    """Returns what waited from the last turn, as parts of a context.
+
+    The blocks (what the store gave) are defused; the reports are ctx's own
+    lines about the agent's commands, quoted as it wrote them.
+    """
+    from ctx.hub.hooks.commands import defuse
+
+    parts = [defuse(b.text) for b in blocks]
     if reports:
         parts.append("\n".join(reports))
     return parts
@@ -334,6 +346,7 @@ def prompt_submit(hook: Hook) -> str | None:
     with editing(ws.path, hook.session) as state:
         parts.extend(_waiting(*state.take_waiting()))
         if result is not None:
+            from ctx.hub.hooks.commands import defuse
             from ctx.hub.retrieval.prompt import format_prompt
 
             seen = set(state.shown)
@@ -345,7 +358,7 @@ def prompt_submit(hook: Hook) -> str | None:
                 and similarity(h) >= hook.settings.floor
             )
             if hits:
-                parts.append(format_prompt(with_hits(result, hits)))
+                parts.append(defuse(format_prompt(with_hits(result, hits))))
                 state.note_shown([h.id for h in hits])
     return "\n\n".join(parts) or None
 
