@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ctx.engine import InvalidInputError, plural
-from ctx.hub.code.files import in_git_work_tree
+from ctx.hub.code.files import in_git_work_tree, read_file
 from ctx.hub.code.lexical import CodeLexical
 from ctx.hub.code.manifest import (
     KEYS,
@@ -405,7 +405,7 @@ class CodeIndex:
             if not keys.intersection(head.keys):
                 continue
             try:
-                lines = (root / path).read_text("utf-8").split("\n")
+                lines = read_file(root, path).decode("utf-8").split("\n")
             except (OSError, UnicodeDecodeError):
                 continue
             entry = outline.entry(path)

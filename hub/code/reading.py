@@ -19,7 +19,14 @@ import msgspec
 
 from ctx.hub.code.blocks import FileChunks
 from ctx.hub.code.chunking import chunk_file
-from ctx.hub.code.files import Candidate, content_id, read_source, walk_tree
+from ctx.hub.code.files import (
+    Candidate,
+    content_id,
+    read_file,
+    read_source,
+    unread_reason,
+    walk_tree,
+)
 from ctx.hub.code.manifest import FileEntry, FileHead, Outline, raw_entry
 from ctx.hub.code.results import Chunk
 
@@ -112,9 +119,10 @@ class Reading:
         path, size, mtime_ns = candidate.path, candidate.size, candidate.mtime_ns
         self.read += 1
         try:
-            data = (self.root / path).read_bytes()
-        except OSError:
-            return FileEntry(size=size, mtime_ns=mtime_ns, skipped="unreadable")
+            data = read_file(self.root, path)
+        except OSError as exc:  # swapped since the walk: a link, a FIFO, grown
+            why = unread_reason(exc)
+            return FileEntry(size=size, mtime_ns=mtime_ns, skipped=why)
         identity = content_id(data, git=self.git)
         if old is not None and old.id == identity:
             entry = self.before.entry(path)

@@ -27,6 +27,7 @@ import numpy as np
 import pathspec
 
 from ctx.engine import InvalidInputError, NotFoundError
+from ctx.hub.code.files import read_file
 from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.languages import GRAMMARS, TEXT_LANGUAGES
 from ctx.hub.code.manifest import Manifest
@@ -268,9 +269,14 @@ def _vector_hits(
 
 
 def read_lines(root: Path, chunk: Chunk) -> str | None:
-    """Returns a chunk's lines as the file holds them now, None if unreadable."""
+    """Returns a chunk's lines as the file holds them now, None if unreadable.
+
+    None too when the file is no longer a regular file inside ``root``
+    (swapped for a link, or under a folder swapped for one): see
+    :func:`~ctx.hub.code.files.read_file`.
+    """
     try:
-        text = (root / chunk.path).read_text("utf-8", errors="replace")
+        text = read_file(root, chunk.path).decode("utf-8", errors="replace")
     except OSError:
         return None
     return "\n".join(text.split("\n")[chunk.start - 1 : chunk.end])
