@@ -7,6 +7,11 @@ The lock file also holds a note: the ref its holder is moving right now, set
 just before a ref update and cleared just after. A holder that finds a note
 on taking the lock knows that the previous holder died mid-move, and which
 ref's ``.lock`` file it may have left (see ``Store`` in ``store.py``).
+
+:func:`disk_error` says what an ``OSError`` of writing the store means to
+the user: a full disk, a quota used up, a read-only store, or the system's
+own words; :func:`abandon_git_files` removes the ``.lock`` files such an
+error left behind.
 """
 
 from __future__ import annotations
@@ -15,13 +20,78 @@ import errno
 import fcntl
 import os
 import time
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ctx.engine.errors import ReadOnlyStoreError, StoreBusyError, StoreError
+from dulwich.file import _GitFile
 
-__all__ = ["HeldLock", "write_lock"]
+from ctx.engine.errors import (
+    DiskFullError,
+    ReadOnlyStoreError,
+    StoreBusyError,
+    StoreError,
+)
+
+__all__ = ["HeldLock", "abandon_git_files", "disk_error", "write_lock"]
+
+
+def disk_error(folder: Path, exc: OSError) -> StoreError:
+    """Returns the error to raise for ``exc``, met writing the store ``folder``.
+
+    Args:
+        folder: The store folder.
+        exc: What the system said.
+    """
+    if exc.errno == errno.ENOSPC:
+        return DiskFullError(
+            f"No space left on the disk of the store at {folder}; "
+            "the write was not made.",
+            hint="Free some space on that disk, then run the command again.",
+        )
+    if exc.errno == errno.EDQUOT:
+        return DiskFullError(
+            f"The disk quota is used up for the store at {folder}; "
+            "the write was not made.",
+            hint="Free some space or raise the quota, then run the command again.",
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return ReadOnlyStoreError(
+            f"The store at {folder} is read-only.",
+            hint="Check the folder's permissions, or use another store.",
+        )
+    reason = exc.strerror or type(exc).__name__
+    return StoreError(
+        f"Cannot write to the store at {folder}: {reason}; the write was not made."
+    )
+
+
+def abandon_git_files(exc: BaseException) -> None:
+    """Closes the dulwich files an error left open, and removes their locks.
+
+    dulwich's ``GitFile`` writes ``NAME.lock`` and renames it over ``NAME``
+    when closed. On a full disk the flush in ``close()`` fails, and so does
+    the one ``abort()`` makes before removing the lock: the lock stays, and
+    so does the open file, which the garbage collector aborts later (and may
+    fail again). The frames of the error hold every such file; a second
+    ``abort()`` finds the file closed and removes the lock. Only a file that
+    was never renamed is aborted: a finished one is left alone.
+    """
+    seen: set[int] = set()
+    error: BaseException | None = exc
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        for frame, _ in traceback.walk_tb(error.__traceback__):
+            for value in frame.f_locals.values():
+                if isinstance(value, _GitFile):
+                    for _attempt in range(2):
+                        try:
+                            value.abort()
+                            break
+                        except OSError:
+                            continue
+        error = error.__context__
 
 
 class HeldLock:
@@ -64,17 +134,14 @@ def write_lock(path: Path, timeout: float) -> Iterator[HeldLock]:
 
     Raises:
         ReadOnlyStoreError: the lock file cannot be opened for writing.
+        DiskFullError: it cannot be made for want of space.
+        StoreError: it cannot be opened for another reason.
         StoreBusyError: the lock stayed taken for ``timeout`` seconds.
     """
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise ReadOnlyStoreError(
-                f"The store at {path.parent} is read-only.",
-                hint="Check the folder's permissions, or use another store.",
-            ) from exc
-        raise StoreError(f"Cannot open the store's lock file: {exc.strerror}.") from exc
+        raise disk_error(path.parent, exc) from exc
     try:
         deadline = time.monotonic() + timeout
         delay = 0.0005

@@ -15,6 +15,7 @@ Every error carries a user-facing message (a full sentence), an optional
     ├── StoreError                exit 6   the store itself
     │   ├── NotAStoreError
     │   ├── ReadOnlyStoreError
+    │   ├── DiskFullError                  no space left, or the quota used up
     │   ├── CorruptStoreError
     │   └── StoreBusyError        exit 7   the write lock could not be taken
     └── RemoteError               exit 8   a remote unreachable, refusing, not a store
@@ -29,6 +30,7 @@ __all__ = [
     "ConflictError",
     "CorruptStoreError",
     "CtxError",
+    "DiskFullError",
     "InvalidInputError",
     "LinkNotFoundError",
     "MemoryNotFoundError",
@@ -100,6 +102,10 @@ class NotAStoreError(StoreError):
 
 class ReadOnlyStoreError(StoreError):
     """The store cannot be written."""
+
+
+class DiskFullError(StoreError):
+    """The disk holding the store is full, or the user's quota is used up."""
 
 
 class CorruptStoreError(StoreError):

@@ -12,6 +12,11 @@ Every write goes through :meth:`Store.write`: under the store's lock it reads
 the branch tip, asks the caller for path changes, writes the objects, and moves
 the branch with compare-and-swap. If the tip moved anyway (a stock ``git``
 writing beside ctx), the changes are rebuilt on the new tip and tried again.
+
+A write the disk refuses (full, over quota, failing) raises one ctx error
+(:func:`~ctx.engine._lock.disk_error`) and leaves no trace: the ``.lock``
+files dulwich was writing are removed, a half-written pack too, and a torn
+line of the branch's log cut off; the branch stays where it was.
 """
 
 from __future__ import annotations
@@ -36,8 +41,8 @@ from dulwich.repo import BaseRepo, MemoryRepo, Repo
 from dulwich.trailers import Trailer, format_trailers, parse_trailers
 
 from ctx.engine import _trees
-from ctx.engine._lock import HeldLock, write_lock
-from ctx.engine._packs import write_pack
+from ctx.engine._lock import HeldLock, abandon_git_files, disk_error, write_lock
+from ctx.engine._packs import TEMP_PREFIX, write_pack
 from ctx.engine.errors import (
     CommitNotFoundError,
     ConflictError,
@@ -303,7 +308,7 @@ class Store:
     def set_head(self, branch: str) -> None:
         """Makes ``branch`` (which must exist) the default branch."""
         self.branch_tip(branch)
-        with self.locked():
+        with self.locked(), self._disk_errors():
             self.repo.refs.set_symbolic_ref(_HEAD, _ref(branch))
 
     def branch_tip(self, branch: str) -> CommitId:
@@ -340,7 +345,19 @@ class Store:
         Raises:
             ConflictError: the branch was not at ``old``.
             StoreBusyError: the ref stayed locked for the whole timeout.
+            StoreError: the disk refused the write (the branch did not move).
         """
+        try:
+            self._move_branch(branch, old, new, message)
+        except OSError as exc:
+            error = self._refused(exc)
+            if new is not None:
+                self._drop_unfinished_log_line(branch, new)
+            raise error from exc
+
+    def _move_branch(
+        self, branch: str, old: CommitId | None, new: CommitId | None, message: str
+    ) -> None:
         ref = _ref(branch)
         when, offset = _git_time(self.clock())
         who, text = _identity("ctx"), message.encode("utf-8")
@@ -366,6 +383,39 @@ class Store:
             if not ok:
                 raise ConflictError(f"Branch {branch!r} moved during the operation.")
             return
+
+    def _drop_unfinished_log_line(self, branch: str, new: CommitId) -> None:
+        # dulwich appends the reflog line before renaming the ref's lock into
+        # place: a move the disk refused may leave that line torn (which
+        # would swallow the next move's line) or whole though the branch did
+        # not move. Either is cut off; nothing is written, only truncated.
+        if not isinstance(self.repo, Repo):
+            return
+        path = Path(self.repo.controldir()) / "logs" / "refs" / "heads" / branch
+        with contextlib.suppress(OSError):
+            tip = self.repo.refs.read_ref(_ref(branch))
+            with path.open("r+b") as log:
+                data = log.read()
+                keep = data.rfind(b"\n") + 1  # a torn line goes
+                last = data.rfind(b"\n", 0, max(keep - 1, 0)) + 1
+                fields = data[last:keep].split(b" ", 2)
+                if keep and fields[1:2] == [new.encode()] and tip != new.encode():
+                    keep = last  # so does a whole one for a move not made
+                if keep < len(data):
+                    log.truncate(keep)
+
+    @contextmanager
+    def _disk_errors(self) -> Iterator[None]:
+        """Turns an ``OSError`` of writing into a ctx error, leaving no lock."""
+        try:
+            yield
+        except OSError as exc:
+            raise self._refused(exc) from exc
+
+    def _refused(self, exc: OSError) -> StoreError:
+        """Removes the lock files ``exc`` left; returns the error to raise."""
+        abandon_git_files(exc)
+        return disk_error(self.path or Path("(in memory)"), exc)
 
     @contextmanager
     def _moving(self, ref: Ref) -> Iterator[None]:
@@ -728,21 +778,41 @@ class Store:
         return info
 
     def _store_objects(self, objects: list[ShaFile]) -> None:
+        store = self.repo.object_store
+        with self._disk_errors():
+            if len(objects) > _PACK_THRESHOLD and isinstance(store, DiskObjectStore):
+                self._write_pack(store, objects)
+            elif len(objects) > _PACK_THRESHOLD:
+                store.add_objects([(obj, None) for obj in objects])
+            else:
+                for obj in objects:
+                    store.add_object(obj)
+        # Cached only once stored: a tree the disk refused is not there.
         _trees.remember_trees(objects)
         for obj in objects:
             if isinstance(obj, Commit):
                 self._commits = {obj.id: obj}  # the next write's parent
-        store = self.repo.object_store
-        if len(objects) > _PACK_THRESHOLD and isinstance(store, DiskObjectStore):
+
+    @staticmethod
+    def _write_pack(store: DiskObjectStore, objects: list[ShaFile]) -> None:
+        # A pack the disk refused leaves its temporary files (the finished
+        # data of a pack whose index failed, say); under the store's lock no
+        # other ctx writer makes any, so the new ones are this write's.
+        folder = Path(store.pack_dir)
+        before = {p.name for p in folder.glob(TEMP_PREFIX + "*")}
+        try:
             write_pack(store, objects)
-        elif len(objects) > _PACK_THRESHOLD:
-            store.add_objects([(obj, None) for obj in objects])
-        else:
-            for obj in objects:
-                store.add_object(obj)
+        except OSError as exc:
+            abandon_git_files(exc)
+            for path in folder.glob(TEMP_PREFIX + "*"):
+                if path.name not in before:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+            raise
 
     def empty_tree(self) -> ObjectID:
         """Returns the id of the empty tree, storing it if needed."""
         tree = Tree()
-        self.repo.object_store.add_object(tree)
+        with self._disk_errors():
+            self.repo.object_store.add_object(tree)
         return tree.id
