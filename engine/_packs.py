@@ -20,7 +20,7 @@ from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ShaFile
 from dulwich.pack import write_pack_index, write_pack_objects
 
-__all__ = ["TEMP_PREFIX", "write_pack"]
+__all__ = ["TEMP_PREFIX", "move_packs", "write_pack"]
 
 TEMP_PREFIX = "tmp_ctx_"
 
@@ -53,3 +53,24 @@ def write_pack(store: DiskObjectStore, objects: Sequence[ShaFile]) -> None:
     os.rename(temp + ".data", final + ".pack")
     os.rename(temp + ".index", final + ".idx")
     store.packs  # noqa: B018  (refreshes dulwich's list of packs)
+
+
+def move_packs(source: DiskObjectStore, target: DiskObjectStore) -> None:
+    """Moves every pack of ``source`` into ``target`` (one file system).
+
+    Each is published as :func:`write_pack` does: the ``.pack``, then the
+    ``.idx``. ``source`` is closed first, its packs no longer mapped.
+    """
+    source.close()
+    names = [
+        name[: -len(".idx")]
+        for name in sorted(os.listdir(source.pack_dir))
+        if name.startswith("pack-") and name.endswith(".idx")
+    ]
+    for name in names:
+        for suffix in (".pack", ".idx"):
+            os.rename(
+                os.path.join(source.pack_dir, name + suffix),
+                os.path.join(target.pack_dir, name + suffix),
+            )
+    target.packs  # noqa: B018  (refreshes dulwich's list of packs)

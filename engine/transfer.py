@@ -4,17 +4,22 @@ Every transfer goes through dulwich's clients (local paths and ``file://``,
 ``git://``, ``ssh://`` and scp-like addresses, smart ``http(s)://``), and
 every one writes objects first and refs last:
 
-- fetch: the remote's pack is written into the object store (dulwich writes
-  it under a temporary name and aborts it if the transfer breaks); only then,
-  under the store's lock, do ``refs/remotes/NAME/*`` move. A fetch killed
-  midway leaves the refs as they were, and the next one starts again.
+- fetch: every object the moved branches reach and the store lacks is
+  checked first (:mod:`ctx.engine._incoming`: what ``git fsck`` refuses, and
+  what ctx cannot read), in the other repository or in a quarantine
+  (:mod:`ctx.engine._fetching`), and kept only if nothing is wrong; only
+  then, under the store's lock, do ``refs/remotes/NAME/*`` move, all in one
+  write of ``packed-refs``. A fetch refused or killed midway leaves the refs
+  as they were, and no object of it; the next one starts again.
 - push: the remote's branches move only once it has every object (git's
   receive-pack, and dulwich's, update refs last); a push that is not a fast
   forward is refused before anything is sent, unless forced.
 - pull: a fetch, then :func:`ctx.engine.merge.merge` with the fetched branch
   as the source: tags and links union, clashes are stored as conflicts.
 - clone: a new store is built in a temporary folder and renamed into place,
-  so a failed clone leaves no half store behind.
+  so a failed clone leaves no half store behind (and the folder a killed
+  one left is removed by the next, :mod:`ctx.engine._builds`). Its branches
+  are written at once, as its fetch's are.
 
 A remote whose branches hold neither memories nor anything else ctx writes
 is not a ctx store and is refused before any ref moves.
@@ -29,7 +34,6 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from contextlib import closing
 from pathlib import Path
 from typing import TypeVar
 
@@ -38,14 +42,20 @@ from dulwich.client import GitClient, LocalGitClient
 from dulwich.config import ConfigDict
 from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
 from dulwich.graph import can_fast_forward
-from dulwich.object_store import DiskObjectStore
-from dulwich.objects import ObjectID, Tree
+from dulwich.objects import ObjectID
 from dulwich.pack import UnpackedObject, pack_objects_to_data
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
+from ctx.engine._builds import BUILD_PREFIX, remove_abandoned_builds
+from ctx.engine._fetching import (
+    Fetched,
+    UnreadableRefsError,
+    fetch_local,
+    fetch_remote,
+)
+from ctx.engine._incoming import RefusedError
 from ctx.engine._lock import write_lock
-from ctx.engine._packs import write_pack
 from ctx.engine._sending import objects_to_send
 from ctx.engine.branches import target_branch
 from ctx.engine.errors import (
@@ -67,6 +77,7 @@ from ctx.engine.remotes import (
     tracking_branches,
     tracking_ref,
     transport_location,
+    write_refs,
 )
 from ctx.engine.store import Clock, Store, check_branch_name
 
@@ -328,25 +339,31 @@ def fetch(
 ) -> FetchResult:
     """Fetches every branch of ``remote`` into ``refs/remotes/REMOTE/``.
 
-    Branches gone from the remote are removed from there too.
+    Branches gone from the remote are removed from there too. What the
+    moved branches reach is checked before any ref moves
+    (:mod:`ctx.engine._incoming`); the fetched branches move together, in
+    one write of ``packed-refs``.
 
     Raises:
         RemoteNotFoundError: no such remote.
-        RemoteError: it cannot be reached, refuses us, or is not a ctx store.
+        RemoteError: it cannot be reached, refuses us, holds what a store may
+            not hold, or is not a ctx store.
     """
     url = remote_url(store, remote)
-    heads, head = _fetch_objects(store, url, access)
-    _check_ctx_store(store, url, heads)
-    updated = []
+    heads, head = _fetch_objects(store, url, access, tracking_branches(store, remote))
     with store.locked():
         known = tracking_branches(store, remote)
-        for branch in sorted(set(known) | set(heads)):
-            old, new = known.get(branch), heads.get(branch)
-            if old == new:
-                continue
-            _move_tracking(store, remote, branch, old, new, url)
-            forced = old is not None and new is not None and not _ff(store, old, new)
-            updated.append(RefUpdate(branch=branch, old=old, new=new, forced=forced))
+        moves = {
+            branch: heads.get(branch)
+            for branch in sorted(set(known) | set(heads))
+            if known.get(branch) != heads.get(branch)
+        }
+        _move_tracking(store, remote, moves)
+    updated = []
+    for branch, new in moves.items():
+        old = known.get(branch)
+        forced = old is not None and new is not None and not _ff(store, old, new)
+        updated.append(RefUpdate(branch=branch, old=old, new=new, forced=forced))
     return FetchResult(
         remote=remote,
         url=display_url(url),
@@ -357,32 +374,50 @@ def fetch(
 
 
 def _fetch_objects(
-    store: Store, url: str, access: Access
+    store: Store, url: str, access: Access, known: Mapping[str, CommitId]
 ) -> tuple[dict[str, CommitId], str | None]:
-    objects = store.repo.object_store
+    """Brings the objects of the remote's branches, checked, into the store.
 
-    def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
-        return [
-            sha
-            for ref, sha in refs.items()
-            if ref.startswith(_HEADS) and sha not in objects
-        ]
+    Only the branches whose tips differ from ``known`` (the tracking refs as
+    they are) are walked and checked.
 
-    def fetch_from(client: GitClient, path: str) -> _Fetched:
+    Returns:
+        Every branch of the remote that ctx can name, with its tip, and the
+        remote's default branch (when it says, and that branch is there).
+    """
+
+    def moving(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
+        return {
+            name: sha
+            for name, sha in _heads(refs).items()
+            if known.get(name) != CommitId(sha.decode())
+        }
+
+    def fetch_from(client: GitClient, path: str) -> Fetched:
         if isinstance(client, LocalGitClient):
-            return _fetch_local(store, path, wants)
-        result = client.fetch(path.encode(), store.repo, wants)
-        return dict(result.refs or {}), dict(result.symrefs or {})
+            return fetch_local(store, path, moving)
+        return fetch_remote(store, client, path, moving)
 
-    refs, symrefs = _run(url, access, fetch_from)
-    heads = {
-        ref[len(_HEADS) :].decode("utf-8", "surrogateescape"): CommitId(sha.decode())
-        for ref, sha in refs.items()
-        if ref.startswith(_HEADS) and sha is not None
-    }
-    # A branch name git allows but ctx does not (``HEAD``, ``-x``) is left
-    # out rather than failing the whole fetch.
-    heads = {name: tip for name, tip in heads.items() if _usable(name)}
+    shown = display_url(url)
+    try:
+        refs, symrefs, checked = _run(url, access, fetch_from)
+    except RefusedError as exc:
+        raise RemoteError(
+            f"{shown} cannot be fetched: {exc}.",
+            hint="Nothing was changed; `git fsck` in that repository says more.",
+        ) from None
+    except UnreadableRefsError as exc:
+        raise RemoteError(
+            f"{shown} cannot be fetched: its refs cannot be read ({exc}).",
+            hint="Nothing was changed; `git fsck` in that repository says more.",
+        ) from None
+    for branch, names in sorted(checked.tops.items()):
+        if names and not names & _CTX_FOLDERS:
+            raise RemoteError(
+                f"{shown} is not a ctx store: branch {branch!r} holds no memories.",
+                hint="Give the address of a store that `ctx push` wrote to.",
+            )
+    heads = {name: CommitId(sha.decode()) for name, sha in _heads(refs).items()}
     target = symrefs.get(Ref(b"HEAD"))
     head = None
     if target and target.startswith(_HEADS):
@@ -390,34 +425,19 @@ def _fetch_objects(
     return heads, head if head in heads else None
 
 
-_Fetched = tuple[dict[Ref, "ObjectID | None"], dict[Ref, Ref]]
+def _heads(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
+    """Returns the branches among ``refs`` by name.
 
-
-def _fetch_local(
-    store: Store,
-    path: str,
-    wants: Callable[[Mapping[Ref, ObjectID]], list[ObjectID]],
-) -> _Fetched:
-    """Fetches from a repository on this machine, sending only what changed.
-
-    dulwich's local fetch walks every object of the tip we already have
-    (see :mod:`ctx.engine._sending`) and re-reads the pack it wrote to index
-    it; this writes the changed objects as one pack, indexed as written.
+    A branch name git allows but ctx does not (``HEAD``, ``-x``) is left
+    out rather than failing the whole fetch.
     """
-    with closing(Repo(path)) as source:
-        refs = source.get_refs()
-        symrefs = source.refs.get_symrefs()
-        want = wants(refs)
-        if want:
-            ours = store.repo.get_refs().values()
-            have = [sha for sha in ours if sha in source.object_store]
-            sent = objects_to_send(source.object_store, have, want)
-            target = store.repo.object_store
-            if isinstance(target, DiskObjectStore):
-                write_pack(target, sent)
-            else:
-                target.add_objects([(obj, None) for obj in sent])
-    return dict(refs), dict(symrefs)
+    out = {}
+    for ref, sha in refs.items():
+        if ref.startswith(_HEADS):
+            name = ref[len(_HEADS) :].decode("utf-8", "surrogateescape")
+            if _usable(name):
+                out[name] = sha
+    return out
 
 
 def _usable(branch: str) -> bool:
@@ -428,41 +448,24 @@ def _usable(branch: str) -> bool:
     return True
 
 
-def _check_ctx_store(store: Store, url: str, heads: dict[str, CommitId]) -> None:
-    objects = store.repo.object_store
-    for branch, tip in heads.items():
-        commit = objects[ObjectID(tip.encode())]
-        tree = objects[commit.tree]  # type: ignore[attr-defined]
-        assert isinstance(tree, Tree)
-        names = {entry.path for entry in tree.items()}
-        if names and not names & _CTX_FOLDERS:
-            raise RemoteError(
-                f"{display_url(url)} is not a ctx store: "
-                f"branch {branch!r} holds no memories.",
-                hint="Give the address of a store that `ctx push` wrote to.",
-            )
-
-
 def _move_tracking(
-    store: Store,
-    remote: str,
-    branch: str,
-    old: CommitId | None,
-    new: CommitId | None,
-    url: str,
+    store: Store, remote: str, moves: Mapping[str, CommitId | None]
 ) -> None:
-    refs = store.repo.refs
-    ref = tracking_ref(remote, branch)
-    old_id = ObjectID(old.encode()) if old else None
-    message = f"ctx fetch: from {display_url(url)}".encode()
-    if new is None:
-        ok = refs.remove_if_equals(ref, old_id, message=message)
-    elif old_id is None:
-        ok = refs.add_if_new(ref, ObjectID(new.encode()), message=message)
-    else:
-        ok = refs.set_if_equals(ref, old_id, ObjectID(new.encode()), message=message)
-    if not ok:
-        raise ConflictError(f"{remote}/{branch} moved during the fetch.")
+    """Moves ``remote``'s fetched branches (``None``: removes one) at once.
+
+    One write of ``packed-refs`` for all of them, whatever their number: a
+    ref file and a reflog each cost a clone of 20,000 branches minutes.
+    Called under the store's lock, after reading the refs under it.
+    """
+    write_refs(
+        store,
+        {
+            tracking_ref(remote, branch): None
+            if tip is None
+            else ObjectID(tip.encode())
+            for branch, tip in moves.items()
+        },
+    )
 
 
 def _ff(store: Store, old: CommitId, new: CommitId) -> bool:
@@ -557,10 +560,11 @@ def push(
         raise RemoteError(f"{display_url(url)} refused {ref}: {error}.")
     with store.locked():
         known = tracking_branches(store, remote)
-        for update in updated:
-            before = known.get(update.branch)
-            if before != update.new:
-                _move_tracking(store, remote, update.branch, before, update.new, url)
+        _move_tracking(
+            store,
+            remote,
+            {u.branch: u.new for u in updated if known.get(u.branch) != u.new},
+        )
     return PushResult(
         remote=remote,
         url=display_url(url),
@@ -642,17 +646,18 @@ def clone(
         with write_lock(path / "lock", 60.0):
             if (path / "git").exists():
                 raise ConflictError(f"A store already exists at {path}.")
+            remove_abandoned_builds(path, locked=True)  # an earlier clone killed
             fetched = _clone_into(path, url, clock, access)
     except BaseException:
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
         raise
+    assert fetched.head is not None
     store = Store.open(path, clock=clock)
     try:
-        store.history.ensure(store.branch_tip(store.head_branch()))
+        store.history.ensure(fetched.branches[fetched.head])
     finally:
         store.close()
-    assert fetched.head is not None
     return CloneResult(
         path=str(path),
         url=display_url(url),
@@ -667,7 +672,7 @@ def _clone_into(
     clock: Clock,
     access: Access,
 ) -> FetchResult:
-    tmp = Path(tempfile.mkdtemp(prefix="git.new-", dir=path))
+    tmp = Path(tempfile.mkdtemp(prefix=BUILD_PREFIX, dir=path))
     try:
         repo = Repo.init_bare(str(tmp))
         try:
@@ -687,6 +692,12 @@ def _fill_clone(
     clock: Clock,
     access: Access,
 ) -> FetchResult:
+    """Fetches every branch of ``url`` into the new repository, checked.
+
+    Every branch and every fetched branch is written in one ``packed-refs``
+    write; only the default branch gets a ref file and a reflog line of its
+    own (the clone, in its operation log), as git's clone does.
+    """
     from ctx.engine.store import STORE_FORMAT
 
     config = repo.get_config()
@@ -694,16 +705,33 @@ def _fill_clone(
     config.write_to_path()
     store = Store(repo, None, clock=clock)
     add_remote(store, "origin", url)
-    fetched = fetch(store, "origin", access=access)
-    if not fetched.branches:
+    heads, head = _fetch_objects(store, url, access, {})
+    if not heads:
         raise RemoteError(
             f"{display_url(url)} is empty.",
             hint="To fill it, `ctx remote add origin URL` in a store, then `ctx push`.",
         )
-    head = fetched.head
     if head is None:
-        head = "main" if "main" in fetched.branches else sorted(fetched.branches)[0]
-    for branch, tip in sorted(fetched.branches.items()):
-        store.move_branch(branch, None, tip, f"ctx clone: from {url}")
+        head = "main" if "main" in heads else sorted(heads)[0]
+    refs: dict[Ref, ObjectID | None] = {
+        tracking_ref("origin", branch): ObjectID(tip.encode())
+        for branch, tip in heads.items()
+    }
+    refs |= {
+        Ref(_HEADS + branch.encode()): ObjectID(tip.encode())
+        for branch, tip in heads.items()
+        if branch != head
+    }
+    write_refs(store, refs)
+    store.move_branch(head, None, heads[head], f"ctx clone: from {display_url(url)}")
     repo.refs.set_symbolic_ref(Ref(b"HEAD"), Ref(_HEADS + head.encode()))
-    return msgspec.structs.replace(fetched, head=head)
+    return FetchResult(
+        remote="origin",
+        url=display_url(url),
+        head=head,
+        branches=heads,
+        updated=tuple(
+            RefUpdate(branch=branch, old=None, new=tip)
+            for branch, tip in sorted(heads.items())
+        ),
+    )

@@ -1,0 +1,227 @@
+"""Hostile remotes (issue #28): what a clone, fetch or pull refuses, and reads after.
+
+Each hostile remote is a bare repository built with stock git
+(tests/hostile_repos.py): submodule links and symlinks in a store's tree,
+names git refuses, entries and tips of the wrong type, missing objects, bad
+names in ``packed-refs``. Through a path (ctx reads the other repository
+itself) and through ssh to git's own server (dulwich's network client, a
+quarantine), each is refused with one line, before any ref moves and
+leaving no object behind; every read command works after. A memory that does
+not decode is fetched, and left out of listings with a warning instead of
+failing its branch.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hostile_repos import (
+    GIT,
+    GIT_ENV,
+    REFUSED,
+    SERVER_IGNORES,
+    SERVER_REFUSES,
+    World,
+    copy_of_base,
+    fixed_clock,
+    git,
+    hostile_world,
+)
+
+from ctx.engine import (
+    Access,
+    Draft,
+    Intent,
+    RemoteError,
+    Store,
+    add_remote,
+    clone,
+    export_lines,
+    fetch,
+    fsck,
+    list_memories,
+    op_log,
+    pull,
+    push,
+    remember,
+    status,
+)
+
+WHO = Intent(agent="tester", intent="observe")
+TRANSPORTS = ["path", "ssh"]
+
+
+world = pytest.fixture(scope="module", name="world")(hostile_world)
+
+
+@pytest.fixture
+def access(world: World) -> Access:
+    return Access(ssh_command=str(world.ssh))
+
+
+@pytest.fixture
+def base(world: World, tmp_path: Path) -> Iterator[Store]:
+    store = copy_of_base(world, tmp_path / "store")
+    yield store
+    store.close()
+
+
+def test_a_killed_clone_is_cleared_by_the_next_clone_there(world, tmp_path):
+    # A clone killed midway leaves its git.new-* folder (209 MB at 20,000
+    # branches); the next clone into the same folder removes it.
+    folder = tmp_path / ".ctx"
+    (folder / "git.new-killed" / "objects").mkdir(parents=True)
+    clone(folder, str(world.good.repo), clock=fixed_clock())
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith("git")) == [
+        "git"
+    ]
+
+
+def files(folder: Path) -> dict[str, int]:
+    """Every file under ``folder`` (but derived caches) with its size."""
+    return {
+        str(p.relative_to(folder)): p.stat().st_size
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "cache" not in p.relative_to(folder).parts
+    }
+
+
+def assert_one_line(error: RemoteError) -> None:
+    assert "\n" not in error.message
+    assert error.message.endswith(".")
+    assert "\n" not in (error.hint or "")
+
+
+def assert_readable(store: Store) -> None:
+    """Every read of the branch works: listing, status, export, fsck."""
+    assert {r.memory.body for r in list_memories(store)} == {
+        "The queue is Postgres",
+        "The API listens on 8080",
+    }
+    assert status(store).memories == 2
+    assert b"".join(export_lines(store)).count(b'"type":"memory"') == 2
+    report = fsck(store)
+    assert report.ok, report.problems
+    git(store.path / "git", "fsck", "--strict", "--no-progress")
+
+
+def _refused(world: World, name: str, transport: str) -> str | None:
+    """Returns what the error says, or None when any one-line error will do."""
+    if transport == "ssh" and name in SERVER_REFUSES | SERVER_IGNORES:
+        return None
+    return REFUSED[name][1]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_clone_refuses_a_hostile_remote_and_leaves_nothing(
+    world, access, tmp_path, name, transport
+):
+    outside = tmp_path / "here"
+    outside.mkdir()
+    url = world.url(name, transport)
+    if transport == "ssh" and name in SERVER_IGNORES:
+        result = clone(outside / "c", url, clock=fixed_clock(), access=access)
+        assert result.branches == {"main": world.good.tip}  # the bad ref left out
+        return
+    with pytest.raises(RemoteError) as caught:
+        clone(outside / "c", url, clock=fixed_clock(), access=access)
+    assert_one_line(caught.value)
+    expected = _refused(world, name, transport)
+    if expected is not None:
+        assert " cannot be fetched: " in caught.value.message
+        assert expected in caught.value.message
+    assert list(outside.iterdir()) == []  # no store, nothing written anywhere
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_fetch_refuses_a_hostile_remote_and_moves_no_ref(
+    world, access, base, name, transport
+):
+    add_remote(base, "evil", world.url(name, transport))
+    git_dir = base.path / "git"
+    refs, before = git(git_dir, "for-each-ref"), files(git_dir)
+    if transport == "ssh" and name in SERVER_IGNORES:
+        assert fetch(base, "evil", access=access).branches == {"main": world.good.tip}
+        return
+    with pytest.raises(RemoteError) as caught:
+        fetch(base, "evil", access=access)
+    assert_one_line(caught.value)
+    expected = _refused(world, name, transport)
+    if expected is not None:
+        assert " cannot be fetched: " in caught.value.message
+        assert expected in caught.value.message
+    assert git(git_dir, "for-each-ref") == refs
+    assert files(git_dir) == before  # no object kept, no quarantine left
+    assert_readable(base)
+
+
+@pytest.mark.parametrize(
+    "name", ["gitlink-in-memory", "name-dotdot", "tip-is-a-blob", "packed-ref-dotdot"]
+)
+def test_pull_refuses_a_hostile_remote_and_moves_no_branch(world, base, name):
+    add_remote(base, "evil", world.url(name, "path"))
+    refs = git(base.path / "git", "for-each-ref")
+    with pytest.raises(RemoteError, match="cannot be fetched"):
+        pull(base, WHO, "evil", "main")
+    assert git(base.path / "git", "for-each-ref") == refs
+    assert_readable(base)
+
+
+def test_clone_of_many_branches_writes_the_refs_at_once(world, tmp_path):
+    remote = tmp_path / "many.git"
+    shutil.copytree(world.good.repo, remote)
+    lines = "".join(
+        f"create refs/heads/agent/b{n:03d} {world.good.tip}\n" for n in range(50)
+    )
+    subprocess.run(
+        [GIT, "--git-dir", str(remote), "update-ref", "--stdin"],
+        input=lines,
+        text=True,
+        check=True,
+        env=GIT_ENV,
+    )
+    result = clone(tmp_path / "c", str(remote), clock=fixed_clock())
+    assert len(result.branches) == 51
+    git_dir = tmp_path / "c" / "git"
+    loose = sorted(
+        str(p.relative_to(git_dir))
+        for p in (git_dir / "refs").rglob("*")
+        if p.is_file()
+    )
+    assert loose == ["refs/heads/main"]  # the rest in one packed-refs
+    packed = (git_dir / "packed-refs").read_text()
+    assert packed.count("refs/heads/agent/") == 50
+    assert packed.count("refs/remotes/origin/") == 51
+    store = Store.open(tmp_path / "c", clock=fixed_clock())
+    assert len(store.branches()) == 51
+    assert [op.message for op in op_log(store)] == [f"ctx clone: from {remote}"]
+    assert fetch(store).updated == ()
+    store.close()
+
+
+def test_a_good_fetch_through_the_quarantine_keeps_its_pack(
+    world, access, base, tmp_path
+):
+    remote = tmp_path / "good.git"
+    shutil.copytree(world.good.repo, remote)
+    shutil.copytree(world.base, tmp_path / "writer")
+    writer = Store.open(tmp_path / "writer", clock=fixed_clock())
+    add_remote(writer, "copy", str(remote))
+    remember(writer, Draft(text="Sent through git's own server"), WHO)
+    push(writer, "copy")
+    writer.close()
+    add_remote(base, "copy", f"ssh://localhost{remote}")
+    result = pull(base, WHO, "copy", "main", access=access)
+    assert result.merge.fast_forward
+    assert "Sent through git's own server" in {
+        r.memory.body for r in list_memories(base)
+    }
+    objects = base.path / "git" / "objects"
+    assert not list(objects.glob("ctx-incoming-*"))
+    git(base.path / "git", "fsck", "--strict", "--no-progress")
