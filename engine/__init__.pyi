@@ -206,6 +206,9 @@ from .errors import (
     StoreError as StoreError,
 )
 from .exports import (
+    ExportLines as ExportLines,
+)
+from .exports import (
     export_lines as export_lines,
 )
 from .ids import (
@@ -261,6 +264,9 @@ from .links import (
 )
 from .listing import (
     LISTING_ORDERS as LISTING_ORDERS,
+)
+from .listing import (
+    list_sorted as list_sorted,
 )
 from .listing import (
     sort_memories as sort_memories,
@@ -542,6 +548,9 @@ from .snapshot import (
     MemoryRecord as MemoryRecord,
 )
 from .snapshot import (
+    Listing as Listing,
+)
+from .snapshot import (
     Snapshot as Snapshot,
 )
 from .store import (
@@ -549,6 +558,9 @@ from .store import (
 )
 from .store import (
     CommitInfo as CommitInfo,
+)
+from .snapshot import (
+    UnreadableMemory as UnreadableMemory,
 )
 from .store import (
     ReflogEntry as ReflogEntry,

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
 from dulwich.object_store import BaseObjectStore
-from dulwich.objects import Blob, ObjectID, ShaFile, Tree
+from dulwich.objects import S_ISGITLINK, Blob, ObjectID, ShaFile, Tree
 
 __all__ = [
     "apply_changes",
@@ -114,7 +114,9 @@ def _lookup_many(
         name = parts[depth]
         entry = tree[name] if tree is not None and name in tree else None
         if len(parts) == depth + 1:
-            found = entry is not None and not stat.S_ISDIR(entry[0])
+            found = entry is not None and not (
+                stat.S_ISDIR(entry[0]) or S_ISGITLINK(entry[0])
+            )
             out[path] = entry[1] if found and entry is not None else None
         elif entry is None or not stat.S_ISDIR(entry[0]):
             out[path] = None
@@ -128,7 +130,12 @@ def _lookup_many(
 def iter_files(
     store: BaseObjectStore, tree_id: ObjectID, prefix: str = ""
 ) -> Iterator[tuple[str, ObjectID]]:
-    """Yields ``(path, blob_id)`` for every file under ``prefix``, sorted."""
+    """Yields ``(path, blob_id)`` for every file under ``prefix``, sorted.
+
+    Submodule links are passed by: ctx never writes one and a fetch refuses
+    them, but stock git may commit one into a store, and the commit it names
+    is not here.
+    """
     start = tree_id
     if prefix:
         found = lookup(store, tree_id, prefix.rstrip("/"))
@@ -136,7 +143,8 @@ def iter_files(
             return
         mode, start = found
         if not stat.S_ISDIR(mode):
-            yield prefix.rstrip("/"), start
+            if not S_ISGITLINK(mode):
+                yield prefix.rstrip("/"), start
             return
     stack = [(prefix.rstrip("/"), start)]
     while stack:
@@ -148,7 +156,7 @@ def iter_files(
             path = f"{base}/{name}" if base else name
             if stat.S_ISDIR(entry.mode):
                 subdirs.append((path, entry.sha))
-            else:
+            elif not S_ISGITLINK(entry.mode):
                 yield path, entry.sha
         stack.extend(reversed(subdirs))
 

@@ -32,13 +32,14 @@ from ctx.engine.errors import MemoryNotFoundError
 from ctx.engine.ids import MemoryId, parse_memory_id
 from ctx.engine.layout import PINNED, PRIMED, SESSIONS, memory_path
 from ctx.engine.model import Link, Memory
-from ctx.engine.snapshot import LinkRecord, MemoryRecord, Snapshot
+from ctx.engine.snapshot import LinkRecord, MemoryRecord, Snapshot, UnreadableMemory
 from ctx.engine.store import Store
 
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "ExportHeader",
+    "ExportLines",
     "LinkLine",
     "MemoryFinder",
     "MemoryLine",
@@ -143,9 +144,29 @@ class MemoryFinder:
 # -- export -----------------------------------------------------------------------
 
 
+class ExportLines(Iterator[bytes]):
+    """The lines of an export, encoded as they are consumed.
+
+    Attributes:
+        unreadable: The memory files left out because they cannot be read
+            (a store written by another tool may hold one); the header
+            counts only the memories exported.
+    """
+
+    def __init__(
+        self, lines: Iterator[bytes], unreadable: tuple[UnreadableMemory, ...]
+    ) -> None:
+        self._lines = lines
+        self.unreadable = unreadable
+
+    def __next__(self) -> bytes:
+        """Returns the next line."""
+        return next(self._lines)
+
+
 def export_lines(
     store: Store, *, rev: str | None = None, ids: Collection[str] | None = None
-) -> Iterator[bytes]:
+) -> ExportLines:
     """Returns the lines of an export of the graph at ``rev``.
 
     The work (resolving ``rev``, reading the memories) is done before this
@@ -161,12 +182,15 @@ def export_lines(
 
     Returns:
         Byte lines, each ending in a newline: the header, the memories sorted
-        by path, then the links sorted by path.
+        by path, then the links sorted by path; and the memory files left
+        out because they cannot be read (only when ``ids`` is ``None``: a
+        memory asked for by id that cannot be read is an error).
 
     Raises:
         CommitNotFoundError: ``rev`` names no commit.
         InvalidInputError: an entry of ``ids`` is not a memory id.
         MemoryNotFoundError: an entry of ``ids`` is not a memory at ``rev``.
+        CorruptStoreError: a memory of ``ids`` cannot be read.
     """
     snap = store.snapshot(resolve_revision(store, rev))
     records: list[MemoryRecord]
@@ -202,7 +226,8 @@ def export_lines(
         memories=len(records),
         links=len(links),
     )
-    return _encode_lines(header, records, links)
+    unreadable = tuple(u for _, u in sorted(snap.unreadable.items()))
+    return ExportLines(_encode_lines(header, records, links), unreadable)
 
 
 def _encode_lines(

@@ -1,10 +1,15 @@
-"""The orders a listing of memories can take (``ctx ls --sort``).
+"""A listing of memories (``ctx ls``) and the orders it can take (``--sort``).
 
 A tree lists its memories by path, and a path fans out on the id's last
 characters, so that order means nothing to a reader. A listing is sorted
 instead: newest first by default, by when each memory happened
 (``created_at``, what ``remember --when`` sets), ties broken by id so that
 the order is the same on every run.
+
+A memory file that cannot be read (a store written by another tool may hold
+one) is left out of the listing and named in it
+(:class:`~ctx.engine.snapshot.Listing`), never allowed to fail the listing
+of its whole branch.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ from ctx.engine.errors import InvalidInputError
 from ctx.engine.model import headline
 
 if TYPE_CHECKING:  # the command line reads LISTING_ORDERS without loading dulwich
-    from ctx.engine.snapshot import MemoryRecord
+    from ctx.engine.snapshot import Listing, MemoryRecord
+    from ctx.engine.store import Store
 
-__all__ = ["LISTING_ORDERS", "sort_memories"]
+__all__ = ["LISTING_ORDERS", "list_sorted", "sort_memories"]
 
 LISTING_ORDERS = ("newest", "oldest", "kind", "title", "id", "path")
 """``newest`` (the default) and ``oldest`` by when a memory happened; ``kind``
@@ -63,3 +69,45 @@ def sort_memories(
     else:
         items.sort(key=lambda r: r.path)
     return items
+
+
+def list_sorted(
+    store: Store,
+    rev: str | None = None,
+    prefix: str = "",
+    *,
+    all: bool = False,
+    order: str = "newest",
+) -> Listing:
+    """Returns the memories at ``rev`` under ``prefix``, in ``order``.
+
+    As :func:`~ctx.engine.memories.list_memories` (memories another one
+    SUPERSEDES are left out unless ``all``), sorted by
+    :func:`sort_memories`, with the memory files that cannot be read named
+    in ``unreadable`` rather than failing the listing.
+
+    Raises:
+        InvalidInputError: ``prefix`` holds ``..``, or ``order`` is unknown.
+        CommitNotFoundError: ``rev`` names no commit.
+    """
+    from ctx.engine.adjacency import adjacency
+    from ctx.engine.branches import resolve_revision
+    from ctx.engine.snapshot import Listing
+
+    if ".." in prefix.split("/"):
+        raise InvalidInputError(f"Path prefix {prefix!r} may not contain '..'.")
+    if order not in LISTING_ORDERS:
+        sort_memories([], order)  # says which orders there are
+    snap = store.snapshot(resolve_revision(store, rev))
+    folder = prefix.rpartition("/")[0]
+    records = snap.memories(folder) if folder else snap.memories()
+    hidden = set() if all else adjacency(store, snap).superseded()
+    chosen = [
+        r for r in records if r.path.startswith(prefix) and r.memory.id not in hidden
+    ]
+    return Listing(
+        memories=tuple(sort_memories(chosen, order)),
+        unreadable=tuple(
+            u for path, u in sorted(snap.unreadable.items()) if path.startswith(prefix)
+        ),
+    )

@@ -10,9 +10,12 @@ from pathlib import Path
 import msgspec
 from dulwich.gc import garbage_collect
 from dulwich.object_store import BaseObjectStore
-from dulwich.objects import Commit, ObjectID, Tree
+from dulwich.objects import S_ISGITLINK, Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
+from ctx.engine._builds import remove_abandoned_builds
+from ctx.engine._fetching import remove_abandoned_quarantines
+from ctx.engine._incoming import entry_problem
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import (
     check_new_branch_name,
@@ -29,6 +32,7 @@ from ctx.engine.layout import (
     parse_link_path,
 )
 from ctx.engine.model import Conflict, Outcome, decode_memory
+from ctx.engine.snapshot import UnreadableMemory
 from ctx.engine.store import Clock, CommitInfo, Store
 from ctx.engine.tags import TIERS, TagCount, tier_of
 from ctx.engine.tokens import recall_tokens
@@ -76,6 +80,8 @@ class StoreStatus(msgspec.Struct, frozen=True, kw_only=True):
     conflicts: tuple[Conflict, ...]
     size_bytes: int
     path: str | None
+    unreadable: tuple[UnreadableMemory, ...] = ()
+    """Memory files left out of every count because they cannot be read."""
 
 
 class GcReport(Outcome, frozen=True, kw_only=True):
@@ -142,11 +148,17 @@ def init_store(path: Path, *, clock: Clock, branch: str = "main") -> InitResult:
     if not existed:
         check_new_branch_name(branch)
     Store.init(path, clock=clock, branch=branch, exist_ok=True).close()
+    remove_abandoned_builds(path)  # a clone killed here before
     ignore = path / ".gitignore"
     if not ignore.exists():
         with contextlib.suppress(OSError):  # a read-only store: nothing to protect
             ignore.write_text(GITIGNORE, encoding="utf-8")
     return InitResult(path=str(path), created=not existed)
+
+
+def _remove_abandoned_builds(store: Store) -> int:
+    """Removes what a clone or ``init`` killed midway left in the store folder."""
+    return remove_abandoned_builds(store.path) if store.path else 0
 
 
 def _folder_size(path: str) -> int:
@@ -159,7 +171,12 @@ def _folder_size(path: str) -> int:
 
 
 def status(store: Store, branch: str | None = None) -> StoreStatus:
-    """Returns counts, conflicts and size for a branch (default: HEAD)."""
+    """Returns counts, conflicts and size for a branch (default: HEAD).
+
+    A memory file that cannot be read is left out of the counts and listed
+    in ``unreadable``.
+    """
+    _remove_abandoned_builds(store)
     name = target_branch(store, branch)
     tip = resolve_revision(store, name)
     snap = store.snapshot(tip)
@@ -203,6 +220,7 @@ def status(store: Store, branch: str | None = None) -> StoreStatus:
         conflicts=tuple(snap.conflicts()),
         size_bytes=_folder_size(str(store.path)) if store.path else 0,
         path=str(store.path) if store.path else None,
+        unreadable=tuple(snap.unreadable.values()),
     )
 
 
@@ -247,7 +265,10 @@ def gc(store: Store) -> GcReport:
         )
     with store.locked():
         now = store.clock().timestamp()
-        removed = _remove_abandoned_temp_files(Path(repo.object_store.path), now)
+        objects_dir = Path(repo.object_store.path)
+        removed = _remove_abandoned_temp_files(objects_dir, now)
+        removed += remove_abandoned_quarantines(objects_dir, now)
+        removed += _remove_abandoned_builds(store)
         stats = garbage_collect(repo)
     return GcReport(
         temp_files_removed=removed,
@@ -262,17 +283,20 @@ def gc(store: Store) -> GcReport:
 
 def _walk(
     objects: BaseObjectStore, tip: ObjectID, seen: set[bytes], broken: set[bytes]
-) -> tuple[list[str], int]:
+) -> tuple[list[str], list[str], int]:
     """Marks everything reachable from ``tip``.
 
     Returns:
-        What is missing or unreadable, and how many new commits were seen.
+        What is missing or unreadable; what a store's tree may not hold (a
+        submodule link, a symbolic link, a name git refuses: see
+        :mod:`ctx.engine._incoming`); and how many new commits were seen.
     """
     missing: list[str] = []
+    disallowed: list[str] = []
     commits = 0
-    stack = [tip]
+    stack: list[tuple[ObjectID, bytes]] = [(tip, b"")]
     while stack:
-        sha = stack.pop()
+        sha, path = stack.pop()
         if sha in seen:
             continue
         seen.add(sha)
@@ -286,11 +310,17 @@ def _walk(
             continue
         if isinstance(obj, Commit):
             commits += 1
-            stack.extend(obj.parents)
-            stack.append(obj.tree)
+            stack.extend((parent, b"") for parent in obj.parents)
+            stack.append((obj.tree, b""))
         elif isinstance(obj, Tree):
-            stack.extend(e.sha for e in obj.iteritems())
-    return missing, commits
+            for entry in obj.iteritems():
+                problem = entry_problem(path, entry.path, entry.mode)
+                if problem is not None:
+                    disallowed.append(f"tree {sha.decode()} holds {problem}")
+                if not S_ISGITLINK(entry.mode):  # another repository's commit
+                    child = path + b"/" + entry.path if path else entry.path
+                    stack.append((entry.sha, child))
+    return missing, disallowed, commits
 
 
 def _check_memories(
@@ -313,6 +343,9 @@ def _check_memories(
         except CorruptStoreError as exc:
             problems.append(f"branch {branch}: {exc.message}")
             continue
+        except (KeyError, TypeError):  # a folder's id, or nothing, there
+            problems.append(f"branch {branch}: {path} is not a file in the store.")
+            continue
         expected = id_from_memory_path(path)
         if expected is not None and expected != memory.id:
             problems.append(f"branch {branch}: {path} holds memory {memory.id}")
@@ -323,10 +356,12 @@ def fsck(store: Store) -> FsckReport:
     """Verifies every object, the reachability of every branch, and memories.
 
     Checks: each object parses and hashes to its id; every object reachable
-    from a branch exists; each memory blob at a branch tip decodes, and a
-    ``memory/`` path's file name matches the memory's id; link paths are
-    well-formed.
+    from a branch exists; no tree holds what a fetch refuses (a submodule
+    link, a symbolic link, a name git refuses); each memory blob at a branch
+    tip decodes, and a ``memory/`` path's file name matches the memory's id;
+    link paths are well-formed.
     """
+    _remove_abandoned_builds(store)
     objects = store.repo.object_store
     problems: list[str] = []
     broken: set[bytes] = set()
@@ -343,9 +378,9 @@ def fsck(store: Store) -> FsckReport:
     commits = memories = 0
     for branch in store.branches():
         tip = ObjectID(store.branch_tip(branch).encode())
-        missing, new_commits = _walk(objects, tip, seen, broken)
+        missing, disallowed, new_commits = _walk(objects, tip, seen, broken)
         commits += new_commits
-        problems.extend(f"branch {branch}: {m}" for m in missing)
+        problems.extend(f"branch {branch}: {m}" for m in missing + disallowed)
         if missing:
             continue  # the memories cannot all be read; the walk said why
         found, bad = _check_memories(store, branch, checked)

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import msgspec
 from dulwich.object_store import BaseObjectStore
-from dulwich.objects import ObjectID
+from dulwich.objects import S_ISGITLINK, ObjectID
 
 from ctx.engine import _trees
-from ctx.engine.errors import MemoryNotFoundError
+from ctx.engine.errors import CorruptStoreError, MemoryNotFoundError
 from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import (
     CONFLICTS,
@@ -36,7 +36,7 @@ from ctx.engine.model import (
     decode_memory,
 )
 
-__all__ = ["LinkRecord", "MemoryRecord", "Snapshot"]
+__all__ = ["LinkRecord", "Listing", "MemoryRecord", "Snapshot", "UnreadableMemory"]
 
 
 class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,6 +68,40 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
         return is_pinned(self.path)
 
 
+class UnreadableMemory(msgspec.Struct, frozen=True, kw_only=True):
+    """A memory file left out of a listing because it cannot be read.
+
+    A store written by another tool (stock git, a hostile remote's
+    commits) may hold a memory that does not decode; one such file must not
+    hide every other memory of its branch. ``ctx fsck`` reports it too.
+
+    Attributes:
+        path: Where it is in the tree.
+        blob: The id of what is there.
+        reason: Why it cannot be read: a sentence that names the path.
+    """
+
+    path: str
+    blob: str
+    reason: str
+
+    def warning(self) -> str:
+        """Returns the line that tells people it was left out."""
+        return f"{self.reason.rstrip('.')}; it is left out."
+
+
+class Listing(msgspec.Struct, frozen=True, kw_only=True):
+    """The memories of a listing, and the memory files left out of it.
+
+    Attributes:
+        memories: The memories, in the order asked for.
+        unreadable: The memory files under the prefix that cannot be read.
+    """
+
+    memories: tuple[MemoryRecord, ...]
+    unreadable: tuple[UnreadableMemory, ...] = ()
+
+
 class LinkRecord(msgspec.Struct, frozen=True, kw_only=True):
     """One typed link between two memories."""
 
@@ -93,6 +127,8 @@ class Snapshot:
         self._store = store
         self.commit = commit
         self.tree = tree
+        self.unreadable: dict[str, UnreadableMemory] = {}
+        """The memories :meth:`memories` left out so far, by path."""
 
     @property
     def objects(self) -> BaseObjectStore:
@@ -109,7 +145,7 @@ class Snapshot:
         if self.tree is None:
             return None
         found = _trees.lookup(self._store, self.tree, path)
-        if found is None or stat.S_ISDIR(found[0]):
+        if found is None or stat.S_ISDIR(found[0]) or S_ISGITLINK(found[0]):
             return None
         return found[1].decode("ascii")
 
@@ -195,11 +231,24 @@ class Snapshot:
         return self.record(path, blob)
 
     def memories(self, prefix: str = "") -> Iterator[MemoryRecord]:
-        """Yields every memory under ``prefix`` (default: all areas)."""
+        """Yields every memory under ``prefix`` (default: all areas).
+
+        A memory file that cannot be read is left out and noted in
+        :attr:`unreadable`, so that one bad file does not hide the others.
+        """
         for area in [prefix] if prefix else MEMORY_AREAS:
             for path, blob in self.files(area):
-                if is_memory_path(path):
+                if not is_memory_path(path):
+                    continue
+                try:
                     yield self.record(path, blob)
+                except CorruptStoreError as exc:
+                    self._left_out(path, blob, exc.message)
+                except (KeyError, TypeError):  # a folder's id, or nothing, there
+                    self._left_out(path, blob, f"{path} is not a file in the store.")
+
+    def _left_out(self, path: str, blob: str, reason: str) -> None:
+        self.unreadable[path] = UnreadableMemory(path=path, blob=blob, reason=reason)
 
     def links_from(self, memory_id: MemoryId) -> list[LinkRecord]:
         """Returns the outgoing links of ``memory_id``."""

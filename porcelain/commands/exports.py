@@ -8,6 +8,7 @@ import click
 
 from ctx import engine
 from ctx.porcelain._options import CtxState, branch_option, now, pass_state
+from ctx.porcelain.output import echo
 
 __all__ = ["COMMANDS"]
 
@@ -35,8 +36,11 @@ def export(state: CtxState, where: str | None, branch: str | None) -> None:
             s.record.memory.id
             for s in engine.select(store, where, now=now(), rev=branch)
         ]
+    lines = engine.export_lines(store, rev=branch, ids=ids)
+    for unreadable in lines.unreadable:
+        echo(f"Warning: {unreadable.warning()}", err=True)
     out = sys.stdout.buffer
-    for line in engine.export_lines(store, rev=branch, ids=ids):
+    for line in lines:
         out.write(line)
     out.flush()
 

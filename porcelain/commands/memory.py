@@ -197,9 +197,12 @@ def ls(
     if where is not None:
         chosen = engine.select(store, where, now=now(), rev=branch, all=show_all)
         records = [s.record for s in chosen if s.record.path.startswith(prefix)]
+        records = engine.sort_memories(records, order)
     else:
-        records = engine.list_memories(store, branch, prefix, all=show_all)
-    records = engine.sort_memories(records, order)
+        listed = engine.list_sorted(store, branch, prefix, all=show_all, order=order)
+        records = list(listed.memories)
+        for unreadable in listed.unreadable:
+            echo(f"Warning: {unreadable.warning()}", err=True)
     conflicted = engine.conflicted_ids(store, branch)
     if as_json:
         echo_json([engine.ListedMemory.of(r, conflicted) for r in records])

@@ -85,6 +85,8 @@ def status(state: CtxState, branch: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(result)
     else:
+        for unreadable in result.unreadable:
+            echo(f"Warning: {unreadable.warning()}", err=True)
         render_status(result)
 
 
