@@ -545,22 +545,22 @@ from .snapshot import (
     LinkRecord as LinkRecord,
 )
 from .snapshot import (
-    MemoryRecord as MemoryRecord,
-)
-from .snapshot import (
     Listing as Listing,
 )
 from .snapshot import (
+    MemoryRecord as MemoryRecord,
+)
+from .snapshot import (
     Snapshot as Snapshot,
+)
+from .snapshot import (
+    UnreadableMemory as UnreadableMemory,
 )
 from .store import (
     Clock as Clock,
 )
 from .store import (
     CommitInfo as CommitInfo,
-)
-from .snapshot import (
-    UnreadableMemory as UnreadableMemory,
 )
 from .store import (
     ReflogEntry as ReflogEntry,
