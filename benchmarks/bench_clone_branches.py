@@ -21,6 +21,7 @@ import argparse
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from _bench_common import DATA, GIT, GIT_ENV, OBSERVE, clock
@@ -63,9 +64,9 @@ def _remote(root: Path, branches: int) -> Path:
     return remote
 
 
-def _timed(label: str, fn: object) -> None:
+def _timed(label: str, fn: Callable[[], object]) -> None:
     start = time.perf_counter()
-    fn()  # type: ignore[operator]
+    fn()
     print(f"{label:44} {time.perf_counter() - start:8.2f} s", flush=True)
 
 
