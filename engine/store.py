@@ -41,6 +41,7 @@ from dulwich.repo import BaseRepo, MemoryRepo, Repo
 from dulwich.trailers import Trailer, format_trailers, parse_trailers
 
 from ctx.engine import _trees
+from ctx.engine._builds import BUILD_PREFIX, remove_abandoned_builds
 from ctx.engine._lock import HeldLock, abandon_git_files, disk_error, write_lock
 from ctx.engine._packs import TEMP_PREFIX, write_pack
 from ctx.engine.errors import (
@@ -224,7 +225,7 @@ class Store:
 
     @classmethod
     def _create(cls, path: Path, clock: Clock, branch: str) -> None:
-        tmp = Path(tempfile.mkdtemp(prefix="git.new-", dir=path))
+        tmp = Path(tempfile.mkdtemp(prefix=BUILD_PREFIX, dir=path))
         try:
             repo = Repo.init_bare(str(tmp))
             config = repo.get_config()
@@ -257,6 +258,7 @@ class Store:
                 f"{path} is not a ctx store.",
                 hint="Run `ctx init` to create one, or pass --store.",
             )
+        remove_abandoned_builds(path)  # a killed clone's or init's folder
         try:
             repo = Repo(str(git_dir))
             version = repo.get_config().get(_SECTION, b"storeversion")

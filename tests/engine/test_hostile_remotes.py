@@ -16,6 +16,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,16 @@ def test_a_good_fetch_through_the_quarantine_keeps_its_pack(
     objects = base.path / "git" / "objects"
     assert not list(objects.glob("ctx-incoming-*"))
     git(base.path / "git", "fsck", "--strict", "--no-progress")
+
+
+def test_any_command_clears_a_killed_clones_build_folder(tmp_path: Path) -> None:
+    """A build left beside a finished store goes at the next open, not clone."""
+    from ctx.engine import Store
+
+    store = tmp_path / ".ctx"
+    Store.init(store, clock=lambda: datetime.now(UTC)).close()
+    left = store / "git.new-killed"
+    (left / "objects").mkdir(parents=True)
+    (left / "objects" / "pack").write_bytes(b"x" * 1000)
+    Store.open(store, clock=lambda: datetime.now(UTC)).close()
+    assert not left.exists()
