@@ -62,7 +62,7 @@ def _same_user(conn: socket.socket) -> bool:
         return True
     creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", creds)
-    return bool(uid == os.getuid())
+    return bool(uid == os.geteuid())  # the peer's effective uid, as ours
 
 
 def _names(reply: Reply, store: Path) -> bool:

@@ -200,6 +200,22 @@ def test_a_reply_for_another_store_is_ignored(
         fake.close()
 
 
+def test_a_hub_of_another_uid_is_not_asked_without_root(
+    ws: Workspace, evil: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """This user's own hub, seen by a client that runs as another uid."""
+    fake = FakeHub(socket_path(ws.path), evil)
+    real = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: real + 1)
+    try:
+        result = ctx.hub.recall(ws, "postgres", now=NOW)
+    finally:
+        fake.close()
+    # Connected, perhaps, but refused before the question was sent.
+    assert set(fake.requests) <= {b""}
+    assert result.hits[0].body == TRUE
+
+
 _OTHER_UID_HUB = """
 import os, socket, sys
 path, reply = sys.argv[1], open(sys.argv[2], "rb").read()
