@@ -35,6 +35,9 @@ from .branches import (
     list_branches as list_branches,
 )
 from .branches import (
+    reachable as reachable,
+)
+from .branches import (
     resolve_revision as resolve_revision,
 )
 from .branches import (
@@ -171,6 +174,9 @@ from .errors import (
 )
 from .errors import (
     CtxError as CtxError,
+)
+from .errors import (
+    DiskFullError as DiskFullError,
 )
 from .errors import (
     InvalidInputError as InvalidInputError,

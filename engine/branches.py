@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Iterable
 
 import msgspec
 from dulwich.graph import can_fast_forward
@@ -23,6 +24,7 @@ __all__ = [
     "create_branch",
     "delete_branch",
     "list_branches",
+    "reachable",
     "resolve_revision",
     "switch_branch",
     "target_branch",
@@ -194,6 +196,19 @@ def delete_branch(store: Store, name: str, *, force: bool = False) -> BranchResu
             )
         store.move_branch(name, tip, None, "ctx branch: deleted")
     return BranchResult(name=name, tip=tip, deleted=True)
+
+
+def reachable(store: Store, commit: CommitId, branches: Iterable[str]) -> bool:
+    """Returns whether ``commit`` is one of the branches' tips or their ancestors.
+
+    One walk from all the tips together, which stops at ``commit``: a commit
+    no tip reaches costs a walk of their whole history.
+    """
+    tips = [ObjectID(store.branch_tip(b).encode()) for b in branches]
+    if not tips:
+        return False
+    wanted = ObjectID(commit.encode())
+    return any(entry.commit.id == wanted for entry in store.repo.get_walker(tips))
 
 
 def _merged(store: Store, name: str, tip: CommitId) -> bool:

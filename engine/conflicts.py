@@ -79,10 +79,8 @@ class ShownMemory(Outcome, frozen=True, kw_only=True):
 def show_memory(store: Store, memory_id: str, rev: str | None = None) -> ShownMemory:
     """Returns a memory as :func:`~ctx.engine.show` does, with its conflict.
 
-    ``memory_id`` may carry its own revision: ``ID@REV``.
+    ``memory_id`` is an id, never ``ID@REV`` (see :func:`~ctx.engine.show`).
     """
-    if "@" in memory_id:
-        memory_id, rev = memory_id.split("@", 1)
     snap = store.snapshot(resolve_revision(store, rev))
     record = snap.find(resolve_memory_id(store, memory_id, rev))
     return ShownMemory(

@@ -557,10 +557,10 @@ def forget(
 def show(store: Store, memory_id: str, rev: str | None = None) -> MemoryRecord:
     """Returns a memory as it stands at ``rev`` (default: the HEAD branch).
 
-    ``memory_id`` may carry its own revision: ``ID@REV``.
+    ``memory_id`` is an id, full or short, never ``ID@REV``: a revision
+    comes only from ``rev``, which the caller checked (a door that reads
+    ``ID@REV`` splits it first).
     """
-    if "@" in memory_id:
-        memory_id, rev = memory_id.split("@", 1)
     mid = resolve_memory_id(store, memory_id, rev)
     commit = resolve_revision(store, rev)
     return store.snapshot(commit).find(mid)

@@ -130,11 +130,13 @@ class ServeSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     Attributes:
         require_keys: Whether every request must present an API key, on
-            loopback too (a server bound to any other address always
-            requires one; see :func:`ctx.hub.keys_required`).
+            loopback too. False lets a loopback server answer requests
+            without a key as the store's owner, from any local user; a
+            server bound to any other address always requires one (see
+            :func:`ctx.hub.keys_required`).
     """
 
-    require_keys: bool = False
+    require_keys: bool = True
 
 
 class HooksSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -66,6 +66,7 @@ __all__ = [
     "RevokedKey",
     "authenticate",
     "create_key",
+    "is_loopback",
     "keys_required",
     "list_keys",
     "revoke_key",
@@ -459,20 +460,24 @@ def authenticate(ws: Workspace, header_value: str | None) -> ApiKey:
 def keys_required(ws: Workspace, *, host: str | None = None) -> bool:
     """Returns whether a server of the store must ask every request for a key.
 
-    Keys are required when the store's config says so (``[serve]
-    require_keys = true``), or when the server listens on ``host`` and it is
-    not a loopback address (``127.0.0.0/8``, ``::1``, ``localhost``): such a
-    server must not start while the store has no key.
+    Keys are required unless the store's config says otherwise (``[serve]
+    require_keys = false``), and always when the server listens on ``host``
+    and it is not a loopback address (``127.0.0.0/8``, ``::1``,
+    ``localhost``): such a server must not start while the store has no key.
 
     Raises:
         InvalidInputError: The store's config is not valid.
     """
-    if host is not None and not _is_loopback(host):
+    if host is not None and not is_loopback(host):
         return True
     return ws.config().serve.require_keys
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Returns whether ``host`` is a loopback address or ``localhost``.
+
+    Any other name counts as not loopback: it may resolve anywhere.
+    """
     if host.lower() == "localhost":
         return True
     try:

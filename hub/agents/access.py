@@ -14,7 +14,14 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from ctx.engine import CommitNotFoundError, CtxError, RefNotFoundError, Store
+from ctx.engine import (
+    CommitNotFoundError,
+    CtxError,
+    RefNotFoundError,
+    Store,
+    reachable,
+    resolve_revision,
+)
 
 __all__ = ["Caller", "ForbiddenError", "Scope", "revision_base"]
 
@@ -95,29 +102,63 @@ class Caller:
         return name
 
     def read_revision(self, store: Store, rev: str | None) -> str:
-        """Returns the revision to read (a branch by default), if allowed.
+        """Returns the revision to read, if allowed, naming what was checked.
 
-        A revision starting from a commit id is allowed only to a caller
-        who may read every branch (the commit could be on any of them).
+        The revision is resolved once, and what it returns is what was
+        checked, so the engine cannot read anything else: ``HEAD`` and
+        ``@`` become the caller's branch (``HEAD~1``: ``agent/x~1``), and a
+        commit id becomes the full id of a commit that a branch the caller
+        may read reaches (a key is never asked whether it may read a commit
+        id as though it were a branch name: ``b*`` would match ``b3e1``).
 
         Raises:
+            RefNotFoundError: ``rev`` is empty or HEAD, and the caller may not
+                read its branch (as if missing).
             CommitNotFoundError: The caller may not read it (as if missing).
         """
         if rev is None or rev in ("HEAD", "@"):
             return self.read_branch(store, None)
         base = revision_base(rev)
+        steps = rev[len(base) :]
         if base in ("HEAD", "@"):
-            base = self.target(store, None)
-        if self.scope is not None and not self.scope.can_read(base):
-            raise CommitNotFoundError(
-                f"Unknown revision {rev!r}.",
-                hint="Use a branch name, a commit id, or forms like main~2.",
-            )
-        return rev
+            return self.read_branch(store, None) + steps
+        if self.scope is None:
+            return rev
+        if base in store.branches() or _fetched(store, base):
+            if self.scope.can_read(base):
+                return rev
+            raise _unknown_revision(rev)
+        try:
+            commit = resolve_revision(store, base)
+        except CommitNotFoundError:
+            raise _unknown_revision(rev) from None
+        readable = [b for b in store.branches() if self.scope.can_read(b)]
+        if not reachable(store, commit, readable):
+            raise _unknown_revision(rev)
+        return commit + steps
 
     def visible(self, branch: str) -> bool:
         """Returns whether the caller may see that ``branch`` exists."""
         return self.scope is None or self.scope.can_read(branch)
+
+
+def _fetched(store: Store, name: str) -> bool:
+    """Returns whether ``name`` is a fetched branch (``origin/main``)."""
+    if "/" not in name:
+        return False
+    try:
+        resolve_revision(store, name)
+    except CommitNotFoundError:
+        return False
+    return name not in store.branches()
+
+
+def _unknown_revision(rev: str) -> CommitNotFoundError:
+    """The error of a revision that names nothing, as the engine words it."""
+    return CommitNotFoundError(
+        f"Unknown revision {rev!r}.",
+        hint="Use a branch name, a commit id, or forms like main~2.",
+    )
 
 
 def _missing_branch(name: str) -> RefNotFoundError:

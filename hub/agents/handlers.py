@@ -160,10 +160,8 @@ def get(ws: Workspace, caller: Caller, req: rq.GetRequest) -> engine.ShownMemory
     """Reads one memory, now or at a revision."""
     with ws.lock:
         store = ws.store()
-        if req.revision is not None:
-            rev = caller.read_revision(store, req.revision)
-            return engine.show_memory(store, f"{req.id}@{rev}")
-        rev = caller.read_revision(store, _reads(ws, caller, store, req.branch))
+        wanted = req.revision or _reads(ws, caller, store, req.branch)
+        rev = caller.read_revision(store, wanted)
         return engine.show_memory(store, req.id, rev)
 
 
@@ -218,7 +216,7 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
             caller.read_branch(store, other)
         at = moment_or_revision(ws, req.at, now or ws.clock())  # as recall reads it
         if isinstance(at, str):
-            caller.read_revision(store, at)
+            at = caller.read_revision(store, at)
     return hub_recall(
         ws,
         req.query,
@@ -390,14 +388,17 @@ def blame(
 
 def diff(ws: Workspace, caller: Caller, req: rq.DiffRequest) -> engine.Diff:
     """Compares two revisions, memory by memory."""
+    dots = "..." if "..." in req.spec else ".." if ".." in req.spec else None
+    target: str | None = req.target  # with a range, refused by the engine
     with ws.lock:
         store = ws.store()
-        sides = [s for s in req.spec.replace("...", "..").split("..") if s]
-        for side in (*sides, *([req.target] if req.target else [])):
-            caller.read_revision(store, side)
-        if "..." in req.spec or ".." not in req.spec or len(sides) < 2:
-            caller.read_revision(store, None)  # an empty side is the working one
-        return engine.diff_range(store, req.spec, req.target)
+        if dots is None:  # A, or A B: a missing B is HEAD
+            spec = caller.read_revision(store, req.spec)
+            target = caller.read_revision(store, req.target)
+        else:  # an empty side is HEAD; each side is read as checked
+            sides = req.spec.split(dots, 1)
+            spec = dots.join(caller.read_revision(store, s or None) for s in sides)
+        return engine.diff_range(store, spec, target)
 
 
 def branches(
@@ -426,11 +427,11 @@ def merge(ws: Workspace, caller: Caller, req: rq.MergeRequest) -> engine.MergeRe
     """Merges one branch into another."""
     with ws.lock:
         store = ws.store(write=True)
-        caller.read_revision(store, req.source)
+        source = caller.read_revision(store, req.source)
         into = caller.write_branch(store, req.into or req.branch)
         return engine.merge(
             store,
-            req.source,
+            source,
             _intent(ws, caller, req, "merge"),
             into=into,
             prefer=req.prefer,
@@ -468,7 +469,9 @@ def graph(ws: Workspace, caller: Caller, req: rq.GraphRequest) -> engine.Neighbo
 
 
 def _admin(caller: Caller) -> None:
-    if caller.scope is not None and not getattr(caller.scope, "admin", False):
+    # No key is no admin: a loopback server that answers without keys
+    # answers every local user, who must not mint keys that outlive that.
+    if caller.scope is None or not getattr(caller.scope, "admin", False):
         raise ForbiddenError(
             "Only an admin key may manage keys.",
             hint="`ctx keys create LABEL --admin` makes one.",

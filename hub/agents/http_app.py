@@ -41,7 +41,8 @@ from ctx.engine import (
 from ctx.hub.agents.access import Caller, ForbiddenError
 from ctx.hub.agents.access import Scope as KeyScope
 from ctx.hub.agents.calls import CALLS, GRAPH, KEYS, Call, invoke
-from ctx.hub.keys import AuthError
+from ctx.hub.agents.mcp_sessions import IDLE_TIMEOUT_S, SessionBound
+from ctx.hub.keys import AuthError, is_loopback
 from ctx.hub.workspace import Workspace
 
 __all__ = ["MAX_BODY_BYTES", "ROUTES", "ApiError", "build_app", "status_of"]
@@ -177,6 +178,12 @@ async def _body(request: Request) -> dict[str, Any]:
         body = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise InvalidInputError(f"The body is not JSON ({exc}).") from None
+    except UnicodeDecodeError:
+        raise InvalidInputError("The body is not JSON (it is not UTF-8).") from None
+    except RecursionError:  # msgspec recurses once per level of nesting
+        raise InvalidInputError(
+            "The body is not JSON ctx reads (nested too deeply)."
+        ) from None
     if not isinstance(body, dict):
         raise InvalidInputError("The body must be a JSON object.")
     return body
@@ -202,7 +209,7 @@ def _endpoint(ws: Workspace, call: Call, base: Caller) -> Callable[[Request], An
             caller = Caller(
                 agent=base.agent,
                 session=request.headers.get("ctx-session") or base.session,
-                scope=request.scope.get("ctx.key"),
+                scope=request.scope[_KEY],
                 branch=base.branch,
             )
             arguments = _arguments(request, call, body)
@@ -218,7 +225,7 @@ def _endpoint(ws: Workspace, call: Call, base: Caller) -> Callable[[Request], An
     return endpoint
 
 
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+_KEY = "ctx.key"  # the ASGI scope's entry for the key GuardMiddleware checked
 
 
 def _host_of(value: str) -> str:
@@ -255,9 +262,9 @@ class GuardMiddleware:
         }
         host, origin = headers.get("host"), headers.get("origin")
         refused = None
-        if self.loopback and host is not None and _host_of(host) not in _LOOPBACK_HOSTS:
+        if self.loopback and host is not None and not is_loopback(_host_of(host)):
             refused = (421, f"This server answers loopback names, not {host!r}.")
-        elif origin is not None and _host_of(origin) not in _LOOPBACK_HOSTS:
+        elif origin is not None and not is_loopback(_host_of(origin)):
             refused = (403, "Requests from web pages are refused.")
         if refused is not None:
             body = ErrorBody(error=ApiError(type="RefusedError", message=refused[1]))
@@ -265,7 +272,7 @@ class GuardMiddleware:
             return
         if scope["path"] != "/health":
             try:
-                scope["ctx.key"] = self.check(headers.get("authorization"))
+                scope[_KEY] = self.check(headers.get("authorization"))
             except CtxError as exc:
                 await error_response(exc)(scope, receive, send)
                 return
@@ -293,11 +300,19 @@ def build_app(
     origin = base or Caller()
 
     def mcp_caller(context: Any) -> Caller:
-        key = None
+        # The key GuardMiddleware checked rides in the request's scope; a
+        # call with no request behind it has no key to be held to, and is
+        # refused rather than run as the store's owner.
+        request = None
         with contextlib.suppress(AttributeError, RuntimeError, ValueError):
-            headers = context.headers or {}
-            key = check(headers.get("authorization"))
-        return caller_of(context, Caller(scope=key, branch=origin.branch))
+            request = context.request_context.request
+        scope = getattr(request, "scope", None)
+        if not isinstance(scope, dict) or _KEY not in scope:
+            raise ForbiddenError(
+                "This call came with no HTTP request to check its key against.",
+                hint="Call it over /mcp, as tools are called.",
+            )
+        return caller_of(context, Caller(scope=scope[_KEY], branch=origin.branch))
 
     server = build_server(ws, origin, caller=mcp_caller)
     for method, path, call in ROUTES:
@@ -318,5 +333,17 @@ def build_app(
         max_request_body_size=MAX_BODY_BYTES,
         stateless_http=False,
         json_response=True,
+        session_idle_timeout=IDLE_TIMEOUT_S,
+        max_sessions=None,  # bounded per caller instead: nobody is locked out
     )
-    return GuardMiddleware(app, check, loopback=_host_of(host) in _LOOPBACK_HOSTS)
+    bounded = SessionBound(app, _session_owner)
+    return GuardMiddleware(bounded, check, loopback=is_loopback(host))
+
+
+def _session_owner(scope: Scope) -> str:
+    """Whose share of MCP sessions a request counts in: its key, or address."""
+    key = scope.get(_KEY)
+    if key is not None:
+        return f"key:{key.id}"
+    client = scope.get("client")
+    return f"address:{client[0] if client else ''}"

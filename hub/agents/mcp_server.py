@@ -96,10 +96,15 @@ def stdio_session(ws: Workspace) -> str:
 def _text(value: Any) -> str:
     """Returns what a model reads of an answer: a prompt block, or JSON."""
     if isinstance(value, RecallResult):
+        from ctx.hub.hooks.commands import defuse
         from ctx.hub.retrieval.prompt import format_prompt
 
-        return format_prompt(
-            value, overlay=any(h.branch != value.branch for h in value.hits)
+        # Recalled text never carries a live <ctx:...> tag: a model that
+        # repeats it must not hand the Stop hook a command a memory planted.
+        return defuse(
+            format_prompt(
+                value, overlay=any(h.branch != value.branch for h in value.hits)
+            )
         )
     text = getattr(value, "text", None)
     if isinstance(text, str):
@@ -170,9 +175,11 @@ def _add_resources(
     ws: Workspace,
     find: Callable[[Context[Any, Any] | None], Caller],
 ) -> None:
-    def read(name: str, arguments: dict[str, Any]) -> Any:
+    """Adds the resources and the prompt, each held to its request's caller."""
+
+    def read(name: str, arguments: dict[str, Any], context: Context[Any, Any]) -> Any:
         try:
-            return invoke(ws, find(None), CALLS[name], arguments)
+            return invoke(ws, find(context), CALLS[name], arguments)
         except CtxError as exc:
             raise ResourceError(exc.message) from None
 
@@ -182,8 +189,8 @@ def _add_resources(
         description="One memory, whole, as JSON (its id as listed).",
         mime_type="application/json",
     )
-    async def memory(memory_id: str) -> str:
-        shown = await anyio.to_thread.run_sync(read, "get", {"id": memory_id})
+    async def memory(memory_id: str, ctx: Context[Any, Any]) -> str:
+        shown = await anyio.to_thread.run_sync(read, "get", {"id": memory_id}, ctx)
         return _JSON.encode(shown).decode("utf-8")
 
     @server.resource(
@@ -192,17 +199,18 @@ def _add_resources(
         description="A saved view, rendered within its budget.",
         mime_type="text/markdown",
     )
-    async def view(name: str) -> str:
+    async def view(name: str, ctx: Context[Any, Any]) -> str:
         def render() -> str:
             from ctx import engine
 
-            with ws.lock:
-                store = ws.store()
-                rev = find(None).read_revision(store, None)
-                try:
+            try:
+                caller = find(ctx)
+                with ws.lock:
+                    store = ws.store()
+                    rev = caller.read_revision(store, None)
                     return engine.render_view(store, name, now=ws.clock(), rev=rev).text
-                except CtxError as exc:
-                    raise ResourceError(exc.message) from None
+            except CtxError as exc:
+                raise ResourceError(exc.message) from None
 
         return await anyio.to_thread.run_sync(render)
 
@@ -210,8 +218,10 @@ def _add_resources(
         name="context",
         description="The pinned and working context to start a task with.",
     )
-    async def context(budget: int = 2000) -> str:
-        composed = await anyio.to_thread.run_sync(read, "compose", {"budget": budget})
+    async def context(ctx: Context[Any, Any], budget: int = 2000) -> str:
+        composed = await anyio.to_thread.run_sync(
+            read, "compose", {"budget": budget}, ctx
+        )
         return str(composed.text)
 
 

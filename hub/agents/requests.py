@@ -53,8 +53,9 @@ Id = Annotated[
     Meta(
         description="A memory's id: all 26 characters, or 6 or more from its "
         "start or its end (as short listings print it).",
-        min_length=1,
-        max_length=200,
+        # An id and nothing else: never ID@REV, whose revision would pass
+        # round the scope check of the branch and revision fields.
+        pattern="^[0-9A-Za-z]{6,26}$",
     ),
 ]
 Branch = Annotated[

@@ -7,10 +7,14 @@ shell over the hub's Unix socket (a thread), and serves the HTTP app
 socket's requests, the HTTP calls and the MCP tools all hold the
 workspace's lock while they use the store or the indexes.
 
-Keys: on loopback a request without a key is answered unless the store's
-config sets ``[serve] require_keys``; bound to any other address, every
-request needs a key, and the server refuses to start while the store has
-none. A request that presents a key is held to it everywhere.
+Keys: every request needs a key by default, on loopback too (TCP carries
+no peer credentials: any local user can reach a loopback port). On
+loopback, a store with no key gets one at the first start, an admin key
+labelled ``owner`` whose token is printed once; bound to any other
+address, the server refuses to start while the store has none. Only a
+store whose config sets ``[serve] require_keys = false`` answers loopback
+requests without a key, as its owner, and then every local user is its
+owner too. A request that presents a key is held to it everywhere.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import msgspec
 from ctx.engine import InvalidInputError
 from ctx.hub.agents.access import Caller
 from ctx.hub.agents.access import Scope as KeyScope
+from ctx.hub.keys import CreatedKey
 from ctx.hub.workspace import Workspace
 
 __all__ = ["HostedHub", "Serving", "host_hub", "serve_http"]
@@ -41,6 +46,8 @@ class Serving(msgspec.Struct, frozen=True, kw_only=True):
         keys_required: Whether every request needs a key.
         stopped_hub: The pid of a hub this server took over from, if any.
         pid: This process.
+        owner_key: The key made at this start because the store had none
+            (its token is known only now), else None.
     """
 
     store: str
@@ -50,6 +57,7 @@ class Serving(msgspec.Struct, frozen=True, kw_only=True):
     keys_required: bool
     stopped_hub: int | None
     pid: int
+    owner_key: CreatedKey | None = None
 
 
 def _key_check(
@@ -223,14 +231,14 @@ def serve_http(
 
     from ctx.hub.agents.http_app import build_app
     from ctx.hub.api import hub_status, stop_hub
-    from ctx.hub.keys import keys_required, list_keys
+    from ctx.hub.keys import create_key, is_loopback, keys_required, list_keys
 
     required = keys_required(ws, host=host)
-    if required and not any(k.revoked_at is None for k in list_keys(ws)):
+    has_key = any(k.revoked_at is None for k in list_keys(ws))
+    if required and not has_key and not is_loopback(host):
         raise InvalidInputError(
             f"ctx serve on {host} needs keys, and the store has none.",
-            hint="`ctx keys create LABEL --read PATTERN` makes one; "
-            "or serve on 127.0.0.1 (without [serve] require_keys).",
+            hint="`ctx keys create LABEL --read PATTERN` makes one.",
         )
     ws.store(write=True)
     sock = _bind(host, port)
@@ -253,6 +261,11 @@ def serve_http(
     except BaseException:
         sock.close()
         raise
+    owner_key = None
+    if required and not any(k.revoked_at is None for k in list_keys(ws)):
+        # Made once the port and the store are this server's, so a start
+        # that fails mints no key whose token nobody saw.
+        owner_key = create_key(ws, "owner", write=("*",), admin=True)
     bound_host, bound_port = sock.getsockname()[:2]
     url = f"http://{_url_host(bound_host)}:{bound_port}"
     if ready is not None:
@@ -265,6 +278,7 @@ def serve_http(
                 keys_required=required,
                 stopped_hub=stopped,
                 pid=os.getpid(),
+                owner_key=owner_key,
             )
         )
     try:

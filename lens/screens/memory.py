@@ -211,7 +211,7 @@ class MemoryScreen(LensScreen):
         """Shows the version highlighted in the versions tab."""
         if event.data_table.id != "version-table" or event.row_key.value is None:
             return
-        at = f"{self.memory_id}@{event.row_key.value}"
+        at = event.row_key.value
 
         def shown(record: MemoryRecord | None) -> None:
             body = self.query_one("#version-body", Static)
@@ -220,7 +220,11 @@ class MemoryScreen(LensScreen):
             else:
                 body.update(memory_text(record.memory, record.path))
 
-        self.load(lambda: self.source.read(_version, at), shown, group="version")
+        self.load(
+            lambda: self.source.read(_version, self.memory_id, at),
+            shown,
+            group="version",
+        )
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Opens the memory at the other end of the link chosen."""
@@ -255,8 +259,8 @@ class MemoryScreen(LensScreen):
         self.app.push_screen(TagPrompt(), asked)
 
 
-def _version(store: EngineStore, at: str) -> MemoryRecord | None:
+def _version(store: EngineStore, memory_id: str, at: str) -> MemoryRecord | None:
     try:
-        return show(store, at)
+        return show(store, memory_id, at)
     except MemoryNotFoundError:  # the version that removed it
         return None

@@ -54,7 +54,7 @@ def mcp(state: CtxState, branch: str | None) -> None:
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="The address to listen on; any but loopback needs keys.",
+    help="The address to listen on (loopback by default).",
 )
 @click.option(
     "--port",
@@ -71,17 +71,25 @@ def serve(state: CtxState, host: str, port: int, branch: str | None) -> None:
     One process that is also the store's hub: it keeps the indexes and the
     embedder loaded, and `ctx recall` in a shell uses it while it runs. The
     API's OpenAPI document is at /api/openapi.json; GET /health says it is
-    up. On loopback it answers without a key unless the store's config.toml
-    sets [serve] require_keys = true; on any other address every request
-    needs a key (`ctx keys create`). A request that presents a key is held
-    to it. Stop it with Ctrl-C, SIGTERM or `ctx hub stop`.
+    up. Stop it with Ctrl-C, SIGTERM or `ctx hub stop`.
+
+    Every request needs a key (Authorization: Bearer TOKEN), on loopback
+    too: any local user can reach a loopback port. A store with no key gets
+    an admin key at the first start, its token printed once; `ctx keys
+    create` makes more, each held to its branches. On any other address the
+    server will not start until the store has a key. Only with [serve]
+    require_keys = false in the store's config.toml does a loopback server
+    answer without a key, and then every local user may read, write and
+    pin memories as you.
 
     \b
     Example:
       ctx serve
       ctx serve --port 9000
-      claude mcp add --transport http ctx http://127.0.0.1:8765/mcp
-      curl -s localhost:8765/api/recall -d '{"query": "how do we deploy?"}'
+      claude mcp add --transport http ctx http://127.0.0.1:8765/mcp \\
+        --header "Authorization: Bearer $TOKEN"
+      curl -s localhost:8765/api/recall -H "Authorization: Bearer $TOKEN" \\
+        -d '{"query": "how do we deploy?"}'
     """
     from ctx.hub.agents.access import Caller
     from ctx.hub.agents.serve import Serving, serve_http
@@ -97,8 +105,18 @@ def serve(state: CtxState, host: str, port: int, branch: str | None) -> None:
                 "served this store: this process serves it now.",
                 err=True,
             )
+        if serving.owner_key is not None:
+            echo(
+                f"Made admin key {serving.owner_key.key.label!r} for this store "
+                f"(shown this once): {serving.owner_key.token}"
+            )
         if serving.keys_required:
             echo("Every request needs a key (Authorization: Bearer ...).")
+        else:
+            echo(
+                "No key is needed ([serve] require_keys = false): every local "
+                "user may read and write this store through this server."
+            )
         sys.stdout.flush()
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -147,7 +147,8 @@ def show(state: CtxState, memory_id: str, branch: str | None, as_json: bool) -> 
       ctx show 01JD2X9K7M3Q4R5S6T7V8W9XYZ
       ctx show 01JD2X9K7M3Q4R5S6T7V8W9XYZ@main~3
     """
-    record = engine.show_memory(state.store(), memory_id, branch)
+    memory_id, at, rev = memory_id.partition("@")
+    record = engine.show_memory(state.store(), memory_id, rev if at else branch)
     if as_json:
         echo_json(record)
     else:

@@ -127,7 +127,7 @@ def test_edit_makes_a_new_version_at_the_same_path(store, intent):
     )
     assert after.memory.created_at == before.memory.created_at
     assert result.commit is not None
-    assert show(store, f"{mid}@HEAD~1").memory.body == "v1"
+    assert show(store, mid, "HEAD~1").memory.body == "v1"
 
 
 def test_last_commits_answers_what_the_log_answers_for_each_memory(store, intent):
@@ -157,7 +157,7 @@ def test_forget_deletes_but_history_keeps_it(store, intent):
     forget(store, mid, intent)
     with pytest.raises(MemoryNotFoundError):
         show(store, mid)
-    assert show(store, f"{mid}@HEAD~1").memory.body == "temporary"
+    assert show(store, mid, "HEAD~1").memory.body == "temporary"
     assert [e.changes[0].status for e in log(store, mid)] == ["removed", "added"]
 
 

@@ -114,7 +114,7 @@ def test_a_short_id_is_looked_up_at_the_revision_read(three, intent):
     forget(three, "66667777", intent)
     with pytest.raises(MemoryNotFoundError):
         show(three, "66667777")
-    assert show(three, "66667777@before").memory.body == "gamma"
+    assert show(three, "66667777", "before").memory.body == "gamma"
     assert show(three, "66667777", rev="before").memory.body == "gamma"
 
 

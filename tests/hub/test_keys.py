@@ -398,12 +398,12 @@ def test_the_user_store_is_made_on_the_first_key(tmp_path):
 @pytest.mark.parametrize(
     ("config", "host", "required"),
     [
-        ("", None, False),
-        ("", "127.0.0.1", False),
-        ("", "127.1.2.3", False),
-        ("", "::1", False),
-        ("", "[::1]", False),
-        ("", "localhost", False),
+        ("", None, True),
+        ("", "127.0.0.1", True),
+        ("", "127.1.2.3", True),
+        ("", "::1", True),
+        ("", "[::1]", True),
+        ("", "localhost", True),
         ("", "0.0.0.0", True),
         ("", "::", True),
         ("", "192.168.1.5", True),
@@ -411,6 +411,10 @@ def test_the_user_store_is_made_on_the_first_key(tmp_path):
         ("[serve]\nrequire_keys = true\n", None, True),
         ("[serve]\nrequire_keys = true\n", "127.0.0.1", True),
         ("[serve]\nrequire_keys = false\n", "127.0.0.1", False),
+        ("[serve]\nrequire_keys = false\n", "127.1.2.3", False),
+        ("[serve]\nrequire_keys = false\n", None, False),
+        ("[serve]\nrequire_keys = false\n", "0.0.0.0", True),
+        ("[serve]\nrequire_keys = false\n", "localhost.example", True),
     ],
 )
 def test_keys_required(ws, config, host, required):

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import subprocess
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+import httpx2
 from integration_support import CTX
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 
 @dataclass
@@ -19,10 +24,29 @@ class Served:
 
     proc: subprocess.Popen[str]
     url: str
+    key: str | None = None
+    """The admin key the server made at its start (the store had none)."""
+
+    @property
+    def auth(self) -> dict[str, str]:
+        """The headers that present :attr:`key`."""
+        return {"Authorization": f"Bearer {self.key}"} if self.key else {}
 
     @property
     def mcp(self) -> str:
         return f"{self.url}/mcp"
+
+    @contextlib.asynccontextmanager
+    async def mcp_client(
+        self, headers: dict[str, str] | None = None
+    ) -> AsyncIterator[Client]:
+        """An MCP client of the server, presenting its key (or ``headers``)."""
+        sent = {**self.auth, **(headers or {})}
+        async with (
+            httpx2.AsyncClient(headers=sent, timeout=60) as http,
+            Client(streamable_http_client(self.mcp, http_client=http)) as client,
+        ):
+            yield client
 
     def request(
         self,
@@ -34,12 +58,18 @@ class Served:
         query: dict[str, Any] | None = None,
         raw: bytes | None = None,
         headers: dict[str, str] | None = None,
+        anonymous: bool = False,
     ) -> tuple[int, Any]:
-        """Sends one request; returns the status and the decoded JSON body."""
+        """Sends one request; returns the status and the decoded JSON body.
+
+        ``key`` None presents the server's own key (:attr:`key`) if it made
+        one; ``anonymous`` sends no key at all.
+        """
         parts = urlsplit(self.url)
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
         sent = dict(headers or {})
-        if key is not None:
+        key = None if anonymous else (self.key if key is None else key)
+        if key is not None and "Authorization" not in sent:
             sent["Authorization"] = f"Bearer {key}"
         data = (
             raw
@@ -89,4 +119,8 @@ def start_serve(store: Path, *args: str, env: dict[str, str] | None = None) -> S
         proc.kill()
         raise AssertionError((line, proc.communicate()))
     url = line.split(" at ", 1)[1].split(" ", 1)[0]
-    return Served(proc, url)
+    key = None
+    line = proc.stdout.readline()
+    if line.startswith("Made admin key "):
+        key = line.rsplit(": ", 1)[1].strip()
+    return Served(proc, url, key)

@@ -11,11 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
-import httpx2
 import pytest
 from integration_support import CTX, run_ctx, start_hub_process
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp_scenario import call_every_tool, index_sample_code
 from serve_support import Served, start_serve
 
@@ -46,17 +43,13 @@ def fsck(store: Path) -> None:
 
 async def test_every_tool_over_streamable_http(store: Path, served: Served) -> None:
     index_sample_code(store)
-    async with Client(served.mcp) as client:
+    async with served.mcp_client() as client:
         await call_every_tool(client)
 
 
 async def test_writes_over_http_carry_the_ctx_session_header(served: Served) -> None:
     """The 2026-07-28 protocol is stateless: a client names its session."""
-    headers = {"Ctx-Session": "http-1"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=60) as http,
-        Client(streamable_http_client(served.mcp, http_client=http)) as client,
-    ):
+    async with served.mcp_client({"Ctx-Session": "http-1"}) as client:
         await client.call_tool("remember", {"text": "over http"})
         log = (await client.call_tool("log", {"limit": 1})).structured_content
     assert log["result"][0]["commit"]["intent"]["session"] == "http-1"
@@ -261,7 +254,7 @@ async def test_four_clients_and_the_cli_at_once(served: Served, store: Path) -> 
     written: list[str] = []
 
     async def agent(n: int) -> None:
-        async with Client(served.mcp) as client:
+        async with served.mcp_client() as client:
             for i in range(10):
                 r = await client.call_tool("remember", {"text": f"client {n} fact {i}"})
                 assert not r.is_error, r.content
@@ -302,6 +295,7 @@ def test_kill_9_leaves_the_store_and_index_usable(store: Path) -> None:
     recalled = json.loads(run_ctx(store, "recall", "fact number 7", "--json").stdout)
     assert "fact number 7" in [h["body"] for h in recalled["hits"]]
     again = start_serve(store)
+    again.key = server.key  # the key the first start made
     try:
         assert len(again.request("GET", "/api/memories")[1]) == 20
     finally:
@@ -312,10 +306,10 @@ async def test_a_client_that_leaves_mid_call(served: Served) -> None:
     """MCP clients that vanish during calls leave the server serving."""
     for wait in (0.0, 0.005, 0.05):
         with anyio.move_on_after(wait):
-            async with Client(served.mcp) as client:
+            async with served.mcp_client() as client:
                 await client.call_tool("remember", {"text": f"left after {wait}"})
                 await client.call_tool("recall", {"query": "left"})
-    async with Client(served.mcp) as client:
+    async with served.mcp_client() as client:
         found = await client.call_tool("search", {"query": "left after"})
         assert not found.is_error
     assert served.request("GET", "/health")[0] == 200

@@ -31,7 +31,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 @pytest.fixture(scope="module")
 def api(served: Served) -> schemathesis.BaseSchema:
-    return schemathesis.openapi.from_url(f"{served.url}/api/openapi.json")
+    return schemathesis.openapi.from_url(
+        f"{served.url}/api/openapi.json", headers=served.auth
+    )
 
 
 schema = schemathesis.pytest.from_fixture("api")
@@ -46,7 +48,7 @@ schema = schemathesis.pytest.from_fixture("api")
 def test_no_server_error_and_no_traceback(
     case: schemathesis.Case, served: Served
 ) -> None:
-    response = case.call(base_url=served.url)
+    response = case.call(base_url=served.url, headers=served.auth)
     case.validate_response(response, checks=[not_a_server_error])
     assert "Traceback" not in response.text
     assert response.status_code < 500, response.text

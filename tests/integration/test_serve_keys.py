@@ -103,7 +103,7 @@ def swap_in(value: Any, old: str, new: str) -> Any:
 @pytest.mark.parametrize(
     ("who", "method", "path", "body", "query", "status"),
     [
-        (None, "GET", "/api/memories", None, {}, 200),  # loopback: the owner
+        (None, "GET", "/api/memories", None, {}, 401),  # a key even on loopback
         ("reader", "GET", "/api/memories", None, {"branch": "main"}, 200),
         ("reader", "GET", "/api/status", None, {"branch": "main"}, 200),
         (
@@ -191,7 +191,7 @@ def swap_in(value: Any, old: str, new: str) -> Any:
         ),
         ("reader", "GET", "/api/keys", None, {}, 403),
         ("admin", "GET", "/api/keys", None, {}, 200),
-        (None, "GET", "/api/keys", None, {}, 200),
+        (None, "GET", "/api/keys", None, {}, 401),
         ("revoked", "GET", "/api/memories", None, {}, 401),
         ("ctx_" + "A" * 43, "GET", "/api/memories", None, {}, 401),
         ("not-a-token", "GET", "/api/memories", None, {}, 401),
