@@ -142,13 +142,17 @@ class Api:
         "remember": "/api/memories",
     }
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, token: str) -> None:
         parts = urlsplit(url)
         self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        self.token = token
 
     def post(self, name: str, arguments: dict[str, Any]) -> Any:
         body = json.dumps(arguments).encode()
-        headers = {"Content-Type": "application/json"}
+        headers = {
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {self.token}",
+        }
         self.conn.request("POST", self.ROUTES[name], body=body, headers=headers)
         response = self.conn.getresponse()
         payload = response.read()
@@ -257,6 +261,37 @@ def wait_hub(ws: Workspace, running: bool, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
+def serve_key(store: Path) -> str:
+    """Makes a key for this run's requests (revoked by :func:`stop_serve`)."""
+    from ctx.hub.keys import create_key
+
+    ws = Workspace(store)
+    try:
+        return create_key(ws, f"bench-{os.getpid()}", write=["*"]).token
+    finally:
+        ws.close()
+
+
+def revoke_serve_key(store: Path) -> None:
+    from ctx.hub.keys import revoke_key
+
+    ws = Workspace(store)
+    try:
+        revoke_key(ws, f"bench-{os.getpid()}")
+    finally:
+        ws.close()
+
+
+def mcp_http(url: str, token: str) -> Any:
+    """An MCP client of ``ctx serve`` that presents ``token``."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    return Client(streamable_http_client(url + "/mcp", http_client=http))
+
+
 def start_serve(store: Path) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [CTX, "--store", str(store), "serve", "--port", "0"],
@@ -326,12 +361,13 @@ async def latency(store: Path, args: argparse.Namespace) -> dict[str, Any]:
     out["A"] = paths
 
     progress("  phase B: ctx serve")
+    token = serve_key(store)
     serve, url = start_serve(store)
     try:
         async with AsyncExitStack() as stack:
-            http_client = await stack.enter_async_context(Client(url + "/mcp"))
+            http_client = await stack.enter_async_context(mcp_http(url, token))
             alone = await stack.enter_async_context(Client(stdio(store, NO_HUB)))
-            api = Api(url)
+            api = Api(url, token)
             paths = [
                 Route(HUB_IN, in_process(hubws)),
                 Route(MCP_HTTP, over_mcp(http_client)),
@@ -341,9 +377,10 @@ async def latency(store: Path, args: argparse.Namespace) -> dict[str, Any]:
             await measure(paths, recall_in, args.writes, args.warmup)
             out["B"] = paths
             progress(f"  throughput, 4 clients, {args.seconds:.0f} s each")
-            out["rate"] = await throughput(serve.pid, url, queries, args.seconds)
+            out["rate"] = await throughput(serve.pid, url, token, queries, args.seconds)
     finally:
         stop(store, serve)
+        revoke_serve_key(store)
 
     progress("  phase C: no hub; ctx mcp becomes it")
     wait_hub(hubws, running=False)
@@ -381,14 +418,12 @@ async def client_validation(client: Any, arguments: dict[str, Any]) -> float:
 
 
 async def throughput(
-    pid: int, url: str, queries: list[dict[str, Any]], seconds: float
+    pid: int, url: str, token: str, queries: list[dict[str, Any]], seconds: float
 ) -> dict[str, Any]:
-    from mcp import Client
-
     rows: dict[str, Any] = {}
     async with AsyncExitStack() as stack:
         clients = [
-            await stack.enter_async_context(Client(url + "/mcp")) for _ in range(4)
+            await stack.enter_async_context(mcp_http(url, token)) for _ in range(4)
         ]
         for client in clients:  # warm: each lists the tools on its first call
             await client.call_tool("recall", queries[0])
@@ -414,7 +449,7 @@ async def throughput(
     done = []
 
     def api_worker(k: int, until: float) -> None:
-        api = Api(url)
+        api = Api(url, token)
         n = k
         while time.perf_counter() < until:
             began = time.perf_counter()
@@ -430,7 +465,7 @@ async def throughput(
             w.start()
         await asyncio.to_thread(lambda: [w.join() for w in workers])
 
-    Api(url).post("recall", queries[0])
+    Api(url, token).post("recall", queries[0])
     rows["HTTP API, 4 clients (threads, keep-alive)"] = await _window(
         pid, done, seconds, threads
     )
