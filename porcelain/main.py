@@ -8,6 +8,7 @@ as ``Error: ...`` (and ``Hint: ...``) on stderr with the error's exit code:
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any
 
@@ -15,37 +16,85 @@ import click
 
 from ctx.engine import CtxError
 from ctx.porcelain._options import CtxState, add_store_option
-from ctx.porcelain.commands import (
-    agents,
-    blame,
-    branches,
-    code,
-    diff,
-    dream,
-    exports,
-    feedback,
-    hooks,
-    hub,
-    imports,
-    install,
-    keys,
-    lens,
-    links,
-    log,
-    memory,
-    merge,
-    prime,
-    provenance,
-    recall,
-    remotes,
-    sessions,
-    store,
-    tags,
-    views,
-)
+from ctx.porcelain.launch import VERSION
 from ctx.porcelain.output import echo
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMAND_MODULES", "cli", "main"]
+
+COMMAND_MODULES: dict[str, str] = {
+    "blame": "blame",
+    "branch": "branches",
+    "branches": "branches",
+    "brief": "sessions",
+    "chunk": "code",
+    "clone": "remotes",
+    "code": "code",
+    "compose": "views",
+    "deps": "code",
+    "diff": "diff",
+    "doctor": "install",
+    "dream": "dream",
+    "edit": "memory",
+    "expand": "provenance",
+    "export": "exports",
+    "feedback": "feedback",
+    "fetch": "remotes",
+    "find": "code",
+    "forget": "memory",
+    "fsck": "store",
+    "gc": "store",
+    "hook": "hooks",
+    "hub": "hub",
+    "import": "imports",
+    "index": "recall",
+    "ingest": "imports",
+    "init": "store",
+    "install": "install",
+    "keys": "keys",
+    "lens": "lens",
+    "link": "links",
+    "links": "links",
+    "log": "log",
+    "ls": "memory",
+    "mcp": "agents",
+    "merge": "merge",
+    "op": "branches",
+    "prime": "prime",
+    "pull": "remotes",
+    "push": "remotes",
+    "query": "views",
+    "recall": "recall",
+    "reindex": "recall",
+    "related": "provenance",
+    "remember": "memory",
+    "remote": "remotes",
+    "resolve": "merge",
+    "review": "sessions",
+    "search": "recall",
+    "serve": "agents",
+    "session": "sessions",
+    "show": "memory",
+    "status": "store",
+    "summarize": "provenance",
+    "supersede": "provenance",
+    "switch": "branches",
+    "symbols": "code",
+    "tag": "tags",
+    "tags": "tags",
+    "trace": "provenance",
+    "undo": "branches",
+    "uninstall": "install",
+    "unlink": "links",
+    "untag": "tags",
+    "view": "views",
+}
+"""Each command and the module of ``ctx.porcelain.commands`` that defines it.
+
+A command's module is imported only when that command runs (click's lazy
+group), so ``ctx remember`` never imports the lens, the MCP SDK's commands
+or the code index's. A test checks this table against every module's
+``COMMANDS``.
+"""
 
 
 class CtxGroup(click.Group):
@@ -72,6 +121,24 @@ class CtxGroup(click.Group):
         self._notice(ctx)
         return result
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Returns every command's name, sorted, importing none of them."""
+        return sorted(COMMAND_MODULES)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """Returns the command, importing its module the first time."""
+        found = self.commands.get(cmd_name)
+        if found is not None or cmd_name not in COMMAND_MODULES:
+            return found
+        module = importlib.import_module(
+            f"ctx.porcelain.commands.{COMMAND_MODULES[cmd_name]}"
+        )
+        for command in module.COMMANDS:
+            if command.name not in self.commands:
+                add_store_option(command)
+                self.add_command(command)
+        return self.commands.get(cmd_name)
+
     @staticmethod
     def _notice(ctx: click.Context) -> None:
         state = ctx.find_object(CtxState)
@@ -87,7 +154,7 @@ class CtxGroup(click.Group):
     metavar="PATH",
     help="The store folder (default: CTX_DIR, then .ctx/ above, then the user store).",
 )
-@click.version_option(package_name="ctx-memory", prog_name="ctx")
+@click.version_option(VERSION, prog_name="ctx")
 @click.pass_context
 def cli(ctx: click.Context, store_path: str | None) -> None:
     """Versioned, branching memory for AI agents.
@@ -103,39 +170,6 @@ def cli(ctx: click.Context, store_path: str | None) -> None:
     """
     ctx.obj = CtxState(store_path)
     ctx.call_on_close(ctx.obj.close)
-
-
-for module in (
-    store,
-    memory,
-    prime,
-    imports,
-    exports,
-    links,
-    tags,
-    provenance,
-    views,
-    log,
-    blame,
-    diff,
-    branches,
-    merge,
-    remotes,
-    recall,
-    hub,
-    agents,
-    hooks,
-    install,
-    sessions,
-    keys,
-    feedback,
-    lens,
-    code,
-    dream,
-):
-    for command in module.COMMANDS:
-        add_store_option(command)
-        cli.add_command(command)
 
 
 def main() -> None:

@@ -1,0 +1,105 @@
+"""What starting `ctx` costs: the modules a command imports (issue 30).
+
+A command imports only its own module of ``ctx.porcelain.commands`` (the
+group is lazy), and ``--version`` reads no package metadata. The import
+sets are checked in a fresh interpreter, as a shell starts the program.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from ctx.porcelain.launch import VERSION
+from ctx.porcelain.main import COMMAND_MODULES
+
+_IMPORTS = """
+import json, sys
+from ctx.porcelain.launch import main
+sys.argv = ["ctx", *json.loads(sys.argv[1])]
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write(json.dumps(sorted(sys.modules)))
+"""
+
+_HEAVY = ("numpy", "tantivy", "hnswlib", "onnxruntime", "mcp", "textual", "uvicorn")
+
+
+def imported(*args: str) -> set[str]:
+    """The modules ``ctx ARGS`` has loaded when it ends."""
+    out = subprocess.run(
+        [sys.executable, "-c", _IMPORTS, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return set(json.loads(out.stderr[out.stderr.rindex("[") :]))
+
+
+def command_modules(modules: set[str]) -> set[str]:
+    prefix = "ctx.porcelain.commands."
+    return {m.removeprefix(prefix) for m in modules if m.startswith(prefix)}
+
+
+def test_the_table_names_every_command_of_every_module() -> None:
+    found: dict[str, str] = {}
+    for module in set(COMMAND_MODULES.values()):
+        loaded = importlib.import_module(f"ctx.porcelain.commands.{module}")
+        found |= {command.name: module for command in loaded.COMMANDS}
+    folder = Path(importlib.import_module("ctx.porcelain.commands").__path__[0])
+    every = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+    assert found == COMMAND_MODULES
+    assert set(COMMAND_MODULES.values()) == every
+
+
+def test_the_version_is_the_packages() -> None:
+    assert version("ctx-memory") == VERSION
+
+
+def test_version_loads_no_command_and_no_package_metadata() -> None:
+    modules = imported("--version")
+    assert command_modules(modules) == set()
+    assert "importlib.metadata" not in modules
+    assert "click" not in modules
+    assert not {m.split(".")[0] for m in modules} & set(_HEAVY)
+
+
+def test_version_says_what_the_groups_option_says(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from ctx.porcelain.main import cli
+
+    fast = subprocess.run(
+        [sys.executable, "-c", _IMPORTS, json.dumps(["--version"])],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert fast == CliRunner().invoke(cli, ["--version"]).stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "own"),
+    [
+        (("remember", "Deploys run on Fridays"), "memory"),
+        (("ls",), "memory"),
+        (("log", "-n", "1"), "log"),
+    ],
+)
+def test_a_command_loads_only_its_own_module(
+    tmp_path: Path, args: tuple[str, ...], own: str
+) -> None:
+    store = tmp_path / ".ctx"
+    imported("--store", str(store), "init")
+    modules = imported("--store", str(store), *args)
+    assert command_modules(modules) <= {own}
+    assert not {m.split(".")[0] for m in modules} & set(_HEAVY)
