@@ -231,6 +231,65 @@ class History:
 
     # -- queries ----------------------------------------------------------------
 
+    def newest(self, tip: str) -> Iterator[CommitRecord]:
+        """Yields the commits reachable from ``tip`` as :meth:`records` orders them.
+
+        Only the commits it yields are diffed. The order needs the whole
+        graph, which the cache gives where it has a commit and the commit
+        object (its parents and time, no tree diff) where it has not; a
+        commit's changes are diffed when it is yielded, and recorded for the
+        next query. ``log -n 50`` with no cache so diffs 50 commits, not the
+        whole history.
+        """
+        self._refresh()
+        objects = self._store.repo.object_store
+        fetched: dict[str, Commit] = {}
+
+        def parents_and_time(sha: str) -> tuple[tuple[str, ...], int]:
+            rec = self._records.get(sha)
+            if rec is not None:
+                return rec.parents, rec.time
+            try:
+                obj = objects[ObjectID(sha.encode())]
+            except KeyError:
+                raise CorruptStoreError(
+                    f"Commit {sha} is missing from the store."
+                ) from None
+            assert isinstance(obj, Commit)
+            fetched[sha] = obj
+            return tuple(p.decode("ascii") for p in obj.parents), obj.commit_time
+
+        graph: dict[str, tuple[tuple[str, ...], int]] = {}
+        children: dict[str, int] = {tip: 0}
+        stack = [tip]
+        while stack:
+            sha = stack.pop()
+            graph[sha] = parents_and_time(sha)
+            for parent in graph[sha][0]:
+                if parent not in children:
+                    children[parent] = 0
+                    stack.append(parent)
+                children[parent] += 1
+        made: list[CommitRecord] = []
+        try:
+            ready = [(-graph[tip][1], 0, tip)]
+            seq = 0
+            while ready:
+                _, _, sha = heapq.heappop(ready)
+                rec = self._records.get(sha)
+                if rec is None:
+                    rec = _record(fetched[sha], self._diff(fetched[sha]))
+                    self._records[sha] = rec
+                    made.append(rec)
+                yield rec
+                for parent in graph[sha][0]:
+                    children[parent] -= 1
+                    if children[parent] == 0:
+                        seq += 1
+                        heapq.heappush(ready, (-graph[parent][1], seq, parent))
+        finally:
+            self._append(made)
+
     def records(self, tip: str) -> list[CommitRecord]:
         """Returns every commit reachable from ``tip``, newest first.
 

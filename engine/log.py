@@ -69,7 +69,7 @@ def log(
     out: list[LogEntry] = []
     records: Iterator[tuple[CommitRecord, list[Change]]]
     if memory_id is None and prefix is None:
-        records = ((r, list(r.changes)) for r in store.history.records(tip))
+        records = ((r, list(r.changes)) for r in store.history.newest(tip))
     else:
         records = store.history.touching(tip, memory_id=memory_id, prefix=prefix)
     for rec, changes in records:
@@ -111,7 +111,7 @@ def last_commits(
     tip = resolve_revision(store, rev)
     wanted = {memory_id: memory_id.encode("utf-8") for memory_id in memory_ids}
     found: dict[str, CommitInfo] = {}
-    for rec in store.history.records(tip):
+    for rec in store.history.newest(tip):
         if not wanted:
             break
         raw = bytes(rec.raw_changes)

@@ -143,3 +143,33 @@ def test_blame_lines_across_a_merge_credits_the_branch_author(store, intent):
     forget(store, mid, intent)
     with pytest.raises(MemoryNotFoundError, match="No memory"):
         blame_lines(store, mid)
+
+
+def test_a_short_log_without_the_cache_diffs_only_what_it_shows(
+    disk_store, intent, monkeypatch
+):
+    from ctx.engine import Store, merge
+    from ctx.engine.history import History
+
+    for i in range(6):
+        remember(disk_store, Draft(text=f"main note {i}"), intent)
+    create_branch(disk_store, "side")
+    remember(disk_store, Draft(text="side note"), intent, branch="side")
+    remember(disk_store, Draft(text="main after"), intent)
+    merge(disk_store, "side", intent, into="main", no_ff=True)
+    everything = log(disk_store)
+    (disk_store.path / "cache" / "history.jsonl").unlink()
+    diffed = []
+    real = History._diff
+
+    def counting(self, commit):
+        diffed.append(commit.id)
+        return real(self, commit)
+
+    monkeypatch.setattr(History, "_diff", counting)
+    fresh = Store.open(disk_store.path, clock=disk_store.clock)
+    assert log(fresh, limit=3) == everything[:3]
+    assert len(diffed) == 3
+    again = Store.open(disk_store.path, clock=disk_store.clock)
+    assert log(again) == everything  # the three recorded, the rest diffed now
+    assert len(diffed) == len(everything)
