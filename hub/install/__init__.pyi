@@ -6,6 +6,8 @@ from .doctor import DoctorReport as DoctorReport
 from .doctor import doctor as doctor
 from .hosts import HOSTS as HOSTS
 from .hosts import Host as Host
+from .manifests import ManifestFile as ManifestFile
+from .manifests import repository_manifests as repository_manifests
 from .plan import FileChange as FileChange
 from .plan import InstallResult as InstallResult
 from .plan import Plan as Plan

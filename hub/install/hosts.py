@@ -37,7 +37,13 @@ HOOK_COMMAND = "ctx hook"
 SERVER_NAME = "ctx"
 """The MCP server's name in every host's configuration."""
 
-SERVER_ENTRY: dict[str, object] = {"command": "ctx", "args": ["mcp"]}
+SERVER_COMMAND = "ctx"
+"""The program every host runs, by name: hosts find it on ``PATH``."""
+
+SERVER_ARGS = ("mcp",)
+"""The arguments that make ``ctx`` an MCP server over stdio."""
+
+SERVER_ENTRY: dict[str, object] = {"command": SERVER_COMMAND, "args": list(SERVER_ARGS)}
 """The MCP server ctx installs: ``ctx mcp`` over stdio."""
 
 _CLAUDE_EVENTS = (

@@ -31,6 +31,7 @@ __all__ = [
     "add_server",
     "add_toml_server",
     "has_toml_server",
+    "hook_group",
     "hooks_present",
     "remove_hooks",
     "remove_server",
@@ -71,6 +72,19 @@ def hooks_present(doc: JsonText, commands: list[tuple[str, str]]) -> int:
     )
 
 
+def hook_group(command: str, *, named: bool = False) -> dict[str, object]:
+    """Returns the matcher group ctx adds for one hook: no matcher, one command.
+
+    Args:
+        command: The command the hook runs.
+        named: Whether the hook carries a ``name`` (Gemini CLI shows it).
+    """
+    hook: dict[str, str] = {"type": "command", "command": command}
+    if named:
+        hook = {"name": "ctx", **hook}
+    return {"hooks": [hook]}
+
+
 def add_hooks(
     doc: JsonText, commands: list[tuple[str, str]], *, named: bool = False
 ) -> bool:
@@ -89,10 +103,7 @@ def add_hooks(
         groups = _groups(doc, event)
         if groups is not None and any(command in _commands(g) for g in groups):
             continue
-        hook: dict[str, str] = {"type": "command", "command": command}
-        if named:
-            hook = {"name": "ctx", **hook}
-        group = {"hooks": [hook]}
+        group = hook_group(command, named=named)
         if _object(doc, "hooks") is None:
             doc.append((), "hooks", {event: [group]})
         elif groups is None:
