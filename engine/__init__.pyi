@@ -245,6 +245,9 @@ from .layout import (
     context_of as context_of,
 )
 from .layout import (
+    id_from_memory_path as id_from_memory_path,
+)
+from .layout import (
     is_memory_path as is_memory_path,
 )
 from .layout import (
@@ -413,6 +416,12 @@ from .model import (
     check_time as check_time,
 )
 from .model import (
+    decode_memory as decode_memory,
+)
+from .model import (
+    encode as encode,
+)
+from .model import (
     headline as headline,
 )
 from .neighbourhood import (
@@ -510,6 +519,15 @@ from .review import (
 )
 from .review import (
     review as review,
+)
+from .screen import (
+    PendingWrite as PendingWrite,
+)
+from .screen import (
+    Screen as Screen,
+)
+from .screen import (
+    SecretFinding as SecretFinding,
 )
 from .selection import (
     Selected as Selected,

@@ -43,6 +43,7 @@ from ctx.engine.model import (
     decode_memory,
     encode,
 )
+from ctx.engine.screen import SecretFinding
 from ctx.engine.store import CommitInfo, Store
 from ctx.engine.wording import plural
 
@@ -65,6 +66,9 @@ class MergeResult(Outcome, frozen=True, kw_only=True):
         merged: Memories both sides changed that were combined cleanly.
         settled: Memories whose clash ``prefer`` settled.
         conflicts: Clashes kept for ``ctx resolve``.
+        secrets: Secrets in the text the merge brought into the target, as
+            the store's screen found them (none without a screen); the
+            merge is made all the same.
     """
 
     source: str
@@ -76,6 +80,7 @@ class MergeResult(Outcome, frozen=True, kw_only=True):
     merged: tuple[MemoryId, ...] = ()
     settled: tuple[MemoryId, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
+    secrets: tuple[SecretFinding, ...] = ()
 
 
 class _Side(msgspec.Struct, frozen=True):
@@ -140,6 +145,7 @@ def merge(
                 base=base,
                 commit=store.commit(theirs),
                 fast_forward=True,
+                secrets=_arrived(store, ours, _changed(store, ours, theirs)),
             )
         merger = _TreeMerge(store, target, source, ours, theirs, base, prefer)
         tree, objects = merger.run()
@@ -151,6 +157,7 @@ def merge(
             merged=tuple(merger.merged),
             settled=tuple(merger.settled),
             conflicts=tuple(merger.conflicts),
+            secrets=_arrived(store, ours, merger.changes),
         )
         if preview:
             return outcome
@@ -161,6 +168,29 @@ def merge(
             target, [ours, theirs], tree, objects, intent, summary
         )
     return msgspec.structs.replace(outcome, commit=commit)
+
+
+def _changed(store: Store, ours: CommitId, theirs: CommitId) -> dict[str, bytes | None]:
+    """Returns what a fast-forward from ``ours`` to ``theirs`` changes."""
+    if store.screen is None:
+        return {}
+    objects = store.repo.object_store
+    out: dict[str, bytes | None] = {}
+    old, new = store.snapshot(ours).tree, store.snapshot(theirs).tree
+    for change in tree_changes(objects, old, new):
+        if change.new is not None and change.new.path is not None:
+            blob = objects[ObjectID(change.new.sha)]
+            out[change.new.path.decode("utf-8")] = blob.as_raw_string()
+    return out
+
+
+def _arrived(
+    store: Store, ours: CommitId, changes: dict[str, bytes | None]
+) -> tuple[SecretFinding, ...]:
+    """Returns the secrets in the text ``changes`` bring onto ``ours``."""
+    if store.screen is None or not changes:
+        return ()
+    return store.screen.scan(store.snapshot(ours), changes)
 
 
 DREAM_PREFIX = "dream/"

@@ -57,6 +57,7 @@ from ctx.engine.errors import (
 from ctx.engine.history import History
 from ctx.engine.ids import CommitId
 from ctx.engine.model import Intent
+from ctx.engine.screen import PendingWrite, Screen
 from ctx.engine.snapshot import Snapshot
 
 __all__ = ["Clock", "CommitInfo", "ReflogEntry", "Store", "check_branch_name"]
@@ -168,6 +169,8 @@ class Store:
         path: The store folder, or ``None`` for an in-memory store.
         clock: Source of the current time for commits and reflog entries.
         lock_timeout: Seconds a writer waits for the store's lock.
+        screen: What every write and merge is shown first (the hub's secret
+            scan); ``None`` writes as asked.
     """
 
     def __init__(
@@ -177,11 +180,13 @@ class Store:
         *,
         clock: Clock,
         lock_timeout: float = 60.0,
+        screen: Screen | None = None,
     ) -> None:
         self.repo = repo
         self.path = path
         self.clock = clock
         self.lock_timeout = lock_timeout
+        self.screen = screen
         self._lock_depth = 0
         self._held: HeldLock | None = None
         self._commits: dict[bytes, Commit] = {}
@@ -193,7 +198,13 @@ class Store:
 
     @classmethod
     def init(
-        cls, path: Path, *, clock: Clock, branch: str = "main", exist_ok: bool = False
+        cls,
+        path: Path,
+        *,
+        clock: Clock,
+        branch: str = "main",
+        exist_ok: bool = False,
+        screen: Screen | None = None,
     ) -> Store:
         """Creates a store in folder ``path`` with one empty commit on ``branch``.
 
@@ -216,11 +227,11 @@ class Store:
             with write_lock(path / "lock", 60.0):
                 if not (path / "git").exists():
                     cls._create(path, clock, branch)
-                    store = cls.open(path, clock=clock)
+                    store = cls.open(path, clock=clock, screen=screen)
                     store.history.ensure(store.branch_tip(branch))
                     return store
         if exist_ok:
-            return cls.open(path, clock=clock)
+            return cls.open(path, clock=clock, screen=screen)
         raise ConflictError(f"A store already exists at {path}.")
 
     @classmethod
@@ -245,7 +256,7 @@ class Store:
             ) from exc
 
     @classmethod
-    def open(cls, path: Path, *, clock: Clock) -> Store:
+    def open(cls, path: Path, *, clock: Clock, screen: Screen | None = None) -> Store:
         """Opens the store in folder ``path``.
 
         Raises:
@@ -276,14 +287,16 @@ class Store:
             raise StoreError(
                 f"The store at {path} needs a newer ctx (format {version!r})."
             )
-        return cls(repo, path, clock=clock)
+        return cls(repo, path, clock=clock, screen=screen)
 
     @classmethod
-    def memory(cls, *, clock: Clock, branch: str = "main") -> Store:
+    def memory(
+        cls, *, clock: Clock, branch: str = "main", screen: Screen | None = None
+    ) -> Store:
         """Returns a new store held in memory (for tests and dry runs)."""
         repo = MemoryRepo()
         repo.refs.set_symbolic_ref(_HEAD, _ref(branch))
-        store = cls(repo, None, clock=clock)
+        store = cls(repo, None, clock=clock, screen=screen)
         store._write_initial(branch)
         return store
 
@@ -604,6 +617,8 @@ class Store:
         every changed path (``None`` deletes it). It may raise to refuse the
         write; nothing is written then. It may be called more than once if
         the tip moves under us, and must be a pure function of the snapshot.
+        The store's screen, if any, sees what ``build`` returned, with the
+        summary and intent, and may refuse or change them likewise.
 
         Returns:
             The new commit, or ``None`` when nothing would change.
@@ -628,15 +643,20 @@ class Store:
                     )
                 else:
                     snap = Snapshot.empty(self.repo.object_store)
-                changes = build(snap)
+                pending = self._screened(
+                    snap,
+                    PendingWrite(
+                        summary=summary, intent=intent, changes=dict(build(snap))
+                    ),
+                )
                 result = self._commit_changes(
                     branch,
                     tip,
                     parent_tree,
                     snap,
-                    changes,
-                    intent,
-                    summary,
+                    pending.changes,
+                    pending.intent,
+                    pending.summary,
                     allow_empty,
                 )
                 if result is not _MOVED:
@@ -644,6 +664,11 @@ class Store:
             raise StoreBusyError(
                 f"Branch {branch!r} kept moving; gave up after 20 tries."
             )
+
+    def _screened(self, before: Snapshot, pending: PendingWrite) -> PendingWrite:
+        if self.screen is None or not pending.changes:
+            return pending
+        return self.screen.check(before, pending)
 
     def _commit_changes(
         self,
@@ -713,6 +738,11 @@ class Store:
             The commit, or ``None`` when ``changes`` change nothing.
         """
         tree = self._commit_object(parent).tree
+        pending = self._screened(
+            Snapshot(self.repo.object_store, parent, tree),
+            PendingWrite(summary=summary, intent=intent, changes=dict(changes)),
+        )
+        changes, intent, summary = pending.changes, pending.intent, pending.summary
         before = _trees.lookup_many(self.repo.object_store, tree, changes)
         objects: list[ShaFile] = []
         blob_changes: dict[str, ObjectID | None] = {}

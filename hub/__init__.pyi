@@ -67,6 +67,9 @@ from .config import (
     RecallConfig as RecallConfig,
 )
 from .config import (
+    SecretsSettings as SecretsSettings,
+)
+from .config import (
     ServeSettings as ServeSettings,
 )
 from .config import (
@@ -122,6 +125,13 @@ from .retrieval.tuning import (
 from .retrieval.tuning import (
     WeightsReport as WeightsReport,
 )
+from .screen import SECRET_MODES as SECRET_MODES
+from .screen import SecretFoundError as SecretFoundError
+from .screen import SecretMode as SecretMode
+from .screen import SecretScreen as SecretScreen
+from .secrets import FoundSecret as FoundSecret
+from .secrets import find_secrets as find_secrets
+from .secrets import redact_secrets as redact_secrets
 from .server.client import HubError as HubError
 from .server.private import HubFolderError as HubFolderError
 from .server.wire import (

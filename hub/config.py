@@ -10,7 +10,8 @@ says whether ``ctx serve`` asks for API keys on loopback too. ``[hooks]``
 holds the budgets and the relevance floor of ``ctx hook``. ``[agents]`` says
 whether each agent writes on a branch of its own. ``[code.steer]`` names
 the optional chat model that steers ``ctx find``. ``[dream]`` says whether
-the hub runs Dream in the background, and names its judge. A missing
+the hub runs Dream in the background, and names its judge. ``[secrets]``
+says what a write holding a secret does (refuse, redact, allow). A missing
 file or table gives the defaults; an unknown key or a value of the wrong
 type is an error naming it.
 
@@ -37,6 +38,7 @@ __all__ = [
     "HubSettings",
     "RecallConfig",
     "RerankerSettings",
+    "SecretsSettings",
     "ServeSettings",
     "SteerSettings",
     "load_config",
@@ -238,6 +240,21 @@ class DreamSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     judge_key_env: str = ""
 
 
+class SecretsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What a write whose new text holds a secret does (docs/security.md).
+
+    Attributes:
+        mode: ``refuse`` (nothing is written, the error names the kind of
+            secret and where), ``redact`` (``[REDACTED:<kind>]`` is stored in
+            its place) or ``allow`` (stored as given, nothing scanned; also
+            what ``--allow-secret`` does for one command). A merge or pull
+            is never refused: it reports the secrets it brought, unless
+            ``allow``.
+    """
+
+    mode: Literal["refuse", "redact", "allow"] = "refuse"
+
+
 class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything the hub reads from ``config.toml``."""
 
@@ -249,6 +266,7 @@ class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     dream: DreamSettings = DreamSettings()
     embedder: dict[str, object] = {}
     code: CodeSettings = CodeSettings()
+    secrets: SecretsSettings = SecretsSettings()
 
 
 def load_config(store_path: Path | None) -> HubConfig:

@@ -312,10 +312,11 @@ def _values(plugin: BasePlugin, line: str) -> Iterator[tuple[str, int]]:
                 return
         return
     if isinstance(plugin, HighEntropyStringsPlugin):
-        found = plugin.analyze_string(line)
+        candidates = plugin.analyze_string(line)
         limit = plugin.entropy_limit
         yield from _placed(
-            line, (v for v in found if plugin.calculate_shannon_entropy(v) > limit)
+            line,
+            (v for v in candidates if plugin.calculate_shannon_entropy(v) > limit),
         )
         return
     if isinstance(plugin, RegexBasedDetector):

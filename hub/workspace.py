@@ -29,6 +29,7 @@ from ctx.engine import Intent, NotAStoreError
 if TYPE_CHECKING:  # dulwich loads when a store is opened
     from ctx.engine import Store
     from ctx.hub.config import HubConfig
+    from ctx.hub.screen import SecretMode
 
 __all__ = ["Workspace", "local_now"]
 
@@ -70,6 +71,9 @@ class Workspace:
         self.agent = agent
         self.session = session
         self.clock = clock
+        self.allow_secrets = False
+        """Whether this caller stores secrets as given (``--allow-secret``),
+        whatever the store's ``[secrets] mode``."""
         self.lock = threading.RLock()
         """Held around every use of the store by callers on several threads
         (the MCP server and HTTP API run calls on worker threads): one store
@@ -146,25 +150,44 @@ class Workspace:
             NotAStoreError: No store is at an explicit or found path.
         """
         from ctx.engine import Store
+        from ctx.hub.screen import SecretScreen
 
+        screen = SecretScreen(self.secrets_mode)
         if self._store is None:
             if self.user_store and not (self.path / "git").is_dir():
                 if write:
-                    self._store = Store.init(self.path, clock=self.clock, exist_ok=True)
+                    self._store = Store.init(
+                        self.path, clock=self.clock, exist_ok=True, screen=screen
+                    )
                 else:
-                    self._store = Store.memory(clock=self.clock)
+                    self._store = Store.memory(clock=self.clock, screen=screen)
             elif not self.path.exists():
                 raise NotAStoreError(
                     f"No store at {self.path}.",
                     hint="Run `ctx init` there, or fix --store.",
                 )
             else:
-                self._store = Store.open(self.path, clock=self.clock)
+                self._store = Store.open(self.path, clock=self.clock, screen=screen)
         elif write and self._store.path is None:
             # A user store read while empty, now written: make it for real.
             self._store.close()
-            self._store = Store.init(self.path, clock=self.clock, exist_ok=True)
+            self._store = Store.init(
+                self.path, clock=self.clock, exist_ok=True, screen=screen
+            )
         return self._store
+
+    def secrets_mode(self) -> SecretMode:
+        """Returns what a write holding a secret does here.
+
+        That is the store's ``[secrets] mode``, or ``allow`` with
+        :attr:`allow_secrets`.
+
+        Raises:
+            InvalidInputError: The store's config.toml is not valid.
+        """
+        if self.allow_secrets:
+            return "allow"
+        return self.config().secrets.mode
 
     def config(self) -> HubConfig:
         """Returns the store's ``config.toml`` settings (defaults if none).

@@ -23,6 +23,7 @@ __all__ = [
     "CtxState",
     "abbrev_option",
     "add_store_option",
+    "allow_secret_option",
     "branch_name_option",
     "branch_option",
     "echo_change",
@@ -58,6 +59,7 @@ class CtxState:
         self.explicit = store_path
         self._workspace: Workspace | None = None
         self.as_json = False
+        self.allow_secrets = False
         self._used: str | None = None
 
     def used(self, verb: str) -> None:
@@ -86,6 +88,7 @@ class CtxState:
             from ctx.hub import Workspace
 
             self._workspace = Workspace.find(self.explicit, clock=now)
+            self._workspace.allow_secrets = self.allow_secrets
         return self._workspace
 
     def close(self) -> None:
@@ -193,13 +196,33 @@ def branch_name_option(func: F) -> F:
     return _branch("Branch to read (a name, not a revision)")(func)
 
 
+def _allow_secret(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    state = ctx.find_object(CtxState)
+    if value and state is not None:
+        state.allow_secrets = True
+
+
+def allow_secret_option(func: F) -> F:
+    """Adds ``--allow-secret``: store text that holds a secret as given."""
+    return click.option(
+        "--allow-secret",
+        is_flag=True,
+        expose_value=False,
+        callback=_allow_secret,
+        help="Store text that holds a secret (a key, token, password) as "
+        "given, instead of refusing it (see [secrets] mode in config.toml).",
+    )(func)
+
+
 def intent_options(
-    default_intent: str, *, reason_required: bool = False
+    default_intent: str, *, reason_required: bool = False, secrets: bool = True
 ) -> Callable[[F], F]:
     """Adds ``--agent --intent --confidence --reason --session``.
 
     The command receives them as one ``who: Intent`` argument;
-    ``reason_required`` makes ``--reason`` a required option.
+    ``reason_required`` makes ``--reason`` a required option. ``secrets``
+    adds ``--allow-secret`` (:func:`allow_secret_option`) for a command that
+    writes new text.
     """
 
     def decorate(func: F) -> F:
@@ -256,6 +279,8 @@ def intent_options(
         decorated: Any = wrapper
         for option in reversed(options):
             decorated = option(decorated)
+        if secrets:
+            decorated = allow_secret_option(decorated)
         return decorated  # type: ignore[no-any-return]
 
     return decorate

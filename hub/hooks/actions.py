@@ -30,6 +30,7 @@ from ctx.hub.hooks.commands import Command
 from ctx.hub.hooks.events import memory_lines, with_hits
 from ctx.hub.hooks.session import Block, SessionState
 from ctx.hub.retrieval.prompt import format_prompt
+from ctx.hub.screen import SecretFoundError
 from ctx.hub.workspace import Workspace
 
 __all__ = ["WRITES", "carry_out", "render_sources", "render_status"]
@@ -70,12 +71,18 @@ def carry_out(
     """Carries out ``commands`` in order; their results wait in ``state``.
 
     Never raises for a command that fails: its error is reported instead,
-    and the next command runs.
+    and the next command runs. A command refused for the secret it holds
+    is reported by its name alone, never by its text (which holds it).
     """
     turn = _Turn(ws, caller, state, recall_budget)
     for command in commands:
         try:
             _ACTIONS[command.name](turn, command)
+        except SecretFoundError as exc:
+            turn.report(
+                f"<ctx:{command.name}> was not carried out: {exc.message} "
+                "Write it again without the secret."
+            )
         except CtxError as exc:
             hint = f" {exc.hint}" if exc.hint else ""
             turn.report(f"{command.source} was not carried out: {exc.message}{hint}")

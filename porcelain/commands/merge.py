@@ -21,7 +21,7 @@ from ctx.porcelain._options import (
 from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_merge
 
-__all__ = ["COMMANDS", "merge_options"]
+__all__ = ["COMMANDS", "merge_options", "warn_secrets"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,6 +38,16 @@ def merge_options(func: F) -> F:
     )(func)
 
 
+def warn_secrets(result: engine.MergeResult) -> None:
+    """Says on stderr which memories brought which secrets into the branch."""
+    for found in result.secrets:
+        echo(
+            f"Warning: a secret ({found.kind}) came in, in {found.place()}: "
+            "rotate it, and redact it from the history.",
+            err=True,
+        )
+
+
 @click.command()
 @click.argument("source", metavar="SOURCE")
 @merge_options
@@ -46,7 +56,7 @@ def merge_options(func: F) -> F:
     is_flag=True,
     help="Make a merge commit even when a fast-forward would do.",
 )
-@intent_options("merge")
+@intent_options("merge", secrets=False)
 @json_option
 @pass_state
 def merge(
@@ -63,6 +73,8 @@ def merge(
     Tags and links union; edits to different fields or lines combine; a real
     clash is stored as a conflict (both versions kept) for `ctx resolve`.
     A merge that leaves conflicts is committed, printed, and exits with 5.
+    Secrets in the text it brings are named in a warning (the merge is
+    made all the same).
 
     \b
     Example:
@@ -76,6 +88,7 @@ def merge(
         echo_json(result)
     else:
         render_merge(result)
+    warn_secrets(result)
     if result.conflicts:
         click.get_current_context().exit(engine.ConflictError.exit_code)
 

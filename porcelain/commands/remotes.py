@@ -16,7 +16,7 @@ from ctx.porcelain._options import (
     now,
     pass_state,
 )
-from ctx.porcelain.commands.merge import merge_options
+from ctx.porcelain.commands.merge import merge_options, warn_secrets
 from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_merge, render_transfer
 
@@ -180,7 +180,7 @@ def fetch(state: CtxState, remote_name: str, as_json: bool) -> None:
 @click.argument("remote_name", metavar="[REMOTE]", default="origin")
 @click.argument("branch", required=False)
 @merge_options
-@intent_options("merge")
+@intent_options("merge", secrets=False)
 @json_option
 @pass_state
 def pull(
@@ -196,7 +196,8 @@ def pull(
 
     The merge is ctx's own, as `ctx merge`: tags and links union, real
     clashes are stored as conflicts for `ctx resolve`; a pull that leaves
-    conflicts is committed, printed, and exits with 5.
+    conflicts is committed, printed, and exits with 5. Secrets in the text
+    it brings are named in a warning.
 
     \b
     Example:
@@ -216,6 +217,7 @@ def pull(
         echo_json(result)
     else:
         render_merge(result.merge)
+    warn_secrets(result.merge)
     if result.merge.conflicts:
         click.get_current_context().exit(engine.ConflictError.exit_code)
 

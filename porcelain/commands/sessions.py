@@ -9,6 +9,7 @@ import click
 from ctx import engine
 from ctx.porcelain._options import (
     CtxState,
+    allow_secret_option,
     branch_option,
     echo_json,
     json_option,
@@ -123,6 +124,7 @@ def session_show(
     metavar="TEXT",
     help="What the session did (default: one made from its history).",
 )
+@allow_secret_option
 @branch_option
 @json_option
 @pass_state

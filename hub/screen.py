@@ -1,0 +1,346 @@
+"""Secrets kept out of the store: the screen every store a workspace opens has.
+
+Every write path (remember, edit, import, ingest, prime, the MCP and HTTP
+writes, the hooks' ``<ctx:remember>``, Dream, sessions) ends in the
+engine's ``Store.write``, which shows :class:`SecretScreen` the write before
+any object is written. What the screen does is the store's
+``[secrets] mode`` (``config.toml``), or ``allow`` for a command run with
+``--allow-secret``:
+
+- ``refuse`` (the default): the new text of a write is scanned
+  (:func:`ctx.hub.secrets.find_secrets`); a secret refuses the whole write
+  with :class:`SecretFoundError`, one line naming its kind and where
+  (field and line), and nothing is written.
+- ``redact``: each secret is replaced with ``[REDACTED:<kind>]`` and the
+  write is made.
+- ``allow``: nothing is scanned.
+
+New text is what the tip the write builds on does not hold already: the
+lines of each field of a memory that its old version lacked, a file's new
+strings, the commit's summary and its ``Ctx-Reason``. So a memory stored
+with ``--allow-secret`` can still be tagged or linked.
+
+A merge or a pull is never refused (that would block a team on another
+writer's history): the secrets in the text it brings are reported in its
+result, for the user to rotate and redact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Literal
+
+import msgspec
+
+from ctx.engine import (
+    CorruptStoreError,
+    InvalidInputError,
+    Memory,
+    PendingWrite,
+    SecretFinding,
+    Snapshot,
+    decode_memory,
+    encode,
+    is_memory_path,
+    plural,
+)
+from ctx.hub.secrets import FoundSecret, could_hold_secret, find_secrets
+
+__all__ = ["SECRET_MODES", "SecretFoundError", "SecretMode", "SecretScreen"]
+
+SecretMode = Literal["refuse", "redact", "allow"]
+SECRET_MODES: tuple[SecretMode, ...] = ("refuse", "redact", "allow")
+
+_JSON = msgspec.json.Encoder(order="deterministic")
+
+
+class SecretFoundError(InvalidInputError):
+    """A write was refused: its new text holds a secret.
+
+    Attributes:
+        findings: Every secret found, in the order of the write's files.
+    """
+
+    def __init__(self, findings: tuple[SecretFinding, ...]) -> None:
+        first = findings[0]
+        more = (
+            f" (and {plural(len(findings) - 1, 'more')})" if len(findings) > 1 else ""
+        )
+        super().__init__(
+            f"Refused: a secret ({first.kind}) in {first.place()}{more}; "
+            "nothing was written.",
+            hint="Take it out; --allow-secret stores it anyway, and "
+            '[secrets] mode = "redact" in the store\'s config.toml stores '
+            f"[REDACTED:{first.kind}] in its place.",
+        )
+        self.findings = findings
+
+
+class _Field(msgspec.Struct, frozen=True):
+    """One text of a file: its name, its text, and the lines it had."""
+
+    name: str
+    text: str
+    old: frozenset[str]
+
+
+class SecretScreen:
+    """The screen a workspace gives its store (see the module's docstring).
+
+    Args:
+        mode: Returns the mode in force; asked at each write, so that a
+            store opened to read never reads the config.
+    """
+
+    def __init__(self, mode: Callable[[], SecretMode]) -> None:
+        self._mode = mode
+
+    def check(self, before: Snapshot, pending: PendingWrite) -> PendingWrite:
+        """Returns ``pending`` as it is to be written, or raises.
+
+        Raises:
+            SecretFoundError: in ``refuse`` mode, the new text holds a secret.
+        """
+        mode = self._mode()
+        if mode == "allow":
+            return pending
+        findings: list[SecretFinding] = []
+        changes: dict[str, bytes | None] = {}
+        values: list[tuple[str, str]] = []  # (secret, kind): for the summary
+        for path, content in pending.changes.items():
+            if content is None:
+                changes[path] = content
+                continue
+            found, redacted = self._file(before, path, content, values)
+            findings += found
+            changes[path] = redacted if found else content
+        summary = _scrubbed(pending.summary, values)
+        findings += _message_findings("summary", summary)
+        reason = pending.intent.reason
+        if reason:
+            reason = _scrubbed(reason, values)
+            findings += _message_findings("reason", reason)
+        if not findings:
+            return pending
+        if mode == "refuse":
+            raise SecretFoundError(tuple(findings))
+        return PendingWrite(
+            summary=_redacted_text(summary),
+            intent=msgspec.structs.replace(
+                pending.intent, reason=_redacted_text(reason) if reason else reason
+            ),
+            changes=changes,
+        )
+
+    def scan(
+        self, before: Snapshot, changes: Mapping[str, bytes | None]
+    ) -> tuple[SecretFinding, ...]:
+        """Returns the secrets in the new text of a merge's ``changes``."""
+        if self._mode() == "allow":
+            return ()
+        found: list[SecretFinding] = []
+        for path, content in changes.items():
+            if content is not None:
+                found += self._file(before, path, content, [])[0]
+        return tuple(found)
+
+    def _file(
+        self,
+        before: Snapshot,
+        path: str,
+        content: bytes,
+        values: list[tuple[str, str]],
+    ) -> tuple[list[SecretFinding], bytes]:
+        """Returns the secrets in a file's new text, and the file redacted."""
+        old = before.read(path)
+        memory = _memory(path, content)
+        if memory is not None:
+            fields = list(_memory_fields(memory, _memory(path, old) if old else None))
+        else:
+            fields = list(_json_fields(content, old))
+        found: list[SecretFinding] = []
+        redacted: dict[str, str] = {}
+        mid = memory.id if memory is not None else None
+        for field in fields:
+            secrets = _new_secrets(field)
+            if not secrets:
+                continue
+            found += [
+                SecretFinding(
+                    path=path, memory=mid, kind=s.kind, field=field.name, line=s.line
+                )
+                for s in secrets
+            ]
+            values += [(field.text[s.start : s.end], s.kind) for s in secrets]
+            redacted[field.name] = _redacted(field.text, secrets)
+        if not found:
+            return [], content
+        if memory is not None:
+            return found, encode(_redacted_memory(memory, redacted))
+        return found, _redacted_json(content, redacted)
+
+
+# -- the fields of a file ---------------------------------------------------------
+
+
+def _memory(path: str, content: bytes) -> Memory | None:
+    if not is_memory_path(path):
+        return None
+    try:
+        return decode_memory(content, path)
+    except CorruptStoreError:
+        return None
+
+
+def _lines(text: str | None) -> frozenset[str]:
+    return frozenset(text.split("\n")) if text else frozenset()
+
+
+def _memory_fields(memory: Memory, old: Memory | None) -> Iterator[_Field]:
+    def field(name: str, text: str | None, was: str | None) -> Iterator[_Field]:
+        if text and text != was:
+            yield _Field(name, text, _lines(was))
+
+    yield from field("title", memory.title, old.title if old else None)
+    yield from field("body", memory.body, old.body if old else None)
+    yield from field(
+        "tags", "\n".join(memory.tags), "\n".join(old.tags) if old else None
+    )
+    for key, value in memory.meta.items():
+        yield from field(f"meta.{key}", value, old.meta.get(key) if old else None)
+    if memory.source is not None:
+        was = old.source if old else None
+        yield from field("source", memory.source.file, was.file if was else None)
+        yield from field("section", memory.source.section, was.section if was else None)
+
+
+def _json_fields(content: bytes, old: bytes | None) -> Iterator[_Field]:
+    """Yields the strings of a JSON file (a link, a view, ...) by key path.
+
+    A file that is not JSON is one text.
+    """
+    try:
+        data = msgspec.json.decode(content)
+    except msgspec.DecodeError:
+        text = content.decode("utf-8", "replace")
+        was = old.decode("utf-8", "replace") if old else None
+        if text != was:
+            yield _Field("content", text, _lines(was))
+        return
+    olds: dict[str, str] = {}
+    if old is not None:
+        try:
+            olds = dict(_strings(msgspec.json.decode(old), ""))
+        except msgspec.DecodeError:
+            olds = {}
+    for name, text in _strings(data, ""):
+        if text != olds.get(name):
+            yield _Field(name, text, _lines(olds.get(name)))
+
+
+def _strings(value: Any, name: str) -> Iterator[tuple[str, str]]:
+    # Any: decoded JSON of a file the engine wrote (a link, view, proposal).
+    if isinstance(value, str):
+        yield name or "content", value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, f"{name}.{key}" if name else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _strings(item, f"{name}.{i}")
+
+
+def _new_secrets(field: _Field) -> list[FoundSecret]:
+    """Returns the secrets on the lines of ``field`` it did not have before."""
+    if not could_hold_secret(field.text):
+        return []
+    lines = field.text.split("\n")
+    return [
+        s
+        for s in find_secrets(field.text)
+        if not field.old or lines[s.line - 1] not in field.old
+    ]
+
+
+# -- redaction -----------------------------------------------------------------------
+
+
+def _redacted(text: str, secrets: list[FoundSecret]) -> str:
+    out, last = [], 0
+    for secret in sorted(secrets, key=lambda s: s.start):
+        out += [text[last : secret.start], f"[REDACTED:{secret.kind}]"]
+        last = secret.end
+    return "".join([*out, text[last:]])
+
+
+def _redacted_text(text: str) -> str:
+    return _redacted(text, find_secrets(text))
+
+
+def _redacted_memory(memory: Memory, redacted: dict[str, str]) -> Memory:
+    meta = {
+        key: redacted.get(f"meta.{key}", value) for key, value in memory.meta.items()
+    }
+    source = memory.source
+    if source is not None:
+        source = msgspec.structs.replace(
+            source,
+            file=redacted.get("source", source.file),
+            section=redacted.get("section", source.section),
+        )
+    tags = redacted["tags"].split("\n") if "tags" in redacted else memory.tags
+    return msgspec.structs.replace(
+        memory,
+        title=redacted.get("title", memory.title),
+        body=redacted.get("body", memory.body),
+        tags=tuple(sorted(set(tags))),
+        meta=meta,
+        source=source,
+    )
+
+
+def _redacted_json(content: bytes, redacted: dict[str, str]) -> bytes:
+    try:
+        data = msgspec.json.decode(content)
+    except msgspec.DecodeError:
+        return redacted.get("content", "").encode("utf-8")
+    return _JSON.encode(_replaced(data, "", redacted))
+
+
+def _replaced(value: Any, name: str, redacted: dict[str, str]) -> Any:
+    # Any: decoded JSON, as in _strings.
+    if isinstance(value, str):
+        return redacted.get(name or "content", value)
+    if isinstance(value, dict):
+        return {
+            key: _replaced(item, f"{name}.{key}" if name else str(key), redacted)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [
+            _replaced(item, f"{name}.{i}", redacted) for i, item in enumerate(value)
+        ]
+    return value
+
+
+def _scrubbed(text: str, values: list[tuple[str, str]]) -> str:
+    """Returns a commit's summary or reason without the write's secrets.
+
+    A secret may be there whole, or cut short by a headline (``AKIA12…``).
+    """
+    for value, kind in values:
+        text = text.replace(value, f"[REDACTED:{kind}]")
+        if text.endswith("…"):
+            head = text[:-1]
+            for n in range(min(len(value), len(head)), 3, -1):
+                if head.endswith(value[:n]):
+                    text = f"{head[:-n]}[REDACTED:{kind}]…"
+                    break
+    return text
+
+
+def _message_findings(name: str, text: str) -> list[SecretFinding]:
+    return [
+        SecretFinding(path="", memory=None, kind=s.kind, field=name, line=s.line)
+        for s in find_secrets(text)
+    ]
