@@ -293,3 +293,19 @@ def test_a_secret_in_ctx_remember_is_not_stored_and_the_next_prompt_says_why(
     ws = Workspace.find(tmp_path / ".ctx")
     assert bodies(ws) == []
     ws.close()
+
+
+@pytest.mark.anyio
+async def test_an_mcp_remember_is_an_error_and_writes_nothing(ws):
+    from mcp import Client
+
+    from ctx.hub.agents.mcp_server import build_server
+
+    before = tips(ws)
+    key = s.github_token()
+    async with Client(build_server(ws)) as client:
+        result = await client.call_tool("remember", {"text": f"CI uses {key}"})
+    assert result.is_error
+    assert "Refused: a secret (github-token)" in result.content[0].text
+    assert key not in result.content[0].text
+    assert tips(ws) == before
