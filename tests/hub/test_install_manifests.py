@@ -215,12 +215,8 @@ def test_the_readme_names_the_registry_entry():
     assert re.search(rf"mcp-name: {re.escape(REGISTRY_NAME)}(\s|-->)", readme)
 
 
-@pytest.mark.xfail(
-    reason="`uvx ctx-memory mcp` runs an executable named ctx-memory, which the "
-    "package does not have yet (its program is `ctx`): issue 35",
-    strict=True,
-)
 def test_the_package_has_a_program_named_like_it():
+    """`uvx ctx-memory mcp` (the registry's entry) runs a program of that name."""
     assert PACKAGE_NAME in PYPROJECT["project"]["scripts"]
 
 
