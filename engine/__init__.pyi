@@ -308,6 +308,9 @@ from .log import (
     log as log,
 )
 from .maintenance import (
+    AUTO_PACK_LOOSE as AUTO_PACK_LOOSE,
+)
+from .maintenance import (
     FsckReport as FsckReport,
 )
 from .maintenance import (
@@ -317,10 +320,16 @@ from .maintenance import (
     InitResult as InitResult,
 )
 from .maintenance import (
+    PackReport as PackReport,
+)
+from .maintenance import (
     StoreStatus as StoreStatus,
 )
 from .maintenance import (
     TierCount as TierCount,
+)
+from .maintenance import (
+    auto_pack as auto_pack,
 )
 from .maintenance import (
     fsck as fsck,
@@ -330,6 +339,12 @@ from .maintenance import (
 )
 from .maintenance import (
     init_store as init_store,
+)
+from .maintenance import (
+    loose_objects as loose_objects,
+)
+from .maintenance import (
+    pack_loose as pack_loose,
 )
 from .maintenance import (
     status as status,

@@ -79,6 +79,7 @@ class Workspace:
         (the MCP server and HTTP API run calls on worker threads): one store
         object, its caches and its write state serve one call at a time."""
         self._store: Store | None = None
+        self._wrote = False  # a write was asked for: close() may start packing
 
     @classmethod
     def find(
@@ -153,6 +154,7 @@ class Workspace:
         from ctx.hub.screen import SecretScreen
 
         screen = SecretScreen(self.secrets_mode)
+        self._wrote = self._wrote or write
         if self._store is None:
             if self.user_store and not (self.path / "git").is_dir():
                 if write:
@@ -240,7 +242,15 @@ class Workspace:
         )
 
     def close(self) -> None:
-        """Closes the store's open files, if it was opened."""
+        """Closes the store's open files, if it was opened.
+
+        A workspace that wrote starts packing the store's loose objects in
+        the background first, if they are many (:mod:`ctx.hub.upkeep`).
+        """
         if self._store is not None:
+            if self._wrote:
+                from ctx.hub.upkeep import pack_in_background
+
+                pack_in_background(self._store)
             self._store.close()
             self._store = None

@@ -28,6 +28,7 @@ from ctx.hub.keys import (
 )
 from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult
+from ctx.hub.upkeep import pack_in_background
 from ctx.hub.workspace import Workspace
 
 __all__ = ["HANDLERS"]
@@ -75,6 +76,8 @@ def _writing(
         if own is not None:
             _ensure_branch(store, own)
         yield store, name
+        # A server writes for days without closing its workspace.
+        pack_in_background(store)
 
 
 def _reads(

@@ -91,15 +91,29 @@ def status(state: CtxState, branch: str | None, as_json: bool) -> None:
 
 
 @click.command()
+@click.option(
+    "--auto",
+    is_flag=True,
+    help="Only pack loose objects, and only if there are many (as `git gc "
+    "--auto`; what a write starts in the background).",
+)
 @json_option
 @pass_state
-def gc(state: CtxState, as_json: bool) -> None:
+def gc(state: CtxState, auto: bool, as_json: bool) -> None:
     """Pack loose objects into one pack file
 
     \b
     Example:
       ctx gc
+      ctx gc --auto
     """
+    if auto:
+        packs = engine.auto_pack(state.store())
+        if as_json:
+            echo_json(packs)
+        else:
+            echo(f"Packed {plural(packs.packed, 'loose object')}.")
+        return
     report = engine.gc(state.store(write=True))
     if as_json:
         echo_json(report)
