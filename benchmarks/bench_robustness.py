@@ -1,0 +1,606 @@
+"""Recall on variants of LoCoMo and Cranfield that ctx's defaults were not fitted to.
+
+Issue 29's robustness suite. Every variant is built from ``shared/eval``
+by fixed rules and seeds (no model writes anything), and every system is
+scored on every set in one run:
+
+- **LoCoMo turns** (``bench_quality.py``'s stores: one memory per turn,
+  tagged with its speaker, the previous turn as reply context): all
+  questions of categories 1-4; the questions that name a speaker; the same
+  questions with each speaker's name **misspelt** (one or two edits past
+  its first letter: a vowel changed, a letter doubled, dropped or two
+  swapped; never a word the conversation holds) or replaced by a **short
+  form** (:func:`short_form`: "Deborah" -> "Deb", "Andrew" -> "Andy",
+  "Tim" -> "Timmy"); the same questions asked of stores whose
+  speakers have **two-word names** (a surname from a fixed list, so turns
+  read "Caroline Walker: ..." and are tagged ``speaker:caroline-walker``);
+  and the questions that name one speaker about **what the other said**
+  (some evidence turn is the other speaker's: recall@10 of those turns),
+  asked of the plain stores.
+- **LoCoMo sessions**: one memory per session (``bench_sessions.py``'s
+  protocol), **whole**, and holding **one speaker's turns only** (a store
+  per speaker of each conversation, a memory per session of that speaker's
+  lines; a question is asked of the speaker whose turns hold all its
+  evidence, and its gold is the sessions its evidence falls in).
+- **Cranfield** (``bench_quality.py``'s store).
+
+Paraphrased questions are not built: they need a writer, and no model may
+write the data here.
+
+Metrics: recall@10 of the evidence turns; any@5 / all@5 of the gold
+sessions; nDCG@10 on Cranfield; and for ctx with its relevance floor, the
+share of the (answerable) questions that got an empty answer.
+
+Systems, each on the same texts:
+
+- **BM25**: ``rank_bm25``'s BM25Okapi (k1 1.5, b 0.75) over lower-cased
+  ``[a-z0-9]+`` tokens of the text (the speaker's name included);
+- **MiniLM**: brute-force cosine between the question's vector and each
+  text's (a long text scored by its best passage, cut as ctx cuts them,
+  :func:`ctx.hub.index.passages.passages`); no reply context, no tags;
+- **RRF**: the two fused by reciprocal ranks (k 60, top 100 of each);
+- **Tantivy search**: ctx's lexical index alone (``Searcher.search_bm25``:
+  the query's terms in title, body, context and tags);
+- **ctx BM25 channel**: ``rank()`` with every other channel, the tag boost
+  and gravity off, as a store's config can set it: the lexical channel and
+  the time channel (the same search, within the times a question names);
+- **ctx**: ``rank()`` with the defaults, without and with the relevance
+  floor (``relevant()`` with the configured floor and fall-off).
+
+Vectors are cached by text under ``benchmarks/.data`` (``_embed_cache.py``).
+``--lexical`` scores only the three BM25 systems, on stores embedded by the
+hashing embedder (a minute, not an hour, to compare a change of the lexical
+channel); ``--quick`` takes the first 2 conversations and prints only.
+
+Run::
+
+    .venv/bin/python benchmarks/bench_robustness.py [--quick] [--lexical]
+
+It writes ``benchmarks/results/robustness.md`` (``--lexical``:
+``robustness_lexical.md``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import bench_quality as quality
+import bench_sessions as sessions
+import numpy as np
+from _bench_common import FROZEN_ENV, machine_lines, run_frozen
+from _embed_cache import CachedEmbedder
+from rank_bm25 import BM25Okapi
+
+from ctx.engine import Draft
+from ctx.hub.config import RecallConfig
+from ctx.hub.embedders import Embedder, embed_queries, make_embedder
+from ctx.hub.index.passages import passages
+from ctx.hub.index.projection import REPLY_TO
+from ctx.hub.retrieval.ranking import rank, relevant
+
+RESULTS = Path(__file__).parent / "results"
+SEED = 29
+DEPTH = 100
+RRF_K = 60
+BM25_CHANNEL = RecallConfig(vector=0, fuzzy=0, tags=0, gravity=0)
+_SURNAMES = """Walker Bennett Hughes Foster Reyes Palmer Sullivan Hayes Porter Ellis
+    Novak Lindqvist Okafor Tanaka Moreau Kowalski Brennan Castillo Haddad Weber"""
+SURNAMES = tuple(_SURNAMES.split())
+_FUNCTION_WORDS = """a an and are as at be but by can did do for from had has he
+    her him his how i if in is it me my no not of on or our she so the to up us was
+    we what who why will with you"""
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
+_TOKEN = re.compile(r"[a-z0-9]+")
+_VOWELS = "aeiou"
+_SYLLABLE = re.compile(r"^[^aeiouy]*[aeiouy]+h?[^aeiouy]?")
+
+Ranker = Callable[[str], list[str]]
+
+
+# -- the variants ---------------------------------------------------------------
+
+
+def tokens(text: str) -> list[str]:
+    """Returns the BM25 baseline's tokens: lower-cased ``[a-z0-9]+`` runs."""
+    return _TOKEN.findall(text.lower())
+
+
+def speakers(corpus: quality.Corpus) -> list[str]:
+    """Returns a conversation's speakers, as its turns name them, in order."""
+    return list(dict.fromkeys(text.split(": ", 1)[0] for text in corpus.texts))
+
+
+def misspelt(name: str, rng: random.Random, known: set[str]) -> str:
+    """Returns ``name`` one or two edits away, its first letter kept.
+
+    The result is no word of ``known`` (lower-cased): a misspelling that
+    makes another word of the conversation would test something else.
+    """
+    for _ in range(100):
+        letters = list(name)
+        for _ in range(rng.choice((1, 2))):
+            at = rng.randrange(1, len(letters))
+            edit = rng.choice(("vowel", "double", "drop", "swap"))
+            if edit == "vowel" and letters[at].lower() in _VOWELS:
+                letters[at] = rng.choice([v for v in _VOWELS if v != letters[at]])
+            elif edit == "double":
+                letters.insert(at, letters[at].lower())
+            elif edit == "drop" and len(letters) > 3:
+                del letters[at]
+            elif edit == "swap" and at + 1 < len(letters):
+                letters[at], letters[at + 1] = letters[at + 1], letters[at]
+        word = "".join(letters)
+        if word.lower() != name.lower() and word.lower() not in known:
+            return word
+    raise AssertionError(f"no misspelling of {name}")
+
+
+def short_form(name: str) -> str:
+    """Returns a short form of a first name (module doc).
+
+    Its first syllable, closed by one consonant ("Deborah" -> "Deb"). A
+    syllable that is a function word takes the next letter and "y"
+    ("Andrew" -> "Andy"); one that is the whole name or under three letters
+    takes "y" after its last consonant doubled ("Tim" -> "Timmy").
+    """
+    lower = name.lower()
+    match = _SYLLABLE.match(lower)
+    syllable = match.group() if match else lower
+    if syllable in FUNCTION_WORDS:
+        syllable = lower[: len(syllable) + 1] + "y"
+    elif syllable == lower or len(syllable) < 3:
+        if syllable[-1] not in _VOWELS + "y":
+            syllable += syllable[-1]
+        syllable += "y"
+    return syllable.capitalize()
+
+
+def renamed(text: str, names: dict[str, str]) -> str:
+    """Returns ``text`` with each whole word that is a key replaced by its value."""
+    pattern = r"\b(" + "|".join(map(re.escape, names)) + r")\b"
+    return re.sub(pattern, lambda m: names[m.group()], text)
+
+
+def naming(question: str, names: Sequence[str]) -> list[str]:
+    """Returns the ``names`` a question names (whole words)."""
+    return [n for n in names if re.search(rf"\b{re.escape(n)}\b", question)]
+
+
+def asked(corpus: quality.Corpus) -> list[quality.Question]:
+    """Returns the questions that have an answer (categories 1-4)."""
+    return [q for q in corpus.questions if q.category in quality.CATEGORIES]
+
+
+def with_questions(
+    corpus: quality.Corpus, questions: list[quality.Question]
+) -> quality.Corpus:
+    return quality.Corpus(
+        corpus.name, corpus.texts, corpus.drafts, corpus.keys, corpus.now, questions
+    )
+
+
+def name_variants(corpus: quality.Corpus) -> dict[str, quality.Corpus]:
+    """Returns the question variants of one conversation's turns, by set name."""
+    names = speakers(corpus)
+    known = {t for text in corpus.texts for t in tokens(text)}
+    speaker_of = {
+        k: t.split(": ", 1)[0] for k, t in zip(corpus.keys, corpus.texts, strict=True)
+    }
+    named = named_only(corpus)
+    typos, shorts, other = [], [], []
+    for number, question in enumerate(named):
+        rng = random.Random(f"{SEED}:{corpus.name}:{number}")
+        found = naming(question.text, names)
+        typo = {n: misspelt(n, rng, known) for n in found}
+        short = {n: short_form(n) for n in found}
+        typos.append(dataclasses.replace(question, text=renamed(question.text, typo)))
+        shorts.append(dataclasses.replace(question, text=renamed(question.text, short)))
+        theirs = [e for e in question.evidence if speaker_of[e] not in found]
+        if len(found) == 1 and theirs:
+            other.append(dataclasses.replace(question, evidence=theirs))
+    return {
+        "named": with_questions(corpus, named),
+        "misspelt": with_questions(corpus, typos),
+        "short": with_questions(corpus, shorts),
+        "other": with_questions(corpus, other),
+    }
+
+
+def two_word_names(corpus: quality.Corpus) -> quality.Corpus:
+    """Returns the conversation with a surname after each speaker's name."""
+    rng = random.Random(f"{SEED}:{corpus.name}:surnames")
+    names = speakers(corpus)
+    full = dict(zip(names, rng.sample(SURNAMES, len(names)), strict=True))
+
+    def text_of(text: str) -> str:
+        speaker, _, rest = text.partition(": ")
+        return f"{speaker} {full[speaker]}: {rest}"
+
+    drafts = []
+    for draft in corpus.drafts:
+        speaker = draft.text.partition(": ")[0]
+        meta = dict(draft.meta)
+        if REPLY_TO in meta:
+            meta[REPLY_TO] = text_of(meta[REPLY_TO])
+        tag = "-".join(f"{speaker} {full[speaker]}".lower().split())
+        drafts.append(
+            Draft(
+                text=text_of(draft.text),
+                when=draft.when,
+                tags=(f"speaker:{tag}",),
+                meta=meta,
+            )
+        )
+    return quality.Corpus(
+        corpus.name,
+        [text_of(t) for t in corpus.texts],
+        drafts,
+        corpus.keys,
+        corpus.now,
+        named_only(corpus),
+    )
+
+
+def named_only(corpus: quality.Corpus) -> list[quality.Question]:
+    """Returns the answerable questions that name a speaker."""
+    names = speakers(corpus)
+    return [q for q in asked(corpus) if naming(q.text, names)]
+
+
+def session_of(key: str) -> str:
+    """Returns the session number of a LoCoMo dia_id (``D3:7`` -> ``3``)."""
+    return key[1:].split(":")[0]
+
+
+def sessions_of(
+    corpus: quality.Corpus, speaker: str | None = None
+) -> sessions.Sessions:
+    """Returns one memory per session of a conversation's turns.
+
+    As ``bench_sessions.load`` makes them (``Speaker: text`` lines, the
+    session's date); with ``speaker``, only that speaker's lines, and only
+    the questions whose every evidence turn is that speaker's.
+    """
+    lines: dict[str, list[str]] = {}
+    when: dict[str, datetime] = {}
+    speaker_of = {}
+    for key, text, draft in zip(corpus.keys, corpus.texts, corpus.drafts, strict=True):
+        speaker_of[key] = text.split(": ", 1)[0]
+        number = session_of(key)
+        when.setdefault(number, draft.when or corpus.now)
+        if speaker is None or speaker_of[key] == speaker:
+            lines.setdefault(number, []).append(text)
+    made = sessions.Sessions(corpus.name, [], [], [], corpus.now)
+    for number, texts in lines.items():
+        made.keys.append(number)
+        made.texts.append("\n".join(texts))
+        made.drafts.append(Draft(text=made.texts[-1], when=when[number]))
+    for question in asked(corpus):
+        if speaker is None or {speaker_of[e] for e in question.evidence} == {speaker}:
+            gold = {session_of(e) for e in question.evidence}
+            made.questions.append(
+                sessions.Question(question.text, question.category, gold)
+            )
+    return made
+
+
+# -- the systems ----------------------------------------------------------------
+
+
+@dataclass
+class Documents:
+    """One store's texts as the baselines see them, and ctx's store of them."""
+
+    keys: list[str]
+    texts: list[str]
+    built: quality.Built
+    now: datetime
+    bm25: BM25Okapi = field(init=False)
+    owners: np.ndarray = field(init=False)
+    vectors: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        self.bm25 = BM25Okapi([tokens(t) for t in self.texts])
+
+    def embed(self, embedder: Embedder) -> None:
+        owners, pieces = [], []
+        for row, text in enumerate(self.texts):
+            for piece in passages(text):
+                owners.append(row)
+                pieces.append(piece)
+        self.owners = np.array(owners)
+        self.vectors = embedder.embed(pieces)
+
+
+class Systems:
+    """Ranks a question of one store by each system (ctx's rankings kept)."""
+
+    def __init__(self, embedder: Embedder, lexical: bool) -> None:
+        self.embedder = embedder
+        self.lexical = lexical
+        self._ranked: dict[tuple[int, str, str], list[str]] = {}
+
+    def names(self) -> list[str]:
+        if self.lexical:
+            return ["BM25", "Tantivy search", "ctx BM25 channel"]
+        return [
+            "BM25",
+            "MiniLM",
+            "RRF",
+            "Tantivy search",
+            "ctx BM25 channel",
+            "ctx",
+            "ctx + floor",
+        ]
+
+    def ranker(self, name: str, docs: Documents) -> Ranker:
+        return {
+            "BM25": lambda q: self.bm25(docs, q),
+            "MiniLM": lambda q: self.minilm(docs, q),
+            "RRF": lambda q: self.rrf(docs, q),
+            "ctx BM25 channel": lambda q: self.ctx(docs, q, "bm25"),
+            "Tantivy search": lambda q: self.tantivy(docs, q),
+            "ctx": lambda q: self.ctx(docs, q, "defaults"),
+            "ctx + floor": lambda q: self.ctx(docs, q, "floor"),
+        }[name]
+
+    def bm25(self, docs: Documents, question: str) -> list[str]:
+        scores = docs.bm25.get_scores(tokens(question))
+        order = np.argsort(-scores, kind="stable")[:DEPTH]
+        return [docs.keys[i] for i in order]
+
+    def minilm(self, docs: Documents, question: str) -> list[str]:
+        assert docs.vectors is not None
+        query = embed_queries(self.embedder, [question])[0]
+        best = np.full(len(docs.keys), -2.0, dtype=np.float32)
+        np.maximum.at(best, docs.owners, docs.vectors @ query)
+        order = np.argsort(-best, kind="stable")[:DEPTH]
+        return [docs.keys[i] for i in order]
+
+    def rrf(self, docs: Documents, question: str) -> list[str]:
+        fused: dict[str, float] = {}
+        for ranking in (self.bm25(docs, question), self.minilm(docs, question)):
+            for position, key in enumerate(ranking, start=1):
+                fused[key] = fused.get(key, 0.0) + 1 / (RRF_K + position)
+        return sorted(fused, key=lambda k: (-fused[k], k))[:DEPTH]
+
+    def tantivy(self, docs: Documents, question: str) -> list[str]:
+        """Returns the lexical index's own ranking (no time channel, no fusion)."""
+        built = docs.built
+        by_blob = built.view.by_blob
+        hits = built.searcher.search_bm25(question, DEPTH)
+        return [built.key_of[by_blob[blob]] for blob, _ in hits]
+
+    def ctx(self, docs: Documents, question: str, how: str) -> list[str]:
+        """Returns ctx's ranking: its BM25 channel, defaults, or with the floor."""
+        memo = (id(docs), question, how)
+        if memo not in self._ranked:
+            built = docs.built
+            config = BM25_CHANNEL if how == "bm25" else RecallConfig()
+            found = rank(built.searcher, question, config=config, now=docs.now)
+            keys = [built.key_of[r.id] for r in found.hits[:DEPTH]]
+            if how == "bm25":
+                self._ranked[memo] = keys
+            else:
+                kept = relevant(found, config.floor, config.fall_off)[0]
+                self._ranked[(id(docs), question, "defaults")] = keys
+                self._ranked[(id(docs), question, "floor")] = [
+                    built.key_of[r.id] for r in kept[:DEPTH]
+                ]
+        return self._ranked[memo]
+
+
+# -- the sets -------------------------------------------------------------------
+
+
+@dataclass
+class Set:
+    """One set of the suite: its stores and questions, and how it is scored."""
+
+    name: str
+    kind: str  # "turns", "sessions" or "cranfield"
+    parts: list[tuple[Documents, object]]  # (documents, quality.Corpus | Sessions)
+
+    @property
+    def questions(self) -> int:
+        return sum(len(corpus.questions) for _, corpus in self.parts)  # type: ignore[attr-defined]
+
+
+def score(found: Set, ranker_of: Callable[[Documents], Ranker]) -> list[float]:
+    """Returns the set's metrics for one system: recall@10, any/all@5 or nDCG@10."""
+    rankers = [ranker_of(docs) for docs, _ in found.parts]
+    corpora = [corpus for _, corpus in found.parts]
+    if found.kind == "turns":
+        return [quality.score_locomo(rankers, corpora).mean("all", 10)]  # type: ignore[arg-type]
+    if found.kind == "sessions":
+        measured = sessions.scores(rankers, corpora)  # type: ignore[arg-type]
+        return [measured["any@5"], measured["all@5"]]
+    [ranker], [corpus] = rankers, corpora
+    return [quality.score_cranfield(ranker, corpus)["ndcg10"]]  # type: ignore[arg-type]
+
+
+def empty_share(found: Set, systems: Systems) -> float:
+    """Returns the share of the set's questions that ctx with its floor answered empty."""
+    empty = 0
+    for docs, corpus in found.parts:
+        for question in corpus.questions:  # type: ignore[attr-defined]
+            empty += not systems.ctx(docs, question.text, "floor")
+    return empty / max(found.questions, 1)
+
+
+# -- running --------------------------------------------------------------------
+
+
+def progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def documents(
+    corpus: quality.Corpus, embedder: Embedder, systems: Systems
+) -> Documents:
+    built = quality.build(corpus, embedder)
+    docs = Documents(corpus.keys, corpus.texts, built, corpus.now)
+    if not systems.lexical:
+        docs.embed(embedder)
+    return docs
+
+
+def as_corpus(made: sessions.Sessions) -> quality.Corpus:
+    return quality.Corpus(made.name, made.texts, made.drafts, made.keys, made.now)
+
+
+def build_sets(
+    eval_dir: Path, quick: bool, embedder: Embedder, systems: Systems
+) -> list[Set]:
+    ref = quality.load_reference(eval_dir)
+    turns = quality.load_locomo(eval_dir, ref)[: 2 if quick else None]
+    sets = {
+        name: Set(name, kind, [])
+        for name, kind in (
+            ("LoCoMo turns, all questions", "turns"),
+            ("LoCoMo turns, questions naming a speaker", "turns"),
+            ("... that name misspelt", "turns"),
+            ("... that name as a short form", "turns"),
+            ("... speakers with two-word names in the store", "turns"),
+            ("... about what the other speaker said", "turns"),
+            ("LoCoMo sessions, whole", "sessions"),
+            ("LoCoMo sessions, one speaker's turns", "sessions"),
+            ("Cranfield", "cranfield"),
+        )
+    }
+    names = list(sets)
+    for corpus in turns:
+        plain = documents(corpus, embedder, systems)
+        variants = name_variants(corpus)
+        sets[names[0]].parts.append((plain, with_questions(corpus, asked(corpus))))
+        for name, variant in zip(
+            names[1:4], ("named", "misspelt", "short"), strict=True
+        ):
+            sets[name].parts.append((plain, variants[variant]))
+        sets[names[5]].parts.append((plain, variants["other"]))
+        two = two_word_names(corpus)
+        sets[names[4]].parts.append((documents(two, embedder, systems), two))
+        whole = sessions_of(corpus)
+        sets[names[6]].parts.append(
+            (documents(as_corpus(whole), embedder, systems), whole)
+        )
+        for speaker in speakers(corpus):
+            one = sessions_of(corpus, speaker)
+            sets[names[7]].parts.append(
+                (documents(as_corpus(one), embedder, systems), one)
+            )
+        if isinstance(embedder, CachedEmbedder):
+            embedder.save()
+        progress(f"{corpus.name}: stores built")
+    cranfield = quality.load_cranfield(eval_dir)
+    sets[names[8]].parts.append((documents(cranfield, embedder, systems), cranfield))
+    if isinstance(embedder, CachedEmbedder):
+        embedder.save()
+    return list(sets.values())
+
+
+def measure(sets: list[Set], systems: Systems) -> dict[str, dict[str, list[float]]]:
+    table: dict[str, dict[str, list[float]]] = {}
+    for found in sets:
+        row: dict[str, list[float]] = {}
+        for name in systems.names():
+            row[name] = score(found, lambda docs, n=name: systems.ranker(n, docs))
+        if not systems.lexical:
+            row["empty"] = [empty_share(found, systems)]
+        table[found.name] = row
+        progress(f"{found.name}: {row}")
+    return table
+
+
+METRIC = {"turns": "recall@10", "sessions": "any@5 / all@5", "cranfield": "nDCG@10"}
+
+
+def render(
+    sets: list[Set],
+    table: dict[str, dict[str, list[float]]],
+    systems: Systems,
+    header: list[str],
+) -> str:
+    names = systems.names()
+    lines = [
+        *header,
+        "| set | questions | metric | "
+        + " | ".join(names)
+        + (" | ctx + floor: empty answers |" if not systems.lexical else " |"),
+        "|---|---|---|" + "---|" * (len(names) + (not systems.lexical)),
+    ]
+    for found in sets:
+        row = table[found.name]
+        cells = [" / ".join(f"{v:.3f}" for v in row[n]) for n in names]
+        if not systems.lexical:
+            cells.append(f"{row['empty'][0]:.1%}")
+        lines.append(
+            f"| {found.name} | {found.questions:,} | {METRIC[found.kind]} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Writes (or with --quick prints) the report."""
+    parser = quality.eval_parser(__doc__, "2 conversations, print only")
+    parser.add_argument(
+        "--lexical", action="store_true", help="only the BM25 systems, hashing vectors"
+    )
+    parser.add_argument(
+        "--rev", help="measure ctx as committed at this revision (a frozen copy)"
+    )
+    args = parser.parse_args()
+    if args.rev and not os.environ.get(FROZEN_ENV):
+        run_frozen(args.rev)  # does not return
+    os.environ["CTX_NO_HUB"] = "1"
+    started = datetime.now(UTC)
+    began = time.perf_counter()
+    loads = [os.getloadavg()[0]]
+    if args.lexical:
+        embedder: Embedder = make_embedder({"kind": "hashing"})
+    else:
+        embedder = CachedEmbedder(make_embedder({"kind": "minilm"}))
+    systems = Systems(embedder, args.lexical)
+    sets = build_sets(args.eval_dir.resolve(), args.quick, embedder, systems)
+    loads.append(os.getloadavg()[0])
+    table = measure(sets, systems)
+    if isinstance(embedder, CachedEmbedder):
+        embedder.save()  # the questions' vectors
+    loads.append(os.getloadavg()[0])
+    embedded = getattr(embedder, "embedded", 0)
+    run = f"{time.perf_counter() - began:.0f} s, {embedded:,} texts embedded"
+    frozen = os.environ.get(FROZEN_ENV)
+    source = f"commit {frozen} (frozen copy)" if frozen else "working tree"
+    header = [
+        "# Recall on variants nobody tuned it to (issue 29's robustness suite)",
+        "",
+        "Generated by `benchmarks/bench_robustness.py`"
+        + (" `--lexical`" if args.lexical else "")
+        + "; do not edit by hand. The sets and systems are in its docstring.",
+        "",
+        *machine_lines(started, loads, [("ctx", source), ("Run", run)]),
+        "",
+        *([f"Conditions: {args.note}", ""] if args.note else []),
+        "Defaults: " + repr(RecallConfig()).replace("\n", " "),
+        "",
+    ]
+    text = render(sets, table, systems, header)
+    print(text)
+    if not args.quick:
+        name = "robustness_lexical.md" if args.lexical else "robustness.md"
+        (RESULTS / name).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
