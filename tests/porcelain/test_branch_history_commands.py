@@ -102,10 +102,18 @@ def test_init_is_idempotent(ctx, tmp_path):
 
 
 def _commands(group=cli, prefix=()):
-    for name, command in sorted(group.commands.items()):
+    # list_commands and get_command: the group loads its commands lazily.
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None, name
         yield (*prefix, name), command
         if isinstance(command, click.Group):
             yield from _commands(command, (*prefix, name))
+
+
+def test_every_command_is_listed():
+    assert len(list(_commands())) > 60
 
 
 @pytest.mark.parametrize(
