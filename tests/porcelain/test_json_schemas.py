@@ -314,7 +314,10 @@ def test_every_json_output_is_its_struct(ctx, tmp_path):
 
 
 def _json_commands(group: click.Group = cli, prefix: str = ""):
-    for name, command in group.commands.items():
+    context = click.Context(group)  # the group loads its commands lazily
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None, name
         if isinstance(command, click.Group):
             yield from _json_commands(command, f"{prefix}{name} ")
         elif any(p.name == "as_json" for p in command.params):
