@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from ctx import engine, hub
-from ctx.hub import install
+from ctx.hub import dream, install
 from ctx.porcelain.main import cli
 
 SCHEMAS: dict[str, Any] = {
@@ -94,9 +94,9 @@ SCHEMAS: dict[str, Any] = {
     "symbols": hub.SymbolList,
     "deps": hub.Dependencies,
     "chunk": hub.CodeHit,
-    "dream run": hub.dream.CycleReport,
-    "dream status": hub.dream.DreamStatus,
-    "dream review": list[hub.dream.ProposalView],
+    "dream run": dream.CycleReport,
+    "dream status": dream.DreamStatus,
+    "dream review": list[dream.ProposalView],
     "dream reject": engine.ReviewResult,
     "dream accept": engine.ReviewResult,
     "dream merge": engine.DreamMergeResult,
