@@ -39,8 +39,8 @@ def _explain_lines(hit: Hit) -> list[str]:
         parts.append(f'passage {why.passage.number}/{why.passage.of} "{excerpt}"')
     if why.via:
         parts.append(f"linked: {why.via}")
-    if why.tag_boost != 1:
-        parts.append(f"tag x{why.tag_boost:.2f}")
+    if why.named_tags:
+        parts.append(f"tag {', '.join(why.named_tags)} x{why.tag_boost:.2f}")
     if why.closeness:
         parts.append(f"time x{why.boost:.2f} (closeness {why.closeness:.2f})")
     lines = ["why: " + " | ".join(parts) + f" = {hit.score:.4f}"]
@@ -77,7 +77,8 @@ def _conflict_line(hit: Hit) -> str:
 def _text_hit(hit: Hit, overlay: bool, short: Callable[[str], str]) -> None:
     where = f" [{hit.branch}]" if overlay else ""
     date = hit.created_at.strftime("%Y-%m-%d")
-    echo(f"{short(hit.id)}  {hit.kind}  {date}  {hit.path}{where}")
+    weak = f"  (weak: relevance {hit.relevance or 0:.2f})" if hit.weak else ""
+    echo(f"{short(hit.id)}  {hit.kind}  {date}  {hit.path}{where}{weak}")
     text = f"{hit.title}\n{hit.body}" if hit.title else hit.body
     for line in text.splitlines() or [""]:
         echo(textwrap.indent(line, "    ") if line else "")
@@ -121,6 +122,8 @@ def render_recall(
             _text_hit(miss, overlay, short)
     elif not result.hits:
         echo("Nothing matches.")
+    elif result.weak:
+        echo("Only weak matches: no memory reached the relevance floor.")
     for hit in result.hits:
         _text_hit(hit, overlay, short)
     from ctx.hub import recall_summary

@@ -13,7 +13,8 @@ agent, or None. The handlers hold what ctx does at each moment of a session:
   for the prompt (:func:`ctx.hub.recall`, through the running hub if one
   runs) within ``prompt_budget``: only memories not given yet this session,
   not pinned (``session-start`` gave those) and as close in meaning to the
-  prompt as ``floor`` (the vector channel's cosine; see :func:`similarity`).
+  prompt as ``floor`` (the vector channel's cosine; see :func:`similarity`),
+  and none when the recall's best hit is under its relevance floor (weak).
   A prompt with no word worth searching (``ok``, ``thanks, go on``) is not
   searched at all.
 - ``stop`` and ``subagent-stop`` (``last_assistant_message``): the
@@ -350,10 +351,15 @@ def prompt_submit(hook: Hook) -> str | None:
             from ctx.hub.retrieval.prompt import format_prompt
 
             seen = set(state.shown)
+            # The recall answers a question whose best hit is weak with its
+            # weak hits (an explicit caller would rather have them than
+            # nothing); the hook, which nobody asked, keeps the floor alone:
+            # a weak hit costs tokens in every prompt (docs/recall.md).
             hits = tuple(
                 h
                 for h in result.hits
                 if not h.pinned
+                and not result.weak
                 and h.id not in seen
                 and similarity(h) >= hook.settings.floor
             )

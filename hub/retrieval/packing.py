@@ -53,7 +53,14 @@ from ctx.hub.index.errors import IndexCorruptError
 from ctx.hub.index.passages import passages
 from ctx.hub.index.projection import Projection
 from ctx.hub.index.view import LiveView
-from ctx.hub.retrieval.ranking import CHANNELS, Ranked, Ranking, rank, relevant
+from ctx.hub.retrieval.ranking import (
+    CHANNELS,
+    Ranked,
+    Ranking,
+    rank,
+    relevant,
+    weak_floor,
+)
 from ctx.hub.retrieval.results import (
     ChannelScore,
     Explanation,
@@ -156,7 +163,8 @@ def _explain(ranked: Ranked, config: RecallConfig, ranking: Ranking) -> Explanat
         fused=ranked.fused,
         closeness=ranked.closeness,
         boost=1 + config.gravity * ranked.closeness,
-        tag_boost=1 + config.tags if ranked.tagged else 1.0,
+        tag_boost=ranked.tag_boost,
+        named_tags=ranked.named,
         passage=passage,
         via=via,
         last_commit=None,
@@ -205,6 +213,7 @@ def _hit(
     score: float,
     explain: Explanation | None,
     ranked: Ranked | None = None,
+    floor: float = 0.0,
 ) -> Hit:
     entry = view.catalog.entries[memory_id]
     memory = ranking.read(memory_id)
@@ -223,6 +232,7 @@ def _hit(
         tokens=_cost([entry]),
         similarity=_similarity(ranked),
         relevance=None if ranked is None else ranked.relevance,
+        weak=ranked is not None and ranked.relevance < floor,
         explain=explain,
     )
 
@@ -266,6 +276,11 @@ def _near_miss(
         return None
     hit = _hit(ranking, view, missed.id, branch, missed.score, why, missed)
     return _blamed(store, by_branch, [hit])[0]
+
+
+def _weak(kept: Sequence[Ranked], config: RecallConfig) -> bool:
+    """Returns whether the best of the ranked hits kept is under the floor."""
+    return bool(kept) and max(r.relevance for r in kept) < config.floor
 
 
 def _similarity(ranked: Ranked | None) -> float | None:
@@ -424,7 +439,9 @@ def recall(
         hits.append(_hit(ranking, view, memory_id, branch, 0.0, None))
     taken = 0
     pinned_set = set(pinned)
-    kept, missed = relevant(ranking, config.floor, config.fall_off)
+    kept, missed = relevant(
+        ranking, config.floor, config.fall_off, weak=weak_floor(config)
+    )
     rest = [r for r in kept if r.id not in pinned_set]
     for n, ranked in enumerate(rest):
         if taken >= MAX_HITS or budget - spent < HEADER_TOKENS:
@@ -444,7 +461,9 @@ def recall(
         taken += 1
         branch = origin.get(ranked.id, sources[0].branch)
         why = _explain(ranked, config, ranking) if explain else None
-        hit = _hit(ranking, view, ranked.id, branch, ranked.score, why, ranked)
+        hit = _hit(
+            ranking, view, ranked.id, branch, ranked.score, why, ranked, config.floor
+        )
         if part is not None:
             hit = msgspec.structs.replace(
                 hit, body=part.text, tokens=cost, passage=part
@@ -465,6 +484,7 @@ def recall(
         left_out=left_out,
         pinned_left_out=tuple(pinned_left_out),
         nothing_relevant=missed is not None,
+        weak=_weak(kept, config),
         near_miss=_near_miss(store, by_branch, origin, ranking, missed, config)
         if explain
         else None,
@@ -528,12 +548,23 @@ def search(
     superseded = set().union(*(g.superseded() for g in graphs))
     live_memories, live_tokens = _whole(entries, source.view.tokens, superseded)
     hits: list[Hit] = []
-    kept, missed = relevant(ranking, config.floor, config.fall_off)
+    kept, missed = relevant(
+        ranking, config.floor, config.fall_off, weak=weak_floor(config)
+    )
     for ranked in kept:
         if ranked.id not in view.catalog.entries:
             continue  # a linked neighbour the filters leave out
         why = _explain(ranked, config, ranking) if explain else None
-        hit = _hit(ranking, view, ranked.id, source.branch, ranked.score, why, ranked)
+        hit = _hit(
+            ranking,
+            view,
+            ranked.id,
+            source.branch,
+            ranked.score,
+            why,
+            ranked,
+            config.floor,
+        )
         if tag is not None and tag not in hit.tags:
             continue
         hits.append(hit)
@@ -551,6 +582,7 @@ def search(
         live_tokens=live_tokens,
         left_out=0,
         nothing_relevant=missed is not None,
+        weak=_weak(kept, config),
         near_miss=_near_miss(
             store, {source.branch: source}, {}, ranking, missed, config
         )

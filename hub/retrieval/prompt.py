@@ -5,7 +5,9 @@ server and the agents' hooks give the same block to the model. The pinned
 memories come first under their own heading, then the relevant ones, each
 with its kind, id and date; HTML comments before and after name the query,
 the commit, the recall id (for ``ctx feedback``) and what the block cost
-against the whole live branch.
+against the whole live branch. A hit under the relevance floor says
+"weak" and its relevance; when every hit is, they come under
+:data:`WEAK_HEADING`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ import textwrap
 from ctx.engine import article, plural
 from ctx.hub.retrieval.results import Hit, RecallResult
 
-__all__ = ["format_prompt", "recall_summary"]
+__all__ = ["WEAK_HEADING", "format_prompt", "recall_summary"]
+
+WEAK_HEADING = "Weak matches (no memory is clearly relevant)"
+"""The heading of the hits of a recall whose best hit is weak."""
 
 
 def recall_summary(result: RecallResult) -> str:
@@ -59,7 +64,10 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
     lines = [f"<!-- ctx recall: {result.query} ({result.commit[:10]}{named}) -->"]
     sections = (
         ("Pinned", [h for h in result.hits if h.pinned]),
-        ("Relevant memories", [h for h in result.hits if not h.pinned]),
+        (
+            WEAK_HEADING if result.weak else "Relevant memories",
+            [h for h in result.hits if not h.pinned],
+        ),
     )
     for heading, hits in sections:
         if not hits:
@@ -74,6 +82,8 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
                 if hit.passage is not None
                 else ""
             )
+            if hit.weak:
+                part += f", weak: relevance {hit.relevance or 0:.2f}"
             lines.append(f"- **{hit.kind}** `{hit.id}` ({date}{where}{part}):{title}")
             lines.append(textwrap.indent(hit.body, "  "))
             lines.extend(_conflict_block(hit))

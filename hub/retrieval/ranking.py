@@ -14,9 +14,14 @@ asking only that view's :class:`~ctx.hub.index.searcher.Searcher`:
    those windows; every one of them if the query has no other words).
 3. Weighted reciprocal rank fusion: a memory at rank ``r`` (from 1) of channel
    ``c`` gets ``weight_c / (k + r)``, summed over channels.
-4. Tags: a memory that carries a tag the query names (by its value or the
-   whole tag: "Caroline" names ``speaker:caroline``, "job queue" names
-   ``component:job-queue``) has its fused score multiplied by ``1 + tags``.
+4. Tags: one of the best fused hits that carries a tag the query names (by
+   its value, the whole tag, or a word of a value of several: "Caroline"
+   names ``speaker:caroline``, "job queue" ``component:job-queue``, "Fahim"
+   ``speaker:fahim-khan``) has its fused score multiplied by up to ``1 +
+   tags``, but is never lifted above a hit it was below that matches the
+   query's other words clearly better (:mod:`ctx.hub.retrieval.boost`): a
+   named tag reorders near ties, and never buries a better match under
+   memories that match only the name.
 5. Temporal gravity, only when the query names a time: the scores of the
    :data:`GRAVITY_CANDIDATES` best fused hits and of every hit of the time
    channel are multiplied by ``1 + gravity * closeness``
@@ -42,11 +47,13 @@ asking only that view's :class:`~ctx.hub.index.searcher.Searcher`:
    relevance in 0..1 that compares across queries: the largest of its
    vector cosine (of its best passage), the share of the query's word
    weight it holds (:meth:`~ctx.hub.index.searcher.Searcher.coverage`, with
-   or without the query's time phrases, whichever is more), and
-   1 for a memory the time channel found (made in a time the query names).
-   :func:`relevant` then keeps nothing when no hit reaches the floor, and
-   otherwise drops the hits below the floor whose score falls below
-   ``fall_off`` times the best one.
+   or without the query's time phrases, whichever is more), and 1 for a
+   memory the time channel found (made in a time the query names) when
+   the query asks nothing else any of the hits holds. A hit under the
+   floor is weak. :func:`relevant` keeps nothing when no hit reaches the
+   floor (or, for an explicit recall, the lower :func:`weak_floor`), and
+   otherwise drops the hits below it whose score falls below ``fall_off``
+   times the best one.
 9. An optional reranker (``[recall.reranker]``, off by default) reorders the
    best hits, blending its scores with the fused ones, failing open
    (:mod:`ctx.hub.retrieval.rerank`).
@@ -67,6 +74,7 @@ from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import EmbedderError
 from ctx.hub.index.searcher import Searcher
 from ctx.hub.index.view import LiveView
+from ctx.hub.retrieval.boost import TAG_CANDIDATES, NamedTags, bounded, name_tags
 from ctx.hub.retrieval.rerank import rerank
 from ctx.hub.temporal.gravity import closeness
 from ctx.hub.temporal.parse import (
@@ -82,6 +90,7 @@ __all__ = [
     "GRAVITY_CANDIDATES",
     "RELEVANCE_CANDIDATES",
     "STRONG_HITS",
+    "WEAK_SHARE",
     "Channels",
     "Ranked",
     "Ranking",
@@ -95,6 +104,7 @@ __all__ = [
     "relevant",
     "search_channels",
     "set_relevance",
+    "weak_floor",
 ]
 
 CHANNELS = ("bm25", "vector", "fuzzy", "time")
@@ -107,6 +117,12 @@ RELEVANCE_CANDIDATES = 100
 """How many of the best hits get a relevance (step 8): as many as a
 channel's default depth, so a search for 100 memories that all match keeps
 them all."""
+
+WEAK_SHARE = 0.94
+"""The weak floor of an explicit recall, as a share of the floor
+(:func:`weak_floor`): 0.423 at the default floor of 0.45. On LoCoMo
+(benchmarks/results/empty_answers.md) a weak floor of 0.42 left 80.8% of
+the questions asked of another conversation's store empty, 0.41 77.9%."""
 
 GRAVITY_CANDIDATES = 64
 """How many of the best fused hits gravity weighs (each is read from git);
@@ -123,6 +139,8 @@ class Ranked:
         channels: Per channel, its (rank from 1, raw score, contribution).
         fused: The fused score before gravity (tags included).
         tagged: Whether it carries a tag the query names.
+        tag_boost: What the tag boost multiplied its fused score by (step 4).
+        named: Its tags the query names.
         closeness: Its temporal closeness (0 when the query names no time).
         relevance: How relevant it is, 0..1, comparable across queries
             (step 8; 0 for hits past the candidates).
@@ -138,6 +156,8 @@ class Ranked:
     channels: dict[str, tuple[int, float, float]] = field(default_factory=dict)
     fused: float = 0.0
     tagged: bool = False
+    tag_boost: float = 1.0
+    named: tuple[str, ...] = ()
     closeness: float = 0.0
     relevance: float = 0.0
     passage: int | None = None
@@ -340,24 +360,78 @@ def apply_tags(
     channels: Channels,
     weight: float,
 ) -> None:
-    """Multiplies by ``1 + weight`` the fused scores of tagged hits (step 4).
+    """Multiplies the fused scores of hits with a tag the query names (step 4).
 
-    A hit is tagged when it carries a tag the query names; in place.
+    Each of the :data:`~ctx.hub.retrieval.boost.TAG_CANDIDATES` best fused
+    hits that carries a named tag has its fused score multiplied by up to
+    ``1 + weight``, but never lifted above a hit it was below that holds
+    the query's other words clearly better (:func:`~ctx.hub.retrieval.boost.
+    bounded`); in place.
     """
     text = channels.text
     if not weight or not ranked or not text.strip():
         return
-    entries = searcher.view.catalog.entries
-    blob_of = {m: entries[m].blob for m in ranked if m in entries}
-    tagged = searcher.find_tagged(text, set(blob_of.values()))
-    if not tagged:
+    best = sorted(ranked.values(), key=lambda r: (-r.fused, r.id))[:TAG_CANDIDATES]
+    carrying = []
+    for entry in best:
+        memory = channels.read(entry.id)
+        if memory is not None and memory.tags:
+            carrying.append((entry.id, memory.tags))
+    named = name_tags(text, carrying)
+    if not named.tags:
         return
-    for memory_id, blob in blob_of.items():
-        if blob in tagged:
-            entry = ranked[memory_id]
-            entry.tagged = True
-            entry.fused *= 1 + weight
-            entry.score = entry.fused
+    entries = searcher.view.catalog.entries
+    blob_of = {r.id: entries[r.id].blob for r in best if r.id in entries}
+    shares = _other_words(searcher, channels, named, carrying, blob_of.values())
+    backing = {}
+    for entry in best:
+        share = shares.get(blob_of.get(entry.id, ""), 0.0) if shares else 1.0
+        # Meaning counts as for relevance: a turn that answers in other
+        # words (its cosine to the question) matches them too.
+        cosine = entry.channels["vector"][1] if "vector" in entry.channels else 0.0
+        backing[entry.id] = min(1.0, max(share, cosine))
+    boosted = bounded({r.id: r.fused for r in best}, backing, named.tags, weight)
+    for memory_id, tags in named.tags.items():
+        entry = ranked[memory_id]
+        entry.tagged = True
+        entry.named = tags
+        entry.tag_boost = boosted[memory_id] / entry.fused if entry.fused else 1.0
+        entry.fused = entry.score = boosted[memory_id]
+
+
+def _other_words(
+    searcher: Searcher,
+    channels: Channels,
+    named: NamedTags,
+    carrying: Sequence[tuple[str, Sequence[str]]],
+    blobs: Collection[str],
+) -> dict[str, float]:
+    """Returns per blob the share of the query's other words it holds.
+
+    The other words are those that named no tag, less those no hit holds.
+    Empty when the query has none to weigh. As for relevance, a time phrase
+    is judged by time, so the share without the query's time phrases counts
+    when it is larger.
+    """
+    text = channels.text
+    among = set(blobs)
+    rests = {named.rest}
+    if channels.temporal.rest != text:
+        rests.add(name_tags(channels.temporal.rest, carrying).rest)
+    shares: dict[str, float] = {}
+    for rest in rests:
+        # A word none of the hits holds tells none of them from another; it
+        # would only shrink every share alike.
+        held = [
+            word
+            for word in rest.split()
+            if any(searcher.coverage(text, among, part=word).values())
+        ]
+        if not held:
+            continue
+        for blob, share in searcher.coverage(text, among, part=" ".join(held)).items():
+            shares[blob] = max(share, shares.get(blob, 0.0))
+    return shares
 
 
 def apply_gravity(
@@ -463,37 +537,61 @@ def set_relevance(
     entries = searcher.view.catalog.entries
     blob_of = {r.id: entries[r.id].blob for r in hits if r.id in entries}
     blobs = set(blob_of.values())
-    shares = searcher.coverage(channels.text, blobs)
+    text = channels.text
+    shares = searcher.coverage(text, blobs)
     rest = channels.temporal.rest
-    if rest != channels.text:
+    # A memory of the time the question names is relevant whatever its
+    # words only when the question asks nothing else the store holds ("what
+    # happened yesterday?"); otherwise it must hold the other words too:
+    # with "in October", every memory of October counted as relevant, and a
+    # question about another conversation's people found them (issue 29).
+    only_time = False
+    if rest != text:
         # A time phrase is judged by time: a memory need not say "yesterday".
-        for blob, share in searcher.coverage(channels.text, blobs, part=rest).items():
+        apart = searcher.coverage(text, blobs, part=rest)
+        only_time = bool(blobs) and not any(apart.values())
+        for blob, share in apart.items():
             shares[blob] = max(share, shares.get(blob, 0.0))
     for entry in hits:
         cosine = entry.channels["vector"][1] if "vector" in entry.channels else 0.0
-        timely = 1.0 if "time" in entry.channels else 0.0
+        timely = 1.0 if only_time and "time" in entry.channels else 0.0
         share = shares.get(blob_of.get(entry.id, ""), 0.0)
         entry.relevance = min(1.0, max(cosine, share, timely))
 
 
 def relevant(
-    ranking: Ranking, floor: float, fall_off: float
+    ranking: Ranking, floor: float, fall_off: float, *, weak: float | None = None
 ) -> tuple[list[Ranked], Ranked | None]:
     """Returns the hits that matter, and the best hit if none does.
 
-    Nothing matters when no hit's relevance reaches ``floor``: the best hit
-    is then returned alone, as the near miss. Otherwise a hit is kept if it
-    reaches the floor itself, or if its score is at least ``fall_off`` times
-    the best score: the tail of weak hits is dropped, however many strong
-    ones there are.
+    A hit whose relevance reaches ``floor`` is strong; any other is weak.
+    When no hit is strong, the hits are judged against ``weak`` instead (a
+    lower floor, for a caller who asked and would rather have weak hits
+    than nothing; ``None``: the floor), and when none reaches that either,
+    nothing matters: the best hit is returned alone, as the near miss.
+    Otherwise a hit is kept if it reaches that floor itself, or if its score
+    is at least ``fall_off`` times the best score: the tail of weak hits is
+    dropped, however many strong ones there are.
     """
     hits = ranking.hits
     if not hits:
         return [], None
-    if max(r.relevance for r in hits) < floor:
+    best = max(r.relevance for r in hits)
+    least = floor if best >= floor or weak is None else min(weak, floor)
+    if best < least:
         return [], max(hits, key=lambda r: r.relevance)
-    least = hits[0].score * fall_off
-    return [r for r in hits if r.relevance >= floor or r.score >= least], None
+    lowest = hits[0].score * fall_off
+    return [r for r in hits if r.relevance >= least or r.score >= lowest], None
+
+
+def weak_floor(config: RecallConfig) -> float:
+    """Returns the relevance a weak hit needs for an explicit recall to give it.
+
+    An explicit recall (``ctx recall``, ``ctx search``, MCP, HTTP) whose best
+    hit is under the floor answers with the hits that reach this, marked
+    weak, rather than with nothing; the hook keeps the floor alone.
+    """
+    return config.floor * WEAK_SHARE
 
 
 def _expand(

@@ -49,9 +49,11 @@ class Explanation(msgspec.Struct, frozen=True, kw_only=True):
     """Why a hit is where it is (``--explain``).
 
     ``boost`` is the temporal one (1 + gravity x closeness); ``tag_boost`` is
-    1 + tags when the hit carries a tag the query names, else 1. ``passage``
-    names the passage the vector channel matched, for a memory long enough
-    to have several (``ctx.hub.index.passages``).
+    1 + tags x support when the hit carries a tag the query names
+    (``named_tags``), support being the share of the query's other words
+    it holds (``ctx.hub.retrieval.boost``), else 1. ``passage`` names the
+    passage the vector channel matched, for a memory long enough to have
+    several (``ctx.hub.index.passages``).
     """
 
     channels: tuple[ChannelScore, ...]
@@ -63,6 +65,7 @@ class Explanation(msgspec.Struct, frozen=True, kw_only=True):
     last_agent: str | None
     last_summary: str | None
     tag_boost: float = 1.0
+    named_tags: tuple[str, ...] = ()
     passage: PassageMatch | None = None
 
 
@@ -92,7 +95,11 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     and counts words as well as meaning: the largest of the cosine of the
     memory's best passage, the share of the question's word weight the
     memory holds, and 1 for a memory made in a time the question names
-    (docs/recall.md, "Only what matters"). ``passage`` is set when the
+    (docs/recall.md, "Only what matters"). ``weak``: its relevance is under
+    the floor (it shares little of the question's words or meaning); an
+    explicit recall still gives it, as the best there is or beside strong
+    hits, and the hook leaves out a recall whose hits are all weak.
+    ``passage`` is set when the
     budget could not hold a long memory whole: ``body`` is then only the
     passage that matched (``ctx show ID`` shows all of it).
     """
@@ -110,6 +117,7 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int
     similarity: float | None = None
     relevance: float | None = None
+    weak: bool = False
     explain: Explanation | None = None
     passage: PassageMatch | None = None
     conflict: HitConflict | None = None
@@ -118,9 +126,12 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
 class RecallResult(Outcome, frozen=True, kw_only=True):
     """A recall: the hits, and what they cost against the whole branch.
 
-    ``nothing_relevant``: no memory reached the relevance floor, so no
-    ranked memory is returned; ``near_miss`` is then the best of them,
-    explained (only when an explanation was asked for).
+    ``nothing_relevant``: no memory reached even the weak floor (the
+    question is about something the store does not hold), so no ranked
+    memory is returned; ``near_miss`` is then the best of them, explained
+    (only when an explanation was asked for). ``weak``: no memory reached
+    the relevance floor, and the hits are the best weak ones (each marked
+    ``weak``).
     ``pinned_left_out``: the paths of pinned memories that did not fit in
     their half of the budget (counted in ``left_out`` too).
     ``warnings``: channels that failed (vector search unavailable);
@@ -150,4 +161,5 @@ class RecallResult(Outcome, frozen=True, kw_only=True):
     recall_id: str | None = None
     pinned_left_out: tuple[str, ...] = ()
     nothing_relevant: bool = False
+    weak: bool = False
     near_miss: Hit | None = None

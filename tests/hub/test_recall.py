@@ -20,7 +20,7 @@ from ctx.hub.retrieval.packing import (
     search,
 )
 from ctx.hub.retrieval.prompt import recall_summary
-from ctx.hub.retrieval.ranking import rank
+from ctx.hub.retrieval.ranking import WEAK_SHARE, rank
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.temporal.gravity import closeness, window_closeness
 from ctx.hub.temporal.parse import parse_temporal
@@ -408,10 +408,20 @@ def test_relevance_is_on_a_fixed_scale_and_the_floor_is_the_callers(
     vague = ask(projection, "invoices in the vault", config=RecallConfig(floor=0))
     best = vague.hits[0].relevance
     assert 0 < best < 1  # "vault" is in no memory
-    for floor, empty in ((best, False), (best + 0.01, True)):
+    # Just above the floor the best hit is weak; an explicit recall gives it
+    # marked so (issue 29), and nothing only under the weak floor.
+    for floor, weak, empty in (
+        (best, False, False),
+        (best + 0.01, True, False),
+        (best / WEAK_SHARE + 0.01, False, True),
+    ):
         config = RecallConfig(floor=floor)
         strict = ask(projection, "invoices in the vault", config=config)
-        assert (bool(strict.hits), strict.nothing_relevant) == (not empty, empty)
+        assert (bool(strict.hits), strict.weak, strict.nothing_relevant) == (
+            not empty,
+            weak,
+            empty,
+        )
     everything = RecallConfig(floor=0, fall_off=0)
     assert len(ask(projection, "the", config=everything).hits) >= len(UNRELATED) - 1
 

@@ -63,6 +63,7 @@ def test_recall_json_has_the_documented_shape(hctx):
         "store",
         "pinned_left_out",
         "nothing_relevant",
+        "weak",
         "near_miss",
     }
     assert data["store"] == str(hctx.root / ".ctx")
@@ -107,8 +108,32 @@ def test_recall_explain_shows_a_tag_boost(hctx):
     remember(hctx, "Deploys freeze in December")
     out = hctx("recall", "platform deploys", "--explain").stdout
     lines = out.splitlines()
-    assert "tag x2.00" in lines[lines.index("    Deploys happen on Tuesdays") + 1]
-    assert out.count("tag x") == 1
+    why = lines[lines.index("    Deploys happen on Tuesdays") + 1]
+    assert "tag team:platform x2.00" in why
+    assert out.count("tag team:platform") == 1
+
+
+def test_recall_marks_weak_hits_in_text_and_json(hctx):
+    # Issue 29: a recall whose best hit is under the floor gives its weak
+    # hits, marked, instead of "Nothing relevant."
+    weak = remember(hctx, "Invoices are stored as integer cents")
+    remember(hctx, "Lunch is at noon on Fridays")
+    config = hctx.root / ".ctx" / "config.toml"
+    default = config.read_text()
+    config.write_text(default.replace("[recall]", "[recall]\nfloor = 0"))
+    best = hctx.json("recall", "invoices in the vault")["hits"][0]["relevance"]
+    floor = f"[recall]\nfloor = {best + 0.01:.4f}"
+    config.write_text(default.replace("[recall]", floor))
+    data = hctx.json("recall", "invoices in the vault")
+    assert (data["weak"], data["nothing_relevant"]) == (True, False)
+    assert data["hits"][0]["id"] == weak
+    assert data["hits"][0]["weak"] is True
+    out = hctx("recall", "invoices in the vault").stdout.splitlines()
+    assert out[0] == "Only weak matches: no memory reached the relevance floor."
+    assert out[1].startswith(weak)
+    assert out[1].endswith(f"(weak: relevance {best:.2f})")
+    found = hctx.json("search", "invoices in the vault")
+    assert found["weak"] is True
 
 
 def test_an_imported_reply_is_recalled_by_what_it_answers(hctx, tmp_path):

@@ -1,0 +1,138 @@
+"""Weak hits: an explicit recall gives its best weak hits rather than nothing (issue 29)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from ctx import engine
+from ctx.engine import Draft
+from ctx.hub.config import HubConfig, RecallConfig
+from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.packing import recall, search
+from ctx.hub.retrieval.prompt import WEAK_HEADING, format_prompt
+from ctx.hub.retrieval.ranking import WEAK_SHARE, rank, relevant, weak_floor
+from ctx.hub.retrieval.sources import open_sources
+
+NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
+HASHING = HubConfig(embedder={"kind": "hashing"})
+WHO = engine.Intent(agent="tester", intent="observe")
+
+TURNS = [
+    ("Muhhamed: I finally moved into the new flat in Lisbon", "muhhamed", 0),
+    ("Kate: the weather in Porto was lovely for the trip", "kate", 1),
+    ("Muhhamed: my sister is visiting in June", "muhhamed", 2),
+    ("Kate: I started a pottery class on Tuesdays", "kate", 3),
+    ("Kate: we adopted a cat called Miso", "kate", 4),
+    ("Muhhamed: the job interview at the bank went well", "muhhamed", 5),
+    ("Kate: my brother fixed the old bike", "kate", 40),
+    ("Kate: the garden needs water", "kate", 41),
+]
+
+
+@pytest.fixture
+def projection(disk_store):
+    for text, speaker, days in TURNS:
+        draft = Draft(
+            text=text, when=NOW - timedelta(days=days), tags=(f"speaker:{speaker}",)
+        )
+        engine.remember(disk_store, draft, WHO)
+    return Projection.for_store(disk_store, HASHING)
+
+
+def ask(projection, query, config):
+    return recall(projection, open_sources(projection), query, config=config, now=NOW)
+
+
+def best_relevance(projection, query):
+    [source] = open_sources(projection)
+    ranking = rank(
+        projection.searcher(source.view), query, config=RecallConfig(), now=NOW
+    )
+    return ranking.hits[0].relevance
+
+
+def test_a_misspelt_name_gets_its_best_hit_marked_weak_not_nothing(projection):
+    # Issue 29: "Mohammed" for a speaker the store spells "Muhhamed" is a word
+    # no memory holds; it weighed the most, the answer fell under the floor
+    # and recall said "nothing relevant".
+    query = "Where did Mohammed move to?"
+    best = best_relevance(projection, query)
+    # The store's own floor, just above the answer's relevance: its weak hit
+    # still reaches the weak floor.
+    config = RecallConfig(floor=best + 0.01)
+    assert best >= weak_floor(config)
+    result = ask(projection, query, config)
+    assert not result.nothing_relevant
+    assert result.weak
+    first = result.hits[0]
+    assert first.body.startswith("Muhhamed: I finally moved")
+    assert first.weak
+    assert first.relevance == pytest.approx(best)
+    assert all(h.weak for h in result.hits)
+    block = format_prompt(result)
+    assert f"## {WEAK_HEADING}" in block
+    assert f", weak: relevance {best:.2f})" in block
+    # Under the weak floor too, the answer is nothing, as before.
+    strict = RecallConfig(floor=best / WEAK_SHARE + 0.01)
+    nothing = ask(projection, query, strict)
+    assert (nothing.hits, nothing.nothing_relevant, nothing.weak) == ((), True, False)
+
+
+def test_search_gives_weak_hits_too(projection):
+    query = "Where did Mohammed move to?"
+    config = RecallConfig(floor=best_relevance(projection, query) + 0.01)
+    [source] = open_sources(projection)
+    found = search(projection, source, query, config=config, now=NOW)
+    assert found.weak
+    assert found.hits[0].weak
+
+
+def test_strong_hits_are_not_weak_and_a_tail_under_the_floor_is(projection):
+    result = ask(
+        projection, "When did Muhhamed move into the new flat?", RecallConfig()
+    )
+    assert not result.weak
+    first = result.hits[0]
+    assert not first.weak
+    assert first.relevance >= RecallConfig().floor
+    assert all(h.weak == (h.relevance < RecallConfig().floor) for h in result.hits)
+
+
+def test_the_floor_alone_gives_nothing_where_the_weak_floor_gives_hits(projection):
+    query = "Where did Mohammed move to?"
+    config = RecallConfig(floor=best_relevance(projection, query) + 0.01)
+    [source] = open_sources(projection)
+    ranking = rank(projection.searcher(source.view), query, config=config, now=NOW)
+    assert relevant(ranking, config.floor, config.fall_off)[0] == []
+    kept, missed = relevant(
+        ranking, config.floor, config.fall_off, weak=weak_floor(config)
+    )
+    assert kept
+    assert missed is None
+
+
+def test_a_memory_of_the_time_named_must_still_hold_the_other_words(projection):
+    # Before, any memory the time channel found had relevance 1: "in June"
+    # or "last month" made every memory of that time relevant, whatever the
+    # question asked about it.
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    config = RecallConfig()
+    asked = rank(
+        searcher,
+        "which pottery class did Kate start last week?",
+        config=config,
+        now=NOW,
+    )
+    pottery = [h for h in asked.hits if "pottery" in searcher.read(h.id).body]
+    others = [h for h in asked.hits if "time" in h.channels and h not in pottery]
+    assert pottery[0].relevance >= config.floor
+    assert others
+    assert all(h.relevance < config.floor for h in others)
+    # A question of time alone still finds every memory of that time.
+    only = rank(searcher, "What happened yesterday?", config=config, now=NOW)
+    timely = [h for h in only.hits if "time" in h.channels]
+    assert [searcher.read(h.id).body for h in timely] == [TURNS[1][0]]
+    assert timely[0].relevance == 1.0
