@@ -91,8 +91,10 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             with the hit's score times this.
         depth: How many hits each channel contributes to the fusion.
         reranker: An optional reranker of the best hits (off by default).
-        floor: The relevance (0..1) one hit must reach for a recall or
-            search to return anything: below it, nothing is relevant.
+        floor: The relevance (0..1) a hit must reach to count as relevant.
+            A recall or search whose best hit is under it answers the hits
+            that reach 0.94 of it, marked weak; below that, nothing is
+            relevant (docs/recall.md says which floor each caller uses).
         fall_off: A hit below the floor is dropped when its score is below
             this share of the best hit's score.
     """
