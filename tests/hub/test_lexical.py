@@ -60,6 +60,40 @@ def test_stemming_matches_other_forms_of_a_word():
     assert blobs(index.search("Decisions decided", limit=5)) == ["b1"]
 
 
+def test_function_words_weigh_less_than_what_a_question_is_about():
+    # Issue 29: "what", "did", "you" at full weight ranked the memories that
+    # ask something above the one about what the question asks.
+    index = make_index(
+        make_doc("asks", "What did you do with it? I did what you said."),
+        make_doc("answers", "The car was repaired on Monday at the garage."),
+        make_doc("cake", "Did you see what she did with the cake?"),
+        make_doc("plans", "What do you think we should do next week?"),
+        make_doc("other", "We ship on Fridays."),
+    )
+    hits = index.search("What did you do with the car?", limit=5)
+    assert blobs(hits)[0] == "answers"
+
+
+def test_function_words_still_count_between_equal_matches():
+    index = make_index(
+        make_doc("plain", "The car is red."),
+        make_doc("told", "You did paint the car red."),
+        make_doc("other", "Lunch is at noon."),
+    )
+    assert blobs(index.search("what did you do to the car", limit=5)) == [
+        "told",
+        "plain",
+    ]
+
+
+def test_a_question_of_function_words_only_keeps_them():
+    index = make_index(
+        make_doc("hamlet", "To be or not to be, that is the question."),
+        make_doc("other", "Ravens are black."),
+    )
+    assert blobs(index.search("to be or not to be", limit=5)) == ["hamlet"]
+
+
 def test_title_counts_twice_the_body():
     # The same words, swapped between title and body: equal BM25 per field,
     # so the ratio of the scores is the title boost.
