@@ -23,7 +23,7 @@ from ctx.hub.index.lexical import LexicalIndexError
 
 __all__ = ["FORMAT", "IndexFolder", "IndexState"]
 
-FORMAT = 8
+FORMAT = 9
 """Version of the index folder's layout; another version is rebuilt.
 
 2: the lexical index keeps each document's text hash (the embedding cache).
@@ -33,6 +33,7 @@ FORMAT = 8
 6: and a memory in another language in a field stemmed in that language.
 7: a long memory has a vector per passage (:mod:`ctx.hub.index.passages`).
 8: only a text of more than 300 words is cut into passages (7: 180).
+9: the lexical index keeps Chinese, Japanese and Korean as pairs of characters.
 """
 
 _WAIT_S = 300.0  # the longest a process waits for another's catch-up

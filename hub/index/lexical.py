@@ -27,6 +27,10 @@ Fields:
   body and context in the field of its language, analysed with that
   language's stemmer; a query is also analysed with the analyser of each
   language the index holds, for that language's field.
+- ``text_cjk``: the Chinese, Japanese and Korean of title, body and context
+  as overlapping pairs of characters, and each character
+  (:func:`ctx.hub.index.terms.cjk_terms`): written without spaces, a
+  sentence is otherwise one term. A query's pairs are looked up there.
 
 Queries are user text and are never handed to Tantivy's query parser (which
 reads ``project:ctx`` as a field name, ``-x`` as "everything but x" and raises
@@ -67,6 +71,7 @@ from ctx.hub.index.lexical_errors import (
 from ctx.hub.index.lexical_writer import LexicalWriter
 from ctx.hub.index.schema import (
     BLOB_PARTS,
+    CJK_FIELD,
     LexicalDoc,
     build_schema,
     content_analyzer,
@@ -77,6 +82,7 @@ from ctx.hub.index.schema import (
 from ctx.hub.index.segments import Checked, check_files, unchanged
 from ctx.hub.index.terms import (
     MAX_QUERY_TERMS,
+    cjk_terms,
     query_tags,
     query_text,
     query_words,
@@ -416,7 +422,8 @@ class LexicalIndex:
         other words, and a document's score is the sum. A document matches if
         it holds any term. Tags are also matched by the query's
         whitespace-separated words whole (``project:ctx``) and by their
-        namespace and value.
+        namespace and value, and its Chinese, Japanese or Korean by pairs of
+        characters (:data:`~ctx.hub.index.schema.CJK_FIELD`).
 
         Args:
             query: User text; any string is accepted, and one with no words
@@ -559,6 +566,10 @@ class LexicalIndex:
                 clauses.append((tantivy.Occur.Should, query))
         for tag in query_tags(text):
             clauses.append((tantivy.Occur.Should, self.term("tags", tag, TAGS_BOOST)))
+        pairs = dict.fromkeys(cjk_terms(text, single=False))
+        for pair in list(pairs)[:MAX_QUERY_TERMS]:
+            query = self.term(CJK_FIELD, pair, BODY_BOOST)
+            clauses.append((tantivy.Occur.Should, query))
         for code in self._held_languages():
             stems = dict.fromkeys(analyzer(code).analyze(text))
             for term in list(stems)[:MAX_QUERY_TERMS]:

@@ -16,8 +16,14 @@ import tantivy
 
 from ctx.hub.index.language import LANGUAGES, field_of
 from ctx.hub.index.lexical_errors import LexicalIndexError, one_line, reading
-from ctx.hub.index.schema import BLOB_PARTS, HEX_ID, LexicalDoc, index_time
-from ctx.hub.index.terms import tag_terms, tag_values, words
+from ctx.hub.index.schema import (
+    BLOB_PARTS,
+    CJK_FIELD,
+    HEX_ID,
+    LexicalDoc,
+    index_time,
+)
+from ctx.hub.index.terms import cjk_terms, tag_terms, tag_values, words
 
 if TYPE_CHECKING:
     from ctx.hub.index.lexical import LexicalIndex
@@ -76,6 +82,7 @@ class LexicalWriter:
         for doc in docs:
             # One call per document (from_dict) rather than one per field.
             fields: dict[str, object] = {"blob": doc.blob}
+            text = f"{doc.title or ''}\n{doc.body}"
             if HEX_ID.fullmatch(doc.blob):  # other keys are read from the store
                 for name, start, end in BLOB_PARTS:
                     fields[name] = int(doc.blob[start:end], 16)
@@ -86,7 +93,7 @@ class LexicalWriter:
                 context=doc.context,
                 tags=tag_terms(doc.tags),
                 tag_values=tag_values(doc.tags),
-                words=words(f"{doc.title or ''}\n{doc.body}"),
+                words=words(text),
                 created_at=index_time(doc.created_at),
             )
             if doc.title:
@@ -95,10 +102,11 @@ class LexicalWriter:
                 fields["text_hash"] = doc.text_hash
             if doc.language in LANGUAGES:
                 fields["language"] = doc.language
-                text = f"{doc.title or ''}\n{doc.body}\n{doc.context}"
-                fields[field_of(doc.language)] = text
+                fields[field_of(doc.language)] = f"{text}\n{doc.context}"
             elif doc.language:  # not told yet (UNTOLD): found by untold()
                 fields["language"] = doc.language
+            if cjk := cjk_terms(f"{text}\n{doc.context}", single=True):
+                fields[CJK_FIELD] = " ".join(cjk)
             document = tantivy.Document.from_dict(fields, schema)
             try:
                 # A delete applies only to documents added before it, so the

@@ -18,6 +18,7 @@ from ctx.hub.index.language import LANGUAGES, field_of
 
 __all__ = [
     "BLOB_PARTS",
+    "CJK_FIELD",
     "FIRST_DATE",
     "HEX_ID",
     "LAST_DATE",
@@ -71,6 +72,12 @@ document for its ``blob`` field (1-6 µs each, more for longer memories)."""
 
 HEX_ID = re.compile(r"[0-9a-f]{40}")
 
+CJK_FIELD = "text_cjk"
+"""The field of the Chinese, Japanese and Korean in a memory's title, body
+and context, as :func:`~ctx.hub.index.terms.cjk_terms` cuts them (pairs of
+characters and characters), joined by spaces; a memory without any has
+none."""
+
 
 def build_schema() -> tantivy.Schema:
     """Returns the index's schema (the fields the module doc lists)."""
@@ -93,6 +100,7 @@ def build_schema() -> tantivy.Schema:
     builder.add_text_field("language", tokenizer_name="raw", index_option="basic")
     for code in LANGUAGES:
         builder.add_text_field(field_of(code), tokenizer_name=tokenizer_of(code))
+    builder.add_text_field(CJK_FIELD, tokenizer_name="whitespace", index_option="freq")
     return builder.build()
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
+    "cjk_terms",
     "query_tag_values",
     "query_tags",
     "query_text",
@@ -49,6 +50,10 @@ _FUZZY_STOPWORD_TEXT = """
 """
 _FUZZY_STOPWORDS = frozenset(_FUZZY_STOPWORD_TEXT.split())
 
+# Chinese, Japanese and Korean: Han, kana (with the long-vowel mark), Hangul.
+_CJK_RUN_RE = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3]+"
+)
 _WORD_RE = re.compile(r"\w+(?:[.\-/:]\w+)*")
 _PART_SPLIT_RE = re.compile(r"[\W_]+")
 _CAMEL_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -165,3 +170,33 @@ def query_tags(text: str) -> list[str]:
         if len(terms) >= MAX_QUERY_TERMS:
             break
     return list(terms)[:MAX_QUERY_TERMS]
+
+
+def cjk_terms(text: str, *, single: bool) -> list[str]:
+    """Returns the terms of the Chinese, Japanese and Korean in ``text``.
+
+    These are written without spaces between words, so the simple
+    tokeniser makes a whole sentence one term, which no question of one
+    word matches. Each run of their characters gives its overlapping
+    pairs ("数据库" -> "数据", "据库"), which a word of two characters or
+    more shares wherever it stands, as Lucene's CJK bigrams do; a run of
+    one character is itself. With ``single`` (a document's terms), every
+    character is a term too, so that a question of one character ("猫")
+    finds it inside a sentence.
+
+    Args:
+        text: Any text; one of ASCII only has none (cheaply told).
+        single: Whether to add each character alone.
+
+    Returns:
+        The terms in order, repeated as often as they occur.
+    """
+    if text.isascii():
+        return []
+    terms: list[str] = []
+    for run in _CJK_RUN_RE.findall(text):
+        pairs = [run[i : i + 2] for i in range(len(run) - 1)] or [run]
+        terms += pairs
+        if single and len(run) > 1:
+            terms += run
+    return terms

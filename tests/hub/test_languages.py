@@ -136,3 +136,45 @@ def test_a_catch_up_with_no_hub_to_come_tells_what_was_left_untold(disk_store):
     searcher = projection.searcher(source.view)
     hits = [source.view.by_blob[b] for b, _ in searcher.search_bm25("Haus", 5)]
     assert hits == [german]
+
+
+@pytest.fixture
+def cjk(disk_store):
+    who = engine.Intent(agent="tester", intent="observe")
+    texts = {
+        "queue": "我们用队列处理后台任务，每分钟检查一次。",  # noqa: RUF001
+        "database": "数据库用的是PostgreSQL，备份在每天夜里。",  # noqa: RUF001
+        "cat": "我的猫很可爱。",
+        "japanese": "バックグラウンドの仕事はキューで処理します。",
+        "english": "The queue holds the background jobs.",
+    }
+    drafts = [Draft(text=t) for t in texts.values()]
+    ids = engine.remember_many(disk_store, drafts, who).ids
+    projection = Projection.for_store(disk_store, HASHING)
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    name = dict(zip(ids, texts, strict=True))
+
+    def found(query):
+        hits = searcher.search_bm25(query, 10)
+        return [name[source.view.by_blob[blob]] for blob, _ in hits]
+
+    return found
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("队列", "queue"),  # a word inside a sentence
+        ("数据库用什么？", "database"),  # noqa: RUF001 (a question in Chinese)
+        ("猫", "cat"),  # a word of one character
+        ("キュー", "japanese"),
+        ("どのキューを使う？", "japanese"),  # noqa: RUF001
+    ],
+    ids=["word", "question", "one character", "katakana", "japanese question"],
+)
+def test_a_question_in_chinese_or_japanese_finds_a_word_in_a_sentence(
+    cjk, query, first
+):
+    # Issue 29: written without spaces, a sentence was one term.
+    assert cjk(query)[0] == first
