@@ -45,7 +45,10 @@ Systems, each on the same texts:
   and gravity off, as a store's config can set it: the lexical channel and
   the time channel (the same search, within the times a question names);
 - **ctx**: ``rank()`` with the defaults, without and with the relevance
-  floor (``relevant()`` with the configured floor and fall-off).
+  floor as an explicit recall applies it (``relevant()`` with the
+  configured floor and fall-off, and the weak floor below which a recall
+  whose best hit is weak still answers nothing, where ctx has one); the
+  share of empty answers is also given for the floor alone (the hook's).
 
 Vectors are cached by text under ``benchmarks/.data`` (``_embed_cache.py``).
 ``--lexical`` scores only the three BM25 systems, on stores embedded by the
@@ -85,7 +88,8 @@ from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import Embedder, embed_queries, make_embedder
 from ctx.hub.index.passages import passages
 from ctx.hub.index.projection import REPLY_TO
-from ctx.hub.retrieval.ranking import rank, relevant
+from ctx.hub.retrieval import ranking
+from ctx.hub.retrieval.ranking import Ranked, Ranking, rank, relevant
 
 RESULTS = Path(__file__).parent / "results"
 SEED = 29
@@ -104,6 +108,21 @@ _VOWELS = "aeiou"
 _SYLLABLE = re.compile(r"^[^aeiouy]*[aeiouy]+h?[^aeiouy]?")
 
 Ranker = Callable[[str], list[str]]
+
+
+def weak_floor(config: RecallConfig) -> float | None:
+    """Returns the floor of an explicit recall's weak hits, if ctx has one."""
+    made = getattr(ranking, "weak_floor", None)  # not before issue 29
+    return None if made is None else float(made(config))
+
+
+def relevant_hits(
+    found: Ranking, config: RecallConfig, weak: float | None
+) -> list[Ranked]:
+    """Returns the hits ``relevant()`` keeps, with a weak floor if given."""
+    if weak is None:
+        return relevant(found, config.floor, config.fall_off)[0]
+    return relevant(found, config.floor, config.fall_off, weak=weak)[0]
 
 
 # -- the variants ---------------------------------------------------------------
@@ -368,8 +387,8 @@ class Systems:
 
     def rrf(self, docs: Documents, question: str) -> list[str]:
         fused: dict[str, float] = {}
-        for ranking in (self.bm25(docs, question), self.minilm(docs, question)):
-            for position, key in enumerate(ranking, start=1):
+        for ranked in (self.bm25(docs, question), self.minilm(docs, question)):
+            for position, key in enumerate(ranked, start=1):
                 fused[key] = fused.get(key, 0.0) + 1 / (RRF_K + position)
         return sorted(fused, key=lambda k: (-fused[k], k))[:DEPTH]
 
@@ -381,7 +400,12 @@ class Systems:
         return [built.key_of[by_blob[blob]] for blob, _ in hits]
 
     def ctx(self, docs: Documents, question: str, how: str) -> list[str]:
-        """Returns ctx's ranking: its BM25 channel, defaults, or with the floor."""
+        """Returns ctx's ranking: its BM25 channel, defaults, or with a floor.
+
+        ``floor``: as an explicit recall keeps its hits (weak ones when none
+        is strong, where the revision measured has them); ``hook``: as the
+        floor alone keeps them.
+        """
         memo = (id(docs), question, how)
         if memo not in self._ranked:
             built = docs.built
@@ -391,11 +415,12 @@ class Systems:
             if how == "bm25":
                 self._ranked[memo] = keys
             else:
-                kept = relevant(found, config.floor, config.fall_off)[0]
                 self._ranked[(id(docs), question, "defaults")] = keys
-                self._ranked[(id(docs), question, "floor")] = [
-                    built.key_of[r.id] for r in kept[:DEPTH]
-                ]
+                for kind, weak in (("floor", weak_floor(config)), ("hook", None)):
+                    kept = relevant_hits(found, config, weak)
+                    self._ranked[(id(docs), question, kind)] = [
+                        built.key_of[r.id] for r in kept[:DEPTH]
+                    ]
         return self._ranked[memo]
 
 
@@ -428,12 +453,15 @@ def score(found: Set, ranker_of: Callable[[Documents], Ranker]) -> list[float]:
     return [quality.score_cranfield(ranker, corpus)["ndcg10"]]  # type: ignore[arg-type]
 
 
-def empty_share(found: Set, systems: Systems) -> float:
-    """Returns the share of the set's questions that ctx with its floor answered empty."""
+def empty_share(found: Set, systems: Systems, how: str) -> float:
+    """Returns the share of the set's questions that ctx answered with nothing.
+
+    ``how``: ``floor`` (an explicit recall) or ``hook`` (the floor alone).
+    """
     empty = 0
     for docs, corpus in found.parts:
         for question in corpus.questions:  # type: ignore[attr-defined]
-            empty += not systems.ctx(docs, question.text, "floor")
+            empty += not systems.ctx(docs, question.text, how)
     return empty / max(found.questions, 1)
 
 
@@ -515,7 +543,8 @@ def measure(sets: list[Set], systems: Systems) -> dict[str, dict[str, list[float
         for name in systems.names():
             row[name] = score(found, lambda docs, n=name: systems.ranker(n, docs))
         if not systems.lexical:
-            row["empty"] = [empty_share(found, systems)]
+            row["empty"] = [empty_share(found, systems, "floor")]
+            row["hook"] = [empty_share(found, systems, "hook")]
         table[found.name] = row
         progress(f"{found.name}: {row}")
     return table
@@ -535,14 +564,14 @@ def render(
         *header,
         "| set | questions | metric | "
         + " | ".join(names)
-        + (" | ctx + floor: empty answers |" if not systems.lexical else " |"),
-        "|---|---|---|" + "---|" * (len(names) + (not systems.lexical)),
+        + (" | empty answers: recall | floor alone |" if not systems.lexical else " |"),
+        "|---|---|---|" + "---|" * (len(names) + 2 * (not systems.lexical)),
     ]
     for found in sets:
         row = table[found.name]
         cells = [" / ".join(f"{v:.3f}" for v in row[n]) for n in names]
         if not systems.lexical:
-            cells.append(f"{row['empty'][0]:.1%}")
+            cells += [f"{row['empty'][0]:.1%}", f"{row['hook'][0]:.1%}"]
         lines.append(
             f"| {found.name} | {found.questions:,} | {METRIC[found.kind]} | "
             + " | ".join(cells)
@@ -560,6 +589,7 @@ def main() -> None:
     parser.add_argument(
         "--rev", help="measure ctx as committed at this revision (a frozen copy)"
     )
+    parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     if args.rev and not os.environ.get(FROZEN_ENV):
         run_frozen(args.rev)  # does not return
@@ -597,7 +627,7 @@ def main() -> None:
     ]
     text = render(sets, table, systems, header)
     print(text)
-    if not args.quick:
+    if not args.quick and not args.no_write:
         name = "robustness_lexical.md" if args.lexical else "robustness.md"
         (RESULTS / name).write_text(text)
 
