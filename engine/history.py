@@ -172,7 +172,6 @@ class History:
         missing: list[CommitRecord] = []
         stack = [tip]
         seen: set[str] = set()
-        store = self._store.repo.object_store
         while stack:
             sha = stack.pop()
             if sha in seen:
@@ -180,18 +179,27 @@ class History:
             seen.add(sha)
             rec = self._records.get(sha)
             if rec is None:
-                try:
-                    obj = store[ObjectID(sha.encode())]
-                except KeyError:
-                    raise CorruptStoreError(
-                        f"Commit {sha} is missing from the store."
-                    ) from None
-                assert isinstance(obj, Commit)
+                obj = self._commit(sha)
                 rec = _record(obj, self._diff(obj))
                 missing.append(rec)
                 self._records[sha] = rec
             stack.extend(rec.parents)
         self._append(missing)
+
+    def _commit(self, sha: str) -> Commit:
+        """Reads a commit the walk reached.
+
+        Raises:
+            CorruptStoreError: it is missing from the store.
+        """
+        try:
+            obj = self._store.repo.object_store[ObjectID(sha.encode())]
+        except KeyError:
+            raise CorruptStoreError(
+                f"Commit {sha} is missing from the store."
+            ) from None
+        assert isinstance(obj, Commit)
+        return obj
 
     def _diff(self, commit: Commit) -> tuple[Change, ...]:
         store = self._store.repo.object_store
@@ -242,21 +250,13 @@ class History:
         whole history.
         """
         self._refresh()
-        objects = self._store.repo.object_store
         fetched: dict[str, Commit] = {}
 
         def parents_and_time(sha: str) -> tuple[tuple[str, ...], int]:
             rec = self._records.get(sha)
             if rec is not None:
                 return rec.parents, rec.time
-            try:
-                obj = objects[ObjectID(sha.encode())]
-            except KeyError:
-                raise CorruptStoreError(
-                    f"Commit {sha} is missing from the store."
-                ) from None
-            assert isinstance(obj, Commit)
-            fetched[sha] = obj
+            obj = fetched[sha] = self._commit(sha)
             return tuple(p.decode("ascii") for p in obj.parents), obj.commit_time
 
         graph: dict[str, tuple[tuple[str, ...], int]] = {}
