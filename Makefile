@@ -25,7 +25,7 @@ lint: install
 	$(BIN)/lint-imports
 
 test: install
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n 2
 
 check: lint test
 

@@ -27,12 +27,14 @@ def test_ctx_lens_in_tmux_shows_screens_and_restores_the_terminal(tmp_path):
         )
         return done.stdout
 
-    def screen_with(text: str, seconds: float = 30) -> str:
+    def screen_with(*texts: str, seconds: float = 60) -> str:
+        """The screen once it shows every one of texts (a screen fills in parts)."""
         deadline = time.monotonic() + seconds
         while True:
             shown = tmux("capture-pane", "-p", "-t", "lens")
-            if text in shown or time.monotonic() > deadline:
-                assert text in shown, shown
+            found = all(text in shown for text in texts)
+            if found or time.monotonic() > deadline:
+                assert found, shown
                 assert "Traceback" not in shown, shown
                 return shown
             time.sleep(0.1)
@@ -52,13 +54,12 @@ def test_ctx_lens_in_tmux_shows_screens_and_restores_the_terminal(tmp_path):
         command,
     )
     try:
-        shown = screen_with("agreed in the design review")  # the log, read
-        assert "history of main" in shown
-        assert "agent/bob" in shown
+        # the log, read
+        screen_with("agreed in the design review", "history of main", "agent/bob")
         tmux("send-keys", "-t", "lens", "2")
-        assert "5 memories (all)" in screen_with("Retry policy")
+        screen_with("Retry policy", "5 memories (all)")
         tmux("send-keys", "-t", "lens", "3")
-        assert "◉ dec Queue on Postgres" in screen_with("graph around")
+        screen_with("graph around", "◉ dec Queue on Postgres")
         tmux("send-keys", "-t", "lens", "q")
         shown = screen_with("LENS-EXIT=0")
         assert "Retry policy" not in shown  # the lens's screen is gone
