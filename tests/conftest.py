@@ -1,5 +1,5 @@
 """Hermetic test environment: no CTX_* variables (but CTX_HUB_AUTOSTART=0),
-HOME in a temporary folder, a private runtime folder for hub sockets (so that
+HOME and every XDG folder in a temporary folder, a private runtime folder for hub sockets (so that
 no test meets another's hubs or the user's), a fixed clock for engine stores."""
 
 from __future__ import annotations
@@ -27,6 +27,11 @@ def hermetic(
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    # A host's own folder (Claude Code's) would point ctx install at the user's.
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.setenv("USER", "tester")
     runtime = tmp_path_factory.mktemp("run")  # short: socket paths have ~100 bytes
     runtime.chmod(0o700)
