@@ -112,6 +112,11 @@ class MiniLMEmbedder:
 
     def _open_session(self) -> onnxruntime.InferenceSession:
         """Returns an onnxruntime session on the model file."""
+        # onnxruntime's Linux wheels write a device id and a telemetry
+        # database under ~/.cache/Microsoft/DeveloperTools when the module
+        # loads, unless this is set first: ctx writes nothing outside the
+        # store and its own folders unasked (docs/install.md, Privacy).
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         try:
             import onnxruntime
         except ImportError as exc:

@@ -1,6 +1,7 @@
 """The embedder layer: hashing, WordPiece, MiniLM, HTTP adapters, factory."""
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -584,3 +585,33 @@ def test_the_package_exports_a_sorted_public_surface():
 def test_embedder_error_is_a_ctx_error():
     assert issubclass(EmbedderError, CtxError)
     assert EmbedderError("x.").exit_code == 1
+
+
+def test_an_embedding_writes_nothing_in_home(tmp_path):
+    # onnxruntime writes ~/.cache/Microsoft/DeveloperTools/.onnxruntime/deviceid
+    # when it loads, unless told not to (issue 35): a fresh process, a fresh HOME.
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("XDG_", "ORT_"))
+    }
+    env["HOME"] = str(home)
+    code = (
+        "import sys; from ctx.hub.embedders.minilm import MiniLMEmbedder; "
+        "print(MiniLMEmbedder().embed(['one memory']).shape); "
+        "print('onnxruntime' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=project,
+    )
+    assert out.stdout.split() == ["(1,", "384)", "True"]
+    assert sorted(p.relative_to(home) for p in home.rglob("*")) == []
