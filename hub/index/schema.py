@@ -123,17 +123,17 @@ def stem_analyzer() -> tantivy.TextAnalyzer:
 
 
 # English function words: what a question asks with, not what it asks about.
-# (Tantivy's own English list, from Lucene, lacks "how", "we", "what", "did".)
+# (Tantivy's own English list, from Lucene, lacks "how", "we", "what", "did";
+# "how many", "how much", "might" and "must" ask, they name no topic.)
 _FUNCTION_WORDS = """
-    a about above after again against all am an and any are as at be because been
-    before being below between both but by can could did do does doing down during
-    each few for from further had has have having he her here hers herself him
-    himself his how i if in into is it its itself just let me more most my myself
-    no nor not now of off on once only or other ought our ours ourselves out over
-    own same she should so some such than that the their theirs them themselves
-    then there these they this those through to too under until up us very was
-    we were what when where which while who whom whose why will with would you
-    your yours yourself yourselves
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if
+    in into is it its itself just let many me might more most much must my myself no nor
+    not now of off on once only or other ought our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they
+    this those through to too under until up us very was we were what when where which
+    while who whom whose why will with would you your yours yourself yourselves
 """
 
 

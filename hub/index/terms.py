@@ -42,11 +42,11 @@ _MAX_WORD_CHARS = 64
 # half the index ("what" ~ "that", "whatever").
 _FUZZY_STOPWORD_TEXT = """
     about above after again against also been before being below between both cannot
-    could does doing down during each from further have having here hers herself
-    himself into itself just more most myself once only other ought ours ourselves
-    over same should some such than that their theirs them themselves then there
-    these they this those through under until very were what when where which while
-    whom whose will with would your yours yourself yourselves
+    could does doing down during each from further have having here hers herself himself
+    into itself just many might more most much must myself once only other ought ours
+    ourselves over same should some such than that their theirs them themselves then
+    there these they this those through under until very were what when where which
+    while whom whose will with would your yours yourself yourselves
 """
 _FUZZY_STOPWORDS = frozenset(_FUZZY_STOPWORD_TEXT.split())
 
