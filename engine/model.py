@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from datetime import UTC, datetime
 
 import msgspec
@@ -81,7 +82,8 @@ what Python's datetime holds (years 1 to 9999), so that moving a stored time
 by any offset, to UTC, or by the decades a query may name never overflows."""
 _TIME_RANGE = "1000-01-01 to 9000-12-31 (UTC)"
 
-_TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*:[^\s\x00-\x1f\x7f]+$")
+_TAG_FORM_HINT = "For example project:ctx or tier:working (no spaces)."
+_NAMESPACE_MARKS = frozenset("_.-")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
 _INTENT_RE = re.compile(r"^[a-z][a-z-]{0,31}$")
 
@@ -283,14 +285,45 @@ def check_kind(kind: str) -> str:
 
 
 def check_tag(tag: str) -> str:
-    """Returns ``tag`` if it has the ``namespace:value`` form, else raises."""
+    """Returns ``tag`` if it has the ``namespace:value`` form, else raises.
+
+    Either part may hold letters of any script (``项目:api``, ``thème:été``):
+    the namespace letters, marks and digits, ``_``, ``.`` and ``-``, starting
+    with a letter or digit; the value anything but spaces and control
+    characters. Each way to fail has its own one-line message.
+    """
     _check_text("A tag", tag, single_line=True)
-    if len(tag) > _MAX_TAG_CHARS or not _TAG_RE.match(tag):
+    namespace, colon, value = tag.partition(":")
+    if not (namespace and colon and value):
         raise InvalidInputError(
-            f"Tag {tag!r} is not of the form namespace:value.",
-            hint="For example project:ctx or tier:working (no spaces).",
+            f"Tag {tag!r} is not of the form namespace:value.", hint=_TAG_FORM_HINT
+        )
+    if len(tag) > _MAX_TAG_CHARS:
+        raise InvalidInputError(
+            f"Tag {tag[:40]!r}... is longer than {_MAX_TAG_CHARS} characters."
+        )
+    if any(c.isspace() for c in tag):
+        raise InvalidInputError(f"Tag {tag!r} holds a space.", hint=_TAG_FORM_HINT)
+    if any(unicodedata.category(c) == "Cc" for c in tag):
+        raise InvalidInputError(f"Tag {tag!r} holds a control character.")
+    if not (
+        _namespace_char(namespace[0], first=True)
+        and all(map(_namespace_char, namespace))
+    ):
+        raise InvalidInputError(
+            f"Tag {tag!r} has a namespace of other characters than letters, "
+            "digits, '_', '.' and '-' (starting with a letter or digit).",
+            hint=_TAG_FORM_HINT,
         )
     return tag
+
+
+def _namespace_char(char: str, *, first: bool = False) -> bool:
+    """Returns whether ``char`` may stand in a tag's namespace (first: begin it)."""
+    kind = unicodedata.category(char)[0]
+    if first:
+        return kind in "LN"
+    return kind in "LMN" or char in _NAMESPACE_MARKS
 
 
 def check_link_type(name: str) -> str:
