@@ -58,6 +58,24 @@ from .catalog import (
 from .catalog import (
     CatalogEntry as CatalogEntry,
 )
+from .code_remotes import (
+    CODE_NAMESPACE as CODE_NAMESPACE,
+)
+from .code_remotes import (
+    add_code_remote as add_code_remote,
+)
+from .code_remotes import (
+    clone_from_code as clone_from_code,
+)
+from .code_remotes import (
+    code_remote_url as code_remote_url,
+)
+from .code_remotes import (
+    code_remotes as code_remotes,
+)
+from .code_remotes import (
+    code_work_tree as code_work_tree,
+)
 from .compose import (
     FORMATS as FORMATS,
 )
@@ -144,6 +162,9 @@ from .dream import (
 )
 from .dream import (
     dream_branch as dream_branch,
+)
+from .dream import (
+    hidden_by as hidden_by,
 )
 from .dream import (
     list_proposals as list_proposals,
@@ -291,6 +312,9 @@ from .live import (
 )
 from .live import (
     live_catalog as live_catalog,
+)
+from .live import (
+    read_memories as read_memories,
 )
 from .live import (
     read_memory as read_memory,
@@ -516,6 +540,24 @@ from .query import (
 )
 from .query import (
     parse_query as parse_query,
+)
+from .redaction import (
+    RedactResult as RedactResult,
+)
+from .redaction import (
+    Redaction as Redaction,
+)
+from .redaction import (
+    apply_redactions as apply_redactions,
+)
+from .redaction import (
+    list_redactions as list_redactions,
+)
+from .redaction import (
+    redact_memory as redact_memory,
+)
+from .redaction import (
+    redact_text as redact_text,
 )
 from .remotes import (
     RemoteInfo as RemoteInfo,

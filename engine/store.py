@@ -72,6 +72,8 @@ _HEADS = b"refs/heads/"
 _HEAD = Ref(b"HEAD")
 _MOVED = object()
 _STALE_REF_LOCK_NS = 600 * 1_000_000_000  # ten minutes
+PENDING_REDACTION = "redaction.pending"
+"""A redaction under way (:mod:`ctx.engine.redaction`), in the store folder."""
 
 
 class CommitInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -287,7 +289,14 @@ class Store:
             raise StoreError(
                 f"The store at {path} needs a newer ctx (format {version!r})."
             )
-        return cls(repo, path, clock=clock, screen=screen)
+        store = cls(repo, path, clock=clock, screen=screen)
+        if (path / PENDING_REDACTION).exists():
+            # A redaction killed after its first step: finish it before
+            # anything reads the half-rewritten history.
+            from ctx.engine.redaction import finish_redaction
+
+            finish_redaction(store)
+        return store
 
     @classmethod
     def memory(
@@ -808,6 +817,30 @@ class Store:
         info = commit_info(commit)
         self.move_branch(branch, parents[0], info.id, f"ctx {intent.intent}: {summary}")
         return info
+
+    def add_objects(self, objects: list[ShaFile]) -> None:
+        """Stores ``objects`` (a pack when many); no ref moves.
+
+        For a rewrite of history (:mod:`ctx.engine.redaction`), whose objects
+        join the store before any ref points at them.
+        """
+        self._store_objects(objects)
+
+    def drop_caches(self) -> None:
+        """Forgets every derived view of history (after history was rewritten).
+
+        The history index in ``cache/`` is removed too; it is rebuilt as
+        queries reach commits.
+        """
+        self._commits = {}
+        self.caches.clear()
+        folder = self.path / "cache" if self.path else None
+        if folder is not None and folder.is_dir():
+            for child in folder.iterdir():
+                if child.is_file():
+                    with contextlib.suppress(OSError):
+                        child.unlink()
+        self.history = History(self, folder)
 
     def _store_objects(self, objects: list[ShaFile]) -> None:
         store = self.repo.object_store

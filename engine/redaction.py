@@ -1,0 +1,872 @@
+"""Redaction: removing a text from every version of history, for good.
+
+A secret that got into a commit travels with every push. ``redact_text``
+(or ``redact_memory``, for every version of one memory) rewrites every
+commit that any ref or any reflog line reaches and that holds the text, in
+these steps, each one safe to be killed in:
+
+1. Rewrite: every blob that holds the text gets a new version without it
+   (``[REDACTED]``), every tree and commit above it a new id; a commit whose
+   tree or message changed keeps its trailers and gains ``Ctx-Redacted:
+   <what> (<reason>)``. Author, committer and times are kept. The new
+   objects are stored; no ref points at them yet.
+2. Record: a commit on ``refs/ctx/redactions`` whose tree holds
+   ``<id>.json`` (what, why, when, and the map of old commit and blob ids to
+   new ones, never the text) and, under ``blobs/<old blob id>``, the
+   redacted version of each blob, so another clone can apply the same
+   rewrite without knowing the text. The record is stored, and
+   ``redaction.pending`` in the store folder names it.
+3. Refs: every branch, fetched branch and the record move at once (one
+   write of ``packed-refs``).
+4. Reflogs: every line's ids are mapped, and its message redacted; each log
+   file is replaced by a rename. The operation log is the reflog, so
+   ``ctx undo`` keeps working on the rewritten commits.
+5. Prune: every object that no ref and no reflog line reaches is deleted,
+   loose ones and those in packs (the packs are rewritten without them);
+   the engine's caches are dropped. ``redaction.pending`` goes last.
+
+Killed before step 2 ends, the store is as it was (with a few unreferenced
+new objects a later ``gc`` removes). Killed after, the next open of the
+store (:meth:`~ctx.engine.store.Store.open`) finishes steps 3 to 5 from
+``redaction.pending``, which holds the text until then (it is in the
+objects anyway until the prune).
+
+The record travels: ``fetch`` and ``push`` bring each other's records
+(:func:`sync_redactions`), a fetch refuses objects a redaction removed
+(:func:`redacted_objects`), and a pull applies the record to a clone that
+still holds the old history (:func:`apply_redactions`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from datetime import datetime
+from pathlib import Path
+
+import msgspec
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.reflog import format_reflog_line, parse_reflog_line
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+from dulwich.trailers import Trailer, format_trailers, parse_trailers
+
+from ctx.engine.errors import CorruptStoreError, InvalidInputError, NotFoundError
+from ctx.engine.ids import MemoryId
+from ctx.engine.layout import MEMORY_AREAS
+from ctx.engine.model import Outcome, decode_memory, encode
+from ctx.engine.remotes import write_refs
+from ctx.engine.store import PENDING_REDACTION, Store
+
+__all__ = [
+    "REDACTED",
+    "REDACTIONS_REF",
+    "RedactResult",
+    "Redaction",
+    "apply_redactions",
+    "finish_redaction",
+    "holds_redacted",
+    "list_redactions",
+    "redact_memory",
+    "redact_text",
+    "redacted_objects",
+    "sync_redactions",
+]
+
+REDACTED = "[REDACTED]"
+"""What replaces a redacted text."""
+REDACTIONS_REF = Ref(b"refs/ctx/redactions")
+"""The ref of the redaction record."""
+
+_HEADS = b"refs/heads/"
+_REMOTES = b"refs/remotes/"
+_BLOBS = b"blobs"
+_MIN_TEXT = 4
+"""Shorter texts are not searched for in commit messages (too common)."""
+
+
+class Redaction(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One redaction, as recorded on ``refs/ctx/redactions``.
+
+    Attributes:
+        version: Format version (1).
+        id: Twelve hex digits naming it.
+        what: What was removed, in words that do not repeat it
+            (``memory 01J…``, ``a text of 40 characters``).
+        reason: Why, as given.
+        time: When.
+        commits: Old commit id to new one, for every rewritten commit.
+        blobs: Old blob id to new one, for every rewritten blob.
+    """
+
+    version: int = 1
+    id: str
+    what: str
+    reason: str | None = None
+    time: datetime
+    commits: dict[str, str] = {}
+    blobs: dict[str, str] = {}
+
+    @property
+    def label(self) -> str:
+        """Returns ``redaction ID (what, reason)`` for messages."""
+        why = f", {self.reason}" if self.reason else ""
+        return f"redaction {self.id} ({self.what}{why})"
+
+
+class RedactResult(Outcome, frozen=True, kw_only=True):
+    """What a redaction (or applying one) did.
+
+    Attributes:
+        redaction: The redaction's id.
+        what: What was removed.
+        reason: Why.
+        commits: How many commits were rewritten.
+        blobs: How many blob versions were rewritten.
+        branches: The branches that moved.
+        pruned: How many objects were deleted.
+        remotes: Per remote, its branches that still hold the old history
+            (as last fetched): ``ctx push REMOTE --force-with-lease`` them.
+    """
+
+    redaction: str
+    what: str
+    reason: str | None = None
+    commits: int
+    blobs: int
+    branches: tuple[str, ...] = ()
+    pruned: int = 0
+    remotes: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
+
+
+class _Pending(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``redaction.pending`` holds while a redaction is under way.
+
+    Attributes:
+        record: The record commit to put on :data:`REDACTIONS_REF`, if any.
+        commits: Old commit id to new one.
+        texts: The texts redacted from reflog messages.
+    """
+
+    record: str | None = None
+    commits: dict[str, str] = {}
+    texts: tuple[str, ...] = ()
+
+
+_RECORD_DECODER = msgspec.json.Decoder(Redaction)
+
+
+# -- the public operations -----------------------------------------------------
+
+
+def redact_text(store: Store, text: str, *, reason: str | None = None) -> RedactResult:
+    """Removes ``text`` (taken literally) from every blob and commit message.
+
+    Raises:
+        InvalidInputError: the text is too short, or no version holds it.
+    """
+    if len(text.strip()) < _MIN_TEXT:
+        raise InvalidInputError(
+            f"Give at least {_MIN_TEXT} characters to redact.",
+            hint="A shorter text would match too much.",
+        )
+    needles = _needles([text])
+
+    def blob_fn(data: bytes) -> bytes | None:
+        return _replace(data, needles)
+
+    return _redact(
+        store,
+        what=f"a text of {len(text)} characters",
+        reason=reason,
+        blob_fn=blob_fn,
+        texts=(text,),
+    )
+
+
+def redact_memory(
+    store: Store, memory_id: MemoryId, *, reason: str | None = None
+) -> RedactResult:
+    """Removes the title and body of every version of memory ``memory_id``.
+
+    Each version keeps its id, kind, tags and times, with ``[REDACTED]`` as
+    its body (and title); commit messages and conflicts lose its texts.
+
+    Raises:
+        NotFoundError: no version of the memory is in the history.
+    """
+    key = memory_id.encode()
+    with store.locked():
+        texts: set[str] = set()
+        for blob in _blobs_holding(store, key):
+            memory = _memory(store, blob)
+            if memory is not None and memory.id == memory_id:
+                texts.update(t for t in (memory.title, memory.body) if t)
+    texts.discard(REDACTED)
+    if not texts:
+        raise NotFoundError(
+            f"No version of memory {memory_id} is in the history.",
+            hint="`ctx log` shows the memories each commit changed.",
+        )
+    needles = _needles(sorted(texts, key=len, reverse=True))
+
+    def blob_fn(data: bytes) -> bytes | None:
+        if key not in data:
+            return None
+        try:
+            memory = decode_memory(data)
+        except CorruptStoreError:
+            return _replace(data, needles)  # a conflict holding its versions
+        if memory.id != memory_id:
+            return None
+        redacted = msgspec.structs.replace(
+            memory, body=REDACTED, title=REDACTED if memory.title else None
+        )
+        new = encode(redacted)
+        return None if new == data else new
+
+    return _redact(
+        store,
+        what=f"memory {memory_id}",
+        reason=reason,
+        blob_fn=blob_fn,
+        texts=tuple(t for t in texts if len(t) >= _MIN_TEXT),
+    )
+
+
+def list_redactions(store: Store) -> list[Redaction]:
+    """Returns every recorded redaction, oldest first."""
+    tree = _record_tree(store)
+    if tree is None:
+        return []
+    out = []
+    for entry in tree.iteritems():
+        if not entry.path.endswith(b".json"):
+            continue
+        obj = store.repo.object_store[entry.sha]
+        if isinstance(obj, Blob):
+            with contextlib.suppress(msgspec.DecodeError):
+                out.append(_RECORD_DECODER.decode(obj.data))
+    return sorted(out, key=lambda r: (r.time, r.id))
+
+
+def redacted_objects(store: Store) -> dict[ObjectID, str]:
+    """Returns every commit and blob a redaction removed, with its label."""
+    out: dict[ObjectID, str] = {}
+    for record in list_redactions(store):
+        for sha in (*record.commits, *record.blobs):
+            out[ObjectID(sha.encode())] = record.label
+    return out
+
+
+def holds_redacted(store: Store) -> list[str]:
+    """Returns the labels of the redactions whose old objects this store holds."""
+    objects = store.repo.object_store
+    labels = {label for sha, label in redacted_objects(store).items() if sha in objects}
+    return sorted(labels)
+
+
+def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
+    """Joins another clone's record (commit ``theirs``, fetched) to this one.
+
+    Both sides' redactions are kept (their files are unioned); the record
+    moves with compare-and-swap under the store's lock.
+
+    Returns:
+        Whether the record changed.
+    """
+    if theirs is None or theirs not in store.repo.object_store:
+        return False
+    with store.locked():
+        ours = _record_tip(store)
+        if ours == theirs:
+            return False
+        other = store.repo.object_store[theirs]
+        if not isinstance(other, Commit):
+            return False
+        if ours is None:
+            write_refs(store, {REDACTIONS_REF: theirs})
+            return True
+        mine = store.repo.object_store[ours]
+        assert isinstance(mine, Commit)
+        entries = {
+            **_tree_entries(store, other.tree),
+            **_tree_entries(store, mine.tree),
+        }
+        if entries == _tree_entries(store, mine.tree):
+            return False
+        tree, trees = _record_tree_from(store, entries)
+        commit = _record_commit(store, tree, [ours, theirs], "Join redaction records")
+        store.add_objects([*trees, commit])
+        write_refs(store, {REDACTIONS_REF: commit.id})
+        return True
+
+
+def apply_redactions(store: Store) -> list[RedactResult]:
+    """Rewrites what this store holds of history that a recorded redaction removed.
+
+    For a clone that still holds the old history when another's redaction
+    arrives (a pull): each old blob becomes the redacted version the record
+    carries (its ``blobs/`` folder), and a commit the record already rewrote
+    becomes its rewritten version where this store has it.
+    """
+    results = []
+    if not isinstance(store.repo, Repo):
+        return results
+    with store.locked():
+        for record in list_redactions(store):
+            objects = store.repo.object_store
+            if not any(ObjectID(s.encode()) in objects for s in record.blobs):
+                continue
+            mapped = {
+                ObjectID(o.encode()): ObjectID(n.encode())
+                for o, n in record.blobs.items()
+            }
+            rewrite = _rewrite(
+                store,
+                record,
+                blob_map=mapped.get,
+                known={
+                    ObjectID(o.encode()): ObjectID(n.encode())
+                    for o, n in record.commits.items()
+                },
+                texts=(),
+            )
+            if rewrite is None:
+                continue
+            commits, blobs, new_objects = rewrite
+            store.add_objects(new_objects)
+            results.append(
+                _settle(store, record, _Pending(commits=_hex_map(commits)), blobs)
+            )
+    return results
+
+
+def finish_redaction(store: Store) -> None:
+    """Finishes a redaction that was killed after its record was stored."""
+    assert store.path is not None
+    path = store.path / PENDING_REDACTION
+    try:
+        pending = msgspec.json.decode(path.read_bytes(), type=_Pending)
+    except FileNotFoundError:
+        return
+    except msgspec.DecodeError:
+        # Torn while being written: the refs never moved (step 3 follows it).
+        path.unlink(missing_ok=True)
+        return
+    with store.locked():
+        record = pending.record
+        if (
+            record is not None
+            and ObjectID(record.encode()) not in store.repo.object_store
+        ):
+            path.unlink(missing_ok=True)  # never stored: the refs never moved
+            return
+        _finish(store, pending)
+
+
+# -- one redaction ---------------------------------------------------------------
+
+
+def _redact(
+    store: Store,
+    *,
+    what: str,
+    reason: str | None,
+    blob_fn: Callable[[bytes], bytes | None],
+    texts: tuple[str, ...],
+) -> RedactResult:
+    if not isinstance(store.repo, Repo) or store.path is None:
+        raise InvalidInputError("Only a store on disk can be redacted.")
+    objects = store.repo.object_store
+    memo: dict[ObjectID, ObjectID | None] = {}
+    new_blobs: list[ShaFile] = []
+
+    def blob_map(sha: ObjectID) -> ObjectID | None:
+        if sha not in memo:
+            obj = objects[sha]
+            assert isinstance(obj, Blob)
+            data = blob_fn(obj.data)
+            if data is None or data == obj.data:
+                memo[sha] = None
+            else:
+                blob = Blob.from_string(data)
+                new_blobs.append(blob)
+                memo[sha] = blob.id
+        return memo[sha]
+
+    record = Redaction(id="", what=what, reason=reason, time=store.clock())
+    with store.locked():
+        rewrite = _rewrite(store, record, blob_map=blob_map, known={}, texts=texts)
+        if rewrite is None:
+            raise InvalidInputError(
+                "No version in the history holds what was to be redacted.",
+                hint="Nothing was changed.",
+            )
+        commits, blobs, new_objects = rewrite
+        # Step 1: the rewritten objects, referenced by nothing yet.
+        store.add_objects([*new_blobs, *new_objects])
+        # Step 2: the record, and the note that the redaction is under way.
+        full = msgspec.structs.replace(
+            record, commits=_hex_map(commits), blobs=_hex_map(blobs)
+        )
+        full = msgspec.structs.replace(full, id=_redaction_id(full))
+        record_commit = _store_record(store, full, blobs)
+        pending = _Pending(
+            record=record_commit.decode(), commits=full.commits, texts=texts
+        )
+        return _settle(store, full, pending, blobs)
+
+
+def _settle(
+    store: Store,
+    record: Redaction,
+    pending: _Pending,
+    blobs: Mapping[ObjectID, ObjectID],
+) -> RedactResult:
+    """Notes the rewrite as under way, then runs steps 3 to 5."""
+    _write_pending(store, pending)
+    commits = {ObjectID(o.encode()) for o in pending.commits}
+    stale = _stale_remotes(store, _refs_to_rewrite(store), commits)
+    moved, pruned = _finish(store, pending)
+    return RedactResult(
+        redaction=record.id,
+        what=record.what,
+        reason=record.reason,
+        commits=len(pending.commits),
+        blobs=len(blobs),
+        branches=moved,
+        pruned=pruned,
+        remotes=stale,
+    )
+
+
+_Rewrite = tuple[dict[ObjectID, ObjectID], dict[ObjectID, ObjectID], list[ShaFile]]
+"""Old commit to new, old blob to new, and the new trees and commits."""
+
+
+def _rewrite(
+    store: Store,
+    record: Redaction,
+    *,
+    blob_map: Callable[[ObjectID], ObjectID | None],
+    known: Mapping[ObjectID, ObjectID],
+    texts: tuple[str, ...],
+) -> _Rewrite | None:
+    """Step 1 (see the module docstring), storing nothing; the lock is held.
+
+    Returns:
+        The rewrite, or None when no commit holds what is redacted.
+    """
+    objects = store.repo.object_store
+    needles = _needles(texts)
+    trailer = Trailer(
+        "Ctx-Redacted",
+        record.what + (f" ({record.reason})" if record.reason else ""),
+    )
+    roots = [*_refs_to_rewrite(store).values(), *_reflog_commits(store)]
+    trees: dict[ObjectID, ObjectID] = {}
+    blobs: dict[ObjectID, ObjectID] = {}
+    commits: dict[ObjectID, ObjectID] = {}
+    new_objects: list[ShaFile] = []
+
+    def tree_map(sha: ObjectID) -> ObjectID:
+        if sha in trees:
+            return trees[sha]
+        tree = objects[sha]
+        assert isinstance(tree, Tree)
+        changed = False
+        out = Tree()
+        for entry in tree.iteritems():
+            target = entry.sha
+            if entry.mode & 0o170000 == 0o040000:
+                target = tree_map(entry.sha)
+            elif entry.mode & 0o170000 == 0o100000:
+                new = blob_map(entry.sha)
+                if new is not None:
+                    blobs[entry.sha] = new
+                    target = new
+            changed |= target != entry.sha
+            out.add(entry.path, entry.mode, target)
+        if changed:
+            new_objects.append(out)
+            trees[sha] = out.id
+        else:
+            trees[sha] = sha
+        return trees[sha]
+
+    for commit in _parents_first(store, roots):
+        if commit.id in known and known[commit.id] in objects:
+            commits[commit.id] = known[commit.id]
+            continue
+        tree = tree_map(commit.tree)
+        parents = [commits.get(p, p) for p in commit.parents]
+        message = _replace(commit.message, needles) or commit.message
+        own = tree != commit.tree or message != commit.message
+        if not own and parents == commit.parents:
+            continue
+        new = commit.copy()
+        new.tree = tree
+        new.parents = parents
+        new.message = _with_trailer(message, trailer) if own else message
+        new_objects.append(new)
+        commits[commit.id] = new.id
+    if not commits:
+        return None
+    return commits, blobs, new_objects
+
+
+def _hex_map(ids: Mapping[ObjectID, ObjectID]) -> dict[str, str]:
+    return {old.decode(): new.decode() for old, new in ids.items()}
+
+
+def _finish(store: Store, pending: _Pending) -> tuple[tuple[str, ...], int]:
+    """Steps 3 to 5: refs, reflogs, prune; then the pending note goes.
+
+    Returns:
+        The branches moved, and how many objects were pruned.
+    """
+    assert store.path is not None
+    commits = {
+        ObjectID(o.encode()): ObjectID(n.encode()) for o, n in pending.commits.items()
+    }
+    refs = _refs_to_rewrite(store)
+    moves: dict[Ref, ObjectID | None] = {
+        ref: commits[sha] for ref, sha in refs.items() if sha in commits
+    }
+    if pending.record is not None:
+        record = ObjectID(pending.record.encode())
+        if _record_tip(store) != record:
+            moves[REDACTIONS_REF] = record
+    move_refs(store, moves)
+    rewrite_reflogs(store, commits, _needles(pending.texts))
+    pruned = prune(store)
+    store.drop_caches()
+    (store.path / PENDING_REDACTION).unlink(missing_ok=True)
+    moved = sorted(
+        bytes(ref[len(_HEADS) :]).decode("utf-8", "replace")
+        for ref in moves
+        if ref.startswith(_HEADS)
+    )
+    return tuple(moved), pruned
+
+
+def move_refs(store: Store, moves: Mapping[Ref, ObjectID | None]) -> None:
+    """Step 3: moves every rewritten ref at once."""
+    write_refs(store, moves)
+
+
+def rewrite_reflogs(
+    store: Store, commits: Mapping[ObjectID, ObjectID], needles: tuple[bytes, ...]
+) -> None:
+    """Step 4: maps every reflog line's ids and redacts its message."""
+    assert isinstance(store.repo, Repo)
+    logs = Path(store.repo.controldir()) / "logs"
+    if not logs.is_dir():
+        return
+    for path in sorted(p for p in logs.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        lines = []
+        for line in data.split(b"\n"):
+            if not line:
+                continue
+            try:
+                e = parse_reflog_line(line)
+            except (ValueError, IndexError):
+                continue  # a torn line
+            old = commits.get(e.old_sha, e.old_sha)
+            new = commits.get(e.new_sha, e.new_sha)
+            message = _replace(e.message, needles) or e.message
+            lines.append(
+                format_reflog_line(
+                    old, new, e.committer, e.timestamp, e.timezone, message
+                )
+            )
+        out = b"".join(line + b"\n" for line in lines)
+        if out != data:
+            temp = path.with_name(path.name + ".redact")
+            temp.write_bytes(out)
+            os.replace(temp, path)
+
+
+def prune(store: Store) -> int:
+    """Step 5: deletes every object no ref and no reflog line reaches.
+
+    Returns:
+        How many objects were deleted.
+    """
+    repo = store.repo
+    assert isinstance(repo, Repo)
+    objects = repo.object_store
+    reachable = _reachable(store, [*_all_ref_values(store), *_reflog_commits(store)])
+    unreachable = {sha for sha in objects if sha not in reachable}
+    if not unreachable:
+        return 0
+    for sha in unreachable:
+        if objects.contains_loose(sha):
+            with contextlib.suppress(OSError):
+                objects.delete_loose_object(sha)
+    objects.repack(exclude=unreachable)
+    return len(unreachable)
+
+
+# -- helpers ---------------------------------------------------------------------
+
+
+def _needles(texts: Iterable[str]) -> tuple[bytes, ...]:
+    """Returns each text as bytes, raw and as it is written inside JSON."""
+    out: list[bytes] = []
+    for text in texts:
+        raw = text.encode("utf-8")
+        escaped = msgspec.json.encode(text)[1:-1]
+        for needle in (raw, escaped):
+            if needle and needle not in out:
+                out.append(needle)
+    return tuple(out)
+
+
+def _replace(data: bytes, needles: tuple[bytes, ...]) -> bytes | None:
+    """Returns ``data`` with each needle replaced, or None if none is there."""
+    out = data
+    for needle in needles:
+        out = out.replace(needle, REDACTED.encode())
+    return None if out == data else out
+
+
+def _with_trailer(message: bytes, trailer: Trailer) -> bytes:
+    body, trailers = parse_trailers(message)
+    if not trailers:
+        return message.rstrip(b"\n") + b"\n\n" + format_trailers([trailer])
+    return body.rstrip(b"\n") + b"\n\n" + format_trailers([*trailers, trailer])
+
+
+def _refs_to_rewrite(store: Store) -> dict[Ref, ObjectID]:
+    """Returns every branch and fetched branch, with its tip."""
+    out = {}
+    for ref, sha in store.repo.get_refs().items():
+        if ref.startswith((_HEADS, _REMOTES)):
+            out[ref] = sha
+    return out
+
+
+def _all_ref_values(store: Store) -> list[ObjectID]:
+    return [sha for ref, sha in store.repo.get_refs().items() if ref != Ref(b"HEAD")]
+
+
+def _reflog_commits(store: Store) -> list[ObjectID]:
+    """Returns every commit a reflog line names that the store holds."""
+    assert isinstance(store.repo, Repo)
+    logs = Path(store.repo.controldir()) / "logs"
+    found: set[ObjectID] = set()
+    objects = store.repo.object_store
+    for path in logs.rglob("*") if logs.is_dir() else ():
+        if not path.is_file():
+            continue
+        for line in path.read_bytes().split(b"\n"):
+            try:
+                e = parse_reflog_line(line)
+            except (ValueError, IndexError):
+                continue
+            for sha in (e.old_sha, e.new_sha):
+                if sha.strip(b"0") and sha in objects:
+                    found.add(sha)
+    return sorted(found)
+
+
+def _parents_first(store: Store, roots: Iterable[ObjectID]) -> Iterator[Commit]:
+    """Yields every commit ``roots`` reach, each after all its parents."""
+    objects = store.repo.object_store
+    done: set[ObjectID] = set()
+    for root in roots:
+        stack: list[tuple[ObjectID, bool]] = [(root, False)]
+        while stack:
+            sha, expanded = stack.pop()
+            if sha in done:
+                continue
+            obj = objects[sha]
+            if not isinstance(obj, Commit):
+                done.add(sha)
+                continue
+            if expanded:
+                done.add(sha)
+                yield obj
+                continue
+            stack.append((sha, True))
+            stack.extend((p, False) for p in obj.parents if p not in done)
+
+
+def _reachable(store: Store, roots: Iterable[ObjectID]) -> set[ObjectID]:
+    objects = store.repo.object_store
+    seen: set[ObjectID] = set()
+    stack = [sha for sha in roots if sha in objects]
+    while stack:
+        sha = stack.pop()
+        if sha in seen:
+            continue
+        seen.add(sha)
+        obj = objects[sha]
+        if isinstance(obj, Commit):
+            stack.append(obj.tree)
+            stack.extend(p for p in obj.parents if p in objects)
+        elif isinstance(obj, Tree):
+            stack.extend(e.sha for e in obj.iteritems() if e.mode != 0o160000)
+    return seen
+
+
+def _blobs_holding(store: Store, key: bytes) -> set[ObjectID]:
+    """Returns the blobs of memory areas, in any reachable version, holding ``key``."""
+    objects = store.repo.object_store
+    roots = [*_refs_to_rewrite(store).values(), *_reflog_commits(store)]
+    areas = {a.encode() for a in MEMORY_AREAS}
+    seen: set[ObjectID] = set()
+    found: set[ObjectID] = set()
+    stack: list[ObjectID] = []
+    for commit in _parents_first(store, roots):
+        top = objects[commit.tree]
+        assert isinstance(top, Tree)
+        stack.extend(e.sha for e in top.iteritems() if e.path in areas)
+    while stack:
+        sha = stack.pop()
+        if sha in seen:
+            continue
+        seen.add(sha)
+        obj = objects[sha]
+        if isinstance(obj, Tree):
+            stack.extend(e.sha for e in obj.iteritems())
+        elif isinstance(obj, Blob) and key in obj.data:
+            found.add(sha)
+    return found
+
+
+def _memory(store: Store, sha: ObjectID) -> object:
+    obj = store.repo.object_store[sha]
+    assert isinstance(obj, Blob)
+    try:
+        return decode_memory(obj.data)
+    except CorruptStoreError:
+        return None
+
+
+def _redaction_id(record: Redaction) -> str:
+    digest = hashlib.sha256(
+        msgspec.json.encode([record.what, record.reason, sorted(record.commits)])
+        + record.time.isoformat().encode()
+    )
+    return digest.hexdigest()[:12]
+
+
+def _record_tip(store: Store) -> ObjectID | None:
+    try:
+        return store.repo.refs[REDACTIONS_REF]
+    except KeyError:
+        return None
+
+
+def _record_tree(store: Store) -> Tree | None:
+    tip = _record_tip(store)
+    if tip is None:
+        return None
+    commit = store.repo.object_store[tip]
+    assert isinstance(commit, Commit)
+    tree = store.repo.object_store[commit.tree]
+    assert isinstance(tree, Tree)
+    return tree
+
+
+def _tree_entries(store: Store, tree_id: ObjectID) -> dict[bytes, tuple[int, ObjectID]]:
+    """Returns a record tree's files, ``blobs/`` ones by their path."""
+    objects = store.repo.object_store
+    tree = objects[tree_id]
+    assert isinstance(tree, Tree)
+    out: dict[bytes, tuple[int, ObjectID]] = {}
+    for entry in tree.iteritems():
+        if entry.path == _BLOBS:
+            sub = objects[entry.sha]
+            assert isinstance(sub, Tree)
+            for inner in sub.iteritems():
+                out[_BLOBS + b"/" + inner.path] = (inner.mode, inner.sha)
+        else:
+            out[entry.path] = (entry.mode, entry.sha)
+    return out
+
+
+def _record_tree_from(
+    store: Store, entries: Mapping[bytes, tuple[int, ObjectID]]
+) -> tuple[ObjectID, list[ShaFile]]:
+    top = Tree()
+    inner = Tree()
+    for path, (mode, sha) in sorted(entries.items()):
+        if path.startswith(_BLOBS + b"/"):
+            inner.add(path[len(_BLOBS) + 1 :], mode, sha)
+        else:
+            top.add(path, mode, sha)
+    made: list[ShaFile] = []
+    if len(inner):
+        top.add(_BLOBS, 0o040000, inner.id)
+        made.append(inner)
+    made.append(top)
+    return top.id, made
+
+
+def _record_commit(
+    store: Store, tree: ObjectID, parents: list[ObjectID], summary: str
+) -> Commit:
+    commit = Commit()
+    commit.tree = tree
+    commit.parents = parents
+    commit.author = commit.committer = b"ctx <ctx@ctx>"
+    when = store.clock()
+    offset = when.utcoffset()
+    commit.author_time = commit.commit_time = int(when.timestamp())
+    commit.author_timezone = commit.commit_timezone = (
+        int(offset.total_seconds()) if offset else 0
+    )
+    commit.encoding = b"UTF-8"
+    commit.message = summary.encode() + b"\n"
+    return commit
+
+
+def _store_record(
+    store: Store, record: Redaction, blobs: Mapping[ObjectID, ObjectID]
+) -> ObjectID:
+    """Step 2: adds the redaction to the record (not yet on its ref)."""
+    tip = _record_tip(store)
+    entries: dict[bytes, tuple[int, ObjectID]] = {}
+    if tip is not None:
+        commit = store.repo.object_store[tip]
+        assert isinstance(commit, Commit)
+        entries = _tree_entries(store, commit.tree)
+    data = Blob.from_string(msgspec.json.encode(record))
+    entries[record.id.encode() + b".json"] = (0o100644, data.id)
+    for old, new in blobs.items():
+        entries[_BLOBS + b"/" + old] = (0o100644, new)
+    tree, trees = _record_tree_from(store, entries)
+    commit = _record_commit(store, tree, [tip] if tip else [], f"Redaction {record.id}")
+    store.add_objects([data, *trees, commit])
+    return commit.id
+
+
+def _write_pending(store: Store, pending: _Pending) -> None:
+    assert store.path is not None
+    path = store.path / PENDING_REDACTION
+    temp = path.with_name(path.name + ".new")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as file:
+        file.write(msgspec.json.encode(pending))
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temp, path)
+
+
+def _stale_remotes(
+    store: Store, refs: Mapping[Ref, ObjectID], commits: AbstractSet[ObjectID]
+) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for ref, sha in refs.items():
+        if ref.startswith(_REMOTES) and sha in commits:
+            remote, _, branch = bytes(ref[len(_REMOTES) :]).decode().partition("/")
+            out.setdefault(remote, []).append(branch)
+    return {name: tuple(sorted(b)) for name, b in sorted(out.items())}

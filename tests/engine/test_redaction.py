@@ -1,0 +1,190 @@
+"""Redaction: a text removed from every version, reflog and object (issue 33)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ctx.engine import (
+    Draft,
+    Intent,
+    InvalidInputError,
+    Store,
+    create_branch,
+    edit,
+    op_log,
+    remember,
+    undo,
+)
+from ctx.engine.redaction import (
+    list_redactions,
+    redact_memory,
+    redact_text,
+)
+
+SECRET = "hunter2-very-secret-token"
+
+
+def git(store: Store, *args: str) -> str:
+    assert store.path is not None
+    return subprocess.run(
+        ["git", "--git-dir", str(store.path / "git"), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def all_objects_text(store: Store) -> str:
+    """Every object's content, as stock git reads it, with the full log."""
+    listing = git(
+        store, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"
+    )
+    contents = subprocess.run(
+        ["git", "--git-dir", str(store.path / "git"), "cat-file", "--batch"],
+        input=listing.encode(),
+        capture_output=True,
+        check=True,
+    ).stdout.decode("utf-8", "replace")
+    return contents + git(store, "log", "-p", "--all", "--reflog")
+
+
+def logs_text(store: Store) -> str:
+    assert store.path is not None
+    return "".join(
+        p.read_text() for p in (store.path / "git" / "logs").rglob("*") if p.is_file()
+    )
+
+
+def build(store: Store, intent: Intent) -> str:
+    """A history where the secret is written, edited, branched and undone."""
+    first = remember(store, Draft(text="plain fact about the build"), intent)
+    leak = remember(
+        store, Draft(text=f"the token is {SECRET}", title=f"token {SECRET}"), intent
+    )
+    assert first.commit is not None
+    (leak_id,) = leak.ids
+    edit(store, leak_id, intent, body=f"the token {SECRET} was rotated")
+    create_branch(store, "side")
+    remember(store, Draft(text="later fact on main"), intent)
+    remember(store, Draft(text=f"an undone {SECRET}"), intent, branch="side")
+    undo(store, "side")
+    return leak_id
+
+
+def test_redact_text_removes_it_from_every_object_and_log(disk_store, intent):
+    build(disk_store, intent)
+    before_ops = len(op_log(disk_store))
+    assert SECRET in all_objects_text(disk_store)
+
+    result = redact_text(disk_store, SECRET, reason="leaked key")
+
+    assert SECRET not in all_objects_text(disk_store)
+    assert SECRET not in logs_text(disk_store)
+    assert result.commits >= 3
+    assert result.blobs >= 2
+    assert result.pruned > 0
+    assert set(result.branches) == {"main", "side"}
+    # The rewritten commits keep their trailers and say what was removed.
+    log = git(disk_store, "log", "--format=%B", "main")
+    assert "Ctx-Agent: tester" in log
+    assert "Ctx-Redacted: a text of 25 characters (leaked key)" in log
+    assert "[REDACTED]" in git(disk_store, "log", "-p", "main")
+    # The operation log keeps every move, and undo still works on it.
+    assert len(op_log(disk_store)) == before_ops
+    undo(disk_store, "side")  # the redo of the undone, redacted write
+    assert SECRET not in all_objects_text(disk_store)
+    assert git(disk_store, "fsck", "--no-dangling").strip() == ""
+    (record,) = list_redactions(disk_store)
+    assert record.id == result.redaction
+    assert record.reason == "leaked key"
+    assert SECRET not in str(record)
+
+
+def test_redact_memory_removes_every_version(disk_store, intent):
+    memory_id = build(disk_store, intent)
+    result = redact_memory(disk_store, memory_id, reason="pasted key")
+    text = all_objects_text(disk_store)
+    assert "the token is" not in text
+    assert "was rotated" not in text
+    assert f"Ctx-Redacted: memory {memory_id} (pasted key)" in text
+    assert result.what == f"memory {memory_id}"
+
+
+def test_nothing_to_redact_changes_nothing(disk_store, intent):
+    build(disk_store, intent)
+    tip = disk_store.branch_tip("main")
+    with pytest.raises(InvalidInputError, match="No version in the history"):
+        redact_text(disk_store, "no such text anywhere")
+    with pytest.raises(InvalidInputError, match="at least 4 characters"):
+        redact_text(disk_store, "ab")
+    assert disk_store.branch_tip("main") == tip
+    assert list_redactions(disk_store) == []
+
+
+_KILL = textwrap.dedent(
+    """
+    import os, sys
+    from datetime import UTC, datetime
+    from pathlib import Path
+    from ctx.engine import Store
+    from ctx.engine import redaction
+
+    step = sys.argv[2]
+    original = getattr(redaction, step)
+
+    def killed(*args, **kwargs):
+        original(*args, **kwargs)
+        os._exit(9)
+
+    setattr(redaction, step, killed)
+    store = Store.open(Path(sys.argv[1]), clock=lambda: datetime.now(UTC))
+    redaction.redact_text(store, sys.argv[3], reason="crash test")
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("step", "redacted"),
+    [
+        ("_write_pending", True),
+        ("move_refs", True),
+        ("rewrite_reflogs", True),
+        ("prune", True),
+        ("_store_record", False),
+    ],
+)
+def test_a_redaction_killed_at_any_step_is_finished_or_absent(
+    tmp_path, clock, intent, step, redacted
+):
+    store = Store.init(tmp_path / ".ctx", clock=clock)
+    build(store, intent)
+    tips = {b: store.branch_tip(b) for b in store.branches()}
+    store.close()
+    done = subprocess.run(
+        [sys.executable, "-c", _KILL, str(tmp_path / ".ctx"), step, SECRET],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 9, done.stderr
+
+    reopened = Store.open(tmp_path / ".ctx", clock=clock)
+    try:
+        assert not (Path(tmp_path / ".ctx") / "redaction.pending").exists()
+        after = {b: reopened.branch_tip(b) for b in reopened.branches()}
+        if redacted:
+            assert SECRET not in all_objects_text(reopened)
+            assert all(after[b] != tips[b] for b in tips)
+            assert len(list_redactions(reopened)) == 1
+        else:
+            assert after == tips
+            assert list_redactions(reopened) == []
+        assert git(reopened, "fsck").count("missing") == 0
+        remember(reopened, Draft(text="written after the crash"), intent)
+    finally:
+        reopened.close()
