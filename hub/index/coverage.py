@@ -25,9 +25,11 @@ from typing import TYPE_CHECKING, Literal
 import tantivy
 
 from ctx.hub.index.lexical_errors import reading
-from ctx.hub.index.schema import content_analyzer
+from ctx.hub.index.schema import CJK_FIELD, content_analyzer
 from ctx.hub.index.terms import (
     MAX_QUERY_TERMS,
+    cjk_terms,
+    has_cjk,
     query_tag_values,
     query_text,
     query_words,
@@ -36,11 +38,25 @@ from ctx.hub.index.terms import (
 if TYPE_CHECKING:
     from ctx.hub.index.lexical import LexicalIndex
 
-__all__ = ["MASK_BITS", "TAGGED_READ_MAX", "TYPO_CREDIT", "Matches"]
+__all__ = [
+    "MASK_BITS",
+    "TAGGED_READ_MAX",
+    "TYPO_CREDIT",
+    "UNHELD_PAIR_WEIGHT",
+    "Matches",
+]
 
 TYPO_CREDIT = 0.5
 """The share of a word's weight that a near match of it counts in
 :meth:`Matches.coverage`: likely the word meant, but not for sure."""
+
+UNHELD_PAIR_WEIGHT = 0.25
+"""What a pair of Chinese, Japanese or Korean characters of a question that
+no memory holds weighs in :meth:`Matches.coverage`, as a share of its idf.
+A question's pairs are cut without knowing where its words end: in
+"数据库用什么" (what does the database use), "用什" and "什么" span words or
+only ask, and at full weight (the most, for a term no memory holds) they
+left the memory that says "数据库用 Postgres" under the floor."""
 
 TAGGED_READ_MAX = 1_000
 """Most documents :meth:`Matches.tagged` reads to find the named tags; past
@@ -58,8 +74,16 @@ def _content() -> tantivy.TextAnalyzer:
 
 
 def _terms(text: str) -> list[str]:
-    """Returns the distinct terms of ``text`` that coverage weighs."""
-    return list(dict.fromkeys(_content().analyze(text)))[:MAX_QUERY_TERMS]
+    """Returns the distinct terms of ``text`` that coverage weighs.
+
+    Its words as the content analyser cuts them, but the Chinese, Japanese
+    and Korean as their pairs of characters (:func:`cjk_terms`), which the
+    index holds in :data:`CJK_FIELD`: the analyser makes a sentence of them
+    one term, which no memory holds.
+    """
+    words = [term for term in _content().analyze(text) if not has_cjk(term)]
+    terms = dict.fromkeys([*words, *cjk_terms(text, single=False)])
+    return list(terms)[:MAX_QUERY_TERMS]
 
 
 class Matches:
@@ -140,7 +164,9 @@ class Matches:
         of them, 0..1 and comparable across queries. A query word that no
         memory holds but that a blob's words nearly match (as the fuzzy
         channel matches them: "postgress" for "postgres") counts
-        :data:`TYPO_CREDIT` of its weight.
+        :data:`TYPO_CREDIT` of its weight. Chinese, Japanese and Korean
+        count by their pairs of characters, a pair no memory holds weighing
+        :data:`UNHELD_PAIR_WEIGHT` of its idf.
         """
         terms = self._own if part is None else _terms(query_text(part))
         if not terms or not blobs or not self._searcher.num_docs:
@@ -174,15 +200,19 @@ class Matches:
         for term in _terms(text):
             if term in self._weights:
                 continue
+            pair = has_cjk(term)
+            fields = (CJK_FIELD,) if pair else ("title", "body")
             with reading(f"search {index.where}"):
-                found = max(searcher.doc_freq(f, term) for f in ("title", "body"))
+                found = max(searcher.doc_freq(f, term) for f in fields)
             weight = math.log(1 + (total - found + 0.5) / (found + 0.5))
+            if pair and not found:
+                weight *= UNHELD_PAIR_WEIGHT
             self._weights[term] = weight
             if found:
                 either = tantivy.Query.boolean_query(
                     [
                         (tantivy.Occur.Should, index.term(field, term, 1.0))
-                        for field in ("title", "body")
+                        for field in fields
                     ]
                 )
                 self._credits[term] = (self._ask(either), weight)

@@ -16,6 +16,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
     "cjk_terms",
+    "has_cjk",
     "query_tag_values",
     "query_tags",
     "query_text",
@@ -200,3 +201,8 @@ def cjk_terms(text: str, *, single: bool) -> list[str]:
         if single and len(run) > 1:
             terms += run
     return terms
+
+
+def has_cjk(text: str) -> bool:
+    """Returns whether ``text`` holds Chinese, Japanese or Korean characters."""
+    return not text.isascii() and _CJK_RUN_RE.search(text) is not None

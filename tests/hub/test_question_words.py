@@ -4,10 +4,18 @@ from datetime import UTC, datetime
 
 import pytest
 
+from ctx import engine
+from ctx.engine import Draft
+from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.index.lexical import LexicalDoc, LexicalIndex
+from ctx.hub.index.projection import Projection
 from ctx.hub.index.schema import content_analyzer
+from ctx.hub.retrieval.packing import recall
+from ctx.hub.retrieval.sources import open_sources
 
 T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
+NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
+HASHING = HubConfig(embedder={"kind": "hashing"})
 
 
 def make_index(**bodies: str) -> LexicalIndex:
@@ -51,3 +59,40 @@ def test_many_much_might_and_must_are_function_words():
     shares = index.matches(question).coverage({"dogs", "asks"})
     assert shares == {"dogs": pytest.approx(1.0), "asks": 0.0}
     assert blobs(index.search(question, limit=3))[0] == "dogs"
+
+
+@pytest.fixture
+def chinese(disk_store):
+    who = engine.Intent(agent="tester", intent="observe")
+    texts = {
+        "database": "我们的数据库用 Postgres",
+        "queue": "我们用队列处理后台任务，每分钟检查一次。",  # noqa: RUF001
+        "lunch": "午饭在中午",
+        "english": "The API rate limit is 100 requests a minute",
+    }
+    drafts = [Draft(text=t, when=NOW) for t in texts.values()]
+    ids = engine.remember_many(disk_store, drafts, who).ids
+    projection = Projection.for_store(disk_store, HASHING)
+    name = dict(zip(ids, texts, strict=True))
+
+    def asked(query):
+        result = recall(
+            projection, open_sources(projection), query, config=RecallConfig(), now=NOW
+        )
+        return [(name[h.id], h.weak) for h in result.hits]
+
+    return asked
+
+
+@pytest.mark.parametrize(
+    ("query", "answer"),
+    [
+        ("数据库用什么？", "database"),  # noqa: RUF001 (what does the database use?)
+        ("队列", "queue"),  # a word inside a sentence
+    ],
+)
+def test_a_chinese_question_finds_its_answer_as_strong(chinese, query, answer):
+    # Issue 29: the word share took the question for one word no memory
+    # holds, and "数据库用什么？" was answered "nothing relevant".  # noqa: RUF003
+    hits = chinese(query)
+    assert hits[0] == (answer, False)
