@@ -9,6 +9,17 @@ A remote is an ordinary git remote, so stock git reads it too::
 Its branches, once fetched, live under ``refs/remotes/NAME/``. The transfers
 themselves (fetch, push, pull, clone) are in :mod:`ctx.engine.transfer`.
 
+A remote may keep the memory's branches under a namespace of its own, as
+the code repository's remote does (:mod:`ctx.engine.code_remotes`): branch
+``main`` is ``refs/heads/ctx/main`` there, and nothing outside ``ctx/`` is
+read or written. The namespace is the remote's refspecs, which stock git
+follows as ctx does::
+
+    [remote "origin"]
+        url = git@github.com:team/api.git
+        fetch = +refs/heads/ctx/*:refs/remotes/origin/*
+        push = refs/heads/*:refs/heads/ctx/*
+
 Addresses are checked here, before dulwich sees them: dulwich reads almost
 anything as an ssh host or a local path, so a typo (``htp://``) would
 otherwise fail later with a confusing message.
@@ -22,6 +33,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
+from dulwich.config import ConfigFile
 from dulwich.objects import ObjectID
 from dulwich.refs import DiskRefsContainer, Ref
 from dulwich.repo import Repo
@@ -36,6 +48,7 @@ __all__ = [
     "check_url",
     "display_url",
     "list_remotes",
+    "remote_namespace",
     "remote_url",
     "remove_remote",
     "tracking_branches",
@@ -47,6 +60,8 @@ _SCHEMES = ("file", "git", "http", "https", "ssh", "git+ssh", "ssh+git")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _SCP_RE = re.compile(r"^(?:[^@/:\s]+@)?[A-Za-z0-9][A-Za-z0-9.-]*:(?!//)\S")
 _REMOTES = b"refs/remotes/"
+_HEADS = "refs/heads/"
+_NAMESPACE_RE = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)+$")
 
 
 class RemoteInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,11 +73,14 @@ class RemoteInfo(msgspec.Struct, frozen=True, kw_only=True):
             ``file://``, ``git://``, ``ssh://``, an scp-like ``host:path``,
             or ``http(s)://``.
         branches: The remote's branches as last fetched or pushed.
+        namespace: Where the branches are on the remote: ``""`` for
+            ``refs/heads/`` itself, ``"ctx/"`` for ``refs/heads/ctx/``.
     """
 
     name: str
     url: str
     branches: tuple[str, ...] = ()
+    namespace: str = ""
 
 
 def check_name(name: str) -> str:
@@ -194,7 +212,14 @@ def list_remotes(store: Store) -> list[RemoteInfo]:
             except KeyError:
                 continue
             branches = tuple(tracking_branches(store, name))
-            out.append(RemoteInfo(name=name, url=display_url(url), branches=branches))
+            out.append(
+                RemoteInfo(
+                    name=name,
+                    url=display_url(url),
+                    branches=branches,
+                    namespace=_namespace(config, name),
+                )
+            )
     return sorted(out, key=lambda r: r.name)
 
 
@@ -215,15 +240,50 @@ def remote_url(store: Store, name: str) -> str:
     return url.decode("utf-8", "replace")
 
 
-def add_remote(store: Store, name: str, url: str) -> RemoteInfo:
-    """Adds remote ``name`` at ``url``, fetching ``refs/heads/*`` from it.
+def remote_namespace(store: Store, name: str) -> str:
+    """Returns where remote ``name`` keeps the branches (``""`` or ``"ctx/"``)."""
+    return _namespace(store.repo.get_config(), name)
+
+
+def _namespace(config: ConfigFile, name: str) -> str:
+    """Reads the namespace from the remote's fetch refspec.
+
+    A refspec ctx did not write (no ``*``, another destination) means the
+    plain ``refs/heads/*``, as before namespaces existed.
+    """
+    try:
+        spec = config.get(_section(name), b"fetch").decode("utf-8", "replace")
+    except KeyError:
+        return ""
+    source, _, destination = spec.lstrip("+").partition(":")
+    if destination != f"refs/remotes/{name}/*" or not source.startswith(_HEADS):
+        return ""
+    namespace = source[len(_HEADS) : -1] if source.endswith("/*") else ""
+    return namespace if _NAMESPACE_RE.match(namespace) else ""
+
+
+def add_remote(store: Store, name: str, url: str, *, namespace: str = "") -> RemoteInfo:
+    """Adds remote ``name`` at ``url``, fetching ``refs/heads/NAMESPACE*`` from it.
+
+    Args:
+        store: The store.
+        name: The remote's name.
+        url: Its address.
+        namespace: Where the branches go on the remote (``"ctx/"``: branch
+            ``main`` is ``refs/heads/ctx/main`` there); ``""``: the branches
+            themselves.
 
     Raises:
-        InvalidInputError: the name or the address is not valid.
+        InvalidInputError: the name, the address or the namespace is not valid.
         ConflictError: a remote of that name exists.
     """
     check_name(name)
     url = check_url(url)
+    if namespace and not _NAMESPACE_RE.match(namespace):
+        raise InvalidInputError(
+            f"{namespace!r} is not a namespace for branches.",
+            hint="Use a folder name that ends with '/' (e.g. ctx/).",
+        )
     with store.locked():
         config = store.repo.get_config()
         if config.has_section(_section(name)):
@@ -235,11 +295,17 @@ def add_remote(store: Store, name: str, url: str) -> RemoteInfo:
         config.set(
             _section(name),
             b"fetch",
-            f"+refs/heads/*:refs/remotes/{name}/*".encode(),
+            f"+{_HEADS}{namespace}*:refs/remotes/{name}/*".encode(),
         )
+        if namespace:
+            # For stock git (`git --git-dir .ctx/git push origin main`); the
+            # transfers read the namespace from the fetch refspec.
+            config.set(
+                _section(name), b"push", f"{_HEADS}*:{_HEADS}{namespace}*".encode()
+            )
         if isinstance(store.repo, Repo):
             config.write_to_path()
-    return RemoteInfo(name=name, url=display_url(url))
+    return RemoteInfo(name=name, url=display_url(url), namespace=namespace)
 
 
 def remove_remote(store: Store, name: str) -> RemoteInfo:

@@ -22,7 +22,10 @@ every one writes objects first and refs last:
   are written at once, as its fetch's are.
 
 A remote whose branches hold neither memories nor anything else ctx writes
-is not a ctx store and is refused before any ref moves.
+is not a ctx store and is refused before any ref moves. A remote with a
+namespace (the code's own remote, :mod:`ctx.engine.code_remotes`) is read
+and written only under it: ``refs/heads/ctx/*``; the code's branches are
+neither fetched nor checked nor moved.
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ from ctx.engine.remotes import (
     add_remote,
     check_url,
     display_url,
+    remote_namespace,
     remote_url,
     tracking_branches,
     tracking_ref,
@@ -350,7 +354,13 @@ def fetch(
             not hold, or is not a ctx store.
     """
     url = remote_url(store, remote)
-    heads, head = _fetch_objects(store, url, access, tracking_branches(store, remote))
+    heads, head = _fetch_objects(
+        store,
+        url,
+        access,
+        tracking_branches(store, remote),
+        remote_namespace(store, remote),
+    )
     with store.locked():
         known = tracking_branches(store, remote)
         moves = {
@@ -374,12 +384,17 @@ def fetch(
 
 
 def _fetch_objects(
-    store: Store, url: str, access: Access, known: Mapping[str, CommitId]
+    store: Store,
+    url: str,
+    access: Access,
+    known: Mapping[str, CommitId],
+    namespace: str,
 ) -> tuple[dict[str, CommitId], str | None]:
     """Brings the objects of the remote's branches, checked, into the store.
 
     Only the branches whose tips differ from ``known`` (the tracking refs as
-    they are) are walked and checked.
+    they are) are walked and checked, and only those under ``namespace``
+    (``refs/heads/NAMESPACE*``, named without it) are branches at all.
 
     Returns:
         Every branch of the remote that ctx can name, with its tip, and the
@@ -389,7 +404,7 @@ def _fetch_objects(
     def moving(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
         return {
             name: sha
-            for name, sha in _heads(refs).items()
+            for name, sha in _heads(refs, namespace).items()
             if known.get(name) != CommitId(sha.decode())
         }
 
@@ -414,27 +429,32 @@ def _fetch_objects(
     for branch, names in sorted(checked.tops.items()):
         if names and not names & _CTX_FOLDERS:
             raise RemoteError(
-                f"{shown} is not a ctx store: branch {branch!r} holds no memories.",
+                f"{shown} is not a ctx store: branch {namespace + branch!r} "
+                "holds no memories.",
                 hint="Give the address of a store that `ctx push` wrote to.",
             )
-    heads = {name: CommitId(sha.decode()) for name, sha in _heads(refs).items()}
+    heads = {
+        name: CommitId(sha.decode()) for name, sha in _heads(refs, namespace).items()
+    }
     target = symrefs.get(Ref(b"HEAD"))
+    prefix = _HEADS + namespace.encode()
     head = None
-    if target and target.startswith(_HEADS):
-        head = target[len(_HEADS) :].decode("utf-8", "surrogateescape")
+    if target and target.startswith(prefix):
+        head = target[len(prefix) :].decode("utf-8", "surrogateescape")
     return heads, head if head in heads else None
 
 
-def _heads(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
-    """Returns the branches among ``refs`` by name.
+def _heads(refs: Mapping[Ref, ObjectID], namespace: str) -> dict[str, ObjectID]:
+    """Returns the branches among ``refs`` under ``namespace``, by name.
 
     A branch name git allows but ctx does not (``HEAD``, ``-x``) is left
     out rather than failing the whole fetch.
     """
+    prefix = _HEADS + namespace.encode()
     out = {}
     for ref, sha in refs.items():
-        if ref.startswith(_HEADS):
-            name = ref[len(_HEADS) :].decode("utf-8", "surrogateescape")
+        if ref.startswith(prefix):
+            name = ref[len(prefix) :].decode("utf-8", "surrogateescape")
             if _usable(name):
                 out[name] = sha
     return out
@@ -500,6 +520,7 @@ def push(
         RemoteError: the remote cannot be reached or refused the update.
     """
     url = remote_url(store, remote)
+    prefix = _HEADS + remote_namespace(store, remote).encode()
     names = store.branches() if all_branches else list(branches)
     tips = {name: store.branch_tip(name) for name in names or [store.head_branch()]}
     updated: list[RefUpdate] = []
@@ -511,7 +532,7 @@ def push(
             found.clear()  # a retry with credentials calls this again
         new: dict[Ref, ObjectID] = {}
         for branch, tip in tips.items():
-            ref = Ref(_HEADS + branch.encode())
+            ref = Ref(prefix + branch.encode())
             theirs = refs.get(ref)
             old = CommitId(theirs.decode()) if theirs else None
             if old == tip:
@@ -619,12 +640,15 @@ def clone(
     *,
     clock: Clock,
     access: Access = NO_ACCESS,
+    namespace: str = "",
 ) -> CloneResult:
     """Makes a store in folder ``path`` from the ctx store at ``url``.
 
-    The remote becomes ``origin``; every branch it has becomes a branch here,
-    and its default branch the store's. The store is built in a temporary
-    folder and renamed into place, so a failed clone leaves nothing behind.
+    The remote becomes ``origin``; every branch it has (under ``namespace``,
+    the branches of the code's remote's ``refs/heads/ctx/``) becomes a branch
+    here, and its default branch the store's (else ``main``). The store is
+    built in a temporary folder and renamed into place, so a failed clone
+    leaves nothing behind.
 
     Raises:
         ConflictError: a store already exists at ``path``.
@@ -647,7 +671,7 @@ def clone(
             if (path / "git").exists():
                 raise ConflictError(f"A store already exists at {path}.")
             remove_abandoned_builds(path, locked=True)  # an earlier clone killed
-            fetched = _clone_into(path, url, clock, access)
+            fetched = _clone_into(path, url, clock, access, namespace)
     except BaseException:
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
@@ -671,12 +695,13 @@ def _clone_into(
     url: str,
     clock: Clock,
     access: Access,
+    namespace: str,
 ) -> FetchResult:
     tmp = Path(tempfile.mkdtemp(prefix=BUILD_PREFIX, dir=path))
     try:
         repo = Repo.init_bare(str(tmp))
         try:
-            fetched = _fill_clone(repo, url, clock, access)
+            fetched = _fill_clone(repo, url, clock, access, namespace)
         finally:
             repo.close()
         os.rename(tmp, path / "git")
@@ -691,6 +716,7 @@ def _fill_clone(
     url: str,
     clock: Clock,
     access: Access,
+    namespace: str,
 ) -> FetchResult:
     """Fetches every branch of ``url`` into the new repository, checked.
 
@@ -704,8 +730,14 @@ def _fill_clone(
     config.set((b"ctx",), b"storeversion", str(STORE_FORMAT).encode())
     config.write_to_path()
     store = Store(repo, None, clock=clock)
-    add_remote(store, "origin", url)
-    heads, head = _fetch_objects(store, url, access, {})
+    add_remote(store, "origin", url, namespace=namespace)
+    heads, head = _fetch_objects(store, url, access, {}, namespace)
+    if not heads and namespace:
+        raise RemoteError(
+            f"{display_url(url)} holds no memory: it has no branch under {namespace}.",
+            hint="To put it there, `ctx remote add origin --with-code` in a "
+            "store of this code, then `ctx push`.",
+        )
     if not heads:
         raise RemoteError(
             f"{display_url(url)} is empty.",

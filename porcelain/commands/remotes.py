@@ -45,22 +45,44 @@ def remote() -> None:
 
 @remote.command("add")
 @click.argument("name")
-@click.argument("url")
+@click.argument("url", required=False)
+@click.option(
+    "--with-code",
+    is_flag=True,
+    help="The code repository's own remote NAME (or URL): memory branches "
+    "go under ctx/ there, beside the code's.",
+)
 @json_option
 @pass_state
-def remote_add(state: CtxState, name: str, url: str, as_json: bool) -> None:
-    """Add remote NAME at URL
+def remote_add(
+    state: CtxState, name: str, url: str | None, with_code: bool, as_json: bool
+) -> None:
+    """Add remote NAME at URL, or the code's own remote NAME with --with-code
+
+    With --with-code, branch main is pushed to ctx/main on the code's
+    remote, agent/claude to ctx/agent/claude, and only branches under ctx/
+    are fetched: the code's branches are never touched (docs/remotes.md).
 
     \b
     Example:
       ctx remote add origin git@github.com:team/memory.git
       ctx remote add backup /mnt/backup/memory.git
+      ctx remote add origin --with-code
     """
-    result = engine.add_remote(state.store(write=True), name, url)
+    if with_code:
+        result = engine.add_code_remote(state.store(write=True), name, Path.cwd(), url)
+    elif url is None:
+        raise click.UsageError("Give the remote's URL, or --with-code.")
+    else:
+        result = engine.add_remote(state.store(write=True), name, url)
     if as_json:
         echo_json(result)
     else:
-        echo(f"Added remote {result.name} at {result.url}.")
+        echo(f"Added remote {result.name} at {result.url}{_under(result)}.")
+
+
+def _under(item: engine.RemoteInfo) -> str:
+    return f" (branches under {item.namespace})" if item.namespace else ""
 
 
 @remote.command("remove")
@@ -100,7 +122,7 @@ def remote_ls(state: CtxState, as_json: bool) -> None:
     width = max((len(r.name) for r in remotes), default=0)
     for item in remotes:
         fetched = ", ".join(item.branches) or "nothing fetched yet"
-        echo(f"{item.name:<{width}}  {item.url}  ({fetched})")
+        echo(f"{item.name:<{width}}  {item.url}{_under(item)}  ({fetched})")
 
 
 @click.command()
@@ -223,35 +245,60 @@ def pull(
 
 
 @click.command()
-@click.argument("url")
+@click.argument("url", required=False)
 @click.argument("folder", default=".", type=click.Path(file_okay=False))
 @click.option("--user", "user_store", is_flag=True, help="Make the user store instead.")
+@click.option(
+    "--from-code",
+    is_flag=True,
+    help="From the code repository's remote origin (its ctx/ branches), into "
+    ".ctx/ at the top of the code's work tree.",
+)
 @json_option
 @pass_state
 def clone(
-    state: CtxState, url: str, folder: str, user_store: bool, as_json: bool
+    state: CtxState,
+    url: str | None,
+    folder: str,
+    user_store: bool,
+    from_code: bool,
+    as_json: bool,
 ) -> None:
     """Make a store from the one at URL: .ctx/ in FOLDER (default: here)
 
     The remote becomes origin, its branches become branches here. An empty
     remote cannot be cloned: fill it from a store with `ctx remote add` and
-    `ctx push`.
+    `ctx push`. In a checkout of code whose remote carries memory (`ctx
+    remote add origin --with-code`), `ctx clone --from-code` gets it.
 
     \b
     Example:
       ctx clone https://git.example.com/team/memory.git
       ctx clone git@github.com:team/memory.git ~/work/api
       ctx clone /mnt/shared/memory.git --user
+      git clone git@github.com:team/api.git && cd api && ctx clone --from-code
     """
+    if from_code and url is not None:
+        raise click.UsageError("Give a URL or --from-code, not both.")
+    if not from_code and url is None:
+        raise click.UsageError("Give the URL to clone, or --from-code.")
     if user_store:
         from ctx.hub import Workspace
 
         path = Workspace.user_store_path()
     elif state.explicit:
         path = Path(state.explicit)
+    elif from_code:
+        path = (engine.code_work_tree(Path(folder)) or Path(folder)) / ".ctx"
     else:
         path = Path(folder) / ".ctx"
-    result = engine.clone(path.absolute(), url, clock=now, access=_access())
+    if from_code:
+        result = engine.clone_from_code(
+            path.absolute(), Path(folder), clock=now, access=_access()
+        )
+    else:
+        assert url is not None
+        result = engine.clone(path.absolute(), url, clock=now, access=_access())
     if as_json:
         echo_json(result)
     else:

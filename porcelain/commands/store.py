@@ -27,33 +27,63 @@ __all__ = ["COMMANDS"]
 @click.option(
     "--branch", default="main", show_default=True, help="Name of the first branch."
 )
+@click.option(
+    "--with-code",
+    is_flag=True,
+    help="Add the code repository's remote origin as the store's origin: "
+    "memory branches go under ctx/ there.",
+)
 @json_option
 @pass_state
-def init(state: CtxState, folder: str, branch: str, as_json: bool) -> None:
+def init(
+    state: CtxState, folder: str, branch: str, with_code: bool, as_json: bool
+) -> None:
     """Create a project store (.ctx/) in FOLDER (default: here)
+
+    With --with-code, the code's own remote carries the memory too: `ctx
+    push` sends branch main to ctx/main there (docs/remotes.md).
 
     \b
     Example:
       ctx init
       ctx init ~/projects/api
+      ctx init --with-code
     """
     path = Path(state.explicit) if state.explicit else Path(folder) / ".ctx"
+    if with_code:
+        engine.code_remote_url(Path(folder))  # no code remote: nothing is made
     result = engine.init_store(path.absolute(), clock=now, branch=branch)
     _write_config(path)
+    added = None
+    if with_code:
+        state.explicit = result.path
+        store = state.store(write=True)
+        if not any(r.name == "origin" for r in engine.list_remotes(store)):
+            added = engine.add_code_remote(store, "origin", Path(folder))
     if as_json:
         echo_json(result)
-    elif not result.created:
+        return
+    if not result.created:
         echo(f"Store already exists at {result.path}.")
     else:
         echo(f"Created an empty store at {result.path} (branch {branch}).")
         echo(_NOT_COMMITTED)
+    if added is not None:
+        echo(f"Added remote origin at {added.url} (branches under ctx/).")
+    elif not with_code and "origin" in engine.code_remotes(Path(folder)):
+        echo(_CODE_REMOTE_HINT)
 
 
 _NOT_COMMITTED = """\
 Leave .ctx/ out of the project's commits (add `.ctx/` to its .gitignore): it is
 a git repository of its own, which ctx commits to; share memories by pushing
-its branches (`git --git-dir .ctx/git push URL main`). Its own .gitignore keeps
-the derived index and private state out of any commit."""
+its branches (`ctx remote add origin --with-code` puts them on the code's own
+remote, under ctx/). Its own .gitignore keeps the derived index and private
+state out of any commit."""
+
+_CODE_REMOTE_HINT = """\
+The code's remote origin can carry this memory too, as branches under ctx/:
+`ctx remote add origin --with-code`, then `ctx push`."""
 
 
 _CONFIG = """\

@@ -1,0 +1,151 @@
+"""Memory on the code's own remote: branches under ``ctx/`` beside the code's.
+
+A project store lives inside the code's git work tree. Its branches can
+travel through the code repository's own remote, the one the team already
+pushes to, under a namespace of their own: memory branch ``main`` is
+``refs/heads/ctx/main`` there, ``agent/claude`` is ``refs/heads/ctx/agent/claude``.
+A forge shows them as branches ``ctx/main`` and ``ctx/agent/claude`` and can
+open a pull request of one into the other. The code's branches are never
+fetched, checked, nor moved: every transfer reads and writes only under
+``refs/heads/ctx/`` (:mod:`ctx.engine.remotes`, :mod:`ctx.engine.transfer`).
+
+The code repository is found from a folder the way git finds it (a ``.git``
+folder, or a ``.git`` file of a linked worktree, in it or above it), and its
+remote's address read from its config. A relative path there is relative to
+the work tree's top, where git runs.
+"""
+
+from __future__ import annotations
+
+from contextlib import closing
+from pathlib import Path
+
+from dulwich.errors import NotGitRepository
+from dulwich.repo import Repo
+
+from ctx.engine.errors import RemoteNotFoundError
+from ctx.engine.remotes import RemoteInfo, add_remote, check_url
+from ctx.engine.store import Clock, Store
+from ctx.engine.transfer import NO_ACCESS, Access, CloneResult, clone
+
+__all__ = [
+    "CODE_NAMESPACE",
+    "add_code_remote",
+    "clone_from_code",
+    "code_remote_url",
+    "code_remotes",
+    "code_work_tree",
+]
+
+CODE_NAMESPACE = "ctx/"
+"""Where memory branches live on the code's remote: ``refs/heads/ctx/*``."""
+
+
+def code_work_tree(start: Path) -> Path | None:
+    """Returns the top of the git work tree ``start`` lies in, or ``None``."""
+    start = start.absolute()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def code_remotes(start: Path) -> dict[str, str]:
+    """Returns the remotes of the code repository around ``start``, by name.
+
+    Empty when ``start`` is in no git work tree, or its repository has no
+    remote.
+    """
+    top = code_work_tree(start)
+    if top is None:
+        return {}
+    try:
+        repo = Repo(str(top))
+    except NotGitRepository:
+        return {}
+    with closing(repo):
+        config = repo.get_config()
+    out = {}
+    for section in config.sections():
+        if len(section) == 2 and section[0] == b"remote":
+            try:
+                url = config.get(section, b"url").decode("utf-8", "replace")
+            except KeyError:
+                continue
+            out[section[1].decode("utf-8", "replace")] = _absolute(url, top)
+    return dict(sorted(out.items()))
+
+
+def _absolute(url: str, top: Path) -> str:
+    """Returns ``url`` with a relative path made relative to ``top``."""
+    if "://" in url or ":" in url.split("/", 1)[0] or Path(url).is_absolute():
+        return url
+    return str((top / url).resolve())
+
+
+def code_remote_url(start: Path, name: str = "origin") -> str:
+    """Returns the address of the code's remote ``name``.
+
+    Raises:
+        RemoteNotFoundError: ``start`` is in no git work tree, or the code
+            repository has no such remote.
+    """
+    top = code_work_tree(start)
+    if top is None:
+        raise RemoteNotFoundError(
+            f"{start.absolute()} is not inside a git work tree, so there is no "
+            "code remote.",
+            hint="Run it in a checkout of the code, or give the remote's URL.",
+        )
+    remotes = code_remotes(top)
+    if name not in remotes:
+        known = ", ".join(remotes) or "none"
+        raise RemoteNotFoundError(
+            f"The code repository at {top} has no remote named {name!r} "
+            f"(it has: {known}).",
+            hint=f"`git remote add {name} URL` adds it to the code first.",
+        )
+    return remotes[name]
+
+
+def add_code_remote(
+    store: Store, name: str, start: Path, url: str | None = None
+) -> RemoteInfo:
+    """Adds remote ``name``: the code's remote of that name, under ``ctx/``.
+
+    Args:
+        store: The store.
+        name: The remote's name here, and the code remote's whose address it
+            takes.
+        start: A folder in the code's work tree.
+        url: Another address to use, under the same namespace.
+
+    Raises:
+        RemoteNotFoundError: no code remote of that name (``url`` not given).
+        InvalidInputError: a name or address that is not valid.
+        ConflictError: a remote of that name exists.
+    """
+    address = check_url(url) if url is not None else code_remote_url(start, name)
+    return add_remote(store, name, address, namespace=CODE_NAMESPACE)
+
+
+def clone_from_code(
+    path: Path,
+    start: Path,
+    *,
+    clock: Clock,
+    access: Access = NO_ACCESS,
+    remote: str = "origin",
+) -> CloneResult:
+    """Makes a store at ``path`` from the memory on the code's remote.
+
+    Its ``origin`` is the code's remote ``remote``, under ``ctx/``, so
+    ``ctx push`` and ``ctx pull`` keep going there.
+
+    Raises:
+        RemoteNotFoundError: no such code remote.
+        ConflictError: a store already exists at ``path``.
+        RemoteError: the remote cannot be reached or holds no memory.
+    """
+    url = code_remote_url(start, remote)
+    return clone(path, url, clock=clock, access=access, namespace=CODE_NAMESPACE)

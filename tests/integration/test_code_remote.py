@@ -1,0 +1,145 @@
+"""Memory on the code's own remote (issue 34): real git, a bare repository on disk.
+
+The code is pushed with git, the memory with ctx, under refs/heads/ctx/*;
+a second checkout of the code gets the memory with `ctx clone --from-code`.
+The code's branches are never moved, and git fsck stays clean.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ctx.porcelain.main import cli
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Dev",
+    "GIT_AUTHOR_EMAIL": "dev@example.com",
+    "GIT_COMMITTER_NAME": "Dev",
+    "GIT_COMMITTER_EMAIL": "dev@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(*args: str, cwd: Path) -> str:
+    out = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    )
+    return out.stdout
+
+
+def ctx(*args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    return result.stdout if code == 0 else result.stderr
+
+
+def heads(bare: Path) -> dict[str, str]:
+    out = git("for-each-ref", "--format=%(refname) %(objectname)", cwd=bare)
+    pairs = (line.split() for line in out.splitlines())
+    return {name: sha for name, sha in pairs}
+
+
+@pytest.fixture
+def hosting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A bare repository (the forge) and a checkout of code pushed to it."""
+    bare = tmp_path / "hosting.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path)
+    code = tmp_path / "api"
+    code.mkdir()
+    git("init", "-q", "-b", "main", cwd=code)
+    (code / "app.py").write_text("print('hello')\n", encoding="utf-8")
+    (code / ".gitignore").write_text(".ctx/\n", encoding="utf-8")
+    git("add", "app.py", ".gitignore", cwd=code)
+    git("commit", "-q", "-m", "first", cwd=code)
+    git(
+        "remote", "add", "origin", "../hosting.git", cwd=code
+    )  # relative, as git allows
+    git("push", "-q", "origin", "main", cwd=code)
+    monkeypatch.chdir(code)
+    return bare, code
+
+
+def test_memory_travels_beside_the_code_and_back(hosting, tmp_path, monkeypatch):
+    bare, code = hosting
+    code_main = heads(bare)["refs/heads/main"]
+    out = ctx("init", "--with-code")
+    assert f"Added remote origin at {bare} (branches under ctx/).\n" in out
+    assert ctx("remote", "ls") == (
+        f"origin  {bare} (branches under ctx/)  (nothing fetched yet)\n"
+    )
+    ctx("remember", "Deploys go through the blue-green switch.", "--kind", "decision")
+    ctx("branch", "agent/claude")
+    ctx("remember", "The CI cache key is the lock file's hash.", "-b", "agent/claude")
+    ctx("push", "--all")
+    refs = heads(bare)
+    assert sorted(refs) == [
+        "refs/heads/ctx/agent/claude",
+        "refs/heads/ctx/main",
+        "refs/heads/main",
+    ]
+    assert refs["refs/heads/main"] == code_main  # the code's branch is untouched
+    # Stock git sees the memory as branches: a forge shows ctx/main.
+    git("fetch", "-q", "origin", cwd=code)
+    assert "origin/ctx/agent/claude" in git("branch", "-r", cwd=code)
+
+    # A second checkout of the code gets the memory from the same remote.
+    other = tmp_path / "other"
+    git("clone", "-q", str(bare), str(other), cwd=tmp_path)
+    monkeypatch.chdir(other)
+    out = ctx("clone", "--from-code")
+    assert out == (f"Cloned {bare} into {other / '.ctx'} (2 branches, on main).\n")
+    assert "blue-green" in ctx("recall", "how do deploys work")
+    assert "lock file" in ctx("ls", "-b", "agent/claude")
+
+    # The code moves on (git) and the memory too (ctx), side by side.
+    (other / "app.py").write_text("print('hello, world')\n", encoding="utf-8")
+    git("commit", "-q", "-am", "second", cwd=other)
+    git("push", "-q", "origin", "main", cwd=other)
+    ctx("remember", "Staging resets every Monday.")
+    ctx("push")
+    monkeypatch.chdir(code)
+    ctx("pull")
+    assert "Monday" in ctx("ls")
+    refs = heads(bare)
+    assert refs["refs/heads/main"] == git("rev-parse", "HEAD", cwd=other).strip()
+    assert git("fsck", "--strict", cwd=bare) == ""
+    assert (
+        git("--git-dir", str(code / ".ctx" / "git"), "fsck", "--strict", cwd=code) == ""
+    )
+
+
+def test_with_code_needs_a_code_remote(tmp_path, monkeypatch):
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    err = ctx("init", "--with-code", code=3)
+    assert err.startswith(f"Error: {folder} is not inside a git work tree")
+    assert not (folder / ".ctx").exists()  # nothing made
+    git("init", "-q", cwd=folder)
+    err = ctx("init", "--with-code", code=3)
+    assert err == (
+        f"Error: The code repository at {folder} has no remote named 'origin' "
+        "(it has: none).\nHint: `git remote add origin URL` adds it to the code first.\n"
+    )
+    assert not (folder / ".ctx").exists()
+
+
+def test_clone_from_code_with_no_memory_there(hosting):
+    bare, _code = hosting
+    err = ctx("clone", "--from-code", code=8)
+    assert err == (
+        f"Error: {bare} holds no memory: it has no branch under ctx/.\n"
+        "Hint: To put it there, `ctx remote add origin --with-code` in a store "
+        "of this code, then `ctx push`.\n"
+    )
+    assert not (hosting[1] / ".ctx").exists()
