@@ -110,6 +110,7 @@ class Matches:
         self._weights: dict[str, float] = {}  # term -> its weight (idf)
         self._credits: dict[str, tuple[int, float]] = {}  # term -> bit, credit
         self._masks: dict[str, int] = {}  # blob -> the clauses it matches
+        self._holders: dict[str, int] = {}  # tag -> the blobs that carry it
         self._own = _terms(text)
         self._add_terms(text)
 
@@ -147,6 +148,36 @@ class Matches:
         if count is None or count > TAGGED_READ_MAX:
             return False
         return set(index.blobs_of(searcher, result.hits))
+
+    def holders(
+        self, tags: Collection[str], among: Collection[str] | None = None
+    ) -> dict[str, int]:
+        """Returns, per tag of ``tags`` (lowercased), how many blobs carry it.
+
+        Only blobs of ``among`` count (``None``: every blob of the index).
+        Each tag is counted once per question, however many hits carry it.
+        A tag of more than :data:`TAGGED_READ_MAX` blobs among others is
+        not read blob by blob: its count is scaled by the share of the
+        index ``among`` is.
+        """
+        index, searcher = self._index, self._searcher
+        total = searcher.num_docs
+        for tag in {tag.lower() for tag in tags} - self._holders.keys():
+            limit = 1 if among is None else min(TAGGED_READ_MAX, total)
+            with reading(f"search {index.where}"):
+                # Tantivy wants a limit of at least one.
+                result = searcher.search(
+                    index.term("tags", tag, 1.0), max(limit, 1), count=True
+                )
+            count: int = result.count or 0  # type: ignore[attr-defined]  # stubs
+            if among is not None and count:
+                if count <= limit:
+                    found = index.blobs_of(searcher, result.hits)
+                    count = sum(1 for blob in found if blob in among)
+                else:
+                    count = round(count * min(1.0, len(among) / total))
+            self._holders[tag] = count
+        return {tag.lower(): self._holders[tag.lower()] for tag in tags}
 
     def coverage(
         self, blobs: Collection[str], part: str | None = None

@@ -209,6 +209,18 @@ class Searcher:
         """
         return set().union(*(m.tagged(blobs) for m in self._matches(text)))
 
+    def tag_holders(self, text: str, tags: Collection[str]) -> dict[str, int]:
+        """Returns, per tag (lowercased), how many live memories carry it.
+
+        Counted once per question ``text``; see
+        :meth:`~ctx.hub.index.coverage.Matches.holders`.
+        """
+        counts = dict.fromkeys((tag.lower() for tag in tags), 0)
+        for matches in self._matches(text):
+            for tag, count in matches.holders(tags, self._allowed).items():
+                counts[tag] += count
+        return counts
+
     def coverage(
         self, text: str, blobs: Collection[str], *, part: str | None = None
     ) -> dict[str, float]:

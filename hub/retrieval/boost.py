@@ -7,12 +7,21 @@ value of several ("Fahim" names ``speaker:fahim-khan``); a namespace alone
 ("the speaker") names nothing, nor does a part that is a function word
 ("the" in ``topic:state-of-the-art``).
 
+How far a named tag lifts a hit depends on how much the tag tells: its
+selectivity, the share of the other live memories that do not carry it
+(:func:`selectivity`; a tag every memory carries lifts nothing, one no other
+memory carries lifts fully). A hit's fused score is multiplied by ``1 +
+tags x selectivity`` of its most selective named tag (:func:`tag_boosts`),
+each tag's carriers counted once per question. In a conversation of two
+people, each speaker's tag is on about half the turns: it tells half as much
+as the name of a project that three memories of a thousand carry.
+
 The boost is bounded by what else the hit matches. Each hit has a
 ``backing`` (0..1): the larger of the share of the question's other words
 (those that named no tag) it holds, weighed as the relevance weighs them
 (:meth:`~ctx.hub.index.searcher.Searcher.coverage`), and its cosine to the
-question (a turn that answers in other words). A tagged hit's fused score
-is multiplied by ``1 + tags``, but it is never lifted above a hit that
+question (a turn that answers in other words). A tagged hit is boosted,
+but it is never lifted above a hit that
 ranked above it and whose backing is at least :data:`CLEARLY_BETTER`
 higher (:func:`bounded`): the boost reorders near ties among hits that
 answer the question, and never lifts the turns of the person a question
@@ -38,12 +47,16 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import tantivy
 
 from ctx.hub.index.schema import content_analyzer
+
+if TYPE_CHECKING:
+    from ctx.hub.index.searcher import Searcher
 
 __all__ = [
     "CLEARLY_BETTER",
@@ -51,6 +64,8 @@ __all__ = [
     "NamedTags",
     "bounded",
     "name_tags",
+    "selectivity",
+    "tag_boosts",
     "tag_parts",
 ]
 
@@ -149,23 +164,51 @@ def name_tags(query: str, tagged: Iterable[tuple[str, Sequence[str]]]) -> NamedT
     return NamedTags(named, rest)
 
 
+def selectivity(holders: int, live: int) -> float:
+    """Returns the share of the other ``live`` memories that lack a tag.
+
+    ``holders``: the live memories that carry it, the boosted one among
+    them. 1 when no other memory carries it, 0 when every one does.
+    """
+    if live <= 1:
+        return 1.0
+    return min(1.0, max(0.0, (live - holders) / (live - 1)))
+
+
+def tag_boosts(
+    searcher: Searcher, text: str, named: NamedTags, weight: float
+) -> dict[str, float]:
+    """Returns per memory of ``named`` the share its fused score gains.
+
+    ``weight`` times the :func:`selectivity` of its most selective named
+    tag; each named tag's carriers are counted once, in the searcher's view.
+    """
+    every = {tag for tags in named.tags.values() for tag in tags}
+    holders = searcher.tag_holders(text, every)
+    live = len(searcher.view.blobs)
+    return {
+        memory_id: weight * max(selectivity(holders[tag.lower()], live) for tag in tags)
+        for memory_id, tags in named.tags.items()
+    }
+
+
 def bounded(
     fused: Mapping[str, float],
     backing: Mapping[str, float],
-    tagged: Collection[str],
-    weight: float,
+    boosts: Mapping[str, float],
 ) -> dict[str, float]:
-    """Returns the boosted fused score of each of ``tagged``.
+    """Returns the boosted fused score of each hit of ``boosts``.
 
-    Each is ``fused`` times ``1 + weight``, lowered to just under the score
-    of the lowest hit of ``fused`` that ranked above it, carries no named
-    tag, and has a backing at least :data:`CLEARLY_BETTER` higher; never
-    under its own fused score.
+    Each is ``fused`` times ``1 + boosts[hit]``, lowered to just under the
+    score of the lowest hit of ``fused`` that ranked above it, is not
+    boosted, and has a backing at least :data:`CLEARLY_BETTER` higher;
+    never under its own fused score.
     """
     out = {}
-    for memory_id in tagged:
+    tagged = boosts.keys()
+    for memory_id, boost in boosts.items():
         own = fused[memory_id]
-        score = own * (1 + weight)
+        score = own * (1 + boost)
         above = [
             fused[other]
             for other in fused

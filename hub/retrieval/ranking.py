@@ -74,7 +74,13 @@ from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import EmbedderError
 from ctx.hub.index.searcher import Searcher
 from ctx.hub.index.view import LiveView
-from ctx.hub.retrieval.boost import TAG_CANDIDATES, NamedTags, bounded, name_tags
+from ctx.hub.retrieval.boost import (
+    TAG_CANDIDATES,
+    NamedTags,
+    bounded,
+    name_tags,
+    tag_boosts,
+)
 from ctx.hub.retrieval.rerank import rerank
 from ctx.hub.temporal.gravity import closeness
 from ctx.hub.temporal.parse import (
@@ -390,7 +396,8 @@ def apply_tags(
         # words (its cosine to the question) matches them too.
         cosine = entry.channels["vector"][1] if "vector" in entry.channels else 0.0
         backing[entry.id] = min(1.0, max(share, cosine))
-    boosted = bounded({r.id: r.fused for r in best}, backing, named.tags, weight)
+    boosts = tag_boosts(searcher, text, named, weight)
+    boosted = bounded({r.id: r.fused for r in best}, backing, boosts)
     for memory_id, tags in named.tags.items():
         entry = ranked[memory_id]
         entry.tagged = True

@@ -9,8 +9,9 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft
 from ctx.hub.config import HubConfig, RecallConfig
+from ctx.hub.index.coverage import Matches
 from ctx.hub.index.projection import Projection
-from ctx.hub.retrieval.boost import bounded, name_tags, tag_parts
+from ctx.hub.retrieval.boost import bounded, name_tags, selectivity, tag_parts
 from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
@@ -66,7 +67,7 @@ def test_the_other_speakers_turn_with_the_answer_stays_first(disk_store, project
 def test_a_name_never_lifts_a_hit_above_a_clearly_better_match():
     fused = {"answer": 1.0, "near": 0.9, "name": 0.6, "low": 0.5}
     backing = {"answer": 0.9, "near": 0.5, "name": 0.3, "low": 0.0}
-    boosted = bounded(fused, backing, {"name", "low"}, 1.0)
+    boosted = bounded(fused, backing, {"name": 1.0, "low": 1.0})
     # "name" passes "near" (backing within CLEARLY_BETTER: a near tie), not
     # "answer" (backing 0.6 higher): it stops just under it.
     assert fused["near"] < boosted["name"] < fused["answer"]
@@ -75,9 +76,14 @@ def test_a_name_never_lifts_a_hit_above_a_clearly_better_match():
     assert fused["low"] < boosted["low"] < fused["near"]
     # With nothing clearly better above it, the whole boost.
     alone = bounded(
-        {"name": 0.6, "other": 0.9}, {"name": 0.3, "other": 0.4}, {"name"}, 1.0
+        {"name": 0.6, "other": 0.9}, {"name": 0.3, "other": 0.4}, {"name": 1.0}
     )
     assert alone["name"] == pytest.approx(1.2)
+    # A smaller boost (a less selective tag) lifts less.
+    half = bounded(
+        {"name": 0.6, "other": 0.9}, {"name": 0.3, "other": 0.4}, {"name": 0.5}
+    )
+    assert half["name"] == pytest.approx(0.9)
 
 
 def test_a_two_word_name_is_named_by_either_word(disk_store, projection):
@@ -143,3 +149,80 @@ def test_which_words_name_a_tag():
     assert named.rest == "Did"
     # A namespace alone names nothing.
     assert name_tags("what did the speaker say?", [("a", ("speaker:kate",))]).tags == {}
+
+
+def test_selectivity_is_the_share_of_the_other_memories_without_the_tag():
+    assert selectivity(1, 10) == 1.0  # no other memory carries it
+    assert selectivity(10, 10) == 0.0  # every memory does
+    assert selectivity(6, 11) == pytest.approx(0.5)
+    assert selectivity(1, 1) == 1.0
+
+
+def boosts(hits):
+    return {h.id: round(h.tag_boost, 3) for h in hits if h.tagged}
+
+
+def test_a_tag_every_memory_carries_boosts_nothing_and_a_rare_one_fully(
+    disk_store, projection
+):
+    queue = remember(disk_store, "The queue drains every minute", "project:ctx", "c:q")
+    store = remember(disk_store, "The store writes git objects", "project:ctx")
+    remember(disk_store, "The lens draws the graph", "project:ctx")
+    remember(disk_store, "The hub answers recall", "project:ctx")
+    # Every memory is of project ctx: naming it tells none apart.
+    assert boosts(ranked(projection, "what does ctx store?"))[store] == 1.0
+    assert set(boosts(ranked(projection, "what does ctx store?")).values()) == {1.0}
+    # c:q is on one memory of four: the whole boost.
+    assert boosts(ranked(projection, "how does q drain?")) == {queue: 2.0}
+
+
+def test_a_tag_on_half_the_memories_boosts_half(disk_store, projection):
+    kate = [
+        remember(disk_store, f"Kate: I moved the deploy to day {i}", "speaker:kate")
+        for i in range(3)
+    ]
+    remember(disk_store, "Fahim: the deploy moved again", "speaker:fahim")
+    remember(disk_store, "Fahim: lunch is at noon", "speaker:fahim")
+    # Three of five carry it: two of the other four lack it.
+    hits = boosts(ranked(projection, "when did Kate move the deploy?"))
+    assert hits == dict.fromkeys(kate, 1.5)
+
+
+def test_only_the_views_memories_count_as_carriers(disk_store, projection):
+    kept = remember(disk_store, "The cache holds the last 8,192 reads", "topic:cache")
+    remember(disk_store, "Lunch is at noon")
+    remember(disk_store, "The lens draws the graph")
+    then = engine.remember(
+        disk_store, Draft(text="The hub answers recall", when=NOW), WHO
+    ).commit
+    later = [
+        remember(disk_store, f"The cache was warm on day {i}", "topic:cache")
+        for i in range(2)
+    ]
+    question = "what does the cache hold?"
+    assert boosts(ranked(projection, question)) == dict.fromkeys([kept, *later], 1.6)
+    # Three of six carry it: 1 + 3/5. As things stood before, the index
+    # holds the later memories too, but they are not in that view: the tag
+    # is on one memory of four.
+    [source] = open_sources(projection, at=then.id)
+    hits = rank(
+        projection.searcher(source.view), question, config=RecallConfig(), now=NOW
+    ).hits
+    assert boosts(hits) == {kept: 2.0}
+
+
+def test_carriers_are_counted_once_per_question(disk_store, projection, monkeypatch):
+    for i in range(6):
+        remember(disk_store, f"Kate moved the deploy to day {i}", "speaker:kate")
+    remember(disk_store, "Fahim moved lunch", "speaker:fahim")
+    asked = []
+    holders = Matches.holders
+
+    def spy(self, tags, among=None):
+        asked.append(sorted(tags))
+        return holders(self, tags, among)
+
+    monkeypatch.setattr(Matches, "holders", spy)
+    hits = ranked(projection, "when did Kate and Fahim move the deploy?")
+    assert sum(h.tagged for h in hits) == 7
+    assert asked == [["speaker:fahim", "speaker:kate"]]
