@@ -58,7 +58,8 @@ WEAK_FLOORS = (0.36, 0.38, 0.4, 0.41, 0.42, 0.43)
 
 def explicit(ranking: Ranking, config: RecallConfig) -> list[Ranked]:
     """The hits an explicit recall returns (weak ones too)."""
-    return relevant(ranking, config.floor, config.fall_off, weak=weak_floor(config))[0]
+    weak = weak_floor(config, ranking)
+    return relevant(ranking, config.floor, config.fall_off, weak=weak)[0]
 
 
 def strict(ranking: Ranking, config: RecallConfig) -> list[Ranked]:

@@ -110,10 +110,15 @@ _SYLLABLE = re.compile(r"^[^aeiouy]*[aeiouy]+h?[^aeiouy]?")
 Ranker = Callable[[str], list[str]]
 
 
-def weak_floor(config: RecallConfig) -> float | None:
+def weak_floor(config: RecallConfig, found: Ranking) -> float | None:
     """Returns the floor of an explicit recall's weak hits, if ctx has one."""
     made = getattr(ranking, "weak_floor", None)  # not before issue 29
-    return None if made is None else float(made(config))
+    if made is None:
+        return None
+    try:
+        return float(made(config, found))
+    except TypeError:  # before a named question had a floor of its own
+        return float(made(config))
 
 
 def relevant_hits(
@@ -416,7 +421,10 @@ class Systems:
                 self._ranked[memo] = keys
             else:
                 self._ranked[(id(docs), question, "defaults")] = keys
-                for kind, weak in (("floor", weak_floor(config)), ("hook", None)):
+                for kind, weak in (
+                    ("floor", weak_floor(config, found)),
+                    ("hook", None),
+                ):
                     kept = relevant_hits(found, config, weak)
                     self._ranked[(id(docs), question, kind)] = [
                         built.key_of[r.id] for r in kept[:DEPTH]

@@ -11,7 +11,13 @@ from .base import (
     QueryEmbedder as QueryEmbedder,
 )
 from .base import (
+    VocabularyEmbedder as VocabularyEmbedder,
+)
+from .base import (
     embed_queries as embed_queries,
+)
+from .base import (
+    knows_word as knows_word,
 )
 from .e5 import (
     MultilingualE5Embedder as MultilingualE5Embedder,

@@ -12,12 +12,20 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, cast
 
 from ctx.engine import CtxError
+from ctx.hub.embedders.wordpiece import is_whole_word
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["Embedder", "EmbedderError", "QueryEmbedder", "embed_queries"]
+__all__ = [
+    "Embedder",
+    "EmbedderError",
+    "QueryEmbedder",
+    "VocabularyEmbedder",
+    "embed_queries",
+    "knows_word",
+]
 
 
 class EmbedderError(CtxError):
@@ -73,6 +81,33 @@ class QueryEmbedder(Embedder, Protocol):
             EmbedderError: The model could not be loaded or run.
         """
         ...
+
+
+class VocabularyEmbedder(Embedder, Protocol):
+    """An embedder that can tell the words its model knows whole.
+
+    MiniLM's WordPiece vocabulary holds about 23,000 whole words: common
+    English words, names and places. Recall uses it to tell a name spelt
+    otherwise than the store spells it from a word of its own
+    (:mod:`ctx.hub.index.spelling`).
+    """
+
+    def knows_word(self, word: str) -> bool:
+        """Returns whether the model's vocabulary holds ``word`` whole."""
+        ...
+
+
+def knows_word(embedder: Embedder, word: str) -> bool:
+    """Returns whether ``word`` is a whole word of ``embedder``'s vocabulary.
+
+    That is :meth:`VocabularyEmbedder.knows_word` where the embedder has
+    it; an embedder that cannot tell (an endpoint, the hashing embedder)
+    is answered by the WordPiece vocabulary that ships with ctx, which
+    stands for "a common word or name" whatever makes the vectors.
+    """
+    if callable(getattr(type(embedder), "knows_word", None)):
+        return cast("VocabularyEmbedder", embedder).knows_word(word)
+    return is_whole_word(word)
 
 
 def embed_queries(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ctx.hub.embedders.base import EmbedderError
-from ctx.hub.embedders.wordpiece import WordPieceTokenizer
+from ctx.hub.embedders.wordpiece import WordPieceTokenizer, is_whole_word
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -145,6 +145,15 @@ class MiniLMEmbedder:
                 f"{_first_line(exc)}.",
                 hint=_INSTALL_HINT,
             ) from exc
+
+    def knows_word(self, word: str) -> bool:
+        """Returns whether the model's vocabulary holds ``word`` whole.
+
+        A word it does not hold is cut into pieces ("Muhhamed": "mu",
+        "##hh", "##ame", "##d"), which tell the model less about it. Loads
+        nothing (the vocabulary ships with ctx).
+        """
+        return is_whole_word(word)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Returns one unit row per text, shape ``(len(texts), 384)``.

@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from importlib import resources
 
-__all__ = ["WordPieceTokenizer", "load_vocab"]
+__all__ = ["WordPieceTokenizer", "is_whole_word", "load_vocab"]
 
 # Categories that BertNormalizer drops as control characters (``char::is_other``
 # in Rust): tab, newline and carriage return are whitespace, not controls.
@@ -122,6 +122,21 @@ def load_vocab() -> dict[str, int]:
     if tokens and tokens[-1] == "":
         tokens.pop()
     return {token: index for index, token in enumerate(tokens)}
+
+
+@functools.cache
+def _whole_words() -> frozenset[str]:
+    return frozenset(t for t in load_vocab() if not t.startswith(("##", "[")))
+
+
+def is_whole_word(word: str) -> bool:
+    """Returns whether the shipped vocabulary holds ``word`` whole.
+
+    The word is normalised as the tokenizer normalises text (lower-cased,
+    unaccented): "Melanie" is a whole word, "Muhhamed" is not (it becomes
+    several pieces). About 23,000 common English words, names and places.
+    """
+    return _normalize(word) in _whole_words()
 
 
 class WordPieceTokenizer:

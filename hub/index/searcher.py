@@ -21,10 +21,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ctx.engine import Memory
-from ctx.hub.embedders import Embedder, EmbedderError, embed_queries
+from ctx.hub.embedders import Embedder, EmbedderError, embed_queries, knows_word
 from ctx.hub.index.coverage import Matches
 from ctx.hub.index.lexical import LexicalIndex
 from ctx.hub.index.passages import owner
+from ctx.hub.index.spelling import Respelling, respell
 from ctx.hub.index.vectors import VectorIndex
 from ctx.hub.index.view import LiveView
 
@@ -243,6 +244,27 @@ class Searcher:
         if found is None:
             found = self._asked[text] = [i.matches(text) for i in self._lexical_indexes]
         return found
+
+    def respell(
+        self, question: str, spans: Sequence[tuple[int, int]] = ()
+    ) -> Respelling:
+        """Returns how the view's memories spell the names ``question`` names.
+
+        ``spans``: the question's time phrases. See
+        :func:`~ctx.hub.index.spelling.respell`.
+        """
+        by_blob = self.view.by_blob
+
+        def read(blob: str) -> Memory | None:
+            return self.read(by_blob[blob]) if blob in by_blob else None
+
+        return respell(
+            question,
+            spans,
+            indexes=self._lexical_indexes,
+            read=read,
+            knows=lambda word: knows_word(self.embedder, word),
+        )
 
     def read(self, memory_id: str) -> Memory | None:
         """Returns the view's memory ``memory_id``, or ``None`` if not in it."""

@@ -440,7 +440,7 @@ def recall(
     taken = 0
     pinned_set = set(pinned)
     kept, missed = relevant(
-        ranking, config.floor, config.fall_off, weak=weak_floor(config)
+        ranking, config.floor, config.fall_off, weak=weak_floor(config, ranking)
     )
     rest = [r for r in kept if r.id not in pinned_set]
     for n, ranked in enumerate(rest):
@@ -549,7 +549,7 @@ def search(
     live_memories, live_tokens = _whole(entries, source.view.tokens, superseded)
     hits: list[Hit] = []
     kept, missed = relevant(
-        ranking, config.floor, config.fall_off, weak=weak_floor(config)
+        ranking, config.floor, config.fall_off, weak=weak_floor(config, ranking)
     )
     for ranked in kept:
         if ranked.id not in view.catalog.entries:

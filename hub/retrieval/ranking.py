@@ -6,12 +6,17 @@ asking only that view's :class:`~ctx.hub.index.searcher.Searcher`:
 1. The query is parsed for time (:func:`ctx.hub.temporal.parse.parse_temporal`).
    Its time phrases still count as words: the channels search the whole
    query ("every Tuesday" finds the memory that says "every Tuesday"), and
-   only the time channel's restricted search uses the rest.
+   only the time channel's restricted search uses the rest. Its names are
+   looked up (:mod:`ctx.hub.index.spelling`): a name the store spells
+   otherwise ("Mohammed" for "Muhhamed", "Mel" for "Melanie") is respelt
+   for the vector channel, the tags and the relevance (steps 2, 4 and 8);
+   the lexical channels search the words as written.
 2. Channels, each the best ``depth`` blobs of the view: ``bm25`` (Tantivy,
-   stemmed), ``vector`` (the embedder, cosine), ``fuzzy`` (typos and
-   identifiers), and, when the query names windows of time, ``time`` (BM25
-   of the query without its time phrases, restricted to memories created in
-   those windows; every one of them if the query has no other words).
+   stemmed), ``vector`` (the embedder, cosine, of the respelt query),
+   ``fuzzy`` (typos and identifiers), and, when the query names windows of
+   time, ``time`` (BM25 of the query without its time phrases, restricted
+   to memories created in those windows; every one of them if the query
+   has no other words).
 3. Weighted reciprocal rank fusion: a memory at rank ``r`` (from 1) of channel
    ``c`` gets ``weight_c / (k + r)``, summed over channels.
 4. Tags: one of the best fused hits that carries a tag the query names (by
@@ -51,9 +56,10 @@ asking only that view's :class:`~ctx.hub.index.searcher.Searcher`:
    memory the time channel found (made in a time the query names) when
    the query asks nothing else any of the hits holds. A hit under the
    floor is weak. :func:`relevant` keeps nothing when no hit reaches the
-   floor (or, for an explicit recall, the lower :func:`weak_floor`), and
-   otherwise drops the hits below it whose score falls below ``fall_off``
-   times the best one.
+   floor (or, for an explicit recall, the lower :func:`weak_floor`, lower
+   still when the query names a name the store holds), and otherwise drops
+   the hits below it whose score falls below ``fall_off`` times the best
+   one.
 9. An optional reranker (``[recall.reranker]``, off by default) reorders the
    best hits, blending its scores with the fused ones, failing open
    (:mod:`ctx.hub.retrieval.rerank`).
@@ -73,6 +79,7 @@ from ctx.engine import Adjacency, Memory
 from ctx.hub.config import RecallConfig
 from ctx.hub.embedders import EmbedderError
 from ctx.hub.index.searcher import Searcher
+from ctx.hub.index.spelling import Respelling
 from ctx.hub.index.view import LiveView
 from ctx.hub.retrieval.boost import (
     TAG_CANDIDATES,
@@ -94,6 +101,7 @@ from ctx.hub.temporal.parse import (
 __all__ = [
     "CHANNELS",
     "GRAVITY_CANDIDATES",
+    "NAMED_WEAK_SHARE",
     "RELEVANCE_CANDIDATES",
     "STRONG_HITS",
     "WEAK_SHARE",
@@ -129,6 +137,14 @@ WEAK_SHARE = 0.94
 (:func:`weak_floor`): 0.423 at the default floor of 0.45. On LoCoMo
 (benchmarks/results/empty_answers.md) a weak floor of 0.42 left 80.8% of
 the questions asked of another conversation's store empty, 0.41 77.9%."""
+
+NAMED_WEAK_SHARE = 0.85
+"""The weak floor of an explicit recall whose question names a name the
+store holds (:attr:`Ranking.named`), as a share of the floor: 0.383 at the
+default floor. Such a question is about something the store holds; its
+other words may still be few or said otherwise ("what did Mel say about
+the trip?"), and what it asks is then best answered by its best hits,
+marked weak."""
 
 GRAVITY_CANDIDATES = 64
 """How many of the best fused hits gravity weighs (each is read from git);
@@ -175,12 +191,18 @@ class Ranking:
     """The ranked memories of one query, and what the query meant.
 
     ``read`` returns a memory of the view by id (each read from git once).
+    ``named``: whether the query names a name the store holds (a word of
+    it, as written or respelt, or a tag of a hit; step 1 and step 4), which
+    lowers an explicit recall's :func:`weak_floor`. ``respelt``: each word
+    of the query the store spells otherwise, with its held spelling.
     """
 
     hits: list[Ranked]
     temporal: TemporalQuery
     warnings: list[str]
     read: Callable[[str], Memory | None]
+    named: bool = False
+    respelt: Mapping[str, str] = field(default_factory=dict)
 
 
 def _event_windows(searcher: Searcher, query: TemporalQuery) -> list[Window]:
@@ -250,6 +272,8 @@ class Channels:
         read: Reads a memory of the view by id.
         passages: Per blob of several passages the vector channel found,
             its best passage.
+        respelling: The names the query names, and how the store spells
+            those it spells otherwise (step 1).
     """
 
     temporal: TemporalQuery
@@ -260,6 +284,17 @@ class Channels:
     warnings: list[str]
     read: Callable[[str], Memory | None]
     passages: dict[str, int] = field(default_factory=dict)
+    respelling: Respelling = field(default_factory=Respelling)
+
+    @property
+    def asked(self) -> str:
+        """The query with its names as the store spells them (step 1)."""
+        return self.respelling.apply(self.text)
+
+    @property
+    def rest(self) -> str:
+        """The query without its time phrases, its names as the store spells them."""
+        return self.respelling.apply(self.temporal.rest)
 
 
 def search_channels(
@@ -288,12 +323,13 @@ def search_channels(
         "time": config.bm25,
     }
     channels = Channels(temporal, windows, text, {}, weights, [], searcher.read)
+    channels.respelling = searcher.respell(text, temporal.spans)
     hits = channels.hits
     if weights["bm25"]:
         hits["bm25"] = searcher.search_bm25(text, depth)
     if weights["vector"] and text.strip():
         try:
-            found = searcher.search_vectors(text, depth)
+            found = searcher.search_vectors(channels.asked, depth)
             # A vector pointing away from the query is no evidence at all.
             hits["vector"] = [(blob, cos) for blob, cos in found if cos > 0]
             channels.passages = searcher.passage
@@ -374,7 +410,7 @@ def apply_tags(
     the query's other words clearly better (:func:`~ctx.hub.retrieval.boost.
     bounded`); in place.
     """
-    text = channels.text
+    text = channels.asked
     if not weight or not ranked or not text.strip():
         return
     best = sorted(ranked.values(), key=lambda r: (-r.fused, r.id))[:TAG_CANDIDATES]
@@ -420,11 +456,11 @@ def _other_words(
     is judged by time, so the share without the query's time phrases counts
     when it is larger.
     """
-    text = channels.text
+    text = channels.asked
     among = set(blobs)
     rests = {named.rest}
-    if channels.temporal.rest != text:
-        rests.add(name_tags(channels.temporal.rest, carrying).rest)
+    if channels.rest != text:
+        rests.add(name_tags(channels.rest, carrying).rest)
     shares: dict[str, float] = {}
     for rest in rests:
         # A word none of the hits holds tells none of them from another; it
@@ -522,7 +558,7 @@ def rank(
             ranked,
             links,
             searcher,
-            channels.text,
+            channels.asked,
             superseded,
             config.expand,
         )
@@ -534,7 +570,15 @@ def rank(
     best, failed = rerank(best, query, channels.read, config.reranker)
     if failed is not None:
         channels.warnings.append(failed)
-    return Ranking(best, channels.temporal, channels.warnings, channels.read)
+    respelling = channels.respelling
+    return Ranking(
+        best,
+        channels.temporal,
+        channels.warnings,
+        channels.read,
+        named=bool(respelling.names) or any(r.tagged for r in ranked.values()),
+        respelt=respelling.words,
+    )
 
 
 def set_relevance(
@@ -544,9 +588,9 @@ def set_relevance(
     entries = searcher.view.catalog.entries
     blob_of = {r.id: entries[r.id].blob for r in hits if r.id in entries}
     blobs = set(blob_of.values())
-    text = channels.text
+    text = channels.asked
     shares = searcher.coverage(text, blobs)
-    rest = channels.temporal.rest
+    rest = channels.rest
     # A memory of the time the question names is relevant whatever its
     # words only when the question asks nothing else the store holds ("what
     # happened yesterday?"); otherwise it must hold the other words too:
@@ -591,14 +635,17 @@ def relevant(
     return [r for r in hits if r.relevance >= least or r.score >= lowest], None
 
 
-def weak_floor(config: RecallConfig) -> float:
+def weak_floor(config: RecallConfig, ranking: Ranking | None = None) -> float:
     """Returns the relevance a weak hit needs for an explicit recall to give it.
 
     An explicit recall (``ctx recall``, ``ctx search``, MCP, HTTP) whose best
     hit is under the floor answers with the hits that reach this, marked
-    weak, rather than with nothing; the hook keeps the floor alone.
+    weak, rather than with nothing; the hook keeps the floor alone. It is
+    :data:`WEAK_SHARE` of the floor, and :data:`NAMED_WEAK_SHARE` for a
+    ranking whose query names a name the store holds (:attr:`Ranking.named`).
     """
-    return config.floor * WEAK_SHARE
+    named = ranking is not None and ranking.named
+    return config.floor * (NAMED_WEAK_SHARE if named else WEAK_SHARE)
 
 
 def _expand(

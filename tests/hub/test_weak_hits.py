@@ -12,7 +12,7 @@ from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.index.projection import Projection
 from ctx.hub.retrieval.packing import recall, search
 from ctx.hub.retrieval.prompt import WEAK_HEADING, format_prompt
-from ctx.hub.retrieval.ranking import WEAK_SHARE, rank, relevant, weak_floor
+from ctx.hub.retrieval.ranking import NAMED_WEAK_SHARE, rank, relevant, weak_floor
 from ctx.hub.retrieval.sources import open_sources
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
@@ -74,8 +74,10 @@ def test_a_misspelt_name_gets_its_best_hit_marked_weak_not_nothing(projection):
     block = format_prompt(result)
     assert f"## {WEAK_HEADING}" in block
     assert f", weak: relevance {best:.2f})" in block
-    # Under the weak floor too, the answer is nothing, as before.
-    strict = RecallConfig(floor=best / WEAK_SHARE + 0.01)
+    # Under the weak floor too, the answer is nothing, as before (the
+    # question names a speaker the store holds, respelt: its weak floor is
+    # the named one).
+    strict = RecallConfig(floor=best / NAMED_WEAK_SHARE + 0.01)
     nothing = ask(projection, query, strict)
     assert (nothing.hits, nothing.nothing_relevant, nothing.weak) == ((), True, False)
 

@@ -1,0 +1,395 @@
+"""Names a question spells otherwise than the store: misspelt, or short.
+
+A question may name someone otherwise than the memories do: "Mohammed" for
+a speaker the store spells "Muhhamed", "Nikolas" for "Nicolas", "Mel" for
+"Melanie". No memory holds that word, so it weighs the most in the share of
+the question's words a memory holds (:mod:`ctx.hub.index.coverage`), every
+memory falls under the relevance floor, and recall answered "nothing
+relevant" to a question whose answer it held (issue 29: 9.6% of LoCoMo's
+questions with a name misspelt, 11.9% with a short form).
+
+:func:`respell` finds such words and the name the store holds for each:
+
+- A **suspect** is a word of three letters or more, capitalised in the
+  middle of a sentence (a sentence's first word is capitalised anyway),
+  outside the question's time phrases and no month or weekday, and not
+  next to another capitalised word ("Mel Gibson", "New York": a name of
+  several words is not one misspelt word). A suspect some memory holds
+  (its text or a tag) is a name the store holds, and stays as it is.
+- A suspect no memory holds is **misspelt** if a held name is within the
+  edits Lucene's ``AUTO`` fuzziness allows (one for 3-5 letters, two for
+  longer; a swap of two letters is one edit), its first letter the same,
+  counting a doubled letter as one ("Mohammed" and "Muhhamed" are two
+  edits apart that way); the nearest wins, and a tie respells nothing. A
+  word the embedder knows whole (:func:`~ctx.hub.embedders.knows_word`) is
+  respelt only to a name it does not know: "Jon" and "John", both names
+  of their own, are two people, not a typo; "Mohammed" and "Muhhamed" are
+  one name spelt two ways.
+- Otherwise it is a **short form** (:func:`short_for`) of the one held
+  name that starts with it ("Mel": "Melanie"), or with it less an English
+  pet-name ending, "y" or "ie" after a doubled letter or not ("Johnny":
+  "John", "Andy": "Andrew"). Two names that fit respell nothing.
+
+A **held name** is a word of the memories that hold something near the
+suspect: a tag value's word, or a word of their text that they write
+capitalised every time, at least once in the middle of a sentence (so
+"every" is no name, whatever a sentence's first word does).
+
+Recall asks the vector channel, the tag boost and the relevance measure
+with the question respelt (:meth:`Respelling.apply`), and the lexical
+channels with the question as written: BM25 and the fuzzy channel find what
+they find of the original words, and the fuzzy channel already matches a
+near spelling.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import tantivy
+
+from ctx.engine import Memory
+from ctx.hub.index.lexical_errors import reading
+
+if TYPE_CHECKING:
+    from ctx.hub.index.lexical import LexicalIndex
+
+__all__ = [
+    "NAME_READS",
+    "NAME_ROUNDS",
+    "Respelling",
+    "allowed_edits",
+    "edits",
+    "held_names",
+    "misspelt",
+    "respell",
+    "short_for",
+    "suspects",
+]
+
+NAME_READS = 8
+"""Memories read per round of the search for held names near a suspect."""
+
+NAME_ROUNDS = 6
+"""Rounds of that search at most; each leaves out the words and memories
+the rounds before found, so that a common prefix ("ev": "every", "even",
+"event") does not hide the name behind it."""
+
+_MIN_CHARS = 3
+_TIME_TEXT = """
+    january february march april may june july august september october
+    november december jan feb mar apr jun jul aug sep sept oct nov dec monday
+    tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur
+    thurs fri sat sun
+"""
+_TIME_WORDS = frozenset(_TIME_TEXT.split())
+_WORD = re.compile(r"[^\W\d_]+")
+_SENTENCE_END = '.!?:;\n"“('
+_PET_ENDINGS = ("ie", "y")
+_TAG_PARTS = re.compile(r"[\s\-_./]+")
+_TAG_WEIGHT = 2.0  # a tag's value is a deliberate name: read those first
+
+
+@dataclass(frozen=True)
+class Respelling:
+    """What a question names, and how the store spells its names.
+
+    Attributes:
+        words: Each word of the question that the store spells otherwise,
+            as written, with the held spelling (in the question's case).
+        names: The held names the question names: its suspects some memory
+            holds, and the held spellings of those respelt.
+    """
+
+    words: Mapping[str, str] = field(default_factory=dict)
+    names: tuple[str, ...] = ()
+
+    def apply(self, text: str) -> str:
+        """Returns ``text`` with each respelt word, whole, in its held spelling."""
+        if not self.words:
+            return text
+        pattern = r"\b(" + "|".join(map(re.escape, self.words)) + r")\b"
+        return re.sub(pattern, lambda m: self.words[m.group()], text)
+
+
+def allowed_edits(word: str) -> int:
+    """Returns the edits a misspelling of ``word`` may be (Lucene's ``AUTO``)."""
+    if len(word) < _MIN_CHARS:
+        return 0
+    return 1 if len(word) <= 5 else 2
+
+
+def edits(first: str, second: str, most: int) -> int:
+    """Returns the edits between two words, or ``most + 1`` if more.
+
+    Insertions, deletions, substitutions and swaps of adjacent letters
+    count one each (the optimal string alignment distance, as Lucene's
+    fuzzy queries count with transpositions).
+    """
+    if abs(len(first) - len(second)) > most:
+        return most + 1
+    before: list[int] = []
+    row = list(range(len(second) + 1))
+    for i in range(1, len(first) + 1):
+        current = [i] + [0] * len(second)
+        for j in range(1, len(second) + 1):
+            cost = first[i - 1] != second[j - 1]
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if (
+                before
+                and i > 1
+                and j > 1
+                and first[i - 1] == second[j - 2]
+                and first[i - 2] == second[j - 1]
+            ):
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > most:
+            return most + 1
+        before, row = row, current
+    return min(row[-1], most + 1)
+
+
+def _single(word: str) -> str:
+    """Returns ``word`` with each doubled letter once ("muhhamed": "muhamed")."""
+    return re.sub(r"(.)\1+", r"\1", word)
+
+
+def _near(word: str, name: str) -> int | None:
+    """Returns the edits from ``word`` to ``name`` if a misspelling may be that."""
+    most = allowed_edits(word)
+    if not most or word == name or word[0] != name[0]:
+        return None
+    found = min(edits(word, name, most), edits(_single(word), _single(name), most))
+    return found if found <= most else None
+
+
+def _stems(word: str) -> list[str]:
+    """Returns what a short form may begin a name with: itself, less a pet ending."""
+    stems = [word]
+    for ending in _PET_ENDINGS:
+        stem = word.removesuffix(ending)
+        if stem != word and len(stem) >= 2:
+            stems.append(stem)
+            if len(stem) >= 3 and stem[-1] == stem[-2]:
+                stems.append(stem[:-1])  # "johnny": "john"
+    return stems
+
+
+def misspelt(
+    word: str, names: Iterable[str], knows: Callable[[str], bool]
+) -> str | None:
+    """Returns the one held name nearest ``word`` (lower-case), if any (module doc)."""
+    known = knows(word)
+    near: dict[int, set[str]] = {}
+    for name in names:
+        found = _near(word, name)
+        if found is not None and not (known and knows(name)):
+            near.setdefault(found, set()).add(name)
+    if not near:
+        return None
+    nearest = near[min(near)]
+    return next(iter(nearest)) if len(nearest) == 1 else None
+
+
+def short_for(word: str, names: Iterable[str]) -> str | None:
+    """Returns the one held name that ``word`` (lower-case) is a short form of.
+
+    A name equal to the word less a pet ending ("johnny": "john") is that
+    name; otherwise the one name that starts with the word or with it less
+    its ending ("mel": "melanie", "andy": "andrew"); ``None`` for none or
+    several, and for a word under three letters.
+    """
+    if len(word) < _MIN_CHARS:
+        return None
+    stems = _stems(word)
+    names = set(names) - {word}
+    exact = {name for name in names if name in stems[1:]}
+    if exact:
+        return next(iter(exact)) if len(exact) == 1 else None
+    starting = {name for name in names if any(map(name.startswith, stems))}
+    return next(iter(starting)) if len(starting) == 1 else None
+
+
+def suspects(question: str, spans: Sequence[tuple[int, int]] = ()) -> list[str]:
+    """Returns the words of ``question`` that may name someone (module doc).
+
+    ``spans``: the question's time phrases, as (start, end) offsets
+    (:attr:`~ctx.hub.temporal.parse.TemporalQuery.spans`).
+    """
+    words = list(_WORD.finditer(question))
+    capital = [_capitalised(m.group()) for m in words]
+    starts = [_starts_sentence(question, m.start()) for m in words]
+    found: dict[str, None] = {}
+    for at, match in enumerate(words):
+        word = match.group()
+        if (
+            not capital[at]
+            or starts[at]
+            or len(word) < _MIN_CHARS
+            or word.lower() in _TIME_WORDS
+            or any(start <= match.start() < end for start, end in spans)
+        ):
+            continue
+        beside = [
+            n
+            for n in (at - 1, at + 1)
+            if 0 <= n < len(words)
+            and _joined(question, words[min(at, n)], words[max(at, n)])
+        ]
+        if any(capital[n] and not starts[n] for n in beside):
+            continue  # one word of a name of several
+        found[word] = None
+    return list(found)
+
+
+def _capitalised(word: str) -> bool:
+    return word[0].isupper() and not (len(word) > 1 and word.isupper())
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    before = text[:at].rstrip()
+    return not before or before[-1] in _SENTENCE_END
+
+
+def _joined(text: str, first: re.Match[str], second: re.Match[str]) -> bool:
+    """Returns whether only spaces stand between two words."""
+    between = text[first.end() : second.start()]
+    return not between.strip() and "\n" not in between
+
+
+def held_names(memories: Iterable[Memory]) -> set[str]:
+    """Returns the names ``memories`` hold, lower-case (module doc)."""
+    names: set[str] = set()
+    cased: dict[str, bool] = {}  # word -> capitalised every time
+    inside: set[str] = set()  # words capitalised in the middle of a sentence
+    for memory in memories:
+        for tag in memory.tags:
+            value = tag.partition(":")[2] or tag
+            names.update(p for p in _TAG_PARTS.split(value.lower()) if p)
+        text = f"{memory.title}\n{memory.body}" if memory.title else memory.body
+        for match in _WORD.finditer(text):
+            word = match.group()
+            lower = word.lower()
+            upper = _capitalised(word)
+            cased[lower] = cased.get(lower, True) and upper
+            if upper and not _starts_sentence(text, match.start()):
+                inside.add(lower)
+    names.update(word for word, upper in cased.items() if upper and word in inside)
+    return names
+
+
+def respell(
+    question: str,
+    spans: Sequence[tuple[int, int]],
+    *,
+    indexes: Sequence[LexicalIndex],
+    read: Callable[[str], Memory | None],
+    knows: Callable[[str], bool],
+) -> Respelling:
+    """Returns how the store spells the names ``question`` names (module doc).
+
+    Args:
+        question: The question as asked.
+        spans: Its time phrases' offsets, whose words name no one.
+        indexes: The lexical indexes to look the words up in.
+        read: Returns the memory of a blob in the view asked about, or
+            ``None`` for a blob outside it.
+        knows: Whether the embedder knows a word whole.
+    """
+    words: dict[str, str] = {}
+    names: dict[str, None] = {}
+    for word in suspects(question, spans):
+        lower = word.lower()
+        if any(_holds(index, lower) for index in indexes):
+            names[lower] = None
+            continue
+        held = _names_near(lower, indexes, read)
+        name = misspelt(lower, held, knows) or short_for(lower, held)
+        if name is not None:
+            words[word] = name.capitalize() if word[1:].islower() else name
+            names[name] = None
+    return Respelling(words, tuple(names))
+
+
+def _holds(index: LexicalIndex, word: str) -> bool:
+    """Returns whether a memory of ``index`` holds ``word`` in its text or tags."""
+    searcher = index.current_searcher()
+    with reading(f"search {index.where}"):
+        return any(searcher.doc_freq(f, word) for f in ("words", "tag_values"))
+
+
+def _names_near(
+    word: str, indexes: Sequence[LexicalIndex], read: Callable[[str], Memory | None]
+) -> set[str]:
+    """Returns the held names of the memories holding words near ``word``.
+
+    Near: within the edits a misspelling may be, or starting with a stem
+    of a short form. Each round reads :data:`NAME_READS` memories, those
+    with such a tag first, and leaves out the next round the words that
+    fit and the memories read, at most :data:`NAME_ROUNDS` rounds.
+    """
+    names: set[str] = set()
+    stems = _stems(word)
+    for index in indexes:
+        searcher = index.current_searcher()
+        fitting: set[str] = set()
+        blobs: set[str] = set()
+        for _ in range(NAME_ROUNDS):
+            query = _near_query(index, word, stems, fitting, blobs)
+            found = index.blobs_of(searcher, index.run(searcher, query, NAME_READS, 0))
+            if not found:
+                break
+            blobs.update(found)
+            memories = [m for m in map(read, found) if m is not None]
+            held = held_names(memories)
+            names |= held
+            fitting |= {
+                w.lower()
+                for m in memories
+                for w in _WORD.findall(f"{m.title} {m.body}")
+                if _fits(word, stems, w.lower())
+            }
+            fitting |= {name for name in held if _fits(word, stems, name)}
+    return names
+
+
+def _fits(word: str, stems: Sequence[str], other: str) -> bool:
+    return _near(word, other) is not None or any(map(other.startswith, stems))
+
+
+def _near_query(
+    index: LexicalIndex,
+    word: str,
+    stems: Sequence[str],
+    fitting: Collection[str],
+    blobs: Collection[str],
+) -> tantivy.Query:
+    """Returns the query of one round of :func:`_names_near`."""
+    schema = index.schema
+    most = allowed_edits(word)
+    clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+    for name, weight in (("words", 1.0), ("tag_values", _TAG_WEIGHT)):
+        near = [
+            tantivy.Query.fuzzy_term_query(schema, name, form, distance=most)
+            for form in dict.fromkeys((word, _single(word)))
+        ]
+        near += [
+            tantivy.Query.fuzzy_term_query(schema, name, stem, distance=0, prefix=True)
+            for stem in stems
+        ]
+        clauses += [
+            (tantivy.Occur.Should, tantivy.Query.const_score_query(q, weight))
+            for q in near
+        ]
+        clauses += [
+            (tantivy.Occur.MustNot, tantivy.Query.term_query(schema, name, w))
+            for w in fitting
+        ]
+    clauses += [
+        (tantivy.Occur.MustNot, tantivy.Query.term_query(schema, "blob", blob))
+        for blob in blobs
+    ]
+    return tantivy.Query.boolean_query(clauses)

@@ -1,0 +1,197 @@
+"""Names a question spells otherwise than the store: misspelt or short (issue 29)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from ctx import engine
+from ctx.engine import Draft, Memory
+from ctx.hub.config import HubConfig, RecallConfig
+from ctx.hub.embedders import HashingEmbedder, MiniLMEmbedder, knows_word
+from ctx.hub.index.projection import Projection
+from ctx.hub.index.spelling import (
+    Respelling,
+    allowed_edits,
+    edits,
+    held_names,
+    misspelt,
+    short_for,
+    suspects,
+)
+from ctx.hub.retrieval.packing import recall
+from ctx.hub.retrieval.ranking import (
+    NAMED_WEAK_SHARE,
+    WEAK_SHARE,
+    rank,
+    weak_floor,
+)
+from ctx.hub.retrieval.sources import open_sources
+from ctx.hub.temporal.parse import parse_temporal
+
+NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
+HASHING = HubConfig(embedder={"kind": "hashing"})
+WHO = engine.Intent(agent="tester", intent="observe")
+
+TURNS = [
+    ("Muhhamed: I finally moved into the new flat in Lisbon", "muhhamed"),
+    ("Kate: the weather in Porto was lovely for the trip", "kate"),
+    ("Muhhamed: my sister is visiting in June", "muhhamed"),
+    ("Nicolas: I started a pottery class on Tuesdays", "nicolas"),
+    ("Melanie: we adopted a cat called Miso, thanks Kate", "melanie"),
+    ("Muhhamed: the job interview at the bank went well", "muhhamed"),
+    ("Kate: my brother fixed the old bike, every spoke of it", "kate"),
+    ("Melanie: the garden needs water", "melanie"),
+]
+
+
+def knows(word: str) -> bool:
+    return knows_word(HashingEmbedder(), word)
+
+
+# -- the rules, word by word ----------------------------------------------------
+
+
+def test_a_suspect_is_capitalised_inside_a_sentence_and_outside_time():
+    question = "Did Mohammed see Mel Gibson on Friday in May? Where did Kate go"
+    spans = parse_temporal(question, NOW).spans
+    # "Did" and "Where" begin sentences; "Mel Gibson" is a name of two
+    # words; "Friday" and "May" are times.
+    assert suspects(question, spans) == ["Mohammed", "Kate"]
+    assert suspects("what did mohammed say?") == []
+    assert suspects("Was it Al or NASA?") == []  # too short; capitals only
+
+
+def test_edits_count_a_swap_as_one_and_stop_past_the_most():
+    assert edits("nikolas", "nicolas", 2) == 1
+    assert edits("carolnie", "caroline", 2) == 1  # a swap
+    assert edits("mohammed", "muhhamed", 2) == 3  # more than asked: most + 1
+    assert [allowed_edits(w) for w in ("al", "mel", "kate", "nikolas")] == [0, 1, 1, 2]
+
+
+def test_a_misspelling_takes_the_one_nearest_held_name():
+    names = {"muhhamed", "kate", "nicolas"}
+    # Three edits, but two with its doubled letters once ("mohamed", "muhamed").
+    assert misspelt("mohammed", names, knows) == "muhhamed"
+    assert misspelt("nikolas", names, knows) == "nicolas"
+    assert misspelt("kathe", names, knows) == "kate"
+    assert misspelt("mate", names, knows) is None  # another first letter
+    assert misspelt("carl", {"carla", "carly"}, knows) is None  # a tie
+    # Two words the vocabulary knows are two names, not one misspelt.
+    assert knows("jon")
+    assert knows("john")
+    assert misspelt("jon", {"john"}, knows) is None
+
+
+def test_a_short_form_takes_the_one_held_name_it_begins():
+    assert short_for("mel", {"melanie", "kate"}) == "melanie"
+    assert short_for("mel", {"melanie", "melvin"}) is None
+    assert short_for("johnny", {"john", "johnson"}) == "john"
+    assert short_for("andy", {"andrew", "kate"}) == "andrew"
+    assert short_for("al", {"alice"}) is None
+
+
+def memory(n, body, tags=()):
+    return Memory(
+        version=1,
+        id=engine.MemoryId(f"01J{n:023d}"),
+        kind="fact",
+        body=body,
+        tags=tags,
+        created_at=NOW,
+    )
+
+
+def test_held_names_are_tag_values_and_words_always_capitalised():
+    memories = [
+        memory(
+            1,
+            "Every day Melanie waters the garden. Every week too.",
+            ("speaker:kate-lee",),
+        ),
+        memory(2, "We ride every day with Melanie."),
+    ]
+    # "Every" begins sentences but is written "every" too: no name.
+    assert held_names(memories) == {"kate", "lee", "melanie"}
+
+
+def test_a_respelling_replaces_whole_words_in_the_questions_case():
+    respelt = Respelling({"Mel": "Melanie"}, ("melanie",))
+    assert respelt.apply("Did Mel see Melbourne?") == "Did Melanie see Melbourne?"
+    assert Respelling().apply("as is") == "as is"
+
+
+def test_minilm_knows_its_vocabularys_whole_words_without_loading_the_model():
+    embedder = MiniLMEmbedder()
+    assert embedder.knows_word("Nicolas")
+    assert not embedder.knows_word("Nikolas")  # "nikola", "##s"
+    assert embedder._session is None
+
+
+# -- recall ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def projection(disk_store):
+    for days, (text, speaker) in enumerate(TURNS):
+        draft = Draft(
+            text=text, when=NOW - timedelta(days=days), tags=(f"speaker:{speaker}",)
+        )
+        engine.remember(disk_store, draft, WHO)
+    return Projection.for_store(disk_store, HASHING)
+
+
+def ranked(projection, query):
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    found = rank(searcher, query, config=RecallConfig(), now=NOW)
+    return found, [searcher.read(h.id).body for h in found.hits]
+
+
+@pytest.mark.parametrize(
+    ("query", "respelt", "answer"),
+    [
+        ("Where did Mohammed move to?", {"Mohammed": "Muhhamed"}, TURNS[0][0]),
+        ("What class did Nikolas start?", {"Nikolas": "Nicolas"}, TURNS[3][0]),
+        ("What pet did Mel adopt?", {"Mel": "Melanie"}, TURNS[4][0]),
+    ],
+)
+def test_a_name_spelt_otherwise_finds_its_memories_as_a_relevant_answer(
+    projection, query, respelt, answer
+):
+    found, bodies = ranked(projection, query)
+    assert dict(found.respelt) == respelt
+    assert found.named
+    assert bodies[0] == answer
+    # The held spelling counts in the word share: the answer is no weak hit.
+    assert found.hits[0].relevance >= RecallConfig().floor
+    result = recall(
+        projection, open_sources(projection), query, config=RecallConfig(), now=NOW
+    )
+    assert not result.nothing_relevant
+    assert result.hits[0].body == answer
+    assert not result.hits[0].weak
+
+
+def test_a_question_about_what_the_store_does_not_hold_stays_empty(projection):
+    query = "What did Oliver say about the quantum physics lecture?"
+    found, _ = ranked(projection, query)
+    assert found.respelt == {}
+    assert not found.named
+    result = recall(
+        projection, open_sources(projection), query, config=RecallConfig(), now=NOW
+    )
+    assert result.nothing_relevant
+    assert result.hits == ()
+
+
+def test_a_named_question_has_the_lower_weak_floor(projection):
+    config = RecallConfig()
+    named, _ = ranked(projection, "What did Kate ride?")
+    other, _ = ranked(projection, "what did the brother ride?")
+    assert named.named
+    assert not other.named
+    assert weak_floor(config, named) == pytest.approx(config.floor * NAMED_WEAK_SHARE)
+    assert weak_floor(config, other) == pytest.approx(config.floor * WEAK_SHARE)
+    assert weak_floor(config) == weak_floor(config, other)
