@@ -575,6 +575,9 @@ from .review import (
     Review as Review,
 )
 from .review import (
+    changed_by as changed_by,
+)
+from .review import (
     review as review,
 )
 from .screen import (

@@ -4,17 +4,20 @@ An agent that works on ``agent/<name>`` (``[agents] branch_per_agent``)
 leaves its writes there; a review shows them before a merge: the
 memory-level diff ``base...branch`` (from the merge base, leaving out what
 the base did meanwhile) and the branch's commits that the base lacks.
+:func:`changed_by` names the agent behind each change of a diff, for a
+review summary a pull request can carry (``ctx diff A...B --format
+markdown``).
 """
 
 from __future__ import annotations
 
 from ctx.engine.branches import resolve_revision
 from ctx.engine.diff import Diff, diff_range
-from ctx.engine.log import LogEntry, log
+from ctx.engine.log import LogEntry, last_commits, log
 from ctx.engine.model import Outcome
 from ctx.engine.store import Store
 
-__all__ = ["Review", "review"]
+__all__ = ["Review", "changed_by", "review"]
 
 
 class Review(Outcome, frozen=True, kw_only=True):
@@ -58,3 +61,19 @@ def review(store: Store, branch: str, base: str | None = None) -> Review:
         behind=len(in_base - in_branch),
         fast_forward=theirs in in_branch,
     )
+
+
+def changed_by(store: Store, result: Diff) -> dict[str, str]:
+    """Returns the agent of the last commit that changed each memory of ``result``.
+
+    Read from ``result.target``'s history in one walk: for ``A...B`` that is
+    the commit on B that added, edited or removed the memory. A memory the
+    target's history never touched (one only A had) is left out.
+    """
+    ids = [m.id for m in (*result.added, *result.removed)]
+    ids += [c.new.id for c in result.changed]
+    found = last_commits(store, ids, rev=result.target)
+    return {
+        memory_id: commit.intent.agent if commit.intent else commit.author
+        for memory_id, commit in found.items()
+    }

@@ -6,6 +6,7 @@ import click
 
 from ctx import engine
 from ctx.porcelain._options import CtxState, echo_json, json_option, pass_state
+from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_diff
 
 __all__ = ["COMMANDS"]
@@ -14,9 +15,20 @@ __all__ = ["COMMANDS"]
 @click.command()
 @click.argument("spec", metavar="A")
 @click.argument("target", metavar="[B]", required=False)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown"]),
+    default="text",
+    show_default=True,
+    help="markdown: a review summary a pull request can carry (tables of the "
+    "memories added, changed and removed, with kinds, titles and agents).",
+)
 @json_option
 @pass_state
-def diff(state: CtxState, spec: str, target: str | None, as_json: bool) -> None:
+def diff(
+    state: CtxState, spec: str, target: str | None, fmt: str, as_json: bool
+) -> None:
     """Show memories added, changed and removed from A to B (default: HEAD)
 
     A and B are branches, commits, or forms like HEAD~2 and main^. As in
@@ -32,10 +44,17 @@ def diff(state: CtxState, spec: str, target: str | None, as_json: bool) -> None:
       ctx diff main...agent/claude
       ctx diff main agent/claude
       ctx diff HEAD~3
+      ctx diff origin/main...origin/agent/claude --format markdown
     """
-    result = engine.diff_range(state.store(), spec, target)
+    store = state.store()
+    result = engine.diff_range(store, spec, target)
     if as_json:
         echo_json(result)
+    elif fmt == "markdown":
+        from ctx.porcelain.render_review import diff_markdown
+
+        asked = f"{spec} {target}" if target else spec
+        echo(diff_markdown(result, asked, engine.changed_by(store, result)), nl=False)
     else:
         render_diff(result)
 

@@ -114,3 +114,78 @@ def test_undo_n_and_undo_to(ctx):
     assert len(ctx.json("ls")) == 3
     refused = ctx("undo", "--to", "nope", code=4)
     assert refused.stderr.startswith("Error: 'nope' is not an operation id.\n")
+
+
+def test_diff_as_a_review_summary_in_markdown(ctx):
+    # issue 34: what a pull request of ctx/agent/claude into ctx/main carries.
+    gone = ctx("remember", "A piped note", "--title", "Old | note").stdout.strip()
+    kept = ctx("remember", "Logs use local time", "--title", "Logs").stdout.strip()
+    ctx("branch", "agent/claude")
+    new = ctx(
+        "remember",
+        "Deploys on Fridays",
+        "--kind",
+        "decision",
+        "--agent",
+        "claude",
+        "--branch",
+        "agent/claude",
+    ).stdout.strip()
+    ctx(
+        "edit",
+        kept,
+        "--body",
+        "Logs use ```UTC```",
+        "--agent",
+        "claude",
+        "--branch",
+        "agent/claude",
+    )
+    ctx(
+        "forget",
+        gone,
+        "--reason",
+        "stale",
+        "--agent",
+        "reviewer",
+        "--branch",
+        "agent/claude",
+    )
+    ctx("edit", kept, "--body", "Logs use UTC, main's own edit")
+    out = ctx("diff", "main...agent/claude", "--format", "markdown").stdout
+    base = ctx.json("diff", "main...agent/claude")["base"]
+    tip = {b["name"]: b["tip"] for b in ctx.json("branches")}["agent/claude"]
+    assert out == (
+        "## Memory changes: `main...agent/claude`\n"
+        "\n"
+        "1 added, 1 changed, 1 removed (3 memories); 0 link changes, since the "
+        f"merge base `{base[:10]}` to `{tip[:10]}`.\n"
+        "\n"
+        "### Added (1)\n"
+        "\n"
+        "| memory | kind | title | agent |\n"
+        "| --- | --- | --- | --- |\n"
+        f"| `{new}` | decision | Deploys on Fridays | claude |\n"
+        "\n"
+        "### Changed (1)\n"
+        "\n"
+        "| memory | kind | title | fields | agent |\n"
+        "| --- | --- | --- | --- | --- |\n"
+        f"| `{kept}` | fact | Logs | body | claude |\n"
+        "\n"
+        f"<details><summary><code>{kept}</code> body</summary>\n"
+        "\n"
+        "````diff\n"
+        "@@ -1 +1 @@\n"
+        "-Logs use local time\n"
+        "+Logs use ```UTC```\n"
+        "````\n"
+        "\n"
+        "</details>\n"
+        "\n"
+        "### Removed (1)\n"
+        "\n"
+        "| memory | kind | title | agent |\n"
+        "| --- | --- | --- | --- |\n"
+        f"| `{gone}` | fact | Old \\| note | reviewer |\n"
+    )
