@@ -6,7 +6,8 @@ their structure), ``manifest`` (what the index holds, read whole or in
 outline), ``reading`` (a re-index's reading of what changed), ``index``
 (the folder, kept current incrementally, and its embedding backlog),
 ``lexical`` and ``vectors`` (its Tantivy index and vectors), ``search``
-(find, symbols, the chunk at a line), ``steer`` (optional steering by a
+(find, symbols, the chunk at a line), ``identifiers`` (find's channel of
+the chunks that define an identifier a query names), ``steer`` (optional steering by a
 chat model), ``deps`` (imports resolved to files),
 ``results`` (the Structs every caller gets), ``api`` (the calls on a
 workspace). See docs/code.md.

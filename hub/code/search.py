@@ -6,8 +6,11 @@ ranking (:mod:`ctx.hub.retrieval.ranking`):
 1. Channels, each the best ``depth`` chunks among those the filters allow
    (``--language``, ``--path``): ``bm25`` (Tantivy over the code, each
    compound identifier also as its words), ``symbol`` (BM25 over the chunk's
-   name and class), ``path`` (BM25 over the file's path words) and
-   ``vector`` (the store's embedder, cosine, exact).
+   name and class), ``path`` (BM25 over the file's path words),
+   ``vector`` (the store's embedder, cosine, exact) and, when the query
+   holds an identifier written as code (``resolve_command``,
+   ``HTTPClient.send``), ``ident``: the chunks that define it
+   (:mod:`ctx.hub.code.identifiers`).
 2. The same weighted reciprocal rank fusion as recall
    (:func:`~ctx.hub.retrieval.ranking.fuse_ranks`), with :data:`WEIGHTS`.
 3. The best ``limit`` chunks, with each one's rank per channel, and its
@@ -28,6 +31,7 @@ import pathspec
 
 from ctx.engine import InvalidInputError, NotFoundError
 from ctx.hub.code.files import read_file
+from ctx.hub.code.identifiers import definitions_of, query_identifiers
 from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.languages import GRAMMARS, TEXT_LANGUAGES
 from ctx.hub.code.manifest import Manifest
@@ -53,9 +57,17 @@ __all__ = [
     "symbols",
 ]
 
-WEIGHTS: Mapping[str, float] = {"bm25": 1.0, "vector": 1.0, "symbol": 0.5, "path": 0.25}
+WEIGHTS: Mapping[str, float] = {
+    "bm25": 1.0,
+    "vector": 1.0,
+    "symbol": 0.5,
+    "path": 0.25,
+    "ident": 3.0,
+}
 """Each channel's weight in the fusion (benchmarks/code_quality.py measures
-them on real source)."""
+them on real source). A definition of an identifier the query names comes
+first even when another chunk leads every other channel (their weights sum
+to 2.75): naming it exactly asks for it."""
 
 K = 10.0
 """The rank offset of the fusion, as recall's."""
@@ -148,6 +160,10 @@ def find(
                 field, query, limit=DEPTH, language=language, paths=allowed
             )
             hits[channel] = [(_live(manifest, key), score) for key, score in found]
+    identifiers = query_identifiers(query) if weights.get("ident") else []
+    if identifiers:
+        defined = definitions_of(manifest, index.derived)
+        hits["ident"] = [*defined.search(identifiers, DEPTH, allowed)]
     if weights.get("vector"):
         try:
             hits["vector"] = _vector_hits(index, query, allowed)
