@@ -5,7 +5,9 @@ A question names a tag by a word equal to the tag's value or the whole tag
 hyphen ("job queue" names ``component:job-queue``), or by any one word of a
 value of several ("Fahim" names ``speaker:fahim-khan``); a namespace alone
 ("the speaker") names nothing, nor does a part that is a function word
-("the" in ``topic:state-of-the-art``).
+("the" in ``topic:state-of-the-art``). A value in Chinese, Japanese or
+Korean, written without spaces, is named anywhere in the question
+("支付服务的超时是多少" names ``项目:支付``).
 
 How far a named tag lifts a hit depends on how much the tag tells: its
 selectivity, the share of the other live memories that do not carry it
@@ -54,6 +56,7 @@ from typing import TYPE_CHECKING
 import tantivy
 
 from ctx.hub.index.schema import content_analyzer
+from ctx.hub.index.terms import has_cjk
 
 if TYPE_CHECKING:
     from ctx.hub.index.searcher import Searcher
@@ -144,6 +147,8 @@ def name_tags(query: str, tagged: Iterable[tuple[str, Sequence[str]]]) -> NamedT
                 positions.setdefault(value, []).append(i)
     named: dict[str, tuple[str, ...]] = {}
     used: set[int] = set()
+    inside: set[str] = set()  # values named inside a word (CJK)
+    lowered = query.lower()
     for memory_id, tags in tagged:
         found = []
         for tag in tags:
@@ -158,9 +163,15 @@ def name_tags(query: str, tagged: Iterable[tuple[str, Sequence[str]]]) -> NamedT
             if hits:
                 found.append(tag)
                 used.update(hits)
+            elif has_cjk(value) and value in lowered:
+                found.append(tag)
+                inside.add(value)
         if found:
             named[memory_id] = tuple(found)
-    rest = " ".join(chunk for i, chunk in enumerate(chunks) if i not in used)
+    kept = [chunk for i, chunk in enumerate(chunks) if i not in used]
+    rest = " ".join(kept)
+    for value in sorted(inside, key=len, reverse=True):
+        rest = " ".join(re.sub(re.escape(value), " ", rest, flags=re.I).split())
     return NamedTags(named, rest)
 
 

@@ -226,3 +226,17 @@ def test_carriers_are_counted_once_per_question(disk_store, projection, monkeypa
     hits = ranked(projection, "when did Kate and Fahim move the deploy?")
     assert sum(h.tagged for h in hits) == 7
     assert asked == [["speaker:fahim", "speaker:kate"]]
+
+
+def test_a_tag_value_in_chinese_is_named_inside_a_sentence(disk_store, projection):
+    named = name_tags(
+        "支付服务的超时是多少", [("a", ("项目:支付",)), ("b", ("项目:订单",))]
+    )
+    assert named.tags == {"a": ("项目:支付",)}
+    assert named.rest == "服务的超时是多少"
+    pay = remember(disk_store, "支付服务的超时是三十秒", "项目:支付")
+    remember(disk_store, "订单服务的超时是十秒", "项目:订单")
+    remember(disk_store, "午饭在中午")
+    hits = ranked(projection, "支付服务的超时是多少")
+    assert hits[0].id == pay
+    assert boosts(hits) == {pay: 2.0}
