@@ -77,6 +77,12 @@ from .config import (
 )
 from .credentials import git_credentials as git_credentials
 from .credentials import remote_access as remote_access
+from .golden import GoldenQuestion as GoldenQuestion
+from .golden import GoldenReport as GoldenReport
+from .golden import GoldenSuite as GoldenSuite
+from .golden import QuestionResult as QuestionResult
+from .golden import load_golden as load_golden
+from .golden import run_golden as run_golden
 from .index.reports import (
     BranchIndex as BranchIndex,
 )

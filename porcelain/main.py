@@ -81,6 +81,7 @@ COMMAND_MODULES: dict[str, str] = {
     "symbols": "code",
     "tag": "tags",
     "tags": "tags",
+    "test": "golden",
     "trace": "provenance",
     "undo": "branches",
     "uninstall": "install",

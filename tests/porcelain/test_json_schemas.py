@@ -61,6 +61,7 @@ SCHEMAS: dict[str, Any] = {
     "view delete": engine.DeleteViewResult,
     "recall": hub.RecallResult,
     "search": hub.RecallResult,
+    "test": hub.GoldenReport,
     "feedback": hub.FeedbackResult,
     "recall learn": hub.LearnReport,
     "recall weights": hub.WeightsReport,
@@ -192,6 +193,9 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     run("recall learn", "recall", "learn")
     run("recall weights", "recall", "weights")
     run("search", "search", "queue")
+    golden = tmp_path / "memory-tests.toml"
+    golden.write_text('[[question]]\nask = "queue"\nwords = ["postgres"]\n')
+    run("test", "test", str(golden))
     run("reindex", "reindex")
     run("index status", "index", "status")
     run("hub status", "hub", "status")
