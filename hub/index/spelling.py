@@ -14,8 +14,10 @@ questions with a name misspelt, 11.9% with a short form).
   middle of a sentence (a sentence's first word is capitalised anyway),
   outside the question's time phrases and no month or weekday, and not
   next to another capitalised word ("Mel Gibson", "New York": a name of
-  several words is not one misspelt word). A suspect some memory holds
-  (its text or a tag) is a name the store holds, and stays as it is.
+  several words is not one misspelt word). A suspect the memories hold as
+  a name (a tag's value, or a word they write as a name, below) is a name
+  the store holds, and stays as it is; one they hold only as a word ("car"
+  for "Car") may still be a short form.
 - A suspect no memory holds is **misspelt** if a held name is within the
   edits Lucene's ``AUTO`` fuzziness allows (one for 3-5 letters, two for
   longer; a swap of two letters is one edit), its first letter the same,
@@ -25,7 +27,7 @@ questions with a name misspelt, 11.9% with a short form).
   respelt only to a name it does not know: "Jon" and "John", both names
   of their own, are two people, not a typo; "Mohammed" and "Muhhamed" are
   one name spelt two ways.
-- Otherwise it is a **short form** (:func:`short_for`) of the one held
+- Otherwise it may be a **short form** (:func:`short_for`) of the one held
   name that starts with it ("Mel": "Melanie"), or with it less an English
   pet-name ending, "y" or "ie" after a doubled letter or not ("Johnny":
   "John", "Andy": "Andrew"). Two names that fit respell nothing.
@@ -44,10 +46,11 @@ near spelling.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import tantivy
 
@@ -81,9 +84,7 @@ the rounds before found, so that a common prefix ("ev": "every", "even",
 _MIN_CHARS = 3
 _TIME_TEXT = """
     january february march april may june july august september october
-    november december jan feb mar apr jun jul aug sep sept oct nov dec monday
-    tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur
-    thurs fri sat sun
+    november december monday tuesday wednesday thursday friday saturday sunday
 """
 _TIME_WORDS = frozenset(_TIME_TEXT.split())
 _WORD = re.compile(r"[^\W\d_]+")
@@ -157,6 +158,7 @@ def _single(word: str) -> str:
     return re.sub(r"(.)\1+", r"\1", word)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _near(word: str, name: str) -> int | None:
     """Returns the edits from ``word`` to ``name`` if a misspelling may be that."""
     most = allowed_edits(word)
@@ -245,6 +247,10 @@ def suspects(question: str, spans: Sequence[tuple[int, int]] = ()) -> list[str]:
     return list(found)
 
 
+def _text(memory: Memory) -> str:
+    return f"{memory.title}\n{memory.body}" if memory.title else memory.body
+
+
 def _capitalised(word: str) -> bool:
     return word[0].isupper() and not (len(word) > 1 and word.isupper())
 
@@ -260,19 +266,27 @@ def _joined(text: str, first: re.Match[str], second: re.Match[str]) -> bool:
     return not between.strip() and "\n" not in between
 
 
-def held_names(memories: Iterable[Memory]) -> set[str]:
-    """Returns the names ``memories`` hold, lower-case (module doc)."""
+def held_names(
+    memories: Iterable[Memory], wanted: Callable[[str], bool] = bool
+) -> set[str]:
+    """Returns the names ``memories`` hold, lower-case (module doc).
+
+    ``wanted``: whether a word (lower-case) is worth judging; others are
+    passed over.
+    """
     names: set[str] = set()
     cased: dict[str, bool] = {}  # word -> capitalised every time
     inside: set[str] = set()  # words capitalised in the middle of a sentence
     for memory in memories:
         for tag in memory.tags:
             value = tag.partition(":")[2] or tag
-            names.update(p for p in _TAG_PARTS.split(value.lower()) if p)
-        text = f"{memory.title}\n{memory.body}" if memory.title else memory.body
+            names.update(p for p in _TAG_PARTS.split(value.lower()) if wanted(p))
+        text = _text(memory)
         for match in _WORD.finditer(text):
             word = match.group()
             lower = word.lower()
+            if not wanted(lower):
+                continue
             upper = _capitalised(word)
             cased[lower] = cased.get(lower, True) and upper
             if upper and not _starts_sentence(text, match.start()):
@@ -303,22 +317,46 @@ def respell(
     names: dict[str, None] = {}
     for word in suspects(question, spans):
         lower = word.lower()
-        if any(_holds(index, lower) for index in indexes):
+        held_as = _held_as(lower, indexes, read)
+        if held_as == "name":
             names[lower] = None
             continue
         held = _names_near(lower, indexes, read)
-        name = misspelt(lower, held, knows) or short_for(lower, held)
+        name = short_for(lower, held)
+        if held_as is None:
+            name = misspelt(lower, held, knows) or name
         if name is not None:
             words[word] = name.capitalize() if word[1:].islower() else name
             names[name] = None
     return Respelling(words, tuple(names))
 
 
-def _holds(index: LexicalIndex, word: str) -> bool:
-    """Returns whether a memory of ``index`` holds ``word`` in its text or tags."""
-    searcher = index.current_searcher()
-    with reading(f"search {index.where}"):
-        return any(searcher.doc_freq(f, word) for f in ("words", "tag_values"))
+def _held_as(
+    word: str, indexes: Sequence[LexicalIndex], read: Callable[[str], Memory | None]
+) -> Literal["name", "word"] | None:
+    """Returns how the memories hold ``word`` (lower-case): as a name, a word, not.
+
+    A tag's value is a name; a word of their text is one if
+    :data:`NAME_READS` of the memories that hold it write it as a name
+    (:func:`held_names`). A word they hold only otherwise ("car" for a
+    question's "Car") may still be the short form of a name they hold
+    ("Caroline").
+    """
+    held: Literal["word"] | None = None
+    for index in indexes:
+        searcher = index.current_searcher()
+        with reading(f"search {index.where}"):
+            if searcher.doc_freq("tag_values", word):
+                return "name"
+            if not searcher.doc_freq("words", word):
+                continue
+        held = "word"
+        query = tantivy.Query.term_query(index.schema, "words", word)
+        found = index.blobs_of(searcher, index.run(searcher, query, NAME_READS, 0))
+        memories = [m for m in map(read, found) if m is not None]
+        if held_names(memories, lambda w: w == word):
+            return "name"
+    return held
 
 
 def _names_near(
@@ -344,15 +382,13 @@ def _names_near(
                 break
             blobs.update(found)
             memories = [m for m in map(read, found) if m is not None]
-            held = held_names(memories)
+            words = {w.lower() for m in memories for w in _WORD.findall(_text(m))}
+            fitting |= {w for w in words if _fits(word, stems, w)}
+            held = held_names(memories, lambda w: _fits(word, stems, w))
             names |= held
-            fitting |= {
-                w.lower()
-                for m in memories
-                for w in _WORD.findall(f"{m.title} {m.body}")
-                if _fits(word, stems, w.lower())
-            }
-            fitting |= {name for name in held if _fits(word, stems, name)}
+            fitting |= held
+            if len(found) < NAME_READS:
+                break  # every memory that matched was read
     return names
 
 

@@ -43,6 +43,8 @@ TURNS = [
     ("Muhhamed: the job interview at the bank went well", "muhhamed"),
     ("Kate: my brother fixed the old bike, every spoke of it", "kate"),
     ("Melanie: the garden needs water", "melanie"),
+    ("Kate: I washed the car on Sunday", "kate"),
+    ("Caroline: I will buy a red kayak", "caroline"),
 ]
 
 
@@ -155,6 +157,8 @@ def ranked(projection, query):
         ("Where did Mohammed move to?", {"Mohammed": "Muhhamed"}, TURNS[0][0]),
         ("What class did Nikolas start?", {"Nikolas": "Nicolas"}, TURNS[3][0]),
         ("What pet did Mel adopt?", {"Mel": "Melanie"}, TURNS[4][0]),
+        # "car" is a word of the store, but no name: "Car" may stand for one.
+        ("Will Car buy a kayak?", {"Car": "Caroline"}, TURNS[9][0]),
     ],
 )
 def test_a_name_spelt_otherwise_finds_its_memories_as_a_relevant_answer(
