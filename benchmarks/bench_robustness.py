@@ -53,14 +53,17 @@ Systems, each on the same texts:
 Vectors are cached by text under ``benchmarks/.data`` (``_embed_cache.py``).
 ``--lexical`` scores only the three BM25 systems, on stores embedded by the
 hashing embedder (a minute, not an hour, to compare a change of the lexical
-channel); ``--quick`` takes the first 2 conversations and prints only.
+channel); ``--quick`` takes the first 2 conversations and prints only;
+``--only KEY...`` builds and scores only those sets (:data:`SETS`: the
+turns' variants need only the plain turn stores).
 
 Run::
 
-    .venv/bin/python benchmarks/bench_robustness.py [--quick] [--lexical]
+    .venv/bin/python benchmarks/bench_robustness.py [--quick] [--lexical] [--only KEY...]
 
 It writes ``benchmarks/results/robustness.md`` (``--lexical``:
-``robustness_lexical.md``).
+``robustness_lexical.md``; ``--only misspelt short``:
+``robustness_misspelt-short.md``).
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ import random
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -494,51 +497,60 @@ def as_corpus(made: sessions.Sessions) -> quality.Corpus:
     return quality.Corpus(made.name, made.texts, made.drafts, made.keys, made.now)
 
 
+SETS = {
+    "all": ("LoCoMo turns, all questions", "turns"),
+    "named": ("LoCoMo turns, questions naming a speaker", "turns"),
+    "misspelt": ("... that name misspelt", "turns"),
+    "short": ("... that name as a short form", "turns"),
+    "two-word": ("... speakers with two-word names in the store", "turns"),
+    "other": ("... about what the other speaker said", "turns"),
+    "sessions": ("LoCoMo sessions, whole", "sessions"),
+    "one-speaker": ("LoCoMo sessions, one speaker's turns", "sessions"),
+    "cranfield": ("Cranfield", "cranfield"),
+}
+"""The sets in the report's order, by the key ``--only`` names them with."""
+
+
 def build_sets(
-    eval_dir: Path, quick: bool, embedder: Embedder, systems: Systems
+    eval_dir: Path,
+    quick: bool,
+    embedder: Embedder,
+    systems: Systems,
+    only: Collection[str] = tuple(SETS),
 ) -> list[Set]:
+    """Returns the sets of ``only`` (keys of :data:`SETS`), their stores built."""
     ref = quality.load_reference(eval_dir)
     turns = quality.load_locomo(eval_dir, ref)[: 2 if quick else None]
-    sets = {
-        name: Set(name, kind, [])
-        for name, kind in (
-            ("LoCoMo turns, all questions", "turns"),
-            ("LoCoMo turns, questions naming a speaker", "turns"),
-            ("... that name misspelt", "turns"),
-            ("... that name as a short form", "turns"),
-            ("... speakers with two-word names in the store", "turns"),
-            ("... about what the other speaker said", "turns"),
-            ("LoCoMo sessions, whole", "sessions"),
-            ("LoCoMo sessions, one speaker's turns", "sessions"),
-            ("Cranfield", "cranfield"),
-        )
-    }
-    names = list(sets)
+    sets = {key: Set(*SETS[key], []) for key in SETS if key in only}
     for corpus in turns:
-        plain = documents(corpus, embedder, systems)
-        variants = name_variants(corpus)
-        sets[names[0]].parts.append((plain, with_questions(corpus, asked(corpus))))
-        for name, variant in zip(
-            names[1:4], ("named", "misspelt", "short"), strict=True
-        ):
-            sets[name].parts.append((plain, variants[variant]))
-        sets[names[5]].parts.append((plain, variants["other"]))
-        two = two_word_names(corpus)
-        sets[names[4]].parts.append((documents(two, embedder, systems), two))
-        whole = sessions_of(corpus)
-        sets[names[6]].parts.append(
-            (documents(as_corpus(whole), embedder, systems), whole)
-        )
-        for speaker in speakers(corpus):
-            one = sessions_of(corpus, speaker)
-            sets[names[7]].parts.append(
-                (documents(as_corpus(one), embedder, systems), one)
+        if sets.keys() & {"all", "named", "misspelt", "short", "other"}:
+            plain = documents(corpus, embedder, systems)
+            variants = name_variants(corpus)
+            variants["all"] = with_questions(corpus, asked(corpus))
+            for key in sets.keys() & variants.keys():
+                sets[key].parts.append((plain, variants[key]))
+        if "two-word" in sets:
+            two = two_word_names(corpus)
+            sets["two-word"].parts.append((documents(two, embedder, systems), two))
+        if "sessions" in sets:
+            whole = sessions_of(corpus)
+            sets["sessions"].parts.append(
+                (documents(as_corpus(whole), embedder, systems), whole)
             )
+        if "one-speaker" in sets:
+            for speaker in speakers(corpus):
+                one = sessions_of(corpus, speaker)
+                sets["one-speaker"].parts.append(
+                    (documents(as_corpus(one), embedder, systems), one)
+                )
         if isinstance(embedder, CachedEmbedder):
             embedder.save()
         progress(f"{corpus.name}: stores built")
-    cranfield = quality.load_cranfield(eval_dir)
-    sets[names[8]].parts.append((documents(cranfield, embedder, systems), cranfield))
+    if "cranfield" in sets:
+        cranfield = quality.load_cranfield(eval_dir)
+        sets["cranfield"].parts.append(
+            (documents(cranfield, embedder, systems), cranfield)
+        )
     if isinstance(embedder, CachedEmbedder):
         embedder.save()
     return list(sets.values())
@@ -598,6 +610,12 @@ def main() -> None:
         "--rev", help="measure ctx as committed at this revision (a frozen copy)"
     )
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=list(SETS),
+        help="measure these sets alone, written to robustness_<sets>.md",
+    )
     args = parser.parse_args()
     if args.rev and not os.environ.get(FROZEN_ENV):
         run_frozen(args.rev)  # does not return
@@ -610,7 +628,8 @@ def main() -> None:
     else:
         embedder = CachedEmbedder(make_embedder({"kind": "minilm"}))
     systems = Systems(embedder, args.lexical)
-    sets = build_sets(args.eval_dir.resolve(), args.quick, embedder, systems)
+    only = args.only or list(SETS)
+    sets = build_sets(args.eval_dir.resolve(), args.quick, embedder, systems, only)
     loads.append(os.getloadavg()[0])
     table = measure(sets, systems)
     if isinstance(embedder, CachedEmbedder):
@@ -637,6 +656,10 @@ def main() -> None:
     print(text)
     if not args.quick and not args.no_write:
         name = "robustness_lexical.md" if args.lexical else "robustness.md"
+        if args.only:
+            name = name.replace(
+                ".md", "_" + "-".join(k for k in SETS if k in only) + ".md"
+            )
         (RESULTS / name).write_text(text)
 
 
