@@ -26,6 +26,7 @@ from datetime import datetime
 
 import msgspec
 
+from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import check_new_branch_name
 from ctx.engine.errors import (
     ConflictError,
@@ -63,6 +64,7 @@ __all__ = [
     "ReviewResult",
     "TagChange",
     "dream_branch",
+    "hidden_by",
     "list_proposals",
     "make_proposal",
     "merge_accepted",
@@ -118,6 +120,9 @@ class Proposal(msgspec.Struct, frozen=True, kw_only=True):
         status: One of :data:`PROPOSAL_STATUSES`.
         reviewer: Who accepted or rejected it.
         note: Why it was rejected, or why it went stale.
+        declined: The memories whose change a reviewer rejected inside it
+            (a tier proposal lists many memories; each is accepted or
+            rejected on its own); their changes are never merged.
     """
 
     version: int
@@ -133,6 +138,17 @@ class Proposal(msgspec.Struct, frozen=True, kw_only=True):
     status: str = "proposed"
     reviewer: str | None = None
     note: str | None = None
+    declined: tuple[MemoryId, ...] = ()
+
+    def changed_memories(self) -> tuple[MemoryId, ...]:
+        """Returns the memories whose tags it changes, in order, once each."""
+        return tuple(dict.fromkeys(c.memory for c in self.tags))
+
+    def hides(self) -> tuple[MemoryId, ...]:
+        """Returns the memories it marks superseded (recall hides them)."""
+        return tuple(
+            dict.fromkeys(c.target for c in self.links if c.type == "SUPERSEDES")
+        )
 
 
 class ProposeResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -169,12 +185,14 @@ class DreamMergeResult(Outcome, frozen=True, kw_only=True):
         merged: The accepted proposals whose effects reached it.
         stale: The accepted proposals left out, each with why.
         merge: The merge, or ``None`` when there was nothing to merge.
+        hidden: The memories the merge hides from recall (superseded).
     """
 
     branch: str
     merged: tuple[str, ...]
     stale: tuple[tuple[str, str], ...] = ()
     merge: MergeResult | None = None
+    hidden: tuple[MemoryId, ...] = ()
 
 
 _DECODER = msgspec.json.Decoder(Proposal)
@@ -290,6 +308,8 @@ def _effects(snap: Snapshot, proposals: Iterable[Proposal]) -> dict[str, bytes |
             )
             out[path] = encode(link)
         for tag in proposal.tags:
+            if tag.memory in proposal.declined:
+                continue
             if tag.memory not in edited:
                 found = snap.find_path(tag.memory)
                 if found is None:
@@ -400,6 +420,42 @@ def _pick(proposals: Sequence[Proposal], ids: Sequence[str]) -> list[Proposal]:
     return list(out.values())
 
 
+def _pick_memories(proposal: Proposal, given: Sequence[str]) -> tuple[MemoryId, ...]:
+    inside = proposal.changed_memories()
+    out: dict[MemoryId, None] = {}
+    for name in given:
+        wanted = name.strip().upper()
+        matches = [
+            m for m in inside if wanted and (m.startswith(wanted) or m.endswith(wanted))
+        ]
+        if len(matches) != 1:
+            raise InvalidInputError(
+                f"Proposal {proposal.id} changes no memory {name!r}."
+                if not matches
+                else f"Memory id {name!r} is ambiguous in proposal {proposal.id}.",
+                hint=f"It changes {plural(len(inside), 'memory')}; "
+                "`ctx dream review` lists them.",
+            )
+        out[matches[0]] = None
+    return tuple(out)
+
+
+def _decided(
+    proposal: Proposal, status: str, memories: Sequence[str]
+) -> tuple[str, tuple[MemoryId, ...]]:
+    """Returns the status and declined memories a review gives ``proposal``."""
+    if not memories:
+        return status, proposal.declined
+    inside = proposal.changed_memories()
+    picked = _pick_memories(proposal, memories)
+    if status == "accepted":
+        return status, tuple(m for m in inside if m not in picked)
+    declined = tuple(dict.fromkeys((*proposal.declined, *picked)))
+    if set(declined) >= set(inside):
+        return "rejected", declined
+    return proposal.status, declined
+
+
 def review_proposals(
     store: Store,
     branch: str,
@@ -408,16 +464,22 @@ def review_proposals(
     intent: Intent,
     *,
     note: str | None = None,
+    memories: Sequence[str] = (),
 ) -> ReviewResult:
     """Accepts or rejects proposals (every waiting one when ``ids`` is empty).
 
     A rejected proposal keeps its file, so it is never made again. A proposal
-    already merged cannot be reviewed again.
+    already merged cannot be reviewed again. With ``memories``, one proposal
+    that changes many memories (tiers) is reviewed memory by memory:
+    accepting accepts it for those memories only; rejecting declines those
+    memories and leaves it waiting for the others (rejected once none is
+    left).
 
     Raises:
         NotFoundError: an id names no proposal.
-        InvalidInputError: ``status`` is not accepted or rejected, or a
-            proposal was merged already.
+        InvalidInputError: ``status`` is not accepted or rejected, a
+            proposal was merged already, or ``memories`` are given for other
+            than one proposal, or name a memory it does not change.
     """
     if status not in ("accepted", "rejected"):
         raise InvalidInputError(f"A review accepts or rejects, not {status!r}.")
@@ -428,13 +490,21 @@ def review_proposals(
     chosen = (
         _pick(current, ids) if ids else [p for p in current if p.status == "proposed"]
     )
+    if memories and (len(ids) != 1 or not chosen[0].tags):
+        raise InvalidInputError(
+            "Memories are reviewed inside one proposal that changes tags.",
+            hint="Give one proposal id with --memory (a tier proposal lists many).",
+        )
     done = [p for p in chosen if p.status == "merged"]
     if done:
         raise InvalidInputError(
             f"Proposal {done[0].id} was merged already.",
             hint="`ctx undo` on the branch takes a merge back.",
         )
-    changed = [p for p in chosen if p.status != status or p.note != note]
+    decided = {p.id: _decided(p, status, memories) for p in chosen}
+    changed = [
+        p for p in chosen if (p.status, p.declined) != decided[p.id] or p.note != note
+    ]
     if not changed:
         return ReviewResult(status=status, ids=tuple(p.id for p in chosen), commit=None)
     verb = "Accept" if status == "accepted" else "Reject"
@@ -449,17 +519,25 @@ def review_proposals(
             now = _decode(data, path)
             if now.status == "merged":
                 raise ConflictError(f"Proposal {now.id} was merged meanwhile.")
+            given, declined = _decided(now, status, memories)
             out[path] = encode_struct(
                 msgspec.structs.replace(
-                    now, status=status, reviewer=intent.agent, note=note
+                    now,
+                    status=given,
+                    reviewer=intent.agent,
+                    note=note,
+                    declined=declined,
                 )
             )
         return out
 
+    what = plural(len(changed), "proposal")
+    if memories:
+        what += f" for {plural(len(memories), 'memory')}"
     commit = store.write(
         name,
         msgspec.structs.replace(intent, reason=note) if note else intent,
-        f"{verb} {plural(len(changed), 'proposal')}",
+        f"{verb} {what}",
         build,
     )
     return ReviewResult(
@@ -467,6 +545,29 @@ def review_proposals(
         ids=tuple(p.id for p in chosen),
         commit=commit.id if commit else None,
     )
+
+
+def _hidden(
+    snap: Snapshot, superseded: set[str], proposals: Iterable[Proposal]
+) -> tuple[MemoryId, ...]:
+    out: dict[MemoryId, None] = {}
+    for proposal in proposals:
+        for target in proposal.hides():
+            if target not in superseded and snap.find_path(target) is not None:
+                out[target] = None
+    return tuple(out)
+
+
+def hidden_by(
+    store: Store, branch: str, proposals: Iterable[Proposal]
+) -> tuple[MemoryId, ...]:
+    """Returns the memories merging ``proposals`` would hide from recall.
+
+    Those their SUPERSEDES links point to that are on ``branch`` and not
+    superseded there already, each once.
+    """
+    snap = store.snapshot(store.branch_tip(branch))
+    return _hidden(snap, adjacency(store, snap).superseded(), proposals)
 
 
 Recheck = Callable[[Proposal, dict[MemoryId, Memory]], str | None]
@@ -494,6 +595,7 @@ def merge_accepted(
     recheck: Recheck,
     *,
     merge_intent: str = "merge",
+    most_hidden: int | None = None,
 ) -> DreamMergeResult:
     """Merges the effects of the accepted proposals into ``branch``.
 
@@ -504,6 +606,10 @@ def merge_accepted(
     commit (``ctx undo`` takes it back). Then the dream branch records each
     proposal as merged or stale. The two commits on ``branch`` carry
     ``intent`` with its intent set to ``merge_intent``.
+
+    Raises:
+        InvalidInputError: The merge would hide more than ``most_hidden``
+            memories from recall (nothing is written).
     """
     name = dream_branch(branch)
     with store.locked():
@@ -518,6 +624,13 @@ def merge_accepted(
                 good.append(proposal)
             else:
                 stale[proposal.id] = why
+        hidden = _hidden(snap, adjacency(store, snap).superseded(), good)
+        if most_hidden is not None and len(hidden) > most_hidden:
+            raise InvalidInputError(
+                f"The merge would hide {plural(len(hidden), 'memory')} from recall.",
+                hint="`ctx dream review --status accepted` shows them; "
+                "confirm with --yes.",
+            )
         result: MergeResult | None = None
         changes = _effects(snap, good)
         if changes:
@@ -535,6 +648,7 @@ def merge_accepted(
         merged=tuple(p.id for p in good),
         stale=tuple(sorted(stale.items())),
         merge=result,
+        hidden=hidden if result is not None else (),
     )
 
 

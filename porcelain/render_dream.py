@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ctx.engine import plural
+from ctx.hub.dream.calls import MOST_HIDDEN
 from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_merge
 
@@ -35,6 +36,11 @@ def render_cycle(report: CycleReport) -> None:
         f"{report.seconds:.2f} s; {plural(made, 'proposal')} on "
         f"{report.dream_branch}{f' ({kinds})' if kinds else ''}."
     )
+    if report.held_back:
+        echo(
+            f"  {plural(report.held_back, 'proposal')} held back (a cycle "
+            "writes the surest first); the next cycle makes them"
+        )
     if report.known:
         echo(f"  {plural(report.known, 'candidate')} proposed before, left alone")
     if report.judge != "off":
@@ -86,8 +92,20 @@ def render_proposals(views: list[ProposalView]) -> None:
             echo(f"  {m.id}  {m.headline}{mark}")
         for line in view.changes:
             echo(f"  {line}")
+        if view.hides:
+            echo(f"  hides from recall: {', '.join(view.hides)}")
         if p.note:
             echo(f"  note: {p.note}")
+    hidden = {mid for view in views for mid in view.hides}
+    echo(
+        f"Merging these {plural(len(views), 'proposal')} would hide "
+        f"{plural(len(hidden), 'memory')} from recall"
+        + (
+            f"; `ctx dream merge` asks for --yes past {MOST_HIDDEN}."
+            if len(hidden) > MOST_HIDDEN
+            else "."
+        )
+    )
 
 
 def render_review_result(result: ReviewResult) -> None:
@@ -111,6 +129,8 @@ def render_dream_merge(result: DreamMergeResult) -> None:
     elif result.merged:
         echo(f"{result.branch} already holds what they change.")
     echo(f"{plural(len(result.merged), 'proposal')} merged into {result.branch}.")
+    if result.hidden:
+        echo(f"  {plural(len(result.hidden), 'memory')} hidden from recall (--all)")
     for pid, why in result.stale:
         echo(f"  {pid} not merged: {why}")
     if result.merge is not None:

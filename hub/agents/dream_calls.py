@@ -56,6 +56,13 @@ Ids = Annotated[
     tuple[Id, ...],
     Meta(description="Proposal ids, whole or 6+ characters of their start."),
 ]
+Memories = Annotated[
+    tuple[Id, ...],
+    Meta(
+        description="Only these memories of one proposal that lists many (the "
+        "tier proposal); give exactly one id in ids."
+    ),
+]
 
 
 class _DreamRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -94,6 +101,7 @@ class DreamAcceptRequest(_DreamRequest, kw_only=True, forbid_unknown_fields=True
 
     ids: Ids = ()
     all: Annotated[bool, Meta(description="Accept every waiting proposal.")] = False
+    memories: Memories = ()
 
 
 class DreamRejectRequest(_DreamRequest, kw_only=True, forbid_unknown_fields=True):
@@ -103,10 +111,20 @@ class DreamRejectRequest(_DreamRequest, kw_only=True, forbid_unknown_fields=True
     reason: Annotated[str | None, Meta(description="Why, kept with the proposal.")] = (
         None
     )
+    memories: Memories = ()
 
 
 class DreamMergeRequest(_DreamRequest, kw_only=True, forbid_unknown_fields=True):
     """``dream_merge``: merge the accepted proposals into their branch."""
+
+    yes: Annotated[
+        bool,
+        Meta(
+            description="Merge even when it hides more than 3 memories from "
+            "recall (the result's hidden lists them; dream_review gives each "
+            "proposal's hides)."
+        ),
+    ] = False
 
 
 def _read(caller: Caller, store: Store, branch: str | None) -> str:
@@ -166,13 +184,16 @@ def _decide(
     ids: tuple[str, ...],
     status: str,
     note: str | None = None,
+    memories: tuple[str, ...] = (),
 ) -> ReviewResult:
     with ws.lock:
         store, name = _review(ws, caller, branch)
         who = ws.intent(
             "review", agent=ws.agent or caller.agent, session=caller.session
         )
-        return review_proposals(store, name, ids, status, who, note=note)
+        return review_proposals(
+            store, name, ids, status, who, note=note, memories=memories
+        )
 
 
 def dream_accept(
@@ -184,14 +205,16 @@ def dream_accept(
             "Name the proposals to accept, or ask for all of them.",
             hint='Pass "ids" (dream_review lists them) or "all": true, not both.',
         )
-    return _decide(ws, caller, req.branch, req.ids, "accepted")
+    return _decide(ws, caller, req.branch, req.ids, "accepted", memories=req.memories)
 
 
 def dream_reject(
     ws: Workspace, caller: Caller, req: DreamRejectRequest
 ) -> ReviewResult:
     """Rejects the named proposals, with the reason given."""
-    return _decide(ws, caller, req.branch, req.ids, "rejected", req.reason)
+    return _decide(
+        ws, caller, req.branch, req.ids, "rejected", req.reason, req.memories
+    )
 
 
 def dream_merge(
@@ -207,4 +230,5 @@ def dream_merge(
             branch=name,
             agent=ws.agent or caller.agent,
             session=caller.session,
+            yes=req.yes,
         )

@@ -24,6 +24,7 @@ from ctx.engine import (
     Proposal,
     ReviewResult,
     dream_branch,
+    hidden_by,
     list_proposals,
     merge_accepted,
     review_proposals,
@@ -34,7 +35,12 @@ from ctx.hub.workspace import Workspace
 if TYPE_CHECKING:  # the cycle (numpy, the indexes) loads when a cycle runs
     from ctx.hub.dream.cycle import CycleReport
 
+MOST_HIDDEN = 3
+"""The most memories a merge hides from recall without being confirmed: an
+accepted-all review must not quietly take notes out of recall."""
+
 __all__ = [
+    "MOST_HIDDEN",
     "DreamStatus",
     "ProposalView",
     "ReviewedMemory",
@@ -72,11 +78,13 @@ class ProposalView(msgspec.Struct, frozen=True, kw_only=True):
         memories: The memories it is about.
         changes: Its memory-level diff, one line each (``+ link ...``,
             ``~ <id> tags +recurs:weekly``).
+        hides: The memories merging it would hide from recall (superseded).
     """
 
     proposal: Proposal
     memories: tuple[ReviewedMemory, ...]
     changes: tuple[str, ...]
+    hides: tuple[MemoryId, ...] = ()
 
 
 class DreamStatus(msgspec.Struct, frozen=True, kw_only=True):
@@ -180,7 +188,11 @@ def dream_status(
 
 def _changes(proposal: Proposal) -> tuple[str, ...]:
     lines = [f"+ link {c.source} {c.type} {c.target}" for c in proposal.links]
-    lines += [f"~ {c.memory} tags +{c.tag}" for c in proposal.tags]
+    lines += [
+        f"~ {c.memory} tags +{c.tag}"
+        + ("  (declined)" if c.memory in proposal.declined else "")
+        for c in proposal.tags
+    ]
     return tuple(lines)
 
 
@@ -195,6 +207,9 @@ def review(
     catalog = live_catalog(store, store.branch_tip(name))
     out = []
     for proposal in list_proposals(store, name, status=status):
+        hides = (
+            () if proposal.status == "merged" else hidden_by(store, name, [proposal])
+        )
         memories = []
         for evidence in proposal.memories:
             entry = catalog.get(evidence.id)
@@ -208,20 +223,29 @@ def review(
             )
         out.append(
             ProposalView(
-                proposal=proposal, memories=tuple(memories), changes=_changes(proposal)
+                proposal=proposal,
+                memories=tuple(memories),
+                changes=_changes(proposal),
+                hides=hides,
             )
         )
     return out
 
 
 def accept(
-    ws: Workspace, ids: Sequence[str], *, branch: str | None = None
+    ws: Workspace,
+    ids: Sequence[str],
+    *,
+    branch: str | None = None,
+    memories: Sequence[str] = (),
 ) -> ReviewResult:
-    """Accepts proposals (every waiting one when ``ids`` is empty)."""
+    """Accepts proposals (every waiting one when ``ids`` is empty).
+
+    With ``memories``: one proposal, for those of its memories only.
+    """
     name = _branch(ws, branch)
-    return review_proposals(
-        ws.store(write=True), name, ids, "accepted", ws.intent("review")
-    )
+    store, who = ws.store(write=True), ws.intent("review")
+    return review_proposals(store, name, ids, "accepted", who, memories=memories)
 
 
 def reject(
@@ -230,15 +254,21 @@ def reject(
     *,
     reason: str | None = None,
     branch: str | None = None,
+    memories: Sequence[str] = (),
 ) -> ReviewResult:
-    """Rejects proposals; a rejected proposal is never made again."""
+    """Rejects proposals; a rejected proposal is never made again.
+
+    With ``memories``: declines those memories' changes inside one
+    proposal, which waits on for the others.
+    """
     if not ids:
         raise InvalidInputError(
             "Name the proposals to reject.", hint="`ctx dream review` lists them."
         )
     name = _branch(ws, branch)
+    store, who = ws.store(write=True), ws.intent("review")
     return review_proposals(
-        ws.store(write=True), name, ids, "rejected", ws.intent("review"), note=reason
+        store, name, ids, "rejected", who, note=reason, memories=memories
     )
 
 
@@ -249,8 +279,12 @@ def merge(
     intent: str = "merge",
     agent: str | None = None,
     session: str | None = None,
+    yes: bool = False,
 ) -> DreamMergeResult:
     """Merges the accepted proposals into the branch they were made for.
+
+    A merge that would hide more than :data:`MOST_HIDDEN` memories from
+    recall is refused, changing nothing, unless ``yes`` confirms it.
 
     Proposals whose memories changed since are re-checked by the rules
     first (:func:`ctx.hub.dream.detect.recheck`); those that no longer hold
@@ -275,6 +309,7 @@ def merge(
         ws.intent(intent, agent=agent, session=session),
         check,
         merge_intent=intent,
+        most_hidden=None if yes else MOST_HIDDEN,
     )
 
 

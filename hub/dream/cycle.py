@@ -9,17 +9,22 @@
 3. Claim up to ``budget`` due memories (:mod:`ctx.hub.dream.queue`: new and
    changed ones first, then those whose back-off is over; never another
    worker's).
-4. For each, find its candidates (:class:`~ctx.hub.dream.detect.Detector`);
-   skip those already proposed (any status: a rejected one is never made
-   again); ask the judge, if one is configured and answering; write each
-   remaining one as its own commit (:func:`~ctx.engine.propose`).
-5. Record each memory's outcome in its back-off, every :data:`CHUNK`
-   memories and at the end, and release the claims.
+4. For each, find its candidates (:class:`~ctx.hub.dream.detect.Detector`),
+   skipping those already proposed (any status: a rejected one is never
+   made again). A memory that gives none has its outcome recorded every
+   :data:`CHUNK` memories.
+5. Choose what to write (:func:`~ctx.hub.dream.selection.select`): tier
+   changes as one proposal, the surest first, at most ``most``; ask the
+   judge, if one is configured and answering, about each in turn; write
+   each as its own commit (:func:`~ctx.engine.propose`).
+6. Record the outcome of the memories that gave candidates, and release the
+   claims. The memories of candidates held back are left due, for the next
+   cycle.
 
 A cycle killed at any point leaves every proposal it wrote as a whole
-commit (the store's writes are atomic) and at most :data:`CHUNK` memories
-whose outcome was not recorded; the next cycle examines those again, and
-their proposals, already written, are not written twice.
+commit (the store's writes are atomic); the memories whose outcome was not
+recorded are examined again by the next cycle, and their proposals, already
+written, are not written twice.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import msgspec
 
 from ctx.engine import (
     InvalidInputError,
+    Proposal,
     Store,
     link_graph,
     list_proposals,
@@ -44,11 +50,13 @@ from ctx.hub.dream.detect import Detector
 from ctx.hub.dream.judge import Judge
 from ctx.hub.dream.queue import CycleSummary, Worker
 from ctx.hub.dream.rules import Thresholds
+from ctx.hub.dream.selection import MAX_PROPOSALS, select
 from ctx.hub.hooks.session import HOOKS_FOLDER, SessionState
 from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.feedback import read_log
 from ctx.hub.state import PRIVATE_FOLDER
 
-__all__ = ["CHUNK", "CycleReport", "recall_counts", "run_cycle"]
+__all__ = ["CHUNK", "CycleReport", "recall_counts", "run_cycle", "use_counts"]
 
 CHUNK = 25
 """Memories examined between two saves of the back-off state."""
@@ -62,6 +70,8 @@ class CycleReport(msgspec.Struct, frozen=True, kw_only=True):
         dream_branch: The branch written.
         examined: Memories examined.
         proposed: Proposals written, by kind.
+        held_back: Proposals not written, past the cycle's most (their
+            memories stay due).
         known: Candidates already proposed before (in any status).
         judged: Candidates the judge was asked about.
         judged_out: Candidates the judge said no to.
@@ -74,6 +84,7 @@ class CycleReport(msgspec.Struct, frozen=True, kw_only=True):
     dream_branch: str
     examined: int
     proposed: dict[str, int]
+    held_back: int = 0
     known: int
     judged: int = 0
     judged_out: int = 0
@@ -97,6 +108,20 @@ def recall_counts(store_path: Path) -> Counter[str]:
     return counts
 
 
+def use_counts(store_path: Path) -> Counter[str]:
+    """Returns in how many recalls agents said they used each memory.
+
+    Read from the recall log's feedback (``ctx feedback``, the MCP tool
+    ``feedback``): what agents used, not what they were shown.
+    """
+    log = read_log(store_path)
+    used: dict[str, set[str]] = {}
+    for line in log.feedback:
+        for mid in line.used:
+            used.setdefault(mid, set()).add(line.recall)
+    return Counter({mid: len(recalls) for mid, recalls in used.items()})
+
+
 def run_cycle(
     store: Store,
     projection: Projection,
@@ -107,6 +132,7 @@ def run_cycle(
     judge: Judge | None = None,
     limits: Thresholds | None = None,
     examined: Callable[[str], None] | None = None,
+    most: int = MAX_PROPOSALS,
 ) -> CycleReport:
     """Runs one cycle on ``branch`` (see the module docstring).
 
@@ -119,6 +145,7 @@ def run_cycle(
         judge: The judge, if one is configured.
         limits: The rules' thresholds.
         examined: Called with each memory's id once it is examined.
+        most: The most proposals written.
 
     Raises:
         InvalidInputError: The store is not on disk, or ``budget`` < 1.
@@ -132,7 +159,8 @@ def run_cycle(
     started = time.perf_counter()
     tip = store.branch_tip(branch)
     name = sync_dream_branch(store, branch)
-    known_ids = {p.id for p in list_proposals(store, branch)}
+    known_proposals = list_proposals(store, branch)
+    known_ids = {p.id for p in known_proposals}
     view = projection.view(tip, branch=branch)
     searcher = projection.searcher(view)
     detector = Detector(
@@ -142,6 +170,7 @@ def run_cycle(
         now,
         limits,
         recall_counts(store.path),
+        use_counts(store.path),
     )
     live = {mid: entry.blob for mid, entry in view.catalog.entries.items()}
     worker = Worker(store.path, branch)
@@ -150,33 +179,47 @@ def run_cycle(
     made: Counter[str] = Counter()
     known = judged = judged_out = 0
     results: dict[str, tuple[str, bool]] = {}
+    candidates: list[Proposal] = []
+    gave: set[str] = set()
     for mid, _fresh in claimed:
-        found = False
-        for candidate in detector.examine(mid):
-            if candidate.id in known_ids:
-                known += 1
-                continue
+        every = detector.examine(mid)
+        found = [c for c in every if c.id not in known_ids]
+        known += len(every) - len(found)
+        for candidate in found:
             known_ids.add(candidate.id)
-            if judge is not None:
-                memories = [searcher.read(e.id) for e in candidate.memories]
-                verdict = judge.confirm(
-                    candidate.kind,
-                    candidate.reason,
-                    [m for m in memories if m is not None],
-                )
-                judged += verdict is not None
-                if verdict is False:
-                    judged_out += 1
-                    continue
-            if propose(store, candidate).commit is not None:
-                made[candidate.kind] += 1
-                found = True
-        results[mid] = (live[mid], found)
+        candidates.extend(found)
+        if found:
+            gave.add(mid)
+        else:
+            results[mid] = (live[mid], False)
         if examined is not None:
             examined(mid)
         if len(results) >= CHUNK:
             worker.finish(results, now)
             results = {}
+    chosen, held = select(candidates, known=known_proposals, branch=branch, now=now)
+    wrote: set[str] = set()
+    for candidate in chosen:
+        if sum(made.values()) >= most:
+            held.append(candidate)
+            continue
+        if judge is not None:
+            memories = [searcher.read(e.id) for e in candidate.memories]
+            verdict = judge.confirm(
+                candidate.kind,
+                candidate.reason,
+                [m for m in memories if m is not None],
+            )
+            judged += verdict is not None
+            if verdict is False:
+                judged_out += 1
+                continue
+        if propose(store, candidate).commit is not None:
+            made[candidate.kind] += 1
+            wrote.update(e.id for e in candidate.memories)
+    waiting = {e.id for p in held for e in p.memories}
+    for mid in gave - waiting:
+        results[mid] = (live[mid], mid in wrote)
     seconds = time.perf_counter() - started
     judge_state = "off"
     if judge is not None:
@@ -195,6 +238,7 @@ def run_cycle(
         dream_branch=name,
         examined=len(claimed),
         proposed=dict(sorted(made.items())),
+        held_back=len(held),
         known=known,
         judged=judged,
         judged_out=judged_out,

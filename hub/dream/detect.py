@@ -3,10 +3,11 @@
 :class:`Detector` looks at one memory of a live view: its nearest
 neighbours by vector and by BM25 (:data:`NEIGHBOURS` each), judged pair by
 pair by :func:`~ctx.hub.dream.rules.judge_pair`; the temporal parser's
-cycles in its text (a recurrence); its age and how often agents were given
-it (a tier). Pairs already linked, and memories already superseded, are
-left alone. At most :data:`MAX_LINKS` link candidates per memory, and a
-shared name counts for a link only when :meth:`Detector.rare`.
+cycles in its text (a recurrence); its age, whether agents were given it
+and how often they said they used it (a tier). Pairs already linked, and
+memories already superseded, are left alone. At most :data:`MAX_LINKS` link
+candidates per memory, and a shared name counts for a link only when
+:meth:`Detector.rare`.
 
 :meth:`Detector.recheck` asks the same rules again about a proposal whose
 memories changed since it was made.
@@ -67,6 +68,8 @@ class Detector:
         now: The time of the cycle.
         limits: The rules' thresholds.
         recalled: How many hook sessions were given each memory.
+        used: In how many recalls agents said they used each memory
+            (``ctx feedback``).
     """
 
     def __init__(
@@ -77,6 +80,7 @@ class Detector:
         now: datetime,
         limits: Thresholds | None = None,
         recalled: Mapping[str, int] | None = None,
+        used: Mapping[str, int] | None = None,
     ) -> None:
         self.searcher = searcher
         self.links = links
@@ -84,6 +88,7 @@ class Detector:
         self.now = now
         self.limits = limits or Thresholds()
         self.recalled = recalled or {}
+        self.used = used or {}
         self._superseded = links.superseded()
         self.vector_trouble: str | None = None
         self._rare: dict[str, bool] = {}
@@ -194,10 +199,16 @@ class Detector:
         ):
             return None  # only working memories move, and a person set the tier
         given = self.recalled.get(memory.id, 0)
-        if given >= self.limits.reference_sessions:
-            return "tier:reference", 0.7, f"given to agents in {given} sessions"
+        used = self.used.get(memory.id, 0)
+        if used >= self.limits.reference_uses:
+            return (
+                "tier:reference",
+                0.7,
+                f"agents said they used it in {used} recalls",
+            )
         if (
             not given
+            and not used
             and stale(memory, self.now, self.limits)
             and not self.links.incoming(memory.id)
         ):

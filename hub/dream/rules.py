@@ -4,18 +4,25 @@ A pair (an examined memory and one of its neighbours in the indexes) is, in
 this order, the first that matches:
 
 1. a **duplicate**: the same text once normalised (case, spacing and
-   punctuation ignored), or vectors and words both nearly the same (cosine
+   punctuation ignored; a copy of a body without its title counts: the
+   titled one is kept), or vectors and words both nearly the same (cosine
    at least :attr:`Thresholds.duplicate_cosine` and word overlap at least
    :attr:`Thresholds.duplicate_words`, with no content word on one side
    only but filler words, and no negation on one side only). The newest is
    kept; it supersedes the others.
-2. an **update**: the same kind and title with another body, or the same
-   subject with a changed value (a word, number or negation only one side
-   has) and a date at least :attr:`Thresholds.newer_gap` later. The same
-   subject: cosine and overlap of content words above the ``subject``
-   thresholds, or most content words shared (the ``update`` thresholds: a
-   new name or number moves the vector, not the words). The newer
-   supersedes the older.
+2. an **update**: the same subject with a changed value, written at least
+   :attr:`Thresholds.newer_gap` later: the same kind and title with another
+   body, or the same subject (cosine and overlap of content words above the
+   ``subject`` thresholds, or most content words shared: the ``update``
+   thresholds, since a new name or number moves the vector, not the words)
+   stated again with *one* value changed (one run of words replaced,
+   added or negated, fillers such as "now" aside). Two records of separate
+   events are never an update (:func:`separate_events`): notes that differ
+   in two places or more (routine note 7 about pull request 107, note 8
+   about pull request 108), or that record something that happened (a past
+   action, a date) and differ by an id, a long number or a date that no
+   "is", "to", "=" or ":" introduces as a value. The newer supersedes the
+   older.
 3. a **contradiction**: the same subject (the ``subject`` thresholds), one
    side negated and the other not, with neither clearly newer: a
    CONTRADICTS link.
@@ -23,27 +30,30 @@ this order, the first that matches:
    same-subject thresholds: nearly one memory twice is no evidence of a
    relation, and a link would only crowd recall's expansion.
 5. a **link**: DEPENDS_ON when one says it needs the other ("depends on",
-   "requires", "uses", ... followed by a name the other holds); RELATES_TO
-   for neighbours (cosine at least :attr:`Thresholds.entity_cosine`) that
-   name the same *rare* entity (a capitalised name, an identifier, a tag's
-   value, held by few memories of the store: ``rare``), or for strong
-   neighbours (:attr:`Thresholds.link_cosine`) that carry the same tag
-   (``speaker:``, ``project:``: the same subject; tier and ``recurs:`` tags
-   aside) and were written at least :attr:`Thresholds.newer_gap` apart.
-   Being near neighbours is not enough by itself: on LoCoMo the nearest
-   turn of another conversation is about the same kind of thing in other
-   people's lives, and the nearest turn of the same sitting is most often
-   the other half of one exchange, which a link adds nothing to.
+   "requires", "uses", ... followed by a name the other holds, which the
+   other does not say it needs as well: two statements of one need are
+   near-copies, not a dependency); RELATES_TO for neighbours (cosine at
+   least :attr:`Thresholds.entity_cosine`) that name the same *rare* entity
+   (a capitalised name, an identifier, a tag's value, held by few memories
+   of the store: ``rare``), or for strong neighbours
+   (:attr:`Thresholds.link_cosine`) that carry the same tag (``speaker:``,
+   ``project:``: the same subject; tier and ``recurs:`` tags aside) and
+   were written at least :attr:`Thresholds.newer_gap` apart. Being near
+   neighbours is not enough by itself: on LoCoMo the nearest turn of
+   another conversation is about the same kind of thing in other people's
+   lives, and the nearest turn of the same sitting is most often the other
+   half of one exchange, which a link adds nothing to.
 
 One memory alone may be a **recurrence** (the temporal parser finds a
 cycle: every Monday, on the 1st of every month; or it says weekly, daily,
 each quarter) or a **tier** change (working memories untouched for
-:attr:`Thresholds.stale_days` go off-context; memories agents were given in
-at least :attr:`Thresholds.reference_sessions` hook sessions become
-reference).
+:attr:`Thresholds.stale_days` go off-context; memories agents said they
+used, through ``ctx feedback``, in at least
+:attr:`Thresholds.reference_uses` recalls become reference).
 
 The thresholds were measured on LoCoMo by ``benchmarks/bench_dream.py``
-(results in ``benchmarks/results/dream.md``) with the default embedder.
+(results in ``benchmarks/results/dream.md``) with the default embedder, and
+the rules on realistic agent memory by ``benchmarks/bench_dream_agent.py``.
 """
 
 from __future__ import annotations
@@ -53,6 +63,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from difflib import SequenceMatcher
 
 from ctx.engine import Memory
 
@@ -65,7 +76,9 @@ __all__ = [
     "normalise",
     "overlap",
     "recurrence",
+    "separate_events",
     "stale",
+    "value_changes",
     "words",
 ]
 
@@ -82,6 +95,22 @@ _NEEDS_RE = re.compile(
     r"because of|blocked by)\s+(?:the\s+|a\s+|an\s+)?([\w.-]+)",
     re.IGNORECASE,
 )
+# A token keeps ids, versions and dates whole: PR-107, v1.2.3, 2026-03-01.
+_TOKEN_RE = re.compile(r"[^\W_]+(?:['\u2019./:-][^\W_]+)*", re.UNICODE)
+_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b")
+# Something that happened: a past action not after "is", "has" (a state).
+_PAST_RE = re.compile(
+    r"[a-z]{3,}ed|ran|went|met|made|wrote|saw|took|got|did|found|gave|sent|"
+    r"built|began|held|led|paid|spent|bought|chose|broke|won|lost|left|told|said"
+)
+_NOT_PAST = frozenset(
+    ("speed", "indeed", "exceed", "proceed", "succeed", "embed", "based", "shared")
+)
+_STATE_AUX = frozenset(
+    ("is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "get")
+)
+# What introduces a value: "port is 9090", "moved to Berlin", "timeout = 30".
+_VALUE_MARKS = frozenset(("is", "are", "was", "were", "be", "to", "becomes", "equals"))
 _EVERY_RE = re.compile(
     r"\b(?:(?:every|each)\s+(day|week|month|quarter|year)|"
     r"(daily|weekly|monthly|quarterly|yearly|annually|nightly))\b",
@@ -183,6 +212,8 @@ _STATE_TAGS = frozenset(("tier", "recurs"))
 _FILLERS = frozenset(
     ("really", "so", "just", "actually", "very", "totally", "definitely", "quite")
 )
+# Words that restate a value without changing it: "now listens on 9090".
+_RESTATE = _FILLERS | {"now", "currently", "still"}
 _UNIT_PERIOD = {
     "day": "daily",
     "night": "daily",
@@ -219,7 +250,7 @@ class Thresholds:
     near_miss: float = 0.1
     newer_gap: timedelta = timedelta(hours=12)
     stale_days: int = 180
-    reference_sessions: int = 5
+    reference_uses: int = 3
 
 
 @dataclass(frozen=True)
@@ -299,9 +330,136 @@ def _gap(a: Memory, b: Memory) -> timedelta:
 
 
 def _needs(a: Memory, b: Memory) -> bool:
-    """Returns whether ``a`` says it needs something ``b`` names."""
+    """Returns whether ``a`` says it needs something ``b`` names.
+
+    Not when ``b`` says it needs the same: two statements of one need are
+    near-copies of each other, not a dependency.
+    """
     named = entities(b) | (words(_text(b)) - _STOP)
-    return any(m.group(1).casefold() in named for m in _NEEDS_RE.finditer(_text(a)))
+    needed = {m.group(1).casefold() for m in _NEEDS_RE.finditer(_text(a))}
+    also = {m.group(1).casefold() for m in _NEEDS_RE.finditer(_text(b))}
+    return bool((needed & named) - also)
+
+
+class _Token:
+    """A token of a text, folded, with what introduced it."""
+
+    __slots__ = ("fold", "marked", "text")
+
+    def __init__(self, text: str, marked: bool) -> None:
+        self.text = text
+        self.fold = text.casefold()
+        self.marked = marked
+
+
+def _tokens(text: str) -> list[_Token]:
+    """Returns the tokens of ``text`` without restating fillers ("now").
+
+    A token is marked when a value mark ("is", "to", ``=``, ``:``) comes
+    right before it.
+    """
+    out: list[_Token] = []
+    last_end = 0
+    last = ""
+    for found in _TOKEN_RE.finditer(text):
+        token = found.group()
+        fold = token.casefold()
+        between = text[last_end : found.start()]
+        last_end = found.end()
+        if fold in _RESTATE:
+            continue
+        out.append(
+            _Token(token, last in _VALUE_MARKS or any(c in between for c in ":="))
+        )
+        last = fold
+    return out
+
+
+_Runs = tuple[list[_Token], list[_Token], list[tuple[str, int, int, int, int]]]
+
+
+def _runs(a: str, b: str) -> _Runs:
+    """Returns the tokens of ``a`` and ``b`` and the runs where they differ."""
+    ta, tb = _tokens(a), _tokens(b)
+    matcher = SequenceMatcher(
+        None, [t.fold for t in ta], [t.fold for t in tb], autojunk=False
+    )
+    return ta, tb, [op for op in matcher.get_opcodes() if op[0] != "equal"]
+
+
+def value_changes(a: str, b: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Returns the runs of words that differ between ``a`` and ``b``, in order.
+
+    Each is (the words of ``a``, the words of ``b``): one replaced, added
+    (nothing on the ``a`` side) or removed run. Case and fillers such as
+    "now" and "really" are ignored.
+    """
+    ta, tb, runs = _runs(a, b)
+    return [
+        (tuple(t.text for t in ta[i1:i2]), tuple(t.text for t in tb[j1:j2]))
+        for _, i1, i2, j1, j2 in runs
+    ]
+
+
+def _names_subject(a: str, b: str) -> bool:
+    """Returns whether the one run that differs is in what the texts are about.
+
+    A value comes after what it is the value of: a run with fewer than two
+    words before it ("Queue 0 drains", "The staging database is") changes
+    the subject, not its value.
+    """
+    ta, _, runs = _runs(a, b)
+    start = runs[0][1]
+    return sum(t.fold not in _ARTICLES for t in ta[:start]) < 2
+
+
+def _happened(text: str) -> bool:
+    """Returns whether ``text`` records an event: a date, or a past action."""
+    if _DATE_RE.search(text):
+        return True
+    folded = _WORD_RE.findall(text.casefold())
+    if any(w in _CALENDAR for w in folded):
+        return True
+    return any(
+        _PAST_RE.fullmatch(w) is not None
+        and w not in _NOT_PAST
+        and (i == 0 or folded[i - 1] not in _STATE_AUX)
+        for i, w in enumerate(folded)
+    )
+
+
+def _names_event(token: str) -> bool:
+    """Returns whether a token tells one event from another: an id, a date."""
+    digits = sum(c.isdigit() for c in token)
+    if not digits:
+        return token.casefold() in _CALENDAR
+    return digits >= 3 or digits < len(token.replace(",", "").replace(".", ""))
+
+
+_ARTICLES = frozenset(("the", "a", "an"))
+
+
+def separate_events(a: str, b: str) -> bool:
+    """Returns whether two texts record separate events of the same shape.
+
+    They do when they differ in two places or more (routine note 7 about
+    pull request 107, note 8 about pull request 108: a new value changes
+    one place), or when both record something that happened (a date, a
+    past action) and differ by an id, a long number or a date that no
+    value mark ("is", "to", ``=``, ``:``) introduces.
+    """
+    ta, tb, runs = _runs(a, b)
+    if len(runs) >= 2:
+        return True
+    if not runs or not (_happened(a) and _happened(b)):
+        return False
+    _, i1, i2, j1, j2 = runs[0]
+    changed = [*ta[i1:i2], *tb[j1:j2]]
+    return any(_names_event(t.text) and not t.marked for t in changed)
+
+
+def _negation_only(changes: list[tuple[tuple[str, ...], tuple[str, ...]]]) -> bool:
+    return all(negated(" ".join((*old, *new))) for old, new in changes)
 
 
 def judge_pair(
@@ -323,16 +481,15 @@ def judge_pair(
     """
     text_a, text_b = _text(a), _text(b)
     newer, older = _newer(a, b)
+    copy = _copy(a, b)
+    if copy is not None:
+        return copy
     same_words = overlap(words(text_a), words(text_b))
-    if normalise(text_a) == normalise(text_b):
-        return Judgement(
-            "duplicate", "SUPERSEDES", newer.id, older.id, 1.0, "the same text"
-        )
     cos = -1.0 if cosine is None else cosine
-    content_a = words(text_a) - _STOP
-    content_b = words(text_b) - _STOP
-    # Words only one side has, fillers aside: a changed value or a "not".
-    differ = (content_a ^ content_b) - _FILLERS
+    content_a = words(text_a) - _STOP - _RESTATE
+    content_b = words(text_b) - _STOP - _RESTATE
+    # Words only one side has: a changed value or a "not".
+    differ = content_a ^ content_b
     flipped = negated(text_a) != negated(text_b)
     if (
         cos >= limits.duplicate_cosine
@@ -348,12 +505,14 @@ def judge_pair(
             round((cos + same_words) / 2, 3),
             f"nearly the same: cosine {cos:.2f}, words {same_words:.2f}",
         )
+    newer_by_gap = _gap(a, b) >= limits.newer_gap
     if (
         a.title
         and b.title
         and a.kind == b.kind
         and a.title.casefold() == b.title.casefold()
         and _gap(a, b) > timedelta(0)
+        and not separate_events(a.body, b.body)
     ):
         return Judgement(
             "update",
@@ -368,9 +527,16 @@ def judge_pair(
     # Most content words shared, a few changed: the same subject even when
     # the changed value moves the vector (a new name, a new number).
     same_value_slot = cos >= limits.update_cosine and subject >= limits.update_words
-    newer_by_gap = _gap(a, b) >= limits.newer_gap
     if same_subject or same_value_slot:
-        if (flipped or differ) and newer_by_gap:
+        changes = value_changes(older.body, newer.body)
+        if (
+            len(changes) == 1
+            and newer_by_gap
+            and not separate_events(older.body, newer.body)
+            and not _names_subject(older.body, newer.body)
+        ):
+            old, new = changes[0]
+            said = " ".join(new) or "removed " + " ".join(old)
             return Judgement(
                 "update",
                 "SUPERSEDES",
@@ -378,9 +544,9 @@ def judge_pair(
                 older.id,
                 round(min(0.85, cos), 3),
                 f"the same subject (cosine {cos:.2f}, words {subject:.2f}), "
-                f"changed, {_gap(a, b).days} days later",
+                f"one value changed ({said[:40]}), {_gap(a, b).days} days later",
             )
-        if flipped and same_subject:
+        if flipped and same_subject and _negation_only(changes):
             first, second = sorted((a.id, b.id))
             return Judgement(
                 "contradiction",
@@ -399,7 +565,7 @@ def judge_pair(
         and subject >= limits.update_words - limits.near_miss
     ):
         return None  # nearly one memory twice: not evidence of a relation
-    if _needs(a, b):
+    if subject < 0.5 and _needs(a, b):
         return Judgement(
             "link",
             "DEPENDS_ON",
@@ -426,6 +592,36 @@ def judge_pair(
             "link", "RELATES_TO", first, second, round(max(cos, 0.5), 3), why
         )
     return None
+
+
+def _copy(a: Memory, b: Memory) -> Judgement | None:
+    """Returns a duplicate verdict when one text is the other's copy.
+
+    The same text once normalised; or the same body, under the same title
+    or with a title on one side only (the titled one is kept: the copy
+    adds nothing to it). Otherwise the newest is kept.
+    """
+    newer, older = _newer(a, b)
+    if normalise(_text(a)) == normalise(_text(b)):
+        return Judgement(
+            "duplicate", "SUPERSEDES", newer.id, older.id, 1.0, "the same text"
+        )
+    if normalise(a.body) != normalise(b.body):
+        return None
+    titles = (normalise(a.title or ""), normalise(b.title or ""))
+    if all(titles) and titles[0] != titles[1]:
+        return None  # one body under two titles: a reviewer tells them apart
+    kept, copy = (a, b) if a.title and not b.title else (b, a)
+    if not (a.title and not b.title) and not (b.title and not a.title):
+        kept, copy = newer, older
+    return Judgement(
+        "duplicate",
+        "SUPERSEDES",
+        kept.id,
+        copy.id,
+        0.98,
+        "the same text" + (", the titled one kept" if kept.title else ""),
+    )
 
 
 def _subject_tags(memory: Memory) -> frozenset[str]:

@@ -439,7 +439,16 @@ class ReviewScreen(LensScreen):
 
     def _merge_dream(self) -> None:
         base = self.state.base if self.state else self.source.branch
+        views = self.state.proposals if self.state else None
+        hidden = {
+            mid
+            for v in views or ()
+            if v.proposal.status == "accepted"
+            for mid in v.hides
+        }
         question = f"Merge {{}} into {base}?"
+        if hidden:
+            question += f" It hides {plural(len(hidden), 'memory')} from recall."
         self._confirmed(
             "accepted",
             "accepted proposal",
@@ -447,4 +456,5 @@ class ReviewScreen(LensScreen):
             dream.merge,
             merged_text,
             intent=REVIEW_INTENT,
+            yes=True,  # the question said what the merge hides
         )

@@ -132,9 +132,20 @@ def dream_review(
         render_proposals(views)
 
 
+_memory_option = click.option(
+    "--memory",
+    "memories",
+    multiple=True,
+    metavar="ID",
+    help="Only this memory of one proposal that lists many, such as the tier "
+    "proposal (can be repeated).",
+)
+
+
 @dream_group.command(name="accept")
 @click.argument("ids", metavar="ID...", nargs=-1)
 @click.option("--all", "every", is_flag=True, help="Accept every waiting proposal.")
+@_memory_option
 @branch_option
 @json_option
 @pass_state
@@ -142,6 +153,7 @@ def dream_accept(
     state: CtxState,
     ids: tuple[str, ...],
     every: bool,
+    memories: tuple[str, ...],
     branch: str | None,
     as_json: bool,
 ) -> None:
@@ -150,6 +162,7 @@ def dream_accept(
     \b
     Example:
       ctx dream accept 3f9c2a1b7d0e
+      ctx dream accept 7b01de --memory 01JD2X9K7M
       ctx dream accept --all
     """
     if bool(ids) == every:
@@ -158,7 +171,7 @@ def dream_accept(
             hint="`ctx dream review` lists the waiting proposals.",
         )
     state.used("wrote to")
-    result = dream.accept(state.workspace(), ids, branch=branch)
+    result = dream.accept(state.workspace(), ids, branch=branch, memories=memories)
     if as_json:
         echo_json(result)
     else:
@@ -168,6 +181,7 @@ def dream_accept(
 @dream_group.command(name="reject")
 @click.argument("ids", metavar="ID...", nargs=-1, required=True)
 @click.option("--reason", metavar="TEXT", help="Why (kept with the proposal).")
+@_memory_option
 @branch_option
 @json_option
 @pass_state
@@ -175,17 +189,24 @@ def dream_reject(
     state: CtxState,
     ids: tuple[str, ...],
     reason: str | None,
+    memories: tuple[str, ...],
     branch: str | None,
     as_json: bool,
 ) -> None:
     """Reject proposals: Dream never makes them again
 
+    With --memory, only that memory's change inside the proposal is
+    declined; the proposal waits on for its other memories.
+
     \b
     Example:
       ctx dream reject 3f9c2a1b7d0e --reason "different projects"
+      ctx dream reject 7b01de --memory 01JD2X9K7M
     """
     state.used("wrote to")
-    result = dream.reject(state.workspace(), ids, reason=reason, branch=branch)
+    result = dream.reject(
+        state.workspace(), ids, reason=reason, branch=branch, memories=memories
+    )
     if as_json:
         echo_json(result)
     else:
@@ -193,22 +214,30 @@ def dream_reject(
 
 
 @dream_group.command(name="merge")
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="Merge even when it hides more than 3 memories from recall.",
+)
 @branch_option
 @json_option
 @pass_state
-def dream_merge(state: CtxState, branch: str | None, as_json: bool) -> None:
+def dream_merge(state: CtxState, yes: bool, branch: str | None, as_json: bool) -> None:
     """Merge the accepted proposals into the branch they were made for
 
     Proposals whose memories changed since are checked again first; those
-    that no longer hold are marked stale. The merge is the normal one
-    (conflicts as data, exit 5 when some are kept); `ctx undo` takes it back.
+    that no longer hold are marked stale. A merge that would hide more than
+    3 memories from recall (duplicates, updates) is refused unless --yes
+    confirms it. The merge is the normal one (conflicts as data, exit 5
+    when some are kept); `ctx undo` takes it back.
 
     \b
     Example:
       ctx dream merge
+      ctx dream merge --yes
     """
     state.used("wrote to")
-    result = dream.merge(state.workspace(), branch=branch)
+    result = dream.merge(state.workspace(), branch=branch, yes=yes)
     if as_json:
         echo_json(result)
     else:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import msgspec
 import pytest
+from dream_support import NOW, WHO, hashing_workspace, proposals, remember
 
 from ctx import engine
-from ctx.engine import Draft
 from ctx.hub import Workspace, dream
 from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.dream.queue import BASE_WAIT
@@ -17,24 +17,10 @@ from ctx.hub.index.projection import Projection
 from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.sources import open_sources
 
-NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
-WHO = engine.Intent(agent="tester", intent="observe")
-
 
 @pytest.fixture
 def ws(disk_store):
-    (disk_store.path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
-    return Workspace(disk_store.path, clock=lambda: NOW)
-
-
-def remember(ws, text, *, days_ago=0.0, **kw):
-    draft = Draft(text=text, when=NOW - timedelta(days=days_ago), **kw)
-    return engine.remember(ws.store(), draft, WHO).ids[0]
-
-
-def proposals(ws, kind=None):
-    found = engine.list_proposals(ws.store(), "main")
-    return [p for p in found if kind is None or p.kind == kind]
+    return hashing_workspace(disk_store)
 
 
 def links_of(p):
@@ -222,19 +208,6 @@ def test_an_accepted_proposal_is_rechecked_by_the_rules_before_merge(ws):
     [stale] = dream.review(ws, status="stale")
     assert stale.proposal.id == pid
     assert [m.changed for m in stale.memories if m.id == old] == [True]
-
-
-def test_memories_given_in_many_hook_sessions_are_proposed_for_reference(ws):
-    from ctx.hub.hooks.session import editing
-
-    often = remember(ws, "Use uv for Python environments", days_ago=2)
-    for session in ("s1", "s2", "s3", "s4", "s5"):
-        with editing(ws.path, session) as state:
-            state.note_shown([often])
-    dream.run(ws, budget=50)
-    [tier] = proposals(ws, "tier")
-    assert [(t.memory, t.tag) for t in tier.tags] == [(often, "tier:reference")]
-    assert tier.reason == "tier:reference: given to agents in 5 sessions"
 
 
 def test_an_old_memory_given_to_an_agent_stays_in_context(ws):

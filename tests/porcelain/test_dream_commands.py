@@ -74,3 +74,48 @@ def test_nothing_to_merge_says_so(hashing_ctx):
     out = hashing_ctx("dream", "merge").stdout
     assert out.startswith("Nothing accepted to merge.")
     assert engine.dream_branch("main") == "dream/main"
+
+
+def test_merge_asks_for_yes_when_it_hides_more_than_three_memories(hashing_ctx):
+    ctx = hashing_ctx
+    for n in range(4):
+        _remember(ctx, f"Queue {n} drains every minute", "3 days ago")
+        _remember(ctx, f"queue {n} drains every minute.", "yesterday")
+    ctx("dream", "run", "--once")
+    text = ctx("dream", "review").stdout
+    assert text.endswith(
+        "Merging these 4 proposals would hide 4 memories from recall; "
+        "`ctx dream merge` asks for --yes past 3.\n"
+    )
+    ctx("dream", "accept", "--all")
+    before = ctx.files()
+    r = ctx("dream", "merge", code=4)
+    assert r.stderr == (
+        "Error: The merge would hide 4 memories from recall.\n"
+        "Hint: `ctx dream review --status accepted` shows them; confirm with --yes.\n"
+    )
+    assert ctx.files() == before
+    merged = ctx("dream", "merge", "--yes").stdout
+    assert "4 proposals merged into main." in merged
+    assert "  4 memories hidden from recall (--all)" in merged
+
+
+def test_a_tier_proposal_is_reviewed_memory_by_memory(hashing_ctx):
+    ctx = hashing_ctx
+    ids = [
+        _remember(ctx, f"Hackathon idea {word}", "400 days ago")
+        for word in ("kites", "llamas")
+    ]
+    ctx("dream", "run", "--once")
+    [view] = ctx.json("dream", "review")
+    pid = view["proposal"]["id"]
+    assert view["proposal"]["kind"] == "tier"
+    out = ctx("dream", "reject", pid, "--memory", ids[0]).stdout
+    assert out == f"Rejected 1 proposal: {pid}.\n"
+    [view] = ctx.json("dream", "review")
+    assert view["proposal"]["declined"] == [ids[0]]
+    assert f"~ {ids[0]} tags +tier:off-context  (declined)" in view["changes"]
+    r = ctx("dream", "accept", "--all", "--memory", ids[1], code=4)
+    assert r.stderr.startswith(
+        "Error: Memories are reviewed inside one proposal that changes tags."
+    )

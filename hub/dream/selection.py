@@ -1,0 +1,103 @@
+"""Which of a cycle's candidates a reviewer is shown: few, the surest first.
+
+A store of routine notes must not flood the review. :func:`select` makes a
+cycle's candidates into the proposals it writes, in this order:
+
+1. Tier changes become *one* proposal listing every memory
+   (:func:`group_tiers`), which a reviewer accepts or rejects memory by
+   memory (``ctx dream accept ID --memory M``); a memory whose tier change
+   any tier proposal already holds, whatever its status, is left out, so a
+   declined change is never made again.
+2. The candidates are ranked by confidence (ties: duplicates, updates,
+   contradictions, recurrences, links, tiers; then by id).
+3. At most :data:`MAX_PROPOSALS` are kept; the rest are held back, and
+   their memories stay due for the next cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from ctx.engine import MemoryId, Proposal, TagChange, make_proposal, plural
+
+__all__ = ["MAX_PROPOSALS", "group_tiers", "select", "tier_changes"]
+
+MAX_PROPOSALS = 20
+"""The most proposals one cycle writes: a review a person reads through."""
+_ORDER = ("duplicate", "update", "contradiction", "recurrence", "link", "tier")
+
+
+def tier_changes(proposals: Iterable[Proposal]) -> set[tuple[MemoryId, str]]:
+    """Returns every (memory, tier tag) that tier proposals already hold."""
+    return {
+        (change.memory, change.tag)
+        for proposal in proposals
+        if proposal.kind == "tier"
+        for change in proposal.tags
+    }
+
+
+def group_tiers(
+    candidates: Sequence[Proposal], branch: str, now: datetime
+) -> Proposal | None:
+    """Returns one proposal holding the tier change of each candidate, or None.
+
+    Its confidence is the lowest of theirs; its reason counts each tier.
+    """
+    if not candidates:
+        return None
+    memories: dict[MemoryId, str] = {}
+    tags: list[TagChange] = []
+    counts: dict[str, int] = {}
+    for candidate in sorted(candidates, key=lambda p: p.tags[0].memory):
+        for evidence in candidate.memories:
+            memories[evidence.id] = evidence.blob
+        tags.extend(candidate.tags)
+        for change in candidate.tags:
+            counts[change.tag] = counts.get(change.tag, 0) + 1
+    if len(candidates) == 1:
+        return candidates[0]
+    said = "; ".join(
+        f"{plural(n, 'memory')} to {tag}" for tag, n in sorted(counts.items())
+    )
+    return make_proposal(
+        kind="tier",
+        branch=branch,
+        memories=memories,
+        tags=tags,
+        confidence=min(c.confidence for c in candidates),
+        reason=f"{said} (each accepted or rejected on its own)",
+        now=now,
+    )
+
+
+def select(
+    candidates: Sequence[Proposal],
+    *,
+    known: Iterable[Proposal],
+    branch: str,
+    now: datetime,
+    most: int = MAX_PROPOSALS,
+) -> tuple[list[Proposal], list[Proposal]]:
+    """Returns (the proposals to write, best first; those held back).
+
+    Args:
+        candidates: The cycle's new candidates (none already proposed).
+        known: Every proposal already made for the branch.
+        branch: The branch they are for.
+        now: The cycle's time.
+        most: The most proposals to write.
+    """
+    held = tier_changes(known)
+    tiers = [
+        c
+        for c in candidates
+        if c.kind == "tier" and (c.tags[0].memory, c.tags[0].tag) not in held
+    ]
+    ranked = [c for c in candidates if c.kind != "tier"]
+    grouped = group_tiers(tiers, branch, now)
+    if grouped is not None:
+        ranked.append(grouped)
+    ranked.sort(key=lambda p: (-p.confidence, _ORDER.index(p.kind), p.id))
+    return ranked[:most], ranked[most:]

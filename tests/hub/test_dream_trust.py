@@ -1,0 +1,256 @@
+"""Dream a reviewer can trust (issue 31): right updates, few proposals, safe merges."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from dream_support import NOW, hashing_workspace, proposals, remember
+
+from ctx import engine
+from ctx.hub import dream
+from ctx.hub.agents.access import Caller
+from ctx.hub.agents.calls import CALLS, invoke
+from ctx.hub.dream.rules import separate_events, value_changes
+from ctx.hub.dream.selection import MAX_PROPOSALS
+from ctx.hub.retrieval.feedback import (
+    LoggedHit,
+    LoggedRecall,
+    log_recall,
+    new_recall_id,
+    record_feedback,
+)
+
+
+@pytest.fixture
+def ws(disk_store):
+    return hashing_workspace(disk_store)
+
+
+LIMITS = dream.Thresholds()
+
+
+def memory(n, body, days_ago, *, title=None, kind="fact"):
+    return engine.Memory(
+        version=1,
+        id=engine.MemoryId(f"01J{n:023d}"),
+        kind=kind,
+        title=title,
+        body=body,
+        created_at=NOW - timedelta(days=days_ago),
+    )
+
+
+# -- the rules ----------------------------------------------------------------
+
+
+def test_separate_events_of_one_shape_never_supersede_each_other():
+    a = memory(1, "Routine note 7: reviewed pull request 107 about ci.", 20)
+    b = memory(2, "Routine note 12: reviewed pull request 112 about ci.", 5)
+    assert separate_events(a.body, b.body)
+    assert dream.judge_pair(a, b, 0.89, LIMITS) is None
+    # One id changed in a record of something that happened: two events.
+    c = memory(3, "CI run 4512 on main passed", 3)
+    d = memory(4, "CI run 4513 on main passed", 1)
+    assert dream.judge_pair(c, d, 0.95, LIMITS) is None
+    # Titled alike, but each records its own day.
+    e = memory(5, "Held on 2026-03-02: discussed billing", 18, title="Standup")
+    f = memory(6, "Held on 2026-03-09: discussed billing", 11, title="Standup")
+    assert dream.judge_pair(e, f, 0.9, LIMITS) is None
+
+
+def test_one_value_of_one_subject_changed_is_an_update():
+    old = memory(1, "The API listens on port 8080", 20)
+    new = memory(2, "The API now listens on port 9090", 5)
+    assert value_changes(old.body, new.body) == [(("8080",), ("9090",))]
+    verdict = dream.judge_pair(old, new, 0.85, LIMITS)
+    assert verdict is not None
+    assert (verdict.kind, verdict.source, verdict.target) == ("update", new.id, old.id)
+    # A value that "is" introduces stays a value, even in a dated note.
+    a = memory(3, "On 2026-03-01 the release is v1.2.3", 9)
+    b = memory(4, "On 2026-03-01 the release is v1.2.4", 2)
+    verdict = dream.judge_pair(a, b, 0.95, LIMITS)
+    assert verdict is not None
+    assert verdict.kind == "update"
+    # The same kind and title with another body: an update.
+    t1 = memory(5, "We chose Postgres", 30, title="Database", kind="decision")
+    t2 = memory(6, "We chose MySQL", 2, title="Database", kind="decision")
+    verdict = dream.judge_pair(t1, t2, 0.4, LIMITS)
+    assert verdict is not None
+    assert (verdict.kind, verdict.source) == ("update", t2.id)
+
+
+def test_case_and_spacing_only_copies_are_duplicates_keeping_the_titled_one():
+    titled = memory(1, "SSO uses OIDC with Okta", 30, title="SSO", kind="decision")
+    copy = memory(2, "sso uses  oidc with okta", 1)
+    verdict = dream.judge_pair(titled, copy, 0.5, LIMITS)
+    assert verdict is not None
+    assert (verdict.kind, verdict.source, verdict.target) == (
+        "duplicate",
+        titled.id,
+        copy.id,
+    )
+    spaced = memory(3, "SSO  uses OIDC\twith Okta", 1)
+    plain = memory(4, "SSO uses OIDC with Okta", 2)
+    verdict = dream.judge_pair(spaced, plain, 0.99, LIMITS)
+    assert verdict is not None
+    assert verdict.kind == "duplicate"
+
+
+def test_no_depends_on_between_near_copies():
+    a = memory(1, "SSO uses OIDC with Okta", 3)
+    b = memory(2, "Our SSO uses OIDC with Okta for staff", 3)
+    # Weak vectors (the hashing embedder): only the words tell them alike.
+    verdict = dream.judge_pair(a, b, 0.3, LIMITS, rare=lambda name: False)
+    assert verdict is None or verdict.link != "DEPENDS_ON"
+    # A real need still links.
+    app = memory(3, "The checkout service uses Stripe", 3)
+    stripe = memory(4, "Stripe webhooks retry for three days", 2)
+    verdict = dream.judge_pair(app, stripe, 0.3, LIMITS, rare=lambda name: False)
+    assert verdict is not None
+    assert verdict.link == "DEPENDS_ON"
+
+
+# -- not flooded ----------------------------------------------------------------
+
+TOPICS = ("ci", "docs", "billing", "search", "auth")
+
+
+def test_a_store_of_routine_notes_gets_a_handful_of_proposals(ws):
+    # Issue 31's store of 36 memories: once 113 proposals, 77 of them
+    # routine notes superseding one another.
+    old_dup = remember(ws, "The staging database is Postgres 15.", days_ago=220)
+    new_dup = remember(ws, "the staging database is postgres 15", days_ago=219)
+    old_port = remember(ws, "The API listens on port 8080", days_ago=230)
+    new_port = remember(ws, "The API now listens on port 9090", days_ago=200)
+    remember(ws, "The billing service uses Kafka for invoices", days_ago=210)
+    remember(ws, "Kafka retention is set to seven days", days_ago=205)
+    routine = [
+        remember(
+            ws,
+            f"Routine note {n}: reviewed pull request {100 + n} about "
+            f"{TOPICS[n % len(TOPICS)]}.",
+            days_ago=190 + n,
+        )
+        for n in range(30)
+    ]
+    report = dream.run(ws, budget=100)
+    made = proposals(ws)
+    assert len(made) <= 5, [(p.kind, p.reason) for p in made]
+    assert report.held_back == 0
+    superseded = {c.target for p in made for c in p.links if c.type == "SUPERSEDES"}
+    assert superseded == {old_dup, old_port}
+    assert not superseded & set(routine)
+    [tier] = proposals(ws, "tier")
+    tiered = set(tier.changed_memories())
+    assert set(routine) <= tiered
+    assert new_dup not in superseded
+    assert new_port not in superseded
+
+
+def test_a_cycle_writes_at_most_twenty_the_surest_first_and_says_so(ws):
+    for n in range(MAX_PROPOSALS + 5):
+        remember(ws, f"Service {n} keeps its logs in bucket {n}", days_ago=3)
+        remember(ws, f"service {n} keeps its logs in bucket {n}.", days_ago=2)
+    remember(ws, "Standup is every Monday at nine", days_ago=2)
+    report = dream.run(ws, budget=500)
+    assert sum(report.proposed.values()) == MAX_PROPOSALS
+    assert report.held_back == 6  # 5 duplicates and the recurrence
+    assert report.proposed == {"duplicate": MAX_PROPOSALS}  # the surest
+    later = dream.run(ws, budget=500)
+    assert later.proposed == {"duplicate": 5, "recurrence": 1}
+    assert later.held_back == 0
+
+
+def test_tier_changes_come_as_one_proposal_reviewed_memory_by_memory(ws):
+    old = [
+        remember(ws, f"Hackathon idea {word}", days_ago=400)
+        for word in ("kites", "llamas", "origami")
+    ]
+    dream.run(ws, budget=50)
+    [tier] = proposals(ws, "tier")
+    assert set(tier.changed_memories()) == set(old)
+    assert tier.reason.startswith("3 memories to tier:off-context")
+    kept, dropped, accepted = sorted(old)
+    with pytest.raises(engine.InvalidInputError, match="changes no memory"):
+        dream.reject(ws, [tier.id], memories=["01J000000000"])
+    dream.reject(ws, [tier.id], memories=[dropped[-8:]], reason="still useful")
+    [waiting] = dream.review(ws)
+    assert waiting.proposal.declined == (dropped,)
+    assert any(line.endswith("(declined)") for line in waiting.changes)
+    dream.accept(ws, [tier.id], memories=[accepted])
+    [view] = dream.review(ws, status="accepted")
+    assert set(view.proposal.declined) == {kept, dropped}
+    dream.merge(ws)
+    tags = {mid: engine.show(ws.store(), mid).memory.tags for mid in old}
+    assert tags[accepted] == ("tier:off-context",)
+    assert tags[kept] == tags[dropped] == ()
+    # A declined change is never proposed again.
+    again = dream.run(ws, budget=50, now=NOW + timedelta(days=2))
+    assert again.proposed == {}
+
+
+# -- accept all is safe -----------------------------------------------------------
+
+
+def test_a_merge_that_hides_many_memories_asks_to_be_confirmed(ws):
+    for n in range(5):
+        remember(ws, f"Queue {n} drains every minute", days_ago=3)
+        remember(ws, f"queue {n} drains every minute.", days_ago=2)
+    dream.run(ws, budget=50)
+    views = dream.review(ws)
+    hides = {mid for v in views for mid in v.hides}
+    assert len(hides) == 5
+    dream.accept(ws, [])
+    before = ws.store().branch_tip("main")
+    with pytest.raises(engine.InvalidInputError) as caught:
+        dream.merge(ws)
+    assert str(caught.value) == "The merge would hide 5 memories from recall."
+    assert ws.store().branch_tip("main") == before
+    assert len(dream.review(ws, status="accepted")) == len(views)
+    # The same count for agents: refused without yes, then in the result.
+    caller = Caller(agent="claude-code")
+    with pytest.raises(engine.InvalidInputError, match="hide 5 memories"):
+        invoke(ws, caller, CALLS["dream_merge"], {})
+    result = invoke(ws, caller, CALLS["dream_merge"], {"yes": True})
+    assert set(result.hidden) == hides
+    assert ws.store().branch_tip("main") != before
+
+
+# -- the reference tier -------------------------------------------------------------
+
+
+def _recalled_and_used(ws, mid, times, *, used):
+    for n in range(times):
+        when = NOW - timedelta(hours=n + 1)
+        rid = new_recall_id(when)
+        log_recall(
+            ws.path,
+            LoggedRecall(
+                id=rid,
+                agent="claude-code",
+                branch="main",
+                query="python environments",
+                now=when,
+                budget=None,
+                hits=(LoggedHit(mid, 10),),
+            ),
+        )
+        if used:
+            record_feedback(ws.path, rid, [mid], NOW)
+
+
+def test_the_reference_tier_comes_from_what_agents_said_they_used(ws):
+    from ctx.hub.hooks.session import editing
+
+    used = remember(ws, "Use uv for Python environments", days_ago=2)
+    shown = remember(ws, "The office plant needs water on Fridays", days_ago=2)
+    for session in ("s1", "s2", "s3", "s4", "s5", "s6"):
+        with editing(ws.path, session) as state:
+            state.note_shown([used, shown])
+    _recalled_and_used(ws, used, LIMITS.reference_uses, used=True)
+    _recalled_and_used(ws, shown, 5, used=False)
+    dream.run(ws, budget=50)
+    [tier] = proposals(ws, "tier")
+    assert [(t.memory, t.tag) for t in tier.tags] == [(used, "tier:reference")]
+    assert tier.reason == "tier:reference: agents said they used it in 3 recalls"
