@@ -92,6 +92,10 @@ from .index.reports import (
 from .index.reports import (
     ReindexReport as ReindexReport,
 )
+from .instructions import FoundInstructions as FoundInstructions
+from .instructions import ImportedInstructions as ImportedInstructions
+from .instructions import find_instructions as find_instructions
+from .instructions import import_instructions as import_instructions
 from .keys import ApiKey as ApiKey
 from .keys import AuthError as AuthError
 from .keys import CreatedKey as CreatedKey

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ctx import engine
+from ctx import engine, hub
 from ctx.engine import plural
 from ctx.porcelain._options import (
     CtxState,
@@ -33,20 +33,36 @@ __all__ = ["COMMANDS"]
     help="Add the code repository's remote origin as the store's origin: "
     "memory branches go under ctx/ there.",
 )
+@click.option(
+    "--import",
+    "import_",
+    is_flag=True,
+    help="Bring in the instruction files found (CLAUDE.md, AGENTS.md, "
+    ".cursorrules, ...): pinned where they are rules, primed otherwise.",
+)
 @json_option
 @pass_state
 def init(
-    state: CtxState, folder: str, branch: str, with_code: bool, as_json: bool
+    state: CtxState,
+    folder: str,
+    branch: str,
+    with_code: bool,
+    import_: bool,
+    as_json: bool,
 ) -> None:
     """Create a project store (.ctx/) in FOLDER (default: here)
 
+    Lists the instructions the project already has (CLAUDE.md, AGENTS.md,
+    GEMINI.md, .cursorrules, .cursor/rules/, .github/copilot-instructions.md
+    and the hosts' own files in your home); --import primes them, one memory
+    per section, again and again without duplicates, never changing them.
     With --with-code, the code's own remote carries the memory too: `ctx
     push` sends branch main to ctx/main there (docs/remotes.md).
 
     \b
     Example:
       ctx init
-      ctx init ~/projects/api
+      ctx init --import
       ctx init --with-code
     """
     path = Path(state.explicit) if state.explicit else Path(folder) / ".ctx"
@@ -60,6 +76,12 @@ def init(
         store = state.store(write=True)
         if not any(r.name == "origin" for r in engine.list_remotes(store)):
             added = engine.add_code_remote(store, "origin", Path(folder))
+    found = hub.find_instructions(Path(folder), Path.home())
+    imported = None
+    if import_ and found:
+        state.explicit = result.path
+        ws = state.workspace()
+        imported = hub.import_instructions(ws, found, ws.intent("import"))
     if as_json:
         echo_json(result)
         return
@@ -72,6 +94,33 @@ def init(
         echo(f"Added remote origin at {added.url} (branches under ctx/).")
     elif not with_code and "origin" in engine.code_remotes(Path(folder)):
         echo(_CODE_REMOTE_HINT)
+    if imported is not None:
+        _render_imported(imported)
+    elif found:
+        _render_found(found)
+
+
+def _render_found(found: list[hub.FoundInstructions]) -> None:
+    echo(
+        f"Found {plural(len(found), 'instruction file')}; `ctx init --import` "
+        "brings them in (the files are not changed):"
+    )
+    width = max(len(f.path) for f in found)
+    for f in found:
+        area = "pinned" if f.pin else "primed"
+        echo(f"  {f.path:<{width}}  {area}, {plural(f.sections, 'section')}")
+
+
+def _render_imported(imported: list[hub.ImportedInstructions]) -> None:
+    for item in imported:
+        f, where = item.found, f"{item.area}/{item.found.source}"
+        if item.commit is None:
+            echo(f"  {f.path} is already in {where}.")
+        else:
+            sections = plural(f.sections, "section")
+            echo(
+                f"  Imported {f.path} into {where} ({sections}) in {item.commit[:10]}."
+            )
 
 
 _NOT_COMMITTED = """\

@@ -79,8 +79,9 @@ def test_init_says_to_leave_the_store_out_of_commits(tmp_path):
         f"Created an empty store at {store} (branch main).\n"
         "Leave .ctx/ out of the project's commits (add `.ctx/` to its .gitignore): "
         "it is\na git repository of its own, which ctx commits to; share memories "
-        "by pushing\nits branches (`git --git-dir .ctx/git push URL main`). Its own "
-        ".gitignore keeps\nthe derived index and private state out of any commit.\n"
+        "by pushing\nits branches (`ctx remote add origin --with-code` puts them on "
+        "the code's own\nremote, under ctx/). Its own .gitignore keeps the derived "
+        "index and private\nstate out of any commit.\n"
     )
     ignored = (store / ".gitignore").read_text(encoding="utf-8").splitlines()
     assert [line for line in ignored if not line.startswith("#")] == [
