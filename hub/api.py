@@ -55,6 +55,7 @@ __all__ = [
     "code_status",
     "feedback",
     "find_code",
+    "hub_recall",
     "hub_status",
     "index_status",
     "learn",
@@ -65,6 +66,7 @@ __all__ = [
     "reindex",
     "run_hub",
     "search",
+    "start_hub_later",
     "stop_hub",
     "wake_hub",
 ]
@@ -265,9 +267,38 @@ def recall(
         NotFoundError: A branch or revision does not exist.
     """
     started = time.perf_counter()
+    request = _recall_request(
+        ws,
+        query,
+        budget=budget,
+        branch=branch,
+        overlay=overlay,
+        at=at,
+        now=now,
+        include_superseded=include_superseded,
+        explain=explain,
+        agent=agent,
+    )
+    return _timed(_answer(ws, request), started)
+
+
+def _recall_request(
+    ws: Workspace,
+    query: str,
+    *,
+    budget: int | None,
+    branch: str | None,
+    overlay: Sequence[str],
+    agent: str | None,
+    at: str | datetime | None = None,
+    now: datetime | None = None,
+    include_superseded: bool = False,
+    explain: bool = False,
+) -> Request:
+    """Returns the hub's request for a recall (see :func:`recall`)."""
     asked = now or ws.clock()
     when = moment_or_revision(ws, at, asked)
-    request = Request(
+    return Request(
         op="recall",
         query=query,
         branch=branch or ws.branch,
@@ -280,7 +311,62 @@ def recall(
         explain=explain,
         agent=agent or ws.agent,
     )
-    return _timed(_answer(ws, request), started)
+
+
+def hub_recall(
+    ws: Workspace,
+    query: str,
+    *,
+    timeout: float,
+    budget: int | None = None,
+    branch: str | None = None,
+    overlay: Sequence[str] = (),
+    agent: str | None = None,
+) -> RecallResult | None:
+    """Returns the running hub's recall, or None when no hub answers in time.
+
+    Nothing is loaded in this process and no hub is started: for a caller
+    that cannot wait for the indexes (a hook, docs/hooks.md), which answers
+    otherwise when this returns None. In ``ctx serve`` (the store's hub) its
+    own answerer answers.
+
+    Args:
+        ws: The workspace.
+        query: The question.
+        timeout: Seconds to wait for the hub's reply.
+        budget: Tokens to fill (default: the store's ``[recall] budget``).
+        branch: The branch to read (default: the workspace's, then HEAD).
+        overlay: Branches whose memories the branch lacks are added.
+        agent: The caller (default: the workspace's agent).
+
+    Raises:
+        CtxError: The hub answered with an error.
+    """
+    started = time.perf_counter()
+    request = _recall_request(
+        ws, query, budget=budget, branch=branch, overlay=overlay, agent=agent
+    )
+    if ws in _SERVED:
+        return _timed(_answer(ws, request), started)
+    if not ws.on_disk:
+        return None
+    try:
+        reply = ask(ws.path, request, timeout=timeout)
+    except HubFolderError:
+        return None
+    return None if reply is None else _timed(reply, started)
+
+
+def start_hub_later(ws: Workspace) -> bool:
+    """Starts the store's hub in the background, as a recall answered here does.
+
+    Only where the store's config and the environment allow one
+    (``[hub] autostart``, ``CTX_HUB_AUTOSTART``, ``CTX_NO_HUB``) and none
+    answers or is starting. Returns whether one was started.
+    """
+    if not _starts_hub(ws):
+        return False
+    return start_hub(ws.path, ws.config().hub.idle_minutes)
 
 
 def search(

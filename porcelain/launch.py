@@ -3,11 +3,11 @@
 ``ctx --version`` answers at once, as click's option would word it.
 
 An agent's host runs ``ctx hook`` at every prompt and every stop, and waits
-for it. The group (:mod:`ctx.porcelain.main`) imports the module of every
-command, which a hook never needs: a hook with nothing to give took 110 ms
-through the group and 86 ms alone (medians, docs/hooks.md), so ``ctx hook
-...`` runs the hook command on its own. Anything else, ``ctx --store PATH
-hook`` included, goes through the group.
+for it. The group (:mod:`ctx.porcelain.main`) and click itself are more
+than a hook needs: ``ctx hook ...`` reads its few arguments here
+(:func:`hook_arguments`) and calls the hub's hook runner, importing neither
+click nor any command module. ``ctx hook --help`` and anything else, ``ctx
+--store PATH hook`` included, go through the group.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["VERSION", "main"]
+__all__ = ["VERSION", "hook_arguments", "main"]
 
 VERSION = "0.1.0"
 """ctx's version, as pyproject.toml says it (a test keeps the two equal):
@@ -29,13 +29,43 @@ def main() -> None:
     if args == ["--version"]:
         sys.stdout.write(f"ctx, version {VERSION}\n")
         return
-    if args[:1] == ["hook"]:
+    hook = hook_arguments(args[1:]) if args[:1] == ["hook"] else None
+    if hook is not None:
         # As the group's main() does, before numpy can load: see there.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-        from ctx.porcelain.commands.hooks import run_alone
+        from ctx.hub.hooks import run_hook
 
-        run_alone(args[1:])
+        event, store, agent = hook
+        answer = run_hook(event, sys.stdin.buffer.read(), store=store, agent=agent)
+        if answer:
+            sys.stdout.write(answer + "\n")
     else:
         from ctx.porcelain.main import main as run_group
 
         run_group()
+
+
+def hook_arguments(args: list[str]) -> tuple[str, str | None, str | None] | None:
+    """Returns ``ctx hook ARGS`` as (event, store, agent), or None for the group.
+
+    ``--store PATH`` and ``--agent NAME`` (or ``--opt=value``) are read
+    wherever they stand; every other word is part of the event's name, as
+    the command does (``stop --now`` is an unknown event, logged). Help, or
+    an option without its value, is the group's to answer.
+    """
+    event: list[str] = []
+    options: dict[str, str] = {}
+    words = iter(args)
+    for word in words:
+        name, equals, value = word.partition("=")
+        if word in ("--help", "-h"):
+            return None
+        if name in ("--store", "--agent"):
+            if not equals:
+                value = next(words, "")
+                if not value:
+                    return None
+            options[name] = value
+        else:
+            event.append(word)
+    return " ".join(event), options.get("--store"), options.get("--agent")

@@ -70,6 +70,13 @@ __all__ = [
     "with_hits",
 ]
 
+WARMING = "memory warming up: lexical answer only"
+"""The notice of a prompt's answer made without a hub, in the hook's process
+(:mod:`~ctx.hub.hooks.lexical`): no vectors, no hub (yet)."""
+
+_HUB_WAIT_S = 3.0
+"""The longest a prompt waits for a running hub's answer."""
+
 IDLE_SESSION = 7 * 24 * 3600.0
 """Seconds after which ``session-end`` removes another session's state."""
 
@@ -298,6 +305,7 @@ def session_start(hook: Hook) -> str | None:
             set(main_ids + question_ids),
         )
         state.note_shown(main_ids + question_ids + back_ids)
+        _warm_up(hook)
         parts = [
             main,
             f"## Open questions\n\n{questions}" if questions else "",
@@ -305,6 +313,17 @@ def session_start(hook: Hook) -> str | None:
             *_waiting(*state.take_waiting()),
         ]
     return "\n\n".join(p for p in parts if p) or None
+
+
+def _warm_up(hook: Hook) -> None:
+    """Starts the store's hub in the background, for the session's prompts.
+
+    The session's first prompt is then answered by a hub that had the
+    time to load, if the store's config allows autostart.
+    """
+    from ctx.hub.api import start_hub_later
+
+    start_hub_later(hook.ws)
 
 
 def _own_branch(hook: Hook) -> dict[str, Any]:
@@ -333,16 +352,7 @@ def prompt_submit(hook: Hook) -> str | None:
     searched = not is_trivial(prompt)
     if not searched and not session_path(ws.path, hook.session).exists():
         return None  # nothing to search, nothing waiting: the fast path
-    result = None
-    if searched:
-        from ctx.hub.api import recall
-
-        result = recall(
-            ws,
-            prompt,
-            budget=hook.settings.prompt_budget,
-            **_own_branch(hook),
-        )
+    result = _recalled(hook, prompt) if searched else None
     parts: list[str] = []
     with editing(ws.path, hook.session) as state:
         parts.extend(_waiting(*state.take_waiting()))
@@ -354,19 +364,89 @@ def prompt_submit(hook: Hook) -> str | None:
             # The recall answers a question whose best hit is weak with its
             # weak hits (an explicit caller would rather have them than
             # nothing); the hook, which nobody asked, keeps the floor alone:
-            # a weak hit costs tokens in every prompt (docs/recall.md).
+            # a weak hit costs tokens in every prompt (docs/recall.md). A
+            # lexical answer has no cosine: its hits keep the relevance floor.
+            lexical = WARMING in result.notices
             hits = tuple(
                 h
                 for h in result.hits
                 if not h.pinned
                 and not result.weak
                 and h.id not in seen
-                and similarity(h) >= hook.settings.floor
+                and (not h.weak if lexical else similarity(h) >= hook.settings.floor)
             )
+            if lexical and (hits or len(result.notices) > 1):
+                parts.append(_warming_line(result))
+            if lexical and len(result.notices) > 1:
+                from ctx.hub.hooks.runner import log_line
+
+                went_wrong = "; ".join(n for n in result.notices if n != WARMING)
+                log_line(ws, "prompt-submit", hook.session, went_wrong)
             if hits:
                 parts.append(defuse(format_prompt(with_hits(result, hits))))
                 state.note_shown([h.id for h in hits])
     return "\n\n".join(parts) or None
+
+
+def _recalled(hook: Hook, prompt: str) -> RecallResult:
+    """Returns the recall for a prompt: the hub's, or a lexical one at once.
+
+    A running hub is asked, for a share of the hook's deadline. With none
+    (or one that does not answer in time) the hook never waits for a model
+    or an index: it ranks the branch tip by the lexical channel in this
+    process (:mod:`~ctx.hub.hooks.lexical`) and starts the hub for the next
+    prompt. Only with ``CTX_NO_HUB`` (no hub ever) does it recall in full
+    here, as ``ctx recall`` would.
+    """
+    import os
+
+    import msgspec
+
+    from ctx.hub.api import hub_recall, recall, start_hub_later
+
+    ws = hook.ws
+    branch = _own_branch(hook)
+    budget = hook.settings.prompt_budget
+    if os.environ.get("CTX_NO_HUB"):
+        return recall(ws, prompt, budget=budget, **branch)
+    wait = min(_HUB_WAIT_S, hook.settings.timeout / 3)
+    result = hub_recall(ws, prompt, timeout=wait, budget=budget, **branch)
+    if result is not None:
+        return result
+    from ctx.hub.hooks.lexical import lexical_recall
+
+    with ws.lock:
+        store = ws.store()
+        answered = lexical_recall(
+            store,
+            prompt,
+            branch=branch.get("branch") or ws.branch or store.head_branch(),
+            budget=budget,
+            floor=ws.config().recall.floor,
+            now=ws.clock(),
+        )
+    start_hub_later(ws)
+    if _hub_socket(ws):  # a hub there, busy, hung or dead
+        late = f"the hub did not answer within {wait:.2g} s"
+        answered = msgspec.structs.replace(answered, notices=(*answered.notices, late))
+    return answered
+
+
+def _hub_socket(ws: Workspace) -> bool:
+    """Returns whether the store's hub socket is there (a hub runs, or ran)."""
+    from ctx.engine import CtxError
+    from ctx.hub.server.private import socket_path
+
+    try:
+        return socket_path(ws.path).exists()
+    except CtxError:  # a hub folder that is not private: no hub is asked
+        return False
+
+
+def _warming_line(result: RecallResult) -> str:
+    """Returns the line that says the answer is lexical, and what went wrong."""
+    more = [n for n in result.notices if n != WARMING]
+    return "ctx: " + "; ".join([WARMING, *more]) + "."
 
 
 def similarity(hit: Hit) -> float:

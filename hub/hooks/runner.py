@@ -7,12 +7,16 @@ to print: ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext":
 ...}}`` with the context wrapped in the marker of injected text, cut to the
 host's 10,000 characters, or nothing.
 
-It never fails the agent: a missing store, a store locked by a writer, input
-that is not JSON, an unknown event, a hub that hangs (every hook has a
-deadline, ``[hooks] timeout``), any error at all gives no output (the
-command exits 0, as exit 2 would block the user's prompt) and one line in
-``<store>/private/hooks.log``, or in the user's cache folder when there is
-no store. The log is cut over to ``hooks.log.1`` past a megabyte.
+It never fails the agent, and never forgets silently: a store locked by a
+writer, input that is not JSON, an unknown event, a hook past its deadline
+(``[hooks] timeout``), any error at all is one line in
+``<store>/private/hooks.log`` (or in the user's cache folder when there is
+no store), which ``ctx doctor`` shows, and the command exits 0 (exit 2
+would block the user's prompt). An event whose answer the agent reads
+(:data:`SPEAKS`) answers with that line (:func:`failure_line`), so the
+agent knows its memory failed rather than that it holds nothing; the
+others, and a folder with no store, give nothing. The log is cut over to
+``hooks.log.1`` past a megabyte.
 
 Light: the indexes load only when a prompt is searched without a running
 hub, and the table of calls only when a stop has commands to carry out.
@@ -39,7 +43,10 @@ __all__ = [
     "LOG_FILE",
     "MAX_CONTEXT",
     "SESSION_END_TIMEOUT",
+    "SPEAKS",
     "HookTimeoutError",
+    "failure_line",
+    "log_line",
     "log_path",
     "run_hook",
 ]
@@ -53,6 +60,9 @@ _LOG_MAX = 1 << 20
 
 SESSION_END_TIMEOUT = 1.0
 """Seconds ``session-end`` may take at most: the host gives it 1.5 s."""
+
+SPEAKS = frozenset(("session-start", "prompt-submit", "subagent-start"))
+"""The events whose answer the agent reads: a failure of one is said there."""
 
 
 class _NoStoreError(Exception):
@@ -82,7 +92,7 @@ def _deadline(seconds: float) -> Iterator[None]:
         return
 
     def expire(signum: int, frame: object) -> None:
-        raise HookTimeoutError(f"no answer within {seconds:g} s; gave nothing")
+        raise HookTimeoutError(f"no answer within {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -117,6 +127,8 @@ def run_hook(
     env = os.environ if environ is None else environ
     ws: Workspace | None = None
     session = ""
+    found = find_event(event)
+    hook_input = HookInput()
     try:
         payload = _payload(data)
         hook_input = HookInput.of(payload)
@@ -125,7 +137,6 @@ def run_hook(
         ws = Workspace.find(
             store, cwd=cwd if cwd and cwd.is_dir() else None, environ=env
         )
-        found = find_event(event)
         if found is None:
             raise ValueError(f"unknown event {event!r}")
         if agent:
@@ -141,11 +152,31 @@ def run_hook(
             text = found.handler(Hook(ws, hook_input, settings, host))
         return _output(found, hook_input, text) if text else ""
     except (Exception, HookTimeoutError) as exc:  # every failure ends here
-        _log(ws or _quietly_found(store, env), event, session, exc)
-        return ""
+        where = ws or _quietly_found(store, env)
+        _log(where, event, session, exc)
+        if found is None or found.name not in SPEAKS or isinstance(exc, _NoStoreError):
+            return ""
+        # The agent is told that its memory failed, not left to think it has
+        # none: one line, and the log that `ctx doctor` reads.
+        return _output(found, hook_input, failure_line(exc))
     finally:
         if ws is not None:
             ws.close()
+
+
+def failure_line(exc: BaseException) -> str:
+    """Returns the line a context gives for a hook that failed."""
+    return (
+        f"ctx: memory unavailable for this prompt ({_said(exc)[:300]}); "
+        "`ctx doctor` shows the failure."
+    )
+
+
+def _said(exc: BaseException) -> str:
+    """Returns an error as one line: its kind and message."""
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    kind = "no store" if isinstance(exc, _NoStoreError) else type(exc).__name__
+    return f"{kind}: {message}".replace("\n", " ")
 
 
 def _quietly_found(store: str | None, env: Mapping[str, str]) -> Workspace | None:
@@ -213,14 +244,20 @@ def log_path(ws: Workspace | None) -> Path:
 
 def _log(ws: Workspace | None, event: str, session: str, exc: BaseException) -> None:
     """Writes one line on a failure; a log that cannot be written is skipped."""
-    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    kind = "no store" if isinstance(exc, _NoStoreError) else type(exc).__name__
+    log_line(ws, event, session, _said(exc))
+
+
+def log_line(ws: Workspace | None, event: str, session: str, text: str) -> None:
+    """Writes one line to the hooks' log: a failure, or what went wrong on the way.
+
+    A log that cannot be written is skipped: the agent still goes on.
+    """
     line = " ".join(
         (
             time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             f"event={event[:40]!r}",
             f"session={session[:100]!r}",
-            f"{kind}: {message}",
+            text,
         )
     )
     line = line.replace("\n", " ")[:1000] + "\n"

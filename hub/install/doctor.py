@@ -5,7 +5,7 @@ The checks, in order, each ``ok``, ``warn`` or ``fail`` with a hint:
 1. the store the working folder finds (project or user store);
 2. ``ctx`` on the ``PATH`` (hosts run ``ctx hook`` and ``ctx mcp`` by name);
 3. the hub serving the store, or not (not running is fine: a recall starts
-   one);
+   one), and the hooks' last failure in their log, if recent;
 4. for each host with files in the project or the user's home: its hooks
    (how many of ctx's events are wired), its MCP entry and (Claude Code)
    the skill; a host wired in one scope is shown in that scope only;
@@ -106,6 +106,7 @@ def doctor(store: str | None = None, *, spawn: bool = True) -> DoctorReport:
             )
         )
     checks.append(_hub(ws))
+    checks.append(_hook_log(ws))
     checks.extend(_hosts())
     if spawn:
         command = [exe] if exe else [sys.executable, "-m", "ctx.porcelain"]
@@ -133,6 +134,40 @@ def _hub(ws: Workspace) -> Check:
             detail="not running (the first recall starts one)",
         )
     return Check(name="hub", status="ok", detail=f"running (pid {status.pid})")
+
+
+FAILED = "ctx: memory unavailable"
+"""How a hook's context begins the line that says it failed (hooks/runner.py)."""
+
+HOOK_LOG_DAYS = 7
+"""How recent a hook's failure must be for ``ctx doctor`` to warn of it."""
+
+
+def _hook_log(ws: Workspace) -> Check:
+    """Says the hooks' last failure, from their log (docs/hooks.md)."""
+    import time
+
+    from ctx.hub.hooks.runner import log_path
+
+    name = "hook failures"
+    try:
+        path = log_path(ws)
+        with path.open("rb") as file:
+            file.seek(max(0, path.stat().st_size - 4096))
+            lines = file.read().decode("utf-8", "replace").splitlines()
+        age = time.time() - path.stat().st_mtime
+    except FileNotFoundError:
+        return Check(name=name, status="ok", detail="none logged")
+    except (OSError, CtxError) as exc:
+        return Check(name=name, status="warn", detail=f"log not readable: {exc}")
+    if not lines or age > HOOK_LOG_DAYS * 86400:
+        return Check(name=name, status="ok", detail=f"none in {HOOK_LOG_DAYS} days")
+    return Check(
+        name=name,
+        status="warn",
+        detail=f"last: {lines[-1][:300]}",
+        hint=f"The hooks' log is {path}.",
+    )
 
 
 def _hosts() -> list[Check]:
@@ -264,6 +299,11 @@ def _run_hook(command: list[str], extra: list[str]) -> Check:
             hint="Something on the PATH prints before ctx runs; check your shell.",
         )
     given = answer.get("hookSpecificOutput", {}).get("additionalContext", "")
+    failed = [x for x in given.splitlines() if x.startswith(FAILED)]
+    if failed:
+        return Check(
+            name=name, status="warn", detail=failed[0], hint="See `hook failures`."
+        )
     return Check(
         name=name, status="ok", detail=f"exit 0, {len(given)} characters of context"
     )

@@ -43,7 +43,6 @@ from ctx.engine import (
     conflict_notes,
     context_of,
     estimate_tokens,
-    is_pinned,
     last_commits,
     link_graph,
 )
@@ -215,21 +214,13 @@ def _hit(
     ranked: Ranked | None = None,
     floor: float = 0.0,
 ) -> Hit:
-    entry = view.catalog.entries[memory_id]
     memory = ranking.read(memory_id)
     assert memory is not None  # every id ranked or pinned is in the view
-    return Hit(
-        id=memory.id,
-        kind=memory.kind,
-        title=memory.title,
-        body=memory.body,
-        tags=memory.tags,
-        created_at=memory.created_at,
-        path=entry.path,
+    return Hit.of(
+        memory,
+        view.catalog.entries[memory_id],
         branch=branch,
-        pinned=is_pinned(entry.path),
         score=score,
-        tokens=_cost([entry]),
         similarity=_similarity(ranked),
         relevance=None if ranked is None else ranked.relevance,
         weak=ranked is not None and ranked.relevance < floor,

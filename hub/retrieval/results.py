@@ -10,7 +10,7 @@ from datetime import datetime
 
 import msgspec
 
-from ctx.engine import Outcome
+from ctx.engine import HEADER_TOKENS, CatalogEntry, Memory, Outcome, is_pinned
 
 __all__ = [
     "ChannelScore",
@@ -121,6 +121,42 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     explain: Explanation | None = None
     passage: PassageMatch | None = None
     conflict: HitConflict | None = None
+
+    @classmethod
+    def of(
+        cls,
+        memory: Memory,
+        entry: CatalogEntry,
+        *,
+        branch: str,
+        score: float,
+        similarity: float | None = None,
+        relevance: float | None = None,
+        weak: bool = False,
+        explain: Explanation | None = None,
+    ) -> Hit:
+        """Returns the hit of ``memory``, found at ``entry`` on ``branch``.
+
+        It costs its text plus :data:`~ctx.engine.HEADER_TOKENS`, as recall
+        counts every memory; it is pinned where its path says so.
+        """
+        return cls(
+            id=memory.id,
+            kind=memory.kind,
+            title=memory.title,
+            body=memory.body,
+            tags=memory.tags,
+            created_at=memory.created_at,
+            path=entry.path,
+            branch=branch,
+            pinned=is_pinned(entry.path),
+            score=score,
+            tokens=entry.tokens + HEADER_TOKENS,
+            similarity=similarity,
+            relevance=relevance,
+            weak=weak,
+            explain=explain,
+        )
 
 
 class RecallResult(Outcome, frozen=True, kw_only=True):

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ctx.porcelain._options import CtxState, add_store_option, pass_state
+from ctx.porcelain._options import CtxState, pass_state
 
 __all__ = ["COMMANDS"]
 
@@ -42,17 +42,6 @@ def hook(state: CtxState, event: tuple[str, ...], agent: str | None) -> None:
     answer = run_hook(name, sys.stdin.buffer.read(), store=state.explicit, agent=agent)
     if answer:
         sys.stdout.write(answer + "\n")
-
-
-def run_alone(args: list[str]) -> None:
-    """Runs ``ctx hook ARGS`` without loading the other commands (``launch``)."""
-    if not any(p.name == "store" for p in hook.params):
-        add_store_option(hook)
-    state = CtxState(None)
-    try:
-        hook.main(args, prog_name="ctx hook", obj=state)
-    finally:
-        state.close()
 
 
 COMMANDS = (hook,)

@@ -2,12 +2,15 @@ from ctx.engine import (
     Draft,
     changed_blobs,
     context_of,
+    gc,
     is_memory_path,
     is_pinned,
     link,
     live_catalog,
+    read_memories,
     read_memory,
     remember,
+    remember_many,
 )
 from ctx.engine.layout import (
     conflict_path,
@@ -99,3 +102,16 @@ def test_a_big_import_leaves_the_catalog_of_its_tree_saved(
     remember(disk_store, Draft(text="one more", context="ops"), intent)
     live_catalog(disk_store, disk_store.branch_tip("main"))  # kept at that tree
     assert len(imported(SAVE_AFTER).entries) == 2 * SAVE_AFTER + 1
+
+
+def test_memories_read_at_once_are_those_read_one_by_one(disk_store, intent):
+    drafts = [Draft(text=f"an imported memory, number {i}") for i in range(40)]
+    remember_many(disk_store, drafts, intent, summary="import")  # one pack
+    remember(disk_store, Draft(text="a loose one, after the pack"), intent)
+    gc(disk_store)  # packed again: blobs may be deltas now
+    remember(disk_store, Draft(text="loose again"), intent)
+    entries = live_catalog(disk_store, disk_store.branch_tip("main")).entries
+    pairs = [(e.path, e.blob) for e in entries.values()]
+    read = read_memories(disk_store, pairs)
+    assert len(read) == 42
+    assert read == [read_memory(disk_store, *pair) for pair in pairs]

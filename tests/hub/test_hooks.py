@@ -63,8 +63,14 @@ def engine_clock():
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A project with a store of a few memories (hashing embedder)."""
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project with a store of a few memories (hashing embedder).
+
+    With ``CTX_NO_HUB`` a prompt is recalled in full in the hook's process,
+    vectors and floor included; without a hub it would be answered by the
+    lexical channel alone (test_hooks_cold.py).
+    """
+    monkeypatch.setenv("CTX_NO_HUB", "1")
     root = tmp_path / "app"
     root.mkdir()
     Store.init(root / ".ctx", clock=engine_clock).close()

@@ -135,6 +135,7 @@ def test_doctor_on_a_healthy_setup(healthy):
         "store",
         "ctx on PATH",
         "hub",
+        "hook failures",
         "claude (project) hooks",
         "claude (project) mcp",
         "claude (project) skill",
@@ -176,7 +177,8 @@ def test_doctor_on_a_broken_setup(healthy, monkeypatch):
         "fail  ctx on PATH: `ctx` is not on the PATH: hosts cannot run its hooks",
         "      Hint: Install ctx where your shell finds it (pipx install ...).",
     ]
-    assert lines[4:7] == [
+    assert lines[4] == "ok    hook failures: none logged"
+    assert lines[5:8] == [
         f"warn  claude (project) hooks: 1 of 7 hooks in {settings}",
         "      Hint: Run `ctx install claude`.",
         f"fail  claude (project): {healthy}/.mcp.json is not valid JSON (Expecting "

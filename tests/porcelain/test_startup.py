@@ -103,3 +103,36 @@ def test_a_command_loads_only_its_own_module(
     modules = imported("--store", str(store), *args)
     assert command_modules(modules) <= {own}
     assert not {m.split(".")[0] for m in modules} & set(_HEAVY)
+
+
+@pytest.mark.parametrize(
+    ("args", "read"),
+    [
+        (["prompt-submit"], ("prompt-submit", None, None)),
+        (["stop", "--store", "/s", "--agent=me"], ("stop", "/s", "me")),
+        (["--store=/s", "session-end"], ("session-end", "/s", None)),
+        (["stop", "--now"], ("stop --now", None, None)),  # an unknown event
+        ([], ("", None, None)),
+        (["stop", "--help"], None),  # the group's
+        (["stop", "--store"], None),  # the group says what is missing
+    ],
+)
+def test_the_hook_reads_its_own_arguments(args, read):
+    from ctx.porcelain.launch import hook_arguments
+
+    assert hook_arguments(args) == read
+
+
+def test_the_hook_loads_neither_click_nor_a_command(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTS, json.dumps(["hook", "session-end"])],
+        input=b"{}",
+        capture_output=True,
+        timeout=120,
+        check=True,
+        cwd=tmp_path,
+    )
+    modules = set(json.loads(done.stderr[done.stderr.rindex(b"[") :]))
+    assert command_modules(modules) == set()
+    assert "click" not in modules
+    assert not {m.split(".")[0] for m in modules} & set(_HEAVY)

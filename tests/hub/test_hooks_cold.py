@@ -1,0 +1,140 @@
+"""A prompt on a cold store: no hub, nothing indexed (issue 30).
+
+The hook answers from the lexical channel in its own process, says so in
+the block, and a failure on the way is one line there and in ``ctx doctor``.
+The hermetic environment sets ``CTX_HUB_AUTOSTART=0``: no hub starts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctx import engine
+from ctx.engine import Draft, Intent, Store
+from ctx.hub import Workspace, local_now
+from ctx.hub.api import reindex
+from ctx.hub.hooks import run_hook
+from ctx.hub.hooks.lexical import lexical_recall
+from ctx.hub.install.doctor import doctor
+
+WHO = Intent(agent="t", intent="import")
+ANSWER = "The payment service retries webhooks 5 times with exponential backoff."
+PROMPT = "How many times does the payment service retry webhooks?"
+WORDS = [
+    "cache",
+    "queue",
+    "deploy",
+    "rollback",
+    "billing",
+    "database",
+    "index",
+    "token",
+    "budget",
+    "branch",
+    "merge",
+    "latency",
+    "schema",
+    "review",
+    "release",
+    "staging",
+    "cluster",
+    "node",
+    "backup",
+    "shard",
+]
+
+
+def filler(i: int) -> str:
+    picked = " ".join(WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(12))
+    return f"Note {i}: the {WORDS[i % len(WORDS)]} team wrote {picked}."
+
+
+@pytest.fixture
+def cold(tmp_path: Path) -> Path:
+    """A project whose store holds 300 memories, imported, never indexed."""
+    root = tmp_path / "app"
+    root.mkdir()
+    store = Store.init(root / ".ctx", clock=local_now)
+    drafts = [Draft(text=filler(i)) for i in range(300)]
+    drafts[137] = Draft(text=ANSWER, kind="fact")
+    drafts.append(Draft(text="Always run the payment tests.", pinned=True))
+    engine.remember_many(store, drafts, WHO, summary="import")
+    store.close()
+    (root / ".ctx" / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    return root
+
+
+def given(root: Path, prompt: str = PROMPT, session: str = "s-1") -> str:
+    data = json.dumps({"session_id": session, "cwd": str(root), "prompt": prompt})
+    answer = run_hook("prompt-submit", data.encode())
+    assert answer, "the hook gave nothing"
+    return json.loads(answer)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_cold_store_answers_lexically_and_says_so(cold):
+    text = given(cold)
+    assert "ctx: memory warming up: lexical answer only.\n" in text
+    assert ANSWER in text
+    assert "Always run the payment tests." not in text  # pinned: the start's
+    assert "Note " not in text  # weak matches stay out of a prompt
+    assert not (cold / ".ctx" / "index" / "state.json").exists()  # nothing built
+
+
+def test_the_index_when_current_ranks_as_the_memory_ranking_does(cold):
+    store = Store.open(cold / ".ctx", clock=local_now)
+    try:
+        ask = {"branch": "main", "budget": 2000, "floor": 0.45, "now": local_now()}
+        in_memory = lexical_recall(store, PROMPT, **ask)
+        ws = Workspace(cold / ".ctx")
+        try:
+            reindex(ws)
+        finally:
+            ws.close()
+        indexed = lexical_recall(store, PROMPT, **ask)
+    finally:
+        store.close()
+    assert in_memory.hits[0].body == indexed.hits[0].body == ANSWER
+    # The index weighs function words too ("how", "the"), a quarter each:
+    # memories that hold only those come after, with no relevance.
+    relevant = [h for h in indexed.hits if h.relevance]
+    assert [h.id for h in relevant] == [h.id for h in in_memory.hits]
+    for a, b in zip(relevant, in_memory.hits, strict=True):
+        assert a.relevance == pytest.approx(b.relevance)
+    assert (
+        in_memory.notices
+        == indexed.notices
+        == ("memory warming up: lexical answer only",)
+    )
+
+
+def test_an_unreadable_index_is_one_line_in_the_block_and_in_doctor(cold, monkeypatch):
+    ws = Workspace(cold / ".ctx")
+    try:
+        reindex(ws)
+    finally:
+        ws.close()
+    index = cold / ".ctx" / "index"
+    state = json.loads((index / "state.json").read_text())
+    for file in (index / state["lexical"]).iterdir():
+        if file.suffix != ".lock":
+            file.write_bytes(b"\0" * 64)
+    text = given(cold)
+    assert ANSWER in text  # ranked in memory instead
+    (line,) = [x for x in text.splitlines() if x.startswith("ctx: ")]
+    assert line.startswith(
+        "ctx: memory warming up: lexical answer only; the index could not be read ("
+    )
+    assert line.endswith("; ranked in memory.")
+    monkeypatch.chdir(cold)
+    (check,) = [c for c in doctor(spawn=False).checks if c.name == "hook failures"]
+    assert check.status == "warn"
+    assert "the index could not be read" in check.detail
+
+
+def test_doctor_says_when_no_hook_failed(cold, monkeypatch):
+    monkeypatch.chdir(cold)
+    (check,) = [c for c in doctor(spawn=False).checks if c.name == "hook failures"]
+    assert (check.status, check.detail) == ("ok", "none logged")
