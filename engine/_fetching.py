@@ -67,8 +67,15 @@ class UnreadableRefsError(Exception):
     """The other repository's refs cannot be read (its ``packed-refs``)."""
 
 
-def fetch_local(store: Store, path: str, moving: Moving) -> Fetched:
+def fetch_local(
+    store: Store,
+    path: str,
+    moving: Moving,
+    redacted: Mapping[ObjectID, str] | None = None,
+) -> Fetched:
     """Fetches from the repository at ``path`` on this machine.
+
+    ``redacted``: what a redaction removed, refused (:func:`check_incoming`).
 
     Raises:
         RefusedError: what the branches reach is not what a store may hold.
@@ -83,7 +90,11 @@ def fetch_local(store: Store, path: str, moving: Moving) -> Fetched:
             raise UnreadableRefsError(str(exc)) from None
         target = store.repo.object_store
         checked = check_incoming(
-            source.object_store, moving(refs), _held(target), collect=True
+            source.object_store,
+            moving(refs),
+            _held(target),
+            collect=True,
+            redacted=redacted,
         )
         if checked.objects:
             if isinstance(target, DiskObjectStore):
@@ -96,8 +107,16 @@ def fetch_local(store: Store, path: str, moving: Moving) -> Fetched:
     return dict(refs), symrefs, checked
 
 
-def fetch_remote(store: Store, client: GitClient, path: str, moving: Moving) -> Fetched:
+def fetch_remote(
+    store: Store,
+    client: GitClient,
+    path: str,
+    moving: Moving,
+    redacted: Mapping[ObjectID, str] | None = None,
+) -> Fetched:
     """Fetches from a git server through ``client``, through a quarantine.
+
+    ``redacted``: what a redaction removed, refused (:func:`check_incoming`).
 
     Raises:
         RefusedError: what the branches reach is not what a store may hold.
@@ -111,7 +130,7 @@ def fetch_remote(store: Store, client: GitClient, path: str, moving: Moving) -> 
 
     if not isinstance(objects, DiskObjectStore):  # a store in memory: no disk
         result = client.fetch(path.encode(), store.repo, wants)
-        checked = check_incoming(objects, tips, _Nothing())
+        checked = check_incoming(objects, tips, _Nothing(), redacted=redacted)
         return _refs(result.refs), dict(result.symrefs or {}), checked
     with _quarantine(objects) as incoming:
         with tempfile.SpooledTemporaryFile(
@@ -123,7 +142,9 @@ def fetch_remote(store: Store, client: GitClient, path: str, moving: Moving) -> 
             if spool.tell():
                 spool.seek(0)
                 incoming.add_thin_pack(spool.read, None)
-        checked = check_incoming(_Unpacked(incoming, objects), tips, _held(objects))
+        checked = check_incoming(
+            _Unpacked(incoming, objects), tips, _held(objects), redacted=redacted
+        )
         move_packs(incoming, objects)
     return _refs(result.refs), dict(result.symrefs or {}), checked
 

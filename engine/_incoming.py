@@ -16,7 +16,9 @@ refuses the whole fetch at the first of:
   ``validate_path_element_*``), and ``.gitmodules``, which only submodules use;
 - a tree that does not parse or is malformed (dulwich's ``Tree.check``:
   order, duplicates, zero-padded modes);
-- an entry whose object is missing or of another type than its mode says.
+- an entry whose object is missing or of another type than its mode says;
+- a commit or blob that a redaction removed (:mod:`ctx.engine.redaction`),
+  when the fetch is given the redacted ids.
 
 Objects the store already holds are trusted and not walked: ctx wrote them,
 or an earlier fetch checked them (a refused fetch leaves nothing behind: see
@@ -48,6 +50,7 @@ __all__ = [
     "Checked",
     "Held",
     "Objects",
+    "RedactedError",
     "RefusedError",
     "check_incoming",
     "entry_problem",
@@ -88,6 +91,10 @@ class RefusedError(Exception):
     """What is wrong with a fetch: ``branch 'x' has ...``, ready for a sentence."""
 
 
+class RedactedError(RefusedError):
+    """A fetch would bring back what a redaction removed."""
+
+
 @dataclass
 class Checked:
     """What :func:`check_incoming` walked.
@@ -107,6 +114,7 @@ def check_incoming(
     have: Held,
     *,
     collect: bool = False,
+    redacted: Mapping[ObjectID, str] | None = None,
 ) -> Checked:
     """Checks everything ``tips`` reach in ``objects`` that ``have`` lacks.
 
@@ -115,20 +123,29 @@ def check_incoming(
         tips: The branches about to move, by name, with their new tips.
         have: The objects the store already holds (trusted, not walked).
         collect: Return the new objects too (for a fetch that copies them).
+        redacted: Commits and blobs a redaction removed, each with its label
+            (``redaction 1a2b... (memory 01J..., leaked key)``).
 
     Raises:
+        RedactedError: a new object is one a redaction removed.
         RefusedError: the first problem found, branch by branch in name order.
     """
-    walk = _Walk(objects, have, collect)
+    walk = _Walk(objects, have, collect, redacted or {})
     for branch, tip in sorted(tips.items()):
         try:
             walk.branch(branch, tip)
+        except _RedactedProblemError as exc:
+            raise RedactedError(f"branch {branch!r} {exc}") from None
         except _ProblemError as exc:
             raise RefusedError(f"branch {branch!r} {exc}") from None
     return walk.checked
 
 
 class _ProblemError(Exception):
+    pass
+
+
+class _RedactedProblemError(_ProblemError):
     pass
 
 
@@ -178,10 +195,17 @@ class _Walk:
     alone, for the reason given there.
     """
 
-    def __init__(self, objects: Objects, have: Held, collect: bool) -> None:
+    def __init__(
+        self,
+        objects: Objects,
+        have: Held,
+        collect: bool,
+        redacted: Mapping[ObjectID, str],
+    ) -> None:
         self.objects = objects
         self.have = have
         self.collect = collect
+        self.redacted = redacted
         self.seen: set[ObjectID] = set()
         self.pairs: set[tuple[ObjectID | None, ObjectID]] = set()
         self.checked = Checked()
@@ -217,6 +241,11 @@ class _Walk:
 
     def _keep(self, obj: ShaFile) -> None:
         """Marks ``obj`` checked, and collects it unless held already."""
+        label = self.redacted.get(obj.id)
+        if label is not None:
+            raise _RedactedProblemError(
+                f"holds {_type_name(obj)} {obj.id.decode()[:10]}, which {label} removed"
+            )
         self.seen.add(obj.id)
         if self.collect and obj.id not in self.have:
             self.checked.objects.append(obj)

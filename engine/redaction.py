@@ -57,7 +57,7 @@ from dulwich.trailers import Trailer, format_trailers, parse_trailers
 from ctx.engine.errors import CorruptStoreError, InvalidInputError, NotFoundError
 from ctx.engine.ids import MemoryId
 from ctx.engine.layout import MEMORY_AREAS
-from ctx.engine.model import Outcome, decode_memory, encode
+from ctx.engine.model import Memory, Outcome, decode_memory, encode
 from ctx.engine.remotes import write_refs
 from ctx.engine.store import PENDING_REDACTION, Store
 
@@ -313,7 +313,7 @@ def apply_redactions(store: Store) -> list[RedactResult]:
     carries (its ``blobs/`` folder), and a commit the record already rewrote
     becomes its rewritten version where this store has it.
     """
-    results = []
+    results: list[RedactResult] = []
     if not isinstance(store.repo, Repo):
         return results
     with store.locked():
@@ -509,6 +509,7 @@ def _rewrite(
         if not own and parents == commit.parents:
             continue
         new = commit.copy()
+        assert isinstance(new, Commit)
         new.tree = tree
         new.parents = parents
         new.message = _with_trailer(message, trailer) if own else message
@@ -741,7 +742,7 @@ def _blobs_holding(store: Store, key: bytes) -> set[ObjectID]:
     return found
 
 
-def _memory(store: Store, sha: ObjectID) -> object:
+def _memory(store: Store, sha: ObjectID) -> Memory | None:
     obj = store.repo.object_store[sha]
     assert isinstance(obj, Blob)
     try:

@@ -16,6 +16,12 @@ every one writes objects first and refs last:
   forward is refused before anything is sent, unless forced.
 - pull: a fetch, then :func:`ctx.engine.merge.merge` with the fetched branch
   as the source: tags and links union, clashes are stored as conflicts.
+- redactions (:mod:`ctx.engine.redaction`): every fetch, push and clone
+  first joins the remote's record (``refs/ctx/redactions``) to the store's;
+  a fetch refuses a commit or blob a redaction removed, a push refuses to
+  send one, and a push onto a branch that still holds the old history asks
+  for ``force_with_lease``. A pull applies the record to what this store
+  still holds of the old history. ``ignore_redactions`` lifts the refusals.
 - clone: a new store is built in a temporary folder and renamed into place,
   so a failed clone leaves no half store behind (and the folder a killed
   one left is removed by the next, :mod:`ctx.engine._builds`). Its branches
@@ -43,7 +49,12 @@ from typing import TypeVar
 import msgspec
 from dulwich.client import GitClient, LocalGitClient
 from dulwich.config import ConfigDict
-from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
+from dulwich.errors import (
+    GitProtocolError,
+    HangupException,
+    NotGitRepository,
+    PackedRefsException,
+)
 from dulwich.graph import can_fast_forward
 from dulwich.objects import ObjectID
 from dulwich.pack import UnpackedObject, pack_objects_to_data
@@ -57,7 +68,7 @@ from ctx.engine._fetching import (
     fetch_local,
     fetch_remote,
 )
-from ctx.engine._incoming import RefusedError
+from ctx.engine._incoming import RedactedError, RefusedError
 from ctx.engine._lock import write_lock
 from ctx.engine._sending import objects_to_send
 from ctx.engine.branches import target_branch
@@ -72,6 +83,14 @@ from ctx.engine.ids import CommitId
 from ctx.engine.layout import CONFLICTS, LINKS, MEMORY_AREAS, VIEWS
 from ctx.engine.merge import MergeResult, merge
 from ctx.engine.model import Intent
+from ctx.engine.redaction import (
+    REDACTIONS_REF,
+    RedactResult,
+    apply_redactions,
+    list_redactions,
+    redacted_objects,
+    sync_redactions,
+)
 from ctx.engine.remotes import (
     add_remote,
     check_url,
@@ -179,10 +198,18 @@ class PushResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class PullResult(msgspec.Struct, frozen=True, kw_only=True):
-    """A fetch and the merge of one fetched branch into a local one."""
+    """A fetch and the merge of one fetched branch into a local one.
+
+    Attributes:
+        fetch: What the fetch brought.
+        merge: The merge.
+        redactions: The redactions the fetch brought that were applied to
+            this store's history before the merge.
+    """
 
     fetch: FetchResult
     merge: MergeResult
+    redactions: tuple[RedactResult, ...] = ()
 
 
 class CloneResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -340,27 +367,32 @@ def fetch(
     remote: str = "origin",
     *,
     access: Access = NO_ACCESS,
+    ignore_redactions: bool = False,
 ) -> FetchResult:
     """Fetches every branch of ``remote`` into ``refs/remotes/REMOTE/``.
 
     Branches gone from the remote are removed from there too. What the
     moved branches reach is checked before any ref moves
     (:mod:`ctx.engine._incoming`); the fetched branches move together, in
-    one write of ``packed-refs``.
+    one write of ``packed-refs``. The remote's redactions join the store's
+    first, and what they removed is refused unless ``ignore_redactions``.
 
     Raises:
         RemoteNotFoundError: no such remote.
         RemoteError: it cannot be reached, refuses us, holds what a store may
-            not hold, or is not a ctx store.
+            not hold or a redaction removed, or is not a ctx store.
     """
     url = remote_url(store, remote)
-    heads, head = _fetch_objects(
+    redacted = {} if ignore_redactions else redacted_objects(store)
+    heads, head, record = _fetch_objects(
         store,
         url,
         access,
         tracking_branches(store, remote),
         remote_namespace(store, remote),
+        redacted,
     )
+    _sync_record(store, url, access, record)
     with store.locked():
         known = tracking_branches(store, remote)
         moves = {
@@ -383,22 +415,57 @@ def fetch(
     )
 
 
+def _sync_record(
+    store: Store, url: str, access: Access, record: ObjectID | None
+) -> None:
+    """Joins the remote's redaction record (at ``record``) to the store's.
+
+    The record's objects are fetched first if the store lacks them: one
+    more connection, made only when the remote's record is new here.
+    """
+    if record is None:
+        return
+    if record not in store.repo.object_store:
+
+        def wants(
+            refs: Mapping[Ref, ObjectID], depth: int | None = None
+        ) -> list[ObjectID]:
+            sha = refs.get(REDACTIONS_REF)
+            return [sha] if sha is not None else []
+
+        try:
+            result = _run(
+                url,
+                access,
+                lambda client, path: client.fetch(
+                    path.encode(), store.repo, determine_wants=wants
+                ),
+            )
+        except PackedRefsException:
+            return  # the fetch before it read them; they changed since
+        record = (result.refs or {}).get(REDACTIONS_REF) or record
+    sync_redactions(store, record)
+
+
 def _fetch_objects(
     store: Store,
     url: str,
     access: Access,
     known: Mapping[str, CommitId],
     namespace: str,
-) -> tuple[dict[str, CommitId], str | None]:
+    redacted: Mapping[ObjectID, str],
+) -> tuple[dict[str, CommitId], str | None, ObjectID | None]:
     """Brings the objects of the remote's branches, checked, into the store.
 
     Only the branches whose tips differ from ``known`` (the tracking refs as
     they are) are walked and checked, and only those under ``namespace``
     (``refs/heads/NAMESPACE*``, named without it) are branches at all.
+    What ``redacted`` names is refused.
 
     Returns:
-        Every branch of the remote that ctx can name, with its tip, and the
-        remote's default branch (when it says, and that branch is there).
+        Every branch of the remote that ctx can name, with its tip, the
+        remote's default branch (when it says, and that branch is there),
+        and its redaction record's commit, if it has one.
     """
 
     def moving(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
@@ -410,12 +477,18 @@ def _fetch_objects(
 
     def fetch_from(client: GitClient, path: str) -> Fetched:
         if isinstance(client, LocalGitClient):
-            return fetch_local(store, path, moving)
-        return fetch_remote(store, client, path, moving)
+            return fetch_local(store, path, moving, redacted)
+        return fetch_remote(store, client, path, moving, redacted)
 
     shown = display_url(url)
     try:
         refs, symrefs, checked = _run(url, access, fetch_from)
+    except RedactedError as exc:
+        raise RemoteError(
+            f"{shown} cannot be fetched: {exc}.",
+            hint="Nothing was changed. Push the redacted history there with "
+            "`ctx push --force-with-lease`, or add --ignore-redactions.",
+        ) from None
     except RefusedError as exc:
         raise RemoteError(
             f"{shown} cannot be fetched: {exc}.",
@@ -441,7 +514,8 @@ def _fetch_objects(
     head = None
     if target and target.startswith(prefix):
         head = target[len(prefix) :].decode("utf-8", "surrogateescape")
-    return heads, head if head in heads else None
+    record = refs.get(REDACTIONS_REF)
+    return heads, head if head in heads else None, record
 
 
 def _heads(refs: Mapping[Ref, ObjectID], namespace: str) -> dict[str, ObjectID]:
@@ -506,30 +580,53 @@ def push(
     *,
     all_branches: bool = False,
     force: bool = False,
+    force_with_lease: bool = False,
+    ignore_redactions: bool = False,
     access: Access = NO_ACCESS,
 ) -> PushResult:
     """Pushes ``branches`` (default: the current one) to the same names on ``remote``.
 
     A branch the remote has moved past ours (not a fast forward) is refused,
-    and then nothing is pushed at all, unless ``force``.
+    and then nothing is pushed at all, unless ``force``, or
+    ``force_with_lease`` and the remote's branch is where it was last
+    fetched (or the commit a redaction rewrote that into). A push that
+    would send what a redaction removed is refused unless
+    ``ignore_redactions``; the store's redaction record goes with every push.
 
     Raises:
         RemoteNotFoundError: no such remote.
         RefNotFoundError: a branch does not exist here.
-        ConflictError: a push that is not a fast forward, without ``force``.
+        ConflictError: a push that is not a fast forward, without ``force``
+            (or with a lease the remote's branch broke), or one that would
+            send what a redaction removed.
         RemoteError: the remote cannot be reached or refused the update.
     """
     url = remote_url(store, remote)
     prefix = _HEADS + remote_namespace(store, remote).encode()
     names = store.branches() if all_branches else list(branches)
     tips = {name: store.branch_tip(name) for name in names or [store.head_branch()]}
+    known = tracking_branches(store, remote)
     updated: list[RefUpdate] = []
     same: list[str] = []
     behind: list[str] = []
+    stale: list[str] = []
+    lease_lost: list[str] = []
+    leaks: list[str] = []
+    unseen: list[ObjectID] = []
 
     def update_refs(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
-        for found in (updated, same, behind):
+        for found in (updated, same, behind, stale, lease_lost, leaks, unseen):
             found.clear()  # a retry with credentials calls this again
+        theirs_record = refs.get(REDACTIONS_REF)
+        if theirs_record is not None and theirs_record not in store.repo.object_store:
+            unseen.append(theirs_record)  # fetched, then the push tried again
+            return {}
+        sync_redactions(store, theirs_record)
+        records = list_redactions(store)
+        rewritten = {old for r in records for old in r.commits}
+        was = {new: old for r in records for old, new in r.commits.items()}
+        redacted = {} if ignore_redactions else redacted_objects(store)
+        record_tip = store.repo.refs.get_peeled(REDACTIONS_REF)
         new: dict[Ref, ObjectID] = {}
         for branch, tip in tips.items():
             ref = Ref(prefix + branch.encode())
@@ -539,11 +636,26 @@ def push(
                 same.append(branch)
                 continue
             forced = old is not None and not _ff(store, old, tip)
-            if forced and not force:
-                behind.append(branch)
+            if forced and force_with_lease:
+                leased = known.get(branch)
+                if old not in (leased, was.get(leased or "")):
+                    lease_lost.append(branch)
+            elif forced and not force:
+                (stale if old in rewritten else behind).append(branch)
             new[ref] = ObjectID(tip.encode())
             updated.append(RefUpdate(branch=branch, old=old, new=tip, forced=forced))
-        return {} if behind else new
+        if redacted and new:
+            sent = objects_to_send(store.repo.object_store, refs.values(), new.values())
+            leaks.extend(
+                f"{obj.type_name.decode()} {obj.id.decode()[:10]}, which "
+                f"{redacted[obj.id]} removed"
+                for obj in sent
+                if obj.id in redacted
+            )
+        if record_tip is not None and refs.get(REDACTIONS_REF) != record_tip:
+            new[REDACTIONS_REF] = record_tip
+        refused = behind or stale or lease_lost or leaks
+        return {} if refused else new
 
     def pack_data(
         have: AbstractSet[ObjectID],
@@ -555,15 +667,25 @@ def push(
         sent = objects_to_send(store.repo.object_store, have, want)
         return pack_objects_to_data(sent, ofs_delta=ofs_delta)
 
-    result = _run(
-        url,
-        access,
-        lambda client, path: client.send_pack(
-            path.encode(),
-            update_refs,
-            generate_pack_data=pack_data,
-        ),
-    )
+    for _attempt in range(2):
+        result = _run(
+            url,
+            access,
+            lambda client, path: client.send_pack(
+                path.encode(),
+                update_refs,
+                generate_pack_data=pack_data,
+            ),
+        )
+        if not unseen:
+            break
+        _sync_record(store, url, access, unseen[0])
+    if unseen:
+        raise RemoteError(
+            f"{display_url(url)}'s record of redactions cannot be fetched; "
+            "nothing was pushed."
+        )
+    _refuse_push(remote, leaks, stale, lease_lost)
     if behind:
         listed = ", ".join(behind)
         raise ConflictError(
@@ -594,6 +716,32 @@ def push(
     )
 
 
+def _refuse_push(
+    remote: str, leaks: Sequence[str], stale: Sequence[str], lease_lost: Sequence[str]
+) -> None:
+    """Raises for a push refused because of a redaction or a broken lease."""
+    if leaks:
+        raise ConflictError(
+            f"The push would send a {leaks[0]}; nothing was pushed.",
+            hint=f"`ctx pull {remote}` applies the redaction here first; "
+            "--ignore-redactions pushes it anyway.",
+        )
+    if stale:
+        listed = ", ".join(stale)
+        raise ConflictError(
+            f"{remote} still holds the history a redaction removed, on "
+            f"{listed}; nothing was pushed.",
+            hint=f"`ctx push {remote} --force-with-lease {' '.join(stale)}` "
+            "replaces it there.",
+        )
+    if lease_lost:
+        listed = ", ".join(lease_lost)
+        raise ConflictError(
+            f"{remote} moved {listed} since it was last fetched; nothing was pushed.",
+            hint=f"`ctx fetch {remote}` and look first; --force overwrites it.",
+        )
+
+
 # -- pull ------------------------------------------------------------------------
 
 
@@ -606,12 +754,15 @@ def pull(
     into: str | None = None,
     prefer: str | None = None,
     access: Access = NO_ACCESS,
+    ignore_redactions: bool = False,
 ) -> PullResult:
     """Fetches ``remote``, then merges its ``branch`` into branch ``into``.
 
     ``branch`` defaults to the name of ``into``, which defaults to the
     current branch. The merge is ctx's own (:func:`~ctx.engine.merge.merge`):
-    clashes end as conflicts in the result, never as an error.
+    clashes end as conflicts in the result, never as an error. Redactions
+    the fetch brought are applied to this store's history first (unless
+    ``ignore_redactions``).
 
     Raises:
         RemoteNotFoundError: no such remote.
@@ -620,7 +771,8 @@ def pull(
     """
     target = target_branch(store, into)
     source = check_branch_name(branch or target)
-    fetched = fetch(store, remote, access=access)
+    fetched = fetch(store, remote, access=access, ignore_redactions=ignore_redactions)
+    applied = () if ignore_redactions else tuple(apply_redactions(store))
     if source not in fetched.branches:
         have = ", ".join(sorted(fetched.branches)) or "none"
         raise RefNotFoundError(
@@ -628,7 +780,7 @@ def pull(
             hint=f"`ctx push {remote} {source}` creates it there.",
         )
     merged = merge(store, f"{remote}/{source}", intent, into=target, prefer=prefer)
-    return PullResult(fetch=fetched, merge=merged)
+    return PullResult(fetch=fetched, merge=merged, redactions=applied)
 
 
 # -- clone -----------------------------------------------------------------------
@@ -731,7 +883,8 @@ def _fill_clone(
     config.write_to_path()
     store = Store(repo, None, clock=clock)
     add_remote(store, "origin", url, namespace=namespace)
-    heads, head = _fetch_objects(store, url, access, {}, namespace)
+    heads, head, record = _fetch_objects(store, url, access, {}, namespace, {})
+    _sync_record(store, url, access, record)
     if not heads and namespace:
         raise RemoteError(
             f"{display_url(url)} holds no memory: it has no branch under {namespace}.",

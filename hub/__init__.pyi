@@ -105,6 +105,9 @@ from .keys import create_key as create_key
 from .keys import keys_required as keys_required
 from .keys import list_keys as list_keys
 from .keys import revoke_key as revoke_key
+from .redaction import drop_index as drop_index
+from .redaction import pull as pull
+from .redaction import redact as redact
 from .retrieval.feedback import (
     FeedbackResult as FeedbackResult,
 )

@@ -64,6 +64,7 @@ COMMAND_MODULES: dict[str, str] = {
     "push": "remotes",
     "query": "views",
     "recall": "recall",
+    "redact": "redaction",
     "reindex": "recall",
     "related": "provenance",
     "remember": "memory",

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # only for annotations: keep start-up light
         MemoryRecord,
         MergeResult,
         Operation,
+        RedactResult,
         RefUpdate,
         ShownMemory,
         StoreStatus,
@@ -40,6 +41,7 @@ __all__ = [
     "render_memory",
     "render_merge",
     "render_ops",
+    "render_redaction",
     "render_status",
     "render_trace",
     "render_transfer",
@@ -212,6 +214,28 @@ def render_conflicts(conflicts: Sequence[Conflict]) -> None:
     for c in conflicts:
         fields = ", ".join(c.fields)
         echo(f"  {c.id}  {fields}  (ours: {c.ours_branch}, theirs: {c.theirs_ref})")
+
+
+def render_redaction(result: RedactResult, *, applied: bool = False) -> None:
+    """Prints what a redaction rewrote, and the remotes that still hold it."""
+    why = f" ({result.reason})" if result.reason else ""
+    verb = "Applied redaction" if applied else "Redacted"
+    if applied:
+        echo(f"{verb} {result.redaction}: {result.what}{why}.")
+    else:
+        echo(f"{verb} {result.what}{why}: redaction {result.redaction}.")
+    where = ", ".join(result.branches) or "no branch"
+    echo(
+        f"  {plural(result.commits, 'commit')} and "
+        f"{plural(result.blobs, 'version')} rewritten (branches: {where}); "
+        f"{plural(result.pruned, 'object')} deleted."
+    )
+    for remote, branches in result.remotes.items():
+        echo(
+            f"  {remote} still holds the old history of {', '.join(branches)}: "
+            f"`ctx push {remote} --force-with-lease {' '.join(branches)}` "
+            "replaces it."
+        )
 
 
 def render_merge(result: MergeResult) -> None:

@@ -18,9 +18,16 @@ from ctx.porcelain._options import (
 )
 from ctx.porcelain.commands.merge import merge_options, warn_secrets
 from ctx.porcelain.output import echo
-from ctx.porcelain.render import render_merge, render_transfer
+from ctx.porcelain.render import render_merge, render_redaction, render_transfer
 
 __all__ = ["COMMANDS"]
+
+
+ignore_redactions_option = click.option(
+    "--ignore-redactions",
+    is_flag=True,
+    help="Move what a redaction removed anyway (it brings the text back).",
+)
 
 
 def _access() -> engine.Access:
@@ -130,6 +137,13 @@ def remote_ls(state: CtxState, as_json: bool) -> None:
 @click.argument("branches", metavar="[BRANCH]...", nargs=-1)
 @click.option("--all", "all_branches", is_flag=True, help="Push every branch.")
 @click.option("--force", is_flag=True, help="Overwrite remote work we do not have.")
+@click.option(
+    "--force-with-lease",
+    is_flag=True,
+    help="Overwrite a branch only where the remote has it as last fetched "
+    "(after `ctx redact`: the history the redaction replaced).",
+)
+@ignore_redactions_option
 @json_option
 @pass_state
 def push(
@@ -138,27 +152,35 @@ def push(
     branches: tuple[str, ...],
     all_branches: bool,
     force: bool,
+    force_with_lease: bool,
+    ignore_redactions: bool,
     as_json: bool,
 ) -> None:
     """Push branches (default: the current one) to REMOTE (default: origin)
 
     A branch the remote has moved past (not a fast forward) is refused and
-    nothing is pushed, with exit 5: `ctx pull` first, or `--force`.
+    nothing is pushed, with exit 5: `ctx pull` first, or `--force`. A remote
+    that still holds history `ctx redact` replaced is named, with the
+    `--force-with-lease` push that replaces it; a push that would send what
+    a redaction removed is refused.
 
     \b
     Example:
       ctx push
       ctx push origin main agent/claude
       ctx push --all
+      ctx push origin --force-with-lease main
     """
     if all_branches and branches:
         raise click.UsageError("Give branches or --all, not both.")
     result = engine.push(
-        state.store(),
+        state.store(write=True),
         remote_name,
         branches,
         all_branches=all_branches,
         force=force,
+        force_with_lease=force_with_lease,
+        ignore_redactions=ignore_redactions,
         access=_access(),
     )
     if as_json:
@@ -173,9 +195,12 @@ def push(
 
 @click.command()
 @click.argument("remote_name", metavar="[REMOTE]", default="origin")
+@ignore_redactions_option
 @json_option
 @pass_state
-def fetch(state: CtxState, remote_name: str, as_json: bool) -> None:
+def fetch(
+    state: CtxState, remote_name: str, ignore_redactions: bool, as_json: bool
+) -> None:
     """Fetch REMOTE's branches (default: origin) as REMOTE/BRANCH
 
     Nothing local changes but the fetched branches: `ctx diff main
@@ -186,7 +211,12 @@ def fetch(state: CtxState, remote_name: str, as_json: bool) -> None:
       ctx fetch
       ctx diff main origin/main
     """
-    result = engine.fetch(state.store(write=True), remote_name, access=_access())
+    result = engine.fetch(
+        state.store(write=True),
+        remote_name,
+        access=_access(),
+        ignore_redactions=ignore_redactions,
+    )
     if as_json:
         echo_json(result)
         return
@@ -203,6 +233,7 @@ def fetch(state: CtxState, remote_name: str, as_json: bool) -> None:
 @click.argument("branch", required=False)
 @merge_options
 @intent_options("merge", secrets=False)
+@ignore_redactions_option
 @json_option
 @pass_state
 def pull(
@@ -212,6 +243,7 @@ def pull(
     into: str | None,
     prefer: str | None,
     who: Intent,
+    ignore_redactions: bool,
     as_json: bool,
 ) -> None:
     """Fetch REMOTE, then merge its BRANCH (default: same name) into a branch
@@ -219,14 +251,17 @@ def pull(
     The merge is ctx's own, as `ctx merge`: tags and links union, real
     clashes are stored as conflicts for `ctx resolve`; a pull that leaves
     conflicts is committed, printed, and exits with 5. Secrets in the text
-    it brings are named in a warning.
+    it brings are named in a warning. A redaction made in another clone
+    comes too, and is applied to this store's history first.
 
     \b
     Example:
       ctx pull
       ctx pull origin agent/claude --into main
     """
-    result = engine.pull(
+    from ctx.hub import pull as hub_pull
+
+    result = hub_pull(
         state.store(write=True),
         who,
         remote_name,
@@ -234,10 +269,13 @@ def pull(
         into=into,
         prefer=prefer,
         access=_access(),
+        ignore_redactions=ignore_redactions,
     )
     if as_json:
         echo_json(result)
     else:
+        for applied in result.redactions:
+            render_redaction(applied, applied=True)
         render_merge(result.merge)
     warn_secrets(result.merge)
     if result.merge.conflicts:

@@ -10,13 +10,20 @@ from pathlib import Path
 import pytest
 
 from ctx.engine import (
+    ConflictError,
     Draft,
     Intent,
     InvalidInputError,
+    RemoteError,
     Store,
+    add_remote,
+    clone,
     create_branch,
     edit,
+    fetch,
     op_log,
+    pull,
+    push,
     remember,
     undo,
 )
@@ -188,3 +195,77 @@ def test_a_redaction_killed_at_any_step_is_finished_or_absent(
         remember(reopened, Draft(text="written after the crash"), intent)
     finally:
         reopened.close()
+
+
+# -- two clones and a bare git remote ---------------------------------------
+
+
+def bare_log(path) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(path), "log", "-p", "--all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+@pytest.fixture
+def team(tmp_path, clock, intent):
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    a = Store.init(tmp_path / "a", clock=clock)
+    remember(a, Draft(text="the deploy runs on fridays"), intent)
+    remember(a, Draft(text=f"the key is {SECRET}"), intent)
+    remember(a, Draft(text="a later, harmless fact"), intent)
+    add_remote(a, "origin", str(bare))
+    push(a, "origin")
+    clone(tmp_path / "b", str(bare), clock=clock)
+    clone(tmp_path / "c", str(bare), clock=clock)
+    b = Store.open(tmp_path / "b", clock=clock)
+    c = Store.open(tmp_path / "c", clock=clock)
+    yield a, b, c, bare
+    for store in (a, b, c):
+        store.close()
+
+
+def test_redact_push_with_lease_pull_on_the_other(team, intent):
+    a, b, c, bare = team
+    result = redact_text(a, SECRET, reason="leaked")
+    assert result.remotes == {"origin": ("main",)}
+    assert SECRET not in all_objects_text(a)
+
+    # The remote still holds the old history: a plain push says so, and a
+    # fetch refuses to bring it back, naming the redaction.
+    with pytest.raises(ConflictError, match="origin still holds the history"):
+        push(a, "origin")
+    with pytest.raises(RemoteError, match=f"redaction {result.redaction}"):
+        fetch(a, "origin")
+    assert SECRET not in all_objects_text(a)
+
+    push(a, "origin", force_with_lease=True)
+    assert SECRET not in bare_log(bare)
+
+    pulled = pull(b, intent, "origin")
+    assert [r.redaction for r in pulled.redactions] == [result.redaction]
+    assert SECRET not in all_objects_text(b)
+    assert b.branch_tip("main") == a.branch_tip("main")
+    assert [r.id for r in list_redactions(b)] == [result.redaction]
+
+    # A clone made before the redaction cannot push the secret back...
+    remember(c, Draft(text="c writes something new"), intent)
+    for force in (False, True):
+        with pytest.raises(ConflictError, match=r"redaction .* removed"):
+            push(c, "origin", force=force)
+    assert SECRET not in bare_log(bare)
+    # ...unless it says so explicitly.
+    push(c, "origin", force=True, ignore_redactions=True)
+    assert SECRET in bare_log(bare)
+
+
+def test_a_lease_the_remote_broke_is_refused(team, intent):
+    a, b, _, _ = team
+    remember(b, Draft(text="b's newer work"), intent)
+    push(b, "origin")
+    redact_text(a, SECRET)
+    with pytest.raises(ConflictError, match="moved main since it was last fetched"):
+        push(a, "origin", force_with_lease=True)

@@ -44,6 +44,7 @@ SCHEMAS: dict[str, Any] = {
     "status": engine.StoreStatus,
     "gc": engine.GcReport,
     "fsck": engine.FsckReport,
+    "redact": engine.RedactResult,
     "tag": engine.EditResult,
     "untag": engine.EditResult,
     "tags": list[engine.TagCount],
@@ -187,6 +188,7 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     run("dream merge", "dream", "merge")
     run("gc", "gc")
     run("fsck", "fsck")
+    run("redact", "redact", "--text", "Standup is every Monday")
     recalled = run("recall", "recall", "postgres", "--explain")
     used = recalled["hits"][-1]["id"]
     run("feedback", "feedback", recalled["recall_id"], "--used", used)

@@ -1,0 +1,57 @@
+"""ctx redact: the text leaves history and the index at once (issue 33)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import secret_samples as s
+
+
+def store_bytes(ctx) -> bytes:
+    """Every file of the store, and every object as stock git reads it."""
+    git = ["git", "--git-dir", str(ctx.root / ".ctx" / "git")]
+    listing = subprocess.run(
+        [*git, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    objects = subprocess.run(
+        [*git, "cat-file", "--batch"], input=listing, capture_output=True, check=True
+    ).stdout
+    files = b"".join(
+        p.read_bytes() for p in (ctx.root / ".ctx").rglob("*") if p.is_file()
+    )
+    return objects + files
+
+
+def test_redact_a_memory_removes_it_from_history_and_the_index(hashing_ctx):
+    ctx = hashing_ctx
+    key = s.github_token()
+    mid = ctx("remember", f"CI pushes with {key}", "--allow-secret").stdout.strip()
+    ctx("remember", "The deploy runs on fridays")
+    assert key in ctx("recall", "CI pushes with").stdout
+    assert key.encode() in store_bytes(ctx)
+
+    result = ctx("redact", mid[-8:], "--reason", "pasted token")
+
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"Redacted memory {mid} (pasted token): redaction ")
+    assert lines[1].startswith("  2 commits and 1 version rewritten (branches: main);")
+    assert key.encode() not in store_bytes(ctx)
+    recalled = ctx("recall", "CI pushes with").stdout
+    assert key not in recalled
+    assert ctx.json("show", mid)["memory"]["body"] == "[REDACTED]"
+
+
+def test_redact_text_and_bad_input(ctx):
+    ctx("remember", "The staging password is swordfish-42")
+    before = ctx.files()
+    result = ctx("redact", "--text", "not in any memory", code=4)
+    assert result.stderr == (
+        "Error: No version in the history holds what was to be redacted.\n"
+        "Hint: Nothing was changed.\n"
+    )
+    assert ctx.files() == before
+    out = ctx.json("redact", "--text", "swordfish-42")
+    assert out["what"] == "a text of 12 characters"
+    assert b"swordfish-42" not in store_bytes(ctx)
