@@ -1,6 +1,10 @@
 # The install room's public names, each once: the lazy loader in __init__.py
 # reads this file, and type checkers read it as the package's interface.
 
+from .completion import SHELLS as SHELLS
+from .completion import completion_file as completion_file
+from .completion import install_completion as install_completion
+from .completion import uninstall_completion as uninstall_completion
 from .doctor import Check as Check
 from .doctor import DoctorReport as DoctorReport
 from .doctor import doctor as doctor

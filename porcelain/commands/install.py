@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ctx.hub.install import SHELLS
 from ctx.porcelain._options import CtxState, echo_json, json_option, pass_state
 from ctx.porcelain.output import echo
 
@@ -15,6 +16,10 @@ if TYPE_CHECKING:
 __all__ = ["COMMANDS"]
 
 _HOSTS = ("claude", "codex", "gemini", "cursor")
+_WHAT = click.Choice((*_HOSTS, "completion"), case_sensitive=False)
+_SHELL = click.argument(
+    "shell", type=click.Choice(SHELLS), required=False, metavar="[SHELL]"
+)
 
 
 def _scope_option(func: Any) -> Any:
@@ -57,13 +62,33 @@ def _report(result: InstallResult, as_json: bool) -> None:
         echo("Nothing to change.")
 
 
+def _completion(host: str, shell: str | None) -> str | None:
+    """Returns the completion script asked for (``completion SHELL``), or None."""
+    if host.lower() != "completion":
+        if shell is not None:
+            raise click.UsageError(f"{host} takes no shell; only completion does.")
+        return None
+    if shell is None:
+        raise click.UsageError("Give the shell: completion bash, zsh or fish.")
+    from click.shell_completion import get_completion_class
+
+    from ctx.porcelain.main import cli
+
+    kind = get_completion_class(shell)
+    assert kind is not None  # every shell of _SHELLS is click's
+    return kind(cli, {}, "ctx", "_CTX_COMPLETE").source()
+
+
 @click.command()
-@click.argument("host", type=click.Choice(_HOSTS, case_sensitive=False))
+@click.argument("host", type=_WHAT, metavar="HOST")
+@_SHELL
 @_scope_option
 @_DRY_RUN
 @json_option
-def install(host: str, scope: str, dry_run: bool, as_json: bool) -> None:
-    """Wire ctx into an agent host: its hooks, its MCP server, a skill
+def install(
+    host: str, shell: str | None, scope: str, dry_run: bool, as_json: bool
+) -> None:
+    """Wire ctx into an agent host (claude, codex, gemini, cursor), or a shell
 
     Adds `ctx hook EVENT` to the host's hooks, the MCP server `ctx`
     (`ctx mcp`) to its servers and, for Claude Code, the skill
@@ -72,11 +97,25 @@ def install(host: str, scope: str, dry_run: bool, as_json: bool) -> None:
     again changes nothing. A file that is not valid JSON or TOML stops it
     (exit 4) before anything is written (docs/install.md).
 
+    `ctx install completion bash|zsh|fish` writes the shell's completion
+    script where it loads it (in your home); with --dry-run it prints the
+    script (`source <(ctx install completion bash --dry-run)`).
+
     \b
     Example:
       ctx install claude
       ctx install codex --user --dry-run
+      ctx install completion bash
     """
+    script = _completion(host, shell)
+    if script is not None:
+        from ctx.hub.install import install_completion
+
+        if dry_run and not as_json:
+            echo(script, nl=False)
+            return
+        _report(install_completion(shell or "", script, dry_run=dry_run), as_json)
+        return
     from ctx.hub.install import HOSTS, apply_plan, plan_install
 
     _report(
@@ -85,22 +124,33 @@ def install(host: str, scope: str, dry_run: bool, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("host", type=click.Choice(_HOSTS, case_sensitive=False))
+@click.argument("host", type=_WHAT, metavar="HOST")
+@_SHELL
 @_scope_option
 @_DRY_RUN
 @json_option
-def uninstall(host: str, scope: str, dry_run: bool, as_json: bool) -> None:
-    """Remove what `ctx install` added to an agent host
+def uninstall(
+    host: str, shell: str | None, scope: str, dry_run: bool, as_json: bool
+) -> None:
+    """Remove what `ctx install` added to an agent host, or a shell
 
     Only ctx's own entries go: hooks running `ctx hook`, the MCP server
     `ctx` as install writes it, the skill as install wrote it. A file left
-    holding nothing else is removed.
+    holding nothing else is removed. `ctx uninstall completion SHELL`
+    removes the completion script while it is the one install wrote.
 
     \b
     Example:
       ctx uninstall claude
       ctx uninstall gemini --user
+      ctx uninstall completion zsh
     """
+    script = _completion(host, shell)
+    if script is not None:
+        from ctx.hub.install import uninstall_completion
+
+        _report(uninstall_completion(shell or "", script, dry_run=dry_run), as_json)
+        return
     from ctx.hub.install import HOSTS, apply_plan, plan_uninstall
 
     plan = plan_uninstall(HOSTS[host.lower()], scope)
