@@ -161,5 +161,8 @@ from .server.wire import (
 )
 from .sessions import end_session as end_session
 from .sessions import session_report as session_report
+from .shown import Shown as Shown
+from .shown import memory_shown as memory_shown
+from .shown import session_shown as session_shown
 from .workspace import Workspace as Workspace
 from .workspace import local_now as local_now

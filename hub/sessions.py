@@ -3,16 +3,22 @@
 The engine derives a session from history (:mod:`ctx.engine.sessions`);
 here its report is completed with what only this machine knows: the
 memories a hook session was given (its recalls), kept in the hooks'
-private state while the session lasts (docs/hooks.md). Ending a session
-writes its summary and drops that state.
+private state while the session lasts (docs/hooks.md), and those the
+record of what each session was shown holds (:mod:`ctx.hub.shown`, MCP
+and HTTP recalls too). A session that wrote nothing but was shown
+memories is reported from that record alone. Ending a session writes its
+summary and drops the hooks' state.
 """
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import msgspec
 
 from ctx import engine
-from ctx.engine import SessionDetail, SessionSummaryResult
+from ctx.engine import NotFoundError, SessionDetail, SessionInfo, SessionSummaryResult
+from ctx.hub.shown import Shown
 from ctx.hub.workspace import Workspace
 
 __all__ = ["end_session", "session_report"]
@@ -21,19 +27,43 @@ __all__ = ["end_session", "session_report"]
 def session_report(
     ws: Workspace, session_id: str, rev: str | None = None
 ) -> SessionDetail:
-    """Returns what a session wrote and decided, and what it recalled.
+    """Returns what a session wrote and decided, and what it was given.
 
     Raises:
-        NotFoundError: no commit carries the session.
+        NotFoundError: no commit carries the session, and it was shown nothing.
     """
-    from ctx.hub.hooks.session import read_session
+    from ctx.hub.hooks.session import read_session, unique_latest
+    from ctx.hub.shown import session_shown
 
-    with ws.lock:
-        detail = engine.session_detail(ws.store(), session_id, rev)
+    shown = session_shown(ws, session_id)
+    try:
+        with ws.lock:
+            detail = engine.session_detail(ws.store(), session_id, rev)
+    except NotFoundError:
+        if not shown:
+            raise
+        detail = _shown_only(session_id, shown)
     state = read_session(ws.path, session_id) if ws.on_disk else None
-    if state is None or not state.shown:
+    given = [m for entry in shown for m in entry.memories]
+    given += state.shown if state is not None else []
+    if not given:
         return detail
-    return msgspec.structs.replace(detail, recalls=tuple(state.shown))
+    return msgspec.structs.replace(detail, recalls=tuple(unique_latest(given)))
+
+
+def _shown_only(session_id: str, shown: tuple[Shown, ...]) -> SessionDetail:
+    """Returns the report of a session that wrote nothing but was shown memories."""
+    times = [entry.when.astimezone(UTC) for entry in shown]
+    agent = next((e.agent for e in shown if e.agent), None) or "unknown"
+    info = SessionInfo(
+        id=session_id,
+        agent=agent,
+        first=min(times),
+        last=max(times),
+        commits=0,
+        writes=0,
+    )
+    return SessionDetail(session=info, commits=(), memories=(), decisions=())
 
 
 def end_session(

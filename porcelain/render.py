@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from datetime import UTC
 from typing import TYPE_CHECKING
 
 from ctx.engine import KINDS, plural
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # only for annotations: keep start-up light
         TraceNode,
         UndoResult,
     )
+    from ctx.hub import Shown
 
 __all__ = [
     "NO_MATCH",
@@ -42,6 +44,7 @@ __all__ = [
     "render_merge",
     "render_ops",
     "render_redaction",
+    "render_shown",
     "render_status",
     "render_trace",
     "render_transfer",
@@ -214,6 +217,19 @@ def render_conflicts(conflicts: Sequence[Conflict]) -> None:
     for c in conflicts:
         fields = ", ".join(c.fields)
         echo(f"  {c.id}  {fields}  (ours: {c.ours_branch}, theirs: {c.theirs_ref})")
+
+
+def render_shown(entries: Sequence[Shown], *, sessions: bool = False) -> None:
+    """Prints one line per injection: when, how, where, who and what.
+
+    With ``sessions``, each line names the session (``ctx blame --shown``);
+    else the memories shown (``ctx session show``).
+    """
+    for e in entries:
+        when = e.when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        at = f"{e.branch}@{e.commit[:10]}" if e.branch and e.commit else "-"
+        what = (e.session or "-") if sessions else ", ".join(e.memories)
+        echo(f"  {when}  {e.via:<6}  {at}  {e.agent or '-'}  {what}")
 
 
 def render_redaction(result: RedactResult, *, applied: bool = False) -> None:

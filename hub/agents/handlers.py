@@ -200,9 +200,14 @@ def prime(ws: Workspace, caller: Caller, req: rq.PrimeRequest) -> engine.PrimeRe
 
 
 def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult:
-    """Recalls the memories that matter for a question."""
+    """Recalls the memories that matter for a question.
+
+    What it returns is recorded as shown to the caller's session
+    (:mod:`ctx.hub.shown`).
+    """
     from ctx.hub.api import moment_or_revision
     from ctx.hub.api import recall as hub_recall
+    from ctx.hub.shown import note_recall
 
     overlay = req.with_
     now = _moment(req.now, "now")
@@ -220,7 +225,7 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
         at = moment_or_revision(ws, req.at, now or ws.clock())  # as recall reads it
         if isinstance(at, str):
             at = caller.read_revision(store, at)
-    return hub_recall(
+    result = hub_recall(
         ws,
         req.query,
         budget=req.budget,
@@ -232,6 +237,10 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
         explain=req.explain,
         agent=ws.agent or caller.agent,
     )
+    note_recall(
+        ws, result, session=caller.session or ws.session, agent=ws.agent or caller.agent
+    )
+    return result
 
 
 def feedback(ws: Workspace, caller: Caller, req: rq.FeedbackRequest) -> FeedbackResult:

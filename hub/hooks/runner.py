@@ -36,6 +36,7 @@ from typing import Any
 
 from ctx.engine import CtxError
 from ctx.hub.hooks.events import Event, Hook, HookInput, find_event
+from ctx.hub.shown import shown_during
 from ctx.hub.state import private_folder
 from ctx.hub.workspace import Workspace
 
@@ -149,7 +150,9 @@ def run_hook(
         if found.name == "session-end":
             seconds = min(seconds, SESSION_END_TIMEOUT)
         with _deadline(seconds):
-            text = found.handler(Hook(ws, hook_input, settings, host))
+            hook = Hook(ws, hook_input, settings, host)
+            with shown_during(ws, hook.session, ws.agent or host):
+                text = found.handler(hook)
         return _output(found, hook_input, text) if text else ""
     except (Exception, HookTimeoutError) as exc:  # every failure ends here
         where = ws or _quietly_found(store, env)

@@ -13,7 +13,7 @@ from ctx.porcelain._options import (
     pass_state,
 )
 from ctx.porcelain.output import echo
-from ctx.porcelain.render import render_log
+from ctx.porcelain.render import render_log, render_shown
 
 __all__ = ["COMMANDS"]
 
@@ -23,19 +23,47 @@ __all__ = ["COMMANDS"]
 @click.option(
     "--lines", is_flag=True, help="Attribute each line of the body to a commit."
 )
+@click.option(
+    "--shown",
+    is_flag=True,
+    help="List the sessions the memory was shown to (hooks, MCP and HTTP recalls).",
+)
 @branch_option
 @json_option
 @pass_state
 def blame(
-    state: CtxState, memory_id: str, lines: bool, branch: str | None, as_json: bool
+    state: CtxState,
+    memory_id: str,
+    lines: bool,
+    shown: bool,
+    branch: str | None,
+    as_json: bool,
 ) -> None:
     """Show every commit that touched a memory, newest first
+
+    With --shown, the sessions it was shown to instead, oldest first: with
+    the commits, which agent acted on a memory, and who wrote it.
 
     \b
     Example:
       ctx blame 01JD2X9K7M3Q4R5S6T7V8W9XYZ
       ctx blame 01JD2X9K7M3Q4R5S6T7V8W9XYZ --lines
+      ctx blame 01JD2X9K7M3Q4R5S6T7V8W9XYZ --shown
     """
+    if shown and lines:
+        raise click.UsageError("Give --lines or --shown, not both.")
+    if shown:
+        from ctx.hub import memory_shown
+
+        entries = memory_shown(state.workspace(), memory_id)
+        if as_json:
+            echo_json(entries)
+        elif entries:
+            echo(f"Shown {len(entries)} times; when, how, at, agent, session:")
+            render_shown(entries, sessions=True)
+        else:
+            echo("Never shown to a session.")
+        return
     store = state.store()
     if lines:
         result = engine.blame_lines(store, memory_id, rev=branch)

@@ -17,7 +17,7 @@ from ctx.porcelain._options import (
     pass_state,
 )
 from ctx.porcelain.output import echo
-from ctx.porcelain.render import commit_line, render_diff, render_log
+from ctx.porcelain.render import commit_line, render_diff, render_log, render_shown
 
 __all__ = ["COMMANDS"]
 
@@ -85,20 +85,22 @@ def session_show(
     """Show what a session wrote, recalled and decided
 
     Its summary (if written), its commits, the memories it wrote (the
-    decisions among them apart) and, while a hook session lasts, the
-    memories it was given.
+    decisions among them apart) and the memories it was shown: each
+    injection (a hook's context, an MCP or HTTP recall) with its time,
+    branch@commit and agent, from the store's private record.
 
     \b
     Example:
       ctx session show mcp-1a2b3c4d5e6f
       ctx session show mcp-1a2b3c4d5e6f --json
     """
-    from ctx.hub import session_report
+    from ctx.hub import session_report, session_shown
 
     detail = session_report(state.workspace(), session_id, branch)
     if as_json:
         echo_json(detail)
         return
+    shown = session_shown(state.workspace(), session_id)
     s = detail.session
     echo(f"Session {s.id} ({s.agent}), {_when(s.first)} .. {_when(s.last)} UTC")
     if detail.summary:
@@ -115,6 +117,9 @@ def session_show(
             echo(f"  {m.id}  {m.title or ''}")
     if detail.recalls:
         echo(f"\nRecalled ({len(detail.recalls)}): " + ", ".join(detail.recalls))
+    if shown:
+        echo(f"\nShown ({len(shown)}), when, how, at, agent, memories:")
+        render_shown(shown)
 
 
 @session_group.command(name="end")

@@ -113,3 +113,39 @@ def test_brief_of_an_empty_store(ctx):
     assert ctx("brief").stdout == (
         "Nothing to brief on yet: the store holds no memories or sessions.\n"
     )
+
+
+def test_session_show_and_blame_shown_list_what_sessions_were_shown(worked):
+    from datetime import UTC, datetime
+
+    from ctx.hub.shown import Shown, record_shown
+
+    ctx, decision, fact = worked
+    store = ctx.root / ".ctx"
+    when = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
+    tip = "0123456789abcdef0123456789abcdef01234567"
+    record_shown(
+        store,
+        Shown(
+            when=when,
+            via="recall",
+            session="reader-1",
+            agent="codex",
+            branch="main",
+            commit=tip,
+            memories=(decision, fact),
+        ),
+    )
+    out = ctx("session", "show", "reader-1").stdout
+    assert out.startswith("Session reader-1 (codex), 2026-01-05 09:30 ..")
+    assert out.endswith(
+        "\nShown (1), when, how, at, agent, memories:\n"
+        f"  2026-01-05 09:30:00  recall  main@0123456789  codex  {decision}, {fact}\n"
+    )
+    assert ctx.json("session", "show", "reader-1")["recalls"] == [decision, fact]
+    assert ctx("blame", decision[-6:], "--shown").stdout == (
+        "Shown 1 times; when, how, at, agent, session:\n"
+        "  2026-01-05 09:30:00  recall  main@0123456789  codex  reader-1\n"
+    )
+    refused = ctx("blame", decision, "--shown", "--lines", code=2)
+    assert refused.stderr.endswith("Error: Give --lines or --shown, not both.\n")

@@ -1,0 +1,100 @@
+"""The record of what each session was shown: hooks and recalls (issue 33)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from test_hooks import SESSION, add, context, engine_clock
+
+from ctx.engine import Store
+from ctx.hub import Workspace
+from ctx.hub import shown as shown_module
+from ctx.hub.agents.access import Caller
+from ctx.hub.agents.handlers import recall
+from ctx.hub.agents.requests import RecallRequest
+from ctx.hub.shown import (
+    Shown,
+    memory_shown,
+    read_shown,
+    record_shown,
+    session_shown,
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CTX_NO_HUB", "1")
+    root = tmp_path / "app"
+    root.mkdir()
+    Store.init(root / ".ctx", clock=engine_clock).close()
+    (root / ".ctx" / "config.toml").write_text(
+        '[embedder]\nkind = "hashing"\n[hooks]\nfloor = 0.1\n'
+    )
+    return root
+
+
+def test_hooks_and_recalls_record_what_each_session_was_shown(project):
+    queue = add(project, "The job queue lives in Postgres, read with SKIP LOCKED.")
+    add(project, "Deploys go out with Argo CD.")
+    given = context(
+        "prompt-submit",
+        "user_prompt_submit",
+        project,
+        prompt="Where does the job queue live?",
+    )
+    assert given is not None
+    assert queue in given
+
+    ws = Workspace.find(project / ".ctx")
+    try:
+        result = recall(
+            ws,
+            Caller(agent="reader", session="mcp-1"),
+            RecallRequest(query="job queue postgres"),
+        )
+        hooked = session_shown(ws, SESSION)
+        recalled = session_shown(ws, "mcp-1")
+        to_queue = memory_shown(ws, queue[-8:])
+        tip = ws.store().branch_tip("main")
+    finally:
+        ws.close()
+
+    (hook_entry,) = hooked
+    assert hook_entry.via == "hook"
+    assert hook_entry.agent == "claude-code"
+    assert queue in hook_entry.memories
+    assert (hook_entry.branch, hook_entry.commit) == ("main", tip)
+    (recall_entry,) = recalled
+    assert recall_entry.via == "recall"
+    assert recall_entry.agent == "reader"
+    assert recall_entry.memories == tuple(h.id for h in result.hits)
+    assert recall_entry.commit == result.commit
+    assert {e.session for e in to_queue} == {SESSION, "mcp-1"}
+
+    # A memory given once is not given again, nor recorded again.
+    context("prompt-submit", "user_prompt_submit", project, prompt="job queue again?")
+    assert len([e for e in read_shown(project / ".ctx") if e.via == "hook"]) == 1
+
+
+def test_the_record_is_private_and_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr(shown_module, "MAX_BYTES", 2_000)
+    store = tmp_path / ".ctx"
+    store.mkdir()
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    for n in range(100):
+        entry = Shown(when=when, via="recall", session=f"s{n}", memories=(f"M{n}",))
+        record_shown(store, entry)
+    path = store / "private" / "shown.jsonl"
+    assert path.stat().st_size <= 2_000
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    kept = read_shown(store)
+    assert kept[-1].session == "s99"
+    assert len(kept) < 100
+    # A torn last line (a writer killed mid-append) is skipped.
+    with path.open("ab") as file:
+        file.write(b'{"version":1,"when":"2026')
+    assert read_shown(store) == kept
+    record_shown(store, Shown(when=when, via="hook", memories=()))  # nothing shown
+    assert read_shown(store) == kept
