@@ -240,3 +240,19 @@ def test_a_tag_value_in_chinese_is_named_inside_a_sentence(disk_store, projectio
     hits = ranked(projection, "支付服务的超时是多少")
     assert hits[0].id == pay
     assert boosts(hits) == {pay: 2.0}
+
+
+def test_what_one_person_told_another_is_found_in_either_turn(disk_store, projection):
+    # Issue 29: "what did Fahim tell Kate about X" is answered in Kate's turn.
+    answer = remember(
+        disk_store,
+        "Kate: so Fahim says the visa office wants the bank statements by March",
+        "speaker:kate",
+    )
+    for text in ("Hi Kate, how are you?", "I was at the office all day", "See you"):
+        remember(disk_store, f"Fahim: {text}", "speaker:fahim-khan")
+    for text in ("Kate, lunch?", "The office is closed", "Bank holiday soon"):
+        remember(disk_store, f"Lina: {text}", "speaker:lina")
+    hits = ranked(projection, "What did Fahim tell Kate about the visa?")
+    assert hits[0].id == answer
+    assert boosts(hits)[answer] > 1.0
