@@ -1,11 +1,16 @@
 # The two commands of the README:
-#   make tour    installs ctx and runs a short tour on the default store
+#   make tour    installs ctx (without the dev tools) and runs a short tour on
+#                the default store
 #   make check   installs ctx with its dev tools and runs every check and test
+# and:
+#   make install-runtime  ctx and what it needs to run, into .venv, no dev tools
+#   make wheel-check      builds the wheel, installs it into a fresh environment
+#                         and runs the first minute from it (about a minute)
 VENV := .venv
 BIN := $(VENV)/bin
 SOURCES := $(shell find engine hub porcelain lens -name '*.py' -o -name '*.pyi') pyproject.toml
 
-.PHONY: install tour check test lint fix
+.PHONY: install install-runtime tour check test lint fix wheel-check
 
 $(BIN)/.installed: $(SOURCES)
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -15,7 +20,15 @@ $(BIN)/.installed: $(SOURCES)
 
 install: $(BIN)/.installed
 
-tour: install
+$(BIN)/.runtime: $(SOURCES)
+	test -x $(BIN)/python || python3 -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+		-e . --config-settings editable_mode=strict
+	touch $@
+
+install-runtime: $(BIN)/.runtime
+
+tour: install-runtime
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/tour.sh
 
 lint: install
@@ -28,6 +41,9 @@ test: install
 	$(BIN)/pytest -q -p no:cacheprovider -n 2
 
 check: lint test
+
+wheel-check: install
+	CTX_WHEEL_TEST=1 $(BIN)/pytest -q -p no:cacheprovider tests/integration/test_wheel.py
 
 fix: install
 	$(BIN)/ruff format .
