@@ -143,3 +143,16 @@ def test_clone_from_code_with_no_memory_there(hosting):
         "of this code, then `ctx push`.\n"
     )
     assert not (hosting[1] / ".ctx").exists()
+
+
+def test_a_linked_worktree_finds_the_code_remote(hosting, tmp_path, monkeypatch):
+    _bare, code = hosting
+    ctx("init", "--with-code")
+    ctx("remember", "Feature flags live in flags.toml.")
+    ctx("push")
+    linked = tmp_path / "linked"
+    git("worktree", "add", "-q", "-b", "feature", str(linked), cwd=code)
+    assert (linked / ".git").is_file()  # a worktree's .git names its gitdir
+    monkeypatch.chdir(linked)
+    ctx("clone", "--from-code")
+    assert "flags.toml" in ctx("ls")
