@@ -1,47 +1,19 @@
 """Text for people: every line a command prints goes through :func:`echo`.
 
-Memories hold what they were given, and a title, body, tag, agent name or
-commit summary may hold characters a terminal obeys rather than shows: ESC
-starts sequences that move the cursor, recolour, retitle the window or write
-to the clipboard, BEL rings, CR overwrites the line, and the Unicode bidi
-controls reorder the text around them, so what is read is not what is
-stored. :func:`visible` writes each of them as an escape instead (``\\x1b``,
-``\\u202e``): every C0 control but tab and newline, DEL, every C1 control,
-and Unicode's Bidi_Control characters.
-
-Only text output is shown this way: ``--json`` escapes what JSON must, and
-data formats (``ctx export``, ``compose --format json``) and the store keep
-every character as it is.
+Each line is made :func:`~ctx.hub.escapes.visible` first: the control and
+bidi characters a memory may hold are shown as escapes (``\\x1b``,
+``\\u202e``), never obeyed by the terminal. Only text output is shown this
+way: ``--json`` escapes what JSON must, and data formats (``ctx export``,
+``compose --format json``) and the store keep every character as it is.
 """
 
 from __future__ import annotations
 
 import click
 
+from ctx.hub.escapes import visible
+
 __all__ = ["echo", "visible"]
-
-_BIDI_CONTROLS = (
-    0x061C,
-    0x200E,
-    0x200F,
-    *range(0x202A, 0x202F),
-    *range(0x2066, 0x206A),
-)
-_SHOWN: dict[int, str] = {
-    code: f"\\x{code:02x}"
-    for code in (*range(0x20), *range(0x7F, 0xA0))
-    if code not in (0x09, 0x0A)  # tab and newline lay text out, as meant
-}
-_SHOWN.update({code: f"\\u{code:04x}" for code in _BIDI_CONTROLS})
-
-
-def visible(text: str) -> str:
-    """Returns ``text`` with control and bidi characters written as escapes.
-
-    Tab and newline are kept; ``"a\\x1b[2Jb"`` becomes ``a\\x1b[2Jb`` with a
-    literal backslash, which a terminal prints rather than obeys.
-    """
-    return text.translate(_SHOWN)
 
 
 def echo(
