@@ -77,10 +77,16 @@ def code_remotes(start: Path) -> dict[str, str]:
 
 
 def _absolute(url: str, top: Path) -> str:
-    """Returns ``url`` with a relative path made relative to ``top``."""
-    if "://" in url or ":" in url.split("/", 1)[0] or Path(url).is_absolute():
+    """Returns ``url`` with a relative path made relative to ``top``.
+
+    A path to a checkout (not bare) becomes its ``.git`` folder, as git
+    reads it: the checkout may hold a ctx store of its own, which a plain
+    path would reach instead (:func:`ctx.engine.remotes.transport_location`).
+    """
+    if "://" in url or ":" in url.split("/", 1)[0]:
         return url
-    return str((top / url).resolve())
+    path = Path(url) if Path(url).is_absolute() else (top / url).resolve()
+    return str(path / ".git") if (path / ".git").is_dir() else str(path)
 
 
 def code_remote_url(start: Path, name: str = "origin") -> str:

@@ -156,3 +156,17 @@ def test_a_linked_worktree_finds_the_code_remote(hosting, tmp_path, monkeypatch)
     monkeypatch.chdir(linked)
     ctx("clone", "--from-code")
     assert "flags.toml" in ctx("ls")
+
+
+def test_a_checkout_as_the_code_remote_is_reached_through_its_git_folder(
+    hosting, tmp_path, monkeypatch
+):
+    # The checkout may hold a ctx store of its own (.ctx/): the code remote is
+    # its .git, as git reads it, never that store.
+    _bare, code = hosting
+    ctx("init")
+    second = tmp_path / "second"
+    git("clone", "-q", str(code), str(second), cwd=tmp_path)
+    monkeypatch.chdir(second)
+    ctx("init", "--with-code")
+    assert ctx("remote", "ls").startswith(f"origin  {code / '.git'} (branches under")
