@@ -23,14 +23,14 @@ The boost is bounded by what else the hit matches. Each hit has a
 (those that named no tag) it holds, weighed as the relevance weighs them
 (:meth:`~ctx.hub.index.searcher.Searcher.coverage`), and its cosine to the
 question (a turn that answers in other words). A tagged hit is boosted,
-but it is never lifted above a hit that
-ranked above it and whose backing is at least :data:`CLEARLY_BETTER`
-higher (:func:`bounded`): the boost reorders near ties among hits that
-answer the question, and never lifts the turns of the person a question
-names above the other person's turn that holds the answer (issue 29: with
-the whole boost on every tagged hit, the answer in the other speaker's
-turn fell out of the top 10), nor two memories tagged ``project:api``
-that say nothing of "rate limit" above the one that does.
+but it is never lifted above a hit that ranked above it and whose backing
+is at least :data:`CLEARLY_BETTER` higher (:func:`bounded`): the boost
+reorders near ties among hits that answer the question, and never lifts
+the turns of the person a question names above the other person's turn
+that holds the answer (issue 29: with the whole boost on every tagged hit,
+the answer in the other speaker's turn fell out of the top 10), nor two
+memories tagged ``project:api`` that say nothing of "rate limit" above the
+one that does.
 
 Measured on LoCoMo (``benchmarks/bench_empty_answers.py``): of the 409
 questions that name one speaker and hold evidence in the other's turn,
@@ -168,8 +168,7 @@ def name_tags(query: str, tagged: Iterable[tuple[str, Sequence[str]]]) -> NamedT
                 inside.add(value)
         if found:
             named[memory_id] = tuple(found)
-    kept = [chunk for i, chunk in enumerate(chunks) if i not in used]
-    rest = " ".join(kept)
+    rest = " ".join(chunk for i, chunk in enumerate(chunks) if i not in used)
     for value in sorted(inside, key=len, reverse=True):
         rest = " ".join(re.sub(re.escape(value), " ", rest, flags=re.I).split())
     return NamedTags(named, rest)
