@@ -32,7 +32,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from packaging.requirements import Requirement
 
-pytestmark = pytest.mark.skipif(
+asked = pytest.mark.skipif(
     not os.environ.get("CTX_WHEEL_TEST"),
     reason="builds and installs the wheel (about a minute): `make wheel-check`",
 )
@@ -97,6 +97,51 @@ def _runtime_closure(wanted: list[Requirement]) -> set[str]:
     return entries
 
 
+def _link_closure(requirements: list[Requirement], deps: Path) -> None:
+    """Links every site-packages entry the requirements install into ``deps``."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    deps.mkdir()
+    for entry in _runtime_closure(requirements):
+        if (site / entry).exists() and not entry.startswith("ctx_memory"):
+            (deps / entry).symlink_to(site / entry)
+
+
+def test_every_module_imports_with_only_the_declared_dependencies(tmp_path):
+    # The quick form of the wheel check, run every time: ctx's own packages
+    # and the closure of its declared dependencies, nothing else on the path.
+    requirements = [Requirement(r) for r in distribution("ctx-memory").requires or ()]
+    deps = tmp_path / "deps"
+    _link_closure(requirements, deps)
+    package = tmp_path / "pkg" / "ctx"
+    package.mkdir(parents=True)
+    for name in ("engine", "hub", "porcelain", "lens"):
+        (package / name).symlink_to(ROOT / name)
+    code = (
+        "import importlib, pkgutil, sys\n"
+        f"sys.path[:0] = [{str(deps)!r}, {str(package.parent)!r}]\n"
+        "import ctx\n"
+        "walk = pkgutil.walk_packages(ctx.__path__, 'ctx.')\n"
+        "names = [m.name for m in walk if not m.name.endswith('__main__')]\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "for tool in ('pytest', 'ruff', 'mypy', 'hypothesis', 'importlinter'):\n"
+        "    try:\n"
+        "        importlib.import_module(tool)\n"
+        "    except ImportError:\n"
+        "        continue\n"
+        "    sys.exit(f'{tool} is importable')\n"
+        "print(len(names))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout) > 200
+
+
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
@@ -116,12 +161,8 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
         timeout=300,
     )
-    site = Path(sysconfig.get_paths()["purelib"])
     deps = out / "deps"
-    deps.mkdir()
-    for entry in _runtime_closure(_requirements(wheel)):
-        if (site / entry).exists() and not entry.startswith("ctx_memory"):
-            (deps / entry).symlink_to(site / entry)
+    _link_closure(_requirements(wheel), deps)
     fresh_site = next((venv / "lib").glob("python3.*")) / "site-packages"
     (fresh_site / "runtime-deps.pth").write_text(f"{deps}\n", encoding="utf-8")
     return venv
@@ -133,6 +174,7 @@ def _env(home: Path) -> dict[str, str]:
     return env | {"HOME": str(home), "CTX_HUB_AUTOSTART": "0"}
 
 
+@asked
 def test_the_wheel_alone_runs_the_first_minute(fresh, tmp_path):
     home = tmp_path / "home"
     project = tmp_path / "api"
@@ -180,6 +222,7 @@ def test_the_wheel_alone_runs_the_first_minute(fresh, tmp_path):
     assert version.stdout.startswith("ctx, version ")
 
 
+@asked
 @pytest.mark.anyio
 async def test_the_wheel_serves_mcp(fresh, tmp_path):
     home = tmp_path / "home"
