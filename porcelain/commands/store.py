@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -77,12 +78,9 @@ def init(
         if not any(r.name == "origin" for r in engine.list_remotes(store)):
             added = engine.add_code_remote(store, "origin", Path(folder))
     found = hub.find_instructions(Path(folder), Path.home())
-    imported = None
-    if import_ and found:
-        state.explicit = result.path
-        ws = state.workspace()
-        imported = hub.import_instructions(ws, found, ws.intent("import"))
     if as_json:
+        if import_ and found:
+            _import(state, result.path, found)
         echo_json(result)
         return
     if not result.created:
@@ -94,10 +92,32 @@ def init(
         echo(f"Added remote origin at {added.url} (branches under ctx/).")
     elif not with_code and "origin" in engine.code_remotes(Path(folder)):
         echo(_CODE_REMOTE_HINT)
-    if imported is not None:
-        _render_imported(imported)
-    elif found:
+    if found:
+        _offer(state, result.path, found, import_)
+
+
+def _offer(
+    state: CtxState, store: str, found: list[hub.FoundInstructions], import_: bool
+) -> None:
+    """Lists the instruction files found and imports them if asked (or told yes).
+
+    The question is asked only at a terminal: an agent that runs `ctx init`
+    is never left waiting for an answer.
+    """
+    if not import_:
         _render_found(found)
+        terminal = sys.stdin.isatty() and sys.stdout.isatty()
+        import_ = terminal and click.confirm("Bring them in now?", default=False)
+    if import_:
+        _render_imported(_import(state, store, found))
+
+
+def _import(
+    state: CtxState, store: str, found: list[hub.FoundInstructions]
+) -> list[hub.ImportedInstructions]:
+    state.explicit = store
+    ws = state.workspace()
+    return hub.import_instructions(ws, found, ws.intent("import"))
 
 
 def _render_found(found: list[hub.FoundInstructions]) -> None:

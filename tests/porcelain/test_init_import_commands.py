@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import os
+import pty
 import re
+import select
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -139,3 +144,41 @@ def memories_at(project: Path, clock) -> dict[str, str]:
         return {rec.path: rec.memory.id for rec in list_memories(store)}
     finally:
         store.close()
+
+
+def test_at_a_terminal_init_asks_and_a_yes_imports(tmp_path, clock):
+    # A real terminal (a pty): the question is asked only there.
+    _project(tmp_path)
+    project = tmp_path / "api"
+    main, child = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ctx.porcelain", "init"],
+        cwd=project,
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        env={**os.environ, "CTX_HUB_AUTOSTART": "0"},
+    )
+    os.close(child)
+    seen = b""
+    answered = False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([main], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # the child is gone and the pty closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+        if not answered and b"Bring them in now? [y/N]: " in seen:
+            os.write(main, b"y\n")
+            answered = True
+    os.close(main)
+    assert proc.wait(timeout=60) == 0, seen.decode(errors="replace")
+    text = seen.decode().replace("\r\n", "\n")
+    assert answered, text
+    assert "  Imported CLAUDE.md into pinned/claude-md (2 sections) in " in text
+    assert len(memories_at(project, clock)) == 8
