@@ -241,6 +241,7 @@ def recall(
     include_superseded: bool = False,
     explain: bool = False,
     agent: str | None = None,
+    reviewed_only: bool = False,
 ) -> RecallResult:
     """Returns the pinned and most relevant memories, packed into a budget.
 
@@ -260,6 +261,9 @@ def recall(
         include_superseded: Keep memories another one supersedes.
         explain: Give each hit its channels, boosts and last commit.
         agent: The caller (default: the workspace's agent).
+        reviewed_only: Read only reviewed memory, as ``[recall]
+            reviewed_only`` does for every recall: the reviewed branch
+            (``main``), with no overlay (:meth:`Workspace.reviewed_view`).
 
     Raises:
         InvalidInputError: The query is empty or too long, the budget is
@@ -278,6 +282,7 @@ def recall(
         include_superseded=include_superseded,
         explain=explain,
         agent=agent,
+        reviewed_only=reviewed_only,
     )
     return _timed(_answer(ws, request), started)
 
@@ -294,15 +299,17 @@ def _recall_request(
     now: datetime | None = None,
     include_superseded: bool = False,
     explain: bool = False,
+    reviewed_only: bool = False,
 ) -> Request:
     """Returns the hub's request for a recall (see :func:`recall`)."""
     asked = now or ws.clock()
     when = moment_or_revision(ws, at, asked)
+    read, overlay = ws.reviewed_view(branch or ws.branch, overlay, only=reviewed_only)
     return Request(
         op="recall",
         query=query,
-        branch=branch or ws.branch,
-        overlay=tuple(overlay),
+        branch=read,
+        overlay=overlay,
         at=when if isinstance(when, str) else None,
         at_time=when if isinstance(when, datetime) else None,
         now=asked,

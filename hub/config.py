@@ -98,6 +98,11 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             (docs/recall.md says which floor each caller uses).
         fall_off: A hit below the floor is dropped when its score is below
             this share of the best hit's score.
+        reviewed_only: Whether every recall (the command line, hooks, MCP,
+            HTTP) reads only reviewed memory: ``reviewed_branch``, with no
+            overlay of agents' branches (``ctx recall --reviewed-only`` for
+            one recall).
+        reviewed_branch: The branch reviewed memory is merged into.
     """
 
     budget: Annotated[int, msgspec.Meta(ge=1)] = 1500
@@ -113,6 +118,8 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # Measured in benchmarks/results/relevance_floor.md (docs/recall.md).
     floor: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.45
     fall_off: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.25
+    reviewed_only: bool = False
+    reviewed_branch: str = "main"
 
 
 class HubSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -184,9 +191,14 @@ class AgentsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         branch_per_agent: Whether an agent's writes that name no branch go to
             ``agent/<name>`` (created from the store's HEAD branch on first
             use) and its recalls read that branch overlaid on HEAD's.
+        review_writes: Whether agents' writes (hooks, MCP, the HTTP API) stay
+            on ``agent/<name>`` until reviewed (``ctx review``) and merged
+            into HEAD's branch; as ``branch_per_agent``, named for teams that
+            read only reviewed memory (``[recall] reviewed_only``).
     """
 
     branch_per_agent: bool = False
+    review_writes: bool = False
 
 
 class SteerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

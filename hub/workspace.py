@@ -19,7 +19,7 @@ from __future__ import annotations
 import getpass
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -204,13 +204,32 @@ class Workspace:
     def own_branch(self, agent: str | None) -> str | None:
         """Returns ``agent/<name>`` if agents write on branches of their own.
 
-        That is with ``[agents] branch_per_agent`` set; the agent is the
-        workspace's (``CTX_AGENT``), else ``agent``; ``None`` without one.
+        That is with ``[agents] branch_per_agent`` or ``review_writes`` set
+        (the latter keeps their writes there until reviewed and merged); the
+        agent is the workspace's (``CTX_AGENT``), else ``agent``; ``None``
+        without one.
         """
         who = self.agent or agent
-        if not who or not self.config().agents.branch_per_agent:
+        agents = self.config().agents
+        if not who or not (agents.branch_per_agent or agents.review_writes):
             return None
         return f"agent/{who}"
+
+    def reviewed_view(
+        self, branch: str | None, overlay: Sequence[str] = (), *, only: bool = False
+    ) -> tuple[str | None, tuple[str, ...]]:
+        """Returns the branch and overlay a recall reads.
+
+        With ``only`` (``--reviewed-only``) or ``[recall] reviewed_only``:
+        the reviewed branch alone (``[recall] reviewed_branch``, ``main``),
+        where reviewed memory is merged; the agents' own branches
+        (``[agents] review_writes``) and any overlay are not read.
+        Otherwise ``branch`` and ``overlay`` as given.
+        """
+        recall = self.config().recall
+        if not (only or recall.reviewed_only):
+            return branch, tuple(overlay)
+        return recall.reviewed_branch, ()
 
     def intent(
         self,

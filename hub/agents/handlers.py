@@ -209,17 +209,17 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
     from ctx.hub.api import recall as hub_recall
     from ctx.hub.shown import note_recall
 
-    overlay = req.with_
+    asked, overlay = ws.reviewed_view(req.branch, req.with_)
     now = _moment(req.now, "now")
     with ws.lock:
         store = ws.store()
-        own = _own_branch(ws, caller, req.branch)
+        own = _own_branch(ws, caller, asked)
         if own is not None and own in store.branches():
             main = caller.read_branch(store, None)
             overlay = (main, *(b for b in req.with_ if b not in (main, own)))
         else:
             own = None
-        branch = caller.read_branch(store, own or req.branch)
+        branch = caller.read_branch(store, own or asked)
         for other in overlay:
             caller.read_branch(store, other)
         at = moment_or_revision(ws, req.at, now or ws.clock())  # as recall reads it

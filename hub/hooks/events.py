@@ -329,10 +329,15 @@ def _warm_up(hook: Hook) -> None:
 def _own_branch(hook: Hook) -> dict[str, Any]:
     """Returns where the agent recalls with ``[agents] branch_per_agent``.
 
+    With ``[recall] reviewed_only``: the reviewed branch alone, never its own.
+
     Its branch overlaid on HEAD's, once its first write made the branch;
     until then (or without the setting) nothing: HEAD's branch alone.
     """
     ws = hook.ws
+    if ws.config().recall.reviewed_only:
+        reviewed, _ = ws.reviewed_view(None)
+        return {"branch": reviewed}  # reviewed memory only
     own = ws.own_branch(hook.host)
     if own is None:
         return {}

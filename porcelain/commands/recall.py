@@ -129,6 +129,12 @@ def recall_group() -> None:
 @_now_option
 @click.option("--all", "include_all", is_flag=True, help="Keep superseded memories.")
 @click.option("--explain", is_flag=True, help="Show each hit's channels and blame.")
+@click.option(
+    "--reviewed-only",
+    is_flag=True,
+    help="Read only reviewed memory: the reviewed branch (main), no --with "
+    "(as [recall] reviewed_only).",
+)
 @_format_option
 @abbrev_option
 @json_option
@@ -143,6 +149,7 @@ def recall(
     now_: str | None,
     include_all: bool,
     explain: bool,
+    reviewed_only: bool,
     fmt: str,
     abbrev: bool,
     as_json: bool,
@@ -162,6 +169,8 @@ def recall(
     """
     from ctx.hub import recall as hub_recall
 
+    if reviewed_only and (branch or overlay):
+        raise click.UsageError("Give --branch or --with, or --reviewed-only.")
     state.used("recalled from")
     result = hub_recall(
         state.workspace(),
@@ -173,6 +182,7 @@ def recall(
         now=parse_when(now_, "--now"),
         include_superseded=include_all,
         explain=explain,
+        reviewed_only=reviewed_only,
     )
     _report(result.notices, result.warnings)
     if as_json:

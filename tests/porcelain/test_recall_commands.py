@@ -339,3 +339,17 @@ def test_the_command_line_loads_the_hub_only_for_its_commands():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_recall_reviewed_only_reads_heads_branch_alone(hashing_ctx):
+    ctx = hashing_ctx
+    ctx("branch", "agent/bot")
+    ctx("remember", "The janitor job flushes the cache nightly", "-b", "agent/bot")
+    ctx("switch", "agent/bot")
+    assert ctx.json("recall", "janitor cache")["hits"]
+    reviewed = ctx.json("recall", "janitor cache", "--reviewed-only")
+    assert (reviewed["branch"], reviewed["hits"]) == ("main", [])
+    refused = ctx("recall", "janitor", "--reviewed-only", "--with", "main", code=2)
+    assert refused.stderr.endswith(
+        "Error: Give --branch or --with, or --reviewed-only.\n"
+    )
