@@ -55,12 +55,13 @@ def blame(
     if shown:
         from ctx.hub import memory_shown
 
-        entries = memory_shown(state.workspace(), memory_id)
+        shown_to = memory_shown(state.workspace(), memory_id)
         if as_json:
-            echo_json(entries)
-        elif entries:
-            echo(f"Shown {len(entries)} times; when, how, at, agent, session:")
-            render_shown(entries, sessions=True)
+            echo_json(shown_to)
+        elif shown_to:
+            times = engine.plural(len(shown_to), "time")
+            echo(f"Shown {times}; when, how, at, agent, session:")
+            render_shown(shown_to, sessions=True)
         else:
             echo("Never shown to a session.")
         return

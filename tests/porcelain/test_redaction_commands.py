@@ -55,3 +55,34 @@ def test_redact_text_and_bad_input(ctx):
     out = ctx.json("redact", "--text", "swordfish-42")
     assert out["what"] == "a text of 12 characters"
     assert b"swordfish-42" not in store_bytes(ctx)
+
+
+def test_push_names_the_old_history_and_replaces_it_with_a_lease(ctx, tmp_path):
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    ctx("remember", "The staging password is swordfish-42")
+    ctx("remote", "add", "origin", str(remote))
+    ctx("push")
+    out = ctx("redact", "--text", "swordfish-42", "--reason", "leaked").stdout
+    assert out.splitlines()[-1] == (
+        "  origin still holds the old history of main: "
+        "`ctx push origin --force-with-lease main` replaces it."
+    )
+    refused = ctx("push", code=5)
+    assert refused.stderr == (
+        "Error: origin still holds the history a redaction removed, on main; "
+        "nothing was pushed.\n"
+        "Hint: `ctx push origin --force-with-lease main` replaces it there.\n"
+    )
+    fetched = ctx("fetch", code=8)
+    assert "which redaction " in fetched.stderr
+    assert "(a text of 12 characters, leaked) removed" in fetched.stderr
+    ctx("push", "--force-with-lease")
+    log = subprocess.run(
+        ["git", "--git-dir", str(remote), "log", "-p", "--all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "swordfish-42" not in log
+    assert "Ctx-Redacted: a text of 12 characters (leaked)" in log

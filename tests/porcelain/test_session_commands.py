@@ -144,7 +144,7 @@ def test_session_show_and_blame_shown_list_what_sessions_were_shown(worked):
     )
     assert ctx.json("session", "show", "reader-1")["recalls"] == [decision, fact]
     assert ctx("blame", decision[-6:], "--shown").stdout == (
-        "Shown 1 times; when, how, at, agent, session:\n"
+        "Shown 1 time; when, how, at, agent, session:\n"
         "  2026-01-05 09:30:00  recall  main@0123456789  codex  reader-1\n"
     )
     refused = ctx("blame", decision, "--shown", "--lines", code=2)
