@@ -8,12 +8,18 @@ rewrite and again after it: a recall that rebuilt the index in between from
 the old history loses it too. The next recall rebuilds the index from the
 rewritten commits. The code index (``index/code``) holds source files, not
 memories, and is kept.
+
+A text redacted with ``--text`` also leaves the store's private state (the
+hooks' waiting blocks, the recall log): every file there that holds it,
+raw or as JSON writes it, is rewritten without it (``keys.json`` holds
+only hashes and is left alone).
 """
 
 from __future__ import annotations
 
 import contextlib
 import shutil
+from pathlib import Path
 
 from ctx.engine import (
     Access,
@@ -27,7 +33,7 @@ from ctx.engine import (
 )
 from ctx.engine import pull as engine_pull
 
-__all__ = ["drop_index", "pull", "redact"]
+__all__ = ["drop_index", "pull", "redact", "scrub_private"]
 
 _KEEP = frozenset({"lock", "code"})
 
@@ -51,6 +57,8 @@ def redact(
     drop_index(store)
     if text:
         result = redact_text(store, target, reason=reason)
+        if store.path is not None:
+            scrub_private(store.path, target)
     else:
         memory_id = resolve_memory_id(store, target, removed=True)
         result = redact_memory(store, memory_id, reason=reason)
@@ -101,3 +109,31 @@ def drop_index(store: Store) -> None:
                     shutil.rmtree(child)
                 else:
                     child.unlink()
+
+
+def scrub_private(store_path: Path, text: str) -> int:
+    """Rewrites every file of the private state that holds ``text`` without it.
+
+    Returns:
+        How many files were rewritten.
+    """
+    import msgspec
+
+    from ctx.engine.redaction import REDACTED
+    from ctx.hub.state import PRIVATE_FOLDER, write_atomically
+
+    needles = {text.encode(), msgspec.json.encode(text)[1:-1]}
+    folder = store_path / PRIVATE_FOLDER
+    rewritten = 0
+    for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
+        if path.is_symlink() or not path.is_file() or path.name == "keys.json":
+            continue
+        with contextlib.suppress(OSError):
+            data = path.read_bytes()
+            clean = data
+            for needle in needles:
+                clean = clean.replace(needle, REDACTED.encode())
+            if clean != data:
+                write_atomically(path, clean, durable=False)
+                rewritten += 1
+    return rewritten

@@ -52,9 +52,13 @@ def test_redact_text_and_bad_input(ctx):
         "Hint: Nothing was changed.\n"
     )
     assert ctx.files() == before
+    waiting = ctx.root / ".ctx" / "private" / "hooks" / "s1.json"
+    waiting.parent.mkdir(parents=True)
+    waiting.write_text('{"blocks": [{"text": "password is swordfish-42"}]}')
     out = ctx.json("redact", "--text", "swordfish-42")
     assert out["what"] == "a text of 12 characters"
     assert b"swordfish-42" not in store_bytes(ctx)
+    assert "[REDACTED]" in waiting.read_text()
 
 
 def test_push_names_the_old_history_and_replaces_it_with_a_lease(ctx, tmp_path):
