@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 
 from dulwich.object_store import BaseObjectStore
 from dulwich.objects import S_ISGITLINK, Blob, ObjectID, ShaFile, Tree
+from dulwich.pack import PackIndex
 
 __all__ = [
     "apply_changes",
@@ -88,11 +89,8 @@ def read_blobs(store: BaseObjectStore, blob_ids: Iterable[str]) -> dict[str, byt
     for pack in getattr(store, "packs", ()):
         if len(found) == len(wanted):
             break
-        at = sorted(
-            (offset, wanted[sha])
-            for sha, offset, _ in pack.index.iterentries()
-            if sha in wanted and wanted[sha] not in found
-        )
+        left = {sha: blob for sha, blob in wanted.items() if blob not in found}
+        at = sorted(_offsets(pack.index, left))
         if at:
             with (
                 open(pack.data.path, "rb") as file,
@@ -103,6 +101,25 @@ def read_blobs(store: BaseObjectStore, blob_ids: Iterable[str]) -> dict[str, byt
         if blob not in found:
             found[blob] = read_blob(store, ObjectID(blob.encode()))
     return found
+
+
+def _offsets(index: PackIndex, wanted: dict[bytes, str]) -> list[tuple[int, str]]:
+    """Returns (offset, blob) of the wanted blobs that the pack holds.
+
+    A few are looked up one by one; many, by one pass over the whole index
+    (a lookup is a bisection, about 40 µs from Python).
+    """
+    if len(wanted) * 16 < len(index):
+        found = []
+        for sha, blob in wanted.items():
+            try:
+                found.append((index.object_offset(sha), blob))
+            except KeyError:
+                continue
+        return found
+    return [
+        (offset, wanted[sha]) for sha, offset, _ in index.iterentries() if sha in wanted
+    ]
 
 
 def _inflated(

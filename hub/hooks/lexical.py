@@ -62,8 +62,8 @@ from ctx.hub.retrieval.results import Hit, RecallResult
 __all__ = ["CANDIDATES", "WARMING", "lexical_recall"]
 
 
-CANDIDATES = 50
-"""The best BM25 matches weighed for relevance and packed."""
+CANDIDATES = 200
+"""The best BM25 matches weighed for relevance and packed, relevant ones first."""
 
 _INDEX = "index"
 _K1 = 1.2
@@ -113,19 +113,25 @@ def lexical_recall(
     memories: dict[str, Memory] = {}
     if query.strip() and entries:
         ranked, memories = _ranked(store, tree, branch, entries, query, notices)
-    hits: list[Hit] = []
+    # The relevant first: a weak match ranked higher by BM25 (a memory that
+    # repeats one of the prompt's words) must not take a relevant one's room.
+    ranked.sort(key=lambda r: r.relevance < floor)
+    taken: list[_Ranked] = []
     spent = 0
     for found in ranked:
         entry = entries[found.memory_id]
         cost = entry.tokens + HEADER_TOKENS
         if found.memory_id in hidden or is_pinned(entry.path):
             continue
-        if spent + cost > budget:
-            continue
-        memory = memories.get(found.memory_id)
-        if memory is None:
-            [memory] = read_memories(store, [(entry.path, entry.blob)])
-        spent += cost
+        if spent + cost <= budget:
+            spent += cost
+            taken.append(found)
+    unread = [r.memory_id for r in taken if r.memory_id not in memories]
+    read = read_memories(store, [(entries[m].path, entries[m].blob) for m in unread])
+    memories.update(zip(unread, read, strict=True))
+    hits: list[Hit] = []
+    for found in taken:
+        memory, entry = memories[found.memory_id], entries[found.memory_id]
         hits.append(
             Hit.of(
                 memory,
