@@ -610,7 +610,11 @@ def prune(store: Store) -> int:
         if objects.contains_loose(sha):
             with contextlib.suppress(OSError):
                 objects.delete_loose_object(sha)
-    objects.repack(exclude=unreachable)
+    # Rewriting every pack costs seconds per thousand objects; only a pack
+    # that holds a pruned object needs it (single writes are loose objects).
+    packs = objects.packs
+    if any(sha in pack for sha in unreachable for pack in packs):
+        objects.repack(exclude=unreachable)
     return len(unreachable)
 
 

@@ -22,6 +22,7 @@ from ctx.engine import (
     edit,
     fetch,
     op_log,
+    pack_loose,
     pull,
     push,
     remember,
@@ -114,6 +115,8 @@ def test_redact_text_removes_it_from_every_object_and_log(disk_store, intent):
 
 def test_redact_memory_removes_every_version(disk_store, intent):
     memory_id = build(disk_store, intent)
+    pack_loose(disk_store)  # the old versions in a pack, which must be rewritten
+    assert list((disk_store.path / "git" / "objects" / "pack").glob("*.pack"))
     result = redact_memory(disk_store, memory_id, reason="pasted key")
     text = all_objects_text(disk_store)
     assert "the token is" not in text
