@@ -69,6 +69,13 @@ from ctx.hub.dream.rules import entities, recurrence
 from ctx.hub.embedders import Embedder, make_embedder
 from ctx.hub.hooks.session import editing
 from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.feedback import (
+    LoggedHit,
+    LoggedRecall,
+    log_recall,
+    new_recall_id,
+    record_feedback,
+)
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.temporal.parse import parse_temporal
@@ -306,7 +313,9 @@ def recall_at_10(
     projection: Projection, corpus: Corpus, key_of: dict, given: bool = False
 ) -> list[float]:
     """Returns each question's recall@10; with ``given``, each question is also
-    a hook session that was given its top 10 (as the prompt hook records it)."""
+    a hook session that was given its top 10 (as the prompt hook records it)
+    and a logged recall whose feedback names the evidence among them (what an
+    agent answering it would say it used, through ``ctx feedback``)."""
     [source] = open_sources(projection)
     searcher = projection.searcher(source.view)
     # As recall ranks: over the branch's link graph (expansion, superseded out).
@@ -323,8 +332,32 @@ def recall_at_10(
         if given and projection.store.path is not None:
             with editing(projection.store.path, f"question-{len(out)}") as state:
                 state.note_shown([h.id for h in hits[:10]])
+            _log_use(projection.store.path, corpus, q.evidence, hits[:10], key_of)
         out.append(sum(e in top for e in q.evidence) / len(q.evidence))
     return out
+
+
+def _log_use(
+    path: Path, corpus: Corpus, evidence: list[str], hits: list, key_of: dict
+) -> None:
+    """Logs a recall of ``hits`` and, as feedback, those that are evidence."""
+    when = datetime.now(UTC)
+    rid = new_recall_id(when)
+    log_recall(
+        path,
+        LoggedRecall(
+            id=rid,
+            agent="bench",
+            branch="main",
+            query="",
+            now=when,
+            budget=None,
+            hits=tuple(LoggedHit(h.id, 1) for h in hits),
+        ),
+    )
+    used = [h.id for h in hits if key_of.get(h.id) in evidence]
+    if used:
+        record_feedback(path, rid, used, when)
 
 
 TIER_CITED = 3
@@ -438,8 +471,10 @@ def part_locomo(
             ):
                 before += recall_at_10(projection, corpus, key_of)
                 t0 = time.perf_counter()
+                # Every proposal at once (no cap): accepting all unreviewed
+                # is the worst case for recall.
                 report = run_cycle(
-                    store, projection, "main", budget=10**6, now=corpus.now
+                    store, projection, "main", budget=10**6, now=corpus.now, most=10**6
                 )
                 cycle_s += time.perf_counter() - t0
                 examined += report.examined
@@ -469,7 +504,9 @@ def part_locomo(
                 ku_pairs += len(pairs)
                 projection = Projection(store, embedder)
                 ku_before.append(newer_first(projection, corpus, pairs) * len(pairs))
-                run_cycle(store, projection, "main", budget=10**6, now=later)
+                run_cycle(
+                    store, projection, "main", budget=10**6, now=later, most=10**6
+                )
                 accept_and_merge(store, embedder, later)
                 ku_after.append(newer_first(projection, corpus, pairs) * len(pairs))
     mean_b = sum(before) / len(before)
@@ -523,7 +560,7 @@ def _tier_rows(tiers: Counter[str], sessions: str) -> list[str]:
 
 # -- 5. tiers -------------------------------------------------------------------
 
-TIER_GRID = (3, 5, 8, 12)
+TIER_GRID = (1, 2, 3, 5)
 
 
 def part_tiers(eval_dir: Path, embedder: Embedder, lines: list[str]) -> None:
@@ -534,7 +571,7 @@ def part_tiers(eval_dir: Path, embedder: Embedder, lines: list[str]) -> None:
     detector's tier rule then reads the sessions as a cycle would. Labels
     come from LoCoMo's evidence, not from recall (see :func:`score_tiers`).
     """
-    from ctx.hub.dream.cycle import recall_counts
+    from ctx.hub.dream.cycle import recall_counts, use_counts
 
     began = time.perf_counter()
     corpora = load_locomo(eval_dir, load_reference(eval_dir))
@@ -551,13 +588,14 @@ def part_tiers(eval_dir: Path, embedder: Embedder, lines: list[str]) -> None:
                 sessions += len(recall_at_10(projection, corpus, key_of, given=True))
                 assert store.path is not None
                 given = recall_counts(store.path)
+                used = use_counts(store.path)
                 [source] = open_sources(projection)
                 searcher = projection.searcher(source.view)
                 graph = engine.link_graph(store, source.commit)
                 for n in TIER_GRID:
-                    rule = Thresholds(**{**limits.__dict__, "reference_sessions": n})
+                    rule = Thresholds(**{**limits.__dict__, "reference_uses": n})
                     detector = Detector(
-                        searcher, graph, "main", corpus.now, rule, given
+                        searcher, graph, "main", corpus.now, rule, given, used
                     )
                     proposed = {}
                     for mid in key_of:
@@ -566,25 +604,27 @@ def part_tiers(eval_dir: Path, embedder: Embedder, lines: list[str]) -> None:
                         if tier is not None:
                             proposed[mid] = tier[0].removeprefix("tier:")
                     found[n] += score_tiers(proposed, corpus, list(key_of), key_of)
-                print(corpus.name, dict(found[limits.reference_sessions]), flush=True)
+                print(corpus.name, dict(found[limits.reference_uses]), flush=True)
     lines += [
         "## 5. Tiers on LoCoMo with simulated access",
         "",
         f"All {len(corpora)} conversations. Each of the {sessions:,} questions "
         "(categories 1-4) was a hook session given its top 10 by recall, "
-        "recorded as the prompt hook records what it gives; the detector's tier "
-        "rule then read those sessions. Labels from LoCoMo's evidence, not from "
+        "recorded as the prompt hook records what it gives, and a logged recall "
+        "whose feedback (`ctx feedback`) names the evidence among those 10, as an "
+        "agent that answered would; the detector's tier rule then read them "
+        "(reference: used in N recalls). Labels from LoCoMo's evidence, not from "
         "recall: a turn needed often is the evidence of at least "
         f"{TIER_CITED} questions (`tier:reference` wanted); dead weight is a "
         f"turn {limits.stale_days} days old or more at the cycle (the day after "
         "the last session) that no question cites (`tier:off-context` wanted); "
         "every other turn wants neither.",
         "",
-        "| tier | sessions for reference | positives | proposed | precision | recall |",
+        "| tier | recalls used in, for reference | positives | proposed | precision | recall |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for n in TIER_GRID:
-        mark = " (default)" if n == limits.reference_sessions else ""
+        mark = " (default)" if n == limits.reference_uses else ""
         lines += _tier_rows(found[n], f"{n}{mark}")
     lines += ["", f"({time.perf_counter() - began:.0f} s)", ""]
 

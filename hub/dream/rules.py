@@ -96,7 +96,8 @@ _NEEDS_RE = re.compile(
     re.IGNORECASE,
 )
 # A token keeps ids, versions and dates whole: PR-107, v1.2.3, 2026-03-01.
-_TOKEN_RE = re.compile(r"[^\W_]+(?:['\u2019./:-][^\W_]+)*", re.UNICODE)
+_TOKEN_RE = re.compile(r"[^\W_]+(?:['\u2019./:_-][^\W_]+)*", re.UNICODE)
+_JOINED_RE = re.compile(r"[^\W_][_/-][^\W_]")
 _DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b")
 # Something that happened: a past action not after "is", "has" (a state).
 _PAST_RE = re.compile(
@@ -209,6 +210,9 @@ _CALENDAR = frozenset(
     ]
 )
 _STATE_TAGS = frozenset(("tier", "recurs"))
+_COUNTS = frozenset(
+    ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+)
 _FILLERS = frozenset(
     ("really", "so", "just", "actually", "very", "totally", "definitely", "quite")
 )
@@ -243,7 +247,7 @@ class Thresholds:
     duplicate_words: float = 0.7
     subject_cosine: float = 0.75
     subject_words: float = 0.4
-    entity_cosine: float = 0.45
+    entity_cosine: float = 0.3
     link_cosine: float = 0.5
     update_cosine: float = 0.6
     update_words: float = 0.6
@@ -314,6 +318,22 @@ def entities(memory: Memory) -> frozenset[str]:
     return frozenset(found - _STOP - _CALENDAR)
 
 
+def _capitalised(memory: Memory) -> frozenset[str]:
+    """Returns every capitalised word of a memory, sentence openers too."""
+    return frozenset(n.casefold() for n in _NAME_RE.findall(_text(memory)))
+
+
+def _shared_names(a: Memory, b: Memory) -> frozenset[str]:
+    """Returns the names both memories mention.
+
+    A name that opens a sentence on one side ("Sentry drops events ...")
+    counts when the other side names it inside a sentence ("... go to
+    Sentry"); a name that only ever opens sentences (a speaker's) does not.
+    """
+    ea, eb = entities(a), entities(b)
+    return (ea & (eb | _capitalised(b))) | (eb & _capitalised(a))
+
+
 def _text(memory: Memory) -> str:
     return f"{memory.title}\n{memory.body}" if memory.title else memory.body
 
@@ -332,11 +352,20 @@ def _gap(a: Memory, b: Memory) -> timedelta:
 def _needs(a: Memory, b: Memory) -> bool:
     """Returns whether ``a`` says it needs something ``b`` names.
 
+    What it needs is a word of four letters or more, not a number: "needs
+    two approvals" needs no memory that says "two".
+
     Not when ``b`` says it needs the same: two statements of one need are
     near-copies of each other, not a dependency.
     """
-    named = entities(b) | (words(_text(b)) - _STOP)
-    needed = {m.group(1).casefold() for m in _NEEDS_RE.finditer(_text(a))}
+    named = entities(b) | _capitalised(b) | (words(_text(b)) - _STOP)
+    needed = {
+        m.group(1).casefold()
+        for m in _NEEDS_RE.finditer(_text(a))
+        if len(m.group(1)) > 3
+        and m.group(1).casefold() not in _COUNTS
+        and not m.group(1).replace(".", "").replace(",", "").isdigit()
+    }
     also = {m.group(1).casefold() for m in _NEEDS_RE.finditer(_text(b))}
     return bool((needed & named) - also)
 
@@ -429,10 +458,14 @@ def _happened(text: str) -> bool:
 
 
 def _names_event(token: str) -> bool:
-    """Returns whether a token tells one event from another: an id, a date."""
+    """Returns whether a token tells one event from another.
+
+    An id (letters and digits, or words joined by ``-``, ``_`` or ``/``:
+    PR-107, test_case_04, wt-rqual), a long number, a date.
+    """
     digits = sum(c.isdigit() for c in token)
     if not digits:
-        return token.casefold() in _CALENDAR
+        return token.casefold() in _CALENDAR or _JOINED_RE.search(token) is not None
     return digits >= 3 or digits < len(token.replace(",", "").replace(".", ""))
 
 
@@ -456,6 +489,38 @@ def separate_events(a: str, b: str) -> bool:
     _, i1, i2, j1, j2 = runs[0]
     changed = [*ta[i1:i2], *tb[j1:j2]]
     return any(_names_event(t.text) and not t.marked for t in changed)
+
+
+_RELATIONS = frozenset(
+    [
+        "before",
+        "after",
+        "during",
+        "since",
+        "until",
+        "above",
+        "below",
+        "over",
+        "under",
+        "without",
+        "into",
+        "onto",
+        "about",
+        "around",
+        "between",
+    ]
+)
+
+
+def _holds_value(change: tuple[tuple[str, ...], tuple[str, ...]]) -> bool:
+    """Returns whether a changed run holds a value: a content word, a negation.
+
+    "after the fix" and "before the fix" differ by a relation, not a value.
+    """
+    said = [w.casefold() for w in (*change[0], *change[1])]
+    if negated(" ".join(said)):
+        return True
+    return any(w not in _STOP and w not in _RELATIONS for w in said)
 
 
 def _negation_only(changes: list[tuple[tuple[str, ...], tuple[str, ...]]]) -> bool:
@@ -532,6 +597,7 @@ def judge_pair(
         if (
             len(changes) == 1
             and newer_by_gap
+            and _holds_value(changes[0])
             and not separate_events(older.body, newer.body)
             and not _names_subject(older.body, newer.body)
         ):
@@ -574,9 +640,7 @@ def judge_pair(
             0.7,
             "it says it needs what the other names",
         )
-    shared = sorted(
-        name for name in entities(a) & entities(b) if rare is None or rare(name)
-    )
+    shared = sorted(name for name in _shared_names(a, b) if rare is None or rare(name))
     tagged = sorted(_subject_tags(a) & _subject_tags(b))
     why = ""
     if shared and cos >= limits.entity_cosine:

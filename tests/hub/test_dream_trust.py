@@ -53,6 +53,10 @@ def test_separate_events_of_one_shape_never_supersede_each_other():
     c = memory(3, "CI run 4512 on main passed", 3)
     d = memory(4, "CI run 4513 on main passed", 1)
     assert dream.judge_pair(c, d, 0.95, LIMITS) is None
+    # Ids joined by _ or - tell events apart too.
+    g = memory(7, "Fixed flaky test test_case_00 in tests/hub", 30)
+    h = memory(8, "Fixed flaky test test_case_04 in tests/hub", 4)
+    assert dream.judge_pair(g, h, 0.95, LIMITS) is None
     # Titled alike, but each records its own day.
     e = memory(5, "Held on 2026-03-02: discussed billing", 18, title="Standup")
     f = memory(6, "Held on 2026-03-09: discussed billing", 11, title="Standup")
@@ -103,12 +107,32 @@ def test_no_depends_on_between_near_copies():
     # Weak vectors (the hashing embedder): only the words tell them alike.
     verdict = dream.judge_pair(a, b, 0.3, LIMITS, rare=lambda name: False)
     assert verdict is None or verdict.link != "DEPENDS_ON"
+    # A count is not a need: "needs two approvals" needs no memory of "two".
+    review = memory(5, "Code review needs two approvals", 3)
+    fixed = memory(6, "Two things this benchmark found are fixed.", 9)
+    verdict = dream.judge_pair(review, fixed, 0.3, LIMITS, rare=lambda name: True)
+    assert verdict is None
     # A real need still links.
     app = memory(3, "The checkout service uses Stripe", 3)
     stripe = memory(4, "Stripe webhooks retry for three days", 2)
     verdict = dream.judge_pair(app, stripe, 0.3, LIMITS, rare=lambda name: False)
     assert verdict is not None
     assert verdict.link == "DEPENDS_ON"
+
+
+def test_a_rare_name_opening_one_sentence_still_links_the_pair():
+    a = memory(1, "Error reports go to Sentry", 20)
+    b = memory(2, "Sentry drops events above 200 a minute", 5)
+    verdict = dream.judge_pair(a, b, 0.35, LIMITS, rare=lambda name: True)
+    assert verdict is not None
+    assert (verdict.link, verdict.reason) == (
+        "RELATES_TO",
+        "names sentry (cosine 0.35)",
+    )
+    # A name that only ever opens sentences (a speaker's) is no evidence.
+    c = memory(3, "Melanie: the kids loved the campfire", 20)
+    d = memory(4, "Melanie: we painted a sunset", 5)
+    assert dream.judge_pair(c, d, 0.35, LIMITS, rare=lambda name: True) is None
 
 
 # -- not flooded ----------------------------------------------------------------
