@@ -184,9 +184,8 @@ def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -
     A hub folder that is not private is never used: the answer then comes
     from this process, with the reason as a notice, and no hub is started.
     """
-    if ws in _SERVED:
-        with ws.lock:
-            return _ANSWERERS[ws].answer(request, progress)
+    if ws in _SERVED:  # its answerer holds the workspace's lock as it needs
+        return _ANSWERERS[ws].answer(request, progress)
     refused = None
     if ws.on_disk:
         try:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ctx.engine import Intent, NotAStoreError
+from ctx.hub.locking import ReadWriteLock
 
 if TYPE_CHECKING:  # dulwich loads when a store is opened
     from ctx.engine import Store
@@ -74,10 +75,12 @@ class Workspace:
         self.allow_secrets = False
         """Whether this caller stores secrets as given (``--allow-secret``),
         whatever the store's ``[secrets] mode``."""
-        self.lock = threading.RLock()
+        self.lock = ReadWriteLock()
         """Held around every use of the store by callers on several threads
-        (the MCP server and HTTP API run calls on worker threads): one store
-        object, its caches and its write state serve one call at a time."""
+        (the MCP server and HTTP API run calls on worker threads): ``with
+        ws.lock:`` to write, alone; ``with ws.lock.reading():`` to read, side
+        by side with other reads (:mod:`ctx.hub.locking`)."""
+        self._opening = threading.Lock()  # two readers' first store() open one
         self._store: Store | None = None
         self._wrote = False  # a write was asked for: close() may start packing
 
@@ -150,6 +153,10 @@ class Workspace:
         Raises:
             NotAStoreError: No store is at an explicit or found path.
         """
+        with self._opening:
+            return self._opened(write)
+
+    def _opened(self, write: bool) -> Store:
         from ctx.engine import Store
         from ctx.hub.screen import SecretScreen
 

@@ -99,8 +99,8 @@ def _reads(
 def _reading(
     ws: Workspace, caller: Caller, branch: str | None
 ) -> Iterator[tuple[Store, str | None]]:
-    """Holds the lock; yields the store and the revision to read, if allowed."""
-    with ws.lock:
+    """Holds the lock to read; yields the store and the revision, if allowed."""
+    with ws.lock.reading():
         store = ws.store()
         yield store, caller.read_revision(store, _reads(ws, caller, store, branch))
 
@@ -161,7 +161,7 @@ def edit(ws: Workspace, caller: Caller, req: rq.EditRequest) -> engine.EditResul
 
 def get(ws: Workspace, caller: Caller, req: rq.GetRequest) -> engine.ShownMemory:
     """Reads one memory, now or at a revision."""
-    with ws.lock:
+    with ws.lock.reading():
         store = ws.store()
         wanted = req.revision or _reads(ws, caller, store, req.branch)
         rev = caller.read_revision(store, wanted)
@@ -211,7 +211,7 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
 
     asked, overlay = ws.reviewed_view(req.branch, req.with_)
     now = _moment(req.now, "now")
-    with ws.lock:
+    with ws.lock.reading():
         store = ws.store()
         own = _own_branch(ws, caller, asked)
         if own is not None and own in store.branches():
@@ -254,7 +254,7 @@ def search(ws: Workspace, caller: Caller, req: rq.SearchRequest) -> RecallResult
     """Finds the memories that best match some words."""
     from ctx.hub.api import search as hub_search
 
-    with ws.lock:
+    with ws.lock.reading():
         store = ws.store()
         branch = caller.read_branch(store, _reads(ws, caller, store, req.branch))
     return hub_search(
@@ -402,7 +402,7 @@ def diff(ws: Workspace, caller: Caller, req: rq.DiffRequest) -> engine.Diff:
     """Compares two revisions, memory by memory."""
     dots = "..." if "..." in req.spec else ".." if ".." in req.spec else None
     target: str | None = req.target  # with a range, refused by the engine
-    with ws.lock:
+    with ws.lock.reading():
         store = ws.store()
         if dots is None:  # A, or A B: a missing B is HEAD
             spec = caller.read_revision(store, req.spec)
@@ -417,7 +417,7 @@ def branches(
     ws: Workspace, caller: Caller, req: rq.BranchesRequest
 ) -> list[engine.BranchInfo]:
     """Lists the branches the caller may see."""
-    with ws.lock:
+    with ws.lock.reading():
         found = engine.list_branches(ws.store())
     return [b for b in found if caller.visible(b.name)]
 

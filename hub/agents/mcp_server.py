@@ -8,11 +8,11 @@ the SDK's pydantic model: an unknown or mistyped argument is refused in one
 line. An error reaches the model as a tool error with the command line's
 message and hint, and nothing is written.
 
-Tools run on the SDK's worker threads; the workspace's lock serializes
-their use of the store. Resources: ``ctx://memory/{id}`` and
-``ctx://view/{name}``; the prompt ``context`` composes the pinned and
-working context. Importing this module imports the SDK (over a second):
-only ``ctx mcp`` and ``ctx serve`` do.
+Tools run on the SDK's worker threads; the workspace's read-write lock lets
+reads use the store side by side and serializes writes. Resources:
+``ctx://memory/{id}`` and ``ctx://view/{name}``; the prompt ``context``
+composes the pinned and working context. Importing this module imports the
+SDK (over a second): only ``ctx mcp`` and ``ctx serve`` do.
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ def _add_resources(
 
             try:
                 caller = find(ctx)
-                with ws.lock:
+                with ws.lock.reading():
                     store = ws.store()
                     rev = caller.read_revision(store, None)
                     return engine.render_view(store, name, now=ws.clock(), rev=rev).text

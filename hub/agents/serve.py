@@ -5,7 +5,8 @@ It keeps the indexes and the embedder loaded (one
 shell over the hub's Unix socket (a thread), and serves the HTTP app
 (:mod:`.http_app`: MCP at ``/mcp``, the API at ``/api``) with uvicorn. The
 socket's requests, the HTTP calls and the MCP tools all hold the
-workspace's lock while they use the store or the indexes.
+workspace's read-write lock while they use the store or the indexes: reads
+(recall, search, show, ls, log) side by side, writes alone.
 
 Keys: every request needs a key by default, on loopback too (TCP carries
 no peer credentials: any local user can reach a loopback port). On
@@ -137,7 +138,7 @@ class HostedHub:
         from ctx.hub.server.service import Answerer
 
         store = self.ws.store(write=True)
-        answerer = Answerer(store, self.ws.clock)
+        answerer = Answerer(store, self.ws.clock, lock=self.ws.lock)
         if not wait:
             adopt_answerer(self.ws, answerer)
         listening = threading.Event()
@@ -202,7 +203,7 @@ def host_hub(ws: Workspace) -> HostedHub | None:
         except HubFolderError:
             pass
     # No hub here: nothing would embed a backlog, so catch-ups embed at once.
-    adopt_answerer(ws, Answerer(ws.store(), ws.clock, defer=False))
+    adopt_answerer(ws, Answerer(ws.store(), ws.clock, defer=False, lock=ws.lock))
     return None
 
 

@@ -1,4 +1,4 @@
-"""The hub's server: requests read side by side, answers one at a time.
+"""The hub's server: requests read side by side, recalls answered side by side.
 
 :func:`serve` claims the store's socket (refusing if a live hub has it) and
 runs until a ``stop`` request, SIGTERM, or ``idle`` seconds without a recall.
@@ -13,9 +13,10 @@ What runs where:
   never delays another.
 - ``ping`` and ``stop`` touch no index: that thread answers them at once,
   even during a long reindex. :data:`WORKERS` threads answer the other
-  requests: recall, search, index status and reindex take one lock in
-  turn (the projection, Tantivy's writer and the vector index are not made
-  for threads), so they run one at a time, in order.
+  requests under the answerer's read-write lock (:mod:`ctx.hub.locking`):
+  recalls and searches rank side by side once the index is caught up,
+  which, like index status and reindex, runs alone (the projection,
+  Tantivy's writer and the vector index change then).
   A client that does not read its reply for :data:`REPLY_TIMEOUT_S` is
   dropped; the lock is not held while a reply is sent.
 - One more thread embeds the memories recalls did not wait for
@@ -48,6 +49,7 @@ import msgspec
 
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
 from ctx.hub.dream.background import start_background
+from ctx.hub.locking import ReadWriteLock
 from ctx.hub.server import registry
 from ctx.hub.server.backfill import Backfill
 from ctx.hub.server.client import hub_answers
@@ -71,7 +73,7 @@ in well under a millisecond)."""
 REPLY_TIMEOUT_S = 30.0
 """A client that reads none of its reply for this long is dropped."""
 WORKERS = 4
-"""Threads that answer; all but one wait for the lock, or answer pings."""
+"""Threads that answer: recalls side by side, anything else one at a time."""
 BACKLOG = socket.SOMAXCONN
 """Connections the kernel queues before the server accepts them."""
 _MAX_READING = 256  # connections still sending: beyond, the oldest is dropped
@@ -267,8 +269,7 @@ class _Server:
     def _reply(self, conn: socket.socket, request: Request) -> Reply:
         sink = _ProgressSink(conn, self)
         try:
-            with self.lock:
-                return self.answerer.answer(request, sink)
+            return self.answerer.answer(request, sink)  # it holds the lock
         except CtxError as exc:
             return _failed(exc)
         except Exception as exc:  # one bad request must not end the hub
@@ -339,7 +340,7 @@ def serve(
     idle: float | None = None,
     autostarted: bool = False,
     answerer: Answerer | None = None,
-    lock: AbstractContextManager[Any] | None = None,
+    lock: ReadWriteLock | None = None,
     stopping: threading.Event | None = None,
 ) -> None:
     """Answers requests for ``store`` until a ``stop`` request arrives.
@@ -354,8 +355,8 @@ def serve(
             on such hubs, and may be stopped to make room for another).
         answerer: Answers the requests (default: a new one); ``ctx serve``
             passes the one its HTTP API answers with.
-        lock: Held while a request is answered (default: the server's
-            own); the same ``ctx serve`` holds around its calls.
+        lock: The answerer's read-write lock (default: its own); ``ctx
+            serve`` gives the workspace's, which its calls hold too.
         stopping: Set to stop serving; set by a ``stop`` request too.
 
     Raises:
@@ -367,11 +368,14 @@ def serve(
     listener = _claim(path)
     # From here the socket answers: another autostart may be tried again.
     hub_file(store.path, ".start").unlink(missing_ok=True)
+    answerer = answerer or Answerer(store, clock, lock=lock)
+    if lock is not None:
+        answerer.lock = lock
     server = _Server(
         store.path,
-        answerer or Answerer(store, clock),
+        answerer,
         listener,
-        lock or threading.Lock(),
+        answerer.lock,
         stopping or threading.Event(),
     )
     workers = [
@@ -379,8 +383,7 @@ def serve(
         for i in range(WORKERS)
     ]
     try:
-        with server.lock:
-            server.answerer.warm()
+        server.answerer.warm()
         registry.register(store.path, path, autostarted=autostarted)
         for worker in workers:
             worker.start()

@@ -7,13 +7,23 @@ status, reindex (which reports its progress as it goes), and ``ctx find``
 over the code index (:mod:`ctx.hub.code`), which it keeps open with the
 same embedder. Every request
 catches the index up first, exactly as a recall in its own process would, so
-commits made by any process are seen. ``config.toml`` is read again for each
-request; a changed embedder gets a new projection. A recall never waits for
-the embedder: many new memories are indexed by their text at once and their
-vectors left to the backlog (the hub's :mod:`~ctx.hub.server.backfill`), whose
-size a recall and the index status report as ``unembedded``. The hub's server
-(:mod:`ctx.hub.server.listener`) serves one over the store's socket; it is
-not made for threads, so the server answers one request at a time.
+commits made by any process are seen.
+
+Requests come from several threads (the hub's workers, ``ctx serve``'s HTTP
+and MCP calls). The answerer's :class:`~ctx.hub.locking.ReadWriteLock`
+(``ctx serve``: the workspace's) makes a recall or search two steps: the
+catch-up of the index and the projection's set-up alone (writing; a few
+milliseconds when nothing is new), then the ranking side by side with other
+recalls (reading: Tantivy's searchers, the vectors, the embedder's session
+and the memories' cache are safe to read from several threads). Everything
+else (index status, reindex, learning, the code index) runs alone.
+
+``config.toml`` is read again for each request; a changed embedder gets a
+new projection. A recall never waits for the embedder: many new memories are
+indexed by their text at once and their vectors left to the backlog (the
+hub's :mod:`~ctx.hub.server.backfill`), whose size a recall and the index
+status report as ``unembedded``. The hub's server
+(:mod:`ctx.hub.server.listener`) serves one over the store's socket.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from ctx.hub.config import HubConfig, load_config
 from ctx.hub.embedders import Embedder, make_embedder
 from ctx.hub.index.maintenance import index_status, reindex
 from ctx.hub.index.projection import Projection
-from ctx.hub.index.view import LiveView
+from ctx.hub.locking import ReadWriteLock
 from ctx.hub.retrieval.feedback import (
     LoggedHit,
     LoggedRecall,
@@ -42,7 +52,7 @@ from ctx.hub.retrieval.feedback import (
 from ctx.hub.retrieval.learning import learn
 from ctx.hub.retrieval.packing import recall, search
 from ctx.hub.retrieval.results import RecallResult
-from ctx.hub.retrieval.sources import open_sources
+from ctx.hub.retrieval.sources import Source, open_sources
 from ctx.hub.retrieval.tuning import DEFAULT_CALLER, LearnReport, tuned, tuning_of
 from ctx.hub.server.wire import Reply, Request
 
@@ -70,9 +80,12 @@ class Answerer:
         *,
         one_shot: bool = False,
         defer: bool | None = None,
+        lock: ReadWriteLock | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
+        self.lock = lock or ReadWriteLock()
+        """Reads (a recall's ranking) share it; anything else holds it alone."""
         self.one_shot = one_shot
         self.defer = not one_shot if defer is None else defer
         self.config: HubConfig | None = None
@@ -81,9 +94,10 @@ class Answerer:
 
     def warm(self) -> None:
         """Loads the indexes and the embedder, and catches up HEAD."""
-        projection, _ = self._projection()
-        open_sources(projection)
-        projection.embedder.embed(["warm up"])
+        with self.lock:
+            projection, _ = self._projection()
+            open_sources(projection)
+            projection.embedder.embed(["warm up"])
 
     def projection_now(self) -> Projection:
         """Returns the projection, made again if ``config.toml`` changed."""
@@ -115,6 +129,17 @@ class Answerer:
         """
         if request.op in ("ping", "stop"):
             return Reply(store=str(self.store.path), pid=os.getpid())
+        if request.op in ("recall", "search"):
+            return self._read(request)
+        with self.lock:
+            return self._alone(request, progress)
+
+    def _alone(
+        self,
+        request: Request,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Reply:
+        """Answers a request that holds the lock alone (any but recall, search)."""
         if request.op == "code_find":
             return Reply(found=self._find_code(request), pid=os.getpid())
         if request.op == "code_status":
@@ -133,21 +158,38 @@ class Answerer:
                 finally:
                     projection.progress, projection.defer = None, self.defer
                 return Reply(report=report, pid=os.getpid())
-            result, view = self._recall(projection, config, request)
-            if request.op == "recall":
-                result = self._logged(result, request)
-            return Reply(
-                result=msgspec.structs.replace(
-                    result,
-                    notices=tuple(projection.notices),
-                    unembedded=len(projection.backlog(view)),
-                ),
-                pid=os.getpid(),
-            )
+            raise InvalidInputError(f"The hub does not answer {request.op!r}.")
         finally:
             # The reply carries them; the next request starts with none.
             projection.notices.clear()
             projection.warnings.clear()
+
+    def _read(self, request: Request) -> Reply:
+        """Answers a recall or search: caught up alone, ranked side by side."""
+        with self.lock:
+            projection, config = self._projection()
+            try:
+                sources = self._sources(projection, request)
+                notices = tuple(projection.notices)
+                warnings = tuple(projection.warnings)
+            finally:
+                # The reply carries them; the next request starts with none.
+                projection.notices.clear()
+                projection.warnings.clear()
+        with self.lock.reading():
+            result = self._recall(projection, config, request, sources)
+            if request.op == "recall":
+                result = self._logged(result, request)
+            unembedded = len(projection.backlog(sources[0].view))
+        return Reply(
+            result=msgspec.structs.replace(
+                result,
+                notices=notices,
+                warnings=(*warnings, *result.warnings),
+                unembedded=unembedded,
+            ),
+            pid=os.getpid(),
+        )
 
     def _learn(
         self, projection: Projection, config: HubConfig, request: Request
@@ -226,10 +268,25 @@ class Answerer:
             full=request.full,
         )
 
+    def _sources(self, projection: Projection, request: Request) -> list[Source]:
+        """Returns the branches a recall or search reads, the index caught up."""
+        if request.op == "recall":
+            return open_sources(
+                projection,
+                branch=request.branch,
+                overlay=request.overlay,
+                at=request.at_time or request.at,
+            )
+        return open_sources(projection, branch=request.branch)
+
     def _recall(
-        self, projection: Projection, config: HubConfig, request: Request
-    ) -> tuple[RecallResult, LiveView]:
-        """Returns the recall or search, and the view of the branch it read.
+        self,
+        projection: Projection,
+        config: HubConfig,
+        request: Request,
+        sources: list[Source],
+    ) -> RecallResult:
+        """Returns the recall or search of the branches ``sources`` reads.
 
         A recall uses its caller's learned weights and budget, if any.
         """
@@ -240,13 +297,7 @@ class Answerer:
                 config = msgspec.structs.replace(
                     config, recall=tuned(config.recall, tuning)
                 )
-            sources = open_sources(
-                projection,
-                branch=request.branch,
-                overlay=request.overlay,
-                at=request.at_time or request.at,
-            )
-            recalled = recall(
+            return recall(
                 projection,
                 sources,
                 request.query,
@@ -256,11 +307,9 @@ class Answerer:
                 include_superseded=request.include_superseded,
                 explain=request.explain,
             )
-            return recalled, sources[0].view
-        [source] = open_sources(projection, branch=request.branch)
-        found = search(
+        return search(
             projection,
-            source,
+            sources[0],
             request.query,
             config=config.recall,
             now=now,
@@ -271,4 +320,3 @@ class Answerer:
             fuzzy=request.fuzzy,
             explain=request.explain,
         )
-        return found, source.view
