@@ -197,7 +197,9 @@ def run_cycle(
         if len(results) >= CHUNK:
             worker.finish(results, now)
             results = {}
-    chosen, held = select(candidates, known=known_proposals, branch=branch, now=now)
+    chosen, held = select(
+        candidates, known=known_proposals, branch=branch, now=now, most=most
+    )
     wrote: set[str] = set()
     for candidate in chosen:
         if sum(made.values()) >= most:

@@ -186,6 +186,22 @@ def test_a_cycle_writes_at_most_twenty_the_surest_first_and_says_so(ws):
     assert later.held_back == 0
 
 
+def test_a_cycle_told_to_write_more_writes_more(ws):
+    # Benchmarks accept every proposal at once: the cycle's most is theirs.
+    from ctx.hub.config import HubConfig
+    from ctx.hub.dream.cycle import run_cycle
+    from ctx.hub.index.projection import Projection
+
+    for n in range(MAX_PROPOSALS + 2):
+        remember(ws, f"Disk {n} fills up in a week", days_ago=3)
+        remember(ws, f"disk {n} fills up in a week.", days_ago=2)
+    store = ws.store()
+    projection = Projection.for_store(store, HubConfig(embedder={"kind": "hashing"}))
+    report = run_cycle(store, projection, "main", budget=500, now=NOW, most=100)
+    assert report.proposed == {"duplicate": MAX_PROPOSALS + 2}
+    assert report.held_back == 0
+
+
 def test_tier_changes_come_as_one_proposal_reviewed_memory_by_memory(ws):
     old = [
         remember(ws, f"Hackathon idea {word}", days_ago=400)
