@@ -1,0 +1,196 @@
+"""``ctx serve`` recall throughput with 1, 2 and 4 clients (issue 30).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_serve_reads.py            # 10k, MiniLM
+    .venv/bin/python benchmarks/bench_serve_reads.py --embedder hashing
+
+Makes a store of ``--size`` synthetic memories (one import), starts ``ctx
+serve`` on it (its indexes built before timing starts), then for 1, 2 and 4
+clients, each a thread asking ``POST /api/recall`` over its own keep-alive
+connection for ``--seconds``, counts the recalls answered. The three runs
+are made one after the other in one process, rounds interleaved, so their
+ratio is measured under the same load. ``bench_agents.py`` measures 4
+clients on bench_recall's stores, MCP beside the plain API; this one the
+scaling from one client to four.
+
+Results in ``benchmarks/results/serve_reads.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from _bench_common import machine_lines
+
+from ctx import engine
+from ctx.engine import Draft, Intent, Store
+
+HERE = Path(__file__).resolve().parent
+CTX = HERE.parent / ".venv" / "bin" / "ctx"
+RESULTS = HERE / "results" / "serve_reads.md"
+WORDS = """
+    service cache queue deploy rollback billing database index token budget
+    branch merge hook latency memory vector schema review release staging
+    cluster node retry webhook payment invoice tenant auth session log metric
+    alert dashboard backup restore migration shard replica gateway worker
+""".split()  # noqa: SIM905
+
+
+def make_store(size: int, embedder: str) -> Path:
+    folder = HERE / ".data" / "serve_reads" / f"{size}-{embedder}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    rng = random.Random(11)
+    drafts = [
+        Draft(
+            text=f"Note {i}: the {rng.choice(WORDS)} team "
+            + " ".join(rng.choice(WORDS) for _ in range(24))
+            + "."
+        )
+        for i in range(size)
+    ]
+    store = Store.init(folder / ".ctx", clock=lambda: datetime.now(UTC))
+    engine.remember_many(
+        store, drafts, Intent(agent="bench", intent="import"), summary="import"
+    )
+    store.close()
+    (folder / ".ctx" / "config.toml").write_text(f'[embedder]\nkind = "{embedder}"\n')
+    return folder / ".ctx"
+
+
+def start_serve(store: Path) -> tuple[subprocess.Popen[str], str, str]:
+    env = {**os.environ, "CTX_HUB_AUTOSTART": "0"}
+    proc = subprocess.Popen(
+        [str(CTX), "--store", str(store), "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("Serving "), line
+    url = line.split(" at ", 1)[1].split(" ", 1)[0]
+    key = proc.stdout.readline().rsplit(": ", 1)[1].strip()
+    return proc, url, key
+
+
+class Client:
+    """One keep-alive connection asking for recalls."""
+
+    def __init__(self, url: str, key: str) -> None:
+        parts = urlsplit(url)
+        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
+        self.headers = {
+            "Authorization": f"Bearer {key}",
+            "Content-Type": "application/json",
+        }
+
+    def recall(self, query: str) -> None:
+        body = json.dumps({"query": query, "budget": 800}).encode()
+        self.conn.request("POST", "/api/recall", body=body, headers=self.headers)
+        response = self.conn.getresponse()
+        payload = response.read()
+        assert response.status == 200, payload[:300]
+
+
+def query(rng: random.Random) -> str:
+    return "what about the " + " ".join(rng.choice(WORDS) for _ in range(3)) + "?"
+
+
+def window(url: str, key: str, clients: int, seconds: float) -> int:
+    """Returns the recalls ``clients`` threads got answered in ``seconds``."""
+    done = [0] * clients
+    until = time.monotonic() + seconds
+
+    def work(k: int) -> None:
+        client = Client(url, key)
+        rng = random.Random(k)
+        while time.monotonic() < until:
+            client.recall(query(rng))
+            done[k] += 1
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(done)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    started = datetime.now(UTC)
+    loads = [os.getloadavg()[0]]
+    store = make_store(args.size, args.embedder)
+    subprocess.run(
+        [str(CTX), "--store", str(store), "reindex"], check=True, capture_output=True
+    )
+    proc, url, key = start_serve(store)
+    counts: dict[int, list[int]] = {1: [], 2: [], 4: []}
+    try:
+        window(url, key, 2, 3.0)  # warm: the first recalls load what they read
+        for _ in range(args.rounds):
+            for clients in counts:
+                counts[clients].append(window(url, key, clients, args.seconds))
+                loads.append(os.getloadavg()[0])
+                print(clients, counts[clients][-1], file=sys.stderr)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)
+    one = sum(counts[1]) / len(counts[1])
+    rows = []
+    for clients, got in counts.items():
+        rate = sum(got) / len(got) / args.seconds
+        rows.append(
+            f"| {clients} | {rate:.1f} | {sum(got) / len(got) / one:.2f}x | "
+            f"{', '.join(str(g) for g in got)} |"
+        )
+    revision = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    lines = [
+        "# `ctx serve`: recall throughput with 1, 2 and 4 clients",
+        "",
+        "Generated by `benchmarks/bench_serve_reads.py`; do not edit by hand.",
+        "",
+        *machine_lines(started, loads, [("ctx", f"working tree on {revision}")]),
+        "",
+        f"Store: {args.size:,} synthetic memories of 26 words from a 40-word "
+        f"vocabulary, one import, {args.embedder} vectors, indexed before the "
+        "server starts. Each client is a thread with its own keep-alive HTTP "
+        "connection asking `POST /api/recall` (3 random words of the "
+        f"vocabulary, budget 800) for {args.seconds:g} s; {args.rounds} rounds "
+        "of 1, 2 and 4 clients, interleaved, after a warm-up.",
+        "",
+        "| clients | recalls/s | against one | recalls per round |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+        "The issue's goal: 4 clients at least 1.7x one on 2 cores.",
+        "",
+    ]
+    RESULTS.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
