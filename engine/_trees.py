@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
 from dulwich.object_store import BaseObjectStore
-from dulwich.objects import S_ISGITLINK, Blob, ObjectID, ShaFile, Tree
+from dulwich.objects import S_ISGITLINK, Blob, ObjectID, RawObjectID, ShaFile, Tree
 from dulwich.pack import PackIndex
 
 __all__ = [
@@ -113,7 +113,7 @@ def _offsets(index: PackIndex, wanted: dict[bytes, str]) -> list[tuple[int, str]
         found = []
         for sha, blob in wanted.items():
             try:
-                found.append((index.object_offset(sha), blob))
+                found.append((index.object_offset(RawObjectID(sha)), blob))
             except KeyError:
                 continue
         return found
