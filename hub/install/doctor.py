@@ -272,6 +272,8 @@ def _run_hook(command: list[str], extra: list[str]) -> Check:
             capture_output=True,
             timeout=TIMEOUT,
             check=False,
+            # A session's start starts the hub; a check starts nothing.
+            env={**os.environ, "CTX_HUB_AUTOSTART": "0"},
         )
 
     try:
