@@ -7,10 +7,14 @@ the indexes (numpy, Tantivy, onnxruntime), so this module imports only msgspec.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from ctx.engine import HEADER_TOKENS, CatalogEntry, Memory, Outcome, is_pinned
+from ctx.engine import HEADER_TOKENS, Outcome, is_pinned
+
+if TYPE_CHECKING:  # the catalog's module brings dulwich's tree diffs
+    from ctx.engine import CatalogEntry, Memory
 
 __all__ = [
     "ChannelScore",
