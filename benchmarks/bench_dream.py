@@ -378,7 +378,9 @@ def score_tiers(
     for q in corpus.questions:
         if q.category in CATEGORIES:
             cited.update(set(q.evidence))
-    when = {mid: d.when for mid, d in zip(ids, corpus.drafts, strict=True)}
+    # By turn key: two equal turns may be one memory (one id for both).
+    by_key = {k: d.when for k, d in zip(corpus.keys, corpus.drafts, strict=True)}
+    when = {mid: by_key[key_of[mid]] for mid in ids}
     out: Counter[str] = Counter()
     for mid in ids:
         key = key_of[mid]
