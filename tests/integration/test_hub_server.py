@@ -105,9 +105,9 @@ def test_recall_starts_a_hub_that_answers_next_and_exits_when_idle(
     store: Path,
 ) -> None:
     with (store / "config.toml").open("a", encoding="utf-8") as f:
-        # 9 s: long enough that a loaded machine's `remember` and second
+        # 18 s: long enough that a loaded machine's `remember` and second
         # process fit inside it, short enough to watch the hub exit
-        f.write("\n[hub]\nidle_minutes = 0.15\n")
+        f.write("\n[hub]\nidle_minutes = 0.3\n")
     auto = {"CTX_HUB_AUTOSTART": "1"}
     args = ("recall", "postgres queue", "--now", NOW, "--json")
     assert _hub_pid(store) is None
@@ -120,7 +120,7 @@ def test_recall_starts_a_hub_that_answers_next_and_exits_when_idle(
     second = run_ctx(store, *args, env=auto)  # answered by the hub: sees the commit
     assert len(_hits(second)) == len(_hits(first)) + 1
     assert _hub_pid(store) == pid  # the same hub, not a second one
-    wait_for(lambda: _hub_pid(store) is None, seconds=45)
+    wait_for(lambda: _hub_pid(store) is None, seconds=90)
     assert not socket_path(store).exists()
     assert "Hub stopped." in socket_path(store).with_suffix(".log").read_text()
 
