@@ -229,7 +229,7 @@ def test_autostarted_hubs_are_capped_least_recently_used_first(
         for path in stores:
             assert run_ctx(path, "recall", "note", env=env).returncode == 0
             wait_for(lambda path=path: _hub_pid(path) is not None)
-        wait_for(lambda: _hub_pid(stores[0]) is None, seconds=10)
+        wait_for(lambda: _hub_pid(stores[0]) is None, seconds=60)
         status = run_ctx(stores[2], "hub", "status", "--json")
         hubs = json.loads(status.stdout)["hubs"]
         assert [Path(hub["store"]).resolve() for hub in hubs] == [
