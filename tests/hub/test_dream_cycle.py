@@ -20,7 +20,11 @@ from ctx.hub.retrieval.sources import open_sources
 
 @pytest.fixture
 def ws(disk_store):
-    return hashing_workspace(disk_store)
+    # Closed after the test: an unclosed store's packs warn when collected,
+    # in whatever test runs then.
+    workspace = hashing_workspace(disk_store)
+    yield workspace
+    workspace.close()
 
 
 def links_of(p):

@@ -24,7 +24,11 @@ from ctx.hub.retrieval.feedback import (
 
 @pytest.fixture
 def ws(disk_store):
-    return hashing_workspace(disk_store)
+    # Closed after the test: an unclosed store's packs warn when collected,
+    # in whatever test runs then.
+    workspace = hashing_workspace(disk_store)
+    yield workspace
+    workspace.close()
 
 
 LIMITS = dream.Thresholds()
