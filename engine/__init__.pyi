@@ -542,10 +542,10 @@ from .query import (
     parse_query as parse_query,
 )
 from .redaction import (
-    RedactResult as RedactResult,
+    Redaction as Redaction,
 )
 from .redaction import (
-    Redaction as Redaction,
+    RedactResult as RedactResult,
 )
 from .redaction import (
     apply_redactions as apply_redactions,
