@@ -316,13 +316,14 @@ def source_fingerprint() -> str:
 def run_frozen(rev: str) -> None:
     """Re-runs this script on a copy of the ctx sources as committed at ``rev``.
 
-    The sources are extracted with ``git archive`` under ``.data/src``, ahead
-    of the installed package on PYTHONPATH (for this process and every ``ctx``
-    process it starts), so edits made to the working tree while the benchmark
-    runs cannot change what is measured.
+    The sources are extracted with ``git archive`` under ``.data/src/COMMIT``,
+    ahead of the installed package on PYTHONPATH (for this process and every
+    ``ctx`` process it starts), so edits made to the working tree while the
+    benchmark runs cannot change what is measured, nor can a run of another
+    revision started beside it (modules are imported lazily, late in a run).
     """
     commit = run([GIT, "-C", str(ROOT), "rev-parse", "--short", rev]).decode().strip()
-    src = fresh(DATA / "src")
+    src = fresh(DATA / "src" / commit)
     (src / "ctx").mkdir(parents=True)
     folders = ["engine", "porcelain", "hub", "lens"]
     archive = run([GIT, "-C", str(ROOT), "archive", "--format=tar", commit, *folders])
