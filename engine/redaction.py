@@ -40,7 +40,6 @@ still holds the old history (:func:`apply_redactions`).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
@@ -54,6 +53,16 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 from dulwich.trailers import Trailer, format_trailers, parse_trailers
 
+from ctx.engine._redaction_record import (
+    REDACTIONS_REF,
+    record_commit,
+    record_id,
+    record_tip,
+    record_tree,
+    store_record,
+    tree_entries,
+    tree_from_entries,
+)
 from ctx.engine.errors import CorruptStoreError, InvalidInputError, NotFoundError
 from ctx.engine.ids import MemoryId
 from ctx.engine.layout import MEMORY_AREAS
@@ -78,12 +87,9 @@ __all__ = [
 
 REDACTED = "[REDACTED]"
 """What replaces a redacted text."""
-REDACTIONS_REF = Ref(b"refs/ctx/redactions")
-"""The ref of the redaction record."""
 
 _HEADS = b"refs/heads/"
 _REMOTES = b"refs/remotes/"
-_BLOBS = b"blobs"
 _MIN_TEXT = 4
 """Shorter texts are not searched for in commit messages (too common)."""
 
@@ -239,7 +245,7 @@ def redact_memory(
 
 def list_redactions(store: Store) -> list[Redaction]:
     """Returns every recorded redaction, oldest first."""
-    tree = _record_tree(store)
+    tree = record_tree(store)
     if tree is None:
         return []
     out = []
@@ -281,7 +287,7 @@ def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
     if theirs is None or theirs not in store.repo.object_store:
         return False
     with store.locked():
-        ours = _record_tip(store)
+        ours = record_tip(store)
         if ours == theirs:
             return False
         other = store.repo.object_store[theirs]
@@ -293,13 +299,13 @@ def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
         mine = store.repo.object_store[ours]
         assert isinstance(mine, Commit)
         entries = {
-            **_tree_entries(store, other.tree),
-            **_tree_entries(store, mine.tree),
+            **tree_entries(store, other.tree),
+            **tree_entries(store, mine.tree),
         }
-        if entries == _tree_entries(store, mine.tree):
+        if entries == tree_entries(store, mine.tree):
             return False
-        tree, trees = _record_tree_from(store, entries)
-        commit = _record_commit(store, tree, [ours, theirs], "Join redaction records")
+        tree, trees = tree_from_entries(store, entries)
+        commit = record_commit(store, tree, [ours, theirs], "Join redaction records")
         store.add_objects([*trees, commit])
         write_refs(store, {REDACTIONS_REF: commit.id})
         return True
@@ -413,8 +419,8 @@ def _redact(
         full = msgspec.structs.replace(
             record, commits=_hex_map(commits), blobs=_hex_map(blobs)
         )
-        full = msgspec.structs.replace(full, id=_redaction_id(full))
-        record_commit = _store_record(store, full, blobs)
+        full = msgspec.structs.replace(full, id=record_id(full))
+        record_commit = store_record(store, full, blobs)
         pending = _Pending(
             record=record_commit.decode(), commits=full.commits, texts=texts
         )
@@ -540,7 +546,7 @@ def _finish(store: Store, pending: _Pending) -> tuple[tuple[str, ...], int]:
     }
     if pending.record is not None:
         record = ObjectID(pending.record.encode())
-        if _record_tip(store) != record:
+        if record_tip(store) != record:
             moves[REDACTIONS_REF] = record
     move_refs(store, moves)
     rewrite_reflogs(store, commits, _needles(pending.texts))
@@ -753,105 +759,6 @@ def _memory(store: Store, sha: ObjectID) -> Memory | None:
         return decode_memory(obj.data)
     except CorruptStoreError:
         return None
-
-
-def _redaction_id(record: Redaction) -> str:
-    digest = hashlib.sha256(
-        msgspec.json.encode([record.what, record.reason, sorted(record.commits)])
-        + record.time.isoformat().encode()
-    )
-    return digest.hexdigest()[:12]
-
-
-def _record_tip(store: Store) -> ObjectID | None:
-    try:
-        return store.repo.refs[REDACTIONS_REF]
-    except KeyError:
-        return None
-
-
-def _record_tree(store: Store) -> Tree | None:
-    tip = _record_tip(store)
-    if tip is None:
-        return None
-    commit = store.repo.object_store[tip]
-    assert isinstance(commit, Commit)
-    tree = store.repo.object_store[commit.tree]
-    assert isinstance(tree, Tree)
-    return tree
-
-
-def _tree_entries(store: Store, tree_id: ObjectID) -> dict[bytes, tuple[int, ObjectID]]:
-    """Returns a record tree's files, ``blobs/`` ones by their path."""
-    objects = store.repo.object_store
-    tree = objects[tree_id]
-    assert isinstance(tree, Tree)
-    out: dict[bytes, tuple[int, ObjectID]] = {}
-    for entry in tree.iteritems():
-        if entry.path == _BLOBS:
-            sub = objects[entry.sha]
-            assert isinstance(sub, Tree)
-            for inner in sub.iteritems():
-                out[_BLOBS + b"/" + inner.path] = (inner.mode, inner.sha)
-        else:
-            out[entry.path] = (entry.mode, entry.sha)
-    return out
-
-
-def _record_tree_from(
-    store: Store, entries: Mapping[bytes, tuple[int, ObjectID]]
-) -> tuple[ObjectID, list[ShaFile]]:
-    top = Tree()
-    inner = Tree()
-    for path, (mode, sha) in sorted(entries.items()):
-        if path.startswith(_BLOBS + b"/"):
-            inner.add(path[len(_BLOBS) + 1 :], mode, sha)
-        else:
-            top.add(path, mode, sha)
-    made: list[ShaFile] = []
-    if len(inner):
-        top.add(_BLOBS, 0o040000, inner.id)
-        made.append(inner)
-    made.append(top)
-    return top.id, made
-
-
-def _record_commit(
-    store: Store, tree: ObjectID, parents: list[ObjectID], summary: str
-) -> Commit:
-    commit = Commit()
-    commit.tree = tree
-    commit.parents = parents
-    commit.author = commit.committer = b"ctx <ctx@ctx>"
-    when = store.clock()
-    offset = when.utcoffset()
-    commit.author_time = commit.commit_time = int(when.timestamp())
-    commit.author_timezone = commit.commit_timezone = (
-        int(offset.total_seconds()) if offset else 0
-    )
-    commit.encoding = b"UTF-8"
-    commit.message = summary.encode() + b"\n"
-    return commit
-
-
-def _store_record(
-    store: Store, record: Redaction, blobs: Mapping[ObjectID, ObjectID]
-) -> ObjectID:
-    """Step 2: adds the redaction to the record (not yet on its ref)."""
-    tip = _record_tip(store)
-    entries: dict[bytes, tuple[int, ObjectID]] = {}
-    if tip is not None:
-        commit = store.repo.object_store[tip]
-        assert isinstance(commit, Commit)
-        entries = _tree_entries(store, commit.tree)
-    data = Blob.from_string(msgspec.json.encode(record))
-    entries[record.id.encode() + b".json"] = (0o100644, data.id)
-    for old, new in blobs.items():
-        entries[_BLOBS + b"/" + old] = (0o100644, new)
-    tree, trees = _record_tree_from(store, entries)
-    commit = _record_commit(store, tree, [tip] if tip else [], f"Redaction {record.id}")
-    store.add_objects([data, *trees, commit])
-    return commit.id
 
 
 def _write_pending(store: Store, pending: _Pending) -> None:

@@ -165,7 +165,7 @@ _KILL = textwrap.dedent(
         ("move_refs", True),
         ("rewrite_reflogs", True),
         ("prune", True),
-        ("_store_record", False),
+        ("store_record", False),
     ],
 )
 def test_a_redaction_killed_at_any_step_is_finished_or_absent(
