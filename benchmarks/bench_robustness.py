@@ -24,8 +24,11 @@ scored on every set in one run:
   evidence, and its gold is the sessions its evidence falls in).
 - **Cranfield** (``bench_quality.py``'s store).
 
-Paraphrased questions are not built: they need a writer, and no model may
-write the data here.
+- **Paraphrased** questions (all questions of categories 1-4, asked of the
+  turn stores and of the whole sessions): no model may write the data here,
+  so each question is rewritten by one fixed, seeded rule set
+  (``_paraphrase.py``: synonyms from a small committed table, then as
+  asked, the question word moved to the end, or only its content words).
 
 Metrics: recall@10 of the evidence turns; any@5 / all@5 of the gold
 sessions; nDCG@10 on Cranfield; and for ctx with its relevance floor, the
@@ -84,6 +87,7 @@ import bench_sessions as sessions
 import numpy as np
 from _bench_common import FROZEN_ENV, machine_lines, run_frozen
 from _embed_cache import CachedEmbedder
+from _paraphrase import paraphrase
 from rank_bm25 import BM25Okapi
 
 from ctx.engine import Draft
@@ -215,6 +219,11 @@ def with_questions(
     )
 
 
+def paraphrased(corpus: quality.Corpus, text: str) -> str:
+    """Returns a question of ``corpus`` said otherwise (``_paraphrase.py``)."""
+    return paraphrase(text, random.Random(f"{SEED}:{corpus.name}:{text}"))
+
+
 def name_variants(corpus: quality.Corpus) -> dict[str, quality.Corpus]:
     """Returns the question variants of one conversation's turns, by set name."""
     names = speakers(corpus)
@@ -234,7 +243,11 @@ def name_variants(corpus: quality.Corpus) -> dict[str, quality.Corpus]:
         theirs = [e for e in question.evidence if speaker_of[e] not in found]
         if len(found) == 1 and theirs:
             other.append(dataclasses.replace(question, evidence=theirs))
+    said = [
+        dataclasses.replace(q, text=paraphrased(corpus, q.text)) for q in asked(corpus)
+    ]
     return {
+        "paraphrase": with_questions(corpus, said),
         "named": with_questions(corpus, named),
         "misspelt": with_questions(corpus, typos),
         "short": with_questions(corpus, shorts),
@@ -504,7 +517,12 @@ SETS = {
     "short": ("... that name as a short form", "turns"),
     "two-word": ("... speakers with two-word names in the store", "turns"),
     "other": ("... about what the other speaker said", "turns"),
+    "paraphrase": ("LoCoMo turns, questions paraphrased", "turns"),
     "sessions": ("LoCoMo sessions, whole", "sessions"),
+    "sessions-paraphrase": (
+        "LoCoMo sessions, whole, questions paraphrased",
+        "sessions",
+    ),
     "one-speaker": ("LoCoMo sessions, one speaker's turns", "sessions"),
     "cranfield": ("Cranfield", "cranfield"),
 }
@@ -523,7 +541,7 @@ def build_sets(
     turns = quality.load_locomo(eval_dir, ref)[: 2 if quick else None]
     sets = {key: Set(*SETS[key], []) for key in SETS if key in only}
     for corpus in turns:
-        if sets.keys() & {"all", "named", "misspelt", "short", "other"}:
+        if sets.keys() & {"all", "named", "misspelt", "short", "other", "paraphrase"}:
             plain = documents(corpus, embedder, systems)
             variants = name_variants(corpus)
             variants["all"] = with_questions(corpus, asked(corpus))
@@ -532,11 +550,20 @@ def build_sets(
         if "two-word" in sets:
             two = two_word_names(corpus)
             sets["two-word"].parts.append((documents(two, embedder, systems), two))
-        if "sessions" in sets:
+        if sets.keys() & {"sessions", "sessions-paraphrase"}:
             whole = sessions_of(corpus)
-            sets["sessions"].parts.append(
-                (documents(as_corpus(whole), embedder, systems), whole)
-            )
+            docs = documents(as_corpus(whole), embedder, systems)
+            if "sessions" in sets:
+                sets["sessions"].parts.append((docs, whole))
+            if "sessions-paraphrase" in sets:
+                said = dataclasses.replace(
+                    whole,
+                    questions=[
+                        dataclasses.replace(q, text=paraphrased(corpus, q.text))
+                        for q in whole.questions
+                    ],
+                )
+                sets["sessions-paraphrase"].parts.append((docs, said))
         if "one-speaker" in sets:
             for speaker in speakers(corpus):
                 one = sessions_of(corpus, speaker)
