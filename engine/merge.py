@@ -83,11 +83,6 @@ class MergeResult(Outcome, frozen=True, kw_only=True):
     secrets: tuple[SecretFinding, ...] = ()
 
 
-class _Side(msgspec.Struct, frozen=True):
-    old: bytes | None
-    new: bytes | None
-
-
 def merge(
     store: Store,
     source: str,

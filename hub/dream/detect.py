@@ -90,7 +90,6 @@ class Detector:
         self.recalled = recalled or {}
         self.used = used or {}
         self._superseded = links.superseded()
-        self.vector_trouble: str | None = None
         self._rare: dict[str, bool] = {}
 
     def rare(self, name: str) -> bool:
