@@ -92,6 +92,9 @@ from .compose import (
     compose as compose,
 )
 from .conflicts import (
+    TAKES as TAKES,
+)
+from .conflicts import (
     ConflictNote as ConflictNote,
 )
 from .conflicts import (

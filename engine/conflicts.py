@@ -24,6 +24,7 @@ from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
 
 __all__ = [
+    "TAKES",
     "ConflictNote",
     "ResolveResult",
     "ShownMemory",
@@ -35,6 +36,8 @@ __all__ = [
 ]
 
 Take = Literal["ours", "theirs", "both"]
+TAKES: tuple[Take, ...] = ("ours", "theirs", "both")
+"""What :func:`resolve` may take: ours, theirs, or both joined."""
 _SEPARATOR = "\n\n-----\n\n"
 
 
@@ -145,7 +148,7 @@ def resolve(
     mid = resolve_memory_id(store, memory_id, branch)
     if (take is None) == (body is None):
         raise InvalidInputError("Give either --take or --body.")
-    if take is not None and take not in ("ours", "theirs", "both"):
+    if take is not None and take not in TAKES:
         raise InvalidInputError(
             f"Unknown choice {take!r}.", hint="Use ours, theirs or both."
         )

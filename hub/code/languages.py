@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GRAMMARS",
+    "LANGUAGES",
+    "SYMBOL_KINDS",
     "TEXT_LANGUAGES",
     "Grammar",
     "language_of",
@@ -224,6 +226,11 @@ TEXT_LANGUAGES: dict[str, str] = {
     ".toml": "toml",
 }
 """Files cut into text blocks: Markdown by heading, the others by top-level key."""
+
+LANGUAGES = tuple(sorted({g.name for g in GRAMMARS} | set(TEXT_LANGUAGES.values())))
+"""Every language a chunk may be in (``ctx find --language``)."""
+SYMBOL_KINDS = ("class", "function", "method", "section", "config")
+"""The kinds of chunk listed as definitions (``ctx symbols --kind``)."""
 
 _BY_EXTENSION = {ext: g for g in GRAMMARS for ext in g.extensions}
 _BY_NAME = {g.name: g for g in GRAMMARS}

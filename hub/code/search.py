@@ -33,7 +33,7 @@ from ctx.engine import InvalidInputError, NotFoundError
 from ctx.hub.code.files import read_file
 from ctx.hub.code.identifiers import definitions_of, query_identifiers
 from ctx.hub.code.index import CodeIndex
-from ctx.hub.code.languages import GRAMMARS, TEXT_LANGUAGES
+from ctx.hub.code.languages import LANGUAGES, SYMBOL_KINDS
 from ctx.hub.code.manifest import Manifest
 from ctx.hub.code.results import (
     Chunk,
@@ -47,8 +47,6 @@ from ctx.hub.retrieval.ranking import fuse_ranks
 
 __all__ = [
     "DEPTH",
-    "LANGUAGES",
-    "SYMBOL_KINDS",
     "WEIGHTS",
     "K",
     "chunk_at",
@@ -74,9 +72,6 @@ K = 10.0
 
 DEPTH = 100
 """How many chunks each channel contributes."""
-
-LANGUAGES = tuple(sorted({g.name for g in GRAMMARS} | set(TEXT_LANGUAGES.values())))
-SYMBOL_KINDS = ("class", "function", "method", "section", "config")
 
 
 def require_index(index: CodeIndex) -> Manifest:
