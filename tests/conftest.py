@@ -1,6 +1,7 @@
 """Hermetic test environment: no CTX_* variables (but CTX_HUB_AUTOSTART=0),
 HOME and every XDG folder in a temporary folder, a private runtime folder for hub sockets (so that
-no test meets another's hubs or the user's), a fixed clock for engine stores."""
+no test meets another's hubs or the user's), a fixed clock for engine stores. The same
+isolation holds for the whole session, so that fixtures wider than one test see it too."""
 
 from __future__ import annotations
 
@@ -17,8 +18,7 @@ from ctx.engine import Intent, Store
 T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
 
 
-@pytest.fixture(autouse=True)
-def hermetic(
+def _isolate(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for key in list(os.environ):
@@ -38,6 +38,23 @@ def hermetic(
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     # Recall would start a background hub per store; tests that want one ask.
     monkeypatch.setenv("CTX_HUB_AUTOSTART", "0")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def hermetic_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    # Fixtures wider than one test (a module's `ctx serve`, a session's
+    # template store) are made before any test's own: they get the same
+    # isolation, or the processes they start write into the user's folders.
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _isolate(tmp_path_factory, monkeypatch)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def hermetic(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _isolate(tmp_path_factory, monkeypatch)
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ def said(answer: str) -> str:
 
 
 def test_no_store_gives_nothing_and_logs_in_the_user_cache(tmp_path):
-    cache = Path(os.environ["HOME"]) / ".cache" / "ctx" / "hooks.log"
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "ctx" / "hooks.log"
     for event in ("session-start", "prompt-submit", "subagent-start", "pre-compact"):
         data = hook_input(
             tmp_path, prompt="How do we deploy the API?", source="startup"
