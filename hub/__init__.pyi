@@ -64,6 +64,9 @@ from .config import (
     HubSettings as HubSettings,
 )
 from .config import (
+    McpSettings as McpSettings,
+)
+from .config import (
     RecallConfig as RecallConfig,
 )
 from .config import (

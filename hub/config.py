@@ -36,6 +36,7 @@ __all__ = [
     "HooksSettings",
     "HubConfig",
     "HubSettings",
+    "McpSettings",
     "RecallConfig",
     "RerankerSettings",
     "SecretsSettings",
@@ -201,6 +202,18 @@ class AgentsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     review_writes: bool = False
 
 
+class McpSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What ``ctx mcp`` and ``ctx serve``'s ``/mcp`` offer (docs/agents.md).
+
+    Attributes:
+        tools: The tools listed: tool sets and tool names, comma-separated
+            (``default``, ``all``, ``default,history,find``); ``ctx mcp
+            --tools`` overrides it.
+    """
+
+    tools: str = "default"
+
+
 class SteerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """``ctx find``'s optional steering through a chat model (docs/code.md).
 
@@ -278,6 +291,7 @@ class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     serve: ServeSettings = ServeSettings()
     hooks: HooksSettings = HooksSettings()
     agents: AgentsSettings = AgentsSettings()
+    mcp: McpSettings = McpSettings()
     dream: DreamSettings = DreamSettings()
     embedder: dict[str, object] = {}
     code: CodeSettings = CodeSettings()

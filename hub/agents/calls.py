@@ -34,11 +34,12 @@ __all__ = [
     "CALLS",
     "GRAPH",
     "KEYS",
+    "TOOL_SETS",
     "Call",
     "decode",
     "invoke",
-    "schema_of",
     "structured",
+    "tool_names",
 ]
 
 
@@ -78,216 +79,211 @@ CALLS: dict[str, Call] = {
             "remember",
             rq.RememberRequest,
             engine.RememberResult,
-            "Store one memory (a fact, decision, pattern, observation...) as one "
-            "commit. Call it when you learn something worth keeping beyond this "
-            "conversation. With upsert=true, the live memory of the same kind "
-            "and title is updated instead. Returns its id; an identical live "
-            "memory is not written twice (existing=true).",
+            "Call when you learn something worth keeping beyond this conversation (a "
+            "fact, decision, pattern...): stores it as one commit and returns its id."
+            " With upsert=true it updates the live memory of the same kind and title "
+            "instead of adding another.",
         ),
         _call(
             "forget",
             rq.ForgetRequest,
             engine.ForgetResult,
-            "Delete a memory that is wrong or no longer useful; history keeps "
-            "it. A reason is required. Returns the commit.",
+            "Call when a memory is wrong or no longer useful, with a reason: deletes "
+            "it (history keeps it).",
         ),
         _call(
             "edit",
             rq.EditRequest,
             engine.EditResult,
-            "Change a memory's text, title, kind or tags (only the fields "
-            "given). Prefer it to a new memory when a fact changed. Returns "
-            "the commit.",
+            "Call when a memory's fact changed or was imprecise, rather than adding a"
+            " second memory: changes only the fields given (text, title, kind, tags).",
         ),
         _call(
             "get",
             rq.GetRequest,
             engine.ShownMemory,
-            "Read one memory whole, by id, now or at a revision. Returns the "
-            "memory with its path, and its conflict if a merge left one.",
+            "Call to read one memory whole by its id (from recall or search), now or "
+            "at a revision; a conflict a merge left on it comes with it.",
         ),
         _call(
             "ls",
             rq.LsRequest,
             list[engine.ListedMemory],
-            "List memories under a path prefix (memory/, pinned/, primed/): "
-            "id, kind and headline of each. For finding by meaning, use recall.",
+            "Call to list the memories under a path prefix (memory/, pinned/, "
+            "primed/) with id, kind and headline; to find by meaning, use recall.",
         ),
         _call(
             "query",
             rq.QueryRequest,
             list[engine.SelectedMemory],
-            "Select memories with the query language (kind:, tag:, tier:, "
-            "created:>7d, AND/OR/NOT). Returns id, kind, title, tier and size.",
+            "Call to select memories by their fields with the query language (kind:, "
+            "tag:, tier:, created:>7d, AND/OR/NOT); returns id, kind, title, tier and"
+            " size.",
         ),
         _call(
             "prime",
             rq.PrimeRequest,
             engine.PrimeResult,
-            "Store a markdown document (a README, a design note) as one memory "
-            "per section; priming it again updates only changed sections.",
+            "Call to store a markdown document (a README, a design note) as one "
+            "memory per section; priming it again updates only the changed sections.",
         ),
         _call(
             "recall",
             rq.RecallRequest,
             RecallResult,
-            "Recall what matters for a question before you answer or act: the "
-            "pinned memories and the most relevant ones, ranked by meaning, "
-            "words and recency, packed into a token budget. The text is ready "
-            "to put in a prompt; the structured result has each hit and the "
-            "token figures.",
+            "Call before you answer or act, with the question: returns the pinned "
+            "memories and the most relevant ones, ranked by meaning, words and "
+            "recency, packed into a token budget as text ready for a prompt.",
         ),
         _call(
             "feedback",
             rq.FeedbackRequest,
             FeedbackResult,
-            "After a recall, say which of its memories you used (its recall_id "
-            "and their ids): recall learns from it which channels and how "
-            "large a budget serve you.",
+            "Call after a recall, with its recall_id and the ids of the memories you "
+            "used: recall learns from it which channels and budget serve you.",
         ),
         _call(
             "search",
             rq.SearchRequest,
             RecallResult,
-            "Find the memories that best match some words, best first, with "
-            "optional kind, tag and context filters (no budget, no pinned).",
+            "Call to find the memories that best match some words, best first, "
+            "optionally by kind, tag or context (no budget, no pinned); before "
+            "answering a question, use recall.",
         ),
         _call(
             "link",
             rq.LinkRequest,
             engine.LinkResult,
-            "Link one memory to another with a typed link (RELATES_TO, "
-            "DEPENDS_ON, CONTRADICTS, ...). Returns the commit.",
+            "Call when one memory bears on another (depends on it, contradicts it, "
+            "derives from it...): records a typed link, which recall follows.",
         ),
         _call(
             "unlink",
             rq.UnlinkRequest,
             engine.UnlinkResult,
-            "Remove a typed link between two memories.",
+            "Call when a typed link between two memories is wrong: removes it.",
         ),
         _call(
             "supersede",
             rq.SupersedeRequest,
             engine.SupersedeResult,
-            "Mark an old memory as replaced by a newer one: recall then leaves "
-            "the old one out. Use it when a fact or decision changed.",
+            "Call when a newer memory replaces an older one (a fact or decision "
+            "changed): recall then leaves the old one out.",
         ),
         _call(
             "summarize",
             rq.SummarizeRequest,
             engine.SummarizeResult,
-            "Write one summary of several memories, linked to each "
+            "Call to replace several memories by one summary linked to each "
             "(DERIVED_FROM); archive=true moves them off-context.",
         ),
         _call(
             "summarize_session",
             rq.SummarizeSessionRequest,
             engine.SessionSummaryResult,
-            "At the end of a working session, write what it did (summary), what "
-            "it decided (decisions, one line each) and anything else worth "
-            "keeping (details) as memories under sessions/<id>/, in one commit. "
-            "The session is this connection's unless named; calling it again "
-            "updates them. Returns their paths and ids.",
+            "Call at the end of a working session: writes what it did (summary), what"
+            " it decided (decisions, one line each) and anything else worth keeping "
+            "(details) under sessions/<id>/, in one commit. The session is this "
+            "connection's unless named; calling it again updates them.",
         ),
         _call(
             "trace",
             rq.TraceRequest,
             engine.TraceNode,
-            "Show where a memory came from: the tree of memories it was "
+            "Call to see where a memory came from: the tree of memories it was "
             "derived from or depends on (reverse=true: what came from it).",
         ),
         _call(
             "related",
             rq.RelatedRequest,
             list[engine.RelatedHit],
-            "List the memories within 1-3 links of one, nearest first, with "
+            "Call to list the memories within 1-3 links of one, nearest first, with "
             "the link that reached each.",
         ),
         _call(
             "expand",
             rq.ExpandRequest,
             list[engine.MemoryRecord],
-            "Read the memories a summary was derived from, whole.",
+            "Call to read whole the memories a summary was derived from.",
         ),
         _call(
             "compose",
             rq.ComposeRequest,
             engine.Composition,
-            "Compose the context to start work with: pinned, reference and "
-            "working memories within a budget, as markdown (or xml, json, "
-            "text). Call it at the start of a task.",
+            "Call at the start of a task for the context to work with: pinned, "
+            "reference and working memories within a budget, as markdown, text or "
+            "JSON.",
         ),
         _call(
             "log",
             rq.LogRequest,
             list[engine.LogEntry],
-            "List commits newest first, of a branch, a memory or a path: who "
-            "wrote what, why and how sure.",
+            "Call to see the history of a branch, a memory or a path, newest first: "
+            "who wrote what, why and how sure.",
         ),
         _call(
             "blame",
             rq.BlameRequest,
             list[engine.LogEntry] | list[engine.BlameLine],
-            "Name the commits that made a memory what it is (lines=true: the "
+            "Call to see which commits made a memory what it is (lines=true: the "
             "commit of each line of its text).",
         ),
         _call(
             "diff",
             rq.DiffRequest,
             engine.Diff,
-            "Compare two revisions memory by memory: added, changed (field by "
-            "field) and removed. A...B shows what B did since it split from A.",
+            "Call to compare two revisions memory by memory: added, changed (field by"
+            " field) and removed; A...B shows what B did since it split from A.",
         ),
         _call(
             "branches",
             rq.BranchesRequest,
             list[engine.BranchInfo],
-            "List the branches with their head commits.",
+            "Call to list the branches with their head commits.",
         ),
         _call(
             "branch",
             rq.BranchRequest,
             engine.BranchResult,
-            "Make a branch (e.g. agent/<name>) to work on without touching "
+            "Call to make a branch (agent/<name>, say) to work on without touching "
             "main until a review merges it.",
         ),
         _call(
             "merge",
             rq.MergeRequest,
             engine.MergeResult,
-            "Merge a branch into another. Clashes that cannot be settled are "
+            "Call to merge a branch into another; clashes that cannot be settled are "
             "kept as conflicts (see status, resolve), never lost.",
         ),
         _call(
             "resolve",
             rq.ResolveRequest,
             engine.ResolveResult,
-            "Settle a memory a merge left in conflict: take ours, theirs, "
+            "Call to settle a memory a merge left in conflict: take ours, theirs, "
             "both, or a text of your own.",
         ),
         _call(
             "find",
             rq.FindRequest,
             FindResult,
-            "Find where something is in the indexed source code (`ctx code "
-            "index` builds the index): by meaning, words, identifiers, symbol "
-            "names and paths. Returns chunks (a function, a class, a config "
-            "block) as file and line range with a one-line summary; full=true "
-            "adds the code. Call it before reading whole files.",
+            "Call before reading whole files, to find where something is in the "
+            "indexed source code (`ctx code index` builds it) by meaning, words, "
+            "identifiers or paths. Returns chunks as file and line range with a one-"
+            "line summary; full=true adds the code.",
         ),
         _call(
             "symbols",
             rq.SymbolsRequest,
             SymbolList,
-            "List the indexed code's definitions (classes, functions, "
-            "methods, sections) with file and lines, optionally by kind and "
-            "path glob.",
+            "Call to list the indexed code's definitions (classes, functions, "
+            "methods, sections) with file and lines, optionally by kind and path "
+            "glob.",
         ),
         _call(
             "status",
             rq.StatusRequest,
             engine.StoreStatus,
-            "Report a branch's head, its memory and token counts and its "
+            "Call to see a branch's head, its memory and token counts and its "
             "unresolved conflicts.",
         ),
     )
@@ -302,11 +298,10 @@ CALLS.update(
             dc.DreamRunRequest,
             CycleReport,
             dc.dream_run,
-            "Run one Dream cycle: examine memories of a branch (a budget of "
-            "them, those due first) and propose fixes (duplicates, updates, "
-            "links, contradictions, recurrences, tiers) on dream/<branch>; "
-            "nothing reaches the branch until reviewed and merged. Returns "
-            "what it examined and proposed.",
+            "Call to have Dream examine a branch's memories (a budget of them, those "
+            "due first) and propose fixes (duplicates, updates, links, "
+            "contradictions, recurrences, tiers) on dream/<branch>. Nothing reaches "
+            "the branch until reviewed and merged.",
             writes=True,
         ),
         Call(
@@ -314,7 +309,7 @@ CALLS.update(
             dc.DreamStatusRequest,
             DreamStatus,
             dc.dream_status,
-            "Report where Dream stands on a branch: memories waiting to be "
+            "Call to see where Dream stands on a branch: memories waiting to be "
             "examined, back-off, the last cycle, and its proposals by status.",
         ),
         Call(
@@ -322,17 +317,17 @@ CALLS.update(
             dc.DreamReviewRequest,
             list[ProposalView],
             dc.dream_review,
-            "List Dream's proposals (waiting ones by default) with the evidence "
-            "(reason, confidence, the memories and whether they changed since) "
-            "and the links and tags each would add. Accept or reject them next.",
+            "Call before accepting or rejecting Dream's proposals: lists them "
+            "(waiting ones by default) with their evidence and the links, tags and "
+            "hidden memories each would bring.",
         ),
         Call(
             "dream_accept",
             dc.DreamAcceptRequest,
             engine.ReviewResult,
             dc.dream_accept,
-            "Accept Dream's proposals by id (or all waiting ones) after reading "
-            "them with dream_review; dream_merge then applies them.",
+            "Call to accept Dream's proposals by id (or all waiting ones) after "
+            "reading them with dream_review; dream_merge then applies them.",
             writes=True,
         ),
         Call(
@@ -340,8 +335,8 @@ CALLS.update(
             dc.DreamRejectRequest,
             engine.ReviewResult,
             dc.dream_reject,
-            "Reject Dream's proposals by id, with a reason: a rejected proposal "
-            "is never made again.",
+            "Call to reject Dream's proposals by id, with a reason: a rejected "
+            "proposal is never made again.",
             writes=True,
         ),
         Call(
@@ -349,10 +344,9 @@ CALLS.update(
             dc.DreamMergeRequest,
             engine.DreamMergeResult,
             dc.dream_merge,
-            "Merge the accepted Dream proposals into the branch they were made "
-            "for, in one merge commit (undo takes it back). A proposal whose "
-            "memories changed since is checked again and left out if it no "
-            "longer holds.",
+            "Call to apply the accepted Dream proposals to their branch in one merge "
+            "commit (undo takes it back). A proposal whose memories changed since is "
+            "checked again and left out if it no longer holds.",
             writes=True,
         ),
     )
@@ -395,6 +389,68 @@ KEYS = {
 """The HTTP API's key management (admin keys only; not tools)."""
 
 
+TOOL_SETS: dict[str, tuple[str, ...]] = {
+    "default": (
+        "recall",
+        "search",
+        "get",
+        "remember",
+        "edit",
+        "forget",
+        "supersede",
+        "link",
+        "feedback",
+        "summarize_session",
+    ),
+    "memory": (
+        "ls",
+        "query",
+        "prime",
+        "unlink",
+        "summarize",
+        "trace",
+        "related",
+        "expand",
+        "compose",
+    ),
+    "history": ("log", "blame", "diff", "status"),
+    "branches": ("branches", "branch", "merge", "resolve"),
+    "code": ("find", "symbols"),
+    "dream": tuple(name for name in CALLS if name.startswith("dream_")),
+}
+"""The tools an MCP server lists, by set: ``default`` is what an agent
+needs in every session (recall before acting, remember, read, correct,
+link, summarize the session); the others are listed on demand (``ctx mcp
+--tools default,history``, ``--tools all``, or ``[mcp] tools``), since
+every listed tool costs each session its tokens. Each call is in one set."""
+
+
+def tool_names(spec: str) -> tuple[str, ...]:
+    """Returns the tools ``spec`` lists, in the table's order.
+
+    ``spec`` is a comma-separated list of sets (:data:`TOOL_SETS`), ``all``
+    and tool names, e.g. ``default,history,find``.
+
+    Raises:
+        InvalidInputError: A name is neither a set nor a tool, or none is given.
+    """
+    wanted: set[str] = set()
+    for raw in spec.split(","):
+        name = raw.strip()
+        if name == "all":
+            wanted.update(CALLS)
+        elif name in TOOL_SETS:
+            wanted.update(TOOL_SETS[name])
+        elif name in CALLS:
+            wanted.add(name)
+        else:
+            raise InvalidInputError(
+                f"Unknown tool or tool set {name!r}.",
+                hint="Sets: all, " + ", ".join(TOOL_SETS) + "; or tool names.",
+            )
+    return tuple(name for name in CALLS if name in wanted)
+
+
 def decode(call: Call, arguments: Mapping[str, Any]) -> msgspec.Struct:
     """Returns ``arguments`` as the call's request.
 
@@ -423,48 +479,10 @@ def invoke(
     return call.handler(ws, caller, decode(call, arguments))
 
 
-def schema_of(answer: Any) -> dict[str, Any]:
-    """Returns the JSON schema of ``answer`` as an object at its root.
-
-    A list is wrapped as ``{"result": [...]}`` (an MCP tool's structured
-    result is an object), and the root's definition is inlined.
-    """
-    if is_union_of_lists(answer):  # msgspec has no such union: one per list
-        parts, defs = [], {}
-        for part in answer.__args__:
-            one = msgspec.json.schema(part)
-            defs.update(one.pop("$defs", {}))
-            parts.append(one)
-        root: dict[str, Any] = {
-            "type": "object",
-            "properties": {"result": {"anyOf": parts}},
-            "required": ["result"],
-        }
-    elif getattr(answer, "__origin__", None) is list:
-        inner = msgspec.json.schema(answer)
-        defs = inner.pop("$defs", {})
-        root = {
-            "type": "object",
-            "properties": {"result": inner},
-            "required": ["result"],
-        }
-    else:
-        full = msgspec.json.schema(answer)
-        defs = full.pop("$defs", {})
-        name = full["$ref"].rsplit("/", 1)[1]
-        root = dict(defs[name])  # kept in $defs too: a Struct may hold itself
-    if defs:
-        root["$defs"] = defs
-    return root
-
-
-def is_union_of_lists(answer: Any) -> bool:
-    """Returns whether ``answer`` is a union of list types (msgspec has none)."""
-    args = getattr(answer, "__args__", ())
-    return bool(args) and all(getattr(a, "__origin__", None) is list for a in args)
-
-
 def structured(value: Any) -> Any:
-    """Returns ``value`` as a structured result (a list wrapped as above)."""
+    """Returns ``value`` as a structured result: a list as ``{"result": [...]}``.
+
+    That is the shape :func:`~.schemas.output_schema` describes.
+    """
     builtins = msgspec.to_builtins(value)
     return {"result": builtins} if isinstance(builtins, list) else builtins

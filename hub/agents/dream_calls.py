@@ -11,12 +11,13 @@ tools and HTTP routes.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 from msgspec import Meta
 
 from ctx.engine import (
+    PROPOSAL_STATUSES,
     DreamMergeResult,
     InvalidInputError,
     ReviewResult,
@@ -26,7 +27,7 @@ from ctx.engine import (
 )
 from ctx.hub import dream
 from ctx.hub.agents.access import Caller
-from ctx.hub.agents.requests import Id
+from ctx.hub.agents.requests import Id, one_of
 from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
 from ctx.hub.workspace import Workspace
 
@@ -45,6 +46,10 @@ __all__ = [
     "dream_status",
 ]
 
+if TYPE_CHECKING:
+    Status = str
+else:  # a status, or every proposal
+    Status = one_of((*PROPOSAL_STATUSES, "all"))
 DreamBranch = Annotated[
     str | None,
     Meta(
@@ -91,8 +96,7 @@ class DreamReviewRequest(_DreamRequest, kw_only=True, forbid_unknown_fields=True
     """``dream_review``: proposals with their evidence and changes."""
 
     status: Annotated[
-        Literal["proposed", "accepted", "rejected", "merged", "stale", "all"],
-        Meta(description="Which proposals (default: those waiting)."),
+        Status, Meta(description="Which proposals (default: those waiting).")
     ] = "proposed"
 
 

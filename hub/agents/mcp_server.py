@@ -31,7 +31,8 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
 from ctx.engine import CtxError
 from ctx.hub.agents.access import Caller
-from ctx.hub.agents.calls import CALLS, Call, invoke, schema_of, structured
+from ctx.hub.agents.calls import CALLS, Call, invoke, structured, tool_names
+from ctx.hub.agents.schemas import input_schema, output_schema
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.workspace import Workspace
 
@@ -40,8 +41,9 @@ __all__ = ["INSTRUCTIONS", "build_server", "caller_of", "stdio_session"]
 INSTRUCTIONS = (
     "ctx is your versioned memory. Call `recall` with the question before "
     "you answer or act, and `remember` what you learn that is worth keeping "
-    "(decisions, facts, patterns), with a reason. Every write is a commit: "
-    "`log`, `blame` and `diff` show who wrote what and why."
+    "(decisions, facts, patterns), with a reason. When a memory is wrong or "
+    "outdated, `edit`, `supersede` or `forget` it rather than adding another. "
+    "Every write is a commit: history keeps who wrote what and why."
 )
 
 _JSON = msgspec.json.Encoder(order="deterministic")
@@ -136,6 +138,7 @@ def build_server(
     base: Caller | None = None,
     *,
     caller: Callable[[Context[Any, Any] | None], Caller] | None = None,
+    tools: str | None = None,
 ) -> MCPServer:
     """Returns the MCP server of the workspace's store.
 
@@ -144,11 +147,17 @@ def build_server(
         base: Who calls when the client says nothing (default: the owner).
         caller: Returns the caller of a request (default: ``base`` named
             after the client); the HTTP app passes one that reads the key.
+        tools: The tools it lists, as :func:`~.calls.tool_names` reads them
+            (default: the store's ``[mcp] tools``, else the default set).
+
+    Raises:
+        InvalidInputError: ``tools`` names an unknown tool or set.
     """
     origin = base or Caller()
     find = caller or (lambda context: caller_of(context, origin))
+    listed = tool_names(ws.config().mcp.tools if tools is None else tools)
     server: MCPServer = MCPServer("ctx", instructions=INSTRUCTIONS, version=_version())
-    for call in CALLS.values():
+    for call in (CALLS[name] for name in listed):
         server.add_tool(
             _tool(ws, call, find),
             name=call.name,
@@ -162,9 +171,10 @@ def build_server(
         )
         tool = server._tool_manager.get_tool(call.name)
         assert tool is not None
-        tool.parameters = schema_of(call.request)
+        tool.parameters = input_schema(call.request)
         tool.fn_metadata = _RawArguments(
-            arg_model=tool.fn_metadata.arg_model, output_schema=schema_of(call.answer)
+            arg_model=tool.fn_metadata.arg_model,
+            output_schema=output_schema(call.answer),
         )
     _add_resources(server, ws, find)
     return server

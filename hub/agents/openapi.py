@@ -12,7 +12,8 @@ from typing import Any
 
 import msgspec
 
-from ctx.hub.agents.calls import Call, is_union_of_lists
+from ctx.hub.agents.calls import Call
+from ctx.hub.agents.schemas import is_union_of_lists
 
 __all__ = ["openapi"]
 

@@ -3,14 +3,22 @@
 The MCP server's input schemas, the HTTP API's request bodies and its
 OpenAPI document are generated from these, and every call's arguments are
 decoded into one (unknown fields refused), so the three always agree.
+
+A field that takes one of a closed set of values (a kind, a link type, a
+format...) is typed with the set the engine or the hub checks it against
+(:func:`one_of`), so its schema's ``enum`` is that set: a schema cannot
+offer a value the call refuses, nor leave one out.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import msgspec
 from msgspec import Meta
+
+from ctx.engine import FORMATS, KINDS, LINK_TYPES, PREFERENCES, TAKES
+from ctx.hub.code.languages import LANGUAGES, SYMBOL_KINDS
 
 __all__ = [
     "BlameRequest",
@@ -46,13 +54,39 @@ __all__ = [
     "SymbolsRequest",
     "TraceRequest",
     "UnlinkRequest",
+    "one_of",
 ]
+
+
+def one_of(choices: tuple[str, ...]) -> Any:
+    """Returns the type whose values are ``choices``: a Literal, an ``enum``.
+
+    Its JSON schema lists them, and msgspec refuses any other value.
+    """
+    return cast(Any, Literal)[choices]
+
+
+if TYPE_CHECKING:  # type checkers read each as the string it is
+    Kind = str
+    LinkType = str
+    Format = str
+    Preference = str
+    Take = str
+    Language = str
+    SymbolKind = str
+else:
+    Kind = one_of(KINDS)
+    LinkType = one_of(LINK_TYPES)
+    Format = one_of(FORMATS)
+    Preference = one_of(PREFERENCES)
+    Take = one_of(TAKES)
+    Language = one_of(LANGUAGES)
+    SymbolKind = one_of(SYMBOL_KINDS)
 
 Id = Annotated[
     str,
     Meta(
-        description="A memory's id: all 26 characters, or 6 or more from its "
-        "start or its end (as short listings print it).",
+        description="A memory's id, whole or 6+ characters of its start or end.",
         # An id and nothing else: never ID@REV, whose revision would pass
         # round the scope check of the branch and revision fields.
         pattern="^[0-9A-Za-z]{6,26}$",
@@ -93,13 +127,7 @@ class RememberRequest(_Write, kw_only=True, forbid_unknown_fields=True):
     """``remember``: store one memory as one commit."""
 
     text: Annotated[str, Meta(description="The memory's text.", min_length=1)]
-    kind: Annotated[
-        str,
-        Meta(
-            description="fact, decision, pattern, observation, hypothesis, task, "
-            "summary, source, open-question or session."
-        ),
-    ] = "fact"
+    kind: Annotated[Kind, Meta(description="What the memory is.")] = "fact"
     title: Annotated[str | None, Meta(description="A one-line title.")] = None
     tags: Tags = ()
     context: Annotated[
@@ -138,7 +166,7 @@ class EditRequest(_Write, kw_only=True, forbid_unknown_fields=True):
     id: Id
     body: Annotated[str | None, Meta(description="The new text.")] = None
     title: Annotated[str | None, Meta(description="The new title.")] = None
-    kind: Annotated[str | None, Meta(description="The new kind.")] = None
+    kind: Annotated[Kind | None, Meta(description="The new kind.")] = None
     add_tags: Tags = ()
     remove_tags: Tags = ()
 
@@ -234,7 +262,7 @@ class SearchRequest(_Request, kw_only=True, forbid_unknown_fields=True):
 
     query: Annotated[str, Meta(description="The words to find.", min_length=1)]
     limit: Annotated[int, Meta(ge=1, le=1000, description="Hits at most.")] = 10
-    kind: Annotated[str | None, Meta(description="Only this kind.")] = None
+    kind: Annotated[Kind | None, Meta(description="Only this kind.")] = None
     tag: Annotated[str | None, Meta(description="Only memories with this tag.")] = None
     context: Annotated[str | None, Meta(description="Only this context.")] = None
     explain: Annotated[bool, Meta(description="Say why each hit matched.")] = False
@@ -245,13 +273,7 @@ class LinkRequest(_Write, kw_only=True, forbid_unknown_fields=True):
 
     source: Id
     target: Id
-    type: Annotated[
-        str,
-        Meta(
-            description="RELATES_TO, DEPENDS_ON, SUPERSEDES, CONTRADICTS, "
-            "DERIVED_FROM, PART_OF or EXAMPLE_OF."
-        ),
-    ] = "RELATES_TO"
+    type: Annotated[LinkType, Meta(description="The link's type.")] = "RELATES_TO"
 
 
 class UnlinkRequest(_Write, kw_only=True, forbid_unknown_fields=True):
@@ -259,7 +281,7 @@ class UnlinkRequest(_Write, kw_only=True, forbid_unknown_fields=True):
 
     source: Id
     target: Id
-    type: Annotated[str, Meta(description="The link's type.")] = "RELATES_TO"
+    type: Annotated[LinkType, Meta(description="The link's type.")] = "RELATES_TO"
 
 
 class SupersedeRequest(_Write, kw_only=True, forbid_unknown_fields=True):
@@ -319,7 +341,9 @@ class RelatedRequest(_Request, kw_only=True, forbid_unknown_fields=True):
 
     id: Id
     depth: Annotated[int, Meta(ge=1, le=3, description="Links away, 1 to 3.")] = 2
-    types: Annotated[tuple[str, ...], Meta(description="Only these link types.")] = ()
+    types: Annotated[
+        tuple[LinkType, ...], Meta(description="Only these link types.")
+    ] = ()
 
 
 class ExpandRequest(_Request, kw_only=True, forbid_unknown_fields=True):
@@ -335,9 +359,7 @@ class ComposeRequest(_Request, kw_only=True, forbid_unknown_fields=True):
     where: Annotated[
         str | None, Meta(description="Only memories this query selects.")
     ] = None
-    format: Annotated[str, Meta(description="markdown, xml, json or text.")] = (
-        "markdown"
-    )
+    format: Annotated[Format, Meta(description="How it is written.")] = "markdown"
 
 
 class LogRequest(_Request, kw_only=True, forbid_unknown_fields=True):
@@ -394,10 +416,9 @@ class MergeRequest(_Write, kw_only=True, forbid_unknown_fields=True):
     into: Annotated[
         str | None, Meta(description="The branch merged into (default: HEAD).")
     ] = None
-    prefer: Annotated[
-        str | None,
-        Meta(description="Settle clashes: ours, theirs, newer or confident."),
-    ] = None
+    prefer: Annotated[Preference | None, Meta(description="How to settle clashes.")] = (
+        None
+    )
     no_ff: Annotated[bool, Meta(description="Always make a merge commit.")] = False
 
 
@@ -405,7 +426,7 @@ class ResolveRequest(_Write, kw_only=True, forbid_unknown_fields=True):
     """``resolve``: settle a memory left in conflict by a merge."""
 
     id: Id
-    take: Annotated[str | None, Meta(description="ours, theirs or both.")] = None
+    take: Annotated[Take | None, Meta(description="Which side to keep.")] = None
     body: Annotated[str | None, Meta(description="A text of your own.")] = None
 
 
@@ -421,7 +442,9 @@ class GraphRequest(_Request, kw_only=True, forbid_unknown_fields=True):
     limit: Annotated[
         int, Meta(ge=1, le=500, description="Nodes at most (the rest counted).")
     ] = 50
-    types: Annotated[tuple[str, ...], Meta(description="Only these link types.")] = ()
+    types: Annotated[
+        tuple[LinkType, ...], Meta(description="Only these link types.")
+    ] = ()
 
 
 class KeysRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -460,9 +483,7 @@ class FindRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         ),
     ]
     limit: Annotated[int, Meta(ge=1, le=100, description="Hits at most.")] = 10
-    language: Annotated[
-        str | None, Meta(description="Only this language, e.g. 'python'.")
-    ] = None
+    language: Annotated[Language | None, Meta(description="Only this language.")] = None
     path: Annotated[
         str | None,
         Meta(description="Only files matching this glob, e.g. 'src/**' or '*.go'."),
@@ -473,10 +494,7 @@ class FindRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 class SymbolsRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """``symbols``: the indexed definitions (``ctx symbols``)."""
 
-    kind: Annotated[
-        str | None,
-        Meta(description="Only class, function, method, section or config."),
-    ] = None
+    kind: Annotated[SymbolKind | None, Meta(description="Only this kind.")] = None
     path: Annotated[
         str | None, Meta(description="Only files matching this glob, e.g. '*.py'.")
     ] = None

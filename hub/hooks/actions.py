@@ -148,7 +148,8 @@ def _summarize(turn: _Turn, command: Command) -> None:
 
 def _link(turn: _Turn, command: Command) -> None:
     source, target = command.attrs["from"], command.attrs["to"]
-    link_type = command.attrs.get("type") or "RELATES_TO"
+    # The call takes the engine's spelling (RELATES_TO); a tag may say relates-to.
+    link_type = (command.attrs.get("type") or "RELATES_TO").upper().replace("-", "_")
     linked = turn.call("link", {"source": source, "target": target, "type": link_type})
     done = "linked" if linked.changed else "already linked"
     turn.report(f"{done} `{source}` {link_type} `{target}`.")

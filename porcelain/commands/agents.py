@@ -14,15 +14,26 @@ __all__ = ["COMMANDS"]
 
 
 @click.command()
+@click.option(
+    "--tools",
+    metavar="SETS",
+    default=None,
+    help="The tools listed, comma-separated sets or names: default, memory, "
+    "history, branches, code, dream, all (default: [mcp] tools in "
+    "config.toml, else default).",
+)
 @branch_option
 @pass_state
-def mcp(state: CtxState, branch: str | None) -> None:
+def mcp(state: CtxState, tools: str | None, branch: str | None) -> None:
     """Serve the store to an agent over MCP (stdio)
 
-    An agent's MCP client starts it and talks to it over stdin and stdout:
-    tools for every call (remember, recall, search, ls, log, diff, merge,
-    ...), the resources ctx://memory/{id} and ctx://view/{name}, and the
-    prompt "context". Writes are signed with the client's name unless
+    An agent's MCP client starts it and talks to it over stdin and stdout.
+    By default it lists the tools an agent needs in every session (recall,
+    search, get, remember, edit, forget, supersede, link, feedback,
+    summarize_session); --tools all lists every call (ls, log, diff, merge,
+    find, dream_*, ...), each tool costing the agent's context its
+    description. Also the resources ctx://memory/{id} and ctx://view/{name},
+    and the prompt "context". Writes are signed with the client's name unless
     CTX_AGENT names the agent, and carry the session CTX_SESSION names, else
     one made for this process (mcp-<12 hex digits>). Logs go to stderr.
 
@@ -33,6 +44,7 @@ def mcp(state: CtxState, branch: str | None) -> None:
     \b
     Example:
       claude mcp add ctx -- ctx mcp
+      claude mcp add ctx -- ctx mcp --tools default,history
       claude mcp add ctx --env CTX_BRANCH=agent/claude -- ctx mcp
     """
     from ctx.hub.agents.access import Caller
@@ -40,10 +52,11 @@ def mcp(state: CtxState, branch: str | None) -> None:
     from ctx.hub.agents.serve import host_hub
 
     ws = state.workspace()
+    base = Caller(branch=branch, session=stdio_session(ws))
+    server = build_server(ws, base, tools=tools)  # a bad --tools fails here
     hub = host_hub(ws)
     try:
-        base = Caller(branch=branch, session=stdio_session(ws))
-        build_server(ws, base).run("stdio")
+        server.run("stdio")
     finally:
         if hub is not None:
             hub.stop()

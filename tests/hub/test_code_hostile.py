@@ -224,7 +224,7 @@ def test_find_full_over_the_api_and_mcp_never_shows_a_file_outside_the_tree(
         assert found.hits[0].code is None
 
         async def over_mcp() -> list[dict[str, Any]]:
-            async with Client(build_server(ws)) as client:
+            async with Client(build_server(ws, tools="code")) as client:
                 answer = await client.call_tool("find", arguments)
             assert not answer.is_error
             assert answer.structured_content is not None

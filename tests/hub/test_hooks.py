@@ -212,6 +212,7 @@ def test_the_whole_cycle(project):
     assert context("prompt-submit", "user_prompt_submit", project) is None
 
     ids = {line.split("`")[1] for line in start.splitlines() if line.startswith("- `")}
+    one, other = sorted(ids)[:2]
     message = (
         "Done: the deploy doc is updated.\n\n"
         '<ctx:remember type="decision" tags="project:api,tier:reference">'
@@ -221,6 +222,7 @@ def test_the_whole_cycle(project):
         "<ctx:status/>\n"
         '<ctx:link from="NOPE" to="ALSO-NOPE"/>\n'
         '<ctx:link from="x"/>\n'
+        f'<ctx:link from="{one}" to="{other}" type="depends-on"/>\n'
     )
     assert (
         run_hook("stop", payload("stop", project, last_assistant_message=message)) == ""
@@ -239,6 +241,7 @@ def test_the_whole_cycle(project):
     assert "not carried out" in text
     assert "NOPE" in text
     assert "line 7: <ctx:link> needs the attribute 'to'; not run." in text
+    assert f"linked `{one}` DEPENDS_ON `{other}`." in text  # the engine's spelling
     assert ids  # the session start named its memories by id
     # Delivered once.
     assert context("prompt-submit", "user_prompt_submit", project, prompt="ok") is None
@@ -260,7 +263,7 @@ def test_the_whole_cycle(project):
         detail = engine.session_detail(store, SESSION)
     finally:
         store.close()
-    assert (seen.id, seen.agent, seen.commits) == (SESSION, "claude-code", 1)
+    assert (seen.id, seen.agent, seen.commits) == (SESSION, "claude-code", 2)
     assert [m.kind for m in detail.decisions] == ["decision"]
     # What it was given (its recalls) comes from the hooks' private state.
     from ctx.hub import Workspace, session_report

@@ -13,6 +13,8 @@ from integration_support import CTX, run_ctx, start_hub_process
 from mcp import Client, StdioServerParameters
 from mcp_scenario import call_every_tool, index_sample_code
 
+from ctx.hub.agents.calls import tool_names
+
 pytestmark = pytest.mark.anyio
 
 
@@ -32,7 +34,7 @@ def store(store_path: Path) -> Path:
 
 async def test_every_tool_over_stdio(store: Path) -> None:
     index_sample_code(store)
-    async with Client(server(store)) as client:
+    async with Client(server(store, "--tools", "all")) as client:
         await call_every_tool(client)
 
 
@@ -122,16 +124,35 @@ async def test_ctx_mcp_uses_a_running_hub(store: Path) -> None:
 
 async def test_writes_over_stdio_carry_the_process_session(store: Path) -> None:
     """stdio has no session id: each `ctx mcp` makes one, or takes CTX_SESSION."""
-    async with Client(server(store)) as client:
+    async with Client(server(store, "--tools", "default,log")) as client:
         await client.call_tool("remember", {"text": "one"})
         await client.call_tool("remember", {"text": "two"})
         log = (await client.call_tool("log", {"limit": 2})).structured_content
     made = {e["commit"]["intent"]["session"] for e in log["result"]}
     assert len(made) == 1
     assert made.pop().startswith("mcp-")
-    named = server(store)
+    named = server(store, "--tools", "default,log")
     named.env = {**(named.env or {}), "CTX_SESSION": "s-7"}
     async with Client(named) as client:
         await client.call_tool("remember", {"text": "three"})
         log = (await client.call_tool("log", {"limit": 1})).structured_content
     assert log["result"][0]["commit"]["intent"]["session"] == "s-7"
+
+
+async def test_ctx_mcp_lists_the_lean_set_within_budget(store: Path) -> None:
+    """By default `ctx mcp` lists the everyday tools: under 4,000 tokens (chars/4)."""
+    async with Client(server(store)) as client:
+        tools = (await client.list_tools()).tools
+    assert [t.name for t in tools] == list(tool_names("default"))
+    listed = [
+        {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+        for t in tools
+    ]
+    assert len(json.dumps(listed, separators=(",", ":"))) / 4 < 4_000
+
+
+def test_an_unknown_tool_set_is_one_line_and_starts_nothing(store: Path) -> None:
+    out = run_ctx(store, "mcp", "--tools", "default,dreams", env={"CTX_NO_HUB": "1"})
+    assert out.returncode == 4, out.stderr
+    assert out.stderr.splitlines()[0] == "Error: Unknown tool or tool set 'dreams'."
+    assert "Traceback" not in out.stderr

@@ -21,7 +21,9 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def store(store_path: Path) -> Path:
-    (store_path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    (store_path / "config.toml").write_text(
+        '[embedder]\nkind = "hashing"\n[mcp]\ntools = "all"\n'
+    )
     return store_path
 
 

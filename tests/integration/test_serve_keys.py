@@ -54,7 +54,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     Store.init(
         store, clock=lambda: __import__("datetime").datetime.now().astimezone()
     ).close()
-    (store / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    (store / "config.toml").write_text(
+        '[embedder]\nkind = "hashing"\n[mcp]\ntools = "all"\n'
+    )
     main = ctx(store, "remember", "The staging password rotates monthly")
     ctx(store, "branch", "agent/x")
     agent = ctx(

@@ -68,7 +68,9 @@ class World:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     store = tmp_path_factory.mktemp("scope") / ".ctx"
     Store.init(store, clock=wall_clock).close()
-    (store / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    (store / "config.toml").write_text(
+        '[embedder]\nkind = "hashing"\n[mcp]\ntools = "all"\n'
+    )
     ctx(store, "remember", "Seed note: the project started")
     ctx(store, "branch", "agent/x")
     m1 = ctx(store, "remember", "The staging password is hunter2-staging")
