@@ -10,6 +10,7 @@ from .doctor import DoctorReport as DoctorReport
 from .doctor import doctor as doctor
 from .hosts import HOSTS as HOSTS
 from .hosts import Host as Host
+from .hosts import running_program as running_program
 from .manifests import ManifestFile as ManifestFile
 from .manifests import repository_manifests as repository_manifests
 from .plan import FileChange as FileChange

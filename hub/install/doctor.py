@@ -3,7 +3,8 @@
 The checks, in order, each ``ok``, ``warn`` or ``fail`` with a hint:
 
 1. the store the working folder finds (project or user store);
-2. ``ctx`` on the ``PATH`` (hosts run ``ctx hook`` and ``ctx mcp`` by name);
+2. ``ctx`` on the ``PATH`` (the plugins, and ``ctx install --command ctx``,
+   run ``ctx hook`` and ``ctx mcp`` by name; ``ctx install`` writes a path);
 3. the hub serving the store, or not (not running is fine: a recall starts
    one), and the hooks' last failure in their log, if recent;
 4. for each host with files in the project or the user's home: its hooks
@@ -30,8 +31,9 @@ from typing import Any
 import msgspec
 
 from ctx.engine import CtxError
-from ctx.hub.install.hosts import HOSTS, SCOPES, SERVER_NAME, Host
+from ctx.hub.install.hosts import HOSTS, PROGRAM, SCOPES, SERVER_NAME, Host
 from ctx.hub.install.jsontext import JsonText
+from ctx.hub.install.manifests import PACKAGE_NAME
 from ctx.hub.install.settings import has_toml_server, hooks_present
 from ctx.hub.install.skill import SKILL_TEXT
 from ctx.hub.workspace import Workspace
@@ -71,13 +73,17 @@ class DoctorReport(msgspec.Struct, frozen=True, kw_only=True):
     checks: tuple[Check, ...]
 
 
-def doctor(store: str | None = None, *, spawn: bool = True) -> DoctorReport:
+def doctor(
+    store: str | None = None, *, spawn: bool = True, program: str = PROGRAM
+) -> DoctorReport:
     """Checks the store, the hub, the hosts' wiring, a hook and ``ctx mcp``.
 
     Args:
         store: The store given explicitly (``--store``), passed on to the
             hook and server it starts.
         spawn: Whether to run a hook and start ``ctx mcp`` (checks 5 and 6).
+        program: The ``ctx`` that install writes into hosts' files (a path):
+            a hook counts as wired when it runs this one or ``ctx`` by name.
     """
     checks: list[Check] = []
     ws = Workspace.find(store)
@@ -100,14 +106,16 @@ def doctor(store: str | None = None, *, spawn: bool = True) -> DoctorReport:
         checks.append(
             Check(
                 name="ctx on PATH",
-                status="fail",
-                detail="`ctx` is not on the PATH: hosts cannot run its hooks",
-                hint="Install ctx where your shell finds it (pipx install ...).",
+                status="warn",
+                detail="`ctx` is not on the PATH: hosts run it only by the path "
+                "`ctx install` writes",
+                hint=f"Install the package {PACKAGE_NAME} as a program (`uv tool "
+                f"install {PACKAGE_NAME}` or `pipx install {PACKAGE_NAME}`).",
             )
         )
     checks.append(_hub(ws))
     checks.append(_hook_log(ws))
-    checks.extend(_hosts())
+    checks.extend(_hosts(program))
     if spawn:
         command = [exe] if exe else [sys.executable, "-m", "ctx.porcelain"]
         extra = ["--store", store] if store else []
@@ -170,10 +178,10 @@ def _hook_log(ws: Workspace) -> Check:
     )
 
 
-def _hosts() -> list[Check]:
+def _hosts(program: str) -> list[Check]:
     checks: list[Check] = []
     for host in HOSTS.values():
-        found = [_host(host, scope) for scope in SCOPES]
+        found = [_host(host, scope, program) for scope in SCOPES]
         # A host wired in one scope needs nothing in the other: only the
         # scopes that hold ctx's entries (or a file that fails) are shown.
         wired = [c for c in found if any(x.status != "warn" for x in c)]
@@ -191,7 +199,7 @@ def _hosts() -> list[Check]:
     return checks
 
 
-def _host(host: Host, scope: str) -> list[Check]:
+def _host(host: Host, scope: str, program: str) -> list[Check]:
     files = host.files(scope, Path.cwd(), Path.home())
     paths = [p for p in (files.hooks, files.mcp) if p is not None and p.is_file()]
     if not paths:
@@ -201,7 +209,7 @@ def _host(host: Host, scope: str) -> list[Check]:
     checks = []
     try:
         if files.hooks is not None and host.events:
-            checks.append(_hooks(host, files.hooks, label, hint))
+            checks.append(_hooks(host.hook_commands(program), files.hooks, label, hint))
         checks.append(_server(host, files.mcp, label, hint))
         if files.skill is not None:
             checks.append(_skill(files.skill, label, hint))
@@ -212,8 +220,7 @@ def _host(host: Host, scope: str) -> list[Check]:
     return checks
 
 
-def _hooks(host: Host, path: Path, label: str, hint: str) -> Check:
-    commands = host.hook_commands()
+def _hooks(commands: list[tuple[str, str]], path: Path, label: str, hint: str) -> Check:
     doc = JsonText(path, path.read_text("utf-8") if path.is_file() else None)
     found = hooks_present(doc, commands)
     detail = f"{found} of {len(commands)} hooks in {path}"

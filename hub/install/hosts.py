@@ -23,28 +23,61 @@ sources):
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["HOSTS", "SCOPES", "Host", "HostFiles"]
+__all__ = [
+    "HOSTS",
+    "PROGRAM",
+    "SCOPES",
+    "Host",
+    "HostFiles",
+    "running_program",
+    "server_entry",
+]
 
 SCOPES = ("project", "user")
 """Where a host's files live: the project folder, or the user's home."""
 
-HOOK_COMMAND = "ctx hook"
-"""How every hook ctx installs starts."""
+PROGRAM = "ctx"
+"""The program by name, as a host finds it on its ``PATH``: what the
+repository's plugin manifests run, and ``ctx install --command ctx``."""
 
 SERVER_NAME = "ctx"
 """The MCP server's name in every host's configuration."""
 
-SERVER_COMMAND = "ctx"
-"""The program every host runs, by name: hosts find it on ``PATH``."""
-
 SERVER_ARGS = ("mcp",)
 """The arguments that make ``ctx`` an MCP server over stdio."""
 
-SERVER_ENTRY: dict[str, object] = {"command": SERVER_COMMAND, "args": list(SERVER_ARGS)}
-"""The MCP server ctx installs: ``ctx mcp`` over stdio."""
+
+def server_entry(program: str = PROGRAM) -> dict[str, object]:
+    """Returns the MCP server ctx installs: ``PROGRAM mcp`` over stdio."""
+    return {"command": program, "args": list(SERVER_ARGS)}
+
+
+SERVER_ENTRY = server_entry()
+"""The MCP server of the plugin manifests: ``ctx mcp``, ``ctx`` by name."""
+
+
+def running_program(argv0: str) -> str:
+    """Returns the absolute path of the ``ctx`` running now, else ``ctx``.
+
+    Args:
+        argv0: How this process was started (``sys.argv[0]``): the ``ctx``
+            (or ``ctx-memory``) script in a virtual environment's ``bin``,
+            which holds a ``ctx`` beside it.
+    """
+    started = Path(argv0)
+    if started.name in (PROGRAM, "ctx-memory"):
+        beside = started.with_name(PROGRAM)
+        if beside.is_file() and os.access(beside, os.X_OK):
+            return os.path.abspath(beside)
+    found = shutil.which(PROGRAM)
+    return os.path.abspath(found) if found else PROGRAM
+
 
 _CLAUDE_EVENTS = (
     ("SessionStart", "session-start"),
@@ -130,9 +163,15 @@ class Host:
             return HostFiles(hooks=settings, mcp=settings, skill=None)
         return HostFiles(hooks=None, mcp=root / ".cursor" / "mcp.json", skill=None)
 
-    def hook_commands(self) -> list[tuple[str, str]]:
-        """Returns each hook's host event and the command that answers it."""
-        return [(event, f"{HOOK_COMMAND} {arg}") for event, arg in self.events]
+    def hook_commands(self, program: str = PROGRAM) -> list[tuple[str, str]]:
+        """Returns each hook's host event and the command that answers it.
+
+        Args:
+            program: The ``ctx`` the host runs: by name, or a path (quoted
+                for the shell that hosts run hooks in).
+        """
+        ctx = shlex.quote(program)
+        return [(event, f"{ctx} hook {arg}") for event, arg in self.events]
 
 
 HOSTS: dict[str, Host] = {

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import msgspec
 
-from ctx.hub.install.hosts import SERVER_ENTRY, SERVER_NAME, Host, HostFiles
+from ctx.hub.install.hosts import PROGRAM, SERVER_NAME, Host, HostFiles, server_entry
 from ctx.hub.install.jsontext import JsonText, invalid_file
 from ctx.hub.install.settings import (
     add_hooks,
@@ -90,6 +90,7 @@ class Plan:
         host: The host.
         scope: ``project`` or ``user``.
         action: ``install`` or ``uninstall``.
+        program: The ``ctx`` the host runs (a path, or ``ctx`` by name).
         old: Each file's text now (None: no such file), in order.
         new: Each file's text after (None: no file).
         notes: Lines for the person.
@@ -98,6 +99,7 @@ class Plan:
     host: Host
     scope: str
     action: str
+    program: str = PROGRAM
     old: dict[Path, str | None] = field(default_factory=dict)
     new: dict[Path, str | None] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -161,16 +163,16 @@ def _edit_json(plan: Plan, path: Path, install: bool) -> None:
     changed = False
     files = _files(plan)
     if path == files.hooks and host.events:
-        commands = host.hook_commands()
+        commands = host.hook_commands(plan.program)
         if install:
             changed |= add_hooks(doc, commands, named=host.hook_name)
         else:
             changed |= remove_hooks(doc, commands)
     if path == files.mcp:
         if install:
-            changed |= add_server(doc, SERVER_NAME, SERVER_ENTRY)
+            changed |= add_server(doc, SERVER_NAME, server_entry(plan.program))
         else:
-            changed |= remove_server(doc, SERVER_NAME, SERVER_ENTRY)
+            changed |= remove_server(doc, SERVER_NAME, plan.program)
     if changed:
         plan.new[path] = doc.encode()
 
@@ -179,16 +181,18 @@ def _files(plan: Plan) -> HostFiles:
     return plan.host.files(plan.scope, Path.cwd(), Path.home())
 
 
-def _plan(host: Host, scope: str, action: str) -> Plan:
-    plan = Plan(host=host, scope=scope, action=action)
+def _plan(host: Host, scope: str, action: str, program: str) -> Plan:
+    plan = Plan(host=host, scope=scope, action=action, program=program)
     files = _files(plan)
     install = action == "install"
     if files.hooks is not None:
         _edit_json(plan, files.hooks, install)
     if host.mcp_format == "toml":
         text = plan.read(files.mcp)
-        edit = add_toml_server if install else remove_toml_server
-        plan.new[files.mcp] = edit(files.mcp, text)
+        if install:
+            plan.new[files.mcp] = add_toml_server(files.mcp, text, program)
+        else:
+            plan.new[files.mcp] = remove_toml_server(files.mcp, text, program)
     elif files.mcp != files.hooks:
         _edit_json(plan, files.mcp, install)
     if files.skill is not None:
@@ -206,28 +210,38 @@ def _plan(host: Host, scope: str, action: str) -> Plan:
     return plan
 
 
-def plan_install(host: Host, scope: str) -> Plan:
+def plan_install(host: Host, scope: str, program: str = PROGRAM) -> Plan:
     """Returns what installing ctx into ``host`` changes, writing nothing.
 
-    The hooks run ``ctx hook EVENT``; the MCP server ``ctx`` runs
-    ``ctx mcp`` (a server already named ``ctx`` is kept as it is); Claude
-    Code also gets the skill. Project files are under the working folder,
-    user files under the home folder (``HOME``).
+    The hooks run ``PROGRAM hook EVENT``; the MCP server ``ctx`` runs
+    ``PROGRAM mcp`` (a server already named ``ctx`` is kept as it is, unless
+    install wrote it for another ``ctx``); Claude Code also gets the skill.
+    Project files are under the working folder, user files under the home
+    folder (``HOME``).
+
+    Args:
+        host: The host.
+        scope: ``project`` or ``user``.
+        program: The ``ctx`` hosts run: a path (``ctx install`` gives its
+            own), or ``ctx`` by name, found on the host's ``PATH``.
 
     Raises:
         InvalidInputError: A file is not valid JSON or TOML, or its entries
             have another shape than the host's.
     """
-    return _plan(host, scope, "install")
+    return _plan(host, scope, "install", program)
 
 
-def plan_uninstall(host: Host, scope: str) -> Plan:
+def plan_uninstall(host: Host, scope: str, program: str = PROGRAM) -> Plan:
     """Returns what removing exactly what install adds changes, writing nothing.
+
+    What install added for ``program`` (a path) or for ``ctx`` by name is
+    removed.
 
     Raises:
         InvalidInputError: A file is not valid JSON or TOML.
     """
-    return _plan(host, scope, "uninstall")
+    return _plan(host, scope, "uninstall", program)
 
 
 def apply_plan(plan: Plan, *, dry_run: bool = False) -> InstallResult:

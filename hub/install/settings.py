@@ -18,15 +18,18 @@ than the host's (``hooks`` not an object, ...), raises
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from ctx.engine import InvalidInputError
+from ctx.hub.install.hosts import PROGRAM, server_entry
 from ctx.hub.install.jsontext import JsonText, invalid_file
 
 __all__ = [
-    "TOML_BLOCK",
     "add_hooks",
     "add_server",
     "add_toml_server",
@@ -36,6 +39,7 @@ __all__ = [
     "remove_hooks",
     "remove_server",
     "remove_toml_server",
+    "toml_block",
 ]
 
 
@@ -64,10 +68,19 @@ def _groups(doc: JsonText, event: str) -> list[Any] | None:
     return groups
 
 
+def _by_name(command: str) -> str:
+    """Returns ``command`` (``PROGRAM hook EVENT``) with ``ctx`` by name."""
+    words = shlex.split(command)
+    return shlex.join([PROGRAM, *words[1:]])
+
+
 def hooks_present(doc: JsonText, commands: list[tuple[str, str]]) -> int:
-    """Returns how many of the (event, command) hooks the document holds."""
+    """Returns how many of the (event, command) hooks the document holds.
+
+    A hook counts whether it runs ``ctx`` by name or by the command's path.
+    """
     return sum(
-        any(command in _commands(g) for g in _groups(doc, event) or [])
+        _find(doc, event, command, exact=False) is not None
         for event, command in commands
     )
 
@@ -90,6 +103,9 @@ def add_hooks(
 ) -> bool:
     """Adds a group running each command to its event, unless one runs it.
 
+    The same hook run by ``ctx`` by name (an older install's) is replaced,
+    so that a second install moves the hooks to this ``ctx``.
+
     Args:
         doc: The settings.
         commands: Each hook's event and command.
@@ -103,6 +119,8 @@ def add_hooks(
         groups = _groups(doc, event)
         if groups is not None and any(command in _commands(g) for g in groups):
             continue
+        if remove_hooks(doc, [(event, command)]):
+            groups = _groups(doc, event)
         group = hook_group(command, named=named)
         if _object(doc, "hooks") is None:
             doc.append((), "hooks", {event: [group]})
@@ -114,26 +132,31 @@ def add_hooks(
     return changed
 
 
-def _find(doc: JsonText, event: str, command: str) -> tuple[int, int] | None:
+def _find(
+    doc: JsonText, event: str, command: str, *, exact: bool = True
+) -> tuple[int, int] | None:
+    """Returns where a hook runs ``command`` (or, not exact, ``ctx`` by name)."""
+    wanted = {command} if exact else {command, _by_name(command)}
     for g, group in enumerate(_groups(doc, event) or []):
-        found = _commands(group)
-        if command in found:
-            return g, found.index(command)
+        for h, found in enumerate(_commands(group)):
+            if found in wanted:
+                return g, h
     return None
 
 
 def remove_hooks(doc: JsonText, commands: list[tuple[str, str]]) -> bool:
     """Removes the hooks that run these commands, and what that leaves empty.
 
-    A group, an event's list, and ``hooks`` itself are removed only when
-    this removal empties them.
+    A hook is removed whether it runs ``ctx`` by name or by the command's
+    path. A group, an event's list, and ``hooks`` itself are removed only when this
+    removal empties them.
 
     Returns:
         Whether anything was removed.
     """
     changed = False
     for event, command in commands:
-        while (at := _find(doc, event, command)) is not None:
+        while (at := _find(doc, event, command, exact=False)) is not None:
             g, h = at
             hooks = doc.data["hooks"]
             groups = hooks[event]
@@ -151,11 +174,17 @@ def remove_hooks(doc: JsonText, commands: list[tuple[str, str]]) -> bool:
     return changed
 
 
+def _installed(entry: object, program: str) -> bool:
+    """Returns whether an entry is install's, for ``program`` or ``ctx``."""
+    return entry in (server_entry(program), server_entry(PROGRAM))
+
+
 def add_server(doc: JsonText, name: str, entry: dict[str, object]) -> bool:
     """Adds the MCP server under ``mcpServers`` unless one has that name.
 
     A server already named so is kept as it is (it may carry the user's
-    ``env``, a branch of its own...).
+    ``env``, a branch of its own...), unless it is one install wrote for
+    ``ctx`` by name (an older install's): that one is replaced by ``entry``.
 
     Returns:
         Whether it was added.
@@ -163,21 +192,30 @@ def add_server(doc: JsonText, name: str, entry: dict[str, object]) -> bool:
     servers = _object(doc, "mcpServers")
     if servers is None:
         doc.append((), "mcpServers", {name: entry})
-    elif name in servers:
+        return True
+    program = str(entry["command"])
+    if servers.get(name) == entry or (
+        name in servers and not _installed(servers[name], program)
+    ):
         return False
-    else:
-        doc.append(("mcpServers",), name, entry)
+    if name in servers:
+        remove_server(doc, name, program)
+        return add_server(doc, name, entry)
+    doc.append(("mcpServers",), name, entry)
     return True
 
 
-def remove_server(doc: JsonText, name: str, entry: dict[str, object]) -> bool:
+def remove_server(doc: JsonText, name: str, program: str = PROGRAM) -> bool:
     """Removes the MCP server ``name`` if it is exactly what install adds.
+
+    That is ``program``, or ``ctx`` by name, with the server's arguments and
+    nothing else.
 
     Returns:
         Whether it was removed (``mcpServers`` goes too when left empty).
     """
     servers = _object(doc, "mcpServers")
-    if servers is None or servers.get(name) != entry:
+    if servers is None or not _installed(servers.get(name), program):
         return False
     if len(servers) > 1:
         doc.remove(("mcpServers",), name)
@@ -186,8 +224,15 @@ def remove_server(doc: JsonText, name: str, entry: dict[str, object]) -> bool:
     return True
 
 
-TOML_BLOCK = '[mcp_servers.ctx]\ncommand = "ctx"\nargs = ["mcp"]\n'
-"""The table ctx adds to Codex's ``config.toml``."""
+def toml_block(program: str = PROGRAM) -> str:
+    """Returns the table ctx adds to Codex's ``config.toml``."""
+    # A JSON string is a TOML basic string for every path a file system holds.
+    return f'[mcp_servers.ctx]\ncommand = {json.dumps(program)}\nargs = ["mcp"]\n'
+
+
+_TOML_BLOCK = re.compile(
+    r'^\[mcp_servers\.ctx\]\ncommand = ("(?:[^"\\\n]|\\.)*")\nargs = \["mcp"\]\n', re.M
+)
 
 
 def _toml(path: Path, text: str | None) -> dict[str, Any]:
@@ -203,18 +248,21 @@ def has_toml_server(path: Path, text: str | None) -> bool:
     return isinstance(servers, dict) and "ctx" in servers
 
 
-def add_toml_server(path: Path, text: str | None) -> str | None:
+def add_toml_server(path: Path, text: str | None, program: str = PROGRAM) -> str | None:
     """Returns the TOML text with ``[mcp_servers.ctx]`` appended.
 
-    A file that defines ``mcp_servers.ctx`` in any form is kept as it is.
+    A file that defines ``mcp_servers.ctx`` in any form is kept as it is,
+    but for the table install wrote for ``ctx`` by name, which is replaced.
     """
+    block = toml_block(program)
+    if block in (text or ""):
+        return text
+    text = remove_toml_server(path, text, PROGRAM)
     if has_toml_server(path, text):
         return text
     old = text or ""
-    if not old:
-        new = TOML_BLOCK
-    else:
-        new = old + ("\n" if old.endswith("\n") else "\n\n") + TOML_BLOCK
+    gap = "" if not old else "\n" if old.endswith("\n") else "\n\n"
+    new = old + gap + block
     try:
         tomllib.loads(new)
     except tomllib.TOMLDecodeError:
@@ -224,20 +272,22 @@ def add_toml_server(path: Path, text: str | None) -> str | None:
     return new
 
 
-def remove_toml_server(path: Path, text: str | None) -> str | None:
+def remove_toml_server(
+    path: Path, text: str | None, program: str = PROGRAM
+) -> str | None:
     """Returns the TOML text without the table install appended.
 
     Only that exact text is removed (with the blank line install put before
-    it); a ``ctx`` server written otherwise is the user's and stays.
+    it), for ``program`` or for ``ctx`` by name; a ``ctx`` server written
+    otherwise is the user's and stays.
     """
     _toml(path, text)
     old = text or ""
-    at = old.find(TOML_BLOCK)
-    while at > 0 and old[at - 1] != "\n":
-        at = old.find(TOML_BLOCK, at + 1)
-    if at < 0:
+    blocks = {toml_block(program), toml_block(PROGRAM)}
+    match = next((m for m in _TOML_BLOCK.finditer(old) if m[0] in blocks), None)
+    if match is None:
         return text
-    end = at + len(TOML_BLOCK)
+    at, end = match.span()
     rest = old[end:]
     following = rest.split("\n", 1)[0].strip()
     if following.startswith("[mcp_servers.ctx.") or (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -37,6 +38,14 @@ def _scope_option(func: Any) -> Any:
         help="The host's files in this folder (the default).",
     )(func)
 
+
+_COMMAND = click.option(
+    "--command",
+    "program",
+    metavar="PROGRAM",
+    help="The ctx the host runs: `ctx` to have it found on the host's PATH "
+    "(default: the absolute path of this ctx).",
+)
 
 _DRY_RUN = click.option(
     "--dry-run", is_flag=True, help="Print the changes as a diff; write nothing."
@@ -83,16 +92,25 @@ def _completion(host: str, shell: str | None) -> str | None:
 @click.argument("host", type=_WHAT, metavar="HOST")
 @_SHELL
 @_scope_option
+@_COMMAND
 @_DRY_RUN
 @json_option
 def install(
-    host: str, shell: str | None, scope: str, dry_run: bool, as_json: bool
+    host: str,
+    shell: str | None,
+    scope: str,
+    program: str | None,
+    dry_run: bool,
+    as_json: bool,
 ) -> None:
     """Wire ctx into an agent host (claude, codex, gemini, cursor), or a shell
 
     Adds `ctx hook EVENT` to the host's hooks, the MCP server `ctx`
     (`ctx mcp`) to its servers and, for Claude Code, the skill
-    .claude/skills/ctx/SKILL.md. Everything else in those files is kept;
+    .claude/skills/ctx/SKILL.md. Hosts run this ctx by its absolute path
+    (a ctx in a .venv/bin works), or by name with --command ctx (a file
+    shared with people whose ctx lives elsewhere; it must then be on the
+    host's PATH). Everything else in those files is kept;
     a file that changes is backed up first as FILE.ctx-backup. Running it
     again changes nothing. A file that is not valid JSON or TOML stops it
     (exit 4) before anything is written (docs/install.md).
@@ -105,6 +123,7 @@ def install(
     Example:
       ctx install claude
       ctx install codex --user --dry-run
+      ctx install claude --command ctx
       ctx install completion bash
     """
     script = _completion(host, shell)
@@ -116,28 +135,36 @@ def install(
             return
         _report(install_completion(shell or "", script, dry_run=dry_run), as_json)
         return
-    from ctx.hub.install import HOSTS, apply_plan, plan_install
+    from ctx.hub.install import HOSTS, apply_plan, plan_install, running_program
 
-    _report(
-        apply_plan(plan_install(HOSTS[host.lower()], scope), dry_run=dry_run), as_json
+    plan = plan_install(
+        HOSTS[host.lower()], scope, program or running_program(sys.argv[0])
     )
+    _report(apply_plan(plan, dry_run=dry_run), as_json)
 
 
 @click.command()
 @click.argument("host", type=_WHAT, metavar="HOST")
 @_SHELL
 @_scope_option
+@_COMMAND
 @_DRY_RUN
 @json_option
 def uninstall(
-    host: str, shell: str | None, scope: str, dry_run: bool, as_json: bool
+    host: str,
+    shell: str | None,
+    scope: str,
+    program: str | None,
+    dry_run: bool,
+    as_json: bool,
 ) -> None:
     """Remove what `ctx install` added to an agent host, or a shell
 
     Only ctx's own entries go: hooks running `ctx hook`, the MCP server
-    `ctx` as install writes it, the skill as install wrote it. A file left
-    holding nothing else is removed. `ctx uninstall completion SHELL`
-    removes the completion script while it is the one install wrote.
+    `ctx` as install writes it (running this ctx, or ctx by name), the
+    skill as install wrote it. A file left holding nothing else is removed.
+    `ctx uninstall completion SHELL` removes the completion script while it
+    is the one install wrote.
 
     \b
     Example:
@@ -151,9 +178,11 @@ def uninstall(
 
         _report(uninstall_completion(shell or "", script, dry_run=dry_run), as_json)
         return
-    from ctx.hub.install import HOSTS, apply_plan, plan_uninstall
+    from ctx.hub.install import HOSTS, apply_plan, plan_uninstall, running_program
 
-    plan = plan_uninstall(HOSTS[host.lower()], scope)
+    plan = plan_uninstall(
+        HOSTS[host.lower()], scope, program or running_program(sys.argv[0])
+    )
     _report(apply_plan(plan, dry_run=dry_run), as_json)
 
 
@@ -172,8 +201,9 @@ def doctor(state: CtxState, as_json: bool) -> None:
       ctx doctor --json
     """
     from ctx.hub.install import doctor as run_doctor
+    from ctx.hub.install import running_program
 
-    report = run_doctor(state.explicit)
+    report = run_doctor(state.explicit, program=running_program(sys.argv[0]))
     if as_json:
         echo_json(report)
     else:

@@ -387,3 +387,38 @@ def test_a_linked_settings_file_is_written_through_the_link(project, tmp_path):
     assert (project / ".mcp.json").is_symlink()
     assert (dotfiles / "settings.json").read_text() == CLAUDE_SETTINGS
     assert (dotfiles / "mcp.json").read_text() == "{}\n"
+
+
+def test_hosts_run_the_ctx_given_and_a_second_install_moves_them_to_it(project):
+    # Issue 32: a bare `ctx` fails every hook when ctx lives in a .venv/bin.
+    ctx = "/opt/my tools/bin/ctx"
+    install("claude")  # an older install: ctx by name
+    install("codex")
+    for host in ("claude", "codex"):
+        apply_plan(plan_install(HOSTS[host], "project", ctx))
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    commands = [
+        hook["command"]
+        for groups in settings["hooks"].values()
+        for group in groups
+        for hook in group["hooks"]
+    ]
+    assert commands == [
+        f"'/opt/my tools/bin/ctx' hook {arg}" for _, arg in HOSTS["claude"].events
+    ]
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"] == {
+        "ctx": {"command": ctx, "args": ["mcp"]}
+    }
+    codex = (project / ".codex" / "config.toml").read_text()
+    assert tomllib.loads(codex) == {
+        "mcp_servers": {"ctx": {"command": ctx, "args": ["mcp"]}}
+    }
+    assert install("claude").files[0].action == "changed"  # back to ctx by name
+    for host in ("claude", "codex"):
+        apply_plan(plan_uninstall(HOSTS[host], "project", ctx))
+    assert sorted(p.name for p in project.rglob("*") if p.is_file()) == [
+        ".mcp.json.ctx-backup",
+        "config.toml.ctx-backup",
+        "hooks.json.ctx-backup",
+        "settings.json.ctx-backup",
+    ]

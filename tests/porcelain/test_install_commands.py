@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def test_cursor_says_it_has_no_hooks(project):
 
 
 def test_dry_run_prints_a_diff_and_writes_nothing(project):
-    out = run("install", "cursor", "--dry-run").stdout
+    out = run("install", "cursor", "--dry-run", "--command", "ctx").stdout
     assert out == (
         "--- /dev/null\n"
         f"+++ {project}/.cursor/mcp.json\n"
@@ -174,8 +175,10 @@ def test_doctor_on_a_broken_setup(healthy, monkeypatch):
     lines = result.stdout.splitlines()
     assert lines[0] == f"ok    store: project store {healthy / '.ctx'}"
     assert lines[1:3] == [
-        "fail  ctx on PATH: `ctx` is not on the PATH: hosts cannot run its hooks",
-        "      Hint: Install ctx where your shell finds it (pipx install ...).",
+        "warn  ctx on PATH: `ctx` is not on the PATH: hosts run it only by the "
+        "path `ctx install` writes",
+        "      Hint: Install the package ctx-memory as a program (`uv tool install "
+        "ctx-memory` or `pipx install ctx-memory`).",
     ]
     assert lines[4] == "ok    hook failures: none logged"
     assert lines[5:8] == [
@@ -187,3 +190,18 @@ def test_doctor_on_a_broken_setup(healthy, monkeypatch):
     # The hook and the server still run (through this Python): the store is fine.
     assert lines[-2].startswith("ok    hook session-start: exit 0")
     assert lines[-1].startswith("ok    mcp: `ctx mcp` answers (")
+
+
+def test_install_writes_the_path_of_the_running_ctx(project):
+    # Issue 32: after `make tour` ctx is only in .venv/bin, not on the PATH
+    # the hosts run their hooks with.
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [f"{BIN}/ctx", "install", "claude"], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    (group,) = settings["hooks"]["SessionStart"]
+    assert group["hooks"][0]["command"] == f"{BIN}/ctx hook session-start"
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["ctx"]
+    assert server == {"command": f"{BIN}/ctx", "args": ["mcp"]}
