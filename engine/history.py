@@ -15,12 +15,14 @@ import heapq
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import msgspec
 from dulwich.diff_tree import tree_changes, tree_changes_for_merge
-from dulwich.objects import Commit, ObjectID
+from dulwich.object_store import BaseObjectStore
+from dulwich.objects import Commit, ObjectID, Tree
 
+from ctx.engine._trees import read_tree
 from ctx.engine.errors import CorruptStoreError
 from ctx.engine.layout import (
     id_from_conflict_path,
@@ -76,6 +78,9 @@ class CommitRecord(msgspec.Struct, frozen=True, array_like=True):
         """
         return text.encode("utf-8") in bytes(self.raw_changes)
 
+
+_SAVE_EVERY = 1000
+"""Commits a rebuild diffs between two appends to the cache file."""
 
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(CommitRecord)
@@ -167,9 +172,16 @@ class History:
         self._append([_record(commit, tuple(changes))])
 
     def ensure(self, tip: str) -> None:
-        """Indexes every ancestor of ``tip`` that is not indexed yet."""
+        """Indexes every ancestor of ``tip`` that is not indexed yet.
+
+        What it diffs is appended to the cache file every
+        :data:`_SAVE_EVERY` commits, not only at the end: a rebuild of a
+        long history that is killed keeps what it did, and the next one
+        starts from there.
+        """
         self._refresh()
         missing: list[CommitRecord] = []
+        fetched: dict[str, Commit] = {}
         stack = [tip]
         seen: set[str] = set()
         while stack:
@@ -179,10 +191,13 @@ class History:
             seen.add(sha)
             rec = self._records.get(sha)
             if rec is None:
-                obj = self._commit(sha)
-                rec = _record(obj, self._diff(obj))
+                obj = fetched.pop(sha, None) or self._commit(sha)
+                rec = _record(obj, self._diff(obj, fetched))
                 missing.append(rec)
                 self._records[sha] = rec
+                if len(missing) >= _SAVE_EVERY:
+                    self._append(missing)
+                    missing = []
             stack.extend(rec.parents)
         self._append(missing)
 
@@ -201,13 +216,25 @@ class History:
         assert isinstance(obj, Commit)
         return obj
 
-    def _diff(self, commit: Commit) -> tuple[Change, ...]:
+    def _diff(self, commit: Commit, fetched: dict[str, Commit]) -> tuple[Change, ...]:
+        """Returns what ``commit`` changed.
+
+        Its parents are read into ``fetched`` (the walk reads them next);
+        trees are read through the parsed-tree cache, so the trees a commit
+        shares with the one diffed before it are read once.
+        """
         store = self._store.repo.object_store
-        parents = [store[p] for p in commit.parents]
-        trees = [p.tree for p in parents if isinstance(p, Commit)]
+        trees = []
+        for parent in commit.parents:
+            key = parent.decode("ascii")
+            obj = fetched.get(key) or self._commit(key)
+            fetched[key] = obj
+            trees.append(obj.tree)
+        cached = cast(BaseObjectStore, _CachedTrees(store))
         pairs: list[tuple[str, str | None, str | None]] = []
         if len(trees) <= 1:
-            for ch in tree_changes(store, trees[0] if trees else None, commit.tree):
+            first = trees[0] if trees else None
+            for ch in tree_changes(cached, first, commit.tree):
                 old_path = ch.old.path if ch.old and ch.old.path else None
                 new_path = ch.new.path if ch.new and ch.new.path else None
                 if ch.type == "modify" or old_path == new_path:
@@ -219,7 +246,7 @@ class History:
                     if new_path:
                         pairs.append((new_path.decode(), None, _hex(ch.new)))
         else:
-            for group in tree_changes_for_merge(store, trees, commit.tree):
+            for group in tree_changes_for_merge(cached, trees, commit.tree):
                 first = group[0]
                 if first is None:
                     continue
@@ -278,7 +305,7 @@ class History:
                 _, _, sha = heapq.heappop(ready)
                 rec = self._records.get(sha)
                 if rec is None:
-                    rec = _record(fetched[sha], self._diff(fetched[sha]))
+                    rec = _record(fetched[sha], self._diff(fetched[sha], fetched))
                     self._records[sha] = rec
                     made.append(rec)
                 yield rec
@@ -342,6 +369,20 @@ class History:
             ]
             if hits:
                 yield rec, hits
+
+
+class _CachedTrees:
+    """An object store as dulwich's tree diff reads it: trees, through the cache.
+
+    The diff reads nothing but trees; each goes through
+    :func:`~ctx.engine._trees.read_tree`, whose parsed trees outlive one diff.
+    """
+
+    def __init__(self, store: BaseObjectStore) -> None:
+        self._store = store
+
+    def __getitem__(self, sha: ObjectID) -> Tree:
+        return read_tree(self._store, sha)
 
 
 def _hex(entry: object) -> str | None:

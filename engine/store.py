@@ -43,6 +43,7 @@ from dulwich.trailers import Trailer, format_trailers, parse_trailers
 from ctx.engine import _trees
 from ctx.engine._builds import BUILD_PREFIX, remove_abandoned_builds
 from ctx.engine._lock import HeldLock, abandon_git_files, disk_error, write_lock
+from ctx.engine._objects import open_repository
 from ctx.engine._packs import TEMP_PREFIX, write_pack
 from ctx.engine.errors import (
     CommitNotFoundError,
@@ -273,7 +274,7 @@ class Store:
             )
         remove_abandoned_builds(path)  # a killed clone's or init's folder
         try:
-            repo = Repo(str(git_dir))
+            repo = open_repository(git_dir)
             version = repo.get_config().get(_SECTION, b"storeversion")
         except NotGitRepository as exc:
             raise NotAStoreError(f"{path} is not a ctx store.") from exc

@@ -162,9 +162,9 @@ def test_a_short_log_without_the_cache_diffs_only_what_it_shows(
     diffed = []
     real = History._diff
 
-    def counting(self, commit):
+    def counting(self, commit, fetched):
         diffed.append(commit.id)
-        return real(self, commit)
+        return real(self, commit, fetched)
 
     monkeypatch.setattr(History, "_diff", counting)
     fresh = Store.open(disk_store.path, clock=disk_store.clock)
