@@ -335,9 +335,6 @@ from .log import (
     log as log,
 )
 from .maintenance import (
-    AUTO_PACK_LOOSE as AUTO_PACK_LOOSE,
-)
-from .maintenance import (
     FsckReport as FsckReport,
 )
 from .maintenance import (
@@ -347,16 +344,10 @@ from .maintenance import (
     InitResult as InitResult,
 )
 from .maintenance import (
-    PackReport as PackReport,
-)
-from .maintenance import (
     StoreStatus as StoreStatus,
 )
 from .maintenance import (
     TierCount as TierCount,
-)
-from .maintenance import (
-    auto_pack as auto_pack,
 )
 from .maintenance import (
     fsck as fsck,
@@ -366,12 +357,6 @@ from .maintenance import (
 )
 from .maintenance import (
     init_store as init_store,
-)
-from .maintenance import (
-    loose_objects as loose_objects,
-)
-from .maintenance import (
-    pack_loose as pack_loose,
 )
 from .maintenance import (
     status as status,
@@ -489,6 +474,24 @@ from .operations import (
 )
 from .operations import (
     undo as undo,
+)
+from .packing import (
+    AUTO_PACK_LOOSE as AUTO_PACK_LOOSE,
+)
+from .packing import (
+    PackReport as PackReport,
+)
+from .packing import (
+    auto_pack as auto_pack,
+)
+from .packing import (
+    loose_objects as loose_objects,
+)
+from .packing import (
+    pack_loose as pack_loose,
+)
+from .packing import (
+    packing_now as packing_now,
 )
 from .prime import (
     PrimeResult as PrimeResult,

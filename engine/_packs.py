@@ -25,11 +25,15 @@ __all__ = ["TEMP_PREFIX", "move_packs", "write_pack"]
 TEMP_PREFIX = "tmp_ctx_"
 
 
-def write_pack(store: DiskObjectStore, objects: Sequence[ShaFile]) -> None:
+def write_pack(
+    store: DiskObjectStore, objects: Sequence[ShaFile], compression_level: int = 0
+) -> None:
     """Writes ``objects`` into a new pack of ``store`` and makes it visible.
 
     Repeated objects (equal content at many paths) are written once: the
     index has one entry per object id and must count what the pack holds.
+    Objects are stored uncompressed unless ``compression_level`` (zlib's)
+    says otherwise.
     """
     objects = list({obj.id: obj for obj in objects}.values())
     pack_dir = store.pack_dir
@@ -42,9 +46,9 @@ def write_pack(store: DiskObjectStore, objects: Sequence[ShaFile]) -> None:
             object_format=store.object_format,
             deltify=False,
             # Compressing each small object costs ~8 us of zlib set-up even
-            # at level 1 (half of a 100k import); store them, and let
-            # `ctx gc` compress when it repacks.
-            compression_level=0,
+            # at level 1 (half of a 100k import): an import stores them, and
+            # `ctx gc` compresses when it repacks.
+            compression_level=compression_level,
         )
     index = sorted((sha, offset, crc) for sha, (offset, crc) in entries.items())
     with GitFile(temp + ".index", "wb") as f:

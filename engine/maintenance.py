@@ -38,32 +38,16 @@ from ctx.engine.tags import TIERS, TagCount, tier_of
 from ctx.engine.tokens import recall_tokens
 
 __all__ = [
-    "AUTO_PACK_LOOSE",
     "FsckReport",
     "GcReport",
     "InitResult",
-    "PackReport",
     "StoreStatus",
     "TierCount",
-    "auto_pack",
     "fsck",
     "gc",
     "init_store",
-    "loose_objects",
-    "pack_loose",
     "status",
 ]
-
-AUTO_PACK_LOOSE = 6700
-"""Loose objects past which ``ctx gc --auto`` packs them (git's ``gc.auto``).
-
-Every write adds a few loose objects; tens of thousands of them slow every
-read of one that is not in a pack (dulwich looks in the packs, rescans the
-pack folder, then reads the loose file)."""
-
-_PACK_LOCK = "ctx-pack.lock"
-_PACK_LOCK_STALE_S = 600.0
-
 
 class TierCount(msgspec.Struct, frozen=True, kw_only=True):
     """How many memories, and tokens, one tier holds."""
@@ -294,70 +278,6 @@ def gc(store: Store) -> GcReport:
         pruned=len(stats.pruned_objects),
         bytes_freed=stats.bytes_freed,
     )
-
-
-class PackReport(msgspec.Struct, frozen=True, kw_only=True):
-    """What ``gc --auto`` did.
-
-    Attributes:
-        loose: About how many loose objects there were (:func:`loose_objects`).
-        packed: How many it packed (0: too few to pack, or another packer ran).
-    """
-
-    loose: int
-    packed: int
-
-
-def auto_pack(store: Store, threshold: int = AUTO_PACK_LOOSE) -> PackReport:
-    """Packs the loose objects if there are more than ``threshold``."""
-    loose = loose_objects(store)
-    return PackReport(loose=loose, packed=pack_loose(store) if loose > threshold else 0)
-
-
-def loose_objects(store: Store) -> int:
-    """Returns about how many loose objects the store holds.
-
-    As ``git gc --auto`` counts them: those of one fan-out folder
-    (``objects/17``), times 256. An in-memory store holds none.
-    """
-    repo = store.repo
-    if not isinstance(repo, Repo):
-        return 0
-    folder = Path(repo.object_store.path) / "17"
-    try:
-        with os.scandir(folder) as entries:
-            found = sum(1 for e in entries if len(e.name) == 38)
-    except OSError:
-        return 0
-    return found * 256
-
-
-def pack_loose(store: Store) -> int:
-    """Packs every loose object into one new pack; returns how many it packed.
-
-    It prunes nothing and takes no write lock: each object is in the new
-    pack before its loose file is removed, so readers and writers beside it
-    always find it, and objects written meanwhile stay loose for the next
-    time. A second packer at once does nothing (``objects/ctx-pack.lock``,
-    taken over after ten minutes from one that died).
-    """
-    repo = store.repo
-    if not isinstance(repo, Repo):
-        return 0
-    lock = Path(repo.object_store.path) / _PACK_LOCK
-    with contextlib.suppress(OSError):
-        if store.clock().timestamp() - lock.stat().st_mtime > _PACK_LOCK_STALE_S:
-            lock.unlink()
-    try:
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        return 0
-    os.close(fd)
-    try:
-        return int(repo.object_store.pack_loose_objects())
-    finally:
-        with contextlib.suppress(OSError):
-            lock.unlink()
 
 
 def _walk(

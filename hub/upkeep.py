@@ -9,7 +9,7 @@ objects it holds (one fan-out folder, counted) and, past
 detached process: packing thousands of objects takes seconds the writer
 need not wait for. ``gc --auto`` packs without the write lock (each object
 is in the new pack before its loose file goes) and one packer runs at a
-time.
+time (:mod:`ctx.engine.packing`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from ctx.engine import AUTO_PACK_LOOSE, Store, loose_objects
+from ctx.engine import AUTO_PACK_LOOSE, Store, loose_objects, packing_now
 
 __all__ = ["pack_in_background"]
 
@@ -30,8 +30,8 @@ def pack_in_background(store: Store, threshold: int = AUTO_PACK_LOOSE) -> bool:
     """
     if store.path is None or loose_objects(store) <= threshold:
         return False
-    if (store.path / "git" / "objects" / "ctx-pack.lock").exists():
-        return False  # one is packing now
+    if packing_now(store):
+        return False
     command = [sys.executable, "-m", "ctx.porcelain", "--store", str(store.path)]
     try:
         # The shell starts the packer and ends at once, so the packer is no
