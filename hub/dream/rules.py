@@ -34,15 +34,17 @@ this order, the first that matches:
    other does not say it needs as well: two statements of one need are
    near-copies, not a dependency); RELATES_TO for neighbours (cosine at
    least :attr:`Thresholds.entity_cosine`) that name the same *rare* entity
-   (a capitalised name, an identifier, a tag's value, held by few memories
-   of the store: ``rare``), or for strong neighbours
-   (:attr:`Thresholds.link_cosine`) that carry the same tag (``speaker:``,
-   ``project:``: the same subject; tier and ``recurs:`` tags aside) and
-   were written at least :attr:`Thresholds.newer_gap` apart. Being near
-   neighbours is not enough by itself: on LoCoMo the nearest turn of
-   another conversation is about the same kind of thing in other people's
-   lives, and the nearest turn of the same sitting is most often the other
-   half of one exchange, which a link adds nothing to.
+   (a capitalised name, an identifier, a word in lower case opening a
+   sentence, a tag's value, held by few memories of the store: ``rare``),
+   or for memories that carry the same tag (``speaker:``, ``project:``: the
+   same subject; tier and ``recurs:`` tags aside), were written at least
+   :attr:`Thresholds.newer_gap` apart and are neighbours
+   (:attr:`Thresholds.link_cosine`), or say the same rare word (from
+   :attr:`Thresholds.entity_cosine`). Being near neighbours is not enough
+   by itself: on LoCoMo the nearest turn of another conversation is about
+   the same kind of thing in other people's lives, and the nearest turn of
+   the same sitting is most often the other half of one exchange, which a
+   link adds nothing to.
 
 One memory alone may be a **recurrence** (the temporal parser finds a
 cycle: every Monday, on the 1st of every month; or it says weekly, daily,
@@ -90,6 +92,11 @@ _NEGATION_RE = re.compile(
 )
 _NAME_RE = re.compile(r"\b(?:[A-Z][\w-]*[A-Za-z0-9]|[a-z]+_[a-z0-9_]+|[a-z]+\.[a-z]+)")
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+|\n)\s*([A-Z][\w-]*)")
+# A sentence that opens in lower case opens with a name spelt that way
+# (a tool, a command, a library: "dulwich needs merge3 ...").
+_LOWER_START_RE = re.compile(
+    r"(?:^|[.!?]\s+|\n)\s*([a-z][a-z0-9]*(?:[._-][a-z0-9]+)*)\b"
+)
 _NEEDS_RE = re.compile(
     r"\b(?:depends on|depend on|requires?|needs?|uses|built on|relies on|"
     r"because of|blocked by)\s+(?:the\s+|a\s+|an\s+)?([\w.-]+)",
@@ -210,6 +217,11 @@ _CALENDAR = frozenset(
     ]
 )
 _STATE_TAGS = frozenset(("tier", "recurs"))
+# Words that open a sentence in lower case without naming anything.
+_OPENING_WORDS = frozenset(
+    ("also", "and", "but", "yes", "yeah", "okay", "haha", "lol", "well", "then")
+)
+_RARE_WORD_LETTERS = 4
 _COUNTS = frozenset(
     ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 )
@@ -248,7 +260,7 @@ class Thresholds:
     subject_cosine: float = 0.75
     subject_words: float = 0.4
     entity_cosine: float = 0.3
-    link_cosine: float = 0.5
+    link_cosine: float = 0.45
     update_cosine: float = 0.6
     update_words: float = 0.6
     near_miss: float = 0.1
@@ -305,7 +317,9 @@ def entities(memory: Memory) -> frozenset[str]:
     """Returns the names a memory mentions, lower-cased.
 
     Capitalised words that do not open a sentence, identifiers
-    (``snake_case``, ``dotted.names``) and the values of its tags.
+    (``snake_case``, ``dotted.names``), a word in lower case that opens a
+    sentence (a name spelt that way: "onnxruntime threads fight ...") and
+    the values of its tags.
     """
     text = _text(memory)
     openers = {m.group(1) for m in _SENTENCE_START_RE.finditer(text)}
@@ -314,8 +328,19 @@ def entities(memory: Memory) -> frozenset[str]:
         for name in _NAME_RE.findall(text)
         if name not in openers and len(name) > 2
     }
+    found |= _lower_names(text)
     found |= {tag.split(":", 1)[1].casefold() for tag in memory.tags}
     return frozenset(found - _STOP - _CALENDAR)
+
+
+def _lower_names(text: str) -> frozenset[str]:
+    """Returns the words in lower case that open a sentence of ``text``."""
+    return frozenset(
+        m.group(1)
+        for m in _LOWER_START_RE.finditer(text)
+        if len(m.group(1)) > 2
+        and m.group(1) not in _FILLERS | _OPENING_WORDS | _STOP | _CALENDAR
+    )
 
 
 def _capitalised(memory: Memory) -> frozenset[str]:
@@ -329,9 +354,19 @@ def _shared_names(a: Memory, b: Memory) -> frozenset[str]:
     A name that opens a sentence on one side ("Sentry drops events ...")
     counts when the other side names it inside a sentence ("... go to
     Sentry"); a name that only ever opens sentences (a speaker's) does not.
+    One spelt in lower case ("onnxruntime threads fight ...") counts when
+    the other holds the word ("... runs on onnxruntime"); a capitalised
+    word ("Hint: ...") does not count for the same word in lower case,
+    which is most often an ordinary word ("with a hint").
     """
     ea, eb = entities(a), entities(b)
-    return (ea & (eb | _capitalised(b))) | (eb & _capitalised(a))
+    text_a, text_b = _text(a), _text(b)
+    return (
+        (ea & (eb | _capitalised(b)))
+        | (eb & _capitalised(a))
+        | (_lower_names(text_a) & words(text_b))
+        | (_lower_names(text_b) & words(text_a))
+    )
 
 
 def _text(memory: Memory) -> str:
@@ -631,15 +666,18 @@ def judge_pair(
         and subject >= limits.update_words - limits.near_miss
     ):
         return None  # nearly one memory twice: not evidence of a relation
-    if subject < 0.5 and _needs(a, b):
-        return Judgement(
-            "link",
-            "DEPENDS_ON",
-            a.id,
-            b.id,
-            0.7,
-            "it says it needs what the other names",
-        )
+    # Either way round: the pair gets one verdict whichever side is examined
+    # (a RELATES_TO from the other side would propose the pair twice).
+    for needs, needed in ((a, b), (b, a)):
+        if subject < 0.5 and _needs(needs, needed):
+            return Judgement(
+                "link",
+                "DEPENDS_ON",
+                needs.id,
+                needed.id,
+                0.7,
+                "it says it needs what the other names",
+            )
     shared = sorted(name for name in _shared_names(a, b) if rare is None or rare(name))
     tagged = sorted(_subject_tags(a) & _subject_tags(b))
     why = ""
@@ -650,12 +688,34 @@ def judge_pair(
             f"both tagged {', '.join(tagged[:3])}, strong neighbours "
             f"(cosine {cos:.2f}), written {_gap(a, b).days} days apart"
         )
+    elif tagged and cos >= limits.entity_cosine and newer_by_gap:
+        rare_words = _rare_words(content_a & content_b, rare)
+        if rare_words:
+            why = (
+                f"both tagged {', '.join(tagged[:3])}, both say "
+                f"{', '.join(rare_words[:3])} (cosine {cos:.2f}), written "
+                f"{_gap(a, b).days} days apart"
+            )
     if why:
         first, second = sorted((a.id, b.id))
         return Judgement(
             "link", "RELATES_TO", first, second, round(max(cos, 0.5), 3), why
         )
     return None
+
+
+def _rare_words(
+    shared: frozenset[str], rare: Callable[[str], bool] | None
+) -> list[str]:
+    """Returns the shared words few memories hold (not numbers, not dates)."""
+    return sorted(
+        w
+        for w in shared
+        if len(w) >= _RARE_WORD_LETTERS
+        and w.isalpha()
+        and w not in _CALENDAR
+        and (rare is None or rare(w))
+    )
 
 
 def _copy(a: Memory, b: Memory) -> Judgement | None:
