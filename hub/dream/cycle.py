@@ -46,6 +46,7 @@ from ctx.engine import (
     propose,
     sync_dream_branch,
 )
+from ctx.hub.dream.cited import cited_counts
 from ctx.hub.dream.detect import Detector
 from ctx.hub.dream.judge import Judge
 from ctx.hub.dream.queue import CycleSummary, Worker
@@ -109,17 +110,21 @@ def recall_counts(store_path: Path) -> Counter[str]:
 
 
 def use_counts(store_path: Path) -> Counter[str]:
-    """Returns in how many recalls agents said they used each memory.
+    """Returns how often agents said they used each memory.
 
-    Read from the recall log's feedback (``ctx feedback``, the MCP tool
-    ``feedback``): what agents used, not what they were shown.
+    The recalls whose feedback names it (``ctx feedback``, the MCP tool
+    ``feedback``), plus the sessions whose answer cited it after the hooks
+    showed it (:mod:`ctx.hub.dream.cited`): what agents used, not what they
+    were shown.
     """
     log = read_log(store_path)
     used: dict[str, set[str]] = {}
     for line in log.feedback:
         for mid in line.used:
             used.setdefault(mid, set()).add(line.recall)
-    return Counter({mid: len(recalls) for mid, recalls in used.items()})
+    counts = Counter({mid: len(recalls) for mid, recalls in used.items()})
+    counts.update(cited_counts(store_path))
+    return counts
 
 
 def run_cycle(

@@ -68,8 +68,9 @@ class Detector:
         now: The time of the cycle.
         limits: The rules' thresholds.
         recalled: How many hook sessions were given each memory.
-        used: In how many recalls agents said they used each memory
-            (``ctx feedback``).
+        used: How often agents said they used each memory: recalls whose
+            feedback names it (``ctx feedback``), sessions whose answer
+            cited it (:mod:`ctx.hub.dream.cited`).
     """
 
     def __init__(
@@ -203,7 +204,7 @@ class Detector:
             return (
                 "tier:reference",
                 0.7,
-                f"agents said they used it in {used} recalls",
+                f"agents said they used it {used} times (feedback, answers citing it)",
             )
         if (
             not given

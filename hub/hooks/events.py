@@ -35,6 +35,7 @@ block it is given in nor hand the agent a command to repeat.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from collections.abc import Callable, Mapping
@@ -48,6 +49,7 @@ from ctx.hub.hooks.session import (
     Block,
     editing,
     prune_sessions,
+    read_session,
     remove_session,
     session_path,
     unique_latest,
@@ -480,6 +482,8 @@ def stop(hook: Hook) -> None:
     message = hook.input.message
     if message is None and hook.input.transcript_path:
         message = last_assistant_text(Path(hook.input.transcript_path))
+    if message:
+        _note_cited(hook, message)
     if not message or "<ctx:" not in message:
         return None
     from ctx.hub.hooks.commands import parse_commands
@@ -511,6 +515,24 @@ def stop(hook: Hook) -> None:
             recall_budget=hook.settings.prompt_budget,
         )
     return None
+
+
+def _note_cited(hook: Hook, message: str) -> None:
+    """Records the memories shown to the session that its answer cites by id.
+
+    Evidence for the reference tier (:mod:`ctx.hub.dream.cited`); a record
+    that cannot be written costs only that evidence.
+    """
+    if not hook.ws.on_disk:
+        return
+    state = read_session(hook.ws.path, hook.session)
+    if state is None or not state.shown:
+        return
+    from ctx.engine.errors import StoreError
+    from ctx.hub.dream.cited import note_cited
+
+    with contextlib.suppress(OSError, StoreError):
+        note_cited(hook.ws.path, hook.session, state.shown, message)
 
 
 def subagent_start(hook: Hook) -> str | None:

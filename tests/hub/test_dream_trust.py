@@ -297,4 +297,6 @@ def test_the_reference_tier_comes_from_what_agents_said_they_used(ws):
     dream.run(ws, budget=50)
     [tier] = proposals(ws, "tier")
     assert [(t.memory, t.tag) for t in tier.tags] == [(used, "tier:reference")]
-    assert tier.reason == "tier:reference: agents said they used it in 3 recalls"
+    assert tier.reason == (
+        "tier:reference: agents said they used it 3 times (feedback, answers citing it)"
+    )
