@@ -313,14 +313,11 @@ def source_fingerprint() -> str:
     return digest.hexdigest()[:12]
 
 
-def run_frozen(rev: str) -> None:
-    """Re-runs this script on a copy of the ctx sources as committed at ``rev``.
+def frozen_copy(rev: str) -> tuple[Path, str]:
+    """Extracts the ctx sources as committed at ``rev``; returns where, and the commit.
 
-    The sources are extracted with ``git archive`` under ``.data/src/COMMIT``,
-    ahead of the installed package on PYTHONPATH (for this process and every
-    ``ctx`` process it starts), so edits made to the working tree while the
-    benchmark runs cannot change what is measured, nor can a run of another
-    revision started beside it (modules are imported lazily, late in a run).
+    They go under ``.data/src/COMMIT`` with ``git archive``: put the folder
+    ahead of the installed package on PYTHONPATH to run that ctx.
     """
     commit = run([GIT, "-C", str(ROOT), "rev-parse", "--short", rev]).decode().strip()
     src = fresh(DATA / "src" / commit)
@@ -329,6 +326,19 @@ def run_frozen(rev: str) -> None:
     archive = run([GIT, "-C", str(ROOT), "archive", "--format=tar", commit, *folders])
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(src / "ctx", filter="data")
+    return src, commit
+
+
+def run_frozen(rev: str) -> None:
+    """Re-runs this script on a copy of the ctx sources as committed at ``rev``.
+
+    The copy (:func:`frozen_copy`) comes ahead of the installed package on
+    PYTHONPATH (for this process and every ``ctx`` process it starts), so
+    edits made to the working tree while the benchmark runs cannot change
+    what is measured, nor can a run of another revision started beside it
+    (modules are imported lazily, late in a run).
+    """
+    src, commit = frozen_copy(rev)
     paths = [str(src), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), FROZEN_ENV: commit}
     progress(f"measuring ctx as committed at {commit} (copy in {src})")
