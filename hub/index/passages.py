@@ -23,8 +23,9 @@ back to blobs with :func:`owner`, keeping each memory's best passage.
 from __future__ import annotations
 
 import functools
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ __all__ = [
     "OVERLAP_WORDS",
     "PASSAGE_WORDS",
     "WINDOW_WORDS",
+    "chance_order",
     "embed_passages",
     "owner",
     "passage_key",
@@ -131,6 +133,51 @@ def _windows(text: str, window_words: int, passage_words: int) -> tuple[str, ...
         size += len(unit)
     windows.append(current)
     return tuple("\n".join(" ".join(u) for u in window) for window in windows)
+
+
+def _log_chance(z: float, count: int) -> float:
+    """Returns the log chance that unrelated text's best passage scores ``z``.
+
+    ``z``: spreads above the mean cosine; ``count``: passages.
+
+    One passage: the normal tail ``p`` at ``z``; the best of ``count``:
+    ``1 - (1 - p) ** count`` (Šidák's correction). Past 30 spreads, where
+    ``p`` nears the smallest float, by the tail's asymptote.
+    """
+    if z < 30.0:
+        tail = 0.5 * math.erfc(z / math.sqrt(2.0))
+        if tail >= 1.0:
+            return 0.0
+        return math.log(-math.expm1(count * math.log1p(-tail)))
+    return math.log(count) - z * z / 2 - math.log(z * math.sqrt(2 * math.pi))
+
+
+def chance_order(
+    best: Mapping[str, float],
+    counts: Mapping[str, int],
+    mean: float,
+    spread: float,
+) -> list[str]:
+    """Returns the blobs of ``best``, the least likely by chance first.
+
+    ``best``: each blob's best cosine to the query; ``counts``: how many
+    passages it has (1 when absent); ``mean`` and ``spread``: the mean and
+    standard deviation of the query's cosines to the index's vectors, the
+    cosines of text that has nothing to do with it. The best of many
+    passages is high by chance alone: a session of twenty passages holds
+    one close to most questions about its speakers. So a memory is ranked
+    by the chance of a best passage that high among as many passages of
+    unrelated text (:func:`_log_chance`); memories of one passage keep
+    their order by cosine, and a long memory needs a better best passage
+    to rank beside a short one. Equal chances go by cosine, then blob.
+    """
+    if spread <= 1e-6:
+        return sorted(best, key=lambda blob: (-best[blob], blob))
+    chance = {
+        blob: _log_chance((cosine - mean) / spread, counts.get(blob, 1))
+        for blob, cosine in best.items()
+    }
+    return sorted(best, key=lambda blob: (chance[blob], -best[blob], blob))
 
 
 def embed_passages(

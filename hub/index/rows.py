@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BLOCK",
     "SIDECAR",
+    "SPREAD_SAMPLE",
     "FlatVectors",
     "VectorIndex",
     "VectorIndexCorruptError",
@@ -58,6 +59,10 @@ Vectors = npt.NDArray[np.float32]
 BLOCK = 64
 """Rows per checksum: a damaged byte costs at most this many vectors made
 again, and a 100k-row index keeps 1,563 digests (55 kB) in its sidecar."""
+
+SPREAD_SAMPLE = 1024
+"""Vectors :meth:`VectorIndex.spread` compares a query with: every one of a
+smaller index, else as many spaced evenly over its rows."""
 
 
 class VectorIndexError(StoreError):
@@ -204,6 +209,8 @@ class VectorIndex(abc.ABC):
         self._cached: tuple[frozenset[str], int, npt.NDArray[np.int64]] | None = None
         # Blob -> the keys of its passages after the first; built when asked.
         self._passages: dict[str, list[str]] | None = None
+        # The rows spread() compares with, valid while _version holds.
+        self._sample: tuple[int, Vectors] | None = None
 
     @property
     def dimensions(self) -> int:
@@ -264,6 +271,29 @@ class VectorIndex(abc.ABC):
         """Returns the keys of ``blob``'s vectors present: its own, then passages'."""
         passages = self._passage_map().get(blob, [])
         return ([blob] if blob in self._rows else []) + passages
+
+    def spread(self, vector: npt.ArrayLike) -> tuple[float, float] | None:
+        """Returns the mean and standard deviation of ``vector``'s cosines here.
+
+        Cosines to text it mostly has nothing to do with, measured on at
+        most :data:`SPREAD_SAMPLE` vectors spaced evenly over the rows;
+        ``None`` for an empty index.
+        """
+        sampled = self._sample
+        if sampled is None or sampled[0] != self._version:
+            keys = self._keys
+            step = max(1, len(keys) // SPREAD_SAMPLE)
+            sample = [key for key in keys[::step] if key is not None]
+            sampled = self._sample = (self._version, self.vectors_of(sample))
+        if not sampled[1].shape[0]:
+            return None
+        query = _unit_rows(vector, self._dimensions)[0]
+        with np.errstate(invalid="ignore", over="ignore"):
+            cosines = sampled[1] @ query
+        cosines = cosines[np.isfinite(cosines)]  # a damaged row: searched apart
+        if not cosines.size:
+            return None
+        return float(cosines.mean()), float(cosines.std())
 
     def blob_count(self) -> int:
         """Returns how many blobs have vectors here (each counted once).

@@ -24,7 +24,7 @@ from ctx.engine import Memory
 from ctx.hub.embedders import Embedder, EmbedderError, embed_queries, knows_word
 from ctx.hub.index.coverage import Matches
 from ctx.hub.index.lexical import LexicalIndex
-from ctx.hub.index.passages import owner
+from ctx.hub.index.passages import chance_order, owner
 from ctx.hub.index.spelling import Respelling, respell
 from ctx.hub.index.vectors import VectorIndex
 from ctx.hub.index.view import LiveView
@@ -150,13 +150,19 @@ class Searcher:
             # to embed the query (0.5-1 s) would find nothing.
             return []
         self.query_vector = embed_queries(self.embedder, [query])[0]
-        return self.search_vector(self.query_vector, limit)
+        return self.search_vector(self.query_vector, limit, by_chance=True)
 
-    def search_vector(self, vector: npt.NDArray[np.float32], limit: int) -> Hits:
+    def search_vector(
+        self, vector: npt.NDArray[np.float32], limit: int, *, by_chance: bool = False
+    ) -> Hits:
         """Returns the nearest (blob, cosine) to ``vector`` (none without vectors).
 
         A long memory's cosine is that of its best passage, whose number is
-        kept in :attr:`passage`.
+        kept in :attr:`passage`. ``by_chance``: when some memories have
+        several passages, order the memories by how unlikely their best
+        passage is by chance among as many (:func:`~ctx.hub.index.passages.
+        chance_order`), not by cosine alone; the cosines returned are the
+        same.
         """
         if self._vectors is None:
             return []
@@ -167,7 +173,9 @@ class Searcher:
         )
         shared = self._vectors.search(vector, depth, self._allowed)
         pending = [index.search(vector, depth) for index in self._pending_vectors]
+        long = by_chance and depth > limit
         best: dict[str, float] = {}
+        counts: dict[str, int] = {}
         for key, cosine in sorted(
             (hit for hits in (shared, *pending) for hit in hits), key=_order
         ):
@@ -176,9 +184,16 @@ class Searcher:
                 best[blob] = cosine
                 if number or any(i.is_long(blob) for i in indexes):
                     self.passage[blob] = number
-                if len(best) == limit:
+                    counts[blob] = max(len(i.family(blob)) for i in indexes)
+                if len(best) == limit and not long:
                     break
-        return list(best.items())
+        if not long or not counts:
+            return list(best.items())[:limit]
+        spread = next(filter(None, (i.spread(vector) for i in indexes)), None)
+        if spread is None:
+            return list(best.items())[:limit]
+        order = chance_order(best, counts, *spread)[:limit]
+        return [(blob, best[blob]) for blob in order]
 
     def vector_of(self, blob: str) -> npt.NDArray[np.float32] | None:
         """Returns the stored (unit) vector of ``blob``, or ``None`` if it has none."""
