@@ -284,15 +284,21 @@ def _size(n: int) -> str:
     return str(n)
 
 
+NOT_MADE = "the user store is made on first write"
+"""What status and log say where the user store is not made yet."""
+
+
 def render_status(st: StoreStatus) -> None:
     """Prints a branch's summary.
 
     Memories are counted as ``ls`` lists them (the superseded ones are
     named apart), tokens as a recall counts them.
     """
-    echo(f"store:     {st.path or '(empty, in memory)'}")
+    echo(f"store:     {st.path or f'none yet ({NOT_MADE})'}")
     echo(f"branch:    {st.branch}")
-    echo(f"head:      {commit_line(st.head)}")
+    # An empty user store is an in-memory stand-in until the first write:
+    # its commit is not one the store will have.
+    echo(f"head:      {commit_line(st.head) if st.path else 'none'}")
     hidden = f"; {st.superseded:,} superseded, left out" if st.superseded else ""
     echo(
         f"memories:  {st.memories:,} ({plural(st.tokens, 'token')} in a recall"

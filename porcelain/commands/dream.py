@@ -143,7 +143,7 @@ _memory_option = click.option(
 
 
 @dream_group.command(name="accept")
-@click.argument("ids", metavar="ID...", nargs=-1)
+@click.argument("ids", metavar="[ID]...", nargs=-1)
 @click.option("--all", "every", is_flag=True, help="Accept every waiting proposal.")
 @_memory_option
 @branch_option

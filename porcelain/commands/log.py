@@ -17,7 +17,8 @@ from ctx.porcelain._options import (
     json_option,
     pass_state,
 )
-from ctx.porcelain.render import render_log
+from ctx.porcelain.output import echo
+from ctx.porcelain.render import NOT_MADE, render_log
 
 __all__ = ["COMMANDS"]
 
@@ -53,6 +54,12 @@ def log(
       ctx log memory/decisions --branch agent/claude
     """
     store = state.store()
+    if store.path is None:  # the user store's in-memory stand-in: no history
+        if as_json:
+            echo_json([])
+        else:
+            echo(f"No commits yet: {NOT_MADE}.")
+        return
     entries = engine.log(store, target, rev=branch, limit=limit)
     if as_json:
         echo_json(entries)

@@ -79,7 +79,7 @@ def merge(
     \b
     Example:
       ctx merge agent/claude
-      ctx merge dream --into main --prefer confident
+      ctx merge agent/codex --into main --prefer confident
     """
     result = engine.merge(
         state.store(write=True), source, who, into=into, prefer=prefer, no_ff=no_ff

@@ -61,3 +61,22 @@ def test_search_says_what_n_does_and_has_no_fuzzy_flag(ctx):
     assert "typo-tolerant words included" in text
     result = ctx("search", "q", "--fuzzy", code=2)
     assert "No such option '--fuzzy'" in result.stderr
+
+
+def test_dream_accept_usage_says_ids_are_optional(ctx):
+    # Issue 32: `--all` works without ids, so the usage must not ask for one.
+    assert "dream accept [OPTIONS] [ID]..." in _help(ctx, "dream", "accept")
+
+
+def test_merge_help_examples_run(ctx):
+    # Issue 32: the help's example `ctx merge dream --into main` exited 3.
+    ctx("remember", "One")
+    for branch in ("agent/claude", "agent/codex"):
+        ctx("branch", branch)
+        ctx("remember", f"From {branch}", "--branch", branch)
+    text = ctx("merge", "--help").stdout
+    examples = text.split("Example:", 1)[1].split("\n\n", 1)[0].split("\n")
+    runs = [line.split()[2:] for line in examples if line.strip().startswith("ctx")]
+    assert len(runs) == 2
+    for args in runs:
+        ctx("merge", *args)

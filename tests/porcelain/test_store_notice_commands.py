@@ -100,3 +100,16 @@ def test_init_of_an_existing_store_adds_the_gitignore(ctx, tmp_path):
     (tmp_path / ".ctx" / ".gitignore").unlink()
     ctx("init", str(tmp_path))
     assert (tmp_path / ".ctx" / ".gitignore").exists()
+
+
+def test_with_no_store_status_and_log_show_no_commit(elsewhere):
+    # Issue 32: they showed the commit of an in-memory stand-in, a new one
+    # at each run, which the user store never has.
+    status = elsewhere("status").stdout.splitlines()
+    assert status[0] == "store:     none yet (the user store is made on first write)"
+    assert status[2] == "head:      none"
+    assert elsewhere("log").stdout == (
+        "No commits yet: the user store is made on first write.\n"
+    )
+    assert json.loads(elsewhere("log", "--json").stdout) == []
+    assert not Path(_user_store()).exists()
