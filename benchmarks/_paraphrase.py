@@ -11,7 +11,9 @@ set, seeded by the question (:func:`paraphrase`):
    table holds common English verbs (each inflected form on its own line),
    nouns and adjectives of everyday life, written as a thesaurus would give
    them, without looking at any one question; a word of two senses ("like",
-   "work", "play", "game") is left out rather than replaced by the wrong one.
+   "work", "play", "game") is left out rather than replaced by the wrong one,
+   and a past form after "has", "was", "get" and the like is kept (it is a
+   participle there: "has started" is not "has began").
 2. **Form**, one of three, by the seed:
    - *as asked*: the question with its synonyms;
    - *echo*: the question word moved to the end, as someone who states what
@@ -20,8 +22,9 @@ set, seeded by the question (:func:`paraphrase`):
      identity?" -> "Caroline's identity is what?"). Only a question that
      opens with a question word, has its auxiliary within six words, and
      whose subject after it is a name (a capitalised word, names joined by
-     "and", a possessive and the word it owns) is moved; any other keeps
-     its form;
+     "and", a possessive and the word it owns; after a form of "be", every
+     word it owns up to a function word or a preposition) is moved; any
+     other keeps its form;
    - *keywords*: the question words, auxiliaries and function words left
      out, as typed into a search box ("Melanie purchase vehicle").
 
