@@ -13,7 +13,20 @@ import click
 
 from ctx.hub.escapes import visible
 
-__all__ = ["echo", "visible"]
+__all__ = ["byte_size", "echo", "visible"]
+
+
+def byte_size(count: int) -> str:
+    """Returns a size for people in binary units, one for every command.
+
+    ``61.5 KiB``: 1,024 bytes to the KiB, as ``du -h`` counts.
+    """
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError  # the loop returns at GiB
 
 
 def echo(

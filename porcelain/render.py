@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ctx.engine import KINDS, plural
 from ctx.engine import headline as engine_headline
-from ctx.porcelain.output import echo
+from ctx.porcelain.output import byte_size, echo
 
 if TYPE_CHECKING:  # only for annotations: keep start-up light
     from ctx.engine import (
@@ -276,14 +276,6 @@ def render_merge(result: MergeResult) -> None:
         echo("  Settle them with `ctx resolve ID --take ours|theirs|both`.")
 
 
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
-
-
 NOT_MADE = "the user store is made on first write"
 """What status and log say where the user store is not made yet."""
 
@@ -302,7 +294,7 @@ def render_status(st: StoreStatus) -> None:
     hidden = f"; {st.superseded:,} superseded, left out" if st.superseded else ""
     echo(
         f"memories:  {st.memories:,} ({plural(st.tokens, 'token')} in a recall"
-        f"{hidden})    links: {st.links:,}    size: {_size(st.size_bytes)}"
+        f"{hidden})    links: {st.links:,}    size: {byte_size(st.size_bytes)}"
     )
     if st.by_kind:
         echo("by kind:   " + ", ".join(f"{k} {n}" for k, n in st.by_kind.items()))

@@ -10,20 +10,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ctx.engine import plural
-from ctx.porcelain.output import echo
+from ctx.porcelain.output import byte_size, echo
 
 if TYPE_CHECKING:
     from ctx.hub import Hit, IndexStatus, RecallResult, ReindexReport
 
 __all__ = ["render_index_status", "render_recall", "render_reindex"]
-
-
-def _size(count: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if count < 1024 or unit == "GB":
-            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1024  # type: ignore[assignment]
-    raise AssertionError
 
 
 def _explain_lines(hit: Hit) -> list[str]:
@@ -139,7 +131,7 @@ def render_index_status(status: IndexStatus) -> None:
     echo(
         f"Holds:    {plural(status.documents, 'document')}, "
         f"{plural(status.vectors, 'vector')} "
-        f"({status.vector_index}), {_size(status.size_bytes)}"
+        f"({status.vector_index}), {byte_size(status.size_bytes)}"
     )
     if status.unembedded:
         echo(
@@ -163,5 +155,5 @@ def render_reindex(report: ReindexReport) -> None:
         f"{plural(report.documents, 'document')}, "
         f"{plural(report.vectors, 'vector')} ({report.embedder}; {report.embedded:,} "
         f"embedded, {report.reused:,} kept) in {report.seconds:.1f} s; "
-        f"{_size(report.size_bytes)} on disk."
+        f"{byte_size(report.size_bytes)} on disk."
     )

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+from ctx.porcelain.output import byte_size
+
 
 def test_the_recall_footer_says_1_memory_and_an_80_budget(hashing_ctx):
     hashing_ctx("remember", "The queue runs on Postgres")
@@ -103,3 +107,22 @@ def test_branches_line_up_whatever_the_names(ctx):
     lines = ctx("branches").stdout.splitlines()
     assert len({len(line) for line in lines}) == 1, lines
     assert lines[0].startswith("* main                        ")
+
+
+def test_status_and_index_status_print_sizes_in_one_unit(hashing_ctx):
+    # Issue 32: status said KiB, index status KB, for the same 1,024 bytes.
+    hashing_ctx("remember", "The queue runs on Postgres")
+    hashing_ctx("recall", "queue")
+    status = hashing_ctx("status").stdout
+    index = hashing_ctx("index", "status").stdout
+    units = re.findall(r"\d \w*B\b", status + index)
+    assert len(units) == 2, units
+    assert {u.split()[1] for u in units} <= {"B", "KiB", "MiB", "GiB"}
+    assert [byte_size(n) for n in (0, 1023, 1024, 1536, 5 << 20, 3 << 40)] == [
+        "0 B",
+        "1023 B",
+        "1.0 KiB",
+        "1.5 KiB",
+        "5.0 MiB",
+        "3072.0 GiB",
+    ]
