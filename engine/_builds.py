@@ -9,11 +9,12 @@ them; it costs one listing of the store folder when there is none.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
 
-__all__ = ["BUILD_PREFIX", "remove_abandoned_builds"]
+__all__ = ["BUILD_PREFIX", "GITIGNORE", "remove_abandoned_builds", "write_gitignore"]
 
 BUILD_PREFIX = "git.new-"
 """Names the folders a repository is built in (``.gitignore`` lists them)."""
@@ -40,3 +41,29 @@ def remove_abandoned_builds(folder: Path, *, locked: bool = False) -> int:
     for path in found:
         shutil.rmtree(path, ignore_errors=True)
     return len(found)
+
+
+GITIGNORE = """\
+# Written by `ctx init`. The memories are in git/ (a git repository of its
+# own) and the settings in config.toml. What follows is derived from them or
+# private to this machine, and must never be committed.
+cache/
+index/
+private/
+lock
+git.new-*/
+"""
+"""The ``.gitignore`` a project store holds: a project that commits its
+``.ctx/`` commits only ``git/`` and ``config.toml`` (docs/storage.md)."""
+
+
+def write_gitignore(folder: Path) -> None:
+    """Writes the store folder's ``.gitignore`` unless it has one.
+
+    ``init`` and ``clone`` both do, so that a project which commits its
+    ``.ctx/`` never commits the index or the private state.
+    """
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        with contextlib.suppress(OSError):  # a read-only store: nothing to protect
+            ignore.write_text(GITIGNORE, encoding="utf-8")

@@ -13,7 +13,7 @@ from dulwich.object_store import BaseObjectStore
 from dulwich.objects import S_ISGITLINK, Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
-from ctx.engine._builds import remove_abandoned_builds
+from ctx.engine._builds import remove_abandoned_builds, write_gitignore
 from ctx.engine._fetching import remove_abandoned_quarantines
 from ctx.engine._incoming import entry_problem
 from ctx.engine.adjacency import adjacency
@@ -48,6 +48,7 @@ __all__ = [
     "init_store",
     "status",
 ]
+
 
 class TierCount(msgspec.Struct, frozen=True, kw_only=True):
     """How many memories, and tokens, one tier holds."""
@@ -119,25 +120,11 @@ class InitResult(msgspec.Struct, frozen=True, kw_only=True):
     created: bool
 
 
-GITIGNORE = """\
-# Written by `ctx init`. The memories are in git/ (a git repository of its
-# own) and the settings in config.toml. What follows is derived from them or
-# private to this machine, and must never be committed.
-cache/
-index/
-private/
-lock
-git.new-*/
-"""
-"""The ``.gitignore`` a project store holds: a project that commits its
-``.ctx/`` commits only ``git/`` and ``config.toml`` (docs/storage.md)."""
-
-
 def init_store(path: Path, *, clock: Clock, branch: str = "main") -> InitResult:
     """Creates a store in folder ``path`` unless one is already there.
 
-    Either way the folder gets its ``.gitignore`` (:data:`GITIGNORE`) if it
-    has none.
+    Either way the folder gets its ``.gitignore`` (``write_gitignore``) if
+    it has none.
 
     Raises:
         InvalidInputError: ``branch`` is not a valid name for a new branch.
@@ -148,10 +135,7 @@ def init_store(path: Path, *, clock: Clock, branch: str = "main") -> InitResult:
         check_new_branch_name(branch)
     Store.init(path, clock=clock, branch=branch, exist_ok=True).close()
     remove_abandoned_builds(path)  # a clone killed here before
-    ignore = path / ".gitignore"
-    if not ignore.exists():
-        with contextlib.suppress(OSError):  # a read-only store: nothing to protect
-            ignore.write_text(GITIGNORE, encoding="utf-8")
+    write_gitignore(path)
     return InitResult(path=str(path), created=not existed)
 
 

@@ -61,7 +61,7 @@ from dulwich.pack import UnpackedObject, pack_objects_to_data
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from ctx.engine._builds import BUILD_PREFIX, remove_abandoned_builds
+from ctx.engine._builds import BUILD_PREFIX, remove_abandoned_builds, write_gitignore
 from ctx.engine._fetching import (
     Fetched,
     UnreadableRefsError,
@@ -829,6 +829,7 @@ def clone(
             shutil.rmtree(created, ignore_errors=True)
         raise
     assert fetched.head is not None
+    write_gitignore(path)
     store = Store.open(path, clock=clock)
     try:
         store.history.ensure(fetched.branches[fetched.head])

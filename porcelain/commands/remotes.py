@@ -17,6 +17,7 @@ from ctx.porcelain._options import (
     pass_state,
 )
 from ctx.porcelain.commands.merge import merge_options, warn_secrets
+from ctx.porcelain.commands.store import write_config
 from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_merge, render_redaction, render_transfer
 
@@ -337,6 +338,7 @@ def clone(
     else:
         assert url is not None
         result = engine.clone(path.absolute(), url, clock=now, access=_access())
+    write_config(Path(result.path))  # as init does: settings are not cloned
     if as_json:
         echo_json(result)
     else:

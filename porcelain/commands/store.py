@@ -70,7 +70,7 @@ def init(
     if with_code:
         engine.code_remote_url(Path(folder))  # no code remote: nothing is made
     result = engine.init_store(path.absolute(), clock=now, branch=branch)
-    _write_config(path)
+    write_config(path)
     added = None
     if with_code:
         state.explicit = result.path
@@ -163,7 +163,8 @@ budget = 1500
 """
 
 
-def _write_config(path: Path) -> None:
+def write_config(path: Path) -> None:
+    """Writes the store's ``config.toml`` with its defaults unless it has one."""
     config = path / "config.toml"
     if not config.exists():
         config.write_text(_CONFIG, encoding="utf-8")

@@ -68,6 +68,11 @@ def test_clone_into_a_folder_and_the_user_store(ctx, tmp_path, monkeypatch, cloc
     assert done.exit_code == 0, done.stderr
     store = tmp_path / "here" / ".ctx"
     assert done.stdout == f"Cloned {remote} into {store} (1 branch, on main).\n"
+    # Issue 32: as `ctx init` makes them, so a project committing .ctx/
+    # never commits its index or private state.
+    init = tmp_path / ".ctx"
+    for name in (".gitignore", "config.toml"):
+        assert (store / name).read_text() == (init / name).read_text(), name
     user = runner.invoke(cli, ["clone", str(remote), "--user"], catch_exceptions=False)
     assert user.exit_code == 0, user.stderr
     from ctx.hub import Workspace
