@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import mmap
 import stat
-import zlib
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
 from dulwich.object_store import BaseObjectStore
 from dulwich.objects import S_ISGITLINK, Blob, ObjectID, RawObjectID, ShaFile, Tree
 from dulwich.pack import PackIndex
+
+from ctx.engine._objects import inflate_at
 
 __all__ = [
     "apply_changes",
@@ -126,27 +127,10 @@ def _inflated(
     data: mmap.mmap, at: list[tuple[int, str]]
 ) -> Iterator[tuple[str, bytes]]:
     """Yields the whole (not deltified) blobs at these offsets of a pack."""
-    view = memoryview(data)
-    try:
-        for offset, blob in at:
-            byte = data[offset]
-            if (byte >> 4) & 7 != Blob.type_num:
-                continue  # a delta: left to dulwich
-            size, shift, i = byte & 15, 4, offset
-            while byte & 0x80:
-                i += 1
-                byte = data[i]
-                size |= (byte & 0x7F) << shift
-                shift += 7
-            inflate = zlib.decompressobj()
-            try:
-                text = inflate.decompress(view[i + 1 : i + 1 + size + 1024], size)
-            except zlib.error:
-                continue
-            if len(text) == size and inflate.eof:
-                yield blob, text
-    finally:
-        view.release()
+    for offset, blob in at:
+        found = inflate_at(data, offset)
+        if found is not None and found[0] == Blob.type_num:
+            yield blob, found[1]
 
 
 def lookup(

@@ -22,6 +22,14 @@ from dulwich.diff_tree import tree_changes, tree_changes_for_merge
 from dulwich.object_store import BaseObjectStore
 from dulwich.objects import Commit, ObjectID, Tree
 
+from ctx.engine._pathwalk import (
+    TreeReader,
+    Wanted,
+    commit_header,
+    differs,
+    memory_paths,
+    under,
+)
 from ctx.engine._trees import read_tree
 from ctx.engine.errors import CorruptStoreError
 from ctx.engine.layout import (
@@ -266,54 +274,90 @@ class History:
 
     # -- queries ----------------------------------------------------------------
 
+    def _graph(self, tip: str) -> dict[str, tuple[tuple[str, ...], int, str | None]]:
+        """Returns the parents, time and tree of every commit reachable from ``tip``.
+
+        From the cache where it has a commit (its tree then unknown, None),
+        else from the commit's raw header: no tree is read, nothing diffed.
+        """
+        store = self._store.repo.object_store
+        graph: dict[str, tuple[tuple[str, ...], int, str | None]] = {}
+        stack = [tip]
+        while stack:
+            sha = stack.pop()
+            if sha in graph:
+                continue
+            rec = self._records.get(sha)
+            if rec is not None:
+                graph[sha] = (rec.parents, rec.time, None)
+            else:
+                tree, parents, time = commit_header(store, sha)
+                graph[sha] = (parents, time, tree)
+            stack.extend(p for p in graph[sha][0] if p not in graph)
+        return graph
+
+    @staticmethod
+    def _ordered(
+        tip: str, graph: Mapping[str, tuple[tuple[str, ...], int, str | None]]
+    ) -> Iterator[str]:
+        """Yields the commits of ``graph`` in the order :meth:`records` gives."""
+        children: dict[str, int] = dict.fromkeys(graph, 0)
+        for parents, _, _ in graph.values():
+            for parent in parents:
+                children[parent] += 1
+        ready = [(-graph[tip][1], 0, tip)]
+        seq = 0
+        while ready:
+            _, _, sha = heapq.heappop(ready)
+            yield sha
+            for parent in graph[sha][0]:
+                children[parent] -= 1
+                if children[parent] == 0:
+                    seq += 1
+                    heapq.heappush(ready, (-graph[parent][1], seq, parent))
+
+    def _made(self, sha: str, fetched: dict[str, Commit]) -> CommitRecord:
+        """Diffs commit ``sha`` and keeps its record (to be appended)."""
+        obj = fetched.pop(sha, None) or self._commit(sha)
+        rec = self._records[sha] = _record(obj, self._diff(obj, fetched))
+        return rec
+
     def newest(self, tip: str) -> Iterator[CommitRecord]:
         """Yields the commits reachable from ``tip`` as :meth:`records` orders them.
 
         Only the commits it yields are diffed. The order needs the whole
-        graph, which the cache gives where it has a commit and the commit
-        object (its parents and time, no tree diff) where it has not; a
-        commit's changes are diffed when it is yielded, and recorded for the
-        next query. ``log -n 50`` with no cache so diffs 50 commits, not the
-        whole history.
+        graph (:meth:`_graph`: no tree read); a commit's changes are diffed
+        when it is yielded, and recorded for the next query. ``log -n 50``
+        with no cache so diffs 50 commits, not the whole history.
+        """
+        return self._walk(tip, None)
+
+    def _walk(self, tip: str, wanted: Wanted | None) -> Iterator[CommitRecord]:
+        """Yields the records of the commits from ``tip``, newest first.
+
+        A commit the cache lacks is diffed (and recorded) only if it differs
+        from its first parent where ``wanted`` looks (any commit if None).
         """
         self._refresh()
-        fetched: dict[str, Commit] = {}
-
-        def parents_and_time(sha: str) -> tuple[tuple[str, ...], int]:
-            rec = self._records.get(sha)
-            if rec is not None:
-                return rec.parents, rec.time
-            obj = fetched[sha] = self._commit(sha)
-            return tuple(p.decode("ascii") for p in obj.parents), obj.commit_time
-
-        graph: dict[str, tuple[tuple[str, ...], int]] = {}
-        children: dict[str, int] = {tip: 0}
-        stack = [tip]
-        while stack:
-            sha = stack.pop()
-            graph[sha] = parents_and_time(sha)
-            for parent in graph[sha][0]:
-                if parent not in children:
-                    children[parent] = 0
-                    stack.append(parent)
-                children[parent] += 1
+        graph = self._graph(tip)
+        trees = TreeReader(self._store.repo.object_store)
         made: list[CommitRecord] = []
+        fetched: dict[str, Commit] = {}
         try:
-            ready = [(-graph[tip][1], 0, tip)]
-            seq = 0
-            while ready:
-                _, _, sha = heapq.heappop(ready)
+            for sha in self._ordered(tip, graph):
                 rec = self._records.get(sha)
                 if rec is None:
-                    rec = _record(fetched[sha], self._diff(fetched[sha], fetched))
-                    self._records[sha] = rec
+                    parents, _, tree = graph[sha]
+                    if wanted is not None and not differs(
+                        trees,
+                        self._tree(parents[0], graph) if parents else None,
+                        tree.encode("ascii") if tree else None,
+                        wanted,
+                    ):
+                        continue
+                    rec = self._made(sha, fetched)
                     made.append(rec)
                 yield rec
-                for parent in graph[sha][0]:
-                    children[parent] -= 1
-                    if children[parent] == 0:
-                        seq += 1
-                        heapq.heappush(ready, (-graph[parent][1], seq, parent))
         finally:
             self._append(made)
 
@@ -351,12 +395,22 @@ class History:
     ) -> Iterator[tuple[CommitRecord, list[Change]]]:
         """Yields, newest first, the commits that changed a memory or paths.
 
+        A commit the cache lacks is first checked as ``git log -- PATH``
+        checks it (:func:`~ctx.engine._pathwalk.differs`: tree ids compared
+        along the paths that may hold the memory or prefix); only one that
+        differs there is diffed, by the code that fills the cache, and
+        recorded. Cold, a memory's log of 20,000 commits so diffs the few
+        hundred that touched it, not all of them.
+
         Args:
             tip: Where history starts.
             memory_id: Keep changes to this memory.
             prefix: Keep changes to paths under this prefix.
         """
-        for rec in self.records(tip):
+        wanted = memory_paths(memory_id) if memory_id is not None else None
+        if prefix is not None:
+            wanted = under(prefix)
+        for rec in self._walk(tip, wanted):
             if memory_id is not None and not rec.mentions(memory_id):
                 continue
             if prefix is not None and not rec.mentions(prefix):
@@ -369,6 +423,15 @@ class History:
             ]
             if hits:
                 yield rec, hits
+
+    def _tree(
+        self, sha: str, graph: Mapping[str, tuple[tuple[str, ...], int, str | None]]
+    ) -> bytes:
+        """Returns the tree id of commit ``sha`` (read when the cache had it)."""
+        tree = graph[sha][2]
+        if tree is None:
+            tree = commit_header(self._store.repo.object_store, sha)[0]
+        return tree.encode("ascii")
 
 
 class _CachedTrees:

@@ -173,3 +173,102 @@ def test_a_short_log_without_the_cache_diffs_only_what_it_shows(
     again = Store.open(disk_store.path, clock=disk_store.clock)
     assert log(again) == everything  # the three recorded, the rest diffed now
     assert len(diffed) == len(everything)
+
+
+def _history_with_everything(store, intent):
+    """Two contexts, a pinned memory, edits, a removal, a merged branch."""
+    from ctx.engine import forget, merge
+
+    a = remember(store, Draft(text="alpha", context="decisions"), intent).ids[0]
+    b = remember(store, Draft(text="beta"), intent).ids[0]
+    pin = remember(store, Draft(text="pinned rule", pinned=True), intent).ids[0]
+    for i in range(4):
+        remember(store, Draft(text=f"filler {i}"), intent)
+    edit(store, a, intent, body="alpha, second")
+    create_branch(store, "side")
+    edit(store, b, intent, body="beta on the side", branch="side")
+    edit(store, pin, intent, body="pinned rule, revised", branch="side")
+    c = remember(store, Draft(text="gamma", context="decisions"), intent).ids[0]
+    merge(store, "side", intent, into="main", no_ff=True)
+    edit(store, a, intent, body="alpha, third\nwith a line")
+    forget(store, c, intent)
+    return [a, b, pin, c]
+
+
+def _queries(ids):
+    out = {"log": lambda s: log(s), "log3": lambda s: log(s, limit=3)}
+    for target in ("memory/decisions", "memory/dec", "pinned", "memory/general/"):
+        out[target] = lambda s, t=target: log(s, t)
+    for mid in ids:
+        out[mid] = lambda s, m=mid: log(s, m)
+        out["blame " + mid] = lambda s, m=mid: blame(s, m)
+    for mid in ids[:3]:
+        out["lines " + mid] = lambda s, m=mid: blame_lines(s, m)
+    return out
+
+
+def _answers(store, ids):
+    return {name: query(store) for name, query in _queries(ids).items()}
+
+
+def test_history_without_its_cache_answers_as_with_it(disk_store, intent):
+    from ctx.engine import Store
+
+    ids = _history_with_everything(disk_store, intent)
+    expected = _answers(disk_store, ids)
+    cache = disk_store.path / "cache" / "history.jsonl"
+    # Each query alone on a fresh store with no cache: the one walk it needs.
+    for name, query in _queries(ids).items():
+        cache.unlink()
+        fresh = Store.open(disk_store.path, clock=disk_store.clock)
+        assert query(fresh) == expected[name], name
+        fresh.close()
+    # And the partial cache one query leaves, read by the next ones.
+    cache.unlink()
+    fresh = Store.open(disk_store.path, clock=disk_store.clock)
+    assert blame(fresh, ids[1]) == expected["blame " + ids[1]]
+    fresh.close()
+    again = Store.open(disk_store.path, clock=disk_store.clock)
+    assert _answers(again, ids) == expected
+    again.close()
+
+
+@pytest.mark.parametrize("cut", [0.3, 0.55, 0.9])
+def test_a_rebuild_killed_midway_leaves_a_cache_that_answers_alike(
+    disk_store, intent, monkeypatch, cut
+):
+    from ctx.engine import Store
+    from ctx.engine import history as history_module
+    from ctx.engine.history import History
+
+    ids = _history_with_everything(disk_store, intent)
+    expected = _answers(disk_store, ids)
+    cache = disk_store.path / "cache" / "history.jsonl"
+    whole = cache.read_bytes()
+    cache.unlink()
+    # A rebuild that saves every 3 commits dies at its 10th diff...
+    monkeypatch.setattr(history_module, "_SAVE_EVERY", 3)
+    real = History._diff
+    calls = []
+
+    def failing(self, commit, fetched):
+        calls.append(commit.id)
+        if len(calls) == 10:
+            raise OSError("fault injected")
+        return real(self, commit, fetched)
+
+    monkeypatch.setattr(History, "_diff", failing)
+    dying = Store.open(disk_store.path, clock=disk_store.clock)
+    with pytest.raises(OSError, match="fault injected"):
+        blame_lines(dying, ids[0])  # a full rebuild
+    dying.close()
+    monkeypatch.setattr(History, "_diff", real)
+    assert cache.read_bytes().count(b"\n") == 9  # three saves kept
+    fresh = Store.open(disk_store.path, clock=disk_store.clock)
+    assert _answers(fresh, ids) == expected
+    fresh.close()
+    # ...and a writer killed mid-append leaves a torn last line.
+    cache.write_bytes(whole[: int(len(whole) * cut)])
+    torn = Store.open(disk_store.path, clock=disk_store.clock)
+    assert _answers(torn, ids) == expected
+    torn.close()
