@@ -668,6 +668,9 @@ from .tags import (
     count_tags as count_tags,
 )
 from .tags import (
+    is_archived as is_archived,
+)
+from .tags import (
     tag as tag,
 )
 from .tags import (

@@ -27,6 +27,7 @@ __all__ = [
     "TIERS",
     "TagCount",
     "count_tags",
+    "is_archived",
     "tag",
     "tier_of",
     "untag",
@@ -57,6 +58,15 @@ def _check_tier_tags(tags: Iterable[str]) -> None:
             )
     if len(tiers) > 1:
         raise InvalidInputError("A memory belongs to one tier at a time.")
+
+
+def is_archived(tags: Sequence[str]) -> bool:
+    """Returns whether ``tags`` put a memory off-context (archived).
+
+    ``summarize --archive-sources`` and a task's end archive memories: they
+    leave the context, so ``compose`` and recall leave them out.
+    """
+    return _PREFIX + OFF_CONTEXT in tags
 
 
 def with_tier(tags: Sequence[str], tier: str) -> tuple[str, ...]:

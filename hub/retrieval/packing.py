@@ -43,6 +43,7 @@ from ctx.engine import (
     conflict_notes,
     context_of,
     estimate_tokens,
+    is_archived,
     last_commits,
     link_graph,
 )
@@ -228,6 +229,12 @@ def _hit(
     )
 
 
+def _archived(ranking: Ranking, memory_id: str) -> bool:
+    """Returns whether a ranked memory was archived (``tier:off-context``)."""
+    memory = ranking.read(memory_id)
+    return memory is not None and is_archived(memory.tags)
+
+
 def _passage(ranking: Ranking, ranked: Ranked) -> PassageMatch | None:
     """Returns the passage of a long memory that the vector channel matched."""
     number = ranked.passage
@@ -381,7 +388,8 @@ def recall(
         config: Ranking constants and the default budget.
         now: When the query is asked (timezone-aware).
         budget: Tokens to fill; ``config.budget`` when ``None``.
-        include_superseded: Keep memories another one supersedes.
+        include_superseded: Keep memories another one supersedes, and the
+            archived ones (``tier:off-context``), which are left out else.
         explain: Attach an :class:`Explanation` (channels, gravity, blame).
 
     Raises:
@@ -435,6 +443,8 @@ def recall(
     )
     rest = [r for r in kept if r.id not in pinned_set]
     for n, ranked in enumerate(rest):
+        if not include_superseded and _archived(ranking, ranked.id):
+            continue  # off-context: it left the context, as in compose
         if taken >= MAX_HITS or budget - spent < HEADER_TOKENS:
             left_out += len(rest) - n  # no hit fits any more
             break

@@ -127,7 +127,12 @@ def recall_group() -> None:
     help="Recall as the store stood at a revision or a time (the forms of --now).",
 )
 @_now_option
-@click.option("--all", "include_all", is_flag=True, help="Keep superseded memories.")
+@click.option(
+    "--all",
+    "include_all",
+    is_flag=True,
+    help="Keep superseded and archived (tier:off-context) memories.",
+)
 @click.option("--explain", is_flag=True, help="Show each hit's channels and blame.")
 @click.option(
     "--reviewed-only",

@@ -353,3 +353,23 @@ def test_recall_reviewed_only_reads_heads_branch_alone(hashing_ctx):
     assert refused.stderr.endswith(
         "Error: Give --branch or --with, or --reviewed-only.\n"
     )
+
+
+def test_recall_leaves_out_what_summarize_archived(hctx):
+    # Issue 32: the sources of `summarize --archive-sources` came back.
+    old = remember(hctx, "The deploy pipeline runs on Jenkins")
+    new = remember(hctx, "The deploy pipeline moved to GitHub Actions")
+    summary = hctx.json(
+        "summarize",
+        old,
+        new,
+        "--body",
+        "Deploys: the pipeline is GitHub Actions, Jenkins before",
+        "--archive-sources",
+    )["id"]
+    found = hctx.json("recall", "deploy pipeline Jenkins")
+    assert [h["id"] for h in found["hits"]] == [summary]
+    every = hctx.json("recall", "deploy pipeline Jenkins", "--all")
+    assert {h["id"] for h in every["hits"]} == {summary, old, new}
+    searched = hctx.json("search", "deploy pipeline Jenkins")
+    assert {h["id"] for h in searched["hits"]} == {summary, old, new}
