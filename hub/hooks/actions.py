@@ -97,18 +97,31 @@ def _split(value: str | None) -> tuple[str, ...]:
 def _remember(turn: _Turn, command: Command) -> None:
     attrs = command.attrs
     kind = attrs.get("type") or attrs.get("kind") or "fact"
+    title = attrs.get("title")
+    tags = (*_split(attrs.get("tags")), *_task_tag(turn))
+    # With a title, the memory of that kind and title is updated (upsert):
+    # a second one would contradict it.
     remembered = turn.call(
         "remember",
         {
             "text": command.body,
             "kind": kind,
-            "tags": (*_split(attrs.get("tags")), *_task_tag(turn)),
-            "title": attrs.get("title"),
+            "tags": tags,
+            "title": title,
             "context": attrs.get("context"),
+            "upsert": title is not None,
         },
     )
     turn.state.written.append(remembered.id)
+    if remembered.updated:
+        turn.report(f"updated {kind} `{remembered.id}` (the same kind and title).")
+        return
     again = " (already stored)" if remembered.existing else ""
+    if remembered.existing and tags:
+        # The text was stored already: the tags given still count.
+        edited = turn.call("edit", {"id": remembered.id, "add_tags": tags})
+        if edited.changed:
+            again = f" (already stored; its tags now include {', '.join(tags)})"
     turn.report(f"remembered {kind} `{remembered.id}`{again}.")
 
 

@@ -560,3 +560,62 @@ def test_a_task_tags_its_memories_and_its_end_files_them(project):
         "Tried cookie sessions first; too slow.": "off-context",
         "Auth uses JWTs.": "working",
     }
+
+
+def _stop(project: Path, message: str) -> str:
+    """Runs the stop hook on ``message``; returns the report lines it left."""
+    run_hook("stop", payload("stop", project, last_assistant_message=message))
+    text = context("prompt-submit", "user_prompt_submit", project, prompt="ok")
+    assert text is not None
+    return "\n".join(line for line in text.splitlines() if line.startswith("ctx: "))
+
+
+def _records(project: Path) -> list[engine.MemoryRecord]:
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        return list(engine.list_memories(store, None, ""))
+    finally:
+        store.close()
+
+
+def test_a_remember_with_a_known_kind_and_title_updates_that_memory(project):
+    # Issue 32: it wrote a second memory that contradicted the first.
+    before = len(_records(project))
+    first = _stop(
+        project,
+        '<ctx:remember type="decision" title="Queue backend">The queue runs on '
+        "Redis.</ctx:remember>",
+    )
+    assert "ctx: remembered decision `" in first
+    (mid,) = [
+        r.memory.id for r in _records(project) if r.memory.title == "Queue backend"
+    ]
+    again = _stop(
+        project,
+        '<ctx:remember type="decision" title="Queue backend" tags="project:api">'
+        "The queue runs on Postgres.</ctx:remember>",
+    )
+    assert f"ctx: updated decision `{mid}` (the same kind and title)." in again
+    titled = [r for r in _records(project) if r.memory.title == "Queue backend"]
+    assert [(r.memory.id, r.memory.body) for r in titled] == [
+        (mid, "The queue runs on Postgres.")
+    ]
+    assert "project:api" in titled[0].memory.tags
+    assert len(_records(project)) == before + 1
+
+
+def test_remembering_the_same_text_again_adds_its_new_tags(project):
+    # Issue 32: the tags of a second, identical remember were dropped silently.
+    text = "Release notes are written by the on-call engineer."
+    _stop(project, f"<ctx:remember>{text}</ctx:remember>")
+    again = _stop(
+        project, f'<ctx:remember tags="team:ops,project:api">{text}</ctx:remember>'
+    )
+    (record,) = [r for r in _records(project) if r.memory.body == text]
+    assert {"team:ops", "project:api"} <= set(record.memory.tags)
+    assert (
+        f"ctx: remembered fact `{record.memory.id}` (already stored; its tags now "
+        "include team:ops, project:api)." in again
+    )
+    same = _stop(project, f'<ctx:remember tags="team:ops">{text}</ctx:remember>')
+    assert f"ctx: remembered fact `{record.memory.id}` (already stored)." in same
