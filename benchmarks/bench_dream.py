@@ -57,7 +57,7 @@ from bench_quality import (
     load_locomo,
     load_reference,
 )
-from dream_cases import PairCase, build_cases, load_turns
+from dream_cases import SAME_SPEAKER, PairCase, build_cases, load_turns
 
 from ctx import engine
 from ctx.engine import Draft, Intent, Store
@@ -65,7 +65,7 @@ from ctx.hub.config import DreamSettings, RecallConfig
 from ctx.hub.dream import Detector, Judge, Thresholds, judge_pair
 from ctx.hub.dream.cycle import run_cycle
 from ctx.hub.dream.detect import RARE_MIN, RARE_SHARE
-from ctx.hub.dream.rules import entities, recurrence
+from ctx.hub.dream.rules import entities, recurrence, words
 from ctx.hub.embedders import Embedder, make_embedder
 from ctx.hub.hooks.session import editing
 from ctx.hub.index.projection import Projection
@@ -92,9 +92,11 @@ GRID = {
     "subject_words": (0.3, 0.4, 0.5),
     "update_cosine": (0.5, 0.6, 0.7),
     "update_words": (0.5, 0.6, 0.7),
-    "entity_cosine": (0.3, 0.45, 0.6),
-    "link_cosine": (0.45, 0.5, 0.6, 0.7),
+    "entity_cosine": (0.15, 0.3, 0.45),
+    "link_cosine": (0.3, 0.4, 0.5),
 }
+LINK_CURVE = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
+"""The link rule's main threshold (one subject tag, written apart), swept."""
 _VALUE = re.compile(r"\b\d+\b|(?<=[a-z,] )[A-Z][a-z]{2,}\b")
 
 
@@ -144,8 +146,10 @@ def rarity(eval_dir: Path) -> Callable[[PairCase], Callable[[str], bool]]:
     turns, _ = load_turns(eval_dir)
     held: dict[str, Counter[str]] = {}
     for n, t in enumerate(turns):
+        # BM25 counts a memory holding the word anywhere, as a name or not.
+        memory = _memory(t.text, t.when, n, tagged=True)
         held.setdefault(t.conversation, Counter()).update(
-            entities(_memory(t.text, t.when, n, tagged=True))
+            entities(memory) | words(t.text)
         )
     sizes = Counter(t.conversation for t in turns)
 
@@ -269,7 +273,44 @@ def part_rules(eval_dir: Path, embedder: Embedder, lines: list[str]) -> None:
                 + " | ".join(f"{_f1(*got[k][:2]):.3f}" for k in PAIR_KINDS)
                 + " |"
             )
+    lines += _link_curve(pairs, cosines, rare_of)
     lines += ["", f"({time.perf_counter() - began:.0f} s)", ""]
+
+
+def _link_curve(
+    pairs: list[PairCase],
+    cosines: list[float],
+    rare_of: Callable[[PairCase], Callable[[str], bool]],
+) -> list[str]:
+    """Returns the table of link precision and recall over ``link_cosine``.
+
+    Twice: on the cases made before one speaker's pairs of two days were
+    known negatives, and on all of them.
+    """
+    before = [i for i, c in enumerate(pairs) if c.how != SAME_SPEAKER]
+    out = [
+        "",
+        "Links over `link_cosine` (a shared subject tag, written apart), the "
+        "other thresholds at their defaults; precision / recall on the cases "
+        f"without the {SAME_SPEAKER!r} negatives (the labels of the runs "
+        "before), and with them:",
+        "",
+        "| link_cosine | labels before | F1 | with one speaker's other days | F1 |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    base = Thresholds()
+    for value in LINK_CURVE:
+        limits = Thresholds(**{**base.__dict__, "link_cosine": value})
+        old = score_rules(
+            [pairs[i] for i in before], [cosines[i] for i in before], limits, rare_of
+        )["link"]
+        new = score_rules(pairs, cosines, limits, rare_of)["link"]
+        mark = " (default)" if value == base.link_cosine else ""
+        out.append(
+            f"| {value}{mark} | {old[0]:.3f} / {old[1]:.3f} | {_f1(*old[:2]):.3f} "
+            f"| {new[0]:.3f} / {new[1]:.3f} | {_f1(*new[:2]):.3f} |"
+        )
+    return out
 
 
 # -- 2 and 3. LoCoMo before and after ----------------------------------------

@@ -34,6 +34,14 @@ fixed seed, so the set is the same on every run:
   for them, so a link the rule makes there is counted apart, neither right
   nor wrong. (Until 2026-11-26 these pairs were link negatives, and pairs
   that a question of category 2-4 cites together could be negatives too.)
+- one speaker on two days: a turn and a random turn of the same speaker in
+  another session of the same conversation, that no question cites
+  together: a known negative for every kind. The speaker's tag is the
+  subject a LoCoMo store gives each turn, so this is where a rule of one
+  shared subject tag is tested (added 2026-11-29, with a seed of its own:
+  the cases above are unchanged). Random pairs of one speaker are not all
+  unrelated, but no question needs them together, which is what the
+  positives are.
 - A pair whose texts are equal once normalised is dropped (LoCoMo repeats
   "Thanks!" and the like: those are true duplicates, not negatives).
 - recurrence: a turn with a recurring phrase appended ("every Tuesday",
@@ -291,6 +299,7 @@ def build_cases(
         store = tuple(sorted({a.conversation, b.conversation}))
         case = PairCase(None, a.text, a.when, b.text, b.when, "random turns", store)
         add(case, "random turns")
+    pairs += _same_speaker(turns, cited)
     singles: list[SingleCase] = []
     for n, t in enumerate(pool[: PER_KIND * 2]):
         said = t.text.rstrip(".!? ")
@@ -301,6 +310,35 @@ def build_cases(
             phrase = ONE_OFF[n // 2 % len(ONE_OFF)]
             singles.append(SingleCase(None, f"{said} {phrase}.", t.when))
     return pairs, singles
+
+
+SAME_SPEAKER = "same speaker, other day"
+
+
+def _same_speaker(turns: list[Turn], cited: set[tuple[str, str]]) -> list[PairCase]:
+    """Returns known negatives of one speaker on two days (see the docstring).
+
+    A seed of their own, so that the cases made before stay as they were.
+    """
+    rng = random.Random(SEED + 1)
+    pool = [t for t in turns if len(t.text.split()) >= 6]
+    by_speaker: dict[tuple[str, str], list[Turn]] = {}
+    for t in pool:
+        by_speaker.setdefault((t.conversation, t.text.partition(": ")[0]), []).append(t)
+    groups = sorted(by_speaker)
+    out: list[PairCase] = []
+    while len(out) < PER_KIND:
+        a, b = rng.sample(by_speaker[rng.choice(groups)], 2)
+        pair = (f"{a.conversation}/{a.dia_id}", f"{b.conversation}/{b.dia_id}")
+        if (
+            a.session == b.session
+            or pair in cited
+            or _normal(a.text) == _normal(b.text)
+        ):
+            continue
+        own = (a.conversation,)
+        out.append(PairCase(None, a.text, a.when, b.text, b.when, SAME_SPEAKER, own))
+    return out
 
 
 def main() -> None:
