@@ -31,7 +31,14 @@ import msgspec
 
 from ctx.hub.state import PRIVATE_FOLDER, private_folder, write_atomically
 
-__all__ = ["CITED_FILE", "MAX_MEMORIES", "MAX_SESSIONS", "cited_counts", "note_cited"]
+__all__ = [
+    "CITED_FILE",
+    "MAX_MEMORIES",
+    "MAX_SESSIONS",
+    "cited_counts",
+    "cited_in",
+    "note_cited",
+]
 
 CITED_FILE = "cited.json"
 """The record's file, in the store's private ``dream`` folder."""
