@@ -38,7 +38,7 @@ lint: install
 	$(BIN)/lint-imports
 
 test: install
-	$(BIN)/pytest -q -p no:cacheprovider -n 2
+	$(BIN)/pytest -q -p no:cacheprovider -n 2 --dist worksteal
 
 check: lint test
 

@@ -70,13 +70,13 @@ def _assert_linear(store_path: Path, branch: str, commits: int) -> None:
     assert run_git(store_path, "rev-list", "--min-parents=2", branch).stdout == ""
 
 
-def test_eight_processes_two_hundred_writes_each(
+def test_eight_processes_a_hundred_writes_each(
     store_path: Path, worker: Worker, tmp_path: Path
 ) -> None:
     start = tmp_path / "go"
     go = ("--start", str(start))
     procs = [
-        worker("remember", str(store_path), f"writer{n}", "--count", "200", *go)
+        worker("remember", str(store_path), f"writer{n}", "--count", "100", *go)
         for n in range(8)
     ]
     outputs = _run_all(procs, start)
@@ -84,27 +84,27 @@ def test_eight_processes_two_hundred_writes_each(
     expected: dict[str, str] = {}
     for n, lines in enumerate(outputs):
         written = _written(lines)
-        assert len(written) == 200
+        assert len(written) == 100
         assert sorted(written.values()) == sorted(
-            f"writer{n} note {i}" for i in range(200)
+            f"writer{n} note {i}" for i in range(100)
         )
         expected.update(written)
-    assert len(expected) == 1600
+    assert len(expected) == 800
 
     assert_healthy(store_path)
     with opened(store_path) as store:
         assert _bodies(store, "main") == expected
         entries = log(store, rev="main")
-    assert len(entries) == 1601
+    assert len(entries) == 801
     assert all(len(e.commit.parents) <= 1 for e in entries)
     assert entries[-1].commit.parents == ()
     authors = {e.commit.author for e in entries[:-1]}
     assert authors == {f"writer{n}" for n in range(8)}
-    _assert_linear(store_path, "main", 1601)
+    _assert_linear(store_path, "main", 801)
 
 
 def test_ctx_command_line_writers_in_parallel(store_path: Path) -> None:
-    processes, calls = 4, 25
+    processes, calls = 4, 10
     barrier = threading.Barrier(processes)
     results: list[list[tuple[str, subprocess.CompletedProcess[str]]]] = [
         [] for _ in range(processes)
