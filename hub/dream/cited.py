@@ -2,8 +2,9 @@
 
 A memory the hooks gave a session and that the agent's answer then names
 (its id, as the block showed it: `` `01J...` ``) was used, by the agent's
-own words. The stop hook calls :func:`note_cited` with the session's shown
-memories and the answer; the sessions that cited each memory are kept in
+own words (an id inside a ``<ctx:*>`` command's tag does not count). The
+stop hook calls :func:`note_cited` with the session's shown memories and
+the answer; the sessions that cited each memory are kept in
 ``<store>/private/dream/cited.json``, so that the record outlives the
 session (a session's hook state is removed when it ends). The file is
 private state: never committed, replaced whole under a ``flock``, bounded
@@ -23,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -48,11 +50,18 @@ MAX_SESSIONS = 10
 """The most sessions kept for one memory: its latest."""
 _FOLDER = "dream"
 _ID_LENGTH = 26
+_COMMAND_TAG_RE = re.compile(r"</?ctx:[^>]*>")
 
 
 def cited_in(shown: Iterable[str], answer: str) -> list[str]:
-    """Returns the memories of ``shown`` whose id ``answer`` names, in order."""
-    return [mid for mid in shown if len(mid) == _ID_LENGTH and mid in answer]
+    """Returns the memories of ``shown`` whose id ``answer`` names, in order.
+
+    An id in a ``<ctx:*>`` command's tag is not a citation: superseding a
+    memory (``<ctx:supersede old="ID" .../>``) is no sign of its use. The
+    text between a command's tags counts.
+    """
+    said = _COMMAND_TAG_RE.sub(" ", answer)
+    return [mid for mid in shown if len(mid) == _ID_LENGTH and mid in said]
 
 
 def note_cited(

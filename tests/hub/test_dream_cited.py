@@ -9,7 +9,7 @@ import pytest
 from dream_support import hashing_workspace, proposals, remember
 
 from ctx.hub import dream
-from ctx.hub.dream.cited import MAX_SESSIONS, cited_counts, note_cited
+from ctx.hub.dream.cited import MAX_SESSIONS, cited_counts, cited_in, note_cited
 from ctx.hub.hooks import run_hook
 from ctx.hub.hooks.session import editing
 
@@ -44,8 +44,11 @@ def test_only_what_was_shown_and_named_by_the_answer_counts(tmp_path):
     for n in range(MAX_SESSIONS + 3):
         note_cited(store, f"t{n}", IDS, answer)
     assert cited_counts(store) == {IDS[0]: MAX_SESSIONS}
-    # Shown but not named: nothing.
+    # Shown but not named: nothing; named in a command's tag: nothing.
     assert note_cited(store, "s2", IDS, "We use uv.") == 0
+    command = f'<ctx:supersede old="{IDS[1]}" new="{IDS[0]}"/>'
+    assert note_cited(store, "s2", IDS, command) == 0
+    assert cited_in(IDS, f"<ctx:remember>as `{IDS[1]}` says</ctx:remember>") == [IDS[1]]
 
 
 def test_the_stop_hook_records_shown_memories_the_answer_cites(ws):
