@@ -171,7 +171,7 @@ class DreamPane(Vertical):
             ("kind", 13),
             ("conf", 5),
             ("status", 9),
-            ("memories", 30),
+            ("memories", 60),
         )
 
     def show(self, base: str, views: tuple[ProposalView, ...] | None) -> None:
@@ -204,7 +204,7 @@ class DreamPane(Vertical):
                 p.kind,
                 f"{p.confidence:.2f}",
                 Text(p.status, style=_STATUS_STYLE.get(p.status, "")),
-                " ".join(m.id for m in view.memories),
+                "; ".join(m.headline or m.id for m in view.memories),
                 key=p.id,
             )
         ids = [v.proposal.id for v in self.views]

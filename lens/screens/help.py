@@ -17,6 +17,7 @@ Everywhere
   1 history   2 memories   3 graph   4 recall   5 review
   ?  this help       ctrl+r  read the store again       q  quit
   tab  next pane     enter   open / choose              mouse  click, scroll
+  tabs (a memory, review): tab to the tab row, then left/right; or click
 
 History      up/down move through branches or the log; the diff follows
 Memories     /  filter (query language)   enter  open   escape  all again

@@ -36,6 +36,26 @@ def _intent_cells(commit: CommitInfo) -> tuple[str, str, str]:
     )
 
 
+def _log_cells(commit: CommitInfo) -> tuple[str, ...]:
+    """Returns a log row, in the order of :data:`LOG_COLUMNS`."""
+    agent, kind, confidence = _intent_cells(commit)
+    return (short(commit.id), agent, kind, _reason(commit), confidence, when(commit))
+
+
+LOG_COLUMNS = (
+    ("commit", 8),
+    ("agent", 10),
+    ("intent", 8),
+    ("reason", 30),
+    ("conf", 4),
+    ("when", 16),
+    ("summary", 60),
+)
+"""The log's columns, the intent first: at 80 columns the log pane shows 54,
+and with the time second the reason was out of sight (the diff below names
+the commit's time in full)."""
+
+
 def newest_commits(store: EngineStore, branch: str) -> list[CommitInfo]:
     """Returns a branch's newest commits, at most :data:`LOG_LIMIT`.
 
@@ -105,16 +125,7 @@ class HistoryScreen(LensScreen):
     def on_mount(self) -> None:
         """Sets the tables' columns."""
         set_columns(self.query_one("#branches", DataTable), ("branch", 14), ("tip", 8))
-        set_columns(
-            self.query_one("#log", DataTable),
-            ("commit", 8),
-            ("when", 16),
-            ("agent", 10),
-            ("intent", 8),
-            ("conf", 4),
-            ("reason", 30),
-            ("summary", 60),
-        )
+        set_columns(self.query_one("#log", DataTable), *LOG_COLUMNS)
         self.query_one("#log", DataTable).focus()
 
     def reload(self) -> None:
@@ -177,14 +188,7 @@ class HistoryScreen(LensScreen):
         keep = table.cursor_row
         table.clear()
         for commit in entries:
-            table.add_row(
-                short(commit.id),
-                when(commit),
-                *_intent_cells(commit),
-                _reason(commit),
-                commit.summary,
-                key=commit.id,
-            )
+            table.add_row(*_log_cells(commit), commit.summary, key=commit.id)
         if not entries:
             self.commit = None
             self.query_one("#diff", Static).update("No commits on this branch yet.")

@@ -31,6 +31,8 @@ from ctx.engine import (
     blame,
     blame_lines,
     list_links,
+    live_catalog,
+    resolve_revision,
     show,
     show_memory,
     tag,
@@ -51,17 +53,23 @@ class MemoryPage(msgspec.Struct, frozen=True, kw_only=True):
     versions: tuple[LogEntry, ...]
     blame: tuple[BlameLine, ...]
     links: tuple[LinkRecord, ...]
+    names: dict[str, str] = {}
+    """The headline of each memory at a link's other end (a gone one: none)."""
 
 
 def read_page(store: EngineStore, memory_id: str, rev: str | None) -> MemoryPage:
     """Returns a memory's page at ``rev``: the memory, versions, blame, links."""
     shown = show_memory(store, memory_id, rev)
     mid = shown.memory.id
+    links = tuple(list_links(store, mid, rev=rev))
+    known = live_catalog(store, resolve_revision(store, rev))
+    ends = {end for r in links for end in (r.source, r.target)} - {mid}
     return MemoryPage(
         shown=shown,
         versions=tuple(blame(store, mid, rev=rev)),
         blame=tuple(blame_lines(store, mid, rev=rev)),
-        links=tuple(list_links(store, mid, rev=rev)),
+        links=links,
+        names={m: e.headline for m in ends if (e := known.get(m)) is not None},
     )
 
 
@@ -149,7 +157,7 @@ class MemoryScreen(LensScreen):
             self.query_one("#link-table", DataTable),
             ("way", 5),
             ("type", 12),
-            ("memory", 26),
+            ("memory", 40),
             ("conf", 4),
             ("reason", 40),
         )
@@ -201,7 +209,7 @@ class MemoryScreen(LensScreen):
             links.add_row(
                 "out →" if out else "← in",
                 Text(record.type, style=style),
-                other,
+                page.names.get(other, other),
                 f"{record.link.confidence:.2f}" if record.link.confidence else "",
                 record.link.reason or "",
                 key=f"{i}:{other}",

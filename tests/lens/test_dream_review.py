@@ -40,6 +40,8 @@ async def test_accept_reject_accept_all_and_merge(dreamed_ws):
             ["update", "0.90", "proposed"],
             ["duplicate", "1.00", "proposed"],
         ]
+        # The memories by their headlines, not their ids (issue 32).
+        assert "Standup is every Monday at nine" in rows(screen, "#proposals")[0][4]
         detail = text_of(screen, "#proposal")
         assert "evidence: recurs:weekly: 'every monday'" in detail
         assert f"{ids['standup']} Standup is every Monday at nine" in detail

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from lens_builders import lens_app, settle
-from textual.widgets import DataTable, Input, Static, TabbedContent
+from textual.widgets import DataTable, Input, Static, TabbedContent, Tabs
 
 from ctx.engine import Draft, Intent, Store, list_conflicts, log, remember, show
 from ctx.lens.screens.graph import GraphScreen
-from ctx.lens.screens.help import HelpScreen
+from ctx.lens.screens.help import KEYS, HelpScreen
 from ctx.lens.screens.history import HistoryScreen
 from ctx.lens.screens.memories import MemoriesScreen
 from ctx.lens.screens.memory import MemoryScreen
@@ -37,11 +37,11 @@ async def test_history_lists_branches_log_and_a_commits_diff(story_ws):
         assert [r[0] for r in rows(screen, "#branches")] == ["  agent/bob", "* main"]
         log_rows = rows(screen, "#log")
         assert len(log_rows) == 14
-        assert log_rows[0][2:6] == [
+        assert log_rows[0][1:5] == [
             "alice",
             "decide",
-            "0.80",
             "agreed in the design review",
+            "0.80",
         ]
         diff = text_of(screen, "#diff")
         assert "reason agreed in the design review" in diff
@@ -132,10 +132,11 @@ async def test_a_memory_page_versions_blame_links_tag_and_graph(story_ws):
             in text_of(page, "#version-body") + "\n"
         )
         links = rows(page, "#link-table")
-        assert [(r[0], r[1]) for r in links] == [
-            ("out →", "SUPERSEDES"),
-            ("← in", "DEPENDS_ON"),
-            ("← in", "RELATES_TO"),
+        # The other end by its headline, not its id (issue 32).
+        assert [(r[0], r[1], r[2]) for r in links] == [
+            ("out →", "SUPERSEDES", "Queue on Redis"),
+            ("← in", "DEPENDS_ON", "Retry policy"),
+            ("← in", "RELATES_TO", "Queue lag peaks at 9am on Mondays."),
         ]
         page.query_one("#tabs", TabbedContent).active = "links"
         page.query_one("#link-table", DataTable).focus()
@@ -376,7 +377,7 @@ async def test_help_and_refresh_on_the_timer(story_ws):
         assert len(rows(app.screen, "#log")) == before + 1
         await pilot.press("ctrl+r")
         await settle(pilot)
-        assert rows(app.screen, "#log")[0][2] == "carol"
+        assert rows(app.screen, "#log")[0][1] == "carol"
 
 
 async def test_review_keeps_both_sides_and_the_mouse_picks_tabs(story_ws):
@@ -401,3 +402,34 @@ async def test_review_keeps_both_sides_and_the_mouse_picks_tabs(story_ws):
         assert rows(app.screen, "#conflicts") == []
         await pilot.click("#--content-tab-dream")
         assert app.screen.query_one("#review-tabs", TabbedContent).active == "dream"
+
+
+async def test_at_80x24_the_log_shows_the_reason(story_ws):
+    # Issue 32: with the time second, the reason was out of sight at 80x24.
+    app = lens_app(story_ws.ws)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#log", DataTable)
+        labels = [str(c.label) for c in table.ordered_columns]
+        before = labels.index("reason")
+        start = sum(c.get_render_width(table) for c in table.ordered_columns[:before])
+        assert start + 10 < table.scrollable_content_region.width
+
+
+async def test_help_says_how_to_switch_tabs_and_the_keys_do(story_ws):
+    # Issue 32: the memory page's and review's tabs were not in `?`.
+    assert "tabs (a memory, review): tab to the tab row, then left/right" in KEYS
+    app = lens_app(story_ws.ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.push_screen(MemoryScreen(story_ws.ids["queue"]))
+        await settle(pilot)
+        tabs = app.screen.query_one("#tabs", TabbedContent)
+        for _ in range(10):  # the page's panes, then its tab row
+            if isinstance(app.focused, Tabs):
+                break
+            await pilot.press("tab")
+        assert isinstance(app.focused, Tabs)
+        await pilot.press("right")
+        await settle(pilot)
+        assert tabs.active == "versions"
