@@ -45,3 +45,25 @@ def test_a_reader_finds_objects_a_packer_moved_after_it_opened(disk_store, inten
 def test_a_missing_object_is_still_missing(disk_store):
     with pytest.raises(KeyError):
         disk_store.repo.object_store[b"1" * 40]
+
+
+def test_a_long_walk_reads_packs_through_their_whole_index(
+    disk_store, intent, monkeypatch
+):
+    from ctx.engine import _objects
+
+    ids = [remember(disk_store, Draft(text=f"n {i}"), intent).ids[0] for i in range(8)]
+    before = log(disk_store)
+    assert pack_loose(disk_store) > 0
+    monkeypatch.setattr(_objects, "_TABLE_AFTER", 0)  # as after 4,096 look-ups
+    reader = Store.open(disk_store.path, clock=disk_store.clock)
+    assert {m.memory.id for m in list_memories(reader)} == set(ids)
+    assert log(reader) == before
+    objects = reader.repo.object_store
+    assert isinstance(objects, ObjectStore)
+    tables = list(objects._tables.values())
+    assert len(tables) == 1
+    assert len(tables[0]) > 8 * 3  # every object of the pack
+    with pytest.raises(KeyError):
+        objects[b"1" * 40]
+    reader.close()
