@@ -181,9 +181,16 @@ def _stems(word: str) -> list[str]:
 
 
 def misspelt(
-    word: str, names: Iterable[str], knows: Callable[[str], bool]
+    word: str,
+    names: Iterable[str],
+    knows: Callable[[str], bool],
+    held: Callable[[str], int] | None = None,
 ) -> str | None:
-    """Returns the one held name nearest ``word`` (lower-case), if any (module doc)."""
+    """Returns the one held name nearest ``word`` (lower-case), if any (module doc).
+
+    ``held``: how many memories hold a name; with it, nearest names that are
+    one person's short form and full name are one (:func:`_one_person`).
+    """
     known = knows(word)
     near: dict[int, set[str]] = {}
     for name in names:
@@ -192,17 +199,43 @@ def misspelt(
             near.setdefault(found, set()).add(name)
     if not near:
         return None
-    nearest = near[min(near)]
+    nearest = _one_person(near[min(near)], (), held)
     return next(iter(nearest)) if len(nearest) == 1 else None
 
 
-def short_for(word: str, names: Iterable[str]) -> str | None:
+def _one_person(
+    found: set[str], names: Iterable[str], held: Callable[[str], int] | None
+) -> set[str]:
+    """Returns ``found``, as one name if its names are one person's.
+
+    A store may hold someone under a short form of their own beside the full
+    name ("Caro" and "Caroline", "Ev" and "Evan"): names that all begin with
+    the shortest of them, counting those of ``names`` that begin with it
+    too. They are then the one most memories hold (``held``), the full name
+    that every turn of a speaker starts with; a short form that few turns
+    hold would weigh the most in the word share. Without ``held``, or when
+    the names are not so, ``found`` as it is.
+    """
+    if held is None or not found:
+        return found
+    shortest = min(found, key=lambda name: (len(name), name))
+    family = found | {name for name in names if name.startswith(shortest)}
+    if len(family) < 2 or not all(name.startswith(shortest) for name in family):
+        return found
+    return {max(sorted(family), key=held)}
+
+
+def short_for(
+    word: str, names: Iterable[str], held: Callable[[str], int] | None = None
+) -> str | None:
     """Returns the one held name that ``word`` (lower-case) is a short form of.
 
     A name equal to the word less a pet ending ("johnny": "john") is that
     name; otherwise the one name that starts with the word or with it less
     its ending ("mel": "melanie", "andy": "andrew"); ``None`` for none or
-    several, and for a word under three letters.
+    several, and for a word under three letters. ``held``: how many memories
+    hold a name; with it, names that are one person's short form and full
+    name are one (:func:`_one_person`).
     """
     if len(word) < _MIN_CHARS:
         return None
@@ -210,8 +243,10 @@ def short_for(word: str, names: Iterable[str]) -> str | None:
     names = set(names) - {word}
     exact = {name for name in names if name in stems[1:]}
     if exact:
+        exact = _one_person(exact, names, held)
         return next(iter(exact)) if len(exact) == 1 else None
     starting = {name for name in names if any(map(name.startswith, stems))}
+    starting = _one_person(starting, (), held)
     return next(iter(starting)) if len(starting) == 1 else None
 
 
@@ -315,6 +350,15 @@ def respell(
     """
     words: dict[str, str] = {}
     names: dict[str, None] = {}
+
+    def count(name: str) -> int:
+        """How many memories hold ``name`` as a word."""
+        total = 0
+        for index in indexes:
+            with reading(f"search {index.where}"):
+                total += index.current_searcher().doc_freq("words", name)
+        return total
+
     for word in suspects(question, spans):
         lower = word.lower()
         held_as = _held_as(lower, indexes, read)
@@ -322,9 +366,9 @@ def respell(
             names[lower] = None
             continue
         held = _names_near(lower, indexes, read)
-        name = short_for(lower, held)
+        name = short_for(lower, held, count)
         if held_as is None:
-            name = misspelt(lower, held, knows) or name
+            name = misspelt(lower, held, knows, count) or name
         if name is not None:
             words[word] = name.capitalize() if word[1:].islower() else name
             names[name] = None

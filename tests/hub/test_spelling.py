@@ -94,6 +94,22 @@ def test_a_short_form_takes_the_one_held_name_it_begins():
     assert short_for("al", {"alice"}) is None
 
 
+def test_one_persons_short_form_and_full_name_are_one():
+    counts = {"caro": 2, "caroline": 129, "ev": 3, "evan": 131, "john": 5}
+    held = lambda name: counts.get(name, 0)  # noqa: E731
+    # The store holds Caroline as "Caro" too: "Car" begins both.
+    assert short_for("car", {"caro", "caroline"}) is None
+    assert short_for("car", {"caro", "caroline"}, held) == "caroline"
+    # "Evvy" is "Ev" less its ending, and "Ev" is Evan's short form.
+    assert short_for("evvy", {"ev", "evan"}, held) == "evan"
+    assert misspelt("evn", {"ev", "evan"}, knows) is None  # a tie
+    assert misspelt("evn", {"ev", "evan"}, knows, held) == "evan"
+    # The one most held: "John" over "Johnson".
+    assert short_for("johnny", {"john", "johnson"}, held) == "john"
+    # Two people, neither name beginning the other, stay two.
+    assert short_for("mel", {"melanie", "melvin"}, held) is None
+
+
 def memory(n, body, tags=()):
     return Memory(
         version=1,
