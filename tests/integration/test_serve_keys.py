@@ -63,6 +63,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         store, "remember", "Secret plan: migrate to Kafka", "--branch", "agent/x"
     )
     ctx(store, "link", agent, main, "--type", "RELATES_TO", "--branch", "agent/x")
+    # The admin's merge case needs a second agent branch of its own: the cases
+    # run on either worker, in any order, so none may rely on another's write.
+    ctx(store, "branch", "agent/y", "--from", "agent/x")
+    ctx(store, "remember", "Kafka topics get three partitions", "--branch", "agent/y")
     keys = {
         "reader": ctx(store, "keys", "create", "reader", "--read", "main"),
         "agent": ctx(store, "keys", "create", "agent", "--write", "agent/*"),
@@ -137,7 +141,7 @@ def swap_in(value: Any, old: str, new: str) -> Any:
             "agent",
             "POST",
             "/api/branches",
-            {"name": "agent/y", "start": "agent/x"},
+            {"name": "agent/w", "start": "agent/x"},
             {},
             200,
         ),
