@@ -93,7 +93,8 @@ class ObjectStore(DiskObjectStore):
         Raises:
             KeyError: the pack does not hold it.
         """
-        table = self._tables.get(pack.data.path)
+        path = os.fspath(pack.data.path)
+        table = self._tables.get(path)
         if table is not None:
             offset = table[sha]
             return pack.index.object_offset(sha) if offset is None else offset
@@ -103,7 +104,7 @@ class ObjectStore(DiskObjectStore):
             # the whole index (30-80 ms for 160,000 objects) answers each
             # look-up in well under a microsecond, where dulwich's bisection
             # (a Python call per step) took about ten.
-            self._tables[pack.data.path] = _offsets(pack.data.path[:-5] + ".idx")
+            self._tables[path] = _offsets(path[: -len(".pack")] + ".idx")
         return pack.index.object_offset(sha)
 
     def _inflate(self, pack: Pack, offset: int) -> tuple[int, bytes] | None:
@@ -113,11 +114,12 @@ class ObjectStore(DiskObjectStore):
         object (its header, then zlib in chunks) cost about five times this
         in a walk that reads tens of thousands of small objects.
         """
-        data = self._maps.get(pack.data.path)
+        path = os.fspath(pack.data.path)
+        data = self._maps.get(path)
         if data is None:
-            with open(pack.data.path, "rb") as f:
+            with open(path, "rb") as f:
                 data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            self._maps[pack.data.path] = data
+            self._maps[path] = data
         return inflate_at(data, offset)
 
     def close(self) -> None:

@@ -57,6 +57,7 @@ def commit_header(store: BaseObjectStore, sha: str) -> tuple[str, tuple[str, ...
             return raw[5:45].decode("ascii"), tuple(parents), int(fields[1])
     # Anything unusual: dulwich's parser decides.
     commit = Commit.from_raw_string(type_num, raw)
+    assert isinstance(commit, Commit)
     parents_ = tuple(p.decode("ascii") for p in commit.parents)
     return commit.tree.decode("ascii"), parents_, commit.commit_time
 
