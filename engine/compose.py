@@ -46,7 +46,10 @@ class ComposedMemory(msgspec.Struct, frozen=True, kw_only=True):
 
     ``created_at`` is when the remembered thing happened (``--when``): the
     date each entry shows. ``updated_at``, the last commit that changed it,
-    orders the entries.
+    orders the entries; ``agent`` and ``commit`` name that write (None where
+    history does not say). The markdown form, the one injected into an
+    agent's context, names them after the tier: who wrote the memory, in
+    which commit, and when, its provenance.
     """
 
     id: MemoryId
@@ -58,6 +61,8 @@ class ComposedMemory(msgspec.Struct, frozen=True, kw_only=True):
     created_at: datetime
     updated_at: datetime
     tokens: int
+    agent: str | None = None
+    commit: str | None = None
     depends_on: tuple[Dependency, ...] = ()
     conflict: ConflictNote | None = None
 
@@ -92,7 +97,7 @@ def _entry(item: ComposedMemory, fmt: str) -> str:
         return msgspec.json.encode(item).decode("utf-8") + "\n"
     if fmt == "markdown":
         head = f"- **{item.title}** `{item.id}`" if item.title else f"- `{item.id}`"
-        lines = [f"{head} ({day}, {item.tier})"]
+        lines = [f"{head} ({day}, {item.tier}{_written(item)})"]
         lines += ["  " + line if line else "" for line in item.body.splitlines()]
         lines += [f"  depends on: `{d.id}` {d.headline}" for d in deps]
         lines += _conflict_lines(item, "`")
@@ -102,6 +107,14 @@ def _entry(item: ComposedMemory, fmt: str) -> str:
         lines += [f"  depends on: {d.id} {d.headline}" for d in deps]
         lines += _conflict_lines(item, "")
     return "\n".join(lines) + "\n"
+
+
+def _written(item: ComposedMemory) -> str:
+    """Returns the provenance of an entry: ``; by AGENT, COMMIT, DATE``."""
+    if item.commit is None:
+        return ""
+    agent = " ".join((item.agent or "unknown").split())[:40]
+    return f"; by {agent}, {item.commit[:10]}, {item.updated_at:%Y-%m-%d}"
 
 
 def _conflict_lines(item: ComposedMemory, quote: str) -> list[str]:
@@ -253,6 +266,8 @@ def _item(
         created_at=memory.created_at,
         updated_at=chosen.facts.updated_at,
         tokens=0,
+        agent=chosen.facts.written_by,
+        commit=chosen.facts.written_in,
         depends_on=tuple(deps),
         conflict=notes.get(memory.id),
     )

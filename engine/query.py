@@ -190,6 +190,8 @@ class Facts(msgspec.Struct, frozen=True, kw_only=True):
         tokens: Its size, as :func:`~ctx.engine.tokens.memory_tokens` gives it.
         updated_at: When it was last written.
         agents: Every agent that wrote a version of it.
+        written_by: The agent of its last write (None where history lacks it).
+        written_in: The commit of its last write (None where history lacks it).
         links_out: Ids of the memories it links to.
         links_in: Ids of the memories that link to it.
         has_summary: Whether a summary memory is DERIVED_FROM it.
@@ -202,6 +204,8 @@ class Facts(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int
     updated_at: datetime
     agents: frozenset[str] = frozenset()
+    written_by: str | None = None
+    written_in: str | None = None
     links_out: frozenset[str] = frozenset()
     links_in: frozenset[str] = frozenset()
     has_summary: bool = False

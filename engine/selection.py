@@ -93,12 +93,14 @@ def select(
     hidden = set() if all else adj.superseded()
     kinds: dict[str, str] = {r.memory.id: r.memory.kind for r in records}
     updated: dict[str, int] = {}
+    last: dict[str, tuple[str, str]] = {}
     agents: dict[str, set[str]] = {}
     for rec in store.history.records(tip):
         for change in rec.changes:
             if change.id is None or is_conflict_path(change.path):
                 continue
             updated.setdefault(change.id, rec.time)
+            last.setdefault(change.id, (rec.agent, rec.commit))
             if rec.agent:
                 agents.setdefault(change.id, set()).add(rec.agent)
     out = []
@@ -117,6 +119,8 @@ def select(
             if mid in updated
             else record.memory.created_at,
             agents=frozenset(agents.get(mid, ())),
+            written_by=last[mid][0] if mid in last else None,
+            written_in=last[mid][1] if mid in last else None,
             links_out=frozenset(o for _, o in adj.outgoing(mid)),
             links_in=frozenset(s for _, s in incoming),
             has_summary=any(

@@ -58,6 +58,7 @@ from ctx.hub.index.lexical import (
 from ctx.hub.index.schema import content_analyzer, stem_analyzer
 from ctx.hub.index.terms import MAX_QUERY_TERMS, query_text
 from ctx.hub.retrieval.results import Hit, RecallResult
+from ctx.hub.retrieval.written import with_written
 
 __all__ = ["CANDIDATES", "WARMING", "lexical_recall"]
 
@@ -142,6 +143,7 @@ def lexical_recall(
                 weak=found.relevance < floor,
             )
         )
+    hits = with_written(store, {branch: commit}, hits)
     live = [e for mid, e in entries.items() if mid not in hidden]
     return RecallResult(
         query=query,

@@ -44,7 +44,6 @@ from ctx.engine import (
     context_of,
     estimate_tokens,
     is_archived,
-    last_commits,
     link_graph,
 )
 from ctx.hub.config import RecallConfig
@@ -70,6 +69,7 @@ from ctx.hub.retrieval.results import (
     RecallResult,
 )
 from ctx.hub.retrieval.sources import Source
+from ctx.hub.retrieval.written import with_written
 
 __all__ = [
     "HEADER_TOKENS",
@@ -176,33 +176,14 @@ def _explain(ranked: Ranked, config: RecallConfig, ranking: Ranking) -> Explanat
 def _blamed(
     store: Store, by_branch: Mapping[str, Source], hits: Sequence[Hit]
 ) -> list[Hit]:
-    """Returns ``hits`` with each explanation's last commit filled in.
+    """Returns ``hits`` with their writes, and each explanation's last commit.
 
-    One walk of history per branch for all the hits (:func:`last_commits`),
+    One walk of history per branch for all the hits (:func:`with_written`),
     not one per hit: at 100k memories written by one import, asking the log
     hit by hit decoded that import's changes once per hit.
     """
-    wanted: dict[str, list[str]] = {}
-    for hit in hits:
-        if hit.explain is not None:
-            wanted.setdefault(hit.branch, []).append(hit.id)
-    lasts = {
-        branch: last_commits(store, ids, rev=by_branch[branch].commit)
-        for branch, ids in wanted.items()
-    }
-    out = []
-    for hit in hits:
-        commit = lasts.get(hit.branch, {}).get(hit.id)
-        if hit.explain is not None and commit is not None:
-            why = msgspec.structs.replace(
-                hit.explain,
-                last_commit=commit.id,
-                last_agent=commit.author,
-                last_summary=commit.summary,
-            )
-            hit = msgspec.structs.replace(hit, explain=why)
-        out.append(hit)
-    return out
+    tips = {branch: source.commit for branch, source in by_branch.items()}
+    return with_written(store, tips, hits)
 
 
 def _hit(

@@ -3,7 +3,10 @@
 The command line prints it for ``ctx recall --format markdown``; the MCP
 server and the agents' hooks give the same block to the model. The pinned
 memories come first under their own heading, then the relevant ones, each
-with its kind, id, date and provenance (``branch@commit``); HTML comments
+with its kind, id, date and provenance: the agent, branch, commit and date
+of the write that last changed it (``by claude, main@1a2b3c4d5e,
+2026-11-29``, the date left out when it is the memory's own; the recall's
+commit where history does not say); HTML comments
 before and after name the query, the commit, the recall id (for ``ctx
 feedback``) and what the block cost against the whole live branch. A hit
 under the relevance floor says "weak" and its relevance; when every hit
@@ -91,9 +94,7 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
         lines.append(f"## {heading}\n")
         for hit in hits:
             where = f", {hit.branch}" if overlay else ""
-            at = hit.branch
-            if hit.branch == result.branch:
-                at += f"@{result.commit[:10]}"
+            at = _provenance(hit, result)
             date = hit.created_at.strftime("%Y-%m-%d")
             title = f" {_one_line(hit.title)}" if hit.title else ""
             part = (
@@ -111,6 +112,21 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
         lines.append("")
     lines.append(f"<!-- {recall_summary(result)} -->")
     return "\n".join(lines)
+
+
+def _provenance(hit: Hit, result: RecallResult) -> str:
+    """Returns who wrote ``hit``, on which branch, in which commit, and when."""
+    written = hit.written
+    if written is None:
+        at = hit.branch
+        if hit.branch == result.branch:
+            at += f"@{result.commit[:10]}"
+        return at
+    agent = _one_line(written.agent)[:40] or "unknown"
+    day = f"{written.at:%Y-%m-%d}"
+    # The entry's first date is the memory's own; a write that day adds none.
+    when = f", {day}" if day != f"{hit.created_at:%Y-%m-%d}" else ""
+    return f"by {agent}, {hit.branch}@{written.commit[:10]}{when}"
 
 
 def _one_line(text: str) -> str:

@@ -23,6 +23,7 @@ __all__ = [
     "HitConflict",
     "PassageMatch",
     "RecallResult",
+    "Written",
 ]
 
 
@@ -87,6 +88,20 @@ class HitConflict(msgspec.Struct, frozen=True, kw_only=True):
     theirs: str | None
 
 
+class Written(msgspec.Struct, frozen=True, kw_only=True):
+    """The write that last changed a recalled memory: its provenance.
+
+    Attributes:
+        commit: The commit.
+        agent: The agent that wrote it (the commit's author).
+        at: When it was written (the commit's time).
+    """
+
+    commit: str
+    agent: str
+    at: datetime
+
+
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
     """One recalled memory.
 
@@ -105,7 +120,9 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     hits, and the hook leaves out a recall whose hits are all weak.
     ``passage`` is set when the
     budget could not hold a long memory whole: ``body`` is then only the
-    passage that matched (``ctx show ID`` shows all of it).
+    passage that matched (``ctx show ID`` shows all of it). ``written``
+    is the write that last changed it on ``branch`` (who, which commit,
+    when), None where history does not say.
     """
 
     id: str
@@ -125,6 +142,7 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     explain: Explanation | None = None
     passage: PassageMatch | None = None
     conflict: HitConflict | None = None
+    written: Written | None = None
 
     @classmethod
     def of(

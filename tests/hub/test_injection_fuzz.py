@@ -71,6 +71,7 @@ def check_block(block: str, word: str) -> None:
     start = next(n for n, line in enumerate(lines) if f"{word} notes:" in line)
     assert lines[start - 1].startswith("- **fact** `")
     assert "@" in lines[start - 1]  # branch@commit
+    assert ", by " in lines[start - 1]  # the agent of the write
     assert lines[start].startswith("  > ")
     for line in lines[start:]:
         if line.startswith(("- **", "## ", "<!-- ")) or not line:
