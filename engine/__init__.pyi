@@ -476,6 +476,9 @@ from .operations import (
     undo as undo,
 )
 from .packing import (
+    AUTO_PACK_LIMIT as AUTO_PACK_LIMIT,
+)
+from .packing import (
     AUTO_PACK_LOOSE as AUTO_PACK_LOOSE,
 )
 from .packing import (
@@ -486,6 +489,9 @@ from .packing import (
 )
 from .packing import (
     loose_objects as loose_objects,
+)
+from .packing import (
+    merge_packs as merge_packs,
 )
 from .packing import (
     pack_loose as pack_loose,
@@ -558,6 +564,9 @@ from .redaction import (
 )
 from .redaction import (
     list_redactions as list_redactions,
+)
+from .redaction import (
+    memory_texts as memory_texts,
 )
 from .redaction import (
     redact_memory as redact_memory,

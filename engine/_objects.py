@@ -75,7 +75,10 @@ class ObjectStore(DiskObjectStore):
                 continue
             except (PackFileDisappeared, OSError):
                 break  # a repack removed it: dulwich's way rescans
-            whole = self._inflate(pack, offset)
+            try:
+                whole = self._inflate(pack, offset)
+            except OSError:
+                break  # removed by a packer since: dulwich's way rescans
             if whole is not None:
                 return whole
             try:

@@ -27,13 +27,13 @@ TEMP_PREFIX = "tmp_ctx_"
 
 def write_pack(
     store: DiskObjectStore, objects: Sequence[ShaFile], compression_level: int = 0
-) -> None:
+) -> str:
     """Writes ``objects`` into a new pack of ``store`` and makes it visible.
 
     Repeated objects (equal content at many paths) are written once: the
     index has one entry per object id and must count what the pack holds.
     Objects are stored uncompressed unless ``compression_level`` (zlib's)
-    says otherwise.
+    says otherwise. Returns the new pack's path, without ``.pack``.
     """
     objects = list({obj.id: obj for obj in objects}.values())
     pack_dir = store.pack_dir
@@ -57,6 +57,7 @@ def write_pack(
     os.rename(temp + ".data", final + ".pack")
     os.rename(temp + ".index", final + ".idx")
     store.packs  # noqa: B018  (refreshes dulwich's list of packs)
+    return final
 
 
 def move_packs(source: DiskObjectStore, target: DiskObjectStore) -> None:

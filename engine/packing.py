@@ -35,23 +35,28 @@ from pathlib import Path
 
 import msgspec
 from dulwich.object_store import DiskObjectStore
-from dulwich.objects import ObjectID, valid_hexsha
+from dulwich.objects import ObjectID, ShaFile, valid_hexsha
 from dulwich.repo import Repo
 
 from ctx.engine._packs import write_pack
 from ctx.engine.store import Store
 
 __all__ = [
+    "AUTO_PACK_LIMIT",
     "AUTO_PACK_LOOSE",
     "PackReport",
     "auto_pack",
     "loose_objects",
+    "merge_packs",
     "pack_loose",
     "packing_now",
 ]
 
 AUTO_PACK_LOOSE = 6700
 """Loose objects past which ``ctx gc --auto`` packs them (git's ``gc.auto``)."""
+
+AUTO_PACK_LIMIT = 50
+"""Packs past which ``ctx gc --auto`` merges them (git's ``gc.autoPackLimit``)."""
 
 PACK_LOCK = "ctx-pack.lock"
 """The packers' lock file, in the ``objects`` folder."""
@@ -63,16 +68,74 @@ class PackReport(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         loose: About how many loose objects there were (:func:`loose_objects`).
         packed: How many it packed (0: too few to pack, or another packer ran).
+        merged: How many packs it merged into one (0: few enough packs).
     """
 
     loose: int
     packed: int
+    merged: int = 0
 
 
-def auto_pack(store: Store, threshold: int = AUTO_PACK_LOOSE) -> PackReport:
-    """Packs the loose objects if there are more than ``threshold``."""
+def auto_pack(
+    store: Store,
+    threshold: int = AUTO_PACK_LOOSE,
+    pack_limit: int = AUTO_PACK_LIMIT,
+) -> PackReport:
+    """Packs the loose objects if there are more than ``threshold``.
+
+    Then, if the store has more than ``pack_limit`` packs, merges them all
+    into one (:func:`merge_packs`).
+    """
     loose = loose_objects(store)
-    return PackReport(loose=loose, packed=pack_loose(store) if loose > threshold else 0)
+    packed = pack_loose(store) if loose > threshold else 0
+    merged = merge_packs(store) if _pack_count(store) > pack_limit else 0
+    return PackReport(loose=loose, packed=packed, merged=merged)
+
+
+def _pack_count(store: Store) -> int:
+    objects = store.repo.object_store
+    if not isinstance(objects, DiskObjectStore):
+        return 0
+    return len(objects.packs)
+
+
+def merge_packs(store: Store) -> int:
+    """Writes every object of every pack into one pack; returns how many packs went.
+
+    As ``git gc --auto`` does past ``gc.autoPackLimit``: a read searches the
+    packs one by one, and each packing of loose objects adds one. The new
+    pack is published before any old one is removed (its ``.idx`` first,
+    so that no reader opens it again); a reader that had an old one open
+    keeps reading it, and one that finds it gone rescans the folder. Takes
+    the pack lock; a second packer at once does nothing and returns 0.
+    """
+    objects = store.repo.object_store
+    if not isinstance(objects, DiskObjectStore):
+        return 0
+    with _pack_lock(Path(objects.path)) as held:
+        if not held:
+            return 0
+        old = list(objects.packs)
+        if len(old) < 2:
+            return 0
+        everything: dict[bytes, ShaFile] = {}
+        for pack in old:
+            for obj in pack.iterobjects():
+                everything[obj.id] = obj
+        kept = write_pack(
+            objects, list(everything.values()), zlib.Z_DEFAULT_COMPRESSION
+        )
+        gone = 0
+        for pack in old:
+            base = os.fspath(pack.data.path)[: -len(".pack")]
+            if base == kept:
+                continue  # the same objects made the same pack again
+            for suffix in (".idx", ".pack"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(base + suffix)
+            gone += 1
+        objects.packs  # noqa: B018  (drops the removed packs from dulwich's list)
+        return gone
 
 
 def loose_objects(store: Store) -> int:

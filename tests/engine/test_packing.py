@@ -181,3 +181,29 @@ def test_writes_during_packing_are_all_kept(disk_store, intent):
     assert len(log(reader)) == len(first + during + after) + 1
     reader.close()
     git_fsck(disk_store)
+
+
+def test_many_packs_are_merged_into_one(disk_store, intent):
+    from ctx.engine import auto_pack
+
+    ids = []
+    for round_ in range(3):
+        ids += written(disk_store, 4, intent, prefix=f"round {round_}")
+        assert pack_loose(disk_store) > 0
+    before = log(disk_store)
+    pack_dir = Path(disk_store.repo.object_store.path) / "pack"
+    assert len(list(pack_dir.glob("*.idx"))) == 3
+    reader = Store.open(disk_store.path, clock=disk_store.clock)
+    assert log(reader) == before  # holds the three packs open
+    ids += written(disk_store, 1, intent, prefix="loose")
+    report = auto_pack(disk_store, threshold=10**6, pack_limit=2)
+    assert (report.packed, report.merged) == (0, 3)
+    assert len(list(pack_dir.glob("*.idx"))) == 1
+    assert len(list(pack_dir.glob("*.pack"))) == 1
+    after = log(disk_store)
+    assert after[1:] == before
+    assert log(reader) == after  # its packs are gone: it finds the new one
+    assert {m.memory.id for m in list_memories(reader)} == set(ids)
+    reader.close()
+    git_fsck(disk_store)
+    assert auto_pack(disk_store, threshold=10**6, pack_limit=2).merged == 0
