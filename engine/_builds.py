@@ -52,6 +52,7 @@ index/
 private/
 lock
 git.new-*/
+*.pending
 """
 """The ``.gitignore`` a project store holds: a project that commits its
 ``.ctx/`` commits only ``git/`` and ``config.toml`` (docs/storage.md)."""

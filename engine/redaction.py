@@ -79,6 +79,7 @@ __all__ = [
     "finish_redaction",
     "holds_redacted",
     "list_redactions",
+    "memory_texts",
     "redact_memory",
     "redact_text",
     "redacted_objects",
@@ -205,19 +206,13 @@ def redact_memory(
         NotFoundError: no version of the memory is in the history.
     """
     key = memory_id.encode()
-    with store.locked():
-        texts: set[str] = set()
-        for blob in _blobs_holding(store, key):
-            memory = _memory(store, blob)
-            if memory is not None and memory.id == memory_id:
-                texts.update(t for t in (memory.title, memory.body) if t)
-    texts.discard(REDACTED)
+    texts = memory_texts(store, memory_id)
     if not texts:
         raise NotFoundError(
             f"No version of memory {memory_id} is in the history.",
             hint="`ctx log` shows the memories each commit changed.",
         )
-    needles = _needles(sorted(texts, key=len, reverse=True))
+    needles = _needles(texts)
 
     def blob_fn(data: bytes) -> bytes | None:
         if key not in data:
@@ -349,6 +344,23 @@ def apply_redactions(store: Store) -> list[RedactResult]:
                 _settle(store, record, _Pending(commits=_hex_map(commits)), blobs)
             )
     return results
+
+
+def memory_texts(store: Store, memory_id: MemoryId) -> tuple[str, ...]:
+    """Returns the titles and bodies of every version of ``memory_id`` in history.
+
+    What :func:`redact_memory` removes; empty if no version is there (or
+    every one is redacted already).
+    """
+    key = memory_id.encode()
+    with store.locked():
+        texts: set[str] = set()
+        for blob in _blobs_holding(store, key):
+            memory = _memory(store, blob)
+            if memory is not None and memory.id == memory_id:
+                texts.update(t for t in (memory.title, memory.body) if t)
+    texts.discard(REDACTED)
+    return tuple(sorted(texts, key=len, reverse=True))
 
 
 def finish_redaction(store: Store) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from redaction_checks import killed_after
 
 from ctx.engine import (
     ConflictError,
@@ -136,25 +136,13 @@ def test_nothing_to_redact_changes_nothing(disk_store, intent):
     assert list_redactions(disk_store) == []
 
 
-_KILL = textwrap.dedent(
+_KILL = killed_after(
+    "ctx.engine.redaction",
     """
-    import os, sys
-    from datetime import UTC, datetime
-    from pathlib import Path
     from ctx.engine import Store
-    from ctx.engine import redaction
-
-    step = sys.argv[2]
-    original = getattr(redaction, step)
-
-    def killed(*args, **kwargs):
-        original(*args, **kwargs)
-        os._exit(9)
-
-    setattr(redaction, step, killed)
-    store = Store.open(Path(sys.argv[1]), clock=lambda: datetime.now(UTC))
-    redaction.redact_text(store, sys.argv[3], reason="crash test")
-    """
+    store = Store.open(root, clock=lambda: datetime.now(UTC))
+    patched.redact_text(store, target, reason="crash test")
+    """,
 )
 
 

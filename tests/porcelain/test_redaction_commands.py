@@ -5,23 +5,12 @@ from __future__ import annotations
 import subprocess
 
 import secret_samples as s
+from redaction_checks import store_bytes as every_byte
 
 
 def store_bytes(ctx) -> bytes:
     """Every file of the store, and every object as stock git reads it."""
-    git = ["git", "--git-dir", str(ctx.root / ".ctx" / "git")]
-    listing = subprocess.run(
-        [*git, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    objects = subprocess.run(
-        [*git, "cat-file", "--batch"], input=listing, capture_output=True, check=True
-    ).stdout
-    files = b"".join(
-        p.read_bytes() for p in (ctx.root / ".ctx").rglob("*") if p.is_file()
-    )
-    return objects + files
+    return every_byte(ctx.root / ".ctx")
 
 
 def test_redact_a_memory_removes_it_from_history_and_the_index(hashing_ctx):

@@ -90,6 +90,7 @@ def test_init_says_to_leave_the_store_out_of_commits(tmp_path):
         "private/",
         "lock",
         "git.new-*/",
+        "*.pending",
     ]
     # Everything else the store holds is what a commit of .ctx/ would carry.
     kept = {p.name for p in store.iterdir()} - {"cache", "index", "private", "lock"}
