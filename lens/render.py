@@ -1,7 +1,11 @@
 """Text for the screens: commits, intent, memory-level diffs, memories.
 
 Each function turns a Struct the engine or hub returned into Rich text; no
-function here reads the store.
+function here reads the store. Stored text (a memory's title, body and
+tags, a commit's summary, an agent's name, a link's reason) is never read
+as Rich markup, and its terminal controls are shown as escapes
+(:func:`stored`), as on the command line: a memory cannot style, link,
+run an action or move the cursor (tests/lens/test_hostile.py).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from ctx.engine import CommitInfo, Diff, LinkRecord, Memory, headline
+from ctx.hub.escapes import visible
 
 __all__ = [
     "LINK_STYLE",
@@ -21,6 +26,7 @@ __all__ = [
     "link_text",
     "memory_text",
     "short",
+    "stored",
     "when",
 ]
 
@@ -37,6 +43,15 @@ _WIDTH = 70
 SHOWN = 200
 """Memories (and links) a diff lists per section; the rest are counted:
 a bulk import's diff would otherwise be a hundred thousand lines."""
+
+
+def stored(text: str, style: str = "") -> Text:
+    """Returns stored text as plain Rich text: no markup, controls as escapes.
+
+    A table cell given a ``str`` reads it as markup (``[@click=...]`` runs an
+    action); a :class:`~rich.text.Text` is shown as it is.
+    """
+    return Text(visible(text), style=style)
 
 
 def short(commit_or_id: str) -> str:
@@ -59,14 +74,17 @@ def confidence_text(commit: CommitInfo) -> str:
 def memory_text(memory: Memory, path: str) -> Text:
     """Returns a memory's page head and body."""
     out = Text()
-    out.append(memory.title or headline(None, memory.body, _WIDTH), style="bold")
-    out.append(f"\n{memory.id}  {memory.kind}  {path}\n", style="dim")
+    out.append(
+        visible(memory.title or headline(None, memory.body, _WIDTH)), style="bold"
+    )
+    out.append(f"\n{memory.id}  {memory.kind}  {visible(path)}\n", style="dim")
     out.append(f"created {memory.created_at.isoformat()}\n", style="dim")
     if memory.tags:
-        out.append("tags " + " ".join(memory.tags) + "\n", style="cyan")
+        out.append("tags " + visible(" ".join(memory.tags)) + "\n", style="cyan")
     if memory.source is not None:
-        out.append(f"from {memory.source.file} § {memory.source.section}\n")
-    out.append("\n" + memory.body)
+        source = f"{memory.source.file} § {memory.source.section}"
+        out.append(f"from {visible(source)}\n")
+    out.append("\n" + visible(memory.body))
     return out
 
 
@@ -78,7 +96,7 @@ def link_text(record: LinkRecord) -> Text:
     if record.link.confidence is not None:
         out.append(f"  {record.link.confidence:.2f}", style="dim")
     if record.link.reason:
-        out.append(f"  {record.link.reason}", style="dim")
+        out.append(f"  {visible(record.link.reason)}", style="dim")
     return out
 
 
@@ -91,7 +109,7 @@ def _memories(out: Text, sign: str, style: str, memories: Sequence[Memory]) -> N
     for memory in memories[:SHOWN]:
         out.append(f"{sign} ", style=style)
         out.append(f"{memory.kind:<12}", style="dim")
-        out.append(headline(memory.title, memory.body, _WIDTH))
+        out.append(visible(headline(memory.title, memory.body, _WIDTH)))
         out.append(f"  {memory.id}\n", style="dim")
     _more(out, memories, "memories")
 
@@ -111,11 +129,11 @@ def diff_text(diff: Diff) -> Text:
     for change in diff.changed[:SHOWN]:
         out.append("~ ", style="yellow")
         out.append(f"{change.new.kind:<12}", style="dim")
-        out.append(headline(change.new.title, change.new.body, _WIDTH))
+        out.append(visible(headline(change.new.title, change.new.body, _WIDTH)))
         out.append(f"  {change.new.id}  ({', '.join(change.fields)})\n", style="dim")
         for line in change.body_diff.splitlines()[2:]:
             style = "green" if line[:1] == "+" else "red" if line[:1] == "-" else ""
-            out.append(f"    {line}\n", style=style or "dim")
+            out.append(f"    {visible(line)}\n", style=style or "dim")
     _more(out, diff.changed, "changed memories")
     _memories(out, "-", "red", diff.removed)
     _links(out, "+", "green", diff.links_added)

@@ -24,6 +24,7 @@ from ctx.engine import (
 )
 from ctx.engine import Store as EngineStore
 from ctx.lens.messages import OpenMemory
+from ctx.lens.render import stored
 from ctx.lens.screens.base import LensScreen, set_columns
 from ctx.lens.widgets.keys import KeyFooter
 
@@ -158,7 +159,13 @@ class MemoriesScreen(LensScreen):
         keep = table.cursor_row  # back from a memory's page: the same place
         table.clear()
         for row in listing.rows:
-            table.add_row(row.id[-10:], row.kind, row.place, row.headline, key=row.id)
+            table.add_row(
+                row.id[-10:],
+                row.kind,
+                stored(row.place),
+                stored(row.headline),
+                key=row.id,
+            )
         if listing.rows:
             table.move_cursor(row=min(keep, len(listing.rows) - 1))
         shown = len(listing.rows)

@@ -39,7 +39,7 @@ from ctx.engine import (
 )
 from ctx.engine import Store as EngineStore
 from ctx.lens.messages import OpenMemory, ShowGraph, StoreChanged
-from ctx.lens.render import LINK_STYLES, memory_text, short, when
+from ctx.lens.render import LINK_STYLES, memory_text, short, stored, when
 from ctx.lens.screens.base import LensScreen, set_columns
 from ctx.lens.widgets.keys import KeyFooter
 
@@ -179,7 +179,11 @@ class MemoryScreen(LensScreen):
                 f"{conflict.theirs_ref}:\n",
                 style="bold red",
             )
-            text.append(conflict.theirs.body if conflict.theirs else "(deleted there)")
+            text.append_text(
+                stored(conflict.theirs.body)
+                if conflict.theirs
+                else Text("(deleted there)")
+            )
         self.query_one("#text", Static).update(text)
         versions = self.query_one("#version-table", DataTable)
         versions.clear()
@@ -188,9 +192,9 @@ class MemoryScreen(LensScreen):
             versions.add_row(
                 short(c.id),
                 when(c),
-                c.intent.agent if c.intent else c.author,
+                stored(c.intent.agent if c.intent else c.author),
                 c.intent.intent if c.intent else "",
-                c.summary,
+                stored(c.summary),
                 key=c.id,
             )
         lines = self.query_one("#blame-table", DataTable)
@@ -198,7 +202,9 @@ class MemoryScreen(LensScreen):
         for line in page.blame:
             c = line.commit
             lines.add_row(
-                short(c.id), c.intent.agent if c.intent else c.author, line.line
+                short(c.id),
+                stored(c.intent.agent if c.intent else c.author),
+                stored(line.line),
             )
         links = self.query_one("#link-table", DataTable)
         links.clear()
@@ -209,9 +215,9 @@ class MemoryScreen(LensScreen):
             links.add_row(
                 "out →" if out else "← in",
                 Text(record.type, style=style),
-                page.names.get(other, other),
+                stored(page.names.get(other, other)),
                 f"{record.link.confidence:.2f}" if record.link.confidence else "",
-                record.link.reason or "",
+                stored(record.link.reason or ""),
                 key=f"{i}:{other}",
             )
 

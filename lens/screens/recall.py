@@ -14,7 +14,9 @@ from textual.widgets import DataTable, Header, Input, Static
 
 from ctx.engine import headline
 from ctx.hub import Hit, RecallResult, recall
+from ctx.hub.escapes import visible
 from ctx.lens.messages import OpenMemory
+from ctx.lens.render import stored
 from ctx.lens.screens.base import LensScreen, set_columns
 from ctx.lens.widgets.keys import KeyFooter
 
@@ -27,7 +29,7 @@ notices, longer than the gap between two keys of a word."""
 
 def explanation_text(hit: Hit) -> Text:
     """Returns a hit's text and why it ranked: channels, time boost, last commit."""
-    out = Text(hit.title or headline(None, hit.body), style="bold")
+    out = stored(hit.title or headline(None, hit.body), style="bold")
     out.append(f"\n{hit.id}  {hit.kind}  score {hit.score:.4f}\n", style="dim")
     explain = hit.explain
     if explain is not None:
@@ -41,13 +43,14 @@ def explanation_text(hit: Hit) -> Text:
             out.append(f"reached through a link from {explain.via}\n")
         if explain.last_commit:
             out.append(
-                f"last commit {explain.last_commit[:8]} by {explain.last_agent}: "
-                f"{explain.last_summary}\n",
+                f"last commit {explain.last_commit[:8]} by "
+                f"{visible(explain.last_agent or '')}: "
+                f"{visible(explain.last_summary or '')}\n",
                 style="dim",
             )
     if hit.conflict is not None:
         out.append(f"in conflict with {hit.conflict.theirs_ref}\n", style="bold red")
-    out.append("\n" + hit.body)
+    out.append("\n" + visible(hit.body))
     return out
 
 
@@ -136,7 +139,7 @@ class RecallScreen(LensScreen):
             table.add_row(
                 f"{hit.score:.3f}",
                 hit.kind,
-                hit.title or headline(None, hit.body, 70),
+                stored(hit.title or headline(None, hit.body, 70)),
                 key=hit.id,
             )
         summary = (
