@@ -30,7 +30,11 @@ questions with a name misspelt, 11.9% with a short form).
 - Otherwise it may be a **short form** (:func:`short_for`) of the one held
   name that starts with it ("Mel": "Melanie"), or with it less an English
   pet-name ending, "y" or "ie" after a doubled letter or not ("Johnny":
-  "John", "Andy": "Andrew"). Two names that fit respell nothing.
+  "John", "Andy": "Andrew"). Two names that fit respell nothing, unless
+  they are one person's: names that all begin with the shortest of them,
+  a short form the store holds beside the full name ("Caro" and
+  "Caroline"), which go to the one most memories hold (a tie of a
+  misspelling likewise: "Evn" for "Ev" and "Evan").
 
 A **held name** is a word of the memories that hold something near the
 suspect: a tag value's word, or a word of their text that they write
