@@ -226,10 +226,17 @@ def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str
     return defuse(composition.text.strip()), ids, composition.tokens
 
 
-def memory_lines(memory: Memory) -> list[str]:
-    """Returns a memory as markdown lines for a prompt: kind, id, title, body."""
-    title = f" {memory.title}" if memory.title else ""
-    return [f"- **{memory.kind}** `{memory.id}`:{title}", indent(memory.body, "  ")]
+def memory_lines(memory: Memory, written: str = "") -> list[str]:
+    """Returns a memory as markdown lines for a prompt: kind, id, title, body.
+
+    ``written`` names its last write after the id (``(by AGENT, COMMIT,
+    DATE)``, its provenance); title and body show controls as escapes.
+    """
+    from ctx.hub.escapes import visible
+
+    title = f" {visible(memory.title)}" if memory.title else ""
+    head = f"- **{memory.kind}** `{memory.id}`{written}:{title}"
+    return [head, indent(visible(memory.body), "  ")]
 
 
 def _given_back(
@@ -239,7 +246,7 @@ def _given_back(
 
     Memories gone since (forgotten) and those in ``skip`` are left out.
     """
-    from ctx.engine import NotFoundError, estimate_tokens, show
+    from ctx.engine import NotFoundError, estimate_tokens, last_commits, show
     from ctx.hub.hooks.commands import defuse
 
     entries: list[str] = []
@@ -247,6 +254,7 @@ def _given_back(
     used = 0
     with hook.ws.lock:
         store = hook.ws.store()
+        lasts = last_commits(store, [i for i in ids if i not in skip]) if ids else {}
         for memory_id in reversed(ids):
             if memory_id in skip:
                 continue
@@ -254,7 +262,14 @@ def _given_back(
                 record = show(store, memory_id)
             except NotFoundError:
                 continue
-            entry = "\n".join(memory_lines(record.memory))
+            last = lasts.get(memory_id)
+            written = (
+                f" (by {' '.join(last.author.split())}, {last.id[:10]}, "
+                f"{last.time:%Y-%m-%d})"
+                if last is not None
+                else ""
+            )
+            entry = "\n".join(memory_lines(record.memory, written))
             cost = estimate_tokens(entry + "\n")
             if used + cost <= budget:
                 used += cost

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from test_hooks import engine_clock, payload
+from test_hooks import engine_clock, fill, payload
 from test_shown import project  # noqa: F401 (the fixture)
 
 from ctx.engine import Draft, Intent, Store, edit, remember
@@ -108,3 +108,16 @@ def test_a_write_on_another_day_than_the_memorys_date_names_both(project):  # no
         f"(2021-03-04, by scribe, main@{commit.id[:10]}, {commit.time:%Y-%m-%d})"
         in line
     )
+
+
+def test_what_compaction_gives_back_names_the_last_write(written):
+    root, memory_id, commit = written
+    config = root / ".ctx" / "config.toml"
+    config.write_text(config.read_text() + "start_budget = 600\n")
+    asked = payload("user_prompt_submit", root, prompt="quokka deploys?")
+    json.loads(run_hook("prompt-submit", asked))  # shown to the session
+    fill(root, 20)  # the composed context: reference memories, room for none else
+    out = run_hook("session-start", payload("session_start_compact", root))
+    text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    _, back = text.split("## Before compaction, this session had\n\n", 1)
+    assert f"`{memory_id}` (by reviewer, {commit[:10]}, " in back
