@@ -12,13 +12,16 @@ commit; an explanation asked for gets the same commit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import msgspec
 
-from ctx.engine import Store, last_commits
+from ctx.engine import CommitId, Store, last_commits
 from ctx.hub.retrieval.results import Hit, Written
 
 __all__ = ["with_written"]
+
+_CACHE = "hub.written"
 
 
 def with_written(
@@ -26,32 +29,54 @@ def with_written(
 ) -> list[Hit]:
     """Returns ``hits``, each with the write that last changed it.
 
+    A memory's last write on a branch stays the same while its blob does,
+    so it is kept (in the store's caches, which a rewrite of history
+    drops) by branch, memory and blob: a long-running hub walks history
+    once per changed memory, not once per recall (at 2,000 commits the
+    walk to the oldest memory costs tens of milliseconds).
+
     Args:
         store: The store.
         tips: The commit each hit's branch was read at, by branch.
         hits: The hits; one whose branch is not in ``tips`` is left as it is.
     """
+    memo = cast(
+        "dict[tuple[str, str, str | None], _Last]",
+        store.caches.setdefault(_CACHE, {}),
+    )
+    keys: dict[str, tuple[str, str, str | None]] = {}
     wanted: dict[str, list[str]] = {}
     for hit in hits:
-        if hit.branch in tips:
+        tip = tips.get(hit.branch)
+        if tip is None:
+            continue
+        key = (hit.branch, hit.id, store.snapshot(CommitId(tip)).blob_id(hit.path))
+        keys[hit.id] = key
+        if key not in memo:
             wanted.setdefault(hit.branch, []).append(hit.id)
-    lasts = {
-        branch: last_commits(store, ids, rev=tips[branch])
-        for branch, ids in wanted.items()
-    }
+    for branch, ids in wanted.items():
+        for memory_id, commit in last_commits(store, ids, rev=tips[branch]).items():
+            written = Written(commit=commit.id, agent=commit.author, at=commit.time)
+            memo[keys[memory_id]] = _Last(written=written, summary=commit.summary)
     out = []
     for hit in hits:
-        commit = lasts.get(hit.branch, {}).get(hit.id)
-        if commit is not None:
-            written = Written(commit=commit.id, agent=commit.author, at=commit.time)
-            hit = msgspec.structs.replace(hit, written=written)
+        last = memo.get(keys[hit.id]) if hit.id in keys else None
+        if last is not None:
+            hit = msgspec.structs.replace(hit, written=last.written)
             if hit.explain is not None:
                 why = msgspec.structs.replace(
                     hit.explain,
-                    last_commit=commit.id,
-                    last_agent=commit.author,
-                    last_summary=commit.summary,
+                    last_commit=last.written.commit,
+                    last_agent=last.written.agent,
+                    last_summary=last.summary,
                 )
                 hit = msgspec.structs.replace(hit, explain=why)
         out.append(hit)
     return out
+
+
+class _Last(msgspec.Struct, frozen=True):
+    """A memory's last write, and its commit's summary (for ``--explain``)."""
+
+    written: Written
+    summary: str

@@ -121,3 +121,22 @@ def test_what_compaction_gives_back_names_the_last_write(written):
     text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     _, back = text.split("## Before compaction, this session had\n\n", 1)
     assert f"`{memory_id}` (by reviewer, {commit[:10]}, " in back
+
+
+def test_a_process_that_recalls_again_names_the_newer_write(written):
+    root, memory_id, commit = written
+    ws = Workspace.find(root / ".ctx")
+    try:
+        first = format_prompt(recall(ws, "quokka deploys", budget=500))
+        assert expected(commit) in header(first, memory_id)
+        again = edit(
+            ws.store(write=True),
+            memory_id,
+            Intent(agent="auditor", intent="refine"),
+            body="quokka deploys use blue green slots and canaries",
+        )
+        assert again.commit is not None
+        block = format_prompt(recall(ws, "quokka deploys", budget=500))
+    finally:
+        ws.close()
+    assert f"by auditor, main@{again.commit[:10]})" in header(block, memory_id)
