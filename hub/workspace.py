@@ -177,11 +177,11 @@ class Workspace:
                 )
             else:
                 self._store = Store.open(self.path, clock=self.clock, screen=screen)
-                if (self.path / "scrub.pending").exists():
+                from ctx.hub.redaction import SCRUB_PENDING, finish_scrub
+
+                if (self.path / SCRUB_PENDING).exists():
                     # A redaction was killed: the engine finished its part
                     # in Store.open; the indexes and private files follow.
-                    from ctx.hub.redaction import finish_scrub
-
                     finish_scrub(self._store)
         elif write and self._store.path is None:
             # A user store read while empty, now written: make it for real.
