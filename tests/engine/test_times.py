@@ -103,5 +103,12 @@ def test_compose_shows_when_a_memory_happened_not_its_last_edit(store, intent):
     result = compose(store, budget=500, now=datetime(2026, 1, 9, tzinfo=UTC))
     assert result.included[0].created_at == when
     assert result.included[0].updated_at.year == 2026
-    assert "2023-05-08" in result.text
-    assert "2026-" not in result.text
+    # The entry is dated when it happened; the edit's date is only in the
+    # provenance after it (who wrote this version, in which commit, when).
+    (entry,) = [
+        line for line in result.text.splitlines() if result.included[0].id in line
+    ]
+    dated, provenance = entry.split("; by ", 1)
+    assert "2023-05-08" in dated
+    assert "2026-" not in dated
+    assert f"{result.included[0].updated_at:%Y-%m-%d}" in provenance
