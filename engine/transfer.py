@@ -829,12 +829,7 @@ def clone(
             shutil.rmtree(created, ignore_errors=True)
         raise
     assert fetched.head is not None
-    write_gitignore(path)
-    store = Store.open(path, clock=clock)
-    try:
-        store.history.ensure(fetched.branches[fetched.head])
-    finally:
-        store.close()
+    write_gitignore(path)  # the history cache is filled by the commands that read it
     return CloneResult(
         path=str(path),
         url=display_url(url),

@@ -26,6 +26,7 @@ from ctx.engine import (
     RemoteNotFoundError,
     Store,
     add_remote,
+    blame,
     clone,
     create_branch,
     edit,
@@ -33,6 +34,7 @@ from ctx.engine import (
     list_conflicts,
     list_memories,
     list_remotes,
+    log,
     pull,
     push,
     remember,
@@ -264,6 +266,34 @@ def test_clone_refuses_an_existing_store(two, tmp_path, clock):
     _, _, remote = two
     with pytest.raises(ConflictError, match="A store already exists"):
         clone(tmp_path / "b", str(remote), clock=clock)
+
+
+def _cached_commits(store_path: Path) -> int:
+    cache = store_path / "cache" / "history.jsonl"
+    return len(cache.read_bytes().splitlines()) if cache.exists() else 0
+
+
+def test_a_fresh_clone_answers_log_and_blame_without_filling_its_whole_cache(
+    tmp_path, clock
+):
+    a = Store.init(tmp_path / "a", clock=clock)
+    target = remember(a, Draft(text="target, version 0"), ALICE).ids[0]
+    for i in range(1, 40):
+        if i % 10 == 0:
+            edit(a, target, BOB, body=f"target, version {i}\nline two")
+        else:
+            remember(a, Draft(text=f"note {i}"), ALICE)
+    commits = len(log(a))
+    clone(tmp_path / "c", str(tmp_path / "a"), clock=clock)
+    assert _cached_commits(tmp_path / "c") == 0  # the clone diffed nothing
+    c = Store.open(tmp_path / "c", clock=clock)
+    assert log(c, limit=5) == log(a, limit=5)
+    assert blame(c, target) == blame(a, target)
+    assert log(c, target) == log(a, target)
+    c.close()
+    # Only what the three answers needed was diffed and kept.
+    assert 5 <= _cached_commits(tmp_path / "c") < commits // 2
+    a.close()
 
 
 def test_a_store_folder_is_a_remote(two, tmp_path, clock):
