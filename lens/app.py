@@ -140,7 +140,7 @@ class LensApp(App[None]):
 
     def report(self, exc: CtxError) -> None:
         """Shows an error in a notification."""
-        self.notify(error_text(exc), severity="error", timeout=8)
+        self.notify(error_text(exc), severity="error", timeout=8, markup=False)
 
 
 def _memories() -> Screen[None]:

@@ -12,6 +12,7 @@ from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
 from ctx.engine import CtxError
+from ctx.hub.escapes import visible
 
 if TYPE_CHECKING:
     from ctx.lens.source import Source
@@ -34,9 +35,13 @@ def set_columns(table: DataTable[Any], *columns: tuple[str, int]) -> None:
 
 
 def error_text(exc: CtxError) -> str:
-    """Returns an error as the command line prints it: ``Error:`` and ``Hint:``."""
+    """Returns an error as the command line prints it: ``Error:`` and ``Hint:``.
+
+    An error may quote what it was given (a name, a query): its controls are
+    shown as escapes, and it is notified as plain text, never as markup.
+    """
     text = f"Error: {exc.message}"
-    return f"{text}\nHint: {exc.hint}" if exc.hint else text
+    return visible(f"{text}\nHint: {exc.hint}" if exc.hint else text)
 
 
 class LensScreen(Screen[None]):
@@ -96,7 +101,7 @@ class LensScreen(Screen[None]):
 
     def report(self, exc: CtxError) -> None:
         """Shows an error in a notification."""
-        self.notify(error_text(exc), severity="error", timeout=8)
+        self.notify(error_text(exc), severity="error", timeout=8, markup=False)
 
 
 def _shown(show: Callable[[T], None], result: T) -> None:

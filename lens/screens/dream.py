@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Input, Label, Static
 
 from ctx.engine import DreamMergeResult, ReviewResult, dream_branch, plural
 from ctx.hub import dream
+from ctx.lens.render import stored
 from ctx.lens.screens.base import set_columns
 
 if TYPE_CHECKING:
@@ -64,26 +65,27 @@ def proposal_text(view: ProposalView | None) -> Text:
         return Text("No proposal highlighted.", style="dim")
     p = view.proposal
     out = Text()
-    out.append(f"{p.kind} {p.id}", style="bold")
-    out.append(f"  {p.status}", style=_STATUS_STYLE.get(p.status, ""))
+    out.append_text(stored(f"{p.kind} {p.id}", style="bold"))
+    out.append_text(stored(f"  {p.status}", style=_STATUS_STYLE.get(p.status, "")))
     out.append(f"  confidence {p.confidence:.2f}\n")
-    out.append(f"evidence: {p.reason}\n", style="italic")
+    out.append_text(stored(f"evidence: {p.reason}\n", style="italic"))
     if p.reviewer:
-        out.append(f"reviewed by {p.reviewer}", style="dim")
-        out.append(f": {p.note}\n" if p.note else "\n", style="dim")
+        out.append_text(stored(f"reviewed by {p.reviewer}", style="dim"))
+        out.append_text(stored(f": {p.note}\n" if p.note else "\n", style="dim"))
     elif p.note:
-        out.append(f"note: {p.note}\n", style="dim")
+        out.append_text(stored(f"note: {p.note}\n", style="dim"))
     out.append("\nMemories\n", style="bold")
     for memory in view.memories:
         out.append(f"  {memory.id} ", style="cyan")
         if memory.gone:
             out.append("(gone from the branch)\n", style="red")
             continue
-        out.append(memory.headline)
+        out.append_text(stored(memory.headline))
         out.append(" (changed since)\n" if memory.changed else "\n", style="yellow")
     out.append("\nChanges\n", style="bold")
     for line in view.changes:
-        out.append(f"  {line}\n", style="green" if line.startswith("+") else "cyan")
+        style = "green" if line.startswith("+") else "cyan"
+        out.append_text(stored(f"  {line}\n", style=style))
     return out
 
 
@@ -132,7 +134,7 @@ class Reason(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         """Lays out the question and the reason box."""
         with Vertical():
-            yield Label(f"Reject {self.proposal}? Why (optional):")
+            yield Label(f"Reject {self.proposal}? Why (optional):", markup=False)
             yield Input(placeholder="different projects", id="reason")
             yield Label("[Enter] reject   [Escape] cancel", markup=False)
 
@@ -200,11 +202,11 @@ class DreamPane(Vertical):
         for view in self.views:
             p = view.proposal
             table.add_row(
-                p.id,
-                p.kind,
+                stored(p.id),
+                stored(p.kind),
                 f"{p.confidence:.2f}",
-                Text(p.status, style=_STATUS_STYLE.get(p.status, "")),
-                "; ".join(m.headline or m.id for m in view.memories),
+                stored(p.status, style=_STATUS_STYLE.get(p.status, "")),
+                stored("; ".join(m.headline or m.id for m in view.memories)),
                 key=p.id,
             )
         ids = [v.proposal.id for v in self.views]

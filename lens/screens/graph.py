@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import ClassVar
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -22,7 +21,7 @@ from ctx.engine import (
 )
 from ctx.engine import Store as EngineStore
 from ctx.lens.messages import OpenMemory
-from ctx.lens.render import LINK_STYLE, LINK_STYLES
+from ctx.lens.render import LINK_STYLE, LINK_STYLES, stored
 from ctx.lens.screens.base import LensScreen
 from ctx.lens.widgets.graph_view import GraphView
 from ctx.lens.widgets.keys import KeyFooter
@@ -150,7 +149,7 @@ class GraphScreen(LensScreen):
             f"{plural(len(hood.nodes), 'memory')}, {plural(len(hood.edges), 'link')}"
         )
         left = f", {hood.left_out} left out" if hood.left_out else ""
-        status.update(f" {plural(self.hops, 'hop')} · {kinds} · {shown}{left}")
+        status.update(stored(f" {plural(self.hops, 'hop')} · {kinds} · {shown}{left}"))
         view = self.query_one(GraphView)
         view.show(hood)
         if view.highlighted is not None:
@@ -169,7 +168,7 @@ class GraphScreen(LensScreen):
         if node is None:
             return
         self.detailed = memory_id
-        out = Text(node.title + "\n", style="bold")
+        out = stored(node.title + "\n", style="bold")
         out.append(f"{node.id}\n{node.kind or 'not on this branch'}", style="dim")
         away = plural(node.distance, "hop")
         out.append(f" · {away} away · {plural(node.degree, 'link')}\n\n", style="dim")
@@ -180,8 +179,9 @@ class GraphScreen(LensScreen):
             style = LINK_STYLES.get(edge.type, LINK_STYLE)
             outward = edge.source == node.id
             other = edge.target if outward else edge.source
-            out.append(f"{'→' if outward else '←'} {edge.type} ", style=style)
-            out.append(f"{titles[other]}\n")
+            way = "→" if outward else "←"
+            out.append_text(stored(f"{way} {edge.type} ", style=style))
+            out.append_text(stored(f"{titles[other]}\n"))
             out.append(f"  {other}\n", style="dim")
         hidden = node.degree - sum(
             node.id in (e.source, e.target) for e in self.hood.edges

@@ -13,7 +13,8 @@ from textual.widgets import DataTable, Header, Static
 
 from ctx.engine import BranchInfo, CommitInfo, Diff, diff, resolve_revision
 from ctx.engine import Store as EngineStore
-from ctx.lens.render import confidence_text, diff_text, short, when
+from ctx.hub.escapes import visible
+from ctx.lens.render import confidence_text, diff_text, short, stored, when
 from ctx.lens.screens.base import LensScreen, set_columns
 from ctx.lens.widgets.keys import KeyFooter
 
@@ -36,10 +37,18 @@ def _intent_cells(commit: CommitInfo) -> tuple[str, str, str]:
     )
 
 
-def _log_cells(commit: CommitInfo) -> tuple[str, ...]:
+def _log_cells(commit: CommitInfo) -> tuple[str | Text, ...]:
     """Returns a log row, in the order of :data:`LOG_COLUMNS`."""
     agent, kind, confidence = _intent_cells(commit)
-    return (short(commit.id), agent, kind, _reason(commit), confidence, when(commit))
+    return (
+        short(commit.id),
+        stored(agent),
+        stored(kind),
+        stored(_reason(commit)),
+        confidence,
+        when(commit),
+        stored(commit.summary),
+    )
 
 
 LOG_COLUMNS = (
@@ -68,13 +77,11 @@ def newest_commits(store: EngineStore, branch: str) -> list[CommitInfo]:
 
 
 def _reason(commit: CommitInfo) -> str:
-    reason = commit.intent.reason if commit.intent else None
-    if not reason:
-        return ""
+    reason = visible(commit.intent.reason or "") if commit.intent else ""
     return reason if len(reason) <= 30 else reason[:29] + "…"
 
 
-def _commit_head(commit: CommitInfo) -> str:
+def _commit_head(commit: CommitInfo) -> Text:
     lines = [f"commit {commit.id}", f"time   {commit.time.isoformat()}"]
     intent = commit.intent
     agent, kind, confidence = _intent_cells(commit)
@@ -84,7 +91,7 @@ def _commit_head(commit: CommitInfo) -> str:
     if intent is not None and intent.session:
         lines.append(f"session {intent.session}")
     lines.append(commit.summary)
-    return "\n".join(lines) + "\n\n"
+    return stored("\n".join(lines) + "\n\n")
 
 
 class HistoryScreen(LensScreen):
@@ -149,7 +156,7 @@ class HistoryScreen(LensScreen):
         table.clear()
         for info in branches:
             mark = "* " if info.current else "  "
-            table.add_row(mark + info.name, short(info.tip), key=info.name)
+            table.add_row(stored(mark + info.name), short(info.tip), key=info.name)
         if branch is None:
             self._show_log([])
             return
@@ -188,7 +195,7 @@ class HistoryScreen(LensScreen):
         keep = table.cursor_row
         table.clear()
         for commit in entries:
-            table.add_row(*_log_cells(commit), commit.summary, key=commit.id)
+            table.add_row(*_log_cells(commit), key=commit.id)
         if not entries:
             self.commit = None
             self.query_one("#diff", Static).update("No commits on this branch yet.")
@@ -207,13 +214,13 @@ class HistoryScreen(LensScreen):
             pane.update(head + "The first commit of the store.")
             return
 
-        def read() -> tuple[str, Diff]:
+        def read() -> tuple[Text, Diff]:
             return head, self.source.read(diff, commit.parents[0], commit.id)
 
         self.load(read, self._show_diff, group="diff", settle=settle)
 
-    def _show_diff(self, shown: tuple[str, Diff]) -> None:
+    def _show_diff(self, shown: tuple[Text, Diff]) -> None:
         head, change = shown
-        out = Text(head)
+        out = head.copy()
         out.append_text(diff_text(change))
         self.query_one("#diff", Static).update(out)

@@ -161,7 +161,7 @@ class MemoriesScreen(LensScreen):
         for row in listing.rows:
             table.add_row(
                 row.id[-10:],
-                row.kind,
+                stored(row.kind),
                 stored(row.place),
                 stored(row.headline),
                 key=row.id,
@@ -173,7 +173,7 @@ class MemoriesScreen(LensScreen):
         count = f"{listing.total} memories ({what})"
         if shown < listing.total:
             count += f"; the first {shown} are listed: filter to narrow"
-        self.query_one("#count", Static).update(count)
+        self.query_one("#count", Static).update(stored(count))
         if listing.places or listing.kinds or self.listing is None:
             self._fill_tree(listing)
         self.listing = listing
@@ -187,7 +187,7 @@ class MemoriesScreen(LensScreen):
         ):
             section = tree.root.add(title, expand=True)
             for value, n in counts.items():
-                section.add_leaf(f"{value} ({n})", data=f"{field}:{value}")
+                section.add_leaf(stored(f"{value} ({n})"), data=f"{field}:{value}")
         tiers = tree.root.add("tiers", expand=False)
         for tier in TIERS:
             tiers.add_leaf(tier, data=f"tier={tier}")
@@ -202,7 +202,8 @@ class MemoriesScreen(LensScreen):
 
         def show(tags: list[TagCount]) -> None:
             for item in tags[:50]:
-                node.add_leaf(f"{item.tag} ({item.count})", data=f"tag:{item.tag}")
+                label = stored(f"{item.tag} ({item.count})")
+                node.add_leaf(label, data=f"tag:{item.tag}")
             if not tags:
                 node.add_leaf("(no tags)")
 

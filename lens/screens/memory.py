@@ -193,7 +193,7 @@ class MemoryScreen(LensScreen):
                 short(c.id),
                 when(c),
                 stored(c.intent.agent if c.intent else c.author),
-                c.intent.intent if c.intent else "",
+                stored(c.intent.intent if c.intent else ""),
                 stored(c.summary),
                 key=c.id,
             )

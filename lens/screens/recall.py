@@ -138,7 +138,7 @@ class RecallScreen(LensScreen):
         for hit in result.hits:
             table.add_row(
                 f"{hit.score:.3f}",
-                hit.kind,
+                stored(hit.kind),
                 stored(hit.title or headline(None, hit.body, 70)),
                 key=hit.id,
             )

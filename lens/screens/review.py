@@ -49,7 +49,7 @@ from ctx.engine import Store as EngineStore
 from ctx.hub import dream
 from ctx.hub.dream import ProposalView
 from ctx.lens.messages import StoreChanged
-from ctx.lens.render import confidence_text, diff_text, short
+from ctx.lens.render import confidence_text, diff_text, short, stored
 from ctx.lens.screens.base import LensScreen, set_columns
 from ctx.lens.screens.dream import (
     DreamPane,
@@ -104,13 +104,13 @@ def _preview_text(state: ReviewState) -> Text:
     preview = state.preview
     if preview is None or state.review is None:
         return Text("No other branch to merge.", style="dim")
-    head = f"Merging {preview.source} into {preview.target} would "
+    head = stored(f"Merging {preview.source} into {preview.target} would ")
     if preview.up_to_date:
-        return Text(head + "change nothing: it is up to date.")
+        return head + "change nothing: it is up to date."
     if preview.fast_forward:
-        return Text(head + "fast-forward it (no conflicts).")
+        return head + "fast-forward it (no conflicts)."
     both = plural(len(preview.merged), "memory", "memories")
-    out = Text(head + f"combine {both} changed on both sides")
+    out = head + f"combine {both} changed on both sides"
     out.append(f" and leave {plural(len(preview.conflicts), 'conflict')}.\n")
     for conflict in preview.conflicts:
         out.append(f"  ✗ {conflict.id} ({', '.join(conflict.fields)})\n", style="red")
@@ -120,7 +120,7 @@ def _preview_text(state: ReviewState) -> Text:
 def _learned_text(learned: Review | None) -> Text:
     if learned is None:
         return Text("No other branch to review.", style="dim")
-    out = Text(
+    out = stored(
         f"{learned.branch}: {len(learned.log)} commits since it split from "
         f"{learned.base} ({learned.behind} new on {learned.base} since)\n\n",
         style="bold",
@@ -131,7 +131,8 @@ def _learned_text(learned: Review | None) -> Text:
         c = entry.commit
         who = c.intent.agent if c.intent else c.author
         why = c.intent.intent if c.intent else ""
-        out.append(f"{short(c.id)} {who} {why} {confidence_text(c)} {c.summary}\n")
+        out.append(f"{short(c.id)} ")
+        out.append_text(stored(f"{who} {why} {confidence_text(c)} {c.summary}\n"))
     return out
 
 
@@ -236,7 +237,7 @@ class ReviewScreen(LensScreen):
         if tuple(str(k.value) for k in table.rows) != state.branches:
             table.clear()
             for name in state.branches:
-                table.add_row(name, key=name)
+                table.add_row(stored(name), key=name)
         if self.chosen in state.branches:
             table.move_cursor(row=state.branches.index(self.chosen))
         self.query_one("#learned-text", Static).update(_learned_text(state.review))
@@ -245,9 +246,9 @@ class ReviewScreen(LensScreen):
         conflicts.clear()
         for conflict in state.conflicts:
             conflicts.add_row(
-                conflict.id,
-                ", ".join(conflict.fields),
-                conflict.theirs_ref,
+                stored(conflict.id),
+                stored(", ".join(conflict.fields)),
+                stored(conflict.theirs_ref),
                 key=conflict.id,
             )
         self._show_conflict(state.conflicts[0] if state.conflicts else None)
@@ -257,15 +258,15 @@ class ReviewScreen(LensScreen):
         pane = self.query_one("#conflict", Static)
         if conflict is None:
             base = self.state.base if self.state else "the base"
-            pane.update(Text(f"No conflicts stored on {base}.", style="dim"))
+            pane.update(stored(f"No conflicts stored on {base}.", style="dim"))
             return
-        out = Text(f"\n{conflict.id}: {', '.join(conflict.fields)}\n", style="bold")
+        out = stored(f"\n{conflict.id}: {', '.join(conflict.fields)}\n", style="bold")
         for side, ref, memory in (
             ("ours", conflict.ours_branch, conflict.ours),
             ("theirs", conflict.theirs_ref, conflict.theirs),
         ):
-            out.append(f"\n{side} ({ref}):\n", style="bold")
-            out.append(memory.body if memory else "(deleted)")
+            out.append_text(stored(f"\n{side} ({ref}):\n", style="bold"))
+            out.append_text(stored(memory.body) if memory else Text("(deleted)"))
             out.append("\n")
         out.append("\no: take ours   t: take theirs   b: keep both", style="dim")
         pane.update(out)
@@ -319,6 +320,7 @@ class ReviewScreen(LensScreen):
                 f"Error: {source} holds Dream's proposals, not memories.\n"
                 "Hint: Merge the accepted ones with m on the Dream tab.",
                 severity="error",
+                markup=False,
             )
             return
 
@@ -326,7 +328,8 @@ class ReviewScreen(LensScreen):
             found = len(result.conflicts)
             self.notify(
                 f"Merged {source} into {base}"
-                + (f": {plural(found, 'conflict')} to resolve." if found else ".")
+                + (f": {plural(found, 'conflict')} to resolve." if found else "."),
+                markup=False,
             )
             self.query_one("#review-tabs", TabbedContent).active = "merge"
             self.post_message(StoreChanged())
@@ -352,7 +355,7 @@ class ReviewScreen(LensScreen):
         base = state.base
 
         def resolved(result: ResolveResult) -> None:
-            self.notify(f"Resolved {result.id}: took {take}.")
+            self.notify(f"Resolved {result.id}: took {take}.", markup=False)
             self.post_message(StoreChanged())
 
         self.load(
@@ -368,7 +371,7 @@ class ReviewScreen(LensScreen):
         base = self.state.base if self.state else self.source.branch
 
         def finished(result: T) -> None:
-            self.notify(done(result))
+            self.notify(done(result), markup=False)
             self.post_message(StoreChanged())
 
         self.load(

@@ -14,6 +14,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ctx.engine import Neighbourhood
+from ctx.hub.escapes import visible
 from ctx.lens.render import LINK_STYLE, LINK_STYLES
 from ctx.lens.widgets.graph_layout import TYPE_MARKS, Layout, Placed, lay_out
 
@@ -151,7 +152,7 @@ class GraphView(ScrollView, can_focus=True):
         node = place.node
         mark = "◉ " if place.column == 0 else "⊘ " if place.superseded else "• "
         extra = f" +{place.extra}" if place.extra else ""
-        title = f"{mark}{(node.kind or '?')[:3]} {node.title}"
+        title = visible(f"{mark}{(node.kind or '?')[:3]} {node.title}")
         room = width - 1 - len(extra)
         if len(title) > room:
             title = title[: max(room - 1, 0)] + "…"
