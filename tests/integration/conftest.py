@@ -7,7 +7,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from integration_support import run_ctx, start_hub_process, start_worker, wall_clock
+from integration_support import (
+    fill_hub_store,
+    start_hub_process,
+    start_worker,
+    wall_clock,
+)
 
 from ctx.engine import Store
 
@@ -40,11 +45,7 @@ def worker() -> Iterator[Callable[..., subprocess.Popen[str]]]:
 @pytest.fixture
 def hub_store(store_path: Path) -> Path:
     """A store on disk with two memories, embedded by the hashing embedder."""
-    with (store_path / "config.toml").open("a", encoding="utf-8") as f:
-        f.write('\n[embedder]\nkind = "hashing"\n')
-    for text in ("We chose Postgres for the queue", "The API listens on 8080"):
-        assert run_ctx(store_path, "remember", text).returncode == 0
-    return store_path
+    return fill_hub_store(store_path)
 
 
 @pytest.fixture

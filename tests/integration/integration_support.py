@@ -118,6 +118,15 @@ def run_ctx(
     )
 
 
+def fill_hub_store(store: Path) -> Path:
+    """Gives a store two memories, embedded by the hashing embedder."""
+    with (store / "config.toml").open("a", encoding="utf-8") as f:
+        f.write('\n[embedder]\nkind = "hashing"\n')
+    for text in ("We chose Postgres for the queue", "The API listens on 8080"):
+        assert run_ctx(store, "remember", text).returncode == 0
+    return store
+
+
 def start_hub_process(store: Path) -> subprocess.Popen[str]:
     """Starts `ctx hub start` on a store; returns once it listens."""
     proc = subprocess.Popen(

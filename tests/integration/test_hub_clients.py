@@ -8,30 +8,58 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import subprocess
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from integration_support import fill_hub_store, start_hub_process, wall_clock
 
+from ctx.engine import Store
 from ctx.hub.server.listener import MAX_REQUEST_BYTES
 from ctx.hub.server.wire import socket_path
 
 
-@pytest.fixture
-def store(hub_store: Path) -> Path:
-    return hub_store
+@dataclass
+class Hub:
+    """The module's hub: its store, its process and where it listens."""
+
+    store: Path
+    proc: subprocess.Popen[str]
+    socket: Path
 
 
-def _connect(store: Path, timeout: float = 10.0) -> socket.socket:
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    """One hub for the module: no case stops it or writes to its store.
+
+    Every case checks that the hub still answers and runs after it, so a case
+    that broke it fails there, whatever ran before. The socket is looked up
+    once, in the module's runtime folder (each test has a runtime folder of
+    its own).
+    """
+    store = tmp_path_factory.mktemp("hub") / ".ctx"
+    Store.init(store, clock=wall_clock).close()
+    fill_hub_store(store)
+    proc = start_hub_process(store)
+    yield Hub(store, proc, socket_path(store))
+    if proc.poll() is None:
+        proc.kill()
+    proc.communicate(timeout=30)
+
+
+def _connect(hub: Hub, timeout: float = 10.0) -> socket.socket:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.settimeout(timeout)
-    conn.connect(str(socket_path(store)))
+    conn.connect(str(hub.socket))
     return conn
 
 
-def _ask(store: Path, payload: bytes, timeout: float = 10.0) -> list[dict]:
+def _ask(hub: Hub, payload: bytes, timeout: float = 10.0) -> list[dict]:
     """Sends ``payload`` as one request; returns the reply lines, decoded."""
-    with _connect(store, timeout) as conn:
+    with _connect(hub, timeout) as conn:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             conn.sendall(payload)
             conn.shutdown(socket.SHUT_WR)
@@ -46,11 +74,11 @@ RECALL = json.dumps(
 ).encode()
 
 
-def test_an_idle_client_does_not_delay_another_clients_recall(store: Path, hub) -> None:
-    idle = [_connect(store) for _ in range(100)]  # more than the old backlog of 64
+def test_an_idle_client_does_not_delay_another_clients_recall(hub: Hub) -> None:
+    idle = [_connect(hub) for _ in range(100)]  # more than the old backlog of 64
     try:
         started = time.monotonic()
-        [reply] = _ask(store, RECALL)
+        [reply] = _ask(hub, RECALL)
         took = time.monotonic() - started
     finally:
         for conn in idle:
@@ -59,8 +87,8 @@ def test_an_idle_client_does_not_delay_another_clients_recall(store: Path, hub) 
     assert took < 2.0
 
 
-def test_a_client_that_sends_nothing_is_dropped(store: Path, hub) -> None:
-    with _connect(store, timeout=15.0) as conn:
+def test_a_client_that_sends_nothing_is_dropped(hub: Hub) -> None:
+    with _connect(hub, timeout=15.0) as conn:
         started = time.monotonic()
         data = conn.recv(65536)  # the hub gives up: a failure, then EOF
         took = time.monotonic() - started
@@ -68,19 +96,19 @@ def test_a_client_that_sends_nothing_is_dropped(store: Path, hub) -> None:
     assert b"stopped waiting" in data
 
 
-def test_a_client_that_trickles_bytes_is_cut_off(store: Path, hub) -> None:
+def test_a_client_that_trickles_bytes_is_cut_off(hub: Hub) -> None:
     started = time.monotonic()
-    with _connect(store, timeout=15.0) as conn:
+    with _connect(hub, timeout=15.0) as conn:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             for byte in RECALL[:-1]:
                 conn.send(bytes([byte]))
                 time.sleep(0.5)  # the whole request would take 30 s
                 assert time.monotonic() - started < 12.0, "never cut off"
-                [reply] = _ask(store, b'{"op": "ping"}')  # others are served
-                assert reply["pid"] == hub.pid
+                [reply] = _ask(hub, b'{"op": "ping"}')  # others are served
+                assert reply["pid"] == hub.proc.pid
         took = time.monotonic() - started
     assert took < 12.0
-    assert hub.poll() is None
+    assert hub.proc.poll() is None
 
 
 @pytest.mark.parametrize(
@@ -96,12 +124,12 @@ def test_a_client_that_trickles_bytes_is_cut_off(store: Path, hub) -> None:
     ids=["malformed", "unknown-op", "unknown-field", "deep", "huge", "5-MB"],
 )
 def test_a_bad_request_gets_a_failure_and_the_hub_goes_on(
-    store: Path, hub, payload: bytes, message: str
+    hub: Hub, payload: bytes, message: str
 ) -> None:
-    [reply] = _ask(store, payload)
+    [reply] = _ask(hub, payload)
     assert reply["failure"]["type"] == "InvalidInputError"
     assert message in reply["failure"]["message"]
-    assert reply["store"] == str(store)
-    [answer] = _ask(store, RECALL)
+    assert reply["store"] == str(hub.store)
+    [answer] = _ask(hub, RECALL)
     assert answer["result"]["hits"]
-    assert hub.poll() is None
+    assert hub.proc.poll() is None

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from integration_support import run_ctx, start_hub_process, wait_for, wall_clock
+from integration_support import (
+    fill_hub_store,
+    run_ctx,
+    start_hub_process,
+    wait_for,
+    wall_clock,
+)
 
 from ctx.engine import Store
 from ctx.hub.server.wire import socket_path
@@ -23,26 +32,53 @@ def store(hub_store: Path) -> Path:
     return hub_store
 
 
+@dataclass
+class SharedHub:
+    """The module's hub: its store, its process and where they are found."""
+
+    store: Path
+    proc: subprocess.Popen[str]
+    socket: Path
+    env: dict[str, str]
+    """The folders the hub runs with (each test has folders of its own)."""
+
+
+@pytest.fixture(scope="module")
+def shared_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedHub]:
+    """One hub for the cases that only ask it: none stops it or writes to it."""
+    store = tmp_path_factory.mktemp("hub") / ".ctx"
+    Store.init(store, clock=wall_clock).close()
+    fill_hub_store(store)
+    proc = start_hub_process(store)
+    env = {k: v for k, v in os.environ.items() if k == "HOME" or k.startswith("XDG_")}
+    yield SharedHub(store, proc, socket_path(store), env)
+    if proc.poll() is None:
+        proc.kill()
+    proc.communicate(timeout=30)
+
+
 def _hits(result: subprocess.CompletedProcess[str]) -> list[str]:
     assert result.returncode == 0, result.stderr
     return [hit["id"] for hit in json.loads(result.stdout)["hits"]]
 
 
-def test_the_hub_answers_as_the_process_would(store: Path, hub) -> None:
+def test_the_hub_answers_as_the_process_would(shared_hub: SharedHub) -> None:
+    store, hub, env = shared_hub.store, shared_hub.proc, shared_hub.env
+    alone_env = {**env, "CTX_NO_HUB": "1"}
     args = ("recall", "postgres queue", "--now", NOW, "--explain", "--json")
-    served = run_ctx(store, *args)
-    alone = run_ctx(store, *args, env={"CTX_NO_HUB": "1"})
+    served = run_ctx(store, *args, env=env)
+    alone = run_ctx(store, *args, env=alone_env)
     assert _hits(served) == _hits(alone)
     assert json.loads(served.stdout)["hits"] == json.loads(alone.stdout)["hits"]
     search = ("search", "api", "-n", "1", "--json")
-    assert _hits(run_ctx(store, *search)) == _hits(
-        run_ctx(store, *search, env={"CTX_NO_HUB": "1"})
+    assert _hits(run_ctx(store, *search, env=env)) == _hits(
+        run_ctx(store, *search, env=alone_env)
     )
-    status = json.loads(run_ctx(store, "hub", "status", "--json").stdout)
+    status = json.loads(run_ctx(store, "hub", "status", "--json", env=env).stdout)
     assert {key: status[key] for key in ("running", "pid", "socket")} == {
         "running": True,
         "pid": hub.pid,
-        "socket": str(socket_path(store)),
+        "socket": str(shared_hub.socket),
     }
     [listed] = status["hubs"]
     assert (listed["pid"], listed["autostarted"]) == (hub.pid, False)
@@ -62,10 +98,11 @@ def test_the_hub_sees_new_commits_and_passes_errors_back(store: Path, hub) -> No
     assert hub.poll() is None  # still serving
 
 
-def test_one_hub_per_store(store: Path, hub) -> None:
-    second = run_ctx(store, "hub", "start")
+def test_one_hub_per_store(shared_hub: SharedHub) -> None:
+    second = run_ctx(shared_hub.store, "hub", "start", env=shared_hub.env)
     assert second.returncode == 7
     assert "already running" in second.stderr
+    assert shared_hub.proc.poll() is None
 
 
 def test_stop_and_sigterm_remove_the_socket(store: Path) -> None:

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-from integration_support import CTX, run_ctx, start_hub_process
+from integration_support import CTX, run_ctx, start_hub_process, wall_clock
 from mcp_scenario import call_every_tool, index_sample_code
 from serve_support import Served, start_serve
+
+from ctx.engine import Store
 
 pytestmark = pytest.mark.anyio
 
@@ -32,6 +34,39 @@ def served(store: Path) -> Iterator[Served]:
     server = start_serve(store)
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def quiet_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store for cases that must write nothing: it stays empty."""
+    path = tmp_path_factory.mktemp("quiet") / ".ctx"
+    Store.init(path, clock=wall_clock).close()
+    (path / "config.toml").write_text(
+        '[embedder]\nkind = "hashing"\n[mcp]\ntools = "all"\n'
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def quiet(quiet_store: Path) -> Iterator[Served]:
+    """One server for the module's cases that only send what must change nothing.
+
+    Each such case compares the store's branch tips and memories before and
+    after itself, so a case that wrote would fail there, whatever ran before.
+    """
+    server = start_serve(quiet_store)
+    yield server
+    server.stop()
+
+
+def branch_tips(store: Path) -> str:
+    out = subprocess.run(
+        ["git", "--git-dir", str(store / "git"), "for-each-ref"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout
 
 
 def fsck(store: Path) -> None:
@@ -175,24 +210,30 @@ def test_the_api_round_trip(served: Served) -> None:
     ],
 )
 def test_bad_requests_get_a_clear_error_and_write_nothing(
-    served: Served, store: Path, method, path, body, query, status, says
+    quiet: Served, quiet_store: Path, method, path, body, query, status, says
 ) -> None:
-    before = served.request("GET", "/api/log", query={"limit": 100})[1]
-    got, answer = served.request(method, path, body, query=query)
+    tips = branch_tips(quiet_store)
+    before = quiet.request("GET", "/api/log", query={"limit": 100})[1]
+    got, answer = quiet.request(method, path, body, query=query)
     assert got == status, answer
     assert says in answer["error"]["message"]
-    assert served.request("GET", "/api/log", query={"limit": 100})[1] == before
+    assert quiet.request("GET", "/api/log", query={"limit": 100})[1] == before
+    assert branch_tips(quiet_store) == tips
 
 
-def test_bodies_that_are_not_json_or_too_large(served: Served) -> None:
-    status, answer = served.request("POST", "/api/memories", raw=b"{not json")
+def test_bodies_that_are_not_json_or_too_large(
+    quiet: Served, quiet_store: Path
+) -> None:
+    tips = branch_tips(quiet_store)
+    status, answer = quiet.request("POST", "/api/memories", raw=b"{not json")
     assert status == 400
     assert "not JSON" in answer["error"]["message"]
-    assert served.request("POST", "/api/memories", raw=b"[1, 2]")[0] == 400
+    assert quiet.request("POST", "/api/memories", raw=b"[1, 2]")[0] == 400
     big = json.dumps({"text": "x" * 1_100_000}).encode()
-    status, answer = served.request("POST", "/api/memories", raw=big)
+    status, answer = quiet.request("POST", "/api/memories", raw=big)
     assert status == 413
-    assert served.request("GET", "/api/memories")[1] == []
+    assert quiet.request("GET", "/api/memories")[1] == []
+    assert branch_tips(quiet_store) == tips
 
 
 def test_malformed_json_rpc_and_a_client_that_hangs_up(served: Served) -> None:
@@ -324,20 +365,35 @@ async def test_a_client_that_leaves_mid_call(served: Served) -> None:
         ({"Origin": "null"}, 403),
         ({"Host": "evil.example:8765"}, 421),
         ({"Host": "rebound.example"}, 421),
-        ({"Origin": "http://localhost:3000"}, 200),
-        ({"Host": "localhost:1234"}, 200),
     ],
 )
 def test_web_pages_cannot_reach_a_loopback_server(
-    served: Served, headers: dict[str, str], status: int
+    quiet: Served, quiet_store: Path, headers: dict[str, str], status: int
 ) -> None:
     """A page in the browser could POST to loopback, or rebind its own name."""
-    got, answer = served.request(
+    tips = branch_tips(quiet_store)
+    got, answer = quiet.request(
         "POST", "/api/memories", {"text": "planted by a web page"}, headers=headers
     )
     assert got == status, answer
+    planted = [m for m in quiet.request("GET", "/api/memories")[1]]
+    assert len(planted) == 0
+    assert branch_tips(quiet_store) == tips
+
+
+@pytest.mark.parametrize(
+    "headers", [{"Origin": "http://localhost:3000"}, {"Host": "localhost:1234"}]
+)
+def test_pages_and_names_of_this_machine_reach_it(
+    served: Served, headers: dict[str, str]
+) -> None:
+    """The same request from a loopback origin or name is served (and writes)."""
+    got, answer = served.request(
+        "POST", "/api/memories", {"text": "planted by a web page"}, headers=headers
+    )
+    assert got == 200, answer
     planted = [m for m in served.request("GET", "/api/memories")[1]]
-    assert len(planted) == (1 if status == 200 else 0)
+    assert len(planted) == 1
 
 
 def test_the_api_finds_code_and_lists_symbols(store: Path, served: Served) -> None:
