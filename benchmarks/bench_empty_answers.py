@@ -165,23 +165,9 @@ def turns(
     named = Tally()  # questions naming one speaker: the other's evidence turns
     for number, corpus in enumerate(corpora):
         mine, other = built[number], built[(number + 1) % len(built)]
-        spoken = {
-            key: draft.tags[0].partition(":")[2]
-            for key, draft in zip(corpus.keys, corpus.drafts, strict=True)
-        }
-        firsts = {name: name.split("-")[0] for name in set(spoken.values())}
         plain = quality.reference_ranker(ref, corpus)
-        for question in corpus.questions:
-            words = {
-                w.strip("?,.!\"'").lower().removesuffix("'s")
-                for w in question.text.split()
-            }
-            names = [n for n, first in firsts.items() if first in words]
-            theirs = [
-                e
-                for e in question.evidence
-                if len(names) == 1 and spoken[e] != names[0]
-            ]
+        others = quality.other_speakers_turns(corpus)
+        for question, theirs in zip(corpus.questions, others, strict=True):
             if theirs:
                 named.asked += 1
                 for label, config_ in (

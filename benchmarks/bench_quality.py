@@ -238,6 +238,30 @@ def stripped(corpus: Corpus, *, tags: bool) -> Corpus:
     )
 
 
+def other_speakers_turns(corpus: Corpus) -> list[list[str]]:
+    """Returns, per question, the evidence turns of the other speaker.
+
+    A question that names exactly one of the conversation's speakers (by the
+    first word of their `speaker:` tag) asks, in these turns, about what the
+    other one said; a question naming none or both has none.
+    """
+    spoken = {
+        key: draft.tags[0].partition(":")[2]
+        for key, draft in zip(corpus.keys, corpus.drafts, strict=True)
+    }
+    firsts = {name: name.split("-")[0] for name in set(spoken.values())}
+    turns = []
+    for question in corpus.questions:
+        words = {
+            w.strip("?,.!\"'").lower().removesuffix("'s") for w in question.text.split()
+        }
+        names = [n for n, first in firsts.items() if first in words]
+        turns.append(
+            [e for e in question.evidence if len(names) == 1 and spoken[e] != names[0]]
+        )
+    return turns
+
+
 def build(corpus: Corpus, embedder: Embedder) -> Built:
     """Writes the corpus into a new store and indexes it (one embedder, shared)."""
     store = Store.memory(clock=lambda: corpus.now)

@@ -76,22 +76,8 @@ def main() -> None:
         scores[variant].setdefault(measure, []).append(value)
 
     for corpus, mine in zip(corpora, built, strict=True):
-        spoken = {
-            key: draft.tags[0].partition(":")[2]
-            for key, draft in zip(corpus.keys, corpus.drafts, strict=True)
-        }
-        firsts = {name: name.split("-")[0] for name in set(spoken.values())}
-        for question in corpus.questions:
-            words = {
-                w.strip("?,.!\"'").lower().removesuffix("'s")
-                for w in question.text.split()
-            }
-            names = [n for n, first in firsts.items() if first in words]
-            theirs = [
-                e
-                for e in question.evidence
-                if len(names) == 1 and spoken[e] != names[0]
-            ]
+        others = quality.other_speakers_turns(corpus)
+        for question, theirs in zip(corpus.questions, others, strict=True):
             for variant in VARIANTS:
                 config = (
                     RecallConfig(tags=0) if variant == VARIANTS[2] else RecallConfig()
