@@ -34,7 +34,18 @@ questions with a name misspelt, 11.9% with a short form).
   they are one person's: names that all begin with the shortest of them,
   a short form the store holds beside the full name ("Caro" and
   "Caroline"), which go to the one most memories hold (a tie of a
-  misspelling likewise: "Evn" for "Ev" and "Evan").
+  misspelling likewise: "Evn" for "Ev" and "Evan"). A word that is a
+  misspelling of one held name and a short form of another goes to the
+  misspelling, unless the two are one person's names: "Evvy" is one edit
+  from "Ev" and the short form of "Evan", whom the store also calls "Ev",
+  so it is "Evan" (respelt "Ev", the name few memories hold weighed the
+  most in the word share, and 11 of LoCoMo's questions with a short form
+  went empty).
+
+A sentence's first word is no suspect, but one the memories hold as a name
+is a name the question names (:attr:`Respelling.names`): a paraphrase or a
+terse question often puts it first ("John did take what test?"), and
+naming someone the store holds lowers an explicit recall's weak floor.
 
 A **held name** is a word of the memories that hold something near the
 suspect: a tag value's word, or a word of their text that they write
@@ -60,6 +71,7 @@ import tantivy
 
 from ctx.engine import Memory
 from ctx.hub.index.lexical_errors import reading
+from ctx.hub.index.schema import content_analyzer
 
 if TYPE_CHECKING:
     from ctx.hub.index.lexical import LexicalIndex
@@ -106,7 +118,8 @@ class Respelling:
         words: Each word of the question that the store spells otherwise,
             as written, with the held spelling (in the question's case).
         names: The held names the question names: its suspects some memory
-            holds, and the held spellings of those respelt.
+            holds (and a sentence's first word that they hold as a name),
+            and the held spellings of those respelt.
     """
 
     words: Mapping[str, str] = field(default_factory=dict)
@@ -118,6 +131,11 @@ class Respelling:
             return text
         pattern = r"\b(" + "|".join(map(re.escape, self.words)) + r")\b"
         return re.sub(pattern, lambda m: self.words[m.group()], text)
+
+
+@functools.cache
+def _content() -> tantivy.TextAnalyzer:
+    return content_analyzer()
 
 
 def allowed_edits(word: str) -> int:
@@ -372,11 +390,45 @@ def respell(
         held = _names_near(lower, indexes, read)
         name = short_for(lower, held, count)
         if held_as is None:
-            name = misspelt(lower, held, knows, count) or name
+            typo = misspelt(lower, held, knows, count)
+            if typo is not None and name is not None:
+                # "Evvy": one edit from "Ev", a short form of "Evan" the
+                # store holds beside it; both are one person's names.
+                one = _one_person({typo, name}, (), count)
+                name = next(iter(one)) if len(one) == 1 else typo
+            else:
+                name = typo or name
         if name is not None:
             words[word] = name.capitalize() if word[1:].islower() else name
             names[name] = None
+    for word in _first_words(question, spans):
+        if _held_as(word.lower(), indexes, read) == "name":
+            names[word.lower()] = None
     return Respelling(words, tuple(names))
+
+
+def _first_words(question: str, spans: Sequence[tuple[int, int]]) -> list[str]:
+    """Returns the first words of the question's sentences that may be names.
+
+    Capitalised, of three letters or more, no English function word, month
+    or weekday, outside the time phrases. A sentence's first word is no
+    suspect (it is capitalised anyway), but a paraphrase or a terse question
+    puts the name first ("John did take what test?"), and one the memories
+    hold as a name says that the question is about someone the store holds.
+    """
+    found: dict[str, None] = {}
+    for match in _WORD.finditer(question):
+        word = match.group()
+        if (
+            _capitalised(word)
+            and len(word) >= _MIN_CHARS
+            and _starts_sentence(question, match.start())
+            and word.lower() not in _TIME_WORDS
+            and not any(start <= match.start() < end for start, end in spans)
+            and _content().analyze(word)
+        ):
+            found[word] = None
+    return list(found)
 
 
 def _held_as(

@@ -45,6 +45,9 @@ TURNS = [
     ("Melanie: the garden needs water", "melanie"),
     ("Kate: I washed the car on Sunday", "kate"),
     ("Caroline: I will buy a red kayak", "caroline"),
+    ("Evan: I drive an old Prius to work", "evan"),
+    ("Kate: see you at the lake, Ev, and bring the Prius", "kate"),
+    ("Evan: the Prius needs new tyres", "evan"),
 ]
 
 
@@ -175,6 +178,9 @@ def ranked(projection, query):
         ("What pet did Mel adopt?", {"Mel": "Melanie"}, TURNS[4][0]),
         # "car" is a word of the store, but no name: "Car" may stand for one.
         ("Will Car buy a kayak?", {"Car": "Caroline"}, TURNS[9][0]),
+        # One edit from "Ev", which the store holds as Evan's short form:
+        # the misspelling and the short form are one person's, Evan.
+        ("What does Evvy drive to work?", {"Evvy": "Evan"}, TURNS[10][0]),
     ],
 )
 def test_a_name_spelt_otherwise_finds_its_memories_as_a_relevant_answer(
@@ -215,3 +221,12 @@ def test_a_named_question_has_the_lower_weak_floor(projection):
     assert weak_floor(config, named) == pytest.approx(config.floor * NAMED_WEAK_SHARE)
     assert weak_floor(config, other) == pytest.approx(config.floor * WEAK_SHARE)
     assert weak_floor(config) == weak_floor(config, other)
+    # A name the store holds counts as the first word of a sentence too, as
+    # a paraphrase or a terse question asks; a capitalised word that is no
+    # name there does not.
+    # (No tag says "Prius": only the memories' words hold it as a name.)
+    first, _ = ranked(projection, "Prius did need what?")
+    assert first.named
+    assert first.respelt == {}
+    word, _ = ranked(projection, "Spoke did break how?")
+    assert not word.named
