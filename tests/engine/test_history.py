@@ -272,3 +272,40 @@ def test_a_rebuild_killed_midway_leaves_a_cache_that_answers_alike(
     torn = Store.open(disk_store.path, clock=disk_store.clock)
     assert _answers(torn, ids) == expected
     torn.close()
+
+
+def test_cold_blame_of_a_memory_edited_many_times_answers_as_with_the_cache(
+    disk_store, intent, monkeypatch
+):
+    """Issue 30: 130 edits, a merged branch that edited it, other memories
+    between; the cold walk keeping a single tree still finds every edit."""
+    from functools import partial
+
+    from ctx.engine import Store, merge
+    from ctx.engine import history as history_module
+
+    mid = remember(disk_store, Draft(text="version 0"), intent).ids[0]
+    other = remember(disk_store, Draft(text="other", context="decisions"), intent)
+    for i in range(1, 101):
+        edit(disk_store, mid, intent, body=f"version {i}\nline two")
+        if i % 10 == 0:
+            remember(disk_store, Draft(text=f"filler {i}"), intent)
+    create_branch(disk_store, "side")
+    for i in range(101, 111):
+        edit(disk_store, mid, intent, body=f"side {i}\nline two", branch="side")
+        edit(disk_store, other.ids[0], intent, body=f"main {i}")
+    merge(disk_store, "side", intent, into="main", no_ff=True)
+    for i in range(111, 131):
+        edit(disk_store, mid, intent, body=f"version {i}\nline two\nline {i}")
+    expected = blame(disk_store, mid)
+    expected_lines = blame_lines(disk_store, mid)
+    assert len(expected) == 131
+    assert [b.line for b in expected_lines] == ["version 130", "line two", "line 130"]
+    (disk_store.path / "cache" / "history.jsonl").unlink()
+    monkeypatch.setattr(
+        history_module, "TreeReader", partial(history_module.TreeReader, keep=1)
+    )
+    cold = Store.open(disk_store.path, clock=disk_store.clock)
+    assert blame(cold, mid) == expected
+    assert blame_lines(cold, mid) == expected_lines
+    cold.close()
