@@ -14,7 +14,9 @@ Two cheap reads, as ``git log -- PATH`` makes them:
 
 from __future__ import annotations
 
+import re
 import stat
+from binascii import hexlify, unhexlify
 from collections.abc import Callable
 
 from dulwich.object_store import BaseObjectStore
@@ -30,6 +32,9 @@ Wanted = Callable[[str, bool], bool | None]
 ``False`` nothing, ``True`` any change, ``None`` look inside."""
 
 _SHARD_DEPTHS = 3
+
+_ENTRY = re.compile(rb"[0-7]+ [^\0]+\0.{20}", re.DOTALL)
+"""One entry of a tree: octal mode, a space, name, NUL, the 20-byte id."""
 
 
 def commit_header(store: BaseObjectStore, sha: str) -> tuple[str, tuple[str, ...], int]:
@@ -63,7 +68,12 @@ def commit_header(store: BaseObjectStore, sha: str) -> tuple[str, tuple[str, ...
 
 
 class TreeReader:
-    """Reads trees as sets of (name, mode, id) entries, keeping the last few dozen.
+    """Reads trees as sets of entries, keeping the last few dozen.
+
+    An entry is kept as its bytes in the tree (mode, name and id): one
+    object per entry, where dulwich's parser makes three and a tuple, and
+    two trees' entries compared as bytes. A walk parses only the few
+    entries that differ (:func:`differs`).
 
     A walk compares each commit's trees with its parent's, which the next
     step compares again: the trees just read are the ones read next. Few are
@@ -78,14 +88,14 @@ class TreeReader:
     def __init__(self, store: BaseObjectStore, keep: int = 32) -> None:
         self._store = store
         self._keep = keep
-        self._entries: dict[bytes, frozenset[tuple[bytes, int, bytes]]] = {}
-        self._older: dict[bytes, frozenset[tuple[bytes, int, bytes]]] = {}
+        self._entries: dict[bytes, frozenset[bytes]] = {}
+        self._older: dict[bytes, frozenset[bytes]] = {}
         self._verdicts: dict[
             tuple[Wanted, str, bytes, bool], tuple[str, bool | None]
         ] = {}
 
-    def entries(self, tree: bytes | None) -> frozenset[tuple[bytes, int, bytes]]:
-        """Returns the entries of ``tree`` (none for ``None``)."""
+    def entries(self, tree: bytes | None) -> frozenset[bytes]:
+        """Returns the entries of ``tree`` (none for ``None``), each as its bytes."""
         if tree is None:
             return frozenset()
         found = self._entries.get(tree)
@@ -99,9 +109,7 @@ class TreeReader:
         self._entries[tree] = found
         return found
 
-    def _read(self, tree: bytes) -> frozenset[tuple[bytes, int, bytes]]:
-        # The raw bytes, parsed by dulwich's compiled parser: no Tree
-        # object is made (a third of a cold walk's time).
+    def _read(self, tree: bytes) -> frozenset[bytes]:
         try:
             type_num, raw = self._store.get_raw(ObjectID(tree))
         except KeyError:
@@ -110,7 +118,14 @@ class TreeReader:
             ) from None
         if type_num != Tree.type_num:
             raise CorruptStoreError(f"Object {tree.decode('ascii')} is not a tree.")
-        return frozenset(parse_tree(raw, 20))
+        entries = _ENTRY.findall(raw)
+        if sum(map(len, entries)) == len(raw):
+            return frozenset(entries)  # they tile the tree: exactly its parse
+        # Not a well-formed tree: dulwich's parser decides (and says why).
+        return frozenset(
+            b"%o %s\0%s" % (mode, name, unhexlify(sha))
+            for name, mode, sha in parse_tree(raw, 20)
+        )
 
     def verdict(
         self, wanted: Wanted, base: str, name: bytes, folder: bool
@@ -135,11 +150,14 @@ def differs(
     if old == new:
         return False
     before, after = trees.entries(old), trees.entries(new)
-    # The entries that differ, found in C: most of a tree is the same.
-    gone = {name: (mode, sha) for name, mode, sha in before - after}
-    came = {name: (mode, sha) for name, mode, sha in after - before}
-    for name in gone.keys() | came.keys():
-        was, now = gone.get(name), came.get(name)
+    # The entries that differ, found in C (most of a tree is the same), and
+    # only those parsed: name -> [mode and id before, mode and id after].
+    changed: dict[bytes, list[tuple[int, bytes] | None]] = {}
+    for entry in before ^ after:
+        space = entry.index(b" ")
+        sides = changed.setdefault(entry[space + 1 : -21], [None, None])
+        sides[entry in after] = (int(entry[:space], 8), hexlify(entry[-20:]))
+    for name, (was, now) in changed.items():
         was_dir = was is not None and stat.S_ISDIR(was[0])
         now_dir = now is not None and stat.S_ISDIR(now[0])
         path, verdict = trees.verdict(wanted, base, name, was_dir or now_dir)
