@@ -235,6 +235,12 @@ from .errors import (
 from .errors import (
     StoreError as StoreError,
 )
+from .escapes import (
+    DATA_NOTE as DATA_NOTE,
+)
+from .escapes import (
+    visible as visible,
+)
 from .exports import (
     ExportLines as ExportLines,
 )
