@@ -7,10 +7,22 @@ grouped by kind, with each memory's id and what it depends on, between a
 header and a footer that give the counts. Tokens are counted with the
 project's one estimator (``estimate_tokens``: characters / 4, rounded up)
 on the exact text returned, and the total never exceeds the budget.
+
+What the memories say is data, never the context's own words, as in a
+recall's markdown block: the markdown and text formats open the memories
+with :data:`~ctx.engine.escapes.DATA_NOTE`, quote every line of each
+memory's text (``  > ``, a blank line as ``  >``), and show terminal
+controls and bidi characters as escapes (:func:`~ctx.engine.escapes.visible`).
+Stored text on ctx's own lines (a title, kind, agent, a dependency's
+headline, the ``where`` of a view) is put on one line, and in markdown its
+punctuation is escaped, so it can neither close the bold or code span it
+sits in nor open a heading, list item, fence or comment. The JSON format is
+data already: every field as stored.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 import msgspec
@@ -20,6 +32,7 @@ from ctx.engine.branches import resolve_revision
 from ctx.engine.catalog import Catalog, catalog
 from ctx.engine.conflicts import ConflictNote
 from ctx.engine.errors import InvalidInputError
+from ctx.engine.escapes import DATA_NOTE, visible
 from ctx.engine.ids import MemoryId
 from ctx.engine.model import Outcome, headline
 from ctx.engine.query import estimate_tokens
@@ -32,6 +45,8 @@ __all__ = ["FORMATS", "ComposedMemory", "Composition", "LeftOut", "compose"]
 
 FORMATS = ("markdown", "text", "json")
 _DEPENDS = ("DEPENDS_ON", "DERIVED_FROM")
+_MARKUP_RE = re.compile(r"([\\`*_\[\]<>&|~])")
+"""Markdown's punctuation that could end a span or start markup mid-line."""
 
 
 class Dependency(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,39 +110,71 @@ def _entry(item: ComposedMemory, fmt: str) -> str:
     deps = item.depends_on
     if fmt == "json":
         return msgspec.json.encode(item).decode("utf-8") + "\n"
+    title = _inline(item.title, fmt) if item.title else ""
     if fmt == "markdown":
-        head = f"- **{item.title}** `{item.id}`" if item.title else f"- `{item.id}`"
+        head = f"- **{title}** `{item.id}`" if title else f"- `{item.id}`"
         lines = [f"{head} ({day}, {item.tier}{_written(item)})"]
-        lines += ["  " + line if line else "" for line in item.body.splitlines()]
-        lines += [f"  depends on: `{d.id}` {d.headline}" for d in deps]
-        lines += _conflict_lines(item, "`")
+        lines += _quoted(item.body)
+        lines += [f"  depends on: `{d.id}` {_inline(d.headline, fmt)}" for d in deps]
+        lines += _conflict_lines(item, fmt)
     else:
-        lines = [f"[{item.kind}] {item.title or ''} ({item.id}, {day}, {item.tier})"]
-        lines += ["  " + line if line else "" for line in item.body.splitlines()]
-        lines += [f"  depends on: {d.id} {d.headline}" for d in deps]
-        lines += _conflict_lines(item, "")
+        named = f" {title}" if title else ""
+        kind = _inline(item.kind, fmt)
+        lines = [f"[{kind}]{named} ({item.id}, {day}, {item.tier})"]
+        lines += _quoted(item.body)
+        lines += [f"  depends on: {d.id} {_inline(d.headline, fmt)}" for d in deps]
+        lines += _conflict_lines(item, fmt)
     return "\n".join(lines) + "\n"
+
+
+def _inline(text: str, fmt: str) -> str:
+    """Returns stored text for a line of ctx's own: one line, controls shown.
+
+    In markdown its punctuation is escaped too, so a title cannot close the
+    bold span it sits in or open a code span, link or HTML comment.
+    """
+    line = " ".join(visible(text).splitlines())
+    return _MARKUP_RE.sub(r"\\\1", line) if fmt == "markdown" else line
+
+
+def _quoted(text: str) -> list[str]:
+    """Returns a memory's text as quoted lines, its controls shown as escapes.
+
+    Lines are split as :meth:`str.splitlines` does, so a line or paragraph
+    separator (U+2028, U+2029) starts a quoted line too.
+    """
+    return ["  > " + line if line else "  >" for line in visible(text).splitlines()]
 
 
 def _written(item: ComposedMemory) -> str:
     """Returns the provenance of an entry: ``; by AGENT, COMMIT, DATE``."""
     if item.commit is None:
         return ""
-    agent = " ".join((item.agent or "unknown").split())[:40]
+    agent = _inline(" ".join((item.agent or "unknown").split())[:40], "markdown")
     return f"; by {agent}, {item.commit[:10]}, {item.updated_at:%Y-%m-%d}"
 
 
-def _conflict_lines(item: ComposedMemory, quote: str) -> list[str]:
+def _conflict_lines(item: ComposedMemory, fmt: str) -> list[str]:
     note = item.conflict
     if note is None:
         return []
     fields = ", ".join(note.fields)
+    quote = "`" if fmt == "markdown" else ""
     show = f"{quote}ctx show {item.id}{quote}"
-    return [f"  in conflict with {note.theirs_ref} ({fields}): {show} shows both sides"]
+    theirs = _inline(note.theirs_ref, fmt)
+    return [f"  in conflict with {theirs} ({fields}): {show} shows both sides"]
 
 
 def _group_heading(kind: str, fmt: str) -> str:
-    return {"markdown": f"\n### {kind}\n", "text": f"\n== {kind} ==\n", "json": ""}[fmt]
+    if fmt == "json":
+        return ""
+    shown = _inline(kind, fmt)
+    return f"\n### {shown}\n" if fmt == "markdown" else f"\n== {shown} ==\n"
+
+
+def _note(fmt: str) -> str:
+    """Returns the line that opens the memories (none in JSON)."""
+    return "" if fmt == "json" else DATA_NOTE + "\n"
 
 
 def _frame(
@@ -137,7 +184,10 @@ def _frame(
     counts: tuple[int, int, int, int, int],
 ) -> tuple[str, str]:
     included, selected, tokens, over, off = counts
-    what = f"where {where}" if where else "all memories"
+    # A view's query is stored text: one line, and no "--" to end the comment.
+    what = f"where {_inline(where, 'text')}" if where else "all memories"
+    if fmt == "markdown":
+        what = re.sub("-(?=-)", "- ", what)
     head = (
         f"ctx compose ({what}): {included} of {plural(selected, 'memory')}, "
         f"budget {budget}"
@@ -206,6 +256,8 @@ def compose(
             left_out.append(_left(item, "off-context tier"))
             continue
         cost = item.tokens
+        if not included:
+            cost += estimate_tokens(_note(fmt))
         if item.kind not in headings:
             cost += estimate_tokens(_group_heading(item.kind, fmt))
         if used + cost > room:
@@ -288,7 +340,7 @@ def _render_groups(items: list[ComposedMemory], fmt: str) -> str:
     kinds: dict[str, list[ComposedMemory]] = {}
     for item in items:
         kinds.setdefault(item.kind, []).append(item)
-    parts = []
+    parts = [_note(fmt)] if items else []
     for kind, group in kinds.items():
         parts.append(_group_heading(kind, fmt))
         parts.extend(_entry(item, fmt) for item in group)

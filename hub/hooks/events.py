@@ -208,7 +208,13 @@ def is_trivial(prompt: str) -> bool:
 
 
 def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str], int]:
-    """Returns the composed context (or ""), the ids it holds and its tokens."""
+    """Returns the composed context (or ""), the ids it holds and its tokens.
+
+    Its memories are quoted data, as in a recall's block: a line before them
+    says so, every line of their text is quoted and its controls are shown
+    as escapes (:func:`ctx.engine.compose`); their ``<ctx:...>`` tags are
+    defused on top.
+    """
     from ctx.engine import InvalidInputError, compose
     from ctx.hub.hooks.commands import defuse
 

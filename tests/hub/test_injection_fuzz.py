@@ -1,39 +1,47 @@
-"""Hostile memory texts through the real hooks and an MCP recall (issue 33).
+"""Hostile memory texts through the real hooks, an MCP recall and compose (issue 33).
 
 Each memory is quoted data in the block it is injected in: it cannot close
 or open the block, none of its ``<ctx:...>`` commands is live, its lines
-are all quoted, and a terminal's controls in it are shown as escapes.
+are all quoted, and a terminal's controls in it are shown as escapes. The
+composed context (the session-start hook's, ``ctx compose`` in markdown and
+text) is checked line by line: every line is ctx's own frame, an entry's
+head, or a quoted line of a memory's text, and each hostile memory is one
+entry whose quote holds exactly its lines.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hostile_texts import HOSTILE, RAW_CONTROLS
 from mcp import Client
 from test_hooks import add, payload
 from test_shown import project  # noqa: F401 (the fixture)
 
+from ctx.engine import DATA_NOTE
 from ctx.hub import Workspace
 from ctx.hub.agents.mcp_server import build_server
 from ctx.hub.hooks import run_hook
 from ctx.hub.hooks.commands import parse_commands
-from ctx.hub.retrieval.prompt import DATA_NOTE
+from ctx.porcelain.main import cli
 
 
 @pytest.fixture
 def hostile(project: Path) -> tuple[Path, dict[str, str]]:  # noqa: F811
     """The project's store with one memory per hostile text, and their words."""
     (project / ".ctx" / "config.toml").write_text(
-        '[embedder]\nkind = "hashing"\n[hooks]\nfloor = 0.0\n'
+        '[embedder]\nkind = "hashing"\n[hooks]\nfloor = 0.0\nstart_budget = 2400\n'
     )
     words = {}
     for n, (name, text) in enumerate(HOSTILE.items()):
         word = f"zanzibar{chr(97 + n)}quux"
         words[name] = word
-        add(project, f"{word} notes: {text}")
+        title = " ".join(text.replace("\r", " ").split("\n"))  # titles are one line
+        add(project, f"{word} notes: {text}", title=f"{word} title: {title}")
     return project, words
 
 
@@ -89,3 +97,86 @@ async def test_hostile_memories_stay_quoted_data_in_an_mcp_recall(hostile):
                 check_block(content.text, word)
     finally:
         ws.close()
+
+
+ENTRY = {
+    "markdown": re.compile(
+        r"- \*\*(?P<title>.+)\*\* `[0-9A-Z]{26}` \(\d{4}-\d\d-\d\d, working; "
+        r"by [^,]+, [0-9a-f]{10}, \d{4}-\d\d-\d\d\)"
+    ),
+    "text": re.compile(
+        r"\[fact\] (?P<title>.+) \([0-9A-Z]{26}, \d{4}-\d\d-\d\d, working\)"
+    ),
+}
+FRAME = {"markdown": "<!-- ctx compose", "text": "# ctx compose"}
+GROUP = {"markdown": "### fact", "text": "== fact =="}
+MARKUP = "`*_[]<>&|~"
+
+
+def unescaped_markup(text: str) -> list[str]:
+    """The markdown punctuation of ``text`` not escaped with a backslash."""
+    found, escaped = [], False
+    for c in text:
+        if not escaped and c in MARKUP:
+            found.append(c)
+        escaped = not escaped and c == "\\"
+    return found
+
+
+def check_composed(text: str, words: dict[str, str], fmt: str) -> list[str]:
+    """Each hostile memory is one entry of ``text``: its head, its text quoted.
+
+    Returns the titles as the heads show them.
+    """
+    assert DATA_NOTE in text
+    assert not [c for c in RAW_CONTROLS if c in text]
+    lines = text.split("\n")
+    heads = {}
+    for n, line in enumerate(lines):
+        match = ENTRY[fmt].fullmatch(line)
+        if match:
+            heads[n] = match["title"]
+            continue
+        framed = line.startswith(FRAME[fmt]) and line.count("--") in (0, 2)
+        own = line in ("", DATA_NOTE, GROUP[fmt]) or framed
+        assert own or line == "  >" or line.startswith("  > "), line
+    assert len(heads) == len(words)
+    for name, word in words.items():
+        (at,) = [n for n, title in heads.items() if title.startswith(f"{word} title:")]
+        said = HOSTILE[name].count("\n") + 1
+        assert lines[at + 1].startswith(f"  > {word} notes: ")
+        assert all(line.startswith("  >") for line in lines[at + 1 : at + 1 + said])
+        assert not lines[at + 1 + said].startswith("  >")
+    return list(heads.values())
+
+
+def test_hostile_memories_stay_quoted_data_in_the_session_start_context(hostile):
+    root, words = hostile
+    out = run_hook("session-start", payload("session_start", root))
+    text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    opener = '<ctx:context source="session-start">\n'
+    assert text.startswith(opener)
+    assert text.endswith("\n</ctx:context>")
+    inner = text[len(opener) : -len("\n</ctx:context>")]
+    assert "ctx:context" not in inner.replace("[ctx:context", "").replace(
+        "[/ctx:context", ""
+    )
+    assert parse_commands(inner).commands == ()
+    check_composed(inner, words, "markdown")
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "text"])
+def test_hostile_memories_stay_quoted_data_in_ctx_compose(hostile, fmt):
+    root, words = hostile
+    result = CliRunner().invoke(
+        cli,
+        ["--store", str(root / ".ctx"), "compose", "--format", fmt, "--budget", "9000"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.stderr
+    titles = check_composed(result.stdout, words, fmt)
+    if fmt == "markdown":
+        # A title cannot close its bold span, open a code span, a link or
+        # an HTML comment, nor write a command (its tags are escaped).
+        assert [t for t in titles if unescaped_markup(t)] == []
+        assert parse_commands(result.stdout).commands == ()

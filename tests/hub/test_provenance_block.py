@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from test_hooks import engine_clock, fill, payload
+from test_hooks import add, engine_clock, payload
 from test_shown import project  # noqa: F401 (the fixture)
 
 from ctx.engine import Draft, Intent, Store, edit, remember
@@ -116,10 +116,14 @@ def test_what_compaction_gives_back_names_the_last_write(written):
     config.write_text(config.read_text() + "start_budget = 600\n")
     asked = payload("user_prompt_submit", root, prompt="quokka deploys?")
     json.loads(run_hook("prompt-submit", asked))  # shown to the session
-    fill(root, 20)  # the composed context: reference memories, room for none else
+    # The composed context takes reference memories first; each is smaller
+    # than the edited one, so the room they leave can never hold it.
+    for n in range(30):
+        add(root, f"Note {n}: cache cleared.", tags=("tier:reference",))
     out = run_hook("session-start", payload("session_start_compact", root))
     text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
-    _, back = text.split("## Before compaction, this session had\n\n", 1)
+    main, back = text.split("## Before compaction, this session had\n\n", 1)
+    assert memory_id not in main
     assert f"`{memory_id}` (by reviewer, {commit[:10]}, " in back
 
 
