@@ -152,6 +152,8 @@ def differs(
     before, after = trees.entries(old), trees.entries(new)
     # The entries that differ, found in C (most of a tree is the same), and
     # only those parsed: name -> [mode and id before, mode and id after].
+    # Two spellings of one mode ("40000", "040000") differ as bytes: at
+    # worst a commit is then diffed in full, which finds nothing there.
     changed: dict[bytes, list[tuple[int, bytes] | None]] = {}
     for entry in before ^ after:
         space = entry.index(b" ")
