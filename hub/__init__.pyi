@@ -97,6 +97,7 @@ from .index.reports import (
 )
 from .instructions import FoundInstructions as FoundInstructions
 from .instructions import ImportedInstructions as ImportedInstructions
+from .instructions import InitReport as InitReport
 from .instructions import find_instructions as find_instructions
 from .instructions import import_instructions as import_instructions
 from .keys import ApiKey as ApiKey

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FoundInstructions",
     "ImportedInstructions",
+    "InitReport",
     "find_instructions",
     "import_instructions",
 ]
@@ -97,6 +98,25 @@ class ImportedInstructions(msgspec.Struct, frozen=True, kw_only=True):
     found: FoundInstructions
     area: str
     commit: str | None
+
+
+class InitReport(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``ctx init`` did, as its ``--json`` prints it.
+
+    Attributes:
+        path: The store's folder.
+        created: Whether it was made now (``False``: it was there).
+        remote: The URL of the code's remote added as ``origin``
+            (``--with-code``), or ``None``.
+        found: The instruction files found for the project.
+        imported: What importing each did (``--import``; empty otherwise).
+    """
+
+    path: str
+    created: bool
+    remote: str | None = None
+    found: list[FoundInstructions] = []
+    imported: list[ImportedInstructions] = []
 
 
 def find_instructions(project: Path, home: Path) -> list[FoundInstructions]:

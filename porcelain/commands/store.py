@@ -79,9 +79,17 @@ def init(
             added = engine.add_code_remote(store, "origin", Path(folder))
     found = hub.find_instructions(Path(folder), Path.home())
     if as_json:
-        if import_ and found:
-            _import(state, result.path, found)
-        echo_json(result)
+        imported = _import(state, result.path, found) if import_ and found else []
+        remote = added.url if added is not None else None
+        echo_json(
+            hub.InitReport(
+                path=result.path,
+                created=result.created,
+                remote=remote,
+                found=found,
+                imported=imported,
+            )
+        )
         return
     if not result.created:
         echo(f"Store already exists at {result.path}.")

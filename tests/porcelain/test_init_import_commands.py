@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -123,8 +124,13 @@ def test_a_changed_file_gives_new_versions_of_the_same_memories(
     (project / "CLAUDE.md").write_text(
         "# Style\nUse ruff.\n\n# Tests\nRun pytest -x.\n"
     )
-    out = ctx("init", "--import")
-    assert "  Imported CLAUDE.md into pinned/claude-md (2 sections) in " in out
+    report = json.loads(ctx("init", "--import", "--json"))
+    assert (report["path"], report["created"]) == (str(project / ".ctx"), False)
+    assert len(report["found"]) == 7
+    changed = {i["found"]["path"]: i["commit"] for i in report["imported"]}
+    assert len(changed) == 7
+    assert re.fullmatch("[0-9a-f]{40}", changed.pop("CLAUDE.md"))
+    assert set(changed.values()) == {None}  # the others were there unchanged
     assert memories_at(project, clock) == before
     assert "Use ruff." in ctx("show", before["pinned/claude-md/style.json"])
 

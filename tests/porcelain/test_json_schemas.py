@@ -20,7 +20,7 @@ from ctx.hub import dream, install
 from ctx.porcelain.main import cli
 
 SCHEMAS: dict[str, Any] = {
-    "init": engine.InitResult,
+    "init": hub.InitReport,
     "remember": engine.RememberResult,
     "edit": engine.EditResult,
     "forget": engine.ForgetResult,
