@@ -15,11 +15,13 @@ from textual.widgets import Input
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 
 
-def _steps(*keys: str, query: str | None = None):
+def _steps(*keys: str | tuple[str, ...], query: str | None = None):
+    """Presses each key (or typed group of keys) and lets the app settle."""
+
     async def run_before(pilot) -> None:
         await settle(pilot)
         for key in keys:
-            await pilot.press(key)
+            await pilot.press(*((key,) if isinstance(key, str) else key))
             await settle(pilot)
         if query is not None:
             # Typed at once (as a paste): one recall, whatever the machine's load.
@@ -63,7 +65,8 @@ def test_dream_proposals(snap_compare, dreamed_ws, size):
     async def run_before(pilot) -> None:
         await _steps("5")(pilot)
         await pilot.click("#--content-tab-dream")
-        await _steps("a", "down", "x", *"not now", "enter", "down")(pilot)
+        # The reason is typed as one group: no read to wait for between its keys.
+        await _steps("a", "down", "x", tuple("not now"), "enter", "down")(pilot)
         # Toasts expire on a timer: whether one is still up depends on the
         # machine's speed, so the picture is taken without them.
         pilot.app.clear_notifications()
