@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from lens_builders import lens_app, settle
 from textual.widgets import DataTable, Input, Static, TabbedContent, Tabs
@@ -260,7 +262,9 @@ async def test_recall_as_you_type_and_the_explanation(story_ws):
         ask = screen._ask
         screen._ask = lambda: (asked.append(1), ask())
         await pilot.press(*"job queue")
-        await pilot.pause(0.5)
+        deadline = time.monotonic() + 10
+        while not asked and time.monotonic() < deadline:
+            await pilot.pause(0.05)
         await settle(pilot)
         # Debounced: a recall once typing pauses, not one per key.
         assert 1 <= len(asked) < len("job queue")
