@@ -17,7 +17,10 @@ sources ahead on PYTHONPATH; results in ``benchmarks/results/mcp_surface.md``):
    answerer, as ``ctx mcp`` answers) beside MCP over stdio (``ctx mcp`` with
    ``CTX_NO_HUB=1``, answering itself; the working tree's and the earlier
    commit's), interleaved query by query, on bench_recall's store of
-   ``--size`` memories (hashing vectors).
+   ``--size`` memories (hashing vectors). The working tree is asked twice:
+   by the SDK client as it is, which checks each structured answer against
+   the tool's output schema (``jsonschema``), and by one that does not
+   (:func:`unchecked`), to show what of the gap is the client's own check.
 """
 
 from __future__ import annotations
@@ -78,6 +81,24 @@ async def lists(store: Path, envs: dict[str, dict[str, str]]) -> dict[str, Any]:
     return out
 
 
+UNCHECKED = "MCP stdio, working tree, the client not checking the answer"
+
+
+def unchecked(client: Any) -> Any:
+    """Returns ``client`` with its check of answers against output schemas off.
+
+    The SDK client validates every structured answer against the tool's
+    output schema with ``jsonschema``; a host may or may not. Only this
+    client's session is changed.
+    """
+
+    async def no_check(name: str, result: Any) -> None:
+        return None
+
+    client.session.validate_tool_result = no_check
+    return client
+
+
 async def recall_latency(
     store: Path, envs: dict[str, dict[str, str]], args: argparse.Namespace
 ) -> dict[str, Any]:
@@ -95,6 +116,10 @@ async def recall_latency(
                 client = await stack.enter_async_context(Client(stdio(store, env)))
                 await client.call_tool("recall", queries[0])  # its answerer loaded
                 paths.append(ba.Route(f"MCP stdio, {name}", ba.over_mcp(client)))
+                if name == NOW_TREE:
+                    bare = await stack.enter_async_context(Client(stdio(store, env)))
+                    await bare.call_tool("recall", queries[0])
+                    paths.append(ba.Route(UNCHECKED, ba.over_mcp(unchecked(bare))))
             inputs = queries[: args.warmup] + queries
             await ba.interleave(paths, "recall", inputs, args.warmup)
     finally:
