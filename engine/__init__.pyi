@@ -58,6 +58,12 @@ from .catalog import (
 from .catalog import (
     CatalogEntry as CatalogEntry,
 )
+from .code_branches import (
+    code_branch as code_branch,
+)
+from .code_branches import (
+    followed_branch as followed_branch,
+)
 from .code_remotes import (
     CODE_NAMESPACE as CODE_NAMESPACE,
 )
@@ -75,6 +81,12 @@ from .code_remotes import (
 )
 from .code_remotes import (
     code_work_tree as code_work_tree,
+)
+from .code_sync import (
+    SyncResult as SyncResult,
+)
+from .code_sync import (
+    sync_code_branches as sync_code_branches,
 )
 from .compose import (
     FORMATS as FORMATS,

@@ -34,6 +34,7 @@ __all__ = [
     "clone_from_code",
     "code_remote_url",
     "code_remotes",
+    "code_repository",
     "code_work_tree",
 ]
 
@@ -50,19 +51,31 @@ def code_work_tree(start: Path) -> Path | None:
     return None
 
 
+def code_repository(start: Path) -> Repo | None:
+    """Returns the code repository around ``start``, opened, or ``None``.
+
+    A linked worktree's ``.git`` file is followed to its own git folder (its
+    own HEAD) and the common one (the branches). The caller closes it.
+    """
+    top = code_work_tree(start)
+    if top is None:
+        return None
+    try:
+        return Repo(str(top))
+    except NotGitRepository:
+        return None
+
+
 def code_remotes(start: Path) -> dict[str, str]:
     """Returns the remotes of the code repository around ``start``, by name.
 
     Empty when ``start`` is in no git work tree, or its repository has no
     remote.
     """
-    top = code_work_tree(start)
-    if top is None:
+    repo = code_repository(start)
+    if repo is None:
         return {}
-    try:
-        repo = Repo(str(top))
-    except NotGitRepository:
-        return {}
+    top = Path(repo.path)
     with closing(repo):
         config = repo.get_config()
     out = {}

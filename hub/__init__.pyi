@@ -48,8 +48,14 @@ from .code.results import CodeSymbol as CodeSymbol
 from .code.results import Dependencies as Dependencies
 from .code.results import FindResult as FindResult
 from .code.results import SymbolList as SymbolList
+from .code_branches import FollowingStore as FollowingStore
+from .code_branches import follow_code as follow_code
+from .code_branches import sync_branches as sync_branches
 from .config import (
     AgentsSettings as AgentsSettings,
+)
+from .config import (
+    BranchesSettings as BranchesSettings,
 )
 from .config import (
     DreamSettings as DreamSettings,

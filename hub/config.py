@@ -11,7 +11,8 @@ holds the budgets and the relevance floor of ``ctx hook``. ``[agents]`` says
 whether each agent writes on a branch of its own. ``[code.steer]`` names
 the optional chat model that steers ``ctx find``. ``[dream]`` says whether
 the hub runs Dream in the background, and names its judge. ``[secrets]``
-says what a write holding a secret does (refuse, redact, allow). A missing
+says what a write holding a secret does (refuse, redact, allow).
+``[branches]`` says whether memory follows the code's branches. A missing
 file or table gives the defaults; an unknown key or a value of the wrong
 type is an error naming it.
 
@@ -31,6 +32,7 @@ from ctx.engine import InvalidInputError
 __all__ = [
     "CONFIG_FILE",
     "AgentsSettings",
+    "BranchesSettings",
     "CodeSettings",
     "DreamSettings",
     "HooksSettings",
@@ -202,6 +204,20 @@ class AgentsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     review_writes: bool = False
 
 
+class BranchesSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Which memory branch a call that names none works on (docs/branches.md).
+
+    Attributes:
+        follow_code: Whether it is the one named as the code's current branch
+            (in the git work tree the command runs in), created on its first
+            write from the memory of its nearest code ancestor, whose memory
+            it reads until then; ``ctx init --follow-code`` sets it. Off: the
+            store's HEAD branch.
+    """
+
+    follow_code: bool = False
+
+
 class McpSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """What ``ctx mcp`` and ``ctx serve``'s ``/mcp`` offer (docs/agents.md).
 
@@ -296,6 +312,7 @@ class HubConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     embedder: dict[str, object] = {}
     code: CodeSettings = CodeSettings()
     secrets: SecretsSettings = SecretsSettings()
+    branches: BranchesSettings = BranchesSettings()
 
 
 def load_config(store_path: Path | None) -> HubConfig:

@@ -3,7 +3,9 @@
 Every caller of the hub (the command line, and the MCP server, HTTP API,
 hooks and lens built on it) starts from a :class:`Workspace`. It finds the
 store, opens it once, and holds what the environment says about who is
-working where: ``CTX_BRANCH``, ``CTX_AGENT`` and ``CTX_SESSION``.
+working where: ``CTX_BRANCH``, ``CTX_AGENT`` and ``CTX_SESSION``, and the
+folder it runs in, whose code branch a store with ``[branches] follow_code``
+works on when a call names no branch (:mod:`ctx.hub.code_branches`).
 
 The store is, in order: the folder given (``--store``), ``CTX_DIR``, a
 ``.ctx`` folder in the working directory or one of its parents, and else the
@@ -54,6 +56,9 @@ class Workspace:
         agent: Who writes (``None``: the login name).
         session: The working session's id, if any.
         clock: Returns the current time; the default is local time.
+        code: Where the caller runs, in the code's work tree if any: a store
+            that follows the code's branches works on the one checked out
+            there (``None``: it follows nothing).
     """
 
     def __init__(
@@ -65,8 +70,10 @@ class Workspace:
         agent: str | None = None,
         session: str | None = None,
         clock: Callable[[], datetime] = local_now,
+        code: Path | None = None,
     ) -> None:
         self.path = path
+        self.code = code
         self.user_store = user_store
         self.branch = branch
         self.agent = agent
@@ -104,6 +111,7 @@ class Workspace:
         """
         env = os.environ if environ is None else environ
         found = cls.locate(store, cwd=cwd, environ=env)
+        here = cwd or Path.cwd()
         return cls(
             found[0],
             user_store=found[1],
@@ -111,6 +119,7 @@ class Workspace:
             agent=env.get("CTX_AGENT") or None,
             session=env.get("CTX_SESSION") or None,
             clock=clock,
+            code=here,
         )
 
     @staticmethod
@@ -157,39 +166,70 @@ class Workspace:
             return self._opened(write)
 
     def _opened(self, write: bool) -> Store:
-        from ctx.engine import Store
         from ctx.hub.screen import SecretScreen
 
         screen = SecretScreen(self.secrets_mode)
         self._wrote = self._wrote or write
-        if self._store is None:
-            if self.user_store and not (self.path / "git").is_dir():
-                if write:
-                    self._store = Store.init(
-                        self.path, clock=self.clock, exist_ok=True, screen=screen
-                    )
-                else:
-                    self._store = Store.memory(clock=self.clock, screen=screen)
-            elif not self.path.exists():
-                raise NotAStoreError(
-                    f"No store at {self.path}.",
-                    hint="Run `ctx init` there, or fix --store.",
-                )
-            else:
-                self._store = Store.open(self.path, clock=self.clock, screen=screen)
-                from ctx.hub.redaction import SCRUB_PENDING, finish_scrub
-
-                if (self.path / SCRUB_PENDING).exists():
-                    # A redaction was killed: the engine finished its part
-                    # in Store.open; the indexes and private files follow.
-                    finish_scrub(self._store)
-        elif write and self._store.path is None:
+        if self._store is not None and not (write and self._store.path is None):
+            self._follow(self._store)
+            return self._store
+        Store = self._store_class()  # noqa: N806 (a class)
+        if self._store is not None:
             # A user store read while empty, now written: make it for real.
             self._store.close()
             self._store = Store.init(
                 self.path, clock=self.clock, exist_ok=True, screen=screen
             )
+        elif self.user_store and not (self.path / "git").is_dir():
+            if write:
+                self._store = Store.init(
+                    self.path, clock=self.clock, exist_ok=True, screen=screen
+                )
+            else:
+                self._store = Store.memory(clock=self.clock, screen=screen)
+        elif not self.path.exists():
+            raise NotAStoreError(
+                f"No store at {self.path}.",
+                hint="Run `ctx init` there, or fix --store.",
+            )
+        else:
+            self._store = Store.open(self.path, clock=self.clock, screen=screen)
+            from ctx.hub.redaction import SCRUB_PENDING, finish_scrub
+
+            if (self.path / SCRUB_PENDING).exists():
+                # A redaction was killed: the engine finished its part
+                # in Store.open; the indexes and private files follow.
+                finish_scrub(self._store)
+        self._follow(self._store)
         return self._store
+
+    def _store_class(self) -> type[Store]:
+        """Returns the class to open the store as: following the code, or not."""
+        from ctx.engine import InvalidInputError, Store
+
+        if self.code is None or not self.on_disk:
+            return Store
+        try:
+            follows = self.config().branches.follow_code
+        except InvalidInputError:
+            # Said by every command that reads the settings (writes, recalls);
+            # a read that needs none works on the store's HEAD, as before.
+            follows = False
+        if not follows:
+            return Store
+        from ctx.hub.code_branches import FollowingStore
+
+        return FollowingStore
+
+    def _follow(self, store: Store) -> None:
+        if type(store).__name__ != "Store":  # no import when not following
+            from ctx.hub.code_branches import FollowingStore
+
+            assert isinstance(store, FollowingStore)
+            store.code = self.code
+            # Once a caller writes, a missing memory branch is created rather
+            # than read through: a write never lands on the ancestor's.
+            store.writing = self._wrote
 
     def secrets_mode(self) -> SecretMode:
         """Returns what a write holding a secret does here.

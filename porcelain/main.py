@@ -80,6 +80,7 @@ COMMAND_MODULES: dict[str, str] = {
     "supersede": "provenance",
     "switch": "branches",
     "symbols": "code",
+    "sync": "sync",
     "tag": "tags",
     "tags": "tags",
     "test": "golden",

@@ -35,6 +35,12 @@ __all__ = ["COMMANDS"]
     "memory branches go under ctx/ there.",
 )
 @click.option(
+    "--follow-code",
+    is_flag=True,
+    help="Work on the memory branch named as the code's current branch "
+    "([branches] follow_code; docs/branches.md).",
+)
+@click.option(
     "--import",
     "import_",
     is_flag=True,
@@ -48,6 +54,7 @@ def init(
     folder: str,
     branch: str,
     with_code: bool,
+    follow_code: bool,
     import_: bool,
     as_json: bool,
 ) -> None:
@@ -71,6 +78,8 @@ def init(
         engine.code_remote_url(Path(folder))  # no code remote: nothing is made
     result = engine.init_store(path.absolute(), clock=now, branch=branch)
     write_config(path)
+    if follow_code:
+        hub.follow_code(path)
     added = None
     if with_code:
         state.explicit = result.path

@@ -38,6 +38,7 @@ SCHEMAS: dict[str, Any] = {
     "branches": list[engine.BranchInfo],
     "switch": engine.BranchInfo,
     "merge": engine.MergeResult,
+    "sync": engine.SyncResult,
     "resolve": engine.ResolveResult,
     "undo": engine.UndoResult,
     "op log": list[engine.Operation],
@@ -221,6 +222,18 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     clone = tmp_path / "clone" / ".ctx"
     run("clone", "clone", str(remote), "--store", str(clone))
     run("remote remove", "remote", "remove", "origin")
+    code = tmp_path / "code"  # ctx sync reads the code's branches
+    subprocess.run(["git", "init", "-q", "-b", "main", str(code)], check=True)
+    ctx("branch", "feature")
+    ctx("remember", "Feature flags live in env", "--branch", "feature")
+    who = ("-c", "user.name=t", "-c", "user.email=t@example.com")
+    subprocess.run(
+        ["git", *who, "-C", str(code), "commit", "-q", "--allow-empty", "-m", "a"],
+        check=True,
+    )
+    subprocess.run(["git", "-C", str(code), "branch", "feature"], check=True)
+    with contextlib.chdir(code):
+        run("sync", "sync", "--dry-run")
     source = tmp_path / "src"
     source.mkdir()
     (source / "app.py").write_text("import util\n\n\ndef main():\n    util.run()\n")

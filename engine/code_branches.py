@@ -1,0 +1,199 @@
+"""Memory that follows the code's branches: one memory branch per code branch.
+
+A store that follows the code (``[branches] follow_code``) works, when a
+call names no branch, on the memory branch named as the code's current
+branch: the one checked out in the git work tree the command runs in (a
+linked worktree has its own). Detached HEAD, or no work tree at all: the
+store's own HEAD branch, as without following.
+
+A code branch without a memory branch yet reads the memory of its nearest
+code ancestor that has one: among the code branches with a memory branch of
+the same name, the one whose merge base with it is newest (a base that
+descends from another is newer; else the later commit). The first write
+creates the memory branch there; nothing is written before.
+
+:mod:`ctx.engine.code_sync` brings memory back when code is merged.
+
+The code repository is only read, never written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from contextlib import closing
+from pathlib import Path
+
+from dulwich.graph import can_fast_forward, find_merge_base
+from dulwich.objects import Commit, ObjectID
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from ctx.engine.branches import check_new_branch_name
+from ctx.engine.code_remotes import code_repository
+from ctx.engine.errors import InvalidInputError
+from ctx.engine.store import Store
+
+__all__ = [
+    "code_branch",
+    "code_tip",
+    "create_memory_branch",
+    "default_code_branch",
+    "followed_branch",
+    "is_dream_branch",
+    "nearest_memory_branch",
+]
+
+_HEADS = b"refs/heads/"
+
+
+def code_branch(start: Path) -> str | None:
+    """Returns the branch checked out in the git work tree around ``start``.
+
+    ``None`` outside a work tree and at a detached HEAD.
+    """
+    repo = code_repository(start)
+    if repo is None:
+        return None
+    with closing(repo):
+        return _checked_out(repo)
+
+
+def followed_branch(store: Store, start: Path, default: str, *, write: bool) -> str:
+    """Returns the memory branch a call that names none works on.
+
+    That is the code's current branch (around ``start``) when it has a
+    memory branch. When it has none yet, a read gets the memory branch of
+    its nearest code ancestor that has one (else ``default``), and a write
+    gets the new branch, created there first. Outside a work tree, at a
+    detached HEAD, or for a code branch name a memory branch cannot take:
+    ``default``.
+
+    Args:
+        store: The store.
+        start: A folder in the code's work tree.
+        default: The store's own default branch (its HEAD).
+        write: Whether the caller writes: the branch is created if missing.
+    """
+    repo = code_repository(start)
+    if repo is None:
+        return default
+    with closing(repo):
+        name = _checked_out(repo)
+        if name is None or not _takes(name):
+            return default
+        if name in store.branches():
+            return name
+        source = nearest_memory_branch(repo, store, name, default)
+    if not write:
+        return source
+    create_memory_branch(store, name, source)
+    return name
+
+
+def create_memory_branch(store: Store, name: str, source: str) -> None:
+    """Creates memory branch ``name`` at ``source``'s tip, unless a racer did."""
+    with store.locked():
+        if name not in store.branches():
+            store.move_branch(
+                name,
+                None,
+                store.branch_tip(source),
+                f"ctx: created for code branch {name} from {source}",
+            )
+
+
+def _checked_out(repo: Repo) -> str | None:
+    target = repo.refs.get_symrefs().get(Ref(b"HEAD"))
+    if target is None or not target.startswith(_HEADS):
+        return None  # detached
+    return bytes(target[len(_HEADS) :]).decode("utf-8", "surrogateescape")
+
+
+def is_dream_branch(name: str) -> bool:
+    """Returns whether ``name`` is one of Dream's branches (merged only by it)."""
+    from ctx.engine.merge import DREAM_PREFIX  # the merge machinery, on demand
+
+    return name.startswith(DREAM_PREFIX)
+
+
+def _takes(name: str) -> bool:
+    """Returns whether a memory branch may be named ``name``."""
+    if is_dream_branch(name):
+        return False
+    try:
+        check_new_branch_name(name)
+    except InvalidInputError:
+        return False
+    return True
+
+
+def code_tip(repo: Repo, branch: str) -> ObjectID | None:
+    """Returns the tip of code branch ``branch``, or ``None`` without one."""
+    try:
+        return repo.refs[Ref(_HEADS + branch.encode("utf-8", "surrogateescape"))]
+    except KeyError:
+        return None
+
+
+def default_code_branch(repo: Repo) -> str:
+    """Returns the code's default branch: origin's HEAD, else main, else master."""
+    origin = repo.refs.get_symrefs().get(Ref(b"refs/remotes/origin/HEAD"))
+    prefix = b"refs/remotes/origin/"
+    if origin is not None and origin.startswith(prefix):
+        return bytes(origin[len(prefix) :]).decode("utf-8", "surrogateescape")
+    for name in ("main", "master"):
+        if code_tip(repo, name) is not None:
+            return name
+    raise InvalidInputError(
+        "Cannot tell the code's default branch (no origin/HEAD, main or master).",
+        hint="Name the branch to merge into with --into.",
+    )
+
+
+def nearest_memory_branch(repo: Repo, store: Store, branch: str, default: str) -> str:
+    """Returns the memory branch of ``branch``'s nearest code ancestor.
+
+    Among the code branches with a memory branch of the same name, the one
+    whose merge base with ``branch`` is newest: a base that descends from
+    another is newer; bases that do not are compared by commit time, then
+    the store's default branch first, then by name. None: ``default``.
+    """
+    tip = code_tip(repo, branch)
+    if tip is None:
+        return default
+    best: tuple[str, ObjectID] | None = None
+    for name in _candidates(store.branches(), branch):
+        other = code_tip(repo, name)
+        bases = find_merge_base(repo, [tip, other]) if other is not None else []
+        if not bases:
+            continue
+        if best is None or _newer(repo, bases[0], best[1], name, best[0], default):
+            best = (name, bases[0])
+    return default if best is None else best[0]
+
+
+def _candidates(names: Iterable[str], branch: str) -> list[str]:
+    return [n for n in names if n != branch and not is_dream_branch(n)]
+
+
+def _newer(
+    repo: Repo, base: ObjectID, best: ObjectID, name: str, held: str, default: str
+) -> bool:
+    """Returns whether ``base`` (of ``name``) beats ``best`` (of ``held``)."""
+    if base != best:
+        if can_fast_forward(repo, best, base):
+            return True
+        if can_fast_forward(repo, base, best):
+            return False
+        times = (_time(repo, base), _time(repo, best))
+        if times[0] != times[1]:
+            return times[0] > times[1]
+    if (name == default) != (held == default):
+        return name == default
+    return False  # names come sorted: the first one stays
+
+
+def _time(repo: Repo, commit: ObjectID) -> int:
+    obj = repo[commit]
+    assert isinstance(obj, Commit)
+    return int(obj.commit_time)

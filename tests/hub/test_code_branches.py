@@ -1,0 +1,124 @@
+"""Memory follows the code's branches through every door: the workspace's store
+reports the code's branch as its default (issue 34). Real git repositories made
+with the git binary in tmp dirs."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from ctx import engine
+from ctx.engine import Store
+from ctx.hub import FollowingStore, Workspace
+from ctx.hub.agents.mcp_server import build_server
+
+T0 = datetime(2026, 1, 5, tzinfo=UTC)
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Path:
+    repo = tmp_path / "code"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("a")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-q", "-m", "a")
+    return repo
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    path = tmp_path / ".ctx"
+    Store.init(path, clock=lambda: T0).close()
+    (path / "config.toml").write_text(
+        '[embedder]\nkind = "hashing"\n\n[branches]\nfollow_code = true\n'
+    )
+    return path
+
+
+def test_a_workspace_that_names_no_code_follows_nothing(store_dir, code):
+    ws = Workspace(store_dir)
+    try:
+        assert type(ws.store()) is Store
+    finally:
+        ws.close()
+
+
+def test_off_the_store_is_a_plain_store(store_dir, code):
+    (store_dir / "config.toml").write_text("[branches]\nfollow_code = false\n")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        assert type(ws.store()) is Store
+        assert ws.store().head_branch() == "main"
+    finally:
+        ws.close()
+
+
+def test_reads_see_the_ancestor_until_a_write_creates_the_branch(store_dir, code):
+    git(code, "checkout", "-q", "-b", "feature/x")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        store = ws.store()
+        assert isinstance(store, FollowingStore)
+        assert store.head_branch() == "main"
+        assert store.branches() == ["main"]
+        store = ws.store(write=True)
+        assert store.head_branch() == "feature/x"
+        assert store.branches() == ["feature/x", "main"]
+        assert store.branch_tip("feature/x") == store.branch_tip("main")
+        [entry] = store.reflog("feature/x")
+        assert entry.message == "ctx: created for code branch feature/x from main"
+    finally:
+        ws.close()
+
+
+def test_the_nearest_code_ancestor_with_memory_is_chosen(store_dir, code):
+    """feature/y split from feature/x after main: x's memory, not main's."""
+    git(code, "checkout", "-q", "-b", "feature/x")
+    (code / "b.txt").write_text("b")
+    git(code, "add", "b.txt")
+    git(code, "commit", "-q", "-m", "b")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        ws.store(write=True)
+        engine.remember(ws.store(), engine.Draft(text="x knows"), ws.intent("observe"))
+    finally:
+        ws.close()
+    git(code, "checkout", "-q", "-b", "feature/y")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        assert ws.store().head_branch() == "feature/x"
+        assert ws.store(write=True).head_branch() == "feature/y"
+        store = ws.store()
+        assert store.branch_tip("feature/y") == store.branch_tip("feature/x")
+    finally:
+        ws.close()
+
+
+@pytest.mark.anyio
+async def test_the_mcp_door_writes_on_the_code_branch(store_dir, code):
+    git(code, "checkout", "-q", "-b", "feature/mcp")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        async with Client(build_server(ws)) as client:
+            await client.call_tool("remember", {"text": "learned over MCP"})
+        store = ws.store()
+        assert store.branches() == ["feature/mcp", "main"]
+        listed = engine.list_sorted(store, "feature/mcp").memories
+        assert [r.memory.body for r in listed] == ["learned over MCP"]
+        assert engine.list_sorted(store, "main").memories == ()
+    finally:
+        ws.close()

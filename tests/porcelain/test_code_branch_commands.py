@@ -1,0 +1,229 @@
+"""Memory that follows the code's branches: `ctx init --follow-code`, `ctx sync`
+(issue 34). Real git repositories made with the git binary in tmp dirs."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from ctx import engine, hub
+from ctx.engine import Store
+from ctx.porcelain.main import cli
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def commit(repo: Path, text: str) -> None:
+    (repo / f"{text}.txt").write_text(text, encoding="utf-8")
+    git(repo, "add", f"{text}.txt")
+    git(repo, "commit", "-q", "-m", text)
+
+
+@pytest.fixture
+def code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = tmp_path / "code"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "one")
+    monkeypatch.chdir(repo)
+    return repo
+
+
+@pytest.fixture
+def following(ctx, code: Path):
+    ctx("init", str(ctx.root), "--follow-code")
+    return ctx
+
+
+def store_of(ctx) -> Store:
+    return Store.open(ctx.root / ".ctx", clock=lambda: datetime(2026, 1, 5, tzinfo=UTC))
+
+
+def texts(ctx, branch: str) -> list[str]:
+    return sorted(m["headline"] for m in ctx.json("ls", "--branch", branch))
+
+
+def refs(ctx) -> dict[str, str]:
+    store = store_of(ctx)
+    try:
+        return {b: store.branch_tip(b) for b in store.branches()}
+    finally:
+        store.close()
+
+
+def files(folder: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_off_by_default_a_write_on_a_code_branch_stays_on_head(ctx, code):
+    git(code, "checkout", "-q", "-b", "feature/x")
+    ctx("remember", "Queue is Postgres")
+    assert list(refs(ctx)) == ["main"]
+    assert texts(ctx, "main") == ["Queue is Postgres"]
+
+
+def test_init_follow_code_sets_the_config_key(following):
+    config = (following.root / ".ctx" / "config.toml").read_text(encoding="utf-8")
+    assert config.endswith("\n[branches]\nfollow_code = true\n")
+    assert hub.load_config(following.root / ".ctx").branches.follow_code
+
+
+def test_follow_code_turns_a_false_key_true_and_keeps_the_rest(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[branches]\nfollow_code = false\n\n[recall]\nbudget = 9\n", encoding="utf-8"
+    )
+    hub.follow_code(tmp_path)
+    assert config.read_text(encoding="utf-8") == (
+        "[branches]\nfollow_code = true\n\n[recall]\nbudget = 9\n"
+    )
+    hub.follow_code(tmp_path)  # twice: unchanged
+    assert hub.load_config(tmp_path).recall.budget == 9
+
+
+def test_a_write_on_a_feature_branch_lands_on_its_memory_branch(following, code):
+    following("remember", "Queue is Postgres")
+    git(code, "checkout", "-q", "-b", "feature/x")
+    commit(code, "two")
+    following("remember", "Retry three times")
+    tips = refs(following)
+    assert list(tips) == ["feature/x", "main"]
+    assert texts(following, "main") == ["Queue is Postgres"]
+    assert texts(following, "feature/x") == ["Queue is Postgres", "Retry three times"]
+    # Created from main's memory: its first parent is main's tip.
+    store = store_of(following)
+    assert store.commit(tips["feature/x"]).parents == (tips["main"],)
+    store.close()
+    # And `ctx ls` with no --branch reads the code's branch.
+    assert sorted(m["headline"] for m in following.json("ls")) == [
+        "Queue is Postgres",
+        "Retry three times",
+    ]
+
+
+def test_recall_on_a_new_code_branch_reads_main_and_writes_nothing(following, code):
+    with (following.root / ".ctx" / "config.toml").open("a") as f:
+        f.write('\n[embedder]\nkind = "hashing"\n')
+    following("remember", "The queue is Postgres")
+    git(code, "checkout", "-q", "-b", "feature/y")
+    before = refs(following)
+    git_files = files(following.root / ".ctx" / "git")
+    hits = following.json("recall", "queue")["hits"]
+    assert [(h["body"], h["branch"]) for h in hits] == [
+        ("The queue is Postgres", "main")
+    ]
+    assert [m["headline"] for m in following.json("ls")] == ["The queue is Postgres"]
+    assert refs(following) == before
+    assert files(following.root / ".ctx" / "git") == git_files
+
+
+def test_ctx_branch_still_wins(following, code):
+    following("branch", "shared")
+    git(code, "checkout", "-q", "-b", "feature/x")
+    result = following.runner.invoke(
+        cli,
+        ["--store", str(following.root / ".ctx"), "remember", "Pinned to shared"],
+        env={"CTX_BRANCH": "shared"},
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.stderr
+    assert list(refs(following)) == ["main", "shared"]
+    assert texts(following, "shared") == ["Pinned to shared"]
+
+
+def test_detached_head_works_on_the_stores_head(following, code):
+    commit(code, "two")
+    git(code, "checkout", "-q", "--detach", "HEAD~1")
+    following("remember", "Written while detached")
+    assert list(refs(following)) == ["main"]
+    assert texts(following, "main") == ["Written while detached"]
+
+
+def test_a_linked_worktree_uses_its_own_branch(following, code, monkeypatch):
+    following("remember", "From main")
+    tree = code.parent / "tree"
+    git(code, "worktree", "add", "-q", "-b", "feature/wt", str(tree))
+    monkeypatch.chdir(tree)
+    following("remember", "From the worktree")
+    assert list(refs(following)) == ["feature/wt", "main"]
+    assert texts(following, "feature/wt") == ["From main", "From the worktree"]
+    monkeypatch.chdir(code)  # the main work tree is still on main
+    assert [m["headline"] for m in following.json("ls")] == ["From main"]
+
+
+def merged_feature(following, code: Path) -> None:
+    following("remember", "Queue is Postgres")
+    git(code, "checkout", "-q", "-b", "feature/x")
+    commit(code, "two")
+    following("remember", "Retry three times")
+    git(code, "checkout", "-q", "main")
+    commit(code, "three")
+    git(code, "merge", "-q", "--no-edit", "feature/x")
+
+
+def test_sync_merges_the_memory_of_a_merged_code_branch(following, code):
+    git(code, "branch", "feature/later")
+    following("branch", "feature/later")
+    git(code, "checkout", "-q", "feature/later")
+    commit(code, "later")
+    git(code, "checkout", "-q", "main")
+    merged_feature(following, code)
+    before = refs(following)
+    dry = following("sync", "--dry-run")
+    assert dry.stdout == (
+        "Would merge feature/x into main (fast-forward).\n"
+        "Not merged in the code yet: feature/later.\n"
+    )
+    assert refs(following) == before
+    done = following.json("sync")
+    assert done["into"] == "main"
+    assert [m["source"] for m in done["merges"]] == ["feature/x"]
+    assert done["waiting"] == ["feature/later"]
+    assert texts(following, "main") == ["Queue is Postgres", "Retry three times"]
+    after = refs(following)
+    again = following("sync")
+    assert again.stdout == (
+        "Nothing to merge into main.\nNot merged in the code yet: feature/later.\n"
+    )
+    assert refs(following) == after
+
+
+def test_sync_reports_a_conflict_and_exits_5(following, code):
+    kept = following("remember", "Deploys on Fridays").stdout.strip()
+    git(code, "checkout", "-q", "-b", "feature/x")
+    commit(code, "two")
+    following("edit", kept, "--body", "Deploys on Mondays")
+    git(code, "checkout", "-q", "main")
+    following("edit", kept, "--body", "Deploys on Tuesdays")
+    main_before = refs(following)["main"]
+    git(code, "merge", "-q", "--no-edit", "feature/x")
+    result = following("sync", code=5)
+    assert "1 conflict kept" in result.stdout
+    store = store_of(following)
+    try:
+        assert engine.conflicted_ids(store, "main") == {kept}
+        assert engine.show_memory(store, kept, "main").memory.body == (
+            "Deploys on Tuesdays"
+        )
+        tip = store.commit(store.branch_tip("main"))
+        assert tip.parents == (main_before, store.branch_tip("feature/x"))
+    finally:
+        store.close()
+
+
+def test_sync_outside_a_work_tree_is_an_error(ctx, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = ctx("sync", code=4)
+    assert result.stderr.startswith(f"Error: {tmp_path} is not inside a git work tree.")
