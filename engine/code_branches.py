@@ -150,19 +150,22 @@ def default_code_branch(repo: Repo) -> str:
     )
 
 
-def nearest_memory_branch(repo: Repo, store: Store, branch: str, default: str) -> str:
+def nearest_memory_branch(
+    repo: Repo, store: Store, branch: str, default: str, skip: Iterable[str] = ()
+) -> str:
     """Returns the memory branch of ``branch``'s nearest code ancestor.
 
     Among the code branches with a memory branch of the same name, the one
     whose merge base with ``branch`` is newest: a base that descends from
     another is newer; bases that do not are compared by commit time, then
-    the store's default branch first, then by name. None: ``default``.
+    the store's default branch first, then by name; the branches in
+    ``skip`` are not candidates. None: ``default``.
     """
     tip = code_tip(repo, branch)
     if tip is None:
         return default
     best: tuple[str, ObjectID] | None = None
-    for name in _candidates(store.branches(), branch):
+    for name in _candidates(store.branches(), {branch, *skip}):
         other = code_tip(repo, name)
         bases = find_merge_base(repo, [tip, other]) if other is not None else []
         if not bases:
@@ -172,8 +175,8 @@ def nearest_memory_branch(repo: Repo, store: Store, branch: str, default: str) -
     return default if best is None else best[0]
 
 
-def _candidates(names: Iterable[str], branch: str) -> list[str]:
-    return [n for n in names if n != branch and not is_dream_branch(n)]
+def _candidates(names: Iterable[str], skip: set[str]) -> list[str]:
+    return [n for n in names if n not in skip and not is_dream_branch(n)]
 
 
 def _newer(

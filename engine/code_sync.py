@@ -96,12 +96,13 @@ def sync_code_branches(
                 continue
             contained = can_fast_forward(repo, tip, target_tip)
             (merged if contained else waiting).append(name)
-        # A target with no memory yet starts where its first write would;
-        # the store's own HEAD, not the one a follower of the code reports.
+        # A target with no memory yet starts where its first write would,
+        # but from none of the branches it merges: those it then merges. The
+        # store's own HEAD is the fallback, not the one a follower reports.
         base = target
         if target not in memory:
             own = Store.head_branch(store)
-            base = nearest_memory_branch(repo, store, target, own)
+            base = nearest_memory_branch(repo, store, target, own, merged)
     if not dry_run and target not in memory:
         create_memory_branch(store, target, base)
         base = target
