@@ -30,7 +30,7 @@ from dulwich.repo import Repo
 
 from ctx.engine.branches import check_new_branch_name
 from ctx.engine.code_remotes import code_repository
-from ctx.engine.errors import InvalidInputError
+from ctx.engine.errors import ConflictError, InvalidInputError
 from ctx.engine.store import Store
 
 __all__ = [
@@ -93,13 +93,16 @@ def followed_branch(store: Store, start: Path, default: str, *, write: bool) -> 
 def create_memory_branch(store: Store, name: str, source: str) -> None:
     """Creates memory branch ``name`` at ``source``'s tip, unless a racer did."""
     with store.locked():
-        if name not in store.branches():
-            store.move_branch(
-                name,
-                None,
-                store.branch_tip(source),
-                f"ctx: created for code branch {name} from {source}",
-            )
+        if name in store.branches():
+            return
+        message = f"ctx: created for code branch {name} from {source}"
+        try:
+            store.move_branch(name, None, store.branch_tip(source), message)
+        except ConflictError:
+            # Two readers of one server on threads, both making it: the
+            # store's lock is taken once per Store, not per thread.
+            if name not in store.branches():
+                raise
 
 
 def _checked_out(repo: Repo) -> str | None:

@@ -4,6 +4,7 @@ with the git binary in tmp dirs."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +16,7 @@ from ctx import engine
 from ctx.engine import Store
 from ctx.hub import FollowingStore, Workspace
 from ctx.hub.agents.mcp_server import build_server
+from ctx.hub.hooks import run_hook
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 
@@ -122,3 +124,30 @@ async def test_the_mcp_door_writes_on_the_code_branch(store_dir, code):
         assert engine.list_sorted(store, "main").memories == ()
     finally:
         ws.close()
+
+
+def test_the_hooks_follow_the_code_branch_of_the_agents_folder(
+    store_dir, code, monkeypatch
+):
+    """The hook's workspace runs in the payload's cwd: its code branch."""
+    monkeypatch.setenv("CTX_DIR", str(store_dir))
+    fixture = Path(__file__).parent / "fixtures" / "hooks" / "session_start.json"
+    store = Store.open(store_dir, clock=lambda: T0)
+    who = engine.Intent(agent="tester", intent="observe")
+    try:
+        engine.remember(store, engine.Draft(text="Main knows the queue"), who)
+        engine.create_branch(store, "feature/x", "main")
+        draft = engine.Draft(text="Only feature x retries", pinned=True)
+        engine.remember(store, draft, who, branch="feature/x")
+    finally:
+        store.close()
+
+    def started() -> str:
+        data = json.loads(fixture.read_text())
+        data["cwd"] = str(code)
+        out = json.loads(run_hook("session-start", json.dumps(data).encode()))
+        return str(out["hookSpecificOutput"]["additionalContext"])
+
+    assert "Only feature x retries" not in started()
+    git(code, "checkout", "-q", "-b", "feature/x")
+    assert "Only feature x retries" in started()
