@@ -251,6 +251,12 @@ from .escapes import (
     DATA_NOTE as DATA_NOTE,
 )
 from .escapes import (
+    one_line as one_line,
+)
+from .escapes import (
+    quoted as quoted,
+)
+from .escapes import (
     visible as visible,
 )
 from .exports import (

@@ -12,7 +12,8 @@ What the memories say is data, never the context's own words, as in a
 recall's markdown block: the markdown and text formats open the memories
 with :data:`~ctx.engine.escapes.DATA_NOTE`, quote every line of each
 memory's text (``  > ``, a blank line as ``  >``), and show terminal
-controls and bidi characters as escapes (:func:`~ctx.engine.escapes.visible`).
+controls, bidi characters and line separators as escapes: the one quoting of
+every block of memories (:func:`~ctx.engine.escapes.quoted`).
 Stored text on ctx's own lines (a title, kind, agent, a dependency's
 headline, the ``where`` of a view) is put on one line, and in markdown its
 punctuation is escaped, so it can neither close the bold or code span it
@@ -32,7 +33,7 @@ from ctx.engine.branches import resolve_revision
 from ctx.engine.catalog import Catalog, catalog
 from ctx.engine.conflicts import ConflictNote
 from ctx.engine.errors import InvalidInputError
-from ctx.engine.escapes import DATA_NOTE, visible
+from ctx.engine.escapes import DATA_NOTE, one_line, quoted
 from ctx.engine.ids import MemoryId
 from ctx.engine.model import Outcome, headline
 from ctx.engine.query import estimate_tokens
@@ -114,14 +115,14 @@ def _entry(item: ComposedMemory, fmt: str) -> str:
     if fmt == "markdown":
         head = f"- **{title}** `{item.id}`" if title else f"- `{item.id}`"
         lines = [f"{head} ({day}, {item.tier}{_written(item)})"]
-        lines += _quoted(item.body)
+        lines += quoted(item.body)
         lines += [f"  depends on: `{d.id}` {_inline(d.headline, fmt)}" for d in deps]
         lines += _conflict_lines(item, fmt)
     else:
         named = f" {title}" if title else ""
         kind = _inline(item.kind, fmt)
         lines = [f"[{kind}]{named} ({item.id}, {day}, {item.tier})"]
-        lines += _quoted(item.body)
+        lines += quoted(item.body)
         lines += [f"  depends on: {d.id} {_inline(d.headline, fmt)}" for d in deps]
         lines += _conflict_lines(item, fmt)
     return "\n".join(lines) + "\n"
@@ -133,17 +134,8 @@ def _inline(text: str, fmt: str) -> str:
     In markdown its punctuation is escaped too, so a title cannot close the
     bold span it sits in or open a code span, link or HTML comment.
     """
-    line = " ".join(visible(text).splitlines())
+    line = one_line(text)
     return _MARKUP_RE.sub(r"\\\1", line) if fmt == "markdown" else line
-
-
-def _quoted(text: str) -> list[str]:
-    """Returns a memory's text as quoted lines, its controls shown as escapes.
-
-    Lines are split as :meth:`str.splitlines` does, so a line or paragraph
-    separator (U+2028, U+2029) starts a quoted line too.
-    """
-    return ["  > " + line if line else "  >" for line in visible(text).splitlines()]
 
 
 def _written(item: ComposedMemory) -> str:

@@ -17,15 +17,17 @@ so (:data:`~ctx.engine.DATA_NOTE`, which opens a composed context too),
 and each memory's text is quoted (every line starts with ``> ``), so
 nothing in it reads as the block's own words: no heading, list item or
 fence of the block can be opened or closed by it. Its terminal controls
-are shown as escapes (:func:`~ctx.hub.escapes.visible`), so a memory cannot
-move the cursor or reorder the text of whoever reads the block in a
-terminal. (The hooks also defuse every ``<ctx:...>`` tag in it.)
+and line separators are shown as escapes, so a memory cannot move the
+cursor or reorder the text of whoever reads the block in a terminal, nor
+end its quoted line for a reader that breaks lines at U+2028. The quoting
+is the engine's (:func:`~ctx.engine.quoted`), the composed context's and
+the hooks' too. (The hooks and the MCP server also defuse every
+``<ctx:...>`` tag in it.)
 """
 
 from __future__ import annotations
 
-from ctx.engine import DATA_NOTE, article, plural
-from ctx.hub.escapes import visible
+from ctx.engine import DATA_NOTE, article, one_line, plural, quoted
 from ctx.hub.retrieval.results import Hit, RecallResult
 
 __all__ = ["DATA_NOTE", "WEAK_HEADING", "format_prompt", "recall_summary"]
@@ -72,7 +74,7 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
         overlay: Name the branch each memory came from (``--with``).
     """
     named = f"; recall_id {result.recall_id}" if result.recall_id else ""
-    query = visible(result.query).replace("--", "- -")
+    query = one_line(result.query).replace("--", "- -")
     lines = [f"<!-- ctx recall: {query} ({result.commit[:10]}{named}) -->"]
     if result.hits:
         lines.append(DATA_NOTE + "\n")
@@ -91,7 +93,7 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
             where = f", {hit.branch}" if overlay else ""
             at = _provenance(hit, result)
             date = hit.created_at.strftime("%Y-%m-%d")
-            title = f" {_one_line(hit.title)}" if hit.title else ""
+            title = f" {one_line(hit.title)}" if hit.title else ""
             part = (
                 f", passage {hit.passage.number} of {hit.passage.of}"
                 if hit.passage is not None
@@ -102,7 +104,7 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
             lines.append(
                 f"- **{hit.kind}** `{hit.id}` ({date}, {at}{where}{part}):{title}"
             )
-            lines.extend(_quoted(hit.body))
+            lines.extend(quoted(hit.body))
             lines.extend(_conflict_block(hit))
         lines.append("")
     lines.append(f"<!-- {recall_summary(result)} -->")
@@ -117,21 +119,11 @@ def _provenance(hit: Hit, result: RecallResult) -> str:
         if hit.branch == result.branch:
             at += f"@{result.commit[:10]}"
         return at
-    agent = _one_line(written.agent)[:40] or "unknown"
+    agent = one_line(written.agent)[:40] or "unknown"
     day = f"{written.at:%Y-%m-%d}"
     # The entry's first date is the memory's own; a write that day adds none.
     when = f", {day}" if day != f"{hit.created_at:%Y-%m-%d}" else ""
     return f"by {agent}, {hit.branch}@{written.commit[:10]}{when}"
-
-
-def _one_line(text: str) -> str:
-    """Returns ``text`` on one line, its controls shown as escapes."""
-    return visible(text).replace("\n", " ")
-
-
-def _quoted(text: str) -> list[str]:
-    """Returns a memory's text as quoted lines, its controls shown as escapes."""
-    return ["  > " + line if line else "  >" for line in visible(text).split("\n")]
 
 
 def _conflict_block(hit: Hit) -> list[str]:
@@ -144,6 +136,6 @@ def _conflict_block(hit: Hit) -> list[str]:
         said = [f"In conflict with {note.theirs_ref} ({fields}), which deleted it."]
     else:
         said = [f"In conflict with {note.theirs_ref} ({fields}); their version:"]
-        said += visible(note.theirs).split("\n")
+        said.append(note.theirs)
     said.append(f"(`ctx show {hit.id}` shows both sides.)")
-    return ["  > " + line if line else "  >" for line in said]
+    return quoted("\n".join(said))
