@@ -23,11 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ctx.engine import CtxError, MemoryRecord, StoreStatus, plural
+from ctx.engine import CtxError, MemoryRecord, StoreStatus, one_line, plural
 from ctx.hub.agents.access import Caller
 from ctx.hub.agents.calls import CALLS, invoke
 from ctx.hub.hooks.commands import Command
-from ctx.hub.hooks.events import memory_lines, with_hits
+from ctx.hub.hooks.events import memories_block, memory_lines, with_hits
 from ctx.hub.hooks.session import Block, SessionState
 from ctx.hub.retrieval.prompt import format_prompt
 from ctx.hub.screen import SecretFoundError
@@ -262,7 +262,7 @@ def render_status(status: StoreStatus) -> str:
     lines = [
         f"## ctx status: branch {status.branch}",
         "",
-        f"- head `{status.head.id[:10]}`: {status.head.summary}",
+        f"- head `{status.head.id[:10]}`: {one_line(status.head.summary)}",
         f"- {plural(status.memories, 'memory')}, "
         f"{plural(status.tokens, 'token')}; "
         f"{status.superseded} superseded; {plural(status.links, 'link')}",
@@ -278,10 +278,11 @@ def render_status(status: StoreStatus) -> str:
 
 
 def render_sources(node: str, records: list[MemoryRecord]) -> str:
-    """Returns the memories a summary was derived from, as markdown."""
-    lines = [f"## Sources of `{node}`", ""]
-    if not records:
-        lines.append("(none: it was derived from nothing)")
-    for record in records:
-        lines.extend(memory_lines(record.memory))
-    return "\n".join(lines)
+    """Returns the memories a summary was derived from, as markdown.
+
+    They are quoted data, as in a recall's block: the note first, then each
+    memory's head and its quoted text (:func:`~.events.memory_lines`).
+    """
+    entries = [line for r in records for line in memory_lines(r.memory)]
+    said = memories_block(entries) or "(none: it was derived from nothing)"
+    return f"## Sources of `{one_line(node)}`\n\n{said}"

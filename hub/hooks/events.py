@@ -28,7 +28,9 @@ agent, or None. The handlers hold what ctx does at each moment of a session:
 - ``session-end``: removes the session's state, and that of sessions idle
   for a week; nothing slow (the host allows it 1.5 s).
 
-What the store holds is given defused
+What the store holds is given as quoted data, as a recall's block gives it
+(a note once per block, every line of a memory's text quoted by
+:func:`ctx.engine.quoted`), and defused
 (:func:`~ctx.hub.hooks.commands.defuse`): a memory can neither close the
 block it is given in nor hand the agent a command to repeat.
 """
@@ -41,7 +43,6 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from textwrap import indent
 from typing import TYPE_CHECKING, Any
 
 from ctx.hub.config import HooksSettings
@@ -67,6 +68,7 @@ __all__ = [
     "HookInput",
     "find_event",
     "is_trivial",
+    "memories_block",
     "memory_lines",
     "similarity",
     "with_hits",
@@ -236,13 +238,28 @@ def memory_lines(memory: Memory, written: str = "") -> list[str]:
     """Returns a memory as markdown lines for a prompt: kind, id, title, body.
 
     ``written`` names its last write after the id (``(by AGENT, COMMIT,
-    DATE)``, its provenance); title and body show controls as escapes.
+    DATE)``, its provenance). The body is quoted as a recall's block quotes
+    it (:func:`ctx.engine.quoted`: every line ``  > ``, controls shown as
+    escapes) and the title is put on one line, so nothing the memory says
+    reads as the block's own words. A block of them opens with
+    :func:`memories_block`'s note.
     """
-    from ctx.hub.escapes import visible
+    from ctx.engine import one_line, quoted
 
-    title = f" {visible(memory.title)}" if memory.title else ""
-    head = f"- **{memory.kind}** `{memory.id}`{written}:{title}"
-    return [head, indent(visible(memory.body), "  ")]
+    title = f" {one_line(memory.title)}" if memory.title else ""
+    kind = one_line(memory.kind)
+    return [f"- **{kind}** `{memory.id}`{written}:{title}", *quoted(memory.body)]
+
+
+def memories_block(entries: list[str]) -> str:
+    """Returns entries of :func:`memory_lines` as one block, with its note.
+
+    The block opens with :data:`ctx.engine.DATA_NOTE` (once), as a recall's
+    does; no entries give "".
+    """
+    from ctx.engine import DATA_NOTE
+
+    return "\n".join([DATA_NOTE, "", *entries]) if entries else ""
 
 
 def _given_back(
@@ -252,12 +269,18 @@ def _given_back(
 
     Memories gone since (forgotten) and those in ``skip`` are left out.
     """
-    from ctx.engine import NotFoundError, estimate_tokens, last_commits, show
+    from ctx.engine import (
+        NotFoundError,
+        estimate_tokens,
+        last_commits,
+        one_line,
+        show,
+    )
     from ctx.hub.hooks.commands import defuse
 
     entries: list[str] = []
     kept: list[str] = []
-    used = 0
+    used = estimate_tokens(memories_block([""]))  # the note, if any fits
     with hook.ws.lock:
         store = hook.ws.store()
         lasts = last_commits(store, [i for i in ids if i not in skip]) if ids else {}
@@ -270,7 +293,7 @@ def _given_back(
                 continue
             last = lasts.get(memory_id)
             written = (
-                f" (by {' '.join(last.author.split())}, {last.id[:10]}, "
+                f" (by {one_line(' '.join(last.author.split()))}, {last.id[:10]}, "
                 f"{last.time:%Y-%m-%d})"
                 if last is not None
                 else ""
@@ -281,7 +304,7 @@ def _given_back(
                 used += cost
                 entries.append(entry)
                 kept.append(memory_id)
-    return defuse("\n".join(entries)), kept
+    return defuse(memories_block(entries)), kept
 
 
 def _waiting(blocks: list[Block], reports: list[str]) -> list[str]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import stat
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from ctx import engine
-from ctx.engine import Draft, Intent, Store
+from ctx.engine import DATA_NOTE, Draft, Intent, Store
 from ctx.hub.hooks import EVENTS, MAX_CONTEXT, find_event, run_hook
 from ctx.hub.hooks.events import Event
 from ctx.hub.hooks.session import session_path
@@ -385,9 +386,10 @@ def test_summarize_supersede_and_expand(project):
     )
     text = context("prompt-submit", "user_prompt_submit", project, prompt="ok")
     assert text is not None
-    assert f"## Sources of `{summary}`" in text
-    assert "12 minutes" in text
-    assert "4 minutes" in text
+    assert f"## Sources of `{summary}`\n\n{DATA_NOTE}\n\n- **fact** `" in text
+    # Each source's text is quoted data, as in a recall's block (issue 33).
+    assert "\n  > Builds take 12 minutes on the old runners." in text
+    assert "\n  > Builds take 4 minutes on the new runners." in text
 
 
 def test_stop_reads_the_transcript_when_the_host_sends_no_message(project, tmp_path):
@@ -419,10 +421,21 @@ def test_stop_reads_the_transcript_when_the_host_sends_no_message(project, tmp_p
 
 
 def fill(project: Path, count: int) -> None:
-    """Writes reference memories, which a composed context takes first."""
-    for n in range(count):
-        text = f"Note {n}: the build cache was cleared on runner {n}. " * 3
-        add(project, text, tags=("tier:reference",))
+    """Writes reference memories, which a composed context takes first.
+
+    They are written a minute on: the most recently changed of their tier
+    even when the session's own reference memory was written in the same
+    second (a tie the composed context would order by chance).
+    """
+    store = Store.open(
+        project / ".ctx", clock=lambda: engine_clock() + timedelta(minutes=1)
+    )
+    try:
+        for n in range(count):
+            text = f"Note {n}: the build cache was cleared on runner {n}. " * 3
+            engine.remember(store, Draft(text=text, tags=("tier:reference",)), OWNER)
+    finally:
+        store.close()
 
 
 def test_pre_compact_then_compact_gives_the_session_back(project):
@@ -436,6 +449,8 @@ def test_pre_compact_then_compact_gives_the_session_back(project):
     text = context("session-start", "session_start_compact", project)
     assert text is not None
     main, back = text.split("## Before compaction, this session had\n\n", 1)
+    assert back.startswith(f"{DATA_NOTE}\n\n- **")
+    assert back.count(DATA_NOTE) == 1
     assert "Note " in main
     assert "Note " not in back  # what the context holds is not repeated
     # What it wrote (a reference memory, so in the context) comes once.
