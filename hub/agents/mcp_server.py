@@ -11,15 +11,18 @@ message and hint, and nothing is written.
 Tools run on the SDK's worker threads; the workspace's read-write lock lets
 reads use the store side by side and serializes writes. Resources:
 ``ctx://memory/{id}`` and ``ctx://view/{name}``; the prompt ``context``
-composes the pinned and working context. Importing this module imports the
-SDK (over a second): only ``ctx mcp`` and ``ctx serve`` do.
+composes the pinned and working context. What a model reads of recalled or
+composed memories is quoted data with no live ``<ctx:...>`` tag, as the
+hooks give it (:func:`~ctx.hub.hooks.commands.defuse`). Importing this
+module imports the SDK (over a second): only ``ctx mcp`` and ``ctx serve``
+do.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio.to_thread
 import msgspec
@@ -29,7 +32,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
-from ctx.engine import CtxError
+from ctx.engine import Composition, CtxError
 from ctx.hub.agents.access import Caller
 from ctx.hub.agents.calls import CALLS, Call, invoke, structured, tool_names
 from ctx.hub.agents.schemas import input_schema, output_schema
@@ -47,6 +50,7 @@ INSTRUCTIONS = (
 )
 
 _JSON = msgspec.json.Encoder(order="deterministic")
+_T = TypeVar("_T")
 
 
 class _RawArguments(FuncMetadata):
@@ -114,12 +118,30 @@ def _text(value: Any) -> str:
     return _JSON.encode(value).decode("utf-8")
 
 
+def _defused(value: _T) -> _T:
+    r"""Returns ``value``, a composition's text with no live ``<ctx:...>`` tag.
+
+    What a model reads of a composition (the ``compose`` tool, the
+    ``context`` prompt, a view) is defused as a recall's block is, in the
+    text and the structured answer alike. Its JSON format gets each ``<``
+    as ``\u003c`` instead: the same data to any JSON reader, where defusing
+    could break an escape. Any other value is returned as it is.
+    """
+    if not isinstance(value, Composition):
+        return value
+    from ctx.hub.hooks.commands import defuse
+
+    json = value.format == "json"
+    text = value.text.replace("<", "\\u003c") if json else defuse(value.text)
+    return msgspec.structs.replace(value, text=text)
+
+
 def _tool(
     ws: Workspace, call: Call, caller: Callable[[Context[Any, Any] | None], Caller]
 ) -> Callable[..., CallToolResult]:
     def run(arguments: dict[str, Any], context: Context[Any, Any]) -> CallToolResult:
         try:
-            value = invoke(ws, caller(context), call, arguments)
+            value = _defused(invoke(ws, caller(context), call, arguments))
         except CtxError as exc:
             hint = f" Hint: {exc.hint}" if exc.hint else ""
             raise ToolError(f"{exc.message}{hint}") from None
@@ -218,7 +240,8 @@ def _add_resources(
                 with ws.lock.reading():
                     store = ws.store()
                     rev = caller.read_revision(store, None)
-                    return engine.render_view(store, name, now=ws.clock(), rev=rev).text
+                    shown = engine.render_view(store, name, now=ws.clock(), rev=rev)
+                    return str(_defused(shown).text)
             except CtxError as exc:
                 raise ResourceError(exc.message) from None
 
@@ -232,7 +255,7 @@ def _add_resources(
         composed = await anyio.to_thread.run_sync(
             read, "compose", {"budget": budget}, ctx
         )
-        return str(composed.text)
+        return str(_defused(composed).text)
 
 
 def _version() -> str:
