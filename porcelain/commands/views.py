@@ -105,7 +105,7 @@ def compose(
 
     Pinned first, then reference, then working; newest first within a tier;
     grouped by kind, with ids and what each depends on. What did not fit is
-    listed on stderr.
+    listed on stderr. Each memory's text is quoted as data (markdown, text).
 
     \b
     Example:
