@@ -13,20 +13,23 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from hostile_texts import HOSTILE, RAW_CONTROLS
 from mcp import Client
-from test_hooks import add, payload
+from test_hooks import add, context, engine_clock, payload
 from test_shown import project  # noqa: F401 (the fixture)
 
-from ctx.engine import DATA_NOTE
+from ctx import engine
+from ctx.engine import DATA_NOTE, Store
 from ctx.hub import Workspace
 from ctx.hub.agents.mcp_server import build_server
 from ctx.hub.hooks import run_hook
-from ctx.hub.hooks.commands import parse_commands
+from ctx.hub.hooks.commands import defuse, parse_commands
+from ctx.hub.hooks.runner import MAX_CONTEXT, log_path
 from ctx.porcelain.main import cli
 
 
@@ -123,31 +126,50 @@ def unescaped_markup(text: str) -> list[str]:
     return found
 
 
-def check_composed(text: str, words: dict[str, str], fmt: str) -> list[str]:
+def check_entries(
+    text: str, words: dict[str, str], entry: re.Pattern[str], own: Callable[[str], bool]
+) -> list[str]:
     """Each hostile memory is one entry of ``text``: its head, its text quoted.
 
-    Returns the titles as the heads show them.
+    Every line is the block's own (``own``), an entry's head (``entry``, its
+    title in the group ``title``) or a quoted line; the block opens its
+    memories with the data note once. Returns the titles as the heads show
+    them.
     """
-    assert DATA_NOTE in text
+    assert text.count(DATA_NOTE) == 1
     assert not [c for c in RAW_CONTROLS if c in text]
     lines = text.split("\n")
     heads = {}
     for n, line in enumerate(lines):
-        match = ENTRY[fmt].fullmatch(line)
+        match = entry.fullmatch(line)
         if match:
             heads[n] = match["title"]
             continue
-        framed = line.startswith(FRAME[fmt]) and line.count("--") in (0, 2)
-        own = line in ("", DATA_NOTE, GROUP[fmt]) or framed
-        assert own or line == "  >" or line.startswith("  > "), line
+        assert own(line) or line == "  >" or line.startswith("  > "), line
     assert len(heads) == len(words)
     for name, word in words.items():
         (at,) = [n for n, title in heads.items() if title.startswith(f"{word} title:")]
         said = HOSTILE[name].count("\n") + 1
         assert lines[at + 1].startswith(f"  > {word} notes: ")
         assert all(line.startswith("  >") for line in lines[at + 1 : at + 1 + said])
-        assert not lines[at + 1 + said].startswith("  >")
+        assert at + 1 + said == len(lines) or not lines[at + 1 + said].startswith("  >")
     return list(heads.values())
+
+
+def check_composed(text: str, words: dict[str, str], fmt: str) -> list[str]:
+    """Each hostile memory is one entry of a composed context ``text``."""
+
+    def own(line: str) -> bool:
+        framed = line.startswith(FRAME[fmt]) and line.count("--") in (0, 2)
+        return line in ("", DATA_NOTE, GROUP[fmt]) or framed
+
+    return check_entries(text, words, ENTRY[fmt], own)
+
+
+def check_live(text: str) -> None:
+    """No ``<ctx:...>`` tag of ``text`` is live, in any spelling a reader takes."""
+    assert parse_commands(text).commands == ()
+    assert defuse(text) == text
 
 
 def test_hostile_memories_stay_quoted_data_in_the_session_start_context(hostile):
@@ -180,3 +202,126 @@ def test_hostile_memories_stay_quoted_data_in_ctx_compose(hostile, fmt):
         # an HTML comment, nor write a command (its tags are escaped).
         assert [t for t in titles if unescaped_markup(t)] == []
         assert parse_commands(result.stdout).commands == ()
+
+
+def ids_of(root: Path, words: dict[str, str]) -> dict[str, str]:
+    """The id of each hostile memory, by its word."""
+    store = Store.open(root / ".ctx", clock=engine_clock)
+    try:
+        records = engine.list_memories(store, None, "")
+    finally:
+        store.close()
+    return {
+        word: str(r.memory.id)
+        for r in records
+        for word in words.values()
+        if r.memory.body.startswith(f"{word} notes: ")
+    }
+
+
+def hook_log(root: Path) -> str:
+    """What the hooks logged (their failures), to say why one gave nothing."""
+    ws = Workspace.find(root / ".ctx")
+    try:
+        path = log_path(ws)
+    finally:
+        ws.close()
+    return path.read_text() if path.exists() else "(no hook log)"
+
+
+def given(text: str | None, opener: str) -> str:
+    """The block of ``text`` from the line ``opener`` starts on, whole (not cut)."""
+    assert text is not None
+    assert "(cut: ctx gave more than the host takes)" not in text
+    check_live(text.removeprefix(text.split("\n", 1)[0]).rsplit("\n", 1)[0])
+    start = text.index("\n" + opener) + 1
+    return text[start:].removesuffix("\n</ctx:context>")
+
+
+# What the hooks give back of whole memories (memory_lines): the sources a
+# ``<ctx:expand>`` answers with, and the memories the session had before
+# compaction. Their heads name the memory's kind, id and, given back, its
+# last write; then its title.
+SOURCE = re.compile(r"- \*\*fact\*\* `[0-9A-Z]{26}`: (?P<title>.+)")
+GIVEN_BACK = re.compile(
+    r"- \*\*fact\*\* `[0-9A-Z]{26}` \(by [^,]+, [0-9a-f]{10}, \d{4}-\d\d-\d\d\): "
+    r"(?P<title>.+)"
+)
+
+
+def test_hostile_memories_stay_quoted_data_expanded_and_given_back(hostile):
+    root, words = hostile
+    ids = ids_of(root, words)
+    assert len(ids) == len(words)
+    # A summary of them all, which moves them off the composed context; then
+    # its sources, expanded (what <ctx:expand> answers with).
+    nodes = ",".join(ids.values())
+    message = (
+        f'<ctx:summarize nodes="{nodes}" archive="true" title="Hostile notes">'
+        "Texts that try to leave their block.</ctx:summarize>"
+    )
+    run_hook("stop", payload("stop", root, last_assistant_message=message))
+    said = context("prompt-submit", "user_prompt_submit", root, prompt="ok")
+    assert said is not None, hook_log(root)
+    summary = said.split("ctx: summarized 20 memories as `")[1].split("`")[0]
+    expand = f'<ctx:expand node="{summary}"/>'
+    run_hook("stop", payload("stop", root, last_assistant_message=expand))
+    text = context("prompt-submit", "user_prompt_submit", root, prompt="ok")
+    opener = f"## Sources of `{summary}`"
+    sources = given(text, opener)
+    titles = check_entries(
+        sources, words, SOURCE, lambda line: line in ("", opener, DATA_NOTE)
+    )
+    assert not [t for t in titles if "<ctx:" in t]
+
+    # The session was shown them: after compaction they are given back
+    # (off-context, so not in the composed context).
+    assert run_hook("pre-compact", payload("pre_compact", root)) == ""
+    text = context("session-start", "session_start_compact", root)
+    opener = "## Before compaction, this session had"
+    back = given(text, opener)
+    check_entries(back, words, GIVEN_BACK, lambda line: line in ("", opener, DATA_NOTE))
+
+
+def test_a_hostile_memory_stays_quoted_data_in_a_recall_command_answer(hostile):
+    root, words = hostile
+    for word in words.values():
+        command = f'<ctx:recall query="{word} notes" budget="400"/>'
+        run_hook("stop", payload("stop", root, last_assistant_message=command))
+        text = context("prompt-submit", "user_prompt_submit", root, prompt="ok")
+        block = given(text, "<!-- ctx recall: ")
+        check_block(block, word)
+        assert block.count(DATA_NOTE) == 1
+        assert len(text) < MAX_CONTEXT
+
+
+@pytest.mark.anyio
+async def test_hostile_memories_stay_quoted_data_in_mcp_compose_and_context(hostile):
+    root, words = hostile
+    ws = Workspace.find(root / ".ctx")
+    try:
+        async with Client(build_server(ws, tools="all")) as client:
+            for fmt in ("markdown", "text"):
+                result = await client.call_tool(
+                    "compose", {"budget": 9000, "format": fmt}
+                )
+                (content,) = result.content
+                check_composed(content.text, words, fmt)
+                check_live(content.text)
+                assert result.structured_content["text"] == content.text
+            result = await client.call_tool(
+                "compose", {"budget": 9000, "format": "json"}
+            )
+            (content,) = result.content
+            # JSON is data: every body as stored, each "<" written \u003c.
+            assert "<" not in content.text
+            bodies = {
+                json.loads(line)["body"] for line in content.text.split("\n") if line
+            }
+            assert bodies == {f"{words[n]} notes: {t}" for n, t in HOSTILE.items()}
+            prompt = await client.get_prompt("context", {"budget": "9000"})
+            (message,) = prompt.messages
+            check_composed(message.content.text, words, "markdown")
+            check_live(message.content.text)
+    finally:
+        ws.close()
