@@ -188,6 +188,8 @@ def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -
         return _ANSWERERS[ws].answer(request, progress)
     refused = None
     if ws.on_disk:
+        if request.branch is None and request.op in ("recall", "search"):
+            request.branch = ws.followed_branch()  # the hub's folder is not ours
         try:
             reply = ask(ws.path, request, progress)
         except HubFolderError as exc:

@@ -221,6 +221,20 @@ class Workspace:
 
         return FollowingStore
 
+    def followed_branch(self) -> str | None:
+        """Returns the code's memory branch when the store follows the code.
+
+        That is the branch a call naming none works on here
+        (:meth:`Store.head_branch` of a store that follows the code's
+        branches); ``None`` for a store that follows nothing, whose default
+        is its HEAD wherever it is asked. A hub runs in a folder of its own:
+        a caller in another work tree sends it this branch, or the hub would
+        answer for the code branch checked out where it was started.
+        """
+        if self._store_class().__name__ == "Store":  # no import when not following
+            return None
+        return self.store().head_branch()
+
     def _follow(self, store: Store) -> None:
         if type(store).__name__ != "Store":  # no import when not following
             from ctx.hub.code_branches import FollowingStore

@@ -3,11 +3,10 @@ repositories made with the git binary, commit times set."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from code_repos import code_repo, commit, git
 
 from ctx import engine
 from ctx.engine import Intent, Store
@@ -15,34 +14,9 @@ from ctx.engine import Intent, Store
 WHO = Intent(agent="tester", intent="merge")
 
 
-def git(cwd: Path, *args: str, when: int = 1_700_000_000) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_DATE": f"{when} +0000",
-        "GIT_COMMITTER_DATE": f"{when} +0000",
-    }
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        env=env,
-    )
-
-
-def commit(repo: Path, name: str, when: int) -> None:
-    (repo / name).write_text(name)
-    git(repo, "add", name)
-    git(repo, "commit", "-q", "-m", name, when=when)
-
-
 @pytest.fixture
 def code(tmp_path: Path) -> Path:
-    repo = tmp_path / "code"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    commit(repo, "base", 1_700_000_000)
-    return repo
+    return code_repo(tmp_path / "code", "base", 1_700_000_000)
 
 
 @pytest.fixture

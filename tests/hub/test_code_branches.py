@@ -5,11 +5,11 @@ with the git binary in tmp dirs."""
 from __future__ import annotations
 
 import json
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from code_repos import code_repo, git
 from mcp import Client
 
 from ctx import engine
@@ -21,24 +21,9 @@ from ctx.hub.hooks import run_hook
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 
 
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
-
-
 @pytest.fixture
 def code(tmp_path: Path) -> Path:
-    repo = tmp_path / "code"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "a.txt").write_text("a")
-    git(repo, "add", "a.txt")
-    git(repo, "commit", "-q", "-m", "a")
-    return repo
+    return code_repo(tmp_path / "code")
 
 
 @pytest.fixture

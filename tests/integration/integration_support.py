@@ -127,13 +127,14 @@ def fill_hub_store(store: Path) -> Path:
     return store
 
 
-def start_hub_process(store: Path) -> subprocess.Popen[str]:
-    """Starts `ctx hub start` on a store; returns once it listens."""
+def start_hub_process(store: Path, cwd: Path | None = None) -> subprocess.Popen[str]:
+    """Starts `ctx hub start` on a store (in ``cwd``); returns once it listens."""
     proc = subprocess.Popen(
         [str(CTX), "--store", str(store), "hub", "start"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        cwd=cwd,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()

@@ -3,40 +3,20 @@
 
 from __future__ import annotations
 
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from code_repos import code_repo, commit, git
 
 from ctx import engine, hub
 from ctx.engine import Store
 from ctx.porcelain.main import cli
 
 
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
-
-
-def commit(repo: Path, text: str) -> None:
-    (repo / f"{text}.txt").write_text(text, encoding="utf-8")
-    git(repo, "add", f"{text}.txt")
-    git(repo, "commit", "-q", "-m", text)
-
-
 @pytest.fixture
 def code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    repo = tmp_path / "code"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    commit(repo, "one")
+    repo = code_repo(tmp_path / "code", "one")
     monkeypatch.chdir(repo)
     return repo
 
