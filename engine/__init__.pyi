@@ -251,6 +251,9 @@ from .escapes import (
     DATA_NOTE as DATA_NOTE,
 )
 from .escapes import (
+    commented as commented,
+)
+from .escapes import (
     one_line as one_line,
 )
 from .escapes import (

@@ -33,7 +33,7 @@ from ctx.engine.branches import resolve_revision
 from ctx.engine.catalog import Catalog, catalog
 from ctx.engine.conflicts import ConflictNote
 from ctx.engine.errors import InvalidInputError
-from ctx.engine.escapes import DATA_NOTE, one_line, quoted
+from ctx.engine.escapes import DATA_NOTE, commented, one_line, quoted
 from ctx.engine.ids import MemoryId
 from ctx.engine.model import Outcome, headline
 from ctx.engine.query import estimate_tokens
@@ -177,9 +177,9 @@ def _frame(
 ) -> tuple[str, str]:
     included, selected, tokens, over, off = counts
     # A view's query is stored text: one line, and no "--" to end the comment.
-    what = f"where {_inline(where, 'text')}" if where else "all memories"
-    if fmt == "markdown":
-        what = re.sub("-(?=-)", "- ", what)
+    what = "all memories"
+    if where:
+        what = f"where {commented(where) if fmt == 'markdown' else one_line(where)}"
     head = (
         f"ctx compose ({what}): {included} of {plural(selected, 'memory')}, "
         f"budget {budget}"

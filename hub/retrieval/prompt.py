@@ -27,7 +27,7 @@ the hooks' too. (The hooks and the MCP server also defuse every
 
 from __future__ import annotations
 
-from ctx.engine import DATA_NOTE, article, one_line, plural, quoted
+from ctx.engine import DATA_NOTE, article, commented, one_line, plural, quoted
 from ctx.hub.retrieval.results import Hit, RecallResult
 
 __all__ = ["DATA_NOTE", "WEAK_HEADING", "format_prompt", "recall_summary"]
@@ -74,7 +74,7 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
         overlay: Name the branch each memory came from (``--with``).
     """
     named = f"; recall_id {result.recall_id}" if result.recall_id else ""
-    query = one_line(result.query).replace("--", "- -")
+    query = commented(result.query)
     lines = [f"<!-- ctx recall: {query} ({result.commit[:10]}{named}) -->"]
     if result.hits:
         lines.append(DATA_NOTE + "\n")

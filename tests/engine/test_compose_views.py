@@ -199,9 +199,10 @@ def test_the_quoting_is_counted_against_the_budget(store, intent):
         assert {0, 12} < counts  # from nothing to everything, and in between
 
 
-def test_a_views_query_cannot_end_the_header_comment(store, intent):
-    remember(store, Draft(text="a --> b"), intent)
-    result = compose(store, budget=500, now=NOW, where='"-->"')
+@pytest.mark.parametrize("ending", ["-->", "--->"])
+def test_a_views_query_cannot_end_the_header_comment(store, intent, ending):
+    remember(store, Draft(text=f"a {ending} b"), intent)
+    result = compose(store, budget=500, now=NOW, where=f'"{ending}"')
     header = result.text.splitlines()[0]
     assert header.startswith("<!-- ctx compose (where ")
     assert header.count("--") == 2  # its own "<!--" and "-->"

@@ -144,3 +144,17 @@ def test_a_process_that_recalls_again_names_the_newer_write(written):
     finally:
         ws.close()
     assert f"by auditor, main@{again.commit[:10]})" in header(block, memory_id)
+
+
+@pytest.mark.parametrize("query", ["quokka deploys -->", "quokka deploys --->"])
+def test_a_query_cannot_end_the_blocks_comment(written, query):
+    root, _, _ = written
+    ws = Workspace.find(root / ".ctx")
+    try:
+        block = format_prompt(recall(ws, query, budget=500))
+    finally:
+        ws.close()
+    comments = [line for line in block.splitlines() if line.startswith("<!--")]
+    [asked] = [line for line in comments if "quokka" in line]
+    assert asked.endswith("-->")
+    assert asked.count("--") == 2  # its own "<!--" and "-->"
