@@ -11,7 +11,8 @@ memories, and is kept.
 
 The store's other files can hold the removed text too: the private state
 (the hooks' waiting blocks and log, the recall log, the shown record,
-Dream's state, sessions) and anything else beside ``git/``. Every file
+Dream's state, sessions), anything else beside ``git/``, and the hooks' log
+in the user's cache folder (where a hook with no store yet logs). Every file
 there that holds it, raw or as JSON writes it, is rewritten without it
 (:func:`scrub_store`): for ``--text`` the text, for a memory each version's
 title and body, each secret the detectors find in them (a prompt or a log
@@ -215,6 +216,14 @@ def _with_secrets(texts: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _scrubbed_files(store_path: Path) -> Iterator[Path]:
+    from ctx.hub.hooks.runner import log_path
+
+    # The hooks' log outside any store (the user's cache folder): a hook of
+    # a session without a store yet may have logged what it was given.
+    cached = log_path(None)
+    for log in (cached, cached.with_name(cached.name + ".1")):
+        if log.is_file() and not log.is_symlink():
+            yield log
     for child in store_path.iterdir() if store_path.is_dir() else ():
         if child.name in _NOT_SCRUBBED or child.is_symlink():
             continue

@@ -21,6 +21,7 @@ from redaction_checks import killed_after, store_bytes
 
 from ctx.engine import Draft, Intent, Store, remember
 from ctx.hub import Workspace, format_prompt, recall, redact
+from ctx.hub.hooks.runner import log_path
 from ctx.hub.redaction import SCRUB_PENDING
 
 WRITER = Intent(agent="scribe", intent="observe")
@@ -68,11 +69,17 @@ def leaky(tmp_path: Path) -> tuple[Path, str]:
 
 def test_redacting_a_memory_leaves_its_text_in_no_file(leaky):
     root, memory_id = leaky
+    # A hook with no store logs in the user's cache folder.
+    cached = log_path(None)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(f"2026-11-29 prompt-submit s0: the CI token is {KEY}\n")
     ws = Workspace.find(root)
     try:
         redact(ws.store(write=True), memory_id[-8:], reason="pasted token")
     finally:
         ws.close()
+    assert KEY not in cached.read_text()
+    assert "[REDACTED]" in cached.read_text()
     assert holders(root, KEY) == []
     assert KEY.encode() not in store_bytes(root)
     assert not (root / SCRUB_PENDING).exists()
