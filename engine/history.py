@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -78,6 +78,18 @@ class CommitRecord(msgspec.Struct, frozen=True, array_like=True):
     def changes(self) -> tuple[Change, ...]:
         """Returns the changed paths."""
         return _CHANGES.decode(self.raw_changes)
+
+    def of_memories(self, memory_ids: Iterable[str]) -> list[str]:
+        """Returns those of ``memory_ids`` that a change of this commit is of.
+
+        Read from the encoded changes without decoding them (a commit that
+        imported ten thousand memories decodes in milliseconds): a change is
+        encoded ``["path",old,new,"ID"]``, its memory last, so ``"ID"]``
+        names a change of that memory and nothing else does (a link's path
+        holds the ids it links, but its change is of no memory).
+        """
+        raw = bytes(self.raw_changes)
+        return [m for m in memory_ids if f'"{m}"]'.encode() in raw]
 
     def mentions(self, text: str) -> bool:
         """Returns whether ``text`` occurs in the encoded changes.

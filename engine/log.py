@@ -100,8 +100,10 @@ def last_commits(
 
     What ``log(store, memory_id, limit=1)`` answers for one memory, for many
     at once: history is walked once, newest first, until every memory is
-    found, and a commit's changes are decoded at most once, so a commit that
-    wrote many of them (an import) costs one decode for all.
+    found, and each commit's changes are searched, never decoded
+    (:meth:`~ctx.engine.history.CommitRecord.of_memories`): decoding the
+    commit of an import of 10,000 memories cost each recall that asked
+    about one of them about 6 ms.
 
     Args:
         store: The store.
@@ -109,18 +111,16 @@ def last_commits(
         rev: Where to start (branch, commit; default HEAD).
     """
     tip = resolve_revision(store, rev)
-    wanted = {memory_id: memory_id.encode("utf-8") for memory_id in memory_ids}
+    wanted = set(memory_ids)
     found: dict[str, CommitInfo] = {}
     for rec in store.history.newest(tip):
         if not wanted:
             break
-        raw = bytes(rec.raw_changes)
-        named = [m for m, key in wanted.items() if key in raw]
+        named = rec.of_memories(wanted)
         if not named:
             continue
-        changed = {c.id for c in rec.changes}
+        info = store.commit(CommitId(rec.commit))
         for memory_id in named:
-            if memory_id in changed:
-                found[memory_id] = store.commit(CommitId(rec.commit))
-                del wanted[memory_id]
+            found[memory_id] = info
+        wanted.difference_update(named)
     return found

@@ -16,6 +16,7 @@ from ctx.engine import (
     edit,
     forget,
     last_commits,
+    link,
     list_memories,
     log,
     remember,
@@ -136,13 +137,15 @@ def test_last_commits_answers_what_the_log_answers_for_each_memory(store, intent
     edit(store, edited, intent, body="changed")
     forget(store, forgotten, intent)
     remember(store, Draft(text="later"), intent)
+    # A link's file is named after the memories it links; it changes neither.
+    link(store, kept, edited, "DEPENDS_ON", intent)
     asked = [edited, kept, forgotten, "01J0000000000000000000NONE"]
     lasts = last_commits(store, asked)
     for memory_id in (edited, kept, forgotten):
         assert lasts[memory_id] == log(store, memory_id, limit=1)[0].commit
     assert "01J0000000000000000000NONE" not in lasts
     assert lasts[kept] == imported.commit
-    older = last_commits(store, [edited], rev="HEAD~3")
+    older = last_commits(store, [edited], rev="HEAD~4")
     assert older[edited] == imported.commit
 
 
