@@ -17,7 +17,6 @@ fused hits and then about words for the best of them, and pays once.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Literal
@@ -68,11 +67,6 @@ clause it matches, exact in Tantivy's 32-bit scores while every power is
 below 2**24."""
 
 
-@functools.cache
-def _content() -> tantivy.TextAnalyzer:
-    return content_analyzer()
-
-
 def _terms(text: str) -> list[str]:
     """Returns the distinct terms of ``text`` that coverage weighs.
 
@@ -81,7 +75,7 @@ def _terms(text: str) -> list[str]:
     index holds in :data:`CJK_FIELD`: the analyser makes a sentence of them
     one term, which no memory holds.
     """
-    words = [term for term in _content().analyze(text) if not has_cjk(term)]
+    words = [term for term in content_analyzer().analyze(text) if not has_cjk(term)]
     terms = dict.fromkeys([*words, *cjk_terms(text, single=False)])
     return list(terms)[:MAX_QUERY_TERMS]
 
@@ -225,7 +219,7 @@ class Matches:
         typos = {
             analysed[0]: word
             for word in query_words(text)
-            if len(analysed := _content().analyze(word)) == 1
+            if len(analysed := content_analyzer().analyze(word)) == 1
         }
         index = self._index
         for term in _terms(text):

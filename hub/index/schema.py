@@ -8,6 +8,7 @@ docstring describes; :func:`index_time` is how a memory's time is stored
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime
 
@@ -137,11 +138,13 @@ _FUNCTION_WORDS = """
 """
 
 
+@functools.cache
 def content_analyzer() -> tantivy.TextAnalyzer:
     """Returns :func:`stem_analyzer` without English function words.
 
     What a question is about, for its relevance: "how do we run the
-    tests?" is about ``run`` and ``test``.
+    tests?" is about ``run`` and ``test``. Built once per process and shared,
+    as each lexical index already shared its own between threads.
     """
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())

@@ -133,11 +133,6 @@ class Respelling:
         return re.sub(pattern, lambda m: self.words[m.group()], text)
 
 
-@functools.cache
-def _content() -> tantivy.TextAnalyzer:
-    return content_analyzer()
-
-
 def allowed_edits(word: str) -> int:
     """Returns the edits a misspelling of ``word`` may be (Lucene's ``AUTO``)."""
     if len(word) < _MIN_CHARS:
@@ -284,13 +279,7 @@ def suspects(question: str, spans: Sequence[tuple[int, int]] = ()) -> list[str]:
     found: dict[str, None] = {}
     for at, match in enumerate(words):
         word = match.group()
-        if (
-            not capital[at]
-            or starts[at]
-            or len(word) < _MIN_CHARS
-            or word.lower() in _TIME_WORDS
-            or any(start <= match.start() < end for start, end in spans)
-        ):
+        if not capital[at] or starts[at] or not _may_name(match, spans):
             continue
         beside = [
             n
@@ -421,14 +410,26 @@ def _first_words(question: str, spans: Sequence[tuple[int, int]]) -> list[str]:
         word = match.group()
         if (
             _capitalised(word)
-            and len(word) >= _MIN_CHARS
             and _starts_sentence(question, match.start())
-            and word.lower() not in _TIME_WORDS
-            and not any(start <= match.start() < end for start, end in spans)
-            and _content().analyze(word)
+            and _may_name(match, spans)
+            and content_analyzer().analyze(word)
         ):
             found[word] = None
     return list(found)
+
+
+def _may_name(match: re.Match[str], spans: Sequence[tuple[int, int]]) -> bool:
+    """Returns whether a word may name someone, wherever it stands.
+
+    Three letters or more, no month or weekday, outside the time phrases
+    (``spans``).
+    """
+    word = match.group()
+    return (
+        len(word) >= _MIN_CHARS
+        and word.lower() not in _TIME_WORDS
+        and not any(start <= match.start() < end for start, end in spans)
+    )
 
 
 def _held_as(

@@ -46,14 +46,11 @@ turn, so the bound keeps only a clearly better match from being buried.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-import tantivy
 
 from ctx.hub.index.schema import content_analyzer
 from ctx.hub.index.terms import has_cjk
@@ -88,11 +85,6 @@ _EDGE_PUNCTUATION = "\"'`()[]{}<>,;!?.*"
 _PART_SPLIT = re.compile(r"[\s\-_./]+")
 
 
-@functools.cache
-def _content() -> tantivy.TextAnalyzer:
-    return content_analyzer()
-
-
 def tag_parts(value: str) -> list[str]:
     """Returns the words of a tag value of several that may name it alone.
 
@@ -103,7 +95,7 @@ def tag_parts(value: str) -> list[str]:
     parts = [p for p in _PART_SPLIT.split(value) if p]
     if len(parts) < 2:
         return []
-    return [p for p in parts if len(p) > 1 and _content().analyze(p)]
+    return [p for p in parts if len(p) > 1 and content_analyzer().analyze(p)]
 
 
 @dataclass(frozen=True)
