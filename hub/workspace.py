@@ -231,7 +231,9 @@ class Workspace:
         a caller in another work tree sends it this branch, or the hub would
         answer for the code branch checked out where it was started.
         """
-        if self._store_class().__name__ == "Store":  # no import when not following
+        from ctx.engine import Store
+
+        if self._store_class() is Store:
             return None
         return self.store().head_branch()
 
