@@ -52,7 +52,7 @@ from ctx.engine import (
 from ctx.engine import pull as engine_pull
 from ctx.engine.redaction import REDACTED
 from ctx.engine.store import PENDING_REDACTION
-from ctx.hub.state import write_atomically
+from ctx.hub.state import SCRUB_PENDING, write_atomically
 
 __all__ = [
     "MIN_LINE",
@@ -64,8 +64,6 @@ __all__ = [
     "scrub_store",
 ]
 
-SCRUB_PENDING = "scrub.pending"
-"""The note, in the store folder, of the texts a redaction still scrubs."""
 MIN_LINE = 8
 """A line of a removed text this long or longer is scrubbed on its own."""
 

@@ -27,6 +27,7 @@ result, for the user to rotate and redact.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
@@ -52,6 +53,13 @@ SecretMode = Literal["refuse", "redact", "allow"]
 SECRET_MODES: tuple[SecretMode, ...] = ("refuse", "redact", "allow")
 
 _JSON = msgspec.json.Encoder(order="deterministic")
+
+_MEMORY_ID = re.compile(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b")
+"""A memory id (a ULID) in a commit's summary, which the engine writes there
+(``Remember fact <id>: ...``): ctx's own id, no secret, and 26 characters
+that would pass the scan's gate (:func:`~ctx.hub.secrets.could_hold_secret`)
+and load the detectors (about 0.2 s) for every write. The summary's other
+text comes from the fields, which are scanned on their own."""
 
 
 class SecretFoundError(InvalidInputError):
@@ -115,7 +123,7 @@ class SecretScreen:
             findings += found
             changes[path] = redacted if found else content
         summary = _scrubbed(pending.summary, values)
-        findings += _message_findings("summary", summary)
+        findings += _message_findings("summary", _MEMORY_ID.sub("<id>", summary))
         reason = pending.intent.reason
         if reason:
             reason = _scrubbed(reason, values)

@@ -18,10 +18,21 @@ from pathlib import Path
 
 from ctx.engine import StoreError
 
-__all__ = ["PRIVATE_FOLDER", "private_folder", "process_alive", "write_atomically"]
+__all__ = [
+    "PRIVATE_FOLDER",
+    "SCRUB_PENDING",
+    "private_folder",
+    "process_alive",
+    "write_atomically",
+]
 
 PRIVATE_FOLDER = "private"
 """The store's private state: never committed, never in git's folder."""
+
+SCRUB_PENDING = "scrub.pending"
+"""The note, in the store folder, of the texts a redaction still scrubs
+(:mod:`ctx.hub.redaction`): kept here so that opening a store looks for it
+without loading the redaction's machinery."""
 
 
 def private_folder(store_path: Path) -> Path:

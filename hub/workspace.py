@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from ctx.engine import Intent, NotAStoreError
 from ctx.hub.locking import ReadWriteLock
+from ctx.hub.state import SCRUB_PENDING
 
 if TYPE_CHECKING:  # dulwich loads when a store is opened
     from ctx.engine import Store
@@ -194,11 +195,11 @@ class Workspace:
             )
         else:
             self._store = Store.open(self.path, clock=self.clock, screen=screen)
-            from ctx.hub.redaction import SCRUB_PENDING, finish_scrub
-
             if (self.path / SCRUB_PENDING).exists():
                 # A redaction was killed: the engine finished its part
                 # in Store.open; the indexes and private files follow.
+                from ctx.hub.redaction import finish_scrub
+
                 finish_scrub(self._store)
         self._follow(self._store)
         return self._store

@@ -136,3 +136,19 @@ def test_the_hook_loads_neither_click_nor_a_command(tmp_path: Path) -> None:
     assert command_modules(modules) == set()
     assert "click" not in modules
     assert not {m.split(".")[0] for m in modules} & set(_HEAVY)
+
+
+def test_a_plain_write_loads_neither_the_detectors_nor_the_redaction(
+    tmp_path: Path,
+) -> None:
+    # The commit's summary names the new memory's id, 26 characters that
+    # would pass the secret scan's gate; loading the detectors costs about
+    # 0.2 s (most of it ``requests``). A text with nothing like a secret is
+    # passed by the gate alone.
+    store = tmp_path / ".ctx"
+    imported("--store", str(store), "init")
+    modules = imported("--store", str(store), "remember", "Deploys run on Fridays")
+    roots = {m.split(".")[0] for m in modules}
+    assert not roots & {"detect_secrets", "requests"}
+    assert "ctx.hub.redaction" not in modules
+    assert "ctx.hub.screen" in modules  # the write was screened
