@@ -299,9 +299,11 @@ def read_text(text: str) -> str:
 
 def parse_when(value: str | None, option: str = "--when") -> datetime | None:
     """Parses a time option as every one is (:func:`ctx.hub.parse_moment`)."""
+    if value is None:
+        return None  # without loading the hub's API and the time parser
     from ctx.hub import parse_moment
 
-    return None if value is None else parse_moment(value, option, now=now())
+    return parse_moment(value, option, now=now())
 
 
 _JSON = msgspec.json.Encoder(order="deterministic")

@@ -138,7 +138,7 @@ def test_the_hook_loads_neither_click_nor_a_command(tmp_path: Path) -> None:
     assert not {m.split(".")[0] for m in modules} & set(_HEAVY)
 
 
-def test_a_plain_write_loads_neither_the_detectors_nor_the_redaction(
+def test_a_plain_write_loads_no_detector_redaction_or_time_parser(
     tmp_path: Path,
 ) -> None:
     # The commit's summary names the new memory's id, 26 characters that
@@ -151,4 +151,5 @@ def test_a_plain_write_loads_neither_the_detectors_nor_the_redaction(
     roots = {m.split(".")[0] for m in modules}
     assert not roots & {"detect_secrets", "requests"}
     assert "ctx.hub.redaction" not in modules
+    assert "ctx.hub.api" not in modules  # no --when: no time to parse
     assert "ctx.hub.screen" in modules  # the write was screened
