@@ -10,7 +10,8 @@ A code branch without a memory branch yet reads the memory of its nearest
 code ancestor that has one: among the code branches with a memory branch of
 the same name, the one whose merge base with it is newest (a base that
 descends from another is newer; else the later commit). The first write
-creates the memory branch there; nothing is written before.
+creates the memory branch there; nothing is written before. Each write
+records the code commit its branch is at (``refs/ctx/code/<branch>``).
 
 :mod:`ctx.engine.code_sync` brings memory back when code is merged.
 
@@ -28,6 +29,7 @@ from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
+from ctx.engine._code_record import note_code_tip
 from ctx.engine.branches import check_new_branch_name
 from ctx.engine.code_remotes import code_repository
 from ctx.engine.errors import ConflictError, InvalidInputError
@@ -66,7 +68,9 @@ def followed_branch(store: Store, start: Path, default: str, *, write: bool) -> 
     its nearest code ancestor that has one (else ``default``), and a write
     gets the new branch, created there first. Outside a work tree, at a
     detached HEAD, or for a code branch name a memory branch cannot take:
-    ``default``.
+    ``default``. A writer records the code commit the branch is at, for
+    ``ctx sync`` to judge whether it is merged once the code branch is gone
+    (:mod:`ctx.engine._code_record`).
 
     Args:
         store: The store.
@@ -81,12 +85,17 @@ def followed_branch(store: Store, start: Path, default: str, *, write: bool) -> 
         name = _checked_out(repo)
         if name is None or not _takes(name):
             return default
+        tip = code_tip(repo, name)
         if name in store.branches():
+            if write and tip is not None:
+                note_code_tip(store, repo, name, tip)
             return name
         source = nearest_memory_branch(repo, store, name, default)
-    if not write:
-        return source
-    create_memory_branch(store, name, source)
+        if not write:
+            return source
+        create_memory_branch(store, name, source)
+        if tip is not None:
+            note_code_tip(store, repo, name, tip, fresh=True)
     return name
 
 

@@ -1,26 +1,40 @@
 """``ctx sync``: the memory of merged code branches, merged into the target's.
 
 A memory branch follows the code branch of the same name
-(:mod:`ctx.engine.code_branches`). Once that code branch is merged (its tip
-is in the target code branch's history: the code's default branch, or the
-one named), its memory is merged into the target's memory branch with
-ctx's own merge, conflicts kept as data. A memory branch already merged is
-left alone, so a second run merges nothing; a dry run previews each merge.
+(:mod:`ctx.engine.code_branches`). Once that code branch is merged into the
+target code branch (the code's default branch, or the one named), its memory
+is merged into the target's memory branch with ctx's own merge, conflicts
+kept as data. A memory branch already merged is left alone, so a second run
+merges nothing; a dry run previews each merge.
 
-Limits: a code branch deleted after its merge is not seen (its memory
-branch waits for a merge by hand), and a code branch with no commit of its
-own since it split off counts as merged, as ``git branch --merged`` lists
-it.
+When is a code branch merged? Its code tip must be in the target's history,
+and must have moved beyond where the branch forked:
+
+- The code tip is the code branch's tip, or, once the branch is deleted
+  (``git branch -d`` after its merge), the last one its memory branch
+  recorded (:mod:`ctx.engine._code_record`: at each write on it, and at each
+  sync).
+- The fork is where the code branch stood when its memory first saw it with
+  no commit of its own (a fresh ``git switch -c feature``). While its tip is
+  still in the fork's history it has no commit of its own, and is not
+  merged, however far the target moved on: so the memory written on a
+  branch whose code is not written yet waits for that code.
+- A memory branch with no record (made by hand, or before records were
+  kept) falls back on git's rule, as ``git branch --merged`` lists it; a
+  deleted code branch without one is not seen.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from contextlib import closing
 from pathlib import Path
 
 from dulwich.graph import can_fast_forward
 from dulwich.objects import ObjectID
+from dulwich.repo import Repo
 
+from ctx.engine._code_record import note_code_tip, read_code_record
 from ctx.engine.code_branches import (
     code_tip,
     create_memory_branch,
@@ -46,12 +60,15 @@ class SyncResult(Outcome, frozen=True, kw_only=True):
         merges: One merge per memory branch whose code branch is merged
             into the target's and whose memory was not merged yet, by name.
         waiting: Memory branches whose code branch is not merged yet.
+        left: Memory branches to merge that were left for a later sync,
+            because the caller's time ran out.
     """
 
     into: str
     dry_run: bool = False
     merges: tuple[MergeResult, ...] = ()
     waiting: tuple[str, ...] = ()
+    left: tuple[str, ...] = ()
 
 
 def sync_code_branches(
@@ -61,14 +78,25 @@ def sync_code_branches(
     *,
     into: str | None = None,
     dry_run: bool = False,
+    stop: Callable[[], bool] | None = None,
 ) -> SyncResult:
     """Merges the memory of every merged code branch into the target's memory.
 
-    A memory branch is merged when a code branch of the same name has its
-    tip in the target code branch's history (``into``, default: the code's
-    default branch) and its memory is not in the target memory branch yet;
-    so a second run merges nothing. Conflicts are kept as data, as
-    ``ctx merge`` keeps them.
+    A memory branch is merged when its code branch is merged into the target
+    code branch (``into``, default: the code's default branch; see the
+    module for the rule) and its memory is not in the target memory branch
+    yet; so a second run merges nothing. Conflicts are kept as data, as
+    ``ctx merge`` keeps them. A target with no memory branch yet gets one
+    when there is something to merge into it. Unless ``dry_run``, each code
+    branch's tip is recorded for its memory branch.
+
+    Args:
+        store: The store.
+        start: A folder in the code's work tree.
+        intent: Why the merges are made.
+        into: The target code branch.
+        dry_run: Write nothing; preview each merge.
+        stop: Asked before each merge: true leaves the rest in ``left``.
 
     Raises:
         InvalidInputError: ``start`` is in no work tree, or the code has no
@@ -91,11 +119,11 @@ def sync_code_branches(
         merged: list[str] = []
         waiting: list[str] = []
         for name in sorted(memory - {target}):
-            tip = code_tip(repo, name)
-            if tip is None or is_dream_branch(name):
+            if is_dream_branch(name):
                 continue
-            contained = can_fast_forward(repo, tip, target_tip)
-            (merged if contained else waiting).append(name)
+            found = _is_merged(repo, store, name, target_tip)
+            if found is not None:
+                (merged if found else waiting).append(name)
         # A target with no memory yet starts where its first write would,
         # but from none of the branches it merges: those it then merges. The
         # store's own HEAD is the fallback, not the one a follower reports.
@@ -103,16 +131,55 @@ def sync_code_branches(
         if target not in memory:
             own = Store.head_branch(store)
             base = nearest_memory_branch(repo, store, target, own, merged)
-    if not dry_run and target not in memory:
+        if not dry_run:
+            _note_tips(store, repo, memory)
+    pending = [name for name in merged if not _contains(store, base, name)]
+    if pending and not dry_run and target not in memory:
         create_memory_branch(store, target, base)
         base = target
-    pending = [name for name in merged if not _contains(store, base, name)]
-    merges = tuple(
-        merge(store, name, intent, into=base, preview=dry_run) for name in pending
-    )
+    merges: list[MergeResult] = []
+    for name in pending:
+        if stop is not None and stop():
+            break
+        merges.append(merge(store, name, intent, into=base, preview=dry_run))
     return SyncResult(
-        into=target, dry_run=dry_run, merges=merges, waiting=tuple(waiting)
+        into=target,
+        dry_run=dry_run,
+        merges=tuple(merges),
+        waiting=tuple(waiting),
+        left=tuple(pending[len(merges) :]),
     )
+
+
+def _is_merged(
+    repo: Repo, store: Store, name: str, target_tip: ObjectID
+) -> bool | None:
+    """Returns whether code branch ``name`` is merged (see the module).
+
+    ``None``: no code branch of that name, and no record of one.
+    """
+    record = read_code_record(store, name)
+    tip = code_tip(repo, name)
+    if tip is None and record is not None:
+        tip = ObjectID(record.tip.encode())
+    if tip is None or tip not in repo.object_store:
+        return None
+    if not can_fast_forward(repo, tip, target_tip):
+        return False
+    if record is None or record.fork is None:
+        return True
+    fork = ObjectID(record.fork.encode())
+    if fork not in repo.object_store:
+        return False  # no telling whether it moved beyond: it waits
+    return not can_fast_forward(repo, tip, fork)
+
+
+def _note_tips(store: Store, repo: Repo, names: Iterable[str]) -> None:
+    """Records the code tip of each code branch named as a memory branch."""
+    for name in names:
+        tip = code_tip(repo, name)
+        if tip is not None and not is_dream_branch(name):
+            note_code_tip(store, repo, name, tip)
 
 
 def _contains(store: Store, branch: str, other: str) -> bool:

@@ -38,11 +38,13 @@ def sync(
 ) -> None:
     """Merge the memory of merged code branches into the target's memory
 
-    Run in the code's work tree. A memory branch named as a code branch whose
-    tip is in the target code branch's history is merged into the memory
-    branch of the target, as `ctx merge` merges; one merged already is left
-    alone, so a second run does nothing. A merge that leaves conflicts is
-    committed, printed, and exits with 5 (docs/branches.md).
+    Run in the code's work tree. A memory branch named as a code branch that
+    is merged into the target code branch (its tip in the target's history,
+    and moved beyond where it forked; a deleted one judged by the code tip
+    its memory recorded) is merged into the memory branch of the target, as
+    `ctx merge` merges; one merged already is left alone, so a second run
+    does nothing. A merge that leaves conflicts is committed, printed, and
+    exits with 5 (docs/branches.md).
 
     \b
     Example:

@@ -207,3 +207,21 @@ def test_sync_outside_a_work_tree_is_an_error(ctx, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = ctx("sync", code=4)
     assert result.stderr.startswith(f"Error: {tmp_path} is not inside a git work tree.")
+
+
+def test_sync_sees_a_deleted_branch_and_skips_a_fresh_one(following, code):
+    git(code, "checkout", "-q", "-b", "feature/done")
+    commit(code, "done")
+    following("remember", "Done: retry three times")
+    git(code, "checkout", "-q", "-b", "feature/fresh", "main")
+    following("remember", "Fresh: not started")
+    git(code, "checkout", "-q", "main")
+    git(code, "merge", "-q", "--no-ff", "--no-edit", "feature/done")
+    git(code, "branch", "-q", "-d", "feature/done")
+    result = following("sync")
+    assert result.stdout == (
+        "Fast-forwarded main to "
+        f"{refs(following)['feature/done'][:10]}.\n"
+        "Not merged in the code yet: feature/fresh.\n"
+    )
+    assert texts(following, "main") == ["Done: retry three times"]
