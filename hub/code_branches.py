@@ -9,21 +9,27 @@ with no memory yet reads its nearest ancestor's, and a workspace that
 writes creates it there. A branch named by the call (``--branch``,
 ``CTX_BRANCH``) is used as given.
 
-:func:`sync_branches` merges the memory of merged code branches (``ctx sync``), and
-:func:`follow_code` turns following on in a store's ``config.toml``.
+:func:`sync_branches` merges the memory of merged code branches (``ctx sync``),
+:func:`sync_at_start` does it for the hooks at a session's start, within a
+time limit, and :func:`follow_code` turns following on in a store's
+``config.toml``.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ctx.engine import (
+    CtxError,
     Intent,
     Store,
     SyncResult,
+    code_branch,
     followed_branch,
+    plural,
     sync_code_branches,
 )
 from ctx.hub.config import CONFIG_FILE, load_config
@@ -31,7 +37,7 @@ from ctx.hub.config import CONFIG_FILE, load_config
 if TYPE_CHECKING:
     from ctx.hub.workspace import Workspace
 
-__all__ = ["FollowingStore", "follow_code", "sync_branches"]
+__all__ = ["FollowingStore", "follow_code", "sync_at_start", "sync_branches"]
 
 _TABLE_RE = re.compile(r"^\[branches\][ \t]*(#.*)?$", re.MULTILINE)
 _KEY_RE = re.compile(r"^follow_code[ \t]*=.*$", re.MULTILINE)
@@ -72,6 +78,75 @@ def sync_branches(
     with ws.lock:
         store = ws.store(write=not dry_run)
         return sync_code_branches(store, start, intent, into=into, dry_run=dry_run)
+
+
+def sync_at_start(
+    ws: Workspace,
+    seconds: float,
+    *,
+    agent: str | None = None,
+    session: str | None = None,
+) -> str | None:
+    """Merges the memory of the code branches merged into the current one.
+
+    For a session's start (the hooks), before its context is composed: as
+    ``ctx sync --into`` the code's current branch, in at most ``seconds``
+    (the store's lock waited for included). Merges not begun by then are
+    left for ``ctx sync``. A store that does not follow the code, a
+    detached HEAD or no work tree: nothing is done. The merges are made by
+    ``agent`` (default: the workspace's) in ``session``.
+
+    Returns:
+        One line for the session's context: what was merged, the conflicts
+        kept, what was left, or why nothing was merged; ``None`` when there
+        was nothing to merge. Never raises a :class:`CtxError`.
+    """
+    until = time.monotonic() + seconds
+    with ws.lock:
+        store = ws.store()
+        if not isinstance(store, FollowingStore) or store.code is None:
+            return None
+        into = code_branch(store.code)
+        if into is None:
+            return None
+        waits = store.lock_timeout
+        store.lock_timeout = min(waits, seconds)
+        try:
+            intent = ws.intent("merge", agent=agent, session=session)
+            result = sync_code_branches(
+                store,
+                store.code,
+                intent,
+                into=into,
+                stop=lambda: time.monotonic() >= until,
+            )
+        except CtxError as exc:
+            return (
+                "ctx: the memory of merged code branches was not merged "
+                f"({exc.message.rstrip('.')}); `ctx sync` merges it."
+            )
+        finally:
+            store.lock_timeout = waits
+    return _started_line(result)
+
+
+def _started_line(result: SyncResult) -> str | None:
+    """Returns what :func:`sync_at_start` did, in one line, or ``None``."""
+    said: list[str] = []
+    if result.merges:
+        names = ", ".join(m.source for m in result.merges)
+        said.append(
+            f"memory of merged code branches merged into {result.into}: {names}"
+        )
+        kept = sum(len(m.conflicts) for m in result.merges)
+        if kept:
+            said[-1] += (
+                f" ({plural(kept, 'conflict')} kept: `ctx resolve` settles them)"
+            )
+    if result.left:
+        names = ", ".join(result.left)
+        said.append(f"out of time, left for `ctx sync` to merge: {names}")
+    return f"ctx: {'; '.join(said)}." if said else None
 
 
 def follow_code(store_path: Path) -> None:

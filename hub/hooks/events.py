@@ -4,7 +4,10 @@ Each event is one handler that takes a :class:`Hook` (the workspace, the
 host's input, the settings, who calls) and returns the context to give the
 agent, or None. The handlers hold what ctx does at each moment of a session:
 
-- ``session-start`` (``source``: startup, resume, clear, compact): the
+- ``session-start`` (``source``: startup, resume, clear, compact): in a
+  store that follows the code, the memory of code branches merged into the
+  current one merged first (:func:`ctx.hub.code_branches.sync_at_start`,
+  one line in the context when it merged or left something); then the
   context composed within ``start_budget`` (:func:`ctx.engine.compose`:
   pinned, reference and working memories, most recently changed first, then
   the open questions), what waits from the last turn, and after ``compact``
@@ -330,6 +333,7 @@ def session_start(hook: Hook) -> str | None:
     """
     if not hook.ws.on_disk:
         return None
+    synced = _synced(hook)
     budget = hook.settings.start_budget
     with editing(hook.ws.path, hook.session) as state:
         source = hook.input.source or "startup"
@@ -357,8 +361,28 @@ def session_start(hook: Hook) -> str | None:
             f"## Open questions\n\n{questions}" if questions else "",
             f"## Before compaction, this session had\n\n{back}" if back else "",
             *_waiting(*state.take_waiting()),
+            synced or "",
         ]
     return "\n\n".join(p for p in parts if p) or None
+
+
+def _synced(hook: Hook) -> str | None:
+    """Merges the memory of code branches merged into the current one.
+
+    Only in a store that follows the code; within a third of the hook's
+    deadline, so that the context is still composed in time. Returns its
+    one line for the context, if any
+    (:func:`ctx.hub.code_branches.sync_at_start`).
+    """
+    from ctx.hub.code_branches import sync_at_start
+
+    ws = hook.ws
+    return sync_at_start(
+        ws,
+        hook.settings.timeout / 3,
+        agent=ws.agent or hook.host,
+        session=hook.trailer_session,
+    )
 
 
 def _warm_up(hook: Hook) -> None:

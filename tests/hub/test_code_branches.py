@@ -9,13 +9,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from code_repos import code_repo, git
+from code_repos import code_repo, commit, git
 from mcp import Client
 
 from ctx import engine
 from ctx.engine import Store
 from ctx.hub import FollowingStore, Workspace
 from ctx.hub.agents.mcp_server import build_server
+from ctx.hub.code_branches import sync_at_start
 from ctx.hub.hooks import run_hook
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
@@ -136,3 +137,158 @@ def test_the_hooks_follow_the_code_branch_of_the_agents_folder(
     assert "Only feature x retries" not in started()
     git(code, "checkout", "-q", "-b", "feature/x")
     assert "Only feature x retries" in started()
+
+
+def start_session(code: Path) -> str:
+    fixture = Path(__file__).parent / "fixtures" / "hooks" / "session_start.json"
+    data = json.loads(fixture.read_text())
+    data["cwd"] = str(code)
+    out = run_hook("session-start", json.dumps(data).encode())
+    if not out:
+        return ""  # nothing to give
+    return str(json.loads(out)["hookSpecificOutput"]["additionalContext"])
+
+
+def remember_here(store_dir: Path, code: Path, text: str) -> str:
+    """Writes as a command run in ``code`` does; returns the memory's id."""
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        draft = engine.Draft(text=text, pinned=True)
+        done = engine.remember(ws.store(write=True), draft, ws.intent("observe"))
+        return str(done.ids[0])
+    finally:
+        ws.close()
+
+
+def tips(store_dir: Path) -> dict[str, str]:
+    store = Store.open(store_dir, clock=lambda: T0)
+    try:
+        return {b: store.branch_tip(b) for b in store.branches()}
+    finally:
+        store.close()
+
+
+def merged_feature(store_dir: Path, code: Path, *, merge: bool = True) -> None:
+    """feature/x: a commit, then memory; merged into main (with ``merge``)."""
+    git(code, "checkout", "-q", "-b", "feature/x")
+    commit(code, "x.txt")
+    remember_here(store_dir, code, "Only feature x retries")
+    git(code, "checkout", "-q", "main")
+    if merge:
+        git(code, "merge", "-q", "--no-ff", "--no-edit", "feature/x")
+
+
+MERGED_LINE = "ctx: memory of merged code branches merged into main: feature/x."
+
+
+def test_session_start_merges_the_memory_of_merged_code_branches_first(
+    store_dir, code, monkeypatch
+):
+    monkeypatch.setenv("CTX_DIR", str(store_dir))
+    merged_feature(store_dir, code, merge=False)
+    assert "Only feature x retries" not in start_session(code)  # not merged yet
+    git(code, "merge", "-q", "--no-ff", "--no-edit", "feature/x")
+    context = start_session(code)
+    assert "Only feature x retries" in context
+    assert MERGED_LINE in context.splitlines()
+    merged = tips(store_dir)
+    assert merged["main"] == merged["feature/x"]  # a fast-forward of memory
+    again = start_session(code)
+    assert "Only feature x retries" in again
+    assert "merged code branches" not in again
+    assert tips(store_dir) == merged
+
+
+def test_a_conflict_at_session_start_is_one_line_not_a_failure(
+    store_dir, code, monkeypatch
+):
+    monkeypatch.setenv("CTX_DIR", str(store_dir))
+    kept = remember_here(store_dir, code, "Deploys on Fridays")
+    git(code, "checkout", "-q", "-b", "feature/x")
+    commit(code, "x.txt")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        engine.edit(ws.store(write=True), kept, ws.intent("refine"), body="Mondays")
+    finally:
+        ws.close()
+    git(code, "checkout", "-q", "main")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        engine.edit(ws.store(write=True), kept, ws.intent("refine"), body="Tuesdays")
+    finally:
+        ws.close()
+    git(code, "merge", "-q", "--no-edit", "feature/x")
+    context = start_session(code)
+    assert (
+        "ctx: memory of merged code branches merged into main: feature/x "
+        "(1 conflict kept: `ctx resolve` settles them)."
+    ) in context.splitlines()
+    assert "memory unavailable" not in context
+    store = Store.open(store_dir, clock=lambda: T0)
+    try:
+        assert engine.conflicted_ids(store, "main") == {kept}
+    finally:
+        store.close()
+
+
+def test_out_of_time_the_merges_are_left_for_ctx_sync(store_dir, code):
+    merged_feature(store_dir, code)
+    before = tips(store_dir)
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        said = sync_at_start(ws, 0.0)
+    finally:
+        ws.close()
+    assert said == "ctx: out of time, left for `ctx sync` to merge: feature/x."
+    assert tips(store_dir) == before
+
+
+def test_a_busy_store_is_one_line_and_no_merge(store_dir, code):
+    merged_feature(store_dir, code)
+    before = tips(store_dir)
+    holder = Store.open(store_dir, clock=lambda: T0)
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        with holder.locked():
+            said = sync_at_start(ws, 0.05)
+    finally:
+        ws.close()
+        holder.close()
+    assert said == (
+        "ctx: the memory of merged code branches was not merged (Another writer "
+        "held the store for over 0.05 s); `ctx sync` merges it."
+    )
+    assert tips(store_dir) == before
+
+
+def test_no_sync_without_following_or_at_a_detached_head(store_dir, code):
+    merged_feature(store_dir, code)
+    before = tips(store_dir)
+    git(code, "checkout", "-q", "--detach")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        assert sync_at_start(ws, 5.0) is None
+    finally:
+        ws.close()
+    git(code, "checkout", "-q", "main")
+    (store_dir / "config.toml").write_text("[branches]\nfollow_code = false\n")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        assert sync_at_start(ws, 5.0) is None
+    finally:
+        ws.close()
+    assert tips(store_dir) == before
+
+
+def test_a_fresh_branchs_memory_is_not_merged_at_session_start(
+    store_dir, code, monkeypatch
+):
+    """feature/y has memory but no commit: main moving on does not merge it."""
+    monkeypatch.setenv("CTX_DIR", str(store_dir))
+    git(code, "checkout", "-q", "-b", "feature/y")
+    remember_here(store_dir, code, "Plan for y, not written yet")
+    git(code, "checkout", "-q", "main")
+    commit(code, "m.txt")
+    before = tips(store_dir)
+    assert "Plan for y" not in start_session(code)
+    assert tips(store_dir) == before
