@@ -292,3 +292,43 @@ def test_a_fresh_branchs_memory_is_not_merged_at_session_start(
     before = tips(store_dir)
     assert "Plan for y" not in start_session(code)
     assert tips(store_dir) == before
+
+
+@pytest.mark.anyio
+async def test_a_server_follows_its_own_folder_and_takes_named_branches_as_given(
+    store_dir, code
+):
+    """docs/branches.md, "Servers": a call naming no branch follows the
+    server's folder at the call; a named branch must exist."""
+    remember_here(store_dir, code, "Main knows the queue")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        async with Client(build_server(ws, tools="all")) as client:
+
+            async def listed(**branch: str) -> tuple[bool, str]:
+                done = await client.call_tool("ls", branch)
+                return done.is_error, done.content[0].text
+
+            git(code, "checkout", "-q", "-b", "feature/s")
+            error, text = await listed()
+            assert not error
+            assert "Main knows the queue" in text  # main's, read through
+            wrote = await client.call_tool("remember", {"text": "Served on s"})
+            assert not wrote.is_error, wrote.content
+            git(code, "checkout", "-q", "main")
+            assert "Served on s" not in (await listed())[1]
+            assert "Served on s" in (await listed(branch="feature/s"))[1]
+
+            error, text = await listed(branch="feature/t")
+            assert error
+            assert "Unknown revision 'feature/t'." in text
+            named = {"text": "Named t", "branch": "feature/t"}
+            refused = await client.call_tool("remember", named)
+            assert refused.is_error
+            assert "feature/t" not in ws.store().branches()
+            made = await client.call_tool("branch", {"name": "feature/t"})
+            assert not made.is_error, made.content
+            wrote = await client.call_tool("remember", named)
+            assert not wrote.is_error, wrote.content
+    finally:
+        ws.close()
