@@ -26,7 +26,7 @@ and must have moved beyond where the branch forked:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from contextlib import closing
 from pathlib import Path
 
@@ -34,7 +34,7 @@ from dulwich.graph import can_fast_forward
 from dulwich.objects import ObjectID
 from dulwich.repo import Repo
 
-from ctx.engine._code_record import note_code_tip, read_code_record
+from ctx.engine._code_record import CodeRecord, note_code_tip, read_code_record
 from ctx.engine.code_branches import (
     code_tip,
     create_memory_branch,
@@ -116,12 +116,15 @@ def sync_code_branches(
                 f"The code has no branch {target!r}.", hint="Name one with --into."
             )
         memory = set(store.branches())
+        records = {
+            name: read_code_record(store, name)
+            for name in memory
+            if not is_dream_branch(name)
+        }
         merged: list[str] = []
         waiting: list[str] = []
-        for name in sorted(memory - {target}):
-            if is_dream_branch(name):
-                continue
-            found = _is_merged(repo, store, name, target_tip)
+        for name in sorted(records.keys() - {target}):
+            found = _is_merged(repo, name, records[name], target_tip)
             if found is not None:
                 (merged if found else waiting).append(name)
         # A target with no memory yet starts where its first write would,
@@ -132,7 +135,7 @@ def sync_code_branches(
             own = Store.head_branch(store)
             base = nearest_memory_branch(repo, store, target, own, merged)
         if not dry_run:
-            _note_tips(store, repo, memory)
+            _note_tips(store, repo, records)
     pending = [name for name in merged if not _contains(store, base, name)]
     if pending and not dry_run and target not in memory:
         create_memory_branch(store, target, base)
@@ -152,13 +155,12 @@ def sync_code_branches(
 
 
 def _is_merged(
-    repo: Repo, store: Store, name: str, target_tip: ObjectID
+    repo: Repo, name: str, record: CodeRecord | None, target_tip: ObjectID
 ) -> bool | None:
     """Returns whether code branch ``name`` is merged (see the module).
 
     ``None``: no code branch of that name, and no record of one.
     """
-    record = read_code_record(store, name)
     tip = code_tip(repo, name)
     if tip is None and record is not None:
         tip = ObjectID(record.tip.encode())
@@ -174,11 +176,13 @@ def _is_merged(
     return not can_fast_forward(repo, tip, fork)
 
 
-def _note_tips(store: Store, repo: Repo, names: Iterable[str]) -> None:
+def _note_tips(
+    store: Store, repo: Repo, records: Mapping[str, CodeRecord | None]
+) -> None:
     """Records the code tip of each code branch named as a memory branch."""
-    for name in names:
+    for name, record in records.items():
         tip = code_tip(repo, name)
-        if tip is not None and not is_dream_branch(name):
+        if tip is not None and (record is None or record.tip != tip.decode()):
             note_code_tip(store, repo, name, tip)
 
 
