@@ -60,8 +60,8 @@ class SyncResult(Outcome, frozen=True, kw_only=True):
         merges: One merge per memory branch whose code branch is merged
             into the target's and whose memory was not merged yet, by name.
         waiting: Memory branches whose code branch is not merged yet.
-        left: Memory branches to merge that were left for a later sync,
-            because the caller's time ran out.
+        left: Memory branches left for a later sync because the caller's
+            time ran out: merges not begun, then branches not examined.
     """
 
     into: str
@@ -96,12 +96,14 @@ def sync_code_branches(
         intent: Why the merges are made.
         into: The target code branch.
         dry_run: Write nothing; preview each merge.
-        stop: Asked before each merge: true leaves the rest in ``left``.
+        stop: Asked before each branch is examined and each merge: true
+            leaves the rest in ``left``.
 
     Raises:
         InvalidInputError: ``start`` is in no work tree, or the code has no
             such branch (or no default branch to be found).
     """
+    out = stop or _never
     repo = code_repository(start)
     if repo is None:
         raise InvalidInputError(
@@ -123,7 +125,12 @@ def sync_code_branches(
         }
         merged: list[str] = []
         waiting: list[str] = []
-        for name in sorted(records.keys() - {target}):
+        unseen: list[str] = []
+        names = sorted(records.keys() - {target})
+        for at, name in enumerate(names):
+            if out():
+                unseen = names[at:]
+                break
             found = _is_merged(repo, name, records[name], target_tip)
             if found is not None:
                 (merged if found else waiting).append(name)
@@ -135,14 +142,14 @@ def sync_code_branches(
             own = Store.head_branch(store)
             base = nearest_memory_branch(repo, store, target, own, merged)
         if not dry_run:
-            _note_tips(store, repo, records)
+            _note_tips(store, repo, records, out)
     pending = [name for name in merged if not _contains(store, base, name)]
     if pending and not dry_run and target not in memory:
         create_memory_branch(store, target, base)
         base = target
     merges: list[MergeResult] = []
     for name in pending:
-        if stop is not None and stop():
+        if out():
             break
         merges.append(merge(store, name, intent, into=base, preview=dry_run))
     return SyncResult(
@@ -150,7 +157,7 @@ def sync_code_branches(
         dry_run=dry_run,
         merges=tuple(merges),
         waiting=tuple(waiting),
-        left=tuple(pending[len(merges) :]),
+        left=(*pending[len(merges) :], *unseen),
     )
 
 
@@ -176,11 +183,23 @@ def _is_merged(
     return not can_fast_forward(repo, tip, fork)
 
 
+def _never() -> bool:
+    return False
+
+
 def _note_tips(
-    store: Store, repo: Repo, records: Mapping[str, CodeRecord | None]
+    store: Store,
+    repo: Repo,
+    records: Mapping[str, CodeRecord | None],
+    stop: Callable[[], bool],
 ) -> None:
-    """Records the code tip of each code branch named as a memory branch."""
+    """Records the code tip of each code branch named as a memory branch.
+
+    Bookkeeping: what ``stop`` cuts short, the next sync records.
+    """
     for name, record in records.items():
+        if stop():
+            return
         tip = code_tip(repo, name)
         if tip is not None and (record is None or record.tip != tip.decode()):
             note_code_tip(store, repo, name, tip)

@@ -91,7 +91,7 @@ def sync_at_start(
 
     For a session's start (the hooks), before its context is composed: as
     ``ctx sync --into`` the code's current branch, in at most ``seconds``
-    (the store's lock waited for included). Merges not begun by then are
+    (the store's lock waited for included). What is not begun by then is
     left for ``ctx sync``. A store that does not follow the code, a
     detached HEAD or no work tree: nothing is done. The merges are made by
     ``agent`` (default: the workspace's) in ``session``.
@@ -145,7 +145,7 @@ def _started_line(result: SyncResult) -> str | None:
             )
     if result.left:
         names = ", ".join(result.left)
-        said.append(f"out of time, left for `ctx sync` to merge: {names}")
+        said.append(f"out of time, left for `ctx sync`: {names}")
     return f"ctx: {'; '.join(said)}." if said else None
 
 

@@ -150,7 +150,7 @@ def test_a_target_with_nothing_to_merge_gets_no_memory_branch(disk_store, code):
     assert disk_store.branches() == ["main"]
 
 
-def test_stop_leaves_the_merges_not_begun(disk_store, code):
+def test_stop_leaves_what_is_not_begun(disk_store, code):
     for name in ("a", "b"):
         git(code, "switch", "-q", "-c", name, "main")
         commit(code, name, 1_700_000_100)
@@ -158,13 +158,14 @@ def test_stop_leaves_the_merges_not_begun(disk_store, code):
     git(code, "switch", "-q", "main")
     for name in ("a", "b"):
         git(code, "merge", "-q", "--no-edit", name, when=1_700_000_200)
-    asked: list[bool] = []
+    at_once = engine.sync_code_branches(disk_store, code, WHO, stop=lambda: True)
+    assert (at_once.merges, at_once.waiting, at_once.left) == ((), (), ("a", "b"))
+    assert texts(disk_store, "main") == []
 
-    def stop() -> bool:
-        asked.append(True)
-        return len(asked) > 1  # one merge, then time is up
+    def one_merge() -> bool:  # time is up once main holds a merge
+        return bool(texts(disk_store, "main"))
 
-    result = engine.sync_code_branches(disk_store, code, WHO, stop=stop)
+    result = engine.sync_code_branches(disk_store, code, WHO, stop=one_merge)
     assert [m.source for m in result.merges] == ["a"]
     assert result.left == ("b",)
     assert texts(disk_store, "main") == ["a knows"]

@@ -239,7 +239,7 @@ def test_out_of_time_the_merges_are_left_for_ctx_sync(store_dir, code):
         said = sync_at_start(ws, 0.0)
     finally:
         ws.close()
-    assert said == "ctx: out of time, left for `ctx sync` to merge: feature/x."
+    assert said == "ctx: out of time, left for `ctx sync`: feature/x."
     assert tips(store_dir) == before
 
 
