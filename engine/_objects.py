@@ -20,16 +20,18 @@ object of a pack, out of the mapped pack file.
 from __future__ import annotations
 
 import array
+import binascii
 import mmap
 import os
 import sys
 import zlib
+from binascii import unhexlify
 from pathlib import Path
 from typing import Any
 
 from dulwich.config import ConfigFile
 from dulwich.object_store import DiskObjectStore
-from dulwich.objects import ObjectID, RawObjectID, hex_to_sha, sha_to_hex
+from dulwich.objects import ObjectID, RawObjectID, sha_to_hex
 from dulwich.pack import Pack, PackFileDisappeared
 from dulwich.repo import Repo
 
@@ -40,18 +42,21 @@ _WHOLE = frozenset(_TYPES.values())
 _TABLE_AFTER = 4096
 """Index look-ups by one store after which each pack's index is read whole."""
 _FAN_OUT_END = 8 + 256 * 4
+_ONE_CALL = 16384
+"""Objects up to this size are inflated in one call: a walk reads tens of
+thousands of small ones, and a stream object per read cost a quarter more."""
 
 
 class ObjectStore(DiskObjectStore):
     """A ``DiskObjectStore`` that reads loose objects before rescanning packs."""
 
-    _maps: dict[str, mmap.mmap]
-    _tables: dict[str, dict[bytes, int | None]]
+    _readers: dict[str, _PackReader]
+    _indexed: list[tuple[dict[bytes, int], mmap.mmap]]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # dulwich's arguments
         super().__init__(*args, **kwargs)
-        self._maps = {}
-        self._tables = {}
+        self._readers = {}
+        self._indexed = []
         self._lookups = 0
 
     def get_raw(self, name: RawObjectID | ObjectID) -> tuple[int, bytes]:
@@ -61,75 +66,62 @@ class ObjectStore(DiskObjectStore):
             KeyError: no pack and no loose file holds it.
         """
         if len(name) == 40:
-            hexsha, sha = ObjectID(name), hex_to_sha(ObjectID(name))
+            try:
+                sha = RawObjectID(unhexlify(name))
+            except binascii.Error:
+                return super().get_raw(name)  # not hex: dulwich says why
         elif len(name) == 20:
-            hexsha, sha = sha_to_hex(RawObjectID(name)), RawObjectID(name)
+            sha = RawObjectID(name)
         else:
             return super().get_raw(name)  # another object format: dulwich's way
+        # The packs indexed whole, asked first: a walk's tens of thousands
+        # of reads pay two look-ups and an inflate each. A pack a repack
+        # removed since stays mapped, and reads as it did.
+        for table, data in self._indexed:
+            offset = table.get(sha)
+            if offset is not None:
+                found = inflate_at(data, offset)
+                if found is not None:
+                    return found
+                break  # a delta: read below
+        return self._get_raw(sha, name)
+
+    def _get_raw(
+        self, sha: RawObjectID, name: RawObjectID | ObjectID
+    ) -> tuple[int, bytes]:
         # dulwich's own list of open packs (a private name, read only): the
         # packs it knows, asked without listing the folder again.
-        for pack in list(self._pack_cache.values()):
+        for key, pack in list(self._pack_cache.items()):
+            reader = self._readers.get(key)
+            if reader is None or reader.pack is not pack:
+                reader = self._readers[key] = _PackReader(pack)
+            if reader.table is None and self._lookups <= _TABLE_AFTER:
+                self._lookups += 1
             try:
-                offset = self._offset(pack, sha)
-            except KeyError:
-                continue
-            except (PackFileDisappeared, OSError):
-                break  # a repack removed it: dulwich's way rescans
-            try:
-                whole = self._inflate(pack, offset)
-            except OSError:
+                if reader.table is None and self._lookups > _TABLE_AFTER:
+                    indexed = reader.index_whole()
+                    if indexed is not None:
+                        self._indexed.append(indexed)
+                offset = reader.offset(sha)
+                if offset is None:
+                    continue
+                found = reader.read(offset)
+                if found is None:
+                    found = pack.get_raw(sha)  # a delta: dulwich resolves it
+            except (KeyError, PackFileDisappeared, OSError):
                 break  # removed by a packer since: dulwich's way rescans
-            if whole is not None:
-                return whole
-            try:
-                return pack.get_raw(sha)  # a delta: dulwich resolves it
-            except (KeyError, PackFileDisappeared):
-                break
-        loose = self._read_loose(hexsha)
+            return found
+        loose = self._read_loose(sha_to_hex(sha))
         if loose is not None:
             return loose
         return super().get_raw(name)
 
-    def _offset(self, pack: Pack, sha: RawObjectID) -> int:
-        """Returns where object ``sha`` lies in ``pack``.
-
-        Raises:
-            KeyError: the pack does not hold it.
-        """
-        path = os.fspath(pack.data.path)
-        table = self._tables.get(path)
-        if table is not None:
-            offset = table[sha]
-            return pack.index.object_offset(sha) if offset is None else offset
-        self._lookups += 1
-        if self._lookups > _TABLE_AFTER:
-            # A walk reads tens of thousands of objects: one dictionary of
-            # the whole index (30-80 ms for 160,000 objects) answers each
-            # look-up in well under a microsecond, where dulwich's bisection
-            # (a Python call per step) took about ten.
-            self._tables[path] = _offsets(path[: -len(".pack")] + ".idx")
-        return pack.index.object_offset(sha)
-
-    def _inflate(self, pack: Pack, offset: int) -> tuple[int, bytes] | None:
-        """Returns the object at ``offset`` of ``pack`` unless it is a delta.
-
-        Inflated straight out of the mapped file: dulwich's own read of one
-        object (its header, then zlib in chunks) cost about five times this
-        in a walk that reads tens of thousands of small objects.
-        """
-        path = os.fspath(pack.data.path)
-        data = self._maps.get(path)
-        if data is None:
-            with open(path, "rb") as f:
-                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            self._maps[path] = data
-        return inflate_at(data, offset)
-
     def close(self) -> None:
         """Closes the packs and the files mapped to read them."""
-        maps, self._maps = self._maps, {}
-        for data in maps.values():
-            data.close()
+        readers, self._readers = self._readers, {}
+        self._indexed = []
+        for reader in readers.values():
+            reader.close()
         super().close()
 
     def _read_loose(self, hexsha: ObjectID) -> tuple[int, bytes] | None:
@@ -157,32 +149,103 @@ class ObjectStore(DiskObjectStore):
         return type_num, body
 
 
-def _offsets(idx_path: str) -> dict[bytes, int | None]:
+class _PackReader:
+    """What a store keeps to read one pack itself.
+
+    The pack file, mapped; and, once the store has made many look-ups, the
+    pack's whole index as a dictionary (:func:`_offsets`).
+    """
+
+    def __init__(self, pack: Pack) -> None:
+        self.pack = pack
+        self._data: mmap.mmap | None = None
+        self.table: dict[bytes, int] | None = None
+
+    def index_whole(self) -> tuple[dict[bytes, int], mmap.mmap] | None:
+        """Reads the pack's whole index; returns it and the mapped pack.
+
+        A walk reads tens of thousands of objects: one dictionary of the
+        whole index (30-80 ms for 160,000 objects) answers each look-up in
+        well under a microsecond, where dulwich's bisection (a Python call
+        per step) took about ten. ``None`` for an index :func:`_offsets`
+        does not read (dulwich's index answers then).
+
+        Raises:
+            OSError: the pack is gone.
+        """
+        path = os.fspath(self.pack.data.path)
+        self.table = _offsets(path[: -len(".pack")] + ".idx") or {}
+        if not self.table:
+            return None
+        return self.table, self._mapped()
+
+    def offset(self, sha: RawObjectID) -> int | None:
+        """Returns where object ``sha`` lies in the pack, ``None`` if not there."""
+        if self.table:
+            return self.table.get(sha)
+        try:
+            return self.pack.index.object_offset(sha)
+        except KeyError:
+            return None
+
+    def read(self, offset: int) -> tuple[int, bytes] | None:
+        """Returns the object at ``offset`` unless it is a delta.
+
+        Inflated straight out of the mapped file: dulwich's own read of one
+        object (its header, then zlib in chunks) cost about five times this
+        in a walk that reads tens of thousands of small objects.
+        """
+        return inflate_at(self._mapped(), offset)
+
+    def _mapped(self) -> mmap.mmap:
+        if self._data is None:
+            with open(self.pack.data.path, "rb") as f:
+                self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        return self._data
+
+    def close(self) -> None:
+        """Unmaps the pack file."""
+        if self._data is not None:
+            self._data.close()
+            self._data = None
+
+
+def _offsets(idx_path: str) -> dict[bytes, int] | None:
     """Returns every object id of a pack index (version 2) and its offset.
 
-    ``None`` for an offset past 2 GiB (dulwich reads the large-offset
-    table); an empty table for an index of another version or hash, so
-    that every look-up goes to dulwich.
+    ``None`` for an index that cannot be read or is of another version or
+    hash: dulwich's index answers each look-up then.
     """
     try:
         with open(idx_path, "rb") as f:
             raw = f.read()
     except OSError:
-        return {}
+        return None
     if raw[:8] != b"\377tOc\0\0\0\2" or len(raw) < _FAN_OUT_END:
-        return {}
+        return None
     count = int.from_bytes(raw[_FAN_OUT_END - 4 : _FAN_OUT_END], "big")
     names = raw[_FAN_OUT_END : _FAN_OUT_END + 20 * count]
     start = _FAN_OUT_END + 24 * count  # past the names and their CRCs
     offsets = array.array("I", raw[start : start + 4 * count])
-    if len(names) != 20 * count or len(offsets) != count:
-        return {}
+    rest = raw[start + 4 * count : len(raw) - 40]  # before the two checksums
+    if len(names) != 20 * count or len(offsets) != count or len(rest) % 8:
+        return None
+    large = array.array("Q", rest)
     if sys.byteorder == "little":
         offsets.byteswap()
-    return {
-        names[20 * i : 20 * i + 20]: (None if offset & 0x80000000 else offset)
-        for i, offset in enumerate(offsets)
-    }
+        large.byteswap()
+    ids = [names[i : i + 20] for i in range(0, 20 * count, 20)]
+    table = dict(zip(ids, offsets, strict=True))
+    if len(large):
+        # Offsets past 2 GiB: the high bit says the rest indexes a table of
+        # 8-byte offsets that follows.
+        for sha, offset in table.items():
+            if offset & 0x80000000:
+                at = offset & 0x7FFFFFFF
+                if at >= len(large):
+                    return None
+                table[sha] = large[at]
+    return table
 
 
 def inflate_at(data: mmap.mmap, offset: int) -> tuple[int, bytes] | None:
@@ -201,12 +264,17 @@ def inflate_at(data: mmap.mmap, offset: int) -> tuple[int, bytes] | None:
         byte = data[at]
         size |= (byte & 0x7F) << shift
         shift += 7
-    inflate = zlib.decompressobj()
+    # The stream ends within zlib's bound for its size (deflateBound);
+    # what follows it is ignored.
+    end = at + 1 + size + (size >> 12) + (size >> 14) + (size >> 25) + 64
     try:
-        body = inflate.decompress(data[at + 1 : at + 1 + size + 1024], size)
+        if size <= _ONE_CALL:
+            body = zlib.decompress(data[at + 1 : end])
+        else:  # inflated no further than its size, whatever the stream says
+            body = zlib.decompressobj().decompress(data[at + 1 : end], size)
     except zlib.error:
         return None
-    if len(body) != size or not inflate.eof:
+    if len(body) != size:
         return None
     return type_num, body
 

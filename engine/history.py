@@ -13,21 +13,25 @@ from __future__ import annotations
 
 import heapq
 import os
+from binascii import unhexlify
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import msgspec
-from dulwich.diff_tree import tree_changes, tree_changes_for_merge
+from dulwich.diff_tree import tree_changes as dulwich_tree_changes
+from dulwich.diff_tree import tree_changes_for_merge
 from dulwich.object_store import BaseObjectStore
 from dulwich.objects import Commit, ObjectID, Tree
 
 from ctx.engine._pathwalk import (
-    TreeReader,
+    FileChange,
+    PathWalk,
+    Trees,
     Wanted,
     commit_header,
-    differs,
     memory_paths,
+    tree_changes,
     under,
 )
 from ctx.engine._trees import read_tree
@@ -202,6 +206,7 @@ class History:
         self._refresh()
         missing: list[CommitRecord] = []
         fetched: dict[str, Commit] = {}
+        trees = Trees(self._store.repo.object_store)
         stack = [tip]
         seen: set[str] = set()
         while stack:
@@ -212,7 +217,7 @@ class History:
             rec = self._records.get(sha)
             if rec is None:
                 obj = fetched.pop(sha, None) or self._commit(sha)
-                rec = _record(obj, self._diff(obj, fetched))
+                rec = _record(obj, self._diff(obj, fetched, trees))
                 missing.append(rec)
                 self._records[sha] = rec
                 if len(missing) >= _SAVE_EVERY:
@@ -236,25 +241,54 @@ class History:
         assert isinstance(obj, Commit)
         return obj
 
-    def _diff(self, commit: Commit, fetched: dict[str, Commit]) -> tuple[Change, ...]:
+    def _diff(
+        self, commit: Commit, fetched: dict[str, Commit], trees: Trees
+    ) -> tuple[Change, ...]:
         """Returns what ``commit`` changed.
 
-        Its parents are read into ``fetched`` (the walk reads them next);
-        trees are read through the parsed-tree cache, so the trees a commit
-        shares with the one diffed before it are read once.
+        Its parents are read into ``fetched`` (the walk reads them next).
+        A commit of one parent is diffed through ``trees``
+        (:func:`~ctx.engine._pathwalk.tree_changes`), which holds the trees
+        a walk just compared; a merge, and a change that function leaves to
+        dulwich, by dulwich's diff, its trees read through the parsed-tree
+        cache, so the trees a commit shares with the one diffed before it
+        are read once.
         """
         store = self._store.repo.object_store
-        trees = []
+        parent_trees = []
         for parent in commit.parents:
             key = parent.decode("ascii")
             obj = fetched.get(key) or self._commit(key)
             fetched[key] = obj
-            trees.append(obj.tree)
-        cached = cast(BaseObjectStore, _CachedTrees(store))
-        pairs: list[tuple[str, str | None, str | None]] = []
-        if len(trees) <= 1:
-            first = trees[0] if trees else None
-            for ch in tree_changes(cached, first, commit.tree):
+            parent_trees.append(obj.tree)
+        pairs: list[FileChange] | None = None
+        if len(parent_trees) <= 1:
+            first = unhexlify(parent_trees[0]) if parent_trees else None
+            pairs = tree_changes(trees, first, unhexlify(commit.tree))
+        if pairs is None:
+            pairs = self._dulwich_diff(parent_trees, commit.tree)
+        changes = []
+        for path, old, new in sorted(pairs):
+            content = None
+            if _id_in_content(path):
+                blob = new or old
+                assert blob is not None
+                content = store[ObjectID(blob.encode())].as_raw_string()
+            changes.append(Change(path, old, new, _memory_id(path, content)))
+        return tuple(changes)
+
+    def _dulwich_diff(
+        self, parent_trees: list[ObjectID], tree: ObjectID
+    ) -> list[FileChange]:
+        """Returns the files that differ between a commit's tree and its parents'.
+
+        For a merge, only the paths whose result differs from every parent.
+        """
+        cached = cast(BaseObjectStore, _CachedTrees(self._store.repo.object_store))
+        pairs: list[FileChange] = []
+        if len(parent_trees) <= 1:
+            base = parent_trees[0] if parent_trees else None
+            for ch in dulwich_tree_changes(cached, base, tree):
                 old_path = ch.old.path if ch.old and ch.old.path else None
                 new_path = ch.new.path if ch.new and ch.new.path else None
                 if ch.type == "modify" or old_path == new_path:
@@ -266,7 +300,7 @@ class History:
                     if new_path:
                         pairs.append((new_path.decode(), None, _hex(ch.new)))
         else:
-            for group in tree_changes_for_merge(cached, trees, commit.tree):
+            for group in tree_changes_for_merge(cached, parent_trees, tree):
                 first = group[0]
                 if first is None:
                     continue
@@ -274,26 +308,18 @@ class History:
                 if entry is None or entry.path is None:
                     continue
                 pairs.append((entry.path.decode(), _hex(first.old), _hex(first.new)))
-        changes = []
-        for path, old, new in sorted(pairs):
-            content = None
-            if _id_in_content(path):
-                blob = new or old
-                assert blob is not None
-                content = store[ObjectID(blob.encode())].as_raw_string()
-            changes.append(Change(path, old, new, _memory_id(path, content)))
-        return tuple(changes)
+        return pairs
 
     # -- queries ----------------------------------------------------------------
 
-    def _graph(self, tip: str) -> dict[str, tuple[tuple[str, ...], int, str | None]]:
+    def _graph(self, tip: str) -> dict[str, tuple[tuple[str, ...], int, bytes | None]]:
         """Returns the parents, time and tree of every commit reachable from ``tip``.
 
         From the cache where it has a commit (its tree then unknown, None),
         else from the commit's raw header: no tree is read, nothing diffed.
         """
         store = self._store.repo.object_store
-        graph: dict[str, tuple[tuple[str, ...], int, str | None]] = {}
+        graph: dict[str, tuple[tuple[str, ...], int, bytes | None]] = {}
         stack = [tip]
         while stack:
             sha = stack.pop()
@@ -310,7 +336,7 @@ class History:
 
     @staticmethod
     def _ordered(
-        tip: str, graph: Mapping[str, tuple[tuple[str, ...], int, str | None]]
+        tip: str, graph: Mapping[str, tuple[tuple[str, ...], int, bytes | None]]
     ) -> Iterator[str]:
         """Yields the commits of ``graph`` in the order :meth:`records` gives."""
         children: dict[str, int] = dict.fromkeys(graph, 0)
@@ -328,10 +354,10 @@ class History:
                     seq += 1
                     heapq.heappush(ready, (-graph[parent][1], seq, parent))
 
-    def _made(self, sha: str, fetched: dict[str, Commit]) -> CommitRecord:
+    def _made(self, sha: str, fetched: dict[str, Commit], trees: Trees) -> CommitRecord:
         """Diffs commit ``sha`` and keeps its record (to be appended)."""
         obj = fetched.pop(sha, None) or self._commit(sha)
-        rec = self._records[sha] = _record(obj, self._diff(obj, fetched))
+        rec = self._records[sha] = _record(obj, self._diff(obj, fetched, trees))
         return rec
 
     def newest(self, tip: str) -> Iterator[CommitRecord]:
@@ -352,7 +378,9 @@ class History:
         """
         self._refresh()
         graph = self._graph(tip)
-        trees = TreeReader(self._store.repo.object_store)
+        objects = self._store.repo.object_store
+        trees = Trees(objects)
+        walk = PathWalk(trees, wanted) if wanted is not None else None
         made: list[CommitRecord] = []
         fetched: dict[str, Commit] = {}
         try:
@@ -360,14 +388,13 @@ class History:
                 rec = self._records.get(sha)
                 if rec is None:
                     parents, _, tree = graph[sha]
-                    if wanted is not None and not differs(
-                        trees,
-                        self._tree(parents[0], graph) if parents else None,
-                        tree.encode("ascii") if tree else None,
-                        wanted,
-                    ):
-                        continue
-                    rec = self._made(sha, fetched)
+                    if walk is not None:
+                        first = graph[parents[0]][2] if parents else None
+                        if parents and first is None:  # the cache has the parent
+                            first = commit_header(objects, parents[0])[0]
+                        if not walk.differs(first, tree):
+                            continue
+                    rec = self._made(sha, fetched, trees)
                     made.append(rec)
                 yield rec
         finally:
@@ -408,7 +435,7 @@ class History:
         """Yields, newest first, the commits that changed a memory or paths.
 
         A commit the cache lacks is first checked as ``git log -- PATH``
-        checks it (:func:`~ctx.engine._pathwalk.differs`: tree ids compared
+        checks it (:meth:`~ctx.engine._pathwalk.PathWalk.differs`: tree ids compared
         along the paths that may hold the memory or prefix); only one that
         differs there is diffed, by the code that fills the cache, and
         recorded. Cold, a memory's log of 20,000 commits so diffs the few
@@ -435,15 +462,6 @@ class History:
             ]
             if hits:
                 yield rec, hits
-
-    def _tree(
-        self, sha: str, graph: Mapping[str, tuple[tuple[str, ...], int, str | None]]
-    ) -> bytes:
-        """Returns the tree id of commit ``sha`` (read when the cache had it)."""
-        tree = graph[sha][2]
-        if tree is None:
-            tree = commit_header(self._store.repo.object_store, sha)[0]
-        return tree.encode("ascii")
 
 
 class _CachedTrees:

@@ -162,9 +162,9 @@ def test_a_short_log_without_the_cache_diffs_only_what_it_shows(
     diffed = []
     real = History._diff
 
-    def counting(self, commit, fetched):
+    def counting(self, commit, fetched, trees):
         diffed.append(commit.id)
-        return real(self, commit, fetched)
+        return real(self, commit, fetched, trees)
 
     monkeypatch.setattr(History, "_diff", counting)
     fresh = Store.open(disk_store.path, clock=disk_store.clock)
@@ -251,11 +251,11 @@ def test_a_rebuild_killed_midway_leaves_a_cache_that_answers_alike(
     real = History._diff
     calls = []
 
-    def failing(self, commit, fetched):
+    def failing(self, commit, fetched, trees):
         calls.append(commit.id)
         if len(calls) == 10:
             raise OSError("fault injected")
-        return real(self, commit, fetched)
+        return real(self, commit, fetched, trees)
 
     monkeypatch.setattr(History, "_diff", failing)
     dying = Store.open(disk_store.path, clock=disk_store.clock)
@@ -302,9 +302,7 @@ def test_cold_blame_of_a_memory_edited_many_times_answers_as_with_the_cache(
     assert len(expected) == 131
     assert [b.line for b in expected_lines] == ["version 130", "line two", "line 130"]
     (disk_store.path / "cache" / "history.jsonl").unlink()
-    monkeypatch.setattr(
-        history_module, "TreeReader", partial(history_module.TreeReader, keep=1)
-    )
+    monkeypatch.setattr(history_module, "Trees", partial(history_module.Trees, keep=1))
     cold = Store.open(disk_store.path, clock=disk_store.clock)
     assert blame(cold, mid) == expected
     assert blame_lines(cold, mid) == expected_lines

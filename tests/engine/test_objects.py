@@ -61,7 +61,7 @@ def test_a_long_walk_reads_packs_through_their_whole_index(
     assert log(reader) == before
     objects = reader.repo.object_store
     assert isinstance(objects, ObjectStore)
-    tables = list(objects._tables.values())
+    tables = [r.table for r in objects._readers.values() if r.table is not None]
     assert len(tables) == 1
     assert len(tables[0]) > 8 * 3  # every object of the pack
     with pytest.raises(KeyError):
