@@ -94,7 +94,12 @@ Id = Annotated[
 ]
 Branch = Annotated[
     str | None,
-    Meta(description="The branch (default: the server's branch, then HEAD)."),
+    Meta(
+        description=(
+            "The branch (default: the server's branch, then HEAD; in a store "
+            "that follows the code, the code branch of the server's folder)."
+        )
+    ),
 ]
 Tags = Annotated[
     tuple[str, ...],
