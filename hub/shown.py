@@ -1,9 +1,10 @@
 """The record of what each session was shown: which memories, at which commit.
 
 Every injection of memories into an agent's context (a hook's context, an
-MCP or HTTP recall) appends one line to ``<store>/private/shown.jsonl``:
-when, the session and agent, how (``hook``, or ``recall`` for MCP and
-HTTP), the branch and commit read, and the memories' ids. With ``ctx blame``
+MCP or HTTP recall or composition) appends one line to
+``<store>/private/shown.jsonl``: when, the session and agent, how
+(``hook``, or ``recall`` and ``compose`` for MCP and HTTP), the branch and
+commit read, and the memories' ids. With ``ctx blame``
 this answers "which agent acted on the poisoned memory, and who wrote it":
 ``ctx session show SID`` lists what a session was shown, ``ctx blame ID
 --shown`` the sessions a memory was shown to.
@@ -31,6 +32,8 @@ from ctx.engine.errors import StoreError
 from ctx.hub.state import PRIVATE_FOLDER, private_folder, write_atomically
 
 if TYPE_CHECKING:
+    from ctx.engine import Composition, Store
+    from ctx.hub.agents.access import Caller
     from ctx.hub.retrieval.results import RecallResult
     from ctx.hub.workspace import Workspace
 
@@ -39,7 +42,9 @@ __all__ = [
     "SHOWN_FILE",
     "Shown",
     "memory_shown",
+    "note_composed",
     "note_recall",
+    "note_shown",
     "read_shown",
     "record_shown",
     "session_shown",
@@ -58,7 +63,8 @@ class Shown(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     Attributes:
         version: The line's format (1).
         when: When (UTC).
-        via: ``hook`` (a hook's context) or ``recall`` (MCP or HTTP).
+        via: ``hook`` (a hook's context), ``recall`` or ``compose`` (MCP
+            or HTTP).
         session: The agent's session, when known.
         agent: The agent, when known.
         branch: The branch read.
@@ -102,27 +108,77 @@ def record_shown(store_path: Path, entry: Shown) -> None:
             _trim(path)
 
 
-def note_recall(
-    ws: Workspace, result: RecallResult, *, session: str | None, agent: str | None
+def note_shown(
+    ws: Workspace,
+    via: str,
+    memories: tuple[str, ...],
+    *,
+    branch: str | None,
+    commit: str | None,
+    session: str | None,
+    agent: str | None,
 ) -> None:
-    """Records the hits of an MCP or HTTP recall as shown to ``session``.
+    """Records ``memories``, given by an MCP or HTTP call, as shown to ``session``.
 
-    A store that cannot be written (read-only) keeps no record; the recall
-    is answered all the same.
+    A store that cannot be written (read-only) keeps no record; the call is
+    answered all the same.
     """
     if not ws.on_disk:
         return
     entry = Shown(
         when=ws.clock(),
-        via="recall",
+        via=via,
         session=session,
         agent=agent,
-        branch=result.branch,
-        commit=result.commit,
-        memories=tuple(hit.id for hit in result.hits),
+        branch=branch,
+        commit=commit,
+        memories=memories,
     )
     with contextlib.suppress(OSError, StoreError):
         record_shown(ws.path, entry)
+
+
+def note_recall(
+    ws: Workspace, result: RecallResult, *, session: str | None, agent: str | None
+) -> None:
+    """Records the hits of an MCP or HTTP recall as shown to ``session``."""
+    note_shown(
+        ws,
+        "recall",
+        tuple(hit.id for hit in result.hits),
+        branch=result.branch,
+        commit=result.commit,
+        session=session,
+        agent=agent,
+    )
+
+
+def note_composed(
+    ws: Workspace,
+    caller: Caller,
+    store: Store,
+    rev: str | None,
+    composition: Composition,
+) -> None:
+    """Records a composition read at ``rev`` (MCP or HTTP) as shown to the caller.
+
+    The session and agent are the caller's, unless the server names them.
+
+    Call it while the store is read, so that the commit is the one read
+    (``rev`` None: HEAD's branch).
+    """
+    from ctx.engine import resolve_revision
+
+    branch = store.head_branch() if rev is None else rev
+    note_shown(
+        ws,
+        "compose",
+        tuple(str(m.id) for m in composition.included),
+        branch=branch if branch in store.branches() else None,
+        commit=resolve_revision(store, rev),
+        session=caller.session or ws.session,
+        agent=ws.agent or caller.agent,
+    )
 
 
 @contextlib.contextmanager

@@ -370,9 +370,18 @@ def expand(
 def compose(
     ws: Workspace, caller: Caller, req: rq.ComposeRequest
 ) -> engine.Composition:
-    """Composes the context to start work with."""
-    with _reading(ws, caller, req.branch) as (store, rev):
-        return engine.compose(
+    """Composes the context to start work with.
+
+    It is an injection, as a recall is: with ``[recall] reviewed_only`` it
+    reads the reviewed branch alone, never the agent's own, and what it
+    includes is recorded as shown to the caller's session
+    (:mod:`ctx.hub.shown`).
+    """
+    from ctx.hub.shown import note_composed
+
+    branch, _ = ws.reviewed_view(req.branch)
+    with _reading(ws, caller, branch) as (store, rev):
+        composition = engine.compose(
             store,
             budget=req.budget,
             now=ws.clock(),
@@ -380,6 +389,8 @@ def compose(
             fmt=req.format,
             rev=rev,
         )
+        note_composed(ws, caller, store, rev, composition)
+    return composition
 
 
 def log(ws: Workspace, caller: Caller, req: rq.LogRequest) -> list[engine.LogEntry]:

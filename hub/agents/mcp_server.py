@@ -234,13 +234,16 @@ def _add_resources(
     async def view(name: str, ctx: Context[Any, Any]) -> str:
         def render() -> str:
             from ctx import engine
+            from ctx.hub.shown import note_composed
 
             try:
                 caller = find(ctx)
+                branch, _ = ws.reviewed_view(None)  # an injection, as compose
                 with ws.lock.reading():
                     store = ws.store()
-                    rev = caller.read_revision(store, None)
+                    rev = caller.read_revision(store, branch)
                     shown = engine.render_view(store, name, now=ws.clock(), rev=rev)
+                    note_composed(ws, caller, store, rev, shown)
                     return str(_defused(shown).text)
             except CtxError as exc:
                 raise ResourceError(exc.message) from None
