@@ -26,7 +26,13 @@ questions with a name misspelt, 11.9% with a short form).
   word the embedder knows whole (:func:`~ctx.hub.embedders.knows_word`) is
   respelt only to a name it does not know: "Jon" and "John", both names
   of their own, are two people, not a typo; "Mohammed" and "Muhhamed" are
-  one name spelt two ways.
+  one name spelt two ways. A name of 3-5 letters may also be misspelt by
+  two edits when the two **sound alike** (:func:`sound_alike`): the same
+  consonants in the same order once the vowels are left out and doubled
+  letters counted once ("Notu" and "Ntie" for "Nate", "Jaona" for
+  "Joanna"), and the suspect is no word of its own to the embedder ("Net"
+  and "Gnu" are). Two edits on so short a word reach too much otherwise:
+  "Joana" is two from "John", "Natte" two from "Nike".
 - Otherwise it may be a **short form** (:func:`short_for`) of the one held
   name that starts with it ("Mel": "Melanie"), or with it less an English
   pet-name ending, "y" or "ie" after a doubled letter or not ("Johnny":
@@ -79,6 +85,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NAME_READS",
     "NAME_ROUNDS",
+    "SOUND_ALIKE_EDITS",
     "Respelling",
     "allowed_edits",
     "edits",
@@ -86,11 +93,16 @@ __all__ = [
     "misspelt",
     "respell",
     "short_for",
+    "sound_alike",
     "suspects",
 ]
 
 NAME_READS = 8
 """Memories read per round of the search for held names near a suspect."""
+
+SOUND_ALIKE_EDITS = 2
+"""The edits a short suspect may be from a held name that it sounds like
+(:func:`sound_alike`), beyond Lucene's ``AUTO`` (one for 3-5 letters)."""
 
 NAME_ROUNDS = 6
 """Rounds of that search at most; each leaves out the words and memories
@@ -140,6 +152,28 @@ def allowed_edits(word: str) -> int:
     return 1 if len(word) <= 5 else 2
 
 
+def _searched_edits(word: str) -> int:
+    """Returns the edits within which held names near ``word`` are looked for.
+
+    :func:`allowed_edits`, or :data:`SOUND_ALIKE_EDITS` for a sound-alike.
+    """
+    return SOUND_ALIKE_EDITS if len(word) >= _MIN_CHARS else 0
+
+
+def sound_alike(word: str, name: str) -> bool:
+    """Returns whether two words (lower-case) have the same consonants.
+
+    The first letter, then the consonants in order, vowels (and "y") left
+    out and doubled letters counted once: "notu", "ntie" and "nate" are all
+    "nt"; "joana" is "jn" and "john" "jhn".
+    """
+    return _consonants(word) == _consonants(name)
+
+
+def _consonants(word: str) -> str:
+    return word[:1] + re.sub(r"(.)\1+", r"\1", re.sub(r"[aeiouy]", "", word[1:]))
+
+
 def edits(first: str, second: str, most: int) -> int:
     """Returns the edits between two words, or ``most + 1`` if more.
 
@@ -177,12 +211,18 @@ def _single(word: str) -> str:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _near(word: str, name: str) -> int | None:
-    """Returns the edits from ``word`` to ``name`` if a misspelling may be that."""
-    most = allowed_edits(word)
+    """Returns the edits from ``word`` to ``name`` if a misspelling may be that.
+
+    Within :func:`allowed_edits`, or two for a short word and a name that
+    :func:`sound_alike` (:func:`misspelt` asks more of those).
+    """
+    most = _searched_edits(word)
     if not most or word == name or word[0] != name[0]:
         return None
     found = min(edits(word, name, most), edits(_single(word), _single(name), most))
-    return found if found <= most else None
+    if found <= allowed_edits(word) or (found <= most and sound_alike(word, name)):
+        return found
+    return None
 
 
 def _stems(word: str) -> list[str]:
@@ -212,8 +252,11 @@ def misspelt(
     near: dict[int, set[str]] = {}
     for name in names:
         found = _near(word, name)
-        if found is not None and not (known and knows(name)):
-            near.setdefault(found, set()).add(name)
+        if found is None or (known and knows(name)):
+            continue
+        if known and found > allowed_edits(word):
+            continue  # a sound-alike that is a word of its own ("Net")
+        near.setdefault(found, set()).add(name)
     if not near:
         return None
     nearest = _one_person(near[min(near)], (), held)
@@ -506,7 +549,7 @@ def _near_query(
 ) -> tantivy.Query:
     """Returns the query of one round of :func:`_names_near`."""
     schema = index.schema
-    most = allowed_edits(word)
+    most = _searched_edits(word)
     clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
     for name, weight in (("words", 1.0), ("tag_values", _TAG_WEIGHT)):
         near = [

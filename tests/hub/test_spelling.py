@@ -18,6 +18,7 @@ from ctx.hub.index.spelling import (
     held_names,
     misspelt,
     short_for,
+    sound_alike,
     suspects,
 )
 from ctx.hub.retrieval.packing import recall
@@ -87,6 +88,23 @@ def test_a_misspelling_takes_the_one_nearest_held_name():
     assert knows("jon")
     assert knows("john")
     assert misspelt("jon", {"john"}, knows) is None
+
+
+def test_a_short_name_two_edits_away_is_misspelt_when_it_sounds_alike():
+    assert sound_alike("ntie", "nate")
+    assert sound_alike("jaona", "joanna")
+    assert not sound_alike("joana", "john")  # "jn", "jhn"
+    assert misspelt("ntie", {"nate", "nick"}, knows) == "nate"
+    assert misspelt("jaona", {"joanna", "john"}, knows) == "joanna"
+    # Two edits from these, but they do not sound alike.
+    assert misspelt("joana", {"john"}, knows) is None
+    assert misspelt("natte", {"nike"}, knows) is None
+    # One edit is nearer than two.
+    assert misspelt("nte", {"nate", "note"}, knows) is None  # a tie of one
+    assert misspelt("nite", {"nate", "nutu"}, knows) == "nate"
+    # A word of its own to the vocabulary is no sound-alike.
+    assert knows("net")
+    assert misspelt("net", {"nate"}, knows) is None
 
 
 def test_a_short_form_takes_the_one_held_name_it_begins():
@@ -181,6 +199,8 @@ def ranked(projection, query):
         # One edit from "Ev", which the store holds as Evan's short form:
         # the misspelling and the short form are one person's, Evan.
         ("What does Evvy drive to work?", {"Evvy": "Evan"}, TURNS[10][0]),
+        # Two edits from "Kate", and the same consonants.
+        ("When did Kitu wash the car?", {"Kitu": "Kate"}, TURNS[8][0]),
     ],
 )
 def test_a_name_spelt_otherwise_finds_its_memories_as_a_relevant_answer(
