@@ -158,7 +158,7 @@ from .secrets import redact_secrets as redact_secrets
 from .server.client import HubError as HubError
 from .server.private import HubFolderError as HubFolderError
 from .server.wire import (
-    HubEntry as HubEntry,
+    HubReport as HubReport,
 )
 from .server.wire import (
     HubStarted as HubStarted,
@@ -168,6 +168,9 @@ from .server.wire import (
 )
 from .server.wire import (
     HubStopped as HubStopped,
+)
+from .server.wire import (
+    OpenStore as OpenStore,
 )
 from .sessions import end_session as end_session
 from .sessions import session_report as session_report

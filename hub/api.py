@@ -2,7 +2,7 @@
 
 Each call (recall, search, ``ctx find``'s :func:`find_code`, index status,
 reindex) takes a :class:`~ctx.hub.workspace.Workspace` and answers through
-the hub that serves its store when one runs, and in the calling process
+the user's hub (one for every store) when one runs, and in the calling process
 otherwise, with the same result either way. A recall or search answered
 in-process then starts a hub in the background for the next call when the
 store's config allows (``[hub] autostart``; never with ``CTX_NO_HUB=1`` or
@@ -36,9 +36,8 @@ from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.retrieval.tuning import LearnReport, WeightsReport
-from ctx.hub.server.client import ask, start_hub
+from ctx.hub.server.client import ask, ask_hub, start_hub
 from ctx.hub.server.private import HubFolderError, socket_path
-from ctx.hub.server.registry import running_hubs
 from ctx.hub.server.wire import (
     HubStarted,
     HubStatus,
@@ -179,7 +178,7 @@ def _starts_hub(ws: Workspace) -> bool:
 
 
 def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -> Reply:
-    """Asks the store's running hub, or answers in this process if none runs.
+    """Asks the user's running hub, or answers in this process if none runs.
 
     A hub folder that is not private is never used: the answer then comes
     from this process, with the reason as a notice, and no hub is started.
@@ -610,31 +609,42 @@ def recall_weights(
 
 
 def hub_status(ws: Workspace) -> HubStatus:
-    """Returns whether a hub serves the workspace's store, and every hub of the user.
+    """Returns whether the user's hub runs, the stores it holds open, its memory.
+
+    ``open`` says whether the workspace's store is among them.
 
     Raises:
         HubFolderError: The folder for hub sockets is not private.
     """
-    reply = ask(ws.path, Request(op="ping"))
-    pid = None if reply is None else reply.pid
-    hubs = tuple(running_hubs())
+    reply = ask_hub(Request(op="ping"))
+    report = None if reply is None else reply.hub
+    if report is None:
+        return HubStatus(
+            running=False, pid=None, socket=str(socket_path()), store=str(ws.path)
+        )
+    mine = str(ws.path.resolve())
     return HubStatus(
-        running=pid is not None,
-        pid=pid,
-        socket=str(socket_path(ws.path)),
+        running=True,
+        pid=report.pid,
+        socket=str(socket_path()),
         store=str(ws.path),
-        hubs=hubs,
-        rss_bytes=sum(hub.rss_bytes or 0 for hub in hubs),
+        open=any(entry.store == mine for entry in report.stores),
+        autostarted=report.autostarted,
+        stores=report.stores,
+        rss_bytes=report.rss_bytes or 0,
+        memory_bound=report.memory_bound,
+        embedders=report.embedders,
     )
 
 
 def stop_hub(ws: Workspace) -> HubStopped:
-    """Stops the hub that serves the workspace's store, if one runs.
+    """Stops the user's hub, if one runs: every store's, not only this one's.
 
     Raises:
         HubFolderError: The folder for hub sockets is not private.
     """
-    reply = ask(ws.path, Request(op="stop"))
+    del ws  # one hub serves every store
+    reply = ask_hub(Request(op="stop"))
     pid = None if reply is None else reply.pid
     return HubStopped(stopped=pid is not None, pid=pid)
 
@@ -646,18 +656,20 @@ def run_hub(
     ready: Callable[[HubStarted], None] | None = None,
     autostarted: bool = False,
 ) -> None:
-    """Serves the workspace's store in this process until stopped.
+    """Runs the user's hub in this process until stopped.
+
+    The hub opens the workspace's store first, then serves every store it is
+    asked about (docs/recall.md, "One hub per user").
 
     Args:
         ws: The workspace (its store must exist on disk).
         idle_minutes: Return after this long without a request.
         ready: Called once requests are accepted.
-        autostarted: Started by a recall: counted towards the cap on such
-            hubs (``CTX_HUB_MAX``), and stopped first to make room.
+        autostarted: Started by a recall (``ctx hub status`` says so).
 
     Raises:
         NotAStoreError: The user store does not exist yet.
-        StoreBusyError: Another hub serves the store.
+        StoreBusyError: A hub already runs for this user.
         HubFolderError: The folder for hub sockets is not private.
     """
     if not ws.on_disk:

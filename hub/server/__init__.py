@@ -1,7 +1,9 @@
-"""A running hub: one process that keeps a store's indexes loaded and answers.
+"""The user's hub: one process that answers for every store it is asked about.
 
 - ``wire``: the protocol (requests, replies) and where the socket is.
-- ``service``: the server, and the answerer it shares with a process that
-  answers in-process.
+- ``listener``: the server; ``stores``: the stores it holds open, their
+  shared embedders and its memory bound.
+- ``service``: the answerer of one store, which the hub shares with a
+  process that answers in-process.
 - ``client``: asks a running hub, and starts one in the background.
 """

@@ -1,8 +1,9 @@
-"""``python -m ctx.hub.server STORE [--idle MINUTES] [--autostarted]``: serve one store.
+"""``python -m ctx.hub.server STORE [--idle MINUTES] [--autostarted]``: the user's hub.
 
 What a recall that finds no hub starts in the background
 (:func:`ctx.hub.server.client.start_hub`), so that the hub never needs the
-command line. ``ctx hub start`` is the same server in the foreground.
+command line. It opens STORE first and serves every store it is asked about.
+``ctx hub start`` is the same server in the foreground.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # An entry point may set the process's BLAS threads (see ctx.porcelain.main).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     parser = argparse.ArgumentParser(prog="python -m ctx.hub.server")
-    parser.add_argument("store", help="the store folder")
+    parser.add_argument("store", help="the store folder to open first")
     parser.add_argument("--idle", type=float, metavar="MINUTES", default=None)
     parser.add_argument("--autostarted", action="store_true", help="by a recall")
     args = parser.parse_args(argv)
@@ -34,8 +35,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def ready(started: HubStarted) -> None:
         sys.stdout.write(
-            f"Hub for {started.store} listening on {started.socket} "
-            f"(pid {started.pid}).\n"
+            f"Hub listening on {started.socket} (pid {started.pid}), "
+            f"{started.store} open.\n"
         )
         sys.stdout.flush()
 

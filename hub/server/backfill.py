@@ -106,7 +106,7 @@ class Backfill:
     Args:
         answerer: The hub's answerer (its projection is the one filled).
         lock: The lock the hub holds while it answers a request.
-        stopping: Set when the hub stops.
+        stopping: Set when the hub stops, or drops the answerer's store.
     """
 
     def __init__(
@@ -148,6 +148,8 @@ class Backfill:
         request wakes the thread to try again.
         """
         with self.lock:
+            if self.stopping.is_set():
+                return False  # its store was dropped: reopen nothing
             try:
                 # Languages first: a German memory is searched as English
                 # until told, and telling is quick once the detector loads.
@@ -173,6 +175,8 @@ class Backfill:
         if self.answerer.store.path is None:
             return False
         with self.lock:
+            if self.stopping.is_set():
+                return False
             code = self.answerer.code_index()
             try:
                 job = code.next_backlog(CODE_STEP)

@@ -1,9 +1,10 @@
-"""Asking a running hub (``ctx hub start``) instead of loading the indexes.
+"""Asking the user's running hub instead of loading the indexes.
 
 Imports nothing heavy: a recall answered by a hub costs this process only
-the socket round trip. ``CTX_NO_HUB=1`` makes every command work in-process;
+the socket round trip. A user runs one hub for every store; each request
+names its store. ``CTX_NO_HUB=1`` makes every command work in-process;
 ``CTX_HUB_AUTOSTART=0`` keeps recall from starting a hub whatever the store's
-config says; ``CTX_HUB_MAX`` caps the hubs that recalls start (default 4).
+config says.
 
 A hub is believed only when its socket is in the user's private folder
 (:mod:`.private`), the process serving it runs as the same user (checked
@@ -28,18 +29,14 @@ from pathlib import Path
 import msgspec
 
 from ctx.engine import CtxError
-from ctx.hub.server.private import HubFolderError, open_log, socket_path
-from ctx.hub.server.registry import running_hubs
+from ctx.hub.server.private import HubFolderError, hub_file, open_log, socket_path
 from ctx.hub.server.wire import Failure, Reply, Request
 
-__all__ = ["DEFAULT_MAX_HUBS", "HubError", "ask", "hub_answers", "start_hub"]
+__all__ = ["HubError", "ask", "ask_hub", "hub_answers", "start_hub"]
 
 _CONNECT_TIMEOUT_S = 2.0  # a hub accepts at once; a full backlog fails at once
 _TIMEOUT_S = 300.0  # a hub catching up a large import may take a while
 _START_STALE_S = 60.0  # an autostart that is not listening by then failed
-DEFAULT_MAX_HUBS = 4
-"""Autostarted hubs one user may run at once (``CTX_HUB_MAX``): about 230 MB
-each with MiniLM loaded."""
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(Reply)
 
@@ -65,9 +62,11 @@ def _same_user(conn: socket.socket) -> bool:
     return bool(uid == os.geteuid())  # the peer's effective uid, as ours
 
 
-def _names(reply: Reply, store: Path) -> bool:
-    """Whether ``reply`` says it is for the store at ``store``."""
-    return bool(reply.store) and Path(reply.store).resolve() == store.resolve()
+def _names(reply: Reply, store: str) -> bool:
+    """Whether ``reply`` names the store asked about (``""``: the hub itself)."""
+    if not reply.store or not store:
+        return reply.store == store
+    return Path(reply.store).resolve() == Path(store)
 
 
 def hub_answers(path: Path) -> bool:
@@ -96,10 +95,11 @@ def ask(
     *,
     timeout: float = _TIMEOUT_S,
 ) -> Reply | None:
-    """Returns the hub's reply, or ``None`` when no hub answers for ``store``.
+    """Returns the hub's reply about ``store``, or ``None`` when no hub answers.
 
-    A hub that is not there, runs as another user, does not answer in time,
-    or answers for another store is no hub.
+    The request is sent naming the store's resolved path. A hub that is not
+    there, runs as another user, does not answer in time, or answers for
+    another store is no hub.
 
     Args:
         store: The store folder.
@@ -111,9 +111,31 @@ def ask(
         HubError: The hub answered with an error.
         HubFolderError: The folder for the hub's socket is not private.
     """
+    request.store = str(store.resolve())
+    return _asked(request, progress, timeout)
+
+
+def ask_hub(request: Request, *, timeout: float = _TIMEOUT_S) -> Reply | None:
+    """Returns the hub's reply to a request about itself (``ping``, ``stop``).
+
+    ``None`` when no hub answers, as for :func:`ask`.
+
+    Raises:
+        HubError: The hub answered with an error.
+        HubFolderError: The folder for the hub's socket is not private.
+    """
+    request.store = ""
+    return _asked(request, None, timeout)
+
+
+def _asked(
+    request: Request,
+    progress: Callable[[int, int], None] | None,
+    timeout: float,
+) -> Reply | None:
     if os.environ.get("CTX_NO_HUB"):
         return None
-    path = socket_path(store)
+    path = socket_path()
     if not path.exists():
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -128,7 +150,7 @@ def ask(
         conn.shutdown(socket.SHUT_WR)
         for line in conn.makefile("rb"):
             if last is not None and progress is not None:
-                _progress(last, store, progress)
+                _progress(last, request.store, progress)
             last = line
     except OSError:
         return None  # no hub (a stale socket), a busy one, or it died
@@ -138,7 +160,7 @@ def ask(
         reply = _DECODER.decode(last or b"")
     except msgspec.DecodeError:
         return None
-    if not _names(reply, store):
+    if not _names(reply, request.store):
         return None
     if reply.failure is not None:
         raise _error(reply.failure)
@@ -160,29 +182,11 @@ def _error(failure: Failure) -> CtxError:
     return HubError(failure.message, hint=failure.hint, exit_code=failure.exit_code)
 
 
-def _progress(line: bytes, store: Path, progress: Callable[[int, int], None]) -> None:
+def _progress(line: bytes, store: str, progress: Callable[[int, int], None]) -> None:
     with contextlib.suppress(msgspec.DecodeError):
         reply = _DECODER.decode(line)
         if reply.progress is not None and _names(reply, store):
             progress(*reply.progress)
-
-
-def _max_hubs() -> int:
-    try:
-        return max(int(os.environ.get("CTX_HUB_MAX", DEFAULT_MAX_HUBS)), 1)
-    except ValueError:
-        return DEFAULT_MAX_HUBS
-
-
-def _make_room() -> None:
-    """Stops the least recently used autostarted hubs, to start one more.
-
-    Hubs started by hand (``ctx hub start``) are neither counted nor stopped.
-    """
-    autostarted = [hub for hub in running_hubs() if hub.autostarted]
-    for hub in autostarted[: max(len(autostarted) - _max_hubs() + 1, 0)]:
-        with contextlib.suppress(CtxError):
-            ask(Path(hub.store), Request(op="stop"), timeout=_CONNECT_TIMEOUT_S)
 
 
 def _take(lock: Path) -> bool:
@@ -197,7 +201,7 @@ def _take(lock: Path) -> bool:
             except FileNotFoundError:
                 return False  # the hub it started listens now
             if age < _START_STALE_S:
-                return False  # another recall is starting this store's hub
+                return False  # another recall is starting the hub
             lock.unlink(missing_ok=True)
         else:
             return True
@@ -205,15 +209,15 @@ def _take(lock: Path) -> bool:
 
 
 def start_hub(store: Path, idle_minutes: float) -> bool:
-    """Starts a hub (``python -m ctx.hub.server``) for ``store`` in the background.
+    """Starts the user's hub (``python -m ctx.hub.server``) in the background.
 
     Only when no hub answers and no other recall is starting one: the first
-    takes a lock (``hub-<hash>.start``, removed by the hub once it listens,
-    or taken over after a minute if it never does). To stay under the cap
-    on autostarted hubs (``CTX_HUB_MAX``), the least recently used are
-    stopped first. The hub runs in its own session (a terminal's ^C does not
-    reach it) and appends its output to ``hub-<hash>.log`` beside its socket,
-    which is never opened through a symlink.
+    takes a lock (``hub.start``, removed by the hub once it listens, or taken
+    over after a minute if it never does). The hub opens ``store`` first
+    (the store of the recall that starts it) and serves every store after.
+    It runs in its own session (a terminal's ^C does not reach it) and
+    appends its output to ``hub.log`` beside its socket, which is never
+    opened through a symlink.
 
     Returns:
         Whether a hub was started (not when ``CTX_NO_HUB`` is set,
@@ -223,18 +227,17 @@ def start_hub(store: Path, idle_minutes: float) -> bool:
     if os.environ.get("CTX_NO_HUB") or os.environ.get("CTX_HUB_AUTOSTART") == "0":
         return False
     try:
-        path = socket_path(store)
+        path, lock = socket_path(), hub_file(".start")
     except HubFolderError:
         return False
-    if hub_answers(path) or not _take(path.with_suffix(".start")):
+    if hub_answers(path) or not _take(lock):
         return False
     argv = [sys.executable, "-m", "ctx.hub.server", str(store), "--autostarted"]
     argv += ["--idle", f"{idle_minutes:g}"]
     try:
-        _make_room()
-        log = open_log(path.with_suffix(".log"))
+        log = open_log(hub_file(".log"))
     except (OSError, CtxError):
-        path.with_suffix(".start").unlink(missing_ok=True)
+        lock.unlink(missing_ok=True)
         return False
     try:
         hub = subprocess.Popen(
@@ -245,7 +248,7 @@ def start_hub(store: Path, idle_minutes: float) -> bool:
             start_new_session=True,
         )
     except OSError:
-        path.with_suffix(".start").unlink(missing_ok=True)
+        lock.unlink(missing_ok=True)
         return False
     finally:
         os.close(log)

@@ -1,7 +1,10 @@
-"""The hub's server: requests read side by side, recalls answered side by side.
+"""The user's hub: one process that answers for every store it is asked about.
 
-:func:`serve` claims the store's socket (refusing if a live hub has it) and
-runs until a ``stop`` request, SIGTERM, or ``idle`` seconds without a recall.
+:func:`serve` claims the user's socket (refusing if a live hub has it) and
+runs until a ``stop`` request, SIGTERM, or ``idle`` seconds without a
+request. Each request names its store; the stores are opened on their first
+request, share one embedder per configuration and are dropped when idle or
+when the hub's memory is over its bound (:mod:`~ctx.hub.server.stores`).
 What runs where:
 
 - One thread (the caller's) accepts connections and reads every pending
@@ -10,21 +13,25 @@ What runs where:
   most :data:`MAX_REQUEST_BYTES` (the rest of a larger one is read and
   thrown away, so that the failure reaches the client): a client that sends
   nothing, trickles, or sends too much gets a failure and is dropped, and
-  never delays another.
+  never delays another. The same thread drops the stores left idle.
 - ``ping`` and ``stop`` touch no index: that thread answers them at once,
-  even during a long reindex. :data:`WORKERS` threads answer the other
-  requests under the answerer's read-write lock (:mod:`ctx.hub.locking`):
-  recalls and searches rank side by side once the index is caught up,
-  which, like index status and reindex, runs alone (the projection,
-  Tantivy's writer and the vector index change then).
+  even during a long reindex (a ping with the hub's :class:`HubReport`: its
+  stores and memory). :data:`WORKERS` threads answer the other requests,
+  each under its store's answerer's read-write lock
+  (:mod:`ctx.hub.locking`): recalls and searches rank side by side once the
+  index is caught up, which, like index status and reindex, runs alone (the
+  projection, Tantivy's writer and the vector index change then); requests
+  for different stores never wait for each other's lock. After each, the
+  worker keeps the hub under its memory bound.
   A client that does not read its reply for :data:`REPLY_TIMEOUT_S` is
   dropped; the lock is not held while a reply is sent.
-- One more thread embeds the memories recalls did not wait for
-  (:mod:`~ctx.hub.server.backfill`), taking the same lock only to read
-  their texts and to add their vectors; a hub stays up while it works.
-- Any error in a request is sent back as a
-  :class:`~ctx.hub.server.wire.Failure` and the hub goes on serving. Every
-  reply names the store it is for (``Reply.store``).
+- Each open store has a thread that embeds the memories recalls did not
+  wait for (:mod:`~ctx.hub.server.backfill`), taking the store's lock only
+  to read their texts and to add their vectors; a hub stays up while one
+  works.
+- Any error in a request (a path that is not a store among them) is sent
+  back as a :class:`~ctx.hub.server.wire.Failure` and the hub goes on
+  serving. Every reply names the store its request named (``Reply.store``).
 """
 
 from __future__ import annotations
@@ -39,23 +46,19 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
-from ctx.hub.dream.background import start_background
 from ctx.hub.locking import ReadWriteLock
-from ctx.hub.server import registry
-from ctx.hub.server.backfill import Backfill
 from ctx.hub.server.client import hub_answers
 from ctx.hub.server.private import hub_file
 from ctx.hub.server.service import Answerer
-from ctx.hub.server.wire import Failure, Reply, Request, socket_path
+from ctx.hub.server.stores import Limits, OpenStores, rss_bytes
+from ctx.hub.server.wire import Failure, HubReport, Reply, Request, socket_path
 
 __all__ = [
     "MAX_REQUEST_BYTES",
@@ -78,6 +81,7 @@ BACKLOG = socket.SOMAXCONN
 """Connections the kernel queues before the server accepts them."""
 _MAX_READING = 256  # connections still sending: beyond, the oldest is dropped
 _POLL_S = 0.25  # how soon a stop or the idle limit is noticed
+_SWEEP_S = 1.0  # how often idle stores are looked for
 
 _DECODER = msgspec.json.Decoder(Request)
 _ENCODER = msgspec.json.Encoder()
@@ -111,26 +115,23 @@ def _too_large() -> InvalidInputError:
 
 
 class _Server:
-    """One hub's connections, workers and lock (see the module docstring)."""
+    """The hub's connections, workers and stores (see the module docstring)."""
 
     def __init__(
         self,
-        store: Path,
-        answerer: Answerer,
+        stores: OpenStores,
         listener: socket.socket,
-        lock: AbstractContextManager[Any],
-        stopping: threading.Event,
+        *,
+        autostarted: bool,
     ) -> None:
-        self.store = store
-        self.name = str(store)
-        self.answerer = answerer
+        self.stores = stores
         self.listener = listener
-        self.lock = lock
+        self.autostarted = autostarted
+        self.started = stores.clock()
         self.jobs: queue.Queue[tuple[socket.socket, Request | Reply] | None] = (
             queue.Queue()
         )
-        self.stopping = stopping
-        self.backfill = Backfill(answerer, lock, stopping)
+        self.stopping = stores.stopping
         self.last_used = time.monotonic()
         self.reading: dict[socket.socket, _Pending] = {}
         self.selector = selectors.DefaultSelector()
@@ -142,12 +143,17 @@ class _Server:
         self.listener.setblocking(False)
         self.selector.register(self.listener, selectors.EVENT_READ)
         self.last_used = time.monotonic()  # idle from now, not from warming up
+        swept = time.monotonic()
         try:
             while not self.stopping.is_set():
                 quiet = time.monotonic() - self.last_used
-                busy = self.jobs.unfinished_tasks or self.backfill.busy
+                busy = self.jobs.unfinished_tasks or self.stores.busy
                 if idle is not None and quiet > idle and not busy:
                     break
+                if time.monotonic() - swept > _SWEEP_S:
+                    swept = time.monotonic()
+                    self.stores.drop_idle()
+                    self.stores.keep_bound()
                 for key, _ in self.selector.select(_POLL_S):
                     if key.fileobj is self.listener:
                         self._accept()
@@ -207,7 +213,7 @@ class _Server:
                 )
                 failure = late if pending.size <= MAX_REQUEST_BYTES else _too_large()
                 with contextlib.suppress(OSError):  # never blocks this thread
-                    conn.send(self.line(_failed(failure)))
+                    conn.send(line(_failed(failure), ""))
                 self._drop(conn)
 
     def _forget(self, conn: socket.socket) -> None:
@@ -236,14 +242,29 @@ class _Server:
                     InvalidInputError(f"The hub could not read the request ({exc}).")
                 )
         if isinstance(job, Request) and job.op in ("ping", "stop"):
+            reply = Reply(
+                pid=os.getpid(), hub=self.report() if job.op == "ping" else None
+            )
             with contextlib.suppress(OSError):  # a short line into an empty buffer
-                conn.send(self.line(self.answerer.answer(job)))
+                conn.send(line(reply, job.store))
             conn.close()
             if job.op == "stop":
                 self.stopping.set()
             return
         conn.settimeout(REPLY_TIMEOUT_S)
         self.jobs.put((conn, job))
+
+    def report(self) -> HubReport:
+        """Returns what the hub holds: its stores and its memory."""
+        return HubReport(
+            pid=os.getpid(),
+            autostarted=self.autostarted,
+            started=self.started,
+            stores=self.stores.listed(),
+            rss_bytes=rss_bytes(),
+            memory_bound=self.stores.limits.memory_bound,
+            embedders=len(self.stores.embedders),
+        )
 
     # The workers.
 
@@ -253,13 +274,12 @@ class _Server:
             conn, payload = job
             try:
                 with conn:
-                    reply = (
-                        self._reply(conn, payload)
-                        if isinstance(payload, Request)
-                        else payload
-                    )
+                    if isinstance(payload, Request):
+                        reply, store = self._reply(conn, payload), payload.store
+                    else:
+                        reply, store = payload, ""
                     with contextlib.suppress(OSError):
-                        conn.sendall(self.line(reply))
+                        conn.sendall(line(reply, store))
             except Exception:  # a worker must outlive any request
                 traceback.print_exc(file=sys.stderr)
             finally:
@@ -267,9 +287,10 @@ class _Server:
         self.jobs.task_done()
 
     def _reply(self, conn: socket.socket, request: Request) -> Reply:
-        sink = _ProgressSink(conn, self)
+        sink = _ProgressSink(conn, request.store)
         try:
-            return self.answerer.answer(request, sink)  # it holds the lock
+            with self.stores.use(request.store) as answerer:
+                return answerer.answer(request, sink)  # it holds the lock
         except CtxError as exc:
             return _failed(exc)
         except Exception as exc:  # one bad request must not end the hub
@@ -284,28 +305,28 @@ class _Server:
             )
         finally:
             self.last_used = time.monotonic()
-            registry.touch(self.store)
-            self.backfill.wake.set()  # the request may have left a backlog
+            self.stores.keep_bound()
 
-    def line(self, reply: Reply) -> bytes:
-        """Returns ``reply`` as one line of the protocol, naming the store."""
-        reply.store = self.name
-        return _ENCODER.encode(reply) + b"\n"
+
+def line(reply: Reply, store: str) -> bytes:
+    """Returns ``reply`` as one line of the protocol, naming ``store``."""
+    reply.store = store
+    return _ENCODER.encode(reply) + b"\n"
 
 
 class _ProgressSink:
     """Sends a reindex's progress lines, until the client stops reading."""
 
-    def __init__(self, conn: socket.socket, server: _Server) -> None:
+    def __init__(self, conn: socket.socket, store: str) -> None:
         self.conn = conn
-        self.server = server
+        self.store = store
         self.broken = False
 
     def __call__(self, done: int, total: int) -> None:
         if self.broken:
             return
         try:
-            self.conn.sendall(self.server.line(Reply(progress=(done, total))))
+            self.conn.sendall(line(Reply(progress=(done, total)), self.store))
         except OSError:
             self.broken = True  # the lock is held: never wait on it twice
 
@@ -314,7 +335,7 @@ def _claim(path: Path) -> socket.socket:
     """Binds the socket, refusing if a live hub already has it."""
     if hub_answers(path):
         raise StoreBusyError(
-            "A hub is already running for this store.",
+            "A hub is already running for this user.",
             hint="`ctx hub stop` stops it.",
         )
     path.unlink(missing_ok=True)  # left by a hub that died
@@ -324,7 +345,7 @@ def _claim(path: Path) -> socket.socket:
     except OSError:
         server.close()  # another hub took the stale socket's place first
         raise StoreBusyError(
-            "A hub is already running for this store.",
+            "A hub is already running for this user.",
             hint="`ctx hub stop` stops it.",
         ) from None
     os.chmod(path, 0o600)
@@ -333,7 +354,7 @@ def _claim(path: Path) -> socket.socket:
 
 
 def serve(
-    store: Store,
+    store: Store | None = None,
     *,
     clock: Callable[[], datetime],
     ready: Callable[[Path], None] | None = None,
@@ -342,60 +363,59 @@ def serve(
     answerer: Answerer | None = None,
     lock: ReadWriteLock | None = None,
     stopping: threading.Event | None = None,
+    limits: Limits | None = None,
 ) -> None:
-    """Answers requests for ``store`` until a ``stop`` request arrives.
+    """Answers requests for any store until a ``stop`` request arrives.
 
     Args:
-        store: The store (on disk).
+        store: A store (on disk) to open and load before listening: the one
+            whose recall started the hub, or ``ctx hub start``'s.
         clock: The clock for requests that bring no ``now``.
         ready: Called with the socket path once requests are accepted.
-        idle: If given, return after this many seconds without a recall or
-            search (pings, as ``ctx hub status`` sends, do not count).
-        autostarted: Started by a recall (it counts towards the user's cap
-            on such hubs, and may be stopped to make room for another).
-        answerer: Answers the requests (default: a new one); ``ctx serve``
-            passes the one its HTTP API answers with.
+        idle: If given, return after this many seconds without a request
+            (pings, as ``ctx hub status`` sends, do not count).
+        autostarted: Started by a recall (``ctx hub status`` says so).
+        answerer: ``store``'s answerer, pinned: never dropped (``ctx serve``
+            and ``ctx mcp`` pass the one their own calls use).
         lock: The answerer's read-write lock (default: its own); ``ctx
             serve`` gives the workspace's, which its calls hold too.
         stopping: Set to stop serving; set by a ``stop`` request too.
+        limits: When idle stores are dropped (default:
+            :meth:`~ctx.hub.server.stores.Limits.from_env`).
 
     Raises:
-        StoreBusyError: Another hub serves this store.
+        StoreBusyError: A hub already serves this user.
         HubFolderError: The folder for its socket is not private.
+        NotAStoreError: ``store`` cannot be opened.
     """
-    assert store.path is not None
-    path = socket_path(store.path)
+    path = socket_path()
     listener = _claim(path)
     # From here the socket answers: another autostart may be tried again.
-    hub_file(store.path, ".start").unlink(missing_ok=True)
-    answerer = answerer or Answerer(store, clock, lock=lock)
-    if lock is not None:
-        answerer.lock = lock
-    server = _Server(
-        store.path,
-        answerer,
-        listener,
-        answerer.lock,
-        stopping or threading.Event(),
+    hub_file(".start").unlink(missing_ok=True)
+    stores = OpenStores(
+        clock, limits or Limits.from_env(), stopping or threading.Event()
     )
+    server = _Server(stores, listener, autostarted=autostarted)
     workers = [
         threading.Thread(target=server.work, name=f"hub-worker-{i}", daemon=True)
         for i in range(WORKERS)
     ]
     try:
-        server.answerer.warm()
-        registry.register(store.path, path, autostarted=autostarted)
+        if answerer is not None:
+            if lock is not None:
+                answerer.lock = lock
+            stores.pin(answerer).warm()
+        elif store is not None:
+            assert store.path is not None
+            stores.open(str(store.path.resolve())).warm()
         for worker in workers:
             worker.start()
-        server.backfill.start()
-        start_background(store.path, clock, server.stopping)
         if ready is not None:
             ready(path)
         server.run(idle)
     finally:
         listener.close()
         path.unlink(missing_ok=True)
-        registry.unregister(store.path)
         for worker in workers:
             if worker.is_alive():
                 server.jobs.put(None)
@@ -403,4 +423,4 @@ def serve(
             if worker.is_alive():
                 worker.join(5.0)
         server.stopping.set()
-        server.backfill.wake.set()
+        stores.close()

@@ -1,9 +1,10 @@
-"""The user's private folder for running hubs: sockets, logs, start locks.
+"""The user's private folder for the hub: its socket, log and start lock.
 
 A hub is trusted with a user's questions and believed in its answers, so
-nobody else may stand in for it. Its socket, its log, the lock an autostart
-takes and its entry in the list of running hubs (:mod:`.registry`) all live
-in one folder that only the user can enter:
+nobody else may stand in for it. A user runs one hub for every store
+(:mod:`.listener`); its socket ``hub.sock``, its log ``hub.log`` and the
+lock an autostart takes, ``hub.start``, all live in one folder that only
+the user can enter:
 
 - ``$XDG_RUNTIME_DIR/ctx/`` where ``XDG_RUNTIME_DIR`` names a real folder
   (an absolute path, not a symlink) that belongs to the user and that nobody
@@ -20,7 +21,6 @@ Inside it, logs are opened with ``O_NOFOLLOW`` and never truncated.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import tempfile
@@ -95,28 +95,26 @@ def private_folder() -> Path:
     return folder
 
 
-def hub_file(store: Path, suffix: str) -> Path:
-    """Returns the file ``hub-<hash><suffix>`` of ``store``'s hub.
-
-    Named by a hash of the store's resolved path: a socket's path is limited
-    to about 100 bytes, and a store's own folder can be deeper than that.
+def hub_file(suffix: str) -> Path:
+    """Returns the hub's file ``hub<suffix>`` in the private folder.
 
     Raises:
         HubFolderError: The private folder is not private.
     """
-    digest = hashlib.blake2b(
-        str(store.resolve()).encode("utf-8"), digest_size=10
-    ).hexdigest()
-    return private_folder() / f"hub-{digest}{suffix}"
+    return private_folder() / f"hub{suffix}"
 
 
-def socket_path(store: Path) -> Path:
-    """Returns where the hub of the store at ``store`` listens.
+def socket_path(store: Path | None = None) -> Path:
+    """Returns where the user's hub listens.
+
+    One socket serves every store (a request names its store), so ``store``
+    changes nothing: a caller asking about one store may name it.
 
     Raises:
         HubFolderError: The private folder is not private.
     """
-    return hub_file(store, ".sock")
+    del store  # every store is served on the same socket
+    return hub_file(".sock")
 
 
 def open_log(path: Path) -> int:

@@ -23,13 +23,15 @@ new projection. A recall never waits for the embedder: many new memories are
 indexed by their text at once and their vectors left to the backlog (the
 hub's :mod:`~ctx.hub.server.backfill`), whose size a recall and the index
 status report as ``unembedded``. The hub's server
-(:mod:`ctx.hub.server.listener`) serves one over the store's socket.
+(:mod:`ctx.hub.server.listener`) keeps one per store it serves
+(:mod:`ctx.hub.server.stores`), all of them sharing an embedder per
+embedder configuration.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 import msgspec
@@ -71,6 +73,10 @@ class Answerer:
     than wait for them (by default, for all but ``one_shot``): for the hub,
     whose backfill thread embeds them, and for a process that is about to
     start one. With no hub to come, a catch-up embeds before it answers.
+
+    ``embedders``: returns the embedder a configuration names (default: a
+    new one each time the configuration changes); the hub gives every store
+    the same one per configuration.
     """
 
     def __init__(
@@ -81,8 +87,10 @@ class Answerer:
         one_shot: bool = False,
         defer: bool | None = None,
         lock: ReadWriteLock | None = None,
+        embedders: Callable[[Mapping[str, object]], Embedder] | None = None,
     ) -> None:
         self.store = store
+        self.embedders = embedders
         self.clock = clock
         self.lock = lock or ReadWriteLock()
         """Reads (a recall's ranking) share it; anything else holds it alone."""
@@ -106,9 +114,13 @@ class Answerer:
     def _projection(self) -> tuple[Projection, HubConfig]:
         config = load_config(self.store.path)
         if self.projection is None or config != self.config:
-            self.projection = Projection.for_store(
-                self.store, config, exact=self.one_shot
-            )
+            if self.embedders is None:
+                self.projection = Projection.for_store(
+                    self.store, config, exact=self.one_shot
+                )
+            else:
+                embedder = self.embedders(config.embedder)
+                self.projection = Projection(self.store, embedder, exact=self.one_shot)
             self.config = config
         self.projection.defer = self.defer
         return self.projection, config
@@ -227,6 +239,15 @@ class Answerer:
         )
         return msgspec.structs.replace(result, recall_id=recall_id)
 
+    def close(self) -> None:
+        """Lets go of the projection and the code index (their memory).
+
+        The next request opens them again.
+        """
+        self.projection = None
+        self.config = None
+        self.code = None
+
     def code_index(self) -> CodeIndex:
         """Returns the store's code index, kept open with the same embedder."""
         if self.code is None:
@@ -236,7 +257,8 @@ class Answerer:
             def embedder() -> Embedder:
                 if self.projection is not None:
                     return self.projection.embedder
-                return make_embedder(load_config(path).embedder)
+                make = self.embedders or make_embedder
+                return make(load_config(path).embedder)
 
             self.code = CodeIndex(path / "index" / "code", embedder)
         return self.code

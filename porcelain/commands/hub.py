@@ -22,10 +22,12 @@ def _stop_on_sigterm(*_: Any) -> None:
 
 @click.group(name="hub")
 def hub_group() -> None:
-    """Keep a store's indexes loaded so that recall and search answer at once
+    """Keep indexes loaded so that recall and search answer at once
 
-    While a hub runs, `ctx recall` and `ctx search` ask it over a Unix socket
-    instead of loading the indexes and the embedder themselves.
+    A user runs one hub for every store. While it runs, `ctx recall` and
+    `ctx search` ask it over a Unix socket instead of loading the indexes
+    and the embedder themselves; it opens each store on its first request
+    and drops stores left idle.
 
     \b
     Example:
@@ -47,10 +49,11 @@ def hub_group() -> None:
 @json_option
 @pass_state
 def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
-    """Serve recall and search for the store until `ctx hub stop` (foreground)
+    """Serve recall and search for every store until `ctx hub stop` (foreground)
 
-    A recall that finds no hub starts one itself (with --idle from the
-    store's config); `ctx hub start` runs one in the foreground.
+    The store is opened first; any other store is opened on its first
+    request. A recall that finds no hub starts one itself (with --idle from
+    the store's config); `ctx hub start` runs one in the foreground.
 
     \b
     Example:
@@ -64,8 +67,8 @@ def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
             echo_json(started)
         else:
             echo(
-                f"Hub for {started.store} listening on {started.socket} "
-                f"(pid {started.pid})."
+                f"Hub listening on {started.socket} (pid {started.pid}), "
+                f"{started.store} open."
             )
         sys.stdout.flush()
 
@@ -80,7 +83,7 @@ def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
 @json_option
 @pass_state
 def stop(state: CtxState, as_json: bool) -> None:
-    """Stop the store's hub, if one runs
+    """Stop your hub, if one runs: it serves every store
 
     \b
     Example:
@@ -92,18 +95,19 @@ def stop(state: CtxState, as_json: bool) -> None:
     if as_json:
         echo_json(stopped)
     elif stopped.pid is None:
-        echo("No hub is running for this store.")
+        echo("No hub is running.")
     else:
-        echo(f"Stopped the hub (pid {stopped.pid}).")
+        echo(f"Stopped the hub (pid {stopped.pid}), which served every store.")
 
 
 @hub_group.command(name="status")
 @json_option
 @pass_state
 def status(state: CtxState, as_json: bool) -> None:
-    """Show whether a hub serves the store, and every hub you run
+    """Show whether your hub runs, the stores it holds open and its memory
 
-    Each hub is listed with its store, its process and its resident memory.
+    Stores are listed least recently used first, with their last use; the
+    hub drops a store left idle, and idle stores when over its memory bound.
 
     \b
     Example:
@@ -116,17 +120,22 @@ def status(state: CtxState, as_json: bool) -> None:
         echo_json(status)
         return
     if status.pid is None:
-        echo("No hub is running for this store; recall loads the indexes itself.")
-    else:
-        echo(f"A hub (pid {status.pid}) serves this store on {status.socket}.")
-    if status.hubs:
-        echo(
-            f"You run {plural(len(status.hubs), 'hub')} "
-            f"({_megabytes(status.rss_bytes)} resident):"
-        )
-    for hub in status.hubs:
-        how = "started by a recall" if hub.autostarted else "started by hand"
-        echo(f"  pid {hub.pid:<7} {_megabytes(hub.rss_bytes):>8}  {hub.store} ({how})")
+        echo("No hub is running; recall loads the indexes itself.")
+        return
+    how = "started by a recall" if status.autostarted else "started by hand"
+    echo(
+        f"The hub (pid {status.pid}, {how}) listens on {status.socket}: "
+        f"{_megabytes(status.rss_bytes)} resident, "
+        f"bound {_megabytes(status.memory_bound)}."
+    )
+    if status.stores:
+        echo(f"It holds {plural(len(status.stores), 'store')} open:")
+    for entry in status.stores:
+        used = entry.last_used.strftime("%Y-%m-%d %H:%M:%S")
+        pinned = " (its host's, kept)" if entry.pinned else ""
+        echo(f"  {entry.store}  last used {used}{pinned}")
+    if not status.open:
+        echo("This store is not open; its next request opens it.")
 
 
 def _megabytes(size: int | None) -> str:

@@ -9,7 +9,6 @@ several racing autostarts starts a hub.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import socket
 import stat
@@ -110,10 +109,9 @@ def fallback(
     return base / f"ctx-{os.getuid()}"
 
 
-def _planted(folder: Path, store: Path) -> Path:
-    """Where an attacker who can write ``folder`` puts the store's socket."""
-    digest = hashlib.blake2b(str(store.resolve()).encode(), digest_size=10).hexdigest()
-    return folder / f"hub-{digest}.sock"
+def _planted(folder: Path) -> Path:
+    """Where an attacker who can write ``folder`` puts the user's socket."""
+    return folder / "hub.sock"
 
 
 def _make_foreign(folder: Path, how: str) -> None:
@@ -141,7 +139,7 @@ def test_a_hub_folder_that_is_not_private_is_refused(
 ) -> None:
     _make_foreign(fallback, how)
     before = os.lstat(fallback)
-    fake = FakeHub(_planted(fallback, ws.path), evil)
+    fake = FakeHub(_planted(fallback), evil)
     monkeypatch.setenv("CTX_HUB_AUTOSTART", "1")
     try:
         result = ctx.hub.recall(ws, "postgres", now=NOW)
