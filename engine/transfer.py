@@ -43,11 +43,12 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from contextlib import closing
 from pathlib import Path
 from typing import TypeVar
 
 import msgspec
-from dulwich.client import GitClient, LocalGitClient
+from dulwich.client import GitClient, LocalGitClient, SendPackResult
 from dulwich.config import ConfigDict
 from dulwich.errors import (
     GitProtocolError,
@@ -56,8 +57,9 @@ from dulwich.errors import (
     PackedRefsException,
 )
 from dulwich.graph import can_fast_forward
+from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID
-from dulwich.pack import UnpackedObject, pack_objects_to_data
+from dulwich.pack import UnpackedObject
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
@@ -67,9 +69,11 @@ from ctx.engine._fetching import (
     UnreadableRefsError,
     fetch_local,
     fetch_remote,
+    receive_records,
 )
 from ctx.engine._incoming import RedactedError, RefusedError
 from ctx.engine._lock import write_lock
+from ctx.engine._pack_copy import in_runs, pack_records
 from ctx.engine._sending import objects_to_send
 from ctx.engine.branches import target_branch
 from ctx.engine.errors import (
@@ -647,36 +651,43 @@ def push(
         if redacted and new:
             sent = objects_to_send(store.repo.object_store, refs.values(), new.values())
             leaks.extend(
-                f"{obj.type_name.decode()} {obj.id.decode()[:10]}, which "
-                f"{redacted[obj.id]} removed"
-                for obj in sent
-                if obj.id in redacted
+                f"{kind} {sha.decode()[:10]}, which {redacted[sha]} removed"
+                for sha, kind in sent.items()
+                if sha in redacted
             )
         if record_tip is not None and refs.get(REDACTIONS_REF) != record_tip:
             new[REDACTIONS_REF] = record_tip
         refused = behind or stale or lease_lost or leaks
         return {} if refused else new
 
-    def pack_data(
-        have: AbstractSet[ObjectID],
-        want: AbstractSet[ObjectID],
-        *,
-        ofs_delta: bool = False,
-        progress: Callable[[bytes], None] | None = None,
-    ) -> tuple[int, Iterator[UnpackedObject]]:
-        sent = objects_to_send(store.repo.object_store, have, want)
-        return pack_objects_to_data(sent, ofs_delta=ofs_delta)
+    def send(client: GitClient, path: str) -> SendPackResult:
+        objects = store.repo.object_store
+
+        def pack_data(
+            have: AbstractSet[ObjectID],
+            want: AbstractSet[ObjectID],
+            *,
+            ofs_delta: bool = False,
+            progress: Callable[[bytes], None] | None = None,
+        ) -> tuple[int, Iterator[UnpackedObject]]:
+            records = pack_records(objects, list(objects_to_send(objects, have, want)))
+            if not isinstance(client, LocalGitClient):
+                return in_runs(*records)
+            # A repository on this machine: the pack goes straight into it,
+            # indexed from what writing it told (dulwich's would inflate and
+            # hash every object again); the client then has nothing to send
+            # and moves the refs, as after any pack it received.
+            with closing(Repo(path)) as target:
+                assert isinstance(target.object_store, DiskObjectStore)
+                receive_records(target.object_store, *records)
+            return 0, iter(())
+
+        return client.send_pack(
+            path.encode(), update_refs, generate_pack_data=pack_data
+        )
 
     for _attempt in range(2):
-        result = _run(
-            url,
-            access,
-            lambda client, path: client.send_pack(
-                path.encode(),
-                update_refs,
-                generate_pack_data=pack_data,
-            ),
-        )
+        result = _run(url, access, send)
         if not unseen:
             break
         _sync_record(store, url, access, unseen[0])

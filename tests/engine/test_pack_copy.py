@@ -1,0 +1,258 @@
+"""Push and local clone send objects as the store's packs hold them (issue 34).
+
+Each test checks both ends with ``git fsck --strict`` and compares every
+object the two repositories hold, content included, through stock git: a
+pack entry copied at the wrong length, or under the wrong id, shows there.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import zlib
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from ctx.engine import (
+    Draft,
+    Intent,
+    Store,
+    add_remote,
+    clone,
+    edit,
+    gc,
+    list_memories,
+    push,
+    remember,
+    remember_many,
+)
+
+GIT = "/usr/bin/git"
+ALICE = Intent(agent="alice", intent="observe")
+GIT_ENV = {
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "PATH": "/usr/bin:/bin",
+}
+
+
+def git(repo: Path, *args: str, data: bytes | None = None) -> bytes:
+    done = subprocess.run(
+        [GIT, "--git-dir", str(repo), *args],
+        input=data,
+        capture_output=True,
+        check=True,
+        env=GIT_ENV,
+    )
+    return done.stdout
+
+
+def bare(path: Path) -> Path:
+    subprocess.run(
+        [GIT, "init", "-q", "--bare", "-b", "main", str(path)], check=True, env=GIT_ENV
+    )
+    return path
+
+
+def contents(repo: Path) -> dict[str, bytes]:
+    """Every object a repository holds (packed or loose), with its content."""
+    ids = git(
+        repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"
+    ).split()
+    out = git(repo, "cat-file", "--batch", data=b"\n".join(ids) + b"\n")
+    found: dict[str, bytes] = {}
+    at = 0
+    while at < len(out):
+        end = out.index(b"\n", at)
+        sha, _kind, size = out[at:end].split()
+        body = out[end + 1 : end + 1 + int(size)]
+        found[sha.decode()] = body
+        at = end + 1 + int(size) + 1
+    return found
+
+
+def reachable(repo: Path, tip: str) -> set[str]:
+    listed = git(repo, "rev-list", "--objects", tip).decode().split("\n")
+    return {line.split()[0] for line in listed if line}
+
+
+def fsck(repo: Path) -> None:
+    git(repo, "fsck", "--strict", "--no-progress")
+
+
+def many(store: Store, n: int, start: int = 0) -> None:
+    drafts = [Draft(text=f"Memory number {i} of the copy") for i in range(start, n)]
+    remember_many(store, drafts, ALICE)
+
+
+def same_objects(source: Path, target: Path, tip: str) -> None:
+    """The target holds every object ``tip`` reaches, as the source does."""
+    fsck(target)
+    theirs = contents(target)
+    ours = contents(source)
+    wanted = reachable(source, tip)
+    assert wanted <= set(theirs)
+    assert all(theirs[sha] == ours[sha] for sha in wanted)
+
+
+def push_and_clone(store: Store, tmp_path: Path, clock: Callable[[], datetime]) -> None:
+    """Pushes store ``a`` whole, clones the remote and ``a``: all hold the same."""
+    source = tmp_path / "a" / "git"
+    remote = bare(tmp_path / "remote.git")
+    add_remote(store, "origin", str(remote))
+    push(store)
+    tip = store.branch_tip("main")
+    same_objects(source, remote, tip)
+    clone(tmp_path / "b", str(remote), clock=clock)
+    same_objects(source, tmp_path / "b" / "git", tip)
+    clone(tmp_path / "c", str(tmp_path / "a"), clock=clock)
+    same_objects(source, tmp_path / "c" / "git", tip)
+
+
+def packed_entries(repo: Path) -> dict[str, bytes]:
+    """The stored bytes of every whole object in the repository's packs."""
+    found: dict[str, bytes] = {}
+    for idx in sorted((repo / "objects" / "pack").glob("*.idx")):
+        listed = git(repo, "verify-pack", "-v", str(idx)).decode().splitlines()
+        data = idx.with_suffix(".pack").read_bytes()
+        for line in listed:
+            parts = line.split()
+            if len(parts) == 5 and parts[1] in ("blob", "tree", "commit"):
+                sha, _kind, _size, stored, offset = parts
+                found[sha] = data[int(offset) : int(offset) + int(stored)]
+    return found
+
+
+def test_a_whole_push_sends_the_stored_entries_and_the_remote_has_every_object(
+    tmp_path: Path, clock: Callable[[], datetime]
+):
+    store = Store.init(tmp_path / "a", clock=clock)
+    many(store, 300)
+    gc(store)
+    remote = bare(tmp_path / "remote.git")
+    add_remote(store, "origin", str(remote))
+    push(store)
+    source = tmp_path / "a" / "git"
+    tip = store.branch_tip("main")
+    same_objects(source, remote, tip)
+    # The remote's pack holds the very bytes the store's pack held: the
+    # objects were neither inflated nor deflated again.
+    ours, theirs = packed_entries(source), packed_entries(remote)
+    assert len(ours) > 600
+    assert all(theirs[sha] == ours[sha] for sha in reachable(source, tip))
+    store.close()
+
+
+def test_a_store_with_packs_and_loose_objects_is_pushed_and_cloned_whole(
+    tmp_path: Path, clock: Callable[[], datetime]
+):
+    store = Store.init(tmp_path / "a", clock=clock)
+    many(store, 200)
+    gc(store)
+    many(store, 260, start=200)  # a second pack
+    first = list_memories(store)[0].memory.id
+    for i in range(5):  # loose objects: single writes
+        remember(store, Draft(text=f"Loose memory {i}"), ALICE)
+    edit(store, first, ALICE, body="Edited after the packs")
+    source = tmp_path / "a" / "git"
+    assert list((source / "objects" / "pack").glob("*.idx"))
+    assert any(len(p.name) == 2 for p in (source / "objects").iterdir())
+    push_and_clone(store, tmp_path, clock)
+    store.close()
+
+
+def test_a_store_whose_pack_holds_deltas_is_pushed_and_cloned_whole(
+    tmp_path: Path, clock: Callable[[], datetime]
+):
+    store = Store.init(tmp_path / "a", clock=clock)
+    many(store, 300)
+    memories = list_memories(store)
+    for i, found in enumerate(memories[:40]):
+        edit(store, found.memory.id, ALICE, body=f"{found.memory.body} (edit {i})")
+    source = tmp_path / "a" / "git"
+    git(source, "repack", "-a", "-d", "-f", "-q", "--window=50", "--depth=20")
+    listed = git(
+        source, "verify-pack", "-v", *map(str, source.glob("objects/pack/*.idx"))
+    )
+    assert b"chain length" in listed  # git stored deltas
+    push_and_clone(store, tmp_path, clock)
+    store.close()
+
+
+def test_an_entry_whose_crc_does_not_match_its_index_is_read_and_sent_whole(
+    tmp_path: Path, clock: Callable[[], datetime]
+):
+    from ctx.engine._pack_copy import pack_records
+
+    store = Store.init(tmp_path / "a", clock=clock)
+    many(store, 100)
+    gc(store)
+    source = tmp_path / "a" / "git"
+    (idx,) = (source / "objects" / "pack").glob("*.idx")
+    raw = bytearray(idx.read_bytes())
+    count = int.from_bytes(raw[8 + 255 * 4 : 8 + 256 * 4], "big")
+    first_crc = 8 + 256 * 4 + 20 * count
+    sha = raw[8 + 256 * 4 : 8 + 256 * 4 + 20].hex()
+    raw[first_crc : first_crc + 4] = bytes(4)  # CRC of the first object
+    idx.chmod(0o644)
+    idx.write_bytes(bytes(raw))
+    store.close()
+    store = Store.open(tmp_path / "a", clock=clock)
+    objects = store.repo.object_store
+    ids = list(reachable(source, store.branch_tip("main")))
+    assert sha in ids
+    count_, records = pack_records(objects, [i.encode() for i in ids])
+    by_id = {r.sha().hex(): r for r in records}
+    assert count_ == len(ids) == len(by_id)
+    assert by_id[sha].comp_chunks is None  # read and compressed again
+    _, data = objects.get_raw(sha.encode())
+    assert b"".join(by_id[sha].decomp_chunks) == data
+    reused = [r for r in by_id.values() if r.comp_chunks is not None]
+    assert len(reused) == len(ids) - 1
+    entry = reused[0].comp_chunks[0]
+    # The entry is its header and the zlib stream of the object, whole.
+    at = 1
+    while entry[at - 1] & 0x80:
+        at += 1
+    assert (
+        zlib.decompress(entry[at:])
+        == objects.get_raw(reused[0].sha().hex().encode())[1]
+    )
+    store.close()
+
+
+def test_entries_sent_in_runs_make_the_same_pack_bytes(
+    tmp_path: Path, clock: Callable[[], datetime]
+):
+    from dulwich.pack import PackChunkGenerator
+
+    from ctx.engine._pack_copy import in_runs, pack_records
+
+    store = Store.init(tmp_path / "a", clock=clock)
+    many(store, 400)
+    gc(store)
+    remember(store, Draft(text="A loose memory between the runs"), ALICE)
+    objects = store.repo.object_store
+    ids = [i.encode() for i in reachable(tmp_path / "a" / "git", "main")]
+
+    def stream(runs: bool) -> tuple[bytes, int]:
+        count, records = pack_records(objects, ids)
+        if runs:
+            count, records = in_runs(count, records)
+        chunks = list(
+            PackChunkGenerator(
+                num_records=count,
+                records=records,
+                object_format=objects.object_format,
+            )
+        )
+        return b"".join(chunks), len(chunks)
+
+    whole, writes = stream(runs=False)
+    in_runs_, fewer = stream(runs=True)
+    assert in_runs_ == whole
+    assert fewer * 20 < writes
+    pack = tmp_path / "sent.pack"
+    pack.write_bytes(whole)
+    git(tmp_path / "a" / "git", "index-pack", str(pack))
+    store.close()
