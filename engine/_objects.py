@@ -65,13 +65,15 @@ class ObjectStore(DiskObjectStore):
         Raises:
             KeyError: no pack and no loose file holds it.
         """
+        # (No ``RawObjectID(...)`` here: a NewType's call costs a Python
+        # call, and this runs tens of thousands of times a walk.)
         if len(name) == 40:
             try:
-                sha = RawObjectID(unhexlify(name))
+                sha: bytes = unhexlify(name)
             except binascii.Error:
                 return super().get_raw(name)  # not hex: dulwich says why
         elif len(name) == 20:
-            sha = RawObjectID(name)
+            sha = name
         else:
             return super().get_raw(name)  # another object format: dulwich's way
         # The packs indexed whole, asked first: a walk's tens of thousands
@@ -86,9 +88,7 @@ class ObjectStore(DiskObjectStore):
                 break  # a delta: read below
         return self._get_raw(sha, name)
 
-    def _get_raw(
-        self, sha: RawObjectID, name: RawObjectID | ObjectID
-    ) -> tuple[int, bytes]:
+    def _get_raw(self, sha: bytes, name: RawObjectID | ObjectID) -> tuple[int, bytes]:
         # dulwich's own list of open packs (a private name, read only): the
         # packs it knows, asked without listing the folder again.
         for key, pack in list(self._pack_cache.items()):
@@ -107,11 +107,11 @@ class ObjectStore(DiskObjectStore):
                     continue
                 found = reader.read(offset)
                 if found is None:
-                    found = pack.get_raw(sha)  # a delta: dulwich resolves it
+                    found = pack.get_raw(RawObjectID(sha))  # a delta: dulwich's
             except (KeyError, PackFileDisappeared, OSError):
                 break  # removed by a packer since: dulwich's way rescans
             return found
-        loose = self._read_loose(sha_to_hex(sha))
+        loose = self._read_loose(sha_to_hex(RawObjectID(sha)))
         if loose is not None:
             return loose
         return super().get_raw(name)
@@ -179,12 +179,12 @@ class _PackReader:
             return None
         return self.table, self._mapped()
 
-    def offset(self, sha: RawObjectID) -> int | None:
+    def offset(self, sha: bytes) -> int | None:
         """Returns where object ``sha`` lies in the pack, ``None`` if not there."""
         if self.table:
             return self.table.get(sha)
         try:
-            return self.pack.index.object_offset(sha)
+            return self.pack.index.object_offset(RawObjectID(sha))
         except KeyError:
             return None
 

@@ -24,6 +24,7 @@ import re
 import stat
 from binascii import hexlify, unhexlify
 from collections.abc import Callable
+from typing import cast
 
 from dulwich.object_store import BaseObjectStore
 from dulwich.objects import Commit, ObjectID, RawObjectID, Tree, parse_tree
@@ -90,12 +91,16 @@ def commit_header(
 
 
 class Trees:
-    """Reads trees as sets of entries, keeping the last few dozen.
+    """Reads trees, keeping the last few dozen.
 
-    Trees are named by their 20-byte ids, as their entries name them. An
-    entry is kept as its bytes in the tree (mode, name and id): one object
-    per entry, where dulwich's parser makes three and a tuple; two trees'
-    entries are compared as bytes, and only the few that differ are parsed.
+    Trees are named by their 20-byte ids, as their entries name them. A
+    tree is kept as its bytes and, once asked for, as the set of its
+    entries, each entry as its bytes in the tree (mode, name and id): one
+    object per entry, where dulwich's parser makes three and a tuple; two
+    trees' entries are compared as bytes, and only the few that differ are
+    parsed (:meth:`differing`). Two trees of one size are compared as bytes
+    first, and only the entries around the bytes that differ are parsed
+    (:meth:`near`).
 
     A walk compares each commit's trees with its parent's, which the next
     step compares again: the trees just read are the ones read next. Few are
@@ -109,44 +114,57 @@ class Trees:
     """
 
     def __init__(self, store: BaseObjectStore, keep: int = 32) -> None:
-        self._get_raw = store.get_raw
+        # Called with the 20-byte ids as they are: a NewType's call costs a
+        # Python call per tree.
+        self._get_raw = cast(Callable[[bytes], tuple[int, bytes]], store.get_raw)
         self._keep = keep
-        self.kept: dict[bytes, frozenset[bytes]] = {}
-        """The newer generation, for callers that look before they call."""
-        self._older: dict[bytes, frozenset[bytes]] = {}
+        self._raws: dict[bytes, bytes] = {}
+        self._older_raws: dict[bytes, bytes] = {}
+        self._sets: dict[bytes, frozenset[bytes]] = {}
+        self._older_sets: dict[bytes, frozenset[bytes]] = {}
 
-    def entries(self, tree: bytes | None) -> frozenset[bytes]:
-        """Returns the entries of ``tree`` (none for ``None``), each as its bytes."""
-        if tree is None:
-            return frozenset()
-        found = self.kept.get(tree)
+    def raw(self, tree: bytes) -> bytes:
+        """Returns the bytes of ``tree``.
+
+        Raises:
+            CorruptStoreError: it is missing or is not a tree.
+        """
+        found = self._raws.get(tree)
         if found is not None:
             return found
-        found = self._older.get(tree)
+        found = self._older_raws.get(tree)
         if found is None:
             found = self._read(tree)
-        if len(self.kept) >= self._keep:
-            self._older, self.kept = self.kept, {}
-        self.kept[tree] = found
+        if len(self._raws) >= self._keep:
+            self._older_raws, self._raws = self._raws, {}
+        self._raws[tree] = found
         return found
 
-    def _read(self, tree: bytes) -> frozenset[bytes]:
+    def _read(self, tree: bytes) -> bytes:
         try:
-            type_num, raw = self._get_raw(RawObjectID(tree))
+            type_num, raw = self._get_raw(tree)
         except KeyError:
             raise CorruptStoreError(
                 f"Tree {hexlify(tree).decode()} is missing from the store."
             ) from None
         if type_num != Tree.type_num:
             raise CorruptStoreError(f"Object {hexlify(tree).decode()} is not a tree.")
-        entries = _ENTRY.findall(raw)
-        if sum(map(len, entries)) == len(raw):
-            return frozenset(entries)  # they tile the tree: exactly its parse
-        # Not a well-formed tree: dulwich's parser decides (and says why).
-        return frozenset(
-            b"%o %s\0%s" % (mode, name, unhexlify(sha))
-            for name, mode, sha in parse_tree(raw, 20)
-        )
+        return raw
+
+    def entries(self, tree: bytes | None) -> frozenset[bytes]:
+        """Returns the entries of ``tree`` (none for ``None``), each as its bytes."""
+        if tree is None:
+            return frozenset()
+        found = self._sets.get(tree)
+        if found is not None:
+            return found
+        found = self._older_sets.get(tree)
+        if found is None:
+            found = _entries_of(self.raw(tree))
+        if len(self._sets) >= self._keep:
+            self._older_sets, self._sets = self._sets, {}
+        self._sets[tree] = found
+        return found
 
     def differing(
         self, old: bytes | None, new: bytes | None
@@ -156,21 +174,83 @@ class Trees:
         Found in C (most of a tree is the same), and only those parsed:
         name -> [entry before, entry after], ``None`` for a side without it.
         """
-        kept = self.kept  # most trees were read by the step before: no call
-        before = kept.get(old) if old is not None else None
-        if before is None:
-            before = self.entries(old)
-        after = kept.get(new) if new is not None else None
-        if after is None:
-            after = self.entries(new)
+        after = self.entries(new)
         changed: dict[bytes, list[bytes | None]] = {}
-        for entry in before ^ after:
+        for entry in self.entries(old) ^ after:
             name = entry[entry.index(b" ") + 1 : -21]
             sides = changed.get(name)
             if sides is None:
                 sides = changed[name] = [None, None]
             sides[entry in after] = entry
         return changed
+
+    def near(self, old: bytes, new: bytes) -> dict[bytes, list[bytes | None]] | None:
+        """Returns the entries around the bytes that differ, as :meth:`differing` does.
+
+        For two trees of one size (an entry's id changed, the common case):
+        the first and last bytes that differ are found in C, the entries
+        before them are skipped by their ends, and only the entries that
+        hold them are parsed. Every entry that differs is among those. An
+        entry found in one tree around that span and elsewhere in the other
+        (a name twice, which no git writes) is listed too: a caller that
+        must not list it uses :meth:`differing`. ``None`` for trees of two
+        sizes, or where an entry does not parse.
+        """
+        a, b = self.raw(old), self.raw(new)
+        size = len(a)
+        if len(b) != size:
+            return None
+        # Read as two numbers, their XOR's highest and lowest set bits are
+        # the first and last bytes that differ.
+        xor = int.from_bytes(a, "big") ^ int.from_bytes(b, "big")
+        if not xor:
+            return {}
+        first = size - (xor.bit_length() + 7) // 8
+        last = size - 1 - ((xor & -xor).bit_length() - 1) // 8
+        find = a.find
+        start = 0
+        while True:  # the start of the entry that holds ``first``, in both
+            end = find(b"\0", start) + 21
+            if end <= 20:
+                return None
+            if end > first:
+                break
+            start = end
+        changed: dict[bytes, list[bytes | None]] = {}
+        ends = []
+        for side, raw in enumerate((a, b)):
+            at = start
+            while at <= last:
+                end = raw.find(b"\0", at) + 21
+                if end <= 20 or end > size:
+                    return None
+                entry = raw[at:end]
+                if _ENTRY.fullmatch(entry) is None:
+                    return None
+                name = entry[entry.index(b" ") + 1 : -21]
+                sides = changed.get(name)
+                if sides is None:
+                    sides = changed[name] = [None, None]
+                elif sides[side] is not None:
+                    return None
+                sides[side] = entry
+                at = end
+            ends.append(at)
+        if ends[0] != ends[1]:
+            return None  # after them, the two trees' entries do not line up
+        return {name: sides for name, sides in changed.items() if sides[0] != sides[1]}
+
+
+def _entries_of(raw: bytes) -> frozenset[bytes]:
+    """Returns the entries of a tree's bytes, each as its bytes."""
+    entries = _ENTRY.findall(raw)
+    if sum(map(len, entries)) == len(raw):
+        return frozenset(entries)  # they tile the tree: exactly its parse
+    # Not a well-formed tree: dulwich's parser decides (and says why).
+    return frozenset(
+        b"%o %s\0%s" % (mode, name, unhexlify(sha))
+        for name, mode, sha in parse_tree(raw, 20)
+    )
 
 
 class PathWalk:
@@ -200,9 +280,15 @@ class PathWalk:
         if old == new:
             return False
         verdicts = self._verdicts
-        for name, (was, now) in self.trees.differing(old, new).items():
-            was_dir = was is not None and _is_folder(was)
-            now_dir = now is not None and _is_folder(now)
+        changed = None
+        if old is not None and new is not None:
+            changed = self.trees.near(old, new)
+        if changed is None:
+            changed = self.trees.differing(old, new)
+        for name, (was, now) in changed.items():
+            # How git writes a folder's mode, asked before any call.
+            was_dir = was is not None and (was.startswith(b"40000 ") or _is_folder(was))
+            now_dir = now is not None and (now.startswith(b"40000 ") or _is_folder(now))
             key = (base, name, was_dir or now_dir)
             found = verdicts.get(key)
             if found is None:
