@@ -64,6 +64,13 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from ctx.engine._builds import BUILD_PREFIX, remove_abandoned_builds, write_gitignore
+from ctx.engine._fetch_plan import (
+    HEADS,
+    check_holds_memory,
+    moving_branches,
+    remote_branches,
+    remote_head,
+)
 from ctx.engine._fetching import (
     Fetched,
     UnreadableRefsError,
@@ -78,13 +85,11 @@ from ctx.engine._sending import objects_to_send
 from ctx.engine.branches import target_branch
 from ctx.engine.errors import (
     ConflictError,
-    InvalidInputError,
     RefNotFoundError,
     RemoteError,
     StoreError,
 )
 from ctx.engine.ids import CommitId
-from ctx.engine.layout import CONFLICTS, LINKS, MEMORY_AREAS, VIEWS
 from ctx.engine.merge import MergeResult, merge
 from ctx.engine.model import Intent
 from ctx.engine.redaction import (
@@ -147,8 +152,6 @@ class Access:
 NO_ACCESS = Access()
 
 T = TypeVar("T")
-_HEADS = b"refs/heads/"
-_CTX_FOLDERS = {name.encode() for name in (*MEMORY_AREAS, LINKS, CONFLICTS, VIEWS)}
 
 
 class RefUpdate(msgspec.Struct, frozen=True, kw_only=True):
@@ -473,11 +476,7 @@ def _fetch_objects(
     """
 
     def moving(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
-        return {
-            name: sha
-            for name, sha in _heads(refs, namespace).items()
-            if known.get(name) != CommitId(sha.decode())
-        }
+        return moving_branches(refs, namespace, known)
 
     def fetch_from(client: GitClient, path: str) -> Fetched:
         if isinstance(client, LocalGitClient):
@@ -503,47 +502,13 @@ def _fetch_objects(
             f"{shown} cannot be fetched: its refs cannot be read ({exc}).",
             hint="Nothing was changed; `git fsck` in that repository says more.",
         ) from None
-    for branch, names in sorted(checked.tops.items()):
-        if names and not names & _CTX_FOLDERS:
-            raise RemoteError(
-                f"{shown} is not a ctx store: branch {namespace + branch!r} "
-                "holds no memories.",
-                hint="Give the address of a store that `ctx push` wrote to.",
-            )
+    check_holds_memory(shown, namespace, checked.tops)
     heads = {
-        name: CommitId(sha.decode()) for name, sha in _heads(refs, namespace).items()
+        name: CommitId(sha.decode())
+        for name, sha in remote_branches(refs, namespace).items()
     }
-    target = symrefs.get(Ref(b"HEAD"))
-    prefix = _HEADS + namespace.encode()
-    head = None
-    if target and target.startswith(prefix):
-        head = target[len(prefix) :].decode("utf-8", "surrogateescape")
     record = refs.get(REDACTIONS_REF)
-    return heads, head if head in heads else None, record
-
-
-def _heads(refs: Mapping[Ref, ObjectID], namespace: str) -> dict[str, ObjectID]:
-    """Returns the branches among ``refs`` under ``namespace``, by name.
-
-    A branch name git allows but ctx does not (``HEAD``, ``-x``) is left
-    out rather than failing the whole fetch.
-    """
-    prefix = _HEADS + namespace.encode()
-    out = {}
-    for ref, sha in refs.items():
-        if ref.startswith(prefix):
-            name = ref[len(prefix) :].decode("utf-8", "surrogateescape")
-            if _usable(name):
-                out[name] = sha
-    return out
-
-
-def _usable(branch: str) -> bool:
-    try:
-        check_branch_name(branch)
-    except InvalidInputError:
-        return False
-    return True
+    return heads, remote_head(symrefs, namespace, heads), record
 
 
 def _move_tracking(
@@ -606,7 +571,7 @@ def push(
         RemoteError: the remote cannot be reached or refused the update.
     """
     url = remote_url(store, remote)
-    prefix = _HEADS + remote_namespace(store, remote).encode()
+    prefix = HEADS + remote_namespace(store, remote).encode()
     names = store.branches() if all_branches else list(branches)
     tips = {name: store.branch_tip(name) for name in names or [store.head_branch()]}
     known = tracking_branches(store, remote)
@@ -910,13 +875,13 @@ def _fill_clone(
         for branch, tip in heads.items()
     }
     refs |= {
-        Ref(_HEADS + branch.encode()): ObjectID(tip.encode())
+        Ref(HEADS + branch.encode()): ObjectID(tip.encode())
         for branch, tip in heads.items()
         if branch != head
     }
     write_refs(store, refs)
     store.move_branch(head, None, heads[head], f"ctx clone: from {display_url(url)}")
-    repo.refs.set_symbolic_ref(Ref(b"HEAD"), Ref(_HEADS + head.encode()))
+    repo.refs.set_symbolic_ref(Ref(b"HEAD"), Ref(HEADS + head.encode()))
     return FetchResult(
         remote="origin",
         url=display_url(url),
