@@ -51,11 +51,16 @@ def test_only_a_change_where_the_query_looks_counts():
     assert PathWalk(Trees(objects, keep=1), under("a/x/f7")).differs(None, old)
 
 
-def test_a_tree_the_entry_pattern_does_not_tile_is_read_by_dulwich():
+def _store_with_a_blob():
+    """Returns a store and the 20-byte id of the one blob it holds."""
     objects = MemoryObjectStore()
     blob = Blob.from_string(b"x")
     objects.add_object(blob)
-    sha = bytes.fromhex(blob.id.decode())
+    return objects, bytes.fromhex(blob.id.decode())
+
+
+def test_a_tree_the_entry_pattern_does_not_tile_is_read_by_dulwich():
+    objects, sha = _store_with_a_blob()
     # An entry with an empty name: dulwich's lenient parser reads it.
     odd = _raw_tree(objects, b"100644 \0" + sha + b"100644 kept\0" + sha)
     plain = _tree(objects, {b"kept": b"x"})
@@ -187,10 +192,7 @@ def test_trees_of_one_size_are_compared_around_the_bytes_that_differ(seed):
 
 
 def test_trees_that_do_not_line_up_are_compared_whole():
-    objects = MemoryObjectStore()
-    blob = Blob.from_string(b"x")
-    objects.add_object(blob)
-    sha = bytes.fromhex(blob.id.decode())
+    objects, sha = _store_with_a_blob()
     # One size, but the entries' ends differ after the bytes that differ.
     one = _raw_tree(objects, b"100644 ab\0" + sha + b"100644 c\0" + sha)
     two = _raw_tree(objects, b"100644 a\0" + sha + b"100644 bc\0" + sha)
