@@ -13,6 +13,8 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from ctx import engine
 from ctx.engine import Intent, Store
 from ctx.hub.agents import requests as rq
@@ -31,7 +33,7 @@ from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.upkeep import pack_in_background
 from ctx.hub.workspace import Workspace
 
-__all__ = ["HANDLERS"]
+__all__ = ["HANDLERS", "defused"]
 
 
 def _intent(ws: Workspace, caller: Caller, req: rq._Write, intent: str) -> Intent:
@@ -367,15 +369,34 @@ def expand(
         return engine.expand(store, req.id, rev=rev)
 
 
+def defused(composition: engine.Composition) -> engine.Composition:
+    r"""Returns a composition whose text holds no live ``<ctx:...>`` tag.
+
+    What an agent is given composed (the MCP ``compose`` tool and
+    ``context`` prompt, a view, HTTP ``GET /api/compose``) is defused as a
+    recall's block is (:func:`~ctx.hub.hooks.commands.defuse`), so an agent
+    that repeats it writes no command. Its JSON format gets each ``<`` as
+    ``\u003c`` instead: the same data to any JSON reader, where defusing
+    could break an escape. Each memory's own fields keep their exact text.
+    """
+    from ctx.hub.hooks.commands import defuse
+
+    text = composition.text
+    text = (
+        text.replace("<", "\\u003c") if composition.format == "json" else defuse(text)
+    )
+    return msgspec.structs.replace(composition, text=text)
+
+
 def compose(
     ws: Workspace, caller: Caller, req: rq.ComposeRequest
 ) -> engine.Composition:
     """Composes the context to start work with.
 
     It is an injection, as a recall is: with ``[recall] reviewed_only`` it
-    reads the reviewed branch alone, never the agent's own, and what it
+    reads the reviewed branch alone, never the agent's own, what it
     includes is recorded as shown to the caller's session
-    (:mod:`ctx.hub.shown`).
+    (:mod:`ctx.hub.shown`), and its text is :func:`defused`.
     """
     from ctx.hub.shown import note_composed
 
@@ -390,7 +411,7 @@ def compose(
             rev=rev,
         )
         note_composed(ws, caller, store, rev, composition)
-    return composition
+    return defused(composition)
 
 
 def log(ws: Workspace, caller: Caller, req: rq.LogRequest) -> list[engine.LogEntry]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio.to_thread
 import msgspec
@@ -32,9 +32,10 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
-from ctx.engine import Composition, CtxError
+from ctx.engine import CtxError
 from ctx.hub.agents.access import Caller
 from ctx.hub.agents.calls import CALLS, Call, invoke, structured, tool_names
+from ctx.hub.agents.handlers import defused
 from ctx.hub.agents.schemas import input_schema, output_schema
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.workspace import Workspace
@@ -50,7 +51,6 @@ INSTRUCTIONS = (
 )
 
 _JSON = msgspec.json.Encoder(order="deterministic")
-_T = TypeVar("_T")
 
 
 class _RawArguments(FuncMetadata):
@@ -118,30 +118,12 @@ def _text(value: Any) -> str:
     return _JSON.encode(value).decode("utf-8")
 
 
-def _defused(value: _T) -> _T:
-    r"""Returns ``value``, a composition's text with no live ``<ctx:...>`` tag.
-
-    What a model reads of a composition (the ``compose`` tool, the
-    ``context`` prompt, a view) is defused as a recall's block is, in the
-    text and the structured answer alike. Its JSON format gets each ``<``
-    as ``\u003c`` instead: the same data to any JSON reader, where defusing
-    could break an escape. Any other value is returned as it is.
-    """
-    if not isinstance(value, Composition):
-        return value
-    from ctx.hub.hooks.commands import defuse
-
-    json = value.format == "json"
-    text = value.text.replace("<", "\\u003c") if json else defuse(value.text)
-    return msgspec.structs.replace(value, text=text)
-
-
 def _tool(
     ws: Workspace, call: Call, caller: Callable[[Context[Any, Any] | None], Caller]
 ) -> Callable[..., CallToolResult]:
     def run(arguments: dict[str, Any], context: Context[Any, Any]) -> CallToolResult:
         try:
-            value = _defused(invoke(ws, caller(context), call, arguments))
+            value = invoke(ws, caller(context), call, arguments)
         except CtxError as exc:
             hint = f" Hint: {exc.hint}" if exc.hint else ""
             raise ToolError(f"{exc.message}{hint}") from None
@@ -244,7 +226,7 @@ def _add_resources(
                     rev = caller.read_revision(store, branch)
                     shown = engine.render_view(store, name, now=ws.clock(), rev=rev)
                     note_composed(ws, caller, store, rev, shown)
-                    return str(_defused(shown).text)
+                    return str(defused(shown).text)
             except CtxError as exc:
                 raise ResourceError(exc.message) from None
 
@@ -258,7 +240,7 @@ def _add_resources(
         composed = await anyio.to_thread.run_sync(
             read, "compose", {"budget": budget}, ctx
         )
-        return str(_defused(composed).text)
+        return str(composed.text)  # defused by the compose call
 
 
 def _version() -> str:
