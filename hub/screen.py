@@ -259,15 +259,20 @@ def _strings(value: Any, name: str) -> Iterator[tuple[str, str]]:
 
 
 def _new_secrets(field: _Field) -> list[FoundSecret]:
-    """Returns the secrets on the lines of ``field`` it did not have before."""
+    """Returns the secrets on the lines of ``field`` it did not have before.
+
+    A secret over several lines (a private key) is new if any of its lines
+    is: every key of a kind opens with the same ``-----BEGIN`` line.
+    """
     if not could_hold_secret(field.text):
         return []
     lines = field.text.split("\n")
-    return [
-        s
-        for s in find_secrets(field.text)
-        if not field.old or lines[s.line - 1] not in field.old
-    ]
+
+    def is_new(secret: FoundSecret) -> bool:
+        last = field.text.count("\n", 0, secret.end)  # the line it ends on
+        return any(line not in field.old for line in lines[secret.line - 1 : last + 1])
+
+    return [s for s in find_secrets(field.text) if not field.old or is_new(s)]
 
 
 # -- redaction -----------------------------------------------------------------------
