@@ -96,7 +96,7 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         reranker: An optional reranker of the best hits (off by default).
         floor: The relevance (0..1) a hit must reach to count as relevant.
             A recall or search whose best hit is under it answers the hits
-            that reach 0.94 of it (0.85 when the question names a name
+            that reach 0.94 of it (0.75 when the question names a name
             the store holds), marked weak; below that, nothing is relevant
             (docs/recall.md says which floor each caller uses).
         fall_off: A hit below the floor is dropped when its score is below
