@@ -100,13 +100,12 @@ def fetch_local(
             collect=True,
             redacted=redacted,
         )
-        if checked.objects:
-            if isinstance(target, DiskObjectStore):
-                # Copied as the other repository's packs hold them.
-                ids = [obj.id for obj in checked.objects]
-                receive_records(target, *pack_records(source.object_store, ids))
-            else:
-                target.add_objects([(obj, None) for obj in checked.objects])
+        ids = checked.ids
+        if ids and isinstance(target, DiskObjectStore):
+            # Copied as the other repository's packs hold them.
+            receive_records(target, *pack_records(source.object_store, ids))
+        elif ids:
+            target.add_objects([(source.object_store[sha], None) for sha in ids])
     symrefs = (
         {_HEAD: Ref(head[len(SYMREF) :])} if head and head.startswith(SYMREF) else {}
     )

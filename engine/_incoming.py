@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import re
 import stat
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
@@ -42,7 +43,16 @@ from dulwich.index import (
     validate_path_element_hfs,
     validate_path_element_ntfs,
 )
-from dulwich.objects import S_IFGITLINK, Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.object_store import BaseObjectStore
+from dulwich.objects import (
+    S_IFGITLINK,
+    Blob,
+    Commit,
+    ObjectID,
+    ShaFile,
+    Tree,
+    object_class,
+)
 
 T = TypeVar("T", bound=ShaFile)
 
@@ -100,11 +110,11 @@ class Checked:
     """What :func:`check_incoming` walked.
 
     Attributes:
-        objects: Every new object (only when asked to collect them).
+        ids: Every new object's id (only when asked to collect them).
         tops: The names at the top of each new branch tip's tree.
     """
 
-    objects: list[ShaFile] = field(default_factory=list)
+    ids: list[ObjectID] = field(default_factory=list)
     tops: dict[str, frozenset[bytes]] = field(default_factory=dict)
 
 
@@ -122,7 +132,7 @@ def check_incoming(
         objects: Where the new objects are (with the old ones, or not).
         tips: The branches about to move, by name, with their new tips.
         have: The objects the store already holds (trusted, not walked).
-        collect: Return the new objects too (for a fetch that copies them).
+        collect: Return the new objects' ids too (for a fetch that copies them).
         redacted: Commits and blobs a redaction removed, each with its label
             (``redaction 1a2b... (memory 01J..., leaked key)``).
 
@@ -209,6 +219,7 @@ class _Walk:
         self.seen: set[ObjectID] = set()
         self.pairs: set[tuple[ObjectID | None, ObjectID]] = set()
         self.checked = Checked()
+        self._raw = objects.get_raw if isinstance(objects, BaseObjectStore) else None
         self._tops: dict[ObjectID, frozenset[bytes]] = {}
         self._commits_read: dict[ObjectID, Commit] = {}
         self._trees_read: dict[ObjectID, Tree] = {}
@@ -241,14 +252,45 @@ class _Walk:
 
     def _keep(self, obj: ShaFile) -> None:
         """Marks ``obj`` checked, and collects it unless held already."""
-        label = self.redacted.get(obj.id)
+        self._keep_id(obj.id, obj.type_name)
+
+    def _keep_id(self, sha: ObjectID, type_name: bytes) -> None:
+        label = self.redacted.get(sha)
         if label is not None:
             raise _RedactedProblemError(
-                f"holds {_type_name(obj)} {obj.id.decode()[:10]}, which {label} removed"
+                f"holds {type_name.decode()} {sha.decode()[:10]}, which {label} removed"
             )
-        self.seen.add(obj.id)
-        if self.collect and obj.id not in self.have:
-            self.checked.objects.append(obj)
+        self.seen.add(sha)
+        if self.collect and sha not in self.have:
+            self.checked.ids.append(sha)
+
+    def _keep_blob(self, sha: ObjectID, path: bytes) -> None:
+        """Checks that ``sha`` is a blob, and keeps it, reading its type only.
+
+        A store's own reads give the type and bytes (no object made and
+        hashed for each of tens of thousands of files); anything else is
+        read as any object is.
+        """
+        if self._raw is None:
+            self._keep(self._read(sha, Blob, "the file", path))
+            return
+        try:
+            type_num = self._raw(sha)[0]
+        except KeyError:
+            raise _ProblemError(
+                f"lacks the file {_shown(path)} ({sha.decode()})"
+            ) from None
+        except (ObjectFormatException, ValueError, zlib.error) as exc:
+            raise _ProblemError(
+                f"holds the file {_shown(path)}, which cannot be read ({exc})"
+            ) from None
+        if type_num != Blob.type_num:
+            kind = object_class(type_num)
+            name = kind.type_name.decode() if kind else f"object of type {type_num}"
+            raise _ProblemError(
+                f"holds a {name} as the file {_shown(path)}, not a blob"
+            )
+        self._keep_id(sha, Blob.type_name)
 
     def branch(self, branch: str, tip: ObjectID) -> None:
         commit = self._read(tip, Commit, "its tip")
@@ -325,7 +367,7 @@ class _Walk:
                         old_sub = before_entry[1]
                     stack.append((old_sub, sha, child))
                 elif sha not in self.seen:
-                    self._keep(self._read(sha, Blob, "the file", child))
+                    self._keep_blob(sha, child)
 
     def _check_tree(self, tree: Tree, path: bytes) -> None:
         at = _shown(path) if path else "the top folder"
