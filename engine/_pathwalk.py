@@ -91,16 +91,12 @@ def commit_header(
 
 
 class Trees:
-    """Reads trees, keeping the last few dozen.
+    """Reads trees as sets of entries, keeping the last few dozen.
 
-    Trees are named by their 20-byte ids, as their entries name them. A
-    tree is kept as its bytes and, once asked for, as the set of its
-    entries, each entry as its bytes in the tree (mode, name and id): one
-    object per entry, where dulwich's parser makes three and a tuple; two
-    trees' entries are compared as bytes, and only the few that differ are
-    parsed (:meth:`differing`). Two trees of one size are compared as bytes
-    first, and only the entries around the bytes that differ are parsed
-    (:meth:`near`).
+    Trees are named by their 20-byte ids, as their entries name them. An
+    entry is kept as its bytes in the tree (mode, name and id): one object
+    per entry, where dulwich's parser makes three and a tuple; two trees'
+    entries are compared as bytes, and only the few that differ are parsed.
 
     A walk compares each commit's trees with its parent's, which the next
     step compares again: the trees just read are the ones read next. Few are
@@ -118,29 +114,26 @@ class Trees:
         # Python call per tree.
         self._get_raw = cast(Callable[[bytes], tuple[int, bytes]], store.get_raw)
         self._keep = keep
-        self._raws: dict[bytes, bytes] = {}
-        self._older_raws: dict[bytes, bytes] = {}
-        self._sets: dict[bytes, frozenset[bytes]] = {}
-        self._older_sets: dict[bytes, frozenset[bytes]] = {}
+        self.kept: dict[bytes, frozenset[bytes]] = {}
+        """The newer generation, for callers that look before they call."""
+        self._older: dict[bytes, frozenset[bytes]] = {}
 
-    def raw(self, tree: bytes) -> bytes:
-        """Returns the bytes of ``tree``.
-
-        Raises:
-            CorruptStoreError: it is missing or is not a tree.
-        """
-        found = self._raws.get(tree)
+    def entries(self, tree: bytes | None) -> frozenset[bytes]:
+        """Returns the entries of ``tree`` (none for ``None``), each as its bytes."""
+        if tree is None:
+            return frozenset()
+        found = self.kept.get(tree)
         if found is not None:
             return found
-        found = self._older_raws.get(tree)
+        found = self._older.get(tree)
         if found is None:
             found = self._read(tree)
-        if len(self._raws) >= self._keep:
-            self._older_raws, self._raws = self._raws, {}
-        self._raws[tree] = found
+        if len(self.kept) >= self._keep:
+            self._older, self.kept = self.kept, {}
+        self.kept[tree] = found
         return found
 
-    def _read(self, tree: bytes) -> bytes:
+    def _read(self, tree: bytes) -> frozenset[bytes]:
         try:
             type_num, raw = self._get_raw(tree)
         except KeyError:
@@ -149,22 +142,14 @@ class Trees:
             ) from None
         if type_num != Tree.type_num:
             raise CorruptStoreError(f"Object {hexlify(tree).decode()} is not a tree.")
-        return raw
-
-    def entries(self, tree: bytes | None) -> frozenset[bytes]:
-        """Returns the entries of ``tree`` (none for ``None``), each as its bytes."""
-        if tree is None:
-            return frozenset()
-        found = self._sets.get(tree)
-        if found is not None:
-            return found
-        found = self._older_sets.get(tree)
-        if found is None:
-            found = _entries_of(self.raw(tree))
-        if len(self._sets) >= self._keep:
-            self._older_sets, self._sets = self._sets, {}
-        self._sets[tree] = found
-        return found
+        entries = _ENTRY.findall(raw)
+        if sum(map(len, entries)) == len(raw):
+            return frozenset(entries)  # they tile the tree: exactly its parse
+        # Not a well-formed tree: dulwich's parser decides (and says why).
+        return frozenset(
+            b"%o %s\0%s" % (mode, name, unhexlify(sha))
+            for name, mode, sha in parse_tree(raw, 20)
+        )
 
     def differing(
         self, old: bytes | None, new: bytes | None
@@ -174,83 +159,21 @@ class Trees:
         Found in C (most of a tree is the same), and only those parsed:
         name -> [entry before, entry after], ``None`` for a side without it.
         """
-        after = self.entries(new)
+        kept = self.kept  # most trees were read by the step before: no call
+        before = kept.get(old) if old is not None else None
+        if before is None:
+            before = self.entries(old)
+        after = kept.get(new) if new is not None else None
+        if after is None:
+            after = self.entries(new)
         changed: dict[bytes, list[bytes | None]] = {}
-        for entry in self.entries(old) ^ after:
+        for entry in before ^ after:
             name = entry[entry.index(b" ") + 1 : -21]
             sides = changed.get(name)
             if sides is None:
                 sides = changed[name] = [None, None]
             sides[entry in after] = entry
         return changed
-
-    def near(self, old: bytes, new: bytes) -> dict[bytes, list[bytes | None]] | None:
-        """Returns the entries around the bytes that differ, as :meth:`differing` does.
-
-        For two trees of one size (an entry's id changed, the common case):
-        the first and last bytes that differ are found in C, the entries
-        before them are skipped by their ends, and only the entries that
-        hold them are parsed. Every entry that differs is among those. An
-        entry found in one tree around that span and elsewhere in the other
-        (a name twice, which no git writes) is listed too: a caller that
-        must not list it uses :meth:`differing`. ``None`` for trees of two
-        sizes, or where an entry does not parse.
-        """
-        a, b = self.raw(old), self.raw(new)
-        size = len(a)
-        if len(b) != size:
-            return None
-        # Read as two numbers, their XOR's highest and lowest set bits are
-        # the first and last bytes that differ.
-        xor = int.from_bytes(a, "big") ^ int.from_bytes(b, "big")
-        if not xor:
-            return {}
-        first = size - (xor.bit_length() + 7) // 8
-        last = size - 1 - ((xor & -xor).bit_length() - 1) // 8
-        find = a.find
-        start = 0
-        while True:  # the start of the entry that holds ``first``, in both
-            end = find(b"\0", start) + 21
-            if end <= 20:
-                return None
-            if end > first:
-                break
-            start = end
-        changed: dict[bytes, list[bytes | None]] = {}
-        ends = []
-        for side, raw in enumerate((a, b)):
-            at = start
-            while at <= last:
-                end = raw.find(b"\0", at) + 21
-                if end <= 20 or end > size:
-                    return None
-                entry = raw[at:end]
-                if _ENTRY.fullmatch(entry) is None:
-                    return None
-                name = entry[entry.index(b" ") + 1 : -21]
-                sides = changed.get(name)
-                if sides is None:
-                    sides = changed[name] = [None, None]
-                elif sides[side] is not None:
-                    return None
-                sides[side] = entry
-                at = end
-            ends.append(at)
-        if ends[0] != ends[1]:
-            return None  # after them, the two trees' entries do not line up
-        return {name: sides for name, sides in changed.items() if sides[0] != sides[1]}
-
-
-def _entries_of(raw: bytes) -> frozenset[bytes]:
-    """Returns the entries of a tree's bytes, each as its bytes."""
-    entries = _ENTRY.findall(raw)
-    if sum(map(len, entries)) == len(raw):
-        return frozenset(entries)  # they tile the tree: exactly its parse
-    # Not a well-formed tree: dulwich's parser decides (and says why).
-    return frozenset(
-        b"%o %s\0%s" % (mode, name, unhexlify(sha))
-        for name, mode, sha in parse_tree(raw, 20)
-    )
 
 
 class PathWalk:
@@ -280,12 +203,7 @@ class PathWalk:
         if old == new:
             return False
         verdicts = self._verdicts
-        changed = None
-        if old is not None and new is not None:
-            changed = self.trees.near(old, new)
-        if changed is None:
-            changed = self.trees.differing(old, new)
-        for name, (was, now) in changed.items():
+        for name, (was, now) in self.trees.differing(old, new).items():
             # How git writes a folder's mode, asked before any call.
             was_dir = was is not None and (was.startswith(b"40000 ") or _is_folder(was))
             now_dir = now is not None and (now.startswith(b"40000 ") or _is_folder(now))

@@ -51,16 +51,11 @@ def test_only_a_change_where_the_query_looks_counts():
     assert PathWalk(Trees(objects, keep=1), under("a/x/f7")).differs(None, old)
 
 
-def _store_with_a_blob():
-    """Returns a store and the 20-byte id of the one blob it holds."""
+def test_a_tree_the_entry_pattern_does_not_tile_is_read_by_dulwich():
     objects = MemoryObjectStore()
     blob = Blob.from_string(b"x")
     objects.add_object(blob)
-    return objects, bytes.fromhex(blob.id.decode())
-
-
-def test_a_tree_the_entry_pattern_does_not_tile_is_read_by_dulwich():
-    objects, sha = _store_with_a_blob()
+    sha = bytes.fromhex(blob.id.decode())
     # An entry with an empty name: dulwich's lenient parser reads it.
     odd = _raw_tree(objects, b"100644 \0" + sha + b"100644 kept\0" + sha)
     plain = _tree(objects, {b"kept": b"x"})
@@ -161,42 +156,3 @@ def test_a_file_that_changed_kind_is_left_to_dulwich():
         + bytes(20),
     )
     assert tree_changes(Trees(objects), old, twice) is None
-
-
-@pytest.mark.parametrize("seed", range(200))
-def test_trees_of_one_size_are_compared_around_the_bytes_that_differ(seed):
-    """Issue 30: the entries near the bytes that differ are the entries that
-    differ, whichever entries (names, modes, ids) changed in place."""
-    rng = random.Random(seed)
-    objects = MemoryObjectStore()
-    names = rng.sample([bytes([c]) * rng.randint(1, 3) for c in b"abcdefgh"], 6)
-    before = {n: str(rng.randint(0, 3)).encode() for n in names}
-    after = dict(before)
-    for name in rng.sample(names, rng.randint(1, 3)):
-        roll = rng.random()
-        if roll < 0.5:
-            after[name] = str(rng.randint(0, 3)).encode()
-        elif roll < 0.75:
-            after[name] = (0o100755, before[name])  # its mode alone
-        else:  # another name of its length
-            other = bytes([rng.choice(b"xyz")]) * len(name)
-            if other not in after:
-                after[other] = after.pop(name)
-    old, new = _moded_tree(objects, before), _moded_tree(objects, after)
-    trees = Trees(objects)
-    near = trees.near(old, new)
-    if len(trees.raw(old)) != len(trees.raw(new)):
-        assert near is None
-    else:
-        assert near == trees.differing(old, new)
-
-
-def test_trees_that_do_not_line_up_are_compared_whole():
-    objects, sha = _store_with_a_blob()
-    # One size, but the entries' ends differ after the bytes that differ.
-    one = _raw_tree(objects, b"100644 ab\0" + sha + b"100644 c\0" + sha)
-    two = _raw_tree(objects, b"100644 a\0" + sha + b"100644 bc\0" + sha)
-    trees = Trees(objects)
-    assert trees.near(one, two) == trees.differing(one, two)
-    bad = _raw_tree(objects, b"100644 \0" + sha + b"100644 c\0" + sha)
-    assert trees.near(one, bad) is None  # an entry the pattern does not read
