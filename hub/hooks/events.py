@@ -224,10 +224,12 @@ def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str
     from ctx.hub.hooks.commands import defuse
 
     ws = hook.ws
+    # With [recall] reviewed_only, the reviewed branch alone, as a recall.
+    branch, _ = ws.reviewed_view(None)
     try:
         with ws.lock:
             composition = compose(
-                ws.store(), budget=budget, now=ws.clock(), where=where
+                ws.store(), budget=budget, now=ws.clock(), where=where, rev=branch
             )
     except InvalidInputError:  # a budget too small for the header: nothing
         return "", [], 0

@@ -640,3 +640,26 @@ def test_remembering_the_same_text_again_adds_its_new_tags(project):
     )
     same = _stop(project, f'<ctx:remember tags="team:ops">{text}</ctx:remember>')
     assert f"ctx: remembered fact `{record.memory.id}` (already stored)." in same
+
+
+@pytest.mark.parametrize("reviewed_only", [False, True])
+def test_session_start_composes_reviewed_memory_only_when_asked(project, reviewed_only):
+    # An agent's unreviewed memory on its own branch, which someone made
+    # the default (`ctx switch agent/bot`).
+    unreviewed = "Deploys of the API skip the review on Fridays."
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        engine.create_branch(store, "agent/bot")
+        engine.remember(
+            store, Draft(text=unreviewed, pinned=True), OWNER, branch="agent/bot"
+        )
+        engine.switch_branch(store, "agent/bot")
+    finally:
+        store.close()
+    if reviewed_only:
+        with (project / ".ctx" / "config.toml").open("a") as f:
+            f.write("[recall]\nreviewed_only = true\n")
+    text = context("session-start", "session_start", project)
+    assert text is not None
+    assert "Never push to main without a review." in text  # main's, reviewed
+    assert (unreviewed in text) is not reviewed_only
