@@ -219,7 +219,10 @@ class _Walk:
         self.seen: set[ObjectID] = set()
         self.pairs: set[tuple[ObjectID | None, ObjectID]] = set()
         self.checked = Checked()
-        self._raw = objects.get_raw if isinstance(objects, BaseObjectStore) else None
+        self._raw = None
+        if isinstance(objects, BaseObjectStore):
+            self._raw = objects.get_raw
+            self._hash = objects.object_format.hash_func
         self._tops: dict[ObjectID, frozenset[bytes]] = {}
         self._commits_read: dict[ObjectID, Commit] = {}
         self._trees_read: dict[ObjectID, Tree] = {}
@@ -267,15 +270,15 @@ class _Walk:
     def _keep_blob(self, sha: ObjectID, path: bytes) -> None:
         """Checks that ``sha`` is a blob, and keeps it, reading its type only.
 
-        A store's own reads give the type and bytes (no object made and
-        hashed for each of tens of thousands of files); anything else is
-        read as any object is.
+        A store's own reads give the type and bytes (no object made for
+        each of tens of thousands of files), and the bytes are hashed to
+        their id; anything else is read as any object is.
         """
         if self._raw is None:
             self._keep(self._read(sha, Blob, "the file", path))
             return
         try:
-            type_num = self._raw(sha)[0]
+            type_num, data = self._raw(sha)
         except KeyError:
             raise _ProblemError(
                 f"lacks the file {_shown(path)} ({sha.decode()})"
@@ -289,6 +292,15 @@ class _Walk:
             name = kind.type_name.decode() if kind else f"object of type {type_num}"
             raise _ProblemError(
                 f"holds a {name} as the file {_shown(path)}, not a blob"
+            )
+        digest = self._hash()
+        digest.update(b"blob %d\0" % len(data))
+        digest.update(data)
+        if digest.hexdigest().encode() != sha:
+            # As dulwich's read checks every object it makes.
+            raise _ProblemError(
+                f"holds the file {_shown(path)}, which cannot be read (its "
+                f"content is not object {sha.decode()})"
             )
         self._keep_id(sha, Blob.type_name)
 

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from ctx.engine import (
     Draft,
     Intent,
@@ -256,3 +258,27 @@ def test_entries_sent_in_runs_make_the_same_pack_bytes(
     pack.write_bytes(whole)
     git(tmp_path / "a" / "git", "index-pack", str(pack))
     store.close()
+
+
+def test_a_local_clone_refuses_a_file_whose_content_is_not_its_id(
+    tmp_path: Path, clock: Callable[[], datetime]
+):
+    from ctx.engine import RemoteError
+
+    store = Store.init(tmp_path / "a", clock=clock)
+    remember(store, Draft(text="The queue is Postgres"), ALICE)
+    store.close()
+    source = tmp_path / "a" / "git"
+    (blob,) = [
+        sha
+        for sha in reachable(source, "main")
+        if git(source, "cat-file", "-t", sha) == b"blob\n"
+    ]
+    loose = source / "objects" / blob[:2] / blob[2:]
+    assert loose.exists()  # a single write leaves its objects loose
+    other = b"The queue is Kafka"
+    loose.chmod(0o644)
+    loose.write_bytes(zlib.compress(b"blob %d\0" % len(other) + other))
+    with pytest.raises(RemoteError, match="which cannot be read"):
+        clone(tmp_path / "b", str(tmp_path / "a"), clock=clock)
+    assert not (tmp_path / "b").exists()
