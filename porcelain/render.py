@@ -229,7 +229,7 @@ def render_shown(entries: Sequence[Shown], *, sessions: bool = False) -> None:
         when = e.when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
         at = f"{e.branch}@{e.commit[:10]}" if e.branch and e.commit else "-"
         what = (e.session or "-") if sessions else ", ".join(e.memories)
-        echo(f"  {when}  {e.via:<6}  {at}  {e.agent or '-'}  {what}")
+        echo(f"  {when}  {e.via:<7}  {at}  {e.agent or '-'}  {what}")
 
 
 def render_redaction(result: RedactResult, *, applied: bool = False) -> None:

@@ -140,12 +140,12 @@ def test_session_show_and_blame_shown_list_what_sessions_were_shown(worked):
     assert out.startswith("Session reader-1 (codex), 2026-01-05 09:30 ..")
     assert out.endswith(
         "\nShown (1), when, how, at, agent, memories:\n"
-        f"  2026-01-05 09:30:00  recall  main@0123456789  codex  {decision}, {fact}\n"
+        f"  2026-01-05 09:30:00  recall   main@0123456789  codex  {decision}, {fact}\n"
     )
     assert ctx.json("session", "show", "reader-1")["recalls"] == [decision, fact]
     assert ctx("blame", decision[-6:], "--shown").stdout == (
         "Shown 1 time; when, how, at, agent, session:\n"
-        "  2026-01-05 09:30:00  recall  main@0123456789  codex  reader-1\n"
+        "  2026-01-05 09:30:00  recall   main@0123456789  codex  reader-1\n"
     )
     refused = ctx("blame", decision, "--shown", "--lines", code=2)
     assert refused.stderr.endswith("Error: Give --lines or --shown, not both.\n")
