@@ -48,7 +48,13 @@ from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.retrieval.tuning import Tuning, tuned
 from ctx.hub.server.service import Answerer
-from ctx.hub.server.wire import Request
+from ctx.hub.server.wire import (
+    LearnAsk,
+    LearnReply,
+    RecallAsk,
+    RecallReply,
+    ReindexAsk,
+)
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "feedback.md"
@@ -87,15 +93,15 @@ def train(
         for question in corpora[n].questions:
             if question.category not in (1, 2, 3, 4):
                 continue
-            request = Request(
-                op="recall",
+            request = RecallAsk(
                 query=question.text,
                 branch=f"conv-{n + 1}",
                 now=corpora[n].now,
                 agent=AGENT,
             )
-            result = answerer.answer(request).result
-            assert result is not None
+            reply = answerer.answer(request)
+            assert isinstance(reply, RecallReply)
+            result = reply.result
             assert result.recall_id is not None
             recalls += 1
             used = [h.id for h in result.hits if keys[n].get(h.id) in question.evidence]
@@ -124,15 +130,15 @@ def evaluate(
                 continue
             ranked = rank(searcher, question.text, config=config, now=corpora[n].now)
             top = [keys[n].get(r.id) for r in ranked.hits[:10]]
-            request = Request(
-                op="recall",
+            request = RecallAsk(
                 query=question.text,
                 branch=f"conv-{n + 1}",
                 now=corpora[n].now,
                 agent=AGENT if tuning is not None else "nobody",
             )
-            result = answerer.answer(request).result
-            assert result is not None
+            reply = answerer.answer(request)
+            assert isinstance(reply, RecallReply)
+            result = reply.result
             packed = [keys[n].get(h.id) for h in result.hits[:10]]
             evidence = question.evidence
             sums["r@5"] += sum(e in top[:5] for e in evidence) / len(evidence)
@@ -170,14 +176,15 @@ def main() -> None:
         store, keys = make_store(root, corpora)
         answerer = Answerer(store, clock)
         progress("embedding every memory")
-        answerer.answer(Request(op="reindex"))
+        answerer.answer(ReindexAsk())
         baseline = evaluate(answerer, corpora, keys, None)
         progress(f"default: {baseline}")
         rows = []
         for step in range(1, args.steps + 1):
             recalls, fed = train(answerer, corpora, keys)
-            learned = answerer.answer(Request(op="learn", agent=AGENT)).learned
-            assert learned is not None
+            reply = answerer.answer(LearnAsk(agent=AGENT))
+            assert isinstance(reply, LearnReply)
+            learned = reply.learned
             scores = evaluate(answerer, corpora, keys, learned.after)
             load.append(os.getloadavg()[0])
             rows.append((step, recalls, fed, learned.after, scores))

@@ -26,7 +26,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
@@ -39,11 +39,30 @@ from ctx.hub.retrieval.tuning import LearnReport, WeightsReport
 from ctx.hub.server.client import ask, ask_hub, start_hub
 from ctx.hub.server.private import HubFolderError, socket_path
 from ctx.hub.server.wire import (
+    AnyStoreAsk,
+    CodeFindAsk,
+    CodeFindReply,
+    CodeStatusAsk,
+    CodeStatusReply,
     HubStarted,
     HubStatus,
     HubStopped,
+    IndexStatusAsk,
+    IndexStatusReply,
+    LearnAsk,
+    LearnReply,
+    PingAsk,
+    PingReply,
+    RecallAsk,
+    RecallReply,
+    ReindexAsk,
+    ReindexReply,
     Reply,
-    Request,
+    SearchAsk,
+    SearchReply,
+    StopAsk,
+    StopReply,
+    StoreAsk,
 )
 from ctx.hub.workspace import Workspace, local_now
 
@@ -71,6 +90,7 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], None]
+R = TypeVar("R", bound=Reply)
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
@@ -177,55 +197,86 @@ def _starts_hub(ws: Workspace) -> bool:
     return load_config(ws.path).hub.autostart
 
 
-def _answer(ws: Workspace, request: Request, progress: Progress | None = None) -> Reply:
+def _answer(
+    ws: Workspace,
+    request: StoreAsk[R],
+    expected: type[R],
+    progress: Progress | None = None,
+) -> R:
     """Asks the user's running hub, or answers in this process if none runs.
 
-    A hub folder that is not private is never used: the answer then comes
-    from this process, with the reason as a notice, and no hub is started.
+    ``expected``: the reply type ``request`` is answered with. A hub folder
+    that is not private is never used: the answer then comes from this
+    process, with the reason as a notice, and no hub is started.
     """
     if ws in _SERVED:  # its answerer holds the workspace's lock as it needs
-        return _ANSWERERS[ws].answer(request, progress)
+        return _expected(_ANSWERERS[ws].answer(_any(request), progress), expected)
     refused = None
     if ws.on_disk:
-        if request.branch is None and request.op in ("recall", "search"):
-            request.branch = ws.followed_branch()  # the hub's folder is not ours
         try:
-            reply = ask(ws.path, request, progress)
+            asked = ask(ws.path, _followed(ws, request), expected, progress)
         except HubFolderError as exc:
             refused = f"{exc.message} Answered without a hub."
         else:
-            if reply is not None:
-                return reply
+            if asked is not None:
+                return asked
     with ws.lock:
         answerer = _answerer(ws)
         if ws not in _SERVED and answerer.one_shot:
             answerer.defer = refused is None and _starts_hub(ws)
-        reply = answerer.answer(request, progress)
+        reply = answerer.answer(_any(request), progress)
     if refused is not None:
-        return _noticed(reply, refused)
+        return _expected(_noticed(reply, refused), expected)
     config = _answerer(ws).config or ws.config()  # code_find reads no projection
-    searched = request.op in ("recall", "search", "code_find")
+    searched = isinstance(request, RecallAsk | SearchAsk | CodeFindAsk)
     if searched and ws.on_disk and config.hub.autostart:
         start_hub(ws.path, config.hub.idle_minutes)
+    return _expected(reply, expected)
+
+
+def _any(request: StoreAsk[R]) -> AnyStoreAsk:
+    """Returns ``request`` as one of the requests an answerer answers."""
+    assert isinstance(request, AnyStoreAsk)
+    return request
+
+
+def _expected(reply: Reply, expected: type[R]) -> R:
+    """Returns ``reply``, the type its request is answered with."""
+    assert isinstance(reply, expected), reply
     return reply
+
+
+def _followed(ws: Workspace, request: StoreAsk[R]) -> StoreAsk[R]:
+    """Returns ``request`` naming the branch it reads here, for the hub.
+
+    A recall or search that names no branch reads the code's memory branch
+    where the store follows the code: the hub's folder is not ours.
+    """
+    reads = request if isinstance(request, RecallAsk | SearchAsk) else None
+    if reads is not None and reads.branch is None:
+        return msgspec.structs.replace(request, branch=ws.followed_branch())
+    return request
 
 
 def _noticed(reply: Reply, notice: str) -> Reply:
     """Returns ``reply`` with ``notice`` added to what it answers."""
-    if reply.result is not None:
-        notices = (*reply.result.notices, notice)
-        reply.result = msgspec.structs.replace(reply.result, notices=notices)
-    elif reply.status is not None:
-        notices = (*reply.status.notices, notice)
-        reply.status = msgspec.structs.replace(reply.status, notices=notices)
-    elif reply.report is not None:
-        notices = (*reply.report.notices, notice)
-        reply.report = msgspec.structs.replace(reply.report, notices=notices)
+    match reply:
+        case RecallReply() | SearchReply():
+            notices = (*reply.result.notices, notice)
+            result = msgspec.structs.replace(reply.result, notices=notices)
+            return msgspec.structs.replace(reply, result=result)
+        case IndexStatusReply():
+            notices = (*reply.status.notices, notice)
+            status = msgspec.structs.replace(reply.status, notices=notices)
+            return msgspec.structs.replace(reply, status=status)
+        case ReindexReply():
+            notices = (*reply.report.notices, notice)
+            report = msgspec.structs.replace(reply.report, notices=notices)
+            return msgspec.structs.replace(reply, report=report)
     return reply
 
 
-def _timed(reply: Reply, started: float) -> RecallResult:
-    assert reply.result is not None
+def _timed(reply: RecallReply | SearchReply, started: float) -> RecallResult:
     return msgspec.structs.replace(reply.result, seconds=time.perf_counter() - started)
 
 
@@ -284,7 +335,7 @@ def recall(
         agent=agent,
         reviewed_only=reviewed_only,
     )
-    return _timed(_answer(ws, request), started)
+    return _timed(_answer(ws, request, RecallReply), started)
 
 
 def _recall_request(
@@ -300,13 +351,12 @@ def _recall_request(
     include_superseded: bool = False,
     explain: bool = False,
     reviewed_only: bool = False,
-) -> Request:
+) -> RecallAsk:
     """Returns the hub's request for a recall (see :func:`recall`)."""
     asked = now or ws.clock()
     when = moment_or_revision(ws, at, asked)
     read, overlay = ws.reviewed_view(branch or ws.branch, overlay, only=reviewed_only)
-    return Request(
-        op="recall",
+    return RecallAsk(
         query=query,
         branch=read,
         overlay=overlay,
@@ -354,11 +404,11 @@ def hub_recall(
         ws, query, budget=budget, branch=branch, overlay=overlay, agent=agent
     )
     if ws in _SERVED:
-        return _timed(_answer(ws, request), started)
+        return _timed(_answer(ws, request, RecallReply), started)
     if not ws.on_disk:
         return None
     try:
-        reply = ask(ws.path, request, timeout=timeout)
+        reply = ask(ws.path, request, RecallReply, timeout=timeout)
     except HubFolderError:
         return None
     return None if reply is None else _timed(reply, started)
@@ -408,8 +458,7 @@ def search(
         NotFoundError: The branch does not exist.
     """
     started = time.perf_counter()
-    request = Request(
-        op="search",
+    request = SearchAsk(
         query=query,
         branch=branch or ws.branch,
         now=now or ws.clock(),
@@ -420,7 +469,7 @@ def search(
         fuzzy=fuzzy,
         explain=explain,
     )
-    return _timed(_answer(ws, request), started)
+    return _timed(_answer(ws, request, SearchReply), started)
 
 
 def find_code(
@@ -452,16 +501,10 @@ def find_code(
         NotFoundError: No code is indexed in the store.
     """
     started = time.perf_counter()
-    request = Request(
-        op="code_find",
-        query=query,
-        limit=limit,
-        language=language,
-        path=path,
-        full=full,
+    request = CodeFindAsk(
+        query=query, limit=limit, language=language, path=path, full=full
     )
-    reply = _answer(ws, request)
-    assert reply.found is not None
+    reply = _answer(ws, request, CodeFindReply)
     return msgspec.structs.replace(reply.found, seconds=time.perf_counter() - started)
 
 
@@ -473,10 +516,10 @@ def code_status(ws: Workspace) -> CodeStatus:
     """
     if ws.on_disk:
         try:
-            reply = ask(ws.path, Request(op="code_status"))
+            reply = ask(ws.path, CodeStatusAsk(), CodeStatusReply)
         except HubFolderError:
             reply = None
-        if reply is not None and reply.code is not None:
+        if reply is not None:
             return reply.code
     from ctx.hub.code.api import open_code_index
 
@@ -493,7 +536,7 @@ def wake_hub(ws: Workspace) -> str:
     if not ws.on_disk:
         return ""
     try:
-        if ask(ws.path, Request(op="code_status")) is not None:
+        if ask(ws.path, CodeStatusAsk(), CodeStatusReply) is not None:
             return "hub"
     except CtxError:
         return ""
@@ -504,9 +547,7 @@ def wake_hub(ws: Workspace) -> str:
 
 def index_status(ws: Workspace) -> IndexStatus:
     """Returns, per branch, the indexed commit, and the index's size."""
-    reply = _answer(ws, Request(op="index_status"))
-    assert reply.status is not None
-    return reply.status
+    return _answer(ws, IndexStatusAsk(), IndexStatusReply).status
 
 
 def reindex(
@@ -523,9 +564,8 @@ def reindex(
         re_embed: Embed every memory again.
         progress: Called with (done, total) as blobs are indexed.
     """
-    reply = _answer(ws, Request(op="reindex", re_embed=re_embed), progress)
-    assert reply.report is not None
-    return reply.report
+    request = ReindexAsk(re_embed=re_embed)
+    return _answer(ws, request, ReindexReply, progress).report
 
 
 def feedback(
@@ -567,9 +607,7 @@ def learn(ws: Workspace, *, agent: str | None = None) -> LearnReport:
         NotFoundError: The caller has no feedback newer than its last step.
     """
     _private(ws)
-    reply = _answer(ws, Request(op="learn", agent=agent or ws.agent))
-    assert reply.learned is not None
-    return reply.learned
+    return _answer(ws, LearnAsk(agent=agent or ws.agent), LearnReply).learned
 
 
 def recall_weights(
@@ -616,7 +654,7 @@ def hub_status(ws: Workspace) -> HubStatus:
     Raises:
         HubFolderError: The folder for hub sockets is not private.
     """
-    reply = ask_hub(Request(op="ping"))
+    reply = ask_hub(PingAsk(), PingReply)
     report = None if reply is None else reply.hub
     if report is None:
         return HubStatus(
@@ -644,7 +682,7 @@ def stop_hub(ws: Workspace) -> HubStopped:
         HubFolderError: The folder for hub sockets is not private.
     """
     del ws  # one hub serves every store
-    reply = ask_hub(Request(op="stop"))
+    reply = ask_hub(StopAsk(), StopReply)
     pid = None if reply is None else reply.pid
     return HubStopped(stopped=pid is not None, pid=pid)
 

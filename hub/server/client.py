@@ -9,8 +9,9 @@ config says.
 A hub is believed only when its socket is in the user's private folder
 (:mod:`.private`), the process serving it runs as the same user (checked
 with ``SO_PEERCRED`` before the question is sent), and its reply names the
-store that was asked about. Anything else counts as no hub: the caller
-answers in its own process.
+store that was asked about and is of the type the request is answered with
+(:mod:`.wire`). Anything else counts as no hub: the caller answers in its
+own process.
 """
 
 from __future__ import annotations
@@ -25,12 +26,21 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 
 from ctx.engine import CtxError
 from ctx.hub.server.private import HubFolderError, hub_file, open_log, socket_path
-from ctx.hub.server.wire import Failure, Reply, Request
+from ctx.hub.server.wire import (
+    AnyReply,
+    Ask,
+    Failure,
+    FailureReply,
+    ProgressReply,
+    Reply,
+    StoreAsk,
+)
 
 __all__ = ["HubError", "ask", "ask_hub", "hub_answers", "start_hub"]
 
@@ -38,7 +48,9 @@ _CONNECT_TIMEOUT_S = 2.0  # a hub accepts at once; a full backlog fails at once
 _TIMEOUT_S = 300.0  # a hub catching up a large import may take a while
 _START_STALE_S = 60.0  # an autostart that is not listening by then failed
 _ENCODER = msgspec.json.Encoder()
-_DECODER = msgspec.json.Decoder(Reply)
+_DECODER = msgspec.json.Decoder(AnyReply)
+
+R = TypeVar("R", bound=Reply)
 
 
 class HubError(CtxError):
@@ -90,20 +102,22 @@ def hub_answers(path: Path) -> bool:
 
 def ask(
     store: Path,
-    request: Request,
+    request: StoreAsk[R],
+    expected: type[R],
     progress: Callable[[int, int], None] | None = None,
     *,
     timeout: float = _TIMEOUT_S,
-) -> Reply | None:
+) -> R | None:
     """Returns the hub's reply about ``store``, or ``None`` when no hub answers.
 
     The request is sent naming the store's resolved path. A hub that is not
-    there, runs as another user, does not answer in time, or answers for
-    another store is no hub.
+    there, runs as another user, does not answer in time, answers for
+    another store or with a reply of another type is no hub.
 
     Args:
         store: The store folder.
         request: What to ask.
+        expected: The reply type ``request`` is answered with.
         progress: Called with (done, total) as the hub reports progress.
         timeout: Seconds to wait for the reply.
 
@@ -111,11 +125,14 @@ def ask(
         HubError: The hub answered with an error.
         HubFolderError: The folder for the hub's socket is not private.
     """
-    request.store = str(store.resolve())
-    return _asked(request, progress, timeout)
+    named = str(store.resolve())
+    request = msgspec.structs.replace(request, store=named)
+    return _asked(request, named, expected, progress, timeout)
 
 
-def ask_hub(request: Request, *, timeout: float = _TIMEOUT_S) -> Reply | None:
+def ask_hub(
+    request: Ask[R], expected: type[R], *, timeout: float = _TIMEOUT_S
+) -> R | None:
     """Returns the hub's reply to a request about itself (``ping``, ``stop``).
 
     ``None`` when no hub answers, as for :func:`ask`.
@@ -124,15 +141,16 @@ def ask_hub(request: Request, *, timeout: float = _TIMEOUT_S) -> Reply | None:
         HubError: The hub answered with an error.
         HubFolderError: The folder for the hub's socket is not private.
     """
-    request.store = ""
-    return _asked(request, None, timeout)
+    return _asked(request, "", expected, None, timeout)
 
 
 def _asked(
-    request: Request,
+    request: Ask[R],
+    store: str,
+    expected: type[R],
     progress: Callable[[int, int], None] | None,
     timeout: float,
-) -> Reply | None:
+) -> R | None:
     if os.environ.get("CTX_NO_HUB"):
         return None
     path = socket_path()
@@ -150,7 +168,7 @@ def _asked(
         conn.shutdown(socket.SHUT_WR)
         for line in conn.makefile("rb"):
             if last is not None and progress is not None:
-                _progress(last, request.store, progress)
+                _progress(last, store, progress)
             last = line
     except OSError:
         return None  # no hub (a stale socket), a busy one, or it died
@@ -160,11 +178,11 @@ def _asked(
         reply = _DECODER.decode(last or b"")
     except msgspec.DecodeError:
         return None
-    if not _names(reply, request.store):
+    if not _names(reply, store):
         return None
-    if reply.failure is not None:
+    if isinstance(reply, FailureReply):
         raise _error(reply.failure)
-    return reply
+    return reply if isinstance(reply, expected) else None
 
 
 def _error(failure: Failure) -> CtxError:
@@ -185,8 +203,8 @@ def _error(failure: Failure) -> CtxError:
 def _progress(line: bytes, store: str, progress: Callable[[int, int], None]) -> None:
     with contextlib.suppress(msgspec.DecodeError):
         reply = _DECODER.decode(line)
-        if reply.progress is not None and _names(reply, store):
-            progress(*reply.progress)
+        if isinstance(reply, ProgressReply) and _names(reply, store):
+            progress(reply.done, reply.total)
 
 
 def _take(lock: Path) -> bool:

@@ -14,7 +14,9 @@ What runs where:
   thrown away, so that the failure reaches the client): a client that sends
   nothing, trickles, or sends too much gets a failure and is dropped, and
   never delays another. The same thread drops the stores left idle.
-- ``ping`` and ``stop`` touch no index: that thread answers them at once,
+- Requests are decoded in one step into their type
+  (:data:`~ctx.hub.server.wire.AnyAsk`) and dispatched by it.
+  ``ping`` and ``stop`` touch no index: that thread answers them at once,
   even during a long reindex (a ping with the hub's :class:`HubReport`: its
   stores and memory). :data:`WORKERS` threads answer the other requests,
   each under its store's answerer's read-write lock
@@ -30,7 +32,7 @@ What runs where:
   to read their texts and to add their vectors; a hub stays up while one
   works.
 - Any error in a request (a path that is not a store among them) is sent
-  back as a :class:`~ctx.hub.server.wire.Failure` and the hub goes on
+  back as a :class:`~ctx.hub.server.wire.FailureReply` and the hub goes on
   serving. Every reply names the store its request named (``Reply.store``).
 """
 
@@ -58,7 +60,20 @@ from ctx.hub.server.client import hub_answers
 from ctx.hub.server.private import hub_file
 from ctx.hub.server.service import Answerer
 from ctx.hub.server.stores import Limits, OpenStores, rss_bytes
-from ctx.hub.server.wire import Failure, HubReport, Reply, Request, socket_path
+from ctx.hub.server.wire import (
+    AnyAsk,
+    AnyStoreAsk,
+    Failure,
+    FailureReply,
+    HubReport,
+    PingAsk,
+    PingReply,
+    ProgressReply,
+    Reply,
+    StopAsk,
+    StopReply,
+    socket_path,
+)
 
 __all__ = [
     "MAX_REQUEST_BYTES",
@@ -83,7 +98,7 @@ _MAX_READING = 256  # connections still sending: beyond, the oldest is dropped
 _POLL_S = 0.25  # how soon a stop or the idle limit is noticed
 _SWEEP_S = 1.0  # how often idle stores are looked for
 
-_DECODER = msgspec.json.Decoder(Request)
+_DECODER = msgspec.json.Decoder(AnyAsk)
 _ENCODER = msgspec.json.Encoder()
 
 
@@ -96,8 +111,8 @@ class _Pending:
     size: int = 0
 
 
-def _failed(exc: CtxError) -> Reply:
-    return Reply(
+def _failed(exc: CtxError) -> FailureReply:
+    return FailureReply(
         failure=Failure(
             type=type(exc).__name__,
             message=exc.message,
@@ -128,9 +143,9 @@ class _Server:
         self.listener = listener
         self.autostarted = autostarted
         self.started = stores.clock()
-        self.jobs: queue.Queue[tuple[socket.socket, Request | Reply] | None] = (
-            queue.Queue()
-        )
+        self.jobs: queue.Queue[
+            tuple[socket.socket, AnyStoreAsk | FailureReply] | None
+        ] = queue.Queue()
         self.stopping = stores.stopping
         self.last_used = time.monotonic()
         self.reading: dict[socket.socket, _Pending] = {}
@@ -224,15 +239,15 @@ class _Server:
         self._forget(conn)
         conn.close()
 
-    def _dispatch(self, conn: socket.socket, payload: bytes | Reply) -> None:
+    def _dispatch(self, conn: socket.socket, payload: bytes | FailureReply) -> None:
         """Hands a whole request to the workers; answers a ping or stop itself.
 
         A ping or stop touches no index: answered here, it never waits behind
         a long reindex (``ctx hub status`` and ``ctx hub stop`` stay prompt).
         """
         self._forget(conn)
-        job: Request | Reply
-        if isinstance(payload, Reply):
+        job: AnyAsk | FailureReply
+        if isinstance(payload, FailureReply):
             job = payload
         else:
             try:
@@ -241,18 +256,21 @@ class _Server:
                 job = _failed(
                     InvalidInputError(f"The hub could not read the request ({exc}).")
                 )
-        if isinstance(job, Request) and job.op in ("ping", "stop"):
-            reply = Reply(
-                pid=os.getpid(), hub=self.report() if job.op == "ping" else None
-            )
-            with contextlib.suppress(OSError):  # a short line into an empty buffer
-                conn.send(line(reply, job.store))
-            conn.close()
-            if job.op == "stop":
+        match job:
+            case PingAsk():
+                self._answer_now(conn, PingReply(pid=os.getpid(), hub=self.report()))
+            case StopAsk():
+                self._answer_now(conn, StopReply(pid=os.getpid()))
                 self.stopping.set()
-            return
-        conn.settimeout(REPLY_TIMEOUT_S)
-        self.jobs.put((conn, job))
+            case _:
+                conn.settimeout(REPLY_TIMEOUT_S)
+                self.jobs.put((conn, job))
+
+    def _answer_now(self, conn: socket.socket, reply: Reply) -> None:
+        """Sends a reply about the hub itself from the reading thread."""
+        with contextlib.suppress(OSError):  # a short line into an empty buffer
+            conn.send(line(reply, ""))
+        conn.close()
 
     def report(self) -> HubReport:
         """Returns what the hub holds: its stores and its memory."""
@@ -274,10 +292,11 @@ class _Server:
             conn, payload = job
             try:
                 with conn:
-                    if isinstance(payload, Request):
-                        reply, store = self._reply(conn, payload), payload.store
-                    else:
+                    reply: Reply
+                    if isinstance(payload, FailureReply):
                         reply, store = payload, ""
+                    else:
+                        reply, store = self._reply(conn, payload), payload.store
                     with contextlib.suppress(OSError):
                         conn.sendall(line(reply, store))
             except Exception:  # a worker must outlive any request
@@ -286,7 +305,7 @@ class _Server:
                 self.jobs.task_done()
         self.jobs.task_done()
 
-    def _reply(self, conn: socket.socket, request: Request) -> Reply:
+    def _reply(self, conn: socket.socket, request: AnyStoreAsk) -> Reply:
         sink = _ProgressSink(conn, request.store)
         try:
             with self.stores.use(request.store) as answerer:
@@ -295,7 +314,7 @@ class _Server:
             return _failed(exc)
         except Exception as exc:  # one bad request must not end the hub
             traceback.print_exc(file=sys.stderr)
-            return Reply(
+            return FailureReply(
                 failure=Failure(
                     type="HubError",
                     message=f"The hub failed to answer ({type(exc).__name__}: {exc}).",
@@ -310,8 +329,7 @@ class _Server:
 
 def line(reply: Reply, store: str) -> bytes:
     """Returns ``reply`` as one line of the protocol, naming ``store``."""
-    reply.store = store
-    return _ENCODER.encode(reply) + b"\n"
+    return _ENCODER.encode(msgspec.structs.replace(reply, store=store)) + b"\n"
 
 
 class _ProgressSink:
@@ -326,7 +344,8 @@ class _ProgressSink:
         if self.broken:
             return
         try:
-            self.conn.sendall(line(Reply(progress=(done, total)), self.store))
+            progress = ProgressReply(done=done, total=total)
+            self.conn.sendall(line(progress, self.store))
         except OSError:
             self.broken = True  # the lock is held: never wait on it twice
 

@@ -2,10 +2,11 @@
 
 An :class:`Answerer` keeps a store's
 :class:`~ctx.hub.index.projection.Projection` and answers
-:class:`~ctx.hub.server.wire.Request` after request: recall, search, index
-status, reindex (which reports its progress as it goes), and ``ctx find``
+:data:`~ctx.hub.server.wire.AnyStoreAsk` after request, each with its own
+reply type: recall, search, index status, reindex (which reports its
+progress as it goes), learning, and ``ctx find`` and ``ctx code status``
 over the code index (:mod:`ctx.hub.code`), which it keeps open with the
-same embedder. Every request
+same embedder. It dispatches on the request's type. Every request
 catches the index up first, exactly as a recall in its own process would, so
 commits made by any process are seen.
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import assert_never
 
 import msgspec
 
@@ -56,7 +58,24 @@ from ctx.hub.retrieval.packing import recall, search
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.retrieval.sources import Source, open_sources
 from ctx.hub.retrieval.tuning import DEFAULT_CALLER, LearnReport, tuned, tuning_of
-from ctx.hub.server.wire import Reply, Request
+from ctx.hub.server.wire import (
+    AnyStoreAsk,
+    CodeFindAsk,
+    CodeFindReply,
+    CodeStatusAsk,
+    CodeStatusReply,
+    IndexStatusAsk,
+    IndexStatusReply,
+    LearnAsk,
+    LearnReply,
+    RecallAsk,
+    RecallReply,
+    ReindexAsk,
+    ReindexReply,
+    Reply,
+    SearchAsk,
+    SearchReply,
+)
 
 __all__ = ["Answerer"]
 
@@ -127,10 +146,10 @@ class Answerer:
 
     def answer(
         self,
-        request: Request,
+        request: AnyStoreAsk,
         progress: Callable[[int, int], None] | None = None,
     ) -> Reply:
-        """Returns the reply to ``request``.
+        """Returns the reply to ``request``, of the type its request names.
 
         Args:
             request: What is asked.
@@ -139,44 +158,56 @@ class Answerer:
         Raises:
             CtxError: Whatever recall, search or the index raise for it.
         """
-        if request.op in ("ping", "stop"):
-            return Reply(store=str(self.store.path), pid=os.getpid())
-        if request.op in ("recall", "search"):
-            return self._read(request)
-        with self.lock:
-            return self._alone(request, progress)
+        pid = os.getpid()
+        match request:
+            case RecallAsk():
+                return RecallReply(result=self._read(request), pid=pid)
+            case SearchAsk():
+                return SearchReply(result=self._read(request), pid=pid)
+            case CodeFindAsk():
+                with self.lock:
+                    return CodeFindReply(found=self._find_code(request), pid=pid)
+            case CodeStatusAsk():
+                with self.lock:
+                    return CodeStatusReply(
+                        code=self.code_index().status(hub=True), pid=pid
+                    )
+            case IndexStatusAsk() | LearnAsk() | ReindexAsk():
+                with self.lock:
+                    return self._indexed(request, progress)
+            case _:
+                assert_never(request)
 
-    def _alone(
+    def _indexed(
         self,
-        request: Request,
-        progress: Callable[[int, int], None] | None = None,
+        request: IndexStatusAsk | LearnAsk | ReindexAsk,
+        progress: Callable[[int, int], None] | None,
     ) -> Reply:
-        """Answers a request that holds the lock alone (any but recall, search)."""
-        if request.op == "code_find":
-            return Reply(found=self._find_code(request), pid=os.getpid())
-        if request.op == "code_status":
-            return Reply(code=self.code_index().status(hub=True), pid=os.getpid())
+        """Answers a request about the memory index; the caller holds the lock."""
         projection, config = self._projection()
         try:
-            if request.op == "index_status":
-                return Reply(status=index_status(projection), pid=os.getpid())
-            if request.op == "learn":
-                return Reply(learned=self._learn(projection, config, request))
-            if request.op == "reindex":
-                # Asked to rebuild, it embeds everything before it reports.
-                projection.progress, projection.defer = progress, False
-                try:
-                    report = reindex(projection, re_embed=request.re_embed)
-                finally:
-                    projection.progress, projection.defer = None, self.defer
-                return Reply(report=report, pid=os.getpid())
-            raise InvalidInputError(f"The hub does not answer {request.op!r}.")
+            match request:
+                case IndexStatusAsk():
+                    status = index_status(projection)
+                    return IndexStatusReply(status=status, pid=os.getpid())
+                case LearnAsk():
+                    return LearnReply(learned=self._learn(projection, config, request))
+                case ReindexAsk():
+                    # Asked to rebuild, it embeds everything before it reports.
+                    projection.progress, projection.defer = progress, False
+                    try:
+                        report = reindex(projection, re_embed=request.re_embed)
+                    finally:
+                        projection.progress, projection.defer = None, self.defer
+                    return ReindexReply(report=report, pid=os.getpid())
+                case _:
+                    assert_never(request)
         finally:
             # The reply carries them; the next request starts with none.
             projection.notices.clear()
             projection.warnings.clear()
 
-    def _read(self, request: Request) -> Reply:
+    def _read(self, request: RecallAsk | SearchAsk) -> RecallResult:
         """Answers a recall or search: caught up alone, ranked side by side."""
         with self.lock:
             projection, config = self._projection()
@@ -190,21 +221,18 @@ class Answerer:
                 projection.warnings.clear()
         with self.lock.reading():
             result = self._recall(projection, config, request, sources)
-            if request.op == "recall":
+            if isinstance(request, RecallAsk):
                 result = self._logged(result, request)
             unembedded = len(projection.backlog(sources[0].view))
-        return Reply(
-            result=msgspec.structs.replace(
-                result,
-                notices=notices,
-                warnings=(*warnings, *result.warnings),
-                unembedded=unembedded,
-            ),
-            pid=os.getpid(),
+        return msgspec.structs.replace(
+            result,
+            notices=notices,
+            warnings=(*warnings, *result.warnings),
+            unembedded=unembedded,
         )
 
     def _learn(
-        self, projection: Projection, config: HubConfig, request: Request
+        self, projection: Projection, config: HubConfig, request: LearnAsk
     ) -> LearnReport:
         """Runs a learning step for the request's caller."""
         if self.store.path is None:
@@ -220,7 +248,7 @@ class Answerer:
             self.clock(),
         )
 
-    def _logged(self, result: RecallResult, request: Request) -> RecallResult:
+    def _logged(self, result: RecallResult, request: RecallAsk) -> RecallResult:
         """Returns ``result`` with its recall id, after logging what it returned."""
         if self.store.path is None:
             return result
@@ -263,7 +291,7 @@ class Answerer:
             self.code = CodeIndex(path / "index" / "code", embedder)
         return self.code
 
-    def _find_code(self, request: Request) -> FindResult:
+    def _find_code(self, request: CodeFindAsk) -> FindResult:
         from ctx.hub.code.search import find
 
         assert self.store.path is not None
@@ -290,9 +318,11 @@ class Answerer:
             full=request.full,
         )
 
-    def _sources(self, projection: Projection, request: Request) -> list[Source]:
+    def _sources(
+        self, projection: Projection, request: RecallAsk | SearchAsk
+    ) -> list[Source]:
         """Returns the branches a recall or search reads, the index caught up."""
-        if request.op == "recall":
+        if isinstance(request, RecallAsk):
             return open_sources(
                 projection,
                 branch=request.branch,
@@ -305,7 +335,7 @@ class Answerer:
         self,
         projection: Projection,
         config: HubConfig,
-        request: Request,
+        request: RecallAsk | SearchAsk,
         sources: list[Source],
     ) -> RecallResult:
         """Returns the recall or search of the branches ``sources`` reads.
@@ -313,7 +343,7 @@ class Answerer:
         A recall uses its caller's learned weights and budget, if any.
         """
         now = request.now or self.clock()
-        if request.op == "recall":
+        if isinstance(request, RecallAsk):
             if self.store.path is not None:
                 tuning = tuning_of(self.store.path, request.agent or DEFAULT_CALLER)
                 config = msgspec.structs.replace(

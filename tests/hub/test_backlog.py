@@ -17,7 +17,14 @@ from ctx.hub.index.projection import INLINE_EMBED, Projection
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.server.backfill import Backfill, next_backlog
 from ctx.hub.server.service import Answerer
-from ctx.hub.server.wire import Request
+from ctx.hub.server.wire import (
+    IndexStatusAsk,
+    IndexStatusReply,
+    RecallAsk,
+    RecallReply,
+    ReindexAsk,
+    ReindexReply,
+)
 
 HASHING = HubConfig(embedder={"kind": "hashing"})
 MANY = INLINE_EMBED + 36  # 100: more than a catch-up embeds before it answers
@@ -36,8 +43,14 @@ def answerer(disk_store, clock):
     return Answerer(disk_store, clock, one_shot=True, defer=True)
 
 
+def answered(answerer, request, expected):
+    reply = answerer.answer(request)
+    assert isinstance(reply, expected)
+    return reply
+
+
 def ask(answerer, query):
-    return answerer.answer(Request(op="recall", query=query)).result
+    return answered(answerer, RecallAsk(query=query), RecallReply).result
 
 
 def test_a_large_import_is_answered_by_text_and_names_its_backlog(disk_store, answerer):
@@ -46,7 +59,7 @@ def test_a_large_import_is_answered_by_text_and_names_its_backlog(disk_store, an
     assert result.unembedded == MANY
     assert result.hits[0].id == ids[7]  # BM25 answered
     assert answerer.projection.last_catch_up.embedded == 0
-    status = answerer.answer(Request(op="index_status")).status
+    status = answered(answerer, IndexStatusAsk(), IndexStatusReply).status
     assert (status.documents, status.vectors, status.unembedded) == (MANY, 0, MANY)
     footer = engine_footer(result)
     assert footer.endswith(f"; {MANY} memories not embedded yet")
@@ -166,7 +179,7 @@ def test_a_hub_killed_mid_embedding_leaves_a_usable_index(disk_store, answerer):
 
 def test_a_reindex_embeds_everything_before_it_reports(disk_store, answerer):
     import_many(disk_store, MANY)
-    report = answerer.answer(Request(op="reindex")).report
+    report = answered(answerer, ReindexAsk(), ReindexReply).report
     assert (report.vectors, report.embedded) == (MANY, MANY)
     assert answerer.projection.defer
     assert ask(answerer, "turbine").unembedded == 0
@@ -176,7 +189,7 @@ def test_with_no_hub_to_come_a_catch_up_embeds_at_once(disk_store, clock):
     import_many(disk_store, MANY)
     (disk_store.path / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
     answerer = Answerer(disk_store, clock, one_shot=True)  # CTX_NO_HUB, no autostart
-    result = answerer.answer(Request(op="recall", query="turbine")).result
+    result = ask(answerer, "turbine")
     assert result.unembedded == 0
     assert answerer.projection.last_catch_up.embedded == MANY
 

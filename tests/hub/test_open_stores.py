@@ -12,7 +12,7 @@ from ctx import engine
 from ctx.engine import Draft, InvalidInputError, NotAStoreError
 from ctx.hub import Workspace
 from ctx.hub.server.stores import Limits, OpenStores, rss_bytes
-from ctx.hub.server.wire import Request
+from ctx.hub.server.wire import RecallAsk, RecallReply
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
 
@@ -41,8 +41,8 @@ def _pool(clock, limits: Limits) -> OpenStores:
 
 def _recall(pool: OpenStores, path: Path, query: str) -> list[str]:
     with pool.use(str(path)) as answerer:
-        reply = answerer.answer(Request(op="recall", query=query, now=NOW))
-    assert reply.result is not None
+        reply = answerer.answer(RecallAsk(query=query, now=NOW))
+    assert isinstance(reply, RecallReply)
     return [hit.body for hit in reply.result.hits]
 
 

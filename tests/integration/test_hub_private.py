@@ -31,7 +31,13 @@ from ctx.engine import Draft
 from ctx.hub import Workspace
 from ctx.hub.server.client import start_hub
 from ctx.hub.server.private import HubFolderError
-from ctx.hub.server.wire import Reply, socket_path
+from ctx.hub.server.wire import (
+    RecallAsk,
+    RecallReply,
+    Reply,
+    SearchReply,
+    socket_path,
+)
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
 TRUE = "We chose Postgres for the queue"
@@ -58,7 +64,8 @@ def evil(ws: Workspace) -> bytes:
     real = ctx.hub.recall(ws, "postgres", now=NOW)
     hit = msgspec.structs.replace(real.hits[0], body="EVIL")
     fake = msgspec.structs.replace(real, hits=(hit,))
-    return msgspec.json.encode(Reply(result=fake, store=str(ws.path), pid=1)) + b"\n"
+    reply = RecallReply(result=fake, store=str(ws.path), pid=1)
+    return msgspec.json.encode(reply) + b"\n"
 
 
 class FakeHub:
@@ -181,21 +188,32 @@ def test_the_runtime_folder_is_used_when_private(
 def test_a_reply_for_another_store_is_ignored(
     ws: Workspace, evil: bytes, tmp_path: Path
 ) -> None:
-    other = msgspec.json.decode(evil[:-1], type=Reply)
-    other.store = str(tmp_path / "other" / ".ctx")
-    fake = FakeHub(socket_path(ws.path), msgspec.json.encode(other) + b"\n")
-    try:
-        result = ctx.hub.recall(ws, "postgres", now=NOW)
-    finally:
-        fake.close()
-    assert len(fake.requests) == 1
-    assert result.hits[0].body == TRUE
+    other = msgspec.json.decode(evil[:-1], type=RecallReply)
+    other = msgspec.structs.replace(other, store=str(tmp_path / "other" / ".ctx"))
+    assert _recalled_past(ws, other).hits[0].body == TRUE
     # The same reply naming this store would have been believed.
     fake = FakeHub(socket_path(ws.path), evil)
     try:
         assert ctx.hub.recall(ws, "postgres", now=NOW).hits[0].body == "EVIL"
     finally:
         fake.close()
+
+
+def test_a_reply_of_another_type_is_ignored(ws: Workspace, evil: bytes) -> None:
+    real = msgspec.json.decode(evil[:-1], type=RecallReply)
+    search = SearchReply(result=real.result, store=real.store, pid=real.pid)
+    assert _recalled_past(ws, search).hits[0].body == TRUE
+
+
+def _recalled_past(ws: Workspace, reply: Reply) -> ctx.hub.RecallResult:
+    """Recalls with a hub that answers ``reply``, asked once and not believed."""
+    fake = FakeHub(socket_path(ws.path), msgspec.json.encode(reply) + b"\n")
+    try:
+        result = ctx.hub.recall(ws, "postgres", now=NOW)
+    finally:
+        fake.close()
+    assert len(fake.requests) == 1
+    return result  # answered in this process
 
 
 def test_a_hub_of_another_uid_is_not_asked_without_root(
@@ -334,7 +352,7 @@ def test_status_answers_while_every_worker_waits_for_the_index(
     answer = Answerer.answer
 
     def slowly(self, request, progress=None):
-        if request.op == "recall":
+        if isinstance(request, RecallAsk):
             slow.wait(20)
         return answer(self, request, progress)
 
