@@ -1,4 +1,4 @@
-"""``ctx serve``: one process that is the store's hub and its HTTP server.
+"""``ctx serve``: one process that is the user's hub and the store's HTTP server.
 
 It keeps the indexes and the embedder loaded (one
 :class:`~ctx.hub.server.service.Answerer`), answers ``ctx recall`` in a
@@ -100,7 +100,7 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 class HostedHub:
-    """This process as its store's hub, serving the socket from a thread.
+    """This process as the user's hub, serving the socket from a thread.
 
     One answerer (indexes and embedder loaded, the HNSW graph at scale)
     answers the hub's socket and this process's own calls, which it adopts
@@ -178,7 +178,7 @@ class HostedHub:
 
 
 def host_hub(ws: Workspace) -> HostedHub | None:
-    """Makes this long-running process its store's hub, if none runs.
+    """Makes this long-running process the user's hub, if none runs.
 
     What ``ctx mcp`` does: with no hub, it serves the socket itself (a
     shell's ``ctx recall`` and other ``ctx mcp`` processes then use it); with

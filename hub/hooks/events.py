@@ -503,19 +503,19 @@ def _recalled(hook: Hook, prompt: str) -> RecallResult:
             now=ws.clock(),
         )
     start_hub_later(ws)
-    if _hub_socket(ws):  # a hub there, busy, hung or dead
+    if _hub_socket():  # a hub there, busy, hung or dead
         late = f"the hub did not answer within {wait:.2g} s"
         answered = msgspec.structs.replace(answered, notices=(*answered.notices, late))
     return answered
 
 
-def _hub_socket(ws: Workspace) -> bool:
-    """Returns whether the store's hub socket is there (a hub runs, or ran)."""
+def _hub_socket() -> bool:
+    """Returns whether the user's hub socket is there (a hub runs, or ran)."""
     from ctx.engine import CtxError
     from ctx.hub.server.private import socket_path
 
     try:
-        return socket_path(ws.path).exists()
+        return socket_path().exists()
     except CtxError:  # a hub folder that is not private: no hub is asked
         return False
 

@@ -104,16 +104,14 @@ def hub_file(suffix: str) -> Path:
     return private_folder() / f"hub{suffix}"
 
 
-def socket_path(store: Path | None = None) -> Path:
+def socket_path() -> Path:
     """Returns where the user's hub listens.
 
-    One socket serves every store (a request names its store), so ``store``
-    changes nothing: a caller asking about one store may name it.
+    One socket serves every store: each request names its store.
 
     Raises:
         HubFolderError: The private folder is not private.
     """
-    del store  # every store is served on the same socket
     return hub_file(".sock")
 
 

@@ -51,7 +51,7 @@ def shared_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedHub]:
     fill_hub_store(store)
     proc = start_hub_process(store)
     env = {k: v for k, v in os.environ.items() if k == "HOME" or k.startswith("XDG_")}
-    yield SharedHub(store, proc, socket_path(store), env)
+    yield SharedHub(store, proc, socket_path(), env)
     if proc.poll() is None:
         proc.kill()
     proc.communicate(timeout=30)
@@ -112,12 +112,12 @@ def test_stop_and_sigterm_remove_the_socket(store: Path) -> None:
     assert stopped == {"stopped": True, "pid": proc.pid}
     proc.communicate(timeout=30)
     assert proc.returncode == 0
-    assert not socket_path(store).exists()
+    assert not socket_path().exists()
     proc = start_hub_process(store)
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=30)
     assert proc.returncode == 0
-    assert not socket_path(store).exists()
+    assert not socket_path().exists()
     assert run_ctx(store, "hub", "status").stdout.startswith("No hub is running")
 
 
@@ -125,7 +125,7 @@ def test_a_killed_hub_leaves_recall_working(store: Path) -> None:
     proc = start_hub_process(store)
     proc.kill()
     proc.communicate(timeout=30)
-    assert socket_path(store).exists()  # stale
+    assert socket_path().exists()  # stale
     assert len(_hits(run_ctx(store, "recall", "postgres", "--json"))) >= 1
     again = start_hub_process(store)  # takes the stale socket over
     assert run_ctx(store, "hub", "stop").returncode == 0
@@ -159,8 +159,8 @@ def test_recall_starts_a_hub_that_answers_next_and_exits_when_idle(
     assert len(_hits(second)) == len(_hits(first)) + 1
     assert _hub_pid(store) == pid  # the same hub, not a second one
     wait_for(lambda: _hub_pid(store) is None, seconds=90)
-    assert not socket_path(store).exists()
-    assert "Hub stopped." in socket_path(store).with_suffix(".log").read_text()
+    assert not socket_path().exists()
+    assert "Hub stopped." in socket_path().with_suffix(".log").read_text()
 
 
 @pytest.mark.parametrize(
@@ -180,7 +180,7 @@ def test_recall_starts_no_hub_when_told_not_to(
     assert run_ctx(store, "recall", "postgres", env=env).returncode == 0
     time.sleep(1.0)
     assert _hub_pid(store) is None
-    assert not socket_path(store).with_suffix(".log").exists()
+    assert not socket_path().with_suffix(".log").exists()
 
 
 @pytest.mark.parametrize("deleted", ["index", "lexical-*", "vectors-*"])
