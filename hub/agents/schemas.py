@@ -13,7 +13,16 @@ reads in every session is kept small and self-contained:
   second copy of its root (a Struct that holds itself refers to ``#``);
 - a fixed-length tuple is an array with its length and one item schema, not
   ``prefixItems`` with ``items: false``: strict validators (the MCP
-  Inspector's) refuse a bare boolean schema and the 2020-12-only keyword.
+  Inspector's) refuse a bare boolean schema and the 2020-12-only keyword;
+- in an output schema, a value that may be ``null`` reads as a pair of
+  types, ``{"type": ["string", "null"]}``, not ``anyOf`` of two schemas:
+  the same answers validate, and a client that checks each answer against
+  the schema (the SDK's does, with ``jsonschema``) takes one step per such
+  field instead of up to three (a recall's answer holds a dozen of them per
+  hit). A ``null`` beside a ``$ref``, an ``enum`` or a ``const`` stays
+  ``anyOf`` (merged, it would mean something else), with ``null`` first:
+  such a field (a hit's ``explain``, ``passage``, ``conflict``) is mostly
+  ``null``, and a validator stops at the first schema that holds.
 
 Every schema here validates against the JSON Schema metaschema (draft
 2020-12 and draft 7; ``tests/hub/test_mcp_schemas.py``).
@@ -71,7 +80,7 @@ def output_schema(answer: Any) -> dict[str, Any]:
     used = _referred(root, defs)
     if used:
         root["$defs"] = {k: v for k, v in defs.items() if k in used}
-    lean: dict[str, Any] = _tuples(root)
+    lean: dict[str, Any] = _nullable(_tuples(root))
     return lean
 
 
@@ -101,6 +110,37 @@ def _plain(field: dict[str, Any]) -> dict[str, Any]:
         default = out["default"]
         if default is None or default is False or default == []:
             del out["default"]
+    return out
+
+
+_NULL = {"type": "null"}
+_TYPE_ONLY = frozenset(
+    {"type", "items", "minItems", "maxItems", "format", "minLength", "maxLength"}
+    | {"pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+)
+"""The keywords that apply to one JSON type alone: ``null`` added to the
+``type`` of a schema made of them changes nothing else."""
+
+
+def _nullable(schema: Any) -> Any:
+    """Returns ``schema`` with each value that may be null said briefly.
+
+    An ``anyOf`` of a plain type and null becomes a pair of types
+    (``{"type": ["integer", "null"]}``); any other puts null first.
+    """
+    if isinstance(schema, list):
+        return [_nullable(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _nullable(v) for k, v in schema.items()}
+    choices = out.get("anyOf")
+    if choices and len(choices) == 2 and _NULL in choices:
+        [kept] = [c for c in choices if c != _NULL]
+        if isinstance(kept.get("type"), str) and set(kept) <= _TYPE_ONLY:
+            del out["anyOf"]
+            out = {**kept, **out, "type": [kept["type"], "null"]}
+        else:
+            out["anyOf"] = [_NULL, kept]
     return out
 
 

@@ -255,3 +255,34 @@ def test_each_call_is_in_one_set() -> None:
 def test_an_unknown_tool_or_set_is_refused(ws: Workspace, spec: str) -> None:
     with pytest.raises(InvalidInputError, match="Unknown tool or tool set"):
         build_server(ws, tools=spec)
+
+
+async def test_a_nullable_answer_field_is_a_pair_of_types(ws: Workspace) -> None:
+    # A client that checks each answer (the SDK's) takes one step for a pair
+    # of types where anyOf took up to three; answers validate as before.
+    async with Client(build_server(ws)) as client:
+        await client.call_tool("remember", {"text": "Deploys run on Fridays."})
+        answer = await client.call_tool("recall", {"query": "deploys"})
+        schema = next(
+            t.output_schema
+            for t in (await client.list_tools()).tools
+            if t.name == "recall"
+        )
+    assert schema is not None
+    hit_schema = schema["$defs"]["Hit"]["properties"]
+    assert hit_schema["title"] == {"type": ["string", "null"]}
+    assert hit_schema["explain"]["anyOf"][0] == {"type": "null"}  # mostly null
+    assert schema["properties"]["budget"] == {"type": ["integer", "null"]}
+    check = jsonschema.Draft202012Validator(schema)
+    recalled = answer.structured_content
+    assert recalled is not None
+    [hit] = recalled["hits"]
+    for field, good, bad in [
+        ("title", None, 3),
+        ("similarity", None, "near"),
+        ("explain", None, "because"),
+        ("written", None, ["bench"]),
+    ]:
+        for value, valid in [(good, True), (bad, False)]:
+            changed = {**recalled, "hits": [{**hit, field: value}]}
+            assert check.is_valid(changed) is valid, (field, value)
