@@ -44,7 +44,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     Store.init(store, clock=wall_clock).close()
     fill_hub_store(store)
     proc = start_hub_process(store)
-    yield Hub(store, proc, socket_path(store))
+    yield Hub(store, proc, socket_path())
     if proc.poll() is None:
         proc.kill()
     proc.communicate(timeout=30)

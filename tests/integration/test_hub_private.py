@@ -156,7 +156,7 @@ def test_a_hub_folder_that_is_not_private_is_refused(
     assert result.hits[0].body == TRUE
     assert any("hub folder" in notice for notice in result.notices)
     with pytest.raises(HubFolderError, match=f"The hub folder {fallback} "):
-        socket_path(ws.path)
+        socket_path()
     with pytest.raises(HubFolderError):
         ctx.hub.run_hub(ws)
     after = os.lstat(fallback)
@@ -167,7 +167,7 @@ def test_a_hub_folder_that_is_not_private_is_refused(
 def test_the_fallback_folder_is_made_private(ws: Workspace, fallback: Path) -> None:
     old = os.umask(0o000)
     try:
-        path = socket_path(ws.path)
+        path = socket_path()
     finally:
         os.umask(old)
     assert path.parent == fallback
@@ -180,9 +180,9 @@ def test_the_runtime_folder_is_used_when_private(
     runtime = tmp_path_factory.mktemp("r")
     runtime.chmod(0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    assert socket_path(ws.path).parent == runtime / "ctx"
+    assert socket_path().parent == runtime / "ctx"
     runtime.chmod(0o755)  # open to others: not a runtime folder
-    assert socket_path(ws.path).parent.parent == Path(tempfile.gettempdir())
+    assert socket_path().parent.parent == Path(tempfile.gettempdir())
 
 
 def test_a_reply_for_another_store_is_ignored(
@@ -192,7 +192,7 @@ def test_a_reply_for_another_store_is_ignored(
     other = msgspec.structs.replace(other, store=str(tmp_path / "other" / ".ctx"))
     assert _recalled_past(ws, other).hits[0].body == TRUE
     # The same reply naming this store would have been believed.
-    fake = FakeHub(socket_path(ws.path), evil)
+    fake = FakeHub(socket_path(), evil)
     try:
         assert ctx.hub.recall(ws, "postgres", now=NOW).hits[0].body == "EVIL"
     finally:
@@ -207,7 +207,7 @@ def test_a_reply_of_another_type_is_ignored(ws: Workspace, evil: bytes) -> None:
 
 def _recalled_past(ws: Workspace, reply: Reply) -> ctx.hub.RecallResult:
     """Recalls with a hub that answers ``reply``, asked once and not believed."""
-    fake = FakeHub(socket_path(ws.path), msgspec.json.encode(reply) + b"\n")
+    fake = FakeHub(socket_path(), msgspec.json.encode(reply) + b"\n")
     try:
         result = ctx.hub.recall(ws, "postgres", now=NOW)
     finally:
@@ -220,7 +220,7 @@ def test_a_hub_of_another_uid_is_not_asked_without_root(
     ws: Workspace, evil: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """This user's own hub, seen by a client that runs as another uid."""
-    fake = FakeHub(socket_path(ws.path), evil)
+    fake = FakeHub(socket_path(), evil)
     real = os.geteuid()
     monkeypatch.setattr(os, "geteuid", lambda: real + 1)
     try:
@@ -266,7 +266,7 @@ def test_a_hub_run_by_another_user_is_not_asked(
     reply = tmp_path / "reply"
     reply.write_bytes(evil)
     proc = subprocess.Popen(
-        [sys.executable, "-c", _OTHER_UID_HUB, str(socket_path(ws.path)), str(reply)],
+        [sys.executable, "-c", _OTHER_UID_HUB, str(socket_path()), str(reply)],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -287,7 +287,7 @@ def test_autostart_never_writes_through_a_symlinked_log(
 ) -> None:
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
-    log = socket_path(ws.path).with_suffix(".log")
+    log = socket_path().with_suffix(".log")
     log.symlink_to(victim)
     monkeypatch.setenv("CTX_HUB_AUTOSTART", "1")
     result = ctx.hub.recall(ws, "postgres", now=NOW)
@@ -319,7 +319,7 @@ def test_a_losing_autostart_leaves_the_running_hubs_log_alone(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CTX_HUB_AUTOSTART", "1")
-    log = socket_path(ws.path).with_suffix(".log")
+    log = socket_path().with_suffix(".log")
     with _hub_thread(ws):
         log.write_text("the running hub's log\n")
         assert start_hub(ws.path, 0.05) is False  # a hub answers: none started
@@ -337,8 +337,8 @@ def test_only_one_of_two_racing_autostarts_starts_a_hub(
     finally:
         wait_for(lambda: ctx.hub.hub_status(ws).running)
         ctx.hub.stop_hub(ws)
-        wait_for(lambda: not socket_path(ws.path).exists())
-    log = socket_path(ws.path).with_suffix(".log").read_text()
+        wait_for(lambda: not socket_path().exists())
+    log = socket_path().with_suffix(".log").read_text()
     assert log.count("listening on") == 1
 
 
