@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,6 +38,20 @@ def stores(tmp_path: Path, clock) -> list[Path]:
 
 def _pool(clock, limits: Limits) -> OpenStores:
     return OpenStores(clock, limits, threading.Event())
+
+
+def _dropped(drop, want: int) -> int:
+    """Calls ``drop`` until it has dropped ``want`` stores in all, or 30 s.
+
+    A store whose backfill is embedding is not dropped: after a recall, the
+    hub's backfill may be at work for a moment.
+    """
+    total, deadline = 0, time.monotonic() + 30
+    while total < want and time.monotonic() < deadline:
+        total += drop()
+        if total < want:
+            time.sleep(0.01)
+    return total
 
 
 def _recall(pool: OpenStores, path: Path, query: str) -> list[str]:
@@ -75,9 +90,13 @@ def test_idle_stores_are_dropped_and_opened_again(stores: list[Path], clock) -> 
         _recall(pool, stores[0], "deploy")
         answerer = pool.open(str(stores[0]))
         with pool.use(str(stores[1])):
-            assert pool.drop_idle() == 1  # a store in use is kept
+            assert _dropped(pool.drop_idle, 1) == 1  # a store in use is kept
             assert [Path(e.store) for e in pool.listed()] == [stores[1].resolve()]
         assert answerer.projection is None  # its indexes let go
+        # The other store, idle now, goes too (it may have read its config,
+        # which names the same embedder).
+        assert _dropped(pool.drop_idle, 1) == 1
+        assert pool.listed() == ()
         assert len(pool.embedders) == 0  # nothing names it any more
         assert _recall(pool, stores[0], "deploy key")  # opened again
     finally:
@@ -93,9 +112,9 @@ def test_over_the_memory_bound_idle_stores_go_least_recently_used_first(
         for path in stores:
             _recall(pool, path, "deploy")
         with pool.use(str(stores[1])):
-            assert pool.keep_bound() == 1
+            assert _dropped(pool.keep_bound, 1) == 1
             assert [Path(e.store) for e in pool.listed()] == [stores[1].resolve()]
-        assert pool.keep_bound() == 1
+        assert _dropped(pool.keep_bound, 1) == 1
         assert pool.listed() == ()
     finally:
         pool.close()
