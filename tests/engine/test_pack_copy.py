@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from hostile_repos import GIT, GIT_ENV, git
 
 from ctx.engine import (
     Draft,
@@ -29,24 +30,7 @@ from ctx.engine import (
     remember_many,
 )
 
-GIT = "/usr/bin/git"
 ALICE = Intent(agent="alice", intent="observe")
-GIT_ENV = {
-    "GIT_CONFIG_GLOBAL": "/dev/null",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "PATH": "/usr/bin:/bin",
-}
-
-
-def git(repo: Path, *args: str, data: bytes | None = None) -> bytes:
-    done = subprocess.run(
-        [GIT, "--git-dir", str(repo), *args],
-        input=data,
-        capture_output=True,
-        check=True,
-        env=GIT_ENV,
-    )
-    return done.stdout
 
 
 def bare(path: Path) -> Path:
@@ -61,7 +45,7 @@ def contents(repo: Path) -> dict[str, bytes]:
     ids = git(
         repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"
     ).split()
-    out = git(repo, "cat-file", "--batch", data=b"\n".join(ids) + b"\n")
+    out = git(repo, "cat-file", "--batch", input=b"\n".join(ids) + b"\n")
     found: dict[str, bytes] = {}
     at = 0
     while at < len(out):
