@@ -155,9 +155,11 @@ def allowed_edits(word: str) -> int:
 def _searched_edits(word: str) -> int:
     """Returns the edits within which held names near ``word`` are looked for.
 
-    :func:`allowed_edits`, or :data:`SOUND_ALIKE_EDITS` for a sound-alike.
+    :func:`allowed_edits`, or more for a sound-alike
+    (:data:`SOUND_ALIKE_EDITS`); none for a word too short to be a name.
     """
-    return SOUND_ALIKE_EDITS if len(word) >= _MIN_CHARS else 0
+    most = allowed_edits(word)
+    return max(most, SOUND_ALIKE_EDITS) if most else 0
 
 
 def sound_alike(word: str, name: str) -> bool:
