@@ -269,6 +269,9 @@ from .exports import (
     export_lines as export_lines,
 )
 from .ids import (
+    MEMORY_ID_PATTERN as MEMORY_ID_PATTERN,
+)
+from .ids import (
     CommitId as CommitId,
 )
 from .ids import (

@@ -10,7 +10,13 @@ from typing import NewType
 
 from ctx.engine.errors import InvalidInputError
 
-__all__ = ["CommitId", "MemoryId", "new_memory_id", "parse_memory_id"]
+__all__ = [
+    "MEMORY_ID_PATTERN",
+    "CommitId",
+    "MemoryId",
+    "new_memory_id",
+    "parse_memory_id",
+]
 
 MemoryId = NewType("MemoryId", str)
 """A memory's stable identity: a 26-character ULID, upper case."""
@@ -22,7 +28,10 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _TO_CROCKFORD = bytes.maketrans(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _CROCKFORD.encode()
 )
-_ULID_RE = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
+MEMORY_ID_PATTERN = "[0-7][0-9A-HJKMNP-TV-Z]{25}"
+"""A memory id as a regular expression: a ULID in Crockford's base 32."""
+
+_ULID_RE = re.compile(f"^{MEMORY_ID_PATTERN}$")
 
 
 def new_memory_id(now: datetime, entropy: bytes | None = None) -> MemoryId:

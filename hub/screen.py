@@ -34,6 +34,7 @@ from typing import Any, Literal
 import msgspec
 
 from ctx.engine import (
+    MEMORY_ID_PATTERN,
     CorruptStoreError,
     InvalidInputError,
     Memory,
@@ -54,7 +55,7 @@ SECRET_MODES: tuple[SecretMode, ...] = ("refuse", "redact", "allow")
 
 _JSON = msgspec.json.Encoder(order="deterministic")
 
-_MEMORY_ID = re.compile(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b")
+_MEMORY_ID = re.compile(rf"\b{MEMORY_ID_PATTERN}\b")
 """A memory id (a ULID) in a commit's summary, which the engine writes there
 (``Remember fact <id>: ...``): ctx's own id, no secret, and 26 characters
 that would pass the scan's gate (:func:`~ctx.hub.secrets.could_hold_secret`)
