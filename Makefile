@@ -4,13 +4,11 @@
 #   make check   installs ctx with its dev tools and runs every check and test
 # and:
 #   make install-runtime  ctx and what it needs to run, into .venv, no dev tools
-#   make wheel-check      builds the wheel, installs it into a fresh environment
-#                         and runs the first minute from it (about a minute)
 VENV := .venv
 BIN := $(VENV)/bin
 SOURCES := $(shell find engine hub porcelain lens -name '*.py' -o -name '*.pyi') pyproject.toml
 
-.PHONY: install install-runtime tour check test lint fix wheel-check
+.PHONY: install install-runtime tour check test lint fix
 
 $(BIN)/.installed: $(SOURCES)
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -41,9 +39,6 @@ test: install
 	$(BIN)/pytest -q -p no:cacheprovider -n 2 --dist worksteal
 
 check: lint test
-
-wheel-check: install
-	CTX_WHEEL_TEST=1 $(BIN)/pytest -q -p no:cacheprovider tests/integration/test_wheel.py
 
 fix: install
 	$(BIN)/ruff format .
