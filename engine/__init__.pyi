@@ -608,10 +608,16 @@ from .remotes import (
     RemoteInfo as RemoteInfo,
 )
 from .remotes import (
+    RemoteLag as RemoteLag,
+)
+from .remotes import (
     add_remote as add_remote,
 )
 from .remotes import (
     list_remotes as list_remotes,
+)
+from .remotes import (
+    remote_lag as remote_lag,
 )
 from .remotes import (
     remove_remote as remove_remote,

@@ -28,7 +28,7 @@ otherwise fail later with a confusing message.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -37,6 +37,7 @@ from dulwich.config import ConfigFile
 from dulwich.objects import ObjectID
 from dulwich.refs import DiskRefsContainer, Ref
 from dulwich.repo import Repo
+from dulwich.walk import Walker
 
 from ctx.engine.errors import ConflictError, InvalidInputError, RemoteNotFoundError
 from ctx.engine.ids import CommitId
@@ -44,10 +45,12 @@ from ctx.engine.store import Store
 
 __all__ = [
     "RemoteInfo",
+    "RemoteLag",
     "add_remote",
     "check_url",
     "display_url",
     "list_remotes",
+    "remote_lag",
     "remote_namespace",
     "remote_url",
     "remove_remote",
@@ -81,6 +84,23 @@ class RemoteInfo(msgspec.Struct, frozen=True, kw_only=True):
     url: str
     branches: tuple[str, ...] = ()
     namespace: str = ""
+
+
+class RemoteLag(msgspec.Struct, frozen=True, kw_only=True):
+    """How far a store and a remote are apart, as the remote was last fetched.
+
+    Attributes:
+        remote: The remote's name.
+        unpushed: Commits of the branches compared that the remote lacks.
+        unmerged: Commits of the remote's branches that no branch here has.
+        differ: The branches compared whose tip here is not the remote's
+            (new ones included): what a push would move.
+    """
+
+    remote: str
+    unpushed: int
+    unmerged: int
+    differ: tuple[str, ...]
 
 
 def check_name(name: str) -> str:
@@ -173,6 +193,38 @@ def tracking_branches(store: Store, remote: str) -> dict[str, CommitId]:
         sha = store.repo.refs[Ref(base + b"/" + name)]
         out[name.decode("utf-8", "surrogateescape")] = CommitId(sha.decode())
     return out
+
+
+def remote_lag(store: Store, remote: str, branches: Iterable[str] = ()) -> RemoteLag:
+    """Returns how far the store and ``remote`` (as last fetched) are apart.
+
+    The branches compared are the remote's and ``branches``, those of them
+    the store has. Only the commits between the two sides are walked.
+
+    Raises:
+        RemoteNotFoundError: the store has no such remote.
+    """
+    remote_url(store, remote)
+    theirs = tracking_branches(store, remote)
+    ours = {name: store.branch_tip(name) for name in store.branches()}
+    compared = sorted((set(theirs) | set(branches)) & set(ours))
+    return RemoteLag(
+        remote=remote,
+        unpushed=_count_between(store, [ours[b] for b in compared], theirs.values()),
+        unmerged=_count_between(store, theirs.values(), ours.values()),
+        differ=tuple(b for b in compared if theirs.get(b) != ours[b]),
+    )
+
+
+def _count_between(
+    store: Store, include: Iterable[CommitId], exclude: Iterable[CommitId]
+) -> int:
+    """Returns how many commits ``include`` reaches and ``exclude`` does not."""
+    wanted = [ObjectID(c.encode()) for c in set(include)]
+    if not wanted:
+        return 0
+    unwanted = [ObjectID(c.encode()) for c in set(exclude)]
+    return sum(1 for _ in Walker(store.repo.object_store, wanted, exclude=unwanted))
 
 
 def write_refs(store: Store, refs: Mapping[Ref, ObjectID | None]) -> None:
