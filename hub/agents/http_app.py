@@ -42,6 +42,7 @@ from ctx.hub.agents.access import Caller, ForbiddenError
 from ctx.hub.agents.access import Scope as KeyScope
 from ctx.hub.agents.calls import CALLS, GRAPH, KEYS, Call, invoke
 from ctx.hub.agents.mcp_sessions import IDLE_TIMEOUT_S, SessionBound
+from ctx.hub.agents.replica import ReplicaHealth
 from ctx.hub.keys import AuthError, is_loopback
 from ctx.hub.workspace import Workspace
 
@@ -109,11 +110,12 @@ class ErrorBody(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Health(msgspec.Struct, frozen=True, kw_only=True):
-    """``GET /health``."""
+    """``GET /health``; ``replica`` says how far behind a replica is, else None."""
 
     status: str
     store: str
     pid: int
+    replica: ReplicaHealth | None = None
 
 
 _JSON = msgspec.json.Encoder(order="deterministic")
@@ -285,6 +287,7 @@ def build_app(
     *,
     base: Caller | None = None,
     host: str = "127.0.0.1",
+    replica: Callable[[], ReplicaHealth] | None = None,
 ) -> ASGIApp:
     """Returns the ASGI app: ``/mcp``, ``/api/...``, ``/health``.
 
@@ -293,6 +296,7 @@ def build_app(
         check: Checks each request's key (see :data:`KeyCheck`).
         base: Who calls when a request names nobody.
         host: The address served (MCP's DNS-rebinding protection follows it).
+        replica: Says how far behind its remote a replica is, for ``/health``.
     """
     from ctx.hub.agents.mcp_server import build_server, caller_of
     from ctx.hub.agents.openapi import openapi
@@ -323,7 +327,10 @@ def build_app(
         return Response(spec, media_type="application/json")
 
     async def health(request: Request) -> Response:
-        return _json(Health(status="ok", store=str(ws.path), pid=os.getpid()))
+        lag = None if replica is None else await anyio.to_thread.run_sync(replica)
+        return _json(
+            Health(status="ok", store=str(ws.path), pid=os.getpid(), replica=lag)
+        )
 
     server.custom_route("/api/openapi.json", methods=["GET"])(openapi_json)
     server.custom_route("/health", methods=["GET"])(health)

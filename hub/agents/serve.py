@@ -16,6 +16,10 @@ address, the server refuses to start while the store has none. Only a
 store whose config sets ``[serve] require_keys = false`` answers loopback
 requests without a key, as its owner, and then every local user is its
 owner too. A request that presents a key is held to it everywhere.
+
+With ``--sync REMOTE`` the server is also a replica (:mod:`.replica`): a
+thread fetches, merges and pushes every few seconds, and ``/health`` says
+how far behind the remote the store is.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ class Serving(msgspec.Struct, frozen=True, kw_only=True):
         pid: This process.
         owner_key: The key made at this start because the store had none
             (its token is known only now), else None.
+        sync: The remote the server syncs with, if it is a replica.
+        every: Seconds between its syncs (with ``sync``).
     """
 
     store: str
@@ -59,6 +65,8 @@ class Serving(msgspec.Struct, frozen=True, kw_only=True):
     stopped_hub: int | None
     pid: int
     owner_key: CreatedKey | None = None
+    sync: str | None = None
+    every: float | None = None
 
 
 def _key_check(
@@ -214,18 +222,31 @@ def serve_http(
     port: int = 8765,
     base: Caller | None = None,
     ready: Callable[[Serving], None] | None = None,
+    sync: str | None = None,
+    every: float | None = None,
+    notice: Callable[[str], None] = lambda line: None,
 ) -> None:
     """Serves the workspace's store over HTTP (and as its hub) until stopped.
 
     Stops on SIGINT or SIGTERM, and on ``ctx hub stop``. A hub already
     serving the store is stopped first: this process serves it instead.
+    With ``sync``, it syncs with that remote every ``every`` seconds
+    (:mod:`.replica`), and ``notice`` takes the line of a sync that failed.
 
     Raises:
         InvalidInputError: The address cannot be listened on, or keys are
             required (an address other than loopback, or the config) and the
-            store has none.
+            store has none; ``every`` without ``sync``, or not a positive
+            number of seconds.
+        RemoteNotFoundError: The store has no remote ``sync``.
         StoreBusyError: Another hub took the store's socket meanwhile.
     """
+    from ctx.hub.agents.replica import open_replica
+    from ctx.hub.credentials import remote_access
+
+    # Refused before anything else loads or changes.
+    replica = open_replica(ws, sync, every, access=remote_access(), notice=notice)
+
     import logging
 
     import uvicorn
@@ -247,7 +268,13 @@ def serve_http(
     if stopped is not None:
         stop_hub(ws)
     logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines are noise
-    app = build_app(ws, _key_check(ws, required), base=base, host=host)
+    app = build_app(
+        ws,
+        _key_check(ws, required),
+        base=base,
+        host=host,
+        replica=None if replica is None else replica.health,
+    )
     config = uvicorn.Config(
         app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
     )
@@ -280,11 +307,17 @@ def serve_http(
                 stopped_hub=stopped,
                 pid=os.getpid(),
                 owner_key=owner_key,
+                sync=None if replica is None else replica.remote,
+                every=None if replica is None else replica.every,
             )
         )
     try:
+        if replica is not None:
+            replica.start()
         server.run(sockets=[sock])
     finally:
+        if replica is not None:
+            replica.stop()
         hub.stop()
         sock.close()
 

@@ -76,9 +76,28 @@ def mcp(state: CtxState, tools: str | None, branch: str | None) -> None:
     type=click.IntRange(0, 65535),
     help="The port (0: any free one, printed).",
 )
+@click.option(
+    "--sync",
+    metavar="REMOTE",
+    help="Be a replica of REMOTE: fetch and merge its branches, and push "
+    "those written here, every --every seconds.",
+)
+@click.option(
+    "--every",
+    metavar="SECONDS",
+    type=float,
+    help="Seconds between two syncs with --sync (default: 60).",
+)
 @branch_option
 @pass_state
-def serve(state: CtxState, host: str, port: int, branch: str | None) -> None:
+def serve(
+    state: CtxState,
+    host: str,
+    port: int,
+    sync: str | None,
+    every: float | None,
+    branch: str | None,
+) -> None:
     """Serve the store over HTTP: MCP at /mcp, a JSON API at /api
 
     One process that is also the store's hub: it keeps the indexes and the
@@ -95,10 +114,17 @@ def serve(state: CtxState, host: str, port: int, branch: str | None) -> None:
     answer without a key, and then every local user may read, write and
     pin memories as you.
 
+    With --sync REMOTE it is a replica of a shared remote: every --every
+    seconds it fetches REMOTE's branches, merges each into the branch of the
+    same name (conflicts kept as data, as `ctx pull`), and pushes the
+    branches written through it; a push another replica beat is merged and
+    tried again. GET /health says how far behind it is (docs/remotes.md).
+
     \b
     Example:
       ctx serve
       ctx serve --port 9000
+      ctx serve --sync origin --every 30
       claude mcp add --transport http ctx http://127.0.0.1:8765/mcp \\
         --header "Authorization: Bearer $TOKEN"
       curl -s localhost:8765/api/recall -H "Authorization: Bearer $TOKEN" \\
@@ -123,6 +149,8 @@ def serve(state: CtxState, host: str, port: int, branch: str | None) -> None:
                 f"Made admin key {serving.owner_key.key.label!r} for this store "
                 f"(shown this once): {serving.owner_key.token}"
             )
+        if serving.sync is not None:
+            echo(f"Syncing with {serving.sync} every {serving.every:g} s.")
         if serving.keys_required:
             echo("Every request needs a key (Authorization: Bearer ...).")
         else:
@@ -134,7 +162,14 @@ def serve(state: CtxState, host: str, port: int, branch: str | None) -> None:
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     serve_http(
-        state.workspace(), host=host, port=port, base=Caller(branch=branch), ready=ready
+        state.workspace(),
+        host=host,
+        port=port,
+        base=Caller(branch=branch),
+        ready=ready,
+        sync=sync,
+        every=every,
+        notice=lambda line: echo(line, err=True),
     )
     echo("Stopped.")
 

@@ -1,0 +1,283 @@
+"""``ctx serve --sync REMOTE --every SECONDS``: a server that is a replica.
+
+Several servers, each with its own store and indexes, share one remote (a
+forge, a bare repository): the remote is the system of record, and each
+server keeps its store close to it from a thread of its own. Every round:
+
+1. fetch: every branch of the remote, as ``ctx fetch`` does (the network
+   transfer runs without the workspace's lock; the fetched branches move
+   under the store's write lock);
+2. merge, holding the workspace's lock (reads wait only for this): the
+   redactions the fetch brought are applied first, as ``ctx pull`` applies
+   them; then each branch of the remote goes into the branch of the same
+   name here, with ctx's own merge (conflicts are committed as data), and a
+   branch the store lacks is made at the remote's tip;
+3. push: the remote's branches and those written here while the server runs
+   (every branch whose tip moved since it started), where the remote lacks
+   their tips, as ``ctx push`` does. When another replica pushed first the
+   push is refused (not a fast forward, or the remote's update of the
+   branch failed when both pushes arrived at once); then this one fetches,
+   merges and pushes again, up to :data:`ATTEMPTS` times.
+
+A round that fails (the remote unreachable, a race lost every time) leaves
+a one-line notice and its error for ``/health``; the next round tries
+again. The thread opens a store of its own (the workspace's store object is
+not shared between threads outside the workspace's lock), so the server's
+requests go on while it transfers.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from datetime import datetime
+
+import msgspec
+
+from ctx.engine import (
+    Access,
+    CommitId,
+    ConflictError,
+    CtxError,
+    InvalidInputError,
+    RemoteError,
+    Store,
+    apply_redactions,
+    create_branch,
+    fetch,
+    merge,
+    plural,
+    push,
+    remote_lag,
+)
+from ctx.hub.workspace import Workspace
+
+__all__ = ["ATTEMPTS", "DEFAULT_EVERY", "Replica", "ReplicaHealth", "open_replica"]
+
+ATTEMPTS = 3
+"""Pushes a round tries, each after fetching and merging what beat it."""
+
+DEFAULT_EVERY = 60.0
+"""Seconds between the end of one round and the start of the next."""
+
+_STOP_WAIT = 30.0  # seconds a stopping server waits for a round in flight
+
+
+class ReplicaHealth(msgspec.Struct, frozen=True, kw_only=True):
+    """How far a replica is behind its remote (part of ``GET /health``).
+
+    Attributes:
+        remote: The remote it syncs with.
+        every: Seconds between rounds.
+        last_sync: When the last round that succeeded ended (None: none yet).
+        unpushed: Commits here the remote lacks, on the branches a round
+            pushes (as the remote was last fetched; None: unknown).
+        unmerged: Commits of the remote, as last fetched, that no branch
+            here has (None: unknown).
+        error: Why the last round failed, if it did.
+    """
+
+    remote: str
+    every: float
+    last_sync: datetime | None
+    unpushed: int | None
+    unmerged: int | None
+    error: str | None = None
+
+
+def open_replica(
+    ws: Workspace,
+    remote: str | None,
+    every: float | None,
+    *,
+    access: Access,
+    notice: Callable[[str], None],
+) -> Replica | None:
+    """Returns the replica ``--sync REMOTE --every SECONDS`` asks for, if any.
+
+    Checked before the server starts: nothing is changed by a refusal.
+
+    Raises:
+        InvalidInputError: an interval without a remote, or one that is not
+            a positive number of seconds.
+        RemoteNotFoundError: the store has no such remote.
+    """
+    if remote is None:
+        if every is not None:
+            raise InvalidInputError(
+                "--every needs --sync REMOTE.",
+                hint="`ctx serve --sync origin --every 30` syncs with origin.",
+            )
+        return None
+    seconds = DEFAULT_EVERY if every is None else every
+    if not (math.isfinite(seconds) and 0 < seconds <= threading.TIMEOUT_MAX):
+        raise InvalidInputError(
+            f"--every must be a positive number of seconds, not {seconds:g}.",
+        )
+    remote_lag(ws.store(), remote)  # refuses an unknown remote
+    return Replica(ws, remote, seconds, access=access, notice=notice)
+
+
+class Replica:
+    """Syncs the workspace's store with a remote, every few seconds, in a thread.
+
+    Args:
+        ws: The workspace served.
+        remote: The remote's name (``ctx remote add``).
+        every: Seconds between rounds.
+        access: How to reach the remote.
+        notice: Takes the one-line notice of a round that failed, or that
+            left conflicts.
+        attempts: Pushes a round tries (see :data:`ATTEMPTS`).
+    """
+
+    def __init__(
+        self,
+        ws: Workspace,
+        remote: str,
+        every: float,
+        *,
+        access: Access,
+        notice: Callable[[str], None],
+        attempts: int = ATTEMPTS,
+    ) -> None:
+        self.ws = ws
+        self.remote = remote
+        self.every = every
+        self.access = access
+        self.notice = notice
+        self.attempts = attempts
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._store: Store | None = None
+        self._started: dict[str, CommitId] = {}  # each branch's tip at the start
+        self._written: set[str] = set()
+        self._state = threading.Lock()  # guards the fields below, and _written
+        self._last_sync: datetime | None = None
+        self._error: str | None = None
+
+    def start(self) -> None:
+        """Notes the branches' tips, then syncs now and every :attr:`every` s."""
+        from ctx.hub.screen import SecretScreen
+
+        store = Store.open(
+            self.ws.path, clock=self.ws.clock, screen=SecretScreen(self.ws.secrets_mode)
+        )
+        self._store = store
+        self._started = {b: store.branch_tip(b) for b in store.branches()}
+        self._thread = threading.Thread(target=self._run, name="ctx-replica")
+        self._thread.daemon = True  # a transfer that hangs cannot keep us up
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stops the thread (a round in flight finishes first) and its store."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(_STOP_WAIT)
+            if self._thread.is_alive():
+                return  # still transferring: the store stays open for it
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            self.sync()
+            self._stopping.wait(self.every)
+
+    def sync(self) -> bool:
+        """Runs one round; returns whether it succeeded (see the module docstring)."""
+        assert self._store is not None, "start() first"
+        try:
+            self._round(self._store)
+        except CtxError as exc:
+            with self._state:
+                self._error = exc.message
+            self.notice(
+                f"Notice: The sync with {self.remote} failed: {exc.message} "
+                f"The next one is in {self.every:g} s."
+            )
+            return False
+        with self._state:
+            self._last_sync = self.ws.clock()
+            self._error = None
+        return True
+
+    def health(self) -> ReplicaHealth:
+        """Returns how far the store is behind the remote, as last fetched."""
+        with self._state:
+            last_sync, error = self._last_sync, self._error
+        unpushed = unmerged = None
+        try:
+            with self.ws.lock.reading():
+                store = self.ws.store()
+                lag = remote_lag(store, self.remote, self._note_written(store))
+            unpushed, unmerged = lag.unpushed, lag.unmerged
+        except CtxError as exc:  # the remote removed meanwhile, say
+            error = error or exc.message
+        return ReplicaHealth(
+            remote=self.remote,
+            every=self.every,
+            last_sync=last_sync,
+            unpushed=unpushed,
+            unmerged=unmerged,
+            error=error,
+        )
+
+    def _round(self, store: Store) -> None:
+        self._fetch_and_merge(store)
+        for attempt in range(1, self.attempts + 1):
+            branches = self._to_push(store)
+            if not branches:
+                return
+            try:
+                push(store, self.remote, branches, access=self.access)
+            except (ConflictError, RemoteError):
+                # Another replica pushed first: refused as not a fast forward,
+                # or, when both sent at once, the remote's ref update failed
+                # for one of them. Take its work, then try again.
+                if attempt == self.attempts or self._stopping.is_set():
+                    raise
+                self._fetch_and_merge(store)
+            else:
+                return
+
+    def _fetch_and_merge(self, store: Store) -> None:
+        fetched = fetch(store, self.remote, access=self.access)
+        intent = self.ws.intent("merge", reason=f"sync with {self.remote}")
+        with self.ws.lock:
+            if apply_redactions(store):
+                from ctx.hub.redaction import drop_index
+
+                drop_index(store)  # as a pull that applied one: the text goes
+            mine = set(store.branches())
+            for branch, tip in sorted(fetched.branches.items()):
+                source = f"{self.remote}/{branch}"
+                if branch not in mine:
+                    create_branch(store, branch, source)
+                    continue
+                if store.branch_tip(branch) == tip:
+                    continue
+                result = merge(store, source, intent, into=branch)
+                if result.conflicts:
+                    self.notice(
+                        f"Notice: Merging {source} into {branch} left "
+                        f"{plural(len(result.conflicts), 'conflict')} "
+                        "(`ctx status` lists them)."
+                    )
+
+    def _to_push(self, store: Store) -> list[str]:
+        """Returns the branches whose tips the remote (as last fetched) lacks."""
+        return list(remote_lag(store, self.remote, self._note_written(store)).differ)
+
+    def _note_written(self, store: Store) -> set[str]:
+        """Returns the branches written since the start (made or moved)."""
+        moved = {
+            branch
+            for branch in store.branches()
+            if self._started.get(branch) != store.branch_tip(branch)
+        }
+        with self._state:
+            self._written |= moved
+            return set(self._written)
