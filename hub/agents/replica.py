@@ -151,7 +151,7 @@ class Replica:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._store: Store | None = None
-        self._started: dict[str, CommitId] = {}  # each branch's tip at the start
+        self._started: dict[str, CommitId] | None = None  # tips at the start
         self._written: set[str] = set()
         self._state = threading.Lock()  # guards the fields below, and _written
         self._last_sync: datetime | None = None
@@ -159,13 +159,7 @@ class Replica:
 
     def start(self) -> None:
         """Notes the branches' tips, then syncs now and every :attr:`every` s."""
-        from ctx.hub.screen import SecretScreen
-
-        store = Store.open(
-            self.ws.path, clock=self.ws.clock, screen=SecretScreen(self.ws.secrets_mode)
-        )
-        self._store = store
-        self._started = {b: store.branch_tip(b) for b in store.branches()}
+        self._open()
         self._thread = threading.Thread(target=self._run, name="ctx-replica")
         self._thread.daemon = True  # a transfer that hangs cannot keep us up
         self._thread.start()
@@ -187,10 +181,13 @@ class Replica:
             self._stopping.wait(self.every)
 
     def sync(self) -> bool:
-        """Runs one round; returns whether it succeeded (see the module docstring)."""
-        assert self._store is not None, "start() first"
+        """Runs one round; returns whether it succeeded (see the module docstring).
+
+        The thread runs it; without :meth:`start` it runs one round here,
+        the branches' tips noted at the first.
+        """
         try:
-            self._round(self._store)
+            self._round(self._store or self._open())
         except CtxError as exc:
             with self._state:
                 self._error = exc.message
@@ -224,6 +221,17 @@ class Replica:
             unmerged=unmerged,
             error=error,
         )
+
+    def _open(self) -> Store:
+        """Opens the store the rounds use, and notes its branches' tips."""
+        from ctx.hub.screen import SecretScreen
+
+        store = Store.open(
+            self.ws.path, clock=self.ws.clock, screen=SecretScreen(self.ws.secrets_mode)
+        )
+        self._store = store
+        self._started = {b: store.branch_tip(b) for b in store.branches()}
+        return store
 
     def _round(self, store: Store) -> None:
         self._fetch_and_merge(store)
@@ -273,11 +281,14 @@ class Replica:
 
     def _note_written(self, store: Store) -> set[str]:
         """Returns the branches written since the start (made or moved)."""
-        moved = {
-            branch
-            for branch in store.branches()
-            if self._started.get(branch) != store.branch_tip(branch)
-        }
+        started = self._started
+        moved = set()
+        if started is not None:  # else not started: nothing written through it
+            moved = {
+                branch
+                for branch in store.branches()
+                if started.get(branch) != store.branch_tip(branch)
+            }
         with self._state:
             self._written |= moved
             return set(self._written)

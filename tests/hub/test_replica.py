@@ -1,0 +1,149 @@
+"""Rounds of `ctx serve --sync` in-process, through a bare repository path.
+
+The servers, the thread and the race of two pushes are tested whole in
+tests/integration/test_serve_replicas.py; here each round is run by hand.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from ctx.engine import (
+    Access,
+    Draft,
+    Intent,
+    Store,
+    add_remote,
+    clone,
+    create_branch,
+    edit,
+    fetch,
+    list_conflicts,
+    push,
+    remember,
+)
+from ctx.hub import Workspace
+from ctx.hub.agents.replica import Replica
+
+ALICE = Intent(agent="alice", intent="observe")
+BOB = Intent(agent="bob", intent="observe")
+
+
+class Team:
+    def __init__(self, root: Path, clock: Callable[[], datetime]) -> None:
+        self.root = root
+        self.clock = clock
+        self.remote = root / "remote.git"
+        self.notices: list[str] = []
+        subprocess.run(
+            ["/usr/bin/git", "init", "-q", "--bare", "-b", "main", str(self.remote)],
+            check=True,
+        )
+        with closing(Store.init(root / "seed", clock=clock)) as seed:
+            self.seed_id = remember(seed, Draft(text="The queue is Postgres"), ALICE)
+            add_remote(seed, "origin", str(self.remote))
+            push(seed, "origin", ["main"])
+        self.opened: list[tuple[Workspace, Replica]] = []
+
+    def replica(self, name: str) -> tuple[Workspace, Replica]:
+        clone(self.root / name, str(self.remote), clock=self.clock)
+        ws = Workspace(self.root / name, clock=self.clock)
+        replica = Replica(
+            ws, "origin", 60.0, access=Access(), notice=self.notices.append
+        )
+        self.opened.append((ws, replica))
+        return ws, replica
+
+    def tip(self, git_dir: Path, branch: str = "main") -> str:
+        return subprocess.run(
+            ["/usr/bin/git", "--git-dir", str(git_dir), "rev-parse", branch],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+
+
+@pytest.fixture
+def team(tmp_path: Path, clock: Callable[[], datetime]) -> Iterator[Team]:
+    team = Team(tmp_path, clock)
+    yield team
+    for ws, replica in team.opened:
+        replica.stop()
+        ws.close()
+
+
+def test_edits_of_one_memory_on_two_replicas_end_as_a_conflict_on_both(team):
+    ws_a, a = team.replica("a")
+    ws_b, b = team.replica("b")
+    [memory_id] = team.seed_id.ids
+    edit(ws_a.store(write=True), memory_id, ALICE, body="The queue is Kafka")
+    edit(ws_b.store(write=True), memory_id, BOB, body="The queue is RabbitMQ")
+
+    assert a.sync()
+    assert b.sync()  # fetches A's edit, merges it: a conflict, committed
+    assert a.sync()  # takes B's merge as a fast forward
+
+    assert team.notices == [
+        "Notice: Merging origin/main into main left 1 conflict "
+        "(`ctx status` lists them)."
+    ]
+    for ws in (ws_a, ws_b):
+        assert [c.id for c in list_conflicts(ws.store(), "main")] == [memory_id]
+    tips = {team.tip(path) for path in (team.remote, team.root / "a" / "git")}
+    assert tips == {team.tip(team.root / "b" / "git")}
+
+
+def test_health_counts_what_is_unpushed_and_unmerged_and_the_last_error(team):
+    ws_a, a = team.replica("a")
+    ws_b, b = team.replica("b")
+    store_a = ws_a.store(write=True)
+    create_branch(store_a, "scratch")  # before the first round: never pushed
+    remember(store_a, Draft(text="The API listens on 8080"), ALICE)
+
+    health = a.health()
+    assert (health.last_sync, health.unpushed, health.unmerged) == (None, 1, 0)
+    assert health.error is None
+    assert a.sync()
+    health = a.health()
+    assert health.last_sync is not None
+    assert (health.unpushed, health.unmerged, health.error) == (0, 0, None)
+    assert (
+        "scratch"
+        not in subprocess.run(
+            ["/usr/bin/git", "--git-dir", str(team.remote), "branch"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+
+    # B writes, merges A's work and pushes both commits; A has fetched them
+    # but not merged them yet.
+    remember(ws_b.store(write=True), Draft(text="The cache is Redis"), BOB)
+    assert b.sync()
+    fetch(store_a, "origin")
+    assert (a.health().unpushed, a.health().unmerged) == (0, 2)
+    assert a.sync()
+    assert (a.health().unpushed, a.health().unmerged) == (0, 0)
+
+    # A branch made after the start is pushed.
+    create_branch(store_a, "agent/alice")
+    assert a.sync()
+    assert team.tip(team.remote, "agent/alice") == store_a.branch_tip("agent/alice")
+
+    synced = a.health().last_sync
+    team.remote.rename(team.root / "moved.git")
+    assert not a.sync()
+    health = a.health()
+    assert health.last_sync == synced
+    assert health.error is not None
+    assert "remote.git" in health.error
+    assert team.notices == [
+        f"Notice: The sync with origin failed: {health.error} The next one is in 60 s."
+    ]
