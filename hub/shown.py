@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -182,11 +182,18 @@ def note_composed(
 
 
 @contextlib.contextmanager
-def shown_during(ws: Workspace, session: str, agent: str | None) -> Iterator[None]:
+def shown_during(
+    ws: Workspace,
+    session: str,
+    agent: str | None,
+    read_at: Sequence[tuple[str, str]] = (),
+) -> Iterator[None]:
     """Records what a hook's block newly gave the session (its state's ``shown``).
 
     The memories given are those the session's hook state gained; they are
-    recorded at the tip of the store's HEAD branch.
+    recorded at the last (branch, commit) of ``read_at``, where the handler
+    read them (a recall says where it read), else at the tip of the store's
+    HEAD branch. A hook answered by a running hub thus opens no store here.
     """
     from ctx.hub.hooks.session import read_session
 
@@ -200,10 +207,13 @@ def shown_during(ws: Workspace, session: str, agent: str | None) -> Iterator[Non
     new = tuple(i for i in (after.shown if after else ()) if i not in had)
     if not new:
         return
-    with ws.lock:
-        store = ws.store()
-        branch = store.head_branch()
-        commit = store.branch_tip(branch)
+    if read_at:
+        branch, commit = read_at[-1]
+    else:
+        with ws.lock:
+            store = ws.store()
+            branch = store.head_branch()
+            commit = store.branch_tip(branch)
     entry = Shown(
         when=ws.clock(),
         via="hook",

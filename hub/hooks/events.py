@@ -44,7 +44,7 @@ import contextlib
 import hashlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -163,6 +163,9 @@ class Hook:
     input: HookInput
     settings: HooksSettings
     host: str
+    read_at: list[tuple[str, str]] = field(default_factory=list, compare=False)
+    """The (branch, commit) a handler read the memories it gave at, when it
+    knows (a recall's): the record of what was shown then needs no store."""
 
     @property
     def session(self) -> str:
@@ -462,6 +465,7 @@ def prompt_submit(hook: Hook) -> str | None:
             if hits:
                 parts.append(defuse(format_prompt(with_hits(result, hits))))
                 state.note_shown([h.id for h in hits])
+                hook.read_at.append((result.branch, result.commit))
     return "\n\n".join(parts) or None
 
 

@@ -151,7 +151,7 @@ def run_hook(
             seconds = min(seconds, SESSION_END_TIMEOUT)
         with _deadline(seconds):
             hook = Hook(ws, hook_input, settings, host)
-            with shown_during(ws, hook.session, ws.agent or host):
+            with shown_during(ws, hook.session, ws.agent or host, hook.read_at):
                 text = found.handler(hook)
         return _output(found, hook_input, text) if text else ""
     except (Exception, HookTimeoutError) as exc:  # every failure ends here

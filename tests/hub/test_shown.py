@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from test_hooks import SESSION, add, context, engine_clock
+from test_hooks import OWNER, SESSION, add, context, engine_clock
 
 from ctx.engine import Store
 from ctx.hub import Workspace
@@ -98,3 +98,33 @@ def test_the_record_is_private_and_bounded(tmp_path, monkeypatch):
     assert read_shown(store) == kept
     record_shown(store, Shown(when=when, via="hook", memories=()))  # nothing shown
     assert read_shown(store) == kept
+
+
+def test_a_hook_records_where_its_recall_read(project):
+    # With [recall] reviewed_only the hook recalls the reviewed branch (main)
+    # while HEAD is an agent's branch, ahead of it: the record names main
+    # and main's tip, where the memories given were read, not HEAD's.
+    from ctx import engine
+    from ctx.engine import Draft
+
+    queue = add(project, "The job queue lives in Postgres, read with SKIP LOCKED.")
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        main_tip = store.branch_tip("main")
+        engine.create_branch(store, "agent/bot")
+        note = Draft(text="The bot's own note on the queue.")
+        engine.remember(store, note, OWNER, branch="agent/bot")
+        engine.switch_branch(store, "agent/bot")
+    finally:
+        store.close()
+    with (project / ".ctx" / "config.toml").open("a") as f:
+        f.write("[recall]\nreviewed_only = true\n")
+    given = context(
+        "prompt-submit", "user_prompt_submit", project, prompt="job queue postgres?"
+    )
+    assert given is not None
+    assert queue in given
+
+    (entry,) = read_shown(project / ".ctx")
+    assert (entry.branch, entry.commit) == ("main", main_tip)
+    assert queue in entry.memories
