@@ -177,8 +177,21 @@ class Replica:
 
     def _run(self) -> None:
         while not self._stopping.is_set():
-            self.sync()
+            try:
+                self.sync()
+            except Exception as exc:  # the thread must go on
+                # Not one of ctx's errors: a fault of this round, said in
+                # /health and the log as any failure is; the next round runs.
+                self._failed(f"{type(exc).__name__}: {exc}")
             self._stopping.wait(self.every)
+
+    def _failed(self, message: str) -> None:
+        with self._state:
+            self._error = message
+        self.notice(
+            f"Notice: The sync with {self.remote} failed: {message} "
+            f"The next one is in {self.every:g} s."
+        )
 
     def sync(self) -> bool:
         """Runs one round; returns whether it succeeded (see the module docstring).
@@ -189,12 +202,7 @@ class Replica:
         try:
             self._round(self._store or self._open())
         except CtxError as exc:
-            with self._state:
-                self._error = exc.message
-            self.notice(
-                f"Notice: The sync with {self.remote} failed: {exc.message} "
-                f"The next one is in {self.every:g} s."
-            )
+            self._failed(exc.message)
             return False
         with self._state:
             self._last_sync = self.ws.clock()

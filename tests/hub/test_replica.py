@@ -7,6 +7,7 @@ tests/integration/test_serve_replicas.py; here each round is run by hand.
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from datetime import datetime
@@ -147,3 +148,30 @@ def test_health_counts_what_is_unpushed_and_unmerged_and_the_last_error(team):
     assert team.notices == [
         f"Notice: The sync with origin failed: {health.error} The next one is in 60 s."
     ]
+
+
+def test_a_round_that_fails_unexpectedly_is_reported_and_the_next_runs(
+    team, monkeypatch
+):
+    _, replica = team.replica("a")
+    replica.every = 0.05
+    rounds = iter([RuntimeError("disk on fire")])
+    real_round = Replica._round
+
+    def flaky(self, store):
+        fault = next(rounds, None)
+        if fault is not None:
+            raise fault
+        return real_round(self, store)
+
+    monkeypatch.setattr(Replica, "_round", flaky)
+    replica.start()
+    try:
+        deadline = time.monotonic() + 30
+        while replica.health().last_sync is None:
+            assert time.monotonic() < deadline, team.notices
+            time.sleep(0.02)
+    finally:
+        replica.stop()
+    assert any("RuntimeError: disk on fire" in n for n in team.notices)
+    assert replica.health().error is None  # the round after it succeeded
