@@ -24,19 +24,21 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import struct
 import tempfile
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing
 from pathlib import Path
 
 from dulwich.client import GitClient
-from dulwich.errors import PackedRefsException
+from dulwich.errors import ChecksumMismatch, ObjectFormatException, PackedRefsException
 from dulwich.object_store import BaseObjectStore, DiskObjectStore
 from dulwich.objects import ObjectID, ShaFile
-from dulwich.pack import UnpackedObject
+from dulwich.pack import UnpackedObject, UnresolvedDeltas
 from dulwich.refs import SYMREF, Ref
 
-from ctx.engine._incoming import Checked, Held, check_incoming
+from ctx.engine._incoming import Checked, Held, RefusedError, check_incoming
 from ctx.engine._objects import open_repository
 from ctx.engine._pack_copy import pack_records, write_records
 from ctx.engine._packs import move_packs
@@ -146,12 +148,31 @@ def fetch_remote(
             )
         found: dict[ObjectID, ShaFile] = {}
         if os.path.getsize(received):
-            found = index_received(incoming, objects.get_raw)
+            found = _indexed(incoming, objects)
         checked = check_incoming(
             _Over(found, objects), tips, _held(objects), redacted=redacted
         )
         move_packs(incoming, objects)
     return _refs(result.refs), dict(result.symrefs or {}), checked
+
+
+def _indexed(
+    incoming: DiskObjectStore, objects: DiskObjectStore
+) -> dict[ObjectID, ShaFile]:
+    """Returns what the received pack holds (:func:`index_received`).
+
+    Raises:
+        RefusedError: the pack is damaged (its checksum is not its own, it
+            ends early, a delta has no base, an object does not parse).
+    """
+    try:
+        return index_received(incoming, objects.get_raw)
+    except ChecksumMismatch:
+        raise RefusedError("the pack it sent does not match its checksum") from None
+    except UnresolvedDeltas:
+        raise RefusedError("the pack it sent holds deltas without a base") from None
+    except (ObjectFormatException, ValueError, zlib.error, struct.error) as exc:
+        raise RefusedError(f"the pack it sent cannot be read ({exc})") from None
 
 
 def receive_records(

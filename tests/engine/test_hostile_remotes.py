@@ -239,3 +239,77 @@ def test_any_command_clears_a_killed_clones_build_folder(tmp_path: Path) -> None
     (left / "objects" / "pack").write_bytes(b"x" * 1000)
     Store.open(store, clock=lambda: datetime.now(UTC)).close()
     assert not left.exists()
+
+
+# Stands in for ssh as FAKE_SSH does, and relays git's own server's answer
+# with its pack damaged: the pack's sideband packets are held until the flush
+# that ends them, then the last one is changed (DAMAGE: the checksum's last
+# byte flipped, or the last ten bytes cut off).
+BREAKING_SSH = """#!{python}
+import subprocess, sys
+server = subprocess.Popen(["sh", "-c", sys.argv[-1]], stdout=subprocess.PIPE)
+source, out, held = server.stdout, sys.stdout.buffer, []
+while head := source.read(4):
+    size = int(head, 16)
+    payload = source.read(size - 4) if size > 4 else b""
+    if payload[:1] == b"\\x01" and (held or payload[1:5] == b"PACK"):
+        held.append(payload)
+        continue
+    if size == 0 and held:
+        last = held[-1]
+        held[-1] = {damage}
+        for packet in held:
+            out.write(b"%04x" % (len(packet) + 4) + packet)
+        held = []
+    out.write(head + payload)
+    out.flush()
+sys.exit(server.wait())
+"""
+DAMAGE = {
+    "checksum": "last[:-1] + bytes([last[-1] ^ 1])",
+    "cut": "last[:-10]",
+}
+
+
+@pytest.fixture(params=sorted(DAMAGE))
+def breaking(request: pytest.FixtureRequest, tmp_path: Path) -> Access:
+    import sys
+
+    ssh = tmp_path / "breaking-ssh"
+    damage = DAMAGE[request.param]
+    ssh.write_text(BREAKING_SSH.format(python=sys.executable, damage=damage))
+    ssh.chmod(0o755)
+    return Access(ssh_command=str(ssh))
+
+
+def test_a_damaged_pack_is_refused_and_leaves_nothing(world, base, breaking, tmp_path):
+    remote = tmp_path / "ahead.git"
+    shutil.copytree(world.good.repo, remote)
+    shutil.copytree(world.base, tmp_path / "writer")
+    writer = Store.open(tmp_path / "writer", clock=fixed_clock())
+    add_remote(writer, "copy", str(remote))
+    remember(writer, Draft(text="Sent with a broken pack"), WHO)
+    push(writer, "copy")
+    writer.close()
+    url = f"ssh://localhost{remote}"
+
+    add_remote(base, "copy", url)
+    git_dir = base.path / "git"
+    refs, before = git(git_dir, "for-each-ref"), files(git_dir)
+    with pytest.raises(RemoteError) as caught:
+        fetch(base, "copy", access=breaking)
+    assert_one_line(caught.value)
+    assert " cannot be fetched: the pack it sent " in caught.value.message
+    assert git(git_dir, "for-each-ref") == refs
+    assert files(git_dir) == before  # no object kept, no quarantine left
+    assert_readable(base)
+
+    outside = tmp_path / "here"
+    outside.mkdir()
+    with pytest.raises(RemoteError) as caught:
+        clone(outside / "c", url, clock=fixed_clock(), access=breaking)
+    assert_one_line(caught.value)
+    assert list(outside.iterdir()) == []
+
+    # The same server through a relay that changes nothing: fetched whole.
+    assert fetch(base, "copy", access=Access(ssh_command=str(world.ssh))).updated
