@@ -206,18 +206,25 @@ def test_clone_of_many_branches_writes_the_refs_at_once(world, tmp_path):
     store.close()
 
 
-def test_a_good_fetch_through_the_quarantine_keeps_its_pack(
-    world, access, base, tmp_path
-):
-    remote = tmp_path / "good.git"
+def _remote_ahead(world: World, tmp_path: Path, text: str) -> str:
+    """Returns the ssh address of a copy of the good remote, one memory ahead."""
+    remote = tmp_path / "ahead.git"
     shutil.copytree(world.good.repo, remote)
     shutil.copytree(world.base, tmp_path / "writer")
     writer = Store.open(tmp_path / "writer", clock=fixed_clock())
     add_remote(writer, "copy", str(remote))
-    remember(writer, Draft(text="Sent through git's own server"), WHO)
+    remember(writer, Draft(text=text), WHO)
     push(writer, "copy")
     writer.close()
-    add_remote(base, "copy", f"ssh://localhost{remote}")
+    return f"ssh://localhost{remote}"
+
+
+def test_a_good_fetch_through_the_quarantine_keeps_its_pack(
+    world, access, base, tmp_path
+):
+    add_remote(
+        base, "copy", _remote_ahead(world, tmp_path, "Sent through git's own server")
+    )
     result = pull(base, WHO, "copy", "main", access=access)
     assert result.merge.fast_forward
     assert "Sent through git's own server" in {
@@ -283,16 +290,7 @@ def breaking(request: pytest.FixtureRequest, tmp_path: Path) -> Access:
 
 
 def test_a_damaged_pack_is_refused_and_leaves_nothing(world, base, breaking, tmp_path):
-    remote = tmp_path / "ahead.git"
-    shutil.copytree(world.good.repo, remote)
-    shutil.copytree(world.base, tmp_path / "writer")
-    writer = Store.open(tmp_path / "writer", clock=fixed_clock())
-    add_remote(writer, "copy", str(remote))
-    remember(writer, Draft(text="Sent with a broken pack"), WHO)
-    push(writer, "copy")
-    writer.close()
-    url = f"ssh://localhost{remote}"
-
+    url = _remote_ahead(world, tmp_path, "Sent with a broken pack")
     add_remote(base, "copy", url)
     git_dir = base.path / "git"
     refs, before = git(git_dir, "for-each-ref"), files(git_dir)
