@@ -2,13 +2,14 @@
 #   make tour    installs ctx (without the dev tools) and runs a short tour on
 #                the default store
 #   make check   installs ctx with its dev tools and runs every check and test
+#                (as root, it installs OpenSSH and lighttpd for the server tests)
 # and:
 #   make install-runtime  ctx and what it needs to run, into .venv, no dev tools
 VENV := .venv
 BIN := $(VENV)/bin
 SOURCES := $(shell find engine hub porcelain lens -name '*.py' -o -name '*.pyi') pyproject.toml
 
-.PHONY: install install-runtime tour check test lint fix
+.PHONY: install install-runtime tour check test lint fix servers
 
 $(BIN)/.installed: $(SOURCES)
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -35,7 +36,21 @@ lint: install
 	$(BIN)/mypy -p ctx.engine -p ctx.hub -p ctx.porcelain -p ctx.lens
 	$(BIN)/lint-imports
 
-test: install
+# The servers tests/integration/test_real_servers.py starts: OpenSSH and
+# lighttpd (git's http-backend comes with git), from the distribution's
+# packages, installed as root where apt-get can; without them those tests
+# skip and say why. Never fails.
+SERVER_PACKAGES := openssh-server lighttpd
+APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
+
+servers:
+	@test -x /usr/sbin/sshd -a -x /usr/sbin/lighttpd || \
+	{ test "$$(id -u)" = 0 && command -v apt-get >/dev/null && \
+	  { $(APT) $(SERVER_PACKAGES) >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null 2>&1 && $(APT) $(SERVER_PACKAGES) >/dev/null 2>&1; }; }; } || \
+	echo "make: $(SERVER_PACKAGES) not installed: the tests of real ssh and web servers skip"
+
+test: install servers
 	$(BIN)/pytest -q -p no:cacheprovider -n 2 --dist worksteal
 
 check: lint test

@@ -6,6 +6,14 @@
   ``DictBackend``) in a thread, optionally asking for a password.
 - :class:`CuttingProxy`: a TCP relay that drops the connection after a number
   of bytes, as a server killed mid-transfer would.
+- :func:`openssh_server`: the distribution's OpenSSH server on loopback, one
+  key let in, serving git's own ``git-upload-pack`` and ``git-receive-pack``.
+- :func:`web_server`: the distribution's lighttpd running git's own
+  ``git-http-backend`` as CGI, behind basic auth.
+
+The last two need packages ``make check`` installs where it can (as root,
+with apt-get); without them :func:`missing_servers` says why, and the
+tests that need them skip saying so.
 """
 
 from __future__ import annotations
@@ -196,3 +204,120 @@ class CuttingProxy:
         self._thread.join(timeout=10)
         for s in self._sockets:
             s.close()
+
+
+SSHD = Path("/usr/sbin/sshd")
+LIGHTTPD = Path("/usr/sbin/lighttpd")
+HTTP_BACKEND = Path("/usr/lib/git-core/git-http-backend")
+
+
+def missing_servers() -> str | None:
+    """Returns why the real ssh and web servers cannot run here, or None."""
+    missing = [str(p) for p in (SSHD, LIGHTTPD, HTTP_BACKEND) if not p.exists()]
+    if missing:
+        return (
+            f"{', '.join(missing)} not installed (packages openssh-server, "
+            "lighttpd and git: `make check` installs them as root with apt-get)"
+        )
+    return None
+
+
+@contextlib.contextmanager
+def openssh_server(folder: Path) -> Iterator[tuple[int, str]]:
+    """Runs sshd on loopback; yields its port and the ``GIT_SSH_COMMAND`` to use.
+
+    The server lets in one key, made here, for the user running the tests;
+    the command names the key and the server's port-free known-hosts file,
+    so nothing of the user's own ssh setup is read or written.
+    """
+    folder.mkdir(parents=True)
+    for key in ("host", "client"):
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / key)],
+            check=True,
+        )
+    (folder / "authorized_keys").write_bytes((folder / "client.pub").read_bytes())
+    port = free_port()
+    (folder / "sshd_config").write_text(
+        f"Port {port}\n"
+        "ListenAddress 127.0.0.1\n"
+        f"HostKey {folder / 'host'}\n"
+        f"AuthorizedKeysFile {folder / 'authorized_keys'}\n"
+        f"PidFile {folder / 'sshd.pid'}\n"
+        "PasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\n"
+        "PubkeyAuthentication yes\n"
+        "PermitRootLogin prohibit-password\n"
+        "StrictModes no\n"
+        "UsePAM no\n"
+        f"SetEnv PATH={os.path.dirname(GIT)}:/usr/bin:/bin\n"
+    )
+    if os.geteuid() == 0:
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation
+    with (folder / "sshd.log").open("wb") as log:
+        proc = subprocess.Popen(
+            [str(SSHD), "-D", "-e", "-f", str(folder / "sshd_config")],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+    known = folder / "known_hosts"
+    host_key = (folder / "host.pub").read_text().split()[:2]
+    known.write_text(f"[127.0.0.1]:{port} {' '.join(host_key)}\n")
+    try:
+        _wait_listening(port, proc)
+        yield (
+            port,
+            (
+                f"ssh -F /dev/null -i {folder / 'client'} -o IdentitiesOnly=yes "
+                f"-o BatchMode=yes -o UserKnownHostsFile={known} "
+                "-o StrictHostKeyChecking=yes"
+            ),
+        )
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def web_server(root: Path, folder: Path, user: str, password: str) -> Iterator[int]:
+    """Serves the repositories under ``root`` at ``http://127.0.0.1:PORT/git/``.
+
+    lighttpd runs git's ``git-http-backend`` for every path under ``/git/``,
+    which asks for ``user`` and ``password`` (basic auth): fetches and
+    pushes both (the backend accepts a push from an authenticated user).
+    """
+    folder.mkdir(parents=True)
+    port = free_port()
+    (folder / "users").write_text(f"{user}:{password}\n")
+    (folder / "lighttpd.conf").write_text(
+        'server.modules = ("mod_alias", "mod_auth", "mod_authn_file", '
+        '"mod_cgi", "mod_setenv")\n'
+        f'server.document-root = "{folder}"\n'
+        f"server.port = {port}\n"
+        'server.bind = "127.0.0.1"\n'
+        f'server.errorlog = "{folder / "error.log"}"\n'
+        f'server.pid-file = "{folder / "lighttpd.pid"}"\n'
+        f'alias.url = ("/git/" => "{HTTP_BACKEND}/")\n'
+        'cgi.assign = ("" => "")\n'
+        "setenv.add-environment = (\n"
+        f'  "GIT_PROJECT_ROOT" => "{root}",\n'
+        '  "GIT_HTTP_EXPORT_ALL" => "1",\n'
+        f'  "PATH" => "{os.path.dirname(GIT)}:/usr/bin:/bin",\n'
+        ")\n"
+        'auth.backend = "plain"\n'
+        f'auth.backend.plain.userfile = "{folder / "users"}"\n'
+        'auth.require = ("/git/" => ("method" => "basic", "realm" => "git", '
+        '"require" => "valid-user"))\n'
+    )
+    with (folder / "lighttpd.log").open("wb") as log:
+        proc = subprocess.Popen(
+            [str(LIGHTTPD), "-D", "-f", str(folder / "lighttpd.conf")],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+    try:
+        _wait_listening(port, proc)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
