@@ -209,11 +209,13 @@ class CuttingProxy:
 SSHD = Path("/usr/sbin/sshd")
 LIGHTTPD = Path("/usr/sbin/lighttpd")
 HTTP_BACKEND = Path("/usr/lib/git-core/git-http-backend")
+SSH_KEYGEN = Path("/usr/bin/ssh-keygen")
 
 
 def missing_servers() -> str | None:
     """Returns why the real ssh and web servers cannot run here, or None."""
-    missing = [str(p) for p in (SSHD, LIGHTTPD, HTTP_BACKEND) if not p.exists()]
+    needed = (SSHD, SSH_KEYGEN, Path("/usr/bin/ssh"), LIGHTTPD, HTTP_BACKEND)
+    missing = [str(p) for p in needed if not p.exists()]
     if missing:
         return (
             f"{', '.join(missing)} not installed (packages openssh-server, "
@@ -233,7 +235,7 @@ def openssh_server(folder: Path) -> Iterator[tuple[int, str]]:
     folder.mkdir(parents=True)
     for key in ("host", "client"):
         subprocess.run(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / key)],
+            [SSH_KEYGEN, "-q", "-t", "ed25519", "-N", "", "-f", str(folder / key)],
             check=True,
         )
     (folder / "authorized_keys").write_bytes((folder / "client.pub").read_bytes())

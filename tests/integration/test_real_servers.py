@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from integration_support import GIT, git_env, run_ctx
-from remote_servers import missing_servers, openssh_server, web_server
+from remote_servers import SSH_KEYGEN, missing_servers, openssh_server, web_server
 from test_remotes import all_refs, bare, bodies, ok
 
 pytestmark = pytest.mark.skipif(
@@ -93,7 +93,7 @@ def test_push_clone_pull_over_openssh(sshd, store_path: Path, tmp_path: Path):
     # A key the server does not know: one line, nothing written.
     stranger = tmp_path / "stranger"
     subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)],
+        [SSH_KEYGEN, "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)],
         check=True,
     )
     refused = {
