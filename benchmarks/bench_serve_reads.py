@@ -94,10 +94,9 @@ class Client:
     def __init__(self, url: str, key: str) -> None:
         parts = urlsplit(url)
         self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
-        self.headers = {
-            "Authorization": f"Bearer {key}",
-            "Content-Type": "application/json",
-        }
+        self.headers = {"Content-Type": "application/json"}
+        if key:  # none where the server needs none
+            self.headers["Authorization"] = f"Bearer {key}"
 
     def recall(self, query: str) -> None:
         body = json.dumps({"query": query, "budget": 800}).encode()

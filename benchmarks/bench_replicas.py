@@ -1,0 +1,210 @@
+"""Two `ctx serve` replicas behind one address against one (issue 34).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_replicas.py             # 10k, MiniLM
+    .venv/bin/python benchmarks/bench_replicas.py --embedder hashing
+
+Makes a store of ``--size`` synthetic memories (``bench_serve_reads.py``'s),
+pushes it to a bare repository, clones that into a second store, indexes
+both, and starts each as a replica of the bare repository (``ctx serve
+--sync origin``, each with a runtime folder of its own: every ``ctx serve``
+is its user's hub). The distribution's lighttpd is the one address: one
+instance balances ``mod_proxy`` round-robin over both replicas, another
+forwards to the first alone, so that both paths pay the same proxy. Then,
+rounds interleaved, ``--clients`` threads (each its own keep-alive
+connection) ask ``POST /api/recall`` for ``--seconds`` through each.
+
+Results in ``benchmarks/results/replicas.md``. The issue's goal: two
+replicas at least 1.7x one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from _bench_common import machine_lines
+from bench_serve_reads import CTX, make_store, window
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "replicas.md"
+LIGHTTPD = Path("/usr/sbin/lighttpd")
+
+
+def ctx(store: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    subprocess.run(
+        [str(CTX), "--store", str(store), *args],
+        check=True,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def replicas(size: int, embedder: str, folder: Path) -> list[Path]:
+    """Returns two stores of the same memories, each cloned from one bare repo."""
+    first = make_store(size, embedder)
+    remote = folder / "memory.git"
+    subprocess.run(
+        ["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True
+    )
+    ctx(first, "remote", "add", "origin", str(remote))
+    ctx(first, "push")
+    second = folder / "second" / ".ctx"
+    ctx(second, "clone", str(remote))
+    stores = [first, second]
+    for store in stores:
+        (store / "config.toml").write_text(
+            f'[embedder]\nkind = "{embedder}"\n[serve]\nrequire_keys = false\n'
+        )
+        ctx(store, "reindex")
+    return stores
+
+
+@contextlib.contextmanager
+def serving(store: Path, runtime: Path) -> Iterator[int]:
+    """Runs ``ctx serve --sync origin`` on ``store``; yields its port."""
+    runtime.mkdir(mode=0o700)
+    env = {**os.environ, "CTX_HUB_AUTOSTART": "0", "XDG_RUNTIME_DIR": str(runtime)}
+    proc = subprocess.Popen(
+        [str(CTX), "--store", str(store), "serve", "--port", "0", "--sync", "origin"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("Serving "), line
+    try:
+        yield int(line.split(" at ", 1)[1].split(" ", 1)[0].rsplit(":", 1)[1])
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)
+
+
+@contextlib.contextmanager
+def balancer(folder: Path, ports: list[int]) -> Iterator[int]:
+    """Runs lighttpd on loopback, balancing round-robin over ``ports``."""
+    folder.mkdir()
+    port = free_port()
+    backends = ", ".join(f'("host" => "127.0.0.1", "port" => {p})' for p in ports)
+    (folder / "lighttpd.conf").write_text(
+        'server.modules = ("mod_proxy")\n'
+        f'server.document-root = "{folder}"\n'
+        f"server.port = {port}\n"
+        'server.bind = "127.0.0.1"\n'
+        f'server.errorlog = "{folder / "error.log"}"\n'
+        'proxy.balance = "round-robin"\n'
+        f'proxy.server = ("" => ({backends}))\n'
+    )
+    proc = subprocess.Popen(
+        [str(LIGHTTPD), "-D", "-f", str(folder / "lighttpd.conf")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), _connected(port):
+                break
+            time.sleep(0.05)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _connected(port: int) -> Iterator[None]:
+    with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+        yield
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    if not LIGHTTPD.exists():
+        sys.exit(f"{LIGHTTPD} is not installed (the package lighttpd)")
+    started = datetime.now(UTC)
+    loads = [os.getloadavg()[0]]
+    folder = Path(tempfile.mkdtemp(prefix="ctx-replicas-"))
+    counts: dict[str, list[int]] = {"one replica": [], "two replicas": []}
+    try:
+        first, second = replicas(args.size, args.embedder, folder)
+        with (
+            serving(first, folder / "run-1") as one,
+            serving(second, folder / "run-2") as two,
+            balancer(folder / "proxy-one", [one]) as to_one,
+            balancer(folder / "proxy-two", [one, two]) as to_two,
+        ):
+            ports = {"one replica": to_one, "two replicas": to_two}
+            for port in ports.values():  # warm: the first recalls load what they read
+                window(f"http://127.0.0.1:{port}", "", args.clients, 3.0)
+            for _ in range(args.rounds):
+                for name, port in ports.items():
+                    url = f"http://127.0.0.1:{port}"
+                    counts[name].append(window(url, "", args.clients, args.seconds))
+                    loads.append(os.getloadavg()[0])
+                    print(name, counts[name][-1], file=sys.stderr)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    one = sum(counts["one replica"]) / args.rounds
+    rows = [
+        f"| {name} | {sum(got) / args.rounds / args.seconds:.1f} | "
+        f"{sum(got) / args.rounds / one:.2f}x | {', '.join(map(str, got))} |"
+        for name, got in counts.items()
+    ]
+    revision = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    lines = [
+        "# Two `ctx serve` replicas behind one address, against one",
+        "",
+        "Generated by `benchmarks/bench_replicas.py`; do not edit by hand.",
+        "",
+        *machine_lines(started, loads, [("ctx", f"working tree on {revision}")]),
+        "",
+        f"Store: {args.size:,} synthetic memories (`bench_serve_reads.py`'s), "
+        f"{args.embedder} vectors, pushed to a bare repository and cloned into a "
+        "second store; both indexed, each served by `ctx serve --sync origin`. "
+        "lighttpd's `mod_proxy` is the one address: round-robin over both "
+        "replicas, or forwarding to the first alone (the same proxy either way). "
+        f"{args.clients} clients, each a thread with its own keep-alive "
+        f"connection asking `POST /api/recall` for {args.seconds:g} s; "
+        f"{args.rounds} rounds, interleaved, after a warm-up.",
+        "",
+        "| behind the address | recalls/s | against one | recalls per round |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+        "The issue's goal: two replicas at least 1.7x one.",
+        "",
+    ]
+    RESULTS.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
