@@ -59,10 +59,10 @@ def _recalled(store: Path, query: str) -> str:
     return " ".join(hit["body"] for hit in json.loads(result.stdout)["hits"])
 
 
-@pytest.mark.parametrize("count", [2, 4])
 def test_one_hub_answers_each_store_its_own_memories(
-    tmp_path: Path, hub_of: list[subprocess.Popen[str]], count: int
+    tmp_path: Path, hub_of: list[subprocess.Popen[str]]
 ) -> None:
+    count = 4  # four stores: each against three others (two was a part of it)
     stores = _make_stores(tmp_path, count)
     hub = start_hub_process(stores[0])
     hub_of.append(hub)
