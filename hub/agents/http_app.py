@@ -15,17 +15,23 @@ Keys (:mod:`ctx.hub.keys` checks them): a request that presents
 ``Authorization: Bearer ...`` is held to that key, on loopback too; an
 unknown, revoked or malformed one is a 401. With ``keys_required``, a
 request without one is a 401 as well.
+
+Several stores (:func:`build_stores_app`): each store's app answers under
+``/s/<name>/`` and checks that store's keys only, so a key of one store is a
+401 at every other; ``/health`` lists the stores.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
 import msgspec
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -43,10 +49,19 @@ from ctx.hub.agents.access import Scope as KeyScope
 from ctx.hub.agents.calls import CALLS, GRAPH, KEYS, Call, invoke
 from ctx.hub.agents.mcp_sessions import IDLE_TIMEOUT_S, SessionBound
 from ctx.hub.agents.replica import ReplicaHealth
+from ctx.hub.agents.served import PREFIX, ServedStore
 from ctx.hub.keys import AuthError, is_loopback
 from ctx.hub.workspace import Workspace
 
-__all__ = ["MAX_BODY_BYTES", "ROUTES", "ApiError", "build_app", "status_of"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "ROUTES",
+    "ApiError",
+    "StoreApp",
+    "build_app",
+    "build_stores_app",
+    "status_of",
+]
 
 MAX_BODY_BYTES = 1_000_000
 """The largest request body accepted (a memory is at most 256 KiB of text)."""
@@ -110,12 +125,17 @@ class ErrorBody(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Health(msgspec.Struct, frozen=True, kw_only=True):
-    """``GET /health``; ``replica`` says how far behind a replica is, else None."""
+    """``GET /health``; ``replica`` says how far behind a replica is, else None.
+
+    ``store`` (and ``replica``) are the first store's; ``stores`` lists every
+    store the server serves (a store's own ``/s/<name>/health`` lists none).
+    """
 
     status: str
     store: str
     pid: int
     replica: ReplicaHealth | None = None
+    stores: tuple[ServedStore, ...] = ()
 
 
 _JSON = msgspec.json.Encoder(order="deterministic")
@@ -246,10 +266,11 @@ class GuardMiddleware:
     them under its own host name. So a server bound to loopback answers only
     ``Host`` headers that name loopback (else 421), and any server refuses a
     request whose ``Origin`` is not a loopback origin (403): agents and curl
-    send none. Then the key (see the module docstring).
+    send none. Then the key (see the module docstring), unless ``check``
+    is None: the app it guards checks each store's keys itself.
     """
 
-    def __init__(self, app: ASGIApp, check: KeyCheck, *, loopback: bool) -> None:
+    def __init__(self, app: ASGIApp, check: KeyCheck | None, *, loopback: bool) -> None:
         self.app = app
         self.check = check
         self.loopback = loopback
@@ -272,7 +293,7 @@ class GuardMiddleware:
             body = ErrorBody(error=ApiError(type="RefusedError", message=refused[1]))
             await _json(body, refused[0])(scope, receive, send)
             return
-        if scope["path"] != "/health":
+        if self.check is not None and scope["path"] != "/health":
             try:
                 scope[_KEY] = self.check(headers.get("authorization"))
             except CtxError as exc:
@@ -298,6 +319,18 @@ def build_app(
         host: The address served (MCP's DNS-rebinding protection follows it).
         replica: Says how far behind its remote a replica is, for ``/health``.
     """
+    return _store_app(ws, check, base=base, host=host, replica=replica)[0]
+
+
+def _store_app(
+    ws: Workspace,
+    check: KeyCheck,
+    *,
+    base: Caller | None,
+    host: str,
+    replica: Callable[[], ReplicaHealth] | None,
+) -> tuple[ASGIApp, Starlette]:
+    """Returns :func:`build_app`'s app, and the app whose lifespan it runs."""
     from ctx.hub.agents.mcp_server import build_server, caller_of
     from ctx.hub.agents.openapi import openapi
 
@@ -344,7 +377,132 @@ def build_app(
         max_sessions=None,  # bounded per caller instead: nobody is locked out
     )
     bounded = SessionBound(app, _session_owner)
-    return GuardMiddleware(bounded, check, loopback=is_loopback(host))
+    return GuardMiddleware(bounded, check, loopback=is_loopback(host)), app
+
+
+@dataclass(frozen=True)
+class StoreApp:
+    """A store :func:`build_stores_app` serves, and how.
+
+    Attributes:
+        name: Its name in the URLs (``/s/<name>/``).
+        ws: Its workspace.
+        check: Checks a request's key against its keys.
+        replica: Says how far behind its remote it is, if it is a replica.
+    """
+
+    name: str
+    ws: Workspace
+    check: KeyCheck
+    replica: Callable[[], ReplicaHealth] | None = None
+
+
+def build_stores_app(
+    stores: Sequence[StoreApp], *, base: Caller | None = None, host: str = "127.0.0.1"
+) -> ASGIApp:
+    """Returns the ASGI app of one or more stores: each under ``/s/<name>/``.
+
+    Each store's app (:func:`build_app`) answers under its prefix, the
+    prefix taken off the path: ``/s/<name>/mcp``, ``/s/<name>/api/...``,
+    ``/s/<name>/health``. A single store also answers at ``/mcp`` and
+    ``/api/...``, as it always has; with several, those paths are a 404 that
+    says where the stores are. ``GET /health`` lists every store.
+
+    Args:
+        stores: The stores, the first one first.
+        base: Who calls when a request names nobody.
+        host: The address served (MCP's DNS-rebinding protection follows it).
+    """
+    apps = {
+        s.name: _store_app(s.ws, s.check, base=base, host=host, replica=s.replica)
+        for s in stores
+    }
+    first = stores[0]
+    listed = tuple(ServedStore.of(s.name, s.ws.path) for s in stores)
+
+    async def health() -> Response:
+        lag = None
+        if first.replica is not None:
+            lag = await anyio.to_thread.run_sync(first.replica)
+        return _json(
+            Health(
+                status="ok",
+                store=str(first.ws.path),
+                pid=os.getpid(),
+                replica=lag,
+                stores=listed,
+            )
+        )
+
+    router = _StoreRouter(
+        {name: app for name, (app, _) in apps.items()},
+        [lifespan for _, lifespan in apps.values()],
+        health,
+        alone=apps[first.name][0] if len(stores) == 1 else None,
+    )
+    return GuardMiddleware(router, None, loopback=is_loopback(host))
+
+
+class _StoreRouter:
+    """Hands each request to its store's app (:func:`build_stores_app`)."""
+
+    def __init__(
+        self,
+        apps: Mapping[str, ASGIApp],
+        lifespans: Sequence[Starlette],
+        health: Callable[[], Awaitable[Response]],
+        *,
+        alone: ASGIApp | None,
+    ) -> None:
+        self.apps = apps
+        self.lifespans = lifespans
+        self.health = health
+        self.alone = alone
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        path = scope["path"]
+        if scope["type"] == "http" and path == "/health":
+            await (await self.health())(scope, receive, send)
+            return
+        if path.startswith(PREFIX):
+            name, _, rest = path[len(PREFIX) :].partition("/")
+            app = self.apps.get(name)
+            if app is None:
+                missing = NotFoundError(
+                    f"No store named {name!r} is served here.",
+                    hint="GET /health lists the stores served.",
+                )
+                await error_response(missing)(scope, receive, send)
+                return
+            inner = "/" + rest
+            scope = {**scope, "path": inner, "raw_path": inner.encode()}
+            await app(scope, receive, send)
+        elif self.alone is not None:
+            await self.alone(scope, receive, send)
+        else:
+            several = NotFoundError(
+                f"This server serves {len(self.apps)} stores, each under "
+                f"{PREFIX}NAME/ ({PREFIX}NAME/mcp, {PREFIX}NAME/api).",
+                hint="GET /health lists the stores served.",
+            )
+            await error_response(several)(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        """Runs every store's app's lifespan (MCP's session managers) as one."""
+        await receive()  # lifespan.startup
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                for app in self.lifespans:
+                    await stack.enter_async_context(app.router.lifespan_context(app))
+            except Exception as exc:
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+        await send({"type": "lifespan.shutdown.complete"})
 
 
 def _session_owner(scope: Scope) -> str:
