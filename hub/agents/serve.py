@@ -1,4 +1,4 @@
-"""``ctx serve``: one process that is the user's hub and the store's HTTP server.
+"""``ctx serve``: one process that is the user's hub and the stores' HTTP server.
 
 It keeps the indexes and the embedder loaded (one
 :class:`~ctx.hub.server.service.Answerer`), answers ``ctx recall`` in a
@@ -20,6 +20,11 @@ owner too. A request that presents a key is held to it everywhere.
 With ``--sync REMOTE`` the server is also a replica (:mod:`.replica`): a
 thread fetches, merges and pushes every few seconds, and ``/health`` says
 how far behind the remote the store is.
+
+Several stores (``ctx serve --store A --store B``, :mod:`.served`): each
+answers under ``/s/<name>/`` with its own keys, key rules and owner key,
+and has its own answerer under its own lock; one embedder per
+configuration serves them all. ``--sync`` makes the first store a replica.
 """
 
 from __future__ import annotations
@@ -27,17 +32,43 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from ctx.engine import InvalidInputError
 from ctx.hub.agents.access import Caller
 from ctx.hub.agents.access import Scope as KeyScope
+from ctx.hub.agents.served import PREFIX, NamedStore
 from ctx.hub.keys import CreatedKey
 from ctx.hub.workspace import Workspace
 
-__all__ = ["HostedHub", "Serving", "host_hub", "serve_http"]
+if TYPE_CHECKING:  # the indexes load only when the hub starts
+    from ctx.hub.server.service import Answerer
+    from ctx.hub.server.stores import OpenStores
+
+__all__ = ["HostedHub", "Serving", "ServingStore", "host_hub", "serve_http"]
+
+
+class ServingStore(msgspec.Struct, frozen=True, kw_only=True):
+    """One of the stores ``ctx serve`` serves, once it accepts requests.
+
+    Attributes:
+        name: Its name in the URLs.
+        store: The store folder.
+        mcp: Its MCP endpoint (``.../s/<name>/mcp``).
+        api: Its JSON API's root (``.../s/<name>/api``).
+        keys_required: Whether every request to it needs one of its keys.
+        owner_key: The key made for it at this start, else None.
+    """
+
+    name: str
+    store: str
+    mcp: str
+    api: str
+    keys_required: bool
+    owner_key: CreatedKey | None = None
 
 
 class Serving(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,6 +86,12 @@ class Serving(msgspec.Struct, frozen=True, kw_only=True):
             (its token is known only now), else None.
         sync: The remote the server syncs with, if it is a replica.
         every: Seconds between its syncs (with ``sync``).
+        stores: Every store served, the first one first: where each answers
+            under its name, whether it needs keys, the key made for it.
+
+    With one store, ``mcp`` and ``api`` are its unprefixed URLs; with
+    several, the first store's under its name. ``keys_required`` and
+    ``owner_key`` are the first store's.
     """
 
     store: str
@@ -67,6 +104,7 @@ class Serving(msgspec.Struct, frozen=True, kw_only=True):
     owner_key: CreatedKey | None = None
     sync: str | None = None
     every: float | None = None
+    stores: tuple[ServingStore, ...] = ()
 
 
 def _key_check(
@@ -117,15 +155,27 @@ class HostedHub:
     Args:
         ws: The workspace (its store on disk).
         stopped: Called when the socket stops serving (``ctx hub stop``).
+        also: Other workspaces this process serves (``ctx serve`` with
+            several stores): each gets an answerer of its own, adopted for
+            its calls, loaded before :meth:`start` returns and sharing the
+            hub's embedders. The socket opens them on demand, as it does
+            any store (a shell's ``ctx recall`` there loads its indexes
+            once more).
     """
 
     def __init__(
-        self, ws: Workspace, stopped: Callable[[], None] | None = None
+        self,
+        ws: Workspace,
+        stopped: Callable[[], None] | None = None,
+        *,
+        also: Sequence[Workspace] = (),
     ) -> None:
         self.ws = ws
         self.stopped = stopped
+        self.also = tuple(also)
         self.stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._also: OpenStores | None = None
 
     def start(self, *, wait: bool = True) -> None:
         """Claims the store's socket and serves it, its answerer adopted.
@@ -177,10 +227,34 @@ class HostedHub:
         if failure:
             raise failure[0]
         adopt_answerer(self.ws, answerer)
+        self._hold_also(answerer)
+
+    def _hold_also(self, first: Answerer) -> None:
+        """Holds an answerer for each store of :attr:`also`, loaded and pinned.
+
+        Each is its workspace's (under its lock, its backfill and Dream's
+        thread running) and uses the hub's embedders, which ``first``'s
+        pinning gave it: one embedder per configuration for every store.
+        """
+        from ctx.hub.api import adopt_answerer
+        from ctx.hub.server.service import Answerer
+        from ctx.hub.server.stores import Embedders, Limits, OpenStores
+
+        if not self.also:
+            return
+        held = self._also = OpenStores(self.ws.clock, Limits(), self.stopping)
+        if isinstance(first.embedders, Embedders):
+            held.embedders = first.embedders
+        for ws in self.also:
+            answerer = Answerer(ws.store(write=True), ws.clock, lock=ws.lock)
+            held.pin(answerer).warm()
+            adopt_answerer(ws, answerer)
 
     def stop(self) -> None:
         """Stops serving the socket (its file is removed)."""
         self.stopping.set()
+        if self._also is not None:
+            self._also.close()
         if self._thread is not None:
             self._thread.join(10)
 
@@ -216,7 +290,7 @@ def host_hub(ws: Workspace) -> HostedHub | None:
 
 
 def serve_http(
-    ws: Workspace,
+    stores: Sequence[NamedStore],
     *,
     host: str = "127.0.0.1",
     port: int = 8765,
@@ -226,54 +300,61 @@ def serve_http(
     every: float | None = None,
     notice: Callable[[str], None] = lambda line: None,
 ) -> None:
-    """Serves the workspace's store over HTTP (and as its hub) until stopped.
+    """Serves the stores over HTTP (and as the user's hub) until stopped.
 
-    Stops on SIGINT or SIGTERM, and on ``ctx hub stop``. A hub already
-    serving the store is stopped first: this process serves it instead.
-    With ``sync``, it syncs with that remote every ``every`` seconds
-    (:mod:`.replica`), and ``notice`` takes the line of a sync that failed.
+    Each store answers under ``/s/<name>/``, with its own keys and its own
+    ``[serve] require_keys``; a single store answers at ``/mcp`` and
+    ``/api`` as well (:func:`~.http_app.build_stores_app`). Stops on SIGINT
+    or SIGTERM, and on ``ctx hub stop``. A hub already running is stopped
+    first: this process is the hub instead. With ``sync``, the first store
+    syncs with that remote every ``every`` seconds (:mod:`.replica`), and
+    ``notice`` takes the line of a sync that failed.
 
     Raises:
         InvalidInputError: The address cannot be listened on, or keys are
-            required (an address other than loopback, or the config) and the
+            required (an address other than loopback, or the config) and a
             store has none; ``every`` without ``sync``, or not a positive
             number of seconds.
-        RemoteNotFoundError: The store has no remote ``sync``.
-        StoreBusyError: Another hub took the store's socket meanwhile.
+        NotAStoreError: A store's folder is not a store.
+        RemoteNotFoundError: The first store has no remote ``sync``.
+        StoreBusyError: Another hub took the user's socket meanwhile.
     """
     from ctx.hub.agents.replica import open_replica
     from ctx.hub.credentials import remote_access
 
+    first = stores[0].ws
     # Refused before anything else loads or changes.
-    replica = open_replica(ws, sync, every, access=remote_access(), notice=notice)
+    replica = open_replica(first, sync, every, access=remote_access(), notice=notice)
 
     import logging
 
     import uvicorn
 
-    from ctx.hub.agents.http_app import build_app
+    from ctx.hub.agents.http_app import StoreApp, build_stores_app
     from ctx.hub.api import hub_status, stop_hub
-    from ctx.hub.keys import create_key, is_loopback, keys_required, list_keys
+    from ctx.hub.keys import keys_required
 
-    required = keys_required(ws, host=host)
-    has_key = any(k.revoked_at is None for k in list_keys(ws))
-    if required and not has_key and not is_loopback(host):
-        raise InvalidInputError(
-            f"ctx serve on {host} needs keys, and the store has none.",
-            hint="`ctx keys create LABEL --read PATTERN` makes one.",
-        )
-    ws.store(write=True)
+    required = [keys_required(s.ws, host=host) for s in stores]
+    for named, needs in zip(stores, required, strict=True):
+        _check_keys(named, needs, host, alone=len(stores) == 1)
+        named.ws.store(write=True)
     sock = _bind(host, port)
-    stopped = hub_status(ws).pid if hub_status(ws).running else None
+    stopped = hub_status(first).pid if hub_status(first).running else None
     if stopped is not None:
-        stop_hub(ws)
+        stop_hub(first)
     logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines are noise
-    app = build_app(
-        ws,
-        _key_check(ws, required),
+    app = build_stores_app(
+        [
+            StoreApp(
+                name=named.name,
+                ws=named.ws,
+                check=_key_check(named.ws, needs),
+                replica=replica.health if replica is not None and i == 0 else None,
+            )
+            for i, (named, needs) in enumerate(zip(stores, required, strict=True))
+        ],
         base=base,
         host=host,
-        replica=None if replica is None else replica.health,
     )
     config = uvicorn.Config(
         app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
@@ -283,32 +364,41 @@ def serve_http(
     def end() -> None:
         server.should_exit = True  # `ctx hub stop` stops it all
 
-    hub = HostedHub(ws, stopped=end)
+    hub = HostedHub(first, stopped=end, also=[s.ws for s in stores[1:]])
     try:
         hub.start()
     except BaseException:
+        hub.stop()
         sock.close()
         raise
-    owner_key = None
-    if required and not any(k.revoked_at is None for k in list_keys(ws)):
-        # Made once the port and the store are this server's, so a start
-        # that fails mints no key whose token nobody saw.
-        owner_key = create_key(ws, "owner", write=("*",), admin=True)
     bound_host, bound_port = sock.getsockname()[:2]
     url = f"http://{_url_host(bound_host)}:{bound_port}"
+    served = tuple(
+        ServingStore(
+            name=named.name,
+            store=str(named.ws.path),
+            mcp=f"{url}{PREFIX}{named.name}/mcp",
+            api=f"{url}{PREFIX}{named.name}/api",
+            keys_required=needs,
+            owner_key=_owner_key(named.ws) if needs else None,
+        )
+        for named, needs in zip(stores, required, strict=True)
+    )
+    alone = len(stores) == 1
     if ready is not None:
         ready(
             Serving(
-                store=str(ws.path),
+                store=str(first.path),
                 url=url,
-                mcp=f"{url}/mcp",
-                api=f"{url}/api",
-                keys_required=required,
+                mcp=f"{url}/mcp" if alone else served[0].mcp,
+                api=f"{url}/api" if alone else served[0].api,
+                keys_required=required[0],
                 stopped_hub=stopped,
                 pid=os.getpid(),
-                owner_key=owner_key,
+                owner_key=served[0].owner_key,
                 sync=None if replica is None else replica.remote,
                 every=None if replica is None else replica.every,
+                stores=served,
             )
         )
     try:
@@ -320,6 +410,42 @@ def serve_http(
             replica.stop()
         hub.stop()
         sock.close()
+
+
+def _owner_key(ws: Workspace) -> CreatedKey | None:
+    """Makes the store's owner key if it has no key; returns it, else None.
+
+    Called once the port and the stores are this server's, so a start that
+    fails mints no key whose token nobody saw.
+    """
+    from ctx.hub.keys import create_key
+
+    if _has_key(ws):
+        return None
+    return create_key(ws, "owner", write=("*",), admin=True)
+
+
+def _has_key(ws: Workspace) -> bool:
+    from ctx.hub.keys import list_keys
+
+    return any(k.revoked_at is None for k in list_keys(ws))
+
+
+def _check_keys(named: NamedStore, required: bool, host: str, *, alone: bool) -> None:
+    """Refuses to serve a store that needs keys and has none, off loopback.
+
+    Raises:
+        InvalidInputError: It does.
+    """
+    from ctx.hub.keys import is_loopback
+
+    if required and not is_loopback(host) and not _has_key(named.ws):
+        which = "the store has" if alone else f"the store {named.name!r} has"
+        raise InvalidInputError(
+            f"ctx serve on {host} needs keys, and {which} none.",
+            hint="`ctx keys create LABEL --read PATTERN` makes one"
+            + ("." if alone else f" (with --store {named.ws.path})."),
+        )
 
 
 def _url_host(host: str) -> str:

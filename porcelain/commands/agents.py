@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from ctx.porcelain._options import CtxState, branch_option, pass_state
+from ctx.porcelain._options import CtxState, branch_option, now, pass_state
 from ctx.porcelain.output import echo
+
+if TYPE_CHECKING:
+    from ctx.hub.agents.serve import Serving
 
 __all__ = ["COMMANDS"]
 
@@ -62,7 +66,30 @@ def mcp(state: CtxState, tools: str | None, branch: str | None) -> None:
             hub.stop()
 
 
-@click.command()
+class _ServeCommand(click.Command):
+    """A command whose own ``--store`` may be given several times."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        """Returns the command's parameters, its ``--store`` for the shared one.
+
+        Every command gets the shared ``--store`` (one store) after its
+        own; ``ctx serve``'s takes one or more, so the shared one is left
+        out.
+        """
+        params = [p for p in self.params if p.name != "store"]
+        help_option = self.get_help_option(ctx)
+        return params if help_option is None else [*params, help_option]
+
+
+@click.command(cls=_ServeCommand)
+@click.option(
+    "--store",
+    "stores",
+    multiple=True,
+    metavar="[NAME=]PATH",
+    help="A store to serve, under the name given or its folder's name "
+    "(can be repeated; default: as `ctx --store PATH`).",
+)
 @click.option(
     "--host",
     default="127.0.0.1",
@@ -80,7 +107,7 @@ def mcp(state: CtxState, tools: str | None, branch: str | None) -> None:
     "--sync",
     metavar="REMOTE",
     help="Be a replica of REMOTE: fetch and merge its branches, and push "
-    "those written here, every --every seconds.",
+    "those written here, every --every seconds (the first store's).",
 )
 @click.option(
     "--every",
@@ -92,6 +119,7 @@ def mcp(state: CtxState, tools: str | None, branch: str | None) -> None:
 @pass_state
 def serve(
     state: CtxState,
+    stores: tuple[str, ...],
     host: str,
     port: int,
     sync: str | None,
@@ -100,7 +128,7 @@ def serve(
 ) -> None:
     """Serve the store over HTTP: MCP at /mcp, a JSON API at /api
 
-    One process that is also the store's hub: it keeps the indexes and the
+    One process that is also the user's hub: it keeps the indexes and the
     embedder loaded, and `ctx recall` in a shell uses it while it runs. The
     API's OpenAPI document is at /api/openapi.json; GET /health says it is
     up. Stop it with Ctrl-C, SIGTERM or `ctx hub stop`.
@@ -114,64 +142,106 @@ def serve(
     answer without a key, and then every local user may read, write and
     pin memories as you.
 
+    With --store given more than once it serves each store under a name of
+    its own: /s/NAME/mcp and /s/NAME/api (NAME=PATH names it, else its
+    folder's name does; a project's .ctx is named after the project). Each
+    store keeps its keys and key rules: a key opens its own store's URLs
+    only. GET /health lists the stores.
+
     With --sync REMOTE it is a replica of a shared remote: every --every
     seconds it fetches REMOTE's branches, merges each into the branch of the
     same name (conflicts kept as data, as `ctx pull`), and pushes the
     branches written through it; a push another replica beat is merged and
     tried again. GET /health says how far behind it is (docs/remotes.md).
+    With several stores, the first one is the replica.
 
     \b
     Example:
       ctx serve
       ctx serve --port 9000
+      ctx serve --store ~/team/.ctx --store docs=~/notes/.ctx
       ctx serve --sync origin --every 30
       claude mcp add --transport http ctx http://127.0.0.1:8765/mcp \\
         --header "Authorization: Bearer $TOKEN"
       curl -s localhost:8765/api/recall -H "Authorization: Bearer $TOKEN" \\
         -d '{"query": "how do we deploy?"}'
     """
+    from ctx.hub import Workspace
     from ctx.hub.agents.access import Caller
-    from ctx.hub.agents.serve import Serving, serve_http
+    from ctx.hub.agents.serve import serve_http
+    from ctx.hub.agents.served import name_stores, split_spec
 
-    def ready(serving: Serving) -> None:
+    specs = [split_spec(spec) for spec in stores]
+    if specs:
+        state.explicit = specs[0][1]
+    others = [Workspace.find(path, clock=now) for _, path in specs[1:]]
+    named = name_stores(
+        [state.workspace(), *others], [name for name, _ in specs] or [None]
+    )
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        serve_http(
+            named,
+            host=host,
+            port=port,
+            base=Caller(branch=branch),
+            ready=_echo_serving,
+            sync=sync,
+            every=every,
+            notice=lambda line: echo(line, err=True),
+        )
+    finally:
+        for ws in others:
+            ws.close()
+    echo("Stopped.")
+
+
+def _echo_serving(serving: Serving) -> None:
+    """Says what ``ctx serve`` serves, where, and the keys it made."""
+    several = len(serving.stores) > 1
+    if several:
+        echo(
+            f"Serving {len(serving.stores)} stores at {serving.url} "
+            f"(pid {serving.pid}):"
+        )
+        for one in serving.stores:
+            echo(f"  {one.name}: {one.store} (MCP {one.mcp}, API {one.api})")
+    else:
         echo(
             f"Serving {serving.store} at {serving.url} "
             f"(MCP {serving.mcp}, API {serving.api}; pid {serving.pid})."
         )
-        if serving.stopped_hub is not None:
+    if serving.stopped_hub is not None:
+        echo(
+            f"Notice: Stopped the hub (pid {serving.stopped_hub}) that "
+            "served this store: this process serves it now.",
+            err=True,
+        )
+    for one in serving.stores:
+        if one.owner_key is not None:
+            which = f" for {one.name}" if several else " for this store"
             echo(
-                f"Notice: Stopped the hub (pid {serving.stopped_hub}) that "
-                "served this store: this process serves it now.",
-                err=True,
+                f"Made admin key {one.owner_key.key.label!r}{which} "
+                f"(shown this once): {one.owner_key.token}"
             )
-        if serving.owner_key is not None:
-            echo(
-                f"Made admin key {serving.owner_key.key.label!r} for this store "
-                f"(shown this once): {serving.owner_key.token}"
-            )
-        if serving.sync is not None:
-            echo(f"Syncing with {serving.sync} every {serving.every:g} s.")
-        if serving.keys_required:
-            echo("Every request needs a key (Authorization: Bearer ...).")
-        else:
-            echo(
-                "No key is needed ([serve] require_keys = false): every local "
-                "user may read and write this store through this server."
-            )
-        sys.stdout.flush()
-
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    serve_http(
-        state.workspace(),
-        host=host,
-        port=port,
-        base=Caller(branch=branch),
-        ready=ready,
-        sync=sync,
-        every=every,
-        notice=lambda line: echo(line, err=True),
-    )
-    echo("Stopped.")
+    if serving.sync is not None:
+        synced = f"{serving.stores[0].name} " if several else ""
+        echo(f"Syncing {synced}with {serving.sync} every {serving.every:g} s.")
+    open_ = [one.name for one in serving.stores if not one.keys_required]
+    if len(open_) < len(serving.stores):
+        echo(
+            "Every request needs a key"
+            + (" of its store" if several else "")
+            + " (Authorization: Bearer ...)."
+            + (f" Except: {', '.join(open_)}." if open_ and several else "")
+        )
+    for name in open_:
+        which = f"for {name} " if several else ""
+        echo(
+            f"No key is needed {which}([serve] require_keys = false): every local "
+            "user may read and write this store through this server."
+        )
+    sys.stdout.flush()
 
 
 COMMANDS = (mcp, serve)

@@ -124,3 +124,66 @@ def start_serve(store: Path, *args: str, env: dict[str, str] | None = None) -> S
     if line.startswith("Made admin key "):
         key = line.rsplit(": ", 1)[1].strip()
     return Served(proc, url, key)
+
+
+@dataclass
+class ServedStores:
+    """A `ctx serve` of several stores, each under ``/s/<name>/``."""
+
+    proc: subprocess.Popen[str]
+    url: str
+    stores: dict[str, str]
+    """Each store's folder, by its name, as the server listed them."""
+    keys: dict[str, str]
+    """The admin key the server made for each store that had none, by name."""
+    lines: list[str]
+    """What the server printed before it answered."""
+
+    def at(self, name: str, key: str | None = None) -> Served:
+        """The server as one store's client: ``mcp_client`` reaches its MCP."""
+        return Served(self.proc, f"{self.url}/s/{name}", key or self.keys.get(name))
+
+    def request(
+        self, name: str | None, method: str, path: str, body: Any = None, **kwargs: Any
+    ) -> tuple[int, Any]:
+        """Sends one request to a store's ``path`` (``name`` None: the root)."""
+        prefix = "" if name is None else f"/s/{name}"
+        server = Served(self.proc, self.url)
+        return server.request(method, prefix + path, body, **kwargs)
+
+    def stop(self) -> None:
+        Served(self.proc, self.url).stop()
+
+
+def start_serve_stores(
+    *stores: str, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+) -> ServedStores:
+    """Starts `ctx serve --port 0 --store S ...` (S: PATH or NAME=PATH)."""
+    proc = subprocess.Popen(
+        [str(CTX), "serve", "--port", "0", *args]
+        + [part for store in stores for part in ("--store", store)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    lines = [proc.stdout.readline()]
+    if not lines[0].startswith("Serving "):
+        proc.kill()
+        raise AssertionError((lines, proc.communicate()))
+    url = lines[0].split(" at ", 1)[1].split(" ", 1)[0]
+    served, keys = {}, {}
+    while not lines[-1].startswith(("Every request", "No key")):
+        lines.append(proc.stdout.readline())
+        if not lines[-1]:
+            proc.kill()
+            raise AssertionError((lines, proc.communicate()))
+        line = lines[-1].strip()
+        if line.startswith("Made admin key "):
+            name = line.split(" for ", 1)[1].split(" ", 1)[0]
+            keys[name] = line.rsplit(": ", 1)[1]
+        elif ": " in line and " (MCP " in line:
+            name, rest = line.split(": ", 1)
+            served[name] = rest.split(" (MCP ", 1)[0]
+    return ServedStores(proc, url, served, keys, lines)
