@@ -2,13 +2,15 @@
 
 `team` (a project's .ctx) has a writer and a reader key of its own, made
 before the start; `docs` (named on the command line) has none, so the server
-makes its owner key; `open` says `[serve] require_keys = false`. One server
+makes its owner key; `open` says `[serve] require_keys = false` and has an embedder of its own
+(256 dimensions, the others 384). One server
 serves the module; each case writes only text of its own.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +32,7 @@ class World:
     server: ServedStores
     paths: dict[str, Path]
     keys: dict[str, str]
+    env: dict[str, str]
 
     def call(
         self, who: str | None, store: str | None, method: str, path: str, body=None
@@ -40,10 +43,11 @@ class World:
         )
 
 
-def make_store(path: Path, config: str = "") -> Path:
+def make_store(path: Path, config: str = "", dimensions: int = 384) -> Path:
     Store.init(path, clock=wall_clock).close()
     (path / "config.toml").write_text(
-        '[embedder]\nkind = "hashing"\n[mcp]\ntools = "all"\n' + config
+        f'[embedder]\nkind = "hashing"\ndimensions = {dimensions}\n'
+        '[mcp]\ntools = "all"\n' + config
     )
     return path
 
@@ -64,7 +68,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     paths = {
         "team": make_store(root / "team" / ".ctx"),
         "docs": make_store(root / "notes"),
-        "open": make_store(root / "open" / ".ctx", "[serve]\nrequire_keys = false\n"),
+        "open": make_store(
+            root / "open" / ".ctx", "[serve]\nrequire_keys = false\n", 256
+        ),
     }
     keys = {
         "writer": ctx(paths["team"], "keys", "create", "writer", "--write", "*"),
@@ -74,7 +80,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         str(root / "team"), f"docs={paths['docs']}", str(paths["open"])
     )
     keys.update(server.keys)
-    yield World(server, paths, keys)
+    yield World(server, paths, keys, dict(os.environ))
     server.stop()
 
 
@@ -149,6 +155,15 @@ def test_writes_land_in_their_own_store(world) -> None:
     )
     assert got == 200, answer
     assert [h["body"] for h in answer["hits"]] == ["Team deploys on Fridays"]
+
+
+def test_one_process_is_the_hub_with_one_embedder_per_configuration(world) -> None:
+    # Asked in the environment the server started in (its user's hub).
+    asked = run_ctx(world.paths["docs"], "hub", "status", "--json", env=world.env)
+    status = json.loads(asked.stdout)
+    assert status["pid"] == world.server.proc.pid
+    # team and docs share one embedder; open's configuration makes a second.
+    assert status["embedders"] == 2
 
 
 def test_the_root_urls_say_where_the_stores_are(world) -> None:
