@@ -17,6 +17,7 @@ from ctx import engine
 from ctx.engine import Draft, Intent, InvalidInputError, Store
 from ctx.hub import Workspace
 from ctx.hub.agents.http_app import StoreApp, build_stores_app
+from ctx.hub.agents.replica import ReplicaHealth
 from ctx.hub.agents.served import name_stores, split_spec
 from ctx.hub.keys import AuthError
 
@@ -113,6 +114,24 @@ def test_one_store_answers_at_the_root_and_under_its_name(workspaces) -> None:
         health = client.get("/health").json()
         assert (health["status"], health["store"]) == ("ok", str(team.path))
         assert [s["name"] for s in health["stores"]] == ["team"]
+
+
+def test_the_first_store_is_the_replica_health_speaks_of(workspaces) -> None:
+    team, docs = workspaces
+    lag = ReplicaHealth(
+        remote="origin", every=30.0, last_sync=None, unpushed=2, unmerged=0
+    )
+    app = build_stores_app(
+        [
+            StoreApp(name="team", ws=team, check=_only("a"), replica=lambda: lag),
+            StoreApp(name="docs", ws=docs, check=_only("b")),
+        ]
+    )
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        replica = client.get("/health").json()["replica"]
+        assert (replica["remote"], replica["unpushed"]) == ("origin", 2)
+        assert client.get("/s/team/health").json()["replica"]["remote"] == "origin"
+        assert client.get("/s/docs/health").json()["replica"] is None
 
 
 @pytest.mark.parametrize(
