@@ -393,7 +393,7 @@ def _warm_up(hook: Hook) -> None:
     The session's first prompt is then answered by a hub that had the
     time to load, if the store's config allows autostart.
     """
-    from ctx.hub.api import start_hub_later
+    from ctx.hub.server.control import start_hub_later
 
     start_hub_later(hook.ws)
 
@@ -479,7 +479,8 @@ def _recalled(hook: Hook, prompt: str) -> RecallResult:
 
     import msgspec
 
-    from ctx.hub.api import hub_recall, recall, start_hub_later
+    from ctx.hub.api import hub_recall, recall
+    from ctx.hub.server.control import start_hub_later
 
     ws = hook.ws
     branch = _own_branch(hook)

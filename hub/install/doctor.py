@@ -129,7 +129,7 @@ def doctor(
 def _hub(ws: Workspace) -> Check:
     if not ws.on_disk:
         return Check(name="hub", status="ok", detail="not running (no store yet)")
-    from ctx.hub.api import hub_status
+    from ctx.hub.server.control import hub_status
 
     try:
         status = hub_status(ws)
