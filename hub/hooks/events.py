@@ -455,7 +455,7 @@ def prompt_submit(hook: Hook) -> str | None:
             if lexical and (hits or len(result.notices) > 1):
                 parts.append(_warming_line(result))
             if lexical and len(result.notices) > 1:
-                from ctx.hub.hooks.runner import log_line
+                from ctx.hub.hooks.log import log_line
 
                 went_wrong = "; ".join(n for n in result.notices if n != WARMING)
                 log_line(ws, "prompt-submit", hook.session, went_wrong)
