@@ -60,7 +60,7 @@ from _bench_common import cpu_name
 
 from ctx.hub.agents.access import Caller
 from ctx.hub.agents.calls import CALLS, invoke
-from ctx.hub.api import adopt_answerer
+from ctx.hub.server.routing import adopt_answerer
 from ctx.hub.server.service import Answerer
 from ctx.hub.workspace import Workspace
 
@@ -243,7 +243,7 @@ def stop(store: Path, proc: subprocess.Popen[str]) -> None:
 def hub_running(ws: Workspace) -> bool:
     """Whether a hub answers for the store (asked with ``CTX_NO_HUB`` unset:
     with it, this process sees no hub)."""
-    from ctx.hub.api import hub_status
+    from ctx.hub import hub_status
 
     del os.environ["CTX_NO_HUB"]
     try:

@@ -7,16 +7,10 @@ from .api import (
 )
 from .api import find_code as find_code
 from .api import (
-    hub_status as hub_status,
-)
-from .api import (
     index_status as index_status,
 )
 from .api import (
     learn as learn,
-)
-from .api import (
-    parse_moment as parse_moment,
 )
 from .api import (
     recall as recall,
@@ -28,13 +22,7 @@ from .api import (
     reindex as reindex,
 )
 from .api import (
-    run_hub as run_hub,
-)
-from .api import (
     search as search,
-)
-from .api import (
-    stop_hub as stop_hub,
 )
 from .code.api import code_chunk as code_chunk
 from .code.api import code_deps as code_deps
@@ -156,6 +144,9 @@ from .secrets import FoundSecret as FoundSecret
 from .secrets import find_secrets as find_secrets
 from .secrets import redact_secrets as redact_secrets
 from .server.client import HubError as HubError
+from .server.control import hub_status as hub_status
+from .server.control import run_hub as run_hub
+from .server.control import stop_hub as stop_hub
 from .server.private import HubFolderError as HubFolderError
 from .server.wire import (
     HubReport as HubReport,
@@ -177,5 +168,6 @@ from .sessions import session_report as session_report
 from .shown import Shown as Shown
 from .shown import memory_shown as memory_shown
 from .shown import session_shown as session_shown
+from .temporal.moment import parse_moment as parse_moment
 from .workspace import Workspace as Workspace
 from .workspace import local_now as local_now

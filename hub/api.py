@@ -1,9 +1,11 @@
-"""The hub's calls: recall, search, index status, reindex and the hub itself.
+"""The hub's calls that the doors make: recall, search, find, index, feedback.
 
 Each call (recall, search, ``ctx find``'s :func:`find_code`, index status,
-reindex) takes a :class:`~ctx.hub.workspace.Workspace` and answers through
-the user's hub (one for every store) when one runs, and in the calling process
-otherwise, with the same result either way. A recall or search answered
+reindex, learning) takes a :class:`~ctx.hub.workspace.Workspace`, builds
+the hub's request (:mod:`~ctx.hub.server.wire`) and has it answered through
+the user's hub (one for every store) when one runs, and in the calling
+process otherwise, with the same result either way
+(:mod:`~ctx.hub.server.routing` decides which). A recall or search answered
 in-process then starts a hub in the background for the next call when the
 store's config allows (``[hub] autostart``; never with ``CTX_NO_HUB=1`` or
 ``CTX_HUB_AUTOSTART=0``).
@@ -13,267 +15,63 @@ Nothing is left for a caller to clear: what happened to the index on the way
 channels as ``warnings``, progress goes to the callback given, and errors
 are raised as :class:`~ctx.engine.CtxError`.
 
+Running, stopping and asking after the hub itself are
+:mod:`~ctx.hub.server.control`'s; the time options' forms are
+:mod:`~ctx.hub.temporal.moment`'s.
+
 Light to import: the indexes (numpy, Tantivy, onnxruntime) load only when a
 call is answered in this process.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
-from ctx.engine import CtxError, InvalidInputError, NotAStoreError, parse_time
+from ctx.engine import InvalidInputError, NotAStoreError
 from ctx.hub.code.results import CodeStatus, FindResult
 from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.retrieval.tuning import LearnReport, WeightsReport
-from ctx.hub.server.client import ask, ask_hub, start_hub
-from ctx.hub.server.private import HubFolderError, socket_path
+from ctx.hub.server.routing import answer, hub_reply, served_here
 from ctx.hub.server.wire import (
-    AnyStoreAsk,
     CodeFindAsk,
     CodeFindReply,
     CodeStatusAsk,
     CodeStatusReply,
-    HubStarted,
-    HubStatus,
-    HubStopped,
     IndexStatusAsk,
     IndexStatusReply,
     LearnAsk,
     LearnReply,
-    PingAsk,
-    PingReply,
     RecallAsk,
     RecallReply,
     ReindexAsk,
     ReindexReply,
-    Reply,
     SearchAsk,
     SearchReply,
-    StopAsk,
-    StopReply,
-    StoreAsk,
 )
-from ctx.hub.workspace import Workspace, local_now
-
-if TYPE_CHECKING:  # the indexes load only when a call is answered here
-    from ctx.hub.server.service import Answerer
+from ctx.hub.temporal.moment import moment_or_revision
+from ctx.hub.workspace import Workspace
 
 __all__ = [
     "code_status",
     "feedback",
     "find_code",
     "hub_recall",
-    "hub_status",
     "index_status",
     "learn",
-    "moment_or_revision",
-    "parse_moment",
     "recall",
     "recall_weights",
     "reindex",
-    "run_hub",
     "search",
-    "start_hub_later",
-    "stop_hub",
-    "wake_hub",
 ]
 
 Progress = Callable[[int, int], None]
-R = TypeVar("R", bound=Reply)
-
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
-
-
-def parse_moment(
-    value: str, what: str = "The time", *, now: datetime | None = None
-) -> datetime:
-    """Returns the moment ``value`` names: what every time option accepts.
-
-    The forms are the engine's (:func:`~ctx.engine.parse_time`: ISO 8601
-    dates and times, local time when without an offset), plus the phrases
-    recall understands, read as the start of the span they name against
-    ``now`` (:func:`~ctx.hub.temporal.parse.moment_of`): ``yesterday`` is
-    yesterday at 00:00, ``last Tuesday`` that day at 00:00, ``2 weeks ago``
-    the Monday of that week; ``now`` is ``now``.
-
-    Args:
-        value: The text, e.g. ``2023-05-08``, ``2023-05-08T13:56+02:00`` or
-            ``yesterday``.
-        what: How the error names it (an option, e.g. ``--now``).
-        now: What phrases count from (default: the local clock).
-
-    Raises:
-        InvalidInputError: It is none of those forms (the hint lists them),
-            or lies outside the times ctx accepts
-            (:func:`~ctx.engine.check_time`).
-    """
-    from ctx.hub.temporal.parse import moment_of
-
-    def phrase(text: str) -> datetime | None:
-        return moment_of(text, now or local_now())
-
-    return parse_time(value, what, local=_local, phrase=phrase)
-
-
-def _local(moment: datetime) -> datetime:
-    return moment.astimezone()
-
-
-def moment_or_revision(
-    ws: Workspace, at: str | datetime | None, now: datetime
-) -> str | datetime | None:
-    """Returns ``--at`` as a moment when it names one, else as a revision.
-
-    A text that starts with a date is a moment (or an error); so is one that
-    is wholly a time phrase (``yesterday``, ``2 weeks ago``), unless a branch
-    has that name (only one-word phrases can be one).
-    """
-    if not isinstance(at, str):
-        return at
-    if _DATE_RE.match(at):
-        return parse_moment(at, "--at", now=now)
-    from ctx.hub.temporal.parse import moment_of
-
-    moment = moment_of(at, now)
-    if moment is None or at in ws.store().branches():
-        return at
-    return moment
-
-
-_ANSWERERS: weakref.WeakKeyDictionary[Workspace, Answerer] = weakref.WeakKeyDictionary()
-"""The in-process answerer of each workspace, kept while the workspace lives:
-a caller asking again without a hub reuses the loaded embedder and indexes."""
-
-
-_SERVED: weakref.WeakSet[Workspace] = weakref.WeakSet()
-"""The workspaces this process is the hub of (``ctx serve``): their calls
-are answered here, by the hub's own answerer, without asking the socket."""
-
-
-def adopt_answerer(ws: Workspace, answerer: Answerer) -> None:
-    """Makes ``answerer`` answer the workspace's calls made in this process.
-
-    ``ctx serve`` and ``ctx mcp`` are their store's hub: their calls use the
-    answerer the hub's socket serves with, indexes loaded once. A
-    long-running process that may not use a hub (``CTX_NO_HUB``) adopts one
-    for its own calls, without a socket.
-    """
-    _ANSWERERS[ws] = answerer
-    _SERVED.add(ws)
-
-
-def _answerer(ws: Workspace) -> Answerer:
-    from ctx.hub.server.service import Answerer
-
-    store = ws.store()
-    answerer = _ANSWERERS.get(ws)
-    if answerer is None or answerer.store is not store:
-        answerer = _ANSWERERS[ws] = Answerer(store, ws.clock, one_shot=True)
-    return answerer
-
-
-def _starts_hub(ws: Workspace) -> bool:
-    """Returns whether a recall answered here will start a hub after it.
-
-    Only then may it leave vectors to the backlog: the hub embeds them.
-    """
-    if not ws.on_disk or os.environ.get("CTX_NO_HUB"):
-        return False
-    if os.environ.get("CTX_HUB_AUTOSTART") == "0":
-        return False
-    from ctx.hub.config import load_config
-
-    return load_config(ws.path).hub.autostart
-
-
-def _answer(
-    ws: Workspace,
-    request: StoreAsk[R],
-    expected: type[R],
-    progress: Progress | None = None,
-) -> R:
-    """Asks the user's running hub, or answers in this process if none runs.
-
-    ``expected``: the reply type ``request`` is answered with. A hub folder
-    that is not private is never used: the answer then comes from this
-    process, with the reason as a notice, and no hub is started.
-    """
-    if ws in _SERVED:  # its answerer holds the workspace's lock as it needs
-        return _expected(_ANSWERERS[ws].answer(_any(request), progress), expected)
-    refused = None
-    if ws.on_disk:
-        try:
-            asked = ask(ws.path, _followed(ws, request), expected, progress)
-        except HubFolderError as exc:
-            refused = f"{exc.message} Answered without a hub."
-        else:
-            if asked is not None:
-                return asked
-    with ws.lock:
-        answerer = _answerer(ws)
-        if ws not in _SERVED and answerer.one_shot:
-            answerer.defer = refused is None and _starts_hub(ws)
-        reply = answerer.answer(_any(request), progress)
-    if refused is not None:
-        return _expected(_noticed(reply, refused), expected)
-    config = _answerer(ws).config or ws.config()  # code_find reads no projection
-    searched = isinstance(request, RecallAsk | SearchAsk | CodeFindAsk)
-    if searched and ws.on_disk and config.hub.autostart:
-        start_hub(ws.path, config.hub.idle_minutes)
-    return _expected(reply, expected)
-
-
-def _any(request: StoreAsk[R]) -> AnyStoreAsk:
-    """Returns ``request`` as one of the requests an answerer answers."""
-    assert isinstance(request, AnyStoreAsk)
-    return request
-
-
-def _expected(reply: Reply, expected: type[R]) -> R:
-    """Returns ``reply``, the type its request is answered with."""
-    assert isinstance(reply, expected), reply
-    return reply
-
-
-def _followed(ws: Workspace, request: StoreAsk[R]) -> StoreAsk[R]:
-    """Returns ``request`` naming the branch it reads here, for the hub.
-
-    A recall or search that names no branch reads the code's memory branch
-    where the store follows the code: the hub's folder is not ours.
-    """
-    reads = request if isinstance(request, RecallAsk | SearchAsk) else None
-    if reads is not None and reads.branch is None:
-        return msgspec.structs.replace(request, branch=ws.followed_branch())
-    return request
-
-
-def _noticed(reply: Reply, notice: str) -> Reply:
-    """Returns ``reply`` with ``notice`` added to what it answers."""
-    match reply:
-        case RecallReply() | SearchReply():
-            notices = (*reply.result.notices, notice)
-            result = msgspec.structs.replace(reply.result, notices=notices)
-            return msgspec.structs.replace(reply, result=result)
-        case IndexStatusReply():
-            notices = (*reply.status.notices, notice)
-            status = msgspec.structs.replace(reply.status, notices=notices)
-            return msgspec.structs.replace(reply, status=status)
-        case ReindexReply():
-            notices = (*reply.report.notices, notice)
-            report = msgspec.structs.replace(reply.report, notices=notices)
-            return msgspec.structs.replace(reply, report=report)
-    return reply
 
 
 def _timed(reply: RecallReply | SearchReply, started: float) -> RecallResult:
@@ -307,7 +105,8 @@ def recall(
         overlay: Branches whose memories the branch lacks are added.
         at: Recall as things stood at a revision (``main~3``, a commit id)
             or a moment (a datetime, text that starts with a date, or a time
-            phrase such as ``yesterday``: :func:`parse_moment`).
+            phrase such as ``yesterday``:
+            :func:`~ctx.hub.temporal.moment.parse_moment`).
         now: The moment the question is asked (default: the clock).
         include_superseded: Keep memories another one supersedes.
         explain: Give each hit its channels, boosts and last commit.
@@ -335,7 +134,7 @@ def recall(
         agent=agent,
         reviewed_only=reviewed_only,
     )
-    return _timed(_answer(ws, request, RecallReply), started)
+    return _timed(answer(ws, request, RecallReply), started)
 
 
 def _recall_request(
@@ -354,7 +153,7 @@ def _recall_request(
 ) -> RecallAsk:
     """Returns the hub's request for a recall (see :func:`recall`)."""
     asked = now or ws.clock()
-    when = moment_or_revision(ws, at, asked)
+    when = moment_or_revision(at, asked, lambda: ws.store().branches())
     read, overlay = ws.reviewed_view(branch or ws.branch, overlay, only=reviewed_only)
     return RecallAsk(
         query=query,
@@ -403,27 +202,10 @@ def hub_recall(
     request = _recall_request(
         ws, query, budget=budget, branch=branch, overlay=overlay, agent=agent
     )
-    if ws in _SERVED:
-        return _timed(_answer(ws, request, RecallReply), started)
-    if not ws.on_disk:
-        return None
-    try:
-        reply = ask(ws.path, request, RecallReply, timeout=timeout)
-    except HubFolderError:
-        return None
+    if served_here(ws):
+        return _timed(answer(ws, request, RecallReply), started)
+    reply = hub_reply(ws, request, RecallReply, timeout=timeout)
     return None if reply is None else _timed(reply, started)
-
-
-def start_hub_later(ws: Workspace) -> bool:
-    """Starts the store's hub in the background, as a recall answered here does.
-
-    Only where the store's config and the environment allow one
-    (``[hub] autostart``, ``CTX_HUB_AUTOSTART``, ``CTX_NO_HUB``) and none
-    answers or is starting. Returns whether one was started.
-    """
-    if not _starts_hub(ws):
-        return False
-    return start_hub(ws.path, ws.config().hub.idle_minutes)
 
 
 def search(
@@ -469,7 +251,7 @@ def search(
         fuzzy=fuzzy,
         explain=explain,
     )
-    return _timed(_answer(ws, request, SearchReply), started)
+    return _timed(answer(ws, request, SearchReply), started)
 
 
 def find_code(
@@ -504,7 +286,7 @@ def find_code(
     request = CodeFindAsk(
         query=query, limit=limit, language=language, path=path, full=full
     )
-    reply = _answer(ws, request, CodeFindReply)
+    reply = answer(ws, request, CodeFindReply)
     return msgspec.structs.replace(reply.found, seconds=time.perf_counter() - started)
 
 
@@ -514,40 +296,17 @@ def code_status(ws: Workspace) -> CodeStatus:
     The running hub answers (and, asked, goes on embedding the backlog);
     with no hub, this process reads the index.
     """
-    if ws.on_disk:
-        try:
-            reply = ask(ws.path, CodeStatusAsk(), CodeStatusReply)
-        except HubFolderError:
-            reply = None
-        if reply is not None:
-            return reply.code
+    reply = hub_reply(ws, CodeStatusAsk(), CodeStatusReply)
+    if reply is not None:
+        return reply.code
     from ctx.hub.code.api import open_code_index
 
     return open_code_index(ws).status()
 
 
-def wake_hub(ws: Workspace) -> str:
-    """Has the store's hub embed the code index's backlog; returns who does.
-
-    A running hub is asked (any request wakes its backfill): ``"hub"``.
-    Else one is started as a recall starts one (``[hub] autostart``):
-    ``"started"``. Else ``""``: the backlog waits for a hub.
-    """
-    if not ws.on_disk:
-        return ""
-    try:
-        if ask(ws.path, CodeStatusAsk(), CodeStatusReply) is not None:
-            return "hub"
-    except CtxError:
-        return ""
-    if _starts_hub(ws) and start_hub(ws.path, ws.config().hub.idle_minutes):
-        return "started"
-    return ""
-
-
 def index_status(ws: Workspace) -> IndexStatus:
     """Returns, per branch, the indexed commit, and the index's size."""
-    return _answer(ws, IndexStatusAsk(), IndexStatusReply).status
+    return answer(ws, IndexStatusAsk(), IndexStatusReply).status
 
 
 def reindex(
@@ -565,7 +324,7 @@ def reindex(
         progress: Called with (done, total) as blobs are indexed.
     """
     request = ReindexAsk(re_embed=re_embed)
-    return _answer(ws, request, ReindexReply, progress).report
+    return answer(ws, request, ReindexReply, progress).report
 
 
 def feedback(
@@ -607,7 +366,7 @@ def learn(ws: Workspace, *, agent: str | None = None) -> LearnReport:
         NotFoundError: The caller has no feedback newer than its last step.
     """
     _private(ws)
-    return _answer(ws, LearnAsk(agent=agent or ws.agent), LearnReply).learned
+    return answer(ws, LearnAsk(agent=agent or ws.agent), LearnReply).learned
 
 
 def recall_weights(
@@ -644,90 +403,3 @@ def recall_weights(
     elif undo:
         tuning.undo_tuning(path, who)
     return tuning.weights_report(path, who, config, ws.clock())
-
-
-def hub_status(ws: Workspace) -> HubStatus:
-    """Returns whether the user's hub runs, the stores it holds open, its memory.
-
-    ``open`` says whether the workspace's store is among them.
-
-    Raises:
-        HubFolderError: The folder for hub sockets is not private.
-    """
-    reply = ask_hub(PingAsk(), PingReply)
-    report = None if reply is None else reply.hub
-    if report is None:
-        return HubStatus(
-            running=False, pid=None, socket=str(socket_path()), store=str(ws.path)
-        )
-    mine = str(ws.path.resolve())
-    return HubStatus(
-        running=True,
-        pid=report.pid,
-        socket=str(socket_path()),
-        store=str(ws.path),
-        open=any(entry.store == mine for entry in report.stores),
-        autostarted=report.autostarted,
-        stores=report.stores,
-        rss_bytes=report.rss_bytes or 0,
-        memory_bound=report.memory_bound,
-        embedders=report.embedders,
-    )
-
-
-def stop_hub(ws: Workspace) -> HubStopped:
-    """Stops the user's hub, if one runs: every store's, not only this one's.
-
-    Raises:
-        HubFolderError: The folder for hub sockets is not private.
-    """
-    del ws  # one hub serves every store
-    reply = ask_hub(StopAsk(), StopReply)
-    pid = None if reply is None else reply.pid
-    return HubStopped(stopped=pid is not None, pid=pid)
-
-
-def run_hub(
-    ws: Workspace,
-    *,
-    idle_minutes: float | None = None,
-    ready: Callable[[HubStarted], None] | None = None,
-    autostarted: bool = False,
-) -> None:
-    """Runs the user's hub in this process until stopped.
-
-    The hub opens the workspace's store first, then serves every store it is
-    asked about (docs/recall.md, "One hub per user").
-
-    Args:
-        ws: The workspace (its store must exist on disk).
-        idle_minutes: Return after this long without a request.
-        ready: Called once requests are accepted.
-        autostarted: Started by a recall (``ctx hub status`` says so).
-
-    Raises:
-        NotAStoreError: The user store does not exist yet.
-        StoreBusyError: A hub already runs for this user.
-        HubFolderError: The folder for hub sockets is not private.
-    """
-    if not ws.on_disk:
-        raise NotAStoreError(
-            "The user store does not exist yet.",
-            hint="Remember something first, or `ctx init` a project store.",
-        )
-    from ctx.hub.server.listener import serve
-
-    store = ws.store()
-    assert store.path is not None
-
-    def started(path: os.PathLike[str]) -> None:
-        if ready is not None:
-            ready(HubStarted(store=str(store.path), socket=str(path), pid=os.getpid()))
-
-    serve(
-        store,
-        clock=ws.clock,
-        ready=started,
-        idle=None if idle_minutes is None else idle_minutes * 60,
-        autostarted=autostarted,
-    )

@@ -108,7 +108,7 @@ def _reading(
 
 
 def _moment(value: str | None, what: str) -> datetime | None:
-    from ctx.hub.api import parse_moment
+    from ctx.hub.temporal.moment import parse_moment
 
     return None if value is None else parse_moment(value, what)
 
@@ -207,9 +207,9 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
     What it returns is recorded as shown to the caller's session
     (:mod:`ctx.hub.shown`).
     """
-    from ctx.hub.api import moment_or_revision
     from ctx.hub.api import recall as hub_recall
     from ctx.hub.shown import note_recall
+    from ctx.hub.temporal.moment import moment_or_revision
 
     asked, overlay = ws.reviewed_view(req.branch, req.with_)
     now = _moment(req.now, "now")
@@ -224,7 +224,7 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
         branch = caller.read_branch(store, own or asked)
         for other in overlay:
             caller.read_branch(store, other)
-        at = moment_or_revision(ws, req.at, now or ws.clock())  # as recall reads it
+        at = moment_or_revision(req.at, now or ws.clock(), store.branches)  # as recall
         if isinstance(at, str):
             at = caller.read_revision(store, at)
     result = hub_recall(

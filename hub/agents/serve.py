@@ -150,7 +150,7 @@ class HostedHub:
 
     One answerer (indexes and embedder loaded, the HNSW graph at scale)
     answers the hub's socket and this process's own calls, which it adopts
-    (:func:`ctx.hub.api.adopt_answerer`), all under the workspace's lock.
+    (:func:`ctx.hub.server.routing.adopt_answerer`), all under the workspace's lock.
 
     Args:
         ws: The workspace (its store on disk).
@@ -191,8 +191,8 @@ class HostedHub:
             StoreBusyError: Another hub serves the store.
             HubFolderError: The folder for hub sockets is not private.
         """
-        from ctx.hub.api import adopt_answerer
         from ctx.hub.server.listener import serve
+        from ctx.hub.server.routing import adopt_answerer
         from ctx.hub.server.service import Answerer
 
         store = self.ws.store(write=True)
@@ -236,7 +236,7 @@ class HostedHub:
         thread running) and uses the hub's embedders, which ``first``'s
         pinning gave it: one embedder per configuration for every store.
         """
-        from ctx.hub.api import adopt_answerer
+        from ctx.hub.server.routing import adopt_answerer
         from ctx.hub.server.service import Answerer
         from ctx.hub.server.stores import Embedders, Limits, OpenStores
 
@@ -269,8 +269,9 @@ def host_hub(ws: Workspace) -> HostedHub | None:
     (the HNSW graph loaded, not the one-shot exact search of a single
     command). Returns the hub it serves, if any.
     """
-    from ctx.hub.api import adopt_answerer, hub_status
+    from ctx.hub.server.control import hub_status
     from ctx.hub.server.private import HubFolderError
+    from ctx.hub.server.routing import adopt_answerer
     from ctx.hub.server.service import Answerer
 
     if not ws.on_disk:
@@ -331,8 +332,8 @@ def serve_http(
     import uvicorn
 
     from ctx.hub.agents.http_app import StoreApp, build_stores_app
-    from ctx.hub.api import hub_status, stop_hub
     from ctx.hub.keys import keys_required
+    from ctx.hub.server.control import hub_status, stop_hub
 
     required = [keys_required(s.ws, host=host) for s in stores]
     for named, needs in zip(stores, required, strict=True):

@@ -25,6 +25,7 @@ from ctx.hub.code.results import (
     SymbolList,
 )
 from ctx.hub.embedders import Embedder, make_embedder
+from ctx.hub.server.control import wake_hub
 from ctx.hub.workspace import Workspace
 
 __all__ = [
@@ -95,8 +96,6 @@ def code_index(
         path, vectors=vectors, embed=vectors and wait, progress=progress
     )
     if report.unembedded:
-        from ctx.hub.api import wake_hub
-
         report = msgspec.structs.replace(report, embedding=wake_hub(ws))
     return report
 

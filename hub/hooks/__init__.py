@@ -5,7 +5,8 @@ fixed moments of a session, hand it JSON on stdin and take context back on
 stdout. :func:`run_hook` answers one such call: ``events`` holds what each
 moment does, ``commands`` finds the ``<ctx:*>`` commands in an agent's
 message, ``actions`` carries them out through the agents' table of calls,
-and ``session`` keeps what waits between calls in the store's private state.
+``session`` keeps what waits between calls in the store's private state,
+and ``log`` the log of failures.
 The names are listed once, in ``__init__.pyi``, and load on first use: a
 hook with nothing to do never compiles the parser.
 """

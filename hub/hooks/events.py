@@ -396,7 +396,7 @@ def _warm_up(hook: Hook) -> None:
     The session's first prompt is then answered by a hub that had the
     time to load, if the store's config allows autostart.
     """
-    from ctx.hub.api import start_hub_later
+    from ctx.hub.server.control import start_hub_later
 
     start_hub_later(hook.ws)
 
@@ -458,7 +458,7 @@ def prompt_submit(hook: Hook) -> str | None:
             if lexical and (hits or len(result.notices) > 1):
                 parts.append(_warming_line(result))
             if lexical and len(result.notices) > 1:
-                from ctx.hub.hooks.runner import log_line
+                from ctx.hub.hooks.log import log_line
 
                 went_wrong = "; ".join(n for n in result.notices if n != WARMING)
                 log_line(ws, "prompt-submit", hook.session, went_wrong)
@@ -483,7 +483,8 @@ def _recalled(hook: Hook, prompt: str) -> RecallResult:
 
     import msgspec
 
-    from ctx.hub.api import hub_recall, recall, start_hub_later
+    from ctx.hub.api import hub_recall, recall
+    from ctx.hub.server.control import start_hub_later
 
     ws = hook.ws
     branch = _own_branch(hook)

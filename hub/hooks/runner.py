@@ -29,34 +29,26 @@ import json
 import os
 import signal
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ctx.engine import CtxError
 from ctx.hub.hooks.events import Event, Hook, HookInput, find_event
+from ctx.hub.hooks.log import log_line
 from ctx.hub.shown import shown_during
-from ctx.hub.state import private_folder
 from ctx.hub.workspace import Workspace
 
 __all__ = [
-    "LOG_FILE",
     "MAX_CONTEXT",
     "SESSION_END_TIMEOUT",
     "SPEAKS",
     "HookTimeoutError",
     "failure_line",
-    "log_line",
-    "log_path",
     "run_hook",
 ]
 
 MAX_CONTEXT = 10_000
 """Characters of context a host takes from a hook (Claude Code's cap)."""
-
-LOG_FILE = "hooks.log"
-_LOG_MAX = 1 << 20
 
 
 SESSION_END_TIMEOUT = 1.0
@@ -231,51 +223,6 @@ def _output(event: Event, hook_input: HookInput, text: str) -> str:
     return json.dumps(answer, ensure_ascii=False)
 
 
-def log_path(ws: Workspace | None) -> Path:
-    """Returns the hook log: in the store's private folder, else the cache.
-
-    Raises:
-        OSError: The store's private folder cannot be made.
-        StoreError: It is not the user's.
-    """
-    if ws is not None and ws.on_disk and (ws.path / "git").is_dir():
-        return private_folder(ws.path) / LOG_FILE
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("ctx", appauthor=False)) / LOG_FILE
-
-
 def _log(ws: Workspace | None, event: str, session: str, exc: BaseException) -> None:
     """Writes one line on a failure; a log that cannot be written is skipped."""
     log_line(ws, event, session, _said(exc))
-
-
-def log_line(ws: Workspace | None, event: str, session: str, text: str) -> None:
-    """Writes one line to the hooks' log: a failure, or what went wrong on the way.
-
-    A log that cannot be written is skipped: the agent still goes on.
-    """
-    line = " ".join(
-        (
-            time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            f"event={event[:40]!r}",
-            f"session={session[:100]!r}",
-            text,
-        )
-    )
-    line = line.replace("\n", " ")[:1000] + "\n"
-    try:
-        path = log_path(ws)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            if path.stat().st_size > _LOG_MAX:
-                os.replace(path, path.with_name(LOG_FILE + ".1"))
-        except FileNotFoundError:
-            pass
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
-    except (OSError, CtxError):
-        pass  # nowhere to say it: the agent still goes on

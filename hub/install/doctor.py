@@ -129,7 +129,7 @@ def doctor(
 def _hub(ws: Workspace) -> Check:
     if not ws.on_disk:
         return Check(name="hub", status="ok", detail="not running (no store yet)")
-    from ctx.hub.api import hub_status
+    from ctx.hub.server.control import hub_status
 
     try:
         status = hub_status(ws)
@@ -155,7 +155,7 @@ def _hook_log(ws: Workspace) -> Check:
     """Says the hooks' last failure, from their log (docs/hooks.md)."""
     import time
 
-    from ctx.hub.hooks.runner import log_path
+    from ctx.hub.hooks.log import log_path
 
     name = "hook failures"
     try:

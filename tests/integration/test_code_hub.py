@@ -10,7 +10,7 @@ from pathlib import Path
 from integration_support import run_ctx, wait_for
 
 from ctx.hub import Workspace, find_code, watch_code
-from ctx.hub import api as hub_api
+from ctx.hub.server import routing
 
 RETRY = (
     "import time\n\n\n"
@@ -40,7 +40,7 @@ def test_the_hub_answers_find_and_sees_a_new_index(hub_store: Path, hub, tmp_pat
     ws = Workspace.find(hub_store)
     try:
         assert find_code(ws, "retry").hits
-        assert ws not in hub_api._ANSWERERS  # the hub answered, not this process
+        assert ws not in routing._ANSWERERS  # the hub answered, not this process
         (tree / "cache.py").write_text("def evict_stale_entries(cache):\n    pass\n")
         assert run_ctx(hub_store, "code", "index").returncode == 0
         assert find_code(ws, "evict stale entries").hits[0].chunk.name == (

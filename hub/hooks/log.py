@@ -1,0 +1,74 @@
+"""The hooks' log: where a hook's failures are written, and one line of it.
+
+``<store>/private/hooks.log``, or ``hooks.log`` in the user's cache folder
+when there is no store; cut over to ``hooks.log.1`` past a megabyte.
+:mod:`~ctx.hub.hooks.runner` writes each failure here, ``ctx doctor``
+(:mod:`~ctx.hub.install.doctor`) shows the last one, and a redaction
+scrubs both files (:mod:`~ctx.hub.redaction`).
+
+Light: it imports none of the hooks' events, so a redaction can find the
+log without loading them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ctx.engine import CtxError
+from ctx.hub.state import private_folder
+
+if TYPE_CHECKING:
+    from ctx.hub.workspace import Workspace
+
+__all__ = ["LOG_FILE", "log_line", "log_path"]
+
+LOG_FILE = "hooks.log"
+_LOG_MAX = 1 << 20
+
+
+def log_path(ws: Workspace | None) -> Path:
+    """Returns the hook log: in the store's private folder, else the cache.
+
+    Raises:
+        OSError: The store's private folder cannot be made.
+        StoreError: It is not the user's.
+    """
+    if ws is not None and ws.on_disk and (ws.path / "git").is_dir():
+        return private_folder(ws.path) / LOG_FILE
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("ctx", appauthor=False)) / LOG_FILE
+
+
+def log_line(ws: Workspace | None, event: str, session: str, text: str) -> None:
+    """Writes one line to the hooks' log: a failure, or what went wrong on the way.
+
+    A log that cannot be written is skipped: the agent still goes on.
+    """
+    line = " ".join(
+        (
+            time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            f"event={event[:40]!r}",
+            f"session={session[:100]!r}",
+            text,
+        )
+    )
+    line = line.replace("\n", " ")[:1000] + "\n"
+    try:
+        path = log_path(ws)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if path.stat().st_size > _LOG_MAX:
+                os.replace(path, path.with_name(LOG_FILE + ".1"))
+        except FileNotFoundError:
+            pass
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except (OSError, CtxError):
+        pass  # nowhere to say it: the agent still goes on
