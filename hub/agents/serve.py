@@ -33,7 +33,6 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -43,10 +42,6 @@ from ctx.hub.agents.access import Scope as KeyScope
 from ctx.hub.agents.served import PREFIX, NamedStore
 from ctx.hub.keys import CreatedKey
 from ctx.hub.workspace import Workspace
-
-if TYPE_CHECKING:  # the indexes load only when the hub starts
-    from ctx.hub.server.service import Answerer
-    from ctx.hub.server.stores import OpenStores
 
 __all__ = ["HostedHub", "Serving", "ServingStore", "host_hub", "serve_http"]
 
@@ -156,11 +151,11 @@ class HostedHub:
         ws: The workspace (its store on disk).
         stopped: Called when the socket stops serving (``ctx hub stop``).
         also: Other workspaces this process serves (``ctx serve`` with
-            several stores): each gets an answerer of its own, adopted for
-            its calls, loaded before :meth:`start` returns and sharing the
-            hub's embedders. The socket opens them on demand, as it does
-            any store (a shell's ``ctx recall`` there loads its indexes
-            once more).
+            several stores): each gets an answerer of its own, under its
+            own workspace's lock, adopted for its calls and pinned in the
+            hub beside the first: one load of its indexes answers this
+            process's calls and the socket's (a shell's ``ctx recall``),
+            the hub's embedders shared, loaded before :meth:`start` returns.
     """
 
     def __init__(
@@ -175,7 +170,6 @@ class HostedHub:
         self.also = tuple(also)
         self.stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        self._also: OpenStores | None = None
 
     def start(self, *, wait: bool = True) -> None:
         """Claims the store's socket and serves it, its answerer adopted.
@@ -197,8 +191,13 @@ class HostedHub:
 
         store = self.ws.store(write=True)
         answerer = Answerer(store, self.ws.clock, lock=self.ws.lock)
+        answerers = {self.ws: answerer} | {
+            ws: Answerer(ws.store(write=True), ws.clock, lock=ws.lock)
+            for ws in self.also
+        }
         if not wait:
-            adopt_answerer(self.ws, answerer)
+            for ws, each in answerers.items():
+                adopt_answerer(ws, each)
         listening = threading.Event()
         failure: list[BaseException] = []
 
@@ -211,6 +210,7 @@ class HostedHub:
                     answerer=answerer,
                     lock=self.ws.lock,
                     stopping=self.stopping,
+                    also=[answerers[ws] for ws in self.also],
                 )
             except BaseException as exc:  # handed to start()
                 failure.append(exc)
@@ -226,35 +226,12 @@ class HostedHub:
         listening.wait()
         if failure:
             raise failure[0]
-        adopt_answerer(self.ws, answerer)
-        self._hold_also(answerer)
-
-    def _hold_also(self, first: Answerer) -> None:
-        """Holds an answerer for each store of :attr:`also`, loaded and pinned.
-
-        Each is its workspace's (under its lock, its backfill and Dream's
-        thread running) and uses the hub's embedders, which ``first``'s
-        pinning gave it: one embedder per configuration for every store.
-        """
-        from ctx.hub.server.routing import adopt_answerer
-        from ctx.hub.server.service import Answerer
-        from ctx.hub.server.stores import Embedders, Limits, OpenStores
-
-        if not self.also:
-            return
-        held = self._also = OpenStores(self.ws.clock, Limits(), self.stopping)
-        if isinstance(first.embedders, Embedders):
-            held.embedders = first.embedders
-        for ws in self.also:
-            answerer = Answerer(ws.store(write=True), ws.clock, lock=ws.lock)
-            held.pin(answerer).warm()
-            adopt_answerer(ws, answerer)
+        for ws, each in answerers.items():
+            adopt_answerer(ws, each)
 
     def stop(self) -> None:
         """Stops serving the socket (its file is removed)."""
         self.stopping.set()
-        if self._also is not None:
-            self._also.close()
         if self._thread is not None:
             self._thread.join(10)
 

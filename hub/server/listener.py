@@ -47,7 +47,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -383,6 +383,7 @@ def serve(
     lock: ReadWriteLock | None = None,
     stopping: threading.Event | None = None,
     limits: Limits | None = None,
+    also: Sequence[Answerer] = (),
 ) -> None:
     """Answers requests for any store until a ``stop`` request arrives.
 
@@ -401,6 +402,9 @@ def serve(
         stopping: Set to stop serving; set by a ``stop`` request too.
         limits: When idle stores are dropped (default:
             :meth:`~ctx.hub.server.stores.Limits.from_env`).
+        also: More stores' answerers, pinned beside ``answerer`` (``ctx
+            serve`` of several stores: each under its own lock, the hub's
+            embedders shared).
 
     Raises:
         StoreBusyError: A hub already serves this user.
@@ -427,6 +431,8 @@ def serve(
         elif store is not None:
             assert store.path is not None
             stores.open(str(store.path.resolve())).warm()
+        for more in also:
+            stores.pin(more).warm()
         for worker in workers:
             worker.start()
         if ready is not None:

@@ -164,6 +164,11 @@ def test_one_process_is_the_hub_with_one_embedder_per_configuration(world) -> No
     assert status["pid"] == world.server.proc.pid
     # team and docs share one embedder; open's configuration makes a second.
     assert status["embedders"] == 2
+    # Every store served is held by the hub, loaded once: a shell's recall
+    # of any of them is answered by the answerer the server's calls use.
+    held = sorted(entry["store"] for entry in status["stores"])
+    assert held == sorted(str(p.resolve()) for p in world.paths.values())
+    assert all(entry["pinned"] for entry in status["stores"])
 
 
 def test_the_root_urls_say_where_the_stores_are(world) -> None:
