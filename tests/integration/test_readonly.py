@@ -4,9 +4,9 @@ DESIGN.md, "Interfaces": errors are one ``Error: ...`` line (and a
 ``Hint: ...``) on stderr with a documented exit code, nothing half-written.
 
 Root ignores file permissions, so as root the ``ctx`` processes run without
-that privilege: as the user ``nobody`` when it can run this virtualenv's
-interpreter, otherwise as uid 0 stripped of the capabilities that bypass
-permission checks (the interpreter may live under root's private home).
+that privilege: as uid 0, the store's owner, stripped of the capabilities
+that bypass permission checks. (Not as ``nobody``: a store's git folder is
+private to its owner, so another user could not even read it.)
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from typing import Any
 import pytest
 from integration_support import CTX
 
-NOBODY = 65534
 _PR_CAPBSET_DROP = 24
 # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_FSETID
 _BYPASS_CAPS = (1, 2, 3, 4)
@@ -42,28 +41,10 @@ def _drop_bypass_capabilities() -> None:
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
 
 
-def _as_nobody() -> dict[str, Any]:
-    return {"user": NOBODY, "group": NOBODY, "extra_groups": []}
-
-
 def _unprivileged() -> dict[str, Any]:
     """Returns the subprocess arguments that make a child obey permissions."""
     if os.geteuid() != 0:
         return {}
-    try:
-        probe = subprocess.run(
-            [sys.executable, "-c", "import ctx.porcelain.main"],
-            capture_output=True,
-            timeout=60,
-            check=False,
-            cwd="/",
-            **_as_nobody(),
-        )
-    except PermissionError:
-        pass
-    else:
-        if probe.returncode == 0:
-            return _as_nobody()
     return {"preexec_fn": _drop_bypass_capabilities}
 
 
