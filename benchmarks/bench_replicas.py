@@ -15,8 +15,9 @@ forwards to the first alone, so that both paths pay the same proxy. Then,
 rounds interleaved, ``--clients`` threads (each its own keep-alive
 connection) ask ``POST /api/recall`` for ``--seconds`` through each.
 
-Results in ``benchmarks/results/replicas.md``. The issue's goal: two
-replicas at least 1.7x one.
+Results in ``benchmarks/results/replicas.md`` (``--out`` for another file;
+``replicas_hashing.md`` holds a run with ``--embedder hashing``). The
+issue's goal: two replicas at least 1.7x one.
 """
 
 from __future__ import annotations
@@ -144,6 +145,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     if not LIGHTTPD.exists():
         sys.exit(f"{LIGHTTPD} is not installed (the package lighttpd)")
@@ -202,7 +204,7 @@ def main() -> None:
         "The issue's goal: two replicas at least 1.7x one.",
         "",
     ]
-    RESULTS.write_text("\n".join(lines))
+    args.out.write_text("\n".join(lines))
     print("\n".join(lines))
 
 
