@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from integration_support import GIT, git_env, run_ctx
 from remote_servers import SSH_KEYGEN, missing_servers, openssh_server, web_server
-from test_remotes import all_refs, bare, bodies, ok
+from test_remotes import NO_HELPER, all_refs, assert_passwords_refused, bare, bodies, ok
 
 pytestmark = pytest.mark.skipif(
     missing_servers() is not None, reason=str(missing_servers())
@@ -113,25 +113,11 @@ def test_push_clone_pull_through_git_http_backend(store_path: Path, tmp_path: Pa
     with web_server(root, tmp_path / "web", "alice", "s3cret") as port:
         plain = f"http://127.0.0.1:{port}/git/memory.git"
         url = f"http://alice:s3cret@127.0.0.1:{port}/git/memory.git"
-        no_helper = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
-
-        # No password, then a wrong one: refused in one line, nothing moved.
         ok(run_ctx(store_path, "remember", "Secret plans"))
-        ok(run_ctx(store_path, "remote", "add", "plain", plain))
-        asked = run_ctx(store_path, "push", "plain", env=no_helper)
-        assert asked.returncode == 8
-        assert asked.stderr.startswith(f"Error: {plain} asked for credentials.\n")
-        wrong = run_ctx(
-            store_path,
-            "push",
-            "plain",
-            env={**no_helper, "CTX_GIT_USERNAME": "alice", "CTX_GIT_PASSWORD": "x"},
-        )
-        assert wrong.returncode == 8
-        assert "refused the credentials" in wrong.stderr
+        assert_passwords_refused(store_path, remote, plain)
         assert all_refs(remote) == ""
 
-        clone = _round_trip(store_path, tmp_path / "b", url, no_helper)
+        clone = _round_trip(store_path, tmp_path / "b", url, NO_HELPER)
         assert "Secret plans" in bodies(clone)
         fsck(remote)
         assert sorted(refs(remote)) == ["refs/heads/agent/alice", "refs/heads/main"]

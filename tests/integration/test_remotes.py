@@ -148,6 +148,33 @@ def test_smart_http_push_fetch_pull_clone_with_json(store_path: Path, tmp_path: 
         assert listing == f"origin  {url}  (main)\n"
 
 
+NO_HELPER = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+"""No git credential helper of the user's or the system's is asked."""
+
+
+def assert_passwords_refused(store: Path, remote: Path, plain: str) -> None:
+    """Pushes ``store`` to ``plain`` (added as the remote ``plain``), whose
+    server wants the password of ``alice``: with none, then with a wrong one.
+    Each is refused in one line with exit 8, and ``remote`` is unchanged."""
+    before = all_refs(remote)
+    ok(run_ctx(store, "remote", "add", "plain", plain))
+    asked = run_ctx(store, "push", "plain", env=NO_HELPER)
+    assert asked.returncode == 8
+    assert asked.stderr.startswith(f"Error: {plain} asked for credentials.\n")
+    wrong = run_ctx(
+        store,
+        "push",
+        "plain",
+        env={**NO_HELPER, "CTX_GIT_USERNAME": "alice", "CTX_GIT_PASSWORD": "x"},
+    )
+    assert wrong.returncode == 8
+    assert wrong.stderr == (
+        f"Error: {plain} refused the credentials.\n"
+        "Hint: Check the user name and token (or password).\n"
+    )
+    assert all_refs(remote) == before
+
+
 def test_http_credentials_from_the_url_the_environment_or_refused(
     store_path: Path, tmp_path: Path
 ):
@@ -155,24 +182,7 @@ def test_http_credentials_from_the_url_the_environment_or_refused(
     ok(run_ctx(store_path, "remember", "Secret plans"))
     with http_server({"/memory.git": remote}, auth=("alice", "s3cret")) as port:
         plain = f"http://127.0.0.1:{port}/memory.git"
-        ok(run_ctx(store_path, "remote", "add", "plain", plain))
-        before = all_refs(remote)
-        no_helper = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
-        asked = run_ctx(store_path, "push", "plain", env=no_helper)
-        assert asked.returncode == 8
-        assert asked.stderr.startswith(f"Error: {plain} asked for credentials.\n")
-        wrong = run_ctx(
-            store_path,
-            "push",
-            "plain",
-            env={**no_helper, "CTX_GIT_USERNAME": "alice", "CTX_GIT_PASSWORD": "x"},
-        )
-        assert wrong.returncode == 8
-        assert wrong.stderr == (
-            f"Error: {plain} refused the credentials.\n"
-            "Hint: Check the user name and token (or password).\n"
-        )
-        assert all_refs(remote) == before
+        assert_passwords_refused(store_path, remote, plain)
         ok(
             run_ctx(
                 store_path,
