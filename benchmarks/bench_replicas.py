@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from _bench_common import machine_lines
-from bench_serve_reads import CTX, make_store, window
+from bench_serve_reads import CTX, make_store, start_serve, window
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "replicas.md"
@@ -76,19 +76,10 @@ def replicas(size: int, embedder: str, folder: Path) -> list[Path]:
 def serving(store: Path, runtime: Path) -> Iterator[int]:
     """Runs ``ctx serve --sync origin`` on ``store``; yields its port."""
     runtime.mkdir(mode=0o700)
-    env = {**os.environ, "CTX_HUB_AUTOSTART": "0", "XDG_RUNTIME_DIR": str(runtime)}
-    proc = subprocess.Popen(
-        [str(CTX), "--store", str(store), "serve", "--port", "0", "--sync", "origin"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.startswith("Serving "), line
+    env = {"XDG_RUNTIME_DIR": str(runtime)}  # each its own hub
+    proc, url, _ = start_serve(store, "--sync", "origin", env=env, keyed=False)
     try:
-        yield int(line.split(" at ", 1)[1].split(" ", 1)[0].rsplit(":", 1)[1])
+        yield int(url.rsplit(":", 1)[1])
     finally:
         proc.terminate()
         proc.communicate(timeout=60)

@@ -71,10 +71,14 @@ def make_store(size: int, embedder: str) -> Path:
     return folder / ".ctx"
 
 
-def start_serve(store: Path) -> tuple[subprocess.Popen[str], str, str]:
-    env = {**os.environ, "CTX_HUB_AUTOSTART": "0"}
+def start_serve(
+    store: Path, *args: str, env: dict[str, str] | None = None, keyed: bool = True
+) -> tuple[subprocess.Popen[str], str, str]:
+    """Starts ``ctx serve`` (and ``args``) on ``store``: its process, its URL
+    and the owner key it made (``keyed``; else "": the store needs none)."""
+    env = {**os.environ, "CTX_HUB_AUTOSTART": "0", **(env or {})}
     proc = subprocess.Popen(
-        [str(CTX), "--store", str(store), "serve", "--port", "0"],
+        [str(CTX), "--store", str(store), "serve", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -84,7 +88,7 @@ def start_serve(store: Path) -> tuple[subprocess.Popen[str], str, str]:
     line = proc.stdout.readline()
     assert line.startswith("Serving "), line
     url = line.split(" at ", 1)[1].split(" ", 1)[0]
-    key = proc.stdout.readline().rsplit(": ", 1)[1].strip()
+    key = proc.stdout.readline().rsplit(": ", 1)[1].strip() if keyed else ""
     return proc, url, key
 
 
