@@ -620,6 +620,9 @@ from .remotes import (
     remote_lag as remote_lag,
 )
 from .remotes import (
+    remote_url as remote_url,
+)
+from .remotes import (
     remove_remote as remove_remote,
 )
 from .review import (

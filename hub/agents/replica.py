@@ -50,6 +50,7 @@ from ctx.engine import (
     plural,
     push,
     remote_lag,
+    remote_url,
 )
 from ctx.hub.workspace import Workspace
 
@@ -115,7 +116,7 @@ def open_replica(
         raise InvalidInputError(
             f"--every must be a positive number of seconds, not {seconds:g}.",
         )
-    remote_lag(ws.store(), remote)  # refuses an unknown remote
+    remote_url(ws.store(), remote)  # refuses an unknown remote
     return Replica(ws, remote, seconds, access=access, notice=notice)
 
 
