@@ -614,6 +614,9 @@ from .remotes import (
     add_remote as add_remote,
 )
 from .remotes import (
+    differing_branches as differing_branches,
+)
+from .remotes import (
     list_remotes as list_remotes,
 )
 from .remotes import (

@@ -48,6 +48,7 @@ __all__ = [
     "RemoteLag",
     "add_remote",
     "check_url",
+    "differing_branches",
     "display_url",
     "list_remotes",
     "remote_lag",
@@ -204,16 +205,39 @@ def remote_lag(store: Store, remote: str, branches: Iterable[str] = ()) -> Remot
     Raises:
         RemoteNotFoundError: the store has no such remote.
     """
-    remote_url(store, remote)
-    theirs = tracking_branches(store, remote)
-    ours = {name: store.branch_tip(name) for name in store.branches()}
-    compared = sorted((set(theirs) | set(branches)) & set(ours))
+    theirs, ours, compared = _compared(store, remote, branches)
     return RemoteLag(
         remote=remote,
         unpushed=_count_between(store, [ours[b] for b in compared], theirs.values()),
         unmerged=_count_between(store, theirs.values(), ours.values()),
         differ=tuple(b for b in compared if theirs.get(b) != ours[b]),
     )
+
+
+def differing_branches(
+    store: Store, remote: str, branches: Iterable[str] = ()
+) -> tuple[str, ...]:
+    """Returns :attr:`RemoteLag.differ` alone: no commit is walked.
+
+    Raises:
+        RemoteNotFoundError: the store has no such remote.
+    """
+    theirs, ours, compared = _compared(store, remote, branches)
+    return tuple(b for b in compared if theirs.get(b) != ours[b])
+
+
+def _compared(
+    store: Store, remote: str, branches: Iterable[str]
+) -> tuple[dict[str, CommitId], dict[str, CommitId], list[str]]:
+    """Returns the remote's tips (as last fetched), the store's, and the compared.
+
+    The branches compared are the remote's and ``branches``, those of them
+    the store has.
+    """
+    remote_url(store, remote)
+    theirs = tracking_branches(store, remote)
+    ours = {name: store.branch_tip(name) for name in store.branches()}
+    return theirs, ours, sorted((set(theirs) | set(branches)) & set(ours))
 
 
 def _count_between(

@@ -45,6 +45,7 @@ from ctx.engine import (
     Store,
     apply_redactions,
     create_branch,
+    differing_branches,
     fetch,
     merge,
     plural,
@@ -286,7 +287,7 @@ class Replica:
 
     def _to_push(self, store: Store) -> list[str]:
         """Returns the branches whose tips the remote (as last fetched) lacks."""
-        return list(remote_lag(store, self.remote, self._note_written(store)).differ)
+        return list(differing_branches(store, self.remote, self._note_written(store)))
 
     def _note_written(self, store: Store) -> set[str]:
         """Returns the branches written since the start (made or moved)."""

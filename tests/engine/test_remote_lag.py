@@ -18,6 +18,7 @@ from ctx.engine import (
     Store,
     add_remote,
     create_branch,
+    differing_branches,
     fetch,
     push,
     remember,
@@ -53,6 +54,8 @@ def test_commits_each_side_lacks_and_the_branches_a_push_would_move(
         create_branch(a, "scratch")
         lag = remote_lag(a, "origin", ["scratch"])
         assert (lag.unpushed, lag.unmerged, lag.differ) == (1, 0, ("main", "scratch"))
+        assert differing_branches(a, "origin", ["scratch"]) == lag.differ
+        assert differing_branches(a, "origin") == ("main",)
 
         with closing(Store.init(tmp_path / "b", clock=clock)) as b:
             add_remote(b, "origin", str(remote))
@@ -65,3 +68,5 @@ def test_commits_each_side_lacks_and_the_branches_a_push_would_move(
 
         with pytest.raises(RemoteNotFoundError):
             remote_lag(a, "upstream")
+        with pytest.raises(RemoteNotFoundError):
+            differing_branches(a, "upstream")
