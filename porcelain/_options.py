@@ -121,17 +121,20 @@ def add_store_option(command: click.Command) -> None:
     """Adds ``--store`` to a command (and its subcommands), as after ``ctx``.
 
     ``--store`` is accepted after the command too: ``ctx ls --store PATH``.
+    A command with a ``--store`` of its own keeps it (``ctx serve`` takes
+    several).
     """
-    command.params.append(
-        click.Option(
-            ["--store"],
-            metavar="PATH",
-            expose_value=False,
-            is_eager=True,
-            callback=_set_store,
-            help="The store folder (as `ctx --store PATH ...`).",
+    if not any("--store" in getattr(p, "opts", ()) for p in command.params):
+        command.params.append(
+            click.Option(
+                ["--store"],
+                metavar="PATH",
+                expose_value=False,
+                is_eager=True,
+                callback=_set_store,
+                help="The store folder (as `ctx --store PATH ...`).",
+            )
         )
-    )
     if isinstance(command, click.Group):
         for sub in command.commands.values():
             add_store_option(sub)

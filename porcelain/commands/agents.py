@@ -66,22 +66,7 @@ def mcp(state: CtxState, tools: str | None, branch: str | None) -> None:
             hub.stop()
 
 
-class _ServeCommand(click.Command):
-    """A command whose own ``--store`` may be given several times."""
-
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        """Returns the command's parameters, its ``--store`` for the shared one.
-
-        Every command gets the shared ``--store`` (one store) after its
-        own; ``ctx serve``'s takes one or more, so the shared one is left
-        out.
-        """
-        params = [p for p in self.params if p.name != "store"]
-        help_option = self.get_help_option(ctx)
-        return params if help_option is None else [*params, help_option]
-
-
-@click.command(cls=_ServeCommand)
+@click.command()
 @click.option(
     "--store",
     "stores",
