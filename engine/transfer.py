@@ -40,6 +40,7 @@ import contextlib
 import dataclasses
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -297,8 +298,6 @@ def _call(client: tuple[GitClient, str], call: Callable[[GitClient, str], T]) ->
 @contextlib.contextmanager
 def _translated(url: str) -> Iterator[None]:
     """Turns what dulwich and the network raise into one RemoteError."""
-    from urllib3.exceptions import HTTPError
-
     shown = display_url(url)
     try:
         yield
@@ -323,7 +322,7 @@ def _translated(url: str) -> Iterator[None]:
             f"{shown} answered in a way ctx cannot use: {_reason(exc)}",
             hint="Nothing was changed; check the address and try again.",
         ) from exc
-    except HTTPError as exc:
+    except _http_errors() as exc:
         raise RemoteError(
             f"Cannot reach {shown}: {_reason(exc)}",
             hint="Check the address and the network; nothing was changed.",
@@ -333,6 +332,17 @@ def _translated(url: str) -> Iterator[None]:
             f"Cannot reach {shown}: {_reason(exc)}",
             hint="Check the address and the network; nothing was changed.",
         ) from exc
+
+
+def _http_errors() -> tuple[type[Exception], ...]:
+    """Returns urllib3's error class, once an http(s) client has loaded it.
+
+    Only dulwich's http client uses urllib3, and importing it costs every
+    other transfer a tenth of a second; an error of a module not loaded
+    cannot have been raised.
+    """
+    loaded = sys.modules.get("urllib3.exceptions")
+    return (loaded.HTTPError,) if loaded is not None else ()
 
 
 def _network_cause(exc: BaseException) -> OSError | None:
