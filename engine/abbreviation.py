@@ -18,12 +18,15 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ctx.engine.branches import resolve_revision
 from ctx.engine.errors import InvalidInputError, MemoryNotFoundError
 from ctx.engine.ids import MemoryId, parse_memory_id
 from ctx.engine.store import Store
-from ctx.engine.texts import TextIndex, text_index
+
+if TYPE_CHECKING:
+    from ctx.engine.texts import TextIndex
 
 __all__ = ["MIN_SHORT", "MIN_SHOWN", "abbreviate", "resolve_memory_id"]
 
@@ -135,6 +138,10 @@ def _in_history(store: Store, rev: str | None, part: str) -> list[MemoryId]:
 
 
 def _index(store: Store, rev: str | None) -> TextIndex:
+    # Here, not at the top: the text index (sqlite3) opens only when a short
+    # id is looked up, and whole ids (``ctx ls``'s conflict marks) need none.
+    from ctx.engine.texts import text_index
+
     return text_index(store, store.snapshot(resolve_revision(store, rev)))
 
 

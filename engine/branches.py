@@ -7,9 +7,7 @@ import re
 from collections.abc import Iterable
 
 import msgspec
-from dulwich.graph import can_fast_forward
 from dulwich.objects import Commit, ObjectID
-from dulwich.objectspec import scan_for_short_id
 from dulwich.refs import Ref
 
 from ctx.engine.errors import CommitNotFoundError, ConflictError, InvalidInputError
@@ -111,6 +109,10 @@ def _resolve_base(store: Store, base: str, rev: str) -> CommitId:
         if len(base) == 40:
             store.commit(CommitId(base))
             return CommitId(base)
+        # Here, not at the top: every write resolves its branch through this
+        # module, and dulwich.objectspec loads more than a write uses.
+        from dulwich.objectspec import scan_for_short_id
+
         try:
             obj = scan_for_short_id(store.repo.object_store, base.encode(), Commit)
         except KeyError:
@@ -213,6 +215,8 @@ def reachable(store: Store, commit: CommitId, branches: Iterable[str]) -> bool:
 
 def _merged(store: Store, name: str, tip: CommitId) -> bool:
     """Returns whether another branch's tip has ``tip`` as an ancestor (or is it)."""
+    from dulwich.graph import can_fast_forward  # only deleting a branch needs it
+
     commit = ObjectID(tip.encode())
     return any(
         can_fast_forward(store.repo, commit, ObjectID(store.branch_tip(b).encode()))

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -46,7 +46,11 @@ from ctx.engine import (
     is_memory_path,
     plural,
 )
-from ctx.hub.secrets import FoundSecret, could_hold_secret, find_secrets
+
+if TYPE_CHECKING:
+    # The scan (ctx.hub.secrets) loads when a write is screened: a command
+    # that only reads opens its store with a screen it never calls.
+    from ctx.hub.secrets import FoundSecret
 
 __all__ = ["SECRET_MODES", "SecretFoundError", "SecretMode", "SecretScreen"]
 
@@ -265,6 +269,8 @@ def _new_secrets(field: _Field) -> list[FoundSecret]:
     A secret over several lines (a private key) is new if any of its lines
     is: every key of a kind opens with the same ``-----BEGIN`` line.
     """
+    from ctx.hub.secrets import could_hold_secret, find_secrets
+
     if not could_hold_secret(field.text):
         return []
     lines = field.text.split("\n")
@@ -288,6 +294,8 @@ def _redacted(text: str, secrets: list[FoundSecret]) -> str:
 
 
 def _redacted_text(text: str) -> str:
+    from ctx.hub.secrets import find_secrets
+
     return _redacted(text, find_secrets(text))
 
 
@@ -354,6 +362,8 @@ def _scrubbed(text: str, values: list[tuple[str, str]]) -> str:
 
 
 def _message_findings(name: str, text: str) -> list[SecretFinding]:
+    from ctx.hub.secrets import find_secrets
+
     return [
         SecretFinding(path="", memory=None, kind=s.kind, field=name, line=s.line)
         for s in find_secrets(text)

@@ -145,16 +145,16 @@ _BASE64_LIMIT = 4.5
 """Shannon entropy limits of the high-entropy detectors (the library's
 defaults): a quoted or assigned string above them is reported."""
 
-_ACCESS_KEY = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
-_PASSWORD_WORD = re.compile(r"pass|pwd|contrase", re.IGNORECASE)
-_PEM_BLOCK = re.compile(
-    r"-*BEGIN[A-Z0-9 ]*PRIVATE KEY-*.*?(?:END[A-Z0-9 ]*PRIVATE KEY-*|\Z)", re.DOTALL
-)
-_SECRET_SHAPE = re.compile(r"\S{8,}")
-_LETTER = re.compile(r"[A-Za-z]")
-_NOT_NAME = re.compile(r"[^A-Za-z_.\-]")
-_FOLDER = re.compile(r"[a-z][a-z0-9_.\-]*")
-_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z_]+")
+# What a scan reads after the gate, as patterns ``re`` compiles on first use
+# and keeps: every write loads this module for the gate, few texts pass it.
+_ACCESS_KEY = r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}"
+_PASSWORD_WORD = r"(?i)pass|pwd|contrase"
+_PEM_BLOCK = r"(?s)-*BEGIN[A-Z0-9 ]*PRIVATE KEY-*.*?(?:END[A-Z0-9 ]*PRIVATE KEY-*|\Z)"
+_SECRET_SHAPE = r"\S{8,}"
+_LETTER = r"[A-Za-z]"
+_NOT_NAME = r"[^A-Za-z_.\-]"
+_FOLDER = r"[a-z][a-z0-9_.\-]*"
+_WORD = r"[a-z]+|[A-Z][a-z]+|[A-Z_]+"
 _LOCK = threading.Lock()
 
 
@@ -363,9 +363,9 @@ def _looks_secret(value: str) -> bool:
     """
     value = value.strip().rstrip(";,")
     return (
-        _SECRET_SHAPE.fullmatch(value) is not None
-        and _LETTER.search(value) is not None
-        and _NOT_NAME.search(value) is not None
+        re.fullmatch(_SECRET_SHAPE, value) is not None
+        and re.search(_LETTER, value) is not None
+        and re.search(_NOT_NAME, value) is not None
         and "(" not in value
         and not value.startswith(("$", "%"))
     )
@@ -377,7 +377,7 @@ def _is_placeholder(value: str) -> bool:
     That is one plain word (``user:token@``, ``user:password@``) or a
     constant's name.
     """
-    return _WORD.fullmatch(value) is not None
+    return re.fullmatch(_WORD, value) is not None
 
 
 def _is_path(value: str) -> bool:
@@ -389,7 +389,7 @@ def _is_path(value: str) -> bool:
     return (
         value.startswith("/")
         and bool(folders)
-        and all(_FOLDER.fullmatch(f) for f in folders)
+        and all(re.fullmatch(_FOLDER, f) for f in folders)
     )
 
 
@@ -407,12 +407,14 @@ def _is_alphabet(value: str) -> bool:
 def _kind(plugin: BasePlugin, value: str, line: str) -> str:
     name = type(plugin).__name__
     if name == "AWSKeyDetector":
-        return "aws-access-key" if _ACCESS_KEY.fullmatch(value) else "aws-secret-key"
+        return (
+            "aws-access-key" if re.fullmatch(_ACCESS_KEY, value) else "aws-secret-key"
+        )
     if name == "SlackDetector" and value.lower().startswith("https://"):
         return "slack-webhook"
     if name == "KeywordDetector":
         before = line[: max(0, line.find(value))]
-        return "password" if _PASSWORD_WORD.search(before) else "secret-assignment"
+        return "password" if re.search(_PASSWORD_WORD, before) else "secret-assignment"
     if name in ("Base64HighEntropyString", "HexHighEntropyString"):
         return "high-entropy-string"
     return _KINDS.get(name, "secret")
@@ -447,7 +449,7 @@ def _private_keys(plugin: BasePlugin, text: str) -> list[FoundSecret]:
     if not any(True for _ in plugin.analyze_string(text)):
         return []
     out = []
-    for match in _PEM_BLOCK.finditer(text):
+    for match in re.finditer(_PEM_BLOCK, text):
         line = text.count("\n", 0, match.start()) + 1
         out.append(
             FoundSecret(

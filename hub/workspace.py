@@ -18,7 +18,6 @@ command line makes a workspace before it knows what it will do.
 
 from __future__ import annotations
 
-import getpass
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -318,6 +317,8 @@ class Workspace:
         """
         who = agent or self.agent
         if not who:
+            import getpass  # only when no agent is named (it loads termios)
+
             try:
                 who = getpass.getuser()
             except (KeyError, OSError):

@@ -105,6 +105,38 @@ def test_a_command_loads_only_its_own_module(
     assert not {m.split(".")[0] for m in modules} & set(_HEAVY)
 
 
+_NOT_FOR_A_WRITE = {
+    "dulwich.objectspec",  # short commit ids: a revision, not a write
+    "dulwich.graph",  # deleting a branch
+    "secrets",  # and hmac: a temporary file's name is os.urandom's
+    "hmac",
+}
+_NOT_FOR_A_LISTING = _NOT_FOR_A_WRITE | {
+    "sqlite3",  # the text index: short ids and duplicates, not a listing
+    "ctx.engine.texts",
+    "ctx.hub.secrets",  # the secret scan: writes only
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "unused"),
+    [
+        (("remember", "Deploys run on Fridays"), _NOT_FOR_A_WRITE),
+        (("ls",), _NOT_FOR_A_LISTING),
+        (("log", "-n", "1"), _NOT_FOR_A_LISTING),
+    ],
+)
+def test_a_command_loads_none_of_what_it_does_not_use(
+    tmp_path: Path, args: tuple[str, ...], unused: set[str]
+) -> None:
+    store = tmp_path / ".ctx"
+    imported("--store", str(store), "init")
+    imported("--store", str(store), "remember", "The queue runs on Postgres")
+    modules = imported("--store", str(store), *args)
+    assert "ctx.engine.store" in modules  # the command did open its store
+    assert modules & unused == set()
+
+
 @pytest.mark.parametrize(
     ("args", "read"),
     [
