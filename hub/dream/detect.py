@@ -9,6 +9,13 @@ memories already superseded, are left alone. At most :data:`MAX_LINKS` link
 candidates per memory, and a shared name counts for a link only when
 :meth:`Detector.rare`.
 
+A pair is judged by the cosine of what the two memories say. A memory
+that replies to another text (a chat turn imported with its ``reply_to``
+context) is indexed by a vector of the context and itself, which finds
+it by its question in recall; judged by that vector, two copies of one
+turn with different contexts look like two subjects. Such a memory's own
+text is embedded once per cycle for the judging (:meth:`Detector.cosine`).
+
 :meth:`Detector.recheck` asks the same rules again about a proposal whose
 memories changed since it was made.
 """
@@ -37,6 +44,7 @@ from ctx.hub.dream.rules import (
     stale,
 )
 from ctx.hub.embedders import Embedder, EmbedderError
+from ctx.hub.index.documents import REPLY_TO
 from ctx.hub.index.searcher import Searcher
 from ctx.hub.temporal.parse import parse_temporal
 
@@ -92,6 +100,7 @@ class Detector:
         self.used = used or {}
         self._superseded = links.superseded()
         self._rare: dict[str, bool] = {}
+        self._said: dict[str, np.ndarray | None] = {}
 
     def rare(self, name: str) -> bool:
         """Returns whether few memories hold ``name`` (by BM25, cached)."""
@@ -101,6 +110,35 @@ class Detector:
             held = self.searcher.search_bm25(name, most + 1)
             self._rare[name] = len(held) <= most
         return self._rare[name]
+
+    def _said_vector(self, memory: Memory, blob: str) -> np.ndarray | None:
+        """Returns the vector of what ``memory`` says itself (cached)."""
+        if memory.id not in self._said:
+            vector = None
+            if REPLY_TO in memory.meta:
+                try:
+                    vector = self.searcher.embedder.embed([_text(memory)])[0]
+                except EmbedderError:
+                    vector = None
+            else:
+                vector = self.searcher.vector_of(blob)
+            self._said[memory.id] = vector
+        return self._said[memory.id]
+
+    def cosine(
+        self, a: Memory, a_blob: str, b: Memory, b_blob: str, indexed: float | None
+    ) -> float | None:
+        """Returns the cosine of what ``a`` and ``b`` say.
+
+        ``indexed``, their index vectors' cosine, unless either replies to
+        a context its vector holds (see the module's docstring).
+        """
+        if REPLY_TO not in a.meta and REPLY_TO not in b.meta:
+            return indexed
+        va, vb = self._said_vector(a, a_blob), self._said_vector(b, b_blob)
+        if va is None or vb is None:
+            return indexed
+        return float(np.dot(va, vb))
 
     def _linked(self, a: str, b: str) -> bool:
         return any(other == b for _, other in self.links.outgoing(a)) or any(
@@ -150,6 +188,7 @@ class Detector:
             other = self.searcher.read(other_id)
             if other is None:
                 continue
+            cosine = self.cosine(memory, blob, other, other_blob, cosine)
             verdict = judge_pair(memory, other, cosine, self.limits, self.rare)
             if verdict is None:
                 continue

@@ -342,3 +342,31 @@ def test_rarity_is_counted_in_the_store_and_a_memory_gives_one_link(ws):
             made[m.id] = made.get(m.id, 0) + 1
     # Each memory gives at most one link; both ends count, so at most 2 each.
     assert all(n <= 2 * MAX_LINKS for n in made.values())
+
+
+def test_two_turns_replying_to_different_texts_are_judged_by_what_they_say(ws):
+    # A chat turn is indexed with the text it replies to, so that recall
+    # finds it by its question; judged by that vector, a restated turn with
+    # a new value and another context would look like another subject.
+    old = remember(
+        ws,
+        "Jon: I'm currently reading The Lean Startup and hoping it gives me tips",
+        days_ago=40,
+        meta={
+            "reply_to": "Gina: The dance studio opening went well, the floors "
+            "arrived on Tuesday and the mirrors were hung by a crew of four"
+        },
+    )
+    new = remember(
+        ws,
+        "Jon: I'm currently reading The Zanzibar Startup and hoping it gives me tips",
+        days_ago=1,
+        meta={
+            "reply_to": "Gina: My cousin flew in from Lisbon with a suitcase of "
+            "pastries, and we spent the evening planning a garden party"
+        },
+    )
+    dream.run(ws, budget=50)
+    [update] = proposals(ws, "update")
+    assert links_of(update) == [(new, "SUPERSEDES", old)]
+    assert "one value changed (Zanzibar)" in update.reason
