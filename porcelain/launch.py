@@ -5,9 +5,11 @@
 An agent's host runs ``ctx hook`` at every prompt and every stop, and waits
 for it. The group (:mod:`ctx.porcelain.main`) and click itself are more
 than a hook needs: ``ctx hook ...`` reads its few arguments here
-(:func:`hook_arguments`) and calls the hub's hook runner, importing neither
-click nor any command module. ``ctx hook --help`` and anything else, ``ctx
---store PATH hook`` included, go through the group.
+(:func:`hook_arguments`) and hands the call to the running hub
+(:mod:`ctx.porcelain.hook_relay`), or with none calls the hub's hook
+runner in this process, importing neither click nor any command module.
+``ctx hook --help`` and anything else, ``ctx --store PATH hook`` included,
+go through the group.
 """
 
 from __future__ import annotations
@@ -31,12 +33,17 @@ def main() -> None:
         return
     hook = hook_arguments(args[1:]) if args[:1] == ["hook"] else None
     if hook is not None:
-        # As the group's main() does, before numpy can load: see there.
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-        from ctx.hub.hooks import run_hook
+        from ctx.porcelain.hook_relay import relayed
 
         event, store, agent = hook
-        answer = run_hook(event, sys.stdin.buffer.read(), store=store, agent=agent)
+        data = sys.stdin.buffer.read()
+        answer = relayed(event, data, store=store, agent=agent)
+        if answer is None:  # no hub to answer: this process does
+            # As the group's main() does, before numpy can load: see there.
+            os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+            from ctx.hub.hooks import run_hook
+
+            answer = run_hook(event, data, store=store, agent=agent)
         if answer:
             sys.stdout.write(answer + "\n")
     else:

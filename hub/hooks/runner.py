@@ -29,7 +29,8 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,21 +69,24 @@ class HookTimeoutError(BaseException):
     A BaseException, like KeyboardInterrupt: it unwinds every handler on its
     way (a command that fails is reported and the next one run; a deadline
     stops them all) up to :func:`run_hook`.
+
+    ``answering``: the answer still runs, in a thread of its own, which
+    closes the workspace when it ends (:func:`_within`).
     """
+
+    def __init__(self, message: str, *, answering: bool = False) -> None:
+        super().__init__(message)
+        self.answering = answering
 
 
 @contextlib.contextmanager
-def _deadline(seconds: float) -> Iterator[None]:
+def _alarm(seconds: float) -> Iterator[None]:
     """Raises :class:`HookTimeoutError` in the block once ``seconds`` pass.
 
     A timer signal (``SIGALRM``) interrupts whatever waits, a hub's socket
     included; the exception unwinds the block, releasing its locks, as an
-    error would. Only the main thread gets signals: elsewhere there is no
-    deadline.
+    error would. Only for the main thread: only it gets signals.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
 
     def expire(signum: int, frame: object) -> None:
         raise HookTimeoutError(f"no answer within {seconds:g} s")
@@ -96,6 +100,61 @@ def _deadline(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@dataclass
+class _Answering:
+    """A hook's answer running in a thread of its own (see :func:`_within`)."""
+
+    ws: Workspace
+    text: str | None = None
+    error: BaseException | None = None
+    finished: bool = False
+    abandoned: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def run(self, answer: Callable[[], str | None]) -> None:
+        """Runs ``answer``; closes the workspace at the end if it was abandoned."""
+        try:
+            self.text = answer()
+        except BaseException as exc:  # raised again in the waiting thread
+            self.error = exc
+        finally:
+            with self.lock:
+                self.finished = True
+                if self.abandoned:
+                    self.ws.close()
+
+
+def _within(
+    seconds: float, answer: Callable[[], str | None], ws: Workspace
+) -> str | None:
+    """Returns ``answer()``, or raises :class:`HookTimeoutError` past ``seconds``.
+
+    In the main thread (``ctx hook``'s process) a timer signal interrupts the
+    answer. Elsewhere (the hub answers a relayed hook in a thread of its
+    own) no signal can: the answer runs in a thread of its own, waited for
+    ``seconds``. One that runs past them is left to finish, its result
+    thrown away, and it closes the workspace when it ends, not the caller
+    under it (:attr:`HookTimeoutError.answering`).
+    """
+    if threading.current_thread() is threading.main_thread():
+        with _alarm(seconds):
+            return answer()
+    answering = _Answering(ws)
+    worker = threading.Thread(
+        target=answering.run, args=(answer,), name="hook-answer", daemon=True
+    )
+    worker.start()
+    worker.join(seconds)
+    with answering.lock:
+        if not answering.finished:
+            answering.abandoned = True
+            message = f"no answer within {seconds:g} s"
+            raise HookTimeoutError(message, answering=True)
+    if answering.error is not None:
+        raise answering.error
+    return answering.text
+
+
 def run_hook(
     event: str,
     data: bytes,
@@ -103,6 +162,7 @@ def run_hook(
     store: str | None = None,
     agent: str | None = None,
     environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> str:
     """Answers one hook call; returns what to print ("" for nothing).
 
@@ -114,6 +174,8 @@ def run_hook(
         store: The store folder given explicitly (``--store``).
         agent: Who writes (default: ``CTX_AGENT``, then the host's name).
         environ: The environment (default: ``os.environ``).
+        cwd: The process's working folder, where the store is looked for
+            when the host names no folder (default: this process's).
 
     Never raises: every failure is logged and answered with nothing.
     """
@@ -126,9 +188,9 @@ def run_hook(
         payload = _payload(data)
         hook_input = HookInput.of(payload)
         session = hook_input.session_id
-        cwd = Path(hook_input.cwd) if hook_input.cwd else None
+        named = Path(hook_input.cwd) if hook_input.cwd else None
         ws = Workspace.find(
-            store, cwd=cwd if cwd and cwd.is_dir() else None, environ=env
+            store, cwd=named if named and named.is_dir() else cwd, environ=env
         )
         if found is None:
             raise ValueError(f"unknown event {event!r}")
@@ -141,14 +203,21 @@ def run_hook(
         seconds = settings.timeout
         if found.name == "session-end":
             seconds = min(seconds, SESSION_END_TIMEOUT)
-        with _deadline(seconds):
-            hook = Hook(ws, hook_input, settings, host)
-            with shown_during(ws, hook.session, ws.agent or host, hook.read_at):
-                text = found.handler(hook)
+        hook = Hook(ws, hook_input, settings, host)
+        given = found.handler
+
+        def answer() -> str | None:
+            who = hook.ws.agent or host
+            with shown_during(hook.ws, hook.session, who, hook.read_at):
+                return given(hook)
+
+        text = _within(seconds, answer, ws)
         return _output(found, hook_input, text) if text else ""
     except (Exception, HookTimeoutError) as exc:  # every failure ends here
-        where = ws or _quietly_found(store, env)
+        where = ws or _quietly_found(store, env, cwd)
         _log(where, event, session, exc)
+        if isinstance(exc, HookTimeoutError) and exc.answering:
+            ws = None  # still in use: its thread closes it
         if found is None or found.name not in SPEAKS or isinstance(exc, _NoStoreError):
             return ""
         # The agent is told that its memory failed, not left to think it has
@@ -174,10 +243,12 @@ def _said(exc: BaseException) -> str:
     return f"{kind}: {message}".replace("\n", " ")
 
 
-def _quietly_found(store: str | None, env: Mapping[str, str]) -> Workspace | None:
+def _quietly_found(
+    store: str | None, env: Mapping[str, str], cwd: Path | None
+) -> Workspace | None:
     """Returns the workspace of the working directory, for the log, or None."""
     try:
-        return Workspace.find(store, environ=env)
+        return Workspace.find(store, cwd=cwd, environ=env)
     except Exception:  # a log line is all it was for
         return None
 

@@ -27,6 +27,13 @@ What runs where:
   worker keeps the hub under its memory bound.
   A client that does not read its reply for :data:`REPLY_TIMEOUT_S` is
   dropped; the lock is not held while a reply is sent.
+- A relayed hook (``ctx hook``'s call, :class:`~ctx.hub.server.wire.HookAsk`)
+  is taken up at once (a :class:`~ctx.hub.server.wire.ProgressReply`, 0 of
+  1) and answered in a thread of its own, at most :data:`HOOKS` at once (one
+  more is refused, and its process answers it): a hook asks the hub for its
+  recall as the hook's process would, so it must never wait for a worker
+  behind a long reindex, nor hold one while it waits
+  (:mod:`ctx.hub.hooks.relayed`).
 - Each open store has a thread that embeds the memories recalls did not
   wait for (:mod:`~ctx.hub.server.backfill`), taking the store's lock only
   to read their texts and to add their vectors; a hub stays up while one
@@ -55,6 +62,7 @@ from pathlib import Path
 import msgspec
 
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
+from ctx.hub.hooks.relayed import relayed_answer
 from ctx.hub.locking import ReadWriteLock
 from ctx.hub.server.client import hub_answers
 from ctx.hub.server.private import hub_file
@@ -65,6 +73,7 @@ from ctx.hub.server.wire import (
     AnyStoreAsk,
     Failure,
     FailureReply,
+    HookAsk,
     HubReport,
     PingAsk,
     PingReply,
@@ -76,6 +85,7 @@ from ctx.hub.server.wire import (
 )
 
 __all__ = [
+    "HOOKS",
     "MAX_REQUEST_BYTES",
     "REPLY_TIMEOUT_S",
     "REQUEST_TIMEOUT_S",
@@ -92,6 +102,8 @@ REPLY_TIMEOUT_S = 30.0
 """A client that reads none of its reply for this long is dropped."""
 WORKERS = 4
 """Threads that answer: recalls side by side, anything else one at a time."""
+HOOKS = 16
+"""Relayed hooks answered at once, each in a thread of its own."""
 BACKLOG = socket.SOMAXCONN
 """Connections the kernel queues before the server accepts them."""
 _MAX_READING = 256  # connections still sending: beyond, the oldest is dropped
@@ -150,6 +162,9 @@ class _Server:
         self.last_used = time.monotonic()
         self.reading: dict[socket.socket, _Pending] = {}
         self.selector = selectors.DefaultSelector()
+        self.hooks = threading.BoundedSemaphore(HOOKS)
+        self.hooking = 0  # relayed hooks being answered
+        self.counting = threading.Lock()  # around hooking
 
     # The reading thread.
 
@@ -162,7 +177,7 @@ class _Server:
         try:
             while not self.stopping.is_set():
                 quiet = time.monotonic() - self.last_used
-                busy = self.jobs.unfinished_tasks or self.stores.busy
+                busy = self.jobs.unfinished_tasks or self.stores.busy or self.hooking
                 if idle is not None and quiet > idle and not busy:
                     break
                 if time.monotonic() - swept > _SWEEP_S:
@@ -262,6 +277,8 @@ class _Server:
             case StopAsk():
                 self._answer_now(conn, StopReply(pid=os.getpid()))
                 self.stopping.set()
+            case HookAsk():
+                self._hook(conn, job)
             case _:
                 conn.settimeout(REPLY_TIMEOUT_S)
                 self.jobs.put((conn, job))
@@ -271,6 +288,42 @@ class _Server:
         with contextlib.suppress(OSError):  # a short line into an empty buffer
             conn.send(line(reply, ""))
         conn.close()
+
+    def _hook(self, conn: socket.socket, request: HookAsk) -> None:
+        """Answers a relayed hook in a thread of its own, or refuses it at once."""
+        if not self.hooks.acquire(blocking=False):
+            busy = StoreBusyError(f"The hub answers {HOOKS} hooks already.")
+            self._answer_now(conn, _failed(busy))
+            return
+        with self.counting:
+            self.hooking += 1
+        # Taken up: the relay, told at once, then waits as long as the hook may
+        # run; a hub that never says so is hung, and the hook's process answers.
+        with contextlib.suppress(OSError):  # a short line into an empty buffer
+            conn.send(line(ProgressReply(done=0, total=1), ""))
+        conn.settimeout(REPLY_TIMEOUT_S)
+        thread = threading.Thread(
+            target=self._answer_hook, args=(conn, request), name="hook", daemon=True
+        )
+        thread.start()
+
+    def _answer_hook(self, conn: socket.socket, request: HookAsk) -> None:
+        try:
+            with conn:
+                reply: Reply
+                try:
+                    reply = relayed_answer(request)
+                except CtxError as exc:
+                    reply = _failed(exc)
+                with contextlib.suppress(OSError):
+                    conn.sendall(line(reply, ""))
+        except Exception:  # a hook must not end the hub
+            traceback.print_exc(file=sys.stderr)
+        finally:
+            self.last_used = time.monotonic()
+            with self.counting:
+                self.hooking -= 1
+            self.hooks.release()
 
     def report(self) -> HubReport:
         """Returns what the hub holds: its stores and its memory."""

@@ -23,12 +23,15 @@ replies (:data:`AnyReply`, tagged by ``reply``):
 - ``learn``: :class:`LearnAsk` -> :class:`LearnReply`
 - ``code_find``: :class:`CodeFindAsk` -> :class:`CodeFindReply`
 - ``code_status``: :class:`CodeStatusAsk` -> :class:`CodeStatusReply`
+- ``hook``: :class:`HookAsk` -> :class:`HookReply` (``ctx hook``, relayed),
+  after one :class:`ProgressReply` (0 of 1) once the hub takes it up
 - ``ping``: :class:`PingAsk` -> :class:`PingReply`
 - ``stop``: :class:`StopAsk` -> :class:`StopReply`
 
 Any of them may be answered with a :class:`FailureReply` instead.
 A request about a store names it (:attr:`StoreAsk.store`, the store folder's
-resolved path); ``ping`` and ``stop`` name none: they are about the hub.
+resolved path); ``ping`` and ``stop`` name none: they are about the hub; nor
+does ``hook``, whose store the hub finds as the hook's process would.
 
 The socket lives in the user's private folder (:mod:`.private`), one for
 every store. The client believes a reply only from a server run by the same
@@ -60,6 +63,8 @@ __all__ = [
     "CodeStatusReply",
     "Failure",
     "FailureReply",
+    "HookAsk",
+    "HookReply",
     "HubReport",
     "HubStarted",
     "HubStatus",
@@ -183,6 +188,12 @@ class CodeStatusReply(Reply, frozen=True, kw_only=True, tag="code_status"):
     code: CodeStatus
 
 
+class HookReply(Reply, frozen=True, kw_only=True, tag="hook"):
+    """The answer to a :class:`HookAsk`: what ``ctx hook`` prints ("": nothing)."""
+
+    output: str
+
+
 class PingReply(Reply, frozen=True, kw_only=True, tag="ping"):
     """The answer to a :class:`PingAsk`: what the hub holds."""
 
@@ -214,6 +225,7 @@ AnyReply = (
     | LearnReply
     | CodeFindReply
     | CodeStatusReply
+    | HookReply
     | PingReply
     | StopReply
     | FailureReply
@@ -319,6 +331,28 @@ class CodeStatusAsk(
     """The code index's state (``ctx code status``); wakes its backfill."""
 
 
+class HookAsk(Ask[HookReply], frozen=True, kw_only=True, tag="hook"):
+    """A hook call relayed by ``ctx hook``'s process, for the hub to answer.
+
+    What the process would have answered with, in the hub: the event, the
+    host's bytes (``data``), ``--store`` and ``--agent``, and what the
+    process knows that the hub does not: its working folder (``cwd``), the
+    environment the hook is given (``environ``: every variable it reads
+    there, ``CTX_DIR``, ``CTX_BRANCH``..., paths made absolute against
+    ``cwd``), and the variables that the hub's own process must have as the
+    hook's has them for the answer to be the same (``process``); ``None``
+    for a variable not set.
+    """
+
+    event: str
+    data: bytes
+    store_option: str | None = None
+    agent: str | None = None
+    cwd: str
+    environ: dict[str, str | None] = {}
+    process: dict[str, str | None] = {}
+
+
 class PingAsk(Ask[PingReply], frozen=True, kw_only=True, tag="ping"):
     """What the hub holds (``ctx hub status``); touches no index."""
 
@@ -338,7 +372,7 @@ AnyStoreAsk = (
 )
 """Every request about a store: what an answerer answers."""
 
-AnyAsk = AnyStoreAsk | PingAsk | StopAsk
+AnyAsk = AnyStoreAsk | HookAsk | PingAsk | StopAsk
 """Every request the hub reads."""
 
 

@@ -322,3 +322,53 @@ def test_session_end_has_a_second_at_most(tmp_path, monkeypatch):
     assert time.monotonic() - started < 1.5
     (line,) = log_lines(path / "private" / "hooks.log")
     assert "HookTimeoutError: no answer within 1 s" in line
+
+
+def test_a_hook_off_the_main_thread_keeps_its_deadline_without_a_signal(
+    tmp_path, monkeypatch
+):
+    # As the hub answers a relayed hook: no SIGALRM there. The answer past its
+    # deadline is left to finish, and it closes its workspace, not the caller.
+    import threading
+
+    from ctx.hub.workspace import Workspace
+
+    path = store_in(tmp_path, "[hooks]\ntimeout = 0.5\n")
+    release = threading.Event()
+    finished = threading.Event()
+
+    def slow(hook):
+        hook.ws.store()  # in use while it runs
+        release.wait(60)
+        finished.set()
+
+    closed: list[str] = []
+    close = Workspace.close
+
+    def noted_close(ws):
+        closed.append(threading.current_thread().name)
+        close(ws)
+
+    monkeypatch.setattr(Workspace, "close", noted_close)
+    monkeypatch.setitem(
+        EVENTS, "prompt-submit", Event("prompt-submit", "UserPromptSubmit", slow)
+    )
+    answers: list[str] = []
+    caller = threading.Thread(
+        target=lambda: answers.append(
+            run_hook("prompt-submit", hook_input(tmp_path, prompt="deploys?"))
+        )
+    )
+    caller.start()
+    caller.join(60)
+    assert not finished.is_set()  # answered while the handler still ran
+    assert "(HookTimeoutError: no answer within 0.5 s)" in said(answers[0])
+    (line,) = log_lines(path / "private" / "hooks.log")
+    assert line.endswith("HookTimeoutError: no answer within 0.5 s")
+    assert "hook-answer" not in closed
+    release.set()
+    deadline = time.monotonic() + 30
+    while "hook-answer" not in closed:
+        assert time.monotonic() < deadline, closed
+        time.sleep(0.05)
+    assert finished.is_set()
