@@ -15,6 +15,14 @@ forwards to the first alone, so that both paths pay the same proxy. Then,
 rounds interleaved, ``--clients`` threads (each its own keep-alive
 connection) ask ``POST /api/recall`` for ``--seconds`` through each.
 
+Twice: with the replicas free to use every core (two replicas on one
+machine share it), and with each replica held to a core of its own
+(``sched_setaffinity``: as each would be on a machine of its own, the one
+replica on the first core alone). A recall with MiniLM uses both cores of
+this machine already, so the first placement measures the machine, the
+second how reads scale out by replicas. The clients and the proxy run on
+any core in both.
+
 Results in ``benchmarks/results/replicas.md`` (``--out`` for another file;
 ``replicas_hashing.md`` holds a run with ``--embedder hashing``). The
 issue's goal: two replicas at least 1.7x one.
@@ -73,11 +81,13 @@ def replicas(size: int, embedder: str, folder: Path) -> list[Path]:
 
 
 @contextlib.contextmanager
-def serving(store: Path, runtime: Path) -> Iterator[int]:
-    """Runs ``ctx serve --sync origin`` on ``store``; yields its port."""
+def serving(store: Path, runtime: Path, cpus: set[int] | None) -> Iterator[int]:
+    """Runs ``ctx serve --sync origin`` on ``store`` (on ``cpus``); yields its port."""
     runtime.mkdir(mode=0o700)
     env = {"XDG_RUNTIME_DIR": str(runtime)}  # each its own hub
-    proc, url, _ = start_serve(store, "--sync", "origin", env=env, keyed=False)
+    proc, url, _ = start_serve(
+        store, "--sync", "origin", env=env, keyed=False, cpus=cpus
+    )
     try:
         yield int(url.rsplit(":", 1)[1])
     finally:
@@ -117,6 +127,34 @@ def balancer(folder: Path, ports: list[int]) -> Iterator[int]:
         proc.wait(timeout=10)
 
 
+def measure(
+    folder: Path,
+    stores: list[tuple[Path, set[int] | None]],
+    args: argparse.Namespace,
+    loads: list[float],
+) -> dict[str, list[int]]:
+    """Returns the recalls of each round, through one replica and through two."""
+    folder.mkdir()
+    counts: dict[str, list[int]] = {"one replica": [], "two replicas": []}
+    (first, cpus_one), (second, cpus_two) = stores
+    with (
+        serving(first, folder / "run-1", cpus_one) as one,
+        serving(second, folder / "run-2", cpus_two) as two,
+        balancer(folder / "proxy-one", [one]) as to_one,
+        balancer(folder / "proxy-two", [one, two]) as to_two,
+    ):
+        ports = {"one replica": to_one, "two replicas": to_two}
+        for port in ports.values():  # warm: the first recalls load what they read
+            window(f"http://127.0.0.1:{port}", "", args.clients, 3.0)
+        for _ in range(args.rounds):
+            for name, port in ports.items():
+                url = f"http://127.0.0.1:{port}"
+                counts[name].append(window(url, "", args.clients, args.seconds))
+                loads.append(os.getloadavg()[0])
+                print(name, counts[name][-1], file=sys.stderr)
+    return counts
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -143,32 +181,32 @@ def main() -> None:
     started = datetime.now(UTC)
     loads = [os.getloadavg()[0]]
     folder = Path(tempfile.mkdtemp(prefix="ctx-replicas-"))
-    counts: dict[str, list[int]] = {"one replica": [], "two replicas": []}
+    cores = sorted(os.sched_getaffinity(0))
+    placements: dict[str, tuple[set[int] | None, set[int] | None]] = {
+        "any core": (None, None),
+        "a core each": ({cores[0]}, {cores[-1]}),
+    }
+    counts: dict[tuple[str, str], list[int]] = {}
     try:
         first, second = replicas(args.size, args.embedder, folder)
-        with (
-            serving(first, folder / "run-1") as one,
-            serving(second, folder / "run-2") as two,
-            balancer(folder / "proxy-one", [one]) as to_one,
-            balancer(folder / "proxy-two", [one, two]) as to_two,
-        ):
-            ports = {"one replica": to_one, "two replicas": to_two}
-            for port in ports.values():  # warm: the first recalls load what they read
-                window(f"http://127.0.0.1:{port}", "", args.clients, 3.0)
-            for _ in range(args.rounds):
-                for name, port in ports.items():
-                    url = f"http://127.0.0.1:{port}"
-                    counts[name].append(window(url, "", args.clients, args.seconds))
-                    loads.append(os.getloadavg()[0])
-                    print(name, counts[name][-1], file=sys.stderr)
+        for n, (placement, (cpus_one, cpus_two)) in enumerate(placements.items()):
+            measured = measure(
+                folder / f"placement-{n}",
+                [(first, cpus_one), (second, cpus_two)],
+                args,
+                loads,
+            )
+            for name, got in measured.items():
+                counts[(placement, name)] = got
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    one = sum(counts["one replica"]) / args.rounds
-    rows = [
-        f"| {name} | {sum(got) / args.rounds / args.seconds:.1f} | "
-        f"{sum(got) / args.rounds / one:.2f}x | {', '.join(map(str, got))} |"
-        for name, got in counts.items()
-    ]
+    rows = []
+    for (placement, name), got in counts.items():
+        one = sum(counts[(placement, "one replica")]) / args.rounds
+        rows.append(
+            f"| {placement} | {name} | {sum(got) / args.rounds / args.seconds:.1f} | "
+            f"{sum(got) / args.rounds / one:.2f}x | {', '.join(map(str, got))} |"
+        )
     revision = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
@@ -186,10 +224,14 @@ def main() -> None:
         "replicas, or forwarding to the first alone (the same proxy either way). "
         f"{args.clients} clients, each a thread with its own keep-alive "
         f"connection asking `POST /api/recall` for {args.seconds:g} s; "
-        f"{args.rounds} rounds, interleaved, after a warm-up.",
+        f"{args.rounds} rounds, interleaved, after a warm-up. The replicas run on "
+        "any core, then each on a core of its own (the one replica on the first "
+        "core alone), as each would on a machine of its own; the clients and the "
+        "proxy on any core.",
         "",
-        "| behind the address | recalls/s | against one | recalls per round |",
-        "|---|---|---|---|",
+        "| replicas run on | behind the address | recalls/s | against one "
+        "| recalls per round |",
+        "|---|---|---|---|---|",
         *rows,
         "",
         "The issue's goal: two replicas at least 1.7x one.",

@@ -72,10 +72,17 @@ def make_store(size: int, embedder: str) -> Path:
 
 
 def start_serve(
-    store: Path, *args: str, env: dict[str, str] | None = None, keyed: bool = True
+    store: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    keyed: bool = True,
+    cpus: set[int] | None = None,
 ) -> tuple[subprocess.Popen[str], str, str]:
     """Starts ``ctx serve`` (and ``args``) on ``store``: its process, its URL
-    and the owner key it made (``keyed``; else "": the store needs none)."""
+    and the owner key it made (``keyed``; else "": the store needs none).
+
+    ``cpus``: the cores it may run on, every thread of it (none: any).
+    """
     env = {**os.environ, "CTX_HUB_AUTOSTART": "0", **(env or {})}
     proc = subprocess.Popen(
         [str(CTX), "--store", str(store), "serve", "--port", "0", *args],
@@ -83,6 +90,7 @@ def start_serve(
         stderr=subprocess.DEVNULL,
         text=True,
         env=env,
+        preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
