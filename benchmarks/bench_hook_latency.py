@@ -22,7 +22,8 @@ hub is met), and timed, interleaved, per round:
 each hook on this tree and, with ``--against REV``, on ctx's sources as
 committed at REV (as ``bench_startup.py`` does: the same hub answers both).
 Wall and CPU time of the whole process; p50 and p95. Results in
-``benchmarks/results/hook_latency.md`` (``--no-write`` prints them only).
+``benchmarks/results/hook_latency.md`` (another ``--size``:
+``hook_latency_SIZE.md``; ``--no-write`` prints them only).
 """
 
 from __future__ import annotations
@@ -102,8 +103,12 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="ctx-hooks-"))
     runtime = work / "run"
     runtime.mkdir(mode=0o700)
+    # Bytecode is written and read as a user's shell would (as bench_startup
+    # does): with PYTHONDONTWRITEBYTECODE set, this tree's modules would be
+    # compiled from source at every start, and REV's (compiled) would not.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env = {
-        **os.environ,
+        **env,
         "CTX_DIR": str(store),
         "CTX_HUB_AUTOSTART": "0",
         "XDG_RUNTIME_DIR": str(runtime),
@@ -191,7 +196,9 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        RESULTS.write_text(text)
+        default = args.size == parser.get_default("size")
+        where = RESULTS if default else RESULTS.with_stem(f"hook_latency_{args.size}")
+        where.write_text(text)
 
 
 COLD_RESULTS = HERE / "results" / "hook_cold.md"
