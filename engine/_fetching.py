@@ -27,7 +27,7 @@ import shutil
 import struct
 import tempfile
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing
 from pathlib import Path
 
@@ -35,12 +35,12 @@ from dulwich.client import GitClient
 from dulwich.errors import ChecksumMismatch, ObjectFormatException, PackedRefsException
 from dulwich.object_store import BaseObjectStore, DiskObjectStore
 from dulwich.objects import ObjectID, ShaFile
-from dulwich.pack import UnpackedObject, UnresolvedDeltas
+from dulwich.pack import UnresolvedDeltas
 from dulwich.refs import SYMREF, Ref
 
 from ctx.engine._incoming import Checked, Held, RefusedError, check_incoming
 from ctx.engine._objects import open_repository
-from ctx.engine._pack_copy import pack_records, write_records
+from ctx.engine._pack_copy import copy_objects
 from ctx.engine._packs import move_packs
 from ctx.engine._receiving import RECEIVED_NAME, index_received
 from ctx.engine.store import Store
@@ -51,7 +51,7 @@ __all__ = [
     "UnreadableRefsError",
     "fetch_local",
     "fetch_remote",
-    "receive_records",
+    "receive_objects",
     "remove_abandoned_quarantines",
 ]
 
@@ -105,7 +105,7 @@ def fetch_local(
         ids = checked.ids
         if ids and isinstance(target, DiskObjectStore):
             # Copied as the other repository's packs hold them.
-            receive_records(target, *pack_records(source.object_store, ids))
+            receive_objects(target, source.object_store, ids)
         elif ids:
             target.add_objects([(source.object_store[sha], None) for sha in ids])
     symrefs = (
@@ -175,19 +175,20 @@ def _indexed(
         raise RefusedError(f"the pack it sent cannot be read ({exc})") from None
 
 
-def receive_records(
-    target: DiskObjectStore, count: int, records: Iterator[UnpackedObject]
+def receive_objects(
+    target: DiskObjectStore, objects: BaseObjectStore, ids: Sequence[ObjectID]
 ) -> None:
-    """Writes ``count`` records into a new pack of ``target``, through a quarantine.
+    """Copies objects ``ids`` of ``objects`` into ``target``, through a quarantine.
 
-    The records are written and indexed in the quarantine, and the pack
-    moved into the store's packs only once whole; an error on the way (a
-    missing object) leaves nothing behind.
+    They are written there as ``objects``' packs hold them
+    (:func:`~ctx.engine._pack_copy.copy_objects`), and the packs moved into
+    the store's only once whole; an error on the way (a missing object)
+    leaves nothing behind.
     """
-    if not count:
+    if not ids:
         return
     with _quarantine(target) as incoming:
-        write_records(incoming, count, records)
+        copy_objects(incoming, objects, ids)
         move_packs(incoming, target)
 
 

@@ -22,29 +22,44 @@ A pack written from these records for another repository on this machine
 (:func:`write_records`) is indexed from what the writing already knows (each
 object's id, offset and CRC), so the receiving end does not inflate and hash
 every object again either.
+
+A pack every object of which is sent (a whole store pushed or cloned) goes
+whole, deltas included, as git reuses a pack: its entries in the order the
+file holds them, so that each delta's offset to its base stays right; to
+another repository on this machine (:func:`copy_objects`), as the file
+itself with its index. Only a pack whose checksums (its own, and its
+index's) and every entry's CRC match goes so, one holding no entry its
+index does not list and no delta on a base outside it; any other is sent
+object by object, as above.
 """
 
 from __future__ import annotations
 
 import array
 import binascii
+import bisect
+import hashlib
 import itertools
 import mmap
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, KeysView, Sequence
 
 from dulwich.object_store import BaseObjectStore, DiskObjectStore
 from dulwich.objects import ObjectID
 from dulwich.pack import UnpackedObject, write_pack_data, write_pack_index
 
-__all__ = ["in_runs", "pack_records", "write_records"]
+__all__ = ["copy_objects", "in_runs", "pack_records", "write_records"]
 
 _SHARE = 16
 """A pack's index is read whole for a transfer of at least 1/16 of its objects."""
 
 _WHOLE = frozenset((1, 2, 3, 4))
 """Pack entry types of whole objects (commit, tree, blob, tag): not deltas."""
+_OFS_DELTA = 6
+_REF_DELTA = 7
+_PACK_HEADER = 12
+_HASH_STEP = 1 << 20
 _IDX_V2 = b"\377tOc\0\0\0\2"
 _FAN_OUT_END = 8 + 256 * 4
 _SHA_SIZE = 20
@@ -56,9 +71,10 @@ def pack_records(
 ) -> tuple[int, Iterator[UnpackedObject]]:
     """Returns the records of a pack of objects ``ids``, for dulwich to write.
 
-    Each id once; an object a pack holds whole keeps its stored bytes (see
-    the module's notes). The records are read as they are written: the
-    packs are mapped until the last one.
+    Each id once; a pack all of whose objects are sent goes first, whole,
+    and an object another pack holds whole keeps its stored bytes (see the
+    module's notes). The records are read as they are written: the packs
+    are mapped until the last one.
 
     Raises:
         KeyError: (while iterating) an object is missing.
@@ -67,27 +83,69 @@ def pack_records(
     return len(unique), _records(objects, unique)
 
 
+def copy_objects(
+    target: DiskObjectStore, objects: BaseObjectStore, ids: Sequence[ObjectID]
+) -> None:
+    """Writes objects ``ids`` of ``objects`` into ``target``'s pack folder.
+
+    A pack of ``objects`` all of whose objects are among ``ids`` is copied
+    as it is, with its index; the others become one new pack
+    (:func:`write_records`). ``target`` is a quarantine no reader opens.
+
+    Raises:
+        KeyError: an object is missing.
+    """
+    unique = list(dict.fromkeys(ids))
+    if not isinstance(objects, DiskObjectStore):
+        write_records(target, len(unique), _records(objects, unique))
+        return
+    stored = _StoredEntries(objects, unique)
+    try:
+        os.makedirs(target.pack_dir, exist_ok=True)
+        for pack in stored.whole:
+            pack.copy_to(os.fspath(target.pack_dir))
+        rest = stored.not_whole(unique)
+        write_records(target, len(rest), _single_records(objects, rest, stored))
+    finally:
+        stored.close()
+
+
 def _records(
     objects: BaseObjectStore, ids: Sequence[ObjectID]
 ) -> Iterator[UnpackedObject]:
-    stored = None
-    if isinstance(objects, DiskObjectStore):
-        stored = _StoredEntries(objects, len(ids))
+    if not isinstance(objects, DiskObjectStore):
+        yield from _single_records(objects, ids, None)
+        return
+    stored = _StoredEntries(objects, ids)
     try:
-        for sha in ids:
-            entry = stored.entry(sha) if stored is not None else None
-            if entry is None:
-                type_num, data = objects.get_raw(sha)
-                # No id given: the record hashes what was read, so a
-                # damaged object is not written under the id it lacks.
-                yield UnpackedObject(type_num, decomp_chunks=[data])
-            else:
-                record = UnpackedObject(entry[0] >> 4 & 7, sha=binascii.unhexlify(sha))
-                record.comp_chunks = [entry]  # header and data: written verbatim
-                yield record
+        for pack in stored.whole:
+            yield from pack.records()
+        yield from _single_records(objects, stored.not_whole(ids), stored)
     finally:
-        if stored is not None:
-            stored.close()
+        stored.close()
+
+
+def _single_records(
+    objects: BaseObjectStore,
+    ids: Sequence[ObjectID],
+    stored: _StoredEntries | None,
+) -> Iterator[UnpackedObject]:
+    for sha in ids:
+        entry = stored.entry(sha) if stored is not None else None
+        if entry is None:
+            type_num, data = objects.get_raw(sha)
+            # No id given: the record hashes what was read, so a
+            # damaged object is not written under the id it lacks.
+            yield UnpackedObject(type_num, decomp_chunks=[data])
+        else:
+            yield _stored_record(binascii.unhexlify(sha), entry)
+
+
+def _stored_record(raw: bytes, entry: bytes) -> UnpackedObject:
+    """Returns the record of stored entry ``entry`` of object ``raw``, verbatim."""
+    record = UnpackedObject(entry[0] >> 4 & 7, sha=raw)
+    record.comp_chunks = [entry]  # header and data: written verbatim
+    return record
 
 
 def in_runs(
@@ -138,12 +196,27 @@ def _run(held: list[UnpackedObject]) -> Iterator[UnpackedObject]:
 class _StoredEntries:
     """The entries of a store's packs, found through their whole indexes."""
 
-    def __init__(self, objects: DiskObjectStore, wanted: int) -> None:
+    def __init__(self, objects: DiskObjectStore, ids: Sequence[ObjectID]) -> None:
         self._packs: list[_PackEntries] = []
+        self.whole: list[_PackEntries] = []
+        """The packs sent whole: every object they hold is sent."""
+        left = {binascii.unhexlify(sha) for sha in ids}
         for pack in objects.packs:
-            found = _PackEntries.open(os.fspath(pack.data.path), wanted)
-            if found is not None:
-                self._packs.append(found)
+            found = _PackEntries.open(os.fspath(pack.data.path), len(ids))
+            if found is None:
+                continue
+            self._packs.append(found)
+            if left.issuperset(found.names()) and found.can_go_whole():
+                self.whole.append(found)
+                left.difference_update(found.names())
+        self._left = left
+
+    def not_whole(self, ids: Sequence[ObjectID]) -> list[ObjectID]:
+        """Returns those of ``ids`` that no pack sent whole holds."""
+        if not self.whole:
+            return list(ids)
+        left = self._left
+        return [sha for sha in ids if binascii.unhexlify(sha) in left]
 
     def entry(self, sha: ObjectID) -> bytes | None:
         """Returns the stored entry of whole object ``sha``, or None."""
@@ -165,16 +238,20 @@ class _PackEntries:
     def __init__(
         self,
         data: mmap.mmap,
+        idx: bytes,
         rows: dict[bytes, int],
         crcs: array.array[int],
         starts: array.array[int],
-        ends: array.array[int],
     ) -> None:
         self._data = data
+        self._idx = idx
         self._rows = rows
         self._crcs = crcs
         self._starts = starts
-        self._ends = ends
+        # An entry ends where the next one in the file starts; the last one
+        # where the pack's trailing checksum does.
+        self._bounds = sorted(starts)
+        self._bounds.append(len(data) - _SHA_SIZE)
 
     @classmethod
     def open(cls, pack_path: str, wanted: int) -> _PackEntries | None:
@@ -205,32 +282,99 @@ class _PackEntries:
         if sys.byteorder == "little":
             crcs.byteswap()
             starts.byteswap()
-        if any(start & 0x80000000 for start in starts):
+        if max(starts, default=0) & 0x80000000:
             data.close()  # past 2 GiB: offsets in another table
             return None
-        rows = {
-            idx[_FAN_OUT_END + _SHA_SIZE * i : _FAN_OUT_END + _SHA_SIZE * (i + 1)]: i
-            for i in range(count)
-        }
-        # An entry ends where the next one in the file starts; the last one
-        # where the pack's trailing checksum does.
-        order = sorted(range(count), key=starts.__getitem__)
-        ends = array.array("I", bytes(4 * count))
-        for here, after in itertools.pairwise(order):
-            ends[here] = starts[after]
-        if order:
-            ends[order[-1]] = len(data) - _SHA_SIZE
-        return cls(data, rows, crcs, starts, ends)
+        names = [
+            idx[at : at + _SHA_SIZE] for at in range(_FAN_OUT_END, names_end, _SHA_SIZE)
+        ]
+        rows = dict(zip(names, range(count), strict=True))
+        return cls(data, idx, rows, crcs, starts)
+
+    def names(self) -> KeysView[bytes]:
+        """Returns the (binary) ids of every object the pack holds."""
+        return self._rows.keys()
+
+    def can_go_whole(self) -> bool:
+        """Returns whether the pack can be sent as it is (see the module's notes).
+
+        Its checksum and its index's match their contents, its index's
+        names its checksum, the index lists every entry (the pack's count,
+        and entries that follow each other from the header to the checksum),
+        every entry matches its CRC, and every delta on an id has its base
+        in the pack.
+        """
+        data, idx, count = self._data, self._idx, len(self._starts)
+        size = len(data)
+        if size < _PACK_HEADER + _SHA_SIZE or data[:4] != b"PACK":
+            return False
+        if int.from_bytes(data[8:12], "big") != count or len(self._rows) != count:
+            return False
+        if count and (
+            self._bounds[0] != _PACK_HEADER or len(set(self._starts)) != count
+        ):
+            return False
+        trailer = data[size - _SHA_SIZE :]
+        if idx[-2 * _SHA_SIZE : -_SHA_SIZE] != trailer:
+            return False
+        if hashlib.sha1(idx[:-_SHA_SIZE]).digest() != idx[-_SHA_SIZE:]:
+            return False
+        digest = hashlib.sha1()
+        for at in range(0, size - _SHA_SIZE, _HASH_STEP):
+            digest.update(data[at : min(at + _HASH_STEP, size - _SHA_SIZE)])
+        if digest.digest() != trailer:
+            return False
+        return all(
+            self._sendable(row, entry) for row, _name, entry in self._in_file_order()
+        )
+
+    def _in_file_order(self) -> Iterator[tuple[int, bytes, bytes]]:
+        """Returns each entry's row, object id and bytes, in the file's order."""
+        by_start = sorted(
+            (self._starts[row], row, name) for name, row in self._rows.items()
+        )
+        by_start.append((self._bounds[-1], -1, b""))
+        for (start, row, name), (end, _, _) in itertools.pairwise(by_start):
+            yield row, name, self._data[start:end]
+
+    def _sendable(self, row: int, entry: bytes) -> bool:
+        """Returns whether ``entry`` (of ``row``) matches its CRC, its base here."""
+        if not entry or binascii.crc32(entry) != self._crcs[row]:
+            return False
+        kind = entry[0] >> 4 & 7
+        if kind == _REF_DELTA:
+            at = 1
+            while at < len(entry) and entry[at - 1] & 0x80:
+                at += 1
+            return entry[at : at + _SHA_SIZE] in self._rows
+        return kind in _WHOLE or kind == _OFS_DELTA
+
+    def _entry_at(self, row: int) -> bytes | None:
+        start = self._starts[row]
+        end = self._bounds[bisect.bisect_right(self._bounds, start)]
+        return self._data[start:end] if end > start else None
+
+    def records(self) -> Iterator[UnpackedObject]:
+        """Returns a record of every entry, verbatim, in the file's order."""
+        for _row, name, entry in self._in_file_order():
+            yield _stored_record(name, entry)
+
+    def copy_to(self, pack_dir: str) -> None:
+        """Writes the pack and its index, as they are, into ``pack_dir``."""
+        named = os.path.join(pack_dir, f"pack-{self._data[-_SHA_SIZE:].hex()}")
+        with open(named + ".pack", "wb") as f:
+            f.write(self._data)
+        with open(named + ".idx", "wb") as f:
+            f.write(self._idx)
 
     def entry(self, raw: bytes) -> bytes | None:
         """Returns the entry of whole object ``raw`` (a binary id), or None."""
         row = self._rows.get(raw)
         if row is None:
             return None
-        start, end = self._starts[row], self._ends[row]
-        if end <= start or (self._data[start] >> 4) & 7 not in _WHOLE:
+        entry = self._entry_at(row)
+        if entry is None or (entry[0] >> 4) & 7 not in _WHOLE:
             return None
-        entry = self._data[start:end]
         if binascii.crc32(entry) != self._crcs[row]:
             return None  # damaged: the object store's read says how
         return entry

@@ -77,7 +77,7 @@ from ctx.engine._fetching import (
     UnreadableRefsError,
     fetch_local,
     fetch_remote,
-    receive_records,
+    receive_objects,
 )
 from ctx.engine._incoming import RedactedError, RefusedError
 from ctx.engine._lock import write_lock
@@ -645,16 +645,17 @@ def push(
             ofs_delta: bool = False,
             progress: Callable[[bytes], None] | None = None,
         ) -> tuple[int, Iterator[UnpackedObject]]:
-            records = pack_records(objects, list(objects_to_send(objects, have, want)))
+            ids = list(objects_to_send(objects, have, want))
             if not isinstance(client, LocalGitClient):
-                return in_runs(*records)
-            # A repository on this machine: the pack goes straight into it,
-            # indexed from what writing it told (dulwich's would inflate and
-            # hash every object again); the client then has nothing to send
-            # and moves the refs, as after any pack it received.
+                return in_runs(*pack_records(objects, ids))
+            # A repository on this machine: the packs go straight into it,
+            # copied as they are or indexed from what writing them told
+            # (dulwich's would inflate and hash every object again); the
+            # client then has nothing to send and moves the refs, as after
+            # any pack it received.
             with closing(Repo(path)) as target:
                 assert isinstance(target.object_store, DiskObjectStore)
-                receive_records(target.object_store, *records)
+                receive_objects(target.object_store, objects, ids)
             return 0, iter(())
 
         return client.send_pack(

@@ -7,6 +7,7 @@ pack entry copied at the wrong length, or under the wrong id, shows there.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import zlib
 from collections.abc import Callable
@@ -266,3 +267,130 @@ def test_a_local_clone_refuses_a_file_whose_content_is_not_its_id(
     with pytest.raises(RemoteError, match="which cannot be read"):
         clone(tmp_path / "b", str(tmp_path / "a"), clock=clock)
     assert not (tmp_path / "b").exists()
+
+
+def deltified_store(tmp_path: Path, clock: Callable[[], datetime]) -> Store:
+    """A store of one pack (every object of main) that git stored deltas in."""
+    store = Store.init(tmp_path / "a", clock=clock)
+    many(store, 200)
+    for i, found in enumerate(list_memories(store)[:30]):
+        edit(store, found.memory.id, ALICE, body=f"{found.memory.body} (edit {i})")
+    source = tmp_path / "a" / "git"
+    git(source, "repack", "-a", "-d", "-f", "-q", "--window=50", "--depth=20")
+    git(source, "prune-packed")
+    store.close()
+    return Store.open(tmp_path / "a", clock=clock)
+
+
+def only_pack(repo: Path) -> Path:
+    (pack,) = (repo / "objects" / "pack").glob("*.pack")
+    return pack
+
+
+def test_a_pack_all_of_whose_objects_go_is_streamed_as_it_is_deltas_included(
+    tmp_path: Path, clock: Callable[[], datetime]
+):
+    from dulwich.pack import PackChunkGenerator
+
+    from ctx.engine._pack_copy import in_runs, pack_records
+
+    store = deltified_store(tmp_path, clock)
+    source = tmp_path / "a" / "git"
+    pack = only_pack(source)
+    assert b"chain length" in git(source, "verify-pack", "-v", str(pack))
+    held = git(
+        source, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"
+    ).split()
+    if set(held) != {s.encode() for s in reachable(source, "main")}:
+        pytest.skip("the store holds objects main does not reach")  # pragma: no cover
+    objects = store.repo.object_store
+    count, records = in_runs(*pack_records(objects, held))
+    sent = b"".join(
+        PackChunkGenerator(
+            num_records=count, records=records, object_format=objects.object_format
+        )
+    )
+    assert sent == pack.read_bytes()
+    store.close()
+
+
+def test_a_whole_push_and_clone_copy_the_pack_file_and_its_deltas(
+    tmp_path: Path, clock: Callable[[], datetime]
+):
+    store = deltified_store(tmp_path, clock)
+    source = tmp_path / "a" / "git"
+    pack = only_pack(source)
+    push_and_clone(store, tmp_path, clock)
+    for copy in (
+        tmp_path / "remote.git",
+        tmp_path / "b" / "git",
+        tmp_path / "c" / "git",
+    ):
+        names = [p.name for p in (copy / "objects" / "pack").glob("*.pack")]
+        assert pack.name in names, copy
+        copied = copy / "objects" / "pack" / pack.name
+        assert copied.read_bytes() == pack.read_bytes()
+        assert (
+            copied.with_suffix(".idx").read_bytes()
+            == pack.with_suffix(".idx").read_bytes()
+        )
+    store.close()
+
+
+def test_a_pack_holding_objects_of_a_branch_not_pushed_is_not_sent_whole(
+    tmp_path: Path, clock: Callable[[], datetime]
+):
+    from ctx.engine import create_branch
+
+    store = Store.init(tmp_path / "a", clock=clock)
+    many(store, 50)
+    create_branch(store, "private")
+    remember(store, Draft(text="Only on the private branch"), ALICE, branch="private")
+    gc(store)
+    source = tmp_path / "a" / "git"
+    private_only = reachable(source, "private") - reachable(source, "main")
+    assert private_only
+    remote = bare(tmp_path / "remote.git")
+    add_remote(store, "origin", str(remote))
+    push(store, branches=["main"])
+    same_objects(source, remote, store.branch_tip("main"))
+    assert not private_only & set(contents(remote))
+    store.close()
+
+
+@pytest.mark.parametrize("damage", ["index checksum", "crc"])
+def test_a_pack_that_fails_a_check_is_sent_object_by_object(
+    tmp_path: Path, clock: Callable[[], datetime], damage: str
+):
+    from ctx.engine._pack_copy import _StoredEntries
+
+    store = Store.init(tmp_path / "a", clock=clock)
+    many(store, 80)
+    gc(store)
+    tip = store.branch_tip("main")
+    store.close()
+    source = tmp_path / "a" / "git"
+    pristine = tmp_path / "pristine.git"
+    shutil.copytree(source, pristine)
+    ids = [s.encode() for s in reachable(source, "main")]
+    pack = only_pack(source)
+    idx = pack.with_suffix(".idx")
+    count = int.from_bytes(idx.read_bytes()[8 + 255 * 4 : 8 + 256 * 4], "big")
+    target, at = {
+        "index checksum": (idx, -1),
+        "crc": (idx, 8 + 256 * 4 + 20 * count),  # the first object's CRC
+    }[damage]
+    raw = bytearray(target.read_bytes())
+    raw[at] ^= 0xFF
+    target.chmod(0o644)
+    target.write_bytes(bytes(raw))
+    store = Store.open(tmp_path / "a", clock=clock)
+    stored = _StoredEntries(store.repo.object_store, ids)
+    assert len(stored.whole) == 0
+    stored.close()
+    remote = bare(tmp_path / "remote.git")
+    add_remote(store, "origin", str(remote))
+    push(store)
+    same_objects(pristine, remote, tip)
+    assert only_pack(remote).name != pack.name
+    store.close()
