@@ -162,7 +162,6 @@ class _Server:
         self.last_used = time.monotonic()
         self.reading: dict[socket.socket, _Pending] = {}
         self.selector = selectors.DefaultSelector()
-        self.hooks = threading.BoundedSemaphore(HOOKS)
         self.hooking = 0  # relayed hooks being answered
         self.counting = threading.Lock()  # around hooking
 
@@ -291,12 +290,13 @@ class _Server:
 
     def _hook(self, conn: socket.socket, request: HookAsk) -> None:
         """Answers a relayed hook in a thread of its own, or refuses it at once."""
-        if not self.hooks.acquire(blocking=False):
+        with self.counting:
+            full = self.hooking >= HOOKS
+            self.hooking += not full
+        if full:
             busy = StoreBusyError(f"The hub answers {HOOKS} hooks already.")
             self._answer_now(conn, _failed(busy))
             return
-        with self.counting:
-            self.hooking += 1
         # Taken up: the relay, told at once, then waits as long as the hook may
         # run; a hub that never says so is hung, and the hook's process answers.
         with contextlib.suppress(OSError):  # a short line into an empty buffer
@@ -323,7 +323,6 @@ class _Server:
             self.last_used = time.monotonic()
             with self.counting:
                 self.hooking -= 1
-            self.hooks.release()
 
     def report(self) -> HubReport:
         """Returns what the hub holds: its stores and its memory."""

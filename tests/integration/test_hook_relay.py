@@ -244,3 +244,29 @@ def test_the_request_is_what_the_hub_reads(
     assert request.process["CTX_HUB_AUTOSTART"] == "0"
     assert request.process["TZ"] is None
     assert request.process["HOME"] == os.environ["HOME"]
+
+
+def test_a_hub_answering_its_most_hooks_refuses_one_more(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ctx.hub
+    from ctx.hub.server import listener
+    from ctx.hub.workspace import Workspace
+
+    ready = threading.Event()
+    hub = threading.Thread(
+        target=ctx.hub.run_hub,
+        args=(Workspace(store),),
+        kwargs={"ready": lambda _: ready.set()},
+        daemon=True,
+    )
+    hub.start()
+    assert ready.wait(60)
+    data = hook_input(store, "s-1", source="startup")
+    try:
+        assert relayed("session-start", data, store=None, agent=None) is not None
+        monkeypatch.setattr(listener, "HOOKS", 0)  # as if 16 ran already
+        assert relayed("session-start", data, store=None, agent=None) is None
+    finally:
+        assert ctx.hub.stop_hub(Workspace(store)).stopped
+        hub.join(60)
