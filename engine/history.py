@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import msgspec
-from dulwich.diff_tree import tree_changes as dulwich_tree_changes
-from dulwich.diff_tree import tree_changes_for_merge
 from dulwich.object_store import BaseObjectStore
 from dulwich.objects import Commit, ObjectID, Tree
 
@@ -284,6 +282,11 @@ class History:
 
         For a merge, only the paths whose result differs from every parent.
         """
+        # Here, not at the top: a merge, or a change of a kind ctx does not
+        # write, is all that needs dulwich's diff (``ctx ls`` never does).
+        from dulwich.diff_tree import tree_changes as dulwich_tree_changes
+        from dulwich.diff_tree import tree_changes_for_merge
+
         cached = cast(BaseObjectStore, _CachedTrees(self._store.repo.object_store))
         pairs: list[FileChange] = []
         if len(parent_trees) <= 1:

@@ -123,7 +123,8 @@ _NOT_FOR_A_LISTING = _NOT_FOR_A_WRITE | {
     [
         (("remember", "Deploys run on Fridays"), _NOT_FOR_A_WRITE),
         (("ls",), _NOT_FOR_A_LISTING),
-        (("log", "-n", "1"), _NOT_FOR_A_LISTING),
+        # dulwich's tree diff: merges only (ls's adjacency still loads it)
+        (("log", "-n", "1"), _NOT_FOR_A_LISTING | {"dulwich.diff_tree"}),
     ],
 )
 def test_a_command_loads_none_of_what_it_does_not_use(
