@@ -6,7 +6,8 @@ stdout. :func:`run_hook` answers one such call: ``events`` holds what each
 moment does, ``commands`` finds the ``<ctx:*>`` commands in an agent's
 message, ``actions`` carries them out through the agents' table of calls,
 ``session`` keeps what waits between calls in the store's private state,
-and ``log`` the log of failures.
+``log`` the log of failures, and ``relayed`` answers in the running hub a
+call that ``ctx hook``'s process relayed to it.
 The names are listed once, in ``__init__.pyi``, and load on first use: a
 hook with nothing to do never compiles the parser.
 """
