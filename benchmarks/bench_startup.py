@@ -19,6 +19,7 @@ import argparse
 import io
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -105,6 +106,7 @@ def main() -> None:
                 got = timed([PYTHON, "-c", LAUNCH, *argv], side_env)
                 if i >= 2:
                     samples.setdefault((name, side), []).append(got)
+    shutil.rmtree(work, ignore_errors=True)
     progress("done")
     base_wall = statistics.median(w for w, _ in samples[("`python -c pass`", "now")])
     base_cpu = statistics.median(c for _, c in samples[("`python -c pass`", "now")])
