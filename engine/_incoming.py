@@ -30,12 +30,13 @@ everything once.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import stat
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 from dulwich.errors import ObjectFormatException
 from dulwich.index import (
@@ -52,14 +53,19 @@ from dulwich.objects import (
     ShaFile,
     Tree,
     object_class,
+    parse_tree,
 )
 
 T = TypeVar("T", bound=ShaFile)
+
+_Entries = list[tuple[bytes, int, ObjectID]]
+"""A tree's entries, name, mode and id, in the order it holds them."""
 
 __all__ = [
     "Checked",
     "Held",
     "Objects",
+    "RawObjects",
     "RedactedError",
     "RefusedError",
     "check_incoming",
@@ -89,6 +95,19 @@ class Objects(Protocol):
         ...
 
 
+@runtime_checkable
+class RawObjects(Protocol):
+    """Objects that also give an object's type number and bytes, unparsed."""
+
+    def __getitem__(self, sha: ObjectID, /) -> ShaFile:
+        """Returns object ``sha``; raises KeyError if there is none."""
+        ...
+
+    def get_raw(self, sha: ObjectID, /) -> tuple[int, bytes]:
+        """Returns object ``sha``'s type number and content; KeyError if none."""
+        ...
+
+
 class Held(Protocol):
     """What a store holds already: anything that answers ``sha in held``."""
 
@@ -112,10 +131,12 @@ class Checked:
     Attributes:
         ids: Every new object's id (only when asked to collect them).
         tops: The names at the top of each new branch tip's tree.
+        seen: Every object checked.
     """
 
     ids: list[ObjectID] = field(default_factory=list)
     tops: dict[str, frozenset[bytes]] = field(default_factory=dict)
+    seen: set[ObjectID] = field(default_factory=set)
 
 
 def check_incoming(
@@ -216,16 +237,21 @@ class _Walk:
         self.have = have
         self.collect = collect
         self.redacted = redacted
-        self.seen: set[ObjectID] = set()
-        self.pairs: set[tuple[ObjectID | None, ObjectID]] = set()
         self.checked = Checked()
-        self._raw = None
+        self.seen = self.checked.seen
+        self.pairs: set[tuple[ObjectID | None, ObjectID]] = set()
+        self._raw: Callable[[ObjectID], tuple[int, bytes]] | None = None
+        self._hash: Callable[[], Any] = hashlib.sha1  # dulwich's hash object
+        self._oid_length = 20
         if isinstance(objects, BaseObjectStore):
             self._raw = objects.get_raw
             self._hash = objects.object_format.hash_func
+            self._oid_length = objects.object_format.oid_length
+        elif isinstance(objects, RawObjects):
+            self._raw = objects.get_raw
         self._tops: dict[ObjectID, frozenset[bytes]] = {}
         self._commits_read: dict[ObjectID, Commit] = {}
-        self._trees_read: dict[ObjectID, Tree] = {}
+        self._trees_read: dict[ObjectID, tuple[_Entries, bytes]] = {}
         """Commits and trees read (by type, not yet by content): read once each."""
 
     def _read(self, sha: ObjectID, kind: type[T], what: str, path: bytes = b"") -> T:
@@ -267,42 +293,68 @@ class _Walk:
         if self.collect and sha not in self.have:
             self.checked.ids.append(sha)
 
-    def _keep_blob(self, sha: ObjectID, path: bytes) -> None:
-        """Checks that ``sha`` is a blob, and keeps it, reading its type only.
+    def _read_raw(
+        self, sha: ObjectID, kind: type[ShaFile], what: str, path: bytes = b""
+    ) -> bytes:
+        """Returns the content of object ``sha``, a ``kind``, or says why not.
 
         A store's own reads give the type and bytes (no object made for
-        each of tens of thousands of files), and the bytes are hashed to
-        their id; anything else is read as any object is.
+        each of tens of thousands of files and folders); anything else is
+        read as an object. Either way the bytes are hashed to their id, as
+        dulwich's check of an object does.
         """
-        if self._raw is None:
-            self._keep(self._read(sha, Blob, "the file", path))
-            return
+
+        def subject() -> str:
+            return f"{what} {_shown(path)}" if path else what
+
         try:
-            type_num, data = self._raw(sha)
+            if self._raw is not None:
+                type_num, data = self._raw(sha)
+            else:
+                obj = self.objects[sha]
+                type_num, data = obj.type_num, obj.as_raw_string()
         except KeyError:
-            raise _ProblemError(
-                f"lacks the file {_shown(path)} ({sha.decode()})"
-            ) from None
+            raise _ProblemError(f"lacks {subject()} ({sha.decode()})") from None
         except (ObjectFormatException, ValueError, zlib.error) as exc:
             raise _ProblemError(
-                f"holds the file {_shown(path)}, which cannot be read ({exc})"
+                f"holds {subject()}, which cannot be read ({exc})"
             ) from None
-        if type_num != Blob.type_num:
-            kind = object_class(type_num)
-            name = kind.type_name.decode() if kind else f"object of type {type_num}"
-            raise _ProblemError(
-                f"holds a {name} as the file {_shown(path)}, not a blob"
-            )
+        if type_num != kind.type_num:
+            found = object_class(type_num)
+            name = found.type_name.decode() if found else f"object of type {type_num}"
+            want = kind.type_name.decode("ascii")
+            raise _ProblemError(f"holds a {name} as {subject()}, not a {want}")
         digest = self._hash()
-        digest.update(b"blob %d\0" % len(data))
+        digest.update(b"%s %d\0" % (kind.type_name, len(data)))
         digest.update(data)
         if digest.hexdigest().encode() != sha:
-            # As dulwich's read checks every object it makes.
             raise _ProblemError(
-                f"holds the file {_shown(path)}, which cannot be read (its "
-                f"content is not object {sha.decode()})"
+                f"holds {subject()}, which cannot be read (its content is not "
+                f"object {sha.decode()})"
             )
+        return data
+
+    def _keep_blob(self, sha: ObjectID, path: bytes) -> None:
+        """Checks that ``sha`` is a blob, and keeps it."""
+        self._read_raw(sha, Blob, "the file", path)
         self._keep_id(sha, Blob.type_name)
+
+    def _tree(
+        self, sha: ObjectID, what: str, path: bytes = b""
+    ) -> tuple[_Entries, bytes]:
+        """Returns the entries of tree ``sha``, in its order, and its bytes."""
+        found = self._trees_read.get(sha)
+        if found is None:
+            data = self._read_raw(sha, Tree, what, path)
+            try:
+                entries = cast(_Entries, parse_tree(data, self._oid_length))
+            except (ObjectFormatException, ValueError) as exc:
+                subject = f"{what} {_shown(path)}" if path else what
+                raise _ProblemError(
+                    f"holds {subject}, which cannot be read ({exc})"
+                ) from None
+            found = self._trees_read[sha] = (entries, data)
+        return found
 
     def branch(self, branch: str, tip: ObjectID) -> None:
         commit = self._read(tip, Commit, "its tip")
@@ -311,8 +363,8 @@ class _Walk:
         self._commits(commit)
         tops = self._tops.get(commit.tree)
         if tops is None:
-            tree = self._read(commit.tree, Tree, "its tree")
-            tops = self._tops[commit.tree] = frozenset(e.path for e in tree.iteritems())
+            entries, _ = self._tree(commit.tree, "its tree")
+            tops = self._tops[commit.tree] = frozenset(e[0] for e in entries)
         self.checked.tops[branch] = tops
 
     def _commits(self, tip: Commit) -> None:
@@ -348,31 +400,26 @@ class _Walk:
             if new == old or (old, new) in self.pairs:
                 continue
             self.pairs.add((old, new))
-            tree = self._trees_read.get(new)
-            if tree is None:
-                what = "the folder" if path else subject
-                tree = self._trees_read[new] = self._read(new, Tree, what, path)
+            what = "the folder" if path else subject
+            entries, data = self._tree(new, what, path)
             if new in self.have:
                 continue  # held, so whole
             if new not in self.seen:
-                self._check_tree(tree, path)
+                self._check_tree(new, entries, data, path)
             previous: dict[bytes, tuple[int, ObjectID]] = {}
             if old is not None:
-                before: ShaFile | None = self._trees_read.get(old)
+                before = self._trees_read.get(old)
                 if before is None:
                     # Unreadable: its own commit's check says why.
-                    with contextlib.suppress(
-                        KeyError, ObjectFormatException, ValueError
-                    ):
-                        before = self.objects[old]
-                if isinstance(before, Tree):
-                    previous = {e.path: (e.mode, e.sha) for e in before.iteritems()}
-            for entry in tree.iteritems():
-                mode, sha = entry.mode, entry.sha
-                before_entry = previous.get(entry.path)
+                    with contextlib.suppress(_ProblemError):
+                        before = self._tree(old, "the folder")
+                if before is not None:
+                    previous = {name: (mode, sha) for name, mode, sha in before[0]}
+            for name, mode, sha in entries:
+                before_entry = previous.get(name)
                 if before_entry == (mode, sha):
                     continue
-                child = path + b"/" + entry.path if path else entry.path
+                child = path + b"/" + name if path else name
                 if mode == stat.S_IFDIR:
                     old_sub = None
                     if before_entry is not None and before_entry[0] == stat.S_IFDIR:
@@ -381,14 +428,36 @@ class _Walk:
                 elif sha not in self.seen:
                     self._keep_blob(sha, child)
 
-    def _check_tree(self, tree: Tree, path: bytes) -> None:
+    def _check_tree(
+        self, sha: ObjectID, entries: _Entries, data: bytes, path: bytes
+    ) -> None:
+        """Checks a tree as :func:`entry_problem`, then as dulwich's ``Tree.check``.
+
+        Every entry's name and mode first; then the strict parse (no
+        zero-padded mode), the order and no name twice, in the words of
+        dulwich's check.
+        """
         at = _shown(path) if path else "the top folder"
-        for entry in tree.iteritems():
-            problem = entry_problem(path, entry.path, entry.mode)
+        for name, mode, _sha in entries:
+            problem = entry_problem(path, name, mode)
             if problem is not None:
                 raise _ProblemError(f"has {problem}")
         try:
-            tree.check()
+            parse_tree(data, self._oid_length, strict=True)
+            _check_order(entries)
         except ObjectFormatException as exc:
             raise _ProblemError(f"holds a malformed folder at {at} ({exc})") from None
-        self._keep(tree)
+        self._keep_id(sha, Tree.type_name)
+
+
+def _check_order(entries: _Entries) -> None:
+    """Raises as dulwich's ``Tree.check`` for entries out of order or twice."""
+    last_name = last_key = None
+    for name, mode, _sha in entries:
+        key = name + b"/" if stat.S_ISDIR(mode) else name
+        if last_key is not None:
+            if last_key > key:
+                raise ObjectFormatException("entries not sorted")
+            if name == last_name:
+                raise ObjectFormatException(f"duplicate entry {name!r}")
+        last_name, last_key = name, key

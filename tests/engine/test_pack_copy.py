@@ -394,3 +394,24 @@ def test_a_pack_that_fails_a_check_is_sent_object_by_object(
     same_objects(pristine, remote, tip)
     assert only_pack(remote).name != pack.name
     store.close()
+
+
+def test_a_local_clone_refuses_a_folder_whose_content_is_not_its_id(
+    tmp_path: Path, clock: Callable[[], datetime]
+):
+    from ctx.engine import RemoteError
+
+    store = Store.init(tmp_path / "a", clock=clock)
+    remember(store, Draft(text="The queue is Postgres"), ALICE)
+    store.close()
+    source = tmp_path / "a" / "git"
+    tip = git(source, "rev-parse", "main^{tree}").decode().strip()
+    top = git(source, "cat-file", "tree", tip)
+    loose = source / "objects" / tip[:2] / tip[2:]
+    assert loose.exists()  # a single write leaves its objects loose
+    other = top[: top.index(b"\0")] + b"x" + top[top.index(b"\0") :]  # renamed
+    loose.chmod(0o644)
+    loose.write_bytes(zlib.compress(b"tree %d\0" % len(other) + other))
+    with pytest.raises(RemoteError, match=f"content is not object {tip}"):
+        clone(tmp_path / "b", str(tmp_path / "a"), clock=clock)
+    assert not (tmp_path / "b").exists()
