@@ -28,6 +28,7 @@ import struct
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import closing
 from pathlib import Path
 
@@ -42,7 +43,7 @@ from ctx.engine._incoming import Checked, Held, RefusedError, check_incoming
 from ctx.engine._objects import open_repository
 from ctx.engine._pack_copy import copy_objects
 from ctx.engine._packs import move_packs
-from ctx.engine._receiving import RECEIVED_NAME, index_received
+from ctx.engine._receiving import RECEIVED_NAME, Received, index_received
 from ctx.engine.store import Store
 
 __all__ = [
@@ -146,19 +147,18 @@ def fetch_remote(
             result = client.fetch_pack(
                 path.encode(), wants, store.repo.get_graph_walker(), f.write
             )
-        found: dict[ObjectID, ShaFile] = {}
+        found: Received = {}
         if os.path.getsize(received):
             found = _indexed(incoming, objects)
         checked = check_incoming(
             _Over(found, objects), tips, _held(objects), redacted=redacted
         )
+        _parse_unchecked(found, checked.seen)
         move_packs(incoming, objects)
     return _refs(result.refs), dict(result.symrefs or {}), checked
 
 
-def _indexed(
-    incoming: DiskObjectStore, objects: DiskObjectStore
-) -> dict[ObjectID, ShaFile]:
+def _indexed(incoming: DiskObjectStore, objects: DiskObjectStore) -> Received:
     """Returns what the received pack holds (:func:`index_received`).
 
     Raises:
@@ -192,18 +192,41 @@ def receive_objects(
         move_packs(incoming, target)
 
 
+def _parse_unchecked(found: Received, seen: AbstractSet[ObjectID]) -> None:
+    """Refuses an object of the pack that the checks did not read, if it does not parse.
+
+    Such an object no branch reaches, or the store held it already; dulwich
+    refuses a pack with an object that does not parse, and so does a fetch.
+
+    Raises:
+        RefusedError: such an object does not parse.
+    """
+    for sha, (type_num, data) in found.items():
+        if sha in seen:
+            continue
+        try:
+            ShaFile.from_raw_string(type_num, data, sha)
+        except (ObjectFormatException, ValueError) as exc:
+            raise RefusedError(f"the pack it sent cannot be read ({exc})") from None
+
+
 class _Over:
     """The objects a server sent (:mod:`ctx.engine._receiving`), over the store's."""
 
-    def __init__(
-        self, new: Mapping[ObjectID, ShaFile], objects: BaseObjectStore
-    ) -> None:
+    def __init__(self, new: Received, objects: DiskObjectStore) -> None:
         self._new = new
         self._old = objects
 
     def __getitem__(self, sha: ObjectID, /) -> ShaFile:
         found = self._new.get(sha)
-        return self._old[sha] if found is None else found
+        if found is None:
+            return self._old[sha]
+        return ShaFile.from_raw_string(found[0], found[1], sha)
+
+    def get_raw(self, sha: ObjectID, /) -> tuple[int, bytes]:
+        """Returns the type number and content of object ``sha``."""
+        found = self._new.get(sha)
+        return self._old.get_raw(sha) if found is None else found
 
 
 def _held(objects: BaseObjectStore) -> Held:

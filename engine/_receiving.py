@@ -4,12 +4,15 @@ dulwich's ``add_thin_pack`` reads a received pack three times: as it copies
 it (inflating every object to find where it ends), to index it (resolving
 every delta and hashing every object), and once more in place (making every
 object again, to refuse one that does not parse); ctx's checks
-(:mod:`ctx.engine._incoming`) then read it a fourth time. Here the pack is
-written to its file as it comes, its trailing checksum checked, and one walk
-over its delta chains gives both each object's index entry and the object
-itself, parsed (an object that does not parse is refused there, as dulwich
-refuses it). A thin pack, whose deltas have bases the store holds, is
-completed as dulwich completes one (:func:`dulwich.pack.extend_pack`).
+(:mod:`ctx.engine._incoming`) then read it a fourth time. dulwich's own
+walk over delta chains still inflates every object twice. Here the pack is
+written to its file as it comes, its trailing checksum checked, and one
+walk from its header to its end inflates each object once: a whole object
+is hashed there, a delta kept until its base is known (in the pack, by
+offset or id, or, in a thin pack, held by the store), then applied and
+hashed. That gives both each object's index entry and its type and bytes,
+which the checks then read, and parse. A thin pack is completed as dulwich
+completes one (:func:`dulwich.pack.extend_pack`).
 
 The pack lies in a quarantine (:mod:`ctx.engine._fetching`) until the
 objects pass the checks.
@@ -17,23 +20,24 @@ objects pass the checks.
 
 from __future__ import annotations
 
+import binascii
+import hashlib
 import os
+import zlib
 from collections.abc import Callable
-from contextlib import closing
 
-from dulwich.errors import ChecksumMismatch
+from dulwich.errors import ApplyDeltaError, ChecksumMismatch
 from dulwich.object_store import DiskObjectStore
-from dulwich.objects import ObjectID, RawObjectID, ShaFile, sha_to_hex
+from dulwich.objects import ObjectID, RawObjectID
 from dulwich.pack import (
-    DeltaChainIterator,
-    PackData,
     PackIndexEntry,
-    UnpackedObject,
+    UnresolvedDeltas,
+    apply_delta,
     extend_pack,
     write_pack_index,
 )
 
-__all__ = ["RECEIVED_NAME", "index_received"]
+__all__ = ["RECEIVED_NAME", "Received", "index_received"]
 
 RECEIVED_NAME = "incoming.pack"
 """The file in the quarantine's pack folder that a received pack is written to."""
@@ -41,10 +45,22 @@ RECEIVED_NAME = "incoming.pack"
 Resolve = Callable[[RawObjectID | ObjectID], tuple[int, bytes]]
 """Reads an object of the store (a base of a thin pack's delta)."""
 
+Received = dict[ObjectID, tuple[int, bytes]]
+"""Every object of a pack, by id: its type number and its content."""
 
-def index_received(
-    incoming: DiskObjectStore, resolve: Resolve
-) -> dict[ObjectID, ShaFile]:
+_TYPE_NAMES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
+_OFS_DELTA = 6
+_REF_DELTA = 7
+_SHA_SIZE = 20
+_HEADER = 12
+_MORE = 64 * 1024
+"""What is fed to zlib again when an object's stream did not end yet."""
+
+_Delta = tuple[int, int | bytes, bytes]
+"""A delta: its offset, its base (an offset or a binary id), itself."""
+
+
+def index_received(incoming: DiskObjectStore, resolve: Resolve) -> Received:
     """Indexes the pack written to :data:`RECEIVED_NAME` in ``incoming``.
 
     The pack is named by its checksum, as git names packs, and its index
@@ -58,47 +74,207 @@ def index_received(
     Raises:
         ChecksumMismatch: the pack's trailing checksum is not its own.
         UnresolvedDeltas: a delta's base is neither in the pack nor held.
-        ObjectFormatException: an object does not parse.
+        ValueError: the pack is not one, ends early, or goes on past its
+            objects; an object's size is not what its header says; a delta
+            does not apply.
+        zlib.error: an object's data does not inflate.
     """
     path = os.path.join(incoming.pack_dir, RECEIVED_NAME)
-    entries: list[PackIndexEntry] = []
-    found: dict[ObjectID, ShaFile] = {}
-    with closing(PackData(path, object_format=incoming.object_format)) as data:
-        checksum = data.get_stored_checksum()
-        if data.calculate_checksum() != checksum:
-            raise ChecksumMismatch(checksum, data.calculate_checksum())
-        walker = _Received.for_pack_data(data, resolve_ext_ref=resolve)
-        for entry, obj in walker:
-            entries.append(entry)
-            found[obj.id] = obj
-        bases = set(walker.ext_refs())
+    with open(path, "rb") as f:
+        data = f.read()
+    _check_checksum(data)
+    walk = _Walk(data, resolve)
+    entries = walk.run()
+    bases = walk.outside
     if bases:
         with open(path, "r+b") as f:
             checksum, added = extend_pack(
                 f, bases, get_raw=resolve, object_format=incoming.object_format
             )
         entries.extend(added)
+    else:
+        checksum = data[-_SHA_SIZE:]
     named = os.path.join(incoming.pack_dir, f"pack-{checksum.hex()}")
     os.rename(path, named + ".pack")
     with open(named + ".idx", "wb") as f:
         write_pack_index(f, sorted(entries), checksum)
-    return found
+    return walk.found
 
 
-class _Received(DeltaChainIterator[tuple[PackIndexEntry, ShaFile]]):
-    """Each object of a pack with its index entry, every delta resolved once."""
+def _check_checksum(data: bytes) -> None:
+    if len(data) < _HEADER + _SHA_SIZE or data[:4] != b"PACK":
+        raise ValueError("it is not a pack")
+    if int.from_bytes(data[4:8], "big") not in (2, 3):
+        raise ValueError("its version is not 2 or 3")
+    stored = data[-_SHA_SIZE:]
+    actual = hashlib.sha1(memoryview(data)[:-_SHA_SIZE]).digest()
+    if actual != stored:
+        raise ChecksumMismatch(stored, actual)
 
-    _compute_crc32 = True
 
-    def _result(self, unpacked: UnpackedObject) -> tuple[PackIndexEntry, ShaFile]:
-        assert unpacked.obj_type_num is not None
-        assert unpacked.obj_chunks is not None
-        assert unpacked.offset is not None
-        sha = unpacked.sha()
-        obj = ShaFile.from_raw_chunks(
-            unpacked.obj_type_num,
-            unpacked.obj_chunks,
-            sha_to_hex(RawObjectID(sha)),
-            object_format=self._object_format,
-        )
-        return (sha, unpacked.offset, unpacked.crc32), obj
+class _Walk:
+    """One pass over a pack's entries, then its deltas resolved."""
+
+    def __init__(self, data: bytes, resolve: Resolve) -> None:
+        self.data = data
+        self.resolve = resolve
+        self.found: Received = {}
+        self.outside: set[RawObjectID] = set()
+        """The bases of deltas that the store holds (a thin pack)."""
+        self._at: dict[int, tuple[int, bytes]] = {}
+        """Each object resolved so far, by its offset (the store's: below 0)."""
+        self._offset_of: dict[bytes, int] = {}
+        self._crcs: dict[int, int] = {}
+        self._entries: list[PackIndexEntry] = []
+
+    def run(self) -> list[PackIndexEntry]:
+        """Returns the index entry of every object, each resolved and kept."""
+        data, view = self.data, memoryview(self.data)
+        count = int.from_bytes(data[8:12], "big")
+        end = len(data) - _SHA_SIZE
+        deltas: list[_Delta] = []
+        pos = _HEADER
+        for _ in range(count):
+            start = pos
+            kind, size, pos = _entry_header(data, pos, end)
+            base: int | bytes | None = None
+            if kind == _OFS_DELTA:
+                back, pos = _base_distance(data, pos, end)
+                base = start - back
+            elif kind == _REF_DELTA:
+                if pos + _SHA_SIZE > end:
+                    raise ValueError("it ends early")
+                base = data[pos : pos + _SHA_SIZE]
+                pos += _SHA_SIZE
+            elif kind not in _TYPE_NAMES:
+                raise ValueError(f"an object at {start} has type {kind}")
+            content, pos = _inflate(view, pos, end, size)
+            self._crcs[start] = binascii.crc32(view[start:pos])
+            if base is None:
+                self._keep(start, kind, content)
+            else:
+                deltas.append((start, base, content))
+        if pos != end:
+            raise ValueError("it goes on past its objects")
+        left = self._apply(deltas)
+        if left:
+            self._from_store(left)
+            left = self._apply(left)
+        if left:
+            raise UnresolvedDeltas(
+                [b"offset %d" % offset for offset, _base, _delta in left]
+            )
+        return self._entries
+
+    def _keep(self, offset: int, kind: int, content: bytes) -> None:
+        digest = hashlib.sha1(b"%s %d\0" % (_TYPE_NAMES[kind], len(content)))
+        digest.update(content)
+        raw = digest.digest()
+        self._at[offset] = (kind, content)
+        self._offset_of[raw] = offset
+        self._entries.append((RawObjectID(raw), offset, self._crcs[offset]))
+        self.found[ObjectID(binascii.hexlify(raw))] = (kind, content)
+
+    def _apply(self, deltas: list[_Delta]) -> list[_Delta]:
+        """Applies every delta whose base is known, chains included.
+
+        Returns:
+            The deltas whose bases are still unknown.
+        """
+        while deltas:
+            left = []
+            for offset, base, delta in deltas:
+                found = self._base(base)
+                if found is None:
+                    left.append((offset, base, delta))
+                    continue
+                kind, source = found
+                try:
+                    content = b"".join(apply_delta(source, delta))
+                except ApplyDeltaError as exc:
+                    raise ValueError(f"a delta at {offset} does not apply") from exc
+                self._keep(offset, kind, content)
+            if len(left) == len(deltas):
+                return left
+            deltas = left
+        return []
+
+    def _base(self, base: int | bytes) -> tuple[int, bytes] | None:
+        if isinstance(base, int):
+            return self._at.get(base)
+        offset = self._offset_of.get(base)
+        return None if offset is None else self._at[offset]
+
+    def _from_store(self, left: list[_Delta]) -> None:
+        """Reads the bases, named by id, of a thin pack from the store.
+
+        Raises:
+            UnresolvedDeltas: the store does not hold one.
+        """
+        for _offset, base, _delta in left:
+            if isinstance(base, int):
+                continue  # on a delta on such a base, or on nothing
+            raw = RawObjectID(base)
+            if raw in self.outside:
+                continue
+            try:
+                kind, content = self.resolve(raw)
+            except KeyError:
+                raise UnresolvedDeltas([binascii.hexlify(base)]) from None
+            if kind not in _TYPE_NAMES:
+                raise UnresolvedDeltas([binascii.hexlify(base)])
+            self.outside.add(raw)
+            self._at[-len(self.outside)] = (kind, content)
+            self._offset_of[base] = -len(self.outside)
+
+
+def _entry_header(data: bytes, pos: int, end: int) -> tuple[int, int, int]:
+    """Returns an entry's type, its inflated size, and where what follows starts."""
+    if pos >= end:
+        raise ValueError("it ends early")
+    byte = data[pos]
+    kind, size, shift = byte >> 4 & 7, byte & 0x0F, 4
+    pos += 1
+    while byte & 0x80:
+        if pos >= end:
+            raise ValueError("it ends early")
+        byte = data[pos]
+        size |= (byte & 0x7F) << shift
+        shift += 7
+        pos += 1
+    return kind, size, pos
+
+
+def _base_distance(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """Returns how far back an offset delta's base is, as git encodes it."""
+    if pos >= end:
+        raise ValueError("it ends early")
+    byte = data[pos]
+    distance = byte & 0x7F
+    pos += 1
+    while byte & 0x80:
+        if pos >= end:
+            raise ValueError("it ends early")
+        byte = data[pos]
+        distance = ((distance + 1) << 7) | (byte & 0x7F)
+        pos += 1
+    return distance, pos
+
+
+def _inflate(view: memoryview, pos: int, end: int, size: int) -> tuple[bytes, int]:
+    """Returns the ``size`` bytes a zlib stream at ``pos`` holds, and its end."""
+    stream = zlib.decompressobj()
+    fed = min(end, pos + size + 64 + size // 100)
+    out = stream.decompress(view[pos:fed], size + 1)
+    while not stream.eof and fed < end and len(out) <= size:
+        more = min(end, fed + _MORE)
+        if stream.unconsumed_tail:
+            out += stream.decompress(stream.unconsumed_tail, size + 1 - len(out))
+        else:
+            out += stream.decompress(view[fed:more], size + 1 - len(out))
+            fed = more
+    if not stream.eof:
+        raise ValueError("an object's data ends early or holds more than its size")
+    if len(out) != size:
+        raise ValueError(f"an object's size is {len(out)}, not {size} as it says")
+    return out, fed - len(stream.unused_data)

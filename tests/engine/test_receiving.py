@@ -1,0 +1,190 @@
+"""A received pack indexed in one pass (issue 34): as git's index-pack does.
+
+Each pack here comes from stock git (``pack-objects``): whole objects, deltas
+on an offset, deltas on an id, a thin pack whose bases the store holds. The
+index ctx writes must be git's own for the same pack, and every object's
+type and bytes what git reads; a damaged pack is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from dulwich.errors import ChecksumMismatch
+from dulwich.object_store import DiskObjectStore
+from dulwich.pack import UnresolvedDeltas
+from hostile_repos import GIT, GIT_ENV, git
+
+from ctx.engine._receiving import RECEIVED_NAME, index_received
+
+_KINDS = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
+
+
+def history(tmp_path: Path, commits: int = 6) -> Path:
+    """A repository whose files change a little at each commit (deltas)."""
+    repo = tmp_path / "repo.git"
+    subprocess.run(
+        [GIT, "init", "-q", "--bare", "-b", "main", str(repo)], check=True, env=GIT_ENV
+    )
+    body = "".join(f"line {i} of a file that changes a little\n" for i in range(200))
+    parent: list[str] = []
+    for n in range(commits):
+        listing = b""
+        for name in ("a.txt", "b.txt"):
+            text = f"{name} {n}\n{body}" + "x\n" * n
+            blob = git(repo, "hash-object", "-w", "--stdin", input=text.encode())
+            listing += b"100644 blob " + blob.strip() + b"\t" + name.encode() + b"\n"
+        tree = git(repo, "mktree", input=listing).decode().strip()
+        made = git(repo, "commit-tree", tree, *parent, input=f"commit {n}".encode())
+        parent = ["-p", made.decode().strip()]
+    git(repo, "update-ref", "refs/heads/main", parent[1])
+    return repo
+
+
+def packed(repo: Path, *args: str, revs: str) -> bytes:
+    return git(
+        repo,
+        "pack-objects",
+        "--revs",
+        "--stdout",
+        "-q",
+        "--window=10",
+        *args,
+        input=revs.encode(),
+    )
+
+
+def objects_of(repo: Path, revs: str) -> dict[bytes, tuple[int, bytes]]:
+    """What git reads for every object ``revs`` names (``rev-list --objects``)."""
+    ids = [
+        line.split()[0]
+        for line in git(repo, "rev-list", "--objects", *revs.split()).splitlines()
+    ]
+    out = git(repo, "cat-file", "--batch", input=b"\n".join(ids) + b"\n")
+    found = {}
+    at = 0
+    while at < len(out):
+        end = out.index(b"\n", at)
+        sha, kind, size = out[at:end].split()
+        found[sha] = (_KINDS[kind], out[end + 1 : end + 1 + int(size)])
+        at = end + 1 + int(size) + 1
+    return found
+
+
+def quarantine(tmp_path: Path, pack: bytes) -> DiskObjectStore:
+    folder = tmp_path / "incoming"
+    store = DiskObjectStore.init(str(folder))
+    (folder / "pack" / RECEIVED_NAME).write_bytes(pack)
+    return store
+
+
+def nothing(sha: bytes) -> tuple[int, bytes]:
+    raise KeyError(sha)
+
+
+def received(tmp_path: Path, pack: bytes, resolve: Callable = nothing):
+    store = quarantine(tmp_path, pack)
+    try:
+        return index_received(store, resolve), store
+    finally:
+        store.close()
+
+
+def same_index_as_git(tmp_path: Path, store: DiskObjectStore, pack: bytes) -> None:
+    """ctx's index of the pack is the one git's index-pack writes for it."""
+    (idx,) = Path(store.pack_dir).glob("pack-*.idx")
+    theirs = tmp_path / "theirs.pack"
+    theirs.write_bytes(Path(str(idx)[: -len(".idx")] + ".pack").read_bytes())
+    git(repo_of(tmp_path), "index-pack", str(theirs))
+    assert idx.read_bytes() == theirs.with_suffix(".idx").read_bytes()
+
+
+@pytest.mark.parametrize("offsets", [True, False], ids=["ofs-delta", "ref-delta"])
+def test_a_pack_with_deltas_is_indexed_as_git_indexes_it(tmp_path: Path, offsets: bool):
+    repo = history(tmp_path)
+    pack = packed(repo, *(["--delta-base-offset"] if offsets else []), revs="main\n")
+    listed = git(repo, "verify-pack", "-v", str(write(tmp_path, pack)))
+    assert b"chain length" in listed  # git stored deltas
+    found, store = received(tmp_path, pack)
+    wanted = objects_of(repo, "main")
+    assert {sha: value for sha, value in found.items()} == wanted
+    same_index_as_git(tmp_path, store, pack)
+
+
+def write(tmp_path: Path, pack: bytes) -> Path:
+    path = tmp_path / "check" / "p.pack"
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(pack)
+    git(repo_of(tmp_path), "index-pack", str(path))
+    return path.with_suffix(".idx")
+
+
+def repo_of(tmp_path: Path) -> Path:
+    return tmp_path / "repo.git"
+
+
+def test_a_thin_pack_is_completed_from_the_store(tmp_path: Path):
+    repo = history(tmp_path)
+    pack = packed(repo, "--thin", "--delta-base-offset", revs="main\n^main~2\n")
+    old = objects_of(repo, "main~2")
+    asked = []
+
+    def resolve(sha: bytes) -> tuple[int, bytes]:
+        key = sha.hex().encode() if len(sha) == 20 else sha
+        asked.append(key)
+        return old[key]
+
+    found, store = received(tmp_path, pack, resolve)
+    assert asked  # it was thin: bases the pack lacks were read from the store
+    new = objects_of(repo, "main ^main~2")
+    assert found == new
+    (idx,) = Path(store.pack_dir).glob("pack-*.idx")
+    git(repo, "verify-pack", str(idx))  # completed: every base inside
+
+
+def test_a_thin_pack_whose_base_nobody_holds_is_refused(tmp_path: Path):
+    repo = history(tmp_path)
+    pack = packed(repo, "--thin", revs="main\n^main~2\n")
+    with pytest.raises(UnresolvedDeltas):
+        received(tmp_path, pack)
+
+
+def resealed(pack: bytes) -> bytes:
+    """``pack`` with its trailing checksum made its own again."""
+    return pack[:-20] + hashlib.sha1(pack[:-20]).digest()
+
+
+def damaged(pack: bytes, how: str) -> bytes:
+    if how == "checksum":
+        return pack[:-1] + bytes([pack[-1] ^ 1])
+    if how == "cut":
+        return resealed(pack[: len(pack) // 2] + pack[-20:])
+    if how == "more":
+        return resealed(pack[:-20] + zlib.compress(b"more") + pack[-20:])
+    if how == "data":  # a byte inside the first object's zlib stream
+        return resealed(pack[:14] + bytes([pack[14] ^ 0xFF]) + pack[15:])
+    if how == "count":
+        more = int.from_bytes(pack[8:12], "big") + 1
+        return resealed(pack[:8] + more.to_bytes(4, "big") + pack[12:])
+    raise AssertionError(how)
+
+
+@pytest.mark.parametrize("how", ["checksum", "cut", "more", "data", "count"])
+def test_a_damaged_pack_is_refused(tmp_path: Path, how: str):
+    repo = history(tmp_path, commits=2)
+    pack = damaged(packed(repo, "--delta-base-offset", revs="main\n"), how)
+    with pytest.raises((ChecksumMismatch, ValueError, zlib.error)):
+        received(tmp_path, pack)
+    refused = subprocess.run(
+        [GIT, "index-pack", "--stdin"],
+        input=pack,
+        capture_output=True,
+        cwd=repo,
+        env=GIT_ENV,
+    )
+    assert refused.returncode != 0  # git refuses it too
