@@ -245,30 +245,6 @@ def test_entries_sent_in_runs_make_the_same_pack_bytes(
     store.close()
 
 
-def test_a_local_clone_refuses_a_file_whose_content_is_not_its_id(
-    tmp_path: Path, clock: Callable[[], datetime]
-):
-    from ctx.engine import RemoteError
-
-    store = Store.init(tmp_path / "a", clock=clock)
-    remember(store, Draft(text="The queue is Postgres"), ALICE)
-    store.close()
-    source = tmp_path / "a" / "git"
-    (blob,) = [
-        sha
-        for sha in reachable(source, "main")
-        if git(source, "cat-file", "-t", sha) == b"blob\n"
-    ]
-    loose = source / "objects" / blob[:2] / blob[2:]
-    assert loose.exists()  # a single write leaves its objects loose
-    other = b"The queue is Kafka"
-    loose.chmod(0o644)
-    loose.write_bytes(zlib.compress(b"blob %d\0" % len(other) + other))
-    with pytest.raises(RemoteError, match="which cannot be read"):
-        clone(tmp_path / "b", str(tmp_path / "a"), clock=clock)
-    assert not (tmp_path / "b").exists()
-
-
 def deltified_store(tmp_path: Path, clock: Callable[[], datetime]) -> Store:
     """A store of one pack (every object of main) that git stored deltas in."""
     store = Store.init(tmp_path / "a", clock=clock)
@@ -396,8 +372,9 @@ def test_a_pack_that_fails_a_check_is_sent_object_by_object(
     store.close()
 
 
-def test_a_local_clone_refuses_a_folder_whose_content_is_not_its_id(
-    tmp_path: Path, clock: Callable[[], datetime]
+@pytest.mark.parametrize("kind", ["blob", "tree"])
+def test_a_local_clone_refuses_an_object_whose_content_is_not_its_id(
+    tmp_path: Path, clock: Callable[[], datetime], kind: str
 ):
     from ctx.engine import RemoteError
 
@@ -405,13 +382,27 @@ def test_a_local_clone_refuses_a_folder_whose_content_is_not_its_id(
     remember(store, Draft(text="The queue is Postgres"), ALICE)
     store.close()
     source = tmp_path / "a" / "git"
-    tip = git(source, "rev-parse", "main^{tree}").decode().strip()
-    top = git(source, "cat-file", "tree", tip)
-    loose = source / "objects" / tip[:2] / tip[2:]
+    if kind == "tree":  # the top folder
+        sha = git(source, "rev-parse", "main^{tree}").decode().strip()
+    else:  # the memory's file
+        (sha,) = [
+            found
+            for found in reachable(source, "main")
+            if git(source, "cat-file", "-t", found) == b"blob\n"
+        ]
+    content = git(source, "cat-file", kind, sha)
+    # Another file's text, or the top folder with an entry renamed.
+    other = (
+        b"The queue is Kafka"
+        if kind == "blob"
+        else content[: content.index(b"\0")] + b"x" + content[content.index(b"\0") :]
+    )
+    loose = source / "objects" / sha[:2] / sha[2:]
     assert loose.exists()  # a single write leaves its objects loose
-    other = top[: top.index(b"\0")] + b"x" + top[top.index(b"\0") :]  # renamed
     loose.chmod(0o644)
-    loose.write_bytes(zlib.compress(b"tree %d\0" % len(other) + other))
-    with pytest.raises(RemoteError, match=f"content is not object {tip}"):
+    loose.write_bytes(zlib.compress(b"%s %d\0" % (kind.encode(), len(other)) + other))
+    with pytest.raises(
+        RemoteError, match=f"cannot be read \\(its content is not object {sha}\\)"
+    ):
         clone(tmp_path / "b", str(tmp_path / "a"), clock=clock)
     assert not (tmp_path / "b").exists()
