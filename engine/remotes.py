@@ -188,11 +188,14 @@ def tracking_ref(remote: str, branch: str) -> Ref:
 
 def tracking_branches(store: Store, remote: str) -> dict[str, CommitId]:
     """Returns ``remote``'s branches as last fetched, with their tips."""
-    base = Ref(_REMOTES + remote.encode())
+    # Not dulwich's ``keys(base=...)``: its packed refs under
+    # ``refs/remotes/o`` include ``refs/remotes/origin/*``.
+    prefix = _REMOTES + remote.encode() + b"/"
     out: dict[str, CommitId] = {}
-    for name in sorted(store.repo.refs.keys(base=base)):
-        sha = store.repo.refs[Ref(base + b"/" + name)]
-        out[name.decode("utf-8", "surrogateescape")] = CommitId(sha.decode())
+    refs = store.repo.refs
+    for ref in sorted(r for r in refs.allkeys() if r.startswith(prefix)):
+        name = ref[len(prefix) :].decode("utf-8", "surrogateescape")
+        out[name] = CommitId(refs[ref].decode())
     return out
 
 

@@ -217,6 +217,20 @@ def test_remote_names_are_checked_and_unique(two):
         add_remote(a, "origin", "/tmp/x")
 
 
+def test_a_remote_whose_name_begins_another_s_has_only_its_own_branches(two, tmp_path):
+    a, _, _ = two
+    add_remote(a, "o", str(bare(tmp_path / "other.git")))
+    assert {r.name: r.branches for r in list_remotes(a)} == {
+        "o": (),
+        "origin": ("main",),
+    }
+    assert push(a, "o").updated[0].old is None
+    assert {r.name: r.branches for r in list_remotes(a)} == {
+        "o": ("main",),
+        "origin": ("main",),
+    }
+
+
 def test_remove_remote_drops_its_fetched_branches(two):
     _, b, _ = two
     tip = resolve_revision(b, "origin/main")
