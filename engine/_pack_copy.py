@@ -251,6 +251,8 @@ class _PackEntries:
         # An entry ends where the next one in the file starts; the last one
         # where the pack's trailing checksum does.
         self._bounds = sorted(starts)
+        self._whole: list[tuple[bytes, bytes]] | None = None
+        """Each entry's object id and bytes, once checked to go whole."""
         self._bounds.append(len(data) - _SHA_SIZE)
 
     @classmethod
@@ -324,9 +326,11 @@ class _PackEntries:
             digest.update(data[at : min(at + _HASH_STEP, size - _SHA_SIZE)])
         if digest.digest() != trailer:
             return False
-        return all(
-            self._sendable(row, entry) for row, _name, entry in self._in_file_order()
-        )
+        entries = list(self._in_file_order())
+        if not all(self._sendable(row, entry) for row, _name, entry in entries):
+            return False
+        self._whole = [(name, entry) for _row, name, entry in entries]
+        return True
 
     def _in_file_order(self) -> Iterator[tuple[int, bytes, bytes]]:
         """Returns each entry's row, object id and bytes, in the file's order."""
@@ -355,8 +359,12 @@ class _PackEntries:
         return self._data[start:end] if end > start else None
 
     def records(self) -> Iterator[UnpackedObject]:
-        """Returns a record of every entry, verbatim, in the file's order."""
-        for _row, name, entry in self._in_file_order():
+        """Returns a record of every entry, verbatim, in the file's order.
+
+        Only for a pack :meth:`can_go_whole` said can.
+        """
+        assert self._whole is not None
+        for name, entry in self._whole:
             yield _stored_record(name, entry)
 
     def copy_to(self, pack_dir: str) -> None:
