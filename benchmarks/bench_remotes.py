@@ -5,6 +5,12 @@ Usage::
     .venv/bin/python benchmarks/bench_remotes.py               # 10k memories
     .venv/bin/python benchmarks/bench_remotes.py --size 100000
     .venv/bin/python benchmarks/bench_remotes.py --rev HEAD --out remotes-before.md
+    .venv/bin/python benchmarks/bench_remotes.py --rev HEAD --against 437efc8
+
+With ``--against REV`` every ctx timing is taken twice in the same run, side
+by side: with ctx as measured, and with ctx as committed at REV (a frozen
+copy, put first on PYTHONPATH of those processes), each on targets of its
+own, so that both share the same load.
 
 What it measures, in one run (stores under ``benchmarks/.data/remotes/``,
 rebuilt at every run; results in ``benchmarks/results/remotes.md``):
@@ -50,6 +56,7 @@ from _bench_common import (
     compile_ctx,
     draft,
     fresh,
+    frozen_copy,
     machine_info,
     ms,
     progress,
@@ -63,12 +70,24 @@ from ctx.engine import Store
 
 ROOT = DATA / "remotes"
 RUNS = 3
+BASE_PATH: str | None = None
+"""With --against: the frozen copy of the baseline's sources."""
 
 
-def ctx(*args: str, store: Path | None = None) -> bytes:
+def ctx(*args: str, store: Path | None = None, base: bool = False) -> bytes:
+    """Runs ``ctx ARGS``; ``base``: as committed at the --against revision."""
     argv = [CTX, *(["--store", str(store)] if store else []), *args]
     env = {**os.environ, "CTX_HUB_AUTOSTART": "0"}
+    if base:
+        assert BASE_PATH is not None
+        paths = [BASE_PATH, *filter(None, [os.environ.get("PYTHONPATH")])]
+        env["PYTHONPATH"] = os.pathsep.join(paths)
     return run(argv, env=env)
+
+
+def sides() -> tuple[bool, ...]:
+    """The ctx versions timed: the one measured, and the baseline if any."""
+    return (False, True) if BASE_PATH else (False,)
 
 
 def git(*args: str, cwd: Path | None = None) -> bytes:
@@ -95,11 +114,12 @@ def build(size: int) -> Path:
     return path
 
 
-def row(name: str, ctx_s: float, git_s: float | None = None) -> list[str]:
-    """A row of the table: both times, and how many times git's ctx's is."""
+def row(name: str, ctx_s: list[float], git_s: float | None = None) -> list[str]:
+    """A row of the table: ctx's time (and the baseline's), git's, the ratios."""
+    cells = [name, *(ms(t) for t in ctx_s)]
     if git_s is None:
-        return [name, ms(ctx_s), "-", "-"]
-    return [name, ms(ctx_s), ms(git_s), f"{ctx_s / git_s:.1f}x"]
+        return [*cells, "-", *("-" for _ in ctx_s)]
+    return [*cells, ms(git_s), *(f"{t / git_s:.1f}x" for t in ctx_s)]
 
 
 def bare(path: Path) -> Path:
@@ -145,14 +165,25 @@ def daemon(base: Path) -> tuple[subprocess.Popen[bytes], int]:
 def push_times(store: Path, url_for: dict[str, str], srv: Path) -> list[list[str]]:
     rows = []
     for where, template in url_for.items():
-        ctx_s, git_s = [], []
+        ctx_s: dict[bool, list[float]] = {side: [] for side in sides()}
+        git_s = []
         for i in range(RUNS):
-            name = f"{where.split()[0].strip(':/')}-{i}"
-            bare(srv / f"ctx-{name}.git")
-            bare(srv / f"git-{name}.git")
-            ctx("remote", "add", name, template.format(f"ctx-{name}.git"), store=store)
-            ctx_s.append(timed(lambda n=name: ctx("push", n, store=store)))
-            target = template.format(f"git-{name}.git")
+            for side in sides():
+                name = f"{where.split()[0].strip(':/')}-{i}{'-base' if side else ''}"
+                bare(srv / f"ctx-{name}.git")
+                ctx(
+                    "remote",
+                    "add",
+                    name,
+                    template.format(f"ctx-{name}.git"),
+                    store=store,
+                )
+                ctx_s[side].append(
+                    timed(lambda n=name, b=side: ctx("push", n, store=store, base=b))
+                )
+                ctx("remote", "remove", name, store=store)
+            bare(srv / f"git-{where.split()[0].strip(':/')}-{i}.git")
+            target = template.format(f"git-{where.split()[0].strip(':/')}-{i}.git")
             git_s.append(
                 timed(
                     lambda t=target: git(
@@ -160,8 +191,7 @@ def push_times(store: Path, url_for: dict[str, str], srv: Path) -> list[list[str
                     )
                 )
             )
-            ctx("remote", "remove", name, store=store)
-        rows.append(row(f"push, {where}", min(ctx_s), min(git_s)))
+        rows.append(row(f"push, {where}", [min(v) for v in ctx_s.values()], min(git_s)))
     return rows
 
 
@@ -171,6 +201,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="timings of push, clone")
     parser.add_argument("--out", default="remotes.md", help="file in results/")
     parser.add_argument(
+        "--against",
+        default=None,
+        help="also time every ctx step as committed at this revision, side by "
+        "side in the same run",
+    )
+    parser.add_argument(
         "--rev",
         default=None,
         help="measure ctx as committed at this git revision (e.g. HEAD), from a "
@@ -179,8 +215,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.rev and not os.environ.get(FROZEN_ENV):
         run_frozen(args.rev)  # does not return
-    global RUNS
+    global RUNS, BASE_PATH
     RUNS = args.runs
+    base_commit = None
+    if args.against:
+        base_src, base_commit = frozen_copy(args.against)
+        run([sys.executable, "-m", "compileall", "-q", str(base_src)])
+        BASE_PATH = str(base_src)
     size = args.size
     started = time.monotonic()
     os.environ["CTX_HUB_AUTOSTART"] = "0"  # in-process recalls start no hub
@@ -206,6 +247,9 @@ def main() -> None:
         origin = bare(srv / "origin.git")
         ctx("remote", "add", "origin", str(origin), store=store)
         ctx("push", store=store)
+        if BASE_PATH:  # the baseline pushes and pulls through a remote of its own
+            ctx("remote", "add", "base", str(bare(srv / "base.git")), store=store)
+            ctx("push", "base", store=store, base=True)
 
         progress("clone")
         clone_rows = []
@@ -213,7 +257,14 @@ def main() -> None:
             ("local path", str(origin)),
             ("git:// (git daemon)", f"git://127.0.0.1:{port}/origin.git"),
         ):
-            ctx_s = best(lambda u=url: ctx("clone", u, str(fresh(ROOT / "c-tmp"))))
+            ctx_s = [
+                best(
+                    lambda u=url, b=side: ctx(
+                        "clone", u, str(fresh(ROOT / "c-tmp")), base=b
+                    )
+                )
+                for side in sides()
+            ]
             bare_s = best(
                 lambda u=url: git(
                     "clone",
@@ -235,6 +286,9 @@ def main() -> None:
     ctx("clone", str(origin), str(clone_at))
     b = clone_at / ".ctx"
     (b / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    base_clone = fresh(ROOT / "b-base") / ".ctx"
+    if BASE_PATH:
+        ctx("clone", str(srv / "base.git"), str(base_clone.parent), base=True)
     mirror = fresh(ROOT / "g.git")
     git("clone", "-q", "--bare", str(origin), str(mirror))
     from ctx.hub import Workspace, recall
@@ -244,13 +298,21 @@ def main() -> None:
     ws.close()
     for i in range(10):
         ctx("remember", draft(size + i).text, store=store)
-    push10_s = timed(lambda: ctx("push", store=store))
-    pull_s = timed(lambda: ctx("pull", store=b))
+    push10_s = [
+        timed(lambda r=remote, b=side: ctx("push", r, store=store, base=b))
+        for side, remote in zip(sides(), ("origin", "base"), strict=False)
+    ]
+    pull_s = [
+        timed(lambda s=at, b=side: ctx("pull", store=s, base=b))
+        for side, at in zip(sides(), (b, base_clone), strict=False)
+    ]
     gitpull_s = timed(
         lambda: git("--git-dir", str(mirror), "fetch", "-q", "origin", "main:main")
     )
     rows.append(row("push of 10 new commits, local path", push10_s))
-    start_s = best(lambda: ctx("remote", "ls", store=b))
+    start_s = [
+        best(lambda s=side: ctx("remote", "ls", store=b, base=s)) for side in sides()
+    ]
     rows.append(
         row("(for scale: `ctx remote ls`, a process that transfers nothing)", start_s)
     )
@@ -298,8 +360,21 @@ def main() -> None:
         "pull without a working tree); a clone with a checkout would also "
         "write one file per memory. The last column is ctx's time over git's.",
         "",
-        "| operation | ctx | git | ctx / git |",
-        "|---|---|---|---|",
+        *(
+            [
+                f"With `--against {args.against}`: every ctx step is also timed as "
+                f"committed at {base_commit} (column `ctx@{base_commit}`), in the "
+                "same run, one beside the other, each on targets of its own.",
+                "",
+            ]
+            if base_commit
+            else []
+        ),
+        "| operation | ctx | "
+        + (f"ctx@{base_commit} | " if base_commit else "")
+        + "git | ctx / git |"
+        + (f" ctx@{base_commit} / git |" if base_commit else ""),
+        "|---|---|---|---|" + ("---|---|" if base_commit else ""),
         *[f"| {' | '.join(r)} |" for r in rows],
         "",
         "## Index catch-up after the pull",
