@@ -185,6 +185,7 @@ class HostedHub:
             StoreBusyError: Another hub serves the store.
             HubFolderError: The folder for hub sockets is not private.
         """
+        from ctx.hub.hooks import relayed_answer
         from ctx.hub.server.listener import serve
         from ctx.hub.server.routing import adopt_answerer
         from ctx.hub.server.service import Answerer
@@ -211,6 +212,7 @@ class HostedHub:
                     lock=self.ws.lock,
                     stopping=self.stopping,
                     also=[answerers[ws] for ws in self.also],
+                    hooks=relayed_answer,
                 )
             except BaseException as exc:  # handed to start()
                 failure.append(exc)

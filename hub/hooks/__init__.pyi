@@ -7,5 +7,6 @@ from .commands import Parsed as Parsed
 from .commands import parse_commands as parse_commands
 from .events import EVENTS as EVENTS
 from .events import find_event as find_event
+from .relayed import relayed_answer as relayed_answer
 from .runner import MAX_CONTEXT as MAX_CONTEXT
 from .runner import run_hook as run_hook

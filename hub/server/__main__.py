@@ -32,6 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from ctx.engine import CtxError
     from ctx.hub import HubStarted, Workspace, run_hub
+    from ctx.hub.hooks import relayed_answer  # the entry point wires the hooks in
 
     def ready(started: HubStarted) -> None:
         sys.stdout.write(
@@ -49,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 idle_minutes=args.idle,
                 ready=ready,
                 autostarted=args.autostarted,
+                hooks=relayed_answer,
             )
     except CtxError as exc:
         sys.stderr.write(f"Error: {exc.message}\n")

@@ -20,6 +20,8 @@ from ctx.hub.server.private import socket_path
 from ctx.hub.server.wire import (
     CodeStatusAsk,
     CodeStatusReply,
+    HookAsk,
+    HookReply,
     HubStarted,
     HubStatus,
     HubStopped,
@@ -135,6 +137,7 @@ def run_hub(
     idle_minutes: float | None = None,
     ready: Callable[[HubStarted], None] | None = None,
     autostarted: bool = False,
+    hooks: Callable[[HookAsk], HookReply] | None = None,
 ) -> None:
     """Runs the user's hub in this process until stopped.
 
@@ -146,6 +149,9 @@ def run_hub(
         idle_minutes: Return after this long without a request.
         ready: Called once requests are accepted.
         autostarted: Started by a recall (``ctx hub status`` says so).
+        hooks: Answers relayed hooks (see
+            :func:`~ctx.hub.server.listener.serve`); the entry points give
+            :func:`~ctx.hub.hooks.relayed_answer`.
 
     Raises:
         NotAStoreError: The user store does not exist yet.
@@ -172,4 +178,5 @@ def run_hub(
         ready=started,
         idle=None if idle_minutes is None else idle_minutes * 60,
         autostarted=autostarted,
+        hooks=hooks,
     )

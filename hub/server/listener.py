@@ -62,7 +62,6 @@ from pathlib import Path
 import msgspec
 
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
-from ctx.hub.hooks.relayed import relayed_answer
 from ctx.hub.locking import ReadWriteLock
 from ctx.hub.server.client import hub_answers
 from ctx.hub.server.private import hub_file
@@ -74,6 +73,7 @@ from ctx.hub.server.wire import (
     Failure,
     FailureReply,
     HookAsk,
+    HookReply,
     HubReport,
     PingAsk,
     PingReply,
@@ -150,10 +150,12 @@ class _Server:
         listener: socket.socket,
         *,
         autostarted: bool,
+        hooks: Callable[[HookAsk], HookReply] | None = None,
     ) -> None:
         self.stores = stores
         self.listener = listener
         self.autostarted = autostarted
+        self.hooks = hooks
         self.started = stores.clock()
         self.jobs: queue.Queue[
             tuple[socket.socket, AnyStoreAsk | FailureReply] | None
@@ -290,6 +292,10 @@ class _Server:
 
     def _hook(self, conn: socket.socket, request: HookAsk) -> None:
         """Answers a relayed hook in a thread of its own, or refuses it at once."""
+        if self.hooks is None:
+            refused = InvalidInputError("This hub answers no relayed hooks.")
+            self._answer_now(conn, _failed(refused))
+            return
         with self.counting:
             full = self.hooking >= HOOKS
             self.hooking += not full
@@ -312,7 +318,8 @@ class _Server:
             with conn:
                 reply: Reply
                 try:
-                    reply = relayed_answer(request)
+                    assert self.hooks is not None  # checked by _hook
+                    reply = self.hooks(request)
                 except CtxError as exc:
                     reply = _failed(exc)
                 with contextlib.suppress(OSError):
@@ -436,6 +443,7 @@ def serve(
     stopping: threading.Event | None = None,
     limits: Limits | None = None,
     also: Sequence[Answerer] = (),
+    hooks: Callable[[HookAsk], HookReply] | None = None,
 ) -> None:
     """Answers requests for any store until a ``stop`` request arrives.
 
@@ -457,6 +465,11 @@ def serve(
         also: More stores' answerers, pinned beside ``answerer`` (``ctx
             serve`` of several stores: each under its own lock, the hub's
             embedders shared).
+        hooks: Answers a relayed hook (``ctx hook``'s call), in a thread
+            of its own: the entry points that run a hub give
+            :func:`~ctx.hub.hooks.relayed.relayed_answer`, which knows the
+            hooks and the calls they make, as the hub's rooms may not. None:
+            a relayed hook is refused, and ``ctx hook`` answers it itself.
 
     Raises:
         StoreBusyError: A hub already serves this user.
@@ -470,7 +483,7 @@ def serve(
     stores = OpenStores(
         clock, limits or Limits.from_env(), stopping or threading.Event()
     )
-    server = _Server(stores, listener, autostarted=autostarted)
+    server = _Server(stores, listener, autostarted=autostarted, hooks=hooks)
     workers = [
         threading.Thread(target=server.work, name=f"hub-worker-{i}", daemon=True)
         for i in range(WORKERS)

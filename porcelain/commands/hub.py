@@ -61,6 +61,7 @@ def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
       ctx hub start --idle 60
     """
     from ctx.hub import HubStarted, run_hub
+    from ctx.hub.hooks import relayed_answer
 
     def ready(started: HubStarted) -> None:
         if as_json:
@@ -74,7 +75,12 @@ def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
 
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     with contextlib.suppress(KeyboardInterrupt):
-        run_hub(state.workspace(), idle_minutes=idle_minutes, ready=ready)
+        run_hub(
+            state.workspace(),
+            idle_minutes=idle_minutes,
+            ready=ready,
+            hooks=relayed_answer,
+        )
     if not as_json:
         echo("Hub stopped.")
 

@@ -8,6 +8,7 @@ process answers itself (issue 30).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -15,7 +16,9 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -246,27 +249,43 @@ def test_the_request_is_what_the_hub_reads(
     assert request.process["HOME"] == os.environ["HOME"]
 
 
-def test_a_hub_answering_its_most_hooks_refuses_one_more(
-    store: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@contextlib.contextmanager
+def hub_in_process(store: Path, **hub: Any) -> Iterator[None]:
+    """Runs the user's hub on ``store`` in a thread of this process."""
     import ctx.hub
-    from ctx.hub.server import listener
     from ctx.hub.workspace import Workspace
 
     ready = threading.Event()
-    hub = threading.Thread(
+    thread = threading.Thread(
         target=ctx.hub.run_hub,
         args=(Workspace(store),),
-        kwargs={"ready": lambda _: ready.set()},
+        kwargs={"ready": lambda _: ready.set(), **hub},
         daemon=True,
     )
-    hub.start()
+    thread.start()
     assert ready.wait(60)
-    data = hook_input(store, "s-1", source="startup")
     try:
+        yield
+    finally:
+        assert ctx.hub.stop_hub(Workspace(store)).stopped
+        thread.join(60)
+
+
+def test_a_hub_answering_its_most_hooks_refuses_one_more(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctx.hub.hooks import relayed_answer
+    from ctx.hub.server import listener
+
+    data = hook_input(store, "s-1", source="startup")
+    with hub_in_process(store, hooks=relayed_answer):
         assert relayed("session-start", data, store=None, agent=None) is not None
         monkeypatch.setattr(listener, "HOOKS", 0)  # as if 16 ran already
         assert relayed("session-start", data, store=None, agent=None) is None
-    finally:
-        assert ctx.hub.stop_hub(Workspace(store)).stopped
-        hub.join(60)
+
+
+def test_a_hub_run_without_the_hooks_refuses_them(store: Path) -> None:
+    # The hub's rooms know no hooks: whoever runs a hub wires them in.
+    data = hook_input(store, "s-1", source="startup")
+    with hub_in_process(store):
+        assert relayed("session-start", data, store=None, agent=None) is None
