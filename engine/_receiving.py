@@ -56,6 +56,9 @@ _HEADER = 12
 _MORE = 64 * 1024
 """What is fed to zlib again when an object's stream did not end yet."""
 
+_MAX_RATIO = 1032
+"""The most zlib's deflate inflates one byte into."""
+
 _Delta = tuple[int, int | bytes, bytes]
 """A delta: its offset, its base (an offset or a binary id), itself."""
 
@@ -141,6 +144,8 @@ class _Walk:
             if kind == _OFS_DELTA:
                 back, pos = _base_distance(data, pos, end)
                 base = start - back
+                if not _HEADER <= base < start:
+                    raise ValueError(f"a delta at {start} has no base at {base}")
             elif kind == _REF_DELTA:
                 if pos + _SHA_SIZE > end:
                     raise ValueError("it ends early")
@@ -263,6 +268,8 @@ def _base_distance(data: bytes, pos: int, end: int) -> tuple[int, int]:
 
 def _inflate(view: memoryview, pos: int, end: int, size: int) -> tuple[bytes, int]:
     """Returns the ``size`` bytes a zlib stream at ``pos`` holds, and its end."""
+    if size > _MAX_RATIO * (end - pos):
+        raise ValueError(f"an object's size, {size}, is more than its data holds")
     stream = zlib.decompressobj()
     fed = min(end, pos + size + 64 + size // 100)
     out = stream.decompress(view[pos:fed], size + 1)

@@ -188,3 +188,46 @@ def test_a_damaged_pack_is_refused(tmp_path: Path, how: str):
         env=GIT_ENV,
     )
     assert refused.returncode != 0  # git refuses it too
+
+
+def entry_header(kind: int, size: int) -> bytes:
+    """A pack entry's type and size, as git writes them."""
+    out = bytearray([kind << 4 | size & 0x0F])
+    size >>= 4
+    while size:
+        out[-1] |= 0x80
+        out.append(size & 0x7F)
+        size >>= 7
+    return bytes(out)
+
+
+def one_entry_pack(entry: bytes) -> bytes:
+    body = b"PACK" + (2).to_bytes(4, "big") + (1).to_bytes(4, "big") + entry
+    return body + hashlib.sha1(body).digest()
+
+
+_DELTA = b"\x05\x05\x90\x05\x00"  # five bytes, as its header says
+
+
+@pytest.mark.parametrize(
+    ("entry", "why"),
+    [
+        # A blob that says it holds far more than its data can inflate to.
+        (entry_header(3, 1 << 70) + zlib.compress(b"small"), "size"),
+        # A delta on an offset before the pack's first entry.
+        (entry_header(6, 5) + bytes([0x7F]) + zlib.compress(_DELTA), "no base"),
+        # A delta on itself (distance 0).
+        (entry_header(6, 5) + bytes([0]) + zlib.compress(_DELTA), "no base"),
+    ],
+    ids=["size", "base-before", "base-itself"],
+)
+def test_an_entry_that_cannot_be_is_refused(tmp_path: Path, entry: bytes, why: str):
+    with pytest.raises(ValueError, match=why):
+        received(tmp_path, one_entry_pack(entry))
+
+
+def test_a_pack_of_one_blob_written_by_hand_is_indexed(tmp_path: Path):
+    # The same writing as the refused ones above, with nothing wrong.
+    pack = one_entry_pack(entry_header(3, 5) + zlib.compress(b"hello"))
+    found, _ = received(tmp_path, pack)
+    assert found == {hashlib.sha1(b"blob 5\0hello").hexdigest().encode(): (3, b"hello")}
