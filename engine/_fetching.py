@@ -4,8 +4,9 @@ Two ways, by where the remote is:
 
 - on this machine (a path, ``file://``): the new objects are read from the
   other repository and checked there (:mod:`ctx.engine._incoming`), and only
-  then written here, as one pack indexed as it is written, each object as
-  the other's packs hold it (:mod:`ctx.engine._pack_copy`);
+  then copied here as the other's packs hold them
+  (:mod:`ctx.engine._pack_copy`): a pack all of whose objects come as its
+  file, the others as one pack indexed as it is written;
 - anywhere else (``git://``, ssh, http): the pack the server sends goes into
   a quarantine, an object folder of its own inside ``objects/`` that can
   read the store's objects (for the bases of a thin pack); it is indexed

@@ -14,9 +14,10 @@ refuses the whole fetch at the first of:
 - a name git refuses in a checkout: empty, ``.``, ``..``, holding ``/``,
   ``.git`` in any spelling NTFS or HFS+ reads as ``.git`` (dulwich's
   ``validate_path_element_*``), and ``.gitmodules``, which only submodules use;
-- a tree that does not parse or is malformed (dulwich's ``Tree.check``:
-  order, duplicates, zero-padded modes);
+- a tree that does not parse or is malformed (what dulwich's ``Tree.check``
+  refuses, in its words: order, duplicates, zero-padded modes);
 - an entry whose object is missing or of another type than its mode says;
+- a tree or blob whose content is not its id (each one is hashed);
 - a commit or blob that a redaction removed (:mod:`ctx.engine.redaction`),
   when the fetch is given the redacted ids.
 
