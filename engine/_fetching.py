@@ -106,8 +106,10 @@ def fetch_local(
         )
         ids = checked.ids
         if ids and isinstance(target, DiskObjectStore):
-            # Copied as the other repository's packs hold them.
-            receive_objects(target, source.object_store, ids)
+            # Each object as read and hashed, never its stored entry: the
+            # other repository's packs may hold, under an object's id, an
+            # entry that is not that object (the checks read another copy).
+            receive_objects(target, source.object_store, ids, reuse=False)
         elif ids:
             target.add_objects([(source.object_store[sha], None) for sha in ids])
     symrefs = (
@@ -177,19 +179,24 @@ def _indexed(incoming: DiskObjectStore, objects: DiskObjectStore) -> Received:
 
 
 def receive_objects(
-    target: DiskObjectStore, objects: BaseObjectStore, ids: Sequence[ObjectID]
+    target: DiskObjectStore,
+    objects: BaseObjectStore,
+    ids: Sequence[ObjectID],
+    *,
+    reuse: bool = True,
 ) -> None:
     """Copies objects ``ids`` of ``objects`` into ``target``, through a quarantine.
 
-    They are written there as ``objects``' packs hold them
-    (:func:`~ctx.engine._pack_copy.copy_objects`), and the packs moved into
-    the store's only once whole; an error on the way (a missing object)
-    leaves nothing behind.
+    They are written there (:func:`~ctx.engine._pack_copy.copy_objects`: with
+    ``reuse``, as ``objects``' packs hold them, for a repository whose packs
+    are trusted, the store's own; else each object hashed as read), and the
+    packs moved into the store's only once whole; an error on the way (a
+    missing object) leaves nothing behind.
     """
     if not ids:
         return
     with _quarantine(target) as incoming:
-        copy_objects(incoming, objects, ids)
+        copy_objects(incoming, objects, ids, reuse=reuse)
         move_packs(incoming, target)
 
 

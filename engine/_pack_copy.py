@@ -31,6 +31,11 @@ itself with its index. Only a pack whose checksums (its own, and its
 index's) and every entry's CRC match goes so, one holding no entry its
 index does not list and no delta on a base outside it; any other is sent
 object by object, as above.
+
+Nothing here hashes an entry against the id its index gives it: the packs
+are trusted to hold what they say, as the store's own are. Objects read
+from a repository that is not trusted (a fetch from a path) are copied
+with ``reuse`` off: each read and written under the id of what was read.
 """
 
 from __future__ import annotations
@@ -84,7 +89,11 @@ def pack_records(
 
 
 def copy_objects(
-    target: DiskObjectStore, objects: BaseObjectStore, ids: Sequence[ObjectID]
+    target: DiskObjectStore,
+    objects: BaseObjectStore,
+    ids: Sequence[ObjectID],
+    *,
+    reuse: bool = True,
 ) -> None:
     """Writes objects ``ids`` of ``objects`` into ``target``'s pack folder.
 
@@ -92,10 +101,23 @@ def copy_objects(
     as it is, with its index; the others become one new pack
     (:func:`write_records`). ``target`` is a quarantine no reader opens.
 
+    Args:
+        target: Where the objects go.
+        objects: Where they are read.
+        ids: The objects.
+        reuse: Whether ``objects``' packs may be copied and their entries
+            reused as they are. Nothing hashes them: an index may name an
+            entry that is not the object it says (a repository not trusted
+            to hold what it claims). False: every object is read and
+            written under the id of what was read.
+
     Raises:
         KeyError: an object is missing.
     """
     unique = list(dict.fromkeys(ids))
+    if not reuse:
+        write_records(target, len(unique), _single_records(objects, unique, None))
+        return
     if not isinstance(objects, DiskObjectStore):
         write_records(target, len(unique), _records(objects, unique))
         return
