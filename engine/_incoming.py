@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
-from dulwich.errors import ObjectFormatException
+from dulwich.errors import ChecksumMismatch, ObjectFormatException
 from dulwich.index import (
     validate_path_element_default,
     validate_path_element_hfs,
@@ -269,6 +269,11 @@ class _Walk:
             obj = self.objects[sha]
         except KeyError:
             raise _ProblemError(f"lacks {subject()} ({sha.decode()})") from None
+        except ChecksumMismatch:
+            raise _ProblemError(
+                f"holds {subject()}, which cannot be read (its content is not "
+                f"object {sha.decode()})"
+            ) from None
         except (ObjectFormatException, ValueError) as exc:
             raise _ProblemError(
                 f"holds {subject()}, which cannot be read ({exc})"
@@ -376,6 +381,11 @@ class _Walk:
                 continue
             try:
                 commit.check()
+            except ChecksumMismatch:
+                raise _ProblemError(
+                    f"holds commit {commit.id.decode()}, which cannot be read "
+                    f"(its content is not object {commit.id.decode()})"
+                ) from None
             except ObjectFormatException as exc:
                 raise _ProblemError(
                     f"holds a malformed commit {commit.id.decode()} ({exc})"

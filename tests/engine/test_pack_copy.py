@@ -372,7 +372,7 @@ def test_a_pack_that_fails_a_check_is_sent_object_by_object(
     store.close()
 
 
-@pytest.mark.parametrize("kind", ["blob", "tree"])
+@pytest.mark.parametrize("kind", ["blob", "tree", "commit"])
 def test_a_local_clone_refuses_an_object_whose_content_is_not_its_id(
     tmp_path: Path, clock: Callable[[], datetime], kind: str
 ):
@@ -382,7 +382,9 @@ def test_a_local_clone_refuses_an_object_whose_content_is_not_its_id(
     remember(store, Draft(text="The queue is Postgres"), ALICE)
     store.close()
     source = tmp_path / "a" / "git"
-    if kind == "tree":  # the top folder
+    if kind == "commit":  # the tip
+        sha = git(source, "rev-parse", "main").decode().strip()
+    elif kind == "tree":  # the top folder
         sha = git(source, "rev-parse", "main^{tree}").decode().strip()
     else:  # the memory's file
         (sha,) = [
@@ -391,12 +393,15 @@ def test_a_local_clone_refuses_an_object_whose_content_is_not_its_id(
             if git(source, "cat-file", "-t", found) == b"blob\n"
         ]
     content = git(source, "cat-file", kind, sha)
-    # Another file's text, or the top folder with an entry renamed.
-    other = (
-        b"The queue is Kafka"
-        if kind == "blob"
-        else content[: content.index(b"\0")] + b"x" + content[content.index(b"\0") :]
-    )
+    # Another file's text, the top folder with an entry renamed, or the tip
+    # with another message.
+    if kind == "blob":
+        other = b"The queue is Kafka"
+    elif kind == "tree":
+        nul = content.index(b"\0")
+        other = content[:nul] + b"x" + content[nul:]
+    else:
+        other = content + b"Forged.\n"
     loose = source / "objects" / sha[:2] / sha[2:]
     assert loose.exists()  # a single write leaves its objects loose
     loose.chmod(0o644)
