@@ -162,8 +162,7 @@ class _Walk:
         if pos != end:
             raise ValueError("it goes on past its objects")
         left = self._apply(deltas)
-        if left:
-            self._from_store(left)
+        while left and self._from_store(left):
             left = self._apply(left)
         if left:
             raise UnresolvedDeltas(
@@ -210,12 +209,17 @@ class _Walk:
         offset = self._offset_of.get(base)
         return None if offset is None else self._at[offset]
 
-    def _from_store(self, left: list[_Delta]) -> None:
+    def _from_store(self, left: list[_Delta]) -> bool:
         """Reads the bases, named by id, of a thin pack from the store.
 
+        A base the store lacks may be a delta of the pack on a base the store
+        holds (by id, as a server without offset deltas sends them): it is
+        known once that one is applied. Returns whether a base was read.
+
         Raises:
-            UnresolvedDeltas: the store does not hold one.
+            UnresolvedDeltas: the store holds one that is not an object.
         """
+        read = False
         for _offset, base, _delta in left:
             if isinstance(base, int):
                 continue  # on a delta on such a base, or on nothing
@@ -225,12 +229,14 @@ class _Walk:
             try:
                 kind, content = self.resolve(raw)
             except KeyError:
-                raise UnresolvedDeltas([binascii.hexlify(base)]) from None
+                continue  # in the pack, or nowhere: the caller says which
             if kind not in _TYPE_NAMES:
                 raise UnresolvedDeltas([binascii.hexlify(base)])
             self.outside.add(raw)
             self._at[-len(self.outside)] = (kind, content)
             self._offset_of[base] = -len(self.outside)
+            read = True
+        return read
 
 
 def _entry_header(data: bytes, pos: int, end: int) -> tuple[int, int, int]:

@@ -128,9 +128,17 @@ def repo_of(tmp_path: Path) -> Path:
     return tmp_path / "repo.git"
 
 
-def test_a_thin_pack_is_completed_from_the_store(tmp_path: Path):
+@pytest.mark.parametrize("offsets", [True, False], ids=["ofs-delta", "ref-delta"])
+def test_a_thin_pack_is_completed_from_the_store(tmp_path: Path, offsets: bool):
+    # By id, a delta's base may be another delta of the pack, on an object
+    # of the store (a server that sends no offset deltas).
     repo = history(tmp_path)
-    pack = packed(repo, "--thin", "--delta-base-offset", revs="main\n^main~2\n")
+    pack = packed(
+        repo,
+        "--thin",
+        *(["--delta-base-offset"] if offsets else []),
+        revs="main\n^main~2\n",
+    )
     old = objects_of(repo, "main~2")
     asked = []
 
