@@ -372,16 +372,21 @@ def test_a_pack_that_fails_a_check_is_sent_object_by_object(
     store.close()
 
 
+def one_memory_store(path: Path, clock: Callable[[], datetime]) -> Path:
+    """Makes a store of one memory (its objects loose); returns its git folder."""
+    store = Store.init(path, clock=clock)
+    remember(store, Draft(text="The queue is Postgres"), ALICE)
+    store.close()
+    return path / "git"
+
+
 @pytest.mark.parametrize("kind", ["blob", "tree", "commit"])
 def test_a_local_clone_refuses_an_object_whose_content_is_not_its_id(
     tmp_path: Path, clock: Callable[[], datetime], kind: str
 ):
     from ctx.engine import RemoteError
 
-    store = Store.init(tmp_path / "a", clock=clock)
-    remember(store, Draft(text="The queue is Postgres"), ALICE)
-    store.close()
-    source = tmp_path / "a" / "git"
+    source = one_memory_store(tmp_path / "a", clock)
     if kind == "commit":  # the tip
         sha = git(source, "rev-parse", "main").decode().strip()
     elif kind == "tree":  # the top folder
@@ -443,10 +448,7 @@ def test_a_local_clone_never_copies_a_pack_entry_that_is_not_its_id(
 
     from ctx.engine import RemoteError
 
-    store = Store.init(tmp_path / "a", clock=clock)
-    remember(store, Draft(text="The queue is Postgres"), ALICE)
-    store.close()
-    source = tmp_path / "a" / "git"
+    source = one_memory_store(tmp_path / "a", clock)
     tree = git(source, "rev-parse", "main^{tree}").decode().strip()
     if lookup == "beside a good pack":
         # Every object packed, and one more: that pack never goes whole.
