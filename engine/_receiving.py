@@ -193,6 +193,7 @@ class _Walk:
                     left.append((offset, base, delta))
                     continue
                 kind, source = found
+                _check_sizes(offset, source, delta)
                 try:
                     content = b"".join(apply_delta(source, delta))
                 except ApplyDeltaError as exc:
@@ -237,6 +238,46 @@ class _Walk:
             self._offset_of[base] = -len(self.outside)
             read = True
         return read
+
+
+def _check_sizes(offset: int, source: bytes, delta: bytes) -> None:
+    """Refuses a delta whose header says what it cannot make of ``source``.
+
+    Checked before it is applied, which makes room for the result first: a
+    delta of a few bytes saying it makes a terabyte would fail for want of
+    memory. Each instruction makes at most the base's length (a copy from
+    it) or 127 bytes (an insert), so a delta makes at most its instructions'
+    bytes times the larger of the two.
+
+    Raises:
+        ValueError: the sizes cannot be.
+    """
+    base, at = _size(delta, 0)
+    made, at = _size(delta, at)
+    if base != len(source):
+        raise ValueError(f"a delta at {offset} is for a base of another size")
+    if made > (len(delta) - at) * max(len(source), _INSERT_MOST):
+        raise ValueError(f"a delta at {offset} says it makes more than it can")
+
+
+_INSERT_MOST = 127
+
+
+def _size(delta: bytes, at: int) -> tuple[int, int]:
+    """Returns a size in a delta's header, and where what follows starts.
+
+    7 bits a byte, the least significant first.
+    """
+    value = shift = 0
+    while True:
+        if at >= len(delta):
+            raise ValueError("a delta ends within its header")
+        byte = delta[at]
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        at += 1
+        if not byte & 0x80:
+            return value, at
 
 
 def _entry_header(data: bytes, pos: int, end: int) -> tuple[int, int, int]:

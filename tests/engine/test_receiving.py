@@ -234,6 +234,50 @@ def test_an_entry_that_cannot_be_is_refused(tmp_path: Path, entry: bytes, why: s
         received(tmp_path, one_entry_pack(entry))
 
 
+def pack_of(*entries: bytes) -> bytes:
+    body = b"PACK" + (2).to_bytes(4, "big") + len(entries).to_bytes(4, "big")
+    body += b"".join(entries)
+    return body + hashlib.sha1(body).digest()
+
+
+def delta_size(size: int) -> bytes:
+    """A size in a delta's header: 7 bits a byte, least first."""
+    out = bytearray()
+    while True:
+        out.append(size & 0x7F | (0x80 if size > 0x7F else 0))
+        size >>= 7
+        if not size:
+            return bytes(out)
+
+
+@pytest.mark.parametrize(
+    ("base", "made", "why"),
+    [(5, 1 << 40, "makes more than it can"), (6, 5, "base of another size")],
+    ids=["a terabyte", "another base"],
+)
+def test_a_delta_whose_sizes_cannot_be_is_refused_before_it_is_applied(
+    tmp_path: Path, base: int, made: int, why: str
+):
+    # A delta of a few bytes that says it makes a terabyte out of five
+    # bytes: applied, it would fail for want of memory.
+    blob = entry_header(3, 5) + zlib.compress(b"hello")
+    delta = delta_size(base) + delta_size(made) + b"\x90\x05"  # copy 5 bytes
+    on_blob = hashlib.sha1(b"blob 5\0hello").digest()
+    ref_delta = entry_header(7, len(delta)) + on_blob + zlib.compress(delta)
+    with pytest.raises(ValueError, match=why):
+        received(tmp_path, pack_of(blob, ref_delta))
+
+
+def test_a_delta_written_by_hand_is_applied(tmp_path: Path):
+    # The same writing as the refused ones above, with nothing wrong.
+    blob = entry_header(3, 5) + zlib.compress(b"hello")
+    delta = delta_size(5) + delta_size(5) + b"\x90\x05"
+    on_blob = hashlib.sha1(b"blob 5\0hello").digest()
+    ref_delta = entry_header(7, len(delta)) + on_blob + zlib.compress(delta)
+    found, _ = received(tmp_path, pack_of(blob, ref_delta))
+    assert found == {hashlib.sha1(b"blob 5\0hello").hexdigest().encode(): (3, b"hello")}
+
+
 def test_a_pack_of_one_blob_written_by_hand_is_indexed(tmp_path: Path):
     # The same writing as the refused ones above, with nothing wrong.
     pack = one_entry_pack(entry_header(3, 5) + zlib.compress(b"hello"))
