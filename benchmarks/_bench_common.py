@@ -246,6 +246,18 @@ def machine_lines(
     return ["| machine |  |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)]
 
 
+def ctx_revision() -> str:
+    """Says which ctx a run measures: a frozen commit's copy, or the working tree."""
+    frozen = os.environ.get(FROZEN_ENV)
+    if frozen:
+        return f"commit {frozen} (frozen copy)"
+    try:
+        head = run([GIT, "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
+    except RuntimeError:
+        return "working tree, no commit yet"
+    return f"working tree on {head.decode().strip()}"
+
+
 def machine_info() -> list[tuple[str, str]]:
     cpu = cpu_name()
     mem = "unknown"
@@ -254,15 +266,6 @@ def machine_info() -> list[tuple[str, str]]:
             if line.startswith("MemTotal"):
                 mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
                 break
-    frozen = os.environ.get(FROZEN_ENV)
-    if frozen:
-        ctx_rev = f"commit {frozen} (frozen copy)"
-    else:
-        try:
-            head = run([GIT, "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
-            ctx_rev = f"working tree on {head.decode().strip()}"
-        except RuntimeError:
-            ctx_rev = "working tree, no commit yet"
     return [
         ("Date", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")),
         ("CPU", cpu),
@@ -273,7 +276,7 @@ def machine_info() -> list[tuple[str, str]]:
         ("dulwich", version("dulwich")),
         ("msgspec", version("msgspec")),
         ("git", run([GIT, "--version"]).decode().strip()),
-        ("ctx", f"{version('ctx-memory')}, {ctx_rev}"),
+        ("ctx", f"{version('ctx-memory')}, {ctx_revision()}"),
         ("ctx loaded from", str(_package_dir("ctx.engine").parent)),
         ("engine + porcelain sources (sha1)", source_fingerprint()),
         ("Bytecode", "ctx modules compiled (compileall) before timing"),

@@ -56,7 +56,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import bench_recall as br  # sets OPENBLAS_NUM_THREADS and CTX_HUB_AUTOSTART=0
-from _bench_common import cpu_name
+from _bench_common import cpu_name, ctx_revision
 
 from ctx.hub.agents.access import Caller
 from ctx.hub.agents.calls import CALLS, invoke
@@ -677,7 +677,7 @@ def render(args: argparse.Namespace, results: dict[int, dict[str, Any]], starts:
         ["Cores", f"{os.cpu_count()} ({len(os.sched_getaffinity(0))} usable), shared with other work"],
         ["OS", platform.platform()],
         ["Python", platform.python_version()],
-        ["ctx", _head()],
+        ["ctx", ctx_revision()],
         ["Load average (1 min) at start / most / end", f"{LOADS[0]:.2f} / {max(LOADS):.2f} / {os.getloadavg()[0]:.2f}"],
     ]
     goals = []
@@ -733,15 +733,6 @@ def render(args: argparse.Namespace, results: dict[int, dict[str, Any]], starts:
         out.append(ONE_SHOT_NOTE.format(size=size, **values) + "\n")
     return "\n".join(out)
 # fmt: on
-
-
-def _head() -> str:
-    head = subprocess.run(
-        ["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    return f"working tree on {head}"
 
 
 async def run_all(args: argparse.Namespace, sizes: list[int]) -> tuple[dict, dict]:

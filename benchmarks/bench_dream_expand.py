@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import subprocess
 import tempfile
 import time
 from collections import Counter
@@ -47,7 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from _bench_common import machine_lines
+from _bench_common import ctx_revision, machine_lines
 from bench_dream import accept_and_merge, conversation_store
 from bench_quality import CATEGORIES, Corpus, load_locomo, load_reference
 
@@ -227,15 +226,7 @@ def mean(values: Sequence[float]) -> float:
 
 
 def machine(started: datetime, loads: list[float]) -> list[str]:
-    head = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    return machine_lines(
-        started, loads, [("ctx", f"working tree on {head or 'no commit'}")]
-    )
+    return machine_lines(started, loads, [("ctx", ctx_revision())])
 
 
 def main() -> None:
