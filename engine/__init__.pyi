@@ -1,6 +1,12 @@
 # The engine's public names, each once: the lazy loader in __init__.py reads
 # this file, and type checkers read it as the package's interface.
 
+from ._reaching import (
+    Access as Access,
+)
+from ._reaching import (
+    Credentials as Credentials,
+)
 from .abbreviation import (
     abbreviate as abbreviate,
 )
@@ -749,13 +755,7 @@ from .tokens import (
     recall_tokens as recall_tokens,
 )
 from .transfer import (
-    Access as Access,
-)
-from .transfer import (
     CloneResult as CloneResult,
-)
-from .transfer import (
-    Credentials as Credentials,
 )
 from .transfer import (
     FetchResult as FetchResult,

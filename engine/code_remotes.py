@@ -23,10 +23,11 @@ from pathlib import Path
 from dulwich.errors import NotGitRepository
 from dulwich.repo import Repo
 
+from ctx.engine._reaching import NO_ACCESS, Access
 from ctx.engine.errors import RemoteNotFoundError
 from ctx.engine.remotes import RemoteInfo, add_remote, check_url
 from ctx.engine.store import Clock, Store
-from ctx.engine.transfer import NO_ACCESS, Access, CloneResult, clone
+from ctx.engine.transfer import CloneResult, clone
 
 __all__ = [
     "CODE_NAMESPACE",

@@ -36,25 +36,17 @@ neither fetched nor checked nor moved.
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import closing
 from pathlib import Path
-from typing import TypeVar
 
 import msgspec
 from dulwich.client import GitClient, LocalGitClient, SendPackResult
-from dulwich.config import ConfigDict
 from dulwich.errors import (
-    GitProtocolError,
-    HangupException,
-    NotGitRepository,
     PackedRefsException,
 )
 from dulwich.graph import can_fast_forward
@@ -82,6 +74,7 @@ from ctx.engine._fetching import (
 from ctx.engine._incoming import RedactedError, RefusedError
 from ctx.engine._lock import write_lock
 from ctx.engine._pack_copy import in_runs, pack_records
+from ctx.engine._reaching import NO_ACCESS, Access, reach
 from ctx.engine._sending import objects_to_send
 from ctx.engine.branches import target_branch
 from ctx.engine.errors import (
@@ -109,15 +102,12 @@ from ctx.engine.remotes import (
     remote_url,
     tracking_branches,
     tracking_ref,
-    transport_location,
     write_refs,
 )
 from ctx.engine.store import Clock, Store, check_branch_name
 
 __all__ = [
-    "Access",
     "CloneResult",
-    "Credentials",
     "FetchResult",
     "PullResult",
     "PushResult",
@@ -127,32 +117,6 @@ __all__ = [
     "pull",
     "push",
 ]
-
-Credentials = Callable[[str], "tuple[str, str] | None"]
-"""Returns a user name and password for an address that asked for them."""
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Access:
-    """How to reach remotes: what the caller knows of its environment.
-
-    The engine reads no environment; the command line fills this in from
-    it (``ctx.hub.remote_access``).
-
-    Attributes:
-        credentials: Asked once when an http(s) remote answers 401.
-        timeout: Seconds an http(s) remote may stay silent.
-        ssh_command: The ssh program to run (``GIT_SSH_COMMAND``), if not ``ssh``.
-    """
-
-    credentials: Credentials | None = None
-    timeout: float = 30.0
-    ssh_command: str | None = None
-
-
-NO_ACCESS = Access()
-
-T = TypeVar("T")
 
 
 class RefUpdate(msgspec.Struct, frozen=True, kw_only=True):
@@ -236,146 +200,6 @@ class CloneResult(msgspec.Struct, frozen=True, kw_only=True):
     branches: dict[str, CommitId]
 
 
-# -- reaching a remote ---------------------------------------------------------
-
-
-def _client(
-    url: str,
-    access: Access,
-    username: str | None = None,
-    password: str | None = None,
-) -> tuple[GitClient, str]:
-    from dulwich.client import get_transport_and_path
-
-    config = ConfigDict()
-    config.set((b"http",), b"timeout", str(access.timeout).encode())
-    return get_transport_and_path(
-        transport_location(url),
-        config=config,
-        username=username,
-        password=password,
-        ssh_command=access.ssh_command,
-    )
-
-
-def _run(
-    url: str,
-    access: Access,
-    call: Callable[[GitClient, str], T],
-) -> T:
-    """Runs ``call`` with a client for ``url``, asking once for credentials."""
-    from dulwich.client import HTTPUnauthorized
-
-    check_url(url)
-    with _translated(url):
-        try:
-            return _call(_client(url, access), call)
-        except HTTPUnauthorized:
-            ask = access.credentials
-            found = ask(display_url(url)) if ask else None
-            if found is None:
-                raise RemoteError(
-                    f"{display_url(url)} asked for credentials.",
-                    hint="Put them in the URL, CTX_GIT_USERNAME and "
-                    "CTX_GIT_PASSWORD, or a git credential helper.",
-                ) from None
-        try:
-            return _call(_client(url, access, *found), call)
-        except HTTPUnauthorized:
-            raise RemoteError(
-                f"{display_url(url)} refused the credentials.",
-                hint="Check the user name and token (or password).",
-            ) from None
-
-
-def _call(client: tuple[GitClient, str], call: Callable[[GitClient, str], T]) -> T:
-    try:
-        return call(*client)
-    finally:
-        client[0].close()
-
-
-@contextlib.contextmanager
-def _translated(url: str) -> Iterator[None]:
-    """Turns what dulwich and the network raise into one RemoteError."""
-    shown = display_url(url)
-    try:
-        yield
-    except NotGitRepository:
-        raise RemoteError(
-            f"{shown} is not a git repository.",
-            hint="Check the address; `ctx remote ls` shows it.",
-        ) from None
-    except HangupException as exc:
-        raise RemoteError(
-            f"{shown} hung up: {_reason(exc)}",
-            hint="Nothing was changed; try again.",
-        ) from exc
-    except GitProtocolError as exc:
-        cause = _network_cause(exc)
-        if cause is not None:
-            raise RemoteError(
-                f"Cannot reach {shown}: {_reason(cause)}",
-                hint="Check the address and the network; nothing was changed.",
-            ) from exc
-        raise RemoteError(
-            f"{shown} answered in a way ctx cannot use: {_reason(exc)}",
-            hint="Nothing was changed; check the address and try again.",
-        ) from exc
-    except _http_errors() as exc:
-        raise RemoteError(
-            f"Cannot reach {shown}: {_reason(exc)}",
-            hint="Check the address and the network; nothing was changed.",
-        ) from exc
-    except OSError as exc:
-        raise RemoteError(
-            f"Cannot reach {shown}: {_reason(exc)}",
-            hint="Check the address and the network; nothing was changed.",
-        ) from exc
-
-
-def _http_errors() -> tuple[type[Exception], ...]:
-    """Returns urllib3's error class, once an http(s) client has loaded it.
-
-    Only dulwich's http client uses urllib3, and importing it costs every
-    other transfer a tenth of a second; an error of a module not loaded
-    cannot have been raised.
-    """
-    loaded = sys.modules.get("urllib3.exceptions")
-    return (loaded.HTTPError,) if loaded is not None else ()
-
-
-def _network_cause(exc: BaseException) -> OSError | None:
-    """Returns the socket error under a protocol error, if one caused it.
-
-    dulwich wraps urllib3's errors (which wrap the socket's) in a
-    GitProtocolError; the socket's own words say best what went wrong.
-    """
-    found: OSError | None = None
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in seen:
-        seen.append(current)
-        if isinstance(current, OSError) and current.strerror:
-            found = current
-        reason = getattr(current, "reason", None)
-        if isinstance(reason, BaseException):
-            current = reason
-        else:
-            current = current.__cause__ or current.__context__
-    return found
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        text = exc.strerror
-    else:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        text = text or type(exc).__name__
-    text = text.rstrip(".")
-    return f"{text[0].upper()}{text[1:]}." if text else "The connection failed."
-
-
 # -- fetch -----------------------------------------------------------------------
 
 
@@ -451,7 +275,7 @@ def _sync_record(
             return [sha] if sha is not None else []
 
         try:
-            result = _run(
+            result = reach(
                 url,
                 access,
                 lambda client, path: client.fetch(
@@ -495,7 +319,7 @@ def _fetch_objects(
 
     shown = display_url(url)
     try:
-        refs, symrefs, checked = _run(url, access, fetch_from)
+        refs, symrefs, checked = reach(url, access, fetch_from)
     except RedactedError as exc:
         raise RemoteError(
             f"{shown} cannot be fetched: {exc}.",
@@ -663,7 +487,7 @@ def push(
         )
 
     for _attempt in range(2):
-        result = _run(url, access, send)
+        result = reach(url, access, send)
         if not unseen:
             break
         _sync_record(store, url, access, unseen[0])
