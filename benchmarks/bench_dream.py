@@ -33,11 +33,9 @@ Writes ``benchmarks/results/dream.md``. Four parts:
 from __future__ import annotations
 
 import argparse
-import calendar
 import contextlib
 import json
 import os
-import re
 import resource
 import shutil
 import tempfile
@@ -59,6 +57,7 @@ from bench_quality import (
     load_reference,
 )
 from dream_cases import SAME_SPEAKER, PairCase, build_cases, load_turns
+from dream_updates import newer_first, newer_row, update_pairs
 
 from ctx import engine
 from ctx.engine import Draft, Intent, Store
@@ -98,7 +97,6 @@ GRID = {
 }
 LINK_CURVE = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
 """The link rule's main threshold (one subject tag, written apart), swept."""
-_VALUE = re.compile(r"\b\d+\b|(?<=[a-z,] )[A-Z][a-z]{2,}\b")
 
 
 def _memory(text: str, when: datetime, n: int, tagged: bool = False) -> engine.Memory:
@@ -444,64 +442,6 @@ def score_tiers(
     return out
 
 
-DATES = frozenset(calendar.day_name[i].casefold() for i in range(7)) | frozenset(
-    calendar.month_name[i].casefold() for i in range(1, 13)
-)
-"""Weekday and month names (English, as LoCoMo is written)."""
-
-
-def update_pairs(corpus: Corpus) -> list[tuple[int, str, str, bool]]:
-    """Returns (turn index, newer text, question, dated) for turns holding a value.
-
-    The value is a number, or a capitalised name that is not one of the two
-    speakers' (nor a short form of one: "Mel" for Melanie). ``dated``: the
-    value is a weekday or a month ("last Friday"), so the newer copy records
-    another event rather than a changed fact (Dream's rules count a changed
-    date as a separate event, docs/dream.md).
-    """
-    speakers = {t.partition(": ")[0].casefold() for t in corpus.texts}
-    out = []
-    for i, text in enumerate(corpus.texts):
-        said = text.partition(": ")[2]
-        m = next(
-            (
-                m
-                for m in _VALUE.finditer(said)
-                if not any(s.startswith(m.group().casefold()) for s in speakers)
-            ),
-            None,
-        )
-        if m is None or len(said.split()) < 8:
-            continue
-        value = m.group()
-        new = str(int(value) + 3) if value.isdigit() else "Zanzibar"
-        offset = len(text) - len(said)
-        newer = text[: offset + m.start()] + new + text[offset + m.end() :]
-        question = text[: offset + m.start()] + text[offset + m.end() :]
-        out.append((i, newer, question, value.casefold() in DATES))
-    return out[:: max(1, len(out) // 25)][:25]
-
-
-def newer_first(
-    projection: Projection, corpus: Corpus, pairs: list[tuple[str, str, str]]
-) -> list[bool]:
-    """Returns per pair whether the newer copy is in the top 10, above the older."""
-    [source] = open_sources(projection)
-    searcher = projection.searcher(source.view)
-    graph = [engine.link_graph(projection.store, source.commit)]
-    good = []
-    for old_id, new_id, question in pairs:
-        found = rank(
-            searcher, question, config=RecallConfig(), now=corpus.now, links=graph
-        )
-        hits = [h.id for h in found.hits[:10]]
-        good.append(
-            new_id in hits
-            and (old_id not in hits or hits.index(new_id) < hits.index(old_id))
-        )
-    return good
-
-
 def part_locomo(
     eval_dir: Path, embedder: Embedder, lines: list[str], conversations: int
 ) -> None:
@@ -597,20 +537,12 @@ def part_locomo(
         "",
         "| | newer first in the top 10 | the value not a date |",
         "|---|---:|---:|",
-        _newer_row("before Dream", ku_before, ku_dated),
-        _newer_row("after accepting Dream's proposals", ku_after, ku_dated),
+        newer_row("before Dream", ku_before, ku_dated),
+        newer_row("after accepting Dream's proposals", ku_after, ku_dated),
         "",
         f"({time.perf_counter() - began:.0f} s)",
         "",
     ]
-
-
-def _newer_row(name: str, good: list[bool], dated: list[bool]) -> str:
-    undated = [g for g, d in zip(good, dated, strict=True) if not d]
-    return (
-        f"| {name} | {sum(good) / len(good):.3f} | "
-        f"{sum(undated) / max(len(undated), 1):.3f} |"
-    )
 
 
 def _tier_rows(tiers: Counter[str], sessions: str) -> list[str]:
