@@ -270,10 +270,7 @@ class _Walk:
         except KeyError:
             raise _ProblemError(f"lacks {subject()} ({sha.decode()})") from None
         except ChecksumMismatch:
-            raise _ProblemError(
-                f"holds {subject()}, which cannot be read (its content is not "
-                f"object {sha.decode()})"
-            ) from None
+            raise _not_its_id(subject(), sha) from None
         except (ObjectFormatException, ValueError) as exc:
             raise _ProblemError(
                 f"holds {subject()}, which cannot be read ({exc})"
@@ -334,10 +331,7 @@ class _Walk:
         digest.update(b"%s %d\0" % (kind.type_name, len(data)))
         digest.update(data)
         if digest.hexdigest().encode() != sha:
-            raise _ProblemError(
-                f"holds {subject()}, which cannot be read (its content is not "
-                f"object {sha.decode()})"
-            )
+            raise _not_its_id(subject(), sha)
         return data
 
     def _keep_blob(self, sha: ObjectID, path: bytes) -> None:
@@ -382,10 +376,7 @@ class _Walk:
             try:
                 commit.check()
             except ChecksumMismatch:
-                raise _ProblemError(
-                    f"holds commit {commit.id.decode()}, which cannot be read "
-                    f"(its content is not object {commit.id.decode()})"
-                ) from None
+                raise _not_its_id(f"commit {commit.id.decode()}", commit.id) from None
             except ObjectFormatException as exc:
                 raise _ProblemError(
                     f"holds a malformed commit {commit.id.decode()} ({exc})"
@@ -459,6 +450,14 @@ class _Walk:
         except ObjectFormatException as exc:
             raise _ProblemError(f"holds a malformed folder at {at} ({exc})") from None
         self._keep_id(sha, Tree.type_name)
+
+
+def _not_its_id(subject: str, sha: ObjectID) -> _ProblemError:
+    """Returns the refusal of an object whose content is not object ``sha``."""
+    return _ProblemError(
+        f"holds {subject}, which cannot be read (its content is not "
+        f"object {sha.decode()})"
+    )
 
 
 def _check_order(entries: _Entries) -> None:
