@@ -148,6 +148,11 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--workers",
+        default="1,2",
+        help="the servers to measure side by side, by their --workers",
+    )
     args = parser.parse_args()
     started = datetime.now(UTC)
     loads = [os.getloadavg()[0]]
@@ -155,25 +160,42 @@ def main() -> None:
     subprocess.run(
         [str(CTX), "--store", str(store), "reindex"], check=True, capture_output=True
     )
-    proc, url, key = start_serve(store)
-    counts: dict[int, list[int]] = {1: [], 2: [], 4: []}
+    workers = [int(w) for w in args.workers.split(",")]
+    servers = {}
     try:
-        window(url, key, 2, 3.0)  # warm: the first recalls load what they read
+        for n in workers:
+            # A store of its own each, a copy.
+            copy = store.parent.parent / f"{store.parent.name}-w{n}" / ".ctx"
+            shutil.rmtree(copy.parent, ignore_errors=True)
+            shutil.copytree(store, copy)
+            # And a hub folder of its own: a server is its user's one hub,
+            # and a second one would stop the first.
+            runtime = copy.parent / "run"
+            runtime.mkdir(mode=0o700)
+            servers[n] = start_serve(
+                copy, "--workers", str(n), env={"XDG_RUNTIME_DIR": str(runtime)}
+            )
+        counts = {(n, c): [] for n in workers for c in (1, 2, 4)}
+        for n in workers:
+            window(*servers[n][1:], 4, 3.0)  # warm: the first recalls load
         for _ in range(args.rounds):
-            for clients in counts:
-                counts[clients].append(window(url, key, clients, args.seconds))
+            for n, clients in counts:
+                got = window(*servers[n][1:], clients, args.seconds)
+                counts[n, clients].append(got)
                 loads.append(os.getloadavg()[0])
-                print(clients, counts[clients][-1], file=sys.stderr)
+                print(n, clients, got, file=sys.stderr)
     finally:
-        proc.terminate()
-        proc.communicate(timeout=60)
-    one = sum(counts[1]) / len(counts[1])
+        for proc, _, _ in servers.values():
+            proc.terminate()
+            proc.communicate(timeout=60)
+    one = sum(counts[workers[0], 1]) / len(counts[workers[0], 1])
     rows = []
-    for clients, got in counts.items():
+    for (n, clients), got in counts.items():
+        mine = sum(counts[n, 1]) / len(counts[n, 1])
         rate = sum(got) / len(got) / args.seconds
         rows.append(
-            f"| {clients} | {rate:.1f} | {sum(got) / len(got) / one:.2f}x | "
-            f"{', '.join(str(g) for g in got)} |"
+            f"| {n} | {clients} | {rate:.1f} | {sum(got) / len(got) / mine:.2f}x | "
+            f"{sum(got) / len(got) / one:.2f}x | {', '.join(str(g) for g in got)} |"
         )
     lines = [
         "# `ctx serve`: recall throughput with 1, 2 and 4 clients",
@@ -184,13 +206,16 @@ def main() -> None:
         "",
         f"Store: {args.size:,} synthetic memories of 26 words from a 40-word "
         f"vocabulary, one import, {args.embedder} vectors, indexed before the "
-        "server starts. Each client is a thread with its own keep-alive HTTP "
-        "connection asking `POST /api/recall` (3 random words of the "
-        f"vocabulary, budget 800) for {args.seconds:g} s; {args.rounds} rounds "
-        "of 1, 2 and 4 clients, interleaved, after a warm-up.",
+        "servers start (each server a copy of its own). Each client is a "
+        "thread with its own keep-alive HTTP connection asking "
+        "`POST /api/recall` (3 random words of the vocabulary, budget 800) for "
+        f"{args.seconds:g} s; {args.rounds} rounds of 1, 2 and 4 clients on "
+        f"each server ({', '.join(f'--workers {n}' for n in workers)}), "
+        "interleaved, after a warm-up.",
         "",
-        "| clients | recalls/s | against one | recalls per round |",
-        "|---|---|---|---|",
+        "| workers | clients | recalls/s | against one client | "
+        f"against --workers {workers[0]}, one client | recalls per round |",
+        "|---|---|---|---|---|---|",
         *rows,
         "",
         "The issue's goal: 4 clients at least 1.7x one on 2 cores.",

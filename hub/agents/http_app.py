@@ -329,6 +329,7 @@ def _store_app(
     base: Caller | None,
     host: str,
     replica: Callable[[], ReplicaHealth] | None,
+    stateless: bool = False,
 ) -> tuple[ASGIApp, Starlette]:
     """Returns :func:`build_app`'s app, and the app whose lifespan it runs."""
     from ctx.hub.agents.mcp_server import build_server, caller_of
@@ -371,7 +372,7 @@ def _store_app(
     app = server.streamable_http_app(
         host=host,
         max_request_body_size=MAX_BODY_BYTES,
-        stateless_http=False,
+        stateless_http=stateless,
         json_response=True,
         session_idle_timeout=IDLE_TIMEOUT_S,
         max_sessions=None,  # bounded per caller instead: nobody is locked out
@@ -398,7 +399,11 @@ class StoreApp:
 
 
 def build_stores_app(
-    stores: Sequence[StoreApp], *, base: Caller | None = None, host: str = "127.0.0.1"
+    stores: Sequence[StoreApp],
+    *,
+    base: Caller | None = None,
+    host: str = "127.0.0.1",
+    stateless: bool = False,
 ) -> ASGIApp:
     """Returns the ASGI app of one or more stores: each under ``/s/<name>/``.
 
@@ -412,9 +417,19 @@ def build_stores_app(
         stores: The stores, the first one first.
         base: Who calls when a request names nobody.
         host: The address served (MCP's DNS-rebinding protection follows it).
+        stateless: Serve MCP without sessions, every request on its own: a
+            session lives in one process, and ``ctx serve --workers`` hands
+            each connection to whichever process takes it.
     """
     apps = {
-        s.name: _store_app(s.ws, s.check, base=base, host=host, replica=s.replica)
+        s.name: _store_app(
+            s.ws,
+            s.check,
+            base=base,
+            host=host,
+            replica=s.replica,
+            stateless=stateless,
+        )
         for s in stores
     }
     first = stores[0]

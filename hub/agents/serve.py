@@ -33,6 +33,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -40,10 +41,27 @@ from ctx.engine import InvalidInputError
 from ctx.hub.agents.access import Caller
 from ctx.hub.agents.access import Scope as KeyScope
 from ctx.hub.agents.served import PREFIX, NamedStore
+from ctx.hub.agents.workers import WorkerError
 from ctx.hub.keys import CreatedKey
 from ctx.hub.workspace import Workspace
 
-__all__ = ["HostedHub", "Serving", "ServingStore", "host_hub", "serve_http"]
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.types import ASGIApp
+
+    from ctx.hub.agents.replica import ReplicaHealth
+    from ctx.hub.agents.workers import Workers
+
+__all__ = [
+    "HostedHub",
+    "Serving",
+    "ServingStore",
+    "host_hub",
+    "http_server",
+    "listen_on",
+    "serve_http",
+    "stores_app",
+]
 
 
 class ServingStore(msgspec.Struct, frozen=True, kw_only=True):
@@ -83,6 +101,8 @@ class Serving(msgspec.Struct, frozen=True, kw_only=True):
         every: Seconds between its syncs (with ``sync``).
         stores: Every store served, the first one first: where each answers
             under its name, whether it needs keys, the key made for it.
+        workers: The process ids of the workers that answer beside this
+            process (``ctx serve --workers``), none by default.
 
     With one store, ``mcp`` and ``api`` are its unprefixed URLs; with
     several, the first store's under its name. ``keys_required`` and
@@ -100,6 +120,7 @@ class Serving(msgspec.Struct, frozen=True, kw_only=True):
     sync: str | None = None
     every: float | None = None
     stores: tuple[ServingStore, ...] = ()
+    workers: tuple[int, ...] = ()
 
 
 def _key_check(
@@ -121,13 +142,44 @@ def _key_check(
     return check
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, *, shared: bool = False) -> socket.socket:
+    """Returns a socket listening on ``host:port`` (port 0: a free one).
+
+    ``shared``: this user's other processes may listen on the port too
+    (:func:`listen_on`); the port is taken alone first, so that a server
+    never joins one that already listens there.
+
+    Raises:
+        InvalidInputError: The port is taken, or the address is not this
+            machine's.
+    """
+    if shared:
+        alone = listen_on(host, port)
+        port = alone.getsockname()[1]
+        alone.close()
+    return listen_on(host, port, shared=shared)
+
+
+def listen_on(host: str, port: int, *, shared: bool = False) -> socket.socket:
+    """Returns a socket listening on ``host:port``.
+
+    ``shared``: with ``SO_REUSEPORT``, so that the workers of ``ctx serve
+    --workers`` (the same user: Linux lets no other join) listen on the same
+    port, each with a queue of its own; the kernel spreads new connections
+    evenly among them. Sharing one socket instead, the first process to
+    wake took every connection made while all were idle.
+
+    Raises:
+        InvalidInputError: It cannot listen there.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named, so that asyncio turns Nagle off on each connection:
     # without it an answer written in two parts waited 40 ms for the
     # client's delayed ACK (benchmarks/results/agents.md).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if shared:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((host, port))
     except OSError as exc:
@@ -156,6 +208,8 @@ class HostedHub:
             hub beside the first: one load of its indexes answers this
             process's calls and the socket's (a shell's ``ctx recall``),
             the hub's embedders shared, loaded before :meth:`start` returns.
+        threads: A model's threads where a store's config names none
+            (``ctx serve --workers`` shares the cores out); None: its own.
     """
 
     def __init__(
@@ -164,10 +218,12 @@ class HostedHub:
         stopped: Callable[[], None] | None = None,
         *,
         also: Sequence[Workspace] = (),
+        threads: int | None = None,
     ) -> None:
         self.ws = ws
         self.stopped = stopped
         self.also = tuple(also)
+        self.threads = threads
         self.stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -213,6 +269,7 @@ class HostedHub:
                     stopping=self.stopping,
                     also=[answerers[ws] for ws in self.also],
                     hooks=relayed_answer,
+                    threads=self.threads,
                 )
             except BaseException as exc:  # handed to start()
                 failure.append(exc)
@@ -279,6 +336,7 @@ def serve_http(
     sync: str | None = None,
     every: float | None = None,
     notice: Callable[[str], None] = lambda line: None,
+    workers: int = 1,
 ) -> None:
     """Serves the stores over HTTP (and as the user's hub) until stopped.
 
@@ -288,29 +346,35 @@ def serve_http(
     or SIGTERM, and on ``ctx hub stop``. A hub already running is stopped
     first: this process is the hub instead. With ``sync``, the first store
     syncs with that remote every ``every`` seconds (:mod:`.replica`), and
-    ``notice`` takes the line of a sync that failed.
+    ``notice`` takes the line of a sync that failed. With ``workers`` above
+    one, that many processes answer requests, this one and ``workers - 1``
+    it starts (:mod:`.workers`); ``notice`` takes the line of a worker that
+    stopped and was started again.
 
     Raises:
         InvalidInputError: The address cannot be listened on, or keys are
             required (an address other than loopback, or the config) and a
             store has none; ``every`` without ``sync``, or not a positive
-            number of seconds.
+            number of seconds; ``workers`` below 1, or above 1 with ``sync``.
         NotAStoreError: A store's folder is not a store.
         RemoteNotFoundError: The first store has no remote ``sync``.
         StoreBusyError: Another hub took the user's socket meanwhile.
+        WorkerError: A worker did not start, or the workers kept stopping.
     """
     from ctx.hub.agents.replica import open_replica
     from ctx.hub.credentials import remote_access
 
+    if workers < 1:
+        raise InvalidInputError(f"ctx serve needs at least one worker, not {workers}.")
+    if workers > 1 and sync is not None:
+        raise InvalidInputError(
+            "ctx serve --sync serves from one process: --workers cannot go with it.",
+            hint="Run more replicas instead (docs/remotes.md).",
+        )
     first = stores[0].ws
     # Refused before anything else loads or changes.
     replica = open_replica(first, sync, every, access=remote_access(), notice=notice)
 
-    import logging
-
-    import uvicorn
-
-    from ctx.hub.agents.http_app import StoreApp, build_stores_app
     from ctx.hub.keys import keys_required
     from ctx.hub.server.control import hub_status, stop_hub
 
@@ -318,35 +382,34 @@ def serve_http(
     for named, needs in zip(stores, required, strict=True):
         _check_keys(named, needs, host, alone=len(stores) == 1)
         named.ws.store(write=True)
-    sock = _bind(host, port)
+    sock = _bind(host, port, shared=workers > 1)
     stopped = hub_status(first).pid if hub_status(first).running else None
     if stopped is not None:
         stop_hub(first)
-    logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines are noise
-    app = build_stores_app(
-        [
-            StoreApp(
-                name=named.name,
-                ws=named.ws,
-                check=_key_check(named.ws, needs),
-                replica=replica.health if replica is not None and i == 0 else None,
-            )
-            for i, (named, needs) in enumerate(zip(stores, required, strict=True))
-        ],
+    app = stores_app(
+        stores,
+        required,
         base=base,
         host=host,
+        replica=None if replica is None else replica.health,
+        stateless=workers > 1,
     )
-    config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
+    server = http_server(app)
+    pool = _workers(
+        stores, required, sock, workers, server, base=base, host=host, notice=notice
     )
-    server = uvicorn.Server(config)
+    threads = None if pool is None else pool.spec.threads
 
     def end() -> None:
         server.should_exit = True  # `ctx hub stop` stops it all
 
-    hub = HostedHub(first, stopped=end, also=[s.ws for s in stores[1:]])
+    hub = HostedHub(
+        first, stopped=end, also=[s.ws for s in stores[1:]], threads=threads
+    )
     try:
         hub.start()
+        if pool is not None:
+            pool.start()
     except BaseException:
         hub.stop()
         sock.close()
@@ -379,6 +442,7 @@ def serve_http(
                 sync=None if replica is None else replica.remote,
                 every=None if replica is None else replica.every,
                 stores=served,
+                workers=() if pool is None else pool.pids,
             )
         )
     try:
@@ -388,8 +452,97 @@ def serve_http(
     finally:
         if replica is not None:
             replica.stop()
+        if pool is not None:
+            pool.stop()
         hub.stop()
         sock.close()
+    if pool is not None and pool.failure is not None:
+        raise WorkerError(pool.failure)
+
+
+def stores_app(
+    stores: Sequence[NamedStore],
+    required: Sequence[bool],
+    *,
+    base: Caller | None,
+    host: str,
+    replica: Callable[[], ReplicaHealth] | None,
+    stateless: bool,
+) -> ASGIApp:
+    """Returns the HTTP app of the stores, each checking its own keys.
+
+    ``required``: whether each store needs a key on every request;
+    ``replica``: the first store's lag behind its remote, for ``/health``.
+    """
+    from ctx.hub.agents.http_app import StoreApp, build_stores_app
+
+    return build_stores_app(
+        [
+            StoreApp(
+                name=named.name,
+                ws=named.ws,
+                check=_key_check(named.ws, needs),
+                replica=replica if i == 0 else None,
+            )
+            for i, (named, needs) in enumerate(zip(stores, required, strict=True))
+        ],
+        base=base,
+        host=host,
+        stateless=stateless,
+    )
+
+
+def http_server(app: ASGIApp) -> uvicorn.Server:
+    """Returns the uvicorn server of ``app``, not yet running."""
+    import logging
+
+    import uvicorn
+
+    logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines are noise
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
+    )
+    return uvicorn.Server(config)
+
+
+def _workers(
+    stores: Sequence[NamedStore],
+    required: Sequence[bool],
+    sock: socket.socket,
+    workers: int,
+    server: uvicorn.Server,
+    *,
+    base: Caller | None,
+    host: str,
+    notice: Callable[[str], None],
+) -> Workers | None:
+    """Returns the workers beside this process (:mod:`.workers`), not started."""
+    from ctx.hub.agents.workers import Workers, WorkerStore, spec_for
+
+    if workers == 1:
+        return None
+    spec = spec_for(
+        [
+            WorkerStore(name=s.name, path=str(s.ws.path), keys_required=needs)
+            for s, needs in zip(stores, required, strict=True)
+        ],
+        sock.getsockname()[1],
+        workers - 1,
+        host=host,
+        agent=None if base is None else base.agent,
+        branch=None if base is None else base.branch,
+    )
+
+    def stop_server() -> None:
+        server.should_exit = True
+
+    return Workers(
+        spec,
+        workers - 1,
+        stopping=lambda: server.should_exit,
+        stop_server=stop_server,
+        notice=notice,
+    )
 
 
 def _owner_key(ws: Workspace) -> CreatedKey | None:

@@ -34,10 +34,14 @@ DEFAULT_KIND = "minilm"
 class _Options:
     """Typed access to one config table, remembering which keys were read."""
 
-    def __init__(self, kind: str, config: Mapping[str, object]) -> None:
+    def __init__(
+        self, kind: str, config: Mapping[str, object], threads: int | None = None
+    ) -> None:
         self._kind = kind
         self._config = config
         self._read = {"kind"}
+        self.threads = threads
+        """The model's threads where the config names none (None: its own)."""
 
     def _get(self, key: str) -> object:
         self._read.add(key)
@@ -98,7 +102,7 @@ class _Options:
 def _minilm(options: _Options, environ: Mapping[str, str]) -> Embedder:
     from ctx.hub.embedders.minilm import MiniLMEmbedder
 
-    threads = options.integer("threads")
+    threads = options.integer("threads") or options.threads
     batch_size = options.integer("batch_size")
     return MiniLMEmbedder(threads=threads, batch_size=batch_size or 32)
 
@@ -106,7 +110,7 @@ def _minilm(options: _Options, environ: Mapping[str, str]) -> Embedder:
 def _e5(options: _Options, environ: Mapping[str, str]) -> Embedder:
     from ctx.hub.embedders.e5 import MultilingualE5Embedder
 
-    threads = options.integer("threads")
+    threads = options.integer("threads") or options.threads
     batch_size = options.integer("batch_size")
     return MultilingualE5Embedder(threads=threads, batch_size=batch_size or 32)
 
@@ -159,7 +163,10 @@ EMBEDDER_KINDS = tuple(sorted(_BUILDERS))
 
 
 def make_embedder(
-    config: Mapping[str, object], *, environ: Mapping[str, str] | None = None
+    config: Mapping[str, object],
+    *,
+    environ: Mapping[str, str] | None = None,
+    threads: int | None = None,
 ) -> Embedder:
     """Returns the embedder that a config describes.
 
@@ -175,6 +182,9 @@ def make_embedder(
             ollama.
         environ: Where ``api_key_env`` is looked up; the process environment
             by default.
+        threads: The threads of a model run here (minilm, e5) whose config
+            names none: ``ctx serve --workers`` shares the cores among its
+            processes. None: the kind's own default.
 
     Raises:
         EmbedderError: The kind is unknown, or an option is unknown, missing
@@ -188,7 +198,7 @@ def make_embedder(
             hint=f"Choose one of: {', '.join(EMBEDDER_KINDS)}.",
         )
     assert isinstance(kind, str)
-    options = _Options(kind, config)
+    options = _Options(kind, config, threads)
     embedder = builder(options, os.environ if environ is None else environ)
     options.check_all_read()
     return embedder

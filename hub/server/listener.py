@@ -444,6 +444,7 @@ def serve(
     limits: Limits | None = None,
     also: Sequence[Answerer] = (),
     hooks: Callable[[HookAsk], HookReply] | None = None,
+    threads: int | None = None,
 ) -> None:
     """Answers requests for any store until a ``stop`` request arrives.
 
@@ -470,6 +471,8 @@ def serve(
             :func:`~ctx.hub.hooks.relayed.relayed_answer`, which knows the
             hooks and the calls they make, as the hub's rooms may not. None:
             a relayed hook is refused, and ``ctx hook`` answers it itself.
+        threads: A model's threads where a store's config names none
+            (``ctx serve --workers`` shares the cores out); None: its own.
 
     Raises:
         StoreBusyError: A hub already serves this user.
@@ -481,7 +484,10 @@ def serve(
     # From here the socket answers: another autostart may be tried again.
     hub_file(".start").unlink(missing_ok=True)
     stores = OpenStores(
-        clock, limits or Limits.from_env(), stopping or threading.Event()
+        clock,
+        limits or Limits.from_env(),
+        stopping or threading.Event(),
+        threads=threads,
     )
     server = _Server(stores, listener, autostarted=autostarted, hooks=hooks)
     workers = [

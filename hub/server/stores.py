@@ -121,11 +121,16 @@ def release_memory() -> None:
 
 
 class Embedders:
-    """One embedder per configuration, shared by every store that names it."""
+    """One embedder per configuration, shared by every store that names it.
 
-    def __init__(self) -> None:
+    ``threads``: a model's threads where its configuration names none (see
+    :func:`~ctx.hub.embedders.make_embedder`).
+    """
+
+    def __init__(self, threads: int | None = None) -> None:
         self._made: dict[bytes, Embedder] = {}
         self._lock = threading.Lock()
+        self._threads = threads
 
     def __call__(self, config: Mapping[str, object]) -> Embedder:
         """Returns the embedder ``config`` names, made on its first use."""
@@ -133,7 +138,9 @@ class Embedders:
         with self._lock:
             embedder = self._made.get(key)
             if embedder is None:
-                embedder = self._made[key] = make_embedder(config)
+                embedder = self._made[key] = make_embedder(
+                    config, threads=self._threads
+                )
             return embedder
 
     def __len__(self) -> int:
@@ -176,6 +183,7 @@ class OpenStores:
         clock: The hub's clock (for the stores' workspaces and the report).
         limits: When to drop idle stores.
         stopping: Set when the hub stops; every store's threads stop then.
+        threads: A model's threads where a store's config names none.
     """
 
     def __init__(
@@ -183,11 +191,13 @@ class OpenStores:
         clock: Callable[[], datetime],
         limits: Limits,
         stopping: threading.Event,
+        *,
+        threads: int | None = None,
     ) -> None:
         self.clock = clock
         self.limits = limits
         self.stopping = stopping
-        self.embedders = Embedders()
+        self.embedders = Embedders(threads)
         self._open: dict[Path, _Open] = {}
         self._lock = threading.Lock()
         self._trimmed = 0.0

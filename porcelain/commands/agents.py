@@ -100,6 +100,14 @@ def mcp(state: CtxState, tools: str | None, branch: str | None) -> None:
     type=float,
     help="Seconds between two syncs with --sync (default: 60).",
 )
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Processes that answer requests side by side (each loads its own "
+    "indexes and embedder).",
+)
 @branch_option
 @pass_state
 def serve(
@@ -109,6 +117,7 @@ def serve(
     port: int,
     sync: str | None,
     every: float | None,
+    workers: int,
     branch: str | None,
 ) -> None:
     """Serve the store over HTTP: MCP at /mcp, a JSON API at /api
@@ -140,12 +149,20 @@ def serve(
     tried again. GET /health says how far behind it is (docs/remotes.md).
     With several stores, the first one is the replica.
 
+    With --workers N, N processes answer requests side by side: this one
+    and N - 1 it starts, each with its indexes loaded, the cores shared
+    out. One process answers one recall at a time; on a machine of N cores,
+    N workers answer up to N times as many. Each costs its own memory (an
+    index and an embedder), and MCP over HTTP is served without sessions.
+    Not with --sync.
+
     \b
     Example:
       ctx serve
       ctx serve --port 9000
       ctx serve --store ~/team/.ctx --store docs=~/notes/.ctx
       ctx serve --sync origin --every 30
+      ctx serve --workers 2
       claude mcp add --transport http ctx http://127.0.0.1:8765/mcp \\
         --header "Authorization: Bearer $TOKEN"
       curl -s localhost:8765/api/recall -H "Authorization: Bearer $TOKEN" \\
@@ -174,6 +191,7 @@ def serve(
             sync=sync,
             every=every,
             notice=lambda line: echo(line, err=True),
+            workers=workers,
         )
     finally:
         for ws in others:
@@ -220,6 +238,9 @@ def _echo_serving(serving: Serving) -> None:
             + " (Authorization: Bearer ...)."
             + (f" Except: {', '.join(open_)}." if open_ and several else "")
         )
+    if serving.workers:
+        pids = ", ".join(str(pid) for pid in serving.workers)
+        echo(f"Workers answering beside this process: pids {pids}.")
     for name in open_:
         which = f"for {name} " if several else ""
         echo(

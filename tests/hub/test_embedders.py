@@ -489,6 +489,14 @@ def test_factory_defaults_to_minilm():
     assert isinstance(make_embedder({"kind": "minilm", "threads": 1}), MiniLMEmbedder)
 
 
+def test_factory_threads_fill_in_where_the_config_names_none():
+    # `ctx serve --workers` shares the cores out among its processes.
+    assert repr(make_embedder({}, threads=1)) == "MiniLMEmbedder(threads=1)"
+    assert repr(make_embedder({"threads": 3}, threads=1)) == "MiniLMEmbedder(threads=3)"
+    hashing = make_embedder({"kind": "hashing"}, threads=1)
+    assert hashing.name == "hashing-384@1"
+
+
 def test_factory_builds_each_kind():
     hashing = make_embedder({"kind": "hashing", "dimensions": 64})
     assert hashing.name == "hashing-64@1"
