@@ -35,7 +35,7 @@ from dulwich.objects import ObjectID, RawObjectID, sha_to_hex
 from dulwich.pack import Pack, PackFileDisappeared
 from dulwich.repo import Repo
 
-__all__ = ["ObjectStore", "inflate_at", "open_repository"]
+__all__ = ["ObjectStore", "index_offsets", "inflate_at", "open_repository"]
 
 _TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 _WHOLE = frozenset(_TYPES.values())
@@ -153,7 +153,7 @@ class _PackReader:
     """What a store keeps to read one pack itself.
 
     The pack file, mapped; and, once the store has made many look-ups, the
-    pack's whole index as a dictionary (:func:`_offsets`).
+    pack's whole index as a dictionary (:func:`index_offsets`).
     """
 
     def __init__(self, pack: Pack) -> None:
@@ -167,14 +167,14 @@ class _PackReader:
         A walk reads tens of thousands of objects: one dictionary of the
         whole index (30-80 ms for 160,000 objects) answers each look-up in
         well under a microsecond, where dulwich's bisection (a Python call
-        per step) took about ten. ``None`` for an index :func:`_offsets`
+        per step) took about ten. ``None`` for an index :func:`index_offsets`
         does not read (dulwich's index answers then).
 
         Raises:
             OSError: the pack is gone.
         """
         path = os.fspath(self.pack.data.path)
-        self.table = _offsets(path[: -len(".pack")] + ".idx") or {}
+        self.table = index_offsets(path[: -len(".pack")] + ".idx") or {}
         if not self.table:
             return None
         return self.table, self._mapped()
@@ -210,7 +210,7 @@ class _PackReader:
             self._data = None
 
 
-def _offsets(idx_path: str) -> dict[bytes, int] | None:
+def index_offsets(idx_path: str) -> dict[bytes, int] | None:
     """Returns every object id of a pack index (version 2) and its offset.
 
     ``None`` for an index that cannot be read or is of another version or
