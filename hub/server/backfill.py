@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctx.engine import CtxError
 from ctx.hub.embedders import EmbedderError
+from ctx.hub.index.documents import UNTOLD
 from ctx.hub.index.projection import Projection
 from ctx.hub.index.view import LiveView
 from ctx.hub.retrieval.sources import open_sources
@@ -40,7 +41,15 @@ if TYPE_CHECKING:
     from ctx.hub.code.index import CodeIndex
     from ctx.hub.server.service import Answerer
 
-__all__ = ["CODE_STEP", "STEP", "Backfill", "Backlog", "next_backlog", "tell_languages"]
+__all__ = [
+    "CODE_STEP",
+    "STEP",
+    "Backfill",
+    "Backlog",
+    "next_backlog",
+    "owed",
+    "tell_languages",
+]
 
 STEP = 256
 """Memories embedded per step: eight of the embedder's batches of 32, so a
@@ -87,6 +96,24 @@ def tell_languages(projection: Projection) -> int:
         if told := projection.tell_untold(view):
             return told
     return 0
+
+
+def owed(projection: Projection) -> bool:
+    """Returns whether the index holds a document without its vector or language.
+
+    Read without the hub's lock, as recalls read the index side by side:
+    every request wakes the backfill, and the step that looks for work
+    catches up each branch's view under the lock, alone, which held every
+    other request back for that time. Nothing owed, nothing is caught up.
+    A document a view no longer holds still counts: the step then looks, as
+    it always did.
+    """
+    try:
+        return projection.unembedded() > 0 or bool(
+            projection.lexical.in_language(UNTOLD, limit=1)
+        )
+    except CtxError:
+        return True  # the step under the lock finds out what is wrong
 
 
 def next_backlog(projection: Projection, limit: int = STEP) -> Backlog | None:
@@ -147,17 +174,21 @@ class Backfill:
         An embedder that fails (an endpoint down) ends the step: the next
         request wakes the thread to try again.
         """
-        with self.lock:
-            if self.stopping.is_set():
-                return False  # its store was dropped: reopen nothing
-            try:
-                # Languages first: a German memory is searched as English
-                # until told, and telling is quick once the detector loads.
-                if tell_languages(self.answerer.projection_now()):
-                    return True
-                job = next_backlog(self.answerer.projection_now())
-            except CtxError:
-                job = None
+        loaded = self.answerer.projection
+        if loaded is not None and not owed(loaded):
+            job = None  # the usual wake, after a request that left nothing
+        else:
+            with self.lock:
+                if self.stopping.is_set():
+                    return False  # its store was dropped: reopen nothing
+                try:
+                    # Languages first: a German memory is searched as English
+                    # until told, and telling is quick once the detector loads.
+                    if tell_languages(self.answerer.projection_now()):
+                        return True
+                    job = next_backlog(self.answerer.projection_now())
+                except CtxError:
+                    job = None
         if job is None:
             return self.code_step()
         self.busy = True
