@@ -5,14 +5,18 @@ Usage::
     .venv/bin/python benchmarks/bench_serve_reads.py            # 10k, MiniLM
     .venv/bin/python benchmarks/bench_serve_reads.py --embedder hashing
 
-Makes a store of ``--size`` synthetic memories (one import), starts ``ctx
-serve`` on it (its indexes built before timing starts), then for 1, 2 and 4
-clients, each a thread asking ``POST /api/recall`` over its own keep-alive
-connection for ``--seconds``, counts the recalls answered. The three runs
-are made one after the other in one process, rounds interleaved, so their
-ratio is measured under the same load. ``bench_agents.py`` measures 4
-clients on bench_recall's stores, MCP beside the plain API; this one the
-scaling from one client to four.
+Makes a store of ``--size`` synthetic memories (one import), starts one
+``ctx serve`` per ``--workers`` value (1 and 2 by default) on a copy of it
+each, with a hub folder of its own (its indexes built before timing
+starts), then for 1, 2 and 4 clients, each a thread asking ``POST
+/api/recall`` over its own keep-alive connection for ``--seconds``, counts
+the recalls answered. Every server and client count is measured in each
+round, rounds interleaved, so the ratios are taken under the same load.
+With workers, the kernel places each connection on one process at random
+(``SO_REUSEPORT``'s hash): two clients on two processes meet on one half
+the time, so their rounds vary. ``bench_agents.py`` measures 4 clients on
+bench_recall's stores, MCP beside the plain API; this one the scaling from
+one client to four.
 
 Results in ``benchmarks/results/serve_reads.md``.
 """

@@ -236,15 +236,14 @@ def index_offsets(idx_path: str) -> dict[bytes, int] | None:
         large.byteswap()
     ids = [names[i : i + 20] for i in range(0, 20 * count, 20)]
     table = dict(zip(ids, offsets, strict=True))
-    if len(large):
-        # Offsets past 2 GiB: the high bit says the rest indexes a table of
-        # 8-byte offsets that follows.
-        for sha, offset in table.items():
-            if offset & 0x80000000:
-                at = offset & 0x7FFFFFFF
-                if at >= len(large):
-                    return None
-                table[sha] = large[at]
+    # Offsets past 2 GiB: the high bit says the rest indexes a table of
+    # 8-byte offsets that follows (one that is not there: a broken index).
+    for sha, offset in table.items():
+        if offset & 0x80000000:
+            at = offset & 0x7FFFFFFF
+            if at >= len(large):
+                return None
+            table[sha] = large[at]
     return table
 
 

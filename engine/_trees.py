@@ -120,7 +120,8 @@ def _offsets(index: PackIndex, wanted: dict[bytes, str]) -> list[tuple[int, str]
                 continue
         return found
     path = getattr(index, "path", None)
-    table = index_offsets(os.fspath(path)) if path is not None else None
+    sha1 = getattr(index, "hash_size", 20) == 20  # what index_offsets reads
+    table = index_offsets(os.fspath(path)) if path is not None and sha1 else None
     if table is not None:  # read in one go: 7x faster than iterentries
         return [(table[sha], blob) for sha, blob in wanted.items() if sha in table]
     return [

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     import uvicorn
     from starlette.types import ASGIApp
 
-    from ctx.hub.agents.replica import ReplicaHealth
+    from ctx.hub.agents.replica import Replica, ReplicaHealth
     from ctx.hub.agents.workers import Workers
 
 __all__ = [
@@ -154,7 +154,7 @@ def _bind(host: str, port: int, *, shared: bool = False) -> socket.socket:
             machine's.
     """
     if shared:
-        alone = listen_on(host, port)
+        alone = _bound(host, port, shared=False)  # not listening: none queued
         port = alone.getsockname()[1]
         alone.close()
     return listen_on(host, port, shared=shared)
@@ -172,6 +172,17 @@ def listen_on(host: str, port: int, *, shared: bool = False) -> socket.socket:
     Raises:
         InvalidInputError: It cannot listen there.
     """
+    sock = _bound(host, port, shared=shared)
+    sock.listen(128)
+    return sock
+
+
+def _bound(host: str, port: int, *, shared: bool) -> socket.socket:
+    """Returns a socket bound to ``host:port``, not listening yet.
+
+    Raises:
+        InvalidInputError: It cannot be bound there.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named, so that asyncio turns Nagle off on each connection:
     # without it an answer written in two parts waited 40 ms for the
@@ -188,7 +199,6 @@ def listen_on(host: str, port: int, *, shared: bool = False) -> socket.socket:
             f"Cannot listen on {host}:{port} ({exc.strerror}).",
             hint="Choose another --port, or stop what listens there.",
         ) from None
-    sock.listen(128)
     return sock
 
 
@@ -410,10 +420,45 @@ def serve_http(
         hub.start()
         if pool is not None:
             pool.start()
-    except BaseException:
+        _announce(
+            ready,
+            stores,
+            required,
+            sock,
+            first=first,
+            stopped=stopped,
+            replica=replica,
+            pool=pool,
+        )
+        if replica is not None:
+            replica.start()
+        server.run(sockets=[sock])
+    finally:
+        if replica is not None:
+            replica.stop()
+        if pool is not None:
+            pool.stop()
         hub.stop()
         sock.close()
-        raise
+    if pool is not None and pool.failure is not None:
+        raise WorkerError(
+            pool.failure,
+            hint="`ctx serve` without --workers serves from one process.",
+        )
+
+
+def _announce(
+    ready: Callable[[Serving], None] | None,
+    stores: Sequence[NamedStore],
+    required: Sequence[bool],
+    sock: socket.socket,
+    *,
+    first: Workspace,
+    stopped: int | None,
+    replica: Replica | None,
+    pool: Workers | None,
+) -> None:
+    """Makes the owner keys the stores lack and tells ``ready`` what is served."""
     bound_host, bound_port = sock.getsockname()[:2]
     url = f"http://{_url_host(bound_host)}:{bound_port}"
     served = tuple(
@@ -445,19 +490,6 @@ def serve_http(
                 workers=() if pool is None else pool.pids,
             )
         )
-    try:
-        if replica is not None:
-            replica.start()
-        server.run(sockets=[sock])
-    finally:
-        if replica is not None:
-            replica.stop()
-        if pool is not None:
-            pool.stop()
-        hub.stop()
-        sock.close()
-    if pool is not None and pool.failure is not None:
-        raise WorkerError(pool.failure)
 
 
 def stores_app(

@@ -5,13 +5,13 @@ served by one process, four clients were answered no faster than one
 (benchmarks/results/serve_reads.md). With ``--workers N`` the process that
 was started does everything it does alone (it is the user's hub, prints
 the keys, answers requests) and starts N - 1 workers, each a fresh
-interpreter (``python -m ctx.hub.agents.workers``) listening on the same
-port (``SO_REUSEPORT``): the kernel spreads new connections evenly among
-the processes, and a keep-alive connection stays with its process. A
-worker has an answerer of its own for each store (its indexes loaded and
-warmed before it says it is ready) and its own embedder; the cores are
-shared out, so a model runs ``cores // N`` threads (at least one) where the
-store's config names none.
+interpreter (``python -m ctx.hub.agents.workers``) that loads its stores
+and then listens on the same port (``SO_REUSEPORT``): the kernel hashes
+each new connection to one process's queue, and a keep-alive connection
+stays with its process. A worker has an answerer of its own for each store
+(its indexes loaded and warmed before it listens) and its own embedder; the
+cores are shared out, so a model runs ``cores // N`` threads (at least one,
+at most two, as one process alone) where the store's config names none.
 
 What one process writes, the others see at their next request: every call
 catches the index up with the branch's tip (docs/recall.md), writes are
@@ -21,12 +21,13 @@ are workers: a session lives in one process's memory, and a client's next
 connection may reach another.
 
 The first process watches its workers: one that exits while the server
-runs is started again a second later, and if that happens more than
-:data:`RESTARTS` times in a minute the server stops, saying why. Each
-worker watches the first process: its stdin is a pipe from it, and when
-the pipe closes (the first process stopped, or was killed) the worker
-stops too. Stopping the server (Ctrl-C, SIGTERM, ``ctx hub stop``) stops
-the workers: SIGTERM, then SIGKILL after 10 s.
+runs is started again, and if that happens more than :data:`RESTARTS`
+times in a minute, or one does not start again, the server stops, saying
+why. Each worker watches the first process: its stdin is a pipe from it,
+and when the pipe closes (the first process stopped, or was killed) the
+worker stops too. A worker has a process group of its own, so Ctrl-C
+reaches the first process only; stopping the server (Ctrl-C, SIGTERM,
+``ctx hub stop``) stops the workers: SIGTERM, then SIGKILL after 10 s.
 """
 
 from __future__ import annotations
@@ -48,7 +49,16 @@ from ctx.engine import CtxError
 if TYPE_CHECKING:
     import uvicorn
 
-__all__ = ["RESTARTS", "WorkerError", "WorkerSpec", "WorkerStore", "Workers", "main"]
+__all__ = [
+    "RESTARTS",
+    "WorkerError",
+    "WorkerSpec",
+    "WorkerStore",
+    "Workers",
+    "cores",
+    "main",
+    "spec_for",
+]
 
 RESTARTS = 5
 """The most times a minute the workers may be started again."""
@@ -139,6 +149,7 @@ class Workers:
         started = [self._spawn(slot) for slot in range(self.count)]
         try:
             for proc in started:
+                assert proc is not None  # nothing stops them before this
                 self._wait_ready(proc)
         except BaseException:
             self.stop()
@@ -151,9 +162,13 @@ class Workers:
             self._watchers.append(watcher)
 
     def stop(self) -> None:
-        """Stops every worker: SIGTERM, then SIGKILL past 10 s."""
-        self._stopped.set()
+        """Stops every worker: SIGTERM, then SIGKILL past 10 s.
+
+        No worker starts after this begins (:meth:`_spawn` refuses), and the
+        watchers are waited for, so :attr:`failure` is settled on return.
+        """
         with self._lock:
+            self._stopped.set()
             procs = [p for p in self._procs if p is not None]
         for proc in procs:
             _close(proc)
@@ -166,19 +181,30 @@ class Workers:
                 proc.wait()
             if proc.stdout is not None:
                 proc.stdout.close()
+        for watcher in self._watchers:
+            if watcher is not threading.current_thread():
+                watcher.join()
 
-    def _spawn(self, slot: int) -> subprocess.Popen[bytes]:
-        """Starts the worker of ``slot``; its spec sent, its stdin kept open."""
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ctx.hub.agents.workers"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        assert proc.stdin is not None
-        proc.stdin.write(self._line)
-        proc.stdin.flush()
+    def _spawn(self, slot: int) -> subprocess.Popen[bytes] | None:
+        """Starts the worker of ``slot``; its spec sent, its stdin kept open.
+
+        None once the workers are stopping. A worker runs in a process group
+        of its own: Ctrl-C reaches the first process only, which stops it.
+        """
         with self._lock:
+            if self._stopped.is_set():
+                return None
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "ctx.hub.agents.workers"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                process_group=0,
+            )
             self._procs[slot] = proc
+        assert proc.stdin is not None
+        with contextlib.suppress(OSError):  # it died at once: its line says
+            proc.stdin.write(self._line)
+            proc.stdin.flush()
         return proc
 
     def _wait_ready(self, proc: subprocess.Popen[bytes]) -> None:
@@ -188,7 +214,13 @@ class Workers:
             WorkerError: It failed, exited, or took longer than 5 minutes.
         """
         assert proc.stdout is not None
-        timer = threading.Timer(_START_S, proc.kill)
+        late = threading.Event()
+
+        def too_late() -> None:
+            late.set()
+            proc.kill()
+
+        timer = threading.Timer(_START_S, too_late)
         timer.start()
         try:
             line = proc.stdout.readline().decode(errors="replace").strip()
@@ -199,12 +231,15 @@ class Workers:
         if line.startswith(_FAILED):
             reason = line.removeprefix(_FAILED)
         else:
+            proc.kill()  # whatever it is doing, it is not serving
             proc.wait()
-            reason = f"it exited ({_how(proc.returncode)}) before it was ready"
+            if late.is_set():
+                reason = f"it was not ready within {_START_S:g} s."
+            else:
+                reason = f"it exited ({_how(proc.returncode)}) before it was ready."
         raise WorkerError(
             f"A worker of ctx serve did not start: {reason}",
-            hint="Its error is above; `ctx serve` without --workers serves "
-            "from one process.",
+            hint="`ctx serve` without --workers serves from one process.",
         )
 
     def _watch(self, slot: int) -> None:
@@ -214,17 +249,17 @@ class Workers:
                 proc = self._procs[slot]
             assert proc is not None
             proc.wait()
-            # Ctrl-C reaches the workers as well as the first process: give
-            # it the time to say it is stopping.
-            if self._stopped.wait(1.0) or self.stopping():
+            if self._stopped.wait(0.5) or self.stopping():
                 return
             now = time.monotonic()
-            self._restarts.append(now)
-            while self._restarts and self._restarts[0] < now - 60:
-                self._restarts.popleft()
-            if len(self._restarts) > RESTARTS:
+            with self._lock:
+                self._restarts.append(now)
+                while self._restarts and self._restarts[0] < now - 60:
+                    self._restarts.popleft()
+                restarts = len(self._restarts)
+            if restarts > RESTARTS:
                 self._give_up(
-                    f"The workers of ctx serve stopped {len(self._restarts)} times "
+                    f"The workers of ctx serve stopped {restarts} times "
                     f"in a minute (the last: pid {proc.pid}, {_how(proc.returncode)}); "
                     "the server stopped."
                 )
@@ -236,10 +271,14 @@ class Workers:
             _close(proc)
             if proc.stdout is not None:
                 proc.stdout.close()
+            started = self._spawn(slot)
+            if started is None:
+                return
             try:
-                self._wait_ready(self._spawn(slot))
+                self._wait_ready(started)
             except WorkerError as exc:
-                self._give_up(exc.message)
+                if not self._stopped.is_set():  # not our own SIGTERM
+                    self._give_up(exc.message)
                 return
 
     def _give_up(self, reason: str) -> None:
@@ -265,10 +304,9 @@ def _how(code: int | None) -> str:
 
 def cores() -> int:
     """Returns the cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+    from ctx.hub.embedders.minilm import cpu_count
+
+    return cpu_count()
 
 
 def spec_for(
@@ -285,33 +323,45 @@ def spec_for(
         stores=tuple(stores),
         host=host,
         port=port,
-        threads=max(1, cores() // (count + 1)),
+        # As many as one process runs alone at most (MiniLM's and e5's
+        # default: two), shared among the processes.
+        threads=max(1, min(2, cores() // (count + 1))),
         agent=agent,
         branch=branch,
     )
 
 
 def main() -> None:
-    """A worker: reads its spec, loads its stores, says ready, serves."""
+    """A worker: reads its spec, loads its stores, listens, says ready, serves.
+
+    Its stdout is the pipe the first process reads its one status line
+    from; anything else this process writes there (a library's print, a
+    native one) goes to stderr instead, so that the pipe never fills.
+    """
     from ctx.hub.agents.serve import listen_on
 
+    status = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
     spec = msgspec.json.decode(sys.stdin.buffer.readline(), type=WorkerSpec)
     try:
-        sock = listen_on(spec.host, spec.port, shared=True)
         server = _server(spec)
+        # Listening only once the stores are loaded: a connection the kernel
+        # queues here waits for no load.
+        sock = listen_on(spec.host, spec.port, shared=True)
     except CtxError as exc:
-        sys.stdout.write(f"{_FAILED}{exc.message}\n")
+        status.write(f"{_FAILED}{exc.message}\n")
+        status.close()
         sys.exit(1)
-    sys.stdout.write(f"{_READY}\n")
-    sys.stdout.flush()
-    sys.stdout = sys.stderr  # nothing more is read from the pipe
+    status.write(f"{_READY}\n")
+    status.close()
 
     def first_process_gone() -> None:
         sys.stdin.buffer.read()  # returns at end of file: the pipe closed
         server.should_exit = True
 
     threading.Thread(target=first_process_gone, daemon=True).start()
-    server.run(sockets=[sock])
+    with contextlib.suppress(KeyboardInterrupt):  # a Ctrl-C sent to it alone
+        server.run(sockets=[sock])
 
 
 def _server(spec: WorkerSpec) -> uvicorn.Server:

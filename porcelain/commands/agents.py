@@ -193,6 +193,8 @@ def serve(
             notice=lambda line: echo(line, err=True),
             workers=workers,
         )
+    except KeyboardInterrupt:  # Ctrl-C: stopped as asked, as by SIGTERM
+        pass
     finally:
         for ws in others:
             ws.close()

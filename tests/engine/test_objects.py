@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ctx.engine import Draft, Store, list_memories, log, pack_loose, remember
-from ctx.engine._objects import ObjectStore
+from ctx.engine._objects import ObjectStore, index_offsets
 
 
 def test_loose_objects_are_read_without_rescanning_the_packs(
@@ -67,3 +69,29 @@ def test_a_long_walk_reads_packs_through_their_whole_index(
     with pytest.raises(KeyError):
         objects[b"1" * 40]
     reader.close()
+
+
+def test_a_pack_index_read_whole_equals_dulwichs(disk_store, intent):
+    for i in range(12):
+        remember(disk_store, Draft(text=f"n {i}"), intent)
+    assert pack_loose(disk_store) > 0
+    [pack] = disk_store.repo.object_store.packs
+    table = index_offsets(pack.index.path)
+    assert table == {sha: offset for sha, offset, _ in pack.index.iterentries()}
+
+
+def test_a_broken_pack_index_is_left_to_dulwich(tmp_path, disk_store, intent):
+    for i in range(12):
+        remember(disk_store, Draft(text=f"n {i}"), intent)
+    pack_loose(disk_store)
+    [pack] = disk_store.repo.object_store.packs
+    raw = bytearray(Path(pack.index.path).read_bytes())
+    broken = tmp_path / "broken.idx"
+    broken.write_bytes(raw[: len(raw) // 2])  # cut short
+    assert index_offsets(str(broken)) is None
+    count = int.from_bytes(raw[8 + 255 * 4 : 8 + 256 * 4], "big")
+    first_offset = 8 + 256 * 4 + 24 * count
+    raw[first_offset] |= 0x80  # a large offset, and no table of them
+    broken.write_bytes(raw)
+    assert index_offsets(str(broken)) is None
+    assert index_offsets(str(tmp_path / "none.idx")) is None

@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,7 +56,10 @@ class Pool(Served):
         """The pids that answer ``/health`` over fresh connections."""
         seen: set[int] = set()
         for _ in range(requests):
-            status, health = self.request("GET", "/health")
+            try:
+                status, health = self.request("GET", "/health")
+            except ConnectionError:  # queued on a worker as it was killed
+                continue
             assert status == 200, health
             seen.add(health["pid"])
             if seen >= {self.proc.pid, *self.workers}:
@@ -69,14 +73,18 @@ def start_pool(store: Path, *args: str) -> Pool:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # a process group of its own, as in a terminal
     )
     assert proc.stdout is not None
+    hung = threading.Timer(120, proc.kill)  # a start that hangs fails the test
+    hung.start()
     lines = [proc.stdout.readline()]
     while not lines[-1].startswith("Workers answering"):
         lines.append(proc.stdout.readline())
         if not lines[-1]:
             proc.kill()
             raise AssertionError((lines, proc.communicate()))
+    hung.cancel()
     pool = Pool(proc, lines[0].split(" at ", 1)[1].split(" ", 1)[0])
     pool.key = next(
         line.rsplit(": ", 1)[1].strip()
@@ -90,6 +98,7 @@ def start_pool(store: Path, *args: str) -> Pool:
 
 
 def make_pool(folder: Path) -> Pool:
+    """A server of three processes on a store of 40 memories."""
     store = folder / ".ctx"
     assert run_ctx(store, "init").returncode == 0
     (store / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
@@ -175,6 +184,18 @@ def test_a_killed_worker_is_started_again_and_none_outlives_the_server(
             assert wait_until(lambda pid=pid: gone(pid), 15), pid
     finally:
         stop_pool(pool)
+
+
+def test_ctrl_c_stops_every_process_quietly(tmp_path: Path) -> None:
+    pool = make_pool(tmp_path)
+    assert pool.proc.pid in pool.pids_answering()  # serving, its handlers set
+    os.killpg(pool.proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends
+    out, err = pool.proc.communicate(timeout=60)
+    assert pool.proc.returncode == 0, err
+    assert "Traceback" not in err, err
+    assert out.endswith("Stopped.\n"), out
+    for pid in pool.workers:
+        assert wait_until(lambda pid=pid: gone(pid), 15), pid
 
 
 async def test_mcp_answers_without_sessions(pool: Pool) -> None:
