@@ -41,7 +41,7 @@ from dulwich.pack import UnresolvedDeltas
 from dulwich.refs import SYMREF, Ref
 
 from ctx.engine._incoming import Checked, Held, RefusedError, check_incoming
-from ctx.engine._objects import open_repository
+from ctx.engine._objects import ObjectTooLargeError, open_repository
 from ctx.engine._pack_copy import copy_objects
 from ctx.engine._packs import move_packs
 from ctx.engine._receiving import RECEIVED_NAME, Received, index_received
@@ -86,10 +86,12 @@ def fetch_local(
     ``redacted``: what a redaction removed, refused (:func:`check_incoming`).
 
     Raises:
-        RefusedError: what the branches reach is not what a store may hold.
+        RefusedError: what the branches reach is not what a store may hold
+            (an object over :data:`~ctx.engine._objects.MAX_OBJECT_BYTES`
+            among it).
         UnreadableRefsError: the repository's refs cannot be read.
     """
-    with closing(open_repository(Path(path))) as source:
+    with closing(open_repository(Path(path), untrusted=True)) as source:
         try:
             refs = source.get_refs()
             # Only HEAD's target is wanted; get_symrefs reads every ref again.
@@ -97,21 +99,24 @@ def fetch_local(
         except PackedRefsException as exc:
             raise UnreadableRefsError(str(exc)) from None
         target = store.repo.object_store
-        checked = check_incoming(
-            source.object_store,
-            moving(refs),
-            _held(target),
-            collect=True,
-            redacted=redacted,
-        )
-        ids = checked.ids
-        if ids and isinstance(target, DiskObjectStore):
-            # Each object as read and hashed, never its stored entry: the
-            # other repository's packs may hold, under an object's id, an
-            # entry that is not that object (the checks read another copy).
-            receive_objects(target, source.object_store, ids, reuse=False)
-        elif ids:
-            target.add_objects([(source.object_store[sha], None) for sha in ids])
+        try:
+            checked = check_incoming(
+                source.object_store,
+                moving(refs),
+                _held(target),
+                collect=True,
+                redacted=redacted,
+            )
+            ids = checked.ids
+            if ids and isinstance(target, DiskObjectStore):
+                # Each object as read and hashed, never its stored entry: the
+                # other repository's packs may hold, under an object's id, an
+                # entry that is not that object (the checks read another copy).
+                receive_objects(target, source.object_store, ids, reuse=False)
+            elif ids:
+                target.add_objects([(source.object_store[sha], None) for sha in ids])
+        except ObjectTooLargeError as exc:
+            raise RefusedError(str(exc)) from None
     symrefs = (
         {_HEAD: Ref(head[len(SYMREF) :])} if head and head.startswith(SYMREF) else {}
     )

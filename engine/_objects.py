@@ -35,10 +35,28 @@ from dulwich.objects import ObjectID, RawObjectID, sha_to_hex
 from dulwich.pack import Pack, PackFileDisappeared
 from dulwich.repo import Repo
 
-__all__ = ["ObjectStore", "index_offsets", "inflate_at", "open_repository"]
+__all__ = [
+    "MAX_OBJECT_BYTES",
+    "ObjectStore",
+    "ObjectTooLargeError",
+    "index_offsets",
+    "inflate_at",
+    "open_repository",
+]
 
 _TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 _WHOLE = frozenset(_TYPES.values())
+MAX_OBJECT_BYTES = 64 * 1024 * 1024
+"""The largest object a store takes from another repository.
+
+A memory's file holds at most 100 KB of body (``MAX_BODY_BYTES``), and the
+layout keeps trees small, so nothing a store writes comes near it. A delta
+of a few kilobytes can say it copies its base thousands of times: a pack
+of 30 KB would make gigabytes, and the process would die for want of
+memory before any check saw the object."""
+_OFS_DELTA = 6
+_REF_DELTA = 7
+_CHAIN_MOST = 1000  # deeper chains are left to dulwich's own read
 _TABLE_AFTER = 4096
 """Index look-ups by one store after which each pack's index is read whole."""
 _FAN_OUT_END = 8 + 256 * 4
@@ -58,6 +76,9 @@ class ObjectStore(DiskObjectStore):
         self._readers = {}
         self._indexed = []
         self._lookups = 0
+        self.limit: int | None = None
+        """The largest object read from a pack, for a repository not trusted
+        (:func:`open_repository`); None for the store's own."""
 
     def get_raw(self, name: RawObjectID | ObjectID) -> tuple[int, bytes]:
         """Returns the type number and content of object ``name``.
@@ -89,6 +110,10 @@ class ObjectStore(DiskObjectStore):
         return self._get_raw(sha, name)
 
     def _get_raw(self, sha: bytes, name: RawObjectID | ObjectID) -> tuple[int, bytes]:
+        if self.limit is not None and not self._pack_cache:
+            # Every read of a repository not trusted goes through the loop
+            # below, which checks a delta before dulwich makes it.
+            self._update_pack_cache()
         # dulwich's own list of open packs (a private name, read only): the
         # packs it knows, asked without listing the folder again.
         for key, pack in list(self._pack_cache.items()):
@@ -107,6 +132,8 @@ class ObjectStore(DiskObjectStore):
                     continue
                 found = reader.read(offset)
                 if found is None:
+                    if self.limit is not None:
+                        _refuse_oversized(reader, offset, self.limit)
                     found = pack.get_raw(RawObjectID(sha))  # a delta: dulwich's
             except (KeyError, PackFileDisappeared, OSError):
                 break  # removed by a packer since: dulwich's way rescans
@@ -177,7 +204,7 @@ class _PackReader:
         self.table = index_offsets(path[: -len(".pack")] + ".idx") or {}
         if not self.table:
             return None
-        return self.table, self._mapped()
+        return self.table, self.mapped()
 
     def offset(self, sha: bytes) -> int | None:
         """Returns where object ``sha`` lies in the pack, ``None`` if not there."""
@@ -195,9 +222,9 @@ class _PackReader:
         object (its header, then zlib in chunks) cost about five times this
         in a walk that reads tens of thousands of small objects.
         """
-        return inflate_at(self._mapped(), offset)
+        return inflate_at(self.mapped(), offset)
 
-    def _mapped(self) -> mmap.mmap:
+    def mapped(self) -> mmap.mmap:
         if self._data is None:
             with open(self.pack.data.path, "rb") as f:
                 self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -278,8 +305,12 @@ def inflate_at(data: mmap.mmap, offset: int) -> tuple[int, bytes] | None:
     return type_num, body
 
 
-def open_repository(git_dir: Path) -> Repo:
+def open_repository(git_dir: Path, *, untrusted: bool = False) -> Repo:
     """Opens the repository at ``git_dir`` reading through :class:`ObjectStore`.
+
+    ``untrusted``: another repository, fetched from: an object over
+    :data:`MAX_OBJECT_BYTES` is refused (:class:`ObjectTooLargeError`)
+    before it is made, loose or packed, whole or by deltas.
 
     Raises:
         NotGitRepository: ``git_dir`` holds no repository.
@@ -289,4 +320,89 @@ def open_repository(git_dir: Path) -> Repo:
     except FileNotFoundError:
         return Repo(str(git_dir))  # no repository: Repo says so
     objects = ObjectStore.from_config(str(git_dir / "objects"), config)
+    if untrusted:
+        assert isinstance(objects, ObjectStore)
+        objects.limit = MAX_OBJECT_BYTES
+        objects.loose_object_size_limit = MAX_OBJECT_BYTES
     return Repo(str(git_dir), object_store=objects)
+
+
+class ObjectTooLargeError(ValueError):
+    """An object of a repository not trusted would pass :data:`MAX_OBJECT_BYTES`."""
+
+
+def _refuse_oversized(reader: _PackReader, offset: int, limit: int) -> None:
+    """Refuses the object at ``offset`` if making it would pass ``limit`` bytes.
+
+    Walks its delta chain as dulwich will, reading only each entry's header
+    and the first bytes of each delta (the size of its base and of what it
+    makes): nothing is inflated whole. A chain that cannot be followed here
+    (a base in another pack, a damaged entry) is left to dulwich's read.
+
+    Raises:
+        ObjectTooLargeError: an entry of the chain passes ``limit``.
+    """
+    data = reader.mapped()
+    for _ in range(_CHAIN_MOST):
+        type_num, size, at = _entry_header(data, offset)
+        if type_num in _WHOLE or size > limit:
+            if size > limit:
+                raise ObjectTooLargeError(_too_large(size, limit))
+            return
+        if type_num == _OFS_DELTA:
+            byte = data[at]
+            distance = byte & 0x7F
+            while byte & 0x80:
+                at += 1
+                byte = data[at]
+                distance = ((distance + 1) << 7) | (byte & 0x7F)
+            at += 1
+            base: int | None = offset - distance
+        elif type_num == _REF_DELTA:
+            base = reader.offset(bytes(data[at : at + 20]))
+            at += 20
+        else:
+            return  # not an entry: dulwich says so
+        try:
+            head = zlib.decompressobj().decompress(data[at : at + 64], 20)
+        except zlib.error:
+            return
+        base_size, pos = _delta_size(head, 0)
+        made, _ = _delta_size(head, pos)
+        if max(base_size, made) > limit:
+            raise ObjectTooLargeError(_too_large(max(base_size, made), limit))
+        if base is None or not 0 < base < offset:
+            return
+        offset = base
+
+
+def _entry_header(data: mmap.mmap, offset: int) -> tuple[int, int, int]:
+    """Returns a pack entry's type, its size, and where what follows starts."""
+    byte = data[offset]
+    type_num, size, shift, at = (byte >> 4) & 7, byte & 15, 4, offset
+    while byte & 0x80:
+        at += 1
+        byte = data[at]
+        size |= (byte & 0x7F) << shift
+        shift += 7
+    return type_num, size, at + 1
+
+
+def _delta_size(head: bytes, at: int) -> tuple[int, int]:
+    """Returns a size in a delta's header (7 bits a byte), and where it ends."""
+    value = shift = 0
+    while at < len(head):
+        byte = head[at]
+        value |= (byte & 0x7F) << shift
+        at += 1
+        if not byte & 0x80:
+            return value, at
+        shift += 7
+    return 0, at  # cut short: what dulwich reads decides
+
+
+def _too_large(size: int, limit: int) -> str:
+    return (
+        f"it would make an object of {size:,} bytes, more than the "
+        f"{limit // (1024 * 1024)} MiB a store takes"
+    )

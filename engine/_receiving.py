@@ -37,6 +37,8 @@ from dulwich.pack import (
     write_pack_index,
 )
 
+from ctx.engine._objects import MAX_OBJECT_BYTES
+
 __all__ = ["RECEIVED_NAME", "Received", "index_received"]
 
 RECEIVED_NAME = "incoming.pack"
@@ -258,6 +260,11 @@ def _check_sizes(offset: int, source: bytes, delta: bytes) -> None:
         raise ValueError(f"a delta at {offset} is for a base of another size")
     if made > (len(delta) - at) * max(len(source), _INSERT_MOST):
         raise ValueError(f"a delta at {offset} says it makes more than it can")
+    if made > MAX_OBJECT_BYTES:  # a few kilobytes copying their base over and over
+        raise ValueError(
+            f"a delta at {offset} makes an object of {made:,} bytes, more than "
+            f"the {MAX_OBJECT_BYTES // (1024 * 1024)} MiB a store takes"
+        )
 
 
 _INSERT_MOST = 127
@@ -315,6 +322,11 @@ def _base_distance(data: bytes, pos: int, end: int) -> tuple[int, int]:
 
 def _inflate(view: memoryview, pos: int, end: int, size: int) -> tuple[bytes, int]:
     """Returns the ``size`` bytes a zlib stream at ``pos`` holds, and its end."""
+    if size > MAX_OBJECT_BYTES:
+        raise ValueError(
+            f"an object's size, {size:,} bytes, is more than the "
+            f"{MAX_OBJECT_BYTES // (1024 * 1024)} MiB a store takes"
+        )
     if size > _MAX_RATIO * (end - pos):
         raise ValueError(f"an object's size, {size}, is more than its data holds")
     stream = zlib.decompressobj()

@@ -485,3 +485,44 @@ def test_a_local_clone_never_copies_a_pack_entry_that_is_not_its_id(
     fsck(tmp_path / "b" / "git")
     copied = git(tmp_path / "b" / "git", "cat-file", "tree", tree)
     assert copied == content
+
+
+def test_a_local_clone_refuses_a_delta_that_makes_too_large_an_object(
+    tmp_path: Path, clock: Callable[[], datetime]
+):
+    # A hostile repository on this machine: the memory's file is a delta of
+    # two hundred bytes that copies a mebibyte of zeros a hundred times.
+    # Applied, it would make 100 MiB before any check saw the object.
+    from dulwich.pack import write_pack_index
+
+    from ctx.engine import RemoteError
+
+    source = one_memory_store(tmp_path / "a", clock)
+    (blob,) = [
+        found
+        for found in reachable(source, "main")
+        if git(source, "cat-file", "-t", found) == b"blob\n"
+    ]
+    zeros = bytes(1 << 20)
+    base = _entry(3, zeros)
+    base_id = hashlib.sha1(b"blob %d\0" % len(zeros) + zeros).digest()
+    delta = b"\x80\x80\x40" + b"\x80\x80\x80\x32" + b"\xc0\x10" * 100  # 1 MiB -> 100
+    bomb = bytes([7 << 4 | 0x80 | len(delta) & 15, len(delta) >> 4]) + base_id
+    bomb += zlib.compress(delta)
+    pack = _pack_of([base, bomb])
+    name = source / "objects" / "pack" / f"pack-{pack[-20:].hex()}"
+    name.with_suffix(".pack").write_bytes(pack)
+    entries = [
+        (base_id, 12, binascii.crc32(base)),
+        (binascii.unhexlify(blob), 12 + len(base), binascii.crc32(bomb)),
+    ]
+    with open(f"{name}.idx", "wb") as f:
+        write_pack_index(f, sorted(entries), pack[-20:])
+    (source / "objects" / blob[:2] / blob[2:]).unlink()  # only the pack has it
+    with pytest.raises(RemoteError) as refused:
+        clone(tmp_path / "b", str(tmp_path / "a"), clock=clock)
+    assert refused.value.message.endswith(
+        "which cannot be read (it would make an object of 104,857,600 bytes, "
+        "more than the 64 MiB a store takes)."
+    ), refused.value.message
+    assert not (tmp_path / "b").exists()

@@ -283,3 +283,24 @@ def test_a_pack_of_one_blob_written_by_hand_is_indexed(tmp_path: Path):
     pack = one_entry_pack(entry_header(3, 5) + zlib.compress(b"hello"))
     found, _ = received(tmp_path, pack)
     assert found == {hashlib.sha1(b"blob 5\0hello").hexdigest().encode(): (3, b"hello")}
+
+
+def test_a_delta_that_makes_too_large_an_object_is_refused_before_it_is_applied(
+    tmp_path: Path,
+):
+    # Two hundred bytes that copy a mebibyte of zeros a hundred times: what
+    # they say they make is what they can make, and it is 100 MiB.
+    zeros = bytes(1 << 20)
+    blob = entry_header(3, len(zeros)) + zlib.compress(zeros)
+    delta = delta_size(len(zeros)) + delta_size(100 << 20) + b"\xc0\x10" * 100
+    on_blob = hashlib.sha1(b"blob %d\0" % len(zeros) + zeros).digest()
+    ref_delta = entry_header(7, len(delta)) + on_blob + zlib.compress(delta)
+    with pytest.raises(ValueError, match="more than the 64 MiB a store takes"):
+        received(tmp_path, pack_of(blob, ref_delta))
+
+
+def test_a_whole_object_too_large_is_refused_before_it_is_inflated(tmp_path: Path):
+    zeros = bytes(65 << 20)
+    blob = entry_header(3, len(zeros)) + zlib.compress(zeros, 1)
+    with pytest.raises(ValueError, match="more than the 64 MiB a store takes"):
+        received(tmp_path, one_entry_pack(blob))
