@@ -180,7 +180,7 @@ def serve(
     named = name_stores(
         [state.workspace(), *others], [name for name, _ in specs] or [None]
     )
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGTERM, _stopped)
     try:
         serve_http(
             named,
@@ -193,12 +193,20 @@ def serve(
             notice=lambda line: echo(line, err=True),
             workers=workers,
         )
-    except KeyboardInterrupt:  # Ctrl-C: stopped as asked, as by SIGTERM
+    except (KeyboardInterrupt, _TerminatedError):  # Ctrl-C or SIGTERM: as asked
         pass
     finally:
         for ws in others:
             ws.close()
     echo("Stopped.")
+
+
+class _TerminatedError(Exception):
+    """SIGTERM came: ``ctx serve`` stops as on Ctrl-C."""
+
+
+def _stopped(*_: object) -> None:
+    raise _TerminatedError
 
 
 def _echo_serving(serving: Serving) -> None:

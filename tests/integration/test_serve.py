@@ -282,6 +282,15 @@ def test_a_hub_already_running_is_taken_over(store: Path) -> None:
         server.stop()
 
 
+def test_sigterm_stops_it_as_ctrl_c_does(store: Path) -> None:
+    server = start_serve(store)
+    server.proc.terminate()
+    out, err = server.proc.communicate(timeout=60)
+    assert server.proc.returncode == 0, err
+    assert out.endswith("Stopped.\n"), out
+    assert "Traceback" not in err, err
+
+
 def test_any_address_but_loopback_needs_keys(store: Path) -> None:
     out = subprocess.run(
         [str(CTX), "--store", str(store), "serve", "--host", "0.0.0.0", "--port", "0"],
