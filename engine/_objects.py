@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from dulwich.config import ConfigFile
-from dulwich.object_store import DiskObjectStore
+from dulwich.object_store import BaseObjectStore, DiskObjectStore
 from dulwich.objects import ObjectID, RawObjectID, sha_to_hex
 from dulwich.pack import Pack, PackFileDisappeared
 from dulwich.repo import Repo
@@ -56,7 +56,9 @@ of 30 KB would make gigabytes, and the process would die for want of
 memory before any check saw the object."""
 _OFS_DELTA = 6
 _REF_DELTA = 7
-_CHAIN_MOST = 1000  # deeper chains are left to dulwich's own read
+_CHAIN_MOST = 5000  # git's deepest is 4095
+_HEAD_MOST = 1 << 20  # the most of a delta's stream read for its two sizes
+_PACK_HEADER = 12
 _TABLE_AFTER = 4096
 """Index look-ups by one store after which each pack's index is read whole."""
 _FAN_OUT_END = 8 + 256 * 4
@@ -88,6 +90,8 @@ class ObjectStore(DiskObjectStore):
         """
         # (No ``RawObjectID(...)`` here: a NewType's call costs a Python
         # call, and this runs tens of thousands of times a walk.)
+        if self.limit is not None:
+            return self._get_untrusted(name, self.limit)
         if len(name) == 40:
             try:
                 sha: bytes = unhexlify(name)
@@ -110,10 +114,6 @@ class ObjectStore(DiskObjectStore):
         return self._get_raw(sha, name)
 
     def _get_raw(self, sha: bytes, name: RawObjectID | ObjectID) -> tuple[int, bytes]:
-        if self.limit is not None and not self._pack_cache:
-            # Every read of a repository not trusted goes through the loop
-            # below, which checks a delta before dulwich makes it.
-            self._update_pack_cache()
         # dulwich's own list of open packs (a private name, read only): the
         # packs it knows, asked without listing the folder again.
         for key, pack in list(self._pack_cache.items()):
@@ -132,8 +132,6 @@ class ObjectStore(DiskObjectStore):
                     continue
                 found = reader.read(offset)
                 if found is None:
-                    if self.limit is not None:
-                        _refuse_oversized(reader, offset, self.limit)
                     found = pack.get_raw(RawObjectID(sha))  # a delta: dulwich's
             except (KeyError, PackFileDisappeared, OSError):
                 break  # removed by a packer since: dulwich's way rescans
@@ -142,6 +140,58 @@ class ObjectStore(DiskObjectStore):
         if loose is not None:
             return loose
         return super().get_raw(name)
+
+    def _get_untrusted(
+        self, name: RawObjectID | ObjectID, limit: int
+    ) -> tuple[int, bytes]:
+        """Reads an object of a repository not trusted, never one over ``limit``.
+
+        Every read goes through here: each pack that holds the id is asked
+        in turn, the entry and its delta chain checked before anything is
+        inflated or applied (:func:`_refuse_oversized`); then the loose
+        file, whose size dulwich's limit caps. Never dulwich's own search,
+        which reads alternates and packs unchecked.
+
+        Raises:
+            KeyError: no pack and no loose file holds it whole.
+            ObjectTooLargeError: making it would pass ``limit`` bytes.
+        """
+        try:
+            sha = unhexlify(name) if len(name) == 40 else bytes(name)
+        except binascii.Error:
+            raise KeyError(name) from None
+        if len(sha) != 20:
+            raise KeyError(name)
+        if not self._pack_cache:
+            self._update_pack_cache()
+        for key, pack in list(self._pack_cache.items()):
+            reader = self._readers.get(key)
+            if reader is None or reader.pack is not pack:
+                reader = self._readers[key] = _PackReader(pack)
+                reader.index_whole()
+            offset = reader.offset(sha)
+            if offset is None:
+                continue
+            _refuse_oversized(reader, offset, limit)
+            try:
+                found = reader.read(offset)
+                return found if found is not None else pack.get_raw(RawObjectID(sha))
+            except KeyError:  # a delta on a base elsewhere: another copy may do
+                continue
+        loose = self._read_loose(sha_to_hex(RawObjectID(sha)))
+        if loose is not None:
+            return loose
+        raise KeyError(name)
+
+    @property
+    def alternates(self) -> list[BaseObjectStore]:
+        """The alternate object folders: none for a repository not trusted.
+
+        dulwich would read them as stores of its own, unchecked.
+        """
+        if self.limit is not None:
+            return []
+        return super().alternates
 
     def close(self) -> None:
         """Closes the packs and the files mapped to read them."""
@@ -332,22 +382,33 @@ class ObjectTooLargeError(ValueError):
 
 
 def _refuse_oversized(reader: _PackReader, offset: int, limit: int) -> None:
-    """Refuses the object at ``offset`` if making it would pass ``limit`` bytes.
+    """Refuses the object at ``offset`` if making it could pass ``limit`` bytes.
 
-    Walks its delta chain as dulwich will, reading only each entry's header
-    and the first bytes of each delta (the size of its base and of what it
-    makes): nothing is inflated whole. A chain that cannot be followed here
-    (a base in another pack, a damaged entry) is left to dulwich's read.
+    Walks the entry's delta chain as dulwich will, reading each entry's
+    header and the first bytes of each delta (the size of its base and of
+    what it makes): nothing is inflated whole. A base in another pack or
+    loose ends the walk: dulwich cannot apply such a delta in this pack, and
+    the read fails there. What cannot be read here is refused, not left to
+    dulwich: a delta whose sizes do not inflate from its first mebibyte, a
+    chain longer than git's deepest, one that comes back on itself.
 
     Raises:
-        ObjectTooLargeError: an entry of the chain passes ``limit``.
+        ObjectTooLargeError: an entry of the chain passes ``limit``, or the
+            chain cannot be followed.
     """
     data = reader.mapped()
-    for _ in range(_CHAIN_MOST):
+    seen: set[int] = set()
+    while True:
+        if offset in seen or len(seen) > _CHAIN_MOST:
+            raise ObjectTooLargeError(
+                f"it holds a chain of deltas longer than {_CHAIN_MOST:,} or "
+                "that comes back on itself"
+            )
+        seen.add(offset)
         type_num, size, at = _entry_header(data, offset)
-        if type_num in _WHOLE or size > limit:
-            if size > limit:
-                raise ObjectTooLargeError(_too_large(size, limit))
+        if size > limit:
+            raise ObjectTooLargeError(_too_large(size, limit))
+        if type_num in _WHOLE:
             return
         if type_num == _OFS_DELTA:
             byte = data[at]
@@ -362,18 +423,39 @@ def _refuse_oversized(reader: _PackReader, offset: int, limit: int) -> None:
             base = reader.offset(bytes(data[at : at + 20]))
             at += 20
         else:
-            return  # not an entry: dulwich says so
-        try:
-            head = zlib.decompressobj().decompress(data[at : at + 64], 20)
-        except zlib.error:
-            return
-        base_size, pos = _delta_size(head, 0)
-        made, _ = _delta_size(head, pos)
-        if max(base_size, made) > limit:
-            raise ObjectTooLargeError(_too_large(max(base_size, made), limit))
-        if base is None or not 0 < base < offset:
+            return  # not an entry: dulwich refuses it
+        made = max(_delta_sizes(data, at))
+        if made > limit:
+            raise ObjectTooLargeError(_too_large(made, limit))
+        if base is None or base < _PACK_HEADER:
             return
         offset = base
+
+
+def _delta_sizes(data: mmap.mmap, at: int) -> tuple[int, int]:
+    """Returns the two sizes a delta's zlib stream at ``at`` starts with.
+
+    Inflated no further than those (at most 20 bytes), from at most its
+    first mebibyte: a stream may start with empty blocks.
+
+    Raises:
+        ObjectTooLargeError: they cannot be read there.
+    """
+    stream = zlib.decompressobj()
+    head = b""
+    fed, end = at, min(len(data), at + _HEAD_MOST)
+    try:
+        while len(head) < 20 and not stream.eof and fed < end:
+            chunk = data[fed : min(fed + 4096, end)]
+            fed += len(chunk)
+            head += stream.decompress(chunk, 20 - len(head))
+    except zlib.error:
+        head = b""
+    base, pos = _delta_size(head, 0)
+    made, _ = _delta_size(head, pos)
+    if base < 0 or made < 0:
+        raise ObjectTooLargeError("it holds a delta whose sizes cannot be read")
+    return base, made
 
 
 def _entry_header(data: mmap.mmap, offset: int) -> tuple[int, int, int]:
@@ -389,7 +471,10 @@ def _entry_header(data: mmap.mmap, offset: int) -> tuple[int, int, int]:
 
 
 def _delta_size(head: bytes, at: int) -> tuple[int, int]:
-    """Returns a size in a delta's header (7 bits a byte), and where it ends."""
+    """Returns a size in a delta's header (7 bits a byte), and where it ends.
+
+    -1 for a size cut short.
+    """
     value = shift = 0
     while at < len(head):
         byte = head[at]
@@ -398,7 +483,7 @@ def _delta_size(head: bytes, at: int) -> tuple[int, int]:
         if not byte & 0x80:
             return value, at
         shift += 7
-    return 0, at  # cut short: what dulwich reads decides
+    return -1, at + 1
 
 
 def _too_large(size: int, limit: int) -> str:

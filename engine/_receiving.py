@@ -39,7 +39,7 @@ from dulwich.pack import (
 
 from ctx.engine._objects import MAX_OBJECT_BYTES
 
-__all__ = ["RECEIVED_NAME", "Received", "index_received"]
+__all__ = ["MAX_RECEIVED_BYTES", "RECEIVED_NAME", "Received", "index_received"]
 
 RECEIVED_NAME = "incoming.pack"
 """The file in the quarantine's pack folder that a received pack is written to."""
@@ -57,6 +57,11 @@ _SHA_SIZE = 20
 _HEADER = 12
 _MORE = 64 * 1024
 """What is fed to zlib again when an object's stream did not end yet."""
+
+MAX_RECEIVED_BYTES = 2 << 30
+"""The most the objects of one received pack may make, together: each is
+held in memory until the checks have read it. Deltas of 45 bytes each can
+make a different object of 60 MiB, under :data:`MAX_OBJECT_BYTES` every one."""
 
 _MAX_RATIO = 1032
 """The most zlib's deflate inflates one byte into."""
@@ -131,6 +136,8 @@ class _Walk:
         self._offset_of: dict[bytes, int] = {}
         self._crcs: dict[int, int] = {}
         self._entries: list[PackIndexEntry] = []
+        self._made = 0
+        """The bytes of every object made so far, all held in ``found``."""
 
     def run(self) -> list[PackIndexEntry]:
         """Returns the index entry of every object, each resolved and kept."""
@@ -173,6 +180,12 @@ class _Walk:
         return self._entries
 
     def _keep(self, offset: int, kind: int, content: bytes) -> None:
+        self._made += len(content)
+        if self._made > MAX_RECEIVED_BYTES:  # each object small, their sum not
+            raise ValueError(
+                f"its objects make more than the "
+                f"{MAX_RECEIVED_BYTES // (1 << 20):,} MiB a fetch takes"
+            )
         digest = hashlib.sha1(b"%s %d\0" % (_TYPE_NAMES[kind], len(content)))
         digest.update(content)
         raw = digest.digest()
@@ -328,7 +341,7 @@ def _inflate(view: memoryview, pos: int, end: int, size: int) -> tuple[bytes, in
             f"{MAX_OBJECT_BYTES // (1024 * 1024)} MiB a store takes"
         )
     if size > _MAX_RATIO * (end - pos):
-        raise ValueError(f"an object's size, {size}, is more than its data holds")
+        raise ValueError(f"an object's size, {size:,}, is more than its data holds")
     stream = zlib.decompressobj()
     fed = min(end, pos + size + 64 + size // 100)
     out = stream.decompress(view[pos:fed], size + 1)

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import binascii
+import hashlib
+import zlib
 from pathlib import Path
 
 import pytest
+from dulwich.pack import write_pack_index
+from dulwich.repo import Repo
 
 from ctx.engine import Draft, Store, list_memories, log, pack_loose, remember
-from ctx.engine._objects import ObjectStore, index_offsets
+from ctx.engine._objects import (
+    ObjectStore,
+    ObjectTooLargeError,
+    index_offsets,
+    open_repository,
+)
 
 
 def test_loose_objects_are_read_without_rescanning_the_packs(
@@ -95,3 +105,152 @@ def test_a_broken_pack_index_is_left_to_dulwich(tmp_path, disk_store, intent):
     broken.write_bytes(raw)
     assert index_offsets(str(broken)) is None
     assert index_offsets(str(tmp_path / "none.idx")) is None
+
+
+# A repository not trusted (a clone's source on this machine) read with a
+# limit of 1 MiB: each bomb below would make 4 MiB if the guard let it.
+KIB = 1 << 10
+LIMIT = 1 << 20
+
+
+def _entry_header(kind: int, size: int) -> bytes:
+    out = bytearray([kind << 4 | size & 0x0F])
+    size >>= 4
+    while size:
+        out[-1] |= 0x80
+        out.append(size & 0x7F)
+        size >>= 7
+    return bytes(out)
+
+
+def _size(size: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append(size & 0x7F | (0x80 if size > 0x7F else 0))
+        size >>= 7
+        if not size:
+            return bytes(out)
+
+
+def _ofs(distance: int) -> bytes:
+    out = [distance & 0x7F]
+    distance >>= 7
+    while distance:
+        distance -= 1
+        out.append(0x80 | distance & 0x7F)
+        distance >>= 7
+    return bytes(reversed(out))
+
+
+def _blob_id(data: bytes) -> bytes:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).digest()
+
+
+_ZEROS = bytes(64 * KIB)
+_BASE = _blob_id(_ZEROS)
+_BASE_ENTRY = _entry_header(3, len(_ZEROS)) + zlib.compress(_ZEROS)
+_BOMB = _size(len(_ZEROS)) + _size(4 << 20) + b"\x80" * 64  # copy 64 KiB, 64 times
+_SMALL = _size(10) + _size(10) + b"\x0a" + b"0123456789"
+_ASKED = hashlib.sha1(b"the id asked for").digest()
+
+
+def _write_pack(objects: Path, entries: list[tuple[bytes | None, bytes]]) -> None:
+    body = b"PACK" + (2).to_bytes(4, "big") + len(entries).to_bytes(4, "big")
+    rows = []
+    for sha, entry in entries:
+        rows.append((sha, len(body), binascii.crc32(entry)))
+        body += entry
+    pack = body + hashlib.sha1(body).digest()
+    (objects / "pack").mkdir(parents=True, exist_ok=True)
+    name = objects / "pack" / f"pack-{pack[-20:].hex()}"
+    name.with_suffix(".pack").write_bytes(pack)
+    with open(f"{name}.idx", "wb") as f:
+        write_pack_index(f, sorted(r for r in rows if r[0] is not None), pack[-20:])
+
+
+def _padded(data: bytes) -> bytes:
+    """zlib of ``data`` after sixteen empty stored blocks (valid, and slow to start)."""
+    raw = zlib.compressobj(9, zlib.DEFLATED, -15)
+    body = b"\x00\x00\x00\xff\xff" * 16 + raw.compress(data) + raw.flush()
+    return b"\x78\x01" + body + zlib.adler32(data).to_bytes(4, "big")
+
+
+def _bomb_delta(entry_zlib=zlib.compress) -> bytes:
+    return _entry_header(7, len(_BOMB)) + _BASE + entry_zlib(_BOMB)
+
+
+def _whole(objects: Path) -> None:
+    big = bytes(4 << 20)
+    _write_pack(objects, [(_ASKED, _entry_header(3, len(big)) + zlib.compress(big))])
+
+
+def _delta(objects: Path) -> None:
+    _write_pack(objects, [(_BASE, _BASE_ENTRY), (_ASKED, _bomb_delta())])
+
+
+def _slow_start(objects: Path) -> None:
+    _write_pack(objects, [(_BASE, _BASE_ENTRY), (_ASKED, _bomb_delta(_padded))])
+
+
+def _deep(objects: Path) -> None:
+    entries = [(_BASE, _BASE_ENTRY)]
+    at = [12, 12 + len(_BASE_ENTRY)]
+    bomb = _entry_header(6, len(_BOMB)) + _ofs(at[1] - at[0]) + zlib.compress(_BOMB)
+    entries.append((hashlib.sha1(b"0").digest(), bomb))
+    end = at[1] + len(bomb)
+    for n in range(1, 5002):  # deeper than git makes, over the bomb
+        entry = (
+            _entry_header(6, len(_SMALL)) + _ofs(end - at[-1]) + zlib.compress(_SMALL)
+        )
+        sha = _ASKED if n == 5001 else hashlib.sha1(b"%d" % n).digest()
+        entries.append((sha, entry))
+        at.append(end)
+        end += len(entry)
+    _write_pack(objects, entries)
+
+
+def _base_after(objects: Path) -> None:
+    middle = hashlib.sha1(b"middle").digest()
+    top = _entry_header(7, len(_SMALL)) + middle + zlib.compress(_SMALL)
+    _write_pack(objects, [(_ASKED, top), (_BASE, _BASE_ENTRY), (middle, _bomb_delta())])
+
+
+def _two_packs(objects: Path) -> None:
+    nowhere = hashlib.sha1(b"nowhere").digest()
+    on_nothing = _entry_header(7, len(_SMALL)) + nowhere + zlib.compress(_SMALL)
+    _write_pack(objects, [(_ASKED, on_nothing)])
+    _delta(objects)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [_whole, _delta, _slow_start, _deep, _base_after, _two_packs],
+    ids=["whole", "delta", "slow-start", "deeper-than-git", "base-after", "two-packs"],
+)
+def test_a_repository_not_trusted_never_makes_an_object_over_the_limit(
+    tmp_path: Path, build
+):
+    git_dir = tmp_path / "r.git"
+    Repo.init_bare(str(git_dir), mkdir=True).close()
+    build(git_dir / "objects")
+    repo = open_repository(git_dir, untrusted=True)
+    repo.object_store.limit = LIMIT
+    with pytest.raises(ObjectTooLargeError):
+        repo.object_store.get_raw(binascii.hexlify(_ASKED))
+    repo.close()
+
+
+def test_a_repository_not_trusted_has_no_alternates(tmp_path: Path):
+    git_dir = tmp_path / "r.git"
+    Repo.init_bare(str(git_dir), mkdir=True).close()
+    other = tmp_path / "other" / "objects"
+    _delta(other)
+    (git_dir / "objects" / "info").mkdir(exist_ok=True)
+    (git_dir / "objects" / "info" / "alternates").write_text(f"{other}\n")
+    repo = open_repository(git_dir, untrusted=True)
+    with pytest.raises(KeyError):
+        repo.object_store.get_raw(binascii.hexlify(_ASKED))
+    repo.close()
+    trusted = open_repository(git_dir)
+    assert trusted.object_store.alternates  # the store's own reads keep them
+    trusted.close()

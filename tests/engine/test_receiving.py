@@ -300,7 +300,33 @@ def test_a_delta_that_makes_too_large_an_object_is_refused_before_it_is_applied(
 
 
 def test_a_whole_object_too_large_is_refused_before_it_is_inflated(tmp_path: Path):
-    zeros = bytes(65 << 20)
-    blob = entry_header(3, len(zeros)) + zlib.compress(zeros, 1)
+    stream = zlib.compressobj(1)
+    data = b"".join(stream.compress(bytes(1 << 20)) for _ in range(65))
+    blob = entry_header(3, 65 << 20) + data + stream.flush()
     with pytest.raises(ValueError, match="more than the 64 MiB a store takes"):
         received(tmp_path, one_entry_pack(blob))
+
+
+def test_a_pack_whose_objects_make_too_much_together_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Each delta makes a different mebibyte from 64 KiB of zeros, under the
+    # limit of one object; together they pass what a fetch takes (3 MiB
+    # here, 2 GiB by default: deltas of 45 bytes each made 60 MiB).
+    from ctx.engine import _receiving
+
+    monkeypatch.setattr(_receiving, "MAX_RECEIVED_BYTES", 3 << 20)
+    zeros = bytes(64 << 10)
+    blob = entry_header(3, len(zeros)) + zlib.compress(zeros)
+    on_blob = hashlib.sha1(b"blob %d\0" % len(zeros) + zeros).digest()
+    deltas = []
+    for n in range(4):
+        delta = delta_size(len(zeros)) + delta_size((1 << 20) + 1)
+        delta += b"\x80" * 16 + b"\x01" + bytes([n])  # 16 copies, then one byte
+        deltas.append(entry_header(7, len(delta)) + on_blob + zlib.compress(delta))
+    with pytest.raises(ValueError, match="more than the 3 MiB a fetch takes"):
+        received(tmp_path, pack_of(blob, *deltas))
+    monkeypatch.setattr(_receiving, "MAX_RECEIVED_BYTES", 8 << 20)
+    (tmp_path / "again").mkdir()
+    found, _ = received(tmp_path / "again", pack_of(blob, *deltas))
+    assert len(found) == 5
