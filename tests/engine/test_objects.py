@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from dulwich.pack import write_pack_index
 from dulwich.repo import Repo
+from packs_by_hand import delta_size, entry_header, ofs_distance
 
 from ctx.engine import Draft, Store, list_memories, log, pack_loose, remember
 from ctx.engine._objects import (
@@ -113,44 +114,17 @@ KIB = 1 << 10
 LIMIT = 1 << 20
 
 
-def _entry_header(kind: int, size: int) -> bytes:
-    out = bytearray([kind << 4 | size & 0x0F])
-    size >>= 4
-    while size:
-        out[-1] |= 0x80
-        out.append(size & 0x7F)
-        size >>= 7
-    return bytes(out)
-
-
-def _size(size: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append(size & 0x7F | (0x80 if size > 0x7F else 0))
-        size >>= 7
-        if not size:
-            return bytes(out)
-
-
-def _ofs(distance: int) -> bytes:
-    out = [distance & 0x7F]
-    distance >>= 7
-    while distance:
-        distance -= 1
-        out.append(0x80 | distance & 0x7F)
-        distance >>= 7
-    return bytes(reversed(out))
-
-
 def _blob_id(data: bytes) -> bytes:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).digest()
 
 
 _ZEROS = bytes(64 * KIB)
 _BASE = _blob_id(_ZEROS)
-_BASE_ENTRY = _entry_header(3, len(_ZEROS)) + zlib.compress(_ZEROS)
-_BOMB = _size(len(_ZEROS)) + _size(4 << 20) + b"\x80" * 64  # copy 64 KiB, 64 times
-_SMALL = _size(10) + _size(10) + b"\x0a" + b"0123456789"
+_BASE_ENTRY = entry_header(3, len(_ZEROS)) + zlib.compress(_ZEROS)
+_BOMB = (
+    delta_size(len(_ZEROS)) + delta_size(4 << 20) + b"\x80" * 64
+)  # copy 64 KiB, 64 times
+_SMALL = delta_size(10) + delta_size(10) + b"\x0a" + b"0123456789"
 _ASKED = hashlib.sha1(b"the id asked for").digest()
 
 
@@ -176,12 +150,12 @@ def _padded(data: bytes) -> bytes:
 
 
 def _bomb_delta(entry_zlib=zlib.compress) -> bytes:
-    return _entry_header(7, len(_BOMB)) + _BASE + entry_zlib(_BOMB)
+    return entry_header(7, len(_BOMB)) + _BASE + entry_zlib(_BOMB)
 
 
 def _whole(objects: Path) -> None:
     big = bytes(4 << 20)
-    _write_pack(objects, [(_ASKED, _entry_header(3, len(big)) + zlib.compress(big))])
+    _write_pack(objects, [(_ASKED, entry_header(3, len(big)) + zlib.compress(big))])
 
 
 def _delta(objects: Path) -> None:
@@ -195,12 +169,16 @@ def _slow_start(objects: Path) -> None:
 def _deep(objects: Path) -> None:
     entries = [(_BASE, _BASE_ENTRY)]
     at = [12, 12 + len(_BASE_ENTRY)]
-    bomb = _entry_header(6, len(_BOMB)) + _ofs(at[1] - at[0]) + zlib.compress(_BOMB)
+    bomb = (
+        entry_header(6, len(_BOMB)) + ofs_distance(at[1] - at[0]) + zlib.compress(_BOMB)
+    )
     entries.append((hashlib.sha1(b"0").digest(), bomb))
     end = at[1] + len(bomb)
     for n in range(1, 5002):  # deeper than git makes, over the bomb
         entry = (
-            _entry_header(6, len(_SMALL)) + _ofs(end - at[-1]) + zlib.compress(_SMALL)
+            entry_header(6, len(_SMALL))
+            + ofs_distance(end - at[-1])
+            + zlib.compress(_SMALL)
         )
         sha = _ASKED if n == 5001 else hashlib.sha1(b"%d" % n).digest()
         entries.append((sha, entry))
@@ -211,13 +189,13 @@ def _deep(objects: Path) -> None:
 
 def _base_after(objects: Path) -> None:
     middle = hashlib.sha1(b"middle").digest()
-    top = _entry_header(7, len(_SMALL)) + middle + zlib.compress(_SMALL)
+    top = entry_header(7, len(_SMALL)) + middle + zlib.compress(_SMALL)
     _write_pack(objects, [(_ASKED, top), (_BASE, _BASE_ENTRY), (middle, _bomb_delta())])
 
 
 def _two_packs(objects: Path) -> None:
     nowhere = hashlib.sha1(b"nowhere").digest()
-    on_nothing = _entry_header(7, len(_SMALL)) + nowhere + zlib.compress(_SMALL)
+    on_nothing = entry_header(7, len(_SMALL)) + nowhere + zlib.compress(_SMALL)
     _write_pack(objects, [(_ASKED, on_nothing)])
     _delta(objects)
 

@@ -19,6 +19,7 @@ from dulwich.errors import ChecksumMismatch
 from dulwich.object_store import DiskObjectStore
 from dulwich.pack import UnresolvedDeltas
 from hostile_repos import GIT, GIT_ENV, git
+from packs_by_hand import delta_size, entry_header
 
 from ctx.engine._receiving import RECEIVED_NAME, index_received
 
@@ -198,17 +199,6 @@ def test_a_damaged_pack_is_refused(tmp_path: Path, how: str):
     assert refused.returncode != 0  # git refuses it too
 
 
-def entry_header(kind: int, size: int) -> bytes:
-    """A pack entry's type and size, as git writes them."""
-    out = bytearray([kind << 4 | size & 0x0F])
-    size >>= 4
-    while size:
-        out[-1] |= 0x80
-        out.append(size & 0x7F)
-        size >>= 7
-    return bytes(out)
-
-
 def one_entry_pack(entry: bytes) -> bytes:
     body = b"PACK" + (2).to_bytes(4, "big") + (1).to_bytes(4, "big") + entry
     return body + hashlib.sha1(body).digest()
@@ -238,16 +228,6 @@ def pack_of(*entries: bytes) -> bytes:
     body = b"PACK" + (2).to_bytes(4, "big") + len(entries).to_bytes(4, "big")
     body += b"".join(entries)
     return body + hashlib.sha1(body).digest()
-
-
-def delta_size(size: int) -> bytes:
-    """A size in a delta's header: 7 bits a byte, least first."""
-    out = bytearray()
-    while True:
-        out.append(size & 0x7F | (0x80 if size > 0x7F else 0))
-        size >>= 7
-        if not size:
-            return bytes(out)
 
 
 @pytest.mark.parametrize(
