@@ -610,6 +610,9 @@ from .redaction import (
 from .redaction import (
     redact_text as redact_text,
 )
+from .reflogs import (
+    ReflogEntry as ReflogEntry,
+)
 from .remotes import (
     RemoteInfo as RemoteInfo,
 )
@@ -708,9 +711,6 @@ from .store import (
 )
 from .store import (
     CommitInfo as CommitInfo,
-)
-from .store import (
-    ReflogEntry as ReflogEntry,
 )
 from .store import (
     Store as Store,

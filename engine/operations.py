@@ -25,7 +25,8 @@ from ctx.engine.branches import target_branch
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.ids import CommitId
 from ctx.engine.model import Outcome
-from ctx.engine.store import ReflogEntry, Store
+from ctx.engine.reflogs import ReflogEntry, logged_branches, reflog
+from ctx.engine.store import Store
 from ctx.engine.wording import plural
 
 __all__ = ["Operation", "UndoResult", "op_log", "undo"]
@@ -84,7 +85,7 @@ class UndoResult(Outcome, frozen=True, kw_only=True):
 
 
 def _operations(store: Store, branch: str) -> list[Operation]:
-    entries = store.reflog(branch)
+    entries = reflog(store, branch)
     return [
         Operation(
             id=f"{branch}@{n}",
@@ -115,7 +116,7 @@ def op_log(store: Store, branch: str | None = None) -> list[Operation]:
     commit that brings the branch back. Moves of two branches within the
     same second (the reflog's resolution) come in reverse order of name.
     """
-    names = [branch] if branch else store.logged_branches()
+    names = [branch] if branch else logged_branches(store)
     ops = [op for name in names for op in _operations(store, name)]
     # The reflog keeps whole seconds. The sort is stable, and each branch's
     # moves are oldest first before reversing, so one branch's moves keep

@@ -58,10 +58,11 @@ from ctx.engine.errors import (
 from ctx.engine.history import History
 from ctx.engine.ids import CommitId
 from ctx.engine.model import Intent
+from ctx.engine.reflogs import drop_unfinished_line
 from ctx.engine.screen import PendingWrite, Screen
 from ctx.engine.snapshot import Snapshot
 
-__all__ = ["Clock", "CommitInfo", "ReflogEntry", "Store", "check_branch_name"]
+__all__ = ["Clock", "CommitInfo", "Store", "check_branch_name"]
 
 Clock = Callable[[], datetime]
 """Returns the current time (timezone aware); injected, never read here."""
@@ -95,15 +96,6 @@ class CommitInfo(msgspec.Struct, frozen=True, kw_only=True):
     author: str
     summary: str
     intent: Intent | None = None
-
-
-class ReflogEntry(msgspec.Struct, frozen=True, kw_only=True):
-    """One move of a branch, oldest first in :meth:`Store.reflog`."""
-
-    old: CommitId | None
-    new: CommitId | None
-    time: datetime
-    message: str
 
 
 def check_branch_name(name: str) -> str:
@@ -377,7 +369,7 @@ class Store:
         except OSError as exc:
             error = self._refused(exc)
             if new is not None:
-                self._drop_unfinished_log_line(branch, new)
+                drop_unfinished_line(self.repo, branch, new)
             raise error from exc
 
     def _move_branch(
@@ -408,26 +400,6 @@ class Store:
             if not ok:
                 raise ConflictError(f"Branch {branch!r} moved during the operation.")
             return
-
-    def _drop_unfinished_log_line(self, branch: str, new: CommitId) -> None:
-        # dulwich appends the reflog line before renaming the ref's lock into
-        # place: a move the disk refused may leave that line torn (which
-        # would swallow the next move's line) or whole though the branch did
-        # not move. Either is cut off; nothing is written, only truncated.
-        if not isinstance(self.repo, Repo):
-            return
-        path = Path(self.repo.controldir()) / "logs" / "refs" / "heads" / branch
-        with contextlib.suppress(OSError):
-            tip = self.repo.refs.read_ref(_ref(branch))
-            with path.open("r+b") as log:
-                data = log.read()
-                keep = data.rfind(b"\n") + 1  # a torn line goes
-                last = data.rfind(b"\n", 0, max(keep - 1, 0)) + 1
-                fields = data[last:keep].split(b" ", 2)
-                if keep and fields[1:2] == [new.encode()] and tip != new.encode():
-                    keep = last  # so does a whole one for a move not made
-                if keep < len(data):
-                    log.truncate(keep)
 
     @contextmanager
     def _disk_errors(self) -> Iterator[None]:
@@ -493,71 +465,6 @@ class Store:
                 if held.previous_ns <= mtime <= held.previous_ns + 1_000_000_000:
                     os.unlink(lockfile)
         held.clear()
-
-    def logged_branches(self) -> list[str]:
-        """Returns every branch with a logged move, deleted ones too, sorted."""
-        if isinstance(self.repo, MemoryRepo):
-            names = {entry[0] for entry in self.repo._reflog}
-            return sorted(
-                name[len(_HEADS) :].decode("utf-8")
-                for name in names
-                if name.startswith(_HEADS)
-            )
-        assert isinstance(self.repo, Repo)
-        logs = Path(self.repo.controldir()) / "logs" / "refs" / "heads"
-        if not logs.is_dir():
-            return []
-        return sorted(
-            path.relative_to(logs).as_posix()
-            for path in logs.rglob("*")
-            if path.is_file()
-        )
-
-    def reflog(self, branch: str) -> list[ReflogEntry]:
-        """Returns every logged move of ``branch``, oldest first.
-
-        A torn last line (a writer killed mid-append) is skipped.
-        """
-        from dulwich.reflog import parse_reflog_line
-
-        ref = _HEADS + branch.encode()
-        raw: list[tuple[bytes, bytes, int, int, bytes]] = []
-        if isinstance(self.repo, MemoryRepo):
-            for entry in self.repo._reflog:
-                if entry[0] == ref:
-                    raw.append(
-                        (
-                            entry[1] or b"0" * 40,
-                            entry[2] or b"0" * 40,
-                            entry[4],
-                            entry[5],
-                            entry[6],
-                        )
-                    )
-        else:
-            assert isinstance(self.repo, Repo)
-            path = Path(self.repo.controldir()) / "logs" / "refs" / "heads" / branch
-            try:
-                lines = path.read_bytes().split(b"\n")
-            except FileNotFoundError:
-                lines = []
-            for line in lines:
-                try:
-                    e = parse_reflog_line(line)
-                except (ValueError, IndexError):
-                    continue
-                raw.append((e.old_sha, e.new_sha, e.timestamp, e.timezone, e.message))
-        out = []
-        for old, new, ts, tz, msg in raw:
-            out.append(
-                ReflogEntry(
-                    old=None if old.strip(b"0") == b"" else CommitId(old.decode()),
-                    new=None if new.strip(b"0") == b"" else CommitId(new.decode()),
-                    time=datetime.fromtimestamp(ts, timezone(timedelta(seconds=tz))),
-                    message=msg.decode("utf-8", "replace"),
-                )
-            )
-        return out
 
     # -- reading --------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from ctx.engine import (
     remember,
     switch_branch,
 )
+from ctx.engine.reflogs import reflog
 
 
 def test_branches_are_independent(store, intent):
@@ -51,7 +52,7 @@ def test_bad_branch_names_are_refused(store, name):
 def test_branch_errors(store, intent):
     created = create_branch(store, "x")
     assert (created.name, created.deleted) == ("x", False)
-    assert store.reflog("x")[-1].message == "ctx branch: created from HEAD"
+    assert reflog(store, "x")[-1].message == "ctx branch: created from HEAD"
     with pytest.raises(ConflictError, match="Branch 'x' already exists"):
         create_branch(store, "x")
     with pytest.raises(RefNotFoundError):

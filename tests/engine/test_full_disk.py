@@ -21,6 +21,7 @@ import ctx.engine.ids
 from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.engine.errors import DiskFullError, StoreError
+from ctx.engine.reflogs import reflog
 
 T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
 WHO = Intent(agent="tester", intent="observe")
@@ -111,8 +112,8 @@ def refuse_at(tmp_path: Path, drafts: list[Draft], room: int) -> None:
         check_every_object(again)
         written = engine.remember_many(again, drafts, WHO)
         assert written.ids
-        assert again.reflog("main")[-1].new == again.branch_tip("main")
-        assert [e.new for e in again.reflog("main")][-2] == tip
+        assert reflog(again, "main")[-1].new == again.branch_tip("main")
+        assert [e.new for e in reflog(again, "main")][-2] == tip
         check_every_object(again)
     finally:
         again.close()

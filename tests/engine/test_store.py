@@ -19,6 +19,7 @@ from ctx.engine import (
     remember_many,
     status,
 )
+from ctx.engine.reflogs import reflog
 
 
 def test_open_refuses_what_is_not_a_store(tmp_path, clock):
@@ -180,7 +181,7 @@ def test_a_write_is_rebuilt_on_a_tip_that_moved_under_it(store, intent, clock):
     tree = store.snapshot(result.id)
     assert tree.read("counter") == b"2"  # both increments, none lost
     assert tree.read("by/theirs") == tree.read("by/ours") == b"x"
-    assert [(e.old, e.new) for e in store.reflog("main")][-2:] == [
+    assert [(e.old, e.new) for e in reflog(store, "main")][-2:] == [
         (start, theirs[0].id),
         (theirs[0].id, result.id),
     ]

@@ -14,6 +14,7 @@ from mcp import Client
 
 from ctx import engine
 from ctx.engine import Store
+from ctx.engine.reflogs import reflog
 from ctx.hub import FollowingStore, Workspace
 from ctx.hub.agents.mcp_server import build_server
 from ctx.hub.code_branches import sync_at_start
@@ -67,7 +68,7 @@ def test_reads_see_the_ancestor_until_a_write_creates_the_branch(store_dir, code
         assert store.head_branch() == "feature/x"
         assert store.branches() == ["feature/x", "main"]
         assert store.branch_tip("feature/x") == store.branch_tip("main")
-        [entry] = store.reflog("feature/x")
+        [entry] = reflog(store, "feature/x")
         assert entry.message == "ctx: created for code branch feature/x from main"
     finally:
         ws.close()
