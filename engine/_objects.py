@@ -37,8 +37,12 @@ from dulwich.repo import Repo
 
 __all__ = [
     "MAX_OBJECT_BYTES",
+    "OFS_DELTA",
+    "REF_DELTA",
     "ObjectStore",
     "ObjectTooLargeError",
+    "delta_header_size",
+    "entry_header",
     "index_offsets",
     "inflate_at",
     "open_repository",
@@ -54,8 +58,10 @@ layout keeps trees small, so nothing a store writes comes near it. A delta
 of a few kilobytes can say it copies its base thousands of times: a pack
 of 30 KB would make gigabytes, and the process would die for want of
 memory before any check saw the object."""
-_OFS_DELTA = 6
-_REF_DELTA = 7
+OFS_DELTA = 6
+"""A pack entry that is a delta on the entry so many bytes before it."""
+REF_DELTA = 7
+"""A pack entry that is a delta on the object of the id that follows."""
 _CHAIN_MOST = 5000  # git's deepest is 4095
 _HEAD_MOST = 1 << 20  # the most of a delta's stream read for its two sizes
 _PACK_HEADER = 12
@@ -405,21 +411,24 @@ def _refuse_oversized(reader: _PackReader, offset: int, limit: int) -> None:
                 "that comes back on itself"
             )
         seen.add(offset)
-        type_num, size, at = _entry_header(data, offset)
+        try:
+            type_num, size, at = entry_header(data, offset, len(data))
+        except ValueError:
+            raise ObjectTooLargeError("it holds a pack entry that ends early") from None
         if size > limit:
             raise ObjectTooLargeError(_too_large(size, limit))
         if type_num in _WHOLE:
             return
-        if type_num == _OFS_DELTA:
+        if type_num == OFS_DELTA:
             byte = data[at]
             distance = byte & 0x7F
-            while byte & 0x80:
+            while byte & 0x80 and at + 1 < len(data):
                 at += 1
                 byte = data[at]
                 distance = ((distance + 1) << 7) | (byte & 0x7F)
             at += 1
             base: int | None = offset - distance
-        elif type_num == _REF_DELTA:
+        elif type_num == REF_DELTA:
             base = reader.offset(bytes(data[at : at + 20]))
             at += 20
         else:
@@ -451,39 +460,55 @@ def _delta_sizes(data: mmap.mmap, at: int) -> tuple[int, int]:
             head += stream.decompress(chunk, 20 - len(head))
     except zlib.error:
         head = b""
-    base, pos = _delta_size(head, 0)
-    made, _ = _delta_size(head, pos)
-    if base < 0 or made < 0:
-        raise ObjectTooLargeError("it holds a delta whose sizes cannot be read")
+    try:
+        base, pos = delta_header_size(head, 0)
+        made, _ = delta_header_size(head, pos)
+    except ValueError:
+        raise ObjectTooLargeError(
+            "it holds a delta whose sizes cannot be read"
+        ) from None
     return base, made
 
 
-def _entry_header(data: mmap.mmap, offset: int) -> tuple[int, int, int]:
-    """Returns a pack entry's type, its size, and where what follows starts."""
-    byte = data[offset]
-    type_num, size, shift, at = (byte >> 4) & 7, byte & 15, 4, offset
+def entry_header(data: bytes | mmap.mmap, pos: int, end: int) -> tuple[int, int, int]:
+    """Returns a pack entry's type, its inflated size, and where what follows starts.
+
+    Raises:
+        ValueError: the header passes ``end``.
+    """
+    if pos >= end:
+        raise ValueError("it ends early")
+    byte = data[pos]
+    kind, size, shift = byte >> 4 & 7, byte & 0x0F, 4
+    pos += 1
     while byte & 0x80:
-        at += 1
-        byte = data[at]
+        if pos >= end:
+            raise ValueError("it ends early")
+        byte = data[pos]
         size |= (byte & 0x7F) << shift
         shift += 7
-    return type_num, size, at + 1
+        pos += 1
+    return kind, size, pos
 
 
-def _delta_size(head: bytes, at: int) -> tuple[int, int]:
-    """Returns a size in a delta's header (7 bits a byte), and where it ends.
+def delta_header_size(delta: bytes, at: int) -> tuple[int, int]:
+    """Returns a size in a delta's header, and where what follows starts.
 
-    -1 for a size cut short.
+    7 bits a byte, the least significant first.
+
+    Raises:
+        ValueError: the delta ends within it.
     """
     value = shift = 0
-    while at < len(head):
-        byte = head[at]
+    while True:
+        if at >= len(delta):
+            raise ValueError("a delta ends within its header")
+        byte = delta[at]
         value |= (byte & 0x7F) << shift
+        shift += 7
         at += 1
         if not byte & 0x80:
             return value, at
-        shift += 7
-    return -1, at + 1
 
 
 def _too_large(size: int, limit: int) -> str:

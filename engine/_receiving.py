@@ -37,7 +37,13 @@ from dulwich.pack import (
     write_pack_index,
 )
 
-from ctx.engine._objects import MAX_OBJECT_BYTES
+from ctx.engine._objects import (
+    MAX_OBJECT_BYTES,
+    OFS_DELTA,
+    REF_DELTA,
+    delta_header_size,
+    entry_header,
+)
 
 __all__ = ["MAX_RECEIVED_BYTES", "RECEIVED_NAME", "Received", "index_received"]
 
@@ -51,8 +57,6 @@ Received = dict[ObjectID, tuple[int, bytes]]
 """Every object of a pack, by id: its type number and its content."""
 
 _TYPE_NAMES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
-_OFS_DELTA = 6
-_REF_DELTA = 7
 _SHA_SIZE = 20
 _HEADER = 12
 _MORE = 64 * 1024
@@ -148,14 +152,14 @@ class _Walk:
         pos = _HEADER
         for _ in range(count):
             start = pos
-            kind, size, pos = _entry_header(data, pos, end)
+            kind, size, pos = entry_header(data, pos, end)
             base: int | bytes | None = None
-            if kind == _OFS_DELTA:
+            if kind == OFS_DELTA:
                 back, pos = _base_distance(data, pos, end)
                 base = start - back
                 if not _HEADER <= base < start:
                     raise ValueError(f"a delta at {start} has no base at {base}")
-            elif kind == _REF_DELTA:
+            elif kind == REF_DELTA:
                 if pos + _SHA_SIZE > end:
                     raise ValueError("it ends early")
                 base = data[pos : pos + _SHA_SIZE]
@@ -267,8 +271,8 @@ def _check_sizes(offset: int, source: bytes, delta: bytes) -> None:
     Raises:
         ValueError: the sizes cannot be.
     """
-    base, at = _size(delta, 0)
-    made, at = _size(delta, at)
+    base, at = delta_header_size(delta, 0)
+    made, at = delta_header_size(delta, at)
     if base != len(source):
         raise ValueError(f"a delta at {offset} is for a base of another size")
     if made > (len(delta) - at) * max(len(source), _INSERT_MOST):
@@ -281,40 +285,6 @@ def _check_sizes(offset: int, source: bytes, delta: bytes) -> None:
 
 
 _INSERT_MOST = 127
-
-
-def _size(delta: bytes, at: int) -> tuple[int, int]:
-    """Returns a size in a delta's header, and where what follows starts.
-
-    7 bits a byte, the least significant first.
-    """
-    value = shift = 0
-    while True:
-        if at >= len(delta):
-            raise ValueError("a delta ends within its header")
-        byte = delta[at]
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        at += 1
-        if not byte & 0x80:
-            return value, at
-
-
-def _entry_header(data: bytes, pos: int, end: int) -> tuple[int, int, int]:
-    """Returns an entry's type, its inflated size, and where what follows starts."""
-    if pos >= end:
-        raise ValueError("it ends early")
-    byte = data[pos]
-    kind, size, shift = byte >> 4 & 7, byte & 0x0F, 4
-    pos += 1
-    while byte & 0x80:
-        if pos >= end:
-            raise ValueError("it ends early")
-        byte = data[pos]
-        size |= (byte & 0x7F) << shift
-        shift += 7
-        pos += 1
-    return kind, size, pos
 
 
 def _base_distance(data: bytes, pos: int, end: int) -> tuple[int, int]:
