@@ -55,7 +55,6 @@ __all__ = [
     "WorkerSpec",
     "WorkerStore",
     "Workers",
-    "cores",
     "main",
     "spec_for",
 ]
@@ -302,13 +301,6 @@ def _how(code: int | None) -> str:
     return f"exit code {code}"
 
 
-def cores() -> int:
-    """Returns the cores this process may run on."""
-    from ctx.hub.embedders.minilm import cpu_count
-
-    return cpu_count()
-
-
 def spec_for(
     stores: Sequence[WorkerStore],
     port: int,
@@ -319,13 +311,15 @@ def spec_for(
     branch: str | None,
 ) -> WorkerSpec:
     """Returns what each of ``count`` workers (beside the first process) serves."""
+    from ctx.hub.embedders.minilm import cpu_count
+
     return WorkerSpec(
         stores=tuple(stores),
         host=host,
         port=port,
         # As many as one process runs alone at most (MiniLM's and e5's
         # default: two), shared among the processes.
-        threads=max(1, min(2, cores() // (count + 1))),
+        threads=max(1, min(2, cpu_count() // (count + 1))),
         agent=agent,
         branch=branch,
     )
