@@ -18,7 +18,7 @@ import blake3
 import numpy as np
 import numpy.typing as npt
 
-from ctx.hub.embedders import Embedder, embed_queries
+from ctx.hub.retrieval.embedders import Embedder, embed_queries
 
 DATA = Path(__file__).resolve().parent / ".data"
 

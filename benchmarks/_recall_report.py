@@ -14,7 +14,7 @@ from pathlib import Path
 
 from _bench_common import cpu_name
 
-from ctx.hub.index.vectors import CROSSOVER
+from ctx.hub.retrieval.index.vectors import CROSSOVER
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 SPAN_DAYS = 730
@@ -22,7 +22,7 @@ LONG_EVERY = 50
 """Every 50th memory is long: 2% of the store."""
 LONG_LINES = (40, 160)
 """A long memory's lines of 10-25 words: 700-2,800 words, a session or a
-document, embedded as passages (hub/index/passages.py)."""
+document, embedded as passages (hub/retrieval/index/passages.py)."""
 TIME_PHRASES = ("last week", "in March", "last month", "yesterday")
 LOADS: list[float] = []
 

@@ -49,7 +49,7 @@ from _bench_common import machine_lines
 from bench_recall import drafts
 
 from ctx.engine import Intent, Store, remember_many
-from ctx.hub.embedders.wordpiece import WordPieceTokenizer
+from ctx.hub.retrieval.embedders.wordpiece import WordPieceTokenizer
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / ".data" / "backlog"

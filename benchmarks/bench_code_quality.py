@@ -42,7 +42,7 @@ from _bench_common import cpu_name
 
 from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.search import WEIGHTS, find
-from ctx.hub.embedders import make_embedder
+from ctx.hub.retrieval.embedders import make_embedder
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / ".data" / "code_quality"

@@ -247,7 +247,7 @@ def label_as_minilm(index) -> None:
     import msgspec
 
     from ctx.hub.code.manifest import read_outline, write_outline
-    from ctx.hub.embedders import make_embedder
+    from ctx.hub.retrieval.embedders import make_embedder
 
     minilm = make_embedder({})
     outline = read_outline(index.folder)
@@ -259,7 +259,7 @@ def minilm_rate(index) -> tuple[float, float]:
     """(chunk texts per second, ms per query) of MiniLM on this tree's chunks."""
     from ctx.hub.code.reading import embed_text
     from ctx.hub.code.search import read_lines
-    from ctx.hub.embedders import make_embedder
+    from ctx.hub.retrieval.embedders import make_embedder
 
     root = Path(index.manifest.root)
     texts = []

@@ -1,7 +1,7 @@
 """Cranfield with long abstracts as passages, beside one vector per abstract.
 
 Some of Cranfield's 1,400 abstracts are longer than the embedder's window
-(``ctx.hub.index.passages.WINDOW_WORDS``), so passages change their
+(``ctx.hub.retrieval.index.passages.WINDOW_WORDS``), so passages change their
 vectors. This measures nDCG@10, recall@10 and MAP@50 (protocol of
 ``bench_quality.py``) in one run for: the reference plain BM25, ctx's
 hybrid ranking with the defaults on a store embedded as passages (the
@@ -25,10 +25,10 @@ from pathlib import Path
 import bench_quality as quality
 from _bench_common import cpu_name
 
-import ctx.hub.index.passages as passages_module
+import ctx.hub.retrieval.index.passages as passages_module
 from ctx.hub.config import RecallConfig
-from ctx.hub.embedders import make_embedder
-from ctx.hub.index.passages import passages
+from ctx.hub.retrieval.embedders import make_embedder
+from ctx.hub.retrieval.index.passages import passages
 
 RESULTS = Path(__file__).parent / "results" / "cranfield_passages.md"
 

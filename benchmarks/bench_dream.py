@@ -66,9 +66,8 @@ from ctx.hub.dream import Detector, Judge, Thresholds, judge_pair
 from ctx.hub.dream.cycle import run_cycle
 from ctx.hub.dream.detect import RARE_MIN, RARE_SHARE
 from ctx.hub.dream.rules import entities, recurrence, words
-from ctx.hub.embedders import Embedder, make_embedder
 from ctx.hub.hooks.session import editing
-from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.embedders import Embedder, make_embedder
 from ctx.hub.retrieval.feedback import (
     LoggedHit,
     LoggedRecall,
@@ -76,9 +75,10 @@ from ctx.hub.retrieval.feedback import (
     new_recall_id,
     record_feedback,
 )
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
-from ctx.hub.temporal.parse import parse_temporal
+from ctx.hub.retrieval.temporal.parse import parse_temporal
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "dream.md"

@@ -47,8 +47,8 @@ from ctx.hub.dream import Thresholds, judge_pair
 from ctx.hub.dream.cycle import run_cycle
 from ctx.hub.dream.detect import RARE_MIN, RARE_SHARE, recheck
 from ctx.hub.dream.rules import entities, words
-from ctx.hub.embedders import make_embedder
-from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.embedders import make_embedder
+from ctx.hub.retrieval.index.projection import Projection
 
 LABELS = Path(__file__).parent / "labels" / "dream_agent.json"
 RESULTS = Path(__file__).parent / "results" / "dream_agent.md"

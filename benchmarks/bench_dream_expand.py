@@ -54,11 +54,11 @@ from ctx import engine
 from ctx.engine import Adjacency
 from ctx.hub.config import RecallConfig
 from ctx.hub.dream.cycle import run_cycle
-from ctx.hub.embedders import make_embedder
-from ctx.hub.index.projection import Projection
-from ctx.hub.index.searcher import Searcher
-from ctx.hub.index.view import LiveView
 from ctx.hub.retrieval import ranking
+from ctx.hub.retrieval.embedders import make_embedder
+from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.index.searcher import Searcher
+from ctx.hub.retrieval.index.view import LiveView
 from ctx.hub.retrieval.ranking import Ranked, rank
 from ctx.hub.retrieval.sources import open_sources
 

@@ -45,13 +45,13 @@ from pathlib import Path
 import numpy as np
 from bench_quality import load_cranfield, load_reference
 
-from ctx.hub.embedders import (
+from ctx.hub.retrieval.embedders import (
     HashingEmbedder,
     MiniLMEmbedder,
     embed_queries,
     make_embedder,
 )
-from ctx.hub.embedders.hashing import _slot as hashing_slot
+from ctx.hub.retrieval.embedders.hashing import _slot as hashing_slot
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "embedders.md"
@@ -194,8 +194,8 @@ import time
 t0 = time.perf_counter()
 import onnxruntime
 t1 = time.perf_counter()
-from ctx.hub.embedders import MiniLMEmbedder
-from ctx.hub.embedders.wordpiece import WordPieceTokenizer
+from ctx.hub.retrieval.embedders import MiniLMEmbedder
+from ctx.hub.retrieval.embedders.wordpiece import WordPieceTokenizer
 WordPieceTokenizer()
 t2 = time.perf_counter()
 e = MiniLMEmbedder()

@@ -48,7 +48,7 @@ from _bench_common import cpu_name
 from _embed_cache import CachedEmbedder
 
 from ctx.hub.config import RecallConfig
-from ctx.hub.embedders import make_embedder
+from ctx.hub.retrieval.embedders import make_embedder
 from ctx.hub.retrieval.ranking import Ranked, Ranking, rank, relevant, weak_floor
 
 RESULTS = Path(__file__).parent / "results" / "empty_answers.md"

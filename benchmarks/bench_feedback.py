@@ -39,7 +39,7 @@ from _embed_cache import CachedEmbedder
 from bench_backlog import machine_lines
 from bench_quality import Corpus, load_locomo, load_reference
 
-import ctx.hub.index.projection as projection_module
+import ctx.hub.retrieval.index.projection as projection_module
 from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.hub.config import RecallConfig, load_config

@@ -52,11 +52,11 @@ import bench_sessions as sessions
 from _bench_common import cpu_name
 from _embed_cache import CachedEmbedder
 
-import ctx.hub.index.passages as passages_module
+import ctx.hub.retrieval.index.passages as passages_module
 from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.search import WEIGHTS
 from ctx.hub.config import RecallConfig
-from ctx.hub.embedders import make_embedder
+from ctx.hub.retrieval.embedders import make_embedder
 from ctx.hub.retrieval.ranking import rank, relevant
 
 RESULTS = Path(__file__).parent / "results" / "how_good.md"

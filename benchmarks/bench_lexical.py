@@ -47,7 +47,7 @@ from pathlib import Path
 import msgspec
 from _bench_common import cpu_name
 
-from ctx.hub.index.lexical import LexicalDoc, LexicalIndex
+from ctx.hub.retrieval.index.lexical import LexicalDoc, LexicalIndex
 
 RESULTS = Path(__file__).parent / "results" / "lexical.md"
 SEED = 20261122

@@ -1,6 +1,6 @@
 """How a long memory's vectors make its score: variants, on three sets at once.
 
-Passages (``ctx.hub.index.passages``) lifted LoCoMo at session level but
+Passages (``ctx.hub.retrieval.index.passages``) lifted LoCoMo at session level but
 cost Cranfield a little (0.419 -> 0.412 nDCG@10), whose abstracts are just
 over the embedder's window. This measures, in one run, on Cranfield
 (nDCG@10), LoCoMo sessions (any@5, all@5, nDCG@10) and LoCoMo turns
@@ -47,10 +47,10 @@ import numpy.typing as npt
 from _bench_common import cpu_name
 from _embed_cache import CachedEmbedder
 
-import ctx.hub.index.passages as passages_module
+import ctx.hub.retrieval.index.passages as passages_module
 from ctx.hub.config import RecallConfig
-from ctx.hub.embedders import make_embedder
-from ctx.hub.index.passages import owner
+from ctx.hub.retrieval.embedders import make_embedder
+from ctx.hub.retrieval.index.passages import owner
 
 RESULTS = Path(__file__).parent / "results" / "passage_scoring.md"
 MEASURED_WINDOW = 180  # passages past this many words; the variants choose

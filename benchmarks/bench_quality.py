@@ -16,7 +16,7 @@ created at its session's date (UTC), tagged ``speaker:<name>`` (the turn's
 speaker, lowercased: a question that names a speaker boosts that speaker's
 turns, see ``RecallConfig.tags``), and, for every turn but a session's
 first, with the previous turn's text as its ``reply_to`` meta (its vector is
-made from both, see ``ctx.hub.index.projection.REPLY_TO``). Two rows write the
+made from both, see ``ctx.hub.retrieval.index.projection.REPLY_TO``). Two rows write the
 same turns without the reply context, and without it and the tags. The questions of categories 1-4 are
 ranked and scored by recall@k = evidence turns in the top k / evidence turns
 (evidence ids repaired by the reference's ``normalize_evidence``; questions
@@ -64,10 +64,10 @@ from _bench_common import cpu_name
 from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.hub.config import RecallConfig
-from ctx.hub.embedders import Embedder, make_embedder
-from ctx.hub.index.projection import REPLY_TO, Projection
-from ctx.hub.index.searcher import Searcher
-from ctx.hub.index.view import LiveView
+from ctx.hub.retrieval.embedders import Embedder, make_embedder
+from ctx.hub.retrieval.index.projection import REPLY_TO, Projection
+from ctx.hub.retrieval.index.searcher import Searcher
+from ctx.hub.retrieval.index.view import LiveView
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 

@@ -64,7 +64,7 @@ from bench_quality import (
 
 from ctx.engine import Adjacency
 from ctx.hub.config import RecallConfig
-from ctx.hub.embedders import make_embedder
+from ctx.hub.retrieval.embedders import make_embedder
 from ctx.hub.retrieval.ranking import (
     Channels,
     Ranked,

@@ -70,10 +70,10 @@ from bench_lexical import make_vocabulary
 
 from ctx.engine import Draft, Intent, Store, remember, remember_many
 from ctx.hub.config import load_config
-from ctx.hub.embedders import make_embedder
-from ctx.hub.index.maintenance import index_status, reindex
-from ctx.hub.index.passages import owner
-from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.embedders import make_embedder
+from ctx.hub.retrieval.index.maintenance import index_status, reindex
+from ctx.hub.retrieval.index.passages import owner
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.sources import open_sources
 
@@ -424,11 +424,11 @@ from pathlib import Path
 from datetime import datetime, UTC
 from ctx.engine import Store
 from ctx.hub.config import load_config
-from ctx.hub.embedders import make_embedder
-from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.embedders import make_embedder
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.sources import open_sources
-import ctx.hub.embedders.{kind}, numpy, hnswlib
+import ctx.hub.retrieval.embedders.{kind}, numpy, hnswlib
 out = {{}}
 if sys.argv[1] != "imports":
     store = Store.open(Path(sys.argv[2]), clock=lambda: datetime.now(UTC))

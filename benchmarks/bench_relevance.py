@@ -39,7 +39,7 @@ from _bench_common import cpu_name
 
 from ctx.hub import Workspace, search
 from ctx.hub.config import RecallConfig
-from ctx.hub.embedders import make_embedder
+from ctx.hub.retrieval.embedders import make_embedder
 from ctx.hub.retrieval.ranking import Ranking, rank, relevant
 
 RESULTS = Path(__file__).parent / "results" / "relevance_floor.md"

@@ -40,7 +40,7 @@ Systems, each on the same texts:
   ``[a-z0-9]+`` tokens of the text (the speaker's name included);
 - **MiniLM**: brute-force cosine between the question's vector and each
   text's (a long text scored by its best passage, cut as ctx cuts them,
-  :func:`ctx.hub.index.passages.passages`); no reply context, no tags;
+  :func:`ctx.hub.retrieval.index.passages.passages`); no reply context, no tags;
 - **RRF**: the two fused by reciprocal ranks (k 60, top 100 of each);
 - **Tantivy search**: ctx's lexical index alone (``Searcher.search_bm25``:
   the query's terms in title, body, context and tags);
@@ -92,10 +92,10 @@ from rank_bm25 import BM25Okapi
 
 from ctx.engine import Draft
 from ctx.hub.config import RecallConfig
-from ctx.hub.embedders import Embedder, embed_queries, make_embedder
-from ctx.hub.index.passages import passages
-from ctx.hub.index.projection import REPLY_TO
 from ctx.hub.retrieval import ranking
+from ctx.hub.retrieval.embedders import Embedder, embed_queries, make_embedder
+from ctx.hub.retrieval.index.passages import passages
+from ctx.hub.retrieval.index.projection import REPLY_TO
 from ctx.hub.retrieval.ranking import Ranked, Ranking, rank, relevant
 
 RESULTS = Path(__file__).parent / "results"

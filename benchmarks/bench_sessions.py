@@ -14,7 +14,7 @@ Configurations, all in the same run:
   whitespace tokens (the issue's baseline: any@5 0.769, all@5 0.643);
 - ctx's channels alone and hybrid (``rank()`` with the defaults, no floor),
   on stores whose long memories are embedded as passages
-  (``ctx.hub.index.passages``), the default;
+  (``ctx.hub.retrieval.index.passages``), the default;
 - the same hybrid on stores embedded as before: one vector per memory, of
   the embedder's first window (256 word pieces) only.
 
@@ -42,11 +42,11 @@ import bench_quality as quality
 from _bench_common import cpu_name
 from rank_bm25 import BM25Okapi
 
-import ctx.hub.index.passages as passages_module
+import ctx.hub.retrieval.index.passages as passages_module
 from ctx.engine import Draft
 from ctx.hub.config import RecallConfig
-from ctx.hub.embedders import make_embedder
-from ctx.hub.index.passages import passages
+from ctx.hub.retrieval.embedders import make_embedder
+from ctx.hub.retrieval.index.passages import passages
 from ctx.hub.retrieval.ranking import rank
 
 RESULTS = Path(__file__).parent / "results" / "sessions.md"

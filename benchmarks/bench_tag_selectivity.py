@@ -40,7 +40,7 @@ from _embed_cache import CachedEmbedder
 
 import ctx.hub.retrieval.boost as boost
 from ctx.hub.config import RecallConfig
-from ctx.hub.embedders import make_embedder
+from ctx.hub.retrieval.embedders import make_embedder
 from ctx.hub.retrieval.ranking import rank
 
 RESULTS = Path(__file__).parent / "results" / "tag_selectivity.md"

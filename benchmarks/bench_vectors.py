@@ -9,7 +9,7 @@ What it measures, in one run (results in ``benchmarks/results/vectors.md``),
 on 384-d random unit vectors (uniform on the sphere: a hard case for HNSW,
 whose recall is higher on real, clustered embeddings):
 
-1. Per size, the ctx.hub.index.vectors classes themselves: ``FlatVectors`` on disk
+1. Per size, the ctx.hub.retrieval.index.vectors classes themselves: ``FlatVectors`` on disk
    (memory-mapped, page cache warm) and ``HnswVectors`` (M 16,
    ef_construction 200, ef 64): p50/p95 of one top-10 query, HNSW build time,
    and HNSW recall@10 against the exact answer.
@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 from _bench_common import cpu_name
 
-from ctx.hub.index.vectors import CROSSOVER, FlatVectors, HnswVectors
+from ctx.hub.retrieval.index.vectors import CROSSOVER, FlatVectors, HnswVectors
 
 RESULTS = Path(__file__).parent / "results" / "vectors.md"
 DIM = 384
@@ -331,7 +331,7 @@ def main() -> None:
             if crossover is not None
             else "HNSW's p50 did not beat flat's at any size measured."
         ),
-        f"`ctx.hub.index.vectors.CROSSOVER` is {CROSSOVER:,}: see the module docstring for "
+        f"`ctx.hub.retrieval.index.vectors.CROSSOVER` is {CROSSOVER:,}: see the module docstring for "
         "why the switch is not made at the first size where HNSW is faster.",
         "",
     ]

@@ -16,7 +16,7 @@ from bench_quality import Corpus
 
 from ctx import engine
 from ctx.hub.config import RecallConfig
-from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 

@@ -11,11 +11,14 @@ the store; :func:`recall`, :func:`search`, :func:`index_status` and
 listed once, in ``__init__.pyi``, and load on first use (``lazy_loader``),
 so asking a running hub never loads the indexes.
 
-Rooms, by concept: ``index`` keeps Tantivy and vector indexes caught up with
-any commit; ``temporal`` reads time in questions and memories; ``retrieval``
-ranks and packs memories for a question; ``server`` keeps a hub running for
-a store; ``embedders`` turns text into vectors; ``config`` reads
-``config.toml``; ``keys`` the API keys. See docs/architecture.md and docs/recall.md.
+Rooms, by role: ``retrieval`` is the search library (its ``index`` keeps
+Tantivy and vector indexes caught up with any commit, its ``temporal`` reads
+time in questions and memories, its ``embedders`` turn text into vectors,
+and its own modules rank and pack memories for a question); ``server`` keeps
+a hub running, and ``api`` is the calls on it; ``dream`` and ``code`` are
+features built on the library; ``agents``, ``hooks`` and ``install`` are
+the agents' doors; ``config`` reads ``config.toml``, ``keys`` the API keys.
+See docs/architecture.md and docs/recall.md.
 """
 
 import lazy_loader

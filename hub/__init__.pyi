@@ -80,15 +80,6 @@ from .golden import GoldenSuite as GoldenSuite
 from .golden import QuestionResult as QuestionResult
 from .golden import load_golden as load_golden
 from .golden import run_golden as run_golden
-from .index.reports import (
-    BranchIndex as BranchIndex,
-)
-from .index.reports import (
-    IndexStatus as IndexStatus,
-)
-from .index.reports import (
-    ReindexReport as ReindexReport,
-)
 from .instructions import FoundInstructions as FoundInstructions
 from .instructions import ImportedInstructions as ImportedInstructions
 from .instructions import InitReport as InitReport
@@ -109,6 +100,15 @@ from .redaction import redact as redact
 from .retrieval.feedback import (
     FeedbackResult as FeedbackResult,
 )
+from .retrieval.index.reports import (
+    BranchIndex as BranchIndex,
+)
+from .retrieval.index.reports import (
+    IndexStatus as IndexStatus,
+)
+from .retrieval.index.reports import (
+    ReindexReport as ReindexReport,
+)
 from .retrieval.prompt import (
     format_prompt as format_prompt,
 )
@@ -127,6 +127,7 @@ from .retrieval.results import (
 from .retrieval.results import (
     RecallResult as RecallResult,
 )
+from .retrieval.temporal.moment import parse_moment as parse_moment
 from .retrieval.tuning import (
     LearnReport as LearnReport,
 )
@@ -168,6 +169,5 @@ from .sessions import session_report as session_report
 from .shown import Shown as Shown
 from .shown import memory_shown as memory_shown
 from .shown import session_shown as session_shown
-from .temporal.moment import parse_moment as parse_moment
 from .workspace import Workspace as Workspace
 from .workspace import local_now as local_now

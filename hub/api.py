@@ -17,7 +17,7 @@ are raised as :class:`~ctx.engine.CtxError`.
 
 Running, stopping and asking after the hub itself are
 :mod:`~ctx.hub.server.control`'s; the time options' forms are
-:mod:`~ctx.hub.temporal.moment`'s.
+:mod:`~ctx.hub.retrieval.temporal.moment`'s.
 
 Light to import: the indexes (numpy, Tantivy, onnxruntime) load only when a
 call is answered in this process.
@@ -34,9 +34,10 @@ import msgspec
 
 from ctx.engine import InvalidInputError, NotAStoreError
 from ctx.hub.code.results import CodeStatus, FindResult
-from ctx.hub.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.feedback import FeedbackResult
+from ctx.hub.retrieval.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.results import RecallResult
+from ctx.hub.retrieval.temporal.moment import moment_or_revision
 from ctx.hub.retrieval.tuning import LearnReport, WeightsReport
 from ctx.hub.server.routing import answer, hub_reply, served_here
 from ctx.hub.server.wire import (
@@ -55,7 +56,6 @@ from ctx.hub.server.wire import (
     SearchAsk,
     SearchReply,
 )
-from ctx.hub.temporal.moment import moment_or_revision
 from ctx.hub.workspace import Workspace
 
 __all__ = [
@@ -106,7 +106,7 @@ def recall(
         at: Recall as things stood at a revision (``main~3``, a commit id)
             or a moment (a datetime, text that starts with a date, or a time
             phrase such as ``yesterday``:
-            :func:`~ctx.hub.temporal.moment.parse_moment`).
+            :func:`~ctx.hub.retrieval.temporal.moment.parse_moment`).
         now: The moment the question is asked (default: the clock).
         include_superseded: Keep memories another one supersedes.
         explain: Give each hit its channels, boosts and last commit.

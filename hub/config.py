@@ -4,7 +4,7 @@
 each channel in reciprocal rank fusion, its ``k``, the weight of temporal
 gravity and the damping of one-hop link expansion. ``[embedder]`` names the
 embedder (``kind`` and that kind's options, see
-:func:`ctx.hub.embedders.make_embedder`). ``[hub]`` says whether a recall
+:func:`ctx.hub.retrieval.embedders.make_embedder`). ``[hub]`` says whether a recall
 that finds no running hub starts one, and when such a hub exits. ``[serve]``
 says whether ``ctx serve`` asks for API keys on loopback too. ``[hooks]``
 holds the budgets and the relevance floor of ``ctx hook``. ``[agents]`` says

@@ -160,7 +160,7 @@ def pull(
 
 def drop_index(store: Store) -> None:
     """Removes every generation of the store's memory indexes, under their lock."""
-    from ctx.hub.index.folder import IndexFolder
+    from ctx.hub.retrieval.index.folder import IndexFolder
 
     folder = store.path / "index" if store.path else None
     if folder is None or not folder.is_dir():

@@ -9,11 +9,17 @@ import pytest
 import ctx.engine
 import ctx.hub
 import ctx.hub.dream
-import ctx.hub.embedders
 import ctx.hub.hooks
 import ctx.hub.install
+import ctx.hub.retrieval.embedders
 
-PACKAGES = [ctx.engine, ctx.hub, ctx.hub.embedders, ctx.hub.hooks, ctx.hub.install]
+PACKAGES = [
+    ctx.engine,
+    ctx.hub,
+    ctx.hub.retrieval.embedders,
+    ctx.hub.hooks,
+    ctx.hub.install,
+]
 PACKAGES.append(ctx.hub.dream)
 
 

@@ -108,7 +108,7 @@ def _reading(
 
 
 def _moment(value: str | None, what: str) -> datetime | None:
-    from ctx.hub.temporal.moment import parse_moment
+    from ctx.hub.retrieval.temporal.moment import parse_moment
 
     return None if value is None else parse_moment(value, what)
 
@@ -208,8 +208,8 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
     (:mod:`ctx.hub.shown`).
     """
     from ctx.hub.api import recall as hub_recall
+    from ctx.hub.retrieval.temporal.moment import moment_or_revision
     from ctx.hub.shown import note_recall
-    from ctx.hub.temporal.moment import moment_or_revision
 
     asked, overlay = ws.reviewed_view(req.branch, req.with_)
     now = _moment(req.now, "now")

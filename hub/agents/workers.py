@@ -311,7 +311,7 @@ def spec_for(
     branch: str | None,
 ) -> WorkerSpec:
     """Returns what each of ``count`` workers (beside the first process) serves."""
-    from ctx.hub.embedders.minilm import cpu_count
+    from ctx.hub.retrieval.embedders.minilm import cpu_count
 
     return WorkerSpec(
         stores=tuple(stores),

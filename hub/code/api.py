@@ -24,7 +24,7 @@ from ctx.hub.code.results import (
     Dependencies,
     SymbolList,
 )
-from ctx.hub.embedders import Embedder, make_embedder
+from ctx.hub.retrieval.embedders import Embedder, make_embedder
 from ctx.hub.server.control import wake_hub
 from ctx.hub.workspace import Workspace
 

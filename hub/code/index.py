@@ -56,7 +56,7 @@ from ctx.hub.code.manifest import (
 )
 from ctx.hub.code.reading import Progress, Reading, embed_text, vector_key
 from ctx.hub.code.results import CodeIndexReport, CodeStatus
-from ctx.hub.embedders import Embedder, EmbedderError
+from ctx.hub.retrieval.embedders import Embedder, EmbedderError
 
 if TYPE_CHECKING:  # numpy loads only where vectors are read or written
     import numpy as np

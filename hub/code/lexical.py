@@ -24,8 +24,8 @@ from pathlib import Path
 
 import tantivy
 
-from ctx.hub.index.schema import stem_analyzer
-from ctx.hub.index.terms import MAX_QUERY_TERMS, query_text
+from ctx.hub.retrieval.index.schema import stem_analyzer
+from ctx.hub.retrieval.index.terms import MAX_QUERY_TERMS, query_text
 
 __all__ = ["FIELDS", "CodeLexical", "split_identifiers"]
 

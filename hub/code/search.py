@@ -42,7 +42,7 @@ from ctx.hub.code.results import (
     FindResult,
     SymbolList,
 )
-from ctx.hub.embedders import EmbedderError, embed_queries
+from ctx.hub.retrieval.embedders import EmbedderError, embed_queries
 from ctx.hub.retrieval.ranking import fuse_ranks
 
 __all__ = [

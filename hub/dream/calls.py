@@ -143,7 +143,7 @@ def run(
     """
     from ctx.hub.dream.cycle import run_cycle
     from ctx.hub.dream.judge import Judge
-    from ctx.hub.index.projection import Projection
+    from ctx.hub.retrieval.index.projection import Projection
 
     _on_disk(ws)
     name = _branch(ws, branch)
@@ -293,7 +293,7 @@ def merge(
     the workspace's agent, as :meth:`Workspace.intent` picks it).
     """
     from ctx.hub.dream.detect import recheck
-    from ctx.hub.embedders import make_embedder
+    from ctx.hub.retrieval.embedders import make_embedder
 
     name = _branch(ws, branch)
     config = ws.config()

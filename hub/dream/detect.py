@@ -43,10 +43,10 @@ from ctx.hub.dream.rules import (
     recurrence,
     stale,
 )
-from ctx.hub.embedders import Embedder, EmbedderError
-from ctx.hub.index.documents import REPLY_TO
-from ctx.hub.index.searcher import Searcher
-from ctx.hub.temporal.parse import parse_temporal
+from ctx.hub.retrieval.embedders import Embedder, EmbedderError
+from ctx.hub.retrieval.index.documents import REPLY_TO
+from ctx.hub.retrieval.index.searcher import Searcher
+from ctx.hub.retrieval.temporal.parse import parse_temporal
 
 __all__ = ["MAX_LINKS", "NEIGHBOURS", "Detector", "recheck"]
 

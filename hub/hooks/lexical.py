@@ -21,7 +21,8 @@ Where the ranking comes from:
   detector costs more than the answer.
 
 A hit's ``relevance`` is the share of the prompt's word weight it holds (as
-recall's, without the cosine; :meth:`~ctx.hub.index.coverage.Matches.coverage`)
+recall's, without the cosine;
+:meth:`~ctx.hub.retrieval.index.coverage.Matches.coverage`)
 and it is ``weak`` under the store's ``[recall] floor``. The result carries
 what happened in ``notices``: always :data:`WARMING`, and a current index that
 could not be read (then ranked in memory).
@@ -48,16 +49,16 @@ from ctx.engine import (
     read_memories,
 )
 from ctx.hub.hooks.events import WARMING
-from ctx.hub.index.coverage import Matches
-from ctx.hub.index.folder import FORMAT, IndexState
-from ctx.hub.index.lexical import (
+from ctx.hub.retrieval.index.coverage import Matches
+from ctx.hub.retrieval.index.folder import FORMAT, IndexState
+from ctx.hub.retrieval.index.lexical import (
     BODY_BOOST,
     TITLE_BOOST,
     LexicalIndex,
     LexicalIndexError,
 )
-from ctx.hub.index.schema import content_analyzer, stem_analyzer
-from ctx.hub.index.terms import MAX_QUERY_TERMS, query_text
+from ctx.hub.retrieval.index.schema import content_analyzer, stem_analyzer
+from ctx.hub.retrieval.index.terms import MAX_QUERY_TERMS, query_text
 from ctx.hub.retrieval.results import Hit, RecallResult
 from ctx.hub.retrieval.written import with_written
 

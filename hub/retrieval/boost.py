@@ -21,7 +21,7 @@ as the name of a project that three memories of a thousand carry.
 The boost is bounded by what else the hit matches. Each hit has a
 ``backing`` (0..1): the larger of the share of the question's other words
 (those that named no tag) it holds, weighed as the relevance weighs them
-(:meth:`~ctx.hub.index.searcher.Searcher.coverage`), and its cosine to the
+(:meth:`~ctx.hub.retrieval.index.searcher.Searcher.coverage`), and its cosine to the
 question (a turn that answers in other words). A tagged hit is boosted,
 but it is never lifted above a hit that ranked above it and whose backing
 is at least :data:`CLEARLY_BETTER` higher (:func:`bounded`): the boost
@@ -52,11 +52,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ctx.hub.index.schema import content_analyzer
-from ctx.hub.index.terms import has_cjk
+from ctx.hub.retrieval.index.schema import content_analyzer
+from ctx.hub.retrieval.index.terms import has_cjk
 
 if TYPE_CHECKING:
-    from ctx.hub.index.searcher import Searcher
+    from ctx.hub.retrieval.index.searcher import Searcher
 
 __all__ = [
     "CLEARLY_BETTER",

@@ -54,8 +54,8 @@ from datetime import datetime
 
 from ctx.engine import NotFoundError
 from ctx.hub.config import RecallConfig
-from ctx.hub.index.projection import Projection
 from ctx.hub.retrieval.feedback import LoggedRecall, RecallLog
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.ranking import Ranked, rank
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.retrieval.tuning import (

@@ -17,7 +17,7 @@ other branch's memories that the branch does not have (by id), each hit
 labelled with the branch it came from. :func:`search` is the same ranking as
 a plain list (no pinning, no budget) with optional kind/tag/context filters.
 
-Both take the projection once, for a :class:`~ctx.hub.index.searcher.Searcher`
+Both take the projection once, for a :class:`~ctx.hub.retrieval.index.searcher.Searcher`
 over the view they rank; ranking and reading go through that searcher. An
 index found damaged while ranking is repaired by the projection, which then
 catches the views up again, and the ranking is made once more.
@@ -47,11 +47,11 @@ from ctx.engine import (
     link_graph,
 )
 from ctx.hub.config import RecallConfig
-from ctx.hub.index.documents import memory_embed_text
-from ctx.hub.index.errors import IndexCorruptError
-from ctx.hub.index.passages import passages
-from ctx.hub.index.projection import Projection
-from ctx.hub.index.view import LiveView
+from ctx.hub.retrieval.index.documents import memory_embed_text
+from ctx.hub.retrieval.index.errors import IndexCorruptError
+from ctx.hub.retrieval.index.passages import passages
+from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.index.view import LiveView
 from ctx.hub.retrieval.ranking import (
     CHANNELS,
     Ranked,

@@ -1,13 +1,14 @@
 """Ranking: channels, weighted reciprocal rank fusion, gravity, link expansion.
 
 :func:`rank` turns a query into memory ids, best first, for one live view,
-asking only that view's :class:`~ctx.hub.index.searcher.Searcher`:
+asking only that view's :class:`~ctx.hub.retrieval.index.searcher.Searcher`:
 
-1. The query is parsed for time (:func:`ctx.hub.temporal.parse.parse_temporal`).
+1. The query is parsed for time
+(:func:`ctx.hub.retrieval.temporal.parse.parse_temporal`).
    Its time phrases still count as words: the channels search the whole
    query ("every Tuesday" finds the memory that says "every Tuesday"), and
    only the time channel's restricted search uses the rest. Its names are
-   looked up (:mod:`ctx.hub.index.spelling`): a name the store spells
+   looked up (:mod:`ctx.hub.retrieval.index.spelling`): a name the store spells
    otherwise ("Mohammed" for "Muhhamed", "Mel" for "Melanie") is respelt
    for the vector channel, the tags and the relevance (steps 2, 4 and 8);
    the lexical channels search the words as written.
@@ -30,7 +31,7 @@ asking only that view's :class:`~ctx.hub.index.searcher.Searcher`:
 5. Temporal gravity, only when the query names a time: the scores of the
    :data:`GRAVITY_CANDIDATES` best fused hits and of every hit of the time
    channel are multiplied by ``1 + gravity * closeness``
-   (:mod:`ctx.hub.temporal.gravity`). A memory whose text names the
+   (:mod:`ctx.hub.retrieval.temporal.gravity`). A memory whose text names the
    query's cycles ("every Tuesday") is close to them whenever written. A
    relation to an undated event ("two weeks before the launch") is dated by
    the event's best BM25 match in the view.
@@ -51,7 +52,7 @@ asking only that view's :class:`~ctx.hub.index.searcher.Searcher`:
 8. Relevance: each of the :data:`RELEVANCE_CANDIDATES` best hits gets a
    relevance in 0..1 that compares across queries: the largest of its
    vector cosine (of its best passage), the share of the query's word
-   weight it holds (:meth:`~ctx.hub.index.searcher.Searcher.coverage`, with
+   weight it holds (:meth:`~ctx.hub.retrieval.index.searcher.Searcher.coverage`, with
    or without the query's time phrases, whichever is more), and 1 for a
    memory the time channel found (made in a time the query names) when
    the query asks nothing else any of the hits holds. A hit under the
@@ -77,10 +78,6 @@ from datetime import UTC, datetime, timedelta
 
 from ctx.engine import Adjacency, Memory
 from ctx.hub.config import RecallConfig
-from ctx.hub.embedders import EmbedderError
-from ctx.hub.index.searcher import Searcher
-from ctx.hub.index.spelling import Respelling
-from ctx.hub.index.view import LiveView
 from ctx.hub.retrieval.boost import (
     TAG_CANDIDATES,
     NamedTags,
@@ -88,9 +85,13 @@ from ctx.hub.retrieval.boost import (
     name_tags,
     tag_boosts,
 )
+from ctx.hub.retrieval.embedders import EmbedderError
+from ctx.hub.retrieval.index.searcher import Searcher
+from ctx.hub.retrieval.index.spelling import Respelling
+from ctx.hub.retrieval.index.view import LiveView
 from ctx.hub.retrieval.rerank import rerank
-from ctx.hub.temporal.gravity import closeness
-from ctx.hub.temporal.parse import (
+from ctx.hub.retrieval.temporal.gravity import closeness
+from ctx.hub.retrieval.temporal.parse import (
     Cycle,
     TemporalQuery,
     Window,

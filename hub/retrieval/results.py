@@ -58,7 +58,7 @@ class Explanation(msgspec.Struct, frozen=True, kw_only=True):
     (``named_tags``), support being the share of the query's other words
     it holds (``ctx.hub.retrieval.boost``), else 1. ``passage`` names the
     passage the vector channel matched, for a memory long enough to have
-    several (``ctx.hub.index.passages``).
+    several (``ctx.hub.retrieval.index.passages``).
     """
 
     channels: tuple[ChannelScore, ...]

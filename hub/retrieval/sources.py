@@ -8,8 +8,8 @@ from datetime import datetime
 import msgspec
 
 from ctx.engine import CommitId, commit_at, resolve_revision
-from ctx.hub.index.projection import Projection
-from ctx.hub.index.view import LiveView
+from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.index.view import LiveView
 
 __all__ = ["Source", "open_sources"]
 

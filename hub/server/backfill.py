@@ -6,7 +6,7 @@ text and answers, and the hub makes their vectors here, newest first, in
 steps of :data:`STEP` memories. Each step reads its texts holding the hub's
 lock (the projection is not made for threads), embeds them without it (so
 requests are answered meanwhile), then takes the lock again to add the
-vectors, which :meth:`~ctx.hub.index.projection.Projection.add_vectors` makes
+vectors, which :meth:`~ctx.hub.retrieval.index.projection.Projection.add_vectors` makes
 durable under the index's own lock before it returns: a hub killed at any
 point loses at most the step it was embedding.
 
@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ctx.engine import CtxError
-from ctx.hub.embedders import EmbedderError
-from ctx.hub.index.documents import UNTOLD
-from ctx.hub.index.projection import Projection
-from ctx.hub.index.view import LiveView
+from ctx.hub.retrieval.embedders import EmbedderError
+from ctx.hub.retrieval.index.documents import UNTOLD
+from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.index.view import LiveView
 from ctx.hub.retrieval.sources import open_sources
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def _views(projection: Projection) -> Iterator[LiveView]:
 def tell_languages(projection: Projection) -> int:
     """Tells the languages a deferring catch-up left untold; returns how many.
 
-    One step (:meth:`~ctx.hub.index.projection.Projection.tell_untold`) of
+    One step (:meth:`~ctx.hub.retrieval.index.projection.Projection.tell_untold`) of
     the first view of :func:`_views` that has any.
     """
     for view in _views(projection):

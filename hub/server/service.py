@@ -1,7 +1,7 @@
 """What a hub answers, and how: the same in the hub and in-process.
 
 An :class:`Answerer` keeps a store's
-:class:`~ctx.hub.index.projection.Projection` and answers
+:class:`~ctx.hub.retrieval.index.projection.Projection` and answers
 :data:`~ctx.hub.server.wire.AnyStoreAsk` after request, each with its own
 reply type: recall, search, index status, reindex (which reports its
 progress as it goes), learning, and ``ctx find`` and ``ctx code status``
@@ -42,10 +42,8 @@ from ctx.engine import InvalidInputError, Store
 from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.results import FindResult
 from ctx.hub.config import HubConfig, load_config
-from ctx.hub.embedders import Embedder, make_embedder
-from ctx.hub.index.maintenance import index_status, reindex
-from ctx.hub.index.projection import Projection
 from ctx.hub.locking import ReadWriteLock
+from ctx.hub.retrieval.embedders import Embedder, make_embedder
 from ctx.hub.retrieval.feedback import (
     LoggedHit,
     LoggedRecall,
@@ -53,6 +51,8 @@ from ctx.hub.retrieval.feedback import (
     new_recall_id,
     read_log,
 )
+from ctx.hub.retrieval.index.maintenance import index_status, reindex
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.learning import learn
 from ctx.hub.retrieval.packing import recall, search
 from ctx.hub.retrieval.results import RecallResult

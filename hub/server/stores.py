@@ -44,7 +44,7 @@ import msgspec
 
 from ctx.engine import InvalidInputError, NotAStoreError
 from ctx.hub.dream.background import start_background
-from ctx.hub.embedders import Embedder, make_embedder
+from ctx.hub.retrieval.embedders import Embedder, make_embedder
 from ctx.hub.server.backfill import Backfill
 from ctx.hub.server.service import Answerer
 from ctx.hub.server.wire import OpenStore
@@ -124,7 +124,7 @@ class Embedders:
     """One embedder per configuration, shared by every store that names it.
 
     ``threads``: a model's threads where its configuration names none (see
-    :func:`~ctx.hub.embedders.make_embedder`).
+    :func:`~ctx.hub.retrieval.embedders.make_embedder`).
     """
 
     def __init__(self, threads: int | None = None) -> None:

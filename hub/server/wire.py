@@ -47,7 +47,7 @@ from typing import Generic, TypeVar
 import msgspec
 
 from ctx.hub.code.results import CodeStatus, FindResult
-from ctx.hub.index.reports import IndexStatus, ReindexReport
+from ctx.hub.retrieval.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.retrieval.tuning import LearnReport
 from ctx.hub.server.private import socket_path

@@ -191,7 +191,7 @@ def test_parse_moment_reads_iso_dates_as_local_when_bare() -> None:
 def test_calls_without_a_hub_reuse_the_workspaces_indexes(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctx.hub.index.projection import Projection
+    from ctx.hub.retrieval.index.projection import Projection
 
     made = []
     original = Projection.for_store.__func__  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft
 from ctx.hub.config import HubConfig
-from ctx.hub.index.projection import INLINE_EMBED, Projection
+from ctx.hub.retrieval.index.projection import INLINE_EMBED, Projection
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.server.backfill import Backfill, next_backlog
 from ctx.hub.server.service import Answerer
@@ -140,7 +140,7 @@ import os, signal, sys
 from datetime import UTC, datetime
 from ctx.engine import Store
 from ctx.hub.config import HubConfig
-from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.server.backfill import next_backlog
 

@@ -9,7 +9,7 @@ import pytest
 from ctx.hub.code.chunking import python_modules
 from ctx.hub.code.deps import dependencies
 from ctx.hub.code.index import CodeIndex
-from ctx.hub.embedders import make_embedder
+from ctx.hub.retrieval.embedders import make_embedder
 
 FILES = {
     "src/app/__init__.py": "",

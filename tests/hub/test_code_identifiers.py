@@ -9,7 +9,7 @@ import pytest
 from ctx.hub.code.identifiers import query_identifiers
 from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.search import WEIGHTS, find
-from ctx.hub.embedders import make_embedder
+from ctx.hub.retrieval.embedders import make_embedder
 
 TABLE = """\
 def resolve_command(name):

@@ -15,7 +15,7 @@ from ctx.engine import NotFoundError
 from ctx.hub.code.files import MAX_FILE_BYTES, content_id
 from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.search import find
-from ctx.hub.embedders import make_embedder
+from ctx.hub.retrieval.embedders import make_embedder
 
 RETRY = (
     "import time\n\n\n"
@@ -218,7 +218,7 @@ def test_two_writers_at_once_serialise_on_the_lock(tree, index):
 
 
 def test_the_memory_index_keeps_the_code_index_folder(tmp_path):
-    from ctx.hub.index.folder import IndexFolder, IndexState
+    from ctx.hub.retrieval.index.folder import IndexFolder, IndexState
 
     folder = IndexFolder(tmp_path / "index")
     code = tmp_path / "index" / "code"
@@ -300,7 +300,7 @@ def test_a_damaged_tantivy_index_is_built_again_whole(tree, index):
 
 def test_vector_keys_are_the_text_hashes_the_memory_index_uses():
     from ctx.hub.code.reading import vector_key
-    from ctx.hub.index.documents import text_hash
+    from ctx.hub.retrieval.index.documents import text_hash
 
     for text in ("", "def f():\n    pass", "naïve ☃"):
         assert vector_key(text) == text_hash(text)

@@ -13,7 +13,7 @@ import pytest
 from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.steer import steered_find
 from ctx.hub.config import SteerSettings
-from ctx.hub.embedders import make_embedder
+from ctx.hub.retrieval.embedders import make_embedder
 
 SOURCES = {
     "net.py": "def fetch_with_retries(url):\n    return url\n",

@@ -19,10 +19,10 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft
 from ctx.hub.config import HubConfig, RecallConfig
-from ctx.hub.index.lexical import LexicalIndex, LexicalIndexCorruptError
-from ctx.hub.index.maintenance import index_status, reindex
-from ctx.hub.index.projection import Projection
-from ctx.hub.index.rows import BLOCK, SIDECAR
+from ctx.hub.retrieval.index.lexical import LexicalIndex, LexicalIndexCorruptError
+from ctx.hub.retrieval.index.maintenance import index_status, reindex
+from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.index.rows import BLOCK, SIDECAR
 from ctx.hub.retrieval.packing import recall, search
 from ctx.hub.retrieval.sources import open_sources
 

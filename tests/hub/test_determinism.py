@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from ctx import engine
 from ctx.engine import Draft, Intent
-from ctx.hub.index.searcher import Searcher
+from ctx.hub.retrieval.index.searcher import Searcher
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
 LAUNCH = "from ctx.porcelain.launch import main; main()"
@@ -49,7 +49,7 @@ def test_recall_is_the_same_in_processes_with_other_hash_seeds(disk_store, tmp_p
 
 def test_a_channel_orders_equal_scores_by_key_and_cuts_ties_by_key(disk_store):
     from ctx.hub.config import HubConfig
-    from ctx.hub.index.projection import Projection
+    from ctx.hub.retrieval.index.projection import Projection
     from ctx.hub.retrieval.sources import open_sources
 
     drafts = [Draft(text=f"alpha beta x{i}", when=NOW) for i in range(12)]

@@ -13,7 +13,7 @@ from ctx import engine
 from ctx.hub import Workspace, dream
 from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.dream.queue import BASE_WAIT
-from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.sources import open_sources
 

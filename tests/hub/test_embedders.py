@@ -12,9 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-import ctx.hub.embedders as embedders
+import ctx.hub.retrieval.embedders as embedders
 from ctx.engine import CtxError
-from ctx.hub.embedders import (
+from ctx.hub.retrieval.embedders import (
     EMBEDDER_KINDS,
     Embedder,
     EmbedderError,
@@ -97,7 +97,7 @@ def test_hashing_ignores_case_and_is_order_sensitive_through_bigrams():
 def test_hashing_is_the_same_in_another_process():
     texts = ["hello world", "Zürich café", "", "ids: 01HX5 and 2024-03-15"]
     code = (
-        "import sys, json; from ctx.hub.embedders import HashingEmbedder; "
+        "import sys, json; from ctx.hub.retrieval.embedders import HashingEmbedder; "
         "v = HashingEmbedder(384).embed(json.loads(sys.argv[1])); "
         "print(v.tobytes().hex())"
     )
@@ -275,7 +275,7 @@ def test_minilm_rejects_bad_settings():
 
 def test_importing_and_configuring_loads_no_model():
     code = (
-        "import sys; import ctx.hub.embedders as e; "
+        "import sys; import ctx.hub.retrieval.embedders as e; "
         "light = 'numpy' not in sys.modules; "
         "e.make_embedder({}); "
         "print(light, 'onnxruntime' in sys.modules)"
@@ -583,8 +583,8 @@ def test_the_package_exports_a_sorted_public_surface():
     )
     for name in names:
         value = getattr(embedders, name)
-        assert getattr(value, "__module__", "ctx.hub.embedders").startswith(
-            ("ctx.hub.embedders", "builtins")
+        assert getattr(value, "__module__", "ctx.hub.retrieval.embedders").startswith(
+            ("ctx.hub.retrieval.embedders", "builtins")
         ), name
     with pytest.raises(AttributeError, match="no_such_name"):
         embedders.no_such_name  # noqa: B018
@@ -609,7 +609,7 @@ def test_an_embedding_writes_nothing_in_home(tmp_path):
     }
     env["HOME"] = str(home)
     code = (
-        "import sys; from ctx.hub.embedders.minilm import MiniLMEmbedder; "
+        "import sys; from ctx.hub.retrieval.embedders.minilm import MiniLMEmbedder; "
         "print(MiniLMEmbedder().embed(['one memory']).shape); "
         "print('onnxruntime' in sys.modules)"
     )

@@ -16,8 +16,8 @@ from ctx import engine
 from ctx.engine import Draft, InvalidInputError
 from ctx.engine.model import encode
 from ctx.hub import Workspace, parse_moment
-from ctx.hub.index.lexical import LexicalDoc, LexicalIndex
-from ctx.hub.temporal.parse import extract_dates, parse_temporal
+from ctx.hub.retrieval.index.lexical import LexicalDoc, LexicalIndex
+from ctx.hub.retrieval.temporal.parse import extract_dates, parse_temporal
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)  # a Friday
 WEST, EAST = timezone(timedelta(hours=-14)), timezone(timedelta(hours=14))

@@ -7,8 +7,8 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft
 from ctx.hub.config import HubConfig
-from ctx.hub.index.language import detect, plainly_english
-from ctx.hub.index.projection import INLINE_EMBED, Projection
+from ctx.hub.retrieval.index.language import detect, plainly_english
+from ctx.hub.retrieval.index.projection import INLINE_EMBED, Projection
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.server.backfill import tell_languages
 
@@ -85,7 +85,7 @@ def test_an_inflected_german_word_is_found_only_by_its_stem(bm25):
 def test_texts_for_the_detector_are_told_last_in_a_big_catch_up(
     disk_store, monkeypatch
 ):
-    monkeypatch.setattr("ctx.hub.index.projection._BATCH", 2)  # five batches
+    monkeypatch.setattr("ctx.hub.retrieval.index.projection._BATCH", 2)  # five batches
     who = engine.Intent(agent="tester", intent="observe")
     texts = [GERMAN, ENGLISH, "one more note", FRENCH, "and the last one"]
     ids = engine.remember_many(disk_store, [Draft(text=t) for t in texts], who).ids
@@ -104,7 +104,9 @@ def test_a_deferring_catch_up_leaves_the_detector_to_the_hub(disk_store, monkeyp
     # starts a hub afterwards answers from the text at once, German included
     # (as English), and neither loads nor waits for the detector.
     loads = []
-    monkeypatch.setattr("ctx.hub.index.documents.preload", lambda: loads.append(1))
+    monkeypatch.setattr(
+        "ctx.hub.retrieval.index.documents.preload", lambda: loads.append(1)
+    )
     who = engine.Intent(agent="tester", intent="import")
     notes = [f"note {i} about the turbine" for i in range(INLINE_EMBED + 1)]
     drafts = [Draft(text=t) for t in (GERMAN, *notes)]

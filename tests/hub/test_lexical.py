@@ -12,14 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx.engine import StoreBusyError, StoreError
-from ctx.hub.index.lexical import (
+from ctx.hub.retrieval.index.lexical import (
     TITLE_BOOST,
     LexicalDoc,
     LexicalIndex,
     LexicalIndexBusyError,
     LexicalIndexError,
 )
-from ctx.hub.index.terms import words
+from ctx.hub.retrieval.index.terms import words
 
 T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
 
@@ -283,7 +283,7 @@ def test_a_word_most_memories_hold_is_left_to_bm25_beside_rarer_ones(monkeypatch
     # A small store: a word in every memory is looked for, scoring is cheap.
     assert len(index.fuzzy_search("deploy pelican", limit=20)) == 10
     # A large one (as if): beside "pelican", "deploy" adds nothing.
-    monkeypatch.setattr("ctx.hub.index.lexical._FUZZY_COMMON_MIN", 5)
+    monkeypatch.setattr("ctx.hub.retrieval.index.lexical._FUZZY_COMMON_MIN", 5)
     assert blobs(index.fuzzy_search("deploy pelican", limit=20)) == ["rare"]
     # Alone, it is still looked for.
     assert len(index.fuzzy_search("deploy", limit=20)) == 10
@@ -360,7 +360,7 @@ def test_one_writer_at_a_time_in_one_process(tmp_path):
 HOLD_WRITER = textwrap.dedent(
     """
     import sys
-    from ctx.hub.index.lexical import LexicalIndex
+    from ctx.hub.retrieval.index.lexical import LexicalIndex
 
     writer = LexicalIndex.open(sys.argv[1]).writer()
     print("holding", flush=True)
@@ -497,8 +497,8 @@ def test_over_fetching_widens_until_enough_allowed_hits(monkeypatch):
     ids=["read", "one query", "a query per clause"],
 )
 def test_tagged_finds_the_blobs_whose_tags_the_query_names(monkeypatch, read_max, bits):
-    monkeypatch.setattr("ctx.hub.index.coverage.TAGGED_READ_MAX", read_max)
-    monkeypatch.setattr("ctx.hub.index.coverage.MASK_BITS", bits)
+    monkeypatch.setattr("ctx.hub.retrieval.index.coverage.TAGGED_READ_MAX", read_max)
+    monkeypatch.setattr("ctx.hub.retrieval.index.coverage.MASK_BITS", bits)
     index = make_index(
         make_doc("b1", "Went to the support group.", tags=["speaker:caroline"]),
         make_doc("b2", "Painted a sunrise.", tags=["speaker:melanie"]),
@@ -545,7 +545,7 @@ def test_git_blob_ids_come_from_fast_fields_without_reading_documents(monkeypatc
 
 @pytest.mark.parametrize("bits", [20, 1], ids=["one query", "a query per term"])
 def test_coverage_is_the_share_of_the_query_words_held(monkeypatch, bits):
-    monkeypatch.setattr("ctx.hub.index.coverage.MASK_BITS", bits)
+    monkeypatch.setattr("ctx.hub.retrieval.index.coverage.MASK_BITS", bits)
     index = make_index(
         make_doc("both", "the pelican flew over the harbour"),
         make_doc("one", "a pelican on the roof", title="Birds"),
@@ -561,7 +561,7 @@ def test_coverage_is_the_share_of_the_query_words_held(monkeypatch, bits):
 
 
 def test_one_question_looks_each_blob_up_once(monkeypatch):
-    monkeypatch.setattr("ctx.hub.index.coverage.TAGGED_READ_MAX", 0)
+    monkeypatch.setattr("ctx.hub.retrieval.index.coverage.TAGGED_READ_MAX", 0)
     index = make_index(
         make_doc("b1", "the pelican flew over the harbour", tags=["bird:pelican"]),
         make_doc("b2", "gulls in the harbour"),

@@ -11,7 +11,7 @@ import ctx.hub
 from ctx import engine
 from ctx.engine import CommitNotFoundError, Draft, InvalidInputError
 from ctx.hub import Workspace
-from ctx.hub.temporal.parse import moment_of
+from ctx.hub.retrieval.temporal.parse import moment_of
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)  # a Friday
 

@@ -11,7 +11,7 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft
 from ctx.hub.config import HubConfig, RecallConfig
-from ctx.hub.index.passages import (
+from ctx.hub.retrieval.index.passages import (
     OVERLAP_WORDS,
     PASSAGE_WORDS,
     WINDOW_WORDS,
@@ -19,8 +19,8 @@ from ctx.hub.index.passages import (
     passage_key,
     passages,
 )
-from ctx.hub.index.projection import Projection
-from ctx.hub.index.vectors import FlatVectors
+from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.index.vectors import FlatVectors
 from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.sources import open_sources
 
@@ -211,7 +211,7 @@ def test_a_rebuild_embeds_again_a_memory_now_cut_otherwise(
     text = transcript(20)
     assert 180 < len(text.split()) <= WINDOW_WORDS
     memory_id = remember(disk_store, text)
-    monkeypatch.setattr("ctx.hub.index.passages.WINDOW_WORDS", 180)
+    monkeypatch.setattr("ctx.hub.retrieval.index.passages.WINDOW_WORDS", 180)
     [source] = open_sources(projection)
     blob = source.view.catalog.entries[memory_id].blob
     assert len(projection.vectors.family(blob)) > 1

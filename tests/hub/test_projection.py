@@ -15,13 +15,13 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft, Store
 from ctx.hub.config import HubConfig
-from ctx.hub.index.projection import (
+from ctx.hub.retrieval.index.projection import (
     FORMAT,
     PENDING_MAX,
     REPLY_TO,
     Projection,
 )
-from ctx.hub.index.reuse import REPLY_TO_FORMAT
+from ctx.hub.retrieval.index.reuse import REPLY_TO_FORMAT
 from ctx.hub.retrieval.sources import open_sources
 
 HASHING = HubConfig(embedder={"kind": "hashing"})
@@ -457,8 +457,8 @@ def test_index_size_counts_only_the_current_generation(disk_store, projection):
 
 
 def test_a_growing_flat_index_becomes_hnsw(disk_store, monkeypatch):
-    from ctx.hub.index import projection as module
-    from ctx.hub.index.vectors import HnswVectors
+    from ctx.hub.retrieval.index import projection as module
+    from ctx.hub.retrieval.index.vectors import HnswVectors
 
     monkeypatch.setattr(module, "CROSSOVER", 10)
     ids = [remember(disk_store, f"memory {i} about herons") for i in range(12)]
@@ -474,7 +474,7 @@ def test_a_growing_flat_index_becomes_hnsw(disk_store, monkeypatch):
 
 
 def test_an_exact_projection_leaves_the_hnsw_graph_on_disk(disk_store, monkeypatch):
-    from ctx.hub.index import projection as module
+    from ctx.hub.retrieval.index import projection as module
     from ctx.hub.retrieval.packing import recall
 
     monkeypatch.setattr(module, "CROSSOVER", 10)
@@ -509,8 +509,8 @@ def test_an_exact_projection_leaves_the_hnsw_graph_on_disk(disk_store, monkeypat
 
 
 def test_a_loaded_graph_is_kept_when_another_process_appends(disk_store, monkeypatch):
-    from ctx.hub.index import projection as module
-    from ctx.hub.index.vectors import HnswVectors
+    from ctx.hub.retrieval.index import projection as module
+    from ctx.hub.retrieval.index.vectors import HnswVectors
 
     monkeypatch.setattr(module, "CROSSOVER", 10)
     for i in range(12):

@@ -7,9 +7,9 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft
 from ctx.hub.config import HubConfig, RecallConfig
-from ctx.hub.index.lexical import LexicalDoc, LexicalIndex
-from ctx.hub.index.projection import Projection
-from ctx.hub.index.schema import content_analyzer
+from ctx.hub.retrieval.index.lexical import LexicalDoc, LexicalIndex
+from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.index.schema import content_analyzer
 from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.sources import open_sources
 

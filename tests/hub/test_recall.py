@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from ctx import engine
 from ctx.engine import Draft, InvalidInputError
 from ctx.hub.config import HubConfig, RecallConfig
-from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import (
     HEADER_TOKENS,
     MAX_HITS,
@@ -22,8 +22,8 @@ from ctx.hub.retrieval.packing import (
 from ctx.hub.retrieval.prompt import recall_summary
 from ctx.hub.retrieval.ranking import WEAK_SHARE, rank
 from ctx.hub.retrieval.sources import open_sources
-from ctx.hub.temporal.gravity import closeness, window_closeness
-from ctx.hub.temporal.parse import parse_temporal
+from ctx.hub.retrieval.temporal.gravity import closeness, window_closeness
+from ctx.hub.retrieval.temporal.parse import parse_temporal
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)  # a Friday
 HASHING = HubConfig(embedder={"kind": "hashing"})

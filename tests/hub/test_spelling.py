@@ -9,9 +9,9 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft, Memory
 from ctx.hub.config import HubConfig, RecallConfig
-from ctx.hub.embedders import HashingEmbedder, MiniLMEmbedder, knows_word
-from ctx.hub.index.projection import Projection
-from ctx.hub.index.spelling import (
+from ctx.hub.retrieval.embedders import HashingEmbedder, MiniLMEmbedder, knows_word
+from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.index.spelling import (
     Respelling,
     allowed_edits,
     edits,
@@ -29,7 +29,7 @@ from ctx.hub.retrieval.ranking import (
     weak_floor,
 )
 from ctx.hub.retrieval.sources import open_sources
-from ctx.hub.temporal.parse import parse_temporal
+from ctx.hub.retrieval.temporal.parse import parse_temporal
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
 HASHING = HubConfig(embedder={"kind": "hashing"})

@@ -9,9 +9,9 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft
 from ctx.hub.config import HubConfig, RecallConfig
-from ctx.hub.index.coverage import Matches
-from ctx.hub.index.projection import Projection
 from ctx.hub.retrieval.boost import bounded, name_tags, selectivity, tag_parts
+from ctx.hub.retrieval.index.coverage import Matches
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctx.hub.temporal.parse import (
+from ctx.hub.retrieval.temporal.parse import (
     Cycle,
     Relation,
     TemporalQuery,
@@ -17,7 +17,7 @@ from ctx.hub.temporal.parse import (
     extract_windows,
     parse_temporal,
 )
-from ctx.hub.temporal.rules import key_classes
+from ctx.hub.retrieval.temporal.rules import key_classes
 
 # A Saturday afternoon.
 NOW = datetime(2023, 5, 20, 15, tzinfo=UTC)

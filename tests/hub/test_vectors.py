@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ctx.engine import StoreError
-from ctx.hub.index.vectors import (
+from ctx.hub.retrieval.index.vectors import (
     CROSSOVER,
     SIDECAR,
     FlatVectors,

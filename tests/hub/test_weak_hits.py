@@ -9,7 +9,7 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft
 from ctx.hub.config import HubConfig, RecallConfig
-from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import recall, search
 from ctx.hub.retrieval.prompt import WEAK_HEADING, format_prompt
 from ctx.hub.retrieval.ranking import NAMED_WEAK_SHARE, rank, relevant, weak_floor

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from ctx.engine import Draft, Intent, Store, remember
 from ctx.hub.config import load_config
-from ctx.hub.index import projection as projection_module
-from ctx.hub.index.maintenance import reindex
-from ctx.hub.index.projection import Projection
+from ctx.hub.retrieval.index import projection as projection_module
+from ctx.hub.retrieval.index.maintenance import reindex
+from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import recall, search
 from ctx.hub.retrieval.sources import open_sources
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from integration_support import run_ctx, wall_clock
 
 from ctx.engine import Draft, Intent, Store, remember_many
-from ctx.hub.index.lexical import LexicalIndex
+from ctx.hub.retrieval.index.lexical import LexicalIndex
 from ctx.hub.retrieval.packing import MAX_HITS
 
 HUB_WORKER = Path(__file__).with_name("_hub_worker.py")

@@ -229,8 +229,8 @@ def test_reindex_and_index_status(hctx):
 
 
 def test_recall_in_its_own_process_never_loads_an_hnsw_graph(hctx, monkeypatch):
-    from ctx.hub.index import projection
-    from ctx.hub.index.vectors import HnswVectors
+    from ctx.hub.retrieval.index import projection
+    from ctx.hub.retrieval.index.vectors import HnswVectors
 
     monkeypatch.setattr(projection, "CROSSOVER", 5)
     words = ["amber", "birch", "cobalt", "dune", "ember", "fjord"]
@@ -333,7 +333,7 @@ def test_the_command_line_loads_the_hub_only_for_its_commands():
     code = (
         "import sys, ctx.porcelain.main; "
         "print(sorted(m for m in ('numpy', 'tantivy', 'onnxruntime', 'hnswlib', "
-        "'ctx.hub.index.projection', 'dulwich') if m in sys.modules))"
+        "'ctx.hub.retrieval.index.projection', 'dulwich') if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -184,5 +184,7 @@ def test_a_plain_write_loads_no_detector_redaction_or_time_parser(
     roots = {m.split(".")[0] for m in modules}
     assert not roots & {"detect_secrets", "requests"}
     assert "ctx.hub.redaction" not in modules
-    assert "ctx.hub.temporal.moment" not in modules  # no --when: no time to parse
+    assert (
+        "ctx.hub.retrieval.temporal.moment" not in modules
+    )  # no --when: no time to parse
     assert "ctx.hub.screen" in modules  # the write was screened

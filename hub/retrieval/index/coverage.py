@@ -1,0 +1,282 @@
+"""Which of some blobs hold a query's words, and which carry the tags it names.
+
+Not a ranking: recall asks these of the blobs it has ranked already, to
+boost the memories of a tag the question names (:meth:`Matches.tagged`)
+and to judge how relevant each is (:meth:`Matches.coverage`, a share of
+the query's words comparable across queries). Both read the lexical index
+(:class:`~ctx.hub.retrieval.index.lexical.LexicalIndex`), with its analysis.
+
+What costs is finding the blobs asked about (a term query per id, a few
+µs each, more with more segments), not the words. So one query answers
+everything for a blob: the blobs, each clause (the named tags, then each
+term) scoring a power of two, so that a blob's score is the set of
+clauses it matches. A :class:`Matches` made
+for one question keeps each blob's set: recall asks about tags for the
+fused hits and then about words for the best of them, and pays once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Literal
+
+import tantivy
+
+from ctx.hub.retrieval.index.lexical_errors import reading
+from ctx.hub.retrieval.index.schema import CJK_FIELD, content_analyzer
+from ctx.hub.retrieval.index.terms import (
+    MAX_QUERY_TERMS,
+    cjk_terms,
+    has_cjk,
+    query_tag_values,
+    query_text,
+    query_words,
+)
+
+if TYPE_CHECKING:
+    from ctx.hub.retrieval.index.lexical import LexicalIndex
+
+__all__ = [
+    "MASK_BITS",
+    "TAGGED_READ_MAX",
+    "TYPO_CREDIT",
+    "UNHELD_PAIR_WEIGHT",
+    "Matches",
+]
+
+TYPO_CREDIT = 0.5
+"""The share of a word's weight that a near match of it counts in
+:meth:`Matches.coverage`: likely the word meant, but not for sure."""
+
+UNHELD_PAIR_WEIGHT = 0.25
+"""What a pair of Chinese, Japanese or Korean characters of a question that
+no memory holds weighs in :meth:`Matches.coverage`, as a share of its idf.
+A question's pairs are cut without knowing where its words end: in
+"数据库用什么" (what does the database use), "用什" and "什么" span words or
+only ask, and at full weight (the most, for a term no memory holds) they
+left the memory that says "数据库用 Postgres" under the floor."""
+
+TAGGED_READ_MAX = 1_000
+"""Most documents :meth:`Matches.tagged` reads to find the named tags; past
+that, it asks about the blobs themselves."""
+
+MASK_BITS = 20
+"""Clauses one query asks at most: a blob's score sums a power of two per
+clause it matches, exact in Tantivy's 32-bit scores while every power is
+below 2**24."""
+
+
+def _terms(text: str) -> list[str]:
+    """Returns the distinct terms of ``text`` that coverage weighs.
+
+    Its words as the content analyser cuts them, but the Chinese, Japanese
+    and Korean as their pairs of characters (:func:`cjk_terms`), which the
+    index holds in :data:`CJK_FIELD`: the analyser makes a sentence of them
+    one term, which no memory holds.
+    """
+    words = [term for term in content_analyzer().analyze(text) if not has_cjk(term)]
+    terms = dict.fromkeys([*words, *cjk_terms(text, single=False)])
+    return list(terms)[:MAX_QUERY_TERMS]
+
+
+class Matches:
+    """What one question asks of blobs of one index: its tags and its words.
+
+    Args:
+        index: The index, read at its current searcher (a pinned index
+            keeps that searcher for the whole question).
+        query: The question.
+    """
+
+    def __init__(self, index: LexicalIndex, query: str) -> None:
+        text = query_text(query)
+        self._index = index
+        self._searcher = index.current_searcher()
+        self._clauses: list[tantivy.Query] = []
+        self._tag_bit: int | None = None
+        self._tagged: set[str] | Literal[False] | None = None  # see _read_tagged
+        tags = query_tag_values(text)
+        if tags:
+            self._tag_bit = self._ask(
+                tantivy.Query.term_set_query(index.schema, "tag_values", tags)
+            )
+        self._weights: dict[str, float] = {}  # term -> its weight (idf)
+        self._credits: dict[str, tuple[int, float]] = {}  # term -> bit, credit
+        self._masks: dict[str, int] = {}  # blob -> the clauses it matches
+        self._holders: dict[str, int] = {}  # tag -> the blobs that carry it
+        self._own = _terms(text)
+        self._add_terms(text)
+
+    def tagged(self, blobs: Collection[str]) -> set[str]:
+        """Returns the ``blobs`` whose memories carry a tag the query names.
+
+        A query names a tag by one of its words (or a hyphenated pair of
+        them, see :func:`~ctx.hub.retrieval.index.terms.query_tag_values`) equal to
+        the tag's value or to the whole tag: "what did Caroline say" names
+        ``speaker:caroline``, never through the namespace alone.
+        """
+        bit = self._tag_bit
+        if bit is None or not blobs:
+            return set()
+        if self._tagged is None:
+            self._tagged = self._read_tagged()
+        if self._tagged is not False:
+            return self._tagged.intersection(blobs)
+        masks = self._masks_of(blobs)
+        return {blob for blob in blobs if masks.get(blob, 0) >> bit & 1}
+
+    def _read_tagged(self) -> set[str] | Literal[False]:
+        """Returns every blob with a named tag, if at most :data:`TAGGED_READ_MAX`.
+
+        Reading them (from the fast fields, well under 1 µs each) costs
+        less than looking up the blobs asked about; ``False`` when there
+        are more.
+        """
+        index, searcher = self._index, self._searcher
+        with reading(f"search {index.where}"):
+            # Tantivy wants a limit of at least one.
+            named = self._clauses[self._tag_bit or 0]
+            result = searcher.search(named, max(TAGGED_READ_MAX, 1), count=True)
+        count = result.count  # type: ignore[attr-defined]  # not in the stubs
+        if count is None or count > TAGGED_READ_MAX:
+            return False
+        return set(index.blobs_of(searcher, result.hits))
+
+    def holders(
+        self, tags: Collection[str], among: Collection[str] | None = None
+    ) -> dict[str, int]:
+        """Returns, per tag of ``tags`` (lowercased), how many blobs carry it.
+
+        Only blobs of ``among`` count (``None``: every blob of the index).
+        Each tag is counted once per question, however many hits carry it.
+        A tag of more than :data:`TAGGED_READ_MAX` blobs among others is
+        not read blob by blob: its count is scaled by the share of the
+        index ``among`` is.
+        """
+        index, searcher = self._index, self._searcher
+        total = searcher.num_docs
+        for tag in {tag.lower() for tag in tags} - self._holders.keys():
+            limit = 1 if among is None else min(TAGGED_READ_MAX, total)
+            with reading(f"search {index.where}"):
+                # Tantivy wants a limit of at least one.
+                result = searcher.search(
+                    index.term("tags", tag, 1.0), max(limit, 1), count=True
+                )
+            count: int = result.count or 0  # type: ignore[attr-defined]  # stubs
+            if among is not None and count:
+                if count <= limit:
+                    found = index.blobs_of(searcher, result.hits)
+                    count = sum(1 for blob in found if blob in among)
+                else:
+                    count = round(count * min(1.0, len(among) / total))
+            self._holders[tag] = count
+        return {tag.lower(): self._holders[tag.lower()] for tag in tags}
+
+    def coverage(
+        self, blobs: Collection[str], part: str | None = None
+    ) -> dict[str, float]:
+        """Returns, per blob of ``blobs``, the share of the query's words it holds.
+
+        The query (or ``part`` of it, such as the question without its time
+        phrases) is analysed as :meth:`LexicalIndex.search` analyses it,
+        less English function words
+        (:func:`~ctx.hub.retrieval.index.schema.content_analyzer`). Each term weighs
+        its BM25 inverse document frequency in the index, so that a word no
+        memory holds (a name from another project) weighs the most and a
+        word every memory holds almost nothing; a blob's share is the
+        weight of the terms its title or body holds over the weight of all
+        of them, 0..1 and comparable across queries. A query word that no
+        memory holds but that a blob's words nearly match (as the fuzzy
+        channel matches them: "postgress" for "postgres") counts
+        :data:`TYPO_CREDIT` of its weight. Chinese, Japanese and Korean
+        count by their pairs of characters, a pair no memory holds weighing
+        :data:`UNHELD_PAIR_WEIGHT` of its idf.
+        """
+        terms = self._own if part is None else _terms(query_text(part))
+        if not terms or not blobs or not self._searcher.num_docs:
+            return {}
+        if not self._weights.keys() >= set(terms):
+            self._add_terms(query_text(part or ""))  # a part with words of its own
+        whole = sum(self._weights[term] for term in terms)
+        if not whole:
+            return {}
+        masks = self._masks_of(blobs)
+        asked = [self._credits[term] for term in terms if term in self._credits]
+        shares: dict[str, float] = {}
+        for blob in blobs:
+            mask = masks.get(blob, 0)
+            held = sum(credit for bit, credit in asked if mask >> bit & 1)
+            shares[blob] = held / whole
+        return shares
+
+    def _add_terms(self, text: str) -> None:
+        """Weighs the terms of ``text`` not weighed yet, and asks those held."""
+        searcher = self._searcher
+        total = searcher.num_docs
+        # A word the fuzzy channel looks for, by the term it analyses to: a
+        # term no memory holds may be a typo of one a memory holds.
+        typos = {
+            analysed[0]: word
+            for word in query_words(text)
+            if len(analysed := content_analyzer().analyze(word)) == 1
+        }
+        index = self._index
+        for term in _terms(text):
+            if term in self._weights:
+                continue
+            pair = has_cjk(term)
+            fields = (CJK_FIELD,) if pair else ("title", "body")
+            with reading(f"search {index.where}"):
+                found = max(searcher.doc_freq(f, term) for f in fields)
+            weight = math.log(1 + (total - found + 0.5) / (found + 0.5))
+            if pair and not found:
+                weight *= UNHELD_PAIR_WEIGHT
+            self._weights[term] = weight
+            if found:
+                either = tantivy.Query.boolean_query(
+                    [
+                        (tantivy.Occur.Should, index.term(field, term, 1.0))
+                        for field in fields
+                    ]
+                )
+                self._credits[term] = (self._ask(either), weight)
+            elif term in typos:
+                fuzzy = index.fuzzy_word(typos[term])
+                self._credits[term] = (self._ask(fuzzy), weight * TYPO_CREDIT)
+        # Blobs read before were not asked about the new clauses.
+        self._masks.clear()
+
+    def _ask(self, query: tantivy.Query) -> int:
+        """Adds a clause; returns its bit."""
+        self._clauses.append(query)
+        return len(self._clauses) - 1
+
+    def _masks_of(self, blobs: Collection[str]) -> dict[str, int]:
+        """Returns the clauses each of ``blobs`` matches (absent: none, or unknown)."""
+        masks = self._masks
+        new = [blob for blob in blobs if blob not in masks]
+        if not new or not self._clauses:
+            return masks
+        index, searcher = self._index, self._searcher
+        # One term query per blob: a term set query of the same ids builds
+        # an automaton and walks the term dictionary, three times slower.
+        any_of = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, index.term("blob", blob, 1.0)) for blob in new]
+        )
+        among = tantivy.Query.const_score_query(any_of, 0.0)
+        masks.update(dict.fromkeys(new, 0))
+        for first in range(0, len(self._clauses), MASK_BITS):
+            clauses = [(tantivy.Occur.Must, among)]
+            clauses += [
+                (tantivy.Occur.Should, tantivy.Query.const_score_query(q, 2.0**bit))
+                for bit, q in enumerate(self._clauses[first : first + MASK_BITS])
+            ]
+            query = tantivy.Query.boolean_query(clauses)
+            hits = index.run(searcher, query, min(len(new), searcher.num_docs), 0)
+            for blob, (score, _) in zip(
+                index.blobs_of(searcher, hits), hits, strict=True
+            ):
+                if blob in masks:
+                    masks[blob] |= round(score) << first
+        return masks
