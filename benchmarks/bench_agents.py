@@ -58,7 +58,7 @@ from urllib.parse import urlsplit
 import bench_recall as br  # sets OPENBLAS_NUM_THREADS and CTX_HUB_AUTOSTART=0
 from _bench_common import cpu_name, ctx_revision
 
-from ctx.hub.agents.access import Caller
+from ctx.hub.access import Caller
 from ctx.hub.agents.calls import CALLS, invoke
 from ctx.hub.server.routing import adopt_answerer
 from ctx.hub.server.service import Answerer

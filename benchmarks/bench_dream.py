@@ -66,7 +66,6 @@ from ctx.hub.dream import Detector, Judge, Thresholds, judge_pair
 from ctx.hub.dream.cycle import run_cycle
 from ctx.hub.dream.detect import RARE_MIN, RARE_SHARE
 from ctx.hub.dream.rules import entities, recurrence, words
-from ctx.hub.hooks.session import editing
 from ctx.hub.retrieval.embedders import Embedder, make_embedder
 from ctx.hub.retrieval.feedback import (
     LoggedHit,
@@ -79,6 +78,7 @@ from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.retrieval.temporal.parse import parse_temporal
+from ctx.hub.session_state import editing
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "dream.md"

@@ -214,7 +214,7 @@ def _with_secrets(texts: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _scrubbed_files(store_path: Path) -> Iterator[Path]:
-    from ctx.hub.hooks.log import log_path
+    from ctx.hub.hook_log import log_path
 
     # The hooks' log outside any store (the user's cache folder): a hook of
     # a session without a store yet may have logged what it was given.

@@ -32,7 +32,7 @@ def session_report(
     Raises:
         NotFoundError: no commit carries the session, and it was shown nothing.
     """
-    from ctx.hub.hooks.session import read_session, unique_latest
+    from ctx.hub.session_state import read_session, unique_latest
     from ctx.hub.shown import session_shown
 
     shown = session_shown(ws, session_id)
@@ -81,7 +81,7 @@ def end_session(
     Raises:
         NotFoundError: no summary is given and no commit carries the session.
     """
-    from ctx.hub.hooks.session import remove_session
+    from ctx.hub.session_state import remove_session
 
     with ws.lock:
         store = ws.store(write=True)

@@ -33,7 +33,7 @@ from ctx.hub.state import PRIVATE_FOLDER, private_folder, write_atomically
 
 if TYPE_CHECKING:
     from ctx.engine import Composition, Store
-    from ctx.hub.agents.access import Caller
+    from ctx.hub.access import Caller
     from ctx.hub.retrieval.results import RecallResult
     from ctx.hub.workspace import Workspace
 
@@ -195,7 +195,7 @@ def shown_during(
     read them (a recall says where it read), else at the tip of the store's
     HEAD branch. A hook answered by a running hub thus opens no store here.
     """
-    from ctx.hub.hooks.session import read_session
+    from ctx.hub.session_state import read_session
 
     if not ws.on_disk:
         yield

@@ -26,7 +26,7 @@ from ctx.engine import (
     review_proposals,
 )
 from ctx.hub import dream
-from ctx.hub.agents.access import Caller
+from ctx.hub.access import Caller
 from ctx.hub.agents.requests import Id, one_of
 from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
 from ctx.hub.workspace import Workspace

@@ -17,8 +17,8 @@ import msgspec
 
 from ctx import engine
 from ctx.engine import Intent, Store
+from ctx.hub.access import Caller, ForbiddenError
 from ctx.hub.agents import requests as rq
-from ctx.hub.agents.access import Caller, ForbiddenError
 from ctx.hub.code.results import FindResult, SymbolList
 from ctx.hub.keys import (
     ApiKey,

@@ -44,8 +44,8 @@ from ctx.engine import (
     ReadOnlyStoreError,
     StoreBusyError,
 )
-from ctx.hub.agents.access import Caller, ForbiddenError
-from ctx.hub.agents.access import Scope as KeyScope
+from ctx.hub.access import Caller, ForbiddenError
+from ctx.hub.access import Scope as KeyScope
 from ctx.hub.agents.calls import CALLS, GRAPH, KEYS, Call, invoke
 from ctx.hub.agents.mcp_sessions import IDLE_TIMEOUT_S, SessionBound
 from ctx.hub.agents.replica import ReplicaHealth

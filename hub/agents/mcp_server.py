@@ -33,7 +33,7 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
 from ctx.engine import CtxError
-from ctx.hub.agents.access import Caller
+from ctx.hub.access import Caller
 from ctx.hub.agents.calls import CALLS, Call, invoke, structured, tool_names
 from ctx.hub.agents.handlers import defused
 from ctx.hub.agents.schemas import input_schema, output_schema

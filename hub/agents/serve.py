@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ctx.engine import InvalidInputError
-from ctx.hub.agents.access import Caller
-from ctx.hub.agents.access import Scope as KeyScope
+from ctx.hub.access import Caller
+from ctx.hub.access import Scope as KeyScope
 from ctx.hub.agents.served import PREFIX, NamedStore
 from ctx.hub.agents.workers import WorkerError
 from ctx.hub.keys import CreatedKey

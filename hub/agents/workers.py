@@ -364,7 +364,7 @@ def _server(spec: WorkerSpec) -> uvicorn.Server:
     Raises:
         CtxError: A store cannot be opened, or its indexes loaded.
     """
-    from ctx.hub.agents.access import Caller
+    from ctx.hub.access import Caller
     from ctx.hub.agents.serve import http_server, stores_app
     from ctx.hub.agents.served import NamedStore
     from ctx.hub.server.routing import adopt_answerer

@@ -52,9 +52,9 @@ from ctx.hub.dream.judge import Judge
 from ctx.hub.dream.queue import CycleSummary, Worker
 from ctx.hub.dream.rules import Thresholds
 from ctx.hub.dream.selection import MAX_PROPOSALS, select
-from ctx.hub.hooks.session import HOOKS_FOLDER, SessionState
 from ctx.hub.retrieval.feedback import read_log
 from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.session_state import HOOKS_FOLDER, SessionState
 from ctx.hub.state import PRIVATE_FOLDER
 
 __all__ = ["CHUNK", "CycleReport", "recall_counts", "run_cycle", "use_counts"]

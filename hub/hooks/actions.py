@@ -5,7 +5,7 @@ built on (:data:`ctx.hub.agents.calls.CALLS`), made with
 :func:`~ctx.hub.agents.calls.invoke` as the session's caller: the same
 checks, the same intent trailers (the agent, and the session as
 ``Ctx-Session``). What a command finds (``recall``, ``status``, ``expand``)
-becomes a :class:`~ctx.hub.hooks.session.Block` for the next prompt; what a
+becomes a :class:`~ctx.hub.session_state.Block` for the next prompt; what a
 command did, or why it failed, becomes one report line. A command that fails
 leaves the others to run.
 
@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctx.engine import CtxError, MemoryRecord, StoreStatus, one_line, plural
-from ctx.hub.agents.access import Caller
+from ctx.hub.access import Caller
 from ctx.hub.agents.calls import CALLS, invoke
 from ctx.hub.hooks.commands import Command
 from ctx.hub.hooks.events import memories_block, memory_lines, with_hits
-from ctx.hub.hooks.session import Block, SessionState
 from ctx.hub.retrieval.prompt import format_prompt
 from ctx.hub.screen import SecretFoundError
+from ctx.hub.session_state import Block, SessionState
 from ctx.hub.workspace import Workspace
 
 __all__ = ["WRITES", "carry_out", "render_sources", "render_status"]

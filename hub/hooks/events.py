@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctx.hub.config import HooksSettings
-from ctx.hub.hooks.session import (
+from ctx.hub.session_state import (
     Block,
     editing,
     prune_sessions,
@@ -458,7 +458,7 @@ def prompt_submit(hook: Hook) -> str | None:
             if lexical and (hits or len(result.notices) > 1):
                 parts.append(_warming_line(result))
             if lexical and len(result.notices) > 1:
-                from ctx.hub.hooks.log import log_line
+                from ctx.hub.hook_log import log_line
 
                 went_wrong = "; ".join(n for n in result.notices if n != WARMING)
                 log_line(ws, "prompt-submit", hook.session, went_wrong)
@@ -566,7 +566,7 @@ def stop(hook: Hook) -> None:
     parsed = parse_commands(message)
     if not parsed.commands and not parsed.errors:
         return None
-    from ctx.hub.agents.access import Caller
+    from ctx.hub.access import Caller
     from ctx.hub.hooks.actions import WRITES, carry_out
 
     ws = hook.ws

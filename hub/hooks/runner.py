@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctx.hub.hook_log import log_line
 from ctx.hub.hooks.events import Event, Hook, HookInput, find_event
-from ctx.hub.hooks.log import log_line
 from ctx.hub.shown import shown_during
 from ctx.hub.workspace import Workspace
 

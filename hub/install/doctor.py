@@ -155,7 +155,7 @@ def _hook_log(ws: Workspace) -> Check:
     """Says the hooks' last failure, from their log (docs/hooks.md)."""
     import time
 
-    from ctx.hub.hooks.log import log_path
+    from ctx.hub.hook_log import log_path
 
     name = "hook failures"
     try:

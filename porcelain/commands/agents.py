@@ -51,7 +51,7 @@ def mcp(state: CtxState, tools: str | None, branch: str | None) -> None:
       claude mcp add ctx -- ctx mcp --tools default,history
       claude mcp add ctx --env CTX_BRANCH=agent/claude -- ctx mcp
     """
-    from ctx.hub.agents.access import Caller
+    from ctx.hub.access import Caller
     from ctx.hub.agents.mcp_server import build_server, stdio_session
     from ctx.hub.agents.serve import host_hub
 
@@ -169,7 +169,7 @@ def serve(
         -d '{"query": "how do we deploy?"}'
     """
     from ctx.hub import Workspace
-    from ctx.hub.agents.access import Caller
+    from ctx.hub.access import Caller
     from ctx.hub.agents.serve import serve_http
     from ctx.hub.agents.served import name_stores, split_spec
 

@@ -28,7 +28,7 @@ from test_code_index import CACHE, RETRY, make_index
 
 from ctx.engine import Store
 from ctx.hub import Workspace
-from ctx.hub.agents.access import Caller
+from ctx.hub.access import Caller
 from ctx.hub.agents.calls import CALLS, invoke
 from ctx.hub.agents.mcp_server import build_server
 from ctx.hub.code.files import read_file

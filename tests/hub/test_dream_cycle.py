@@ -215,7 +215,7 @@ def test_an_accepted_proposal_is_rechecked_by_the_rules_before_merge(ws):
 
 
 def test_an_old_memory_given_to_an_agent_stays_in_context(ws):
-    from ctx.hub.hooks.session import editing
+    from ctx.hub.session_state import editing
 
     used = remember(ws, "The billing cron runs at midnight UTC", days_ago=400)
     unused = remember(ws, "A hackathon theme we tried once", days_ago=400)

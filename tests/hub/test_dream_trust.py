@@ -9,7 +9,7 @@ from dream_support import NOW, hashing_workspace, proposals, remember
 
 from ctx import engine
 from ctx.hub import dream
-from ctx.hub.agents.access import Caller
+from ctx.hub.access import Caller
 from ctx.hub.agents.calls import CALLS, invoke
 from ctx.hub.dream.rules import separate_events, value_changes
 from ctx.hub.dream.selection import MAX_PROPOSALS
@@ -285,7 +285,7 @@ def _recalled_and_used(ws, mid, times, *, used):
 
 
 def test_the_reference_tier_comes_from_what_agents_said_they_used(ws):
-    from ctx.hub.hooks.session import editing
+    from ctx.hub.session_state import editing
 
     used = remember(ws, "Use uv for Python environments", days_ago=2)
     shown = remember(ws, "The office plant needs water on Fridays", days_ago=2)

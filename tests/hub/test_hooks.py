@@ -14,7 +14,7 @@ from ctx import engine
 from ctx.engine import DATA_NOTE, Draft, Intent, Store
 from ctx.hub.hooks import EVENTS, MAX_CONTEXT, find_event, run_hook
 from ctx.hub.hooks.events import Event
-from ctx.hub.hooks.session import session_path
+from ctx.hub.session_state import session_path
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 SESSION = "9f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f"

@@ -19,7 +19,7 @@ from mcp_types import Implementation
 from ctx import engine
 from ctx.engine import Store
 from ctx.hub import Workspace
-from ctx.hub.agents.access import Caller
+from ctx.hub.access import Caller
 from ctx.hub.agents.mcp_server import build_server, stdio_session
 
 all_tools = functools.partial(build_server, tools="all")

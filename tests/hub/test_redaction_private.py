@@ -21,7 +21,7 @@ from redaction_checks import killed_after, store_bytes
 
 from ctx.engine import Draft, Intent, Store, remember
 from ctx.hub import Workspace, format_prompt, recall, redact
-from ctx.hub.hooks.log import log_path
+from ctx.hub.hook_log import log_path
 from ctx.hub.redaction import SCRUB_PENDING
 
 WRITER = Intent(agent="scribe", intent="observe")

@@ -9,7 +9,7 @@ import pytest
 from ctx import engine
 from ctx.engine import Intent, Store
 from ctx.hub import Workspace
-from ctx.hub.agents.access import Caller
+from ctx.hub.access import Caller
 from ctx.hub.agents.handlers import recall, remember
 from ctx.hub.agents.requests import RecallRequest, RememberRequest
 

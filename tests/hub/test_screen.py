@@ -16,7 +16,7 @@ from dulwich.repo import Repo
 from ctx import engine
 from ctx.engine import Draft, Intent, LinkChange, Store, make_proposal
 from ctx.hub import SecretFoundError, SecretScreen, Workspace, local_now
-from ctx.hub.agents.access import Caller
+from ctx.hub.access import Caller
 from ctx.hub.agents.calls import CALLS, invoke
 
 WHO = Intent(agent="tester", intent="observe")

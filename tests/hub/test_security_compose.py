@@ -19,7 +19,7 @@ from mcp_types import Implementation
 from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.hub import Workspace
-from ctx.hub.agents.access import Caller
+from ctx.hub.access import Caller
 from ctx.hub.agents.handlers import HANDLERS
 from ctx.hub.agents.mcp_server import build_server
 from ctx.hub.agents.requests import ComposeRequest, RememberRequest

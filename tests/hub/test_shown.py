@@ -11,7 +11,7 @@ from test_hooks import OWNER, SESSION, add, context, engine_clock
 from ctx.engine import Store
 from ctx.hub import Workspace
 from ctx.hub import shown as shown_module
-from ctx.hub.agents.access import Caller
+from ctx.hub.access import Caller
 from ctx.hub.agents.handlers import recall
 from ctx.hub.agents.requests import RecallRequest
 from ctx.hub.shown import (
