@@ -59,10 +59,10 @@ import bench_recall as br  # sets OPENBLAS_NUM_THREADS and CTX_HUB_AUTOSTART=0
 from _bench_common import cpu_name, ctx_revision
 
 from ctx.hub.access import Caller
-from ctx.hub.agents.calls import CALLS, invoke
 from ctx.hub.server.routing import adopt_answerer
 from ctx.hub.server.service import Answerer
 from ctx.hub.workspace import Workspace
+from ctx.porcelain.agents.calls import CALLS, invoke
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "agents.md"
@@ -641,7 +641,7 @@ NOTICED = """\
 
 The first run of this benchmark (commit d01494f) found it: `ctx serve` made
 its listening socket as `socket.socket(family, socket.SOCK_STREAM)`
-(`hub/agents/serve.py`, `_bind`), whose `proto` is 0, and asyncio sets
+(`porcelain/agents/serve.py`, `_bind`), whose `proto` is 0, and asyncio sets
 TCP_NODELAY on a connection only when `sock.proto == IPPROTO_TCP`
 (`asyncio.base_events._set_nodelay`). The connections kept Nagle's
 algorithm, so an answer written in more than one part (uvicorn writes the

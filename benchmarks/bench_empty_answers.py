@@ -16,7 +16,7 @@ through ``rank()`` and applies each caller's floor to the same ranking:
   share that is empty (the higher, the better).
 
 The hook's answer is the hits that pass its floor (``hook_hits`` in
-``ctx.hub.hooks.events``) among those the recall returns.
+``ctx.porcelain.hooks.events``) among those the recall returns.
 
 Vectors are cached by text under ``benchmarks/.data`` (``_embed_cache.py``).
 

@@ -1,7 +1,7 @@
 """The hub: projections of commits into search indexes, and recall.
 
-The public API is what every caller uses (the command line, and the MCP
-server, HTTP API, hooks and lens built on it): a :class:`Workspace` finds
+The public API is what every caller uses (the command line, the MCP
+server, HTTP API and hooks, and the lens): a :class:`Workspace` finds
 the store; :func:`recall`, :func:`search`, :func:`index_status` and
 :func:`reindex` answer through a running hub or in-process;
 :func:`run_hub`, :func:`stop_hub` and :func:`hub_status` run the hub;
@@ -16,8 +16,9 @@ Tantivy and vector indexes caught up with any commit, its ``temporal`` reads
 time in questions and memories, its ``embedders`` turn text into vectors,
 and its own modules rank and pack memories for a question); ``server`` keeps
 a hub running, and ``api`` is the calls on it; ``dream`` and ``code`` are
-features built on the library; ``agents``, ``hooks`` and ``install`` are
-the agents' doors; ``config`` reads ``config.toml``, ``keys`` the API keys.
+features built on the library; ``config`` reads ``config.toml``, ``keys``
+the API keys. The doors that call the hub (the command line, MCP, HTTP,
+hooks) are in :mod:`ctx.porcelain`.
 See docs/architecture.md and docs/recall.md.
 """
 

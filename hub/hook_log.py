@@ -2,8 +2,8 @@
 
 ``<store>/private/hooks.log``, or ``hooks.log`` in the user's cache folder
 when there is no store; cut over to ``hooks.log.1`` past a megabyte.
-:mod:`~ctx.hub.hooks.runner` writes each failure here, ``ctx doctor``
-(:mod:`~ctx.hub.install.doctor`) shows the last one, and a redaction
+:mod:`~ctx.porcelain.hooks.runner` writes each failure here, ``ctx doctor``
+(:mod:`~ctx.porcelain.install.doctor`) shows the last one, and a redaction
 scrubs both files (:mod:`~ctx.hub.redaction`).
 
 Light: it imports none of the hooks' events, so a redaction can find the

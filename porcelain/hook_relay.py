@@ -6,7 +6,7 @@ user's hub running, :func:`relayed` hands the call to it instead (a
 ``hook`` request, :class:`~ctx.hub.server.wire.HookAsk`): the host's bytes,
 ``--store`` and ``--agent``, the working folder, and the environment the
 hook reads, ``CTX_DIR`` and ``--store`` made absolute here. The hub answers
-it as this process would have (:mod:`ctx.hub.hooks.relayed`) and sends back
+it as this process would have (:mod:`ctx.porcelain.hooks.relayed`) and sends back
 what to print.
 
 Anything else, and the process answers itself, as before: ``CTX_NO_HUB``
@@ -50,7 +50,7 @@ HOOK_ENVIRON = (
     "GEMINI_PROJECT_DIR",
 )
 """Every variable the hook reads from the environment it is given
-(:func:`ctx.hub.hooks.run_hook`'s ``environ``: the store, who works where, the
+(:func:`ctx.porcelain.hooks.run_hook`'s ``environ``: the store, who works where, the
 host), sent as they are here; the hub's own values of them do not count."""
 
 PROCESS = (

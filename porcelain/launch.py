@@ -41,7 +41,7 @@ def main() -> None:
         if answer is None:  # no hub to answer: this process does
             # As the group's main() does, before numpy can load: see there.
             os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-            from ctx.hub.hooks import run_hook
+            from ctx.porcelain.hooks import run_hook
 
             answer = run_hook(event, data, store=store, agent=agent)
         if answer:

@@ -2,7 +2,7 @@
 
 They are the Claude Code and Codex plugins with their marketplaces, the
 Gemini CLI extension and the MCP registry's server.json:
-hub/install/manifests.py builds them from what ``ctx install`` writes, and
+porcelain/install/manifests.py builds them from what ``ctx install`` writes, and
 tests/hub/test_install_manifests.py checks them.
 
 Run it after changing a hook, the MCP server, the skill or the version:
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ctx.hub.install import repository_manifests
+from ctx.porcelain.install import repository_manifests
 from ctx.porcelain.launch import VERSION
 
 ROOT = Path(__file__).resolve().parent.parent

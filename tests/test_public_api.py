@@ -9,16 +9,16 @@ import pytest
 import ctx.engine
 import ctx.hub
 import ctx.hub.dream
-import ctx.hub.hooks
-import ctx.hub.install
 import ctx.hub.retrieval.embedders
+import ctx.porcelain.hooks
+import ctx.porcelain.install
 
 PACKAGES = [
     ctx.engine,
     ctx.hub,
     ctx.hub.retrieval.embedders,
-    ctx.hub.hooks,
-    ctx.hub.install,
+    ctx.porcelain.hooks,
+    ctx.porcelain.install,
 ]
 PACKAGES.append(ctx.hub.dream)
 

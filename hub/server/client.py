@@ -226,8 +226,18 @@ def _take(lock: Path) -> bool:
     return False
 
 
+BACKGROUND_HUB = "ctx.porcelain.background_hub"
+"""The module a recall runs as the user's hub in the background.
+
+An entry point of the doors, not of the hub: a hub answers the hooks that
+``ctx hook``'s small process relays to it with the hooks' own code, which
+lives with the other doors in the porcelain; the hub names the module to
+start it and imports nothing of it.
+"""
+
+
 def start_hub(store: Path, idle_minutes: float) -> bool:
-    """Starts the user's hub (``python -m ctx.hub.server``) in the background.
+    """Starts the user's hub (``python -m`` :data:`BACKGROUND_HUB`) in the background.
 
     Only when no hub answers and no other recall is starting one: the first
     takes a lock (``hub.start``, removed by the hub once it listens, or taken
@@ -250,7 +260,7 @@ def start_hub(store: Path, idle_minutes: float) -> bool:
         return False
     if hub_answers(path) or not _take(lock):
         return False
-    argv = [sys.executable, "-m", "ctx.hub.server", str(store), "--autostarted"]
+    argv = [sys.executable, "-m", BACKGROUND_HUB, str(store), "--autostarted"]
     argv += ["--idle", f"{idle_minutes:g}"]
     try:
         log = open_log(hub_file(".log"))

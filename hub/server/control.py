@@ -151,7 +151,7 @@ def run_hub(
         autostarted: Started by a recall (``ctx hub status`` says so).
         hooks: Answers relayed hooks (see
             :func:`~ctx.hub.server.listener.serve`); the entry points give
-            :func:`~ctx.hub.hooks.relayed_answer`.
+            :func:`~ctx.porcelain.hooks.relayed_answer`.
 
     Raises:
         NotAStoreError: The user store does not exist yet.

@@ -33,7 +33,7 @@ What runs where:
   more is refused, and its process answers it): a hook asks the hub for its
   recall as the hook's process would, so it must never wait for a worker
   behind a long reindex, nor hold one while it waits
-  (:mod:`ctx.hub.hooks.relayed`).
+  (:mod:`ctx.porcelain.hooks.relayed`).
 - Each open store has a thread that embeds the memories recalls did not
   wait for (:mod:`~ctx.hub.server.backfill`), taking the store's lock only
   to read their texts and to add their vectors; a hub stays up while one
@@ -468,7 +468,7 @@ def serve(
             embedders shared).
         hooks: Answers a relayed hook (``ctx hook``'s call), in a thread
             of its own: the entry points that run a hub give
-            :func:`~ctx.hub.hooks.relayed.relayed_answer`, which knows the
+            :func:`~ctx.porcelain.hooks.relayed.relayed_answer`, which knows the
             hooks and the calls they make, as the hub's rooms may not. None:
             a relayed hook is refused, and ``ctx hook`` answers it itself.
         threads: A model's threads where a store's config names none

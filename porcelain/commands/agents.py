@@ -12,7 +12,7 @@ from ctx.porcelain._options import CtxState, branch_option, now, pass_state
 from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:
-    from ctx.hub.agents.serve import Serving
+    from ctx.porcelain.agents.serve import Serving
 
 __all__ = ["COMMANDS"]
 
@@ -52,8 +52,8 @@ def mcp(state: CtxState, tools: str | None, branch: str | None) -> None:
       claude mcp add ctx --env CTX_BRANCH=agent/claude -- ctx mcp
     """
     from ctx.hub.access import Caller
-    from ctx.hub.agents.mcp_server import build_server, stdio_session
-    from ctx.hub.agents.serve import host_hub
+    from ctx.porcelain.agents.mcp_server import build_server, stdio_session
+    from ctx.porcelain.agents.serve import host_hub
 
     ws = state.workspace()
     base = Caller(branch=branch, session=stdio_session(ws))
@@ -170,8 +170,8 @@ def serve(
     """
     from ctx.hub import Workspace
     from ctx.hub.access import Caller
-    from ctx.hub.agents.serve import serve_http
-    from ctx.hub.agents.served import name_stores, split_spec
+    from ctx.porcelain.agents.serve import serve_http
+    from ctx.porcelain.agents.served import name_stores, split_spec
 
     specs = [split_spec(spec) for spec in stores]
     if specs:

@@ -36,7 +36,7 @@ def hook(state: CtxState, event: tuple[str, ...], agent: str | None) -> None:
       echo '{"session_id": "s1", "prompt": "how do we deploy?"}' \\
         | ctx hook prompt-submit
     """
-    from ctx.hub.hooks import run_hook
+    from ctx.porcelain.hooks import run_hook
 
     name = " ".join(event)  # anything but one known event is logged, not refused
     answer = run_hook(name, sys.stdin.buffer.read(), store=state.explicit, agent=agent)

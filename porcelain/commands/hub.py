@@ -61,7 +61,7 @@ def start(state: CtxState, idle_minutes: float | None, as_json: bool) -> None:
       ctx hub start --idle 60
     """
     from ctx.hub import HubStarted, run_hub
-    from ctx.hub.hooks import relayed_answer
+    from ctx.porcelain.hooks import relayed_answer
 
     def ready(started: HubStarted) -> None:
         if as_json:

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ctx.hub.install import SHELLS
 from ctx.porcelain._options import CtxState, echo_json, json_option, pass_state
+from ctx.porcelain.install import SHELLS
 from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:
-    from ctx.hub.install import InstallResult
+    from ctx.porcelain.install import InstallResult
 
 __all__ = ["COMMANDS"]
 
@@ -128,14 +128,14 @@ def install(
     """
     script = _completion(host, shell)
     if script is not None:
-        from ctx.hub.install import install_completion
+        from ctx.porcelain.install import install_completion
 
         if dry_run and not as_json:
             echo(script, nl=False)
             return
         _report(install_completion(shell or "", script, dry_run=dry_run), as_json)
         return
-    from ctx.hub.install import HOSTS, apply_plan, plan_install, running_program
+    from ctx.porcelain.install import HOSTS, apply_plan, plan_install, running_program
 
     plan = plan_install(
         HOSTS[host.lower()], scope, program or running_program(sys.argv[0])
@@ -174,11 +174,11 @@ def uninstall(
     """
     script = _completion(host, shell)
     if script is not None:
-        from ctx.hub.install import uninstall_completion
+        from ctx.porcelain.install import uninstall_completion
 
         _report(uninstall_completion(shell or "", script, dry_run=dry_run), as_json)
         return
-    from ctx.hub.install import HOSTS, apply_plan, plan_uninstall, running_program
+    from ctx.porcelain.install import HOSTS, apply_plan, plan_uninstall, running_program
 
     plan = plan_uninstall(
         HOSTS[host.lower()], scope, program or running_program(sys.argv[0])
@@ -200,8 +200,8 @@ def doctor(state: CtxState, as_json: bool) -> None:
       ctx doctor
       ctx doctor --json
     """
-    from ctx.hub.install import doctor as run_doctor
-    from ctx.hub.install import running_program
+    from ctx.porcelain.install import doctor as run_doctor
+    from ctx.porcelain.install import running_program
 
     report = run_doctor(state.explicit, program=running_program(sys.argv[0]))
     if as_json:

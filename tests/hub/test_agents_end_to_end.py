@@ -15,8 +15,8 @@ from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.hub import Workspace
 from ctx.hub.access import Caller
-from ctx.hub.agents.mcp_server import build_server
-from ctx.hub.hooks import run_hook
+from ctx.porcelain.agents.mcp_server import build_server
+from ctx.porcelain.hooks import run_hook
 
 pytestmark = pytest.mark.anyio
 

@@ -16,9 +16,9 @@ from ctx import engine
 from ctx.engine import Store
 from ctx.engine.reflogs import reflog
 from ctx.hub import FollowingStore, Workspace
-from ctx.hub.agents.mcp_server import build_server
 from ctx.hub.code_branches import sync_at_start
-from ctx.hub.hooks import run_hook
+from ctx.porcelain.agents.mcp_server import build_server
+from ctx.porcelain.hooks import run_hook
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 

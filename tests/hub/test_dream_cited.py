@@ -10,8 +10,8 @@ from dream_support import hashing_workspace, proposals, remember
 
 from ctx.hub import dream
 from ctx.hub.dream.cited import MAX_SESSIONS, cited_counts, cited_in, note_cited
-from ctx.hub.hooks import run_hook
 from ctx.hub.session_state import editing
+from ctx.porcelain.hooks import run_hook
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 IDS = ("01JAAAAAAAAAAAAAAAAAAAAAAA", "01JBBBBBBBBBBBBBBBBBBBBBBB")

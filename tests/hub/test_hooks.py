@@ -12,9 +12,9 @@ import pytest
 
 from ctx import engine
 from ctx.engine import DATA_NOTE, Draft, Intent, Store
-from ctx.hub.hooks import EVENTS, MAX_CONTEXT, find_event, run_hook
-from ctx.hub.hooks.events import Event
 from ctx.hub.session_state import session_path
+from ctx.porcelain.hooks import EVENTS, MAX_CONTEXT, find_event, run_hook
+from ctx.porcelain.hooks.events import Event
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 SESSION = "9f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
@@ -533,7 +533,7 @@ def test_an_unsafe_session_id_is_hashed(project):
 
 
 def test_a_command_that_breaks_is_reported_and_the_others_run(project, monkeypatch):
-    from ctx.hub.hooks import actions
+    from ctx.porcelain.hooks import actions
 
     def broken(turn, command):
         raise RuntimeError("boom")

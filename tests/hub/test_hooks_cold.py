@@ -16,9 +16,9 @@ from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.hub import Workspace, local_now
 from ctx.hub.api import reindex
-from ctx.hub.hooks import run_hook
-from ctx.hub.hooks.lexical import lexical_recall
-from ctx.hub.install.doctor import doctor
+from ctx.porcelain.hooks import run_hook
+from ctx.porcelain.hooks.lexical import lexical_recall
+from ctx.porcelain.install.doctor import doctor
 
 WHO = Intent(agent="t", intent="import")
 ANSWER = "The payment service retries webhooks 5 times with exponential backoff."

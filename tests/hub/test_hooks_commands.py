@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctx.hub.hooks import parse_commands
-from ctx.hub.hooks.actions import _ACTIONS
-from ctx.hub.hooks.commands import MAX_COMMANDS, SPECS, wrap_context
+from ctx.porcelain.hooks import parse_commands
+from ctx.porcelain.hooks.actions import _ACTIONS
+from ctx.porcelain.hooks.commands import MAX_COMMANDS, SPECS, wrap_context
 
 
 def names(text: str) -> list[str]:

@@ -15,8 +15,8 @@ import pytest
 
 from ctx.engine import Store
 from ctx.hub import local_now
-from ctx.hub.hooks import EVENTS, run_hook
-from ctx.hub.hooks.events import Event
+from ctx.porcelain.hooks import EVENTS, run_hook
+from ctx.porcelain.hooks.events import Event
 
 HEAVY = ("numpy", "tantivy", "onnxruntime", "mcp", "hnswlib")
 

@@ -26,11 +26,11 @@ from test_shown import project  # noqa: F401 (the fixture)
 from ctx import engine
 from ctx.engine import DATA_NOTE, Store
 from ctx.hub import Workspace
-from ctx.hub.agents.mcp_server import build_server
 from ctx.hub.hook_log import log_path
-from ctx.hub.hooks import run_hook
-from ctx.hub.hooks.commands import defuse, parse_commands
-from ctx.hub.hooks.runner import MAX_CONTEXT
+from ctx.porcelain.agents.mcp_server import build_server
+from ctx.porcelain.hooks import run_hook
+from ctx.porcelain.hooks.commands import defuse, parse_commands
+from ctx.porcelain.hooks.runner import MAX_CONTEXT
 from ctx.porcelain.main import cli
 
 

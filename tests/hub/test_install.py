@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from ctx.engine import InvalidInputError
-from ctx.hub.install import HOSTS, apply_plan, plan_install, plan_uninstall
-from ctx.hub.install.skill import SKILL_TEXT
+from ctx.porcelain.install import HOSTS, apply_plan, plan_install, plan_uninstall
+from ctx.porcelain.install.skill import SKILL_TEXT
 
 # As Claude Code writes its settings: two spaces, arrays spread out.
 CLAUDE_SETTINGS = """{

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctx.hub.install.jsontext import JsonText
+from ctx.porcelain.install.jsontext import JsonText
 
 KEYS = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=6)
 SCALARS = st.none() | st.booleans() | st.integers() | st.text(max_size=8)

@@ -1,5 +1,5 @@
 """The host manifests kept in the repository (issue 35): each file is what
-hub/install/manifests.py builds, validates against its host's schema
+porcelain/install/manifests.py builds, validates against its host's schema
 (tests/hub/schemas/README.md names the sources), carries pyproject's version,
 and, loaded the way its host loads it, gives the same hooks, MCP server and
 skill as `ctx install HOST`."""
@@ -16,15 +16,15 @@ import pytest
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
-from ctx.hub.install import HOSTS, apply_plan, plan_install, repository_manifests
-from ctx.hub.install.manifests import (
+from ctx.porcelain.install import HOSTS, apply_plan, plan_install, repository_manifests
+from ctx.porcelain.install.manifests import (
     CLAUDE_PLUGIN,
     CODEX_PLUGIN,
     GEMINI_CONTEXT,
     PACKAGE_NAME,
     REGISTRY_NAME,
 )
-from ctx.hub.install.skill import SKILL_TEXT
+from ctx.porcelain.install.skill import SKILL_TEXT
 from ctx.porcelain.launch import VERSION
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from ctx import engine
 from ctx.engine import Store
 from ctx.hub import Workspace
 from ctx.hub.access import Caller
-from ctx.hub.agents.mcp_server import build_server, stdio_session
+from ctx.porcelain.agents.mcp_server import build_server, stdio_session
 
 all_tools = functools.partial(build_server, tools="all")
 """A server that lists every tool (by default it lists the lean set)."""
@@ -348,7 +348,7 @@ def test_agents_first_writes_at_once_make_one_branch(store_dir: Path) -> None:
     """Two servers (two workspaces) race to make agent/<name>: both writes land."""
     import threading
 
-    from ctx.hub.agents.calls import CALLS, invoke
+    from ctx.porcelain.agents.calls import CALLS, invoke
 
     (store_dir / "config.toml").write_text(
         '[embedder]\nkind = "hashing"\n[agents]\nbranch_per_agent = true\n'

@@ -30,11 +30,11 @@ from ctx.engine import (
     Store,
 )
 from ctx.hub import Workspace
-from ctx.hub.agents.calls import CALLS, TOOL_SETS, decode, tool_names
-from ctx.hub.agents.http_app import ROUTES
-from ctx.hub.agents.mcp_server import build_server
-from ctx.hub.agents.openapi import openapi
 from ctx.hub.code.languages import LANGUAGES, SYMBOL_KINDS
+from ctx.porcelain.agents.calls import CALLS, TOOL_SETS, decode, tool_names
+from ctx.porcelain.agents.http_app import ROUTES
+from ctx.porcelain.agents.mcp_server import build_server
+from ctx.porcelain.agents.openapi import openapi
 
 pytestmark = pytest.mark.anyio
 

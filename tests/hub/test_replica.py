@@ -30,7 +30,7 @@ from ctx.engine import (
     remember,
 )
 from ctx.hub import Workspace
-from ctx.hub.agents.replica import Replica
+from ctx.porcelain.agents.replica import Replica
 
 ALICE = Intent(agent="alice", intent="observe")
 BOB = Intent(agent="bob", intent="observe")

@@ -17,7 +17,7 @@ from ctx import engine
 from ctx.engine import Draft, Intent, LinkChange, Store, make_proposal
 from ctx.hub import SecretFoundError, SecretScreen, Workspace, local_now
 from ctx.hub.access import Caller
-from ctx.hub.agents.calls import CALLS, invoke
+from ctx.porcelain.agents.calls import CALLS, invoke
 
 WHO = Intent(agent="tester", intent="observe")
 
@@ -195,7 +195,7 @@ def test_dreams_proposals_are_scanned(ws):
 
 
 def test_the_agents_calls_are_refused(ws):
-    # The MCP tools and the HTTP routes call these handlers (hub/agents).
+    # The MCP tools and the HTTP routes call these handlers (porcelain/agents).
     before = tips(ws)
     with pytest.raises(SecretFoundError):
         invoke(ws, Caller(), CALLS["remember"], {"text": f"key {s.aws_key()}"})
@@ -205,7 +205,7 @@ def test_the_agents_calls_are_refused(ws):
 def test_the_http_api_answers_400_and_writes_nothing(ws):
     from starlette.testclient import TestClient
 
-    from ctx.hub.agents.http_app import build_app
+    from ctx.porcelain.agents.http_app import build_app
 
     before = tips(ws)
     app = build_app(ws, lambda header: None)
@@ -270,7 +270,7 @@ def test_a_pull_is_made_and_names_what_arrived(tmp_path):
 def test_a_secret_in_ctx_remember_is_not_stored_and_the_next_prompt_says_why(
     tmp_path,
 ):
-    from ctx.hub.hooks import run_hook
+    from ctx.porcelain.hooks import run_hook
 
     make_ws(tmp_path).close()
     key = s.aws_key()
@@ -299,7 +299,7 @@ def test_a_secret_in_ctx_remember_is_not_stored_and_the_next_prompt_says_why(
 async def test_an_mcp_remember_is_an_error_and_writes_nothing(ws):
     from mcp import Client
 
-    from ctx.hub.agents.mcp_server import build_server
+    from ctx.porcelain.agents.mcp_server import build_server
 
     before = tips(ws)
     key = s.github_token()

@@ -21,7 +21,7 @@ from mcp_scenario import call_every_tool, index_sample_code
 from ctx import engine
 from ctx.engine import Store
 from ctx.hub import Workspace
-from ctx.hub.agents.mcp_server import build_server
+from ctx.porcelain.agents.mcp_server import build_server
 
 pytestmark = pytest.mark.anyio
 

@@ -16,10 +16,10 @@ from starlette.testclient import TestClient
 from ctx import engine
 from ctx.engine import Draft, Intent, InvalidInputError, Store
 from ctx.hub import Workspace
-from ctx.hub.agents.http_app import StoreApp, build_stores_app
-from ctx.hub.agents.replica import ReplicaHealth
-from ctx.hub.agents.served import name_stores, split_spec
 from ctx.hub.keys import AuthError
+from ctx.porcelain.agents.http_app import StoreApp, build_stores_app
+from ctx.porcelain.agents.replica import ReplicaHealth
+from ctx.porcelain.agents.served import name_stores, split_spec
 
 
 def _store(path: Path, text: str) -> Path:

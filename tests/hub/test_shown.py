@@ -12,8 +12,6 @@ from ctx.engine import Store
 from ctx.hub import Workspace
 from ctx.hub import shown as shown_module
 from ctx.hub.access import Caller
-from ctx.hub.agents.handlers import recall
-from ctx.hub.agents.requests import RecallRequest
 from ctx.hub.shown import (
     Shown,
     memory_shown,
@@ -21,6 +19,8 @@ from ctx.hub.shown import (
     record_shown,
     session_shown,
 )
+from ctx.porcelain.agents.handlers import recall
+from ctx.porcelain.agents.requests import RecallRequest
 
 
 @pytest.fixture

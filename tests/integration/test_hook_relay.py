@@ -1,7 +1,7 @@
 """`ctx hook` through the running hub: the same answer, from a small process.
 
 With a hub running, the hook's process relays the call (porcelain/hook_relay.py)
-and the hub answers it as the process would have (hub/hooks/relayed.py);
+and the hub answers it as the process would have (porcelain/hooks/relayed.py);
 with no hub, or one that dies, answers garbage, is too old or refuses, the
 process answers itself (issue 30).
 """
@@ -24,10 +24,10 @@ import msgspec
 import pytest
 from integration_support import run_ctx
 
-from ctx.hub.hooks import run_hook
 from ctx.hub.server.private import socket_path
 from ctx.hub.server.wire import AnyAsk, HookAsk
 from ctx.porcelain.hook_relay import hook_request, relayed
+from ctx.porcelain.hooks import run_hook
 
 QUESTION = "Which database did we choose for the queue?"
 
@@ -274,8 +274,8 @@ def hub_in_process(store: Path, **hub: Any) -> Iterator[None]:
 def test_a_hub_answering_its_most_hooks_refuses_one_more(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctx.hub.hooks import relayed_answer
     from ctx.hub.server import listener
+    from ctx.porcelain.hooks import relayed_answer
 
     data = hook_input(store, "s-1", source="startup")
     with hub_in_process(store, hooks=relayed_answer):

@@ -449,7 +449,7 @@ def _mcp(served: Served, key: str, session: str | None = None) -> tuple[int, str
 
 
 async def test_abandoned_sessions_never_lock_anyone_out(world: World) -> None:
-    from ctx.hub.agents.mcp_sessions import SESSIONS_PER_CALLER
+    from ctx.porcelain.agents.mcp_sessions import SESSIONS_PER_CALLER
 
     opened = []
     for _ in range(SESSIONS_PER_CALLER + 8):

@@ -23,8 +23,8 @@ import pytest
 from integration_support import CTX, run_ctx
 from serve_support import Served
 
-from ctx.hub.agents.serve import listen_on
-from ctx.hub.agents.workers import WorkerError, Workers, WorkerStore, spec_for
+from ctx.porcelain.agents.serve import listen_on
+from ctx.porcelain.agents.workers import WorkerError, Workers, WorkerStore, spec_for
 
 pytestmark = pytest.mark.anyio
 

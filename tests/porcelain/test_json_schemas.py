@@ -16,7 +16,8 @@ import msgspec
 import pytest
 
 from ctx import engine, hub
-from ctx.hub import dream, install
+from ctx.hub import dream
+from ctx.porcelain import install
 from ctx.porcelain.main import cli
 
 SCHEMAS: dict[str, Any] = {

@@ -29,9 +29,15 @@ import json
 
 import msgspec
 
-from ctx.hub.install.hosts import HOSTS, SERVER_ARGS, SERVER_ENTRY, SERVER_NAME, Host
-from ctx.hub.install.settings import hook_group
-from ctx.hub.install.skill import SKILL_TEXT
+from ctx.porcelain.install.hosts import (
+    HOSTS,
+    SERVER_ARGS,
+    SERVER_ENTRY,
+    SERVER_NAME,
+    Host,
+)
+from ctx.porcelain.install.settings import hook_group
+from ctx.porcelain.install.skill import SKILL_TEXT
 
 __all__ = [
     "CLAUDE_PLUGIN",

@@ -5,7 +5,7 @@ served by one process, four clients were answered no faster than one
 (benchmarks/results/serve_reads.md). With ``--workers N`` the process that
 was started does everything it does alone (it is the user's hub, prints
 the keys, answers requests) and starts N - 1 workers, each a fresh
-interpreter (``python -m ctx.hub.agents.workers``) that loads its stores
+interpreter (``python -m ctx.porcelain.agents.workers``) that loads its stores
 and then listens on the same port (``SO_REUSEPORT``): the kernel hashes
 each new connection to one process's queue, and a keep-alive connection
 stays with its process. A worker has an answerer of its own for each store
@@ -194,7 +194,7 @@ class Workers:
             if self._stopped.is_set():
                 return None
             proc = subprocess.Popen(
-                [sys.executable, "-m", "ctx.hub.agents.workers"],
+                [sys.executable, "-m", "ctx.porcelain.agents.workers"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 process_group=0,
@@ -332,7 +332,7 @@ def main() -> None:
     from; anything else this process writes there (a library's print, a
     native one) goes to stderr instead, so that the pipe never fills.
     """
-    from ctx.hub.agents.serve import listen_on
+    from ctx.porcelain.agents.serve import listen_on
 
     status = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
@@ -365,12 +365,12 @@ def _server(spec: WorkerSpec) -> uvicorn.Server:
         CtxError: A store cannot be opened, or its indexes loaded.
     """
     from ctx.hub.access import Caller
-    from ctx.hub.agents.serve import http_server, stores_app
-    from ctx.hub.agents.served import NamedStore
     from ctx.hub.server.routing import adopt_answerer
     from ctx.hub.server.service import Answerer
     from ctx.hub.server.stores import Embedders
     from ctx.hub.workspace import Workspace
+    from ctx.porcelain.agents.serve import http_server, stores_app
+    from ctx.porcelain.agents.served import NamedStore
 
     embedders = Embedders(threads=spec.threads)
     named = []

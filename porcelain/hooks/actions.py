@@ -1,8 +1,8 @@
 """Carrying out the ``<ctx:*>`` commands of an agent's message.
 
 Each command is one call of the table the MCP server and the HTTP API are
-built on (:data:`ctx.hub.agents.calls.CALLS`), made with
-:func:`~ctx.hub.agents.calls.invoke` as the session's caller: the same
+built on (:data:`ctx.porcelain.agents.calls.CALLS`), made with
+:func:`~ctx.porcelain.agents.calls.invoke` as the session's caller: the same
 checks, the same intent trailers (the agent, and the session as
 ``Ctx-Session``). What a command finds (``recall``, ``status``, ``expand``)
 becomes a :class:`~ctx.hub.session_state.Block` for the next prompt; what a
@@ -25,13 +25,13 @@ from typing import Any
 
 from ctx.engine import CtxError, MemoryRecord, StoreStatus, one_line, plural
 from ctx.hub.access import Caller
-from ctx.hub.agents.calls import CALLS, invoke
-from ctx.hub.hooks.commands import Command
-from ctx.hub.hooks.events import memories_block, memory_lines, with_hits
 from ctx.hub.retrieval.prompt import format_prompt
 from ctx.hub.screen import SecretFoundError
 from ctx.hub.session_state import Block, SessionState
 from ctx.hub.workspace import Workspace
+from ctx.porcelain.agents.calls import CALLS, invoke
+from ctx.porcelain.hooks.commands import Command
+from ctx.porcelain.hooks.events import memories_block, memory_lines, with_hits
 
 __all__ = ["WRITES", "carry_out", "render_sources", "render_status"]
 

@@ -23,7 +23,7 @@ import difflib
 import os
 from pathlib import Path
 
-from ctx.hub.install.plan import BACKUP_SUFFIX, FileChange, InstallResult
+from ctx.porcelain.install.plan import BACKUP_SUFFIX, FileChange, InstallResult
 
 __all__ = ["SHELLS", "completion_file", "install_completion", "uninstall_completion"]
 

@@ -20,9 +20,15 @@ from pathlib import Path
 
 import msgspec
 
-from ctx.hub.install.hosts import PROGRAM, SERVER_NAME, Host, HostFiles, server_entry
-from ctx.hub.install.jsontext import JsonText, invalid_file
-from ctx.hub.install.settings import (
+from ctx.porcelain.install.hosts import (
+    PROGRAM,
+    SERVER_NAME,
+    Host,
+    HostFiles,
+    server_entry,
+)
+from ctx.porcelain.install.jsontext import JsonText, invalid_file
+from ctx.porcelain.install.settings import (
     add_hooks,
     add_server,
     add_toml_server,
@@ -30,7 +36,7 @@ from ctx.hub.install.settings import (
     remove_server,
     remove_toml_server,
 )
-from ctx.hub.install.skill import SKILL_TEXT
+from ctx.porcelain.install.skill import SKILL_TEXT
 
 __all__ = [
     "BACKUP_SUFFIX",

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ctx.engine import InvalidInputError
-from ctx.hub.install.hosts import PROGRAM, server_entry
-from ctx.hub.install.jsontext import JsonText, invalid_file
+from ctx.porcelain.install.hosts import PROGRAM, server_entry
+from ctx.porcelain.install.jsontext import JsonText, invalid_file
 
 __all__ = [
     "add_hooks",

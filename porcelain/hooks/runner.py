@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from ctx.hub.hook_log import log_line
-from ctx.hub.hooks.events import Event, Hook, HookInput, find_event
 from ctx.hub.shown import shown_during
 from ctx.hub.workspace import Workspace
+from ctx.porcelain.hooks.events import Event, Hook, HookInput, find_event
 
 __all__ = [
     "MAX_CONTEXT",
@@ -279,7 +279,7 @@ def _host(event: str, payload: Mapping[str, Any], env: Mapping[str, str]) -> str
 
 def _output(event: Event, hook_input: HookInput, text: str) -> str:
     """Returns the host's JSON for ``text``, wrapped and cut to the cap."""
-    from ctx.hub.hooks.commands import wrap_context
+    from ctx.porcelain.hooks.commands import wrap_context
 
     room = MAX_CONTEXT - len(wrap_context("", event.name))
     if len(text) > room:

@@ -18,7 +18,6 @@ import msgspec
 from ctx import engine
 from ctx.engine import Intent, Store
 from ctx.hub.access import Caller, ForbiddenError
-from ctx.hub.agents import requests as rq
 from ctx.hub.code.results import FindResult, SymbolList
 from ctx.hub.keys import (
     ApiKey,
@@ -32,6 +31,7 @@ from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.upkeep import pack_in_background
 from ctx.hub.workspace import Workspace
+from ctx.porcelain.agents import requests as rq
 
 __all__ = ["HANDLERS", "defused"]
 
@@ -374,12 +374,12 @@ def defused(composition: engine.Composition) -> engine.Composition:
 
     What an agent is given composed (the MCP ``compose`` tool and
     ``context`` prompt, a view, HTTP ``GET /api/compose``) is defused as a
-    recall's block is (:func:`~ctx.hub.hooks.commands.defuse`), so an agent
+    recall's block is (:func:`~ctx.porcelain.hooks.commands.defuse`), so an agent
     that repeats it writes no command. Its JSON format gets each ``<`` as
     ``\u003c`` instead: the same data to any JSON reader, where defusing
     could break an escape. Each memory's own fields keep their exact text.
     """
-    from ctx.hub.hooks.commands import defuse
+    from ctx.porcelain.hooks.commands import defuse
 
     text = composition.text
     text = (

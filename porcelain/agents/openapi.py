@@ -12,8 +12,8 @@ from typing import Any
 
 import msgspec
 
-from ctx.hub.agents.calls import Call
-from ctx.hub.agents.schemas import is_union_of_lists
+from ctx.porcelain.agents.calls import Call
+from ctx.porcelain.agents.schemas import is_union_of_lists
 
 __all__ = ["openapi"]
 
@@ -33,7 +33,7 @@ def _schemas(types: list[Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 def openapi(routes: tuple[tuple[str, str, Call], ...]) -> dict[str, Any]:
     """Returns the OpenAPI 3.1 document of ``routes``."""
-    from ctx.hub.agents.http_app import ErrorBody, Health
+    from ctx.porcelain.agents.http_app import ErrorBody, Health
 
     calls = [call for _, _, call in routes]
     types: list[Any] = [ErrorBody, Health]

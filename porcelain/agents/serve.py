@@ -40,17 +40,17 @@ import msgspec
 from ctx.engine import InvalidInputError
 from ctx.hub.access import Caller
 from ctx.hub.access import Scope as KeyScope
-from ctx.hub.agents.served import PREFIX, NamedStore
-from ctx.hub.agents.workers import WorkerError
 from ctx.hub.keys import CreatedKey
 from ctx.hub.workspace import Workspace
+from ctx.porcelain.agents.served import PREFIX, NamedStore
+from ctx.porcelain.agents.workers import WorkerError
 
 if TYPE_CHECKING:
     import uvicorn
     from starlette.types import ASGIApp
 
-    from ctx.hub.agents.replica import Replica, ReplicaHealth
-    from ctx.hub.agents.workers import Workers
+    from ctx.porcelain.agents.replica import Replica, ReplicaHealth
+    from ctx.porcelain.agents.workers import Workers
 
 __all__ = [
     "HostedHub",
@@ -251,10 +251,10 @@ class HostedHub:
             StoreBusyError: Another hub serves the store.
             HubFolderError: The folder for hub sockets is not private.
         """
-        from ctx.hub.hooks import relayed_answer
         from ctx.hub.server.listener import serve
         from ctx.hub.server.routing import adopt_answerer
         from ctx.hub.server.service import Answerer
+        from ctx.porcelain.hooks import relayed_answer
 
         store = self.ws.store(write=True)
         answerer = Answerer(store, self.ws.clock, lock=self.ws.lock)
@@ -371,8 +371,8 @@ def serve_http(
         StoreBusyError: Another hub took the user's socket meanwhile.
         WorkerError: A worker did not start, or the workers kept stopping.
     """
-    from ctx.hub.agents.replica import open_replica
     from ctx.hub.credentials import remote_access
+    from ctx.porcelain.agents.replica import open_replica
 
     if workers < 1:
         raise InvalidInputError(f"ctx serve needs at least one worker, not {workers}.")
@@ -506,7 +506,7 @@ def stores_app(
     ``required``: whether each store needs a key on every request;
     ``replica``: the first store's lag behind its remote, for ``/health``.
     """
-    from ctx.hub.agents.http_app import StoreApp, build_stores_app
+    from ctx.porcelain.agents.http_app import StoreApp, build_stores_app
 
     return build_stores_app(
         [
@@ -549,7 +549,7 @@ def _workers(
     notice: Callable[[str], None],
 ) -> Workers | None:
     """Returns the workers beside this process (:mod:`.workers`), not started."""
-    from ctx.hub.agents.workers import Workers, WorkerStore, spec_for
+    from ctx.porcelain.agents.workers import Workers, WorkerStore, spec_for
 
     if workers == 1:
         return None

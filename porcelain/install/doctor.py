@@ -31,12 +31,12 @@ from typing import Any
 import msgspec
 
 from ctx.engine import CtxError
-from ctx.hub.install.hosts import HOSTS, PROGRAM, SCOPES, SERVER_NAME, Host
-from ctx.hub.install.jsontext import JsonText
-from ctx.hub.install.manifests import PACKAGE_NAME
-from ctx.hub.install.settings import has_toml_server, hooks_present
-from ctx.hub.install.skill import SKILL_TEXT
 from ctx.hub.workspace import Workspace
+from ctx.porcelain.install.hosts import HOSTS, PROGRAM, SCOPES, SERVER_NAME, Host
+from ctx.porcelain.install.jsontext import JsonText
+from ctx.porcelain.install.manifests import PACKAGE_NAME
+from ctx.porcelain.install.settings import has_toml_server, hooks_present
+from ctx.porcelain.install.skill import SKILL_TEXT
 
 __all__ = ["Check", "DoctorReport", "doctor"]
 

@@ -48,7 +48,6 @@ from ctx.engine import (
     live_catalog,
     read_memories,
 )
-from ctx.hub.hooks.events import WARMING
 from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.folder import FORMAT, IndexState
 from ctx.hub.retrieval.index.lexical import (
@@ -61,6 +60,7 @@ from ctx.hub.retrieval.index.schema import content_analyzer, stem_analyzer
 from ctx.hub.retrieval.index.terms import MAX_QUERY_TERMS, query_text
 from ctx.hub.retrieval.results import Hit, RecallResult
 from ctx.hub.retrieval.written import with_written
+from ctx.porcelain.hooks.events import WARMING
 
 __all__ = ["CANDIDATES", "WARMING", "lexical_recall"]
 

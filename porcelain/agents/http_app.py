@@ -46,12 +46,12 @@ from ctx.engine import (
 )
 from ctx.hub.access import Caller, ForbiddenError
 from ctx.hub.access import Scope as KeyScope
-from ctx.hub.agents.calls import CALLS, GRAPH, KEYS, Call, invoke
-from ctx.hub.agents.mcp_sessions import IDLE_TIMEOUT_S, SessionBound
-from ctx.hub.agents.replica import ReplicaHealth
-from ctx.hub.agents.served import PREFIX, ServedStore
 from ctx.hub.keys import AuthError, is_loopback
 from ctx.hub.workspace import Workspace
+from ctx.porcelain.agents.calls import CALLS, GRAPH, KEYS, Call, invoke
+from ctx.porcelain.agents.mcp_sessions import IDLE_TIMEOUT_S, SessionBound
+from ctx.porcelain.agents.replica import ReplicaHealth
+from ctx.porcelain.agents.served import PREFIX, ServedStore
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -332,8 +332,8 @@ def _store_app(
     stateless: bool = False,
 ) -> tuple[ASGIApp, Starlette]:
     """Returns :func:`build_app`'s app, and the app whose lifespan it runs."""
-    from ctx.hub.agents.mcp_server import build_server, caller_of
-    from ctx.hub.agents.openapi import openapi
+    from ctx.porcelain.agents.mcp_server import build_server, caller_of
+    from ctx.porcelain.agents.openapi import openapi
 
     origin = base or Caller()
 

@@ -1,9 +1,11 @@
-"""``python -m ctx.hub.server STORE [--idle MINUTES] [--autostarted]``: the user's hub.
+"""The user's hub, run in the background by a recall that found none.
 
-What a recall that finds no hub starts in the background
-(:func:`ctx.hub.server.client.start_hub`), so that the hub never needs the
-command line. It opens STORE first and serves every store it is asked about.
-``ctx hub start`` is the same server in the foreground.
+``python -m ctx.porcelain.background_hub STORE [--idle MINUTES]
+[--autostarted]``: what :func:`ctx.hub.server.client.start_hub` starts, so
+that the hub never needs the command line. It opens STORE first and serves
+every store it is asked about. ``ctx hub start`` is the same server in the
+foreground. It lives with the doors since it hands the hooks' answerer
+(:func:`~ctx.porcelain.hooks.relayed_answer`) to the hub it runs.
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Serves the store until stopped or idle; returns the exit code."""
     # An entry point may set the process's BLAS threads (see ctx.porcelain.main).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    parser = argparse.ArgumentParser(prog="python -m ctx.hub.server")
+    parser = argparse.ArgumentParser(prog="python -m ctx.porcelain.background_hub")
     parser.add_argument("store", help="the store folder to open first")
     parser.add_argument("--idle", type=float, metavar="MINUTES", default=None)
     parser.add_argument("--autostarted", action="store_true", help="by a recall")
     args = parser.parse_args(argv)
     from ctx.engine import CtxError
     from ctx.hub import HubStarted, Workspace, run_hub
-    from ctx.hub.hooks import relayed_answer  # the entry point wires the hooks in
+    from ctx.porcelain.hooks import relayed_answer  # the entry point wires the hooks in
 
     def ready(started: HubStarted) -> None:
         sys.stdout.write(

@@ -10,7 +10,7 @@ would have given, byte for byte: the store found by the same rules
 (``--store``, ``CTX_DIR``, ``.ctx/`` above the folder, the user store), the
 same recall (through the hub, as the process asks it), the same record of
 what was shown, the same log and deadline (kept without a signal: see
-:func:`~ctx.hub.hooks.runner.run_hook`).
+:func:`~ctx.porcelain.hooks.runner.run_hook`).
 
 What the hook reads from the hub's own process rather than from the
 environment it is given (the clock's time zone, the user's folders, the
@@ -25,8 +25,8 @@ import os
 from pathlib import Path
 
 from ctx.engine import InvalidInputError
-from ctx.hub.hooks.runner import run_hook
 from ctx.hub.server.wire import HookAsk, HookReply
+from ctx.porcelain.hooks.runner import run_hook
 
 __all__ = ["relayed_answer"]
 

@@ -27,9 +27,9 @@ from ctx.engine import (
 )
 from ctx.hub import dream
 from ctx.hub.access import Caller
-from ctx.hub.agents.requests import Id, one_of
 from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
 from ctx.hub.workspace import Workspace
+from ctx.porcelain.agents.requests import Id, one_of
 
 __all__ = [
     "DreamAcceptRequest",

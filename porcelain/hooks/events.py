@@ -22,7 +22,7 @@ agent, or None. The handlers hold what ctx does at each moment of a session:
   searched at all.
 - ``stop`` and ``subagent-stop`` (``last_assistant_message``): the
   ``<ctx:*>`` commands of the message are carried out
-  (:mod:`~ctx.hub.hooks.actions`); what they find waits for the next prompt.
+  (:mod:`~ctx.porcelain.hooks.actions`); what they find waits for the next prompt.
   Nothing is given back: a stop hook cannot speak to the agent.
 - ``subagent-start`` (``agent_id``, ``agent_type``): a briefing composed
   within ``subagent_budget``.
@@ -34,7 +34,7 @@ agent, or None. The handlers hold what ctx does at each moment of a session:
 What the store holds is given as quoted data, as a recall's block gives it
 (a note once per block, every line of a memory's text quoted by
 :func:`ctx.engine.quoted`), and defused
-(:func:`~ctx.hub.hooks.commands.defuse`): a memory can neither close the
+(:func:`~ctx.porcelain.hooks.commands.defuse`): a memory can neither close the
 block it is given in nor hand the agent a command to repeat.
 """
 
@@ -79,7 +79,7 @@ __all__ = [
 
 WARMING = "memory warming up: lexical answer only"
 """The notice of a prompt's answer made without a hub, in the hook's process
-(:mod:`~ctx.hub.hooks.lexical`): no vectors, no hub (yet)."""
+(:mod:`~ctx.porcelain.hooks.lexical`): no vectors, no hub (yet)."""
 
 _HUB_WAIT_S = 3.0
 """The longest a prompt waits for a running hub's answer."""
@@ -224,7 +224,7 @@ def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str
     defused on top.
     """
     from ctx.engine import InvalidInputError, compose
-    from ctx.hub.hooks.commands import defuse
+    from ctx.porcelain.hooks.commands import defuse
 
     ws = hook.ws
     # With [recall] reviewed_only, the reviewed branch alone, as a recall.
@@ -284,7 +284,7 @@ def _given_back(
         one_line,
         show,
     )
-    from ctx.hub.hooks.commands import defuse
+    from ctx.porcelain.hooks.commands import defuse
 
     entries: list[str] = []
     kept: list[str] = []
@@ -321,7 +321,7 @@ def _waiting(blocks: list[Block], reports: list[str]) -> list[str]:
     The blocks (what the store gave) are defused; the reports are ctx's own
     lines about the agent's commands, quoted as it wrote them.
     """
-    from ctx.hub.hooks.commands import defuse
+    from ctx.porcelain.hooks.commands import defuse
 
     parts = [defuse(b.text) for b in blocks]
     if reports:
@@ -437,8 +437,8 @@ def prompt_submit(hook: Hook) -> str | None:
     with editing(ws.path, hook.session) as state:
         parts.extend(_waiting(*state.take_waiting()))
         if result is not None:
-            from ctx.hub.hooks.commands import defuse
             from ctx.hub.retrieval.prompt import format_prompt
+            from ctx.porcelain.hooks.commands import defuse
 
             seen = set(state.shown)
             # The recall answers a question whose best hit is weak with its
@@ -475,7 +475,7 @@ def _recalled(hook: Hook, prompt: str) -> RecallResult:
     A running hub is asked, for a share of the hook's deadline. With none
     (or one that does not answer in time) the hook never waits for a model
     or an index: it ranks the branch tip by the lexical channel in this
-    process (:mod:`~ctx.hub.hooks.lexical`) and starts the hub for the next
+    process (:mod:`~ctx.porcelain.hooks.lexical`) and starts the hub for the next
     prompt. Only with ``CTX_NO_HUB`` (no hub ever) does it recall in full
     here, as ``ctx recall`` would.
     """
@@ -495,7 +495,7 @@ def _recalled(hook: Hook, prompt: str) -> RecallResult:
     result = hub_recall(ws, prompt, timeout=wait, budget=budget, **branch)
     if result is not None:
         return result
-    from ctx.hub.hooks.lexical import lexical_recall
+    from ctx.porcelain.hooks.lexical import lexical_recall
 
     with ws.lock:
         store = ws.store()
@@ -561,13 +561,13 @@ def stop(hook: Hook) -> None:
         _note_cited(hook, message)
     if not message or "<ctx:" not in message:
         return None
-    from ctx.hub.hooks.commands import parse_commands
+    from ctx.porcelain.hooks.commands import parse_commands
 
     parsed = parse_commands(message)
     if not parsed.commands and not parsed.errors:
         return None
     from ctx.hub.access import Caller
-    from ctx.hub.hooks.actions import WRITES, carry_out
+    from ctx.porcelain.hooks.actions import WRITES, carry_out
 
     ws = hook.ws
     writes = any(c.name in WRITES for c in parsed.commands)
