@@ -590,6 +590,9 @@ from .query import (
     parse_query as parse_query,
 )
 from .redaction import (
+    REDACTED as REDACTED,
+)
+from .redaction import (
     Redaction as Redaction,
 )
 from .redaction import (
@@ -705,6 +708,9 @@ from .snapshot import (
 )
 from .snapshot import (
     UnreadableMemory as UnreadableMemory,
+)
+from .store import (
+    PENDING_REDACTION as PENDING_REDACTION,
 )
 from .store import (
     Clock as Clock,

@@ -38,6 +38,8 @@ from pathlib import Path
 import msgspec
 
 from ctx.engine import (
+    PENDING_REDACTION,
+    REDACTED,
     Access,
     CtxError,
     Intent,
@@ -50,8 +52,6 @@ from ctx.engine import (
     resolve_memory_id,
 )
 from ctx.engine import pull as engine_pull
-from ctx.engine.redaction import REDACTED
-from ctx.engine.store import PENDING_REDACTION
 from ctx.hub.state import SCRUB_PENDING, write_atomically
 
 __all__ = [

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ctx.engine.errors import StoreError
+from ctx.engine import StoreError
 from ctx.hub.state import PRIVATE_FOLDER, private_folder, write_atomically
 
 if TYPE_CHECKING:

@@ -603,7 +603,7 @@ def _note_cited(hook: Hook, message: str) -> None:
     state = read_session(hook.ws.path, hook.session)
     if state is None or not state.shown:
         return
-    from ctx.engine.errors import StoreError
+    from ctx.engine import StoreError
     from ctx.hub.dream.cited import note_cited
 
     with contextlib.suppress(OSError, StoreError):
