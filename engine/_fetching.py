@@ -12,7 +12,9 @@ Two ways, by where the remote is:
   read the store's objects (for the bases of a thin pack); it is indexed
   and read there in one pass (:mod:`ctx.engine._receiving`), checked, and
   moved into the store's packs only if nothing is wrong, as git's
-  ``receive-pack`` does.
+  ``receive-pack`` does. A store in memory holds the pack in memory, read
+  by the same pass with the same bounds, and adds its objects only once
+  they are checked.
 
 Either way a refused fetch leaves no object behind: ``git fsck`` and ``ctx
 fsck`` stay clean, and no later fetch mistakes a refused object for one it
@@ -23,6 +25,7 @@ holds. A fetch killed midway leaves at most a quarantine folder, which
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
 import struct
@@ -44,7 +47,12 @@ from ctx.engine._incoming import Checked, Held, RefusedError, check_incoming
 from ctx.engine._objects import ObjectTooLargeError, open_repository
 from ctx.engine._pack_copy import copy_objects
 from ctx.engine._packs import move_packs
-from ctx.engine._receiving import RECEIVED_NAME, Received, index_received
+from ctx.engine._receiving import (
+    RECEIVED_NAME,
+    Received,
+    index_received,
+    read_received,
+)
 from ctx.engine.store import Store
 
 __all__ = [
@@ -144,9 +152,25 @@ def fetch_remote(
         tips.update(moving(refs))
         return sorted({sha for sha in tips.values() if sha not in objects})
 
-    if not isinstance(objects, DiskObjectStore):  # a store in memory: no disk
-        result = client.fetch(path.encode(), store.repo, wants)
-        checked = check_incoming(objects, tips, _Nothing(), redacted=redacted)
+    if not isinstance(objects, DiskObjectStore):  # a store in memory: the pack too
+        pack = io.BytesIO()
+        result = client.fetch_pack(
+            path.encode(), wants, store.repo.get_graph_walker(), pack.write
+        )
+        found: Received = {}
+        if pack.tell():
+            data = pack.getvalue()
+            found = _read(lambda: read_received(data, objects.get_raw))
+        checked = check_incoming(
+            _Over(found, objects), tips, _held(objects), redacted=redacted
+        )
+        _parse_unchecked(found, checked.seen)
+        objects.add_objects(
+            [
+                (ShaFile.from_raw_string(kind, raw, sha), None)
+                for sha, (kind, raw) in found.items()
+            ]
+        )
         return _refs(result.refs), dict(result.symrefs or {}), checked
     with _quarantine(objects) as incoming:
         os.makedirs(incoming.pack_dir, exist_ok=True)
@@ -155,9 +179,9 @@ def fetch_remote(
             result = client.fetch_pack(
                 path.encode(), wants, store.repo.get_graph_walker(), f.write
             )
-        found: Received = {}
+        found = {}
         if os.path.getsize(received):
-            found = _indexed(incoming, objects)
+            found = _read(lambda: index_received(incoming, objects.get_raw))
         checked = check_incoming(
             _Over(found, objects), tips, _held(objects), redacted=redacted
         )
@@ -166,15 +190,15 @@ def fetch_remote(
     return _refs(result.refs), dict(result.symrefs or {}), checked
 
 
-def _indexed(incoming: DiskObjectStore, objects: DiskObjectStore) -> Received:
-    """Returns what the received pack holds (:func:`index_received`).
+def _read(received: Callable[[], Received]) -> Received:
+    """Returns what a received pack holds, as ``received`` reads it.
 
     Raises:
         RefusedError: the pack is damaged (its checksum is not its own, it
             ends early, a delta has no base, an object does not parse).
     """
     try:
-        return index_received(incoming, objects.get_raw)
+        return received()
     except ChecksumMismatch:
         raise RefusedError("the pack it sent does not match its checksum") from None
     except UnresolvedDeltas:
@@ -226,7 +250,7 @@ def _parse_unchecked(found: Received, seen: AbstractSet[ObjectID]) -> None:
 class _Over:
     """The objects a server sent (:mod:`ctx.engine._receiving`), over the store's."""
 
-    def __init__(self, new: Received, objects: DiskObjectStore) -> None:
+    def __init__(self, new: Received, objects: BaseObjectStore) -> None:
         self._new = new
         self._old = objects
 
@@ -275,13 +299,6 @@ class _Held:
         if self._folders is not None and sha[:2] not in self._folders:
             return False
         return self._loose(sha)
-
-
-class _Nothing:
-    """Holds no object: everything is checked."""
-
-    def __contains__(self, sha: ObjectID, /) -> bool:
-        return False
 
 
 def _refs(refs: Mapping[Ref, ObjectID | None] | None) -> dict[Ref, ObjectID]:

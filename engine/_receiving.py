@@ -45,7 +45,13 @@ from ctx.engine._objects import (
     entry_header,
 )
 
-__all__ = ["MAX_RECEIVED_BYTES", "RECEIVED_NAME", "Received", "index_received"]
+__all__ = [
+    "MAX_RECEIVED_BYTES",
+    "RECEIVED_NAME",
+    "Received",
+    "index_received",
+    "read_received",
+]
 
 RECEIVED_NAME = "incoming.pack"
 """The file in the quarantine's pack folder that a received pack is written to."""
@@ -112,6 +118,24 @@ def index_received(incoming: DiskObjectStore, resolve: Resolve) -> Received:
     os.rename(path, named + ".pack")
     with open(named + ".idx", "wb") as f:
         write_pack_index(f, sorted(entries), checksum)
+    return walk.found
+
+
+def read_received(data: bytes, resolve: Resolve) -> Received:
+    """Returns every object of a received pack held in memory, by id.
+
+    What a store in memory fetches: the same checks as
+    :func:`index_received` (the checksum, every object's size, the bytes
+    they make together, each delta), and nothing written; a thin pack's
+    bases are read through ``resolve`` and are not among the objects.
+
+    Raises:
+        ChecksumMismatch, UnresolvedDeltas, ValueError, zlib.error: as
+            :func:`index_received`.
+    """
+    _check_checksum(data)
+    walk = _Walk(data, resolve)
+    walk.run()
     return walk.found
 
 

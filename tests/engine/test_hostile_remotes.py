@@ -311,3 +311,57 @@ def test_a_damaged_pack_is_refused_and_leaves_nothing(world, base, breaking, tmp
 
     # The same server through a relay that changes nothing: fetched whole.
     assert fetch(base, "copy", access=Access(ssh_command=str(world.ssh))).updated
+
+
+# A store in memory (a user store not made yet, dry runs): the server's pack
+# is read in memory by the same pass, and no object is added before the
+# checks pass; before, dulwich wrote what the server sent into the store.
+
+
+@pytest.mark.parametrize("name", sorted(set(REFUSED) - SERVER_IGNORES))
+def test_a_store_in_memory_refuses_a_hostile_remote_and_keeps_no_object(
+    world, access, name
+):
+    store = Store.memory(clock=fixed_clock())
+    add_remote(store, "evil", world.url(name, "ssh"))
+    before = set(store.repo.object_store)
+    with pytest.raises(RemoteError) as caught:
+        fetch(store, "evil", access=access)
+    assert_one_line(caught.value)
+    assert set(store.repo.object_store) == before
+
+
+def test_a_store_in_memory_refuses_a_damaged_pack_then_fetches_a_good_one(
+    world, breaking, tmp_path
+):
+    url = _remote_ahead(world, tmp_path, "Sent with a broken pack")
+    store = Store.memory(clock=fixed_clock())
+    add_remote(store, "copy", url)
+    before = set(store.repo.object_store)
+    with pytest.raises(RemoteError) as caught:
+        fetch(store, "copy", access=breaking)
+    assert " cannot be fetched: the pack it sent " in caught.value.message
+    assert set(store.repo.object_store) == before
+    remote = Path(url.removeprefix("ssh://localhost"))
+    tip = git(remote, "rev-parse", "main").decode().strip()
+    fetched = fetch(store, "copy", access=Access(ssh_command=str(world.ssh)))
+    assert fetched.branches == {"main": tip}
+    assert fetched.updated
+    assert tip.encode() in store.repo.object_store
+
+
+def test_a_store_in_memory_takes_no_more_than_a_fetch_takes(
+    world, access, tmp_path, monkeypatch: pytest.MonkeyPatch
+):
+    from ctx.engine import _receiving
+
+    url = _remote_ahead(world, tmp_path, "x" * 4096)
+    monkeypatch.setattr(_receiving, "MAX_RECEIVED_BYTES", 1024)
+    store = Store.memory(clock=fixed_clock())
+    add_remote(store, "copy", url)
+    before = set(store.repo.object_store)
+    with pytest.raises(RemoteError) as caught:
+        fetch(store, "copy", access=access)
+    assert_one_line(caught.value)
+    assert "a fetch takes" in caught.value.message
+    assert set(store.repo.object_store) == before
