@@ -14,8 +14,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from ctx.engine import CommitInfo, Diff, LinkRecord, Memory, headline
-from ctx.hub.escapes import visible
+from ctx.engine import CommitInfo, Diff, LinkRecord, Memory, headline, visible
 
 __all__ = [
     "LINK_STYLE",

@@ -1,6 +1,6 @@
 """Text for people: every line a command prints goes through :func:`echo`.
 
-Each line is made :func:`~ctx.hub.escapes.visible` first: the control and
+Each line is made :func:`~ctx.engine.visible` first: the control and
 bidi characters a memory may hold are shown as escapes (``\\x1b``,
 ``\\u202e``), never obeyed by the terminal. Only text output is shown this
 way: ``--json`` escapes what JSON must, and data formats (``ctx export``,
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from ctx.hub.escapes import visible
+from ctx.engine import visible
 
 __all__ = ["byte_size", "echo", "visible"]
 

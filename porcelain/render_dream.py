@@ -6,13 +6,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ctx.engine import plural
-from ctx.hub.dream.calls import MOST_HIDDEN
+from ctx.hub import MOST_HIDDEN
 from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_merge
 
 if TYPE_CHECKING:  # Dream's machinery loads when a dream command runs
     from ctx.engine import DreamMergeResult, ReviewResult
-    from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
+    from ctx.hub import CycleReport, DreamStatus, ProposalView
 
 __all__ = [
     "render_cycle",

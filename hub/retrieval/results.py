@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the catalog's module brings dulwich's tree diffs
     from ctx.engine import CatalogEntry, Memory
 
 __all__ = [
+    "WARMING",
     "ChannelScore",
     "Explanation",
     "Hit",
@@ -25,6 +26,12 @@ __all__ = [
     "RecallResult",
     "Written",
 ]
+
+
+WARMING = "memory warming up: lexical answer only"
+"""The notice of a result made by the lexical channel alone, in the caller's
+process (:func:`~ctx.hub.retrieval.lexical_recall.lexical_recall`): no
+vectors, no hub (yet)."""
 
 
 class ChannelScore(msgspec.Struct, frozen=True, kw_only=True):

@@ -11,8 +11,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
-from ctx.engine import CtxError
-from ctx.hub.escapes import visible
+from ctx.engine import CtxError, visible
 
 if TYPE_CHECKING:
     from ctx.lens.source import Source

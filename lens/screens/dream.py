@@ -24,8 +24,7 @@ from ctx.lens.render import stored
 from ctx.lens.screens.base import set_columns
 
 if TYPE_CHECKING:
-    from ctx.hub import Workspace
-    from ctx.hub.dream import ProposalView
+    from ctx.hub import ProposalView, Workspace
 
 __all__ = [
     "DreamPane",

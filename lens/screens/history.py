@@ -11,9 +11,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, Static
 
-from ctx.engine import BranchInfo, CommitInfo, Diff, diff, resolve_revision
+from ctx.engine import BranchInfo, CommitInfo, Diff, diff, resolve_revision, visible
 from ctx.engine import Store as EngineStore
-from ctx.hub.escapes import visible
 from ctx.lens.render import confidence_text, diff_text, short, stored, when
 from ctx.lens.screens.base import LensScreen, set_columns
 from ctx.lens.widgets.keys import KeyFooter

@@ -12,9 +12,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import DataTable, Header, Input, Static
 
-from ctx.engine import headline
+from ctx.engine import headline, visible
 from ctx.hub import Hit, RecallResult, recall
-from ctx.hub.escapes import visible
 from ctx.lens.messages import OpenMemory
 from ctx.lens.render import stored
 from ctx.lens.screens.base import LensScreen, set_columns

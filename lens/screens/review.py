@@ -46,8 +46,7 @@ from ctx.engine import (
     review,
 )
 from ctx.engine import Store as EngineStore
-from ctx.hub import dream
-from ctx.hub.dream import ProposalView
+from ctx.hub import ProposalView, dream
 from ctx.lens.messages import StoreChanged
 from ctx.lens.render import confidence_text, diff_text, short, stored
 from ctx.lens.screens.base import LensScreen, set_columns

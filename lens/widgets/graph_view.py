@@ -13,8 +13,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ctx.engine import Neighbourhood
-from ctx.hub.escapes import visible
+from ctx.engine import Neighbourhood, visible
 from ctx.lens.render import LINK_STYLE, LINK_STYLES
 from ctx.lens.widgets.graph_layout import TYPE_MARKS, Layout, Placed, lay_out
 

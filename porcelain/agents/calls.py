@@ -19,13 +19,20 @@ import msgspec
 
 from ctx import engine
 from ctx.engine import InvalidInputError
-from ctx.hub.access import Caller
-from ctx.hub.code.results import FindResult, SymbolList
-from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
-from ctx.hub.keys import ApiKey, CreatedKey, RevokedKey
-from ctx.hub.retrieval.feedback import FeedbackResult
-from ctx.hub.retrieval.results import RecallResult
-from ctx.hub.workspace import Workspace
+from ctx.hub import (
+    ApiKey,
+    Caller,
+    CreatedKey,
+    CycleReport,
+    DreamStatus,
+    FeedbackResult,
+    FindResult,
+    ProposalView,
+    RecallResult,
+    RevokedKey,
+    SymbolList,
+    Workspace,
+)
 from ctx.porcelain.agents import dream_calls as dc
 from ctx.porcelain.agents import handlers as h
 from ctx.porcelain.agents import requests as rq

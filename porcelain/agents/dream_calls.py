@@ -25,10 +25,7 @@ from ctx.engine import (
     dream_branch,
     review_proposals,
 )
-from ctx.hub import dream
-from ctx.hub.access import Caller
-from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
-from ctx.hub.workspace import Workspace
+from ctx.hub import Caller, CycleReport, DreamStatus, ProposalView, Workspace, dream
 from ctx.porcelain.agents.requests import Id, one_of
 
 __all__ = [

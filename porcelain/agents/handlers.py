@@ -17,20 +17,22 @@ import msgspec
 
 from ctx import engine
 from ctx.engine import Intent, Store
-from ctx.hub.access import Caller, ForbiddenError
-from ctx.hub.code.results import FindResult, SymbolList
-from ctx.hub.keys import (
+from ctx.hub import (
     ApiKey,
+    Caller,
     CreatedKey,
+    FeedbackResult,
+    FindResult,
+    ForbiddenError,
+    RecallResult,
     RevokedKey,
+    SymbolList,
+    Workspace,
     create_key,
     list_keys,
+    pack_in_background,
     revoke_key,
 )
-from ctx.hub.retrieval.feedback import FeedbackResult
-from ctx.hub.retrieval.results import RecallResult
-from ctx.hub.upkeep import pack_in_background
-from ctx.hub.workspace import Workspace
 from ctx.porcelain.agents import requests as rq
 
 __all__ = ["HANDLERS", "defused"]
@@ -108,7 +110,7 @@ def _reading(
 
 
 def _moment(value: str | None, what: str) -> datetime | None:
-    from ctx.hub.retrieval.temporal.moment import parse_moment
+    from ctx.hub import parse_moment
 
     return None if value is None else parse_moment(value, what)
 
@@ -207,9 +209,8 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
     What it returns is recorded as shown to the caller's session
     (:mod:`ctx.hub.shown`).
     """
-    from ctx.hub.api import recall as hub_recall
-    from ctx.hub.retrieval.temporal.moment import moment_or_revision
-    from ctx.hub.shown import note_recall
+    from ctx.hub import moment_or_revision, note_recall
+    from ctx.hub import recall as hub_recall
 
     asked, overlay = ws.reviewed_view(req.branch, req.with_)
     now = _moment(req.now, "now")
@@ -247,14 +248,14 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
 
 def feedback(ws: Workspace, caller: Caller, req: rq.FeedbackRequest) -> FeedbackResult:
     """Records which memories of a recall were used."""
-    from ctx.hub.api import feedback as hub_feedback
+    from ctx.hub import feedback as hub_feedback
 
     return hub_feedback(ws, req.recall_id, req.used, readable=caller.visible)
 
 
 def search(ws: Workspace, caller: Caller, req: rq.SearchRequest) -> RecallResult:
     """Finds the memories that best match some words."""
-    from ctx.hub.api import search as hub_search
+    from ctx.hub import search as hub_search
 
     with ws.lock.reading():
         store = ws.store()
@@ -398,7 +399,7 @@ def compose(
     includes is recorded as shown to the caller's session
     (:mod:`ctx.hub.shown`), and its text is :func:`defused`.
     """
-    from ctx.hub.shown import note_composed
+    from ctx.hub import note_composed
 
     branch, _ = ws.reviewed_view(req.branch)
     with _reading(ws, caller, branch) as (store, rev):
@@ -542,7 +543,7 @@ def key_revoke(ws: Workspace, caller: Caller, req: rq.KeyRevokeRequest) -> Revok
 
 def find(ws: Workspace, caller: Caller, req: rq.FindRequest) -> FindResult:
     """Finds where something is in the indexed code (any caller: no memories)."""
-    from ctx.hub.api import find_code
+    from ctx.hub import find_code
 
     return find_code(
         ws,
@@ -556,7 +557,7 @@ def find(ws: Workspace, caller: Caller, req: rq.FindRequest) -> FindResult:
 
 def symbols(ws: Workspace, caller: Caller, req: rq.SymbolsRequest) -> SymbolList:
     """Lists the indexed definitions (any caller: no memories)."""
-    from ctx.hub.code.api import code_symbols
+    from ctx.hub import code_symbols
 
     with ws.lock:
         return code_symbols(ws, kind=req.kind, path=req.path)

@@ -44,10 +44,8 @@ from ctx.engine import (
     ReadOnlyStoreError,
     StoreBusyError,
 )
-from ctx.hub.access import Caller, ForbiddenError
-from ctx.hub.access import Scope as KeyScope
-from ctx.hub.keys import AuthError, is_loopback
-from ctx.hub.workspace import Workspace
+from ctx.hub import AuthError, Caller, ForbiddenError, Workspace, is_loopback
+from ctx.hub import Scope as KeyScope
 from ctx.porcelain.agents.calls import CALLS, GRAPH, KEYS, Call, invoke
 from ctx.porcelain.agents.mcp_sessions import IDLE_TIMEOUT_S, SessionBound
 from ctx.porcelain.agents.replica import ReplicaHealth

@@ -33,9 +33,7 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
 from ctx.engine import CtxError
-from ctx.hub.access import Caller
-from ctx.hub.retrieval.results import RecallResult
-from ctx.hub.workspace import Workspace
+from ctx.hub import Caller, RecallResult, Workspace
 from ctx.porcelain.agents.calls import CALLS, Call, invoke, structured, tool_names
 from ctx.porcelain.agents.handlers import defused
 from ctx.porcelain.agents.schemas import input_schema, output_schema
@@ -102,7 +100,7 @@ def stdio_session(ws: Workspace) -> str:
 def _text(value: Any) -> str:
     """Returns what a model reads of an answer: a prompt block, or JSON."""
     if isinstance(value, RecallResult):
-        from ctx.hub.retrieval.prompt import format_prompt
+        from ctx.hub import format_prompt
         from ctx.porcelain.hooks.commands import defuse
 
         # Recalled text never carries a live <ctx:...> tag: a model that
@@ -216,7 +214,7 @@ def _add_resources(
     async def view(name: str, ctx: Context[Any, Any]) -> str:
         def render() -> str:
             from ctx import engine
-            from ctx.hub.shown import note_composed
+            from ctx.hub import note_composed
 
             try:
                 caller = find(ctx)

@@ -53,7 +53,7 @@ from ctx.engine import (
     remote_lag,
     remote_url,
 )
-from ctx.hub.workspace import Workspace
+from ctx.hub import Workspace
 
 __all__ = ["ATTEMPTS", "DEFAULT_EVERY", "Replica", "ReplicaHealth", "open_replica"]
 
@@ -234,7 +234,7 @@ class Replica:
 
     def _open(self) -> Store:
         """Opens the store the rounds use, and notes its branches' tips."""
-        from ctx.hub.screen import SecretScreen
+        from ctx.hub import SecretScreen
 
         store = Store.open(
             self.ws.path, clock=self.ws.clock, screen=SecretScreen(self.ws.secrets_mode)
@@ -266,7 +266,7 @@ class Replica:
         intent = self.ws.intent("merge", reason=f"sync with {self.remote}")
         with self.ws.lock:
             if apply_redactions(store):
-                from ctx.hub.redaction import drop_index
+                from ctx.hub import drop_index
 
                 drop_index(store)  # as a pull that applied one: the text goes
             mine = set(store.branches())

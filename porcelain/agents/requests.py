@@ -18,7 +18,7 @@ import msgspec
 from msgspec import Meta
 
 from ctx.engine import FORMATS, KINDS, LINK_TYPES, PREFERENCES, TAKES
-from ctx.hub.code.languages import LANGUAGES, SYMBOL_KINDS
+from ctx.hub import LANGUAGES, SYMBOL_KINDS
 
 __all__ = [
     "BlameRequest",

@@ -38,10 +38,8 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ctx.engine import InvalidInputError
-from ctx.hub.access import Caller
-from ctx.hub.access import Scope as KeyScope
-from ctx.hub.keys import CreatedKey
-from ctx.hub.workspace import Workspace
+from ctx.hub import Caller, CreatedKey, Workspace
+from ctx.hub import Scope as KeyScope
 from ctx.porcelain.agents.served import PREFIX, NamedStore
 from ctx.porcelain.agents.workers import WorkerError
 
@@ -126,7 +124,7 @@ class Serving(msgspec.Struct, frozen=True, kw_only=True):
 def _key_check(
     ws: Workspace, required: bool
 ) -> Callable[[str | None], KeyScope | None]:
-    from ctx.hub.keys import AuthError, authenticate
+    from ctx.hub import AuthError, authenticate
 
     def check(header: str | None) -> KeyScope | None:
         if header is None:
@@ -251,9 +249,7 @@ class HostedHub:
             StoreBusyError: Another hub serves the store.
             HubFolderError: The folder for hub sockets is not private.
         """
-        from ctx.hub.server.listener import serve
-        from ctx.hub.server.routing import adopt_answerer
-        from ctx.hub.server.service import Answerer
+        from ctx.hub import Answerer, adopt_answerer, serve
         from ctx.porcelain.hooks import relayed_answer
 
         store = self.ws.store(write=True)
@@ -315,10 +311,7 @@ def host_hub(ws: Workspace) -> HostedHub | None:
     (the HNSW graph loaded, not the one-shot exact search of a single
     command). Returns the hub it serves, if any.
     """
-    from ctx.hub.server.control import hub_status
-    from ctx.hub.server.private import HubFolderError
-    from ctx.hub.server.routing import adopt_answerer
-    from ctx.hub.server.service import Answerer
+    from ctx.hub import Answerer, HubFolderError, adopt_answerer, hub_status
 
     if not ws.on_disk:
         return None  # the user store, not made yet: the first write makes it
@@ -371,7 +364,7 @@ def serve_http(
         StoreBusyError: Another hub took the user's socket meanwhile.
         WorkerError: A worker did not start, or the workers kept stopping.
     """
-    from ctx.hub.credentials import remote_access
+    from ctx.hub import remote_access
     from ctx.porcelain.agents.replica import open_replica
 
     if workers < 1:
@@ -385,8 +378,7 @@ def serve_http(
     # Refused before anything else loads or changes.
     replica = open_replica(first, sync, every, access=remote_access(), notice=notice)
 
-    from ctx.hub.keys import keys_required
-    from ctx.hub.server.control import hub_status, stop_hub
+    from ctx.hub import hub_status, keys_required, stop_hub
 
     required = [keys_required(s.ws, host=host) for s in stores]
     for named, needs in zip(stores, required, strict=True):
@@ -583,7 +575,7 @@ def _owner_key(ws: Workspace) -> CreatedKey | None:
     Called once the port and the stores are this server's, so a start that
     fails mints no key whose token nobody saw.
     """
-    from ctx.hub.keys import create_key
+    from ctx.hub import create_key
 
     if _has_key(ws):
         return None
@@ -591,7 +583,7 @@ def _owner_key(ws: Workspace) -> CreatedKey | None:
 
 
 def _has_key(ws: Workspace) -> bool:
-    from ctx.hub.keys import list_keys
+    from ctx.hub import list_keys
 
     return any(k.revoked_at is None for k in list_keys(ws))
 
@@ -602,7 +594,7 @@ def _check_keys(named: NamedStore, required: bool, host: str, *, alone: bool) ->
     Raises:
         InvalidInputError: It does.
     """
-    from ctx.hub.keys import is_loopback
+    from ctx.hub import is_loopback
 
     if required and not is_loopback(host) and not _has_key(named.ws):
         which = "the store has" if alone else f"the store {named.name!r} has"

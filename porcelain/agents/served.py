@@ -22,7 +22,7 @@ from pathlib import Path
 import msgspec
 
 from ctx.engine import InvalidInputError
-from ctx.hub.workspace import STORE_FOLDER, Workspace
+from ctx.hub import STORE_FOLDER, Workspace
 
 __all__ = ["PREFIX", "NamedStore", "ServedStore", "name_stores", "split_spec"]
 

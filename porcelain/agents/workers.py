@@ -311,7 +311,7 @@ def spec_for(
     branch: str | None,
 ) -> WorkerSpec:
     """Returns what each of ``count`` workers (beside the first process) serves."""
-    from ctx.hub.retrieval.embedders.minilm import cpu_count
+    from ctx.hub import cpu_count
 
     return WorkerSpec(
         stores=tuple(stores),
@@ -364,11 +364,7 @@ def _server(spec: WorkerSpec) -> uvicorn.Server:
     Raises:
         CtxError: A store cannot be opened, or its indexes loaded.
     """
-    from ctx.hub.access import Caller
-    from ctx.hub.server.routing import adopt_answerer
-    from ctx.hub.server.service import Answerer
-    from ctx.hub.server.stores import Embedders
-    from ctx.hub.workspace import Workspace
+    from ctx.hub import Answerer, Caller, Embedders, Workspace, adopt_answerer
     from ctx.porcelain.agents.serve import http_server, stores_app
     from ctx.porcelain.agents.served import NamedStore
 

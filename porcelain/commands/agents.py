@@ -51,7 +51,7 @@ def mcp(state: CtxState, tools: str | None, branch: str | None) -> None:
       claude mcp add ctx -- ctx mcp --tools default,history
       claude mcp add ctx --env CTX_BRANCH=agent/claude -- ctx mcp
     """
-    from ctx.hub.access import Caller
+    from ctx.hub import Caller
     from ctx.porcelain.agents.mcp_server import build_server, stdio_session
     from ctx.porcelain.agents.serve import host_hub
 
@@ -168,8 +168,7 @@ def serve(
       curl -s localhost:8765/api/recall -H "Authorization: Bearer $TOKEN" \\
         -d '{"query": "how do we deploy?"}'
     """
-    from ctx.hub import Workspace
-    from ctx.hub.access import Caller
+    from ctx.hub import Caller, Workspace
     from ctx.porcelain.agents.serve import serve_http
     from ctx.porcelain.agents.served import name_stores, split_spec
 

@@ -24,11 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctx.engine import CtxError, MemoryRecord, StoreStatus, one_line, plural
-from ctx.hub.access import Caller
-from ctx.hub.retrieval.prompt import format_prompt
-from ctx.hub.screen import SecretFoundError
-from ctx.hub.session_state import Block, SessionState
-from ctx.hub.workspace import Workspace
+from ctx.hub import (
+    Block,
+    Caller,
+    SecretFoundError,
+    SessionState,
+    Workspace,
+    format_prompt,
+)
 from ctx.porcelain.agents.calls import CALLS, invoke
 from ctx.porcelain.hooks.commands import Command
 from ctx.porcelain.hooks.events import memories_block, memory_lines, with_hits

@@ -48,9 +48,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctx.hub.config import HooksSettings
-from ctx.hub.session_state import (
+from ctx.hub import (
     Block,
+    HooksSettings,
+    Workspace,
     editing,
     prune_sessions,
     read_session,
@@ -58,11 +59,10 @@ from ctx.hub.session_state import (
     session_path,
     unique_latest,
 )
-from ctx.hub.workspace import Workspace
 
 if TYPE_CHECKING:  # recall's results load only when a prompt is searched
     from ctx.engine import Memory
-    from ctx.hub.retrieval.results import Hit, RecallResult
+    from ctx.hub import Hit, RecallResult
 
 __all__ = [
     "EVENTS",
@@ -77,9 +77,6 @@ __all__ = [
     "with_hits",
 ]
 
-WARMING = "memory warming up: lexical answer only"
-"""The notice of a prompt's answer made without a hub, in the hook's process
-(:mod:`~ctx.porcelain.hooks.lexical`): no vectors, no hub (yet)."""
 
 _HUB_WAIT_S = 3.0
 """The longest a prompt waits for a running hub's answer."""
@@ -379,7 +376,7 @@ def _synced(hook: Hook) -> str | None:
     one line for the context, if any
     (:func:`ctx.hub.code_branches.sync_at_start`).
     """
-    from ctx.hub.code_branches import sync_at_start
+    from ctx.hub import sync_at_start
 
     ws = hook.ws
     return sync_at_start(
@@ -396,7 +393,7 @@ def _warm_up(hook: Hook) -> None:
     The session's first prompt is then answered by a hub that had the
     time to load, if the store's config allows autostart.
     """
-    from ctx.hub.server.control import start_hub_later
+    from ctx.hub import start_hub_later
 
     start_hub_later(hook.ws)
 
@@ -437,7 +434,7 @@ def prompt_submit(hook: Hook) -> str | None:
     with editing(ws.path, hook.session) as state:
         parts.extend(_waiting(*state.take_waiting()))
         if result is not None:
-            from ctx.hub.retrieval.prompt import format_prompt
+            from ctx.hub import WARMING, format_prompt
             from ctx.porcelain.hooks.commands import defuse
 
             seen = set(state.shown)
@@ -458,7 +455,7 @@ def prompt_submit(hook: Hook) -> str | None:
             if lexical and (hits or len(result.notices) > 1):
                 parts.append(_warming_line(result))
             if lexical and len(result.notices) > 1:
-                from ctx.hub.hook_log import log_line
+                from ctx.hub import log_line
 
                 went_wrong = "; ".join(n for n in result.notices if n != WARMING)
                 log_line(ws, "prompt-submit", hook.session, went_wrong)
@@ -475,7 +472,7 @@ def _recalled(hook: Hook, prompt: str) -> RecallResult:
     A running hub is asked, for a share of the hook's deadline. With none
     (or one that does not answer in time) the hook never waits for a model
     or an index: it ranks the branch tip by the lexical channel in this
-    process (:mod:`~ctx.porcelain.hooks.lexical`) and starts the hub for the next
+    process (:mod:`~ctx.hub.retrieval.lexical_recall`) and starts the hub for the next
     prompt. Only with ``CTX_NO_HUB`` (no hub ever) does it recall in full
     here, as ``ctx recall`` would.
     """
@@ -483,8 +480,7 @@ def _recalled(hook: Hook, prompt: str) -> RecallResult:
 
     import msgspec
 
-    from ctx.hub.api import hub_recall, recall
-    from ctx.hub.server.control import start_hub_later
+    from ctx.hub import hub_recall, recall, start_hub_later
 
     ws = hook.ws
     branch = _own_branch(hook)
@@ -495,7 +491,7 @@ def _recalled(hook: Hook, prompt: str) -> RecallResult:
     result = hub_recall(ws, prompt, timeout=wait, budget=budget, **branch)
     if result is not None:
         return result
-    from ctx.porcelain.hooks.lexical import lexical_recall
+    from ctx.hub import lexical_recall
 
     with ws.lock:
         store = ws.store()
@@ -517,7 +513,7 @@ def _recalled(hook: Hook, prompt: str) -> RecallResult:
 def _hub_socket() -> bool:
     """Returns whether the user's hub socket is there (a hub runs, or ran)."""
     from ctx.engine import CtxError
-    from ctx.hub.server.private import socket_path
+    from ctx.hub import socket_path
 
     try:
         return socket_path().exists()
@@ -527,6 +523,8 @@ def _hub_socket() -> bool:
 
 def _warming_line(result: RecallResult) -> str:
     """Returns the line that says the answer is lexical, and what went wrong."""
+    from ctx.hub import WARMING
+
     more = [n for n in result.notices if n != WARMING]
     return "ctx: " + "; ".join([WARMING, *more]) + "."
 
@@ -566,7 +564,7 @@ def stop(hook: Hook) -> None:
     parsed = parse_commands(message)
     if not parsed.commands and not parsed.errors:
         return None
-    from ctx.hub.access import Caller
+    from ctx.hub import Caller
     from ctx.porcelain.hooks.actions import WRITES, carry_out
 
     ws = hook.ws
@@ -604,7 +602,7 @@ def _note_cited(hook: Hook, message: str) -> None:
     if state is None or not state.shown:
         return
     from ctx.engine import StoreError
-    from ctx.hub.dream.cited import note_cited
+    from ctx.hub import note_cited
 
     with contextlib.suppress(OSError, StoreError):
         note_cited(hook.ws.path, hook.session, state.shown, message)

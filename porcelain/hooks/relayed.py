@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 
 from ctx.engine import InvalidInputError
-from ctx.hub.server.wire import HookAsk, HookReply
+from ctx.hub import HookAsk, HookReply
 from ctx.porcelain.hooks.runner import run_hook
 
 __all__ = ["relayed_answer"]

@@ -34,9 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctx.hub.hook_log import log_line
-from ctx.hub.shown import shown_during
-from ctx.hub.workspace import Workspace
+from ctx.hub import Workspace, log_line, shown_during
 from ctx.porcelain.hooks.events import Event, Hook, HookInput, find_event
 
 __all__ = [

@@ -31,7 +31,7 @@ from typing import Any
 import msgspec
 
 from ctx.engine import CtxError
-from ctx.hub.workspace import Workspace
+from ctx.hub import Workspace
 from ctx.porcelain.install.hosts import HOSTS, PROGRAM, SCOPES, SERVER_NAME, Host
 from ctx.porcelain.install.jsontext import JsonText
 from ctx.porcelain.install.manifests import PACKAGE_NAME
@@ -129,7 +129,7 @@ def doctor(
 def _hub(ws: Workspace) -> Check:
     if not ws.on_disk:
         return Check(name="hub", status="ok", detail="not running (no store yet)")
-    from ctx.hub.server.control import hub_status
+    from ctx.hub import hub_status
 
     try:
         status = hub_status(ws)
@@ -155,7 +155,7 @@ def _hook_log(ws: Workspace) -> Check:
     """Says the hooks' last failure, from their log (docs/hooks.md)."""
     import time
 
-    from ctx.hub.hook_log import log_path
+    from ctx.hub import log_path
 
     name = "hook failures"
     try:

@@ -16,8 +16,8 @@ from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.hub import Workspace, local_now
 from ctx.hub.api import reindex
+from ctx.hub.retrieval.lexical_recall import lexical_recall
 from ctx.porcelain.hooks import run_hook
-from ctx.porcelain.hooks.lexical import lexical_recall
 from ctx.porcelain.install.doctor import doctor
 
 WHO = Intent(agent="t", intent="import")

@@ -17,8 +17,8 @@ from test_shown import project  # noqa: F401 (the fixture)
 
 from ctx.engine import Draft, Intent, Store, edit, remember
 from ctx.hub import Workspace, format_prompt, recall
+from ctx.hub.retrieval.lexical_recall import lexical_recall
 from ctx.porcelain.hooks import run_hook
-from ctx.porcelain.hooks.lexical import lexical_recall
 
 WRITER = Intent(agent="scribe", intent="observe")
 EDITOR = Intent(agent="reviewer", intent="refine")

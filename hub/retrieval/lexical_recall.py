@@ -1,4 +1,4 @@
-"""A hook's answer on a cold store: the lexical channel, in the hook's process.
+"""An answer on a cold store: the lexical channel alone, in the caller's process.
 
 With no hub running (or one that does not answer in time) a prompt's recall
 would load the embedder, and on a store never indexed since an import,
@@ -58,11 +58,10 @@ from ctx.hub.retrieval.index.lexical import (
 )
 from ctx.hub.retrieval.index.schema import content_analyzer, stem_analyzer
 from ctx.hub.retrieval.index.terms import MAX_QUERY_TERMS, query_text
-from ctx.hub.retrieval.results import Hit, RecallResult
+from ctx.hub.retrieval.results import WARMING, Hit, RecallResult
 from ctx.hub.retrieval.written import with_written
-from ctx.porcelain.hooks.events import WARMING
 
-__all__ = ["CANDIDATES", "WARMING", "lexical_recall"]
+__all__ = ["CANDIDATES", "lexical_recall"]
 
 
 CANDIDATES = 200
