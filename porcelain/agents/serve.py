@@ -29,10 +29,12 @@ configuration serves them all. ``--sync`` makes the first store a replica.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -412,19 +414,20 @@ def serve_http(
         hub.start()
         if pool is not None:
             pool.start()
-        _announce(
-            ready,
-            stores,
-            required,
-            sock,
-            first=first,
-            stopped=stopped,
-            replica=replica,
-            pool=pool,
-        )
-        if replica is not None:
-            replica.start()
-        server.run(sockets=[sock])
+        with _term_stops(server):
+            _announce(
+                ready,
+                stores,
+                required,
+                sock,
+                first=first,
+                stopped=stopped,
+                replica=replica,
+                pool=pool,
+            )
+            if replica is not None:
+                replica.start()
+            server.run(sockets=[sock])
     finally:
         if replica is not None:
             replica.stop()
@@ -437,6 +440,30 @@ def serve_http(
             pool.failure,
             hint="`ctx serve` without --workers serves from one process.",
         )
+
+
+@contextlib.contextmanager
+def _term_stops(server: uvicorn.Server) -> Iterator[None]:
+    """SIGTERM stops ``server`` as ``ctx hub stop`` does, from before it runs.
+
+    Once the ready line is out, a SIGTERM may come before uvicorn puts its
+    own handlers in (it stops on SIGTERM itself once it serves): an
+    exception raised there, inside the making of the event loop, left a
+    half-made loop whose end printed a traceback. Only in the main thread,
+    where signals are handled; the handler before is put back after.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(*_: object) -> None:
+        server.should_exit = True
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _announce(
