@@ -17,8 +17,10 @@ time in questions and memories, its ``embedders`` turn text into vectors,
 and its own modules rank and pack memories for a question); ``server`` keeps
 a hub running, and ``api`` is the calls on it; ``dream`` and ``code`` are
 features built on the library; ``config`` reads ``config.toml``, ``keys``
-the API keys. The doors that call the hub (the command line, MCP, HTTP,
-hooks) are in :mod:`ctx.porcelain`.
+the API keys and ``access`` who calls; ``state`` is the store's private
+folder, where ``session_state`` keeps what waits between an agent's hook
+calls and ``hook_log`` their failures. The doors that call the hub (the
+command line, MCP, HTTP, hooks) are in :mod:`ctx.porcelain`.
 See docs/architecture.md and docs/recall.md.
 """
 

@@ -1,7 +1,7 @@
 """The store's private state: a folder beside ``git/`` that is never committed.
 
 API keys (:mod:`ctx.hub.keys`) and the agents' hook sessions
-(:mod:`ctx.porcelain.hooks`) keep what is not memory under ``<store>/private/``:
+(:mod:`ctx.hub.session_state`) keep what is not memory under ``<store>/private/``:
 mode 0700, owned by the user, with a ``.gitignore`` of ``*`` so that a
 project repository holding ``.ctx/`` does not take it either. Files there
 are replaced whole (:func:`write_atomically`): a reader sees the old file or
