@@ -43,6 +43,7 @@ from dulwich.objects import ObjectID, ShaFile
 from dulwich.pack import UnresolvedDeltas
 from dulwich.refs import SYMREF, Ref
 
+from ctx.engine import _receiving
 from ctx.engine._incoming import Checked, Held, RefusedError, check_incoming
 from ctx.engine._objects import ObjectTooLargeError, open_repository
 from ctx.engine._pack_copy import copy_objects
@@ -155,7 +156,7 @@ def fetch_remote(
     if not isinstance(objects, DiskObjectStore):  # a store in memory: the pack too
         pack = io.BytesIO()
         result = client.fetch_pack(
-            path.encode(), wants, store.repo.get_graph_walker(), pack.write
+            path.encode(), wants, store.repo.get_graph_walker(), _Bounded(pack.write)
         )
         found: Received = {}
         if pack.tell():
@@ -165,19 +166,16 @@ def fetch_remote(
             _Over(found, objects), tips, _held(objects), redacted=redacted
         )
         _parse_unchecked(found, checked.seen)
-        objects.add_objects(
-            [
-                (ShaFile.from_raw_string(kind, raw, sha), None)
-                for sha, (kind, raw) in found.items()
-            ]
-        )
+        for sha, (kind, raw) in found.items():
+            objects.add_object(ShaFile.from_raw_string(kind, raw, sha))
+
         return _refs(result.refs), dict(result.symrefs or {}), checked
     with _quarantine(objects) as incoming:
         os.makedirs(incoming.pack_dir, exist_ok=True)
         received = os.path.join(incoming.pack_dir, RECEIVED_NAME)
         with open(received, "wb") as f:
             result = client.fetch_pack(
-                path.encode(), wants, store.repo.get_graph_walker(), f.write
+                path.encode(), wants, store.repo.get_graph_walker(), _Bounded(f.write)
             )
         found = {}
         if os.path.getsize(received):
@@ -188,6 +186,28 @@ def fetch_remote(
         _parse_unchecked(found, checked.seen)
         move_packs(incoming, objects)
     return _refs(result.refs), dict(result.symrefs or {}), checked
+
+
+class _Bounded:
+    """Writes a server's pack through ``write``; refuses one past what a fetch takes.
+
+    The pack is read whole after (:mod:`ctx.engine._receiving`), so its size
+    is bounded as what its objects make is: by ``MAX_RECEIVED_BYTES``.
+    """
+
+    def __init__(self, write: Callable[[bytes], object]) -> None:
+        self._write = write
+        self._size = 0
+
+    def __call__(self, data: bytes) -> int:
+        self._size += len(data)
+        if self._size > _receiving.MAX_RECEIVED_BYTES:
+            limit = _receiving.MAX_RECEIVED_BYTES // (1 << 20)
+            raise RefusedError(
+                f"the pack it sent is larger than the {limit:,} MiB a fetch takes"
+            )
+        self._write(data)
+        return len(data)
 
 
 def _read(received: Callable[[], Received]) -> Received:

@@ -73,6 +73,12 @@ MAX_RECEIVED_BYTES = 2 << 30
 held in memory until the checks have read it. Deltas of 45 bytes each can
 make a different object of 60 MiB, under :data:`MAX_OBJECT_BYTES` every one."""
 
+ENTRY_COST = 512
+"""What each object of a pack costs besides its bytes while the pack is read
+(its id, offset, checksum and index entry, in dictionaries and lists: about
+350 bytes measured), counted against :data:`MAX_RECEIVED_BYTES`: a pack of
+a million empty blobs is 9 MB and held 350 MB."""
+
 _MAX_RATIO = 1032
 """The most zlib's deflate inflates one byte into."""
 
@@ -165,12 +171,17 @@ class _Walk:
         self._crcs: dict[int, int] = {}
         self._entries: list[PackIndexEntry] = []
         self._made = 0
-        """The bytes of every object made so far, all held in ``found``."""
+        """The bytes held so far: every object made (in ``found``) and every
+        delta not yet applied, each with its :data:`ENTRY_COST`."""
 
     def run(self) -> list[PackIndexEntry]:
         """Returns the index entry of every object, each resolved and kept."""
         data, view = self.data, memoryview(self.data)
         count = int.from_bytes(data[8:12], "big")
+        if count * ENTRY_COST > MAX_RECEIVED_BYTES:
+            raise ValueError(
+                f"it says it holds {count:,} objects, more than a fetch takes"
+            )
         end = len(data) - _SHA_SIZE
         deltas: list[_Delta] = []
         pos = _HEADER
@@ -195,6 +206,7 @@ class _Walk:
             if base is None:
                 self._keep(start, kind, content)
             else:
+                self._count(ENTRY_COST + len(content))  # held until applied
                 deltas.append((start, base, content))
         if pos != end:
             raise ValueError("it goes on past its objects")
@@ -207,13 +219,17 @@ class _Walk:
             )
         return self._entries
 
-    def _keep(self, offset: int, kind: int, content: bytes) -> None:
-        self._made += len(content)
+    def _count(self, size: int) -> None:
+        """Counts ``size`` more bytes held; refuses past what a fetch takes."""
+        self._made += size
         if self._made > MAX_RECEIVED_BYTES:  # each object small, their sum not
             raise ValueError(
                 f"its objects make more than the "
                 f"{MAX_RECEIVED_BYTES // (1 << 20):,} MiB a fetch takes"
             )
+
+    def _keep(self, offset: int, kind: int, content: bytes) -> None:
+        self._count(ENTRY_COST + len(content))
         digest = hashlib.sha1(b"%s %d\0" % (_TYPE_NAMES[kind], len(content)))
         digest.update(content)
         raw = digest.digest()

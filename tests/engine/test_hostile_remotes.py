@@ -13,6 +13,7 @@ failing its branch.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -350,18 +351,46 @@ def test_a_store_in_memory_refuses_a_damaged_pack_then_fetches_a_good_one(
     assert tip.encode() in store.repo.object_store
 
 
-def test_a_store_in_memory_takes_no_more_than_a_fetch_takes(
-    world, access, tmp_path, monkeypatch: pytest.MonkeyPatch
+def test_a_second_fetch_into_a_store_in_memory_is_checked_as_the_first(
+    world, access, breaking, tmp_path
 ):
+    # The second pack may be thin: its deltas' bases are the store's.
+    store = Store.memory(clock=fixed_clock())
+    add_remote(store, "good", f"ssh://localhost{world.good.repo}")
+    assert fetch(store, "good", access=access).updated
+    add_remote(store, "ahead", _remote_ahead(world, tmp_path, "A later memory"))
+    held = set(store.repo.object_store)
+    with pytest.raises(RemoteError) as caught:
+        fetch(store, "ahead", access=breaking)
+    assert " cannot be fetched: the pack it sent " in caught.value.message
+    assert set(store.repo.object_store) == held
+    assert fetch(store, "ahead", access=access).updated
+    assert set(store.repo.object_store) > held
+
+
+@pytest.mark.parametrize("where", ["memory", "disk"])
+def test_a_pack_past_what_a_fetch_takes_is_refused_as_it_comes(
+    world, access, tmp_path, monkeypatch: pytest.MonkeyPatch, where
+):
+    # Random text does not compress: the pack is past the bound before its
+    # objects are read (the bound on what they make is tested with packs
+    # written by hand, tests/engine/test_receiving.py).
     from ctx.engine import _receiving
 
-    url = _remote_ahead(world, tmp_path, "x" * 4096)
-    monkeypatch.setattr(_receiving, "MAX_RECEIVED_BYTES", 1024)
-    store = Store.memory(clock=fixed_clock())
+    url = _remote_ahead(world, tmp_path, os.urandom(4096).hex())
+    monkeypatch.setattr(_receiving, "MAX_RECEIVED_BYTES", 4096)
+    if where == "memory":
+        store = Store.memory(clock=fixed_clock())
+    else:
+        store = copy_of_base(world, tmp_path / "store")
     add_remote(store, "copy", url)
     before = set(store.repo.object_store)
+    on_disk = None if store.path is None else files(store.path / "git")
     with pytest.raises(RemoteError) as caught:
         fetch(store, "copy", access=access)
     assert_one_line(caught.value)
-    assert "a fetch takes" in caught.value.message
+    assert "the pack it sent is larger than" in caught.value.message
     assert set(store.repo.object_store) == before
+    if on_disk is not None:
+        assert files(store.path / "git") == on_disk  # no quarantine left
+    store.close()

@@ -310,3 +310,37 @@ def test_a_pack_whose_objects_make_too_much_together_is_refused(
     (tmp_path / "again").mkdir()
     found, _ = received(tmp_path / "again", pack_of(blob, *deltas))
     assert len(found) == 5
+
+
+def test_each_object_counts_what_it_costs_besides_its_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # A million empty blobs are a pack of 9 MB and held 350 MB before each
+    # object counted its bookkeeping: here 200 of them, against a bound of
+    # 100 objects' cost; the header's count alone is under it.
+    from ctx.engine import _receiving
+
+    empty = entry_header(3, 0) + zlib.compress(b"")
+    monkeypatch.setattr(_receiving, "MAX_RECEIVED_BYTES", 300 * _receiving.ENTRY_COST)
+    found, _ = received(tmp_path, pack_of(*[empty] * 200))
+    assert len(found) == 1  # the one empty blob, 200 times
+    monkeypatch.setattr(_receiving, "MAX_RECEIVED_BYTES", 100 * _receiving.ENTRY_COST)
+    (tmp_path / "again").mkdir()
+    with pytest.raises(ValueError, match="says it holds 200 objects"):
+        received(tmp_path / "again", pack_of(*[empty] * 200))
+
+
+def test_what_a_pack_holds_is_counted_as_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from ctx.engine import _receiving
+    from ctx.engine._receiving import read_received
+
+    blobs = [b"blob %d" % n for n in range(20)]
+    pack = pack_of(*[entry_header(3, len(b)) + zlib.compress(b) for b in blobs])
+    cost = 20 * _receiving.ENTRY_COST + sum(map(len, blobs))
+    monkeypatch.setattr(_receiving, "MAX_RECEIVED_BYTES", cost)
+    assert len(read_received(pack, nothing)) == 20
+    monkeypatch.setattr(_receiving, "MAX_RECEIVED_BYTES", cost - 1)
+    with pytest.raises(ValueError, match="a fetch takes"):
+        read_received(pack, nothing)
