@@ -171,8 +171,8 @@ class _Walk:
         self._crcs: dict[int, int] = {}
         self._entries: list[PackIndexEntry] = []
         self._made = 0
-        """The bytes held so far: every object made (in ``found``) and every
-        delta not yet applied, each with its :data:`ENTRY_COST`."""
+        """The bytes held so far: every object made (in ``found``), each with
+        its :data:`ENTRY_COST`, and every delta not yet applied."""
 
     def run(self) -> list[PackIndexEntry]:
         """Returns the index entry of every object, each resolved and kept."""
@@ -206,7 +206,7 @@ class _Walk:
             if base is None:
                 self._keep(start, kind, content)
             else:
-                self._count(ENTRY_COST + len(content))  # held until applied
+                self._count(len(content))  # held until applied, counted once made
                 deltas.append((start, base, content))
         if pos != end:
             raise ValueError("it goes on past its objects")

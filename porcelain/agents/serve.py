@@ -410,11 +410,11 @@ def serve_http(
     hub = HostedHub(
         first, stopped=end, also=[s.ws for s in stores[1:]], threads=threads
     )
-    try:
-        hub.start()
-        if pool is not None:
-            pool.start()
-        with _term_stops(server):
+    with _term_stops(server):
+        try:
+            hub.start()
+            if pool is not None:
+                pool.start()
             _announce(
                 ready,
                 stores,
@@ -428,13 +428,13 @@ def serve_http(
             if replica is not None:
                 replica.start()
             server.run(sockets=[sock])
-    finally:
-        if replica is not None:
-            replica.stop()
-        if pool is not None:
-            pool.stop()
-        hub.stop()
-        sock.close()
+        finally:
+            if replica is not None:
+                replica.stop()
+            if pool is not None:
+                pool.stop()
+            hub.stop()
+            sock.close()
     if pool is not None and pool.failure is not None:
         raise WorkerError(
             pool.failure,
@@ -444,13 +444,15 @@ def serve_http(
 
 @contextlib.contextmanager
 def _term_stops(server: uvicorn.Server) -> Iterator[None]:
-    """SIGTERM stops ``server`` as ``ctx hub stop`` does, from before it runs.
+    """SIGTERM stops ``server`` as ``ctx hub stop`` does, from its start to its end.
 
     Once the ready line is out, a SIGTERM may come before uvicorn puts its
     own handlers in (it stops on SIGTERM itself once it serves): an
     exception raised there, inside the making of the event loop, left a
-    half-made loop whose end printed a traceback. Only in the main thread,
-    where signals are handled; the handler before is put back after.
+    half-made loop whose end printed a traceback; one raised while the
+    workers and the hub stop would skip the rest of the stopping. Only in
+    the main thread, where signals are handled; the handler before is put
+    back after.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
