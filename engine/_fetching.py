@@ -162,13 +162,9 @@ def fetch_remote(
         if pack.tell():
             data = pack.getvalue()
             found = _read(lambda: read_received(data, objects.get_raw))
-        checked = check_incoming(
-            _Over(found, objects), tips, _held(objects), redacted=redacted
-        )
-        _parse_unchecked(found, checked.seen)
+        checked = _checked(found, objects, tips, redacted)
         for sha, (kind, raw) in found.items():
             objects.add_object(ShaFile.from_raw_string(kind, raw, sha))
-
         return _refs(result.refs), dict(result.symrefs or {}), checked
     with _quarantine(objects) as incoming:
         os.makedirs(incoming.pack_dir, exist_ok=True)
@@ -180,10 +176,7 @@ def fetch_remote(
         found = {}
         if os.path.getsize(received):
             found = _read(lambda: index_received(incoming, objects.get_raw))
-        checked = check_incoming(
-            _Over(found, objects), tips, _held(objects), redacted=redacted
-        )
-        _parse_unchecked(found, checked.seen)
+        checked = _checked(found, objects, tips, redacted)
         move_packs(incoming, objects)
     return _refs(result.refs), dict(result.symrefs or {}), checked
 
@@ -202,10 +195,8 @@ class _Bounded:
     def __call__(self, data: bytes) -> int:
         self._size += len(data)
         if self._size > _receiving.MAX_RECEIVED_BYTES:
-            limit = _receiving.MAX_RECEIVED_BYTES // (1 << 20)
-            raise RefusedError(
-                f"the pack it sent is larger than the {limit:,} MiB a fetch takes"
-            )
+            limit = _receiving.fetch_limit()
+            raise RefusedError(f"the pack it sent is larger than {limit}")
         self._write(data)
         return len(data)
 
@@ -247,6 +238,24 @@ def receive_objects(
     with _quarantine(target) as incoming:
         copy_objects(incoming, objects, ids, reuse=reuse)
         move_packs(incoming, target)
+
+
+def _checked(
+    found: Received,
+    objects: BaseObjectStore,
+    tips: Mapping[str, ObjectID],
+    redacted: Mapping[ObjectID, str] | None,
+) -> Checked:
+    """Checks what a server sent over the store's objects, before any is kept.
+
+    What the moved branches reach (:func:`check_incoming`), then every other
+    object of the pack parsed (:func:`_parse_unchecked`).
+    """
+    checked = check_incoming(
+        _Over(found, objects), tips, _held(objects), redacted=redacted
+    )
+    _parse_unchecked(found, checked.seen)
+    return checked
 
 
 def _parse_unchecked(found: Received, seen: AbstractSet[ObjectID]) -> None:

@@ -49,6 +49,7 @@ __all__ = [
     "MAX_RECEIVED_BYTES",
     "RECEIVED_NAME",
     "Received",
+    "fetch_limit",
     "index_received",
     "read_received",
 ]
@@ -78,6 +79,12 @@ ENTRY_COST = 512
 (its id, offset, checksum and index entry, in dictionaries and lists: about
 350 bytes measured), counted against :data:`MAX_RECEIVED_BYTES`: a pack of
 a million empty blobs is 9 MB and held 350 MB."""
+
+
+def fetch_limit() -> str:
+    """Says the bound a received pack is held to: "the 2,048 MiB a fetch takes"."""
+    return f"the {MAX_RECEIVED_BYTES // (1 << 20):,} MiB a fetch takes"
+
 
 _MAX_RATIO = 1032
 """The most zlib's deflate inflates one byte into."""
@@ -223,10 +230,7 @@ class _Walk:
         """Counts ``size`` more bytes held; refuses past what a fetch takes."""
         self._made += size
         if self._made > MAX_RECEIVED_BYTES:  # each object small, their sum not
-            raise ValueError(
-                f"its objects make more than the "
-                f"{MAX_RECEIVED_BYTES // (1 << 20):,} MiB a fetch takes"
-            )
+            raise ValueError(f"its objects make more than {fetch_limit()}")
 
     def _keep(self, offset: int, kind: int, content: bytes) -> None:
         self._count(ENTRY_COST + len(content))
