@@ -152,7 +152,7 @@ def touch_one(tree: Path, n: int) -> Path:
 
 def measure(lines: int) -> dict[str, object]:
     from ctx.hub import Workspace
-    from ctx.hub.code.api import open_code_index
+    from ctx.hub.code_api import open_code_index
 
     tree, files, have = build_tree(lines)
     row: dict[str, object] = {"lines": have, "files": files}

@@ -28,11 +28,6 @@ from .api import (
 from .api import (
     search as search,
 )
-from .code.api import code_chunk as code_chunk
-from .code.api import code_deps as code_deps
-from .code.api import code_index as code_index
-from .code.api import code_symbols as code_symbols
-from .code.api import watch_code as watch_code
 from .code.languages import LANGUAGES as LANGUAGES
 from .code.languages import SYMBOL_KINDS as SYMBOL_KINDS
 from .code.results import CodeHit as CodeHit
@@ -42,6 +37,11 @@ from .code.results import CodeSymbol as CodeSymbol
 from .code.results import Dependencies as Dependencies
 from .code.results import FindResult as FindResult
 from .code.results import SymbolList as SymbolList
+from .code_api import code_chunk as code_chunk
+from .code_api import code_deps as code_deps
+from .code_api import code_index as code_index
+from .code_api import code_symbols as code_symbols
+from .code_api import watch_code as watch_code
 from .code_branches import FollowingStore as FollowingStore
 from .code_branches import follow_code as follow_code
 from .code_branches import sync_at_start as sync_at_start

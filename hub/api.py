@@ -299,7 +299,7 @@ def code_status(ws: Workspace) -> CodeStatus:
     reply = hub_reply(ws, CodeStatusAsk(), CodeStatusReply)
     if reply is not None:
         return reply.code
-    from ctx.hub.code.api import open_code_index
+    from ctx.hub.code_api import open_code_index
 
     return open_code_index(ws).status()
 

@@ -17,12 +17,9 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["VERSION", "hook_arguments", "main"]
+from ctx.porcelain.version import VERSION
 
-VERSION = "0.1.0"
-"""ctx's version, as pyproject.toml says it (a test keeps the two equal):
-``ctx --version`` answers from here, importing neither click nor package
-metadata."""
+__all__ = ["hook_arguments", "main"]
 
 
 def main() -> None:

@@ -16,8 +16,8 @@ import click
 
 from ctx.engine import CtxError
 from ctx.porcelain._options import CtxState, add_store_option
-from ctx.porcelain.launch import VERSION
 from ctx.porcelain.output import echo
+from ctx.porcelain.version import VERSION
 
 __all__ = ["COMMAND_MODULES", "cli", "main"]
 

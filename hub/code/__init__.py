@@ -9,6 +9,6 @@ outline), ``reading`` (a re-index's reading of what changed), ``index``
 (find, symbols, the chunk at a line), ``identifiers`` (find's channel of
 the chunks that define an identifier a query names), ``steer`` (optional steering by a
 chat model), ``deps`` (imports resolved to files),
-``results`` (the Structs every caller gets), ``api`` (the calls on a
-workspace). See docs/code.md.
+``results`` (the Structs every caller gets). The calls on a workspace
+are :mod:`ctx.hub.code_api`, beside the hub's own calls. See docs/code.md.
 """

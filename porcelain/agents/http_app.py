@@ -353,7 +353,7 @@ def _store_app(
     server = build_server(ws, origin, caller=mcp_caller)
     for method, path, call in ROUTES:
         server.custom_route(path, methods=[method])(_endpoint(ws, call, origin))
-    spec = _JSON.encode(openapi(ROUTES))
+    spec = _JSON.encode(openapi(ROUTES, error=ErrorBody, health=Health))
 
     async def openapi_json(request: Request) -> Response:
         return Response(spec, media_type="application/json")

@@ -31,16 +31,20 @@ def _schemas(types: list[Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return list(out), components
 
 
-def openapi(routes: tuple[tuple[str, str, Call], ...]) -> dict[str, Any]:
-    """Returns the OpenAPI 3.1 document of ``routes``."""
-    from ctx.porcelain.agents.http_app import ErrorBody, Health
+def openapi(
+    routes: tuple[tuple[str, str, Call], ...], *, error: type, health: type
+) -> dict[str, Any]:
+    """Returns the OpenAPI 3.1 document of ``routes``.
 
+    ``error`` is the body of every error response, ``health`` the answer of
+    ``GET /health``.
+    """
     calls = [call for _, _, call in routes]
-    types: list[Any] = [ErrorBody, Health]
+    types: list[Any] = [error, health]
     for call in calls:
         types += [call.request, call.answer]
     _, components = _schemas(types)
-    error = {"$ref": _REF.format(name="ErrorBody")}
+    failed = {"$ref": _REF.format(name=error.__name__)}
     paths: dict[str, dict[str, Any]] = {}
     for method, path, call in routes:
         answer = _answer_schema(call.answer)
@@ -68,7 +72,7 @@ def openapi(routes: tuple[tuple[str, str, Call], ...]) -> dict[str, Any]:
                 **{
                     code: {
                         "description": text,
-                        "content": {"application/json": {"schema": error}},
+                        "content": {"application/json": {"schema": failed}},
                     }
                     for code, text in _ERRORS.items()
                 },
@@ -106,7 +110,7 @@ def openapi(routes: tuple[tuple[str, str, Call], ...]) -> dict[str, Any]:
                     "description": "Up.",
                     "content": {
                         "application/json": {
-                            "schema": {"$ref": _REF.format(name="Health")}
+                            "schema": {"$ref": _REF.format(name=health.__name__)}
                         }
                     },
                 }

@@ -332,7 +332,7 @@ def main() -> None:
     from; anything else this process writes there (a library's print, a
     native one) goes to stderr instead, so that the pipe never fills.
     """
-    from ctx.porcelain.agents.serve import listen_on
+    from ctx.porcelain.agents.listening import listen_on
 
     status = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
@@ -365,7 +365,7 @@ def _server(spec: WorkerSpec) -> uvicorn.Server:
         CtxError: A store cannot be opened, or its indexes loaded.
     """
     from ctx.hub import Answerer, Caller, Embedders, Workspace, adopt_answerer
-    from ctx.porcelain.agents.serve import http_server, stores_app
+    from ctx.porcelain.agents.listening import http_server, stores_app
     from ctx.porcelain.agents.served import NamedStore
 
     embedders = Embedders(threads=spec.threads)

@@ -33,8 +33,8 @@ from ctx.hub import (
     format_prompt,
 )
 from ctx.porcelain.agents.calls import CALLS, invoke
+from ctx.porcelain.hooks.blocks import memories_block, memory_lines, with_hits
 from ctx.porcelain.hooks.commands import Command
-from ctx.porcelain.hooks.events import memories_block, memory_lines, with_hits
 
 __all__ = ["WRITES", "carry_out", "render_sources", "render_status"]
 
@@ -284,7 +284,7 @@ def render_sources(node: str, records: list[MemoryRecord]) -> str:
     """Returns the memories a summary was derived from, as markdown.
 
     They are quoted data, as in a recall's block: the note first, then each
-    memory's head and its quoted text (:func:`~.events.memory_lines`).
+    memory's head and its quoted text (:func:`~.blocks.memory_lines`).
     """
     entries = [line for r in records for line in memory_lines(r.memory)]
     said = memories_block(entries) or "(none: it was derived from nothing)"

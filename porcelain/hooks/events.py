@@ -59,9 +59,9 @@ from ctx.hub import (
     session_path,
     unique_latest,
 )
+from ctx.porcelain.hooks.blocks import memories_block, memory_lines, with_hits
 
 if TYPE_CHECKING:  # recall's results load only when a prompt is searched
-    from ctx.engine import Memory
     from ctx.hub import Hit, RecallResult
 
 __all__ = [
@@ -71,10 +71,7 @@ __all__ = [
     "HookInput",
     "find_event",
     "is_trivial",
-    "memories_block",
-    "memory_lines",
     "similarity",
-    "with_hits",
 ]
 
 
@@ -237,34 +234,6 @@ def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str
         return "", [], 0
     ids = [str(m.id) for m in composition.included]
     return defuse(composition.text.strip()), ids, composition.tokens
-
-
-def memory_lines(memory: Memory, written: str = "") -> list[str]:
-    """Returns a memory as markdown lines for a prompt: kind, id, title, body.
-
-    ``written`` names its last write after the id (``(by AGENT, COMMIT,
-    DATE)``, its provenance). The body is quoted as a recall's block quotes
-    it (:func:`ctx.engine.quoted`: every line ``  > ``, controls shown as
-    escapes) and the title is put on one line, so nothing the memory says
-    reads as the block's own words. A block of them opens with
-    :func:`memories_block`'s note.
-    """
-    from ctx.engine import one_line, quoted
-
-    title = f" {one_line(memory.title)}" if memory.title else ""
-    kind = one_line(memory.kind)
-    return [f"- **{kind}** `{memory.id}`{written}:{title}", *quoted(memory.body)]
-
-
-def memories_block(entries: list[str]) -> str:
-    """Returns entries of :func:`memory_lines` as one block, with its note.
-
-    The block opens with :data:`ctx.engine.DATA_NOTE` (once), as a recall's
-    does; no entries give "".
-    """
-    from ctx.engine import DATA_NOTE
-
-    return "\n".join([DATA_NOTE, "", *entries]) if entries else ""
 
 
 def _given_back(
@@ -539,15 +508,6 @@ def similarity(hit: Hit) -> float:
     channel did not find scores -1.
     """
     return -1.0 if hit.similarity is None else hit.similarity
-
-
-def with_hits(result: RecallResult, hits: tuple[Hit, ...]) -> RecallResult:
-    """Returns ``result`` keeping only ``hits``, its tokens counted again."""
-    import msgspec
-
-    return msgspec.structs.replace(
-        result, hits=hits, tokens=sum(h.tokens for h in hits)
-    )
 
 
 def stop(hook: Hook) -> None:

@@ -25,7 +25,7 @@ from ctx.porcelain.install.manifests import (
     REGISTRY_NAME,
 )
 from ctx.porcelain.install.skill import SKILL_TEXT
-from ctx.porcelain.launch import VERSION
+from ctx.porcelain.version import VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = Path(__file__).parent / "schemas"

@@ -32,7 +32,7 @@ from ctx.engine import (
 from ctx.hub import Workspace
 from ctx.hub.code.languages import LANGUAGES, SYMBOL_KINDS
 from ctx.porcelain.agents.calls import CALLS, TOOL_SETS, decode, tool_names
-from ctx.porcelain.agents.http_app import ROUTES
+from ctx.porcelain.agents.http_app import ROUTES, ErrorBody, Health
 from ctx.porcelain.agents.mcp_server import build_server
 from ctx.porcelain.agents.openapi import openapi
 
@@ -124,7 +124,7 @@ async def test_every_tools_enums_are_the_servers_sets(ws: Workspace) -> None:
 
 
 def test_every_routes_enums_are_the_servers_sets() -> None:
-    doc = openapi(ROUTES)
+    doc = openapi(ROUTES, error=ErrorBody, health=Health)
     seen = set()
     for path, operations in doc["paths"].items():
         for method, operation in operations.items():

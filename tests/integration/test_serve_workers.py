@@ -23,7 +23,7 @@ import pytest
 from integration_support import CTX, run_ctx
 from serve_support import Served
 
-from ctx.porcelain.agents.serve import listen_on
+from ctx.porcelain.agents.listening import listen_on
 from ctx.porcelain.agents.workers import WorkerError, Workers, WorkerStore, spec_for
 
 pytestmark = pytest.mark.anyio

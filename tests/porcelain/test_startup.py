@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ctx.porcelain.launch import VERSION
 from ctx.porcelain.main import COMMAND_MODULES
+from ctx.porcelain.version import VERSION
 
 _IMPORTS = """
 import json, sys

@@ -1,0 +1,52 @@
+"""What the hooks give an agent of whole memories: each as lines of a block.
+
+A command's answer (``<ctx:show>``, a summary's sources) and a recall cut to
+the hits that pass the hook's floor are written here for the next prompt.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctx.engine import Memory
+    from ctx.hub import Hit, RecallResult
+
+__all__ = ["memories_block", "memory_lines", "with_hits"]
+
+
+def memory_lines(memory: Memory, written: str = "") -> list[str]:
+    """Returns a memory as markdown lines for a prompt: kind, id, title, body.
+
+    ``written`` names its last write after the id (``(by AGENT, COMMIT,
+    DATE)``, its provenance). The body is quoted as a recall's block quotes
+    it (:func:`ctx.engine.quoted`: every line ``  > ``, controls shown as
+    escapes) and the title is put on one line, so nothing the memory says
+    reads as the block's own words. A block of them opens with
+    :func:`memories_block`'s note.
+    """
+    from ctx.engine import one_line, quoted
+
+    title = f" {one_line(memory.title)}" if memory.title else ""
+    kind = one_line(memory.kind)
+    return [f"- **{kind}** `{memory.id}`{written}:{title}", *quoted(memory.body)]
+
+
+def memories_block(entries: list[str]) -> str:
+    """Returns entries of :func:`memory_lines` as one block, with its note.
+
+    The block opens with :data:`ctx.engine.DATA_NOTE` (once), as a recall's
+    does; no entries give "".
+    """
+    from ctx.engine import DATA_NOTE
+
+    return "\n".join([DATA_NOTE, "", *entries]) if entries else ""
+
+
+def with_hits(result: RecallResult, hits: tuple[Hit, ...]) -> RecallResult:
+    """Returns ``result`` keeping only ``hits``, its tokens counted again."""
+    import msgspec
+
+    return msgspec.structs.replace(
+        result, hits=hits, tokens=sum(h.tokens for h in hits)
+    )
