@@ -62,7 +62,7 @@ from ctx.hub.access import Caller
 from ctx.hub.server.routing import adopt_answerer
 from ctx.hub.server.service import Answerer
 from ctx.hub.workspace import Workspace
-from ctx.porcelain.agents.calls import CALLS, invoke
+from ctx.porcelain.api.calls import CALLS, invoke
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "agents.md"

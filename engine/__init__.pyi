@@ -7,6 +7,9 @@ from ._reaching import (
 from ._reaching import (
     Credentials as Credentials,
 )
+from ._redaction_finish import (
+    PENDING_REDACTION as PENDING_REDACTION,
+)
 from .abbreviation import (
     abbreviate as abbreviate,
 )
@@ -708,9 +711,6 @@ from .snapshot import (
 )
 from .snapshot import (
     UnreadableMemory as UnreadableMemory,
-)
-from .store import (
-    PENDING_REDACTION as PENDING_REDACTION,
 )
 from .store import (
     Clock as Clock,

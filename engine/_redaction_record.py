@@ -17,10 +17,9 @@ import msgspec
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 
-from ctx.engine.store import Store
-
 if TYPE_CHECKING:
     from ctx.engine.redaction import Redaction
+    from ctx.engine.store import Store
 
 __all__ = [
     "BLOBS",

@@ -40,19 +40,28 @@ still holds the old history (:func:`apply_redactions`).
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from datetime import datetime
-from pathlib import Path
 
 import msgspec
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
-from dulwich.reflog import format_reflog_line, parse_reflog_line
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 from dulwich.trailers import Trailer, format_trailers, parse_trailers
 
+from ctx.engine._redaction_finish import (
+    REDACTED,
+    REMOTES,
+    Pending,
+    finish_redaction,
+    finish_steps,
+    needles_of,
+    reflog_commits,
+    refs_to_rewrite,
+    replaced,
+    write_pending,
+)
 from ctx.engine._redaction_record import (
     REDACTIONS_REF,
     record_commit,
@@ -68,7 +77,7 @@ from ctx.engine.ids import MemoryId
 from ctx.engine.layout import MEMORY_AREAS
 from ctx.engine.model import Memory, Outcome, decode_memory, encode
 from ctx.engine.remotes import write_refs
-from ctx.engine.store import PENDING_REDACTION, Store
+from ctx.engine.store import Store
 
 __all__ = [
     "REDACTED",
@@ -86,11 +95,6 @@ __all__ = [
     "sync_redactions",
 ]
 
-REDACTED = "[REDACTED]"
-"""What replaces a redacted text."""
-
-_HEADS = b"refs/heads/"
-_REMOTES = b"refs/remotes/"
 _MIN_TEXT = 4
 """Shorter texts are not searched for in commit messages (too common)."""
 
@@ -149,20 +153,6 @@ class RedactResult(Outcome, frozen=True, kw_only=True):
     remotes: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
 
 
-class _Pending(msgspec.Struct, frozen=True, kw_only=True):
-    """What ``redaction.pending`` holds while a redaction is under way.
-
-    Attributes:
-        record: The record commit to put on :data:`REDACTIONS_REF`, if any.
-        commits: Old commit id to new one.
-        texts: The texts redacted from reflog messages.
-    """
-
-    record: str | None = None
-    commits: dict[str, str] = {}
-    texts: tuple[str, ...] = ()
-
-
 _RECORD_DECODER = msgspec.json.Decoder(Redaction)
 
 
@@ -180,10 +170,10 @@ def redact_text(store: Store, text: str, *, reason: str | None = None) -> Redact
             f"Give at least {_MIN_TEXT} characters to redact.",
             hint="A shorter text would match too much.",
         )
-    needles = _needles([text])
+    needles = needles_of([text])
 
     def blob_fn(data: bytes) -> bytes | None:
-        return _replace(data, needles)
+        return replaced(data, needles)
 
     return _redact(
         store,
@@ -212,7 +202,7 @@ def redact_memory(
             f"No version of memory {memory_id} is in the history.",
             hint="`ctx log` shows the memories each commit changed.",
         )
-    needles = _needles(texts)
+    needles = needles_of(texts)
 
     def blob_fn(data: bytes) -> bytes | None:
         if key not in data:
@@ -220,7 +210,7 @@ def redact_memory(
         try:
             memory = decode_memory(data)
         except CorruptStoreError:
-            return _replace(data, needles)  # a conflict holding its versions
+            return replaced(data, needles)  # a conflict holding its versions
         if memory.id != memory_id:
             return None
         redacted = msgspec.structs.replace(
@@ -341,7 +331,7 @@ def apply_redactions(store: Store) -> list[RedactResult]:
             commits, blobs, new_objects = rewrite
             store.add_objects(new_objects)
             results.append(
-                _settle(store, record, _Pending(commits=_hex_map(commits)), blobs)
+                _settle(store, record, Pending(commits=_hex_map(commits)), blobs)
             )
     return results
 
@@ -361,29 +351,6 @@ def memory_texts(store: Store, memory_id: MemoryId) -> tuple[str, ...]:
                 texts.update(t for t in (memory.title, memory.body) if t)
     texts.discard(REDACTED)
     return tuple(sorted(texts, key=len, reverse=True))
-
-
-def finish_redaction(store: Store) -> None:
-    """Finishes a redaction that was killed after its record was stored."""
-    assert store.path is not None
-    path = store.path / PENDING_REDACTION
-    try:
-        pending = msgspec.json.decode(path.read_bytes(), type=_Pending)
-    except FileNotFoundError:
-        return
-    except msgspec.DecodeError:
-        # Torn while being written: the refs never moved (step 3 follows it).
-        path.unlink(missing_ok=True)
-        return
-    with store.locked():
-        record = pending.record
-        if (
-            record is not None
-            and ObjectID(record.encode()) not in store.repo.object_store
-        ):
-            path.unlink(missing_ok=True)  # never stored: the refs never moved
-            return
-        _finish(store, pending)
 
 
 # -- one redaction ---------------------------------------------------------------
@@ -433,7 +400,7 @@ def _redact(
         )
         full = msgspec.structs.replace(full, id=record_id(full))
         record_commit = store_record(store, full, blobs)
-        pending = _Pending(
+        pending = Pending(
             record=record_commit.decode(), commits=full.commits, texts=texts
         )
         return _settle(store, full, pending, blobs)
@@ -442,14 +409,14 @@ def _redact(
 def _settle(
     store: Store,
     record: Redaction,
-    pending: _Pending,
+    pending: Pending,
     blobs: Mapping[ObjectID, ObjectID],
 ) -> RedactResult:
     """Notes the rewrite as under way, then runs steps 3 to 5."""
-    _write_pending(store, pending)
+    write_pending(store, pending)
     commits = {ObjectID(o.encode()) for o in pending.commits}
-    stale = _stale_remotes(store, _refs_to_rewrite(store), commits)
-    moved, pruned = _finish(store, pending)
+    stale = _stale_remotes(store, refs_to_rewrite(store), commits)
+    moved, pruned = finish_steps(store, pending)
     return RedactResult(
         redaction=record.id,
         what=record.what,
@@ -480,12 +447,12 @@ def _rewrite(
         The rewrite, or None when no commit holds what is redacted.
     """
     objects = store.repo.object_store
-    needles = _needles(texts)
+    needles = needles_of(texts)
     trailer = Trailer(
         "Ctx-Redacted",
         record.what + (f" ({record.reason})" if record.reason else ""),
     )
-    roots = [*_refs_to_rewrite(store).values(), *_reflog_commits(store)]
+    roots = [*refs_to_rewrite(store).values(), *reflog_commits(store)]
     trees: dict[ObjectID, ObjectID] = {}
     blobs: dict[ObjectID, ObjectID] = {}
     commits: dict[ObjectID, ObjectID] = {}
@@ -522,7 +489,7 @@ def _rewrite(
             continue
         tree = tree_map(commit.tree)
         parents = [commits.get(p, p) for p in commit.parents]
-        message = _replace(commit.message, needles) or commit.message
+        message = replaced(commit.message, needles) or commit.message
         own = tree != commit.tree or message != commit.message
         if not own and parents == commit.parents:
             continue
@@ -542,121 +509,7 @@ def _hex_map(ids: Mapping[ObjectID, ObjectID]) -> dict[str, str]:
     return {old.decode(): new.decode() for old, new in ids.items()}
 
 
-def _finish(store: Store, pending: _Pending) -> tuple[tuple[str, ...], int]:
-    """Steps 3 to 5: refs, reflogs, prune; then the pending note goes.
-
-    Returns:
-        The branches moved, and how many objects were pruned.
-    """
-    assert store.path is not None
-    commits = {
-        ObjectID(o.encode()): ObjectID(n.encode()) for o, n in pending.commits.items()
-    }
-    refs = _refs_to_rewrite(store)
-    moves: dict[Ref, ObjectID | None] = {
-        ref: commits[sha] for ref, sha in refs.items() if sha in commits
-    }
-    if pending.record is not None:
-        record = ObjectID(pending.record.encode())
-        if record_tip(store) != record:
-            moves[REDACTIONS_REF] = record
-    move_refs(store, moves)
-    rewrite_reflogs(store, commits, _needles(pending.texts))
-    pruned = prune(store)
-    store.drop_caches()
-    (store.path / PENDING_REDACTION).unlink(missing_ok=True)
-    moved = sorted(
-        bytes(ref[len(_HEADS) :]).decode("utf-8", "replace")
-        for ref in moves
-        if ref.startswith(_HEADS)
-    )
-    return tuple(moved), pruned
-
-
-def move_refs(store: Store, moves: Mapping[Ref, ObjectID | None]) -> None:
-    """Step 3: moves every rewritten ref at once."""
-    write_refs(store, moves)
-
-
-def rewrite_reflogs(
-    store: Store, commits: Mapping[ObjectID, ObjectID], needles: tuple[bytes, ...]
-) -> None:
-    """Step 4: maps every reflog line's ids and redacts its message."""
-    assert isinstance(store.repo, Repo)
-    logs = Path(store.repo.controldir()) / "logs"
-    if not logs.is_dir():
-        return
-    for path in sorted(p for p in logs.rglob("*") if p.is_file()):
-        data = path.read_bytes()
-        lines = []
-        for line in data.split(b"\n"):
-            if not line:
-                continue
-            try:
-                e = parse_reflog_line(line)
-            except (ValueError, IndexError):
-                continue  # a torn line
-            old = commits.get(e.old_sha, e.old_sha)
-            new = commits.get(e.new_sha, e.new_sha)
-            message = _replace(e.message, needles) or e.message
-            lines.append(
-                format_reflog_line(
-                    old, new, e.committer, e.timestamp, e.timezone, message
-                )
-            )
-        out = b"".join(line + b"\n" for line in lines)
-        if out != data:
-            temp = path.with_name(path.name + ".redact")
-            temp.write_bytes(out)
-            os.replace(temp, path)
-
-
-def prune(store: Store) -> int:
-    """Step 5: deletes every object no ref and no reflog line reaches.
-
-    Returns:
-        How many objects were deleted.
-    """
-    repo = store.repo
-    assert isinstance(repo, Repo)
-    objects = repo.object_store
-    reachable = _reachable(store, [*_all_ref_values(store), *_reflog_commits(store)])
-    unreachable = {sha for sha in objects if sha not in reachable}
-    if not unreachable:
-        return 0
-    for sha in unreachable:
-        if objects.contains_loose(sha):
-            with contextlib.suppress(OSError):
-                objects.delete_loose_object(sha)
-    # Rewriting every pack costs seconds per thousand objects; only a pack
-    # that holds a pruned object needs it (single writes are loose objects).
-    packs = objects.packs
-    if any(sha in pack for sha in unreachable for pack in packs):
-        objects.repack(exclude=unreachable)
-    return len(unreachable)
-
-
 # -- helpers ---------------------------------------------------------------------
-
-
-def _needles(texts: Iterable[str]) -> tuple[bytes, ...]:
-    """Returns each text as bytes, raw and as it is written inside JSON."""
-    out: list[bytes] = []
-    for text in texts:
-        raw = text.encode("utf-8")
-        escaped = msgspec.json.encode(text)[1:-1]
-        for needle in (raw, escaped):
-            if needle and needle not in out:
-                out.append(needle)
-    return tuple(out)
-
-
-def _replace(data: bytes, needles: tuple[bytes, ...]) -> bytes | None:
-    """Returns ``data`` with each needle replaced, or None if none is there."""
-    out = data
-    for needle in needles:
-        out = out.replace(needle, REDACTED.encode())
-    return None if out == data else out
 
 
 def _with_trailer(message: bytes, trailer: Trailer) -> bytes:
@@ -664,39 +517,6 @@ def _with_trailer(message: bytes, trailer: Trailer) -> bytes:
     if not trailers:
         return message.rstrip(b"\n") + b"\n\n" + format_trailers([trailer])
     return body.rstrip(b"\n") + b"\n\n" + format_trailers([*trailers, trailer])
-
-
-def _refs_to_rewrite(store: Store) -> dict[Ref, ObjectID]:
-    """Returns every branch and fetched branch, with its tip."""
-    out = {}
-    for ref, sha in store.repo.get_refs().items():
-        if ref.startswith((_HEADS, _REMOTES)):
-            out[ref] = sha
-    return out
-
-
-def _all_ref_values(store: Store) -> list[ObjectID]:
-    return [sha for ref, sha in store.repo.get_refs().items() if ref != Ref(b"HEAD")]
-
-
-def _reflog_commits(store: Store) -> list[ObjectID]:
-    """Returns every commit a reflog line names that the store holds."""
-    assert isinstance(store.repo, Repo)
-    logs = Path(store.repo.controldir()) / "logs"
-    found: set[ObjectID] = set()
-    objects = store.repo.object_store
-    for path in logs.rglob("*") if logs.is_dir() else ():
-        if not path.is_file():
-            continue
-        for line in path.read_bytes().split(b"\n"):
-            try:
-                e = parse_reflog_line(line)
-            except (ValueError, IndexError):
-                continue
-            for sha in (e.old_sha, e.new_sha):
-                if sha.strip(b"0") and sha in objects:
-                    found.add(sha)
-    return sorted(found)
 
 
 def _parents_first(store: Store, roots: Iterable[ObjectID]) -> Iterator[Commit]:
@@ -721,28 +541,10 @@ def _parents_first(store: Store, roots: Iterable[ObjectID]) -> Iterator[Commit]:
             stack.extend((p, False) for p in obj.parents if p not in done)
 
 
-def _reachable(store: Store, roots: Iterable[ObjectID]) -> set[ObjectID]:
-    objects = store.repo.object_store
-    seen: set[ObjectID] = set()
-    stack = [sha for sha in roots if sha in objects]
-    while stack:
-        sha = stack.pop()
-        if sha in seen:
-            continue
-        seen.add(sha)
-        obj = objects[sha]
-        if isinstance(obj, Commit):
-            stack.append(obj.tree)
-            stack.extend(p for p in obj.parents if p in objects)
-        elif isinstance(obj, Tree):
-            stack.extend(e.sha for e in obj.iteritems() if e.mode != 0o160000)
-    return seen
-
-
 def _blobs_holding(store: Store, key: bytes) -> set[ObjectID]:
     """Returns the blobs of memory areas, in any reachable version, holding ``key``."""
     objects = store.repo.object_store
-    roots = [*_refs_to_rewrite(store).values(), *_reflog_commits(store)]
+    roots = [*refs_to_rewrite(store).values(), *reflog_commits(store)]
     areas = {a.encode() for a in MEMORY_AREAS}
     seen: set[ObjectID] = set()
     found: set[ObjectID] = set()
@@ -773,24 +575,12 @@ def _memory(store: Store, sha: ObjectID) -> Memory | None:
         return None
 
 
-def _write_pending(store: Store, pending: _Pending) -> None:
-    assert store.path is not None
-    path = store.path / PENDING_REDACTION
-    temp = path.with_name(path.name + ".new")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as file:
-        file.write(msgspec.json.encode(pending))
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temp, path)
-
-
 def _stale_remotes(
     store: Store, refs: Mapping[Ref, ObjectID], commits: AbstractSet[ObjectID]
 ) -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
     for ref, sha in refs.items():
-        if ref.startswith(_REMOTES) and sha in commits:
-            remote, _, branch = bytes(ref[len(_REMOTES) :]).decode().partition("/")
+        if ref.startswith(REMOTES) and sha in commits:
+            remote, _, branch = bytes(ref[len(REMOTES) :]).decode().partition("/")
             out.setdefault(remote, []).append(branch)
     return {name: tuple(sorted(b)) for name, b in sorted(out.items())}

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
@@ -41,7 +42,9 @@ from dulwich.walk import Walker
 
 from ctx.engine.errors import ConflictError, InvalidInputError, RemoteNotFoundError
 from ctx.engine.ids import CommitId
-from ctx.engine.store import Store
+
+if TYPE_CHECKING:
+    from ctx.engine.store import Store
 
 __all__ = [
     "RemoteInfo",

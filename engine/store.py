@@ -45,6 +45,7 @@ from ctx.engine._builds import BUILD_PREFIX, remove_abandoned_builds
 from ctx.engine._lock import HeldLock, abandon_git_files, disk_error, write_lock
 from ctx.engine._objects import open_repository
 from ctx.engine._packs import TEMP_PREFIX, write_pack
+from ctx.engine._redaction_finish import PENDING_REDACTION, finish_redaction
 from ctx.engine.errors import (
     CommitNotFoundError,
     ConflictError,
@@ -74,8 +75,6 @@ _HEADS = b"refs/heads/"
 _HEAD = Ref(b"HEAD")
 _MOVED = object()
 _STALE_REF_LOCK_NS = 600 * 1_000_000_000  # ten minutes
-PENDING_REDACTION = "redaction.pending"
-"""A redaction under way (:mod:`ctx.engine.redaction`), in the store folder."""
 
 
 class CommitInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -286,8 +285,6 @@ class Store:
         if (path / PENDING_REDACTION).exists():
             # A redaction killed after its first step: finish it before
             # anything reads the half-rewritten history.
-            from ctx.engine.redaction import finish_redaction
-
             finish_redaction(store)
         return store
 

@@ -31,25 +31,28 @@ def store_bytes(root: Path) -> bytes:
 def killed_after(module: str, run: str) -> str:
     """Returns a script that runs ``run`` with ``module``'s step killed after.
 
-    The script takes the store's path, the step (a name in ``module``) and
-    a target as ``sys.argv[1:4]``; ``run`` is Python that uses ``root``
-    (the path) and ``target``. The process ends with status 9 right after
-    the step returns.
+    The script takes the store's path, the step (a name in ``module``, or
+    ``OTHER:NAME`` for a name in the module ``OTHER``) and a target as
+    ``sys.argv[1:4]``; ``run`` is Python that uses ``patched`` (``module``),
+    ``root`` (the path) and ``target``. The process ends with status 9
+    right after the step returns.
     """
     return textwrap.dedent(
         f"""
-        import os, sys
+        import importlib, os, sys
         from datetime import UTC, datetime
         from pathlib import Path
         import {module} as patched
 
         root, step, target = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
-        original = getattr(patched, step)
+        where, _, step = step.rpartition(":")
+        stepping = importlib.import_module(where) if where else patched
+        original = getattr(stepping, step)
 
         def killed(*args, **kwargs):
             original(*args, **kwargs)
             os._exit(9)
 
-        setattr(patched, step, killed)
+        setattr(stepping, step, killed)
         """
     ) + textwrap.dedent(run)

@@ -1,10 +1,6 @@
 # The hooks' public names, each once: the lazy loader in __init__.py reads
 # this file, and type checkers read it as the package's interface.
 
-from .commands import MARKER as MARKER
-from .commands import Command as Command
-from .commands import Parsed as Parsed
-from .commands import parse_commands as parse_commands
 from .events import EVENTS as EVENTS
 from .events import find_event as find_event
 from .relayed import relayed_answer as relayed_answer

@@ -149,10 +149,10 @@ _KILL = killed_after(
 @pytest.mark.parametrize(
     ("step", "redacted"),
     [
-        ("_write_pending", True),
-        ("move_refs", True),
-        ("rewrite_reflogs", True),
-        ("prune", True),
+        ("write_pending", True),
+        ("ctx.engine._redaction_finish:move_refs", True),
+        ("ctx.engine._redaction_finish:rewrite_reflogs", True),
+        ("ctx.engine._redaction_finish:prune", True),
         ("store_record", False),
     ],
 )

@@ -19,7 +19,7 @@ from ctx.hub.retrieval.feedback import (
     new_recall_id,
     record_feedback,
 )
-from ctx.porcelain.agents.calls import CALLS, invoke
+from ctx.porcelain.api.calls import CALLS, invoke
 
 
 @pytest.fixture

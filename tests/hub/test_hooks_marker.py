@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.hub import local_now
-from ctx.porcelain.hooks import parse_commands, run_hook
-from ctx.porcelain.hooks.commands import defuse, wrap_context
+from ctx.porcelain.hooks import run_hook
+from ctx.porcelain.markup import defuse, parse_commands, wrap_context
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 OWNER = Intent(agent="tester", intent="observe")

@@ -29,9 +29,9 @@ from ctx.hub import Workspace
 from ctx.hub.hook_log import log_path
 from ctx.porcelain.agents.mcp_server import build_server
 from ctx.porcelain.hooks import run_hook
-from ctx.porcelain.hooks.commands import defuse, parse_commands
 from ctx.porcelain.hooks.runner import MAX_CONTEXT
 from ctx.porcelain.main import cli
+from ctx.porcelain.markup import defuse, parse_commands
 
 
 @pytest.fixture

@@ -348,7 +348,7 @@ def test_agents_first_writes_at_once_make_one_branch(store_dir: Path) -> None:
     """Two servers (two workspaces) race to make agent/<name>: both writes land."""
     import threading
 
-    from ctx.porcelain.agents.calls import CALLS, invoke
+    from ctx.porcelain.api.calls import CALLS, invoke
 
     (store_dir / "config.toml").write_text(
         '[embedder]\nkind = "hashing"\n[agents]\nbranch_per_agent = true\n'

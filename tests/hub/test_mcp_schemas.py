@@ -31,10 +31,10 @@ from ctx.engine import (
 )
 from ctx.hub import Workspace
 from ctx.hub.code.languages import LANGUAGES, SYMBOL_KINDS
-from ctx.porcelain.agents.calls import CALLS, TOOL_SETS, decode, tool_names
 from ctx.porcelain.agents.http_app import ROUTES, ErrorBody, Health
 from ctx.porcelain.agents.mcp_server import build_server
 from ctx.porcelain.agents.openapi import openapi
+from ctx.porcelain.api.calls import CALLS, TOOL_SETS, decode, tool_names
 
 pytestmark = pytest.mark.anyio
 

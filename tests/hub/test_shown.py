@@ -19,8 +19,8 @@ from ctx.hub.shown import (
     record_shown,
     session_shown,
 )
-from ctx.porcelain.agents.handlers import recall
-from ctx.porcelain.agents.requests import RecallRequest
+from ctx.porcelain.api.handlers import recall
+from ctx.porcelain.api.requests import RecallRequest
 
 
 @pytest.fixture

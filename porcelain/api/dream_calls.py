@@ -26,7 +26,7 @@ from ctx.engine import (
     review_proposals,
 )
 from ctx.hub import Caller, CycleReport, DreamStatus, ProposalView, Workspace, dream
-from ctx.porcelain.agents.requests import Id, one_of
+from ctx.porcelain.api.requests import Id, one_of
 
 __all__ = [
     "DreamAcceptRequest",

@@ -33,7 +33,7 @@ from ctx.hub import (
     pack_in_background,
     revoke_key,
 )
-from ctx.porcelain.agents import requests as rq
+from ctx.porcelain.api import requests as rq
 
 __all__ = ["HANDLERS", "defused"]
 
@@ -375,12 +375,12 @@ def defused(composition: engine.Composition) -> engine.Composition:
 
     What an agent is given composed (the MCP ``compose`` tool and
     ``context`` prompt, a view, HTTP ``GET /api/compose``) is defused as a
-    recall's block is (:func:`~ctx.porcelain.hooks.commands.defuse`), so an agent
+    recall's block is (:func:`~ctx.porcelain.markup.defuse`), so an agent
     that repeats it writes no command. Its JSON format gets each ``<`` as
     ``\u003c`` instead: the same data to any JSON reader, where defusing
     could break an escape. Each memory's own fields keep their exact text.
     """
-    from ctx.porcelain.hooks.commands import defuse
+    from ctx.porcelain.markup import defuse
 
     text = composition.text
     text = (

@@ -33,9 +33,9 @@ from ctx.hub import (
     SymbolList,
     Workspace,
 )
-from ctx.porcelain.agents import dream_calls as dc
-from ctx.porcelain.agents import handlers as h
-from ctx.porcelain.agents import requests as rq
+from ctx.porcelain.api import dream_calls as dc
+from ctx.porcelain.api import handlers as h
+from ctx.porcelain.api import requests as rq
 
 __all__ = [
     "CALLS",

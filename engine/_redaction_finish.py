@@ -1,0 +1,277 @@
+"""A redaction's last steps, and finishing one that a crash cut short.
+
+A redaction (:mod:`ctx.engine.redaction`) rewrites the history into new
+objects, then writes what is left to do to ``redaction.pending``
+(:data:`PENDING_REDACTION`: the record to put on the redactions ref, the
+old commit ids and their new ones, the texts to take out of reflog
+messages) before it moves any ref. The steps after it are here: every
+rewritten ref moved at once (3), every reflog line mapped and its message
+redacted (4), every object no ref or reflog line reaches deleted (5), and
+the note removed. :meth:`Store.open <ctx.engine.store.Store.open>` calls
+:func:`finish_redaction` when it finds the note, so nothing reads a
+half-rewritten history; this module imports the store only for its type,
+and what only the steps need when they run, so that opening a store costs
+no more than reading this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+from dulwich.objects import Commit, ObjectID, Tree
+from dulwich.reflog import format_reflog_line, parse_reflog_line
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+if TYPE_CHECKING:
+    from ctx.engine.store import Store
+
+__all__ = [
+    "HEADS",
+    "PENDING_REDACTION",
+    "REDACTED",
+    "REMOTES",
+    "Pending",
+    "finish_redaction",
+    "finish_steps",
+    "move_refs",
+    "needles_of",
+    "prune",
+    "reflog_commits",
+    "refs_to_rewrite",
+    "replaced",
+    "rewrite_reflogs",
+    "write_pending",
+]
+
+PENDING_REDACTION = "redaction.pending"
+"""The note a redaction under way leaves in the store's folder."""
+
+REDACTED = "[REDACTED]"
+"""What replaces a redacted text."""
+
+HEADS = b"refs/heads/"
+REMOTES = b"refs/remotes/"
+
+
+class Pending(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``redaction.pending`` holds while a redaction is under way.
+
+    Attributes:
+        record: The record commit to put on :data:`REDACTIONS_REF`, if any.
+        commits: Old commit id to new one.
+        texts: The texts redacted from reflog messages.
+    """
+
+    record: str | None = None
+    commits: dict[str, str] = {}
+    texts: tuple[str, ...] = ()
+
+
+def finish_redaction(store: Store) -> None:
+    """Finishes a redaction that was killed after its record was stored."""
+    assert store.path is not None
+    path = store.path / PENDING_REDACTION
+    try:
+        pending = msgspec.json.decode(path.read_bytes(), type=Pending)
+    except FileNotFoundError:
+        return
+    except msgspec.DecodeError:
+        # Torn while being written: the refs never moved (step 3 follows it).
+        path.unlink(missing_ok=True)
+        return
+    with store.locked():
+        record = pending.record
+        if (
+            record is not None
+            and ObjectID(record.encode()) not in store.repo.object_store
+        ):
+            path.unlink(missing_ok=True)  # never stored: the refs never moved
+            return
+        finish_steps(store, pending)
+
+
+def finish_steps(store: Store, pending: Pending) -> tuple[tuple[str, ...], int]:
+    """Steps 3 to 5: refs, reflogs, prune; then the pending note goes.
+
+    Returns:
+        The branches moved, and how many objects were pruned.
+    """
+    from ctx.engine._redaction_record import REDACTIONS_REF, record_tip
+
+    assert store.path is not None
+    commits = {
+        ObjectID(o.encode()): ObjectID(n.encode()) for o, n in pending.commits.items()
+    }
+    refs = refs_to_rewrite(store)
+    moves: dict[Ref, ObjectID | None] = {
+        ref: commits[sha] for ref, sha in refs.items() if sha in commits
+    }
+    if pending.record is not None:
+        record = ObjectID(pending.record.encode())
+        if record_tip(store) != record:
+            moves[REDACTIONS_REF] = record
+    move_refs(store, moves)
+    rewrite_reflogs(store, commits, needles_of(pending.texts))
+    pruned = prune(store)
+    store.drop_caches()
+    (store.path / PENDING_REDACTION).unlink(missing_ok=True)
+    moved = sorted(
+        bytes(ref[len(HEADS) :]).decode("utf-8", "replace")
+        for ref in moves
+        if ref.startswith(HEADS)
+    )
+    return tuple(moved), pruned
+
+
+def move_refs(store: Store, moves: Mapping[Ref, ObjectID | None]) -> None:
+    """Step 3: moves every rewritten ref at once."""
+    from ctx.engine.remotes import write_refs
+
+    write_refs(store, moves)
+
+
+def rewrite_reflogs(
+    store: Store, commits: Mapping[ObjectID, ObjectID], needles: tuple[bytes, ...]
+) -> None:
+    """Step 4: maps every reflog line's ids and redacts its message."""
+    assert isinstance(store.repo, Repo)
+    logs = Path(store.repo.controldir()) / "logs"
+    if not logs.is_dir():
+        return
+    for path in sorted(p for p in logs.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        lines = []
+        for line in data.split(b"\n"):
+            if not line:
+                continue
+            try:
+                e = parse_reflog_line(line)
+            except (ValueError, IndexError):
+                continue  # a torn line
+            old = commits.get(e.old_sha, e.old_sha)
+            new = commits.get(e.new_sha, e.new_sha)
+            message = replaced(e.message, needles) or e.message
+            lines.append(
+                format_reflog_line(
+                    old, new, e.committer, e.timestamp, e.timezone, message
+                )
+            )
+        out = b"".join(line + b"\n" for line in lines)
+        if out != data:
+            temp = path.with_name(path.name + ".redact")
+            temp.write_bytes(out)
+            os.replace(temp, path)
+
+
+def prune(store: Store) -> int:
+    """Step 5: deletes every object no ref and no reflog line reaches.
+
+    Returns:
+        How many objects were deleted.
+    """
+    repo = store.repo
+    assert isinstance(repo, Repo)
+    objects = repo.object_store
+    reachable = _reachable(store, [*_all_ref_values(store), *reflog_commits(store)])
+    unreachable = {sha for sha in objects if sha not in reachable}
+    if not unreachable:
+        return 0
+    for sha in unreachable:
+        if objects.contains_loose(sha):
+            with contextlib.suppress(OSError):
+                objects.delete_loose_object(sha)
+    # Rewriting every pack costs seconds per thousand objects; only a pack
+    # that holds a pruned object needs it (single writes are loose objects).
+    packs = objects.packs
+    if any(sha in pack for sha in unreachable for pack in packs):
+        objects.repack(exclude=unreachable)
+    return len(unreachable)
+
+
+def needles_of(texts: Iterable[str]) -> tuple[bytes, ...]:
+    """Returns each text as bytes, raw and as it is written inside JSON."""
+    out: list[bytes] = []
+    for text in texts:
+        raw = text.encode("utf-8")
+        escaped = msgspec.json.encode(text)[1:-1]
+        for needle in (raw, escaped):
+            if needle and needle not in out:
+                out.append(needle)
+    return tuple(out)
+
+
+def replaced(data: bytes, needles: tuple[bytes, ...]) -> bytes | None:
+    """Returns ``data`` with each needle replaced, or None if none is there."""
+    out = data
+    for needle in needles:
+        out = out.replace(needle, REDACTED.encode())
+    return None if out == data else out
+
+
+def refs_to_rewrite(store: Store) -> dict[Ref, ObjectID]:
+    """Returns every branch and fetched branch, with its tip."""
+    out = {}
+    for ref, sha in store.repo.get_refs().items():
+        if ref.startswith((HEADS, REMOTES)):
+            out[ref] = sha
+    return out
+
+
+def _all_ref_values(store: Store) -> list[ObjectID]:
+    return [sha for ref, sha in store.repo.get_refs().items() if ref != Ref(b"HEAD")]
+
+
+def reflog_commits(store: Store) -> list[ObjectID]:
+    """Returns every commit a reflog line names that the store holds."""
+    assert isinstance(store.repo, Repo)
+    logs = Path(store.repo.controldir()) / "logs"
+    found: set[ObjectID] = set()
+    objects = store.repo.object_store
+    for path in logs.rglob("*") if logs.is_dir() else ():
+        if not path.is_file():
+            continue
+        for line in path.read_bytes().split(b"\n"):
+            try:
+                e = parse_reflog_line(line)
+            except (ValueError, IndexError):
+                continue
+            for sha in (e.old_sha, e.new_sha):
+                if sha.strip(b"0") and sha in objects:
+                    found.add(sha)
+    return sorted(found)
+
+
+def _reachable(store: Store, roots: Iterable[ObjectID]) -> set[ObjectID]:
+    objects = store.repo.object_store
+    seen: set[ObjectID] = set()
+    stack = [sha for sha in roots if sha in objects]
+    while stack:
+        sha = stack.pop()
+        if sha in seen:
+            continue
+        seen.add(sha)
+        obj = objects[sha]
+        if isinstance(obj, Commit):
+            stack.append(obj.tree)
+            stack.extend(p for p in obj.parents if p in objects)
+        elif isinstance(obj, Tree):
+            stack.extend(e.sha for e in obj.iteritems() if e.mode != 0o160000)
+    return seen
+
+
+def write_pending(store: Store, pending: Pending) -> None:
+    assert store.path is not None
+    path = store.path / PENDING_REDACTION
+    temp = path.with_name(path.name + ".new")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as file:
+        file.write(msgspec.json.encode(pending))
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temp, path)
