@@ -59,10 +59,10 @@ import bench_recall as br  # sets OPENBLAS_NUM_THREADS and CTX_HUB_AUTOSTART=0
 from _bench_common import cpu_name, ctx_revision
 
 from ctx.hub.access import Caller
+from ctx.hub.calls import CALLS, invoke
 from ctx.hub.server.routing import adopt_answerer
 from ctx.hub.server.service import Answerer
 from ctx.hub.workspace import Workspace
-from ctx.porcelain.api.calls import CALLS, invoke
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "agents.md"

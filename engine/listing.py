@@ -78,16 +78,23 @@ def list_sorted(
     *,
     all: bool = False,
     order: str = "newest",
+    where: str | None = None,
+    now: datetime | None = None,
 ) -> Listing:
     """Returns the memories at ``rev`` under ``prefix``, in ``order``.
 
     As :func:`~ctx.engine.memories.list_memories` (memories another one
     SUPERSEDES are left out unless ``all``), sorted by
     :func:`sort_memories`, with the memory files that cannot be read named
-    in ``unreadable`` rather than failing the listing.
+    in ``unreadable`` rather than failing the listing. ``where``: only the
+    memories that query selects (:func:`~ctx.engine.selection.select`, its
+    relative times counted back from ``now``); a file that cannot be read
+    matches no query, and is not named.
 
     Raises:
-        InvalidInputError: ``prefix`` holds ``..``, or ``order`` is unknown.
+        InvalidInputError: ``prefix`` holds ``..``, ``order`` is unknown, or
+            ``where`` is given without ``now``.
+        QuerySyntaxError: ``where`` does not parse.
         CommitNotFoundError: ``rev`` names no commit.
     """
     from ctx.engine.adjacency import adjacency
@@ -99,12 +106,25 @@ def list_sorted(
     if order not in LISTING_ORDERS:
         sort_memories([], order)  # says which orders there are
     snap = store.snapshot(resolve_revision(store, rev))
-    folder = prefix.rpartition("/")[0]
-    records = snap.memories(folder) if folder else snap.memories()
-    hidden = set() if all else adjacency(store, snap).superseded()
-    chosen = [
-        r for r in records if r.path.startswith(prefix) and r.memory.id not in hidden
-    ]
+    if where is not None:
+        from ctx.engine.selection import select
+
+        if now is None:
+            raise InvalidInputError("A listing by a query needs the time it is made.")
+        chosen = [
+            s.record
+            for s in select(store, where, now=now, rev=snap.commit, all=all)
+            if s.record.path.startswith(prefix)
+        ]
+    else:
+        folder = prefix.rpartition("/")[0]
+        records = snap.memories(folder) if folder else snap.memories()
+        hidden = set() if all else adjacency(store, snap).superseded()
+        chosen = [
+            r
+            for r in records
+            if r.path.startswith(prefix) and r.memory.id not in hidden
+        ]
     return Listing(
         memories=tuple(sort_memories(chosen, order)),
         unreadable=tuple(

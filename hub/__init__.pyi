@@ -112,7 +112,7 @@ from .keys import revoke_key as revoke_key
 from .redaction import drop_index as drop_index
 from .redaction import pull as pull
 from .redaction import redact as redact
-from .retrieval.embedders.minilm import cpu_count as cpu_count
+from .retrieval.embedders.base import cpu_count as cpu_count
 from .retrieval.feedback import (
     FeedbackResult as FeedbackResult,
 )

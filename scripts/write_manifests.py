@@ -3,7 +3,7 @@
 They are the Claude Code and Codex plugins with their marketplaces, the
 Gemini CLI extension and the MCP registry's server.json:
 porcelain/install/manifests.py builds them from what ``ctx install`` writes, and
-tests/hub/test_install_manifests.py checks them.
+tests/porcelain/install/test_install_manifests.py checks them.
 
 Run it after changing a hook, the MCP server, the skill or the version:
 ``.venv/bin/python scripts/write_manifests.py``.

@@ -46,10 +46,10 @@ from ctx.engine import (
 )
 from ctx.hub import AuthError, Caller, ForbiddenError, Workspace, is_loopback
 from ctx.hub import Scope as KeyScope
+from ctx.hub.calls import CALLS, GRAPH, KEYS, Call, invoke
 from ctx.porcelain.agents.mcp_sessions import IDLE_TIMEOUT_S, SessionBound
 from ctx.porcelain.agents.replica import ReplicaHealth
 from ctx.porcelain.agents.served import PREFIX, ServedStore
-from ctx.porcelain.api.calls import CALLS, GRAPH, KEYS, Call, invoke
 
 __all__ = [
     "MAX_BODY_BYTES",

@@ -13,7 +13,7 @@ reads use the store side by side and serializes writes. Resources:
 ``ctx://memory/{id}`` and ``ctx://view/{name}``; the prompt ``context``
 composes the pinned and working context. What a model reads of recalled or
 composed memories is quoted data with no live ``<ctx:...>`` tag, as the
-hooks give it (:func:`~ctx.porcelain.markup.defuse`). Importing this
+hooks give it (:func:`~ctx.hub.calls.defuse`). Importing this
 module imports the SDK (over a second): only ``ctx mcp`` and ``ctx serve``
 do.
 """
@@ -34,9 +34,8 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
 from ctx.engine import CtxError
 from ctx.hub import Caller, RecallResult, Workspace
+from ctx.hub.calls import CALLS, Call, defused, invoke, structured, tool_names
 from ctx.porcelain.agents.schemas import input_schema, output_schema
-from ctx.porcelain.api.calls import CALLS, Call, invoke, structured, tool_names
-from ctx.porcelain.api.handlers import defused
 
 __all__ = ["INSTRUCTIONS", "build_server", "caller_of", "stdio_session"]
 
@@ -101,7 +100,7 @@ def _text(value: Any) -> str:
     """Returns what a model reads of an answer: a prompt block, or JSON."""
     if isinstance(value, RecallResult):
         from ctx.hub import format_prompt
-        from ctx.porcelain.markup import defuse
+        from ctx.hub.calls import defuse
 
         # Recalled text never carries a live <ctx:...> tag: a model that
         # repeats it must not hand the Stop hook a command a memory planted.

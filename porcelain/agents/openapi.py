@@ -12,8 +12,8 @@ from typing import Any
 
 import msgspec
 
+from ctx.hub.calls import Call
 from ctx.porcelain.agents.schemas import is_union_of_lists
-from ctx.porcelain.api.calls import Call
 
 __all__ = ["openapi"]
 

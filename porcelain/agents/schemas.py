@@ -25,7 +25,7 @@ reads in every session is kept small and self-contained:
   ``null``, and a validator stops at the first schema that holds.
 
 Every schema here validates against the JSON Schema metaschema (draft
-2020-12 and draft 7; ``tests/hub/test_mcp_schemas.py``).
+2020-12 and draft 7; ``tests/porcelain/agents/test_mcp_schemas.py``).
 """
 
 from __future__ import annotations

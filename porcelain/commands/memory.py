@@ -195,15 +195,12 @@ def ls(
       ctx ls --where 'kind:decision AND created:>7d'
     """
     store = state.store()
-    if where is not None:
-        chosen = engine.select(store, where, now=now(), rev=branch, all=show_all)
-        records = [s.record for s in chosen if s.record.path.startswith(prefix)]
-        records = engine.sort_memories(records, order)
-    else:
-        listed = engine.list_sorted(store, branch, prefix, all=show_all, order=order)
-        records = list(listed.memories)
-        for unreadable in listed.unreadable:
-            echo(f"Warning: {unreadable.warning()}", err=True)
+    listed = engine.list_sorted(
+        store, branch, prefix, all=show_all, order=order, where=where, now=now()
+    )
+    records = list(listed.memories)
+    for unreadable in listed.unreadable:
+        echo(f"Warning: {unreadable.warning()}", err=True)
     conflicted = engine.conflicted_ids(store, branch)
     if as_json:
         echo_json([engine.ListedMemory.of(r, conflicted) for r in records])

@@ -3,10 +3,9 @@
 Coding agents (Claude Code; Codex and Gemini CLI alike) run a command at
 fixed moments of a session, hand it JSON on stdin and take context back on
 stdout. :func:`run_hook` answers one such call: ``events`` holds what each
-moment does, :mod:`ctx.porcelain.markup` finds the ``<ctx:*>`` commands in
-an agent's message, ``actions`` carries them out through the typed calls
-every door makes (:mod:`ctx.porcelain.api`), ``blocks`` writes memories for
-the next prompt, and
+moment does, ``actions`` carries out the ``<ctx:*>`` commands of an agent's
+message (found by :mod:`ctx.hub.calls`' markup) through the typed calls
+every door makes, ``blocks`` writes memories for the next prompt, and
 ``relayed`` answers in the running hub a call that ``ctx hook``'s process
 relayed to it. What waits between calls (:mod:`ctx.hub.session_state`) and
 the log of failures (:mod:`ctx.hub.hook_log`) are the hub's: Dream, session

@@ -1,8 +1,8 @@
 """Carrying out the ``<ctx:*>`` commands of an agent's message.
 
 Each command is one call of the table the MCP server and the HTTP API are
-built on (:data:`ctx.porcelain.api.calls.CALLS`), made with
-:func:`~ctx.porcelain.api.calls.invoke` as the session's caller: the same
+built on (:data:`ctx.hub.calls.CALLS`), made with
+:func:`~ctx.hub.calls.invoke` as the session's caller: the same
 checks, the same intent trailers (the agent, and the session as
 ``Ctx-Session``). What a command finds (``recall``, ``status``, ``expand``)
 becomes a :class:`~ctx.hub.session_state.Block` for the next prompt; what a
@@ -32,9 +32,8 @@ from ctx.hub import (
     Workspace,
     format_prompt,
 )
-from ctx.porcelain.api.calls import CALLS, invoke
+from ctx.hub.calls import CALLS, Command, invoke
 from ctx.porcelain.hooks.blocks import memories_block, memory_lines, with_hits
-from ctx.porcelain.markup import Command
 
 __all__ = ["WRITES", "carry_out", "render_sources", "render_status"]
 

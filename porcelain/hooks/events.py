@@ -34,7 +34,7 @@ agent, or None. The handlers hold what ctx does at each moment of a session:
 What the store holds is given as quoted data, as a recall's block gives it
 (a note once per block, every line of a memory's text quoted by
 :func:`ctx.engine.quoted`), and defused
-(:func:`~ctx.porcelain.markup.defuse`): a memory can neither close the
+(:func:`~ctx.hub.calls.defuse`): a memory can neither close the
 block it is given in nor hand the agent a command to repeat.
 """
 
@@ -218,7 +218,7 @@ def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str
     defused on top.
     """
     from ctx.engine import InvalidInputError, compose
-    from ctx.porcelain.markup import defuse
+    from ctx.hub.calls import defuse
 
     ws = hook.ws
     # With [recall] reviewed_only, the reviewed branch alone, as a recall.
@@ -250,7 +250,7 @@ def _given_back(
         one_line,
         show,
     )
-    from ctx.porcelain.markup import defuse
+    from ctx.hub.calls import defuse
 
     entries: list[str] = []
     kept: list[str] = []
@@ -287,7 +287,7 @@ def _waiting(blocks: list[Block], reports: list[str]) -> list[str]:
     The blocks (what the store gave) are defused; the reports are ctx's own
     lines about the agent's commands, quoted as it wrote them.
     """
-    from ctx.porcelain.markup import defuse
+    from ctx.hub.calls import defuse
 
     parts = [defuse(b.text) for b in blocks]
     if reports:
@@ -404,7 +404,7 @@ def prompt_submit(hook: Hook) -> str | None:
         parts.extend(_waiting(*state.take_waiting()))
         if result is not None:
             from ctx.hub import WARMING, format_prompt
-            from ctx.porcelain.markup import defuse
+            from ctx.hub.calls import defuse
 
             seen = set(state.shown)
             # The recall answers a question whose best hit is weak with its
@@ -519,7 +519,7 @@ def stop(hook: Hook) -> None:
         _note_cited(hook, message)
     if not message or "<ctx:" not in message:
         return None
-    from ctx.porcelain.markup import parse_commands
+    from ctx.hub.calls import parse_commands
 
     parsed = parse_commands(message)
     if not parsed.commands and not parsed.errors:

@@ -277,7 +277,7 @@ def _host(event: str, payload: Mapping[str, Any], env: Mapping[str, str]) -> str
 
 def _output(event: Event, hook_input: HookInput, text: str) -> str:
     """Returns the host's JSON for ``text``, wrapped and cut to the cap."""
-    from ctx.porcelain.markup import wrap_context
+    from ctx.hub.calls import wrap_context
 
     room = MAX_CONTEXT - len(wrap_context("", event.name))
     if len(text) > room:

@@ -118,7 +118,7 @@ def test_the_hooks_follow_the_code_branch_of_the_agents_folder(
 ):
     """The hook's workspace runs in the payload's cwd: its code branch."""
     monkeypatch.setenv("CTX_DIR", str(store_dir))
-    fixture = Path(__file__).parent / "fixtures" / "hooks" / "session_start.json"
+    fixture = Path(__file__).parents[1] / "fixtures" / "hooks" / "session_start.json"
     store = Store.open(store_dir, clock=lambda: T0)
     who = engine.Intent(agent="tester", intent="observe")
     try:
@@ -141,7 +141,7 @@ def test_the_hooks_follow_the_code_branch_of_the_agents_folder(
 
 
 def start_session(code: Path) -> str:
-    fixture = Path(__file__).parent / "fixtures" / "hooks" / "session_start.json"
+    fixture = Path(__file__).parents[1] / "fixtures" / "hooks" / "session_start.json"
     data = json.loads(fixture.read_text())
     data["cwd"] = str(code)
     out = run_hook("session-start", json.dumps(data).encode())

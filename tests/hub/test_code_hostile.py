@@ -29,9 +29,9 @@ from test_code_index import CACHE, RETRY, make_index
 from ctx.engine import Store
 from ctx.hub import Workspace
 from ctx.hub.access import Caller
+from ctx.hub.calls import CALLS, invoke
 from ctx.hub.code.files import read_file
 from ctx.porcelain.agents.mcp_server import build_server
-from ctx.porcelain.api.calls import CALLS, invoke
 from ctx.porcelain.main import cli
 
 SECRET = "\n\n\ndef fetch_with_retries():\n    return 'SECRET-TOKEN-outside-the-tree'\n"

@@ -11,7 +11,7 @@ from ctx import engine
 from ctx.engine import Draft, ReadOnlyStoreError, RefNotFoundError
 from ctx.hub import Workspace
 from ctx.hub.access import Caller
-from ctx.porcelain.api.calls import CALLS, invoke
+from ctx.hub.calls import CALLS, invoke
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
 

@@ -13,7 +13,7 @@ from ctx.hub.dream.cited import MAX_SESSIONS, cited_counts, cited_in, note_cited
 from ctx.hub.session_state import editing
 from ctx.porcelain.hooks import run_hook
 
-FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "hooks"
 IDS = ("01JAAAAAAAAAAAAAAAAAAAAAAA", "01JBBBBBBBBBBBBBBBBBBBBBBB")
 
 

@@ -10,6 +10,7 @@ from dream_support import NOW, hashing_workspace, proposals, remember
 from ctx import engine
 from ctx.hub import dream
 from ctx.hub.access import Caller
+from ctx.hub.calls import CALLS, invoke
 from ctx.hub.dream.rules import separate_events, value_changes
 from ctx.hub.dream.selection import MAX_PROPOSALS
 from ctx.hub.retrieval.feedback import (
@@ -19,7 +20,6 @@ from ctx.hub.retrieval.feedback import (
     new_recall_id,
     record_feedback,
 )
-from ctx.porcelain.api.calls import CALLS, invoke
 
 
 @pytest.fixture

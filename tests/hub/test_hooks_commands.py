@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctx.hub.calls.markup import MAX_COMMANDS, SPECS, parse_commands, wrap_context
 from ctx.porcelain.hooks.actions import _ACTIONS
-from ctx.porcelain.markup import MAX_COMMANDS, SPECS, parse_commands, wrap_context
 
 
 def names(text: str) -> list[str]:

@@ -10,8 +10,8 @@ from ctx import engine
 from ctx.engine import Intent, Store
 from ctx.hub import Workspace
 from ctx.hub.access import Caller
-from ctx.porcelain.api.handlers import recall, remember
-from ctx.porcelain.api.requests import RecallRequest, RememberRequest
+from ctx.hub.calls.handlers import recall, remember
+from ctx.hub.calls.requests import RecallRequest, RememberRequest
 
 BOT = Caller(agent="bot", session="mcp-bot")
 FACT = "The cache is flushed every night at two by the janitor job."

@@ -17,7 +17,7 @@ from ctx import engine
 from ctx.engine import Draft, Intent, LinkChange, Store, make_proposal
 from ctx.hub import SecretFoundError, SecretScreen, Workspace, local_now
 from ctx.hub.access import Caller
-from ctx.porcelain.api.calls import CALLS, invoke
+from ctx.hub.calls import CALLS, invoke
 
 WHO = Intent(agent="tester", intent="observe")
 

@@ -20,10 +20,10 @@ from ctx import engine
 from ctx.engine import Draft, Intent, Store
 from ctx.hub import Workspace
 from ctx.hub.access import Caller
+from ctx.hub.calls.handlers import HANDLERS
+from ctx.hub.calls.requests import ComposeRequest, RememberRequest
 from ctx.hub.shown import read_shown, session_shown
 from ctx.porcelain.agents.mcp_server import build_server
-from ctx.porcelain.api.handlers import HANDLERS
-from ctx.porcelain.api.requests import ComposeRequest, RememberRequest
 
 BOT = Caller(agent="bot", session="mcp-bot")
 REVIEWED = "The cache is flushed every night at two by the janitor job."

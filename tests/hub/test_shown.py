@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
-import pytest
-from test_hooks import OWNER, SESSION, add, context, engine_clock
+from hook_support import (  # noqa: F401 (bare_project: the fixture project)
+    OWNER,
+    SESSION,
+    add,
+    bare_project,
+    context,
+    engine_clock,
+)
 
 from ctx.engine import Store
 from ctx.hub import Workspace
 from ctx.hub import shown as shown_module
 from ctx.hub.access import Caller
+from ctx.hub.calls.handlers import recall
+from ctx.hub.calls.requests import RecallRequest
 from ctx.hub.shown import (
     Shown,
     memory_shown,
@@ -19,20 +26,6 @@ from ctx.hub.shown import (
     record_shown,
     session_shown,
 )
-from ctx.porcelain.api.handlers import recall
-from ctx.porcelain.api.requests import RecallRequest
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("CTX_NO_HUB", "1")
-    root = tmp_path / "app"
-    root.mkdir()
-    Store.init(root / ".ctx", clock=engine_clock).close()
-    (root / ".ctx" / "config.toml").write_text(
-        '[embedder]\nkind = "hashing"\n[hooks]\nfloor = 0.1\n'
-    )
-    return root
 
 
 def test_hooks_and_recalls_record_what_each_session_was_shown(project):

@@ -13,7 +13,7 @@ from integration_support import CTX, run_ctx, start_hub_process
 from mcp import Client, StdioServerParameters
 from mcp_scenario import call_every_tool, index_sample_code
 
-from ctx.porcelain.api.calls import tool_names
+from ctx.hub.calls import tool_names
 
 pytestmark = pytest.mark.anyio
 

@@ -1,5 +1,5 @@
 """ctx install, uninstall and doctor through the command line: wiring,
-exact output and exit codes (the behaviour is tests/hub/test_install.py's)."""
+exact output and exit codes (the behaviour is tests/porcelain/install/test_install.py's)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ a changed name means a reindex.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -23,6 +24,7 @@ __all__ = [
     "EmbedderError",
     "QueryEmbedder",
     "VocabularyEmbedder",
+    "cpu_count",
     "embed_queries",
     "knows_word",
 ]
@@ -124,3 +126,11 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.fl
     if callable(getattr(type(embedder), "embed_queries", None)):
         return cast("QueryEmbedder", embedder).embed_queries(texts)
     return embedder.embed(texts)
+
+
+def cpu_count() -> int:
+    """Returns the number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS and Windows have no affinity call
+        return os.cpu_count() or 1

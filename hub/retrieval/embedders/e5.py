@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ctx.hub.retrieval.embedders.base import EmbedderError
-from ctx.hub.retrieval.embedders.minilm import cpu_count
+from ctx.hub.retrieval.embedders.base import EmbedderError, cpu_count
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

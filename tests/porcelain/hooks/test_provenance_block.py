@@ -12,8 +12,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from test_hooks import add, engine_clock, payload
-from test_shown import project  # noqa: F401 (the fixture)
+from hook_support import (
+    add,
+    bare_project,  # noqa: F401 (the fixture: project)
+    engine_clock,
+    payload,
+)
 
 from ctx.engine import Draft, Intent, Store, edit, remember
 from ctx.hub import Workspace, format_prompt, recall
@@ -25,7 +29,7 @@ EDITOR = Intent(agent="reviewer", intent="refine")
 
 
 @pytest.fixture
-def written(project: Path) -> tuple[Path, str, str]:  # noqa: F811
+def written(project: Path) -> tuple[Path, str, str]:
     """A memory written by one agent and edited by another: its id, last commit."""
     store = Store.open(project / ".ctx", clock=engine_clock)
     try:
@@ -88,7 +92,7 @@ def test_the_hooks_contexts_name_the_last_write(written):
     assert f"; by reviewer, {commit[:10]}, " in header(text, memory_id)
 
 
-def test_a_write_on_another_day_than_the_memorys_date_names_both(project):  # noqa: F811
+def test_a_write_on_another_day_than_the_memorys_date_names_both(project):
     store = Store.open(project / ".ctx", clock=engine_clock)
     try:
         when = datetime(2021, 3, 4, 12, 0, tzinfo=UTC)

@@ -1,6 +1,6 @@
 """The host manifests kept in the repository (issue 35): each file is what
 porcelain/install/manifests.py builds, validates against its host's schema
-(tests/hub/schemas/README.md names the sources), carries pyproject's version,
+(tests/porcelain/install/schemas/README.md names the sources), carries pyproject's version,
 and, loaded the way its host loads it, gives the same hooks, MCP server and
 skill as `ctx install HOST`."""
 
@@ -27,7 +27,7 @@ from ctx.porcelain.install.manifests import (
 from ctx.porcelain.install.skill import SKILL_TEXT
 from ctx.porcelain.version import VERSION
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCHEMAS = Path(__file__).parent / "schemas"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 

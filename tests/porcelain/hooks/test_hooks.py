@@ -9,77 +9,32 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from hook_support import (
+    OWNER,
+    SESSION,
+    add,
+    context,
+    empty_project,
+    engine_clock,
+    payload,
+)
 
 from ctx import engine
-from ctx.engine import DATA_NOTE, Draft, Intent, Store
+from ctx.engine import DATA_NOTE, Draft, Store
 from ctx.hub.session_state import session_path
-from ctx.porcelain.hooks import EVENTS, MAX_CONTEXT, find_event, run_hook
+from ctx.porcelain.hooks import EVENTS, MAX_CONTEXT, run_hook
 from ctx.porcelain.hooks.events import Event
-
-FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
-SESSION = "9f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
-OWNER = Intent(agent="tester", intent="observe")
-
-
-def payload(name: str, cwd: Path, **changes: object) -> bytes:
-    """A recorded host input, run in ``cwd``."""
-    data = json.loads((FIXTURES / f"{name}.json").read_text())
-    data["cwd"] = str(cwd)
-    data.update(changes)
-    return json.dumps(data).encode()
-
-
-def context(event: str, name: str, cwd: Path, **changes: object) -> str | None:
-    """Runs a hook; returns the context it gives (None: no output)."""
-    out = run_hook(event, payload(name, cwd, **changes))
-    if not out:
-        return None
-    answer = json.loads(out)
-    specific = answer["hookSpecificOutput"]
-    assert set(answer) == {"hookSpecificOutput"}
-    found = find_event(event)
-    assert found is not None
-    recorded = json.loads((FIXTURES / f"{name}.json").read_text())
-    assert specific["hookEventName"] == recorded["hook_event_name"]
-    text = specific["additionalContext"]
-    assert len(text) <= MAX_CONTEXT
-    assert text.startswith(f'<ctx:context source="{found.name}">\n')
-    assert text.endswith("\n</ctx:context>")
-    return text
-
-
-def add(root: Path, text: str, **fields: object) -> str:
-    store = Store.open(root / ".ctx", clock=engine_clock)
-    try:
-        result = engine.remember(store, Draft(text=text, **fields), OWNER)  # type: ignore[arg-type]
-        return str(result.ids[0])
-    finally:
-        store.close()
-
-
-def engine_clock():
-    from ctx.hub import local_now
-
-    return local_now()
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project with a store of a few memories (hashing embedder).
 
-    With ``CTX_NO_HUB`` a prompt is recalled in full in the hook's process,
-    vectors and floor included; without a hub it would be answered by the
-    lexical channel alone (test_hooks_cold.py).
+    Without a hub (:func:`~hook_support.empty_project`); with none and
+    without ``CTX_NO_HUB`` it would be answered by the lexical channel
+    alone (test_hooks_cold.py).
     """
-    monkeypatch.setenv("CTX_NO_HUB", "1")
-    root = tmp_path / "app"
-    root.mkdir()
-    Store.init(root / ".ctx", clock=engine_clock).close()
-    # The default floor is measured for MiniLM; the hashing embedder's
-    # cosines are lower for what is relevant and higher for what is not.
-    (root / ".ctx" / "config.toml").write_text(
-        '[embedder]\nkind = "hashing"\n[hooks]\nfloor = 0.1\n'
-    )
+    root = empty_project(tmp_path, monkeypatch)
     add(root, "Never push to main without a review.", kind="pattern", pinned=True)
     add(
         root,

@@ -348,7 +348,7 @@ def test_agents_first_writes_at_once_make_one_branch(store_dir: Path) -> None:
     """Two servers (two workspaces) race to make agent/<name>: both writes land."""
     import threading
 
-    from ctx.porcelain.api.calls import CALLS, invoke
+    from ctx.hub.calls import CALLS, invoke
 
     (store_dir / "config.toml").write_text(
         '[embedder]\nkind = "hashing"\n[agents]\nbranch_per_agent = true\n'
@@ -395,3 +395,35 @@ async def test_a_recall_never_hands_the_model_a_live_ctx_tag(ws: Workspace) -> N
     assert "Argo" in text
     assert "<ctx:" not in text
     assert "</ctx:" not in text
+
+
+async def test_ls_selects_and_sorts_as_the_command_line_does(ws: Workspace) -> None:
+    from click.testing import CliRunner
+
+    from ctx.porcelain.main import cli
+
+    async with Client(all_tools(ws)) as client:
+        for text, kind, when in [
+            ("Queue backend is Postgres", "decision", "2024-03-01"),
+            ("Deploys run on Fridays", "fact", "2024-01-01"),
+            ("Use UTC in every log line", "decision", "2024-02-01"),
+        ]:
+            made = await client.call_tool(
+                "remember", {"text": text, "kind": kind, "when": when}
+            )
+            assert not made.is_error, made.content
+        asked = {"where": "kind:decision", "sort": "oldest"}
+        found = (await client.call_tool("ls", asked)).structured_content["result"]
+        bad = await client.call_tool("ls", {"sort": "random"})
+    assert [m["headline"] for m in found] == [
+        "Use UTC in every log line",
+        "Queue backend is Postgres",
+    ]
+    assert bad.is_error
+    assert "Invalid enum value 'random'" in bad.content[0].text
+    args = ["ls", "--where", "kind:decision", "--sort", "oldest", "--json"]
+    ran = CliRunner().invoke(cli, ["--store", str(ws.path), *args])
+    assert ran.exit_code == 0, ran.output
+    assert [m["id"] for m in msgspec.json.decode(ran.stdout)] == [
+        m["id"] for m in found
+    ]

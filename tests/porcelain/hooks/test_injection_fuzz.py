@@ -18,24 +18,29 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hook_support import (
+    add,
+    bare_project,  # noqa: F401 (the fixture: project)
+    context,
+    engine_clock,
+    payload,
+)
 from hostile_texts import HOSTILE, RAW_CONTROLS
 from mcp import Client
-from test_hooks import add, context, engine_clock, payload
-from test_shown import project  # noqa: F401 (the fixture)
 
 from ctx import engine
 from ctx.engine import DATA_NOTE, Store
 from ctx.hub import Workspace
+from ctx.hub.calls import defuse, parse_commands
 from ctx.hub.hook_log import log_path
 from ctx.porcelain.agents.mcp_server import build_server
 from ctx.porcelain.hooks import run_hook
 from ctx.porcelain.hooks.runner import MAX_CONTEXT
 from ctx.porcelain.main import cli
-from ctx.porcelain.markup import defuse, parse_commands
 
 
 @pytest.fixture
-def hostile(project: Path) -> tuple[Path, dict[str, str]]:  # noqa: F811
+def hostile(project: Path) -> tuple[Path, dict[str, str]]:
     """The project's store with one memory per hostile text, and their words."""
     (project / ".ctx" / "config.toml").write_text(
         '[embedder]\nkind = "hashing"\n[hooks]\nfloor = 0.0\nstart_budget = 2400\n'

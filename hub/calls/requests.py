@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 import msgspec
 from msgspec import Meta
 
-from ctx.engine import FORMATS, KINDS, LINK_TYPES, PREFERENCES, TAKES
-from ctx.hub import LANGUAGES, SYMBOL_KINDS
+from ctx.engine import FORMATS, KINDS, LINK_TYPES, LISTING_ORDERS, PREFERENCES, TAKES
+from ctx.hub.code.languages import LANGUAGES, SYMBOL_KINDS
 
 __all__ = [
     "BlameRequest",
@@ -74,6 +74,7 @@ if TYPE_CHECKING:  # type checkers read each as the string it is
     Take = str
     Language = str
     SymbolKind = str
+    Order = str
 else:
     Kind = one_of(KINDS)
     LinkType = one_of(LINK_TYPES)
@@ -82,6 +83,7 @@ else:
     Take = one_of(TAKES)
     Language = one_of(LANGUAGES)
     SymbolKind = one_of(SYMBOL_KINDS)
+    Order = one_of(LISTING_ORDERS)
 
 Id = Annotated[
     str,
@@ -187,11 +189,18 @@ class GetRequest(_Request, kw_only=True, forbid_unknown_fields=True):
 
 
 class LsRequest(_Request, kw_only=True, forbid_unknown_fields=True):
-    """``ls``: the memories under a path prefix."""
+    """``ls``: the memories under a path prefix, newest first."""
 
     prefix: Annotated[
         str, Meta(description="Only paths that start with this, e.g. 'pinned/'.")
     ] = ""
+    where: Annotated[
+        str | None,
+        Meta(description="Only memories this query selects, e.g. 'kind:decision'."),
+    ] = None
+    sort: Annotated[
+        Order, Meta(description="newest/oldest (when it happened), kind, title, id.")
+    ] = "newest"
     all: Annotated[bool, Meta(description="Include superseded memories.")] = False
 
 

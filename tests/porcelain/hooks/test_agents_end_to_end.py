@@ -20,7 +20,7 @@ from ctx.porcelain.hooks import run_hook
 
 pytestmark = pytest.mark.anyio
 
-FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "hooks"
 
 
 def clock() -> datetime:

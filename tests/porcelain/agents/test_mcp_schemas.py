@@ -23,6 +23,7 @@ from ctx.engine import (
     FORMATS,
     KINDS,
     LINK_TYPES,
+    LISTING_ORDERS,
     PREFERENCES,
     PROPOSAL_STATUSES,
     TAKES,
@@ -30,11 +31,11 @@ from ctx.engine import (
     Store,
 )
 from ctx.hub import Workspace
+from ctx.hub.calls import CALLS, TOOL_SETS, decode, tool_names
 from ctx.hub.code.languages import LANGUAGES, SYMBOL_KINDS
 from ctx.porcelain.agents.http_app import ROUTES, ErrorBody, Health
 from ctx.porcelain.agents.mcp_server import build_server
 from ctx.porcelain.agents.openapi import openapi
-from ctx.porcelain.api.calls import CALLS, TOOL_SETS, decode, tool_names
 
 pytestmark = pytest.mark.anyio
 
@@ -45,6 +46,7 @@ CLOSED_SETS: dict[tuple[str, str], tuple[str, ...]] = {
     ("remember", "kind"): KINDS,
     ("edit", "kind"): KINDS,
     ("search", "kind"): KINDS,
+    ("ls", "sort"): LISTING_ORDERS,
     ("link", "type"): LINK_TYPES,
     ("unlink", "type"): LINK_TYPES,
     ("related", "types"): LINK_TYPES,

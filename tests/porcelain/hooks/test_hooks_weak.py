@@ -6,7 +6,8 @@ weak hits; the hook, which nobody asked, gives nothing then.
 
 from __future__ import annotations
 
-from test_hooks import context, project  # noqa: F401  (a fixture)
+from hook_support import context
+from test_hooks import project  # noqa: F401  (a fixture)
 
 from ctx.hub import Workspace, recall
 

@@ -17,23 +17,21 @@ import msgspec
 
 from ctx import engine
 from ctx.engine import Intent, Store
-from ctx.hub import (
+from ctx.hub.access import Caller, ForbiddenError
+from ctx.hub.calls import requests as rq
+from ctx.hub.code.results import FindResult, SymbolList
+from ctx.hub.keys import (
     ApiKey,
-    Caller,
     CreatedKey,
-    FeedbackResult,
-    FindResult,
-    ForbiddenError,
-    RecallResult,
     RevokedKey,
-    SymbolList,
-    Workspace,
     create_key,
     list_keys,
-    pack_in_background,
     revoke_key,
 )
-from ctx.porcelain.api import requests as rq
+from ctx.hub.retrieval.feedback import FeedbackResult
+from ctx.hub.retrieval.results import RecallResult
+from ctx.hub.upkeep import pack_in_background
+from ctx.hub.workspace import Workspace
 
 __all__ = ["HANDLERS", "defused"]
 
@@ -110,7 +108,7 @@ def _reading(
 
 
 def _moment(value: str | None, what: str) -> datetime | None:
-    from ctx.hub import parse_moment
+    from ctx.hub.retrieval.temporal.moment import parse_moment
 
     return None if value is None else parse_moment(value, what)
 
@@ -173,11 +171,19 @@ def get(ws: Workspace, caller: Caller, req: rq.GetRequest) -> engine.ShownMemory
 
 
 def ls(ws: Workspace, caller: Caller, req: rq.LsRequest) -> list[engine.ListedMemory]:
-    """Lists the memories under a path prefix."""
+    """Lists the memories under a path prefix (``ctx ls`` lists the same)."""
     with _reading(ws, caller, req.branch) as (store, rev):
-        records = engine.list_memories(store, rev, req.prefix, all=req.all)
+        listed = engine.list_sorted(
+            store,
+            rev,
+            req.prefix,
+            all=req.all,
+            order=req.sort,
+            where=req.where,
+            now=ws.clock(),
+        )
         conflicted = engine.conflicted_ids(store, rev)
-    return [engine.ListedMemory.of(r, conflicted) for r in records]
+    return [engine.ListedMemory.of(r, conflicted) for r in listed.memories]
 
 
 def query(
@@ -209,8 +215,9 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
     What it returns is recorded as shown to the caller's session
     (:mod:`ctx.hub.shown`).
     """
-    from ctx.hub import moment_or_revision, note_recall
-    from ctx.hub import recall as hub_recall
+    from ctx.hub.api import recall as hub_recall
+    from ctx.hub.retrieval.temporal.moment import moment_or_revision
+    from ctx.hub.shown import note_recall
 
     asked, overlay = ws.reviewed_view(req.branch, req.with_)
     now = _moment(req.now, "now")
@@ -248,14 +255,14 @@ def recall(ws: Workspace, caller: Caller, req: rq.RecallRequest) -> RecallResult
 
 def feedback(ws: Workspace, caller: Caller, req: rq.FeedbackRequest) -> FeedbackResult:
     """Records which memories of a recall were used."""
-    from ctx.hub import feedback as hub_feedback
+    from ctx.hub.api import feedback as hub_feedback
 
     return hub_feedback(ws, req.recall_id, req.used, readable=caller.visible)
 
 
 def search(ws: Workspace, caller: Caller, req: rq.SearchRequest) -> RecallResult:
     """Finds the memories that best match some words."""
-    from ctx.hub import search as hub_search
+    from ctx.hub.api import search as hub_search
 
     with ws.lock.reading():
         store = ws.store()
@@ -375,12 +382,12 @@ def defused(composition: engine.Composition) -> engine.Composition:
 
     What an agent is given composed (the MCP ``compose`` tool and
     ``context`` prompt, a view, HTTP ``GET /api/compose``) is defused as a
-    recall's block is (:func:`~ctx.porcelain.markup.defuse`), so an agent
+    recall's block is (:func:`~ctx.hub.calls.markup.defuse`), so an agent
     that repeats it writes no command. Its JSON format gets each ``<`` as
     ``\u003c`` instead: the same data to any JSON reader, where defusing
     could break an escape. Each memory's own fields keep their exact text.
     """
-    from ctx.porcelain.markup import defuse
+    from ctx.hub.calls.markup import defuse
 
     text = composition.text
     text = (
@@ -399,7 +406,7 @@ def compose(
     includes is recorded as shown to the caller's session
     (:mod:`ctx.hub.shown`), and its text is :func:`defused`.
     """
-    from ctx.hub import note_composed
+    from ctx.hub.shown import note_composed
 
     branch, _ = ws.reviewed_view(req.branch)
     with _reading(ws, caller, branch) as (store, rev):
@@ -543,7 +550,7 @@ def key_revoke(ws: Workspace, caller: Caller, req: rq.KeyRevokeRequest) -> Revok
 
 def find(ws: Workspace, caller: Caller, req: rq.FindRequest) -> FindResult:
     """Finds where something is in the indexed code (any caller: no memories)."""
-    from ctx.hub import find_code
+    from ctx.hub.api import find_code
 
     return find_code(
         ws,
@@ -557,7 +564,7 @@ def find(ws: Workspace, caller: Caller, req: rq.FindRequest) -> FindResult:
 
 def symbols(ws: Workspace, caller: Caller, req: rq.SymbolsRequest) -> SymbolList:
     """Lists the indexed definitions (any caller: no memories)."""
-    from ctx.hub import code_symbols
+    from ctx.hub.code_api import code_symbols
 
     with ws.lock:
         return code_symbols(ws, kind=req.kind, path=req.path)

@@ -25,8 +25,11 @@ from ctx.engine import (
     dream_branch,
     review_proposals,
 )
-from ctx.hub import Caller, CycleReport, DreamStatus, ProposalView, Workspace, dream
-from ctx.porcelain.api.requests import Id, one_of
+from ctx.hub import dream
+from ctx.hub.access import Caller
+from ctx.hub.calls.requests import Id, one_of
+from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
+from ctx.hub.workspace import Workspace
 
 __all__ = [
     "DreamAcceptRequest",

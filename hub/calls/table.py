@@ -19,23 +19,16 @@ import msgspec
 
 from ctx import engine
 from ctx.engine import InvalidInputError
-from ctx.hub import (
-    ApiKey,
-    Caller,
-    CreatedKey,
-    CycleReport,
-    DreamStatus,
-    FeedbackResult,
-    FindResult,
-    ProposalView,
-    RecallResult,
-    RevokedKey,
-    SymbolList,
-    Workspace,
-)
-from ctx.porcelain.api import dream_calls as dc
-from ctx.porcelain.api import handlers as h
-from ctx.porcelain.api import requests as rq
+from ctx.hub.access import Caller
+from ctx.hub.calls import dream_calls as dc
+from ctx.hub.calls import handlers as h
+from ctx.hub.calls import requests as rq
+from ctx.hub.code.results import FindResult, SymbolList
+from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
+from ctx.hub.keys import ApiKey, CreatedKey, RevokedKey
+from ctx.hub.retrieval.feedback import FeedbackResult
+from ctx.hub.retrieval.results import RecallResult
+from ctx.hub.workspace import Workspace
 
 __all__ = [
     "CALLS",

@@ -1,0 +1,20 @@
+"""The typed calls every door makes: one request, one answer and one handler each.
+
+``requests`` holds the request Structs (the input schemas), ``handlers``
+the function that answers each (the caller's reach checked, the intent
+written, the workspace's lock held), ``dream_calls`` Dream's, and ``table``
+the one table (:data:`CALLS`) that names them with the Struct each answers
+with and a description written for a model. The MCP server's tools and the
+HTTP API's routes (:mod:`ctx.porcelain.agents`) are built from it, and the
+hooks' ``<ctx:*>`` commands (:mod:`ctx.porcelain.hooks`) are made through
+it: ``markup`` finds them in an agent's answer, and makes every spelling of
+a tag inert in what a call gives back (:func:`defuse`).
+
+A door imports the room whole (``from ctx.hub import calls``, then
+``calls.invoke``), as it does Dream. The names are listed once, in
+``__init__.pyi``, and load on first use.
+"""
+
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
