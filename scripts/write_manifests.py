@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from ctx.porcelain.install import repository_manifests
-from ctx.porcelain.launch import VERSION
+from ctx.porcelain.version import VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -15,6 +15,9 @@ import pytest
 
 from ctx.engine import Intent, Store
 
+# A helper the hook tests import checks with assert: pytest explains its failures too.
+pytest.register_assert_rewrite("hook_support")
+
 T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
 
 

@@ -10,8 +10,8 @@ hooks' ``<ctx:*>`` commands (:mod:`ctx.porcelain.hooks`) are made through
 it: ``markup`` finds them in an agent's answer, and makes every spelling of
 a tag inert in what a call gives back (:func:`defuse`).
 
-A door imports the room whole (``from ctx.hub import calls``, then
-``calls.invoke``), as it does Dream. The names are listed once, in
+A door imports the room's names from its face (``from ctx.hub.calls
+import invoke``), never from its modules. The names are listed once, in
 ``__init__.pyi``, and load on first use.
 """
 

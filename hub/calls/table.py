@@ -482,7 +482,8 @@ def invoke(
 def structured(value: Any) -> Any:
     """Returns ``value`` as a structured result: a list as ``{"result": [...]}``.
 
-    That is the shape :func:`~.schemas.output_schema` describes.
+    That is the shape the MCP tools' output schemas describe
+    (:func:`ctx.porcelain.agents.schemas.output_schema`).
     """
     builtins = msgspec.to_builtins(value)
     return {"result": builtins} if isinstance(builtins, list) else builtins
