@@ -63,6 +63,7 @@ _Entries = list[tuple[bytes, int, ObjectID]]
 """A tree's entries, name, mode and id, in the order it holds them."""
 
 __all__ = [
+    "RECORD_TIP",
     "Checked",
     "Held",
     "Objects",
@@ -72,6 +73,11 @@ __all__ = [
     "check_incoming",
     "entry_problem",
 ]
+
+RECORD_TIP = "the record of redactions"
+"""The name a fetch gives the remote's redaction record (``refs/ctx/redactions``)
+among the tips it checks: what it reaches is checked as a branch's is, and a
+refusal names it so. No branch can be named so (a ref name holds no space)."""
 
 _FILE_MODES = (stat.S_IFREG | 0o644, stat.S_IFREG | 0o755)
 _NAMED_MODES = {
@@ -164,12 +170,13 @@ def check_incoming(
     """
     walk = _Walk(objects, have, collect, redacted or {})
     for branch, tip in sorted(tips.items()):
+        subject = branch if branch == RECORD_TIP else f"branch {branch!r}"
         try:
             walk.branch(branch, tip)
         except _RedactedProblemError as exc:
-            raise RedactedError(f"branch {branch!r} {exc}") from None
+            raise RedactedError(f"{subject} {exc}") from None
         except _ProblemError as exc:
-            raise RefusedError(f"branch {branch!r} {exc}") from None
+            raise RefusedError(f"{subject} {exc}") from None
     return walk.checked
 
 

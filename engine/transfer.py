@@ -71,7 +71,7 @@ from ctx.engine._fetching import (
     fetch_remote,
     receive_objects,
 )
-from ctx.engine._incoming import RedactedError, RefusedError
+from ctx.engine._incoming import RECORD_TIP, RedactedError, RefusedError
 from ctx.engine._lock import write_lock
 from ctx.engine._pack_copy import in_runs, pack_records
 from ctx.engine._reaching import NO_ACCESS, Access, reach
@@ -262,30 +262,81 @@ def _sync_record(
     """Joins the remote's redaction record (at ``record``) to the store's.
 
     The record's objects are fetched first if the store lacks them: one
-    more connection, made only when the remote's record is new here.
+    more connection, made only when the remote's record is new here. They
+    are checked and bounded as a branch's are (:func:`_fetch_checked`).
+
+    Raises:
+        RemoteError: what the record reaches is not what a store may hold.
     """
     if record is None:
         return
     if record not in store.repo.object_store:
 
-        def wants(
-            refs: Mapping[Ref, ObjectID], depth: int | None = None
-        ) -> list[ObjectID]:
+        def moving(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
             sha = refs.get(REDACTIONS_REF)
-            return [sha] if sha is not None else []
+            return {} if sha is None else {RECORD_TIP: sha}
 
         try:
-            result = reach(
-                url,
-                access,
-                lambda client, path: client.fetch(
-                    path.encode(), store.repo, determine_wants=wants
-                ),
-            )
-        except PackedRefsException:
+            refs, _, _ = _fetch_checked(store, url, access, moving, None)
+        except _RefsChangedError:
             return  # the fetch before it read them; they changed since
-        record = (result.refs or {}).get(REDACTIONS_REF) or record
+        record = refs.get(REDACTIONS_REF) or record
     sync_redactions(store, record)
+
+
+class _RefsChangedError(Exception):
+    """The remote's refs could not be read again (a race with a writer there)."""
+
+
+def _fetch_checked(
+    store: Store,
+    url: str,
+    access: Access,
+    moving: Callable[[Mapping[Ref, ObjectID]], dict[str, ObjectID]],
+    redacted: Mapping[ObjectID, str] | None,
+    *,
+    refs_changed: bool = True,
+) -> Fetched:
+    """Fetches what ``moving`` names into the store, checked and bounded.
+
+    Through the quarantine and the received pack's bounds
+    (:func:`~ctx.engine._fetching.fetch_remote`), or from a repository on
+    this machine read object by object
+    (:func:`~ctx.engine._fetching.fetch_local`); what ``redacted`` names is
+    refused. ``refs_changed``: refs that cannot be read raise
+    :class:`_RefsChangedError` rather than a refusal.
+
+    Raises:
+        RemoteError: what it would bring is refused, or its refs cannot be
+            read.
+    """
+
+    def fetch_from(client: GitClient, path: str) -> Fetched:
+        if isinstance(client, LocalGitClient):
+            return fetch_local(store, path, moving, redacted)
+        return fetch_remote(store, client, path, moving, redacted)
+
+    shown = display_url(url)
+    try:
+        return reach(url, access, fetch_from)
+    except RedactedError as exc:
+        raise RemoteError(
+            f"{shown} cannot be fetched: {exc}.",
+            hint="Nothing was changed. Push the redacted history there with "
+            "`ctx push --force-with-lease`, or add --ignore-redactions.",
+        ) from None
+    except RefusedError as exc:
+        raise RemoteError(
+            f"{shown} cannot be fetched: {exc}.",
+            hint="Nothing was changed; `git fsck` in that repository says more.",
+        ) from None
+    except (UnreadableRefsError, PackedRefsException) as exc:
+        if refs_changed:
+            raise _RefsChangedError from None
+        raise RemoteError(
+            f"{shown} cannot be fetched: its refs cannot be read ({exc}).",
+            hint="Nothing was changed; `git fsck` in that repository says more.",
+        ) from None
 
 
 def _fetch_objects(
@@ -312,30 +363,10 @@ def _fetch_objects(
     def moving(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
         return moving_branches(refs, namespace, known)
 
-    def fetch_from(client: GitClient, path: str) -> Fetched:
-        if isinstance(client, LocalGitClient):
-            return fetch_local(store, path, moving, redacted)
-        return fetch_remote(store, client, path, moving, redacted)
-
+    refs, symrefs, checked = _fetch_checked(
+        store, url, access, moving, redacted, refs_changed=False
+    )
     shown = display_url(url)
-    try:
-        refs, symrefs, checked = reach(url, access, fetch_from)
-    except RedactedError as exc:
-        raise RemoteError(
-            f"{shown} cannot be fetched: {exc}.",
-            hint="Nothing was changed. Push the redacted history there with "
-            "`ctx push --force-with-lease`, or add --ignore-redactions.",
-        ) from None
-    except RefusedError as exc:
-        raise RemoteError(
-            f"{shown} cannot be fetched: {exc}.",
-            hint="Nothing was changed; `git fsck` in that repository says more.",
-        ) from None
-    except UnreadableRefsError as exc:
-        raise RemoteError(
-            f"{shown} cannot be fetched: its refs cannot be read ({exc}).",
-            hint="Nothing was changed; `git fsck` in that repository says more.",
-        ) from None
     check_holds_memory(shown, namespace, checked.tops)
     heads = {
         name: CommitId(sha.decode())

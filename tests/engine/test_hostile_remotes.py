@@ -28,10 +28,12 @@ from hostile_repos import (
     SERVER_IGNORES,
     SERVER_REFUSES,
     World,
+    blob,
     copy_of_base,
     fixed_clock,
     git,
     hostile_world,
+    write_tree,
 )
 
 from ctx.engine import (
@@ -161,6 +163,64 @@ def test_fetch_refuses_a_hostile_remote_and_moves_no_ref(
     assert git(git_dir, "for-each-ref") == refs
     assert files(git_dir) == before  # no object kept, no quarantine left
     assert_readable(base)
+
+
+def remote_with_a_record(world: World, folder: Path, entry: bytes) -> Path:
+    """A copy of the good remote whose record of redactions holds ``entry``.
+
+    ``entry`` is a tree entry's mode; the record's tree holds one entry of
+    it, named ``evil``, pointing at a blob.
+    """
+    repo = folder / "record.git"
+    shutil.copytree(world.good.repo, repo)
+    target = bytes.fromhex(blob(repo, b"../../../../../../etc/passwd"))
+    tree = write_tree(repo, [(entry, b"evil", target)])
+    record = git(repo, "commit-tree", tree, "-m", "Redaction 0123456789ab")
+    (repo / "refs" / "ctx").mkdir(parents=True)
+    (repo / "refs" / "ctx" / "redactions").write_bytes(record)
+    return repo
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_record_of_redactions_is_checked_as_a_branch_is(
+    world, access, base, tmp_path, transport
+):
+    # The record comes in a second fetch of its own, when it is new here:
+    # through the same checks and bounds as a branch, not around them.
+    repo = remote_with_a_record(world, tmp_path, b"120000")
+    add_remote(
+        base, "evil", str(repo) if transport == "path" else f"ssh://localhost{repo}"
+    )
+    git_dir = base.path / "git"
+    refs, before = git(git_dir, "for-each-ref"), files(git_dir)
+    with pytest.raises(RemoteError) as caught:
+        fetch(base, "evil", access=access)
+    assert_one_line(caught.value)
+    assert (
+        "cannot be fetched: the record of redactions has a symbolic link at 'evil'"
+        in caught.value.message
+    )
+    assert git(git_dir, "for-each-ref") == refs
+    assert files(git_dir) == before  # no object kept, no quarantine left
+    assert_readable(base)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_clone_refuses_a_hostile_record_of_redactions(
+    world, access, tmp_path, transport
+):
+    repo = remote_with_a_record(world, tmp_path, b"160000")
+    outside = tmp_path / "here"
+    outside.mkdir()
+    url = str(repo) if transport == "path" else f"ssh://localhost{repo}"
+    with pytest.raises(RemoteError) as caught:
+        clone(outside / "c", url, clock=fixed_clock(), access=access)
+    assert_one_line(caught.value)
+    assert (
+        "the record of redactions has a submodule link at 'evil'"
+        in caught.value.message
+    )
+    assert list(outside.iterdir()) == []
 
 
 @pytest.mark.parametrize(
@@ -330,6 +390,19 @@ def test_a_store_in_memory_refuses_a_hostile_remote_and_keeps_no_object(
         fetch(store, "evil", access=access)
     assert_one_line(caught.value)
     assert set(store.repo.object_store) == before
+
+
+def test_a_store_in_memory_refuses_a_hostile_record_and_keeps_its_objects_out(
+    world, access, tmp_path
+):
+    repo = remote_with_a_record(world, tmp_path, b"120000")
+    store = Store.memory(clock=fixed_clock())
+    add_remote(store, "evil", f"ssh://localhost{repo}")
+    with pytest.raises(RemoteError, match="the record of redactions has a symbolic"):
+        fetch(store, "evil", access=access)
+    # The branches' objects came in the first fetch; the record's never did.
+    record = git(repo, "rev-parse", "refs/ctx/redactions").strip()
+    assert record not in store.repo.object_store
 
 
 def test_a_store_in_memory_refuses_a_damaged_pack_then_fetches_a_good_one(
