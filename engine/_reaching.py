@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import sys
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from dulwich.client import GitClient
 from dulwich.config import ConfigDict
@@ -22,6 +23,9 @@ from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
 
 from ctx.engine.errors import RemoteError
 from ctx.engine.remotes import check_url, display_url, transport_location
+
+if TYPE_CHECKING:
+    from dulwich.client import AbstractHttpGitClient, HTTPResponse
 
 __all__ = ["NO_ACCESS", "Access", "Credentials", "reach"]
 
@@ -58,17 +62,67 @@ def _client(
     username: str | None = None,
     password: str | None = None,
 ) -> tuple[GitClient, str]:
+    from urllib.parse import urlparse
+
     from dulwich.client import get_transport_and_path
 
     config = ConfigDict()
     config.set((b"http",), b"timeout", str(access.timeout).encode())
+    location = transport_location(url)
+    parsed = urlparse(location)
+    if parsed.scheme in ("http", "https"):
+        client = _smart_http_client().from_parsedurl(
+            parsed, config=config, username=username, password=password
+        )
+        return client, parsed.path
     return get_transport_and_path(
-        transport_location(url),
+        location,
         config=config,
         username=username,
         password=password,
         ssh_command=access.ssh_command,
     )
+
+
+DUMB_HTTP = (
+    "it serves git's dumb HTTP protocol (files, no git-upload-pack behind "
+    "them), which ctx does not fetch from or push to"
+)
+"""What a refused dumb HTTP server is told it does."""
+
+
+@functools.cache
+def _smart_http_client() -> type[AbstractHttpGitClient]:
+    """Returns dulwich's http(s) client class, made to talk to smart servers only.
+
+    A server that answers the first request (``info/refs?service=...``)
+    with anything but git's own content type is a dumb one: files served
+    as they are. dulwich would then read its whole ref list, and fetch
+    every object and pack it names, into memory before any of ctx's bounds
+    (:mod:`ctx.engine._receiving`) sees a byte: a hostile one could send
+    gigabytes. Such an answer is refused before its body is read. Made on
+    first use: urllib3 costs other transports a tenth of a second.
+    """
+    from dulwich.client import Urllib3HttpGitClient
+
+    class SmartHttpGitClient(Urllib3HttpGitClient):
+        def _http_request(
+            self,
+            url: str,
+            headers: dict[str, str] | None = None,
+            data: bytes | Iterator[bytes] | None = None,
+            raise_for_status: bool = True,
+        ) -> tuple[HTTPResponse, Callable[[int], bytes]]:
+            resp, read = super()._http_request(url, headers, data, raise_for_status)
+            kind = resp.content_type or ""
+            if "/info/refs?service=" in url and not kind.startswith(
+                "application/x-git-"
+            ):
+                resp.close()
+                raise GitProtocolError(DUMB_HTTP)
+            return resp, read
+
+    return SmartHttpGitClient
 
 
 def reach(

@@ -4,6 +4,8 @@
   push enabled.
 - :func:`http_server`: dulwich's smart-http server (``make_wsgi_chain`` over a
   ``DictBackend``) in a thread, optionally asking for a password.
+- :func:`dumb_http_server`: Python's own file server over a folder: a bare
+  repository there is served as git's dumb HTTP protocol serves it.
 - :class:`CuttingProxy`: a TCP relay that drops the connection after a number
   of bytes, as a server killed mid-transfer would.
 - :func:`openssh_server`: the distribution's OpenSSH server on loopback, one
@@ -130,6 +132,33 @@ def http_server(
         thread.join(timeout=10)
         for repo in opened.values():
             repo.close()
+
+
+@contextlib.contextmanager
+def dumb_http_server(folder: Path) -> Iterator[int]:
+    """Serves ``folder``'s files as they are (git's dumb HTTP protocol).
+
+    A bare repository under it is fetched from as
+    ``http://127.0.0.1:PORT/NAME.git`` once ``git update-server-info`` has
+    written its ``info/refs``.
+    """
+    import functools
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Files(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    handler = functools.partial(Files, directory=str(folder))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
 
 
 class CuttingProxy:

@@ -15,7 +15,13 @@ from pathlib import Path
 import msgspec
 import pytest
 from integration_support import GIT, git_env, opened, run_ctx, wall_clock
-from remote_servers import CuttingProxy, free_port, git_daemon, http_server
+from remote_servers import (
+    CuttingProxy,
+    dumb_http_server,
+    free_port,
+    git_daemon,
+    http_server,
+)
 
 from ctx.engine import (
     Draft,
@@ -146,6 +152,41 @@ def test_smart_http_push_fetch_pull_clone_with_json(store_path: Path, tmp_path: 
         assert bodies(store_path) == bodies(b)
         listing = ok(run_ctx(store_path, "remote", "ls"))
         assert listing == f"origin  {url}  (main)\n"
+
+
+def test_a_dumb_http_server_is_refused_before_anything_is_read(
+    store_path: Path, tmp_path: Path
+):
+    # A dumb server hands out files: dulwich would read every object and pack
+    # it names into memory before any bound saw them. Refused at its first
+    # answer, for a clone, a fetch and a push alike.
+    served = tmp_path / "www"
+    remote = bare(served / "memory.git")
+    ok(run_ctx(store_path, "remember", "Deploys on Fridays"))
+    ok(run_ctx(store_path, "remote", "add", "path", str(remote)))
+    ok(run_ctx(store_path, "push", "path"))
+    subprocess.run(
+        [GIT, "--git-dir", str(remote), "update-server-info"], check=True, env=git_env()
+    )
+    with dumb_http_server(served) as port:
+        url = f"http://127.0.0.1:{port}/memory.git"
+        ok(run_ctx(store_path, "remote", "add", "web", url))
+        git_dir = store_path / "git"
+        before = all_refs(git_dir)
+        for args in (["fetch", "web"], ["push", "web"], ["pull", "web"]):
+            done = run_ctx(store_path, *args)
+            assert done.returncode != 0, (args, done.stdout)
+            line = done.stderr.splitlines()[0]
+            assert (
+                f"{url} answered in a way ctx cannot use: It serves git's dumb HTTP"
+                in line
+            )
+            assert "does not fetch from or push to." in line
+        assert all_refs(git_dir) == before
+        clone = run_ctx(tmp_path / "b" / ".ctx", "clone", url)
+        assert clone.returncode != 0
+        assert "dumb HTTP" in clone.stderr
+        assert not (tmp_path / "b" / ".ctx").exists()
 
 
 NO_HELPER = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
