@@ -25,6 +25,7 @@ import contextlib
 import os
 import signal
 import socket
+import socketserver
 import struct
 import subprocess
 import threading
@@ -122,16 +123,25 @@ def http_server(
     if auth is not None:
         app = _basic_auth(app, *auth)
     server: WSGIServer = make_server("127.0.0.1", 0, app, handler_class=_Quiet)
+    try:
+        with _in_a_thread(server) as port:
+            yield port
+    finally:
+        for repo in opened.values():
+            repo.close()
+
+
+@contextlib.contextmanager
+def _in_a_thread(server: socketserver.BaseServer) -> Iterator[int]:
+    """Runs ``server`` (bound on loopback) in a thread; yields its port."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield int(server.server_address[1])
+        yield int(server.server_address[1])  # type: ignore[index]
     finally:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
-        for repo in opened.values():
-            repo.close()
 
 
 @contextlib.contextmanager
@@ -150,15 +160,8 @@ def dumb_http_server(folder: Path) -> Iterator[int]:
             pass
 
     handler = functools.partial(Files, directory=str(folder))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield int(server.server_address[1])
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with _in_a_thread(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as port:
+        yield port
 
 
 class CuttingProxy:
