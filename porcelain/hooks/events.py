@@ -160,6 +160,13 @@ class Hook:
     read_at: list[tuple[str, str]] = field(default_factory=list, compare=False)
     """The (branch, commit) a handler read the memories it gave at, when it
     knows (a recall's): the record of what was shown then needs no store."""
+    given: Callable[[], None] = field(default=lambda: None, compare=False)
+    """Called once the answer is sure to be given: from then on the deadline
+    no longer applies (the runner's). A handler calls it right before it
+    writes what the session was given (its state's ``shown``, the waiting
+    results it takes): an answer thrown away past the deadline must not
+    leave those written, or the next prompt would withhold what this one
+    never delivered. Raises past the deadline, before anything is written."""
 
     @property
     def session(self) -> str:
@@ -325,6 +332,7 @@ def session_start(hook: Hook) -> str | None:
             budget - question_tokens - main_tokens,
             set(main_ids + question_ids),
         )
+        hook.given()
         state.note_shown(main_ids + question_ids + back_ids)
         _warm_up(hook)
         parts = [
@@ -401,6 +409,7 @@ def prompt_submit(hook: Hook) -> str | None:
     result = _recalled(hook, prompt) if searched else None
     parts: list[str] = []
     with editing(ws.path, hook.session) as state:
+        hook.given()
         parts.extend(_waiting(*state.take_waiting()))
         if result is not None:
             from ctx.hub import WARMING, format_prompt

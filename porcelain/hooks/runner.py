@@ -98,15 +98,26 @@ def _alarm(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+def _disarm() -> None:
+    """:attr:`Hook.given` in the main thread: the timer signal is stopped.
+
+    A signal that came first has raised already, before anything of the
+    session was written.
+    """
+    signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 @dataclass
 class _Answering:
     """A hook's answer running in a thread of its own (see :func:`_within`)."""
 
     ws: Workspace
+    seconds: float
     text: str | None = None
     error: BaseException | None = None
     finished: bool = False
     abandoned: bool = False
+    given: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def run(self, answer: Callable[[], str | None]) -> None:
@@ -121,33 +132,50 @@ class _Answering:
                 if self.abandoned:
                     self.ws.close()
 
+    def give(self) -> None:
+        """:attr:`Hook.given` in the thread: the answer will be waited for.
+
+        Raises:
+            HookTimeoutError: the caller has stopped waiting; nothing of the
+                session is to be written.
+        """
+        with self.lock:
+            if self.abandoned:
+                raise HookTimeoutError(f"no answer within {self.seconds:g} s")
+            self.given = True
+
 
 def _within(
-    seconds: float, answer: Callable[[], str | None], ws: Workspace
+    seconds: float, answer: Callable[[], str | None], answering: _Answering | None
 ) -> str | None:
     """Returns ``answer()``, or raises :class:`HookTimeoutError` past ``seconds``.
 
-    In the main thread (``ctx hook``'s process) a timer signal interrupts the
-    answer. Elsewhere (the hub answers a relayed hook in a thread of its
-    own) no signal can: the answer runs in a thread of its own, waited for
-    ``seconds``. One that runs past them is left to finish, its result
-    thrown away, and it closes the workspace when it ends, not the caller
-    under it (:attr:`HookTimeoutError.answering`).
+    In the main thread (``ctx hook``'s process, ``answering`` None) a timer
+    signal interrupts the answer. Elsewhere (the hub answers a relayed hook
+    in a thread of its own) no signal can: the answer runs in a thread of
+    its own, waited for ``seconds``. One that runs past them is left to
+    finish, its result thrown away, and it closes the workspace when it
+    ends, not the caller under it (:attr:`HookTimeoutError.answering`);
+    :attr:`Hook.given` stops it before it writes what the session was given.
+    Once the handler has called that, its answer is waited for to the end:
+    what the session's state says it was given is what it is given.
     """
-    if threading.current_thread() is threading.main_thread():
+    if answering is None:
         with _alarm(seconds):
             return answer()
-    answering = _Answering(ws)
     worker = threading.Thread(
         target=answering.run, args=(answer,), name="hook-answer", daemon=True
     )
     worker.start()
     worker.join(seconds)
     with answering.lock:
-        if not answering.finished:
+        waiting = not answering.finished and answering.given
+        if not answering.finished and not answering.given:
             answering.abandoned = True
             message = f"no answer within {seconds:g} s"
             raise HookTimeoutError(message, answering=True)
+    if waiting:
+        worker.join()  # the state is written: the little left is the block
     if answering.error is not None:
         raise answering.error
     return answering.text
@@ -201,15 +229,23 @@ def run_hook(
         seconds = settings.timeout
         if found.name == "session-end":
             seconds = min(seconds, SESSION_END_TIMEOUT)
-        hook = Hook(ws, hook_input, settings, host)
-        given = found.handler
+        main = threading.current_thread() is threading.main_thread()
+        answering = None if main else _Answering(ws, seconds)
+        hook = Hook(
+            ws,
+            hook_input,
+            settings,
+            host,
+            given=_disarm if answering is None else answering.give,
+        )
+        handler = found.handler
 
         def answer() -> str | None:
             who = hook.ws.agent or host
             with shown_during(hook.ws, hook.session, who, hook.read_at):
-                return given(hook)
+                return handler(hook)
 
-        text = _within(seconds, answer, ws)
+        text = _within(seconds, answer, answering)
         return _output(found, hook_input, text) if text else ""
     except (Exception, HookTimeoutError) as exc:  # every failure ends here
         where = ws or _quietly_found(store, env, cwd)

@@ -618,3 +618,46 @@ def test_session_start_composes_reviewed_memory_only_when_asked(project, reviewe
     assert text is not None
     assert "Never push to main without a review." in text  # main's, reviewed
     assert (unreviewed in text) is not reviewed_only
+
+
+def test_an_answer_past_its_deadline_leaves_the_session_as_it_was(project, monkeypatch):
+    # As the hub answers a relayed hook (off the main thread, no signal): the
+    # answer that comes too late is thrown away, so it must not note its
+    # memories as given to the session, or the next prompt would withhold
+    # what this one never delivered.
+    import threading
+
+    from ctx.hub import read_session
+    from ctx.porcelain.hooks import events
+
+    config = project / ".ctx" / "config.toml"
+    config.write_text(config.read_text() + "timeout = 0.5\n")
+    recalled = events._recalled
+    late = threading.Event()
+
+    def slow(hook, prompt):
+        found = recalled(hook, prompt)
+        late.wait(30)  # past the deadline
+        return found
+
+    monkeypatch.setattr(events, "_recalled", slow)
+    asked = {"prompt": "Where does the job queue live?"}
+    answers: list[str] = []
+    caller = threading.Thread(
+        target=lambda: answers.append(
+            run_hook("prompt-submit", payload("user_prompt_submit", project, **asked))
+        )
+    )
+    caller.start()
+    caller.join(30)
+    assert "no answer within 0.5 s" in answers[0]
+    late.set()
+    for thread in threading.enumerate():
+        if thread.name == "hook-answer":
+            thread.join(30)
+    state = read_session(project / ".ctx", SESSION)
+    assert state is None or state.shown == []
+    monkeypatch.setattr(events, "_recalled", recalled)
+    text = context("prompt-submit", "user_prompt_submit", project, **asked)
+    assert text is not None
+    assert "SKIP LOCKED" in text
