@@ -327,7 +327,7 @@ def serve_http(
     hub = HostedHub(
         first, stopped=end, also=[s.ws for s in stores[1:]], threads=threads
     )
-    with _term_stops(server):
+    with _signals_stop(server):
         try:
             hub.start()
             if pool is not None:
@@ -360,29 +360,36 @@ def serve_http(
 
 
 @contextlib.contextmanager
-def _term_stops(server: uvicorn.Server) -> Iterator[None]:
-    """SIGTERM stops ``server`` as ``ctx hub stop`` does, from its start to its end.
+def _signals_stop(server: uvicorn.Server) -> Iterator[None]:
+    """SIGTERM and Ctrl-C stop ``server`` as ``ctx hub stop`` does, start to end.
 
-    Once the ready line is out, a SIGTERM may come before uvicorn puts its
-    own handlers in (it stops on SIGTERM itself once it serves): an
-    exception raised there, inside the making of the event loop, left a
-    half-made loop whose end printed a traceback; one raised while the
-    workers and the hub stop would skip the rest of the stopping. Only in
-    the main thread, where signals are handled; the handler before is put
-    back after.
+    Once the ready line is out, a SIGTERM or a Ctrl-C may come before
+    uvicorn puts its own handlers in (it stops on both itself once it
+    serves): an exception raised there, inside the making of the event
+    loop, left a half-made loop whose end printed a traceback; one raised
+    while the workers and the hub stop would skip the rest of the stopping.
+    As uvicorn does, a second Ctrl-C stops at once, without waiting for open
+    connections. Only in the main thread, where signals are handled; the
+    handlers before are put back after.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def stop(*_: object) -> None:
+    def stop(signum: int, _: object) -> None:
+        if signum == signal.SIGINT and server.should_exit:
+            server.force_exit = True
         server.should_exit = True
 
-    before = signal.signal(signal.SIGTERM, stop)
+    before = {
+        signum: signal.signal(signum, stop)
+        for signum in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, before)
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
 
 
 def _announce(

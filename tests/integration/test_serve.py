@@ -282,13 +282,40 @@ def test_a_hub_already_running_is_taken_over(store: Path) -> None:
         server.stop()
 
 
-def test_sigterm_stops_it_as_ctrl_c_does(store: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_and_ctrl_c_right_after_the_ready_line_stop_it(
+    store: Path, signum: int
+) -> None:
+    # Sent as soon as it says it serves: before uvicorn's own handlers, a
+    # signal raised inside the making of the event loop (a traceback).
     server = start_serve(store)
-    server.proc.terminate()
+    server.proc.send_signal(signum)
     out, err = server.proc.communicate(timeout=60)
     assert server.proc.returncode == 0, err
     assert out.endswith("Stopped.\n"), out
     assert "Traceback" not in err, err
+
+
+def test_a_signal_before_uvicorn_listens_stops_the_server_without_raising() -> None:
+    # The window between the ready line and uvicorn's own handlers, held open:
+    # SIGTERM and a first Ctrl-C ask the server to stop, a second Ctrl-C to
+    # stop at once, and none raises where it lands; the handlers before are
+    # put back after.
+    import uvicorn
+
+    from ctx.porcelain.agents.serve import _signals_stop
+
+    server = uvicorn.Server(uvicorn.Config(app=lambda *_: None))
+    before = signal.getsignal(signal.SIGINT)
+    terminated = signal.getsignal(signal.SIGTERM)
+    with _signals_stop(server):
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert server.should_exit
+        assert not server.force_exit
+        os.kill(os.getpid(), signal.SIGINT)
+        assert server.force_exit
+    assert signal.getsignal(signal.SIGINT) is before
+    assert signal.getsignal(signal.SIGTERM) is terminated
 
 
 def test_any_address_but_loopback_needs_keys(store: Path) -> None:
