@@ -84,11 +84,14 @@ def _client(
     )
 
 
-DUMB_HTTP = (
-    "it serves git's dumb HTTP protocol (files, no git-upload-pack behind "
-    "them), which ctx does not fetch from or push to"
-)
-"""What a refused dumb HTTP server is told it does."""
+def _not_smart(kind: str) -> str:
+    """Says why an http(s) answer of content type ``kind`` was refused."""
+    sent = kind.split(";")[0].strip() or "no content type"
+    return (
+        f"it sent {sent}, not git's own content type: a web page (a login, a "
+        "wrong address) or a server of git's dumb HTTP protocol (files, no "
+        "git-upload-pack behind them), which ctx does not fetch from or push to"
+    )
 
 
 @functools.cache
@@ -96,9 +99,10 @@ def _smart_http_client() -> type[AbstractHttpGitClient]:
     """Returns dulwich's http(s) client class, made to talk to smart servers only.
 
     A server that answers the first request (``info/refs?service=...``)
-    with anything but git's own content type is a dumb one: files served
-    as they are. dulwich would then read its whole ref list, and fetch
-    every object and pack it names, into memory before any of ctx's bounds
+    with anything but git's own content type is a dumb one (files served
+    as they are), or not git at all (a login page a redirect led to). From
+    a dumb one dulwich would read its whole ref list, and fetch every
+    object and pack it names, into memory before any of ctx's bounds
     (:mod:`ctx.engine._receiving`) sees a byte: a hostile one could send
     gigabytes. Such an answer is refused before its body is read. Made on
     first use: urllib3 costs other transports a tenth of a second.
@@ -119,7 +123,7 @@ def _smart_http_client() -> type[AbstractHttpGitClient]:
                 "application/x-git-"
             ):
                 resp.close()
-                raise GitProtocolError(DUMB_HTTP)
+                raise GitProtocolError(_not_smart(kind))
             return resp, read
 
     return SmartHttpGitClient

@@ -35,7 +35,7 @@ import signal
 import socket
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -46,6 +46,8 @@ from ctx.porcelain.agents.served import PREFIX, NamedStore
 from ctx.porcelain.agents.workers import WorkerError
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     import uvicorn
 
     from ctx.porcelain.agents.replica import Replica
@@ -327,11 +329,12 @@ def serve_http(
     hub = HostedHub(
         first, stopped=end, also=[s.ws for s in stores[1:]], threads=threads
     )
-    with _signals_stop(server):
+    with _signals_stop(server) as serving:
         try:
             hub.start()
             if pool is not None:
                 pool.start()
+            serving()
             _announce(
                 ready,
                 stores,
@@ -346,6 +349,7 @@ def serve_http(
                 replica.start()
             server.run(sockets=[sock])
         finally:
+            serving()  # the stopping is not cut short
             if replica is not None:
                 replica.stop()
             if pool is not None:
@@ -360,33 +364,43 @@ def serve_http(
 
 
 @contextlib.contextmanager
-def _signals_stop(server: uvicorn.Server) -> Iterator[None]:
-    """SIGTERM and Ctrl-C stop ``server`` as ``ctx hub stop`` does, start to end.
+def _signals_stop(server: uvicorn.Server) -> Iterator[Callable[[], None]]:
+    """SIGTERM and Ctrl-C stop ``server`` as ``ctx hub stop`` does, once it serves.
 
-    Once the ready line is out, a SIGTERM or a Ctrl-C may come before
-    uvicorn puts its own handlers in (it stops on both itself once it
-    serves): an exception raised there, inside the making of the event
-    loop, left a half-made loop whose end printed a traceback; one raised
-    while the workers and the hub stop would skip the rest of the stopping.
-    As uvicorn does, a second Ctrl-C stops at once, without waiting for open
-    connections. Only in the main thread, where signals are handled; the
-    handlers before are put back after.
+    Yields ``serving``, to be called when the ready line is about to go out.
+    Before, while the indexes load and the workers start, a signal does what
+    it did (Ctrl-C and SIGTERM interrupt the start, and what was started is
+    stopped). From then on, and while everything stops, it asks the server
+    to stop and raises nothing: between the ready line and uvicorn's own
+    handlers, an exception raised inside the making of the event loop left a
+    half-made loop whose end printed a traceback, and one raised while the
+    workers and the hub stop skipped the rest of the stopping. As uvicorn
+    does, a second Ctrl-C stops without waiting for open connections. Only
+    in the main thread, where signals are handled; the handlers before are
+    put back after.
     """
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield lambda: None
         return
+    starting = True
 
-    def stop(signum: int, _: object) -> None:
+    def stop(signum: int, frame: FrameType | None) -> None:
+        handler = before[signum]
+        if starting and callable(handler):
+            handler(signum, frame)  # Ctrl-C: KeyboardInterrupt
+            return
         if signum == signal.SIGINT and server.should_exit:
             server.force_exit = True
         server.should_exit = True
 
-    before = {
-        signum: signal.signal(signum, stop)
-        for signum in (signal.SIGINT, signal.SIGTERM)
-    }
+    def serving() -> None:
+        nonlocal starting
+        starting = False
+
+    handled = (signal.SIGINT, signal.SIGTERM)
+    before: dict[int, Any] = {signum: signal.signal(signum, stop) for signum in handled}
     try:
-        yield
+        yield serving
     finally:
         for signum, handler in before.items():
             signal.signal(signum, handler)

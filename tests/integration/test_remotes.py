@@ -178,10 +178,12 @@ def test_a_dumb_http_server_is_refused_before_anything_is_read(
             assert done.returncode != 0, (args, done.stdout)
             line = done.stderr.splitlines()[0]
             assert (
-                f"{url} answered in a way ctx cannot use: It serves git's dumb HTTP"
+                f"{url} answered in a way ctx cannot use: It sent "
+                "application/octet-stream, not git's own content type: a web page"
                 in line
             )
-            assert "does not fetch from or push to." in line
+            assert "git's dumb HTTP protocol" in line
+            assert "which ctx does not fetch from or push to." in line
         assert all_refs(git_dir) == before
         clone = run_ctx(tmp_path / "b" / ".ctx", "clone", url)
         assert clone.returncode != 0

@@ -296,26 +296,34 @@ def test_sigterm_and_ctrl_c_right_after_the_ready_line_stop_it(
     assert "Traceback" not in err, err
 
 
-def test_a_signal_before_uvicorn_listens_stops_the_server_without_raising() -> None:
-    # The window between the ready line and uvicorn's own handlers, held open:
-    # SIGTERM and a first Ctrl-C ask the server to stop, a second Ctrl-C to
-    # stop at once, and none raises where it lands; the handlers before are
-    # put back after.
+def test_a_signal_once_it_serves_stops_the_server_without_raising() -> None:
+    # The window between the ready line and uvicorn's own handlers, held open.
+    # While it starts, Ctrl-C interrupts as it always did. Once it serves
+    # (and while it stops), SIGTERM and a first Ctrl-C ask the server to
+    # stop, a second Ctrl-C to stop at once, and none raises where it lands;
+    # the handlers before are put back after.
     import uvicorn
 
     from ctx.porcelain.agents.serve import _signals_stop
 
     server = uvicorn.Server(uvicorn.Config(app=lambda *_: None))
-    before = signal.getsignal(signal.SIGINT)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     terminated = signal.getsignal(signal.SIGTERM)
-    with _signals_stop(server):
-        os.kill(os.getpid(), signal.SIGTERM)
-        assert server.should_exit
-        assert not server.force_exit
-        os.kill(os.getpid(), signal.SIGINT)
-        assert server.force_exit
-    assert signal.getsignal(signal.SIGINT) is before
-    assert signal.getsignal(signal.SIGTERM) is terminated
+    try:
+        with _signals_stop(server) as serving:
+            with pytest.raises(KeyboardInterrupt):
+                os.kill(os.getpid(), signal.SIGINT)
+            assert not server.should_exit
+            serving()
+            os.kill(os.getpid(), signal.SIGTERM)
+            assert server.should_exit
+            assert not server.force_exit
+            os.kill(os.getpid(), signal.SIGINT)
+            assert server.force_exit
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert signal.getsignal(signal.SIGTERM) is terminated
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_any_address_but_loopback_needs_keys(store: Path) -> None:
