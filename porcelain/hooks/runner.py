@@ -169,13 +169,11 @@ def _within(
     worker.start()
     worker.join(seconds)
     with answering.lock:
-        waiting = not answering.finished and answering.given
         if not answering.finished and not answering.given:
             answering.abandoned = True
             message = f"no answer within {seconds:g} s"
             raise HookTimeoutError(message, answering=True)
-    if waiting:
-        worker.join()  # the state is written: the little left is the block
+    worker.join()  # ended, or past given: what is left is writing the block
     if answering.error is not None:
         raise answering.error
     return answering.text
