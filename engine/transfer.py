@@ -278,14 +278,10 @@ def _sync_record(
 
         try:
             refs, _, _ = _fetch_checked(store, url, access, moving, None)
-        except _RefsChangedError:
+        except (UnreadableRefsError, PackedRefsException):
             return  # the fetch before it read them; they changed since
         record = refs.get(REDACTIONS_REF) or record
     sync_redactions(store, record)
-
-
-class _RefsChangedError(Exception):
-    """The remote's refs could not be read again (a race with a writer there)."""
 
 
 def _fetch_checked(
@@ -294,8 +290,6 @@ def _fetch_checked(
     access: Access,
     moving: Callable[[Mapping[Ref, ObjectID]], dict[str, ObjectID]],
     redacted: Mapping[ObjectID, str] | None,
-    *,
-    refs_changed: bool = True,
 ) -> Fetched:
     """Fetches what ``moving`` names into the store, checked and bounded.
 
@@ -303,12 +297,11 @@ def _fetch_checked(
     (:func:`~ctx.engine._fetching.fetch_remote`), or from a repository on
     this machine read object by object
     (:func:`~ctx.engine._fetching.fetch_local`); what ``redacted`` names is
-    refused. ``refs_changed``: refs that cannot be read raise
-    :class:`_RefsChangedError` rather than a refusal.
+    refused.
 
     Raises:
-        RemoteError: what it would bring is refused, or its refs cannot be
-            read.
+        RemoteError: what it would bring is refused.
+        UnreadableRefsError: the repository's refs cannot be read.
     """
 
     def fetch_from(client: GitClient, path: str) -> Fetched:
@@ -328,13 +321,6 @@ def _fetch_checked(
     except RefusedError as exc:
         raise RemoteError(
             f"{shown} cannot be fetched: {exc}.",
-            hint="Nothing was changed; `git fsck` in that repository says more.",
-        ) from None
-    except (UnreadableRefsError, PackedRefsException) as exc:
-        if refs_changed:
-            raise _RefsChangedError from None
-        raise RemoteError(
-            f"{shown} cannot be fetched: its refs cannot be read ({exc}).",
             hint="Nothing was changed; `git fsck` in that repository says more.",
         ) from None
 
@@ -363,10 +349,14 @@ def _fetch_objects(
     def moving(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
         return moving_branches(refs, namespace, known)
 
-    refs, symrefs, checked = _fetch_checked(
-        store, url, access, moving, redacted, refs_changed=False
-    )
     shown = display_url(url)
+    try:
+        refs, symrefs, checked = _fetch_checked(store, url, access, moving, redacted)
+    except UnreadableRefsError as exc:
+        raise RemoteError(
+            f"{shown} cannot be fetched: its refs cannot be read ({exc}).",
+            hint="Nothing was changed; `git fsck` in that repository says more.",
+        ) from None
     check_holds_memory(shown, namespace, checked.tops)
     heads = {
         name: CommitId(sha.decode())
