@@ -207,6 +207,9 @@ from .shown import note_composed as note_composed
 from .shown import note_recall as note_recall
 from .shown import session_shown as session_shown
 from .shown import shown_during as shown_during
+from .state import PRIVATE_FOLDER as PRIVATE_FOLDER
+from .state import private_folder as private_folder
+from .state import write_atomically as write_atomically
 from .upkeep import pack_in_background as pack_in_background
 from .workspace import STORE_FOLDER as STORE_FOLDER
 from .workspace import Workspace as Workspace

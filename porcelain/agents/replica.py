@@ -24,6 +24,13 @@ a one-line notice and its error for ``/health``; the next round tries
 again. The thread opens a store of its own (the workspace's store object is
 not shared between threads outside the workspace's lock), so the server's
 requests go on while it transfers.
+
+With ``ctx serve --workers``, the first process syncs and its workers
+answer ``/health`` too: what only the syncing process knows (when the last
+round ended, its error, the branches' tips at the start and those written
+since) is in ``private/replica.json`` (:data:`STATE_FILE`), replaced whole
+after each round, and every process reckons the lag from it and the store
+as :meth:`Replica.health` does (:func:`shared_health`).
 """
 
 from __future__ import annotations
@@ -53,9 +60,17 @@ from ctx.engine import (
     remote_lag,
     remote_url,
 )
-from ctx.hub import Workspace
+from ctx.hub import PRIVATE_FOLDER, Workspace
 
-__all__ = ["ATTEMPTS", "DEFAULT_EVERY", "Replica", "ReplicaHealth", "open_replica"]
+__all__ = [
+    "ATTEMPTS",
+    "DEFAULT_EVERY",
+    "STATE_FILE",
+    "Replica",
+    "ReplicaHealth",
+    "open_replica",
+    "shared_health",
+]
 
 ATTEMPTS = 3
 """Pushes a round tries, each after fetching and merging what beat it."""
@@ -64,6 +79,10 @@ DEFAULT_EVERY = 60.0
 """Seconds between the end of one round and the start of the next."""
 
 _STOP_WAIT = 30.0  # seconds a stopping server waits for a round in flight
+
+STATE_FILE = "replica.json"
+"""In the store's private folder: what the syncing process knows, for its
+workers' ``/health`` (:class:`_State`)."""
 
 
 class ReplicaHealth(msgspec.Struct, frozen=True, kw_only=True):
@@ -86,6 +105,77 @@ class ReplicaHealth(msgspec.Struct, frozen=True, kw_only=True):
     unpushed: int | None
     unmerged: int | None
     error: str | None = None
+
+
+class _State(msgspec.Struct, frozen=True, kw_only=True):
+    """What only the syncing process knows, as :data:`STATE_FILE` holds it.
+
+    Attributes:
+        remote: The remote it syncs with (a file of another run's remote is
+            not this one's).
+        last_sync: When the last round that succeeded ended.
+        error: Why the last round failed, if it did.
+        started: The branches' tips when it started (None: not yet).
+        written: The branches written since, as last noted.
+    """
+
+    remote: str
+    last_sync: datetime | None = None
+    error: str | None = None
+    started: dict[str, CommitId] | None = None
+    written: frozenset[str] = frozenset()
+
+
+def shared_health(
+    ws: Workspace, remote: str, every: float
+) -> Callable[[], ReplicaHealth]:
+    """Returns ``/health``'s replica part for a worker of a server that syncs.
+
+    Read from :data:`STATE_FILE` at each call: until the syncing process
+    writes it (or when it is unreadable or another remote's), the lag is
+    reckoned as before any round.
+    """
+
+    def health() -> ReplicaHealth:
+        path = ws.path / PRIVATE_FOLDER / STATE_FILE
+        try:
+            state = msgspec.json.decode(path.read_bytes(), type=_State)
+        except (OSError, msgspec.DecodeError):
+            state = _State(remote=remote)
+        if state.remote != remote:
+            state = _State(remote=remote)
+        return _health(ws, remote, every, state)
+
+    return health
+
+
+def _health(ws: Workspace, remote: str, every: float, state: _State) -> ReplicaHealth:
+    """Returns how far the store is behind ``remote``, as last fetched."""
+    error = state.error
+    unpushed = unmerged = None
+    try:
+        with ws.lock.reading():
+            store = ws.store()
+            written = set(state.written) | _moved(store, state.started)
+            lag = remote_lag(store, remote, written)
+        unpushed, unmerged = lag.unpushed, lag.unmerged
+    except CtxError as exc:  # the remote removed meanwhile, say
+        error = error or exc.message
+    return ReplicaHealth(
+        remote=remote,
+        every=every,
+        last_sync=state.last_sync,
+        unpushed=unpushed,
+        unmerged=unmerged,
+        error=error,
+    )
+
+
+def _moved(store: Store, started: dict[str, CommitId] | None) -> set[str]:
+    """Returns the branches made or moved since ``started`` (none before it)."""
+    if started is None:
+        return set()
+    return {b for b in store.branches() if started.get(b) != store.branch_tip(b)}
 
 
 def open_replica(
@@ -159,9 +249,18 @@ class Replica:
         self._last_sync: datetime | None = None
         self._error: str | None = None
 
+    def begin(self) -> None:
+        """Notes the branches' tips (once), for the workers too.
+
+        Called before the workers start, so that none reads another run's
+        state; :meth:`start` calls it if nothing did.
+        """
+        if self._store is None:
+            self._open()
+
     def start(self) -> None:
         """Notes the branches' tips, then syncs now and every :attr:`every` s."""
-        self._open()
+        self.begin()
         self._thread = threading.Thread(target=self._run, name="ctx-replica")
         self._thread.daemon = True  # a transfer that hangs cannot keep us up
         self._thread.start()
@@ -190,6 +289,7 @@ class Replica:
     def _failed(self, message: str) -> None:
         with self._state:
             self._error = message
+        self._share()
         self.notice(
             f"Notice: The sync with {self.remote} failed: {message} "
             f"The next one is in {self.every:g} s."
@@ -209,28 +309,45 @@ class Replica:
         with self._state:
             self._last_sync = self.ws.clock()
             self._error = None
+        self._share()
         return True
 
     def health(self) -> ReplicaHealth:
         """Returns how far the store is behind the remote, as last fetched."""
+        return _health(self.ws, self.remote, self.every, self._snapshot())
+
+    def _snapshot(self) -> _State:
         with self._state:
-            last_sync, error = self._last_sync, self._error
-        unpushed = unmerged = None
+            return _State(
+                remote=self.remote,
+                last_sync=self._last_sync,
+                error=self._error,
+                started=self._started,
+                written=frozenset(self._written),
+            )
+
+    def _share(self) -> None:
+        """Writes what only this process knows for the workers' ``/health``.
+
+        Not synced to disk (a crash loses only a health report). A failure
+        to write is said once per round as a notice; the sync goes on.
+        """
+        from ctx.hub import private_folder, write_atomically
+
+        if self._started is None:
+            return
+        if self._store is not None:
+            self._note_written(self._store)
         try:
-            with self.ws.lock.reading():
-                store = self.ws.store()
-                lag = remote_lag(store, self.remote, self._note_written(store))
-            unpushed, unmerged = lag.unpushed, lag.unmerged
-        except CtxError as exc:  # the remote removed meanwhile, say
-            error = error or exc.message
-        return ReplicaHealth(
-            remote=self.remote,
-            every=self.every,
-            last_sync=last_sync,
-            unpushed=unpushed,
-            unmerged=unmerged,
-            error=error,
-        )
+            path = private_folder(self.ws.path) / STATE_FILE
+            write_atomically(path, msgspec.json.encode(self._snapshot()), durable=False)
+        except CtxError as exc:
+            self._share_failed(exc.message)
+        except OSError as exc:
+            self._share_failed(str(exc))
+
+    def _share_failed(self, why: str) -> None:
+        self.notice(f"Notice: The workers' view of the sync was not written: {why}")
 
     def _open(self) -> Store:
         """Opens the store the rounds use, and notes its branches' tips."""
@@ -241,6 +358,7 @@ class Replica:
         )
         self._store = store
         self._started = {b: store.branch_tip(b) for b in store.branches()}
+        self._share()
         return store
 
     def _round(self, store: Store) -> None:
@@ -291,14 +409,7 @@ class Replica:
 
     def _note_written(self, store: Store) -> set[str]:
         """Returns the branches written since the start (made or moved)."""
-        started = self._started
-        moved = set()
-        if started is not None:  # else not started: nothing written through it
-            moved = {
-                branch
-                for branch in store.branches()
-                if started.get(branch) != store.branch_tip(branch)
-            }
+        moved = _moved(store, self._started)  # none before the start
         with self._state:
             self._written |= moved
             return set(self._written)

@@ -273,13 +273,14 @@ def serve_http(
     ``notice`` takes the line of a sync that failed. With ``workers`` above
     one, that many processes answer requests, this one and ``workers - 1``
     it starts (:mod:`.workers`); ``notice`` takes the line of a worker that
-    stopped and was started again.
+    stopped and was started again. This process alone syncs; every one
+    says in ``/health`` how far behind the store is.
 
     Raises:
         InvalidInputError: The address cannot be listened on, or keys are
             required (an address other than loopback, or the config) and a
             store has none; ``every`` without ``sync``, or not a positive
-            number of seconds; ``workers`` below 1, or above 1 with ``sync``.
+            number of seconds; ``workers`` below 1.
         NotAStoreError: A store's folder is not a store.
         RemoteNotFoundError: The first store has no remote ``sync``.
         StoreBusyError: Another hub took the user's socket meanwhile.
@@ -290,11 +291,6 @@ def serve_http(
 
     if workers < 1:
         raise InvalidInputError(f"ctx serve needs at least one worker, not {workers}.")
-    if workers > 1 and sync is not None:
-        raise InvalidInputError(
-            "ctx serve --sync serves from one process: --workers cannot go with it.",
-            hint="Run more replicas instead (docs/remotes.md).",
-        )
     first = stores[0].ws
     # Refused before anything else loads or changes.
     replica = open_replica(first, sync, every, access=remote_access(), notice=notice)
@@ -318,8 +314,18 @@ def serve_http(
         stateless=workers > 1,
     )
     server = http_server(app)
+    if replica is not None:
+        replica.begin()  # the tips noted before any worker can write
     pool = _workers(
-        stores, required, sock, workers, server, base=base, host=host, notice=notice
+        stores,
+        required,
+        sock,
+        workers,
+        server,
+        base=base,
+        host=host,
+        notice=notice,
+        replica=replica,
     )
     threads = None if pool is None else pool.spec.threads
 
@@ -461,6 +467,7 @@ def _workers(
     base: Caller | None,
     host: str,
     notice: Callable[[str], None],
+    replica: Replica | None,
 ) -> Workers | None:
     """Returns the workers beside this process (:mod:`.workers`), not started."""
     from ctx.porcelain.agents.workers import Workers, WorkerStore, spec_for
@@ -477,6 +484,8 @@ def _workers(
         host=host,
         agent=None if base is None else base.agent,
         branch=None if base is None else base.branch,
+        sync=None if replica is None else replica.remote,
+        every=None if replica is None else replica.every,
     )
 
     def stop_server() -> None:

@@ -85,7 +85,10 @@ class WorkerSpec(msgspec.Struct, frozen=True, kw_only=True):
 
     ``port``: the port the first process listens on. ``threads``: a model's threads
     where the config names none. ``agent`` and ``branch``: who calls when
-    a request names nobody (``ctx serve --branch``).
+    a request names nobody (``ctx serve --branch``). ``sync`` and
+    ``every``: the remote the first process syncs the first store with, and
+    how often (``ctx serve --sync``), for ``/health``
+    (:func:`~.replica.shared_health`).
     """
 
     stores: tuple[WorkerStore, ...]
@@ -94,6 +97,8 @@ class WorkerSpec(msgspec.Struct, frozen=True, kw_only=True):
     threads: int
     agent: str | None = None
     branch: str | None = None
+    sync: str | None = None
+    every: float | None = None
 
 
 class Workers:
@@ -309,6 +314,8 @@ def spec_for(
     host: str,
     agent: str | None,
     branch: str | None,
+    sync: str | None = None,
+    every: float | None = None,
 ) -> WorkerSpec:
     """Returns what each of ``count`` workers (beside the first process) serves."""
     from ctx.hub import cpu_count
@@ -322,6 +329,8 @@ def spec_for(
         threads=max(1, min(2, cpu_count() // (count + 1))),
         agent=agent,
         branch=branch,
+        sync=sync,
+        every=every,
     )
 
 
@@ -382,12 +391,17 @@ def _server(spec: WorkerSpec) -> uvicorn.Server:
         answerer.warm()
         adopt_answerer(ws, answerer)
         named.append(NamedStore(store.name, ws))
+    replica = None
+    if spec.sync is not None and spec.every is not None:
+        from ctx.porcelain.agents.replica import shared_health
+
+        replica = shared_health(named[0].ws, spec.sync, spec.every)
     app = stores_app(
         named,
         [s.keys_required for s in spec.stores],
         base=Caller(agent=spec.agent, branch=spec.branch),
         host=spec.host,
-        replica=None,
+        replica=replica,
         stateless=True,
     )
     return http_server(app)

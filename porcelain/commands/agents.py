@@ -154,7 +154,7 @@ def serve(
     out. One process answers one recall at a time; on a machine of N cores,
     N workers answer up to N times as many. Each costs its own memory (an
     index and an embedder), and MCP over HTTP is served without sessions.
-    Not with --sync.
+    With --sync, this process syncs and every one answers GET /health.
 
     \b
     Example:
@@ -163,6 +163,7 @@ def serve(
       ctx serve --store ~/team/.ctx --store docs=~/notes/.ctx
       ctx serve --sync origin --every 30
       ctx serve --workers 2
+      ctx serve --sync origin --workers 2
       claude mcp add --transport http ctx http://127.0.0.1:8765/mcp \\
         --header "Authorization: Bearer $TOKEN"
       curl -s localhost:8765/api/recall -H "Authorization: Bearer $TOKEN" \\

@@ -4,12 +4,13 @@ A real server on loopback with a worker beside its first process, real
 clients: every process answers, what one writes the others recall at once,
 keys hold in each, a worker killed is started again, Ctrl-C stops them all
 quietly, none outlives a first process killed outright, MCP works without
-sessions, --workers with --sync is refused, and a worker that cannot start
-says why.
+sessions, the workers of a replica (--sync) have their writes pushed and
+say the same lag in /health, and a worker that cannot start says why.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -18,9 +19,10 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
-from integration_support import CTX, run_ctx
+from integration_support import CTX, GIT, git_env, run_ctx
 from serve_support import Served
 
 from ctx.porcelain.agents.listening import listen_on
@@ -206,14 +208,93 @@ async def test_mcp_answers_without_sessions(pool: Pool) -> None:
             assert f"quokka{n} " in result.content[0].text
 
 
-def test_workers_with_sync_are_refused(store_path: Path) -> None:
-    before = sorted(p.name for p in store_path.iterdir())
-    out = run_ctx(store_path, "serve", "--port", "0", "--workers", "2", "--sync", "o")
-    assert out.returncode == 4, out
-    assert out.stderr.splitlines()[0] == (
-        "Error: ctx serve --sync serves from one process: --workers cannot go with it."
+def connection_to(pool: Pool, pid: int) -> http.client.HTTPConnection:
+    """A kept-alive connection that ``pid`` answers (the kernel picks, so try)."""
+    host, port = urlsplit(pool.url).hostname, urlsplit(pool.url).port
+    for _ in range(300):
+        conn = http.client.HTTPConnection(host, port, timeout=60)
+        conn.request("GET", "/health")
+        if json.loads(conn.getresponse().read())["pid"] == pid:
+            return conn
+        conn.close()
+    raise AssertionError(f"no connection reached {pid}")
+
+
+def test_workers_of_a_replica_push_their_writes_and_say_the_same_lag(
+    tmp_path: Path,
+) -> None:
+    remote = tmp_path / "memory.git"
+    git = [str(GIT), "--git-dir", str(remote)]
+    subprocess.run(
+        [*git, "init", "-q", "--bare", "-b", "main"], check=True, env=git_env()
     )
-    assert sorted(p.name for p in store_path.iterdir()) == before
+    store = tmp_path / ".ctx"
+    for args in (
+        ("init",),
+        ("remember", "The queue is Postgres"),
+        ("remote", "add", "origin", str(remote)),
+        ("push", "origin", "main"),
+    ):
+        done = run_ctx(store, *args)
+        assert done.returncode == 0, done
+    (store / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    pool = start_pool(store, "--workers", "2", "--sync", "origin", "--every", "0.3")
+    try:
+        # A write through the worker, on a branch made through it.
+        conn = connection_to(pool, pool.workers[0])
+        auth = {**pool.auth, "Content-Type": "application/json"}
+        for path, body in (
+            ("/api/branches", {"name": "agent/w"}),
+            (
+                "/api/memories",
+                {"text": "Deploys wait for the canary", "branch": "agent/w"},
+            ),
+        ):
+            conn.request("POST", path, json.dumps(body), headers=auth)
+            answer = conn.getresponse()
+            made = json.loads(answer.read())
+            assert answer.status == 200, made
+        conn.close()
+
+        def pushed() -> bool:
+            listed = subprocess.run(
+                [*git, "ls-tree", "-r", "--name-only", "agent/w"],
+                capture_output=True,
+                text=True,
+                check=False,
+                env=git_env(),
+            ).stdout
+            return f"{made['id']}" in listed
+
+        assert wait_until(pushed), "the worker's write never reached the remote"
+
+        def settled() -> dict[int, dict]:
+            seen = {}
+            for _ in range(300):
+                status, health = pool.request("GET", "/health", anonymous=True)
+                assert status == 200, health
+                seen[health["pid"]] = health["replica"]
+                if len(seen) == WORKERS:
+                    break
+            return seen
+
+        def agree() -> bool:
+            seen = settled()
+            return (
+                len(seen) == WORKERS
+                and len({json.dumps(r, sort_keys=True) for r in seen.values()}) == 1
+                and all(
+                    r["remote"] == "origin"
+                    and r["every"] == 0.3
+                    and r["last_sync"]
+                    and (r["unpushed"], r["unmerged"], r["error"]) == (0, 0, None)
+                    for r in seen.values()
+                )
+            )
+
+        assert wait_until(agree), settled()
+    finally:
+        stop_pool(pool)
 
 
 def test_a_worker_that_cannot_start_says_why(tmp_path: Path) -> None:

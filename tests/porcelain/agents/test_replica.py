@@ -30,7 +30,7 @@ from ctx.engine import (
     remember,
 )
 from ctx.hub import Workspace
-from ctx.porcelain.agents.replica import Replica
+from ctx.porcelain.agents.replica import STATE_FILE, Replica, shared_health
 
 ALICE = Intent(agent="alice", intent="observe")
 BOB = Intent(agent="bob", intent="observe")
@@ -148,6 +148,42 @@ def test_health_counts_what_is_unpushed_and_unmerged_and_the_last_error(team):
     assert team.notices == [
         f"Notice: The sync with origin failed: {health.error} The next one is in 60 s."
     ]
+
+
+def test_a_workers_health_says_what_the_syncing_process_knows(team):
+    """A worker (a workspace of its own on the store) reckons ``/health`` from
+    the file the syncing process writes, and says what that process says."""
+    ws_a, a = team.replica("a")
+    worker_ws = Workspace(team.root / "a", clock=team.clock)
+    try:
+        seen = shared_health(worker_ws, "origin", 60.0)
+        assert seen() == a.health()  # nothing written yet: no file, no lag
+        a.begin()
+        # Written through the worker after the start: a branch the remote lacks.
+        worker = worker_ws.store(write=True)
+        create_branch(worker, "agent/w")
+        remember(worker, Draft(text="The API listens on 8080"), ALICE, branch="agent/w")
+        health = a.health()
+        assert (health.last_sync, health.unpushed, health.unmerged) == (None, 1, 0)
+        assert seen() == health
+        assert a.sync()
+        assert team.tip(team.remote, "agent/w") == worker.branch_tip("agent/w")
+        health = a.health()
+        assert health.last_sync is not None
+        assert (health.unpushed, health.unmerged, health.error) == (0, 0, None)
+        assert seen() == health
+        # A file of another remote says nothing of this one.
+        assert shared_health(worker_ws, "upstream", 60.0)().last_sync is None
+
+        team.remote.rename(team.root / "moved.git")
+        assert not a.sync()
+        assert a.health().error is not None
+        assert seen() == a.health()
+        # Nor does a file that cannot be read.
+        (ws_a.path / "private" / STATE_FILE).write_bytes(b"{not json")
+        assert seen().last_sync is None
+    finally:
+        worker_ws.close()
 
 
 def test_a_round_that_fails_unexpectedly_is_reported_and_the_next_runs(
