@@ -13,7 +13,9 @@ asking only that view's :class:`~ctx.hub.retrieval.index.searcher.Searcher`:
    for the vector channel, the tags and the relevance (steps 2, 4 and 8);
    the lexical channels search the words as written.
 2. Channels, each the best ``depth`` blobs of the view: ``bm25`` (Tantivy,
-   stemmed), ``vector`` (the embedder, cosine, of the respelt query),
+   stemmed), ``vector`` (the embedder, cosine, of the respelt query; not
+   for a query the embedder was not trained to read, as MiniLM a Chinese
+   one: :func:`~ctx.hub.retrieval.embedders.reads`),
    ``fuzzy`` (typos and identifiers), and, when the query names windows of
    time, ``time`` (BM25 of the query without its time phrases, restricted
    to memories created in those windows; every one of them if the query
@@ -85,7 +87,7 @@ from ctx.hub.retrieval.boost import (
     name_tags,
     tag_boosts,
 )
-from ctx.hub.retrieval.embedders import EmbedderError
+from ctx.hub.retrieval.embedders import EmbedderError, reads
 from ctx.hub.retrieval.index.searcher import Searcher
 from ctx.hub.retrieval.index.spelling import Respelling
 from ctx.hub.retrieval.index.view import LiveView
@@ -330,7 +332,10 @@ def search_channels(
     hits = channels.hits
     if weights["bm25"]:
         hits["bm25"] = searcher.search_bm25(text, depth)
-    if weights["vector"] and text.strip():
+    # A question in a script the model was not trained on (Chinese for
+    # MiniLM) has cosines that measure nothing: left out, as a channel
+    # that failed is, its ranks neither fused nor counted as relevance.
+    if weights["vector"] and text.strip() and reads(searcher.embedder, channels.asked):
         try:
             found = searcher.search_vectors(channels.asked, depth)
             # A vector pointing away from the query is no evidence at all.

@@ -11,6 +11,9 @@ from .base import (
     QueryEmbedder as QueryEmbedder,
 )
 from .base import (
+    ReadingEmbedder as ReadingEmbedder,
+)
+from .base import (
     VocabularyEmbedder as VocabularyEmbedder,
 )
 from .base import (
@@ -18,6 +21,9 @@ from .base import (
 )
 from .base import (
     knows_word as knows_word,
+)
+from .base import (
+    reads as reads,
 )
 from .e5 import (
     MultilingualE5Embedder as MultilingualE5Embedder,

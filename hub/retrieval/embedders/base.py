@@ -23,10 +23,13 @@ __all__ = [
     "Embedder",
     "EmbedderError",
     "QueryEmbedder",
+    "ReadingEmbedder",
     "VocabularyEmbedder",
     "cpu_count",
     "embed_queries",
     "knows_word",
+    "mostly_latin",
+    "reads",
 ]
 
 
@@ -110,6 +113,48 @@ def knows_word(embedder: Embedder, word: str) -> bool:
     if callable(getattr(type(embedder), "knows_word", None)):
         return cast("VocabularyEmbedder", embedder).knows_word(word)
     return is_whole_word(word)
+
+
+class ReadingEmbedder(Embedder, Protocol):
+    """An embedder that can tell a text its model was not trained to read.
+
+    all-MiniLM-L6-v2 was trained on English: for a text in Chinese or
+    Russian its cosines are not a measure of meaning (every such text sits
+    at 0.4-0.7 of every other, an unrelated question nearest of all), and
+    recall leaves its vector channel out for such a question
+    (:func:`~ctx.hub.retrieval.ranking.search_channels`).
+    """
+
+    def reads(self, text: str) -> bool:
+        """Returns whether the model's vectors of ``text`` mean something."""
+        ...
+
+
+def reads(embedder: Embedder, text: str) -> bool:
+    """Returns whether ``embedder``'s vectors of ``text`` mean something.
+
+    That is :meth:`ReadingEmbedder.reads` where the embedder has it; any
+    other reads every text (the multilingual E5, an endpoint ctx cannot
+    ask, the hashing embedder, whose vectors are the text's own words).
+    """
+    if callable(getattr(type(embedder), "reads", None)):
+        return cast("ReadingEmbedder", embedder).reads(text)
+    return True
+
+
+def mostly_latin(text: str) -> bool:
+    """Returns whether at least half of ``text``'s letters are Latin ones.
+
+    Latin letters are those of Unicode's Latin blocks up to Latin
+    Extended-B (English, and the accented letters of other languages in
+    Latin script); a text without letters counts as Latin.
+    """
+    letters = latin = 0
+    for char in text:
+        if char.isalpha():
+            letters += 1
+            latin += char <= "\u024f"
+    return latin * 2 >= letters
 
 
 def embed_queries(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
