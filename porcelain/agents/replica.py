@@ -28,14 +28,19 @@ requests go on while it transfers.
 With ``ctx serve --workers``, the first process syncs and its workers
 answer ``/health`` too: what only the syncing process knows (when the last
 round ended, its error, the branches' tips at the start and those written
-since) is in ``private/replica.json`` (:data:`STATE_FILE`), replaced whole
-after each round, and every process reckons the lag from it and the store
-as :meth:`Replica.health` does (:func:`shared_health`).
+since) is in ``private/replica.json`` (:data:`STATE_FILE`), written at the
+start and after each round, and each worker reckons the lag from it and
+the store as :meth:`Replica.health` does (:func:`shared_health`). The
+workspace's lock is one process's: a worker's reads and writes do not wait
+for a merge (each branch still moves by compare-and-swap in the store's
+file lock), and a branch a worker makes while a round would make it from
+the remote is merged as any other.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections.abc import Callable
 from datetime import datetime
@@ -115,11 +120,13 @@ class _State(msgspec.Struct, frozen=True, kw_only=True):
             not this one's).
         last_sync: When the last round that succeeded ended.
         error: Why the last round failed, if it did.
+        pid: The syncing process (a file another run left names another).
         started: The branches' tips when it started (None: not yet).
         written: The branches written since, as last noted.
     """
 
     remote: str
+    pid: int = 0
     last_sync: datetime | None = None
     error: str | None = None
     started: dict[str, CommitId] | None = None
@@ -127,13 +134,13 @@ class _State(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def shared_health(
-    ws: Workspace, remote: str, every: float
+    ws: Workspace, remote: str, every: float, *, syncing: int
 ) -> Callable[[], ReplicaHealth]:
     """Returns ``/health``'s replica part for a worker of a server that syncs.
 
-    Read from :data:`STATE_FILE` at each call: until the syncing process
-    writes it (or when it is unreadable or another remote's), the lag is
-    reckoned as before any round.
+    Read from :data:`STATE_FILE` at each call. Until process ``syncing``
+    writes it (or when it is unreadable, or another run's or another
+    remote's), the lag is reckoned as before any round.
     """
 
     def health() -> ReplicaHealth:
@@ -142,7 +149,7 @@ def shared_health(
             state = msgspec.json.decode(path.read_bytes(), type=_State)
         except (OSError, msgspec.DecodeError):
             state = _State(remote=remote)
-        if state.remote != remote:
+        if (state.remote, state.pid) != (remote, syncing):
             state = _State(remote=remote)
         return _health(ws, remote, every, state)
 
@@ -185,10 +192,12 @@ def open_replica(
     *,
     access: Access,
     notice: Callable[[str], None],
+    share: bool = False,
 ) -> Replica | None:
     """Returns the replica ``--sync REMOTE --every SECONDS`` asks for, if any.
 
     Checked before the server starts: nothing is changed by a refusal.
+    ``share``: there are workers, to whom it says what it knows.
 
     Raises:
         InvalidInputError: an interval without a remote, or one that is not
@@ -208,7 +217,7 @@ def open_replica(
             f"--every must be a positive number of seconds, not {seconds:g}.",
         )
     remote_url(ws.store(), remote)  # refuses an unknown remote
-    return Replica(ws, remote, seconds, access=access, notice=notice)
+    return Replica(ws, remote, seconds, access=access, notice=notice, share=share)
 
 
 class Replica:
@@ -222,6 +231,8 @@ class Replica:
         notice: Takes the one-line notice of a round that failed, or that
             left conflicts.
         attempts: Pushes a round tries (see :data:`ATTEMPTS`).
+        share: Write what only it knows for the workers
+            (:data:`STATE_FILE`); without workers nothing is written.
     """
 
     def __init__(
@@ -233,8 +244,10 @@ class Replica:
         access: Access,
         notice: Callable[[str], None],
         attempts: int = ATTEMPTS,
+        share: bool = False,
     ) -> None:
         self.ws = ws
+        self.share = share
         self.remote = remote
         self.every = every
         self.access = access
@@ -289,11 +302,11 @@ class Replica:
     def _failed(self, message: str) -> None:
         with self._state:
             self._error = message
-        self._share()
         self.notice(
             f"Notice: The sync with {self.remote} failed: {message} "
             f"The next one is in {self.every:g} s."
         )
+        self._share()
 
     def sync(self) -> bool:
         """Runs one round; returns whether it succeeded (see the module docstring).
@@ -329,22 +342,24 @@ class Replica:
     def _share(self) -> None:
         """Writes what only this process knows for the workers' ``/health``.
 
-        Not synced to disk (a crash loses only a health report). A failure
-        to write is said once per round as a notice; the sync goes on.
+        Only with :attr:`share`. Not synced to disk (a crash loses only a
+        health report). Raises nothing: a failure (the branches unreadable,
+        the folder not writable) is a notice, and the sync goes on.
         """
         from ctx.hub import private_folder, write_atomically
 
-        if self._started is None:
+        if not self.share or self._started is None:
             return
-        if self._store is not None:
-            self._note_written(self._store)
         try:
+            if self._store is not None:
+                self._note_written(self._store)
+            snapshot = msgspec.structs.replace(self._snapshot(), pid=os.getpid())
             path = private_folder(self.ws.path) / STATE_FILE
-            write_atomically(path, msgspec.json.encode(self._snapshot()), durable=False)
+            write_atomically(path, msgspec.json.encode(snapshot), durable=False)
         except CtxError as exc:
             self._share_failed(exc.message)
-        except OSError as exc:
-            self._share_failed(str(exc))
+        except Exception as exc:  # a report must not stop the rounds
+            self._share_failed(f"{type(exc).__name__}: {exc}")
 
     def _share_failed(self, why: str) -> None:
         self.notice(f"Notice: The workers' view of the sync was not written: {why}")
@@ -391,8 +406,12 @@ class Replica:
             for branch, tip in sorted(fetched.branches.items()):
                 source = f"{self.remote}/{branch}"
                 if branch not in mine:
-                    create_branch(store, branch, source)
-                    continue
+                    try:
+                        create_branch(store, branch, source)
+                        continue
+                    except ConflictError:
+                        pass  # a worker made it meanwhile: merged as any other
+
                 if store.branch_tip(branch) == tip:
                     continue
                 result = merge(store, source, intent, into=branch)

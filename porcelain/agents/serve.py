@@ -293,7 +293,9 @@ def serve_http(
         raise InvalidInputError(f"ctx serve needs at least one worker, not {workers}.")
     first = stores[0].ws
     # Refused before anything else loads or changes.
-    replica = open_replica(first, sync, every, access=remote_access(), notice=notice)
+    replica = open_replica(
+        first, sync, every, access=remote_access(), notice=notice, share=workers > 1
+    )
 
     from ctx.hub import hub_status, keys_required, stop_hub
 
@@ -314,8 +316,6 @@ def serve_http(
         stateless=workers > 1,
     )
     server = http_server(app)
-    if replica is not None:
-        replica.begin()  # the tips noted before any worker can write
     pool = _workers(
         stores,
         required,
@@ -337,6 +337,8 @@ def serve_http(
     )
     with _signals_stop(server) as serving:
         try:
+            if replica is not None:
+                replica.begin()  # the tips noted before any worker can write
             hub.start()
             if pool is not None:
                 pool.start()
@@ -356,10 +358,10 @@ def serve_http(
             server.run(sockets=[sock])
         finally:
             serving()  # the stopping is not cut short
+            if pool is not None:
+                pool.stop()  # first: no write lands while a round finishes
             if replica is not None:
                 replica.stop()
-            if pool is not None:
-                pool.stop()
             hub.stop()
             sock.close()
     if pool is not None and pool.failure is not None:

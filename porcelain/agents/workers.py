@@ -395,7 +395,10 @@ def _server(spec: WorkerSpec) -> uvicorn.Server:
     if spec.sync is not None and spec.every is not None:
         from ctx.porcelain.agents.replica import shared_health
 
-        replica = shared_health(named[0].ws, spec.sync, spec.every)
+        # The syncing process is the one that started this worker.
+        replica = shared_health(
+            named[0].ws, spec.sync, spec.every, syncing=os.getppid()
+        )
     app = stores_app(
         named,
         [s.keys_required for s in spec.stores],

@@ -154,7 +154,8 @@ def serve(
     out. One process answers one recall at a time; on a machine of N cores,
     N workers answer up to N times as many. Each costs its own memory (an
     index and an embedder), and MCP over HTTP is served without sessions.
-    With --sync, this process syncs and every one answers GET /health.
+    With --sync, this process syncs, and each says in GET /health how far
+    behind the store is.
 
     \b
     Example:

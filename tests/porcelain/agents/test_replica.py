@@ -6,6 +6,7 @@ tests/integration/test_serve_replicas.py; here each round is run by hand.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -154,9 +155,10 @@ def test_a_workers_health_says_what_the_syncing_process_knows(team):
     """A worker (a workspace of its own on the store) reckons ``/health`` from
     the file the syncing process writes, and says what that process says."""
     ws_a, a = team.replica("a")
+    a.share = True
     worker_ws = Workspace(team.root / "a", clock=team.clock)
     try:
-        seen = shared_health(worker_ws, "origin", 60.0)
+        seen = shared_health(worker_ws, "origin", 60.0, syncing=os.getpid())
         assert seen() == a.health()  # nothing written yet: no file, no lag
         a.begin()
         # Written through the worker after the start: a branch the remote lacks.
@@ -172,8 +174,11 @@ def test_a_workers_health_says_what_the_syncing_process_knows(team):
         assert health.last_sync is not None
         assert (health.unpushed, health.unmerged, health.error) == (0, 0, None)
         assert seen() == health
-        # A file of another remote says nothing of this one.
-        assert shared_health(worker_ws, "upstream", 60.0)().last_sync is None
+        # A file of another remote, or another run's, says nothing of this.
+        other_remote = shared_health(worker_ws, "upstream", 60.0, syncing=os.getpid())
+        assert other_remote().last_sync is None
+        other_run = shared_health(worker_ws, "origin", 60.0, syncing=os.getpid() + 1)
+        assert other_run().last_sync is None
 
         team.remote.rename(team.root / "moved.git")
         assert not a.sync()
@@ -184,6 +189,52 @@ def test_a_workers_health_says_what_the_syncing_process_knows(team):
         assert seen().last_sync is None
     finally:
         worker_ws.close()
+
+
+def test_a_replica_without_workers_writes_no_file(team):
+    ws, replica = team.replica("a")
+    assert replica.sync()
+    assert not (ws.path / "private" / STATE_FILE).exists()
+
+
+def test_a_report_that_cannot_be_written_stops_no_round(team, monkeypatch):
+    """The branches unreadable while the workers' file is written, at the
+    start and after a round: a notice each time, and the rounds go on."""
+    _, replica = team.replica("a")
+    replica.share = True
+    replica.every = 0.05
+    faults = iter([OSError(5, "Input/output error"), None, OSError(5, "again")])
+    real = Replica._note_written
+
+    def flaky(self, store):
+        fault = next(faults, None)
+        if fault is not None:
+            raise fault
+        return real(self, store)
+
+    monkeypatch.setattr(Replica, "_note_written", flaky)
+    replica.start()
+    try:
+        deadline = time.monotonic() + 30
+        while (
+            replica.health().last_sync is None
+            or len([n for n in team.notices if "was not written" in n]) < 2
+        ):
+            assert time.monotonic() < deadline, team.notices
+            time.sleep(0.02)
+        synced = replica.health().last_sync
+        while replica.health().last_sync == synced:  # a round after it
+            assert time.monotonic() < deadline, team.notices
+            time.sleep(0.02)
+    finally:
+        replica.stop()
+    assert team.notices == [
+        "Notice: The workers' view of the sync was not written: "
+        "OSError: [Errno 5] Input/output error",
+        "Notice: The workers' view of the sync was not written: "
+        "OSError: [Errno 5] again",
+    ]
+    assert replica.health().error is None
 
 
 def test_a_round_that_fails_unexpectedly_is_reported_and_the_next_runs(
