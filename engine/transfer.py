@@ -261,10 +261,9 @@ def _sync_record(
 ) -> None:
     """Joins the remote's redaction record (at ``record``) to the store's.
 
-    A fetch brought the record's objects with the branches'
-    (:func:`_fetch_objects`); a push, or a record that moved since the
-    refs were read, fetches them first if the store lacks them: one more
-    connection, checked and bounded as a branch's (:func:`_fetch_checked`).
+    The record's objects are fetched first if the store lacks them: one
+    more connection, made only when the remote's record is new here. They
+    are checked and bounded as a branch's are (:func:`_fetch_checked`).
 
     Raises:
         RemoteError: what the record reaches is not what a store may hold.
@@ -339,9 +338,7 @@ def _fetch_objects(
     Only the branches whose tips differ from ``known`` (the tracking refs as
     they are) are walked and checked, and only those under ``namespace``
     (``refs/heads/NAMESPACE*``, named without it) are branches at all.
-    What ``redacted`` names is refused. The remote's record of redactions
-    comes in the same fetch when the store lacks it, checked as a branch
-    is: a refusal of either keeps every object out.
+    What ``redacted`` names is refused.
 
     Returns:
         Every branch of the remote that ctx can name, with its tip, the
@@ -350,11 +347,7 @@ def _fetch_objects(
     """
 
     def moving(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
-        found = moving_branches(refs, namespace, known)
-        record = refs.get(REDACTIONS_REF)
-        if record is not None and record not in store.repo.object_store:
-            found[RECORD_TIP] = record  # a name no branch can have
-        return found
+        return moving_branches(refs, namespace, known)
 
     shown = display_url(url)
     try:
@@ -364,8 +357,7 @@ def _fetch_objects(
             f"{shown} cannot be fetched: its refs cannot be read ({exc}).",
             hint="Nothing was changed; `git fsck` in that repository says more.",
         ) from None
-    tops = {name: top for name, top in checked.tops.items() if name != RECORD_TIP}
-    check_holds_memory(shown, namespace, tops)
+    check_holds_memory(shown, namespace, checked.tops)
     heads = {
         name: CommitId(sha.decode())
         for name, sha in remote_branches(refs, namespace).items()
