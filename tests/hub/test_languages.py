@@ -201,11 +201,14 @@ NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
         ("Ça dépend: œuvre, Łódź, ș", True),
         ("数据库用什么？", False),  # noqa: RUF001
         ("Какая у нас база данных?", False),  # noqa: RUF001
-        ("PostgreSQL 15 部署在哪里", True),  # more Latin letters than not
+        ("PostgreSQL 15 部署在哪里", False),  # one word of English, five of Chinese
+        ("天气怎么样 weather", False),  # more Latin letters, fewer words
+        ("Deploy the API to 北京", True),
+        ("バックグラウンドの仕事", False),
         ("2026-03-02 12:00", True),  # no letters
     ],
 )
-def test_a_text_is_mostly_latin_by_its_letters(text, latin):
+def test_a_text_is_mostly_latin_by_its_words(text, latin):
     assert mostly_latin(text) is latin
     assert reads(MiniLMEmbedder(), text) is latin
     assert reads(HashingEmbedder(), text)  # its vectors are the words

@@ -9,6 +9,7 @@ a changed name means a reindex.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -142,19 +143,31 @@ def reads(embedder: Embedder, text: str) -> bool:
     return True
 
 
-def mostly_latin(text: str) -> bool:
-    """Returns whether at least half of ``text``'s letters are Latin ones.
+_IDEOGRAPH = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+"""Chinese characters and Japanese kana: written without spaces, each one
+carries about what a word does."""
+_LETTERS = re.compile(r"[^\W\d_]+")
 
-    Latin letters are those of Unicode's Latin blocks up to Latin
-    Extended-B (English, and the accented letters of other languages in
-    Latin script); a text without letters counts as Latin.
+
+def mostly_latin(text: str) -> bool:
+    """Returns whether at least half of ``text``'s words are in Latin letters.
+
+    A word is a run of letters, and each Chinese character or Japanese kana
+    is one (:data:`_IDEOGRAPH`): "天气怎么样 weather" is five words of
+    Chinese and one of English. Latin letters are those of Unicode's Latin
+    blocks up to Latin Extended-B (English, and the accented letters of
+    other languages in Latin script). A text without letters counts as
+    Latin.
     """
-    letters = latin = 0
-    for char in text:
-        if char.isalpha():
-            letters += 1
-            latin += char <= "\u024f"
-    return latin * 2 >= letters
+    words = latin = 0
+    for run in _LETTERS.findall(text):
+        ideographs = len(_IDEOGRAPH.findall(run))
+        if ideographs:
+            words += ideographs + bool(_IDEOGRAPH.sub("", run))
+        else:
+            words += 1
+            latin += max(run) <= "\u024f"
+    return latin * 2 >= words
 
 
 def embed_queries(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:

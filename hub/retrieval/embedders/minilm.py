@@ -156,13 +156,13 @@ class MiniLMEmbedder:
         return is_whole_word(word)
 
     def reads(self, text: str) -> bool:
-        """Returns whether ``text`` is mostly in Latin letters.
+        """Returns whether ``text`` is mostly in Latin letters (by words).
 
         The model was trained on English: its cosines between texts in
         other scripts measure nothing (Chinese questions about the weather
         sat at 0.61-0.73 of notes about Kafka and databases, above their
-        answers' 0.56-0.62). Latin-script languages share enough of its
-        word pieces to keep.
+        answers' 0.56-0.62). In German, French and Spanish it still ranked
+        the answer first (docs/recall.md).
         """
         return mostly_latin(text)
 

@@ -140,6 +140,28 @@ def test_only_memories_close_enough_to_the_prompt_are_added(project):
     assert "Argo CD" in text
 
 
+def test_a_prompt_in_chinese_gets_its_memory_with_minilm(project):
+    # MiniLM does not read Chinese: the recall has no vector channel, and no
+    # hit a cosine; the hook keeps the relevance floor instead of dropping
+    # every hit for want of one (issue 29).
+    (project / ".ctx" / "config.toml").write_text('[embedder]\nkind = "minilm"\n')
+    answer = add(project, "我们的数据库用的是 PostgreSQL 15，部署在北京机房。")  # noqa: RUF001
+    add(project, "消息队列使用 Kafka，保留七天。")  # noqa: RUF001
+    asked = "数据库用什么？"  # noqa: RUF001
+    text = context("prompt-submit", "user_prompt_submit", project, prompt=asked)
+    assert text is not None
+    assert answer in text
+    assert "Kafka" not in text
+    weather = context(
+        "prompt-submit",
+        "user_prompt_submit",
+        project,
+        prompt="天气怎么样",
+        session_id="s2",
+    )
+    assert weather is None
+
+
 def test_a_context_over_the_cap_is_cut_on_a_line(project, monkeypatch):
     lines = "".join(f"line {n:05d} of a long context\n" for n in range(1000))
     big = Event("session-start", "SessionStart", lambda hook: lines)
