@@ -162,6 +162,20 @@ def test_a_prompt_in_chinese_gets_its_memory_with_minilm(project):
     assert weather is None
 
 
+def test_a_prompt_gets_its_memory_when_the_embedder_cannot_be_reached(project):
+    # Nothing listens there: the vector channel fails, and no hit has a cosine.
+    (project / ".ctx" / "config.toml").write_text(
+        '[embedder]\nkind = "ollama"\nbase_url = "http://127.0.0.1:9"\n'
+        'model = "nomic-embed-text"\n'
+    )
+    answer = add(project, "The payment service retries webhooks five times.")
+    add(project, "The queue is Postgres, backed up nightly.")
+    asked = "How many times are payment webhooks retried?"
+    text = context("prompt-submit", "user_prompt_submit", project, prompt=asked)
+    assert text is not None
+    assert answer in text
+
+
 def test_a_context_over_the_cap_is_cut_on_a_line(project, monkeypatch):
     lines = "".join(f"line {n:05d} of a long context\n" for n in range(1000))
     big = Event("session-start", "SessionStart", lambda hook: lines)
