@@ -113,6 +113,23 @@ def test_redact_text_removes_it_from_every_object_and_log(disk_store, intent):
     assert SECRET not in str(record)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known leak: the record of the first redaction keeps, under "
+    "blobs/<original>, the first redacted version, which still holds the second "
+    "text (docs/security.md)",
+)
+def test_a_second_redaction_of_one_memory_leaves_neither_text(disk_store, intent):
+    remember(
+        disk_store, Draft(text="one SECRETONE and two SECRETTWO in a note"), intent
+    )
+    redact_text(disk_store, "SECRETONE")
+    redact_text(disk_store, "SECRETTWO")
+    held = all_objects_text(disk_store)
+    assert "SECRETONE" not in held
+    assert "SECRETTWO" not in held
+
+
 def test_redact_memory_removes_every_version(disk_store, intent):
     memory_id = build(disk_store, intent)
     pack_loose(disk_store)  # the old versions in a pack, which must be rewritten
