@@ -413,7 +413,7 @@ def push(
     A branch the remote has moved past ours (not a fast forward) is refused,
     and then nothing is pushed at all, unless ``force``, or
     ``force_with_lease`` and the remote's branch is where it was last
-    fetched (or the commit a redaction rewrote that into). A push that
+    fetched (or a commit that redactions since rewrote into that). A push that
     would send what a redaction removed is refused unless
     ``ignore_redactions``; the store's redaction record goes with every push.
 
@@ -461,8 +461,7 @@ def push(
                 continue
             forced = old is not None and not _ff(store, old, tip)
             if forced and force_with_lease:
-                leased = known.get(branch)
-                if old not in (leased, was.get(leased or "")):
+                if old not in _pre_images(known.get(branch), was):
                     lease_lost.append(branch)
             elif forced and not force:
                 (stale if old in rewritten else behind).append(branch)
@@ -546,6 +545,21 @@ def push(
         updated=tuple(updated),
         up_to_date=tuple(same),
     )
+
+
+def _pre_images(leased: CommitId | None, was: Mapping[str, str]) -> set[str | None]:
+    """Returns the lease and each commit redactions rewrote into it, in turn.
+
+    The tracking branch a push leases on is rewritten by every redaction;
+    the remote's branch, pushed before them, is its pre-image one rewrite
+    back per redaction since.
+    """
+    found: set[str | None] = {leased}
+    commit = was.get(leased or "")
+    while commit is not None and commit not in found:
+        found.add(commit)
+        commit = was.get(commit)
+    return found
 
 
 def _refuse_push(

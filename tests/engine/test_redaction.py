@@ -270,6 +270,21 @@ def test_redact_push_with_lease_pull_on_the_other(team, intent):
     assert SECRET in bare_log(bare)
 
 
+def test_two_redactions_then_one_push_with_lease(team, intent):
+    # The lease is the branch as last fetched, which each redaction rewrote
+    # in turn: the remote's tip is its pre-image two rewrites back.
+    a, b, _, bare = team
+    redact_text(a, SECRET, reason="leaked")
+    redact_text(a, "harmless", reason="second thoughts")
+    push(a, "origin", force_with_lease=True)
+    log = bare_log(bare)
+    assert SECRET not in log
+    assert "harmless" not in log
+    pulled = pull(b, intent, "origin")
+    assert len(pulled.redactions) == 2
+    assert b.branch_tip("main") == a.branch_tip("main")
+
+
 def test_a_lease_the_remote_broke_is_refused(team, intent):
     a, b, _, _ = team
     remember(b, Draft(text="b's newer work"), intent)
