@@ -265,8 +265,9 @@ class Replica:
     def begin(self) -> None:
         """Notes the branches' tips (once), for the workers too.
 
-        Called before the workers start, so that none reads another run's
-        state; :meth:`start` calls it if nothing did.
+        Called before the workers start, so that a branch one of them
+        writes counts as written here and is pushed; :meth:`start` calls
+        it if nothing did.
         """
         if self._store is None:
             self._open()
