@@ -5,12 +5,23 @@ Each redaction is a commit on the record whose tree holds ``<id>.json``
 text) and, under ``blobs/<old blob id>``, the redacted version of each blob,
 so another clone can apply the same rewrite without knowing the text
 (:mod:`ctx.engine.redaction` makes and applies them).
+
+The record is one commit without parents, a snapshot of every redaction:
+a later redaction can rewrite a version an earlier one made (a second text
+taken out of the same memory), and the earlier version, which still holds
+that text, must leave the record, its history included. So each entry under
+``blobs/`` names the latest redacted version of its blob (:func:`closed`),
+and the record commit it replaces is left to the prune. The ids of the
+record commits a snapshot replaced are listed in its ``replaced`` file
+(ids only): a remote still on one of them is behind, and its record is
+neither fetched (it would bring the removed version back) nor joined.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -24,19 +35,23 @@ if TYPE_CHECKING:
 __all__ = [
     "BLOBS",
     "REDACTIONS_REF",
-    "record_commit",
+    "REPLACED",
+    "closed",
+    "record_files",
     "record_id",
     "record_tip",
     "record_tree",
+    "replaced_records",
+    "snapshot",
     "store_record",
-    "tree_entries",
-    "tree_from_entries",
 ]
 
 REDACTIONS_REF = Ref(b"refs/ctx/redactions")
 """The ref of the redaction record."""
 BLOBS = b"blobs"
 """The record's folder of redacted blobs, by their old id."""
+REPLACED = b"replaced"
+"""The record's file of the record commits it replaced, one id per line."""
 
 
 def record_id(record: Redaction) -> str:
@@ -100,12 +115,71 @@ def tree_from_entries(
     return top.id, made
 
 
-def record_commit(
-    store: Store, tree: ObjectID, parents: list[ObjectID], summary: str
-) -> Commit:
+def closed(
+    entries: Mapping[bytes, tuple[int, ObjectID]],
+) -> dict[bytes, tuple[int, ObjectID]]:
+    """Returns a record's files with each ``blobs/`` entry at its latest version.
+
+    An entry ``blobs/A -> B`` where ``blobs/B -> C`` is also there (a later
+    redaction rewrote B) becomes ``blobs/A -> C``, so that no entry keeps a
+    version a later redaction removed.
+    """
+    prefix = BLOBS + b"/"
+    out = dict(entries)
+    for path, (mode, sha) in entries.items():
+        if not path.startswith(prefix):
+            continue
+        seen = {sha}
+        while (later := entries.get(prefix + sha)) is not None:
+            sha = later[1]
+            if sha in seen:
+                break  # a cycle, which no redaction makes: keep the last
+            seen.add(sha)
+        out[path] = (mode, sha)
+    return out
+
+
+def record_files(
+    store: Store, tip: ObjectID | None
+) -> tuple[dict[bytes, tuple[int, ObjectID]], frozenset[ObjectID]]:
+    """Returns record ``tip``'s files (but ``replaced``) and the commits it replaced."""
+    if tip is None:
+        return {}, frozenset()
+    commit = store.repo.object_store[tip]
+    assert isinstance(commit, Commit)
+    entries = tree_entries(store, commit.tree)
+    listed = entries.pop(REPLACED, None)
+    if listed is None:
+        return entries, frozenset()
+    blob = store.repo.object_store[listed[1]]
+    lines = blob.data.split() if isinstance(blob, Blob) else []
+    ids = {ObjectID(line) for line in lines if len(line) == 40}
+    return entries, frozenset(ids)
+
+
+def replaced_records(store: Store) -> frozenset[ObjectID]:
+    """Returns the record commits the store's record replaced (none if no record)."""
+    return record_files(store, record_tip(store))[1]
+
+
+def snapshot(
+    store: Store,
+    entries: Mapping[bytes, tuple[int, ObjectID]],
+    replaced: AbstractSet[ObjectID],
+    summary: str,
+) -> tuple[Commit, list[ShaFile]]:
+    """Returns a record commit of ``entries`` (closed), and the objects it needs.
+
+    The commit has no parents; ``replaced`` names the ones it replaces.
+    """
+    files = closed(entries)
+    listed = Blob.from_string(b"".join(sha + b"\n" for sha in sorted(replaced)))
+    if replaced:
+        files[REPLACED] = (0o100644, listed.id)
+    tree, trees = tree_from_entries(store, files)
     commit = Commit()
     commit.tree = tree
-    commit.parents = parents
+    commit.parents = []
     commit.author = commit.committer = b"ctx <ctx@ctx>"
     when = store.clock()
     offset = when.utcoffset()
@@ -115,7 +189,7 @@ def record_commit(
     )
     commit.encoding = b"UTF-8"
     commit.message = summary.encode() + b"\n"
-    return commit
+    return commit, [*([listed] if replaced else []), *trees, commit]
 
 
 def store_record(
@@ -123,16 +197,13 @@ def store_record(
 ) -> ObjectID:
     """Step 2: adds the redaction to the record (not yet on its ref)."""
     tip = record_tip(store)
-    entries: dict[bytes, tuple[int, ObjectID]] = {}
-    if tip is not None:
-        commit = store.repo.object_store[tip]
-        assert isinstance(commit, Commit)
-        entries = tree_entries(store, commit.tree)
+    entries, replaced = record_files(store, tip)
     data = Blob.from_string(msgspec.json.encode(record))
     entries[record.id.encode() + b".json"] = (0o100644, data.id)
     for old, new in blobs.items():
         entries[BLOBS + b"/" + old] = (0o100644, new)
-    tree, trees = tree_from_entries(store, entries)
-    commit = record_commit(store, tree, [tip] if tip else [], f"Redaction {record.id}")
-    store.add_objects([data, *trees, commit])
+    if tip is not None:
+        replaced |= {tip}
+    commit, made = snapshot(store, entries, replaced, f"Redaction {record.id}")
+    store.add_objects([data, *made])
     return commit.id

@@ -10,7 +10,7 @@ these steps, each one safe to be killed in:
    tree or message changed keeps its trailers and gains ``Ctx-Redacted:
    <what> (<reason>)``. Author, committer and times are kept. The new
    objects are stored; no ref points at them yet.
-2. Record: a commit on ``refs/ctx/redactions`` whose tree holds
+2. Record: a new snapshot on ``refs/ctx/redactions`` whose tree holds
    ``<id>.json`` (what, why, when, and the map of old commit and blob ids to
    new ones, never the text) and, under ``blobs/<old blob id>``, the
    redacted version of each blob, so another clone can apply the same
@@ -64,13 +64,14 @@ from ctx.engine._redaction_finish import (
 )
 from ctx.engine._redaction_record import (
     REDACTIONS_REF,
-    record_commit,
+    closed,
+    record_files,
     record_id,
     record_tip,
     record_tree,
+    replaced_records,
+    snapshot,
     store_record,
-    tree_entries,
-    tree_from_entries,
 )
 from ctx.engine.errors import CorruptStoreError, InvalidInputError, NotFoundError
 from ctx.engine.ids import MemoryId
@@ -92,6 +93,7 @@ __all__ = [
     "redact_memory",
     "redact_text",
     "redacted_objects",
+    "replaced_records",
     "sync_redactions",
 ]
 
@@ -263,35 +265,42 @@ def holds_redacted(store: Store) -> list[str]:
 def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
     """Joins another clone's record (commit ``theirs``, fetched) to this one.
 
-    Both sides' redactions are kept (their files are unioned); the record
-    moves with compare-and-swap under the store's lock.
+    Both sides' redactions are kept: their files are unioned (this side's
+    where both name one, each ``blobs/`` entry then at its latest version).
+    A record this one replaced is behind and changes nothing; one that holds
+    all of this one and says it replaced it is taken as it is; otherwise
+    the join is a new snapshot that replaced both. The record moves with
+    compare-and-swap under the store's lock.
 
     Returns:
         Whether the record changed.
     """
     if theirs is None or theirs not in store.repo.object_store:
         return False
+    if not isinstance(store.repo.object_store[theirs], Commit):
+        return False
     with store.locked():
         ours = record_tip(store)
-        if ours == theirs:
-            return False
-        other = store.repo.object_store[theirs]
-        if not isinstance(other, Commit):
-            return False
         if ours is None:
             write_refs(store, {REDACTIONS_REF: theirs})
             return True
-        mine = store.repo.object_store[ours]
-        assert isinstance(mine, Commit)
-        entries = {
-            **tree_entries(store, other.tree),
-            **tree_entries(store, mine.tree),
-        }
-        if entries == tree_entries(store, mine.tree):
+        kept, replaced = record_files(store, ours)
+        if ours == theirs or theirs in replaced:
             return False
-        tree, trees = tree_from_entries(store, entries)
-        commit = record_commit(store, tree, [ours, theirs], "Join redaction records")
-        store.add_objects([*trees, commit])
+        other, other_replaced = record_files(store, theirs)
+        entries = closed({**other, **kept})
+        if entries == kept:
+            return False
+        if entries == other and ours in other_replaced:
+            write_refs(store, {REDACTIONS_REF: theirs})
+            return True
+        commit, made = snapshot(
+            store,
+            entries,
+            replaced | other_replaced | {ours, theirs},
+            "Join redaction records",
+        )
+        store.add_objects(made)
         write_refs(store, {REDACTIONS_REF: commit.id})
         return True
 
@@ -299,41 +308,142 @@ def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
 def apply_redactions(store: Store) -> list[RedactResult]:
     """Rewrites what this store holds of history that a recorded redaction removed.
 
-    For a clone that still holds the old history when another's redaction
-    arrives (a pull): each old blob becomes the redacted version the record
-    carries (its ``blobs/`` folder), and a commit the record already rewrote
-    becomes its rewritten version where this store has it.
+    For a clone that still holds the old history when another's redactions
+    arrive (a pull). A redaction is pending here when the store holds one
+    of its old commits or blobs, or an earlier pending one made it. The
+    pending ones are replayed in their order, in memory, on ids alone: each
+    maps old blob ids to new ones, and a commit it rewrote to the one the
+    redactions since made of it, where this store has that (it was
+    fetched). A version one redaction made and a later one rewrote again is
+    no longer anywhere (it held the later text), so only the last versions,
+    which the record carries under ``blobs/``, are stored; the refs then
+    move once.
+
+    Returns:
+        One result per pending redaction, with how many of its commits and
+        versions this store held; the refs moved and the objects pruned are
+        in the last.
+
+    Raises:
+        CorruptStoreError: the record lacks a redacted version it names
+            (nothing is changed).
     """
-    results: list[RedactResult] = []
     if not isinstance(store.repo, Repo):
-        return results
+        return []
     with store.locked():
-        for record in list_redactions(store):
-            objects = store.repo.object_store
-            if not any(ObjectID(s.encode()) in objects for s in record.blobs):
-                continue
-            mapped = {
-                ObjectID(o.encode()): ObjectID(n.encode())
-                for o, n in record.blobs.items()
-            }
+        objects = store.repo.object_store
+        pending = _pending(store, list_redactions(store))
+        made: dict[ObjectID, ShaFile] = {}
+
+        def lookup(sha: ObjectID) -> ShaFile:
+            return made[sha] if sha in made else objects[sha]
+
+        roots = [*refs_to_rewrite(store).values(), *reflog_commits(store)]
+        composed: dict[ObjectID, ObjectID] = {}
+        for at, (record, _, _) in enumerate(pending):
             rewrite = _rewrite(
                 store,
                 record,
-                blob_map=mapped.get,
-                known={
-                    ObjectID(o.encode()): ObjectID(n.encode())
-                    for o, n in record.commits.items()
-                },
+                blob_map={_sha(o): _sha(n) for o, n in record.blobs.items()}.get,
+                known=_known(record, [r for r, _, _ in pending[at + 1 :]]),
                 texts=(),
+                roots=[composed.get(r, r) for r in roots],
+                lookup=lookup,
             )
             if rewrite is None:
                 continue
-            commits, blobs, new_objects = rewrite
-            store.add_objects(new_objects)
-            results.append(
-                _settle(store, record, Pending(commits=_hex_map(commits)), blobs)
-            )
+            commits, _, new_objects = rewrite
+            made.update((o.id, o) for o in new_objects)
+            composed = {o: commits.get(n, n) for o, n in composed.items()} | {
+                o: n for o, n in commits.items() if o not in composed.values()
+            }
+        if not composed:
+            return []
+        store.add_objects(_kept(store, made, set(composed.values())))
+        last = _settle(store, pending[-1][0], Pending(commits=_hex_map(composed)), {})
+    results = [
+        RedactResult(
+            redaction=record.id,
+            what=record.what,
+            reason=record.reason,
+            commits=commits,
+            blobs=blobs,
+        )
+        for record, commits, blobs in pending
+    ]
+    results[-1] = msgspec.structs.replace(
+        results[-1], branches=last.branches, pruned=last.pruned, remotes=last.remotes
+    )
     return results
+
+
+def _pending(
+    store: Store, records: Iterable[Redaction]
+) -> list[tuple[Redaction, int, int]]:
+    """Returns the redactions pending here, with how many commits and blobs each.
+
+    A redaction is pending when the store holds one of its old objects, or
+    an earlier pending redaction made one (it rewrote again what that one
+    rewrote).
+    """
+    objects = store.repo.object_store
+    made: set[str] = set()
+    out = []
+    for record in records:
+        commits = sum(o in made or _sha(o) in objects for o in record.commits)
+        blobs = sum(o in made or _sha(o) in objects for o in record.blobs)
+        if commits or blobs:
+            out.append((record, commits, blobs))
+            made.update(record.commits.values(), record.blobs.values())
+    return out
+
+
+def _known(record: Redaction, later: list[Redaction]) -> dict[ObjectID, ObjectID]:
+    """Returns each commit ``record`` rewrote, to what ``later`` made of it in turn."""
+    out = {}
+    for old, new in record.commits.items():
+        for each in later:
+            new = each.commits.get(new, new)
+        out[_sha(old)] = _sha(new)
+    return out
+
+
+def _kept(
+    store: Store, made: Mapping[ObjectID, ShaFile], tips: AbstractSet[ObjectID]
+) -> list[ShaFile]:
+    """Returns the objects of ``made`` that ``tips`` reach, each one checked.
+
+    Raises:
+        CorruptStoreError: one of them names a blob that is neither made
+            nor in the store (the record lacks a redacted version).
+    """
+    objects = store.repo.object_store
+    out: dict[ObjectID, ShaFile] = {}
+    stack = [sha for sha in tips if sha in made]
+    while stack:
+        obj = made[stack.pop()]
+        if obj.id in out:
+            continue
+        out[obj.id] = obj
+        if isinstance(obj, Commit):
+            named = [obj.tree, *obj.parents]
+        else:
+            assert isinstance(obj, Tree)
+            named = [e.sha for e in obj.iteritems() if e.mode != 0o160000]
+        for sha in named:
+            if sha in made:
+                stack.append(sha)
+            elif sha not in objects:
+                raise CorruptStoreError(
+                    f"The record of redactions lacks object {sha.decode()[:10]}, "
+                    "which a redaction put in its place.",
+                    hint="Nothing was changed; `ctx fetch` brings the whole record.",
+                )
+    return list(out.values())
+
+
+def _sha(text: str) -> ObjectID:
+    return ObjectID(text.encode())
 
 
 def memory_texts(store: Store, memory_id: MemoryId) -> tuple[str, ...]:
@@ -385,7 +495,15 @@ def _redact(
 
     record = Redaction(id="", what=what, reason=reason, time=store.clock())
     with store.locked():
-        rewrite = _rewrite(store, record, blob_map=blob_map, known={}, texts=texts)
+        rewrite = _rewrite(
+            store,
+            record,
+            blob_map=blob_map,
+            known={},
+            texts=texts,
+            roots=[*refs_to_rewrite(store).values(), *reflog_commits(store)],
+            lookup=objects.__getitem__,
+        )
         if rewrite is None:
             raise InvalidInputError(
                 "No version in the history holds what was to be redacted.",
@@ -440,8 +558,13 @@ def _rewrite(
     blob_map: Callable[[ObjectID], ObjectID | None],
     known: Mapping[ObjectID, ObjectID],
     texts: tuple[str, ...],
+    roots: Iterable[ObjectID],
+    lookup: Callable[[ObjectID], ShaFile],
 ) -> _Rewrite | None:
     """Step 1 (see the module docstring), storing nothing; the lock is held.
+
+    Rewrites every commit ``roots`` reach, reading trees and commits through
+    ``lookup`` (which may hold objects not stored yet).
 
     Returns:
         The rewrite, or None when no commit holds what is redacted.
@@ -452,7 +575,6 @@ def _rewrite(
         "Ctx-Redacted",
         record.what + (f" ({record.reason})" if record.reason else ""),
     )
-    roots = [*refs_to_rewrite(store).values(), *reflog_commits(store)]
     trees: dict[ObjectID, ObjectID] = {}
     blobs: dict[ObjectID, ObjectID] = {}
     commits: dict[ObjectID, ObjectID] = {}
@@ -461,7 +583,7 @@ def _rewrite(
     def tree_map(sha: ObjectID) -> ObjectID:
         if sha in trees:
             return trees[sha]
-        tree = objects[sha]
+        tree = lookup(sha)
         assert isinstance(tree, Tree)
         changed = False
         out = Tree()
@@ -483,7 +605,7 @@ def _rewrite(
             trees[sha] = sha
         return trees[sha]
 
-    for commit in _parents_first(store, roots):
+    for commit in _parents_first(lookup, roots):
         if commit.id in known and known[commit.id] in objects:
             commits[commit.id] = known[commit.id]
             continue
@@ -519,9 +641,10 @@ def _with_trailer(message: bytes, trailer: Trailer) -> bytes:
     return body.rstrip(b"\n") + b"\n\n" + format_trailers([*trailers, trailer])
 
 
-def _parents_first(store: Store, roots: Iterable[ObjectID]) -> Iterator[Commit]:
+def _parents_first(
+    lookup: Callable[[ObjectID], ShaFile], roots: Iterable[ObjectID]
+) -> Iterator[Commit]:
     """Yields every commit ``roots`` reach, each after all its parents."""
-    objects = store.repo.object_store
     done: set[ObjectID] = set()
     for root in roots:
         stack: list[tuple[ObjectID, bool]] = [(root, False)]
@@ -529,7 +652,7 @@ def _parents_first(store: Store, roots: Iterable[ObjectID]) -> Iterator[Commit]:
             sha, expanded = stack.pop()
             if sha in done:
                 continue
-            obj = objects[sha]
+            obj = lookup(sha)
             if not isinstance(obj, Commit):
                 done.add(sha)
                 continue
@@ -549,7 +672,7 @@ def _blobs_holding(store: Store, key: bytes) -> set[ObjectID]:
     seen: set[ObjectID] = set()
     found: set[ObjectID] = set()
     stack: list[ObjectID] = []
-    for commit in _parents_first(store, roots):
+    for commit in _parents_first(objects.__getitem__, roots):
         top = objects[commit.tree]
         assert isinstance(top, Tree)
         stack.extend(e.sha for e in top.iteritems() if e.path in areas)

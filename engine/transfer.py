@@ -92,6 +92,7 @@ from ctx.engine.redaction import (
     apply_redactions,
     list_redactions,
     redacted_objects,
+    replaced_records,
     sync_redactions,
 )
 from ctx.engine.remotes import (
@@ -263,12 +264,14 @@ def _sync_record(
 
     The record's objects are fetched first if the store lacks them: one
     more connection, made only when the remote's record is new here. They
-    are checked and bounded as a branch's are (:func:`_fetch_checked`).
+    are checked and bounded as a branch's are (:func:`_fetch_checked`). A
+    record the store's replaced is not fetched: it is behind, and it holds
+    versions a later redaction removed.
 
     Raises:
         RemoteError: what the record reaches is not what a store may hold.
     """
-    if record is None:
+    if record is None or record in replaced_records(store):
         return
     if record not in store.repo.object_store:
 
@@ -442,7 +445,11 @@ def push(
         for found in (updated, same, behind, stale, lease_lost, leaks, unseen):
             found.clear()  # a retry with credentials calls this again
         theirs_record = refs.get(REDACTIONS_REF)
-        if theirs_record is not None and theirs_record not in store.repo.object_store:
+        if (
+            theirs_record is not None
+            and theirs_record not in store.repo.object_store
+            and theirs_record not in replaced_records(store)
+        ):
             unseen.append(theirs_record)  # fetched, then the push tried again
             return {}
         sync_redactions(store, theirs_record)

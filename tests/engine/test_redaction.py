@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from dulwich.objects import Blob
 from redaction_checks import killed_after
 
 from ctx.engine import (
@@ -28,10 +29,12 @@ from ctx.engine import (
     remember,
     undo,
 )
+from ctx.engine._redaction_record import record_tip, snapshot
 from ctx.engine.redaction import (
     list_redactions,
     redact_memory,
     redact_text,
+    sync_redactions,
 )
 
 SECRET = "hunter2-very-secret-token"
@@ -113,12 +116,6 @@ def test_redact_text_removes_it_from_every_object_and_log(disk_store, intent):
     assert SECRET not in str(record)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known leak: the record of the first redaction keeps, under "
-    "blobs/<original>, the first redacted version, which still holds the second "
-    "text (docs/security.md)",
-)
 def test_a_second_redaction_of_one_memory_leaves_neither_text(disk_store, intent):
     remember(
         disk_store, Draft(text="one SECRETONE and two SECRETTWO in a note"), intent
@@ -283,6 +280,56 @@ def test_two_redactions_then_one_push_with_lease(team, intent):
     pulled = pull(b, intent, "origin")
     assert len(pulled.redactions) == 2
     assert b.branch_tip("main") == a.branch_tip("main")
+
+
+def test_two_redactions_of_one_version_travel_and_converge(team, intent):
+    # The second redaction rewrites a version the first made: that version
+    # (which still holds the second text) leaves the record, here and on
+    # the remote, and clones converge whether they pulled in between or not.
+    a, b, c, bare = team
+    first = redact_text(a, SECRET, reason="leaked")
+    push(a, "origin", force_with_lease=True)
+    pull(b, intent, "origin")  # b applies the first now, c not at all
+    second = redact_text(a, "the key is", reason="the rest of it")
+    assert second.blobs == 1
+    push(a, "origin", force_with_lease=True)
+    for text in (SECRET, "the key is"):
+        assert text not in all_objects_text(a)
+        assert text not in bare_log(bare)
+    for store, applied in ((b, [second]), (c, [first, second])):
+        pulled = pull(store, intent, "origin")
+        assert [r.redaction for r in pulled.redactions] == [
+            r.redaction for r in applied
+        ]
+        assert store.branch_tip("main") == a.branch_tip("main")
+        held = all_objects_text(store)
+        assert SECRET not in held
+        assert "the key is" not in held
+        assert [r.id for r in list_redactions(store)] == [
+            first.redaction,
+            second.redaction,
+        ]
+        assert record_tip(store) == record_tip(a)  # taken as it is, not joined
+    assert git(c, "fsck", "--no-dangling").strip() == ""
+
+
+def test_a_record_that_claims_to_replace_this_one_is_joined_not_taken(
+    disk_store, intent
+):
+    remember(disk_store, Draft(text=f"the key is {SECRET}"), intent)
+    redact_text(disk_store, SECRET)
+    (record,) = list_redactions(disk_store)
+    # Another record, without this one's redaction, that says it replaced
+    # this store's record: taking it would forget the redaction.
+    ours = record_tip(disk_store)
+    assert ours is not None
+    other = Blob.from_string(b"{}")
+    entries = {b"other.json": (0o100644, other.id)}
+    theirs, made = snapshot(disk_store, entries, {ours}, "Redaction of nothing")
+    disk_store.add_objects([other, *made])
+    assert sync_redactions(disk_store, theirs.id) is True
+    assert list_redactions(disk_store) == [record]
+    assert record_tip(disk_store) not in (ours, theirs.id)
 
 
 def test_a_lease_the_remote_broke_is_refused(team, intent):
