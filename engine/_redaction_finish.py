@@ -42,6 +42,7 @@ __all__ = [
     "move_refs",
     "needles_of",
     "prune",
+    "reachable",
     "reflog_commits",
     "refs_to_rewrite",
     "replaced",
@@ -178,8 +179,8 @@ def prune(store: Store) -> int:
     repo = store.repo
     assert isinstance(repo, Repo)
     objects = repo.object_store
-    reachable = _reachable(store, [*_all_ref_values(store), *reflog_commits(store)])
-    unreachable = {sha for sha in objects if sha not in reachable}
+    reached = reachable(store, [*_all_ref_values(store), *reflog_commits(store)])
+    unreachable = {sha for sha in objects if sha not in reached}
     if not unreachable:
         return 0
     for sha in unreachable:
@@ -247,7 +248,8 @@ def reflog_commits(store: Store) -> list[ObjectID]:
     return sorted(found)
 
 
-def _reachable(store: Store, roots: Iterable[ObjectID]) -> set[ObjectID]:
+def reachable(store: Store, roots: Iterable[ObjectID]) -> set[ObjectID]:
+    """Returns every object ``roots`` reach (what the store lacks left out)."""
     objects = store.repo.object_store
     seen: set[ObjectID] = set()
     stack = [sha for sha in roots if sha in objects]

@@ -40,11 +40,12 @@ still holds the old history (:func:`apply_redactions`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from datetime import datetime
 
 import msgspec
+from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
@@ -57,6 +58,7 @@ from ctx.engine._redaction_finish import (
     finish_redaction,
     finish_steps,
     needles_of,
+    reachable,
     reflog_commits,
     refs_to_rewrite,
     replaced,
@@ -86,10 +88,12 @@ __all__ = [
     "RedactResult",
     "Redaction",
     "apply_redactions",
+    "drop_removed",
     "finish_redaction",
     "holds_redacted",
     "list_redactions",
     "memory_texts",
+    "record_behind",
     "redact_memory",
     "redact_text",
     "redacted_objects",
@@ -267,10 +271,12 @@ def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
 
     Both sides' redactions are kept: their files are unioned (this side's
     where both name one, each ``blobs/`` entry then at its latest version).
-    A record this one replaced is behind and changes nothing; one that holds
-    all of this one and says it replaced it is taken as it is; otherwise
-    the join is a new snapshot that replaced both. The record moves with
-    compare-and-swap under the store's lock.
+    A record this one replaced is behind and changes nothing. One that holds
+    all of this one is taken as it is when each record it says it replaced
+    is one this store replaced or holds (a claim about another remote's
+    record is not taken on trust: it would stop that record from being
+    fetched); otherwise the join is a new snapshot that replaced both. The
+    record moves with compare-and-swap under the store's lock.
 
     Returns:
         Whether the record changed.
@@ -281,28 +287,72 @@ def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
         return False
     with store.locked():
         ours = record_tip(store)
-        if ours is None:
-            write_refs(store, {REDACTIONS_REF: theirs})
-            return True
         kept, replaced = record_files(store, ours)
         if ours == theirs or theirs in replaced:
             return False
         other, other_replaced = record_files(store, theirs)
         entries = closed({**other, **kept})
-        if entries == kept:
+        if ours is not None and entries == kept:
             return False
-        if entries == other and ours in other_replaced:
+        checked = replaced | ({ours} if ours is not None else set())
+        if entries == other and other_replaced <= checked:
             write_refs(store, {REDACTIONS_REF: theirs})
             return True
         commit, made = snapshot(
-            store,
-            entries,
-            replaced | other_replaced | {ours, theirs},
-            "Join redaction records",
+            store, entries, checked | {theirs}, "Join redaction records"
         )
         store.add_objects(made)
         write_refs(store, {REDACTIONS_REF: commit.id})
         return True
+
+
+def record_behind(store: Store, theirs: ObjectID | None) -> bool:
+    """Returns whether record ``theirs`` (a remote's) lacks part of this store's.
+
+    A push sends the store's record only then: after a join, the two differ
+    in their ids alone when they hold the same.
+    """
+    ours = record_tip(store)
+    if ours is None or theirs == ours:
+        return False
+    kept, replaced = record_files(store, ours)
+    if theirs is None or theirs in replaced or theirs not in store.repo.object_store:
+        return True
+    return record_files(store, theirs)[0] != kept
+
+
+def drop_removed(store: Store, ids: Collection[ObjectID]) -> int:
+    """Deletes the objects of ``ids`` (just fetched) that a redaction removed.
+
+    A remote's record that is behind holds versions a later redaction here
+    rewrote again (with the text it took out); fetched with it, they would
+    stay on disk. Only objects the store's record does not reach are
+    deleted: nothing else can, as they were not here before the fetch.
+
+    Returns:
+        How many were deleted.
+    """
+    objects = store.repo.object_store
+    if not isinstance(objects, DiskObjectStore):
+        return 0  # a store in memory: gone with the process
+    with store.locked():
+        removed = redacted_objects(store)
+        found = {sha for sha in ids if sha in removed and sha in objects}
+        if not found:
+            return 0
+        tip = record_tip(store)
+        found -= reachable(store, [tip] if tip else [])
+        packed = set()
+        for sha in found:
+            if objects.contains_loose(sha):
+                with contextlib.suppress(OSError):
+                    objects.delete_loose_object(sha)
+            else:
+                packed.add(sha)
+        if packed:
+            objects.repack(exclude=packed)
+        store.drop_caches()
+        return len(found)
 
 
 def apply_redactions(store: Store) -> list[RedactResult]:
@@ -353,10 +403,12 @@ def apply_redactions(store: Store) -> list[RedactResult]:
             if rewrite is None:
                 continue
             commits, _, new_objects = rewrite
-            made.update((o.id, o) for o in new_objects)
+            # Each commit held here, to its latest version; one an earlier
+            # step made is one of those versions already.
             composed = {o: commits.get(n, n) for o, n in composed.items()} | {
-                o: n for o, n in commits.items() if o not in composed.values()
+                o: n for o, n in commits.items() if o not in made
             }
+            made.update((o.id, o) for o in new_objects)
         if not composed:
             return []
         store.add_objects(_kept(store, made, set(composed.values())))
@@ -380,21 +432,49 @@ def apply_redactions(store: Store) -> list[RedactResult]:
 def _pending(
     store: Store, records: Iterable[Redaction]
 ) -> list[tuple[Redaction, int, int]]:
-    """Returns the redactions pending here, with how many commits and blobs each.
+    """Returns the redactions pending here, in the order they apply.
 
     A redaction is pending when the store holds one of its old objects, or
-    an earlier pending redaction made one (it rewrote again what that one
-    rewrote).
+    another pending redaction made one (it rewrote again what that one
+    rewrote): that one goes first, whatever their times say (clocks of
+    clones differ). Each comes with how many of its commits and blobs the
+    store held or the ones before it made.
     """
     objects = store.repo.object_store
+    records = list(records)
+    olds = {r.id: {*r.commits, *r.blobs} for r in records}
+    news = {r.id: {*r.commits.values(), *r.blobs.values()} for r in records}
     made: set[str] = set()
+    chosen: list[Redaction] = []
+    grown = True
+    while grown:  # every pending one, however they chain
+        grown = False
+        for record in records:
+            if record not in chosen and any(
+                o in made or _sha(o) in objects for o in olds[record.id]
+            ):
+                chosen.append(record)
+                made |= news[record.id]
+                grown = True
+    ordered: list[Redaction] = []
+    left = sorted(chosen, key=lambda r: (r.time, r.id))
+    while left:
+        # The first whose old objects no other one left makes (a cycle,
+        # which no clone makes, takes them in time order).
+        ready = [
+            r
+            for r in left
+            if not any(olds[r.id] & news[o.id] for o in left if o is not r)
+        ]
+        ordered.append((ready or left)[0])
+        left.remove(ordered[-1])
     out = []
-    for record in records:
+    made = set()
+    for record in ordered:
         commits = sum(o in made or _sha(o) in objects for o in record.commits)
         blobs = sum(o in made or _sha(o) in objects for o in record.blobs)
-        if commits or blobs:
-            out.append((record, commits, blobs))
-            made.update(record.commits.values(), record.blobs.values())
+        out.append((record, commits, blobs))
+        made |= news[record.id]
     return out
 
 

@@ -90,7 +90,9 @@ from ctx.engine.redaction import (
     REDACTIONS_REF,
     RedactResult,
     apply_redactions,
+    drop_removed,
     list_redactions,
+    record_behind,
     redacted_objects,
     replaced_records,
     sync_redactions,
@@ -266,25 +268,32 @@ def _sync_record(
     more connection, made only when the remote's record is new here. They
     are checked and bounded as a branch's are (:func:`_fetch_checked`). A
     record the store's replaced is not fetched: it is behind, and it holds
-    versions a later redaction removed.
+    versions a later redaction removed. One that is behind in part (another
+    clone's, which knew of fewer redactions) can hold them too: after the
+    join, what the fetch brought that a redaction removed is deleted.
 
     Raises:
         RemoteError: what the record reaches is not what a store may hold.
     """
     if record is None or record in replaced_records(store):
         return
-    if record not in store.repo.object_store:
+    if record in store.repo.object_store:
+        sync_redactions(store, record)
+        return
 
-        def moving(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
-            sha = refs.get(REDACTIONS_REF)
-            return {} if sha is None else {RECORD_TIP: sha}
+    def moving(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
+        sha = refs.get(REDACTIONS_REF)
+        if sha is None or sha in replaced_records(store):
+            return {}
+        return {RECORD_TIP: sha}
 
-        try:
-            refs, _, _ = _fetch_checked(store, url, access, moving, None)
-        except (UnreadableRefsError, PackedRefsException):
-            return  # the fetch before it read them; they changed since
-        record = refs.get(REDACTIONS_REF) or record
+    try:
+        refs, _, checked = _fetch_checked(store, url, access, moving, None)
+    except (UnreadableRefsError, PackedRefsException):
+        return  # the fetch before it read them; they changed since
+    record = refs.get(REDACTIONS_REF) or record
     sync_redactions(store, record)
+    drop_removed(store, checked.seen)
 
 
 def _fetch_checked(
@@ -481,7 +490,7 @@ def push(
                 for sha, kind in sent.items()
                 if sha in redacted
             )
-        if record_tip is not None and refs.get(REDACTIONS_REF) != record_tip:
+        if record_tip is not None and record_behind(store, refs.get(REDACTIONS_REF)):
             new[REDACTIONS_REF] = record_tip
         refused = behind or stale or lease_lost or leaks
         return {} if refused else new

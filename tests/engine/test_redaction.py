@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from conftest import T0
 from dulwich.objects import Blob
 from redaction_checks import killed_after
 
@@ -29,7 +31,7 @@ from ctx.engine import (
     remember,
     undo,
 )
-from ctx.engine._redaction_record import record_tip, snapshot
+from ctx.engine._redaction_record import record_tip, replaced_records, snapshot
 from ctx.engine.redaction import (
     list_redactions,
     redact_memory,
@@ -309,12 +311,52 @@ def test_two_redactions_of_one_version_travel_and_converge(team, intent):
             first.redaction,
             second.redaction,
         ]
-        assert record_tip(store) == record_tip(a)  # taken as it is, not joined
+    assert record_tip(b) == record_tip(a)  # taken as it is: b held all it replaced
     assert git(c, "fsck", "--no-dangling").strip() == ""
 
 
+def test_redactions_apply_in_the_order_they_chain_not_by_their_clocks(team, intent):
+    # b's clock is behind a's: b's redaction of what a's made is older by
+    # its time, yet c (which missed both) must apply a's first.
+    a, b, c, _ = team
+    first = redact_text(a, SECRET)
+    push(a, "origin", force_with_lease=True)
+    pull(b, intent, "origin")
+    b.clock = lambda: T0 - timedelta(days=1)
+    second = redact_text(b, "the key is")
+    push(b, "origin", force_with_lease=True)
+    assert [r.id for r in list_redactions(b)] == [second.redaction, first.redaction]
+    pulled = pull(c, intent, "origin")
+    assert [r.redaction for r in pulled.redactions] == [
+        first.redaction,
+        second.redaction,
+    ]
+    assert c.branch_tip("main") == b.branch_tip("main")
+    held = all_objects_text(c)
+    assert SECRET not in held
+    assert "the key is" not in held
+
+
+def test_a_record_fetched_behind_leaves_no_removed_version(team, intent):
+    # a's second redaction is not pushed yet when b, which knew only the
+    # first, pushes a third: b's record still names the version a's second
+    # rewrote (with its text). a fetches that record to join it; the version
+    # must not stay in a's objects.
+    a, b, _, _ = team
+    redact_text(a, SECRET)
+    push(a, "origin", force_with_lease=True)
+    pull(b, intent, "origin")
+    redact_text(a, "the key is")
+    redact_text(b, "harmless")
+    push(b, "origin", force_with_lease=True)
+    with pytest.raises(ConflictError, match="nothing was pushed"):
+        push(a, "origin", force_with_lease=True)  # a must pull b's first
+    assert len(list_redactions(a)) == 3  # the record joined all the same
+    assert "the key is" not in all_objects_text(a)
+
+
 def test_a_record_that_claims_to_replace_this_one_is_joined_not_taken(
-    disk_store, intent
+    disk_store, intent, tmp_path, clock
 ):
     remember(disk_store, Draft(text=f"the key is {SECRET}"), intent)
     redact_text(disk_store, SECRET)
@@ -330,6 +372,13 @@ def test_a_record_that_claims_to_replace_this_one_is_joined_not_taken(
     assert sync_redactions(disk_store, theirs.id) is True
     assert list_redactions(disk_store) == [record]
     assert record_tip(disk_store) not in (ours, theirs.id)
+    # A store without a record does not take that claim on trust either:
+    # the record it names would never be fetched from the remote it is on.
+    fresh = Store.init(tmp_path / "fresh", clock=clock)
+    fresh.add_objects([other, *made])
+    assert sync_redactions(fresh, theirs.id) is True
+    assert replaced_records(fresh) == {theirs.id}
+    fresh.close()
 
 
 def test_a_lease_the_remote_broke_is_refused(team, intent):
