@@ -309,25 +309,30 @@ def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
 def record_behind(store: Store, theirs: ObjectID | None) -> bool:
     """Returns whether record ``theirs`` (a remote's) lacks part of this store's.
 
-    A push sends the store's record only then: after a join, the two differ
-    in their ids alone when they hold the same.
+    A push sends the store's record only then: after a join, two records
+    that hold the same differ in their ids alone.
     """
     ours = record_tip(store)
     if ours is None or theirs == ours:
         return False
-    kept, replaced = record_files(store, ours)
-    if theirs is None or theirs in replaced or theirs not in store.repo.object_store:
+    if theirs is None:
         return True
-    return record_files(store, theirs)[0] != kept
+    if theirs in store.repo.object_store:
+        return record_files(store, theirs)[0] != record_files(store, ours)[0]
+    return True  # one this record replaced (never fetched again)
 
 
-def drop_removed(store: Store, ids: Collection[ObjectID]) -> int:
-    """Deletes the objects of ``ids`` (just fetched) that a redaction removed.
+def drop_removed(
+    store: Store, ids: Collection[ObjectID], keep: Iterable[ObjectID] = ()
+) -> int:
+    """Deletes the objects of ``ids`` that a redaction removed and nothing reaches.
 
-    A remote's record that is behind holds versions a later redaction here
-    rewrote again (with the text it took out); fetched with it, they would
-    stay on disk. Only objects the store's record does not reach are
-    deleted: nothing else can, as they were not here before the fetch.
+    A remote's record that is behind in part holds versions a later
+    redaction here rewrote again (with the text it took out); fetched with
+    it (``ids``: what the fetch walked), they would stay on disk. What any
+    ref, reflog line or ``keep`` (the fetched branches, before their
+    tracking refs move) reaches is kept: a branch here may hold a version
+    until the redaction is applied.
 
     Returns:
         How many were deleted.
@@ -340,8 +345,8 @@ def drop_removed(store: Store, ids: Collection[ObjectID]) -> int:
         found = {sha for sha in ids if sha in removed and sha in objects}
         if not found:
             return 0
-        tip = record_tip(store)
-        found -= reachable(store, [tip] if tip else [])
+        roots = [*store.repo.get_refs().values(), *reflog_commits(store), *keep]
+        found -= reachable(store, roots)
         packed = set()
         for sha in found:
             if objects.contains_loose(sha):

@@ -236,7 +236,9 @@ def fetch(
         remote_namespace(store, remote),
         redacted,
     )
-    _sync_record(store, url, access, record)
+    _sync_record(
+        store, url, access, record, [ObjectID(t.encode()) for t in heads.values()]
+    )
     with store.locked():
         known = tracking_branches(store, remote)
         moves = {
@@ -260,7 +262,11 @@ def fetch(
 
 
 def _sync_record(
-    store: Store, url: str, access: Access, record: ObjectID | None
+    store: Store,
+    url: str,
+    access: Access,
+    record: ObjectID | None,
+    fetched: Sequence[ObjectID] = (),
 ) -> None:
     """Joins the remote's redaction record (at ``record``) to the store's.
 
@@ -270,7 +276,8 @@ def _sync_record(
     record the store's replaced is not fetched: it is behind, and it holds
     versions a later redaction removed. One that is behind in part (another
     clone's, which knew of fewer redactions) can hold them too: after the
-    join, what the fetch brought that a redaction removed is deleted.
+    join, what the fetch brought that a redaction removed is deleted, unless
+    a ref or the ``fetched`` branch tips (their refs not yet moved) reach it.
 
     Raises:
         RemoteError: what the record reaches is not what a store may hold.
@@ -293,7 +300,7 @@ def _sync_record(
         return  # the fetch before it read them; they changed since
     record = refs.get(REDACTIONS_REF) or record
     sync_redactions(store, record)
-    drop_removed(store, checked.seen)
+    drop_removed(store, checked.seen, fetched)
 
 
 def _fetch_checked(
@@ -742,7 +749,9 @@ def _fill_clone(
     store = Store(repo, None, clock=clock)
     add_remote(store, "origin", url, namespace=namespace)
     heads, head, record = _fetch_objects(store, url, access, {}, namespace, {})
-    _sync_record(store, url, access, record)
+    _sync_record(
+        store, url, access, record, [ObjectID(t.encode()) for t in heads.values()]
+    )
     if not heads and namespace:
         raise RemoteError(
             f"{display_url(url)} holds no memory: it has no branch under {namespace}.",

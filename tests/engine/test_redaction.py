@@ -355,6 +355,37 @@ def test_a_record_fetched_behind_leaves_no_removed_version(team, intent):
     assert "the key is" not in all_objects_text(a)
 
 
+def test_a_record_behind_in_part_leaves_a_version_a_branch_holds(
+    team, intent, tmp_path
+):
+    # a fetched the second redaction from origin but has not applied it: its
+    # main still holds the version the second rewrote. Another remote's
+    # record (the first redaction and a third, never the second) names that
+    # version too; fetching it must not delete it from under main.
+    a, b, c, _ = team
+    other = tmp_path / "other.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(other)], check=True)
+    add_remote(a, "other", str(other))
+    push(a, "other")
+    redact_text(a, SECRET)
+    push(a, "origin", force_with_lease=True)
+    push(a, "other", force_with_lease=True)
+    pull(b, intent, "origin")
+    add_remote(c, "other", str(other))
+    pull(c, intent, "other")
+    redact_text(b, "the key is")
+    push(b, "origin", force_with_lease=True)
+    remember(c, Draft(text="c's own note of zzz-secret-2"), intent)
+    redact_text(c, "zzz-secret-2")
+    push(c, "other", force_with_lease=True)
+    fetch(a, "origin")
+    fetch(a, "other")
+    assert git(a, "fsck", "--no-dangling").strip() == ""
+    pull(a, intent, "origin")
+    assert git(a, "fsck", "--no-dangling").strip() == ""
+    assert "the key is" not in all_objects_text(a)
+
+
 def test_a_record_that_claims_to_replace_this_one_is_joined_not_taken(
     disk_store, intent, tmp_path, clock
 ):
