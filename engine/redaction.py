@@ -65,6 +65,7 @@ from ctx.engine._redaction_finish import (
     write_pending,
 )
 from ctx.engine._redaction_record import (
+    BLOBS,
     REDACTIONS_REF,
     closed,
     record_files,
@@ -380,8 +381,8 @@ def apply_redactions(store: Store) -> list[RedactResult]:
         in the last.
 
     Raises:
-        CorruptStoreError: the record lacks a redacted version it names
-            (nothing is changed).
+        CorruptStoreError: a redacted version the record names is not
+            here (nothing is changed).
     """
     if not isinstance(store.repo, Repo):
         return []
@@ -394,12 +395,23 @@ def apply_redactions(store: Store) -> list[RedactResult]:
             return made[sha] if sha in made else objects[sha]
 
         roots = [*refs_to_rewrite(store).values(), *reflog_commits(store)]
+        # A version the record carries no redacted version of was only the
+        # redacting store's own (see _shared): left as it is.
+        files = record_files(store, record_tip(store))[0]
+        carried = {
+            path[len(BLOBS) + 1 :] for path in files if path.startswith(BLOBS + b"/")
+        }
         composed: dict[ObjectID, ObjectID] = {}
         for at, (record, _, _) in enumerate(pending):
+            blobs = {
+                _sha(o): _sha(n)
+                for o, n in record.blobs.items()
+                if o.encode() in carried
+            }
             rewrite = _rewrite(
                 store,
                 record,
-                blob_map={_sha(o): _sha(n) for o, n in record.blobs.items()}.get,
+                blob_map=blobs.get,
                 known=_known(record, [r for r, _, _ in pending[at + 1 :]]),
                 texts=(),
                 roots=[composed.get(r, r) for r in roots],
@@ -407,7 +419,7 @@ def apply_redactions(store: Store) -> list[RedactResult]:
             )
             if rewrite is None:
                 continue
-            commits, _, new_objects = rewrite
+            commits, _, new_objects, _ = rewrite
             # Each commit held here, to its latest version; one an earlier
             # step made is one of those versions already.
             composed = {o: commits.get(n, n) for o, n in composed.items()} | {
@@ -594,7 +606,8 @@ def _redact(
                 "No version in the history holds what was to be redacted.",
                 hint="Nothing was changed.",
             )
-        commits, blobs, new_objects = rewrite
+        commits, blobs, new_objects, trees = rewrite
+        shared = _shared(store, blobs, trees)
         # Step 1: the rewritten objects, referenced by nothing yet.
         store.add_objects([*new_blobs, *new_objects])
         # Step 2: the record, and the note that the redaction is under way.
@@ -602,7 +615,9 @@ def _redact(
             record, commits=_hex_map(commits), blobs=_hex_map(blobs)
         )
         full = msgspec.structs.replace(full, id=record_id(full))
-        record_commit = store_record(store, full, blobs)
+        record_commit = store_record(
+            store, full, {o: n for o, n in blobs.items() if o in shared}
+        )
         pending = Pending(
             record=record_commit.decode(), commits=full.commits, texts=texts
         )
@@ -632,8 +647,13 @@ def _settle(
     )
 
 
-_Rewrite = tuple[dict[ObjectID, ObjectID], dict[ObjectID, ObjectID], list[ShaFile]]
-"""Old commit to new, old blob to new, and the new trees and commits."""
+_Rewrite = tuple[
+    dict[ObjectID, ObjectID],
+    dict[ObjectID, ObjectID],
+    list[ShaFile],
+    dict[ObjectID, ObjectID],
+]
+"""Old commit to new, old blob to new, the new trees and commits, old tree to new."""
 
 
 def _rewrite(
@@ -709,11 +729,52 @@ def _rewrite(
         commits[commit.id] = new.id
     if not commits:
         return None
-    return commits, blobs, new_objects
+    return commits, blobs, new_objects, trees
 
 
 def _hex_map(ids: Mapping[ObjectID, ObjectID]) -> dict[str, str]:
     return {old.decode(): new.decode() for old, new in ids.items()}
+
+
+def _shared(
+    store: Store,
+    blobs: Mapping[ObjectID, ObjectID],
+    trees: Mapping[ObjectID, ObjectID],
+) -> set[ObjectID]:
+    """Returns the rewritten blobs that other clones may hold.
+
+    The record carries the redacted version of these only: it travels with
+    every push, and the redacted version of a memory only this store held
+    (on a branch never pushed, in an undone write) would publish the rest
+    of it. A blob is shared when a fetched branch reaches it (what was
+    pushed or fetched), or when the store has no fetched branch at all (a
+    store others fetch from, a team server, cannot tell). Only the trees
+    the rewrite changed (``trees``, old to new) are read.
+    """
+    tips = [
+        sha for ref, sha in refs_to_rewrite(store).items() if ref.startswith(REMOTES)
+    ]
+    if not tips:
+        return set(blobs)
+    objects = store.repo.object_store
+    found: set[ObjectID] = set()
+    seen: set[ObjectID] = set()
+    stack: list[ObjectID] = []
+    for commit in _parents_first(objects.__getitem__, tips):
+        stack.append(commit.tree)
+    while stack:
+        sha = stack.pop()
+        if sha in seen or trees.get(sha, sha) == sha:
+            continue  # read already, or holds no rewritten blob
+        seen.add(sha)
+        tree = objects[sha]
+        assert isinstance(tree, Tree)
+        for entry in tree.iteritems():
+            if entry.sha in blobs:
+                found.add(entry.sha)
+            elif entry.mode & 0o170000 == 0o040000:
+                stack.append(entry.sha)
+    return found
 
 
 # -- helpers ---------------------------------------------------------------------

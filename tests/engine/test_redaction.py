@@ -386,6 +386,28 @@ def test_a_record_behind_in_part_leaves_a_version_a_branch_holds(
     assert "the key is" not in all_objects_text(a)
 
 
+def test_the_record_carries_no_version_only_this_store_held(team, intent):
+    # A memory on a branch never pushed: its redacted version would publish
+    # the rest of it with the record. A pushed one's travels, as other
+    # clones need it.
+    a, b, _, bare = team
+    create_branch(a, "private")
+    remember(
+        a,
+        Draft(text=f"PRIVATE-PLAN of the launch, key {SECRET}"),
+        intent,
+        branch="private",
+    )
+    redact_text(a, SECRET)
+    push(a, "origin", force_with_lease=True)
+    assert "PRIVATE-PLAN" not in bare_log(bare)
+    assert "PRIVATE-PLAN" in git(a, "log", "-p", "private")
+    assert "the key is [REDACTED]" in bare_log(bare)
+    pull(b, intent, "origin")
+    assert SECRET not in all_objects_text(b)
+    assert b.branch_tip("main") == a.branch_tip("main")
+
+
 def test_a_record_that_claims_to_replace_this_one_is_joined_not_taken(
     disk_store, intent, tmp_path, clock
 ):
