@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -228,14 +228,21 @@ def _all_ref_values(store: Store) -> list[ObjectID]:
     return [sha for ref, sha in store.repo.get_refs().items() if ref != Ref(b"HEAD")]
 
 
-def reflog_commits(store: Store) -> list[ObjectID]:
-    """Returns every commit a reflog line names that the store holds."""
+def reflog_commits(
+    store: Store, which: Callable[[bytes], bool] | None = None
+) -> list[ObjectID]:
+    """Returns every commit a reflog line names that the store holds.
+
+    ``which``: only the reflogs of the refs it accepts (by name).
+    """
     assert isinstance(store.repo, Repo)
     logs = Path(store.repo.controldir()) / "logs"
     found: set[ObjectID] = set()
     objects = store.repo.object_store
     for path in logs.rglob("*") if logs.is_dir() else ():
         if not path.is_file():
+            continue
+        if which is not None and not which(path.relative_to(logs).as_posix().encode()):
             continue
         for line in path.read_bytes().split(b"\n"):
             try:

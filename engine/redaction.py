@@ -52,6 +52,7 @@ from dulwich.repo import Repo
 from dulwich.trailers import Trailer, format_trailers, parse_trailers
 
 from ctx.engine._redaction_finish import (
+    HEADS,
     REDACTED,
     REMOTES,
     Pending,
@@ -80,7 +81,7 @@ from ctx.engine.errors import CorruptStoreError, InvalidInputError, NotFoundErro
 from ctx.engine.ids import MemoryId
 from ctx.engine.layout import MEMORY_AREAS
 from ctx.engine.model import Memory, Outcome, decode_memory, encode
-from ctx.engine.remotes import write_refs
+from ctx.engine.remotes import list_remotes, write_refs
 from ctx.engine.store import Store
 
 __all__ = [
@@ -745,22 +746,37 @@ def _shared(
 
     The record carries the redacted version of these only: it travels with
     every push, and the redacted version of a memory only this store held
-    (on a branch never pushed, in an undone write) would publish the rest
-    of it. A blob is shared when a fetched branch reaches it (what was
-    pushed or fetched), or when the store has no fetched branch at all (a
-    store others fetch from, a team server, cannot tell). Only the trees
-    the rewrite changed (``trees``, old to new) are read.
+    would publish the rest of it. A blob is the store's own when only
+    branches no remote has (no fetched branch of that name) reach it, by
+    their tips or their reflogs (an undone write): a branch never pushed. A
+    store without remotes cannot tell (a team server others fetch from):
+    every blob is shared. So is one the record already carries the
+    redacted version of (this one has less of it). Only the trees the
+    rewrite changed (``trees``, old to new) are read.
     """
-    tips = [
-        sha for ref, sha in refs_to_rewrite(store).items() if ref.startswith(REMOTES)
-    ]
-    if not tips:
+    files = record_files(store, record_tip(store))[0]
+    published = {
+        sha for path, (_, sha) in files.items() if path.startswith(BLOBS + b"/")
+    }
+    if not list_remotes(store):
         return set(blobs)
+    refs = refs_to_rewrite(store)
+    tracked = {
+        bytes(ref[len(REMOTES) :]).partition(b"/")[2]
+        for ref in refs
+        if ref.startswith(REMOTES)
+    }
+
+    def shared_ref(name: bytes) -> bool:
+        return not name.startswith(HEADS) or name[len(HEADS) :] in tracked
+
+    roots = [sha for ref, sha in refs.items() if shared_ref(bytes(ref))]
+    roots += reflog_commits(store, shared_ref)
     objects = store.repo.object_store
-    found: set[ObjectID] = set()
+    found = {sha for sha in blobs if sha in published}
     seen: set[ObjectID] = set()
     stack: list[ObjectID] = []
-    for commit in _parents_first(objects.__getitem__, tips):
+    for commit in _parents_first(objects.__getitem__, roots):
         stack.append(commit.tree)
     while stack:
         sha = stack.pop()

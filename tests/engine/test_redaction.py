@@ -408,6 +408,27 @@ def test_the_record_carries_no_version_only_this_store_held(team, intent):
     assert b.branch_tip("main") == a.branch_tip("main")
 
 
+def test_a_published_version_rewritten_again_leaves_the_record(
+    disk_store, intent, tmp_path
+):
+    # Redacted without a remote, a private memory's version is published (a
+    # store without remotes cannot tell); a second redaction of it, once
+    # the store has a remote, must replace it in the record all the same.
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    remember(disk_store, Draft(text="public fact"), intent)
+    create_branch(disk_store, "private")
+    text = f"a plan, key {SECRET} and code zz-second-code-zz"
+    remember(disk_store, Draft(text=text), intent, branch="private")
+    redact_text(disk_store, SECRET)
+    add_remote(disk_store, "origin", str(bare))
+    push(disk_store, "origin")
+    redact_text(disk_store, "zz-second-code-zz")
+    push(disk_store, "origin")
+    assert "zz-second-code-zz" not in all_objects_text(disk_store)
+    assert "zz-second-code-zz" not in bare_log(bare)
+
+
 def test_a_record_that_claims_to_replace_this_one_is_joined_not_taken(
     disk_store, intent, tmp_path, clock
 ):
