@@ -2,9 +2,10 @@
 
 Each redaction is a commit on the record whose tree holds ``<id>.json``
 (what, why, when, the map of old commit and blob ids to new ones, never the
-text) and, under ``blobs/<old blob id>``, the redacted version of each blob,
-so another clone can apply the same rewrite without knowing the text
-(:mod:`ctx.engine.redaction` makes and applies them).
+text) and, under ``blobs/<old blob id>``, the redacted version of each blob
+(and under ``messages/<old commit id>``, each commit message the text was
+taken out of), so another clone can apply the same rewrite without knowing
+the text (:mod:`ctx.engine.redaction` makes and applies them).
 
 The record is one commit without parents, a snapshot of every redaction:
 a later redaction can rewrite a version an earlier one made (a second text
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLOBS",
+    "MESSAGES",
     "REDACTIONS_REF",
     "REPLACED",
     "closed",
@@ -50,6 +52,9 @@ REDACTIONS_REF = Ref(b"refs/ctx/redactions")
 """The ref of the redaction record."""
 BLOBS = b"blobs"
 """The record's folder of redacted blobs, by their old id."""
+MESSAGES = b"messages"
+"""The record's folder of rewritten commit messages, by the old commit's id."""
+FOLDERS = (BLOBS, MESSAGES)
 REPLACED = b"replaced"
 """The record's file of the record commits it replaced, one id per line."""
 
@@ -81,17 +86,17 @@ def record_tree(store: Store) -> Tree | None:
 
 
 def tree_entries(store: Store, tree_id: ObjectID) -> dict[bytes, tuple[int, ObjectID]]:
-    """Returns a record tree's files, ``blobs/`` ones by their path."""
+    """Returns a record tree's files, those of its folders by their path."""
     objects = store.repo.object_store
     tree = objects[tree_id]
     assert isinstance(tree, Tree)
     out: dict[bytes, tuple[int, ObjectID]] = {}
     for entry in tree.iteritems():
-        if entry.path == BLOBS:
+        if entry.path in FOLDERS:
             sub = objects[entry.sha]
             assert isinstance(sub, Tree)
             for inner in sub.iteritems():
-                out[BLOBS + b"/" + inner.path] = (inner.mode, inner.sha)
+                out[entry.path + b"/" + inner.path] = (inner.mode, inner.sha)
         else:
             out[entry.path] = (entry.mode, entry.sha)
     return out
@@ -101,16 +106,18 @@ def tree_from_entries(
     store: Store, entries: Mapping[bytes, tuple[int, ObjectID]]
 ) -> tuple[ObjectID, list[ShaFile]]:
     top = Tree()
-    inner = Tree()
+    inner = {folder: Tree() for folder in FOLDERS}
     for path, (mode, sha) in sorted(entries.items()):
-        if path.startswith(BLOBS + b"/"):
-            inner.add(path[len(BLOBS) + 1 :], mode, sha)
+        folder, _, name = path.partition(b"/")
+        if name and folder in inner:
+            inner[folder].add(name, mode, sha)
         else:
             top.add(path, mode, sha)
     made: list[ShaFile] = []
-    if len(inner):
-        top.add(BLOBS, 0o040000, inner.id)
-        made.append(inner)
+    for folder, tree in inner.items():
+        if len(tree):
+            top.add(folder, 0o040000, tree.id)
+            made.append(tree)
     made.append(top)
     return top.id, made
 
@@ -193,17 +200,27 @@ def snapshot(
 
 
 def store_record(
-    store: Store, record: Redaction, blobs: Mapping[ObjectID, ObjectID]
+    store: Store,
+    record: Redaction,
+    blobs: Mapping[ObjectID, ObjectID],
+    messages: Mapping[ObjectID, Blob],
 ) -> ObjectID:
-    """Step 2: adds the redaction to the record (not yet on its ref)."""
+    """Step 2: adds the redaction to the record (not yet on its ref).
+
+    ``messages``: the message of each rewritten commit, by the old commit's
+    id, where the redaction took the text out of it (those the record
+    carries already included, each without the text now).
+    """
     tip = record_tip(store)
     entries, replaced = record_files(store, tip)
     data = Blob.from_string(msgspec.json.encode(record))
     entries[record.id.encode() + b".json"] = (0o100644, data.id)
     for old, new in blobs.items():
         entries[BLOBS + b"/" + old] = (0o100644, new)
+    for old, message in messages.items():
+        entries[MESSAGES + b"/" + old] = (0o100644, message.id)
     if tip is not None:
         replaced |= {tip}
     commit, made = snapshot(store, entries, replaced, f"Redaction {record.id}")
-    store.add_objects([data, *made])
+    store.add_objects([data, *messages.values(), *made])
     return commit.id

@@ -67,6 +67,7 @@ from ctx.engine._redaction_finish import (
 )
 from ctx.engine._redaction_record import (
     BLOBS,
+    MESSAGES,
     REDACTIONS_REF,
     closed,
     record_files,
@@ -293,7 +294,7 @@ def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
         if ours == theirs or theirs in replaced:
             return False
         other, other_replaced = record_files(store, theirs)
-        entries = closed({**other, **kept})
+        entries = closed({**other, **kept, **_later_messages(store, kept, other)})
         if ours is not None and entries == kept:
             return False
         checked = replaced | ({ours} if ours is not None else set())
@@ -306,6 +307,28 @@ def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
         store.add_objects(made)
         write_refs(store, {REDACTIONS_REF: commit.id})
         return True
+
+
+def _later_messages(
+    store: Store,
+    kept: Mapping[bytes, tuple[int, ObjectID]],
+    other: Mapping[bytes, tuple[int, ObjectID]],
+) -> dict[bytes, tuple[int, ObjectID]]:
+    """Returns the message entries of ``other`` that a later redaction made.
+
+    Both records carry a commit's message, differently: the one with more
+    texts taken out is the later (a record that missed a redaction still
+    holds its text).
+    """
+    marker = REDACTED.encode()
+    out = {}
+    for path, entry in other.items():
+        mine = kept.get(path)
+        if not path.startswith(MESSAGES + b"/") or mine is None or mine == entry:
+            continue
+        if _data(store, entry[1]).count(marker) > _data(store, mine[1]).count(marker):
+            out[path] = entry
+    return out
 
 
 def record_behind(store: Store, theirs: ObjectID | None) -> bool:
@@ -325,16 +348,19 @@ def record_behind(store: Store, theirs: ObjectID | None) -> bool:
 
 
 def drop_removed(
-    store: Store, ids: Collection[ObjectID], keep: Iterable[ObjectID] = ()
+    store: Store,
+    ids: Collection[ObjectID],
+    keep: Iterable[ObjectID] = (),
+    record: ObjectID | None = None,
 ) -> int:
     """Deletes the objects of ``ids`` that a redaction removed and nothing reaches.
 
-    A remote's record that is behind in part holds versions a later
-    redaction here rewrote again (with the text it took out); fetched with
-    it (``ids``: what the fetch walked), they would stay on disk. What any
-    ref, reflog line or ``keep`` (the fetched branches, before their
-    tracking refs move) reaches is kept: a branch here may hold a version
-    until the redaction is applied.
+    A remote's record (``record``) that is behind in part holds versions,
+    and commit messages, a later redaction here rewrote again (with the
+    text it took out); fetched with it (``ids``: what the fetch walked),
+    they would stay on disk. What any ref, reflog line or ``keep`` (the
+    fetched branches, before their tracking refs move) reaches is kept: a
+    branch here may hold a version until the redaction is applied.
 
     Returns:
         How many were deleted.
@@ -343,7 +369,14 @@ def drop_removed(
     if not isinstance(objects, DiskObjectStore):
         return 0  # a store in memory: gone with the process
     with store.locked():
-        removed = redacted_objects(store)
+        removed = set(redacted_objects(store))
+        if record is not None and record in objects and record != record_tip(store):
+            files = record_files(store, record)[0]
+            removed |= {
+                sha
+                for path, (_, sha) in files.items()
+                if path.startswith(MESSAGES + b"/")
+            }
         found = {sha for sha in ids if sha in removed and sha in objects}
         if not found:
             return 0
@@ -402,6 +435,11 @@ def apply_redactions(store: Store) -> list[RedactResult]:
         carried = {
             path[len(BLOBS) + 1 :] for path in files if path.startswith(BLOBS + b"/")
         }
+        messages = {
+            ObjectID(path[len(MESSAGES) + 1 :]): _data(store, sha)
+            for path, (_, sha) in files.items()
+            if path.startswith(MESSAGES + b"/")
+        }
         composed: dict[ObjectID, ObjectID] = {}
         for at, (record, _, _) in enumerate(pending):
             blobs = {
@@ -417,6 +455,7 @@ def apply_redactions(store: Store) -> list[RedactResult]:
                 texts=(),
                 roots=[composed.get(r, r) for r in roots],
                 lookup=lookup,
+                messages=messages,
             )
             if rewrite is None:
                 continue
@@ -540,6 +579,11 @@ def _kept(
     return list(out.values())
 
 
+def _data(store: Store, sha: ObjectID) -> bytes:
+    blob = store.repo.object_store[sha]
+    return blob.data if isinstance(blob, Blob) else b""
+
+
 def _sha(text: str) -> ObjectID:
     return ObjectID(text.encode())
 
@@ -608,7 +652,8 @@ def _redact(
                 hint="Nothing was changed.",
             )
         commits, blobs, new_objects, trees = rewrite
-        shared = _shared(store, blobs, trees)
+        shared, shared_commits = _shared(store, blobs, trees)
+        messages = _messages(store, commits, new_objects, shared_commits, texts)
         # Step 1: the rewritten objects, referenced by nothing yet.
         store.add_objects([*new_blobs, *new_objects])
         # Step 2: the record, and the note that the redaction is under way.
@@ -617,7 +662,7 @@ def _redact(
         )
         full = msgspec.structs.replace(full, id=record_id(full))
         record_commit = store_record(
-            store, full, {o: n for o, n in blobs.items() if o in shared}
+            store, full, {o: n for o, n in blobs.items() if o in shared}, messages
         )
         pending = Pending(
             record=record_commit.decode(), commits=full.commits, texts=texts
@@ -666,11 +711,13 @@ def _rewrite(
     texts: tuple[str, ...],
     roots: Iterable[ObjectID],
     lookup: Callable[[ObjectID], ShaFile],
+    messages: Mapping[ObjectID, bytes] | None = None,
 ) -> _Rewrite | None:
     """Step 1 (see the module docstring), storing nothing; the lock is held.
 
     Rewrites every commit ``roots`` reach, reading trees and commits through
-    ``lookup`` (which may hold objects not stored yet).
+    ``lookup`` (which may hold objects not stored yet). A commit of
+    ``messages`` (a record's, by old commit id) gets that message as it is.
 
     Returns:
         The rewrite, or None when no commit holds what is redacted.
@@ -717,7 +764,8 @@ def _rewrite(
             continue
         tree = tree_map(commit.tree)
         parents = [commits.get(p, p) for p in commit.parents]
-        message = replaced(commit.message, needles) or commit.message
+        carried = messages.get(commit.id) if messages else None
+        message = carried or replaced(commit.message, needles) or commit.message
         own = tree != commit.tree or message != commit.message
         if not own and parents == commit.parents:
             continue
@@ -725,7 +773,9 @@ def _rewrite(
         assert isinstance(new, Commit)
         new.tree = tree
         new.parents = parents
-        new.message = _with_trailer(message, trailer) if own else message
+        if carried is None and own:
+            message = _with_trailer(message, trailer)
+        new.message = message
         new_objects.append(new)
         commits[commit.id] = new.id
     if not commits:
@@ -737,12 +787,51 @@ def _hex_map(ids: Mapping[ObjectID, ObjectID]) -> dict[str, str]:
     return {old.decode(): new.decode() for old, new in ids.items()}
 
 
+def _messages(
+    store: Store,
+    commits: Mapping[ObjectID, ObjectID],
+    made: Iterable[ShaFile],
+    shared: AbstractSet[ObjectID] | None,
+    texts: tuple[str, ...],
+) -> dict[ObjectID, Blob]:
+    """Returns the messages the record carries, by the old commit's id.
+
+    Those of the shared commits (all with ``shared`` None) whose message
+    held the text, as rewritten: a clone that holds such a commit but never
+    fetches its new version (an undone write) takes the message from here.
+    Those the record carries already lose the text too.
+    """
+    needles = needles_of(texts)
+    objects = store.repo.object_store
+    new = {obj.id: obj for obj in made if isinstance(obj, Commit)}
+    out: dict[ObjectID, Blob] = {}
+    for old, rewritten in commits.items():
+        if shared is not None and old not in shared:
+            continue
+        commit = objects[old]
+        assert isinstance(commit, Commit)
+        if replaced(commit.message, needles) is not None:
+            out[old] = Blob.from_string(new[rewritten].message)
+    files = record_files(store, record_tip(store))[0]
+    for path, (_, sha) in files.items():
+        if path.startswith(MESSAGES + b"/"):
+            carried = objects[sha]
+            data = (
+                replaced(carried.data, needles) if isinstance(carried, Blob) else None
+            )
+            if data is not None:
+                out.setdefault(
+                    ObjectID(path[len(MESSAGES) + 1 :]), Blob.from_string(data)
+                )
+    return out
+
+
 def _shared(
     store: Store,
     blobs: Mapping[ObjectID, ObjectID],
     trees: Mapping[ObjectID, ObjectID],
-) -> set[ObjectID]:
-    """Returns the rewritten blobs that other clones may hold.
+) -> tuple[set[ObjectID], set[ObjectID] | None]:
+    """Returns the rewritten blobs, and the commits, that other clones may hold.
 
     The record carries the redacted version of these only: it travels with
     every push, and the redacted version of a memory only this store held
@@ -752,14 +841,15 @@ def _shared(
     store without remotes cannot tell (a team server others fetch from):
     every blob is shared. So is one the record already carries the
     redacted version of (this one has less of it). Only the trees the
-    rewrite changed (``trees``, old to new) are read.
+    rewrite changed (``trees``, old to new) are read. The commits are None
+    for every commit.
     """
     files = record_files(store, record_tip(store))[0]
     published = {
         sha for path, (_, sha) in files.items() if path.startswith(BLOBS + b"/")
     }
     if not list_remotes(store):
-        return set(blobs)
+        return set(blobs), None
     refs = refs_to_rewrite(store)
     tracked = {
         bytes(ref[len(REMOTES) :]).partition(b"/")[2]
@@ -776,7 +866,9 @@ def _shared(
     found = {sha for sha in blobs if sha in published}
     seen: set[ObjectID] = set()
     stack: list[ObjectID] = []
+    commits = set()
     for commit in _parents_first(objects.__getitem__, roots):
+        commits.add(commit.id)
         stack.append(commit.tree)
     while stack:
         sha = stack.pop()
@@ -790,7 +882,7 @@ def _shared(
                 found.add(entry.sha)
             elif entry.mode & 0o170000 == 0o040000:
                 stack.append(entry.sha)
-    return found
+    return found, commits
 
 
 # -- helpers ---------------------------------------------------------------------
@@ -798,6 +890,8 @@ def _shared(
 
 def _with_trailer(message: bytes, trailer: Trailer) -> bytes:
     body, trailers = parse_trailers(message)
+    if trailer in trailers:
+        return message  # a carried message (apply_redactions) has it already
     if not trailers:
         return message.rstrip(b"\n") + b"\n\n" + format_trailers([trailer])
     return body.rstrip(b"\n") + b"\n\n" + format_trailers([*trailers, trailer])

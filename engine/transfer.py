@@ -300,7 +300,7 @@ def _sync_record(
         return  # the fetch before it read them; they changed since
     record = refs.get(REDACTIONS_REF) or record
     sync_redactions(store, record)
-    drop_removed(store, checked.seen, fetched)
+    drop_removed(store, checked.seen, fetched, record)
 
 
 def _fetch_checked(

@@ -429,6 +429,26 @@ def test_a_published_version_rewritten_again_leaves_the_record(
     assert "zz-second-code-zz" not in bare_log(bare)
 
 
+def test_a_pushed_write_undone_before_the_redaction_leaves_the_clones(team, intent):
+    # b fetched the write before a undid it: a's history reaches it only by
+    # its reflog, so b never fetches its rewritten commit. The record
+    # carries the redacted version and the commit's message without the
+    # text; b's push must not bring it back.
+    a, b, _, bare = team
+    remember(a, Draft(text="undone, the pin is zz-pin-4242-zz"), intent)
+    push(a, "origin")
+    pull(b, intent, "origin")
+    undo(a)
+    push(a, "origin", force=True)
+    redact_text(a, "zz-pin-4242-zz")
+    push(a, "origin", force_with_lease=True)
+    pull(b, intent, "origin")
+    assert "zz-pin-4242-zz" not in all_objects_text(b)
+    remember(b, Draft(text="b writes on"), intent)
+    push(b, "origin")
+    assert "zz-pin-4242-zz" not in bare_log(bare)
+
+
 def test_a_record_that_claims_to_replace_this_one_is_joined_not_taken(
     disk_store, intent, tmp_path, clock
 ):
