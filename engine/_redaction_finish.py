@@ -67,11 +67,15 @@ class Pending(msgspec.Struct, frozen=True, kw_only=True):
         record: The record commit to put on :data:`REDACTIONS_REF`, if any.
         commits: Old commit id to new one.
         texts: The texts redacted from reflog messages.
+        subjects: Per old commit id, its first line and its new version's,
+            where they differ: a reflog line naming the commit quotes it (a
+            clone applying another's redaction knows no text).
     """
 
     record: str | None = None
     commits: dict[str, str] = {}
     texts: tuple[str, ...] = ()
+    subjects: dict[str, tuple[str, str]] = {}
 
 
 def finish_redaction(store: Store) -> None:
@@ -118,7 +122,11 @@ def finish_steps(store: Store, pending: Pending) -> tuple[tuple[str, ...], int]:
         if record_tip(store) != record:
             moves[REDACTIONS_REF] = record
     move_refs(store, moves)
-    rewrite_reflogs(store, commits, needles_of(pending.texts))
+    subjects = {
+        ObjectID(sha.encode()): (was.encode(), now.encode())
+        for sha, (was, now) in pending.subjects.items()
+    }
+    rewrite_reflogs(store, commits, needles_of(pending.texts), subjects)
     pruned = prune(store)
     store.drop_caches()
     (store.path / PENDING_REDACTION).unlink(missing_ok=True)
@@ -138,9 +146,17 @@ def move_refs(store: Store, moves: Mapping[Ref, ObjectID | None]) -> None:
 
 
 def rewrite_reflogs(
-    store: Store, commits: Mapping[ObjectID, ObjectID], needles: tuple[bytes, ...]
+    store: Store,
+    commits: Mapping[ObjectID, ObjectID],
+    needles: tuple[bytes, ...],
+    subjects: Mapping[ObjectID, tuple[bytes, bytes]] | None = None,
 ) -> None:
-    """Step 4: maps every reflog line's ids and redacts its message."""
+    """Step 4: maps every reflog line's ids and redacts its message.
+
+    ``subjects``: per old commit, its first line and its new version's; a
+    line that moved a ref to that commit quotes the first, which becomes
+    the second.
+    """
     assert isinstance(store.repo, Repo)
     logs = Path(store.repo.controldir()) / "logs"
     if not logs.is_dir():
@@ -158,6 +174,9 @@ def rewrite_reflogs(
             old = commits.get(e.old_sha, e.old_sha)
             new = commits.get(e.new_sha, e.new_sha)
             message = replaced(e.message, needles) or e.message
+            if subjects and e.new_sha in subjects:
+                was, now = subjects[e.new_sha]
+                message = message.replace(was, now)
             lines.append(
                 format_reflog_line(
                     old, new, e.committer, e.timestamp, e.timezone, message

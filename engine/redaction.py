@@ -40,6 +40,7 @@ still holds the old history (:func:`apply_redactions`).
 from __future__ import annotations
 
 import contextlib
+import difflib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from datetime import datetime
@@ -294,18 +295,21 @@ def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
         if ours == theirs or theirs in replaced:
             return False
         other, other_replaced = record_files(store, theirs)
-        entries = closed({**other, **kept, **_later_messages(store, kept, other)})
+        later, merged = _later_messages(store, kept, other)
+        store.add_objects(merged)
+        entries = closed({**other, **kept, **later})
         if ours is not None and entries == kept:
             return False
         checked = replaced | ({ours} if ours is not None else set())
         if entries == other and other_replaced <= checked:
             write_refs(store, {REDACTIONS_REF: theirs})
-            return True
-        commit, made = snapshot(
-            store, entries, checked | {theirs}, "Join redaction records"
-        )
-        store.add_objects(made)
-        write_refs(store, {REDACTIONS_REF: commit.id})
+        else:
+            commit, made = snapshot(
+                store, entries, checked | {theirs}, "Join redaction records"
+            )
+            store.add_objects(made)
+            write_refs(store, {REDACTIONS_REF: commit.id})
+        _drop_replaced_record(store, ours)
         return True
 
 
@@ -313,22 +317,55 @@ def _later_messages(
     store: Store,
     kept: Mapping[bytes, tuple[int, ObjectID]],
     other: Mapping[bytes, tuple[int, ObjectID]],
-) -> dict[bytes, tuple[int, ObjectID]]:
-    """Returns the message entries of ``other`` that a later redaction made.
+) -> tuple[dict[bytes, tuple[int, ObjectID]], list[ShaFile]]:
+    """Returns the message entries of ``other`` to keep, and blobs they need.
 
-    Both records carry a commit's message, differently: the one with more
-    texts taken out is the later (a record that missed a redaction still
-    holds its text).
+    Where both records carry a commit's message, differently, the record
+    whose redactions include all of the other's made the later one. Two
+    records that each hold a redaction the other lacks (made on two clones
+    at once) each took a text out the other still holds: the message kept
+    is both merged, every span either took out taken out
+    (:func:`_merged_message`).
     """
-    marker = REDACTED.encode()
-    out = {}
+    mine_ids = {path for path in kept if path.endswith(b".json")}
+    their_ids = {path for path in other if path.endswith(b".json")}
+    out: dict[bytes, tuple[int, ObjectID]] = {}
+    made: list[ShaFile] = []
+    if their_ids <= mine_ids:
+        return out, made
     for path, entry in other.items():
         mine = kept.get(path)
         if not path.startswith(MESSAGES + b"/") or mine is None or mine == entry:
             continue
-        if _data(store, entry[1]).count(marker) > _data(store, mine[1]).count(marker):
+        if mine_ids <= their_ids:
             out[path] = entry
-    return out
+            continue
+        merged = Blob.from_string(
+            _merged_message(_data(store, mine[1]), _data(store, entry[1]))
+        )
+        out[path] = (entry[0], merged.id)
+        made.append(merged)
+    return out, made
+
+
+def _merged_message(one: bytes, two: bytes) -> bytes:
+    """Returns two redactions of one message merged: each one's spans taken out.
+
+    Where they differ, the side that says ``[REDACTED]`` there wins; where
+    neither does (each one's trailer), both are kept.
+    """
+    marker = REDACTED.encode()
+    out = []
+    matcher = difflib.SequenceMatcher(None, one, two, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        a, b = one[i1:i2], two[j1:j2]
+        if op == "equal" or marker in a:
+            out.append(a)
+        elif marker in b:
+            out.append(b)
+        else:
+            out.append(a + b)
+    return b"".join(out)
 
 
 def record_behind(store: Store, theirs: ObjectID | None) -> bool:
@@ -378,21 +415,55 @@ def drop_removed(
                 if path.startswith(MESSAGES + b"/")
             }
         found = {sha for sha in ids if sha in removed and sha in objects}
-        if not found:
-            return 0
-        roots = [*store.repo.get_refs().values(), *reflog_commits(store), *keep]
-        found -= reachable(store, roots)
-        packed = set()
-        for sha in found:
-            if objects.contains_loose(sha):
-                with contextlib.suppress(OSError):
-                    objects.delete_loose_object(sha)
-            else:
-                packed.add(sha)
-        if packed:
-            objects.repack(exclude=packed)
-        store.drop_caches()
-        return len(found)
+        return _delete_unreached(store, found, keep)
+
+
+def _delete_unreached(
+    store: Store, found: AbstractSet[ObjectID], keep: Iterable[ObjectID] = ()
+) -> int:
+    """Deletes the objects of ``found`` that no ref, reflog line or ``keep`` reaches.
+
+    Under the store's lock; the whole history is walked only when
+    ``found`` holds anything.
+
+    Returns:
+        How many were deleted.
+    """
+    objects = store.repo.object_store
+    if not found or not isinstance(objects, DiskObjectStore):
+        return 0
+    roots = [*store.repo.get_refs().values(), *reflog_commits(store), *keep]
+    gone = set(found) - reachable(store, roots)
+    packed = set()
+    for sha in gone:
+        if objects.contains_loose(sha):
+            with contextlib.suppress(OSError):
+                objects.delete_loose_object(sha)
+        else:
+            packed.add(sha)
+    if packed:
+        objects.repack(exclude=packed)
+    store.drop_caches()
+    return len(gone)
+
+
+def _drop_replaced_record(store: Store, old: ObjectID | None) -> int:
+    """Deletes what record ``old`` carried (versions, messages) and nothing reaches.
+
+    Called once the store's record moved from ``old``: a version or message
+    the new record carries no longer (a later redaction rewrote it) still
+    holds the text it took out.
+    """
+    if old is None or old not in store.repo.object_store:
+        return 0
+    folders = (BLOBS + b"/", MESSAGES + b"/")
+    before = record_files(store, old)[0]
+    after = record_files(store, record_tip(store))[0]
+    carried = {sha for path, (_, sha) in before.items() if path.startswith(folders)}
+    carried -= {sha for path, (_, sha) in after.items() if path.startswith(folders)}
+    return _delete_unreached(
+        store, {sha for sha in carried if sha in store.repo.object_store}
+    )
 
 
 def apply_redactions(store: Store) -> list[RedactResult]:
@@ -435,10 +506,12 @@ def apply_redactions(store: Store) -> list[RedactResult]:
         carried = {
             path[len(BLOBS) + 1 :] for path in files if path.startswith(BLOBS + b"/")
         }
+        rewritten = {old for record, _, _ in pending for old in record.commits}
         messages = {
             ObjectID(path[len(MESSAGES) + 1 :]): _data(store, sha)
             for path, (_, sha) in files.items()
             if path.startswith(MESSAGES + b"/")
+            and path[len(MESSAGES) + 1 :].decode() in rewritten
         }
         composed: dict[ObjectID, ObjectID] = {}
         for at, (record, _, _) in enumerate(pending):
@@ -469,7 +542,13 @@ def apply_redactions(store: Store) -> list[RedactResult]:
         if not composed:
             return []
         store.add_objects(_kept(store, made, set(composed.values())))
-        last = _settle(store, pending[-1][0], Pending(commits=_hex_map(composed)), {})
+        subjects = _subjects(store, composed)
+        last = _settle(
+            store,
+            pending[-1][0],
+            Pending(commits=_hex_map(composed), subjects=subjects),
+            {},
+        )
     results = [
         RedactResult(
             redaction=record.id,
@@ -484,6 +563,23 @@ def apply_redactions(store: Store) -> list[RedactResult]:
         results[-1], branches=last.branches, pruned=last.pruned, remotes=last.remotes
     )
     return results
+
+
+def _subjects(
+    store: Store, composed: Mapping[ObjectID, ObjectID]
+) -> dict[str, tuple[str, str]]:
+    """Returns each rewritten commit's first line and its new one's, if they differ."""
+    objects = store.repo.object_store
+    out = {}
+    for old, new in composed.items():
+        was, now = objects[old], objects[new]
+        assert isinstance(was, Commit)
+        assert isinstance(now, Commit)
+        first, second = (c.message.split(b"\n", 1)[0] for c in (was, now))
+        if first != second:
+            with contextlib.suppress(UnicodeDecodeError):
+                out[old.decode()] = (first.decode(), second.decode())
+    return out
 
 
 def _pending(
@@ -618,6 +714,8 @@ def _redact(
 ) -> RedactResult:
     if not isinstance(store.repo, Repo) or store.path is None:
         raise InvalidInputError("Only a store on disk can be redacted.")
+    if reason is not None and ("\n" in reason or "\r" in reason):
+        raise InvalidInputError("A redaction's reason is one line.")
     objects = store.repo.object_store
     memo: dict[ObjectID, ObjectID | None] = {}
     new_blobs: list[ShaFile] = []
@@ -653,7 +751,7 @@ def _redact(
             )
         commits, blobs, new_objects, trees = rewrite
         shared, shared_commits = _shared(store, blobs, trees)
-        messages = _messages(store, commits, new_objects, shared_commits, texts)
+        messages = _messages(store, record, commits, new_objects, shared_commits, texts)
         # Step 1: the rewritten objects, referenced by nothing yet.
         store.add_objects([*new_blobs, *new_objects])
         # Step 2: the record, and the note that the redaction is under way.
@@ -724,10 +822,7 @@ def _rewrite(
     """
     objects = store.repo.object_store
     needles = needles_of(texts)
-    trailer = Trailer(
-        "Ctx-Redacted",
-        record.what + (f" ({record.reason})" if record.reason else ""),
-    )
+    trailer = _trailer(record)
     trees: dict[ObjectID, ObjectID] = {}
     blobs: dict[ObjectID, ObjectID] = {}
     commits: dict[ObjectID, ObjectID] = {}
@@ -789,6 +884,7 @@ def _hex_map(ids: Mapping[ObjectID, ObjectID]) -> dict[str, str]:
 
 def _messages(
     store: Store,
+    record: Redaction,
     commits: Mapping[ObjectID, ObjectID],
     made: Iterable[ShaFile],
     shared: AbstractSet[ObjectID] | None,
@@ -799,7 +895,9 @@ def _messages(
     Those of the shared commits (all with ``shared`` None) whose message
     held the text, as rewritten: a clone that holds such a commit but never
     fetches its new version (an undone write) takes the message from here.
-    Those the record carries already lose the text too.
+    Those the record carries already lose the text too, and gain this
+    redaction's trailer, as the commit they became did: each is the message
+    of the commit's last version.
     """
     needles = needles_of(texts)
     objects = store.repo.object_store
@@ -820,6 +918,7 @@ def _messages(
                 replaced(carried.data, needles) if isinstance(carried, Blob) else None
             )
             if data is not None:
+                data = _with_trailer(data, _trailer(record))
                 out.setdefault(
                     ObjectID(path[len(MESSAGES) + 1 :]), Blob.from_string(data)
                 )
@@ -886,6 +985,12 @@ def _shared(
 
 
 # -- helpers ---------------------------------------------------------------------
+
+
+def _trailer(record: Redaction) -> Trailer:
+    return Trailer(
+        "Ctx-Redacted", record.what + (f" ({record.reason})" if record.reason else "")
+    )
 
 
 def _with_trailer(message: bytes, trailer: Trailer) -> bytes:

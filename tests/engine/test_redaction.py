@@ -235,6 +235,16 @@ def team(tmp_path, clock, intent):
         store.close()
 
 
+def written_then_undone(a, b, text, intent):
+    """a writes ``text`` and pushes; b (if given) pulls it; a undoes it, pushes that."""
+    remember(a, Draft(text=text), intent)
+    push(a, "origin")
+    if b is not None:
+        pull(b, intent, "origin")
+    undo(a)
+    push(a, "origin", force=True)
+
+
 def test_redact_push_with_lease_pull_on_the_other(team, intent):
     a, b, c, bare = team
     result = redact_text(a, SECRET, reason="leaked")
@@ -435,11 +445,7 @@ def test_a_pushed_write_undone_before_the_redaction_leaves_the_clones(team, inte
     # carries the redacted version and the commit's message without the
     # text; b's push must not bring it back.
     a, b, _, bare = team
-    remember(a, Draft(text="undone, the pin is zz-pin-4242-zz"), intent)
-    push(a, "origin")
-    pull(b, intent, "origin")
-    undo(a)
-    push(a, "origin", force=True)
+    written_then_undone(a, b, "undone, the pin is zz-pin-4242-zz", intent)
     redact_text(a, "zz-pin-4242-zz")
     push(a, "origin", force_with_lease=True)
     pull(b, intent, "origin")
@@ -447,6 +453,82 @@ def test_a_pushed_write_undone_before_the_redaction_leaves_the_clones(team, inte
     remember(b, Draft(text="b writes on"), intent)
     push(b, "origin")
     assert "zz-pin-4242-zz" not in bare_log(bare)
+
+
+def test_a_carried_message_redacted_again_wins_the_join(team, intent):
+    # redact_text, then redact_memory: the second takes "tokenword
+    # [REDACTED]" out of the carried message, which keeps one marker. b,
+    # which joined the first record, must take the second's message.
+    a, b, _, bare = team
+    written = remember(
+        a, Draft(text="the body zz-body-zz", title=f"tokenword {SECRET}"), intent
+    )
+    push(a, "origin")
+    pull(b, intent, "origin")
+    undo(a)  # b holds the write, a's branches no more: the message travels
+    push(a, "origin", force=True)
+    redact_text(a, SECRET)
+    push(a, "origin", force_with_lease=True)
+    pull(b, intent, "origin")
+    redact_memory(a, written.ids[0])
+    push(a, "origin", force_with_lease=True)
+    pull(b, intent, "origin")
+    remember(b, Draft(text="b writes on"), intent)
+    push(b, "origin")
+    for held in (all_objects_text(b), bare_log(bare), logs_text(b)):
+        assert "tokenword" not in held
+        assert SECRET not in held
+
+
+def test_clones_converge_when_a_redaction_changes_only_messages(team, intent):
+    # The second text is only in the undone write's message (its reason):
+    # b ends on a's commit, and nothing of either text stays in b.
+    a, b, _, _ = team
+    why = Intent(agent="tester", intent="observe", reason="ticket zz-tkt-77-zz")
+    written_then_undone(a, b, "undone, the pin is zz-pin-4242-zz", why)
+    redact_text(a, "zz-pin-4242-zz")
+    redact_text(a, "zz-tkt-77-zz")
+    push(a, "origin", force_with_lease=True)
+    pull(b, intent, "origin")
+    for held in (all_objects_text(b), logs_text(b)):
+        assert "zz-pin-4242-zz" not in held
+        assert "zz-tkt-77-zz" not in held
+    ours = set(git(a, "rev-list", "--all", "--reflog").split())
+    assert git(b, "rev-parse", "main").strip() in ours
+
+
+def test_a_record_replaced_on_a_clone_leaves_nothing_it_carried(team, intent):
+    # c holds only the record of the first redaction (it never fetched the
+    # write); the second replaces the record's version and message, whose
+    # old ones held the second text.
+    a, _, c, _ = team
+    written_then_undone(a, None, "undone zz-one-zz and zz-two-zz", intent)
+    redact_text(a, "zz-one-zz")
+    push(a, "origin", force_with_lease=True)
+    pull(c, intent, "origin")
+    redact_text(a, "zz-two-zz")
+    push(a, "origin", force_with_lease=True)
+    pull(c, intent, "origin")
+    assert "zz-two-zz" not in all_objects_text(c)
+
+
+def test_a_clone_s_reflog_loses_the_text_of_its_own_write(team, intent):
+    a, b, _, _ = team
+    remember(b, Draft(text="b's pin is zz-pin-4242-zz"), intent)
+    push(b, "origin")
+    pull(a, intent, "origin")
+    redact_text(a, "zz-pin-4242-zz")
+    push(a, "origin", force_with_lease=True)
+    pull(b, intent, "origin")
+    assert "zz-pin" not in all_objects_text(b)
+    assert "zz-pin" not in logs_text(b)
+
+
+def test_a_reason_is_one_line(disk_store, intent):
+    remember(disk_store, Draft(text=f"the key is {SECRET}"), intent)
+    with pytest.raises(InvalidInputError, match="reason is one line"):
+        redact_text(disk_store, SECRET, reason="two\nlines")
+    assert list_redactions(disk_store) == []
 
 
 def test_a_record_that_claims_to_replace_this_one_is_joined_not_taken(
