@@ -154,13 +154,14 @@ def rewrite_reflogs(
     """Step 4: maps every reflog line's ids and redacts its message.
 
     ``subjects``: per old commit, its first line and its new version's; a
-    line that moved a ref to that commit quotes the first, which becomes
-    the second.
+    line that moved a ref to that commit, or undid that move, quotes the
+    first, which becomes the second.
     """
     assert isinstance(store.repo, Repo)
     logs = Path(store.repo.controldir()) / "logs"
     if not logs.is_dir():
         return
+    quoted = subjects or {}
     for path in sorted(p for p in logs.rglob("*") if p.is_file()):
         data = path.read_bytes()
         lines = []
@@ -174,9 +175,10 @@ def rewrite_reflogs(
             old = commits.get(e.old_sha, e.old_sha)
             new = commits.get(e.new_sha, e.new_sha)
             message = replaced(e.message, needles) or e.message
-            if subjects and e.new_sha in subjects:
-                was, now = subjects[e.new_sha]
-                message = message.replace(was, now)
+            for sha in (e.new_sha, e.old_sha):
+                if sha in quoted:  # a move to it, or an undo of it, quotes it
+                    was, now = quoted[sha]
+                    message = message.replace(was, now)
             lines.append(
                 format_reflog_line(
                     old, new, e.committer, e.timestamp, e.timezone, message

@@ -40,7 +40,6 @@ still holds the old history (:func:`apply_redactions`).
 from __future__ import annotations
 
 import contextlib
-import difflib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from datetime import datetime
@@ -270,7 +269,9 @@ def holds_redacted(store: Store) -> list[str]:
     return sorted(labels)
 
 
-def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
+def sync_redactions(
+    store: Store, theirs: ObjectID | None, keep: Iterable[ObjectID] = ()
+) -> bool:
     """Joins another clone's record (commit ``theirs``, fetched) to this one.
 
     Both sides' redactions are kept: their files are unioned (this side's
@@ -295,9 +296,7 @@ def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
         if ours == theirs or theirs in replaced:
             return False
         other, other_replaced = record_files(store, theirs)
-        later, merged = _later_messages(store, kept, other)
-        store.add_objects(merged)
-        entries = closed({**other, **kept, **later})
+        entries = closed({**other, **kept, **_later_messages(kept, other)})
         if ours is not None and entries == kept:
             return False
         checked = replaced | ({ours} if ours is not None else set())
@@ -309,63 +308,30 @@ def sync_redactions(store: Store, theirs: ObjectID | None) -> bool:
             )
             store.add_objects(made)
             write_refs(store, {REDACTIONS_REF: commit.id})
-        _drop_replaced_record(store, ours)
+        _drop_replaced_record(store, ours, keep)
         return True
 
 
 def _later_messages(
-    store: Store,
     kept: Mapping[bytes, tuple[int, ObjectID]],
     other: Mapping[bytes, tuple[int, ObjectID]],
-) -> tuple[dict[bytes, tuple[int, ObjectID]], list[ShaFile]]:
-    """Returns the message entries of ``other`` to keep, and blobs they need.
+) -> dict[bytes, tuple[int, ObjectID]]:
+    """Returns the message entries of ``other`` that are later than this record's.
 
     Where both records carry a commit's message, differently, the record
     whose redactions include all of the other's made the later one. Two
     records that each hold a redaction the other lacks (made on two clones
-    at once) each took a text out the other still holds: the message kept
-    is both merged, every span either took out taken out
-    (:func:`_merged_message`).
+    at once) keep this one's, as for versions (docs/security.md).
     """
     mine_ids = {path for path in kept if path.endswith(b".json")}
     their_ids = {path for path in other if path.endswith(b".json")}
-    out: dict[bytes, tuple[int, ObjectID]] = {}
-    made: list[ShaFile] = []
-    if their_ids <= mine_ids:
-        return out, made
-    for path, entry in other.items():
-        mine = kept.get(path)
-        if not path.startswith(MESSAGES + b"/") or mine is None or mine == entry:
-            continue
-        if mine_ids <= their_ids:
-            out[path] = entry
-            continue
-        merged = Blob.from_string(
-            _merged_message(_data(store, mine[1]), _data(store, entry[1]))
-        )
-        out[path] = (entry[0], merged.id)
-        made.append(merged)
-    return out, made
-
-
-def _merged_message(one: bytes, two: bytes) -> bytes:
-    """Returns two redactions of one message merged: each one's spans taken out.
-
-    Where they differ, the side that says ``[REDACTED]`` there wins; where
-    neither does (each one's trailer), both are kept.
-    """
-    marker = REDACTED.encode()
-    out = []
-    matcher = difflib.SequenceMatcher(None, one, two, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        a, b = one[i1:i2], two[j1:j2]
-        if op == "equal" or marker in a:
-            out.append(a)
-        elif marker in b:
-            out.append(b)
-        else:
-            out.append(a + b)
-    return b"".join(out)
+    if not mine_ids < their_ids:
+        return {}
+    return {
+        path: entry
+        for path, entry in other.items()
+        if path.startswith(MESSAGES + b"/") and kept.get(path, entry) != entry
+    }
 
 
 def record_behind(store: Store, theirs: ObjectID | None) -> bool:
@@ -447,7 +413,9 @@ def _delete_unreached(
     return len(gone)
 
 
-def _drop_replaced_record(store: Store, old: ObjectID | None) -> int:
+def _drop_replaced_record(
+    store: Store, old: ObjectID | None, keep: Iterable[ObjectID] = ()
+) -> int:
     """Deletes what record ``old`` carried (versions, messages) and nothing reaches.
 
     Called once the store's record moved from ``old``: a version or message
@@ -461,9 +429,8 @@ def _drop_replaced_record(store: Store, old: ObjectID | None) -> int:
     after = record_files(store, record_tip(store))[0]
     carried = {sha for path, (_, sha) in before.items() if path.startswith(folders)}
     carried -= {sha for path, (_, sha) in after.items() if path.startswith(folders)}
-    return _delete_unreached(
-        store, {sha for sha in carried if sha in store.repo.object_store}
-    )
+    held = {sha for sha in carried if sha in store.repo.object_store}
+    return _delete_unreached(store, held, keep)
 
 
 def apply_redactions(store: Store) -> list[RedactResult]:
@@ -494,6 +461,8 @@ def apply_redactions(store: Store) -> list[RedactResult]:
     with store.locked():
         objects = store.repo.object_store
         pending = _pending(store, list_redactions(store))
+        if not pending:
+            return []
         made: dict[ObjectID, ShaFile] = {}
 
         def lookup(sha: ObjectID) -> ShaFile:
@@ -716,6 +685,9 @@ def _redact(
         raise InvalidInputError("Only a store on disk can be redacted.")
     if reason is not None and ("\n" in reason or "\r" in reason):
         raise InvalidInputError("A redaction's reason is one line.")
+    # Redactions a fetch brought and nothing applied yet go first: what this
+    # one records then starts from their versions and messages.
+    apply_redactions(store)
     objects = store.repo.object_store
     memo: dict[ObjectID, ObjectID | None] = {}
     new_blobs: list[ShaFile] = []
@@ -903,13 +875,6 @@ def _messages(
     objects = store.repo.object_store
     new = {obj.id: obj for obj in made if isinstance(obj, Commit)}
     out: dict[ObjectID, Blob] = {}
-    for old, rewritten in commits.items():
-        if shared is not None and old not in shared:
-            continue
-        commit = objects[old]
-        assert isinstance(commit, Commit)
-        if replaced(commit.message, needles) is not None:
-            out[old] = Blob.from_string(new[rewritten].message)
     files = record_files(store, record_tip(store))[0]
     for path, (_, sha) in files.items():
         if path.startswith(MESSAGES + b"/"):
@@ -919,9 +884,14 @@ def _messages(
             )
             if data is not None:
                 data = _with_trailer(data, _trailer(record))
-                out.setdefault(
-                    ObjectID(path[len(MESSAGES) + 1 :]), Blob.from_string(data)
-                )
+                out[ObjectID(path[len(MESSAGES) + 1 :])] = Blob.from_string(data)
+    for old, rewritten in commits.items():
+        if shared is not None and old not in shared:
+            continue
+        commit = objects[old]
+        assert isinstance(commit, Commit)
+        if replaced(commit.message, needles) is not None:
+            out.setdefault(old, Blob.from_string(new[rewritten].message))
     return out
 
 

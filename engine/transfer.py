@@ -285,7 +285,7 @@ def _sync_record(
     if record is None or record in replaced_records(store):
         return
     if record in store.repo.object_store:
-        sync_redactions(store, record)
+        sync_redactions(store, record, fetched)
         return
 
     def moving(refs: Mapping[Ref, ObjectID]) -> dict[str, ObjectID]:
@@ -299,7 +299,7 @@ def _sync_record(
     except (UnreadableRefsError, PackedRefsException):
         return  # the fetch before it read them; they changed since
     record = refs.get(REDACTIONS_REF) or record
-    sync_redactions(store, record)
+    sync_redactions(store, record, fetched)
     drop_removed(store, checked.seen, fetched, record)
 
 

@@ -524,6 +524,61 @@ def test_a_clone_s_reflog_loses_the_text_of_its_own_write(team, intent):
     assert "zz-pin" not in logs_text(b)
 
 
+def test_a_record_moving_on_a_fetch_keeps_what_a_fetched_branch_holds(team, intent):
+    # The first redaction's version of an undone write is pushed again on a
+    # branch of its own; the second redaction (main only pushed) replaces
+    # it in the record. c's fetch moves its record before its tracking
+    # refs: the version that branch needs must stay.
+    a, _, c, _ = team
+    written_then_undone(a, None, "undone zz-one-zz and zz-two-zz", intent)
+    redact_text(a, "zz-one-zz")
+    push(a, "origin", force_with_lease=True)
+    pull(c, intent, "origin")
+    undone = [
+        sha
+        for sha in git(a, "rev-list", "--reflog").split()
+        if "[REDACTED]" in git(a, "log", "-1", "--format=%B", sha)
+    ]
+    create_branch(a, "rescue", undone[0])
+    push(a, "origin", ["rescue"])
+    redact_text(a, "zz-two-zz")
+    push(a, "origin", force_with_lease=True)
+    fetch(c, "origin")
+    assert git(c, "fsck", "--no-dangling").strip() == ""
+
+
+def test_a_redaction_first_applies_those_fetched_here(team, intent):
+    # b fetched a's redaction but did not pull; its own redaction must start
+    # from a's, or the message it records for the write holds a's text.
+    a, b, _, _ = team
+    remember(a, Draft(text="body", title="t zz-one-zz zz-two-zz"), intent)
+    push(a, "origin")
+    pull(b, intent, "origin")
+    redact_text(a, "zz-one-zz")
+    push(a, "origin", force_with_lease=True)
+    fetch(b, "origin")
+    redact_text(b, "zz-two-zz")
+    push(b, "origin", force_with_lease=True)
+    pull(a, intent, "origin")
+    for store in (a, b):
+        assert "zz-one-zz" not in all_objects_text(store)
+        assert "zz-two-zz" not in all_objects_text(store)
+
+
+def test_a_clone_s_undo_line_loses_the_text(team, intent):
+    a, b, _, _ = team
+    remember(b, Draft(text="the pin", title="pin zz-pin-4242-zz"), intent)
+    push(b, "origin")
+    pull(a, intent, "origin")
+    undo(b)
+    push(b, "origin", force=True)
+    redact_text(a, "zz-pin-4242-zz")
+    push(a, "origin", force_with_lease=True)
+    pull(b, intent, "origin")
+    assert "zz-pin" not in logs_text(b)
+    assert "zz-pin" not in all_objects_text(b)
+
+
 def test_a_reason_is_one_line(disk_store, intent):
     remember(disk_store, Draft(text=f"the key is {SECRET}"), intent)
     with pytest.raises(InvalidInputError, match="reason is one line"):
