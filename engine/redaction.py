@@ -685,9 +685,6 @@ def _redact(
         raise InvalidInputError("Only a store on disk can be redacted.")
     if reason is not None and ("\n" in reason or "\r" in reason):
         raise InvalidInputError("A redaction's reason is one line.")
-    # Redactions a fetch brought and nothing applied yet go first: what this
-    # one records then starts from their versions and messages.
-    apply_redactions(store)
     objects = store.repo.object_store
     memo: dict[ObjectID, ObjectID | None] = {}
     new_blobs: list[ShaFile] = []
@@ -707,6 +704,9 @@ def _redact(
 
     record = Redaction(id="", what=what, reason=reason, time=store.clock())
     with store.locked():
+        # Redactions a fetch brought and nothing applied yet go first: what
+        # this one records then starts from their versions and messages.
+        applied = apply_redactions(store)
         rewrite = _rewrite(
             store,
             record,
@@ -716,6 +716,8 @@ def _redact(
             roots=[*refs_to_rewrite(store).values(), *reflog_commits(store)],
             lookup=objects.__getitem__,
         )
+        if rewrite is None and applied:
+            return applied[-1]  # a fetched redaction took it out already
         if rewrite is None:
             raise InvalidInputError(
                 "No version in the history holds what was to be redacted.",

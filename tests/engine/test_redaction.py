@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import T0
 from dulwich.objects import Blob
 from redaction_checks import killed_after
 
@@ -332,7 +331,7 @@ def test_redactions_apply_in_the_order_they_chain_not_by_their_clocks(team, inte
     first = redact_text(a, SECRET)
     push(a, "origin", force_with_lease=True)
     pull(b, intent, "origin")
-    b.clock = lambda: T0 - timedelta(days=1)
+    b.clock = lambda: datetime(2026, 1, 1, tzinfo=UTC)  # before a's
     second = redact_text(b, "the key is")
     push(b, "origin", force_with_lease=True)
     assert [r.id for r in list_redactions(b)] == [second.redaction, first.redaction]
@@ -577,6 +576,20 @@ def test_a_clone_s_undo_line_loses_the_text(team, intent):
     pull(b, intent, "origin")
     assert "zz-pin" not in logs_text(b)
     assert "zz-pin" not in all_objects_text(b)
+
+
+def test_redacting_what_a_fetched_redaction_removed_applies_that_one(team, intent):
+    # b fetched a's redaction of the text, not applied: b's own redaction of
+    # the same text applies a's and answers with it (the hub then scrubs
+    # the files beside the history as for any redaction).
+    a, b, _, _ = team
+    first = redact_text(a, SECRET)
+    push(a, "origin", force_with_lease=True)
+    fetch(b, "origin")
+    result = redact_text(b, SECRET)
+    assert result.redaction == first.redaction
+    assert result.branches == ("main",)
+    assert SECRET not in all_objects_text(b)
 
 
 def test_a_reason_is_one_line(disk_store, intent):
