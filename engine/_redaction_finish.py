@@ -44,6 +44,7 @@ __all__ = [
     "prune",
     "reachable",
     "reflog_commits",
+    "reflog_shas",
     "refs_to_rewrite",
     "replaced",
     "rewrite_reflogs",
@@ -249,17 +250,16 @@ def _all_ref_values(store: Store) -> list[ObjectID]:
     return [sha for ref, sha in store.repo.get_refs().items() if ref != Ref(b"HEAD")]
 
 
-def reflog_commits(
+def reflog_shas(
     store: Store, which: Callable[[bytes], bool] | None = None
-) -> list[ObjectID]:
-    """Returns every commit a reflog line names that the store holds.
+) -> set[ObjectID]:
+    """Returns every commit id a reflog line names, held here or not.
 
     ``which``: only the reflogs of the refs it accepts (by name).
     """
     assert isinstance(store.repo, Repo)
     logs = Path(store.repo.controldir()) / "logs"
     found: set[ObjectID] = set()
-    objects = store.repo.object_store
     for path in logs.rglob("*") if logs.is_dir() else ():
         if not path.is_file():
             continue
@@ -270,10 +270,19 @@ def reflog_commits(
                 e = parse_reflog_line(line)
             except (ValueError, IndexError):
                 continue
-            for sha in (e.old_sha, e.new_sha):
-                if sha.strip(b"0") and sha in objects:
-                    found.add(sha)
-    return sorted(found)
+            found.update(sha for sha in (e.old_sha, e.new_sha) if sha.strip(b"0"))
+    return found
+
+
+def reflog_commits(
+    store: Store, which: Callable[[bytes], bool] | None = None
+) -> list[ObjectID]:
+    """Returns every commit a reflog line names that the store holds.
+
+    ``which``: only the reflogs of the refs it accepts (by name).
+    """
+    objects = store.repo.object_store
+    return sorted(sha for sha in reflog_shas(store, which) if sha in objects)
 
 
 def reachable(store: Store, roots: Iterable[ObjectID]) -> set[ObjectID]:

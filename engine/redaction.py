@@ -61,6 +61,7 @@ from ctx.engine._redaction_finish import (
     needles_of,
     reachable,
     reflog_commits,
+    reflog_shas,
     refs_to_rewrite,
     replaced,
     write_pending,
@@ -501,7 +502,7 @@ def apply_redactions(store: Store) -> list[RedactResult]:
             )
             if rewrite is None:
                 continue
-            commits, _, new_objects, _ = rewrite
+            commits, _, new_objects, _, _ = rewrite
             # Each commit held here, to its latest version; one an earlier
             # step made is one of those versions already.
             composed = {o: commits.get(n, n) for o, n in composed.items()} | {
@@ -723,8 +724,8 @@ def _redact(
                 "No version in the history holds what was to be redacted.",
                 hint="Nothing was changed.",
             )
-        commits, blobs, new_objects, trees = rewrite
-        shared, shared_commits = _shared(store, blobs, trees)
+        commits, blobs, new_objects, trees, graph = rewrite
+        shared, shared_commits = _shared(store, blobs, trees, graph)
         messages = _messages(store, record, commits, new_objects, shared_commits, texts)
         # Step 1: the rewritten objects, referenced by nothing yet.
         store.add_objects([*new_blobs, *new_objects])
@@ -765,13 +766,18 @@ def _settle(
     )
 
 
+_Graph = dict[ObjectID, tuple[ObjectID, list[ObjectID]]]
+"""Per commit, its tree and parents."""
+
 _Rewrite = tuple[
     dict[ObjectID, ObjectID],
     dict[ObjectID, ObjectID],
     list[ShaFile],
     dict[ObjectID, ObjectID],
+    _Graph,
 ]
-"""Old commit to new, old blob to new, the new trees and commits, old tree to new."""
+"""Old commit to new, old blob to new, the new trees and commits, old tree to
+new, and every commit walked (its tree and parents)."""
 
 
 def _rewrite(
@@ -827,7 +833,9 @@ def _rewrite(
             trees[sha] = sha
         return trees[sha]
 
+    graph: _Graph = {}
     for commit in _parents_first(lookup, roots):
+        graph[commit.id] = (commit.tree, commit.parents)
         if commit.id in known and known[commit.id] in objects:
             commits[commit.id] = known[commit.id]
             continue
@@ -849,7 +857,7 @@ def _rewrite(
         commits[commit.id] = new.id
     if not commits:
         return None
-    return commits, blobs, new_objects, trees
+    return commits, blobs, new_objects, trees, graph
 
 
 def _hex_map(ids: Mapping[ObjectID, ObjectID]) -> dict[str, str]:
@@ -901,6 +909,7 @@ def _shared(
     store: Store,
     blobs: Mapping[ObjectID, ObjectID],
     trees: Mapping[ObjectID, ObjectID],
+    graph: _Graph,
 ) -> tuple[set[ObjectID], set[ObjectID] | None]:
     """Returns the rewritten blobs, and the commits, that other clones may hold.
 
@@ -912,8 +921,8 @@ def _shared(
     store without remotes cannot tell (a team server others fetch from):
     every blob is shared. So is one the record already carries the
     redacted version of (this one has less of it). Only the trees the
-    rewrite changed (``trees``, old to new) are read. The commits are None
-    for every commit.
+    rewrite changed (``trees``, old to new) are read, and the commits are
+    the rewrite's (``graph``). The commits are None for every commit.
     """
     files = record_files(store, record_tip(store))[0]
     published = {
@@ -932,15 +941,18 @@ def _shared(
         return not name.startswith(HEADS) or name[len(HEADS) :] in tracked
 
     roots = [sha for ref, sha in refs.items() if shared_ref(bytes(ref))]
-    roots += reflog_commits(store, shared_ref)
+    roots += reflog_shas(store, shared_ref)
+    commits: set[ObjectID] = set()
+    walk = [sha for sha in roots if sha in graph]
+    while walk:
+        sha = walk.pop()
+        if sha not in commits:
+            commits.add(sha)
+            walk.extend(p for p in graph[sha][1] if p in graph)
     objects = store.repo.object_store
     found = {sha for sha in blobs if sha in published}
     seen: set[ObjectID] = set()
-    stack: list[ObjectID] = []
-    commits = set()
-    for commit in _parents_first(objects.__getitem__, roots):
-        commits.add(commit.id)
-        stack.append(commit.tree)
+    stack = [graph[sha][0] for sha in commits]
     while stack:
         sha = stack.pop()
         if sha in seen or trees.get(sha, sha) == sha:
@@ -980,21 +992,23 @@ def _parents_first(
     """Yields every commit ``roots`` reach, each after all its parents."""
     done: set[ObjectID] = set()
     for root in roots:
-        stack: list[tuple[ObjectID, bool]] = [(root, False)]
+        # A commit read is kept on the stack until its parents are done: each
+        # is read once (a loose one is inflated each time).
+        stack: list[tuple[ObjectID, Commit | None]] = [(root, None)]
         while stack:
-            sha, expanded = stack.pop()
+            sha, read = stack.pop()
             if sha in done:
+                continue
+            if read is not None:
+                done.add(sha)
+                yield read
                 continue
             obj = lookup(sha)
             if not isinstance(obj, Commit):
                 done.add(sha)
                 continue
-            if expanded:
-                done.add(sha)
-                yield obj
-                continue
-            stack.append((sha, True))
-            stack.extend((p, False) for p in obj.parents if p not in done)
+            stack.append((sha, obj))
+            stack.extend((p, None) for p in obj.parents if p not in done)
 
 
 def _blobs_holding(store: Store, key: bytes) -> set[ObjectID]:
