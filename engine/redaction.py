@@ -704,11 +704,11 @@ def _redact(
         return memo[sha]
 
     record = Redaction(id="", what=what, reason=reason, time=store.clock())
-    with store.locked():
-        # Redactions a fetch brought and nothing applied yet go first: what
-        # this one records then starts from their versions and messages.
-        applied = apply_redactions(store)
-        rewrite = _rewrite(
+
+    def rewritten() -> _Rewrite | None:
+        memo.clear()
+        new_blobs.clear()
+        return _rewrite(
             store,
             record,
             blob_map=blob_map,
@@ -717,13 +717,23 @@ def _redact(
             roots=[*refs_to_rewrite(store).values(), *reflog_commits(store)],
             lookup=objects.__getitem__,
         )
-        if rewrite is None and applied:
-            return applied[-1]  # a fetched redaction took it out already
+
+    with store.locked():
+        rewrite = rewritten()
         if rewrite is None:
             raise InvalidInputError(
                 "No version in the history holds what was to be redacted.",
                 hint="Nothing was changed.",
             )
+        # Redactions a fetch brought and nothing applied yet go first: what
+        # this one records then starts from their versions and messages.
+        if _pending(store, list_redactions(store)):
+            applied = apply_redactions(store)
+            rewrite = rewritten()
+            if rewrite is None and applied:
+                return applied[-1]  # a fetched redaction took it out already
+            if rewrite is None:
+                raise CorruptStoreError("The history changed while it was redacted.")
         commits, blobs, new_objects, trees, graph = rewrite
         shared, shared_commits = _shared(store, blobs, trees, graph)
         messages = _messages(store, record, commits, new_objects, shared_commits, texts)

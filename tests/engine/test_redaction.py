@@ -586,6 +586,10 @@ def test_redacting_what_a_fetched_redaction_removed_applies_that_one(team, inten
     first = redact_text(a, SECRET)
     push(a, "origin", force_with_lease=True)
     fetch(b, "origin")
+    tip = b.branch_tip("main")
+    with pytest.raises(InvalidInputError, match="No version in the history"):
+        redact_text(b, "a text no version ever held")
+    assert b.branch_tip("main") == tip  # the fetched one is not applied for it
     result = redact_text(b, SECRET)
     assert result.redaction == first.redaction
     assert result.branches == ("main",)
