@@ -240,12 +240,19 @@ def render_redaction(result: RedactResult, *, applied: bool = False) -> None:
         echo(f"{verb} {result.redaction}: {result.what}{why}.")
     else:
         echo(f"{verb} {result.what}{why}: redaction {result.redaction}.")
-    where = ", ".join(result.branches) or "no branch"
-    echo(
+    rewritten = (
         f"  {plural(result.commits, 'commit')} and "
-        f"{plural(result.blobs, 'version')} rewritten (branches: {where}); "
-        f"{plural(result.pruned, 'object')} deleted."
+        f"{plural(result.blobs, 'version')} rewritten"
     )
+    if applied and not result.branches and not result.pruned:
+        # One of several a pull applied at once: the last says what moved.
+        echo(f"{rewritten}.")
+    else:
+        where = ", ".join(result.branches) or "no branch"
+        echo(
+            f"{rewritten} (branches: {where}); "
+            f"{plural(result.pruned, 'object')} deleted."
+        )
     for remote, branches in result.remotes.items():
         echo(
             f"  {remote} still holds the old history of {', '.join(branches)}: "

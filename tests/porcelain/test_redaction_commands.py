@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import secret_samples as s
+from conftest import Ctx
 from redaction_checks import store_bytes as every_byte
 
 
@@ -79,3 +80,25 @@ def test_push_names_the_old_history_and_replaces_it_with_a_lease(ctx, tmp_path):
     ).stdout
     assert "swordfish-42" not in log
     assert "Ctx-Redacted: a text of 12 characters (leaked)" in log
+
+
+def test_a_pull_says_each_redaction_it_applied(hashing_ctx, tmp_path):
+    a = hashing_ctx
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    a("remember", "key zz-key-111-zz, pin zz-pin-222-zz", "--allow-secret")
+    a("remote", "add", "origin", str(bare))
+    a("push")
+    b = Ctx(tmp_path / "b")
+    b("clone", str(bare), str(tmp_path / "b"))
+    a("redact", "--text", "zz-key-111-zz", "--reason", "leaked")
+    a("push", "--force-with-lease")
+    a("redact", "--text", "zz-pin-222-zz")
+    a("push", "--force-with-lease")
+    lines = b("pull").stdout.splitlines()
+    assert lines[0].startswith("Applied redaction ")
+    assert lines[0].endswith(": a text of 13 characters (leaked).")
+    assert lines[1] == "  1 commit and 1 version rewritten."  # the write alone
+    assert lines[2].startswith("Applied redaction ")
+    assert lines[3].startswith("  1 commit and 1 version rewritten (branches: main);")
+    assert b"zz-" not in store_bytes(b)
