@@ -12,10 +12,13 @@ these steps, each one safe to be killed in:
    objects are stored; no ref points at them yet.
 2. Record: a new snapshot on ``refs/ctx/redactions`` whose tree holds
    ``<id>.json`` (what, why, when, and the map of old commit and blob ids to
-   new ones, never the text) and, under ``blobs/<old blob id>``, the
-   redacted version of each blob, so another clone can apply the same
-   rewrite without knowing the text. The record is stored, and
-   ``redaction.pending`` in the store folder names it.
+   new ones, never the text) and, under ``blobs/<old blob id>`` and
+   ``messages/<old commit id>``, the redacted version of each blob and the
+   rewritten message of each commit whose message held the text, of those
+   other clones may hold (:func:`_shared`), so another clone can apply the
+   same rewrite without knowing the text. The record is stored, and
+   ``redaction.pending`` in the store folder names it. Redactions a fetch
+   brought and nothing applied yet are applied first.
 3. Refs: every branch, fetched branch and the record move at once (one
    write of ``packed-refs``).
 4. Reflogs: every line's ids are mapped, and its message redacted; each log
