@@ -513,15 +513,28 @@ def apply_redactions(store: Store) -> list[RedactResult]:
             }
             made.update((o.id, o) for o in new_objects)
         if not composed:
-            return []
-        store.add_objects(_kept(store, made, set(composed.values())))
-        subjects = _subjects(store, composed)
-        last = _settle(
-            store,
-            pending[-1][0],
-            Pending(commits=_hex_map(composed), subjects=subjects),
-            {},
-        )
+            # Nothing here reaches what they removed any more (the fetch moved
+            # the only branch that did): what is left of it on disk goes.
+            old = {
+                _sha(sha)
+                for record, _, _ in pending
+                for sha in (*record.commits, *record.blobs)
+            }
+            pruned = _delete_unreached(store, {sha for sha in old if sha in objects})
+            if not pruned:
+                return []
+            last = RedactResult(
+                redaction="", what="", commits=0, blobs=0, pruned=pruned
+            )
+        else:
+            store.add_objects(_kept(store, made, set(composed.values())))
+            subjects = _subjects(store, composed)
+            last = _settle(
+                store,
+                pending[-1][0],
+                Pending(commits=_hex_map(composed), subjects=subjects),
+                {},
+            )
     results = [
         RedactResult(
             redaction=record.id,

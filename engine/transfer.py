@@ -435,6 +435,9 @@ def push(
     fetched (or a commit that redactions since rewrote into that). A push that
     would send what a redaction removed is refused unless
     ``ignore_redactions``; the store's redaction record goes with every push.
+    With ``force_with_lease``, a branch only fetched here (no branch of that
+    name) is pushed as fetched: after a redaction rewrote it, that replaces
+    the remote's old history.
 
     Raises:
         RemoteNotFoundError: no such remote.
@@ -447,8 +450,16 @@ def push(
     url = remote_url(store, remote)
     prefix = HEADS + remote_namespace(store, remote).encode()
     names = store.branches() if all_branches else list(branches)
-    tips = {name: store.branch_tip(name) for name in names or [store.head_branch()]}
     known = tracking_branches(store, remote)
+    local = set(store.branches())
+    tips = {}
+    for name in names or [store.head_branch()]:
+        if force_with_lease and name not in local and name in known:
+            # Only fetched here, and rewritten by a redaction since: its copy
+            # replaces the remote's old history.
+            tips[name] = known[name]
+        else:
+            tips[name] = store.branch_tip(name)
     updated: list[RefUpdate] = []
     same: list[str] = []
     behind: list[str] = []

@@ -596,6 +596,32 @@ def test_redacting_what_a_fetched_redaction_removed_applies_that_one(team, inten
     assert SECRET not in all_objects_text(b)
 
 
+def test_a_branch_only_fetched_loses_the_text_and_can_be_pushed(team, intent):
+    # b has side only as origin/side. a's redaction of it reaches b by the
+    # fetch alone (which moves origin/side): what b held of it goes too. And
+    # b's own redaction of it can replace the remote's side with lease.
+    a, b, c, bare = team
+    create_branch(a, "side")
+    remember(
+        a, Draft(text="side zz-side-zz note, pin zz-pin-9-zz"), intent, branch="side"
+    )
+    push(a, "origin", ["side"])
+    pull(b, intent, "origin")
+    pull(c, intent, "origin")
+    redact_text(a, "zz-side-zz")
+    push(a, "origin", ["side"], force_with_lease=True)
+    pulled = pull(b, intent, "origin")
+    assert [r.redaction for r in pulled.redactions] != []
+    assert "zz-side-zz" not in all_objects_text(b)
+    redact_text(b, "zz-pin-9-zz")
+    push(b, "origin", ["side"], force_with_lease=True)
+    assert "zz-pin-9-zz" not in bare_log(bare)
+    for _ in range(2):
+        pull(c, intent, "origin")
+    assert "zz-pin-9-zz" not in all_objects_text(c)
+    assert "zz-side-zz" not in all_objects_text(c)
+
+
 def test_a_reason_is_one_line(disk_store, intent):
     remember(disk_store, Draft(text=f"the key is {SECRET}"), intent)
     with pytest.raises(InvalidInputError, match="reason is one line"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 
 import secret_samples as s
-from conftest import Ctx
 from redaction_checks import store_bytes as every_byte
 
 
@@ -89,7 +88,7 @@ def test_a_pull_says_each_redaction_it_applied(hashing_ctx, tmp_path):
     a("remember", "key zz-key-111-zz, pin zz-pin-222-zz", "--allow-secret")
     a("remote", "add", "origin", str(bare))
     a("push")
-    b = Ctx(tmp_path / "b")
+    b = type(a)(tmp_path / "b")  # the fixture's runner, on the clone
     b("clone", str(bare), str(tmp_path / "b"))
     a("redact", "--text", "zz-key-111-zz", "--reason", "leaked")
     a("push", "--force-with-lease")
