@@ -10,6 +10,12 @@ from ._reaching import (
 from ._redaction_finish import (
     PENDING_REDACTION as PENDING_REDACTION,
 )
+from ._redaction_record import (
+    Redaction as Redaction,
+)
+from ._redaction_record import (
+    list_redactions as list_redactions,
+)
 from .abbreviation import (
     abbreviate as abbreviate,
 )
@@ -596,16 +602,10 @@ from .redaction import (
     REDACTED as REDACTED,
 )
 from .redaction import (
-    Redaction as Redaction,
-)
-from .redaction import (
     RedactResult as RedactResult,
 )
 from .redaction import (
     apply_redactions as apply_redactions,
-)
-from .redaction import (
-    list_redactions as list_redactions,
 )
 from .redaction import (
     memory_texts as memory_texts,

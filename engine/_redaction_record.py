@@ -5,7 +5,9 @@ Each redaction is a commit on the record whose tree holds ``<id>.json``
 text) and, under ``blobs/<old blob id>``, the redacted version of each blob
 (and under ``messages/<old commit id>``, each commit message the text was
 taken out of), so another clone can apply the same rewrite without knowing
-the text (:mod:`ctx.engine.redaction` makes and applies them).
+the text (:mod:`ctx.engine.redaction` makes and applies them). Here are the
+record's form and its reading (:func:`list_redactions`); joining another
+clone's is :mod:`ctx.engine._redaction_sync`.
 
 The record is one commit without parents, a snapshot of every redaction:
 a later redaction can rewrite a version an earlier one made (a second text
@@ -20,9 +22,11 @@ neither fetched (it would bring the removed version back) nor joined.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -30,7 +34,6 @@ from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 
 if TYPE_CHECKING:
-    from ctx.engine.redaction import Redaction
     from ctx.engine.store import Store
 
 __all__ = [
@@ -38,11 +41,16 @@ __all__ = [
     "MESSAGES",
     "REDACTIONS_REF",
     "REPLACED",
+    "Redaction",
+    "blob_data",
     "closed",
+    "holds_redacted",
+    "list_redactions",
     "record_files",
     "record_id",
     "record_tip",
     "record_tree",
+    "redacted_objects",
     "replaced_records",
     "snapshot",
     "store_record",
@@ -224,3 +232,75 @@ def store_record(
     commit, made = snapshot(store, entries, replaced, f"Redaction {record.id}")
     store.add_objects([data, *messages.values(), *made])
     return commit.id
+
+
+# -- reading the record ------------------------------------------------------
+
+
+class Redaction(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One redaction, as recorded on ``refs/ctx/redactions``.
+
+    Attributes:
+        version: Format version (1).
+        id: Twelve hex digits naming it.
+        what: What was removed, in words that do not repeat it
+            (``memory 01J…``, ``a text of 40 characters``).
+        reason: Why, as given.
+        time: When.
+        commits: Old commit id to new one, for every rewritten commit.
+        blobs: Old blob id to new one, for every rewritten blob.
+    """
+
+    version: int = 1
+    id: str
+    what: str
+    reason: str | None = None
+    time: datetime
+    commits: dict[str, str] = {}
+    blobs: dict[str, str] = {}
+
+    @property
+    def label(self) -> str:
+        """Returns ``redaction ID (what, reason)`` for messages."""
+        why = f", {self.reason}" if self.reason else ""
+        return f"redaction {self.id} ({self.what}{why})"
+
+
+_RECORD_DECODER = msgspec.json.Decoder(Redaction)
+
+
+def list_redactions(store: Store) -> list[Redaction]:
+    """Returns every recorded redaction, oldest first."""
+    tree = record_tree(store)
+    if tree is None:
+        return []
+    out = []
+    for entry in tree.iteritems():
+        if not entry.path.endswith(b".json"):
+            continue
+        obj = store.repo.object_store[entry.sha]
+        if isinstance(obj, Blob):
+            with contextlib.suppress(msgspec.DecodeError):
+                out.append(_RECORD_DECODER.decode(obj.data))
+    return sorted(out, key=lambda r: (r.time, r.id))
+
+
+def redacted_objects(store: Store) -> dict[ObjectID, str]:
+    """Returns every commit and blob a redaction removed, with its label."""
+    out: dict[ObjectID, str] = {}
+    for record in list_redactions(store):
+        for sha in (*record.commits, *record.blobs):
+            out[ObjectID(sha.encode())] = record.label
+    return out
+
+
+def holds_redacted(store: Store) -> list[str]:
+    """Returns the labels of the redactions whose old objects this store holds."""
+    objects = store.repo.object_store
+    labels = {label for sha, label in redacted_objects(store).items() if sha in objects}
+    return sorted(labels)
+
+
+def blob_data(store: Store, sha: ObjectID) -> bytes:
+    blob = store.repo.object_store[sha]
+    return blob.data if isinstance(blob, Blob) else b""

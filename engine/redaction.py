@@ -35,24 +35,23 @@ store (:meth:`~ctx.engine.store.Store.open`) finishes steps 3 to 5 from
 objects anyway until the prune).
 
 The record travels: ``fetch`` and ``push`` bring each other's records
-(:func:`sync_redactions`), a fetch refuses objects a redaction removed
-(:func:`redacted_objects`), and a pull applies the record to a clone that
-still holds the old history (:func:`apply_redactions`).
+(:func:`~ctx.engine._redaction_sync.sync_redactions`), a fetch refuses
+objects a redaction removed
+(:func:`~ctx.engine._redaction_record.redacted_objects`), and a pull
+applies the record to a clone that still holds the old history
+(:func:`apply_redactions`).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from datetime import datetime
 
 import msgspec
-from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
-from dulwich.trailers import Trailer, format_trailers, parse_trailers
 
 from ctx.engine._redaction_finish import (
     HEADS,
@@ -62,7 +61,6 @@ from ctx.engine._redaction_finish import (
     finish_redaction,
     finish_steps,
     needles_of,
-    reachable,
     reflog_commits,
     reflog_shas,
     refs_to_rewrite,
@@ -73,72 +71,44 @@ from ctx.engine._redaction_record import (
     BLOBS,
     MESSAGES,
     REDACTIONS_REF,
-    closed,
+    Redaction,
+    blob_data,
+    list_redactions,
     record_files,
     record_id,
     record_tip,
-    record_tree,
-    replaced_records,
-    snapshot,
     store_record,
 )
+from ctx.engine._redaction_rewrite import (
+    Graph,
+    Rewrite,
+    hex_map,
+    parents_first,
+    rewrite_history,
+    trailer_of,
+    with_trailer,
+)
+from ctx.engine._redaction_sync import delete_unreached
 from ctx.engine.errors import CorruptStoreError, InvalidInputError, NotFoundError
 from ctx.engine.ids import MemoryId
 from ctx.engine.layout import MEMORY_AREAS
 from ctx.engine.model import Memory, Outcome, decode_memory, encode
-from ctx.engine.remotes import list_remotes, write_refs
+from ctx.engine.remotes import list_remotes
 from ctx.engine.store import Store
 
 __all__ = [
     "REDACTED",
     "REDACTIONS_REF",
     "RedactResult",
-    "Redaction",
     "apply_redactions",
-    "drop_removed",
     "finish_redaction",
-    "holds_redacted",
-    "list_redactions",
     "memory_texts",
-    "record_behind",
     "redact_memory",
     "redact_text",
-    "redacted_objects",
-    "replaced_records",
-    "sync_redactions",
 ]
 
 _MIN_TEXT = 4
 """Shorter texts are not searched for in commit messages (too common)."""
-
-
-class Redaction(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """One redaction, as recorded on ``refs/ctx/redactions``.
-
-    Attributes:
-        version: Format version (1).
-        id: Twelve hex digits naming it.
-        what: What was removed, in words that do not repeat it
-            (``memory 01J…``, ``a text of 40 characters``).
-        reason: Why, as given.
-        time: When.
-        commits: Old commit id to new one, for every rewritten commit.
-        blobs: Old blob id to new one, for every rewritten blob.
-    """
-
-    version: int = 1
-    id: str
-    what: str
-    reason: str | None = None
-    time: datetime
-    commits: dict[str, str] = {}
-    blobs: dict[str, str] = {}
-
-    @property
-    def label(self) -> str:
-        """Returns ``redaction ID (what, reason)`` for messages."""
-        why = f", {self.reason}" if self.reason else ""
-        return f"redaction {self.id} ({self.what}{why})"
 
 
 class RedactResult(Outcome, frozen=True, kw_only=True):
@@ -164,9 +134,6 @@ class RedactResult(Outcome, frozen=True, kw_only=True):
     branches: tuple[str, ...] = ()
     pruned: int = 0
     remotes: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
-
-
-_RECORD_DECODER = msgspec.json.Decoder(Redaction)
 
 
 # -- the public operations -----------------------------------------------------
@@ -241,202 +208,6 @@ def redact_memory(
     )
 
 
-def list_redactions(store: Store) -> list[Redaction]:
-    """Returns every recorded redaction, oldest first."""
-    tree = record_tree(store)
-    if tree is None:
-        return []
-    out = []
-    for entry in tree.iteritems():
-        if not entry.path.endswith(b".json"):
-            continue
-        obj = store.repo.object_store[entry.sha]
-        if isinstance(obj, Blob):
-            with contextlib.suppress(msgspec.DecodeError):
-                out.append(_RECORD_DECODER.decode(obj.data))
-    return sorted(out, key=lambda r: (r.time, r.id))
-
-
-def redacted_objects(store: Store) -> dict[ObjectID, str]:
-    """Returns every commit and blob a redaction removed, with its label."""
-    out: dict[ObjectID, str] = {}
-    for record in list_redactions(store):
-        for sha in (*record.commits, *record.blobs):
-            out[ObjectID(sha.encode())] = record.label
-    return out
-
-
-def holds_redacted(store: Store) -> list[str]:
-    """Returns the labels of the redactions whose old objects this store holds."""
-    objects = store.repo.object_store
-    labels = {label for sha, label in redacted_objects(store).items() if sha in objects}
-    return sorted(labels)
-
-
-def sync_redactions(
-    store: Store, theirs: ObjectID | None, keep: Iterable[ObjectID] = ()
-) -> bool:
-    """Joins another clone's record (commit ``theirs``, fetched) to this one.
-
-    Both sides' redactions are kept: their files are unioned (this side's
-    where both name one, each ``blobs/`` entry then at its latest version).
-    A record this one replaced is behind and changes nothing. One that holds
-    all of this one is taken as it is when each record it says it replaced
-    is one this store replaced or holds (a claim about another remote's
-    record is not taken on trust: it would stop that record from being
-    fetched); otherwise the join is a new snapshot that replaced both. The
-    record moves with compare-and-swap under the store's lock.
-
-    Returns:
-        Whether the record changed.
-    """
-    if theirs is None or theirs not in store.repo.object_store:
-        return False
-    if not isinstance(store.repo.object_store[theirs], Commit):
-        return False
-    with store.locked():
-        ours = record_tip(store)
-        kept, replaced = record_files(store, ours)
-        if ours == theirs or theirs in replaced:
-            return False
-        other, other_replaced = record_files(store, theirs)
-        entries = closed({**other, **kept, **_later_messages(kept, other)})
-        if ours is not None and entries == kept:
-            return False
-        checked = replaced | ({ours} if ours is not None else set())
-        if entries == other and other_replaced <= checked:
-            write_refs(store, {REDACTIONS_REF: theirs})
-        else:
-            commit, made = snapshot(
-                store, entries, checked | {theirs}, "Join redaction records"
-            )
-            store.add_objects(made)
-            write_refs(store, {REDACTIONS_REF: commit.id})
-        _drop_replaced_record(store, ours, keep)
-        return True
-
-
-def _later_messages(
-    kept: Mapping[bytes, tuple[int, ObjectID]],
-    other: Mapping[bytes, tuple[int, ObjectID]],
-) -> dict[bytes, tuple[int, ObjectID]]:
-    """Returns the message entries of ``other`` that are later than this record's.
-
-    Where both records carry a commit's message, differently, the record
-    whose redactions include all of the other's made the later one. Two
-    records that each hold a redaction the other lacks (made on two clones
-    at once) keep this one's, as for versions (docs/security.md).
-    """
-    mine_ids = {path for path in kept if path.endswith(b".json")}
-    their_ids = {path for path in other if path.endswith(b".json")}
-    if not mine_ids < their_ids:
-        return {}
-    return {
-        path: entry
-        for path, entry in other.items()
-        if path.startswith(MESSAGES + b"/") and kept.get(path, entry) != entry
-    }
-
-
-def record_behind(store: Store, theirs: ObjectID | None) -> bool:
-    """Returns whether record ``theirs`` (a remote's) lacks part of this store's.
-
-    A push sends the store's record only then: after a join, two records
-    that hold the same differ in their ids alone.
-    """
-    ours = record_tip(store)
-    if ours is None or theirs == ours:
-        return False
-    if theirs is None:
-        return True
-    if theirs in store.repo.object_store:
-        return record_files(store, theirs)[0] != record_files(store, ours)[0]
-    return True  # one this record replaced (never fetched again)
-
-
-def drop_removed(
-    store: Store,
-    ids: Collection[ObjectID],
-    keep: Iterable[ObjectID] = (),
-    record: ObjectID | None = None,
-) -> int:
-    """Deletes the objects of ``ids`` that a redaction removed and nothing reaches.
-
-    A remote's record (``record``) that is behind in part holds versions,
-    and commit messages, a later redaction here rewrote again (with the
-    text it took out); fetched with it (``ids``: what the fetch walked),
-    they would stay on disk. What any ref, reflog line or ``keep`` (the
-    fetched branches, before their tracking refs move) reaches is kept: a
-    branch here may hold a version until the redaction is applied.
-
-    Returns:
-        How many were deleted.
-    """
-    objects = store.repo.object_store
-    if not isinstance(objects, DiskObjectStore):
-        return 0  # a store in memory: gone with the process
-    with store.locked():
-        removed = set(redacted_objects(store))
-        if record is not None and record in objects and record != record_tip(store):
-            files = record_files(store, record)[0]
-            removed |= {
-                sha
-                for path, (_, sha) in files.items()
-                if path.startswith(MESSAGES + b"/")
-            }
-        found = {sha for sha in ids if sha in removed and sha in objects}
-        return _delete_unreached(store, found, keep)
-
-
-def _delete_unreached(
-    store: Store, found: AbstractSet[ObjectID], keep: Iterable[ObjectID] = ()
-) -> int:
-    """Deletes the objects of ``found`` that no ref, reflog line or ``keep`` reaches.
-
-    Under the store's lock; the whole history is walked only when
-    ``found`` holds anything.
-
-    Returns:
-        How many were deleted.
-    """
-    objects = store.repo.object_store
-    if not found or not isinstance(objects, DiskObjectStore):
-        return 0
-    roots = [*store.repo.get_refs().values(), *reflog_commits(store), *keep]
-    gone = set(found) - reachable(store, roots)
-    packed = set()
-    for sha in gone:
-        if objects.contains_loose(sha):
-            with contextlib.suppress(OSError):
-                objects.delete_loose_object(sha)
-        else:
-            packed.add(sha)
-    if packed:
-        objects.repack(exclude=packed)
-    store.drop_caches()
-    return len(gone)
-
-
-def _drop_replaced_record(
-    store: Store, old: ObjectID | None, keep: Iterable[ObjectID] = ()
-) -> int:
-    """Deletes what record ``old`` carried (versions, messages) and nothing reaches.
-
-    Called once the store's record moved from ``old``: a version or message
-    the new record carries no longer (a later redaction rewrote it) still
-    holds the text it took out.
-    """
-    if old is None or old not in store.repo.object_store:
-        return 0
-    folders = (BLOBS + b"/", MESSAGES + b"/")
-    before = record_files(store, old)[0]
-    after = record_files(store, record_tip(store))[0]
-    carried = {sha for path, (_, sha) in before.items() if path.startswith(folders)}
-    carried -= {sha for path, (_, sha) in after.items() if path.startswith(folders)}
-    held = {sha for sha in carried if sha in store.repo.object_store}
-    return _delete_unreached(store, held, keep)
-
-
 def apply_redactions(store: Store) -> list[RedactResult]:
     """Rewrites what this store holds of history that a recorded redaction removed.
 
@@ -481,7 +252,7 @@ def apply_redactions(store: Store) -> list[RedactResult]:
         }
         rewritten = {old for record, _, _ in pending for old in record.commits}
         messages = {
-            ObjectID(path[len(MESSAGES) + 1 :]): _data(store, sha)
+            ObjectID(path[len(MESSAGES) + 1 :]): blob_data(store, sha)
             for path, (_, sha) in files.items()
             if path.startswith(MESSAGES + b"/")
             and path[len(MESSAGES) + 1 :].decode() in rewritten
@@ -493,7 +264,7 @@ def apply_redactions(store: Store) -> list[RedactResult]:
                 for o, n in record.blobs.items()
                 if o.encode() in carried
             }
-            rewrite = _rewrite(
+            rewrite = rewrite_history(
                 store,
                 record,
                 blob_map=blobs.get,
@@ -520,7 +291,7 @@ def apply_redactions(store: Store) -> list[RedactResult]:
                 for record, _, _ in pending
                 for sha in (*record.commits, *record.blobs)
             }
-            pruned = _delete_unreached(store, {sha for sha in old if sha in objects})
+            pruned = delete_unreached(store, {sha for sha in old if sha in objects})
             if not pruned:
                 return []
             last = RedactResult(
@@ -532,7 +303,7 @@ def apply_redactions(store: Store) -> list[RedactResult]:
             last = _settle(
                 store,
                 pending[-1][0],
-                Pending(commits=_hex_map(composed), subjects=subjects),
+                Pending(commits=hex_map(composed), subjects=subjects),
                 {},
             )
     results = [
@@ -661,11 +432,6 @@ def _kept(
     return list(out.values())
 
 
-def _data(store: Store, sha: ObjectID) -> bytes:
-    blob = store.repo.object_store[sha]
-    return blob.data if isinstance(blob, Blob) else b""
-
-
 def _sha(text: str) -> ObjectID:
     return ObjectID(text.encode())
 
@@ -721,10 +487,10 @@ def _redact(
 
     record = Redaction(id="", what=what, reason=reason, time=store.clock())
 
-    def rewritten() -> _Rewrite | None:
+    def rewritten() -> Rewrite | None:
         memo.clear()
         new_blobs.clear()
-        return _rewrite(
+        return rewrite_history(
             store,
             record,
             blob_map=blob_map,
@@ -757,7 +523,7 @@ def _redact(
         store.add_objects([*new_blobs, *new_objects])
         # Step 2: the record, and the note that the redaction is under way.
         full = msgspec.structs.replace(
-            record, commits=_hex_map(commits), blobs=_hex_map(blobs)
+            record, commits=hex_map(commits), blobs=hex_map(blobs)
         )
         full = msgspec.structs.replace(full, id=record_id(full))
         record_commit = store_record(
@@ -792,104 +558,6 @@ def _settle(
     )
 
 
-_Graph = dict[ObjectID, tuple[ObjectID, list[ObjectID]]]
-"""Per commit, its tree and parents."""
-
-_Rewrite = tuple[
-    dict[ObjectID, ObjectID],
-    dict[ObjectID, ObjectID],
-    list[ShaFile],
-    dict[ObjectID, ObjectID],
-    _Graph,
-]
-"""Old commit to new, old blob to new, the new trees and commits, old tree to
-new, and every commit walked (its tree and parents)."""
-
-
-def _rewrite(
-    store: Store,
-    record: Redaction,
-    *,
-    blob_map: Callable[[ObjectID], ObjectID | None],
-    known: Mapping[ObjectID, ObjectID],
-    texts: tuple[str, ...],
-    roots: Iterable[ObjectID],
-    lookup: Callable[[ObjectID], ShaFile],
-    messages: Mapping[ObjectID, bytes] | None = None,
-) -> _Rewrite | None:
-    """Step 1 (see the module docstring), storing nothing; the lock is held.
-
-    Rewrites every commit ``roots`` reach, reading trees and commits through
-    ``lookup`` (which may hold objects not stored yet). A commit of
-    ``messages`` (a record's, by old commit id) gets that message as it is.
-
-    Returns:
-        The rewrite, or None when no commit holds what is redacted.
-    """
-    objects = store.repo.object_store
-    needles = needles_of(texts)
-    trailer = _trailer(record)
-    trees: dict[ObjectID, ObjectID] = {}
-    blobs: dict[ObjectID, ObjectID] = {}
-    commits: dict[ObjectID, ObjectID] = {}
-    new_objects: list[ShaFile] = []
-
-    def tree_map(sha: ObjectID) -> ObjectID:
-        if sha in trees:
-            return trees[sha]
-        tree = lookup(sha)
-        assert isinstance(tree, Tree)
-        changed = False
-        out = Tree()
-        for entry in tree.iteritems():
-            target = entry.sha
-            if entry.mode & 0o170000 == 0o040000:
-                target = tree_map(entry.sha)
-            elif entry.mode & 0o170000 == 0o100000:
-                new = blob_map(entry.sha)
-                if new is not None:
-                    blobs[entry.sha] = new
-                    target = new
-            changed |= target != entry.sha
-            out.add(entry.path, entry.mode, target)
-        if changed:
-            new_objects.append(out)
-            trees[sha] = out.id
-        else:
-            trees[sha] = sha
-        return trees[sha]
-
-    graph: _Graph = {}
-    for commit in _parents_first(lookup, roots):
-        graph[commit.id] = (commit.tree, commit.parents)
-        if commit.id in known and known[commit.id] in objects:
-            commits[commit.id] = known[commit.id]
-            continue
-        tree = tree_map(commit.tree)
-        parents = [commits.get(p, p) for p in commit.parents]
-        carried = messages.get(commit.id) if messages else None
-        message = carried or replaced(commit.message, needles) or commit.message
-        own = tree != commit.tree or message != commit.message
-        if not own and parents == commit.parents:
-            continue
-        new = commit.copy()
-        assert isinstance(new, Commit)
-        new.tree = tree
-        new.parents = parents
-        if carried is None and own:
-            message = _with_trailer(message, trailer)
-        new.message = message
-        new_objects.append(new)
-        commits[commit.id] = new.id
-    if not commits:
-        return None
-    return commits, blobs, new_objects, trees, graph
-
-
-def _hex_map(ids: Mapping[ObjectID, ObjectID]) -> dict[str, str]:
-    return {old.decode(): new.decode() for old, new in ids.items()}
-
-
 def _messages(
     store: Store,
     record: Redaction,
@@ -919,7 +587,7 @@ def _messages(
                 replaced(carried.data, needles) if isinstance(carried, Blob) else None
             )
             if data is not None:
-                data = _with_trailer(data, _trailer(record))
+                data = with_trailer(data, trailer_of(record))
                 out[ObjectID(path[len(MESSAGES) + 1 :])] = Blob.from_string(data)
     for old, rewritten in commits.items():
         if shared is not None and old not in shared:
@@ -935,7 +603,7 @@ def _shared(
     store: Store,
     blobs: Mapping[ObjectID, ObjectID],
     trees: Mapping[ObjectID, ObjectID],
-    graph: _Graph,
+    graph: Graph,
 ) -> tuple[set[ObjectID], set[ObjectID] | None]:
     """Returns the rewritten blobs, and the commits, that other clones may hold.
 
@@ -997,46 +665,6 @@ def _shared(
 # -- helpers ---------------------------------------------------------------------
 
 
-def _trailer(record: Redaction) -> Trailer:
-    return Trailer(
-        "Ctx-Redacted", record.what + (f" ({record.reason})" if record.reason else "")
-    )
-
-
-def _with_trailer(message: bytes, trailer: Trailer) -> bytes:
-    body, trailers = parse_trailers(message)
-    if trailer in trailers:
-        return message  # a carried message (apply_redactions) has it already
-    if not trailers:
-        return message.rstrip(b"\n") + b"\n\n" + format_trailers([trailer])
-    return body.rstrip(b"\n") + b"\n\n" + format_trailers([*trailers, trailer])
-
-
-def _parents_first(
-    lookup: Callable[[ObjectID], ShaFile], roots: Iterable[ObjectID]
-) -> Iterator[Commit]:
-    """Yields every commit ``roots`` reach, each after all its parents."""
-    done: set[ObjectID] = set()
-    for root in roots:
-        # A commit read is kept on the stack until its parents are done: each
-        # is read once (a loose one is inflated each time).
-        stack: list[tuple[ObjectID, Commit | None]] = [(root, None)]
-        while stack:
-            sha, read = stack.pop()
-            if sha in done:
-                continue
-            if read is not None:
-                done.add(sha)
-                yield read
-                continue
-            obj = lookup(sha)
-            if not isinstance(obj, Commit):
-                done.add(sha)
-                continue
-            stack.append((sha, obj))
-            stack.extend((p, None) for p in obj.parents if p not in done)
-
-
 def _blobs_holding(store: Store, key: bytes) -> set[ObjectID]:
     """Returns the blobs of memory areas, in any reachable version, holding ``key``."""
     objects = store.repo.object_store
@@ -1045,7 +673,7 @@ def _blobs_holding(store: Store, key: bytes) -> set[ObjectID]:
     seen: set[ObjectID] = set()
     found: set[ObjectID] = set()
     stack: list[ObjectID] = []
-    for commit in _parents_first(objects.__getitem__, roots):
+    for commit in parents_first(objects.__getitem__, roots):
         top = objects[commit.tree]
         assert isinstance(top, Tree)
         stack.extend(e.sha for e in top.iteritems() if e.path in areas)

@@ -75,6 +75,13 @@ from ctx.engine._incoming import RECORD_TIP, RedactedError, RefusedError
 from ctx.engine._lock import write_lock
 from ctx.engine._pack_copy import in_runs, pack_records
 from ctx.engine._reaching import NO_ACCESS, Access, reach
+from ctx.engine._redaction_record import (
+    REDACTIONS_REF,
+    list_redactions,
+    redacted_objects,
+    replaced_records,
+)
+from ctx.engine._redaction_sync import drop_removed, record_behind, sync_redactions
 from ctx.engine._sending import objects_to_send
 from ctx.engine.branches import target_branch
 from ctx.engine.errors import (
@@ -86,17 +93,7 @@ from ctx.engine.errors import (
 from ctx.engine.ids import CommitId
 from ctx.engine.merge import MergeResult, merge
 from ctx.engine.model import Intent
-from ctx.engine.redaction import (
-    REDACTIONS_REF,
-    RedactResult,
-    apply_redactions,
-    drop_removed,
-    list_redactions,
-    record_behind,
-    redacted_objects,
-    replaced_records,
-    sync_redactions,
-)
+from ctx.engine.redaction import RedactResult, apply_redactions
 from ctx.engine.remotes import (
     add_remote,
     check_url,

@@ -30,13 +30,14 @@ from ctx.engine import (
     remember,
     undo,
 )
-from ctx.engine._redaction_record import record_tip, replaced_records, snapshot
-from ctx.engine.redaction import (
+from ctx.engine._redaction_record import (
     list_redactions,
-    redact_memory,
-    redact_text,
-    sync_redactions,
+    record_tip,
+    replaced_records,
+    snapshot,
 )
+from ctx.engine._redaction_sync import sync_redactions
+from ctx.engine.redaction import redact_memory, redact_text
 
 SECRET = "hunter2-very-secret-token"
 
