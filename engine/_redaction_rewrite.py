@@ -56,11 +56,12 @@ def rewrite_history(
     lookup: Callable[[ObjectID], ShaFile],
     messages: Mapping[ObjectID, bytes] | None = None,
 ) -> Rewrite | None:
-    """Step 1 (see the module docstring), storing nothing; the lock is held.
+    """Step 1 of a redaction (:mod:`ctx.engine.redaction`), storing nothing.
 
     Rewrites every commit ``roots`` reach, reading trees and commits through
     ``lookup`` (which may hold objects not stored yet). A commit of
     ``messages`` (a record's, by old commit id) gets that message as it is.
+    The caller holds the store's lock.
 
     Returns:
         The rewrite, or None when no commit holds what is redacted.
