@@ -12,9 +12,11 @@ line is synced before it is acknowledged.
 
 Feedback is refused, changing nothing, for an id that is not a recall id,
 one this store never gave, a recall older than :data:`FEEDBACK_DAYS`, and a
-memory id the recall did not return. The log keeps the last
-:data:`FEEDBACK_DAYS` days: older lines are dropped when it grows past
-:data:`MAX_LOG_BYTES`.
+memory id the recall did not return. The log is bounded: when it grows
+past :data:`MAX_LOG_BYTES`, the lines older than :data:`FEEDBACK_DAYS` days
+go, and if the week alone is over half the bound, its oldest lines too,
+keeping the newest half (a store recalled thousands of times a week kept
+every line, and each recall then read the whole log again).
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ FEEDBACK_DAYS = 7
 and its review; older feedback would rate a ranking since learned away."""
 
 MAX_LOG_BYTES = 8_000_000
-"""When the log passes this size, lines older than a week are dropped."""
+"""When the log passes this size, it is cut to the last week, and to at most
+half this size (the newest lines)."""
 
 LOG_FILE = "recall-log.jsonl"
 _ID_RE = re.compile(r"^r[0-7][0-9A-HJKMNP-TV-Z]{25}$")
@@ -121,14 +124,37 @@ def _made_at(recall_id: str) -> datetime:
 
 @contextmanager
 def _appending(store_path: Path) -> Iterator[int]:
-    """Yields the log open for appending, under an exclusive lock."""
+    """Yields the log open for appending, under an exclusive lock.
+
+    A file a trim replaced while this process waited for the lock is opened
+    again: a line written to the file it replaced would be lost.
+    """
     path = private_folder(store_path) / LOG_FILE
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    while True:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        fd = os.open(path, flags, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if _same_file(fd, path):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         yield fd
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``fd`` is still the file at ``path``."""
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (opened.st_dev, opened.st_ino) == (now.st_dev, now.st_ino)
 
 
 def log_recall(store_path: Path, recall: LoggedRecall) -> None:
@@ -140,7 +166,11 @@ def log_recall(store_path: Path, recall: LoggedRecall) -> None:
 
 
 def _trim(store_path: Path, now: datetime) -> None:
-    """Rewrites the log without its lines older than :data:`FEEDBACK_DAYS`."""
+    """Rewrites the log without its lines older than :data:`FEEDBACK_DAYS`.
+
+    What is left is cut to its newest lines within half of
+    :data:`MAX_LOG_BYTES`, so that the next trim is that far away.
+    """
     oldest = now - timedelta(days=FEEDBACK_DAYS)
     path = private_folder(store_path) / LOG_FILE
     kept = [
@@ -148,7 +178,12 @@ def _trim(store_path: Path, now: datetime) -> None:
         for line in path.read_bytes().splitlines(keepends=True)
         if _line_time(line) >= oldest
     ]
-    write_atomically(path, b"".join(kept))
+    room = MAX_LOG_BYTES // 2
+    start = len(kept)
+    while start > 0 and room >= len(kept[start - 1]):
+        start -= 1
+        room -= len(kept[start])
+    write_atomically(path, b"".join(kept[start:]))
 
 
 def _line_time(line: bytes) -> datetime:

@@ -10,6 +10,7 @@ from ctx import engine
 from ctx.engine import Draft, InvalidInputError, NotFoundError, new_memory_id
 from ctx.hub import Workspace, feedback, learn, recall, recall_weights
 from ctx.hub.config import RecallConfig
+from ctx.hub.retrieval import feedback as feedback_log
 from ctx.hub.retrieval.feedback import LOG_FILE, read_log
 from ctx.hub.retrieval.learning import (
     HOLD_OUT_EVERY,
@@ -75,6 +76,43 @@ def test_bad_feedback_is_refused_and_changes_nothing(disk_store, ws, clock):
         with pytest.raises(error, match=words.replace("(", r"\(")):
             feedback(ws, recall_id, used)
     assert log.read_bytes() == before
+
+
+def test_a_log_of_one_busy_week_is_cut_to_its_newest_half(disk_store, ws, monkeypatch):
+    # Every line younger than a week: dropping the old ones freed nothing,
+    # so each recall read the whole log again, and it grew without end.
+    [a, _] = write(disk_store, "the queue runs on postgres", "deploys on fridays")
+    monkeypatch.setattr(feedback_log, "MAX_LOG_BYTES", 6_000)
+    log = disk_store.path / "private" / LOG_FILE
+    ids = [recall(ws, f"postgres queue {n}").recall_id for n in range(60)]
+    assert log.stat().st_size <= 6_000
+    kept = read_log(disk_store.path).recalls
+    assert ids[-1] in kept
+    assert ids[0] not in kept
+    assert list(kept) == ids[-len(kept) :]  # the newest, in order
+    assert feedback(ws, ids[-1], [a]).used == (a,)
+
+
+def test_a_line_waits_out_a_trim_and_lands_in_the_new_log(disk_store, ws, monkeypatch):
+    write(disk_store, "the queue runs on postgres")
+    first = recall(ws, "postgres queue").recall_id
+    log = disk_store.path / "private" / LOG_FILE
+    locked = feedback_log.fcntl.flock
+    replaced = []
+
+    def trimmed_meanwhile(fd, op):
+        # Another process trims the log while this one waits for the lock.
+        if not replaced:
+            replaced.append(log.read_bytes())
+            tmp = log.with_name("trimmed")
+            tmp.write_bytes(replaced[0])
+            tmp.replace(log)
+        locked(fd, op)
+
+    monkeypatch.setattr(feedback_log.fcntl, "flock", trimmed_meanwhile)
+    second = recall(ws, "postgres queue").recall_id
+    assert replaced
+    assert set(read_log(disk_store.path).recalls) == {first, second}
 
 
 def ranked_ids(ws, query):
