@@ -46,11 +46,16 @@ def with_written(
     )
     keys: dict[str, tuple[str, str, str | None]] = {}
     wanted: dict[str, list[str]] = {}
+    snapshots = {
+        branch: store.snapshot(CommitId(tips[branch]))
+        for branch in {hit.branch for hit in hits}
+        if branch in tips
+    }
     for hit in hits:
-        tip = tips.get(hit.branch)
-        if tip is None:
+        snapshot = snapshots.get(hit.branch)
+        if snapshot is None:
             continue
-        key = (hit.branch, hit.id, store.snapshot(CommitId(tip)).blob_id(hit.path))
+        key = (hit.branch, hit.id, snapshot.blob_id(hit.path))
         keys[hit.id] = key
         if key not in memo:
             wanted.setdefault(hit.branch, []).append(hit.id)
