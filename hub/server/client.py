@@ -12,6 +12,10 @@ with ``SO_PEERCRED`` before the question is sent), and its reply names the
 store that was asked about and is of the type the request is answered with
 (:mod:`.wire`). Anything else counts as no hub: the caller answers in its
 own process.
+
+Inside the hub's own process, a relayed hook's calls
+(:func:`answered_here`) are answered by the hub directly: the same
+answerer, without a round trip through its own socket.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TypeVar
 
@@ -34,6 +39,7 @@ from ctx.engine import CtxError
 from ctx.hub.server.private import HubFolderError, hub_file, open_log, socket_path
 from ctx.hub.server.wire import (
     AnyReply,
+    AnyStoreAsk,
     Ask,
     Failure,
     FailureReply,
@@ -42,7 +48,15 @@ from ctx.hub.server.wire import (
     StoreAsk,
 )
 
-__all__ = ["HubError", "ask", "ask_hub", "hub_answers", "start_hub"]
+__all__ = [
+    "Here",
+    "HubError",
+    "answered_here",
+    "ask",
+    "ask_hub",
+    "hub_answers",
+    "start_hub",
+]
 
 _CONNECT_TIMEOUT_S = 2.0  # a hub accepts at once; a full backlog fails at once
 _TIMEOUT_S = 300.0  # a hub catching up a large import may take a while
@@ -51,6 +65,12 @@ _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(AnyReply)
 
 R = TypeVar("R", bound=Reply)
+
+Here = Callable[[AnyStoreAsk, Callable[[int, int], None] | None], Reply]
+"""The hub's own answer to a call on a store: the request (naming its store's
+resolved path) and a progress callback, to its reply."""
+
+_HERE: ContextVar[Here | None] = ContextVar("ctx_hub_here", default=None)
 
 
 class HubError(CtxError):
@@ -127,7 +147,30 @@ def ask(
     """
     named = str(store.resolve())
     request = msgspec.structs.replace(request, store=named)
+    here = _HERE.get()
+    if here is not None and not os.environ.get("CTX_NO_HUB"):
+        assert isinstance(request, AnyStoreAsk)  # every request of a store is
+        return _believed(here(request, progress), expected)
     return _asked(request, named, expected, progress, timeout)
+
+
+@contextlib.contextmanager
+def answered_here(here: Here) -> Iterator[None]:
+    """Within it, the calls this thread makes on a store are ``here``'s.
+
+    The hub answers a relayed hook in a thread of its own, and the hook asks
+    the hub for its recall as the hook's process would (:func:`ask`):
+    through the socket, the hub would answer itself across two more threads
+    (the one that reads requests, a worker) and encode and decode the whole
+    answer. ``here`` is the hub's own answer, given in that thread. The
+    context is the thread's: a thread it starts answers here only if it runs
+    in a copy of it (:func:`contextvars.copy_context`).
+    """
+    token = _HERE.set(here)
+    try:
+        yield
+    finally:
+        _HERE.reset(token)
 
 
 def ask_hub(
@@ -180,6 +223,11 @@ def _asked(
         return None
     if not _names(reply, store):
         return None
+    return _believed(reply, expected)
+
+
+def _believed(reply: Reply, expected: type[R]) -> R | None:
+    """Returns ``reply`` if of the type expected; raises the error it carries."""
     if isinstance(reply, FailureReply):
         raise _error(reply.failure)
     return reply if isinstance(reply, expected) else None

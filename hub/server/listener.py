@@ -31,8 +31,10 @@ What runs where:
   is taken up at once (a :class:`~ctx.hub.server.wire.ProgressReply`, 0 of
   1) and answered in a thread of its own, at most :data:`HOOKS` at once (one
   more is refused, and its process answers it): a hook asks the hub for its
-  recall as the hook's process would, so it must never wait for a worker
-  behind a long reindex, nor hold one while it waits
+  recall as the hook's process would, and the hub answers that call in the
+  hook's thread, as a worker would, without its socket
+  (:func:`~ctx.hub.server.client.answered_here`): a hook never waits for a
+  worker behind a long reindex, nor holds one while it waits
   (:mod:`ctx.porcelain.hooks.relayed`).
 - Each open store has a thread that embeds the memories recalls did not
   wait for (:mod:`~ctx.hub.server.backfill`), taking the store's lock only
@@ -63,7 +65,7 @@ import msgspec
 
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
 from ctx.hub.locking import ReadWriteLock
-from ctx.hub.server.client import hub_answers
+from ctx.hub.server.client import answered_here, hub_answers
 from ctx.hub.server.private import hub_file
 from ctx.hub.server.service import Answerer
 from ctx.hub.server.stores import Limits, OpenStores, rss_bytes
@@ -319,7 +321,8 @@ class _Server:
                 reply: Reply
                 try:
                     assert self.hooks is not None  # checked by _hook
-                    reply = self.hooks(request)
+                    with answered_here(self._answered):
+                        reply = self.hooks(request)
                 except CtxError as exc:
                     reply = _failed(exc)
                 with contextlib.suppress(OSError):
@@ -365,10 +368,15 @@ class _Server:
         self.jobs.task_done()
 
     def _reply(self, conn: socket.socket, request: AnyStoreAsk) -> Reply:
-        sink = _ProgressSink(conn, request.store)
+        return self._answered(request, _ProgressSink(conn, request.store))
+
+    def _answered(
+        self, request: AnyStoreAsk, progress: Callable[[int, int], None] | None
+    ) -> Reply:
+        """Returns the reply to a call on a store: a worker's, or a hook's own."""
         try:
             with self.stores.use(request.store) as answerer:
-                return answerer.answer(request, sink)  # it holds the lock
+                return answerer.answer(request, progress)  # it holds the lock
         except CtxError as exc:
             return _failed(exc)
         except Exception as exc:  # one bad request must not end the hub
