@@ -20,7 +20,9 @@ hub is met), and timed, interleaved, per round:
   through the hub; the answer injected), a new session each time;
 
 each hook on this tree and, with ``--against REV``, on ctx's sources as
-committed at REV (as ``bench_startup.py`` does: the same hub answers both).
+committed at REV (as ``bench_startup.py`` does), each side asking a hub
+of its own sources (``ctx hub start`` in a runtime folder of its own, both
+serving the one store): what the hub does for a hook is timed too.
 Wall and CPU time of the whole process; p50 and p95. Results in
 ``benchmarks/results/hook_latency.md`` (another ``--size``:
 ``hook_latency_SIZE.md``; ``--no-write`` prints them only).
@@ -101,28 +103,31 @@ def main() -> None:
 
     store = warm_store(args.size)
     work = Path(tempfile.mkdtemp(prefix="ctx-hooks-"))
-    runtime = work / "run"
-    runtime.mkdir(mode=0o700)
+    # Each run starts with the logs the last one left gone (the recall log of
+    # earlier runs would grow past its bound, and be trimmed during this one).
+    for log in ("recall-log.jsonl", "shown.jsonl"):
+        (store / "private" / log).unlink(missing_ok=True)
     # Bytecode is written and read as a user's shell would (as bench_startup
     # does): with PYTHONDONTWRITEBYTECODE set, this tree's modules would be
     # compiled from source at every start, and REV's (compiled) would not.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env = {
-        **env,
-        "CTX_DIR": str(store),
-        "CTX_HUB_AUTOSTART": "0",
-        "XDG_RUNTIME_DIR": str(runtime),
-    }
+    env = {**env, "CTX_DIR": str(store), "CTX_HUB_AUTOSTART": "0"}
     env.pop("CTX_NO_HUB", None)
     sides = {"this tree": env}
     if args.against:
         commit = extract(args.against, work / "src")
         sides[f"commit {commit}"] = {**env, "PYTHONPATH": str(work / "src")}
-    hub = subprocess.Popen(
-        [str(CTX), "hub", "start"], env=env, stdout=subprocess.PIPE, text=True
-    )
-    assert hub.stdout is not None
-    assert "listening" in hub.stdout.readline()
+    hubs = []
+    for n, side_env in enumerate(sides.values()):
+        runtime = work / f"run-{n}"
+        runtime.mkdir(mode=0o700)
+        side_env["XDG_RUNTIME_DIR"] = str(runtime)
+        hub = subprocess.Popen(
+            [str(CTX), "hub", "start"], env=side_env, stdout=subprocess.PIPE, text=True
+        )
+        hubs.append(hub)
+        assert hub.stdout is not None
+        assert "listening" in hub.stdout.readline()
     loads = [os.getloadavg()[0]]
     rows: dict[str, list[tuple[float, float]]] = {}
     answered: dict[str, int] = {}
@@ -153,8 +158,9 @@ def main() -> None:
                 sample(f"hook, a question ({side})", n, question)
             loads.append(os.getloadavg()[0])
     finally:
-        hub.terminate()
-        hub.communicate(timeout=60)
+        for hub in hubs:
+            hub.terminate()
+            hub.communicate(timeout=60)
         shutil.rmtree(store / "private" / "hooks", ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
     version = statistics.median(w for w, _ in rows["ctx --version"])
@@ -170,7 +176,8 @@ def main() -> None:
         "at the end.",
         f"Store: {args.size:,} synthetic memories (`cold_store`: 18 words from a "
         "40-word vocabulary, and one that answers the question), indexed with "
-        "hashing vectors, `ctx hub start` serving it. Each round runs every "
+        "hashing vectors, `ctx hub start` serving it (a hub of each side's "
+        "sources). Each round runs every "
         f"process in turn; {args.rounds} rounds after 3 of warm-up. The "
         "question is "
         f'"{COLD_PROMPT}", asked in a new session each time; "answered": the '
