@@ -19,7 +19,13 @@ asking only that view's :class:`~ctx.hub.retrieval.index.searcher.Searcher`:
    ``fuzzy`` (typos and identifiers), and, when the query names windows of
    time, ``time`` (BM25 of the query without its time phrases, restricted
    to memories created in those windows; every one of them if the query
-   has no other words).
+   has no other words). A vague one ("recently", "lately", "the other
+   day") names no such set: it leans towards recent memories through
+   gravity alone (step 5). As a channel, it fused every memory of the last
+   two weeks that shares a word with the question as if it were evidence,
+   and on LoCoMo's sessions it pushed the one session that answers both the
+   words and the meaning (first in BM25 and in the vectors) out of the first
+   five, behind the latest sessions (docs/recall.md).
 3. Weighted reciprocal rank fusion: a memory at rank ``r`` (from 1) of channel
    ``c`` gets ``weight_c / (k + r)``, summed over channels.
 4. Tags: one of the best fused hits that carries a tag the query names (by
@@ -345,8 +351,8 @@ def search_channels(
             channels.warnings.append(f"Vector search is unavailable ({exc.message}).")
     if weights["fuzzy"]:
         hits["fuzzy"] = searcher.search_fuzzy(text, depth)
-    if windows and weights["time"]:
-        spans = [(w.start, w.end) for w in windows]
+    if weights["time"] and any(not w.vague for w in windows):
+        spans = [(w.start, w.end) for w in windows if not w.vague]
         hits["time"] = searcher.search_time(temporal.rest, depth, spans)
     return channels
 
