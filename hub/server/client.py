@@ -66,9 +66,10 @@ _DECODER = msgspec.json.Decoder(AnyReply)
 
 R = TypeVar("R", bound=Reply)
 
-Here = Callable[[AnyStoreAsk, Callable[[int, int], None] | None], Reply]
+Here = Callable[[AnyStoreAsk, Callable[[int, int], None] | None, float], Reply | None]
 """The hub's own answer to a call on a store: the request (naming its store's
-resolved path) and a progress callback, to its reply."""
+resolved path), a progress callback and the seconds to wait, to its reply
+(``None`` past them, as from a hub that did not answer in time)."""
 
 _HERE: ContextVar[Here | None] = ContextVar("ctx_hub_here", default=None)
 
@@ -150,7 +151,8 @@ def ask(
     here = _HERE.get()
     if here is not None and not os.environ.get("CTX_NO_HUB"):
         assert isinstance(request, AnyStoreAsk)  # every request of a store is
-        return _believed(here(request, progress), expected)
+        reply = here(request, progress, timeout)
+        return None if reply is None else _believed(reply, expected)
     return _asked(request, named, expected, progress, timeout)
 
 
@@ -160,11 +162,12 @@ def answered_here(here: Here) -> Iterator[None]:
 
     The hub answers a relayed hook in a thread of its own, and the hook asks
     the hub for its recall as the hook's process would (:func:`ask`):
-    through the socket, the hub would answer itself across two more threads
-    (the one that reads requests, a worker) and encode and decode the whole
-    answer. ``here`` is the hub's own answer, given in that thread. The
-    context is the thread's: a thread it starts answers here only if it runs
-    in a copy of it (:func:`contextvars.copy_context`).
+    through the socket, the thread that reads requests would take it up and
+    the whole answer would be encoded and decoded, for a call the hub makes
+    of itself. ``here`` hands it to the hub's workers directly, and waits for
+    it as long as the caller would wait for the socket. The context is the
+    thread's: a thread it starts answers here only if it runs in a copy of
+    it (:func:`contextvars.copy_context`).
     """
     token = _HERE.set(here)
     try:

@@ -31,10 +31,10 @@ What runs where:
   is taken up at once (a :class:`~ctx.hub.server.wire.ProgressReply`, 0 of
   1) and answered in a thread of its own, at most :data:`HOOKS` at once (one
   more is refused, and its process answers it): a hook asks the hub for its
-  recall as the hook's process would, and the hub answers that call in the
-  hook's thread, as a worker would, without its socket
-  (:func:`~ctx.hub.server.client.answered_here`): a hook never waits for a
-  worker behind a long reindex, nor holds one while it waits
+  recall as the hook's process would, for as long as it would wait for the
+  socket, and the hub hands that call to its workers without the socket
+  (:func:`~ctx.hub.server.client.answered_here`): the thread never holds a
+  worker while it waits, and stops waiting for one behind a long reindex
   (:mod:`ctx.porcelain.hooks.relayed`).
 - Each open store has a thread that embeds the memories recalls did not
   wait for (:mod:`~ctx.hub.server.backfill`), taking the store's lock only
@@ -160,7 +160,7 @@ class _Server:
         self.hooks = hooks
         self.started = stores.clock()
         self.jobs: queue.Queue[
-            tuple[socket.socket, AnyStoreAsk | FailureReply] | None
+            tuple[socket.socket | _Here, AnyStoreAsk | FailureReply] | None
         ] = queue.Queue()
         self.stopping = stores.stopping
         self.last_used = time.monotonic()
@@ -321,7 +321,7 @@ class _Server:
                 reply: Reply
                 try:
                     assert self.hooks is not None  # checked by _hook
-                    with answered_here(self._answered):
+                    with answered_here(self._asked_here):
                         reply = self.hooks(request)
                 except CtxError as exc:
                     reply = _failed(exc)
@@ -353,6 +353,11 @@ class _Server:
         while (job := self.jobs.get()) is not None:
             conn, payload = job
             try:
+                if isinstance(conn, _Here):  # a relayed hook's own call
+                    assert not isinstance(payload, FailureReply)
+                    conn.reply = self._answered(payload, conn.progress)
+                    conn.done.set()
+                    continue
                 with conn:
                     reply: Reply
                     if isinstance(payload, FailureReply):
@@ -369,6 +374,21 @@ class _Server:
 
     def _reply(self, conn: socket.socket, request: AnyStoreAsk) -> Reply:
         return self._answered(request, _ProgressSink(conn, request.store))
+
+    def _asked_here(
+        self,
+        request: AnyStoreAsk,
+        progress: Callable[[int, int], None] | None,
+        timeout: float,
+    ) -> Reply | None:
+        """Returns a worker's reply to a relayed hook's call; None past ``timeout``.
+
+        Queued as a call through the socket is: one the hook stopped waiting
+        for is still answered, its reply thrown away.
+        """
+        here = _Here(progress)
+        self.jobs.put((here, request))
+        return here.reply if here.done.wait(timeout) else None
 
     def _answered(
         self, request: AnyStoreAsk, progress: Callable[[int, int], None] | None
@@ -397,6 +417,15 @@ class _Server:
 def line(reply: Reply, store: str) -> bytes:
     """Returns ``reply`` as one line of the protocol, naming ``store``."""
     return _ENCODER.encode(msgspec.structs.replace(reply, store=store)) + b"\n"
+
+
+@dataclass
+class _Here:
+    """A relayed hook's call on a store, answered by a worker in the hub."""
+
+    progress: Callable[[int, int], None] | None
+    done: threading.Event = field(default_factory=threading.Event)
+    reply: Reply | None = None
 
 
 class _ProgressSink:

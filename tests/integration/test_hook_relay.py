@@ -313,4 +313,34 @@ def test_the_hub_answers_a_relayed_hooks_recall_itself(
         answer = relayed("prompt-submit", data, store=None, agent=None)
     assert answer is not None
     assert "Postgres" in answer
+    assert "lexical" not in answer  # the hub's whole recall, not the fallback
     assert [a for a in asked if a != "StopAsk"] == []
+
+
+def test_a_relayed_hook_waits_for_a_busy_hub_no_longer_than_for_its_socket(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A third of the hook's deadline, then the lexical answer, as the hook's
+    # own process would give it: the hub's workers are busy (a reindex).
+    # Had it waited for the hub, its answer would say nothing of the wait.
+    import time
+
+    from ctx.hub.server.service import Answerer
+    from ctx.hub.server.wire import RecallAsk
+    from ctx.porcelain.hooks import relayed_answer
+
+    with (store / "config.toml").open("a", encoding="utf-8") as f:
+        f.write("timeout = 1.5\n")  # under [hooks]: the wait is 0.5 s
+    answer_now = Answerer.answer
+
+    def busy(self: Answerer, request: Any, progress: Any = None) -> Any:
+        if isinstance(request, RecallAsk):
+            time.sleep(2)
+        return answer_now(self, request, progress)
+
+    monkeypatch.setattr(Answerer, "answer", busy)
+    data = hook_input(store, "s-1", prompt=QUESTION)
+    with hub_in_process(store, hooks=relayed_answer):
+        answer = relayed("prompt-submit", data, store=None, agent=None)
+    assert answer is not None
+    assert "lexical answer only; the hub did not answer within 0.5 s" in answer
