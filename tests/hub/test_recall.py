@@ -121,6 +121,20 @@ def test_a_vague_time_leans_on_recent_memories_and_names_no_set(disk_store, proj
     assert {h.id for h in found.hits if "time" in h.channels} == {recent[2]}
 
 
+def test_a_question_of_only_a_vague_time_gets_the_recent_memories(
+    disk_store, projection
+):
+    remember(disk_store, "We reviewed the quarterly roadmap", days_ago=40)
+    recent = {
+        remember(disk_store, "Paired with Priya on the flaky login test", days_ago=2),
+        remember(disk_store, "Moved the staging database to a bigger disk", days_ago=4),
+    }
+    for question in ("What happened recently?", "anything lately?"):
+        result = ask(projection, question)
+        assert not result.nothing_relevant
+        assert set(ids(result)[:2]) == recent
+
+
 def test_dates_in_the_text_anchor_a_memory(disk_store, projection):
     # Written today, about 5 March: a question about early March finds it.
     about = remember(disk_store, "On 2026-03-05 the billing job crashed")
