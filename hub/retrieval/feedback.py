@@ -169,29 +169,37 @@ def _trim(store_path: Path, now: datetime) -> None:
     """Rewrites the log without its lines older than :data:`FEEDBACK_DAYS`.
 
     What is left is cut to its newest lines within half of
-    :data:`MAX_LOG_BYTES`, so that the next trim is that far away.
+    :data:`MAX_LOG_BYTES`, so that the next trim is that far away, and the
+    recalls whose feedback is kept: the learning step reads the two together.
     """
     oldest = now - timedelta(days=FEEDBACK_DAYS)
     path = private_folder(store_path) / LOG_FILE
-    kept = [
-        line
+    week = [
+        (line, item)
         for line in path.read_bytes().splitlines(keepends=True)
-        if _line_time(line) >= oldest
+        if (item := _item(line)) is not None
+        and (item.now if isinstance(item, LoggedRecall) else item.at) >= oldest
     ]
     room = MAX_LOG_BYTES // 2
-    start = len(kept)
-    while start > 0 and room >= len(kept[start - 1]):
+    start = len(week)
+    while start > 0 and room >= len(week[start - 1][0]):
         start -= 1
-        room -= len(kept[start])
-    write_atomically(path, b"".join(kept[start:]))
+        room -= len(week[start][0])
+    used = {item.recall for _, item in week[start:] if isinstance(item, Feedback)}
+    kept = [
+        line
+        for n, (line, item) in enumerate(week)
+        if n >= start or (isinstance(item, LoggedRecall) and item.id in used)
+    ]
+    write_atomically(path, b"".join(kept))
 
 
-def _line_time(line: bytes) -> datetime:
+def _item(line: bytes) -> _Line | None:
+    """Returns a line of the log as read; None for a torn one (it is dropped)."""
     try:
-        item = _DECODER.decode(line)
+        return _DECODER.decode(line)
     except msgspec.DecodeError:
-        return datetime.min.replace(tzinfo=UTC)  # a torn line: drop it
-    return item.now if isinstance(item, LoggedRecall) else item.at
+        return None
 
 
 def read_log(store_path: Path) -> RecallLog:
@@ -260,7 +268,8 @@ def record_feedback(
     if recall is None:
         raise NotFoundError(
             f"This store gave no recall {wanted}.",
-            hint="Recall ids come from `ctx recall --json` (recall_id).",
+            hint="Recall ids come from `ctx recall --json` (recall_id); a store "
+            "recalled thousands of times a week keeps its newest 4 MB of them.",
         )
     returned = {hit.id for hit in recall.hits}
     ids = tuple(dict.fromkeys(u.strip().upper() for u in used))

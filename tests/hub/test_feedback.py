@@ -93,6 +93,24 @@ def test_a_log_of_one_busy_week_is_cut_to_its_newest_half(disk_store, ws, monkey
     assert feedback(ws, ids[-1], [a]).used == (a,)
 
 
+def test_a_trim_keeps_the_recall_of_a_feedback_it_keeps(disk_store, ws, monkeypatch):
+    [a] = write(disk_store, "the queue runs on postgres")
+    monkeypatch.setattr(feedback_log, "MAX_LOG_BYTES", 6_000)
+    log = disk_store.path / "private" / LOG_FILE
+    first = recall(ws, "postgres queue").recall_id
+    while log.stat().st_size < 5_000:  # the next recall or two trims the log
+        recall(ws, "postgres queue")
+    feedback(ws, first, [a])
+    size = log.stat().st_size
+    while log.stat().st_size >= size:
+        size = log.stat().st_size
+        recall(ws, "postgres queue")
+    kept = read_log(disk_store.path)
+    assert len(kept.recalls) < 20  # cut to the newest, but for the one used
+    assert first in kept.recalls
+    assert [f.recall for f in kept.feedback] == [first]
+
+
 def test_a_line_waits_out_a_trim_and_lands_in_the_new_log(disk_store, ws, monkeypatch):
     write(disk_store, "the queue runs on postgres")
     first = recall(ws, "postgres queue").recall_id
