@@ -12,10 +12,6 @@ with ``SO_PEERCRED`` before the question is sent), and its reply names the
 store that was asked about and is of the type the request is answered with
 (:mod:`.wire`). Anything else counts as no hub: the caller answers in its
 own process.
-
-Inside the hub's own process, a relayed hook's calls
-(:func:`answered_here`) are answered by the hub directly: the same
-answerer, without a round trip through its own socket.
 """
 
 from __future__ import annotations
@@ -28,8 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -39,7 +34,6 @@ from ctx.engine import CtxError
 from ctx.hub.server.private import HubFolderError, hub_file, open_log, socket_path
 from ctx.hub.server.wire import (
     AnyReply,
-    AnyStoreAsk,
     Ask,
     Failure,
     FailureReply,
@@ -48,15 +42,7 @@ from ctx.hub.server.wire import (
     StoreAsk,
 )
 
-__all__ = [
-    "Here",
-    "HubError",
-    "answered_here",
-    "ask",
-    "ask_hub",
-    "hub_answers",
-    "start_hub",
-]
+__all__ = ["HubError", "ask", "ask_hub", "hub_answers", "start_hub"]
 
 _CONNECT_TIMEOUT_S = 2.0  # a hub accepts at once; a full backlog fails at once
 _TIMEOUT_S = 300.0  # a hub catching up a large import may take a while
@@ -65,13 +51,6 @@ _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(AnyReply)
 
 R = TypeVar("R", bound=Reply)
-
-Here = Callable[[AnyStoreAsk, Callable[[int, int], None] | None, float], Reply | None]
-"""The hub's own answer to a call on a store: the request (naming its store's
-resolved path), a progress callback and the seconds to wait, to its reply
-(``None`` past them, as from a hub that did not answer in time)."""
-
-_HERE: ContextVar[Here | None] = ContextVar("ctx_hub_here", default=None)
 
 
 class HubError(CtxError):
@@ -148,32 +127,7 @@ def ask(
     """
     named = str(store.resolve())
     request = msgspec.structs.replace(request, store=named)
-    here = _HERE.get()
-    if here is not None and not os.environ.get("CTX_NO_HUB"):
-        assert isinstance(request, AnyStoreAsk)  # every request of a store is
-        reply = here(request, progress, timeout)
-        return None if reply is None else _believed(reply, expected)
     return _asked(request, named, expected, progress, timeout)
-
-
-@contextlib.contextmanager
-def answered_here(here: Here) -> Iterator[None]:
-    """Within it, the calls this thread makes on a store are ``here``'s.
-
-    The hub answers a relayed hook in a thread of its own, and the hook asks
-    the hub for its recall as the hook's process would (:func:`ask`):
-    through the socket, the thread that reads requests would take it up and
-    the whole answer would be encoded and decoded, for a call the hub makes
-    of itself. ``here`` hands it to the hub's workers directly, and waits for
-    it as long as the caller would wait for the socket. The context is the
-    thread's: a thread it starts answers here only if it runs in a copy of
-    it (:func:`contextvars.copy_context`).
-    """
-    token = _HERE.set(here)
-    try:
-        yield
-    finally:
-        _HERE.reset(token)
 
 
 def ask_hub(
@@ -226,11 +180,6 @@ def _asked(
         return None
     if not _names(reply, store):
         return None
-    return _believed(reply, expected)
-
-
-def _believed(reply: Reply, expected: type[R]) -> R | None:
-    """Returns ``reply`` if of the type expected; raises the error it carries."""
     if isinstance(reply, FailureReply):
         raise _error(reply.failure)
     return reply if isinstance(reply, expected) else None

@@ -31,10 +31,8 @@ What runs where:
   is taken up at once (a :class:`~ctx.hub.server.wire.ProgressReply`, 0 of
   1) and answered in a thread of its own, at most :data:`HOOKS` at once (one
   more is refused, and its process answers it): a hook asks the hub for its
-  recall as the hook's process would, for as long as it would wait for the
-  socket, and the hub hands that call to its workers without the socket
-  (:func:`~ctx.hub.server.client.answered_here`): the thread never holds a
-  worker while it waits, and stops waiting for one behind a long reindex
+  recall as the hook's process would, so it must never wait for a worker
+  behind a long reindex, nor hold one while it waits
   (:mod:`ctx.porcelain.hooks.relayed`).
 - Each open store has a thread that embeds the memories recalls did not
   wait for (:mod:`~ctx.hub.server.backfill`), taking the store's lock only
@@ -65,7 +63,7 @@ import msgspec
 
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
 from ctx.hub.locking import ReadWriteLock
-from ctx.hub.server.client import answered_here, hub_answers
+from ctx.hub.server.client import hub_answers
 from ctx.hub.server.private import hub_file
 from ctx.hub.server.service import Answerer
 from ctx.hub.server.stores import Limits, OpenStores, rss_bytes
@@ -160,7 +158,7 @@ class _Server:
         self.hooks = hooks
         self.started = stores.clock()
         self.jobs: queue.Queue[
-            tuple[socket.socket | _Here, AnyStoreAsk | FailureReply] | None
+            tuple[socket.socket, AnyStoreAsk | FailureReply] | None
         ] = queue.Queue()
         self.stopping = stores.stopping
         self.last_used = time.monotonic()
@@ -321,8 +319,7 @@ class _Server:
                 reply: Reply
                 try:
                     assert self.hooks is not None  # checked by _hook
-                    with answered_here(self._asked_here):
-                        reply = self.hooks(request)
+                    reply = self.hooks(request)
                 except CtxError as exc:
                     reply = _failed(exc)
                 with contextlib.suppress(OSError):
@@ -353,11 +350,6 @@ class _Server:
         while (job := self.jobs.get()) is not None:
             conn, payload = job
             try:
-                if isinstance(conn, _Here):  # a relayed hook's own call
-                    assert not isinstance(payload, FailureReply)
-                    conn.reply = self._answered(payload, conn.progress)
-                    conn.done.set()
-                    continue
                 with conn:
                     reply: Reply
                     if isinstance(payload, FailureReply):
@@ -373,30 +365,10 @@ class _Server:
         self.jobs.task_done()
 
     def _reply(self, conn: socket.socket, request: AnyStoreAsk) -> Reply:
-        return self._answered(request, _ProgressSink(conn, request.store))
-
-    def _asked_here(
-        self,
-        request: AnyStoreAsk,
-        progress: Callable[[int, int], None] | None,
-        timeout: float,
-    ) -> Reply | None:
-        """Returns a worker's reply to a relayed hook's call; None past ``timeout``.
-
-        Queued as a call through the socket is: one the hook stopped waiting
-        for is still answered, its reply thrown away.
-        """
-        here = _Here(progress)
-        self.jobs.put((here, request))
-        return here.reply if here.done.wait(timeout) else None
-
-    def _answered(
-        self, request: AnyStoreAsk, progress: Callable[[int, int], None] | None
-    ) -> Reply:
-        """Returns the reply to a call on a store: a worker's, or a hook's own."""
+        sink = _ProgressSink(conn, request.store)
         try:
             with self.stores.use(request.store) as answerer:
-                return answerer.answer(request, progress)  # it holds the lock
+                return answerer.answer(request, sink)  # it holds the lock
         except CtxError as exc:
             return _failed(exc)
         except Exception as exc:  # one bad request must not end the hub
@@ -417,15 +389,6 @@ class _Server:
 def line(reply: Reply, store: str) -> bytes:
     """Returns ``reply`` as one line of the protocol, naming ``store``."""
     return _ENCODER.encode(msgspec.structs.replace(reply, store=store)) + b"\n"
-
-
-@dataclass
-class _Here:
-    """A relayed hook's call on a store, answered by a worker in the hub."""
-
-    progress: Callable[[int, int], None] | None
-    done: threading.Event = field(default_factory=threading.Event)
-    reply: Reply | None = None
 
 
 class _ProgressSink:

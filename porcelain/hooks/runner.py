@@ -25,7 +25,6 @@ hub, and the table of calls only when a stop has commands to carry out.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import json
 import os
 import signal
@@ -164,12 +163,8 @@ def _within(
     if answering is None:
         with _alarm(seconds):
             return answer()
-    # In the caller's context: the hub answers the hook's calls in it.
     worker = threading.Thread(
-        target=contextvars.copy_context().run,
-        args=(answering.run, answer),
-        name="hook-answer",
-        daemon=True,
+        target=answering.run, args=(answer,), name="hook-answer", daemon=True
     )
     worker.start()
     worker.join(seconds)

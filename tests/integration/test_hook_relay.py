@@ -292,31 +292,6 @@ def test_a_hub_run_without_the_hooks_refuses_them(store: Path) -> None:
         assert relayed("session-start", data, store=None, agent=None) is None
 
 
-def test_the_hub_answers_a_relayed_hooks_recall_itself(
-    store: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Not through its own socket: two more threads, the whole answer encoded
-    # and decoded, for a call that is the hub's own.
-    from ctx.hub.server import client
-    from ctx.porcelain.hooks import relayed_answer
-
-    asked: list[str] = []
-    socket_ask = client._asked
-
-    def recorded(request: Any, *args: Any) -> Any:
-        asked.append(type(request).__name__)
-        return socket_ask(request, *args)
-
-    monkeypatch.setattr(client, "_asked", recorded)
-    data = hook_input(store, "s-1", prompt=QUESTION)
-    with hub_in_process(store, hooks=relayed_answer):
-        answer = relayed("prompt-submit", data, store=None, agent=None)
-    assert answer is not None
-    assert "Postgres" in answer
-    assert "lexical" not in answer  # the hub's whole recall, not the fallback
-    assert [a for a in asked if a != "StopAsk"] == []
-
-
 def test_a_relayed_hook_waits_for_a_busy_hub_no_longer_than_for_its_socket(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
