@@ -22,6 +22,7 @@ The defaults were measured on LoCoMo and Cranfield by
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -332,8 +333,18 @@ def load_config(store_path: Path | None) -> HubConfig:
     except OSError as exc:
         raise InvalidInputError(f"Cannot read {path}: {exc.strerror}.") from exc
     try:
-        return msgspec.toml.decode(data, type=HubConfig)
+        return _decoded(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise InvalidInputError(
             f"{path} is not valid: {exc}.", hint="Fix or remove the setting."
         ) from exc
+
+
+@functools.lru_cache(maxsize=16)
+def _decoded(data: bytes) -> HubConfig:
+    """Returns the settings a file's bytes hold (frozen, so one copy serves all).
+
+    A recall reads the file several times (the hub's, the hook's): it is
+    read each time, and decoded once while it says the same.
+    """
+    return msgspec.toml.decode(data, type=HubConfig)
