@@ -19,15 +19,7 @@ asking only that view's :class:`~ctx.hub.retrieval.index.searcher.Searcher`:
    ``fuzzy`` (typos and identifiers), and, when the query names windows of
    time, ``time`` (BM25 of the query without its time phrases, restricted
    to memories created in those windows; every one of them if the query
-   has no other words). A vague one ("recently", "lately", "the other
-   day") names such a set only when the question asks nothing else that
-   the best hits hold ("what happened recently?"); otherwise it leans
-   towards recent memories through gravity alone (step 5). As a channel,
-   it fused every memory of the last two weeks that shares a word with the
-   question as if it were evidence, and on LoCoMo's sessions it pushed the
-   one session that answers both the words and the meaning (first in BM25
-   and in the vectors) out of the first five, behind the latest sessions
-   (docs/recall.md, "Ranking").
+   has no other words).
 3. Weighted reciprocal rank fusion: a memory at rank ``r`` (from 1) of channel
    ``c`` gets ``weight_c / (k + r)``, summed over channels.
 4. Tags: one of the best fused hits that carries a tag the query names (by
@@ -353,8 +345,8 @@ def search_channels(
             channels.warnings.append(f"Vector search is unavailable ({exc.message}).")
     if weights["fuzzy"]:
         hits["fuzzy"] = searcher.search_fuzzy(text, depth)
-    if weights["time"] and any(not w.vague for w in windows):
-        spans = [(w.start, w.end) for w in windows if not w.vague]
+    if windows and weights["time"]:
+        spans = [(w.start, w.end) for w in windows]
         hits["time"] = searcher.search_time(temporal.rest, depth, spans)
     return channels
 
@@ -558,11 +550,6 @@ def rank(
     view = searcher.view
     channels = search_channels(searcher, query, config=config, now=now, fuzzy=fuzzy)
     ranked = fuse(channels, view, config.k)
-    if channels.weights["time"] and _asks_only_a_vague_time(searcher, channels, ranked):
-        spans = [(w.start, w.end) for w in channels.windows]
-        rest = channels.temporal.rest
-        channels.hits["time"] = searcher.search_time(rest, config.depth, spans)
-        ranked = fuse(channels, view, config.k)
     apply_tags(ranked, searcher, channels, config.tags)
     apply_gravity(ranked, channels, config.gravity)
     superseded: set[str] = set()
@@ -600,24 +587,6 @@ def rank(
         named=bool(respelling.names) or any(r.tagged for r in ranked.values()),
         respelt=respelling.words,
     )
-
-
-def _asks_only_a_vague_time(
-    searcher: Searcher, channels: Channels, ranked: Mapping[str, Ranked]
-) -> bool:
-    """Returns whether the query names only vague windows and asks nothing else.
-
-    Nothing else that the best fused hits hold, as step 8 judges it: "what
-    happened recently?" asks for the memories of the last days themselves.
-    """
-    windows = channels.windows
-    if not windows or any(not w.vague for w in windows):
-        return False
-    entries = searcher.view.catalog.entries
-    best = sorted(ranked.values(), key=lambda r: (-r.fused, r.id))
-    blobs = {entries[r.id].blob for r in best[:RELEVANCE_CANDIDATES] if r.id in entries}
-    apart = searcher.coverage(channels.asked, blobs, part=channels.rest)
-    return not any(apart.values())
 
 
 def set_relevance(

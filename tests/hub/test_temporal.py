@@ -393,22 +393,6 @@ def test_anchors_are_the_days_named():
     assert len(parsed.windows) == 3
 
 
-@pytest.mark.parametrize(
-    ("phrase", "vague"),
-    [
-        ("recently", True),
-        ("lately", True),
-        ("of late", True),
-        ("the other day", True),
-        ("last week", False),
-        ("the past 14 days", False),
-        ("in May", False),
-    ],
-)
-def test_a_lean_towards_recent_days_is_vague(phrase, vague):
-    assert only_window(phrase, NOW).vague is vague
-
-
 def test_windows_follow_the_timezone_of_now():
     tz = timezone(timedelta(hours=-4))
     now = datetime(2023, 5, 20, 1, tzinfo=tz)  # 05:00 UTC

@@ -33,16 +33,12 @@ class Window(msgspec.Struct, frozen=True, kw_only=True):
         label: The phrase as written, lowercased.
         precision: The calendar unit the phrase is about; the hub may scale its decay
             by it.
-        vague: A span the phrase leans towards rather than names ("recently",
-            "lately", "the other day"): what was written in it is not, for that,
-            what the phrase asks about.
     """
 
     start: datetime
     end: datetime
     label: str
     precision: Precision
-    vague: bool = False
 
     def contains(self, moment: datetime) -> bool:
         """Returns whether ``moment`` (aware, like the window) lies in the window."""

@@ -14,8 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
-import msgspec
-
 from ctx.hub.retrieval.temporal.calendar import (
     HOLIDAYS,
     Cycle,
@@ -456,11 +454,10 @@ def _rolling(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item] |
 )
 def _recent(m: re.Match[str], ctx: RuleContext, label: str) -> Sequence[Item]:
     if label == "the other day":
-        span = (ctx.today - timedelta(7), ctx.today)
-    else:
-        # A fortnight: "what did we try recently?" reaches back past last week.
-        span = (ctx.today - timedelta(14), ctx.today + timedelta(1))
-    return [msgspec.structs.replace(ctx.days(span, label, "day"), vague=True)]
+        return [ctx.days((ctx.today - timedelta(7), ctx.today), label, "day")]
+    # A fortnight: "what did we try recently?" reaches back past last week.
+    span = (ctx.today - timedelta(14), ctx.today + timedelta(1))
+    return [ctx.days(span, label, "day")]
 
 
 @_rule(
