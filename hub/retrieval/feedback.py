@@ -169,27 +169,33 @@ def _trim(store_path: Path, now: datetime) -> None:
     """Rewrites the log without its lines older than :data:`FEEDBACK_DAYS`.
 
     What is left is cut to its newest lines within half of
-    :data:`MAX_LOG_BYTES`, so that the next trim is that far away, and the
-    recalls whose feedback is kept: the learning step reads the two together.
+    :data:`MAX_LOG_BYTES`, so that the next trim is that far away. The
+    recall of each feedback kept stays too, whatever its age (feedback on a
+    recall six days old is taken): the learning step reads the two together.
     """
     oldest = now - timedelta(days=FEEDBACK_DAYS)
     path = private_folder(store_path) / LOG_FILE
-    week = [
+    lines = [
         (line, item)
         for line in path.read_bytes().splitlines(keepends=True)
-        if (item := _item(line)) is not None
-        and (item.now if isinstance(item, LoggedRecall) else item.at) >= oldest
+        if (item := _item(line)) is not None  # a torn line is dropped
+    ]
+    week = [
+        n
+        for n, (_, item) in enumerate(lines)
+        if (item.now if isinstance(item, LoggedRecall) else item.at) >= oldest
     ]
     room = MAX_LOG_BYTES // 2
     start = len(week)
-    while start > 0 and room >= len(week[start - 1][0]):
+    while start > 0 and room >= len(lines[week[start - 1]][0]):
         start -= 1
-        room -= len(week[start][0])
-    used = {item.recall for _, item in week[start:] if isinstance(item, Feedback)}
+        room -= len(lines[week[start]][0])
+    newest = set(week[start:])
+    used = {item.recall for n in newest if isinstance(item := lines[n][1], Feedback)}
     kept = [
         line
-        for n, (line, item) in enumerate(week)
-        if n >= start or (isinstance(item, LoggedRecall) and item.id in used)
+        for n, (line, item) in enumerate(lines)
+        if n in newest or (isinstance(item, LoggedRecall) and item.id in used)
     ]
     write_atomically(path, b"".join(kept))
 

@@ -111,6 +111,33 @@ def test_a_trim_keeps_the_recall_of_a_feedback_it_keeps(disk_store, ws, monkeypa
     assert [f.recall for f in kept.feedback] == [first]
 
 
+def test_a_trim_keeps_an_older_recall_whose_late_feedback_it_keeps(disk_store):
+    # Feedback on a recall six days old is taken; a trim a day later keeps
+    # the feedback (a day old) and must keep its recall (past the week).
+    now = datetime(2026, 1, 10, 12, tzinfo=UTC)
+    then = now - timedelta(days=7.5)
+    logged = feedback_log.LoggedRecall(
+        id=feedback_log.new_recall_id(then),
+        agent="tester",
+        branch="main",
+        query="postgres queue",
+        now=then,
+        budget=None,
+        hits=(feedback_log.LoggedHit(id="01ARZ3NDEKTSV4RRFFQ69G5FAV", tokens=9),),
+    )
+    feedback_log.log_recall(disk_store.path, logged)
+    feedback_log.record_feedback(
+        disk_store.path,
+        logged.id,
+        ["01ARZ3NDEKTSV4RRFFQ69G5FAV"],
+        now - timedelta(days=1.1),
+    )
+    feedback_log._trim(disk_store.path, now)  # as a full log's next line would
+    kept = read_log(disk_store.path)
+    assert logged.id in kept.recalls
+    assert [f.recall for f in kept.feedback] == [logged.id]
+
+
 def test_a_line_waits_out_a_trim_and_lands_in_the_new_log(disk_store, ws, monkeypatch):
     write(disk_store, "the queue runs on postgres")
     first = recall(ws, "postgres queue").recall_id
