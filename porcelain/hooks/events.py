@@ -308,6 +308,8 @@ def session_start(hook: Hook) -> str | None:
     The open questions take up to a fifth of the budget; after ``compact``
     the memories the session had (what ``pre-compact`` saved, newest first)
     take up to half of it, less what the composed context already holds.
+    The state of sessions idle for a week goes, as at ``session-end``: Codex
+    sends none, and a host that is killed sends none either.
     """
     if not hook.ws.on_disk:
         return None
@@ -342,6 +344,7 @@ def session_start(hook: Hook) -> str | None:
             *_waiting(*state.take_waiting()),
             synced or "",
         ]
+    prune_sessions(hook.ws.path, older_than=IDLE_SESSION)  # this one just written
     return "\n\n".join(p for p in parts if p) or None
 
 

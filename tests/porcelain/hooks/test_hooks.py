@@ -504,6 +504,18 @@ def test_session_end_removes_the_sessions_state(project):
     assert not old.exists()
 
 
+def test_session_start_removes_the_state_of_sessions_idle_for_a_week(project):
+    # Codex sends no session-end: without this, a file a session, for good.
+    old = session_path(project / ".ctx", "old-session")
+    old.parent.mkdir(parents=True, exist_ok=True)
+    old.write_text("{}")
+    week_ago = old.stat().st_mtime - 8 * 24 * 3600
+    os.utime(old, (week_ago, week_ago))
+    run_hook("session-start", payload("session_start", project))
+    assert session_path(project / ".ctx", SESSION).exists()
+    assert not old.exists()
+
+
 def test_the_state_is_private_and_never_committed(project):
     commits = len(log_of(project))
     run_hook("stop", payload("stop", project, last_assistant_message="<ctx:status/>"))
