@@ -200,21 +200,33 @@ def remove_session(store_path: Path, session: str) -> None:
     path.with_suffix(".lock").unlink(missing_ok=True)
 
 
-def prune_sessions(store_path: Path, *, older_than: float) -> int:
+def prune_sessions(
+    store_path: Path, *, older_than: float, keep: str | None = None
+) -> int:
     """Removes the files of sessions untouched for ``older_than`` seconds.
 
-    Returns how many files were removed.
+    A session's state is judged by its state file alone: its lock file is
+    created once and never touched again, so a lock goes with its state (or
+    without one), never while the state is in use. ``keep``: a session whose
+    files stay whatever their age (the one a hook is answering: its state is
+    written only when it changes). Returns how many files were removed.
     """
     folder = store_path / PRIVATE_FOLDER / HOOKS_FOLDER
     limit = time.time() - older_than
+    kept = None if keep is None else _file_name(keep)
     removed = 0
     try:
         entries = list(os.scandir(folder))
     except FileNotFoundError:
         return 0
     for entry in entries:
-        if not entry.name.endswith((".json", ".lock")):
+        name, dot, suffix = entry.name.rpartition(".")
+        if not dot or suffix not in ("json", "lock") or name == kept:
             continue
+        state = os.path.join(folder, f"{name}.json")
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(state, follow_symlinks=False).st_mtime >= limit:
+                continue  # in use within the period: its lock too
         with contextlib.suppress(FileNotFoundError):
             if entry.stat(follow_symlinks=False).st_mtime < limit:
                 os.unlink(entry.path)

@@ -344,7 +344,7 @@ def session_start(hook: Hook) -> str | None:
             *_waiting(*state.take_waiting()),
             synced or "",
         ]
-    prune_sessions(hook.ws.path, older_than=IDLE_SESSION)  # this one just written
+    prune_sessions(hook.ws.path, older_than=IDLE_SESSION, keep=hook.session)
     return "\n\n".join(p for p in parts if p) or None
 
 

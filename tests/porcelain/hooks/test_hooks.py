@@ -505,7 +505,7 @@ def test_session_end_removes_the_sessions_state(project):
 
 
 def test_session_start_removes_the_state_of_sessions_idle_for_a_week(project):
-    # Codex sends no session-end: without this, a file a session, for good.
+    # Codex sends no session-end: without this, each session's files stayed.
     old = session_path(project / ".ctx", "old-session")
     old.parent.mkdir(parents=True, exist_ok=True)
     old.write_text("{}")
@@ -514,6 +514,32 @@ def test_session_start_removes_the_state_of_sessions_idle_for_a_week(project):
     run_hook("session-start", payload("session_start", project))
     assert session_path(project / ".ctx", SESSION).exists()
     assert not old.exists()
+
+
+def test_a_session_resumed_after_a_week_keeps_its_state(project):
+    run_hook("session-start", payload("session_start", project))
+    path = session_path(project / ".ctx", SESSION)
+    week_ago = path.stat().st_mtime - 8 * 24 * 3600
+    for file in (path, path.with_suffix(".lock")):
+        os.utime(file, (week_ago, week_ago))
+    before = path.read_bytes()
+    resumed = payload("session_start", project, source="resume")
+    run_hook("session-start", resumed)  # gives what it gave: nothing changes
+    assert path.read_bytes() == before
+
+
+def test_a_lock_in_use_stays_whatever_its_age(project):
+    # Made once and never touched: judged by its session's state, or two
+    # hooks of one long session would each lock a file of their own.
+    other = session_path(project / ".ctx", "long-session")
+    other.parent.mkdir(parents=True, exist_ok=True)
+    other.write_text("{}")
+    lock = other.with_suffix(".lock")
+    lock.write_text("")
+    week_ago = lock.stat().st_mtime - 8 * 24 * 3600
+    os.utime(lock, (week_ago, week_ago))
+    run_hook("session-start", payload("session_start", project))
+    assert lock.exists()
 
 
 def test_the_state_is_private_and_never_committed(project):
