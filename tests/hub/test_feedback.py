@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -84,8 +85,14 @@ def test_a_log_of_one_busy_week_is_cut_to_its_newest_half(disk_store, ws, monkey
     [a, _] = write(disk_store, "the queue runs on postgres", "deploys on fridays")
     monkeypatch.setattr(feedback_log, "MAX_LOG_BYTES", 6_000)
     log = disk_store.path / "private" / LOG_FILE
-    ids = [recall(ws, f"postgres queue {n}").recall_id for n in range(60)]
-    assert log.stat().st_size <= 6_000
+    ids, sizes = [], []
+    for n in range(60):
+        ids.append(recall(ws, f"postgres queue {n}").recall_id)
+        sizes.append(log.stat().st_size)
+    cuts = [after for before, after in itertools.pairwise(sizes) if after < before]
+    assert cuts  # trimmed, each time to half the bound (so the next is far)
+    assert all(after <= 3_000 for after in cuts)
+    assert max(sizes) <= 6_000
     kept = read_log(disk_store.path).recalls
     assert ids[-1] in kept
     assert ids[0] not in kept
