@@ -117,17 +117,7 @@ def main() -> None:
     if args.against:
         commit = extract(args.against, work / "src")
         sides[f"commit {commit}"] = {**env, "PYTHONPATH": str(work / "src")}
-    hubs = []
-    for n, side_env in enumerate(sides.values()):
-        runtime = work / f"run-{n}"
-        runtime.mkdir(mode=0o700)
-        side_env["XDG_RUNTIME_DIR"] = str(runtime)
-        hub = subprocess.Popen(
-            [str(CTX), "hub", "start"], env=side_env, stdout=subprocess.PIPE, text=True
-        )
-        hubs.append(hub)
-        assert hub.stdout is not None
-        assert "listening" in hub.stdout.readline()
+    hubs: list[subprocess.Popen[str]] = []
     loads = [os.getloadavg()[0]]
     rows: dict[str, list[tuple[float, float]]] = {}
     answered: dict[str, int] = {}
@@ -146,6 +136,19 @@ def main() -> None:
 
     hook = [PYTHON, "-c", LAUNCH, "hook", "prompt-submit"]
     try:
+        for n, side_env in enumerate(sides.values()):
+            runtime = work / f"run-{n}"
+            runtime.mkdir(mode=0o700)
+            side_env["XDG_RUNTIME_DIR"] = str(runtime)
+            started = subprocess.Popen(
+                [str(CTX), "hub", "start"],
+                env=side_env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            hubs.append(started)  # stopped below, whatever fails next
+            assert started.stdout is not None
+            assert "listening" in started.stdout.readline()
         for n in range(args.rounds + 3):
             sample("python -c pass", n, run_timed([PYTHON, "-c", "pass"], env))
             sample(
