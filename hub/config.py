@@ -342,7 +342,9 @@ def load_config(store_path: Path | None) -> HubConfig:
 
 @functools.lru_cache(maxsize=16)
 def _decoded(data: bytes) -> HubConfig:
-    """Returns the settings a file's bytes hold (frozen, so one copy serves all).
+    """Returns the settings a file's bytes hold, one copy for every caller.
+
+    Its Structs are frozen; its one table (``embedder``) is only read.
 
     A recall reads the file several times (the hub's, the hook's): it is
     read each time, and decoded once while it says the same.
