@@ -162,7 +162,7 @@ def log_recall(store_path: Path, recall: LoggedRecall) -> None:
     with _appending(store_path) as fd:
         os.write(fd, _ENCODER.encode(recall) + b"\n")
         if os.fstat(fd).st_size > MAX_LOG_BYTES:
-            _trim(store_path, recall.now)
+            _trim(store_path, _logged_at(recall))
 
 
 def _trim(store_path: Path, now: datetime) -> None:
@@ -183,7 +183,7 @@ def _trim(store_path: Path, now: datetime) -> None:
     week = [
         n
         for n, (_, item) in enumerate(lines)
-        if (item.now if isinstance(item, LoggedRecall) else item.at) >= oldest
+        if (_logged_at(item) if isinstance(item, LoggedRecall) else item.at) >= oldest
     ]
     room = MAX_LOG_BYTES // 2
     start = len(week)
@@ -198,6 +198,17 @@ def _trim(store_path: Path, now: datetime) -> None:
         if n in newest or (isinstance(item, LoggedRecall) and item.id in used)
     ]
     write_atomically(path, b"".join(kept))
+
+
+def _logged_at(recall: LoggedRecall) -> datetime:
+    """Returns when a recall was made, as its id says (feedback judges it so).
+
+    Not the moment it asked about: ``ctx recall --now 2030-01-01`` would
+    otherwise date it in 2030, and a trim it set off dropped every line.
+    """
+    if _ID_RE.match(recall.id):
+        return _made_at(recall.id)
+    return recall.now
 
 
 def _item(line: bytes) -> _Line | None:

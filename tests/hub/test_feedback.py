@@ -100,6 +100,19 @@ def test_a_log_of_one_busy_week_is_cut_to_its_newest_half(disk_store, ws, monkey
     assert feedback(ws, ids[-1], [a]).used == (a,)
 
 
+def test_a_recall_asked_about_another_moment_is_aged_by_when_it_was_made(
+    disk_store, ws, monkeypatch
+):
+    # ctx recall --now 2030-...: the trim it sets off is not in 2030.
+    write(disk_store, "the queue runs on postgres")
+    made = [recall(ws, "postgres queue").recall_id for _ in range(10)]
+    log = disk_store.path / "private" / LOG_FILE
+    monkeypatch.setattr(feedback_log, "MAX_LOG_BYTES", log.stat().st_size + 1)
+    later = datetime(2030, 1, 1, tzinfo=UTC)
+    recall(ws, "postgres queue", now=later)  # past the bound: a trim
+    assert made[-1] in read_log(disk_store.path).recalls
+
+
 def test_a_trim_keeps_the_recall_of_a_feedback_it_keeps(disk_store, ws, monkeypatch):
     [a] = write(disk_store, "the queue runs on postgres")
     monkeypatch.setattr(feedback_log, "MAX_LOG_BYTES", 6_000)
