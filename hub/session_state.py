@@ -227,8 +227,10 @@ def prune_sessions(
         with contextlib.suppress(FileNotFoundError):
             if os.stat(state, follow_symlinks=False).st_mtime >= limit:
                 continue  # in use within the period: its lock too
+        # The state is stale or gone: it goes, and a lock too unless it was
+        # made within the period (before its session first wrote its state).
         with contextlib.suppress(FileNotFoundError):
-            if entry.stat(follow_symlinks=False).st_mtime < limit:
+            if suffix == "json" or entry.stat(follow_symlinks=False).st_mtime < limit:
                 os.unlink(entry.path)
                 removed += 1
     return removed
