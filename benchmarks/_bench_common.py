@@ -332,6 +332,11 @@ def frozen_copy(rev: str) -> tuple[Path, str]:
     return src, commit
 
 
+def ahead_on_path(src: Path | str) -> str:
+    """Returns ``PYTHONPATH`` with ``src`` first, ahead of this process's own."""
+    return os.pathsep.join([str(src), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
 def run_frozen(rev: str) -> None:
     """Re-runs this script on a copy of the ctx sources as committed at ``rev``.
 
@@ -342,8 +347,7 @@ def run_frozen(rev: str) -> None:
     (modules are imported lazily, late in a run).
     """
     src, commit = frozen_copy(rev)
-    paths = [str(src), *filter(None, [os.environ.get("PYTHONPATH")])]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), FROZEN_ENV: commit}
+    env = {**os.environ, "PYTHONPATH": ahead_on_path(src), FROZEN_ENV: commit}
     progress(f"measuring ctx as committed at {commit} (copy in {src})")
     os.execve(sys.executable, [sys.executable, *sys.argv], env)
 

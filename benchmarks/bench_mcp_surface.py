@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,7 +35,7 @@ from typing import Any
 
 import bench_agents as ba  # sets CTX_NO_HUB=1 for this process
 import bench_recall as br
-from _bench_common import frozen_copy, machine_lines
+from _bench_common import ahead_on_path, frozen_copy, machine_lines
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "mcp_surface.md"
@@ -183,8 +182,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     envs = {NOW_TREE: ba.NO_HUB}
     for rev in filter(None, (args.before or "").split(",")):
         src, commit = frozen_copy(rev)
-        paths = [str(src), *filter(None, [os.environ.get("PYTHONPATH")])]
-        envs[f"commit {commit}"] = {**ba.NO_HUB, "PYTHONPATH": os.pathsep.join(paths)}
+        envs[f"commit {commit}"] = {**ba.NO_HUB, "PYTHONPATH": ahead_on_path(src)}
     ba.progress("tool lists")
     found = {"lists": await lists(store, envs)}
     ba.progress("recall, interleaved")

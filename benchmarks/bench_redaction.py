@@ -39,6 +39,7 @@ from _bench_common import (
     DATA,
     OBSERVE,
     REFINE,
+    ahead_on_path,
     clock,
     draft,
     frozen_copy,
@@ -117,9 +118,7 @@ def side(root: Path, rev: str | None) -> dict[str, float]:
     env = dict(os.environ)
     if rev is not None:
         src, _ = frozen_copy(rev)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(src), *filter(None, [env.get("PYTHONPATH")])]
-        )
+        env["PYTHONPATH"] = ahead_on_path(src)
     out = subprocess.run(
         [sys.executable, __file__, "--measure", str(root)],
         env=env,

@@ -52,6 +52,7 @@ from _bench_common import (
     GIT_ENV,
     HERE,
     IMPORT,
+    ahead_on_path,
     clock,
     compile_ctx,
     draft,
@@ -80,8 +81,7 @@ def ctx(*args: str, store: Path | None = None, base: bool = False) -> bytes:
     env = {**os.environ, "CTX_HUB_AUTOSTART": "0"}
     if base:
         assert BASE_PATH is not None
-        paths = [BASE_PATH, *filter(None, [os.environ.get("PYTHONPATH")])]
-        env["PYTHONPATH"] = os.pathsep.join(paths)
+        env["PYTHONPATH"] = ahead_on_path(BASE_PATH)
     return run(argv, env=env)
 
 
