@@ -86,6 +86,7 @@ from ctx.hub.retrieval.boost import (
     bounded,
     name_tags,
     tag_boosts,
+    vector_focus,
 )
 from ctx.hub.retrieval.embedders import EmbedderError, reads
 from ctx.hub.retrieval.index.searcher import Searcher
@@ -337,7 +338,8 @@ def search_channels(
     # that failed is, its ranks neither fused nor counted as relevance.
     if weights["vector"] and text.strip() and reads(searcher.embedder, channels.asked):
         try:
-            found = searcher.search_vectors(channels.asked, depth)
+            focus = vector_focus(searcher, channels.asked, hits.get("bm25", []))
+            found = searcher.search_vectors(channels.asked, depth, focus=focus)
             # A vector pointing away from the query is no evidence at all.
             hits["vector"] = [(blob, cos) for blob, cos in found if cos > 0]
             channels.passages = searcher.passage

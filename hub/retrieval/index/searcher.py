@@ -29,7 +29,7 @@ from ctx.hub.retrieval.embedders import (
 )
 from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.lexical import LexicalIndex
-from ctx.hub.retrieval.index.passages import chance_order, owner
+from ctx.hub.retrieval.index.passages import chance_order, owner, passage_key
 from ctx.hub.retrieval.index.spelling import Respelling, respell
 from ctx.hub.retrieval.index.vectors import VectorIndex
 from ctx.hub.retrieval.index.view import LiveView
@@ -137,12 +137,21 @@ class Searcher:
             first=(limit + 1) * TIE_DEPTH,
         )
 
-    def search_vectors(self, query: str, limit: int) -> Hits:
+    def search_vectors(
+        self, query: str, limit: int, *, focus: str | None = None
+    ) -> Hits:
         """Returns the nearest (blob, cosine) to ``query``'s vector.
 
         A memory's cosine is that of its best passage
         (:mod:`ctx.hub.retrieval.index.passages`), noted in :attr:`passage`. With no
         vector to compare it with, the query is not embedded.
+
+        ``focus``: a part of ``query`` to order the memories by instead (the
+        question less words that name a group of memories, see
+        :func:`~ctx.hub.retrieval.ranking.vector_focus`); both are embedded
+        in one batch, and the cosines returned are still ``query``'s, of
+        the passage ``focus`` found, since they say how much a memory bears
+        on the question as asked.
 
         Raises:
             EmbedderError: The query could not be embedded, or the vectors
@@ -154,8 +163,18 @@ class Searcher:
             # Nothing embedded yet (a big import's backlog): loading the model
             # to embed the query (0.5-1 s) would find nothing.
             return []
-        self.query_vector = embed_queries(self.embedder, [query])[0]
-        return self.search_vector(self.query_vector, limit, by_chance=True)
+        asked = [query] if focus is None or focus == query else [query, focus]
+        vectors = embed_queries(self.embedder, asked)
+        self.query_vector = vectors[0]
+        found = self.search_vector(vectors[-1], limit, by_chance=True)
+        if len(asked) == 1:
+            return found
+        keys = [passage_key(blob, self.passage.get(blob, 0)) for blob, _ in found]
+        cosines = self._cosines(keys, self.query_vector)
+        return [
+            (blob, cosines.get(key, cosine))
+            for (blob, cosine), key in zip(found, keys, strict=True)
+        ]
 
     def search_vector(
         self, vector: npt.NDArray[np.float32], limit: int, *, by_chance: bool = False
@@ -199,6 +218,19 @@ class Searcher:
             return list(best.items())[:limit]
         order = chance_order(best, counts, *spread)[:limit]
         return [(blob, best[blob]) for blob in order]
+
+    def _cosines(
+        self, keys: Sequence[str], vector: npt.NDArray[np.float32]
+    ) -> dict[str, float]:
+        """Returns the cosine of each stored key's vector to ``vector``."""
+        cosines: dict[str, float] = {}
+        indexes = [] if self._vectors is None else [self._vectors]
+        for index in [*indexes, *self._pending_vectors]:
+            held = [key for key in keys if key not in cosines and key in index]
+            if held:
+                rows = index.vectors_of(held) @ vector
+                cosines.update(zip(held, map(float, rows), strict=True))
+        return cosines
 
     def vector_of(self, blob: str) -> npt.NDArray[np.float32] | None:
         """Returns the stored (unit) vector of ``blob``, or ``None`` if it has none."""
