@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLEARLY_BETTER",
-    "GROUP_SELECTIVITY",
     "TAG_CANDIDATES",
     "NamedTags",
     "bounded",
@@ -68,7 +67,6 @@ __all__ = [
     "selectivity",
     "tag_boosts",
     "tag_parts",
-    "vector_focus",
 ]
 
 TAG_CANDIDATES = 64
@@ -82,12 +80,6 @@ costs about 0.1 ms (a packed store on two cores)."""
 CLEARLY_BETTER = 0.3
 """How much higher a hit's backing (0..1) must be than a tagged hit's for the
 boost not to lift the tagged hit above it."""
-
-GROUP_SELECTIVITY = 0.95
-"""A named tag at most this selective (carried by at least about a
-twentieth of the live memories) names a group of memories, not a subject,
-and its words are left out of the vector channel's question
-(:func:`vector_focus`)."""
 
 _EDGE_PUNCTUATION = "\"'`()[]{}<>,;!?.*"
 _PART_SPLIT = re.compile(r"[\s\-_./]+")
@@ -172,48 +164,6 @@ def name_tags(query: str, tagged: Iterable[tuple[str, Sequence[str]]]) -> NamedT
     for value in sorted(inside, key=len, reverse=True):
         rest = " ".join(re.sub(re.escape(value), " ", rest, flags=re.I).split())
     return NamedTags(named, rest)
-
-
-def vector_focus(
-    searcher: Searcher, question: str, found: Sequence[tuple[str, float]]
-) -> str | None:
-    """Returns what the vector channel asks instead of ``question``, if anything.
-
-    That is ``question`` less the words that name a group's tag: a tag
-    that the lexical channel's best hits (``found``: blob, score; the
-    first :data:`TAG_CANDIDATES`) carry and the question names, carried by
-    so many live memories that its :func:`selectivity` is at most
-    :data:`GROUP_SELECTIVITY` (a speaker of a conversation, a project most
-    memories belong to). Such a name tells the embedder little about what
-    is asked (every turn of the speaker bears it), while the lexical
-    channel and the tag boost weigh it already; left in, it pulls the
-    named group's memories above the answer, wherever that is. ``None``
-    when the question names no group, or nothing but function words
-    would be left to ask.
-    """
-    by_blob = searcher.view.by_blob
-    carrying = []
-    for blob, _ in found[:TAG_CANDIDATES]:
-        memory = searcher.read(by_blob[blob]) if blob in by_blob else None
-        if memory is not None and memory.tags:
-            carrying.append((memory.id, memory.tags))
-    named = name_tags(question, carrying)
-    every = {tag for tags in named.tags.values() for tag in tags}
-    if not every:
-        return None
-    holders = searcher.tag_holders(question, every)
-    live = len(searcher.view.blobs)
-    groups = {
-        tag
-        for tag in every
-        if selectivity(holders[tag.lower()], live) <= GROUP_SELECTIVITY
-    }
-    if not groups:
-        return None
-    rest = name_tags(
-        question, [(i, [t for t in tags if t in groups]) for i, tags in carrying]
-    ).rest
-    return rest if content_analyzer().analyze(rest) else None
 
 
 def selectivity(holders: int, live: int) -> float:

@@ -13,9 +13,10 @@ asking only that view's :class:`~ctx.hub.retrieval.index.searcher.Searcher`:
    for the vector channel, the tags and the relevance (steps 2, 4 and 8);
    the lexical channels search the words as written.
 2. Channels, each the best ``depth`` blobs of the view: ``bm25`` (Tantivy,
-   stemmed), ``vector`` (the embedder, cosine, of the respelt query; not
-   for a query the embedder was not trained to read, as MiniLM a Chinese
-   one: :func:`~ctx.hub.retrieval.embedders.reads`),
+   stemmed), ``vector`` (the embedder, cosine, of the respelt query,
+   ordered by it less the words that tell least, :mod:`ctx.hub.retrieval.
+   focus`; not for a query the embedder was not trained to read, as MiniLM
+   a Chinese one: :func:`~ctx.hub.retrieval.embedders.reads`),
    ``fuzzy`` (typos and identifiers), and, when the query names windows of
    time, ``time`` (BM25 of the query without its time phrases, restricted
    to memories created in those windows; every one of them if the query
@@ -86,9 +87,9 @@ from ctx.hub.retrieval.boost import (
     bounded,
     name_tags,
     tag_boosts,
-    vector_focus,
 )
 from ctx.hub.retrieval.embedders import EmbedderError, reads
+from ctx.hub.retrieval.focus import vector_focus
 from ctx.hub.retrieval.index.searcher import Searcher
 from ctx.hub.retrieval.index.spelling import Respelling
 from ctx.hub.retrieval.index.view import LiveView
@@ -339,6 +340,8 @@ def search_channels(
     if weights["vector"] and text.strip() and reads(searcher.embedder, channels.asked):
         try:
             focus = vector_focus(searcher, channels.asked, hits.get("bm25", []))
+            if focus is not None and not reads(searcher.embedder, focus):
+                focus = None
             found = searcher.search_vectors(channels.asked, depth, focus=focus)
             # A vector pointing away from the query is no evidence at all.
             hits["vector"] = [(blob, cos) for blob, cos in found if cos > 0]

@@ -14,7 +14,6 @@ from ctx.hub.retrieval.boost import (
     name_tags,
     selectivity,
     tag_parts,
-    vector_focus,
 )
 from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.projection import Projection
@@ -266,60 +265,3 @@ def test_what_one_person_told_another_is_found_in_either_turn(disk_store, projec
     hits = ranked(projection, "What did Fahim tell Kate about the visa?")
     assert hits[0].id == answer
     assert boosts(hits)[answer] > 1.0
-
-
-def conversation(store):
-    """Kate and Fahim talk; one note of the team's database besides."""
-    answer = remember(
-        store,
-        "Kate: we are finally moving with the two cats to a flat in Lisbon next May",
-        "speaker:kate",
-    )
-    for text in (
-        "Fahim: good morning, Kate",
-        "Fahim: what a week it was",
-        "Fahim: my cat is asleep again",
-        "Fahim: moving on",
-    ):
-        remember(store, text, "speaker:fahim")
-    for text in ("Kate: hello there", "Kate: the weather is grey", "Kate: so tired"):
-        remember(store, text, "speaker:kate")
-    remember(store, "The team database runs Postgres 16", "db:postgres")
-    return answer
-
-
-def focus_of(projection, question):
-    [source] = open_sources(projection)
-    searcher = projection.searcher(source.view)
-    return vector_focus(searcher, question, searcher.search_bm25(question, 100))
-
-
-def test_the_vector_channel_asks_without_a_groups_name(disk_store, projection):
-    # Issue 29: a speaker's name (a tag on half the turns) pulled every
-    # turn of the speaker above the answer in the vector channel.
-    conversation(disk_store)
-    asked = "What did Fahim say about moving to Lisbon?"
-    assert focus_of(projection, asked) == "What did say about moving to Lisbon?"
-    # A tag one memory carries names a subject, not a group: kept.
-    assert focus_of(projection, "Which version of postgres do we run?") is None
-    # Nothing but function words would be left: the question as asked.
-    assert focus_of(projection, "Fahim?") is None
-    assert focus_of(projection, "What about the weather?") is None
-
-
-def test_the_answer_in_the_other_speakers_turn_leads_the_vector_channel(
-    disk_store, projection
-):
-    answer = conversation(disk_store)
-    asked = "What did Fahim say about moving to Lisbon?"
-    [source] = open_sources(projection)
-    searcher = projection.searcher(source.view)
-    hits = rank(searcher, asked, config=RecallConfig(), now=NOW).hits
-    first = min(hits, key=lambda h: h.channels.get("vector", (99,))[0])
-    assert first.id == answer
-    # Its cosine is still the question's as asked, name and all: what the
-    # relevance floor and --explain judge it by.
-    blob = source.view.catalog.entries[answer].blob
-    cosine = searcher.cosine(blob)
-    assert cosine is not None
-    assert first.channels["vector"][1] == pytest.approx(cosine, abs=1e-6)

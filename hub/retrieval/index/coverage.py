@@ -102,6 +102,7 @@ class Matches:
                 tantivy.Query.term_set_query(index.schema, "tag_values", tags)
             )
         self._weights: dict[str, float] = {}  # term -> its weight (idf)
+        self._held: dict[str, int] = {}  # term -> the documents that hold it
         self._credits: dict[str, tuple[int, float]] = {}  # term -> bit, credit
         self._masks: dict[str, int] = {}  # blob -> the clauses it matches
         self._holders: dict[str, int] = {}  # tag -> the blobs that carry it
@@ -173,6 +174,14 @@ class Matches:
             self._holders[tag] = count
         return {tag.lower(): self._holders[tag.lower()] for tag in tags}
 
+    def holding(self) -> tuple[dict[str, int], int]:
+        """Returns how many documents hold each term of the question, and of how many.
+
+        The terms are those :meth:`coverage` weighs, counted in the whole
+        index (every branch's memories), as their weights are.
+        """
+        return {term: self._held[term] for term in self._own}, self._searcher.num_docs
+
     def coverage(
         self, blobs: Collection[str], part: str | None = None
     ) -> dict[str, float]:
@@ -233,6 +242,7 @@ class Matches:
             if pair and not found:
                 weight *= UNHELD_PAIR_WEIGHT
             self._weights[term] = weight
+            self._held[term] = found
             if found:
                 either = tantivy.Query.boolean_query(
                     [

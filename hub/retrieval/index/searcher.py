@@ -29,7 +29,7 @@ from ctx.hub.retrieval.embedders import (
 )
 from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.lexical import LexicalIndex
-from ctx.hub.retrieval.index.passages import chance_order, owner, passage_key
+from ctx.hub.retrieval.index.passages import chance_order, owner
 from ctx.hub.retrieval.index.spelling import Respelling, respell
 from ctx.hub.retrieval.index.vectors import VectorIndex
 from ctx.hub.retrieval.index.view import LiveView
@@ -148,10 +148,11 @@ class Searcher:
 
         ``focus``: a part of ``query`` to order the memories by instead (the
         question less words that name a group of memories, see
-        :func:`~ctx.hub.retrieval.ranking.vector_focus`); both are embedded
-        in one batch, and the cosines returned are still ``query``'s, of
-        the passage ``focus`` found, since they say how much a memory bears
-        on the question as asked.
+        :func:`~ctx.hub.retrieval.focus.vector_focus`); both are embedded in
+        one batch, and the cosines returned are still ``query``'s (of the
+        memory's best passage for it), since they say how much a memory
+        bears on the question as asked: the order is ``focus``'s, so a hit
+        may have a higher cosine than one above it.
 
         Raises:
             EmbedderError: The query could not be embedded, or the vectors
@@ -169,12 +170,7 @@ class Searcher:
         found = self.search_vector(vectors[-1], limit, by_chance=True)
         if len(asked) == 1:
             return found
-        keys = [passage_key(blob, self.passage.get(blob, 0)) for blob, _ in found]
-        cosines = self._cosines(keys, self.query_vector)
-        return [
-            (blob, cosines.get(key, cosine))
-            for (blob, cosine), key in zip(found, keys, strict=True)
-        ]
+        return self._best_cosines(found, self.query_vector)
 
     def search_vector(
         self, vector: npt.NDArray[np.float32], limit: int, *, by_chance: bool = False
@@ -219,18 +215,30 @@ class Searcher:
         order = chance_order(best, counts, *spread)[:limit]
         return [(blob, best[blob]) for blob in order]
 
-    def _cosines(
-        self, keys: Sequence[str], vector: npt.NDArray[np.float32]
-    ) -> dict[str, float]:
-        """Returns the cosine of each stored key's vector to ``vector``."""
-        cosines: dict[str, float] = {}
+    def _best_cosines(self, found: Hits, vector: npt.NDArray[np.float32]) -> Hits:
+        """Returns ``found`` with each cosine that of its best passage to ``vector``.
+
+        A memory of one vector keeps the cosine of that one; the order is
+        kept.
+        """
         indexes = [] if self._vectors is None else [self._vectors]
-        for index in [*indexes, *self._pending_vectors]:
-            held = [key for key in keys if key not in cosines and key in index]
-            if held:
-                rows = index.vectors_of(held) @ vector
-                cosines.update(zip(held, map(float, rows), strict=True))
-        return cosines
+        indexes += self._pending_vectors
+        best: dict[str, float] = {}
+        for index in indexes:
+            keys = [
+                key
+                for blob, _ in found
+                if blob not in best
+                for key in (index.family(blob) if blob in self.passage else [blob])
+                if key in index
+            ]
+            if not keys:
+                continue
+            rows = index.vectors_of(keys) @ vector
+            for key, cosine in zip(keys, map(float, rows), strict=True):
+                blob = owner(key)[0]
+                best[blob] = max(cosine, best.get(blob, -1.0))
+        return [(blob, best.get(blob, cosine)) for blob, cosine in found]
 
     def vector_of(self, blob: str) -> npt.NDArray[np.float32] | None:
         """Returns the stored (unit) vector of ``blob``, or ``None`` if it has none."""
@@ -273,6 +281,21 @@ class Searcher:
             for tag, count in matches.holders(tags, self._allowed).items():
                 counts[tag] += count
         return counts
+
+    def holding(self, text: str) -> tuple[dict[str, float], int]:
+        """Returns the share of memories holding each term of ``text``, and how many.
+
+        The terms as :meth:`coverage` weighs them; counted over the indexes
+        (every branch's memories), not the view alone.
+        """
+        held: dict[str, int] = {}
+        total = 0
+        for matches in self._matches(text):
+            counts, documents = matches.holding()
+            total += documents
+            for term, count in counts.items():
+                held[term] = held.get(term, 0) + count
+        return {term: count / total for term, count in held.items() if total}, total
 
     def coverage(
         self, text: str, blobs: Collection[str], *, part: str | None = None
