@@ -112,7 +112,7 @@ def _common_out(searcher: Searcher, question: str, text: str) -> str:
     searcher weighs once per question); a word of Chinese, Japanese or
     Korean is kept whatever its pairs.
     """
-    shares, total = searcher.holding(question)
+    shares, total = searcher.holding(question, exact_from=COMMON_SHARE)
     if total < COMMON_LEAST:
         return text
     chunks = text.split()

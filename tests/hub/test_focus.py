@@ -154,3 +154,23 @@ def test_the_vector_channel_asks_without_words_nearly_every_memory_holds(
 def test_a_small_store_keeps_every_word(disk_store, projection):
     sessions(disk_store, 9)
     assert focus_of(projection, "What did Caroline say about pottery?") is None
+
+
+def test_a_word_is_counted_in_the_live_memories_not_the_deleted(disk_store, projection):
+    # An edit deletes the old version's document, which the index's
+    # document frequency still counts until its segment is merged: "alpha"
+    # looked held by every memory, and was left out of the question.
+    alpha = [remember(disk_store, f"alpha note {i} about kites") for i in range(6)]
+    for i in range(6):
+        remember(disk_store, f"beta note {i} about lunch")
+    for take in range(3):
+        focus_of(projection, "kites")  # the index catches up between edits
+        for memory_id in alpha:
+            engine.edit(
+                disk_store, memory_id, WHO, body=f"alpha note about kites {take}"
+            )
+    [source] = open_sources(projection)
+    shares, total = projection.searcher(source.view).holding("alpha and lunch?", 0.9)
+    assert total == 12
+    assert shares == {"alpha": 0.5, "lunch": 0.5}
+    assert focus_of(projection, "what about alpha and lunch?") is None

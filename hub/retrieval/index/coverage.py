@@ -174,13 +174,26 @@ class Matches:
             self._holders[tag] = count
         return {tag.lower(): self._holders[tag.lower()] for tag in tags}
 
-    def holding(self) -> tuple[dict[str, int], int]:
+    def holding(self, exact_from: float = 1.0) -> tuple[dict[str, int], int]:
         """Returns how many documents hold each term of the question, and of how many.
 
         The terms are those :meth:`coverage` weighs, counted in the whole
-        index (every branch's memories), as their weights are.
+        index (every branch's memories), as their weights are: by Tantivy's
+        document frequency, which still counts a document deleted (a
+        memory edited, one indexed again) until its segment is merged. A
+        term that count puts at ``exact_from`` of the documents or more is
+        counted again over the live documents alone.
         """
-        return {term: self._held[term] for term in self._own}, self._searcher.num_docs
+        searcher = self._searcher
+        total = searcher.num_docs
+        held = {term: self._held[term] for term in self._own}
+        for term, count in held.items():
+            if count and count >= exact_from * total and term in self._credits:
+                clause = self._clauses[self._credits[term][0]]
+                with reading(f"search {self._index.where}"):
+                    result = searcher.search(clause, 1, count=True)
+                held[term] = result.count or 0  # type: ignore[attr-defined]  # stubs
+        return held, total
 
     def coverage(
         self, blobs: Collection[str], part: str | None = None

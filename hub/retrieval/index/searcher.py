@@ -152,7 +152,10 @@ class Searcher:
         one batch, and the cosines returned are still ``query``'s (of the
         memory's best passage for it), since they say how much a memory
         bears on the question as asked: the order is ``focus``'s, so a hit
-        may have a higher cosine than one above it.
+        may have a higher cosine than one above it. The passage noted in
+        :attr:`passage` (the one recall packs when the whole memory does
+        not fit) is the one ``focus`` found: what is asked, less the names
+        every passage bears.
 
         Raises:
             EmbedderError: The query could not be embedded, or the vectors
@@ -282,16 +285,20 @@ class Searcher:
                 counts[tag] += count
         return counts
 
-    def holding(self, text: str) -> tuple[dict[str, float], int]:
+    def holding(
+        self, text: str, exact_from: float = 1.0
+    ) -> tuple[dict[str, float], int]:
         """Returns the share of memories holding each term of ``text``, and how many.
 
         The terms as :meth:`coverage` weighs them; counted over the indexes
-        (every branch's memories), not the view alone.
+        (every branch's memories), not the view alone, and over the live
+        documents alone for a term at ``exact_from`` or more (see
+        :meth:`~ctx.hub.retrieval.index.coverage.Matches.holding`).
         """
         held: dict[str, int] = {}
         total = 0
         for matches in self._matches(text):
-            counts, documents = matches.holding()
+            counts, documents = matches.holding(exact_from)
             total += documents
             for term, count in counts.items():
                 held[term] = held.get(term, 0) + count
