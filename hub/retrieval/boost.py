@@ -46,6 +46,7 @@ turn, so the bound keeps only a clearly better match from being buried.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -119,6 +120,18 @@ def _word(chunk: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=8192)
+def _names_of(tag: str) -> tuple[str, str, tuple[str, ...], bool]:
+    """Returns what of ``tag`` a question's word may equal, and if it is CJK.
+
+    The whole tag lowercased, its value and the value's parts
+    (:func:`tag_parts`); a tag is named query after query, by the same hits.
+    """
+    lower = tag.lower()
+    value = lower.partition(":")[2] or lower
+    return lower, value, tuple(tag_parts(value)), has_cjk(value)
+
+
 def name_tags(query: str, tagged: Iterable[tuple[str, Sequence[str]]]) -> NamedTags:
     """Returns the tags ``query`` names among ``tagged`` (memory id, its tags).
 
@@ -141,23 +154,25 @@ def name_tags(query: str, tagged: Iterable[tuple[str, Sequence[str]]]) -> NamedT
     used: set[int] = set()
     inside: set[str] = set()  # values named inside a word (CJK)
     lowered = query.lower()
+    # Many hits carry the same tags: each is looked up once.
+    naming: dict[str, bool] = {}
     for memory_id, tags in tagged:
         found = []
         for tag in tags:
-            lower = tag.lower()
-            value = lower.partition(":")[2] or lower
-            hits = [
-                *positions.get(lower, ()),
-                *positions.get(value, ()),
-                *pairs.get(value, ()),
-                *(i for part in tag_parts(value) for i in positions.get(part, ())),
-            ]
-            if hits:
-                found.append(tag)
+            if tag not in naming:
+                lower, value, parts, cjk = _names_of(tag)
+                hits = [
+                    *positions.get(lower, ()),
+                    *positions.get(value, ()),
+                    *pairs.get(value, ()),
+                    *(i for part in parts for i in positions.get(part, ())),
+                ]
                 used.update(hits)
-            elif has_cjk(value) and value in lowered:
+                naming[tag] = bool(hits) or (cjk and value in lowered)
+                if not hits and naming[tag]:
+                    inside.add(value)
+            if naming[tag]:
                 found.append(tag)
-                inside.add(value)
         if found:
             named[memory_id] = tuple(found)
     rest = " ".join(chunk for i, chunk in enumerate(chunks) if i not in used)
