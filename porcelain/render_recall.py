@@ -100,6 +100,8 @@ def render_recall(
         return
     if result.temporal:
         echo(f"Time: {', '.join(result.temporal)}")
+    if result.vector_question is not None:
+        echo(f"Vectors asked: {result.vector_question}")
     if not result.hits and result.left_out and result.budget is not None:
         echo(
             f"{plural(result.left_out, 'memory matches', 'memories match')}, but "

@@ -470,6 +470,7 @@ def recall(
         near_miss=_near_miss(store, by_branch, origin, ranking, missed, config)
         if explain
         else None,
+        vector_question=ranking.focus if explain else None,
         seconds=time.perf_counter() - started,
         temporal=tuple(
             [w.label for w in temporal.windows]
@@ -570,6 +571,7 @@ def search(
         )
         if explain
         else None,
+        vector_question=ranking.focus if explain else None,
         seconds=time.perf_counter() - started,
         temporal=tuple(w.label for w in ranking.temporal.windows),
         warnings=tuple(projection.warnings + ranking.warnings),

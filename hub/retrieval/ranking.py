@@ -202,6 +202,8 @@ class Ranking:
     it, as written or respelt, or a tag of a hit; step 1 and step 4), which
     lowers an explicit recall's :func:`weak_floor`. ``respelt``: each word
     of the query the store spells otherwise, with its held spelling.
+    ``focus``: the question the vector channel ordered memories by, when it
+    left words out (:mod:`ctx.hub.retrieval.focus`).
     """
 
     hits: list[Ranked]
@@ -210,6 +212,7 @@ class Ranking:
     read: Callable[[str], Memory | None]
     named: bool = False
     respelt: Mapping[str, str] = field(default_factory=dict)
+    focus: str | None = None
 
 
 def _event_windows(searcher: Searcher, query: TemporalQuery) -> list[Window]:
@@ -281,6 +284,8 @@ class Channels:
             its best passage.
         respelling: The names the query names, and how the store spells
             those it spells otherwise (step 1).
+        focus: What the vector channel asked instead of the query, if it
+            left words out (:mod:`ctx.hub.retrieval.focus`).
     """
 
     temporal: TemporalQuery
@@ -292,6 +297,7 @@ class Channels:
     read: Callable[[str], Memory | None]
     passages: dict[str, int] = field(default_factory=dict)
     respelling: Respelling = field(default_factory=Respelling)
+    focus: str | None = None
 
     @property
     def asked(self) -> str:
@@ -343,6 +349,7 @@ def search_channels(
             if focus is not None and not reads(searcher.embedder, focus):
                 focus = None
             found = searcher.search_vectors(channels.asked, depth, focus=focus)
+            channels.focus = focus
             # A vector pointing away from the query is no evidence at all.
             hits["vector"] = [(blob, cos) for blob, cos in found if cos > 0]
             channels.passages = searcher.passage
@@ -591,6 +598,7 @@ def rank(
         channels.read,
         named=bool(respelling.names) or any(r.tagged for r in ranked.values()),
         respelt=respelling.words,
+        focus=channels.focus,
     )
 
 

@@ -205,7 +205,10 @@ class RecallResult(Outcome, frozen=True, kw_only=True):
     ``unembedded``: live memories of the branch with no vector yet (the
     hub is embedding them): the vector channel could not find them.
     ``recall_id``: names this recall to ``ctx feedback`` (None for a search,
-    or a store in memory).
+    or a store in memory). ``vector_question``: with an explanation asked
+    for, the question the vector channel ordered memories by when it left
+    out words that tell memories apart least (a speaker's name, a word
+    nearly every memory holds: docs/recall.md, ranking step 2), else None.
     """
 
     query: str
@@ -228,3 +231,4 @@ class RecallResult(Outcome, frozen=True, kw_only=True):
     nothing_relevant: bool = False
     weak: bool = False
     near_miss: Hit | None = None
+    vector_question: str | None = None

@@ -65,6 +65,7 @@ def test_recall_json_has_the_documented_shape(hctx):
         "nothing_relevant",
         "weak",
         "near_miss",
+        "vector_question",
     }
     assert data["store"] == str(hctx.root / ".ctx")
     hit = data["hits"][0]
@@ -111,6 +112,24 @@ def test_recall_explain_shows_a_tag_boost(hctx):
     why = lines[lines.index("    Deploys happen on Tuesdays") + 1]
     assert "tag team:platform x2.00" in why
     assert out.count("tag team:platform") == 1
+
+
+def test_recall_explain_says_what_the_vector_channel_asked(hctx):
+    # Issue 29: a speaker's name (a tag on half the turns) is left out of
+    # the vector channel's question; --explain says so.
+    turns = [
+        {"text": f"{who}: note {i} about the week", "tags": [f"speaker:{who.lower()}"]}
+        for i in range(12)
+        for who in ("Kate", "Fahim")
+    ]
+    lines = "\n".join(json.dumps(turn) for turn in turns)
+    hctx("import", "-", input=lines.encode())
+    asked = "What did Fahim say about the move?"
+    out = hctx("recall", asked, "--explain").stdout
+    assert out.splitlines()[0] == "Vectors asked: What did say about the move?"
+    explained = hctx.json("recall", asked, "--explain")
+    assert explained["vector_question"] == "What did say about the move?"
+    assert hctx.json("recall", asked)["vector_question"] is None
 
 
 def test_recall_marks_weak_hits_in_text_and_json(hctx):
