@@ -17,11 +17,15 @@ orders memories by:
   as any other.
 
 What is left must still hold a word that is not a function word, or the
-whole question is asked. The cosines the channel returns stay those of the
-question as asked (:meth:`~ctx.hub.retrieval.index.searcher.Searcher.
-search_vectors`): relevance, the tag boost's backing and ``--explain`` judge
-how much a memory bears on what was asked. Measured in docs/recall.md
-(step 2 of the ranking).
+whole question is asked; so is a question in Chinese, Japanese or Korean,
+whose function words the English list does not know ("项目是什么" less
+the group ``topic:项目`` would ask "是什么", "what is it").
+
+The cosines the channel returns stay those of the question as asked
+(:meth:`~ctx.hub.retrieval.index.searcher.Searcher.search_vectors`):
+relevance, the tag boost's backing and ``--explain`` judge how much a
+memory bears on what was asked. Measured in docs/recall.md (step 2 of the
+ranking).
 """
 
 from __future__ import annotations
@@ -67,9 +71,12 @@ def vector_focus(
 
     ``found``: the lexical channel's hits (blob, score), best first; the
     tags of the first :data:`TAG_CANDIDATES` are those the question may
-    name. ``None`` when no word is left out, or when nothing but function
-    words would be left to ask.
+    name. ``None`` when no word is left out, when nothing but function
+    words would be left to ask, or when the question holds Chinese,
+    Japanese or Korean.
     """
+    if has_cjk(question):
+        return None
     rest = _common_out(searcher, question, _groups_out(searcher, question, found))
     if rest == question or not content_analyzer().analyze(rest):
         return None

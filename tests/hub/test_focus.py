@@ -174,3 +174,12 @@ def test_a_word_is_counted_in_the_live_memories_not_the_deleted(disk_store, proj
     assert total == 12
     assert shares == {"alpha": 0.5, "lunch": 0.5}
     assert focus_of(projection, "what about alpha and lunch?") is None
+
+
+def test_a_question_in_chinese_is_asked_whole(disk_store, projection):
+    # The function-word list is English: "项目是什么" less the group would
+    # ask "是什么" ("what is it").
+    for i in range(12):
+        remember(disk_store, f"项目 note {i}", "topic:项目")
+        remember(disk_store, f"other note {i}", "topic:other")
+    assert focus_of(projection, "项目 note 3 是什么") is None
