@@ -17,6 +17,10 @@ scored on every set in one run:
   and the questions that name one speaker about **what the other said**
   (some evidence turn is the other speaker's: recall@10 of those turns),
   asked of the plain stores.
+- **Two conversations in one store** (LoCoMo's ten, paired in order):
+  four speakers, each tagged on about a quarter of the turns, and the
+  other conversation's turns as distractors; every answerable question of
+  both, recall@10.
 - **LoCoMo sessions**: one memory per session (``bench_sessions.py``'s
   protocol), **whole**, and holding **one speaker's turns only** (a store
   per speaker of each conversation, a memory per session of that speaker's
@@ -290,6 +294,30 @@ def two_word_names(corpus: quality.Corpus) -> quality.Corpus:
     )
 
 
+def two_conversations(first: quality.Corpus, second: quality.Corpus) -> quality.Corpus:
+    """Returns one store of both conversations' turns, asked both's questions.
+
+    Four speakers, each a tag on about a quarter of the turns, and the other
+    conversation's turns as distractors; keys (and evidence) are prefixed by
+    the conversation's name, as dia_ids repeat across conversations.
+    """
+    keys, questions = [], []
+    for corpus in (first, second):
+        keys += [f"{corpus.name}/{key}" for key in corpus.keys]
+        questions += [
+            dataclasses.replace(q, evidence=[f"{corpus.name}/{e}" for e in q.evidence])
+            for q in asked(corpus)
+        ]
+    return quality.Corpus(
+        f"{first.name}+{second.name}",
+        first.texts + second.texts,
+        first.drafts + second.drafts,
+        keys,
+        max(first.now, second.now),
+        questions,
+    )
+
+
 def named_only(corpus: quality.Corpus) -> list[quality.Question]:
     """Returns the answerable questions that name a speaker."""
     names = speakers(corpus)
@@ -518,6 +546,7 @@ SETS = {
     "two-word": ("... speakers with two-word names in the store", "turns"),
     "other": ("... about what the other speaker said", "turns"),
     "paraphrase": ("LoCoMo turns, questions paraphrased", "turns"),
+    "pairs": ("LoCoMo turns, two conversations in one store", "turns"),
     "sessions": ("LoCoMo sessions, whole", "sessions"),
     "sessions-paraphrase": (
         "LoCoMo sessions, whole, questions paraphrased",
@@ -573,6 +602,11 @@ def build_sets(
         if isinstance(embedder, CachedEmbedder):
             embedder.save()
         progress(f"{corpus.name}: stores built")
+    if "pairs" in sets:
+        for first, second in zip(turns[::2], turns[1::2], strict=False):
+            both = two_conversations(first, second)
+            sets["pairs"].parts.append((documents(both, embedder, systems), both))
+        progress("pairs of conversations: stores built")
     if "cranfield" in sets:
         cranfield = quality.load_cranfield(eval_dir)
         sets["cranfield"].parts.append(
