@@ -61,8 +61,6 @@ COMMON_SHARE = 0.9
 COMMON_LEAST = 10
 """The fewest indexed memories for a word to count as one nearly all hold."""
 
-_EDGE_PUNCTUATION = "\"'`()[]{}<>,;:!?.*"
-
 
 def vector_focus(
     searcher: Searcher, question: str, found: Sequence[tuple[str, float]]
@@ -116,8 +114,8 @@ def _common_out(searcher: Searcher, question: str, text: str) -> str:
     """Returns ``text`` less the words nearly every indexed memory holds.
 
     The share is counted for the terms of ``question`` (the text the
-    searcher weighs once per question); a word of Chinese, Japanese or
-    Korean is kept whatever its pairs.
+    searcher weighs once per question), and a word of ``text`` is left out
+    when all its terms are that common (the analyser drops its punctuation).
     """
     shares, total = searcher.holding(question, exact_from=COMMON_SHARE)
     if total < COMMON_LEAST:
@@ -128,6 +126,5 @@ def _common_out(searcher: Searcher, question: str, text: str) -> str:
 
 
 def _common(chunk: str, shares: dict[str, float]) -> bool:
-    word = chunk.strip(_EDGE_PUNCTUATION)
-    terms = [] if has_cjk(word) else content_analyzer().analyze(word)
+    terms = content_analyzer().analyze(chunk)
     return bool(terms) and all(shares.get(t, 0.0) >= COMMON_SHARE for t in terms)
