@@ -224,10 +224,8 @@ class Searcher:
         A memory of one vector keeps the cosine of that one; the order is
         kept.
         """
-        indexes = [] if self._vectors is None else [self._vectors]
-        indexes += self._pending_vectors
         best: dict[str, float] = {}
-        for index in indexes:
+        for index in self._vector_indexes():
             keys = [
                 key
                 for blob, _ in found
@@ -243,10 +241,14 @@ class Searcher:
                 best[blob] = max(cosine, best.get(blob, -1.0))
         return [(blob, best.get(blob, cosine)) for blob, cosine in found]
 
+    def _vector_indexes(self) -> list[VectorIndex]:
+        """Returns the shared vector index (if the embedder is up), then the view's."""
+        shared = [] if self._vectors is None else [self._vectors]
+        return [*shared, *self._pending_vectors]
+
     def vector_of(self, blob: str) -> npt.NDArray[np.float32] | None:
         """Returns the stored (unit) vector of ``blob``, or ``None`` if it has none."""
-        indexes = [] if self._vectors is None else [self._vectors]
-        for index in [*indexes, *self._pending_vectors]:
+        for index in self._vector_indexes():
             if blob in index:
                 row: npt.NDArray[np.float32] = index.vectors_of([blob])[0]
                 return row
