@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
+from recall_support import HASHING, NOW, WHO, remember
 
 from ctx import engine
 from ctx.engine import Draft
-from ctx.hub.config import HubConfig, RecallConfig
+from ctx.hub.config import RecallConfig
 from ctx.hub.retrieval.boost import (
     bounded,
     name_tags,
@@ -20,14 +19,6 @@ from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
-
-NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
-HASHING = HubConfig(embedder={"kind": "hashing"})
-WHO = engine.Intent(agent="tester", intent="observe")
-
-
-def remember(store, text, *tags):
-    return engine.remember(store, Draft(text=text, when=NOW, tags=tags), WHO).ids[0]
 
 
 @pytest.fixture
