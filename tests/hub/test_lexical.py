@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx.engine import StoreBusyError, StoreError
-from ctx.hub.retrieval.index.coverage import passage_terms
 from ctx.hub.retrieval.index.lexical import (
     TITLE_BOOST,
     LexicalDoc,
@@ -20,7 +19,6 @@ from ctx.hub.retrieval.index.lexical import (
     LexicalIndexBusyError,
     LexicalIndexError,
 )
-from ctx.hub.retrieval.index.passages import passages
 from ctx.hub.retrieval.index.terms import words
 
 T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
@@ -560,41 +558,6 @@ def test_coverage_is_the_share_of_the_query_words_held(monkeypatch, bits):
     assert 0 < shares["one"] < 1
     assert shares["none"] == 0.0
     assert set(shares) == {"both", "one", "typo", "none"}  # only those asked about
-
-
-def test_a_long_blobs_share_is_that_of_its_best_passage():
-    # Issue 29: a long memory's words count where its cosine does, in one
-    # passage (the terms of each as passage_terms gives them).
-    index = make_index(
-        make_doc("long", "the pelican over the harbour, and gulls"),
-        make_doc("other", "nothing here"),
-    )
-    matches = index.matches("pelican harbour gulls")
-    assert matches.coverage({"long"})["long"] == pytest.approx(1.0)
-    pieces = {"long": [frozenset({"pelican"}), frozenset({"harbour", "gull"})]}
-    assert matches.coverage({"long"}, within=pieces)["long"] == pytest.approx(2 / 3)
-    # A passage's word counts only where the blob holds it too.
-    unheld = {"other": [frozenset({"pelican", "harbour", "gull"})]}
-    assert matches.coverage({"other"}, within=unheld)["other"] == 0.0
-    # A near match is not placed: it counts in every passage.
-    typo = index.matches("pelikan harbour")
-    whole = typo.coverage({"long"})["long"]
-    assert 0 < whole < 1
-    only = {"long": [frozenset({"harbour"}), frozenset({"gull"})]}
-    assert typo.coverage({"long"}, within=only)["long"] == pytest.approx(whole)
-
-
-def test_passage_terms_are_the_terms_of_each_passage():
-    assert passage_terms("Pelicans flew over the harbour") == (
-        frozenset({"pelican", "flew", "harbour"}),
-    )
-    lines = [
-        f"line {i}: the pelican number {i} flew over the harbour" for i in range(80)
-    ]
-    terms = passage_terms("\n".join(lines))
-    assert len(terms) == len(passages("\n".join(lines))) > 1
-    assert all("pelican" in piece for piece in terms)
-    assert "数据" in passage_terms("我们的数据库用 Postgres")[0]
 
 
 def test_one_question_looks_each_blob_up_once(monkeypatch):

@@ -17,15 +17,13 @@ fused hits and then about words for the best of them, and pays once.
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Literal
 
 import tantivy
 
 from ctx.hub.retrieval.index.lexical_errors import reading
-from ctx.hub.retrieval.index.passages import passages
 from ctx.hub.retrieval.index.schema import CJK_FIELD, content_analyzer
 from ctx.hub.retrieval.index.terms import (
     MAX_QUERY_TERMS,
@@ -41,12 +39,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MASK_BITS",
-    "PASSAGE_TERMS_CACHE",
     "TAGGED_READ_MAX",
     "TYPO_CREDIT",
     "UNHELD_PAIR_WEIGHT",
     "Matches",
-    "passage_terms",
 ]
 
 TYPO_CREDIT = 0.5
@@ -70,11 +66,6 @@ MASK_BITS = 20
 clause it matches, exact in Tantivy's 32-bit scores while every power is
 below 2**24."""
 
-PASSAGE_TERMS_CACHE = 512
-"""Long texts whose passages' terms :func:`passage_terms` keeps: the same
-sessions and documents come back question after question in a running hub
-(analysing one of a thousand words takes about 0.2 ms)."""
-
 
 def _terms(text: str) -> list[str]:
     """Returns the distinct terms of ``text`` that coverage weighs.
@@ -87,20 +78,6 @@ def _terms(text: str) -> list[str]:
     words = [term for term in content_analyzer().analyze(text) if not has_cjk(term)]
     terms = dict.fromkeys([*words, *cjk_terms(text, single=False)])
     return list(terms)[:MAX_QUERY_TERMS]
-
-
-@functools.lru_cache(maxsize=PASSAGE_TERMS_CACHE)
-def passage_terms(text: str) -> tuple[frozenset[str], ...]:
-    """Returns the terms :meth:`Matches.coverage` weighs, per passage of ``text``.
-
-    The passages are those its vectors are made from
-    (:func:`~ctx.hub.retrieval.index.passages.passages`): one, the whole
-    text, when it is short.
-    """
-    return tuple(
-        frozenset([*content_analyzer().analyze(piece), *cjk_terms(piece, single=False)])
-        for piece in passages(text)
-    )
 
 
 class Matches:
@@ -127,7 +104,6 @@ class Matches:
         self._weights: dict[str, float] = {}  # term -> its weight (idf)
         self._held: dict[str, int] = {}  # term -> the documents that hold it
         self._credits: dict[str, tuple[int, float]] = {}  # term -> bit, credit
-        self._typos: set[str] = set()  # terms credited for a near match
         self._masks: dict[str, int] = {}  # blob -> the clauses it matches
         self._holders: dict[str, int] = {}  # tag -> the blobs that carry it
         self._own = _terms(text)
@@ -220,10 +196,7 @@ class Matches:
         return held, total
 
     def coverage(
-        self,
-        blobs: Collection[str],
-        part: str | None = None,
-        within: Mapping[str, Sequence[Collection[str]]] | None = None,
+        self, blobs: Collection[str], part: str | None = None
     ) -> dict[str, float]:
         """Returns, per blob of ``blobs``, the share of the query's words it holds.
 
@@ -241,11 +214,6 @@ class Matches:
         :data:`TYPO_CREDIT` of its weight. Chinese, Japanese and Korean
         count by their pairs of characters, a pair no memory holds weighing
         :data:`UNHELD_PAIR_WEIGHT` of its idf.
-
-        ``within``: for some blobs, the terms of each of their passages
-        (:func:`passage_terms`); such a blob's share is that of its best
-        passage, a term counting where the blob holds it and the passage
-        does too (a near match, which is not placed, wherever it is).
         """
         terms = self._own if part is None else _terms(query_text(part))
         if not terms or not blobs or not self._searcher.num_docs:
@@ -256,25 +224,12 @@ class Matches:
         if not whole:
             return {}
         masks = self._masks_of(blobs)
-        asked = [
-            (term, *self._credits[term]) for term in terms if term in self._credits
-        ]
-        typos = self._typos
+        asked = [self._credits[term] for term in terms if term in self._credits]
         shares: dict[str, float] = {}
         for blob in blobs:
             mask = masks.get(blob, 0)
-            held = [(term, credit) for term, bit, credit in asked if mask >> bit & 1]
-            pieces = within.get(blob) if within else None
-            if pieces:
-                shares[blob] = (
-                    max(
-                        sum(c for term, c in held if term in piece or term in typos)
-                        for piece in pieces
-                    )
-                    / whole
-                )
-            else:
-                shares[blob] = sum(credit for _, credit in held) / whole
+            held = sum(credit for bit, credit in asked if mask >> bit & 1)
+            shares[blob] = held / whole
         return shares
 
     def _add_terms(self, text: str) -> None:
@@ -312,7 +267,6 @@ class Matches:
             elif term in typos:
                 fuzzy = index.fuzzy_word(typos[term])
                 self._credits[term] = (self._ask(fuzzy), weight * TYPO_CREDIT)
-                self._typos.add(term)
         # Blobs read before were not asked about the new clauses.
         self._masks.clear()
 

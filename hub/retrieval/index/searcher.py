@@ -27,8 +27,7 @@ from ctx.hub.retrieval.embedders import (
     embed_queries,
     knows_word,
 )
-from ctx.hub.retrieval.index.coverage import Matches, passage_terms
-from ctx.hub.retrieval.index.documents import memory_embed_text
+from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.lexical import LexicalIndex
 from ctx.hub.retrieval.index.passages import chance_order, owner
 from ctx.hub.retrieval.index.spelling import Respelling, respell
@@ -308,42 +307,20 @@ class Searcher:
         return {term: count / total for term, count in held.items() if total}, total
 
     def coverage(
-        self,
-        text: str,
-        blobs: Collection[str],
-        *,
-        part: str | None = None,
-        by_passage: bool = False,
+        self, text: str, blobs: Collection[str], *, part: str | None = None
     ) -> dict[str, float]:
         """Returns, per blob, the share of ``text``'s word weight it holds (0..1).
 
         ``part``: the share of that part of ``text`` instead (the question
-        less its time phrases). ``by_passage``: a long memory's share is
-        that of its best passage, as its cosine is (the passages its vectors
-        are made from). See
+        less its time phrases). See
         :meth:`~ctx.hub.retrieval.index.coverage.Matches.coverage`; a blob in several
         indexes gets its best share.
         """
-        within = self._passage_terms(blobs) if by_passage else None
         shares: dict[str, float] = {}
         for matches in self._matches(text):
-            for blob, share in matches.coverage(blobs, part, within).items():
+            for blob, share in matches.coverage(blobs, part).items():
                 shares[blob] = max(share, shares.get(blob, 0.0))
         return shares
-
-    def _passage_terms(
-        self, blobs: Collection[str]
-    ) -> dict[str, tuple[frozenset[str], ...]]:
-        """Returns the terms of each passage of those of ``blobs`` that are long."""
-        by_blob = self.view.by_blob
-        found: dict[str, tuple[frozenset[str], ...]] = {}
-        for blob in blobs:
-            memory = self.read(by_blob[blob]) if blob in by_blob else None
-            if memory is not None:
-                terms = passage_terms(memory_embed_text(memory))
-                if len(terms) > 1:
-                    found[blob] = terms
-        return found
 
     def _matches(self, text: str) -> list[Matches]:
         """Returns each index's :class:`Matches` of ``text``, made once."""
