@@ -608,27 +608,56 @@ def set_relevance(
     """Sets each hit's relevance (step 8), in place."""
     entries = searcher.view.catalog.entries
     blob_of = {r.id: entries[r.id].blob for r in hits if r.id in entries}
-    blobs = set(blob_of.values())
-    text = channels.asked
-    shares = searcher.coverage(text, blobs)
-    rest = channels.rest
+    shares, timed = _word_shares(searcher, channels, set(blob_of.values()))
     # A memory of the time the question names is relevant whatever its
     # words only when the question asks nothing else the store holds ("what
     # happened yesterday?"); otherwise it must hold the other words too:
     # with "in October", every memory of October counted as relevant, and a
     # question about another conversation's people found them (issue 29).
-    only_time = False
-    if rest != text:
-        # A time phrase is judged by time: a memory need not say "yesterday".
-        apart = searcher.coverage(text, blobs, part=rest)
-        only_time = bool(blobs) and not any(apart.values())
-        for blob, share in apart.items():
-            shares[blob] = max(share, shares.get(blob, 0.0))
+    only_time = bool(blob_of) and timed is not None and not any(timed.values())
+    other: dict[str, float] = {}
     for entry in hits:
         cosine = entry.channels["vector"][1] if "vector" in entry.channels else 0.0
         timely = 1.0 if only_time and "time" in entry.channels else 0.0
+        other[entry.id] = max(cosine, timely)
+    # A long memory's words count where its cosine does, in its best
+    # passage: a session of a thousand words holds most of a question's
+    # words here and there, whatever it asks (a passage's share is never
+    # above the whole's, so it is asked only where the share decides).
+    deciding = {
+        blob_of[r.id]
+        for r in hits
+        if r.id in blob_of and shares.get(blob_of[r.id], 0.0) > other[r.id]
+    }
+    if deciding:
+        shares.update(_word_shares(searcher, channels, deciding, by_passage=True)[0])
+    for entry in hits:
         share = shares.get(blob_of.get(entry.id, ""), 0.0)
-        entry.relevance = min(1.0, max(cosine, share, timely))
+        entry.relevance = min(1.0, max(other[entry.id], share))
+
+
+def _word_shares(
+    searcher: Searcher,
+    channels: Channels,
+    blobs: set[str],
+    *,
+    by_passage: bool = False,
+) -> tuple[dict[str, float], dict[str, float] | None]:
+    """Returns each blob's share of the question's words, and of its words but time.
+
+    The share is the better of the two (a time phrase is judged by time: a
+    memory need not say "yesterday"); the second is ``None`` when the
+    question names no time. ``by_passage``: see
+    :meth:`~ctx.hub.retrieval.index.searcher.Searcher.coverage`.
+    """
+    text, rest = channels.asked, channels.rest
+    shares = searcher.coverage(text, blobs, by_passage=by_passage)
+    if rest == text:
+        return shares, None
+    apart = searcher.coverage(text, blobs, part=rest, by_passage=by_passage)
+    for blob, share in apart.items():
+        shares[blob] = max(share, shares.get(blob, 0.0))
+    return shares, apart
 
 
 def relevant(

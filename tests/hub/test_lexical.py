@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx.engine import StoreBusyError, StoreError
+from ctx.hub.retrieval.index.coverage import passage_index
 from ctx.hub.retrieval.index.lexical import (
     TITLE_BOOST,
     LexicalDoc,
@@ -19,13 +20,22 @@ from ctx.hub.retrieval.index.lexical import (
     LexicalIndexBusyError,
     LexicalIndexError,
 )
+from ctx.hub.retrieval.index.passages import passages
 from ctx.hub.retrieval.index.terms import words
 
 T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
 
 
 def make_doc(
-    blob, body, *, title=None, tags=(), kind="note", context="", memory_id=None
+    blob,
+    body,
+    *,
+    title=None,
+    tags=(),
+    kind="note",
+    context="",
+    memory_id=None,
+    passages="",
 ):
     return LexicalDoc(
         blob=blob,
@@ -36,6 +46,7 @@ def make_doc(
         body=body,
         tags=tuple(tags),
         created_at=T0,
+        passages=passages,
     )
 
 
@@ -558,6 +569,58 @@ def test_coverage_is_the_share_of_the_query_words_held(monkeypatch, bits):
     assert 0 < shares["one"] < 1
     assert shares["none"] == 0.0
     assert set(shares) == {"both", "one", "typo", "none"}  # only those asked about
+
+
+def test_a_long_blobs_share_is_that_of_its_best_passage():
+    # Issue 29: a long memory's words count where its cosine does, in one
+    # passage (passage_index, stored when the memory is indexed).
+    lines = [f"line {i}: the garden and the roses need water" for i in range(90)]
+    lines[0] = "the pelican over the water"
+    lines[45] = "harbour lights and gulls at night"
+    scattered = "\n".join(lines)
+    lines[45] = "the pelican saw harbour lights and gulls at night"
+    together = "\n".join(lines)
+    index = make_index(
+        make_doc("scattered", scattered, passages=passage_index(scattered)),
+        make_doc("together", together, passages=passage_index(together)),
+        make_doc("short", "a pelican in the harbour with gulls"),
+        make_doc("other", "nothing here"),
+    )
+    matches = index.matches("pelican harbour gulls")
+    blobs = {"scattered", "together", "short"}
+    whole = matches.coverage(blobs)
+    assert whole == pytest.approx({"scattered": 1.0, "together": 1.0, "short": 1.0})
+    best = matches.coverage(blobs, by_passage=True)
+    assert set(best) == {"scattered", "together"}  # the long ones alone
+    assert best["together"] == pytest.approx(1.0)
+    assert 0 < best["scattered"] < 1  # "harbour" and "gulls", not "pelican"
+    # A near match is not placed: it counts in every passage.
+    typo = index.matches("pelikan harbour gulls")
+    assert typo.coverage({"scattered"}, by_passage=True) == pytest.approx(
+        typo.coverage({"scattered"})
+    )
+    # One term held is in some passage: the memory's share stands.
+    assert index.matches("pelican").coverage({"scattered"}, by_passage=True) == {}
+
+
+def test_passage_index_says_which_passages_hold_each_term():
+    assert passage_index("Pelicans flew over the harbour") == ""  # one passage
+    lines = [f"line {i}: the pelican flew over the harbour" for i in range(80)]
+    text = "\n".join([*lines, "我们的数据库用 Postgres"])
+    pieces = passages(text)
+    assert len(pieces) > 1
+    stored = passage_index(text)
+    masks = {
+        term: int(mask, 16) for term, mask in (i.split(":") for i in stored.split())
+    }
+    assert masks["pelican"] == sum(
+        1 << number for number, piece in enumerate(pieces) if "pelican" in piece
+    )
+    assert masks["postgr"] == 1 << (len(pieces) - 1)  # the last passage alone
+    assert "数据" in masks
+    assert "the" not in masks  # function words are never weighed
+    assert stored.startswith(" ")
+    assert stored.endswith(" ")
 
 
 def test_one_question_looks_each_blob_up_once(monkeypatch):

@@ -22,6 +22,7 @@ from ctx.hub.retrieval.index.passages import (
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.index.vectors import FlatVectors
 from ctx.hub.retrieval.packing import recall
+from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 
 HASHING = HubConfig(embedder={"kind": "hashing"})
@@ -220,3 +221,27 @@ def test_a_rebuild_embeds_again_a_memory_now_cut_otherwise(
     open_sources(projection)
     assert projection.last_catch_up.reused == 0
     assert projection.vectors.family(blob) == [blob]
+
+
+def test_a_long_memorys_words_count_in_its_best_passage(disk_store, projection):
+    # Issue 29: a session of many turns holds most of a question's words here
+    # and there, whatever the question asks, and every foreign question found
+    # such a session relevant. Its words now count where its cosine does.
+    lines = [FILLER[i % len(FILLER)] for i in range(60)]
+    lines[0] = "Alice: my violin is older than the house."
+    lines[30] = "Bob: the lessons start again in May."
+    lines[59] = "Alice: Lisbon was sunny all week."
+    scattered = remember(disk_store, "\n".join(lines))
+    together = remember(disk_store, transcript(60))
+    short = remember(disk_store, "Bob: violin lessons in Lisbon, twice a week.")
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    question = "violin lessons in Lisbon"
+    ranking = rank(searcher, question, config=RecallConfig(vector=0.0), now=NOW)
+    relevance = {r.id: r.relevance for r in ranking.hits}
+    entries = source.view.catalog.entries
+    whole = searcher.coverage(question, {entries[scattered].blob})
+    assert whole[entries[scattered].blob] == pytest.approx(1.0)  # holds them all
+    assert relevance[scattered] < 0.5  # one word in any one passage
+    assert relevance[together] == pytest.approx(1.0)  # all in one passage
+    assert relevance[short] == pytest.approx(1.0)

@@ -17,14 +17,23 @@ fused hits and then about words for the best of them, and pays once.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
+import operator
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Literal
 
 import tantivy
 
 from ctx.hub.retrieval.index.lexical_errors import reading
-from ctx.hub.retrieval.index.schema import CJK_FIELD, content_analyzer
+from ctx.hub.retrieval.index.passages import is_long, passages
+from ctx.hub.retrieval.index.schema import (
+    CJK_FIELD,
+    LONG_FIELD,
+    PASSAGES_FIELD,
+    content_analyzer,
+)
 from ctx.hub.retrieval.index.terms import (
     MAX_QUERY_TERMS,
     cjk_terms,
@@ -43,6 +52,7 @@ __all__ = [
     "TYPO_CREDIT",
     "UNHELD_PAIR_WEIGHT",
     "Matches",
+    "passage_index",
 ]
 
 TYPO_CREDIT = 0.5
@@ -80,6 +90,74 @@ def _terms(text: str) -> list[str]:
     return list(terms)[:MAX_QUERY_TERMS]
 
 
+def passage_index(text: str) -> str:
+    """Returns which passages of ``text`` hold each term coverage weighs.
+
+    The passages are those its vectors are made from
+    (:func:`~ctx.hub.retrieval.index.passages.passages`); each term of
+    them as ``term:mask`` between spaces (" pelican:5 harbour:2 "), the
+    mask's bit ``i`` (in hex) set when passage ``i`` holds it, so that a
+    term is found by its spaced form; "" for a text of one passage. Made
+    when a memory is indexed (analysing a long one takes 0.1-0.6 ms) and
+    stored with it.
+    """
+    if not is_long(text):
+        return ""
+    masks: dict[str, int] = {}
+    for number, piece in enumerate(passages(text)):
+        for term in _held_terms(piece):
+            masks[term] = masks.get(term, 0) | 1 << number
+    return (
+        " " + " ".join(f"{term}:{mask:x}" for term, mask in sorted(masks.items())) + " "
+    )
+
+
+def _held_terms(text: str) -> set[str]:
+    """Returns the terms of ``text`` as :func:`_terms` cuts a question's, all."""
+    return {*content_analyzer().analyze(text), *cjk_terms(text, single=False)}
+
+
+def _best_passage(credits: dict[str, float], stored: str) -> float:
+    """Returns the most credit of ``credits``'s terms that one passage holds.
+
+    ``stored``: which passages hold each term, as :func:`passage_index`
+    made it. The sums of credit are tried from the largest down, and the
+    first that some passage holds whole wins; past :data:`_SUBSETS_MAX`
+    terms, passage by passage.
+    """
+    masks: list[tuple[int, float]] = []
+    for term, credit in credits.items():
+        key = f" {term}:"
+        at = stored.find(key)
+        if at >= 0:
+            start = at + len(key)
+            masks.append((int(stored[start : stored.find(" ", start)], 16), credit))
+    if len(masks) <= _SUBSETS_MAX:
+        sums = sorted(
+            (
+                (sum(credit for _, credit in chosen), chosen)
+                for size in range(1, len(masks) + 1)
+                for chosen in itertools.combinations(masks, size)
+            ),
+            key=lambda pair: -pair[0],
+        )
+        for total, chosen in sums:
+            if functools.reduce(operator.and_, (mask for mask, _ in chosen)):
+                return total
+        return 0.0
+    union = functools.reduce(operator.or_, (mask for mask, _ in masks), 0)
+    best = 0.0
+    while union:
+        passage = union & -union  # its lowest bit
+        best = max(best, sum(credit for mask, credit in masks if mask & passage))
+        union ^= passage
+    return best
+
+
+_SUBSETS_MAX = 6
+"""The most terms :func:`_best_passage` weighs by their subsets (63 of them)."""
+
+
 class Matches:
     """What one question asks of blobs of one index: its tags and its words.
 
@@ -104,6 +182,9 @@ class Matches:
         self._weights: dict[str, float] = {}  # term -> its weight (idf)
         self._held: dict[str, int] = {}  # term -> the documents that hold it
         self._credits: dict[str, tuple[int, float]] = {}  # term -> bit, credit
+        self._typos: set[str] = set()  # terms credited for a near match
+        self._addresses: dict[str, tantivy.DocAddress] = {}  # blob -> document
+        self._pieces: dict[str, str] = {}  # blob -> its passage_index, if long
         self._masks: dict[str, int] = {}  # blob -> the clauses it matches
         self._holders: dict[str, int] = {}  # tag -> the blobs that carry it
         self._own = _terms(text)
@@ -196,7 +277,11 @@ class Matches:
         return held, total
 
     def coverage(
-        self, blobs: Collection[str], part: str | None = None
+        self,
+        blobs: Collection[str],
+        part: str | None = None,
+        *,
+        by_passage: bool = False,
     ) -> dict[str, float]:
         """Returns, per blob of ``blobs``, the share of the query's words it holds.
 
@@ -214,6 +299,14 @@ class Matches:
         :data:`TYPO_CREDIT` of its weight. Chinese, Japanese and Korean
         count by their pairs of characters, a pair no memory holds weighing
         :data:`UNHELD_PAIR_WEIGHT` of its idf.
+
+        ``by_passage``: the shares of the long memories among ``blobs``
+        alone, each its best passage's (:func:`passage_index`, stored when
+        it was indexed), as its cosine is: a term counts where the memory
+        holds it and that passage does too; a near match, which the index
+        does not place, counts in every passage. Only a memory that holds
+        two terms or more is looked at (one term is in some passage: its
+        share is the whole memory's).
         """
         terms = self._own if part is None else _terms(query_text(part))
         if not terms or not blobs or not self._searcher.num_docs:
@@ -224,13 +317,53 @@ class Matches:
         if not whole:
             return {}
         masks = self._masks_of(blobs)
-        asked = [self._credits[term] for term in terms if term in self._credits]
+        asked = [
+            (term, *self._credits[term]) for term in terms if term in self._credits
+        ]
+        if by_passage:
+            return self._by_passage(blobs, masks, asked, whole)
         shares: dict[str, float] = {}
         for blob in blobs:
             mask = masks.get(blob, 0)
-            held = sum(credit for bit, credit in asked if mask >> bit & 1)
-            shares[blob] = held / whole
+            shares[blob] = sum(c for _, bit, c in asked if mask >> bit & 1) / whole
         return shares
+
+    def _by_passage(
+        self,
+        blobs: Collection[str],
+        masks: dict[str, int],
+        asked: list[tuple[str, int, float]],
+        whole: float,
+    ) -> dict[str, float]:
+        """Returns the best passage's share of each long blob holding two terms."""
+        typos = self._typos
+        placed = sum(1 << bit for term, bit, _ in asked if term not in typos)
+        two = [b for b in blobs if (masks.get(b, 0) & placed).bit_count() > 1]
+        shares: dict[str, float] = {}
+        for blob, stored in self._passages(two).items():
+            mask = masks[blob]
+            found = [(term, c) for term, bit, c in asked if mask >> bit & 1]
+            exact = {term: c for term, c in found if term not in typos}
+            anywhere = sum(c for term, c in found if term in typos)
+            shares[blob] = (anywhere + _best_passage(exact, stored)) / whole
+        return shares
+
+    def _passages(self, blobs: Collection[str]) -> dict[str, str]:
+        """Returns the passages' terms of those of ``blobs`` that are long."""
+        new = [b for b in blobs if b not in self._pieces and b in self._addresses]
+        if new:
+            searcher = self._searcher
+            addresses = [self._addresses[blob] for blob in new]
+            with reading(f"read {self._index.where}"):
+                flags = searcher.fast_field_values(LONG_FIELD, addresses)
+                for blob, address, flag in zip(new, addresses, flags, strict=True):
+                    stored = (
+                        searcher.doc(address).get_first(PASSAGES_FIELD)
+                        if flag
+                        else None
+                    )
+                    self._pieces[blob] = bytes(stored).decode() if stored else ""
+        return {blob: found for blob in blobs if (found := self._pieces.get(blob))}
 
     def _add_terms(self, text: str) -> None:
         """Weighs the terms of ``text`` not weighed yet, and asks those held."""
@@ -267,6 +400,7 @@ class Matches:
             elif term in typos:
                 fuzzy = index.fuzzy_word(typos[term])
                 self._credits[term] = (self._ask(fuzzy), weight * TYPO_CREDIT)
+                self._typos.add(term)
         # Blobs read before were not asked about the new clauses.
         self._masks.clear()
 
@@ -297,9 +431,10 @@ class Matches:
             ]
             query = tantivy.Query.boolean_query(clauses)
             hits = index.run(searcher, query, min(len(new), searcher.num_docs), 0)
-            for blob, (score, _) in zip(
+            for blob, (score, address) in zip(
                 index.blobs_of(searcher, hits), hits, strict=True
             ):
                 if blob in masks:
                     masks[blob] |= round(score) << first
+                    self._addresses[blob] = address
         return masks

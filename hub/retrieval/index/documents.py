@@ -11,6 +11,7 @@ import blake3
 import msgspec
 
 from ctx.engine import Memory, Snapshot
+from ctx.hub.retrieval.index.coverage import passage_index
 from ctx.hub.retrieval.index.language import asks, detect, preload
 from ctx.hub.retrieval.index.schema import LexicalDoc
 
@@ -73,7 +74,10 @@ def lexical_doc(
         reply_to=memory.meta.get(REPLY_TO, ""),
         language=language,
     )
-    return msgspec.structs.replace(doc, text_hash=text_hash(embed_text(doc)))
+    embedded = embed_text(doc)
+    return msgspec.structs.replace(
+        doc, text_hash=text_hash(embedded), passages=passage_index(embedded)
+    )
 
 
 def told(doc: LexicalDoc) -> LexicalDoc:

@@ -24,7 +24,7 @@ from ctx.hub.retrieval.index.lexical import LexicalIndexError
 
 __all__ = ["FORMAT", "IndexFolder", "IndexState"]
 
-FORMAT = 9
+FORMAT = 10
 """Version of the index folder's layout; another version is rebuilt.
 
 2: the lexical index keeps each document's text hash (the embedding cache).
@@ -35,6 +35,7 @@ FORMAT = 9
 7: a long memory has a vector per passage (:mod:`ctx.hub.retrieval.index.passages`).
 8: only a text of more than 300 words is cut into passages (7: 180).
 9: the lexical index keeps Chinese, Japanese and Korean as pairs of characters.
+10: and the terms of each passage of a long memory (its relevance's word share).
 """
 
 _WAIT_S = 300.0  # the longest a process waits for another's catch-up

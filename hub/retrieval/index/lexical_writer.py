@@ -20,6 +20,8 @@ from ctx.hub.retrieval.index.schema import (
     BLOB_PARTS,
     CJK_FIELD,
     HEX_ID,
+    LONG_FIELD,
+    PASSAGES_FIELD,
     LexicalDoc,
     index_time,
 )
@@ -107,6 +109,9 @@ class LexicalWriter:
                 fields["language"] = doc.language
             if cjk := cjk_terms(f"{text}\n{doc.context}", single=True):
                 fields[CJK_FIELD] = " ".join(cjk)
+            if doc.passages:
+                fields[PASSAGES_FIELD] = doc.passages.encode()
+                fields[LONG_FIELD] = 1
             document = tantivy.Document.from_dict(fields, schema)
             try:
                 # A delete applies only to documents added before it, so the

@@ -41,6 +41,7 @@ __all__ = [
     "WINDOW_WORDS",
     "chance_order",
     "embed_passages",
+    "is_long",
     "owner",
     "passage_key",
     "passages",
@@ -106,10 +107,16 @@ def passages(text: str) -> list[str]:
     (module doc). A long text's passages are kept for the next call (recall
     shows the passage of a long memory that matched, for every query).
     """
-    # Words are separated: fewer than 2n + 1 characters hold at most n words.
-    if len(text) <= 2 * max(WINDOW_WORDS, PASSAGE_WORDS):
+    if not is_long(text):
         return [text]
     return list(_windows(text, WINDOW_WORDS, PASSAGE_WORDS))
+
+
+def is_long(text: str) -> bool:
+    """Returns whether :func:`passages` cuts ``text`` into several passages."""
+    limit = max(WINDOW_WORDS, PASSAGE_WORDS)
+    # Words are separated: fewer than 2n + 1 characters hold at most n words.
+    return len(text) > 2 * limit and len(text.split(maxsplit=limit)) > limit
 
 
 @functools.lru_cache(maxsize=256)

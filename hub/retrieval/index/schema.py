@@ -23,6 +23,8 @@ __all__ = [
     "FIRST_DATE",
     "HEX_ID",
     "LAST_DATE",
+    "LONG_FIELD",
+    "PASSAGES_FIELD",
     "LexicalDoc",
     "build_schema",
     "content_analyzer",
@@ -51,6 +53,9 @@ class LexicalDoc(msgspec.Struct, frozen=True, kw_only=True):
             previous message), embedded with it; not indexed here.
         language: The code of the memory's language when it is not English
             and Tantivy stems it (:mod:`ctx.hub.retrieval.index.language`), else empty.
+        passages: For a long memory, the terms of each of its passages
+            (:func:`~ctx.hub.retrieval.index.coverage.passage_index`); empty
+            for a short one. Stored, not searched.
     """
 
     blob: str
@@ -64,6 +69,7 @@ class LexicalDoc(msgspec.Struct, frozen=True, kw_only=True):
     text_hash: str = ""
     reply_to: str = ""
     language: str = ""
+    passages: str = ""
 
 
 BLOB_PARTS = (("blob0", 0, 16), ("blob1", 16, 32), ("blob2", 32, 40))
@@ -78,6 +84,14 @@ CJK_FIELD = "text_cjk"
 and context, as :func:`~ctx.hub.retrieval.index.terms.cjk_terms` cuts them (pairs of
 characters and characters), joined by spaces; a memory without any has
 none."""
+
+
+PASSAGES_FIELD = "passages"
+"""The stored field of a long memory's passage terms (:attr:`LexicalDoc.passages`)."""
+
+LONG_FIELD = "long"
+"""The fast field that is 1 for a long memory (none for a short one): its
+:data:`PASSAGES_FIELD` is read only then."""
 
 
 def build_schema() -> tantivy.Schema:
@@ -102,6 +116,8 @@ def build_schema() -> tantivy.Schema:
     for code in LANGUAGES:
         builder.add_text_field(field_of(code), tokenizer_name=tokenizer_of(code))
     builder.add_text_field(CJK_FIELD, tokenizer_name="whitespace", index_option="freq")
+    builder.add_bytes_field(PASSAGES_FIELD, stored=True)
+    builder.add_unsigned_field(LONG_FIELD, fast=True)
     return builder.build()
 
 

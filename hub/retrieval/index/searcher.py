@@ -307,18 +307,25 @@ class Searcher:
         return {term: count / total for term, count in held.items() if total}, total
 
     def coverage(
-        self, text: str, blobs: Collection[str], *, part: str | None = None
+        self,
+        text: str,
+        blobs: Collection[str],
+        *,
+        part: str | None = None,
+        by_passage: bool = False,
     ) -> dict[str, float]:
         """Returns, per blob, the share of ``text``'s word weight it holds (0..1).
 
         ``part``: the share of that part of ``text`` instead (the question
-        less its time phrases). See
+        less its time phrases). ``by_passage``: the shares of the long
+        memories alone, each its best passage's. See
         :meth:`~ctx.hub.retrieval.index.coverage.Matches.coverage`; a blob in several
         indexes gets its best share.
         """
         shares: dict[str, float] = {}
         for matches in self._matches(text):
-            for blob, share in matches.coverage(blobs, part).items():
+            found = matches.coverage(blobs, part, by_passage=by_passage)
+            for blob, share in found.items():
                 shares[blob] = max(share, shares.get(blob, 0.0))
         return shares
 
