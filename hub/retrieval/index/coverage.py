@@ -18,7 +18,6 @@ fused hits and then about words for the best of them, and pays once.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import operator
 from collections.abc import Collection
@@ -121,9 +120,7 @@ def _best_passage(credits: dict[str, float], stored: str) -> float:
     """Returns the most credit of ``credits``'s terms that one passage holds.
 
     ``stored``: which passages hold each term, as :func:`passage_index`
-    made it. The sums of credit are tried from the largest down, and the
-    first that some passage holds whole wins; past :data:`_SUBSETS_MAX`
-    terms, passage by passage.
+    made it.
     """
     masks: list[tuple[int, float]] = []
     for term, credit in credits.items():
@@ -132,30 +129,14 @@ def _best_passage(credits: dict[str, float], stored: str) -> float:
         if at >= 0:
             start = at + len(key)
             masks.append((int(stored[start : stored.find(" ", start)], 16), credit))
-    if len(masks) <= _SUBSETS_MAX:
-        sums = sorted(
-            (
-                (sum(credit for _, credit in chosen), chosen)
-                for size in range(1, len(masks) + 1)
-                for chosen in itertools.combinations(masks, size)
-            ),
-            key=lambda pair: -pair[0],
-        )
-        for total, chosen in sums:
-            if functools.reduce(operator.and_, (mask for mask, _ in chosen)):
-                return total
-        return 0.0
+    whole = sum(credits.values())
     union = functools.reduce(operator.or_, (mask for mask, _ in masks), 0)
     best = 0.0
-    while union:
-        passage = union & -union  # its lowest bit
+    while union and best < whole:
+        passage = union & -union  # the lowest passage left
         best = max(best, sum(credit for mask, credit in masks if mask & passage))
         union ^= passage
     return best
-
-
-_SUBSETS_MAX = 6
-"""The most terms :func:`_best_passage` weighs by their subsets (63 of them)."""
 
 
 class Matches:
