@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import heapq
 import os
-import re
 from binascii import unhexlify
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -102,16 +101,6 @@ class CommitRecord(msgspec.Struct, frozen=True, array_like=True):
         return text.encode("utf-8") in bytes(self.raw_changes)
 
 
-_BIG_CHANGES = 1 << 16
-"""Bytes of encoded changes past which :meth:`History.changed_memories`
-reads a commit's memories once."""
-
-_CHANGED_KEPT = 16
-"""Big commits whose changed memories :meth:`History.changed_memories` keeps."""
-
-_CHANGE_OF = re.compile(rb'"([^"]*)"\]')
-"""The memory a change is of: its last field, ``"ID"]``."""
-
 _SAVE_EVERY = 1000
 """Commits a rebuild diffs between two appends to the cache file."""
 
@@ -133,30 +122,6 @@ class History:
         self._file = folder / "history.jsonl" if folder else None
         self._records: dict[str, CommitRecord] = {}
         self._offset = 0
-        self._changed: dict[str, frozenset[str]] = {}  # see changed_memories
-
-    def changed_memories(
-        self, rec: CommitRecord, memory_ids: Iterable[str]
-    ) -> list[str]:
-        """Returns those of ``memory_ids`` that a change of ``rec`` is of.
-
-        As :meth:`CommitRecord.of_memories` says, but the memories a commit
-        of more than :data:`_BIG_CHANGES` bytes of changes changed are read
-        from them once and kept (the last :data:`_CHANGED_KEPT` such
-        commits): searching an import of ten thousand memories for each id
-        scans its megabyte every time, and a recall asks about ten.
-        """
-        if len(rec.raw_changes) <= _BIG_CHANGES:
-            return rec.of_memories(memory_ids)
-        changed = self._changed.get(rec.commit)
-        if changed is None:
-            changed = frozenset(
-                found.decode() for found in _CHANGE_OF.findall(bytes(rec.raw_changes))
-            )
-            if len(self._changed) >= _CHANGED_KEPT:
-                self._changed = {}  # one step, whatever other threads do
-            self._changed[rec.commit] = changed
-        return [m for m in memory_ids if m in changed]
 
     # -- the cache file ---------------------------------------------------------
 

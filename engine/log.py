@@ -116,7 +116,7 @@ def last_commits(
     for rec in store.history.newest(tip):
         if not wanted:
             break
-        named = store.history.changed_memories(rec, wanted)
+        named = rec.of_memories(wanted)
         if not named:
             continue
         info = store.commit(CommitId(rec.commit))

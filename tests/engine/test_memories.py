@@ -131,13 +131,7 @@ def test_edit_makes_a_new_version_at_the_same_path(store, intent):
     assert show(store, mid, "HEAD~1").memory.body == "v1"
 
 
-@pytest.mark.parametrize("big", [False, True], ids=["searched", "read once"])
-def test_last_commits_answers_what_the_log_answers_for_each_memory(
-    store, intent, monkeypatch, big
-):
-    if big:  # every commit's memories read once and kept, one commit at a time
-        monkeypatch.setattr("ctx.engine.history._BIG_CHANGES", 0)
-        monkeypatch.setattr("ctx.engine.history._CHANGED_KEPT", 1)
+def test_last_commits_answers_what_the_log_answers_for_each_memory(store, intent):
     imported = remember_many(store, [Draft(text=f"m{i}") for i in range(20)], intent)
     edited, kept, forgotten = imported.ids[3], imported.ids[7], imported.ids[9]
     edit(store, edited, intent, body="changed")
