@@ -591,8 +591,8 @@ def test_a_long_blobs_share_is_that_of_its_best_passage():
     whole = matches.coverage(blobs)
     assert whole == pytest.approx({"scattered": 1.0, "together": 1.0, "short": 1.0})
     best = matches.coverage(blobs, by_passage=True)
-    assert set(best) == {"scattered", "together"}  # the long ones alone
     assert best["together"] == pytest.approx(1.0)
+    assert best["short"] == pytest.approx(1.0)  # one passage: the whole share
     assert 0 < best["scattered"] < 1  # "harbour" and "gulls", not "pelican"
     # A near match is not placed: it counts in every passage.
     typo = index.matches("pelikan harbour gulls")
@@ -600,7 +600,28 @@ def test_a_long_blobs_share_is_that_of_its_best_passage():
         typo.coverage({"scattered"})
     )
     # One term held is in some passage: the memory's share stands.
-    assert index.matches("pelican").coverage({"scattered"}, by_passage=True) == {}
+    alone = index.matches("pelican")
+    assert alone.coverage({"scattered"}, by_passage=True) == pytest.approx(
+        alone.coverage({"scattered"})
+    )
+
+
+def test_a_term_the_passages_do_not_place_counts_in_each():
+    # The index holds a Chinese character alone and the memory's context;
+    # a term the stored passages do not place counts in every passage, so
+    # that the share is never below the one the passage holds.
+    lines = [f"line {i}: the garden and the roses need water" for i in range(90)]
+    lines[45] = "小猫咪 harbour"
+    text = "\n".join(lines)
+    index = make_index(
+        make_doc("long", text, context="码头", passages=passage_index(text)),
+        make_doc("other", "nothing here"),
+    )
+    for question in ("猫 harbour", "码头 harbour"):
+        matches = index.matches(question)
+        whole = matches.coverage({"long"})["long"]
+        assert whole == pytest.approx(1.0)
+        assert matches.coverage({"long"}, by_passage=True)["long"] == pytest.approx(1.0)
 
 
 def test_passage_index_says_which_passages_hold_each_term():

@@ -245,3 +245,20 @@ def test_a_long_memorys_words_count_in_its_best_passage(disk_store, projection):
     assert relevance[scattered] < 0.5  # one word in any one passage
     assert relevance[together] == pytest.approx(1.0)  # all in one passage
     assert relevance[short] == pytest.approx(1.0)
+
+
+def test_a_time_phrase_leaves_a_long_memorys_other_words_whole(disk_store, projection):
+    # A question's words but its time phrase are judged apart: "migration"
+    # is all "migration last week" asks of the words, and one passage holds
+    # it, though no passage holds it beside "week".
+    lines = [FILLER[i % len(FILLER)] for i in range(60)]
+    lines[0] = "Bob: the database migration is planned."
+    lines[50] = "Alice: the week was long."
+    session = remember(disk_store, "\n".join(lines))
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    config = RecallConfig(vector=0.0)
+    for question in ("migration last week", "migration"):
+        ranking = rank(searcher, question, config=config, now=NOW)
+        [hit] = [r for r in ranking.hits if r.id == session]
+        assert hit.relevance == pytest.approx(1.0), question

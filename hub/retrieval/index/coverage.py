@@ -112,31 +112,40 @@ def passage_index(text: str) -> str:
 
 
 def _held_terms(text: str) -> set[str]:
-    """Returns the terms of ``text`` as :func:`_terms` cuts a question's, all."""
-    return {*content_analyzer().analyze(text), *cjk_terms(text, single=False)}
+    """Returns the terms of ``text`` a question's may be (see :func:`_terms`).
+
+    Its Chinese, Japanese and Korean as the index holds them, each
+    character alone too: a question of one character asks for it.
+    """
+    return {*content_analyzer().analyze(text), *cjk_terms(text, single=True)}
 
 
 def _best_passage(credits: dict[str, float], stored: str) -> float:
     """Returns the most credit of ``credits``'s terms that one passage holds.
 
     ``stored``: which passages hold each term, as :func:`passage_index`
-    made it.
+    made it. A term it does not place (the index holds it where the
+    passages do not say: in the memory's context, or as the stem of a
+    function word) counts in every passage, as a near match does.
     """
     masks: list[tuple[int, float]] = []
+    anywhere = 0.0
     for term, credit in credits.items():
         key = f" {term}:"
         at = stored.find(key)
-        if at >= 0:
-            start = at + len(key)
-            masks.append((int(stored[start : stored.find(" ", start)], 16), credit))
-    whole = sum(credits.values())
+        if at < 0:
+            anywhere += credit
+            continue
+        start = at + len(key)
+        masks.append((int(stored[start : stored.find(" ", start)], 16), credit))
+    whole = sum(credit for _, credit in masks)
     union = functools.reduce(operator.or_, (mask for mask, _ in masks), 0)
     best = 0.0
     while union and best < whole:
         passage = union & -union  # the lowest passage left
         best = max(best, sum(credit for mask, credit in masks if mask & passage))
         union ^= passage
-    return best
+    return anywhere + best
 
 
 class Matches:
@@ -281,13 +290,12 @@ class Matches:
         count by their pairs of characters, a pair no memory holds weighing
         :data:`UNHELD_PAIR_WEIGHT` of its idf.
 
-        ``by_passage``: the shares of the long memories among ``blobs``
-        alone, each its best passage's (:func:`passage_index`, stored when
-        it was indexed), as its cosine is: a term counts where the memory
-        holds it and that passage does too; a near match, which the index
-        does not place, counts in every passage. Only a memory that holds
-        two terms or more is looked at (one term is in some passage: its
-        share is the whole memory's).
+        ``by_passage``: a long memory's share is its best passage's
+        (:func:`passage_index`, stored when it was indexed), as its cosine
+        is: a term counts where the memory holds it and that passage does
+        too; a near match, which the index does not place, counts in every
+        passage. Only a memory that holds two terms or more is looked at:
+        one term is in some passage, and the share is the whole memory's.
         """
         terms = self._own if part is None else _terms(query_text(part))
         if not terms or not blobs or not self._searcher.num_docs:
@@ -301,12 +309,12 @@ class Matches:
         asked = [
             (term, *self._credits[term]) for term in terms if term in self._credits
         ]
-        if by_passage:
-            return self._by_passage(blobs, masks, asked, whole)
         shares: dict[str, float] = {}
         for blob in blobs:
             mask = masks.get(blob, 0)
             shares[blob] = sum(c for _, bit, c in asked if mask >> bit & 1) / whole
+        if by_passage:
+            shares.update(self._by_passage(blobs, masks, asked, whole))
         return shares
 
     def _by_passage(
@@ -316,7 +324,10 @@ class Matches:
         asked: list[tuple[str, int, float]],
         whole: float,
     ) -> dict[str, float]:
-        """Returns the best passage's share of each long blob holding two terms."""
+        """Returns the best passage's share of each long blob holding two terms.
+
+        ``masks`` and ``asked`` as :meth:`coverage` made them.
+        """
         typos = self._typos
         placed = sum(1 << bit for term, bit, _ in asked if term not in typos)
         two = [b for b in blobs if (masks.get(b, 0) & placed).bit_count() > 1]

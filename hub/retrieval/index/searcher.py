@@ -317,8 +317,8 @@ class Searcher:
         """Returns, per blob, the share of ``text``'s word weight it holds (0..1).
 
         ``part``: the share of that part of ``text`` instead (the question
-        less its time phrases). ``by_passage``: the shares of the long
-        memories alone, each its best passage's. See
+        less its time phrases). ``by_passage``: a long memory's share is
+        its best passage's. See
         :meth:`~ctx.hub.retrieval.index.coverage.Matches.coverage`; a blob in several
         indexes gets its best share.
         """
