@@ -345,7 +345,12 @@ def search_channels(
     # that failed is, its ranks neither fused nor counted as relevance.
     if weights["vector"] and text.strip() and reads(searcher.embedder, channels.asked):
         try:
-            focus = vector_focus(searcher, channels.asked, hits.get("bm25", []))
+            # The tags the question may name are those of the lexical
+            # channel's best hits, asked for when it has no weight too.
+            lexical = hits.get("bm25")
+            if lexical is None:
+                lexical = searcher.search_bm25(text, TAG_CANDIDATES)
+            focus = vector_focus(searcher, channels.asked, lexical)
             if focus is not None and not reads(searcher.embedder, focus):
                 focus = None
             found = searcher.search_vectors(channels.asked, depth, focus=focus)

@@ -61,6 +61,19 @@ def test_the_vector_channel_asks_without_a_groups_name(disk_store, projection):
     assert focus_of(projection, "What about the weather?") is None
 
 
+def test_a_group_is_named_with_the_bm25_channel_off(disk_store, projection):
+    # The tags a question may name are read from the lexical channel's best
+    # hits; with its weight at 0 they are still asked for.
+    conversation(disk_store)
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    asked = "What did Fahim say about moving to Lisbon?"
+    for weight in (1.0, 0.0):
+        config = RecallConfig(bm25=weight)
+        ranking = rank(searcher, asked, config=config, now=NOW)
+        assert ranking.focus == "What did say about moving to Lisbon?", weight
+
+
 def test_a_tag_on_a_few_memories_of_a_small_store_is_no_group(disk_store, projection):
     # Two of ten is a fifth of the store, yet "postgres" is what is asked.
     for i in range(8):
