@@ -627,7 +627,7 @@ def test_a_term_the_passages_do_not_place_counts_in_each():
 def test_passage_index_says_which_passages_hold_each_term():
     assert passage_index("Pelicans flew over the harbour") == ""  # one passage
     lines = [f"line {i}: the pelican flew over the harbour" for i in range(80)]
-    text = "\n".join([*lines, "我们的数据库用 Postgres"])
+    text = "\n".join([*lines, "我们的数据库用 Postgres, 小猫咪"])
     pieces = passages(text)
     assert len(pieces) > 1
     stored = passage_index(text)
@@ -639,6 +639,8 @@ def test_passage_index_says_which_passages_hold_each_term():
     )
     assert masks["postgr"] == 1 << (len(pieces) - 1)  # the last passage alone
     assert "数据" in masks
+    assert masks["猫"] == 1 << (len(pieces) - 1)  # a character alone, as indexed
+    assert "我们的数据库用" not in masks  # not the analyser's whole run
     assert "the" not in masks  # function words are never weighed
     assert stored.startswith(" ")
     assert stored.endswith(" ")

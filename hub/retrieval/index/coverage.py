@@ -12,7 +12,9 @@ everything for a blob: the blobs, each clause (the named tags, then each
 term) scoring a power of two, so that a blob's score is the set of
 clauses it matches. A :class:`Matches` made
 for one question keeps each blob's set: recall asks about tags for the
-fused hits and then about words for the best of them, and pays once.
+fused hits and then about words for the best of them, and pays once. A
+long memory's passages (:func:`passage_index`) are one stored document
+more, read only where its relevance asks for them.
 """
 
 from __future__ import annotations
@@ -115,9 +117,11 @@ def _held_terms(text: str) -> set[str]:
     """Returns the terms of ``text`` a question's may be (see :func:`_terms`).
 
     Its Chinese, Japanese and Korean as the index holds them, each
-    character alone too: a question of one character asks for it.
+    character alone too (a question of one character asks for it), and
+    not as the analyser's whole runs, which no question's terms are.
     """
-    return {*content_analyzer().analyze(text), *cjk_terms(text, single=True)}
+    words = {term for term in content_analyzer().analyze(text) if not has_cjk(term)}
+    return words | set(cjk_terms(text, single=True))
 
 
 def _best_passage(credits: dict[str, float], stored: str) -> float:
@@ -294,8 +298,11 @@ class Matches:
         (:func:`passage_index`, stored when it was indexed), as its cosine
         is: a term counts where the memory holds it and that passage does
         too; a near match, which the index does not place, counts in every
-        passage. Only a memory that holds two terms or more is looked at:
-        one term is in some passage, and the share is the whole memory's.
+        passage, as does a term the index holds where the stored passages
+        do not say (the memory's context, a function word's stem). Only a
+        memory that holds two terms or more (near matches aside) is looked
+        at: one term is in some passage, and the share is the whole
+        memory's.
         """
         terms = self._own if part is None else _terms(query_text(part))
         if not terms or not blobs or not self._searcher.num_docs:
@@ -329,7 +336,9 @@ class Matches:
         ``masks`` and ``asked`` as :meth:`coverage` made them.
         """
         typos = self._typos
-        placed = sum(1 << bit for term, bit, _ in asked if term not in typos)
+        placed = functools.reduce(
+            operator.or_, (1 << bit for term, bit, _ in asked if term not in typos), 0
+        )
         two = [b for b in blobs if (masks.get(b, 0) & placed).bit_count() > 1]
         shares: dict[str, float] = {}
         for blob, stored in self._passages(two).items():

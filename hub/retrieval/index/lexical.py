@@ -31,6 +31,12 @@ Fields:
   as overlapping pairs of characters, and each character
   (:func:`ctx.hub.retrieval.index.terms.cjk_terms`): written without spaces, a
   sentence is otherwise one term. A query's pairs are looked up there.
+- ``text_hash``: raw, stored: the digest of the text a memory's vector is
+  made from (memories of equal digests share a vector).
+- ``passages`` (stored bytes) and ``long`` (a fast number): for a memory of
+  several passages, which passages hold each of its terms
+  (:func:`~ctx.hub.retrieval.index.coverage.passage_index`), read for its
+  relevance; ``long`` is 1 then, and absent for a memory of one.
 
 Queries are user text and are never handed to Tantivy's query parser (which
 reads ``project:ctx`` as a field name, ``-x`` as "everything but x" and raises
