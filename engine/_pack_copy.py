@@ -35,7 +35,12 @@ object by object, as above.
 Nothing here hashes an entry against the id its index gives it: the packs
 are trusted to hold what they say, as the store's own are. Objects read
 from a repository that is not trusted (a fetch from a path) are copied
-with ``reuse`` off: each read and written under the id of what was read.
+with ``reuse`` off: no pack goes whole, and an entry goes verbatim only
+once inflated and hashed to the id its index gives it, its size as its
+header says and nothing after its compressed data
+(:func:`_is_object`); any other object is read and written under the id
+of what was read. That still saves compressing each object again, most of
+what copying one costs.
 """
 
 from __future__ import annotations
@@ -48,11 +53,14 @@ import itertools
 import mmap
 import os
 import sys
+import zlib
 from collections.abc import Iterator, KeysView, Sequence
 
 from dulwich.object_store import BaseObjectStore, DiskObjectStore
 from dulwich.objects import ObjectID
 from dulwich.pack import UnpackedObject, write_pack_data, write_pack_index
+
+from ctx.engine._objects import MAX_OBJECT_BYTES
 
 __all__ = ["copy_objects", "in_runs", "pack_records", "write_records"]
 
@@ -61,6 +69,7 @@ _SHARE = 16
 
 _WHOLE = frozenset((1, 2, 3, 4))
 """Pack entry types of whole objects (commit, tree, blob, tag): not deltas."""
+_TYPE_NAMES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
 _OFS_DELTA = 6
 _REF_DELTA = 7
 _PACK_HEADER = 12
@@ -116,7 +125,7 @@ def copy_objects(
     """
     unique = list(dict.fromkeys(ids))
     if not reuse:
-        write_records(target, len(unique), _single_records(objects, unique, None))
+        write_records(target, len(unique), _checked_records(objects, unique))
         return
     if not isinstance(objects, DiskObjectStore):
         write_records(target, len(unique), _records(objects, unique))
@@ -161,6 +170,60 @@ def _single_records(
             yield UnpackedObject(type_num, decomp_chunks=[data])
         else:
             yield _stored_record(binascii.unhexlify(sha), entry)
+
+
+def _checked_records(
+    objects: BaseObjectStore, ids: Sequence[ObjectID]
+) -> Iterator[UnpackedObject]:
+    """Returns the records of objects ``ids`` of a repository not trusted.
+
+    An entry its pack holds whole goes verbatim when :func:`_is_object`
+    says it is that object; any other object is read and hashed as read.
+    """
+    if not isinstance(objects, DiskObjectStore):
+        yield from _single_records(objects, ids, None)
+        return
+    stored = _StoredEntries(objects, ids, whole=False)
+    try:
+        for sha in ids:
+            entry = stored.entry(sha)
+            if entry is not None and _is_object(sha, entry):
+                yield _stored_record(binascii.unhexlify(sha), entry)
+            else:
+                yield from _single_records(objects, [sha], None)
+    finally:
+        stored.close()
+
+
+def _is_object(sha: ObjectID, entry: bytes) -> bool:
+    """Returns whether pack entry ``entry`` is exactly the whole object ``sha``.
+
+    Its header's type is a whole object's and its size at most
+    :data:`~ctx.engine._objects.MAX_OBJECT_BYTES`; its data inflates to
+    that size with nothing left over, and hashes to ``sha``.
+    """
+    kind = entry[0] >> 4 & 7
+    size, shift, at = entry[0] & 0x0F, 4, 1
+    byte = entry[0]
+    while byte & 0x80:
+        if at >= len(entry) or shift > 35:
+            return False
+        byte = entry[at]
+        size |= (byte & 0x7F) << shift
+        shift, at = shift + 7, at + 1
+    name = _TYPE_NAMES.get(kind)
+    if name is None or size > MAX_OBJECT_BYTES:
+        return False
+    inflate = zlib.decompressobj()
+    try:
+        data = inflate.decompress(entry[at:], size + 1)
+    except zlib.error:
+        return False
+    if len(data) != size or not inflate.eof or inflate.unused_data:
+        return False
+    digest = hashlib.sha1(b"%s %d\0" % (name, size))
+    digest.update(data)
+    return digest.hexdigest().encode() == sha
 
 
 def _stored_record(raw: bytes, entry: bytes) -> UnpackedObject:
@@ -218,17 +281,21 @@ def _run(held: list[UnpackedObject]) -> Iterator[UnpackedObject]:
 class _StoredEntries:
     """The entries of a store's packs, found through their whole indexes."""
 
-    def __init__(self, objects: DiskObjectStore, ids: Sequence[ObjectID]) -> None:
+    def __init__(
+        self, objects: DiskObjectStore, ids: Sequence[ObjectID], *, whole: bool = True
+    ) -> None:
         self._packs: list[_PackEntries] = []
         self.whole: list[_PackEntries] = []
-        """The packs sent whole: every object they hold is sent."""
+        """The packs sent whole: every object they hold is sent (none
+        unless ``whole``)."""
         left = {binascii.unhexlify(sha) for sha in ids}
         for pack in objects.packs:
             found = _PackEntries.open(os.fspath(pack.data.path), len(ids))
             if found is None:
                 continue
             self._packs.append(found)
-            if left.issuperset(found.names()) and found.can_go_whole():
+            sent = whole and left.issuperset(found.names())
+            if sent and found.can_go_whole():
                 self.whole.append(found)
                 left.difference_update(found.names())
         self._left = left
@@ -377,7 +444,10 @@ class _PackEntries:
 
     def _entry_at(self, row: int) -> bytes | None:
         start = self._starts[row]
-        end = self._bounds[bisect.bisect_right(self._bounds, start)]
+        after = bisect.bisect_right(self._bounds, start)
+        if after >= len(self._bounds):
+            return None  # past the pack's end: an index not to be believed
+        end = self._bounds[after]
         return self._data[start:end] if end > start else None
 
     def records(self) -> Iterator[UnpackedObject]:

@@ -380,6 +380,47 @@ def one_memory_store(path: Path, clock: Callable[[], datetime]) -> Path:
     return path / "git"
 
 
+def test_a_local_clone_copies_each_checked_entry_as_stored(
+    tmp_path: Path, clock: Callable[[], datetime]
+):
+    # A repository on this machine is not trusted, so its packs never go
+    # whole; but an entry that inflates to the object its index names, and
+    # to nothing more, goes as it is stored, not compressed again. Packed
+    # by git with no compression at all, the clone's entries stay so.
+    store = Store.init(tmp_path / "a", clock=clock)
+    many(store, 30)
+    store.close()
+    source = tmp_path / "a" / "git"
+    git(source, "-c", "pack.compression=0", "repack", "-a", "-d", "-f", "--window=0")
+    stored = packed_entries(source)
+    assert stored
+    clone(tmp_path / "b", str(tmp_path / "a"), clock=clock)
+    same_objects(source, tmp_path / "b" / "git", "main")
+    copied = packed_entries(tmp_path / "b" / "git")
+    assert {sha: copied.get(sha) for sha in stored} == stored
+
+
+def test_only_an_entry_that_is_exactly_its_object_is_copied_as_stored():
+    from ctx.engine._pack_copy import _is_object
+
+    data = b"The queue is Postgres"
+    sha = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest().encode()
+    entry = _entry(3, data)
+    assert _is_object(sha, entry)
+    assert not _is_object(sha, entry + b"garbage")  # bytes after its data
+    assert not _is_object(sha.replace(b"a", b"b", 1), entry)  # another id
+    assert not _is_object(sha, _entry(2, data))  # a tree of those bytes
+    assert not _is_object(sha, entry[:-4])  # cut short
+    assert not _is_object(sha, bytes([entry[0] | 0x80]))  # a size never ending
+    longer = _entry(3, data + b"!")
+    assert not _is_object(sha, bytes([entry[0]]) + longer[1:])  # more than its size
+    delta = bytes([6 << 4 | len(data)]) + zlib.compress(data)
+    assert not _is_object(sha, delta)
+    # A size past MAX_OBJECT_BYTES is never inflated.
+    huge = bytes([3 << 4 | 0x80, 0x80, 0x80, 0x80, 0x40]) + zlib.compress(data)
+    assert not _is_object(sha, huge)
+
+
 @pytest.mark.parametrize("kind", ["blob", "tree", "commit"])
 def test_a_local_clone_refuses_an_object_whose_content_is_not_its_id(
     tmp_path: Path, clock: Callable[[], datetime], kind: str
