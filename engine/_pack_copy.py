@@ -77,6 +77,7 @@ _HASH_STEP = 1 << 20
 _IDX_V2 = b"\377tOc\0\0\0\2"
 _FAN_OUT_END = 8 + 256 * 4
 _SHA_SIZE = 20
+_HEADER_MOST = 10  # bytes of an entry's type and size, for sizes up to 2**67
 _RUN_BYTES = 64 * 1024
 
 
@@ -186,7 +187,7 @@ def _checked_records(
     stored = _StoredEntries(objects, ids, whole=False)
     try:
         for sha in ids:
-            entry = stored.entry(sha)
+            entry = stored.bounded_entry(sha)
             if entry is not None and _is_object(sha, entry):
                 yield _stored_record(binascii.unhexlify(sha), entry)
             else:
@@ -202,18 +203,10 @@ def _is_object(sha: ObjectID, entry: bytes) -> bool:
     :data:`~ctx.engine._objects.MAX_OBJECT_BYTES`; its data inflates to
     that size with nothing left over, and hashes to ``sha``.
     """
-    kind = entry[0] >> 4 & 7
-    size, shift, at = entry[0] & 0x0F, 4, 1
-    byte = entry[0]
-    while byte & 0x80:
-        if at >= len(entry) or shift > 35:
-            return False
-        byte = entry[at]
-        size |= (byte & 0x7F) << shift
-        shift, at = shift + 7, at + 1
-    name = _TYPE_NAMES.get(kind)
-    if name is None or size > MAX_OBJECT_BYTES:
+    header = _header(entry)
+    if header is None:
         return False
+    name, size, at = header
     inflate = zlib.decompressobj()
     try:
         data = inflate.decompress(entry[at:], size + 1)
@@ -224,6 +217,37 @@ def _is_object(sha: ObjectID, entry: bytes) -> bool:
     digest = hashlib.sha1(b"%s %d\0" % (name, size))
     digest.update(data)
     return digest.hexdigest().encode() == sha
+
+
+def _header(entry: bytes) -> tuple[bytes, int, int] | None:
+    """Returns a whole object's type name, size and header length, from ``entry``.
+
+    None for a delta, an unknown type, a size past
+    :data:`~ctx.engine._objects.MAX_OBJECT_BYTES` or a header cut short.
+    """
+    if not entry:
+        return None
+    byte = entry[0]
+    name = _TYPE_NAMES.get(byte >> 4 & 7)
+    size, shift, at = byte & 0x0F, 4, 1
+    while byte & 0x80:
+        if at >= len(entry) or shift > 35:
+            return None
+        byte = entry[at]
+        size |= (byte & 0x7F) << shift
+        shift, at = shift + 7, at + 1
+    if name is None or size > MAX_OBJECT_BYTES:
+        return None
+    return name, size, at
+
+
+def _deflated_most(size: int) -> int:
+    """Returns the most bytes zlib's data of ``size`` bytes can take.
+
+    More than zlib's ``deflateBound``, and than data stored in blocks of
+    16 KiB (five bytes a block) takes.
+    """
+    return size + (size >> 10) + 64
 
 
 def _stored_record(raw: bytes, entry: bytes) -> UnpackedObject:
@@ -312,6 +336,20 @@ class _StoredEntries:
         raw = binascii.unhexlify(sha)
         for pack in self._packs:
             found = pack.entry(raw)
+            if found is not None:
+                return found
+        return None
+
+    def bounded_entry(self, sha: ObjectID) -> bytes | None:
+        """Returns the entry of whole object ``sha`` in a pack not trusted, or None.
+
+        Its header is read first, and the entry is taken only if no longer
+        than its size compressed can be: an index may say an entry runs to
+        the end of a pack of any size.
+        """
+        raw = binascii.unhexlify(sha)
+        for pack in self._packs:
+            found = pack.bounded_entry(raw)
             if found is not None:
                 return found
         return None
@@ -466,6 +504,24 @@ class _PackEntries:
             f.write(self._data)
         with open(named + ".idx", "wb") as f:
             f.write(self._idx)
+
+    def bounded_entry(self, raw: bytes) -> bytes | None:
+        """Returns the entry of whole object ``raw`` if its size allows it, or None.
+
+        See :meth:`_StoredEntries.bounded_entry`.
+        """
+        row = self._rows.get(raw)
+        if row is None:
+            return None
+        start = self._starts[row]
+        after = bisect.bisect_right(self._bounds, start)
+        if after >= len(self._bounds):
+            return None
+        end = self._bounds[after]
+        header = _header(self._data[start : start + _HEADER_MOST])
+        if header is None or end - start > header[2] + _deflated_most(header[1]):
+            return None
+        return self._data[start:end]
 
     def entry(self, raw: bytes) -> bytes | None:
         """Returns the entry of whole object ``raw`` (a binary id), or None."""

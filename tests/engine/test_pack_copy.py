@@ -400,6 +400,45 @@ def test_a_local_clone_copies_each_checked_entry_as_stored(
     assert {sha: copied.get(sha) for sha in stored} == stored
 
 
+def test_a_local_clone_never_reads_an_entry_longer_than_its_object_can_be(
+    tmp_path: Path, clock: Callable[[], datetime], monkeypatch: pytest.MonkeyPatch
+):
+    # A hostile repository on this machine: its index says the memory's file
+    # runs to the end of a pack padded with a mebibyte (of any size, sparse:
+    # no disk). Reading it whole before its header was a way to exhaust
+    # memory; an entry longer than its size compressed can be is not read.
+    from dulwich.pack import write_pack_index
+
+    from ctx.engine import _pack_copy
+
+    source = one_memory_store(tmp_path / "a", clock)
+    (blob,) = [
+        found
+        for found in reachable(source, "main")
+        if git(source, "cat-file", "-t", found) == b"blob\n"
+    ]
+    entry = _entry(3, git(source, "cat-file", "blob", blob))
+    pack = _pack_of([entry + bytes(1 << 20)])
+    name = source / "objects" / "pack" / f"pack-{pack[-20:].hex()}"
+    name.with_suffix(".pack").write_bytes(pack)
+    padded = entry + bytes(1 << 20)
+    with open(f"{name}.idx", "wb") as f:
+        write_pack_index(
+            f, [(binascii.unhexlify(blob), 12, binascii.crc32(padded))], pack[-20:]
+        )
+    seen: list[int] = []
+    checked = _pack_copy._is_object
+
+    def spy(sha: bytes, found: bytes) -> bool:
+        seen.append(len(found))
+        return checked(sha, found)
+
+    monkeypatch.setattr(_pack_copy, "_is_object", spy)
+    clone(tmp_path / "b", str(tmp_path / "a"), clock=clock)
+    same_objects(source, tmp_path / "b" / "git", "main")
+    assert all(length < 1 << 16 for length in seen)  # the file's is never read
+
+
 def test_only_an_entry_that_is_exactly_its_object_is_copied_as_stored():
     from ctx.engine._pack_copy import _is_object
 
