@@ -54,7 +54,7 @@ import mmap
 import os
 import sys
 import zlib
-from collections.abc import Iterator, KeysView, Sequence
+from collections.abc import Callable, Iterator, KeysView, Sequence
 
 from dulwich.object_store import BaseObjectStore, DiskObjectStore
 from dulwich.objects import ObjectID
@@ -333,12 +333,7 @@ class _StoredEntries:
 
     def entry(self, sha: ObjectID) -> bytes | None:
         """Returns the stored entry of whole object ``sha``, or None."""
-        raw = binascii.unhexlify(sha)
-        for pack in self._packs:
-            found = pack.entry(raw)
-            if found is not None:
-                return found
-        return None
+        return self._first(sha, _PackEntries.entry)
 
     def bounded_entry(self, sha: ObjectID) -> bytes | None:
         """Returns the entry of whole object ``sha`` in a pack not trusted, or None.
@@ -347,9 +342,15 @@ class _StoredEntries:
         than its size compressed can be: an index may say an entry runs to
         the end of a pack of any size.
         """
+        return self._first(sha, _PackEntries.bounded_entry)
+
+    def _first(
+        self, sha: ObjectID, read: Callable[[_PackEntries, bytes], bytes | None]
+    ) -> bytes | None:
+        """Returns the first entry ``read`` finds of ``sha`` in the packs."""
         raw = binascii.unhexlify(sha)
         for pack in self._packs:
-            found = pack.bounded_entry(raw)
+            found = read(pack, raw)
             if found is not None:
                 return found
         return None
@@ -481,12 +482,17 @@ class _PackEntries:
         return kind in _WHOLE or kind == _OFS_DELTA
 
     def _entry_at(self, row: int) -> bytes | None:
+        span = self._span(row)
+        return None if span is None else self._data[span[0] : span[1]]
+
+    def _span(self, row: int) -> tuple[int, int] | None:
+        """Returns where entry ``row`` starts and ends, None if it is empty."""
         start = self._starts[row]
         after = bisect.bisect_right(self._bounds, start)
         if after >= len(self._bounds):
             return None  # past the pack's end: an index not to be believed
         end = self._bounds[after]
-        return self._data[start:end] if end > start else None
+        return (start, end) if end > start else None
 
     def records(self) -> Iterator[UnpackedObject]:
         """Returns a record of every entry, verbatim, in the file's order.
@@ -511,13 +517,10 @@ class _PackEntries:
         See :meth:`_StoredEntries.bounded_entry`.
         """
         row = self._rows.get(raw)
-        if row is None:
+        span = None if row is None else self._span(row)
+        if span is None:
             return None
-        start = self._starts[row]
-        after = bisect.bisect_right(self._bounds, start)
-        if after >= len(self._bounds):
-            return None
-        end = self._bounds[after]
+        start, end = span
         header = _header(self._data[start : start + _HEADER_MOST])
         if header is None or end - start > header[2] + _deflated_most(header[1]):
             return None
