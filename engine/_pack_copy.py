@@ -60,7 +60,7 @@ from dulwich.object_store import BaseObjectStore, DiskObjectStore
 from dulwich.objects import ObjectID
 from dulwich.pack import UnpackedObject, write_pack_data, write_pack_index
 
-from ctx.engine._objects import MAX_OBJECT_BYTES
+from ctx.engine._objects import MAX_OBJECT_BYTES, entry_header
 
 __all__ = ["copy_objects", "in_runs", "pack_records", "write_records"]
 
@@ -78,6 +78,7 @@ _IDX_V2 = b"\377tOc\0\0\0\2"
 _FAN_OUT_END = 8 + 256 * 4
 _SHA_SIZE = 20
 _HEADER_MOST = 10  # bytes of an entry's type and size, for sizes up to 2**67
+_HEADER_LONGEST = 6  # the most a whole object's header may take here (36 bits)
 _RUN_BYTES = 64 * 1024
 
 
@@ -225,18 +226,12 @@ def _header(entry: bytes) -> tuple[bytes, int, int] | None:
     None for a delta, an unknown type, a size past
     :data:`~ctx.engine._objects.MAX_OBJECT_BYTES` or a header cut short.
     """
-    if not entry:
+    try:
+        kind, size, at = entry_header(entry, 0, len(entry))
+    except ValueError:
         return None
-    byte = entry[0]
-    name = _TYPE_NAMES.get(byte >> 4 & 7)
-    size, shift, at = byte & 0x0F, 4, 1
-    while byte & 0x80:
-        if at >= len(entry) or shift > 35:
-            return None
-        byte = entry[at]
-        size |= (byte & 0x7F) << shift
-        shift, at = shift + 7, at + 1
-    if name is None or size > MAX_OBJECT_BYTES:
+    name = _TYPE_NAMES.get(kind)
+    if name is None or size > MAX_OBJECT_BYTES or at > _HEADER_LONGEST:
         return None
     return name, size, at
 
