@@ -1,8 +1,8 @@
 """Who calls, and which branches they may read and write.
 
-A call from the MCP server or the HTTP API carries a :class:`Caller`: the
-agent and session its writes are signed with, and its scope (the key it
-presented, or none: the store's owner on loopback). Every branch and
+Every call carries a :class:`Caller`: the agent and session its writes
+are signed with, and its scope (the key it presented, or none: the store's
+owner on loopback, or at the command line). Every branch and
 revision a call names is checked against the scope before the store is
 touched. A branch the caller may not read fails exactly as one that does
 not exist, with the engine's own error, so nothing tells the two apart.
@@ -59,12 +59,17 @@ class Caller:
         session: The session writes belong to (an MCP session id).
         scope: The key presented, or None for the store's owner.
         branch: The branch a call that names none works on (None: HEAD).
+        command_line: The store's owner at the command line, whose calls
+            work on the branch they name or HEAD: an agent's own branch
+            (``[agents] branch_per_agent``, ``review_writes``) is for the
+            agents' doors (MCP, HTTP, hooks).
     """
 
     agent: str | None = None
     session: str | None = None
     scope: Scope | None = None
     branch: str | None = None
+    command_line: bool = False
 
     def target(self, store: Store, branch: str | None) -> str:
         """Returns the branch a call works on: the one named, else the default."""
@@ -110,6 +115,8 @@ class Caller:
         commit id becomes the full id of a commit that a branch the caller
         may read reaches (a key is never asked whether it may read a commit
         id as though it were a branch name: ``b*`` would match ``b3e1``).
+        The command line's revision is returned as given (no key limits it),
+        so the engine's errors name it as the user wrote it.
 
         Raises:
             RefNotFoundError: ``rev`` is empty or HEAD, and the caller may not
@@ -118,6 +125,8 @@ class Caller:
         """
         if rev is None or rev in ("HEAD", "@"):
             return self.read_branch(store, None)
+        if self.command_line:  # nothing to check: the engine reads HEAD as named
+            return rev
         base = revision_base(rev)
         steps = rev[len(base) :]
         if base in ("HEAD", "@"):

@@ -16,7 +16,7 @@ from ctx.engine import InvalidInputError
 from ctx.porcelain.output import echo
 
 if TYPE_CHECKING:  # the store (dulwich) loads when a command opens it
-    from ctx.engine import EditResult, Store
+    from ctx.engine import EditResult, Intent, Store
     from ctx.hub import Workspace
 
 __all__ = [
@@ -31,13 +31,17 @@ __all__ = [
     "id_form",
     "intent_options",
     "json_option",
+    "moment_text",
     "now",
     "parse_when",
     "pass_state",
     "read_text",
+    "signed",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+Request = TypeVar("Request")
+Answer = TypeVar("Answer")
 
 
 def now() -> datetime:
@@ -90,6 +94,28 @@ class CtxState:
             self._workspace = Workspace.find(self.explicit, clock=now)
             self._workspace.allow_secrets = self.allow_secrets
         return self._workspace
+
+    def call(
+        self,
+        function: Callable[[Workspace, Any, Request], Answer],
+        request: Request,
+        who: Intent | None = None,
+    ) -> Answer:
+        """Makes one typed call (:mod:`ctx.hub.calls`) as the store's owner.
+
+        The caller is the command line (``command_line``): no key limits
+        it, and it works on the branch it names or HEAD. A write passes
+        ``who``, whose session it is made in; its request carries the
+        rest of the intent (:func:`signed`).
+        """
+        from ctx.hub import Caller
+
+        if who is not None:
+            self.used("wrote to")
+        session = who.session if who is not None else None
+        return function(
+            self.workspace(), Caller(session=session, command_line=True), request
+        )
 
     def close(self) -> None:
         """Closes the store's open files, if a store was opened."""
@@ -289,6 +315,16 @@ def intent_options(
     return decorate
 
 
+def signed(who: Intent) -> dict[str, Any]:
+    """Returns a write request's intent fields, as ``who`` (the options) says."""
+    return {
+        "agent": who.agent,
+        "intent": who.intent,
+        "confidence": who.confidence,
+        "reason": who.reason,
+    }
+
+
 def read_text(text: str) -> str:
     """Returns ``text``, or all of stdin when it is ``-`` (strict UTF-8)."""
     if text != "-":
@@ -307,6 +343,16 @@ def parse_when(value: str | None, option: str = "--when") -> datetime | None:
     from ctx.hub import parse_moment
 
     return parse_moment(value, option, now=now())
+
+
+def moment_text(value: str | None, option: str = "--when") -> str | None:
+    """Returns the moment a time option names, in ISO 8601, for a request.
+
+    The option is read here (:func:`parse_when`), so a bad one is refused in
+    the option's name.
+    """
+    moment = parse_when(value, option)
+    return None if moment is None else moment.isoformat()
 
 
 _JSON = msgspec.json.Encoder(order="deterministic")

@@ -1,14 +1,17 @@
-"""The typed calls every door makes: one request, one answer and one handler each.
+"""The typed calls every door makes: one request, one answer and one function each.
 
-``requests`` holds the request Structs (the input schemas), ``handlers``
-the function that answers each (the caller's reach checked, the intent
-written, the workspace's lock held), ``dream_calls`` Dream's, and ``table``
-the one table (:data:`CALLS`) that names them with the Struct each answers
-with and a description written for a model. The MCP server's tools and the
-HTTP API's routes (:mod:`ctx.porcelain.agents`) are built from it, and the
-hooks' ``<ctx:*>`` commands (:mod:`ctx.porcelain.hooks`) are made through
-it: ``markup`` finds them in an agent's answer, and makes every spelling of
-a tag inert in what a call gives back (:func:`defuse`).
+Each call is a request Struct (its input schema) and the function that
+answers it (the caller's reach checked, the intent written, the workspace's
+lock held), side by side in the module of its concept: ``memories``,
+``links``, ``recalls``, ``history``, ``code``, ``admin`` (keys) and
+``dream_calls``; ``base`` holds what they share. ``table`` is the one table
+(:data:`CALLS`) that names them with the Struct each answers with and a
+description written for a model. The command line calls these functions;
+the MCP server's tools and the HTTP API's routes (:mod:`ctx.porcelain.agents`)
+are built from the table, and the hooks' ``<ctx:*>`` commands
+(:mod:`ctx.porcelain.hooks`) are made through it: ``markup`` finds them in
+an agent's answer, and makes every spelling of a tag inert in what a call
+gives back (:func:`defuse`).
 
 A door imports the room's names from its face (``from ctx.hub.calls
 import invoke``), never from its modules. The names are listed once, in

@@ -1,13 +1,82 @@
 # The calls room's public names, each once: the lazy loader in __init__.py
-# reads this file, and type checkers read it as the room's interface.
+# reads this file, and type checkers read it as the room's interface. Each
+# call is a request Struct and the function that answers it, beside each
+# other in the module of its concept; `table` lists them all for the
+# agents' doors.
 
-from .handlers import defused as defused
+from .admin import KeyCreateRequest as KeyCreateRequest
+from .admin import KeyRevokeRequest as KeyRevokeRequest
+from .admin import KeysRequest as KeysRequest
+from .admin import key_create as key_create
+from .admin import key_revoke as key_revoke
+from .admin import keys as keys
+from .code import FindRequest as FindRequest
+from .code import SymbolsRequest as SymbolsRequest
+from .code import find as find
+from .code import symbols as symbols
+from .history import BlameRequest as BlameRequest
+from .history import BranchesRequest as BranchesRequest
+from .history import BranchRequest as BranchRequest
+from .history import DiffRequest as DiffRequest
+from .history import LogRequest as LogRequest
+from .history import MergeRequest as MergeRequest
+from .history import ResolveRequest as ResolveRequest
+from .history import StatusRequest as StatusRequest
+from .history import blame as blame
+from .history import branch as branch
+from .history import branches as branches
+from .history import diff as diff
+from .history import log as log
+from .history import merge as merge
+from .history import resolve as resolve
+from .history import status as status
+from .links import ExpandRequest as ExpandRequest
+from .links import GraphRequest as GraphRequest
+from .links import LinkRequest as LinkRequest
+from .links import RelatedRequest as RelatedRequest
+from .links import SupersedeRequest as SupersedeRequest
+from .links import TraceRequest as TraceRequest
+from .links import UnlinkRequest as UnlinkRequest
+from .links import expand as expand
+from .links import graph as graph
+from .links import link as link
+from .links import related as related
+from .links import supersede as supersede
+from .links import trace as trace
+from .links import unlink as unlink
 from .markup import MARKER as MARKER
 from .markup import Command as Command
 from .markup import Parsed as Parsed
 from .markup import defuse as defuse
 from .markup import parse_commands as parse_commands
 from .markup import wrap_context as wrap_context
+from .memories import EditRequest as EditRequest
+from .memories import ForgetRequest as ForgetRequest
+from .memories import GetRequest as GetRequest
+from .memories import LsRequest as LsRequest
+from .memories import PrimeRequest as PrimeRequest
+from .memories import QueryRequest as QueryRequest
+from .memories import RememberRequest as RememberRequest
+from .memories import SummarizeRequest as SummarizeRequest
+from .memories import SummarizeSessionRequest as SummarizeSessionRequest
+from .memories import edit as edit
+from .memories import forget as forget
+from .memories import get as get
+from .memories import ls as ls
+from .memories import prime as prime
+from .memories import query as query
+from .memories import remember as remember
+from .memories import summarize as summarize
+from .memories import summarize_session as summarize_session
+from .recalls import ComposeRequest as ComposeRequest
+from .recalls import FeedbackRequest as FeedbackRequest
+from .recalls import RecallRequest as RecallRequest
+from .recalls import SearchRequest as SearchRequest
+from .recalls import compose as compose
+from .recalls import defused as defused
+from .recalls import feedback as feedback
+from .recalls import recall as recall
+from .recalls import search as search
 from .table import CALLS as CALLS
 from .table import GRAPH as GRAPH
 from .table import KEYS as KEYS

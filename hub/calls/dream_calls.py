@@ -3,7 +3,7 @@
 The requests agents send (decoded like every call's: unknown fields
 refused) and the handlers that answer them through
 :mod:`ctx.hub.dream.calls`, with the scope checks of
-:mod:`~.handlers`: Dream reads ``branch`` and writes ``dream/<branch>``,
+:mod:`~.base`: Dream reads ``branch`` and writes ``dream/<branch>``,
 and only ``dream_merge`` writes ``branch``. The answers are the Structs
 ``ctx dream ... --json`` prints. :data:`~.calls.CALLS` serves them as MCP
 tools and HTTP routes.
@@ -27,7 +27,7 @@ from ctx.engine import (
 )
 from ctx.hub import dream
 from ctx.hub.access import Caller
-from ctx.hub.calls.requests import Id, one_of
+from ctx.hub.calls.base import Id, one_of
 from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
 from ctx.hub.workspace import Workspace
 

@@ -11,6 +11,7 @@ its handler.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,9 +21,9 @@ import msgspec
 from ctx import engine
 from ctx.engine import InvalidInputError
 from ctx.hub.access import Caller
+from ctx.hub.calls import admin, code, history, links, memories, recalls
 from ctx.hub.calls import dream_calls as dc
-from ctx.hub.calls import handlers as h
-from ctx.hub.calls import requests as rq
+from ctx.hub.calls.base import Write
 from ctx.hub.code.results import FindResult, SymbolList
 from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
 from ctx.hub.keys import ApiKey, CreatedKey, RevokedKey
@@ -67,8 +68,9 @@ class Call:
 def _call(
     name: str, request: type[msgspec.Struct], answer: Any, description: str
 ) -> Call:
-    handler = h.HANDLERS[name]
-    writes = issubclass(request, rq._Write) or name == "branch"
+    # Each call's handler is the function of its name beside its request.
+    handler = vars(sys.modules[request.__module__])[name]
+    writes = issubclass(request, Write) or name == "branch"
     return Call(name, request, answer, handler, description, writes)
 
 
@@ -77,7 +79,7 @@ CALLS: dict[str, Call] = {
     for c in (
         _call(
             "remember",
-            rq.RememberRequest,
+            memories.RememberRequest,
             engine.RememberResult,
             "Call when you learn something worth keeping beyond this conversation (a "
             "fact, decision, pattern...): stores it as one commit and returns its id."
@@ -86,35 +88,35 @@ CALLS: dict[str, Call] = {
         ),
         _call(
             "forget",
-            rq.ForgetRequest,
+            memories.ForgetRequest,
             engine.ForgetResult,
             "Call when a memory is wrong or no longer useful, with a reason: deletes "
             "it (history keeps it).",
         ),
         _call(
             "edit",
-            rq.EditRequest,
+            memories.EditRequest,
             engine.EditResult,
             "Call when a memory's fact changed or was imprecise, rather than adding a"
             " second memory: changes only the fields given (text, title, kind, tags).",
         ),
         _call(
             "get",
-            rq.GetRequest,
+            memories.GetRequest,
             engine.ShownMemory,
             "Call to read one memory whole by its id (from recall or search), now or "
             "at a revision; a conflict a merge left on it comes with it.",
         ),
         _call(
             "ls",
-            rq.LsRequest,
+            memories.LsRequest,
             list[engine.ListedMemory],
             "Call to list the memories under a path prefix (memory/, pinned/, "
             "primed/) with id, kind and headline; to find by meaning, use recall.",
         ),
         _call(
             "query",
-            rq.QueryRequest,
+            memories.QueryRequest,
             list[engine.SelectedMemory],
             "Call to select memories by their fields with the query language (kind:, "
             "tag:, tier:, created:>7d, AND/OR/NOT); returns id, kind, title, tier and"
@@ -122,14 +124,14 @@ CALLS: dict[str, Call] = {
         ),
         _call(
             "prime",
-            rq.PrimeRequest,
+            memories.PrimeRequest,
             engine.PrimeResult,
             "Call to store a markdown document (a README, a design note) as one "
             "memory per section; priming it again updates only the changed sections.",
         ),
         _call(
             "recall",
-            rq.RecallRequest,
+            recalls.RecallRequest,
             RecallResult,
             "Call before you answer or act, with the question: returns the pinned "
             "memories and the most relevant ones, ranked by meaning, words and "
@@ -137,14 +139,14 @@ CALLS: dict[str, Call] = {
         ),
         _call(
             "feedback",
-            rq.FeedbackRequest,
+            recalls.FeedbackRequest,
             FeedbackResult,
             "Call after a recall, with its recall_id and the ids of the memories you "
             "used: recall learns from it which channels and budget serve you.",
         ),
         _call(
             "search",
-            rq.SearchRequest,
+            recalls.SearchRequest,
             RecallResult,
             "Call to find the memories that best match some words, best first, "
             "optionally by kind, tag or context (no budget, no pinned); before "
@@ -152,34 +154,34 @@ CALLS: dict[str, Call] = {
         ),
         _call(
             "link",
-            rq.LinkRequest,
+            links.LinkRequest,
             engine.LinkResult,
             "Call when one memory bears on another (depends on it, contradicts it, "
             "derives from it...): records a typed link, which recall follows.",
         ),
         _call(
             "unlink",
-            rq.UnlinkRequest,
+            links.UnlinkRequest,
             engine.UnlinkResult,
             "Call when a typed link between two memories is wrong: removes it.",
         ),
         _call(
             "supersede",
-            rq.SupersedeRequest,
+            links.SupersedeRequest,
             engine.SupersedeResult,
             "Call when a newer memory replaces an older one (a fact or decision "
             "changed): recall then leaves the old one out.",
         ),
         _call(
             "summarize",
-            rq.SummarizeRequest,
+            memories.SummarizeRequest,
             engine.SummarizeResult,
             "Call to replace several memories by one summary linked to each "
             "(DERIVED_FROM); archive=true moves them off-context.",
         ),
         _call(
             "summarize_session",
-            rq.SummarizeSessionRequest,
+            memories.SummarizeSessionRequest,
             engine.SessionSummaryResult,
             "Call at the end of a working session: writes what it did (summary), what"
             " it decided (decisions, one line each) and anything else worth keeping "
@@ -188,27 +190,27 @@ CALLS: dict[str, Call] = {
         ),
         _call(
             "trace",
-            rq.TraceRequest,
+            links.TraceRequest,
             engine.TraceNode,
             "Call to see where a memory came from: the tree of memories it was "
             "derived from or depends on (reverse=true: what came from it).",
         ),
         _call(
             "related",
-            rq.RelatedRequest,
+            links.RelatedRequest,
             list[engine.RelatedHit],
             "Call to list the memories within 1-3 links of one, nearest first, with "
             "the link that reached each.",
         ),
         _call(
             "expand",
-            rq.ExpandRequest,
+            links.ExpandRequest,
             list[engine.MemoryRecord],
             "Call to read whole the memories a summary was derived from.",
         ),
         _call(
             "compose",
-            rq.ComposeRequest,
+            recalls.ComposeRequest,
             engine.Composition,
             "Call at the start of a task for the context to work with: pinned, "
             "reference and working memories within a budget, as markdown, text or "
@@ -216,55 +218,55 @@ CALLS: dict[str, Call] = {
         ),
         _call(
             "log",
-            rq.LogRequest,
+            history.LogRequest,
             list[engine.LogEntry],
             "Call to see the history of a branch, a memory or a path, newest first: "
             "who wrote what, why and how sure.",
         ),
         _call(
             "blame",
-            rq.BlameRequest,
+            history.BlameRequest,
             list[engine.LogEntry] | list[engine.BlameLine],
             "Call to see which commits made a memory what it is (lines=true: the "
             "commit of each line of its text).",
         ),
         _call(
             "diff",
-            rq.DiffRequest,
+            history.DiffRequest,
             engine.Diff,
             "Call to compare two revisions memory by memory: added, changed (field by"
             " field) and removed; A...B shows what B did since it split from A.",
         ),
         _call(
             "branches",
-            rq.BranchesRequest,
+            history.BranchesRequest,
             list[engine.BranchInfo],
             "Call to list the branches with their head commits.",
         ),
         _call(
             "branch",
-            rq.BranchRequest,
+            history.BranchRequest,
             engine.BranchResult,
             "Call to make a branch (agent/<name>, say) to work on without touching "
             "main until a review merges it.",
         ),
         _call(
             "merge",
-            rq.MergeRequest,
+            history.MergeRequest,
             engine.MergeResult,
             "Call to merge a branch into another; clashes that cannot be settled are "
             "kept as conflicts (see status, resolve), never lost.",
         ),
         _call(
             "resolve",
-            rq.ResolveRequest,
+            history.ResolveRequest,
             engine.ResolveResult,
             "Call to settle a memory a merge left in conflict: take ours, theirs, "
             "both, or a text of your own.",
         ),
         _call(
             "find",
-            rq.FindRequest,
+            code.FindRequest,
             FindResult,
             "Call before reading whole files, to find where something is in the "
             "indexed source code (`ctx code index` builds it) by meaning, words, "
@@ -273,7 +275,7 @@ CALLS: dict[str, Call] = {
         ),
         _call(
             "symbols",
-            rq.SymbolsRequest,
+            code.SymbolsRequest,
             SymbolList,
             "Call to list the indexed code's definitions (classes, functions, "
             "methods, sections) with file and lines, optionally by kind and path "
@@ -281,7 +283,7 @@ CALLS: dict[str, Call] = {
         ),
         _call(
             "status",
-            rq.StatusRequest,
+            history.StatusRequest,
             engine.StoreStatus,
             "Call to see a branch's head, its memory and token counts and its "
             "unresolved conflicts.",
@@ -355,9 +357,9 @@ CALLS.update(
 
 GRAPH = Call(
     "graph",
-    rq.GraphRequest,
+    links.GraphRequest,
     engine.Neighbourhood,
-    h.graph,
+    links.graph,
     "A memory's neighbourhood in the link graph: nodes (id, title, kind, "
     "degree) and links, within a node limit; what the limit left out is "
     "counted.",
@@ -367,20 +369,20 @@ GRAPH = Call(
 KEYS = {
     c.name: c
     for c in (
-        Call("keys", rq.KeysRequest, list[ApiKey], h.keys, "List the keys."),
+        Call("keys", admin.KeysRequest, list[ApiKey], admin.keys, "List the keys."),
         Call(
             "key_create",
-            rq.KeyCreateRequest,
+            admin.KeyCreateRequest,
             CreatedKey,
-            h.key_create,
+            admin.key_create,
             "Make a key; its token is in the answer, this once.",
             writes=True,
         ),
         Call(
             "key_revoke",
-            rq.KeyRevokeRequest,
+            admin.KeyRevokeRequest,
             RevokedKey,
-            h.key_revoke,
+            admin.key_revoke,
             "Revoke a key: its token stops working at once.",
             writes=True,
         ),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import click
 
 from ctx import engine
+from ctx.hub import calls
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -65,9 +68,9 @@ def blame(
         else:
             echo("Never shown to a session.")
         return
-    store = state.store()
+    request = calls.BlameRequest(id=memory_id, lines=lines, branch=branch)
     if lines:
-        result = engine.blame_lines(store, memory_id, rev=branch)
+        result = cast(list[engine.BlameLine], state.call(calls.blame, request))
         if as_json:
             echo_json(result)
             return
@@ -76,7 +79,7 @@ def blame(
             c = line.commit
             echo(f"{c.id[:10]} {c.author:<{width}}  {c.time:%Y-%m-%d}  {line.line}")
         return
-    entries = engine.blame(store, memory_id, rev=branch)
+    entries = cast(list[engine.LogEntry], state.call(calls.blame, request))
     if as_json:
         echo_json(entries)
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ctx import engine
+from ctx.hub import calls
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -80,7 +81,7 @@ def branches(state: CtxState, as_json: bool) -> None:
     Example:
       ctx branches
     """
-    result = engine.list_branches(state.store())
+    result = state.call(calls.branches, calls.BranchesRequest())
     if as_json:
         echo_json(result)
         return

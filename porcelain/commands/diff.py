@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ctx import engine
+from ctx.hub import calls
 from ctx.porcelain._options import CtxState, echo_json, json_option, pass_state
 from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_diff
@@ -46,8 +47,8 @@ def diff(
       ctx diff HEAD~3
       ctx diff origin/main...origin/agent/claude --format markdown
     """
+    result = state.call(calls.diff, calls.DiffRequest(spec=spec, target=target))
     store = state.store()
-    result = engine.diff_range(store, spec, target)
     if as_json:
         echo_json(result)
     elif fmt == "markdown":

@@ -1,4 +1,7 @@
-"""Commands for typed links: link, unlink, links."""
+"""Commands for typed links: link, unlink, links.
+
+link and unlink make the typed call of their name (:mod:`ctx.hub.calls`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import click
 
 from ctx import engine
 from ctx.engine import Intent
+from ctx.hub import calls
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -15,6 +19,7 @@ from ctx.porcelain._options import (
     intent_options,
     json_option,
     pass_state,
+    signed,
 )
 from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_links
@@ -53,9 +58,10 @@ def link(
     Example:
       ctx link 01JD2X9K7M3Q4R5S6T7V8W9XYZ 01JD2XA0000000000000000000 --type DEPENDS_ON
     """
-    result = engine.link(
-        state.store(write=True), source, target, link_type, who, branch=branch
+    request = calls.LinkRequest(
+        source=source, target=target, type=link_type, branch=branch, **signed(who)
     )
+    result = state.call(calls.link, request, who)
     if as_json:
         echo_json(result)
     elif result.commit is None:
@@ -87,9 +93,10 @@ def unlink(
     Example:
       ctx unlink 01JD2X9K7M3Q4R5S6T7V8W9XYZ 01JD2XA0000000000000000000 --type DEPENDS_ON
     """
-    result = engine.unlink(
-        state.store(write=True), source, target, link_type, who, branch=branch
+    request = calls.UnlinkRequest(
+        source=source, target=target, type=link_type, branch=branch, **signed(who)
     )
+    result = state.call(calls.unlink, request, who)
     if as_json:
         echo_json(result)
     else:

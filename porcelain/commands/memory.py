@@ -1,4 +1,8 @@
-"""Commands that write and read memories: remember, show, ls, edit, forget."""
+"""Commands that write and read memories: remember, show, ls, edit, forget.
+
+Each makes the typed call of its name (:mod:`ctx.hub.calls`), as the MCP
+tool and the HTTP route of that name do, and renders its answer.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import click
 
 from ctx import engine
 from ctx.engine import Intent
+from ctx.hub import calls
 from ctx.porcelain._options import (
     CtxState,
     abbrev_option,
@@ -15,19 +20,16 @@ from ctx.porcelain._options import (
     id_form,
     intent_options,
     json_option,
+    moment_text,
     now,
-    parse_when,
     pass_state,
     read_text,
+    signed,
 )
 from ctx.porcelain.output import echo
 from ctx.porcelain.render import NO_MATCH, headline, kind_column, render_memory
 
 __all__ = ["COMMANDS"]
-
-
-def _tags(values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(values)
 
 
 @click.command()
@@ -101,24 +103,20 @@ def remember(
       echo "long text" | ctx remember - --title "Notes"
       ctx remember --upsert --kind decision --title "Queue backend" "Postgres"
     """
-    draft = engine.Draft(
+    request = calls.RememberRequest(
         text=read_text(text),
         title=title,
         kind=kind,
         context=context,
-        tags=_tags(tag),
-        when=parse_when(when),
-        pinned=pin,
-    )
-    result = engine.remember(
-        state.store(write=True),
-        draft,
-        who,
-        branch=branch,
+        tags=tag,
+        when=moment_text(when),
+        pin=pin,
         allow_duplicate=allow_duplicate,
         upsert=upsert,
+        branch=branch,
+        **signed(who),
     )
-    report = engine.RememberResult.of(result)
+    report = state.call(calls.remember, request, who)
     if as_json:
         echo_json(report)
         return
@@ -148,7 +146,10 @@ def show(state: CtxState, memory_id: str, branch: str | None, as_json: bool) -> 
       ctx show 01JD2X9K7M3Q4R5S6T7V8W9XYZ@main~3
     """
     memory_id, at, rev = memory_id.partition("@")
-    record = engine.show_memory(state.store(), memory_id, rev if at else branch)
+    request = calls.GetRequest(
+        id=memory_id, revision=rev if at else None, branch=branch
+    )
+    record = state.call(calls.get, request)
     if as_json:
         echo_json(record)
     else:
@@ -251,19 +252,18 @@ def edit(
     Example:
       ctx edit 01JD2X9K7M3Q4R5S6T7V8W9XYZ --body "UTC everywhere" --reason "wider"
     """
-    result = engine.edit(
-        state.store(write=True),
-        memory_id,
-        who,
+    request = calls.EditRequest(
+        id=memory_id,
         body=read_text(body) if body is not None else None,
         title=title,
         kind=kind,
         add_tags=tag,
         remove_tags=untag,
-        when=parse_when(when),
+        when=moment_text(when),
         branch=branch,
+        **signed(who),
     )
-    echo_change(result, as_json, "edited")
+    echo_change(state.call(calls.edit, request, who), as_json, "edited")
 
 
 @click.command()
@@ -285,7 +285,8 @@ def forget(
     Example:
       ctx forget 01JD2X9K7M3Q4R5S6T7V8W9XYZ --reason "superseded by the v2 design"
     """
-    result = engine.forget(state.store(write=True), memory_id, who, branch=branch)
+    request = calls.ForgetRequest(id=memory_id, branch=branch, **signed(who))
+    result = state.call(calls.forget, request, who)
     if as_json:
         echo_json(result)
     else:

@@ -1,11 +1,14 @@
-"""Commands for provenance: summarize, supersede, trace, related, expand."""
+"""Commands for provenance: summarize, supersede, trace, related, expand.
+
+Each makes the typed call of its name (:mod:`ctx.hub.calls`).
+"""
 
 from __future__ import annotations
 
 import click
 
-from ctx import engine
 from ctx.engine import Intent
+from ctx.hub import calls
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -14,6 +17,7 @@ from ctx.porcelain._options import (
     json_option,
     pass_state,
     read_text,
+    signed,
 )
 from ctx.porcelain.output import echo
 from ctx.porcelain.render import kind_column, render_memory, render_trace
@@ -60,17 +64,17 @@ def summarize(
       ctx summarize 01JD2X9K7M3Q4R5S6T7V8W9XYZ 01JD2XA0000000000000000000 \\
           --body "Queue: Postgres, polled every 2 s" --archive-sources
     """
-    result = engine.summarize(
-        state.store(write=True),
-        memory_ids,
-        read_text(body),
-        who,
+    request = calls.SummarizeRequest(
+        ids=memory_ids,
+        body=read_text(body),
         title=title,
         context=context,
         tags=tag,
-        archive_sources=archive_sources,
+        archive=archive_sources,
         branch=branch,
+        **signed(who),
     )
+    result = state.call(calls.summarize, request, who)
     if as_json:
         echo_json(result)
     else:
@@ -99,7 +103,8 @@ def supersede(
       ctx supersede 01JD2X9K7M3Q4R5S6T7V8W9XYZ 01JD2XA0000000000000000000 \\
           --reason "moved to Postgres 16"
     """
-    result = engine.supersede(state.store(write=True), old, new, who, branch=branch)
+    request = calls.SupersedeRequest(old=old, new=new, branch=branch, **signed(who))
+    result = state.call(calls.supersede, request, who)
     if as_json:
         echo_json(result)
     elif result.commit is None:
@@ -134,9 +139,10 @@ def trace(
       ctx trace 01JD2X9K7M3Q4R5S6T7V8W9XYZ
       ctx trace 01JD2X9K7M3Q4R5S6T7V8W9XYZ --reverse --depth 2
     """
-    root = engine.trace(
-        state.store(), memory_id, reverse=reverse, depth=depth, rev=branch
+    request = calls.TraceRequest(
+        id=memory_id, reverse=reverse, depth=depth, branch=branch
     )
+    root = state.call(calls.trace, request)
     if as_json:
         echo_json(root)
     else:
@@ -170,9 +176,10 @@ def related(
     Example:
       ctx related 01JD2X9K7M3Q4R5S6T7V8W9XYZ --depth 2 --type DEPENDS_ON
     """
-    hits = engine.related(
-        state.store(), memory_id, depth=depth, types=types, rev=branch
+    request = calls.RelatedRequest(
+        id=memory_id, depth=depth, types=types, branch=branch
     )
+    hits = state.call(calls.related, request)
     if as_json:
         echo_json(hits)
         return
@@ -196,7 +203,7 @@ def expand(state: CtxState, memory_id: str, branch: str | None, as_json: bool) -
     Example:
       ctx expand 01JD2X9K7M3Q4R5S6T7V8W9XYZ
     """
-    records = engine.expand(state.store(), memory_id, rev=branch)
+    records = state.call(calls.expand, calls.ExpandRequest(id=memory_id, branch=branch))
     if as_json:
         echo_json(records)
         return

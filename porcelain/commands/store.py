@@ -9,6 +9,7 @@ import click
 
 from ctx import engine, hub
 from ctx.engine import plural
+from ctx.hub import calls
 from ctx.porcelain._options import (
     CtxState,
     branch_name_option,
@@ -198,7 +199,7 @@ def status(state: CtxState, branch: str | None, as_json: bool) -> None:
     Example:
       ctx status
     """
-    result = engine.status(state.store(), branch)
+    result = state.call(calls.status, calls.StatusRequest(branch=branch))
     if as_json:
         echo_json(result)
     else:

@@ -10,8 +10,7 @@ from ctx import engine
 from ctx.engine import Intent, Store
 from ctx.hub import Workspace
 from ctx.hub.access import Caller
-from ctx.hub.calls.handlers import recall, remember
-from ctx.hub.calls.requests import RecallRequest, RememberRequest
+from ctx.hub.calls import RecallRequest, RememberRequest, recall, remember
 
 BOT = Caller(agent="bot", session="mcp-bot")
 FACT = "The cache is flushed every night at two by the janitor job."

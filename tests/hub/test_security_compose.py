@@ -18,10 +18,9 @@ from mcp_types import Implementation
 
 from ctx import engine
 from ctx.engine import Draft, Intent, Store
-from ctx.hub import Workspace
+from ctx.hub import Workspace, calls
 from ctx.hub.access import Caller
-from ctx.hub.calls.handlers import HANDLERS
-from ctx.hub.calls.requests import ComposeRequest, RememberRequest
+from ctx.hub.calls import ComposeRequest, RememberRequest, remember
 from ctx.hub.shown import read_shown, session_shown
 from ctx.porcelain.agents.mcp_server import build_server
 
@@ -55,13 +54,13 @@ REVIEWED_ONLY = REVIEW + "[recall]\nreviewed_only = true\n"
 
 def compose(ws: Workspace, caller: Caller = BOT, **fields: object) -> str:
     request = ComposeRequest(budget=2000, **fields)  # type: ignore[arg-type]
-    return str(HANDLERS["compose"](ws, caller, request).text)
+    return str(calls.compose(ws, caller, request).text)
 
 
 def test_reviewed_only_composes_the_reviewed_branch_alone(store_dir):
     ws = workspace(store_dir, REVIEW)
     try:
-        HANDLERS["remember"](ws, BOT, RememberRequest(text=UNREVIEWED))
+        remember(ws, BOT, RememberRequest(text=UNREVIEWED))
         assert "agent/bot" in ws.store().branches()
         # Without the setting the agent works on its own branch, as it recalls.
         assert UNREVIEWED in compose(ws)
@@ -84,7 +83,7 @@ def test_reviewed_only_composes_the_reviewed_branch_alone(store_dir):
 async def test_reviewed_only_holds_for_the_mcp_prompt_and_a_view(store_dir):
     ws = workspace(store_dir, REVIEW)
     try:
-        HANDLERS["remember"](ws, BOT, RememberRequest(text=UNREVIEWED))
+        remember(ws, BOT, RememberRequest(text=UNREVIEWED))
         engine.create_view(ws.store(write=True), "everything", "kind:fact", 2000, LEAD)
     finally:
         ws.close()

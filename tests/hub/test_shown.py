@@ -17,8 +17,7 @@ from ctx.engine import Store
 from ctx.hub import Workspace
 from ctx.hub import shown as shown_module
 from ctx.hub.access import Caller
-from ctx.hub.calls.handlers import recall
-from ctx.hub.calls.requests import RecallRequest
+from ctx.hub.calls import RecallRequest, recall
 from ctx.hub.shown import (
     Shown,
     memory_shown,

@@ -1,0 +1,123 @@
+"""The command line makes the same typed calls as the agents' doors (issue 32).
+
+``ctx remember``, ``show``, ``edit``, ``forget``, ``link``, ``unlink``,
+``summarize``, ``supersede``, ``trace``, ``related``, ``expand``, ``diff``,
+``status``, ``branches`` and ``blame`` make the call of :mod:`ctx.hub.calls`
+that the MCP tool and the HTTP route of that name make, so what one door
+accepts and answers the others do.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ctx.hub import Workspace, calls
+from ctx.hub.access import Caller
+
+COMMANDS = Path(__file__).parents[2] / "porcelain" / "commands"
+
+# The engine functions whose typed call the command line now makes instead.
+MADE_THROUGH_CALLS = (
+    "remember",
+    "show_memory",
+    "edit",
+    "forget",
+    "link",
+    "unlink",
+    "summarize",
+    "supersede",
+    "trace",
+    "related",
+    "expand",
+    "diff_range",
+    "status",
+    "list_branches",
+    "blame",
+    "blame_lines",
+)
+
+
+def test_no_command_calls_the_engine_for_what_a_typed_call_does():
+    called = re.compile(r"\bengine\.(" + "|".join(MADE_THROUGH_CALLS) + r")\(")
+    found = [
+        f"{path.name}: engine.{m.group(1)}"
+        for path in sorted(COMMANDS.glob("*.py"))
+        for m in called.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
+def test_a_write_names_its_intent_through_every_door(ctx):
+    mid = ctx(
+        "remember", "Queue is Postgres", "--intent", "decide", "--reason", "load"
+    ).stdout.strip()
+    ws = Workspace.find(str(ctx.root / ".ctx"))
+    try:
+        request = calls.EditRequest(
+            id=mid, body="Queue is Postgres 16", intent="correct", agent="bot"
+        )
+        calls.edit(ws, Caller(agent="mcp-client"), request)
+    finally:
+        ws.close()
+    log = ctx.json("log", mid)
+    assert [e["commit"]["intent"]["intent"] for e in log] == ["correct", "decide"]
+    assert log[0]["commit"]["intent"]["agent"] == "bot"
+    assert log[1]["commit"]["intent"]["reason"] == "load"
+
+
+def test_edit_moves_when_a_memory_happened_through_every_door(ctx):
+    mid = ctx("remember", "The audit ran", "--when", "2024-03-01").stdout.strip()
+    ctx("edit", mid, "--when", "2024-03-05T09:30")
+    assert ctx.json("show", mid)["memory"]["created_at"].startswith("2024-03-05T09:30")
+    ws = Workspace.find(str(ctx.root / ".ctx"))
+    try:
+        request = calls.EditRequest(id=mid, when="2024-03-07T10:00")
+        calls.edit(ws, Caller(agent="bot"), request)
+    finally:
+        ws.close()
+    assert ctx.json("show", mid)["memory"]["created_at"].startswith("2024-03-07T10:00")
+
+
+def test_a_bad_time_is_refused_in_the_options_name(ctx):
+    before = ctx.files()
+    result = ctx("edit", "0" * 26, "--when", "someday", code=4)
+    assert result.stderr.splitlines()[0] == "Error: --when 'someday' is not a time."
+    assert ctx.files() == before
+
+
+def test_the_command_line_writes_where_it_names_when_agents_have_branches(
+    ctx, monkeypatch: pytest.MonkeyPatch
+):
+    with (ctx.root / ".ctx" / "config.toml").open("a", encoding="utf-8") as f:
+        f.write("\n[agents]\nbranch_per_agent = true\n")
+    monkeypatch.setenv("CTX_AGENT", "claude")
+    # An agent's door writes on the agent's own branch ...
+    ws = Workspace.find(str(ctx.root / ".ctx"))
+    try:
+        calls.remember(ws, Caller(), calls.RememberRequest(text="From the MCP door"))
+    finally:
+        ws.close()
+    # ... the command line where it names, or HEAD, as before.
+    ctx("remember", "From the command line")
+    ctx("branch", "mine")
+    ctx("remember", "On a branch of mine", "--branch", "mine")
+    listed = {
+        branch: [m["headline"] for m in ctx.json("ls", "--branch", branch)]
+        for branch in ("main", "agent/claude", "mine")
+    }
+    assert listed == {
+        "main": ["From the command line"],
+        "agent/claude": ["From the MCP door"],
+        "mine": ["On a branch of mine", "From the command line"],
+    }
+
+
+def test_a_link_keeps_the_confidence_given_as_the_mcp_tool_does(ctx):
+    a = ctx("remember", "Billing calls the ledger").stdout.strip()
+    b = ctx("remember", "The ledger is append-only").stdout.strip()
+    ctx("link", a, b, "--type", "DEPENDS_ON", "--confidence", "0.7")
+    (found,) = ctx.json("links", a)
+    assert found["link"]["confidence"] == 0.7
