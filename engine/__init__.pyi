@@ -419,6 +419,9 @@ from .memories import (
     ListedMemory as ListedMemory,
 )
 from .memories import (
+    MemoryListing as MemoryListing,
+)
+from .memories import (
     RememberResult as RememberResult,
 )
 from .memories import (

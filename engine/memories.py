@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence, Set
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -35,16 +36,19 @@ from ctx.engine.model import (
     encode,
     headline,
 )
-from ctx.engine.snapshot import MemoryRecord, Snapshot
+from ctx.engine.snapshot import MemoryRecord, Snapshot, UnreadableMemory
 from ctx.engine.store import CommitInfo, Store
-from ctx.engine.texts import TextIndex, record_write, text_index, text_key
 from ctx.engine.wording import plural
+
+if TYPE_CHECKING:  # the text index (sqlite3) loads when a write asks it
+    from ctx.engine.texts import TextIndex
 
 __all__ = [
     "Draft",
     "EditResult",
     "ForgetResult",
     "ListedMemory",
+    "MemoryListing",
     "RememberResult",
     "WriteResult",
     "edit",
@@ -207,6 +211,19 @@ class ListedMemory(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
+class MemoryListing(msgspec.Struct, frozen=True, kw_only=True):
+    """A listing's answer (``ls``): its lines, and the files left out of it.
+
+    Attributes:
+        memories: One line per memory, in the order asked for.
+        unreadable: The memory files under the prefix that cannot be read
+            (a store another tool wrote; ``ctx fsck`` names them too).
+    """
+
+    memories: tuple[ListedMemory, ...]
+    unreadable: tuple[UnreadableMemory, ...] = ()
+
+
 def edit_result(memory_id: MemoryId, commit: CommitInfo | None) -> EditResult:
     """Returns the EditResult of a change to ``memory_id`` that made ``commit``."""
     return EditResult(
@@ -292,6 +309,8 @@ def remember(
 
 
 def _tip_index(store: Store, branch: str) -> TextIndex | None:
+    from ctx.engine.texts import text_index
+
     try:
         tip = store.branch_tip(branch)
     except RefNotFoundError:
@@ -307,6 +326,8 @@ def _already_there(
     The value is the position of an earlier draft with that text, or the id
     and path of the memory of ``known`` that has it.
     """
+    from ctx.engine.texts import text_key
+
     keys = [text_key(memory.body) for memory in memories]
     stored = {} if known is None else known.first_with_keys(keys)
     seen: dict[str, int] = {}
@@ -350,6 +371,8 @@ def remember_many(
         InvalidInputError: some draft is invalid; the message names it
             (by label, or "Item N"). Nothing is written.
     """
+    from ctx.engine.texts import record_write, text_index
+
     if not drafts:
         raise InvalidInputError("There is nothing to write.")
     now = store.clock()
@@ -442,6 +465,8 @@ def _upsert(
         raise InvalidInputError(
             "An upsert needs a title.", hint="Give --title with --upsert."
         )
+    from ctx.engine.texts import text_index
+
     probe = build_memory(draft, new_memory_id(store.clock()), store.clock())
     name = target_branch(store, branch)
     found: list[tuple[MemoryId, str]] = []

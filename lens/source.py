@@ -3,15 +3,15 @@
 Screens read and write through a :class:`Source`, on worker threads: every
 call holds the workspace's lock, so the one store object serves one call at
 a time (as it does for the MCP server's worker threads). Writes carry the
-intent ``review`` with the user as the agent, through the same engine calls
-as the command line's.
+intent ``review`` with the user as the agent; a write that an agent's door
+makes too (merge, resolve) is the same typed call (:meth:`Source.call`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctx.engine import BranchInfo, Intent, list_branches
 
@@ -25,6 +25,7 @@ REVIEW_INTENT = "review"
 """The intent of every write made from the lens."""
 
 T = TypeVar("T")
+Request = TypeVar("Request")
 
 
 class Source:
@@ -80,6 +81,24 @@ class Source:
         with self.workspace.lock:
             store = self.workspace.store(write=True)
             return call(store, *args, self.intent(), **kwargs)
+
+    def call(
+        self, function: Callable[[Workspace, Any, Request], T], request: Request
+    ) -> T:
+        """Makes one typed call (:mod:`ctx.hub.calls`) as the store's owner.
+
+        As the command line makes it (``Caller.command_line``): on the branch
+        the request names or HEAD. The call holds the workspace's lock
+        itself. A write's request carries the lens's intent (:meth:`signed`).
+        """
+        from ctx.hub import Caller
+
+        return function(self.workspace, Caller(command_line=True), request)
+
+    def signed(self) -> dict[str, Any]:
+        """Returns a write request's intent fields: ``review``, the user."""
+        who = self.intent()
+        return {"agent": who.agent, "intent": who.intent, "reason": who.reason}
 
     def hub(self, call: Callable[..., T], *args: object, **kwargs: object) -> T:
         """Returns ``call(workspace, *args, **kwargs)``, holding the lock.

@@ -62,6 +62,7 @@ from .memories import SummarizeSessionRequest as SummarizeSessionRequest
 from .memories import edit as edit
 from .memories import forget as forget
 from .memories import get as get
+from .memories import listing as listing
 from .memories import ls as ls
 from .memories import prime as prime
 from .memories import query as query

@@ -42,6 +42,7 @@ __all__ = [
     "edit",
     "forget",
     "get",
+    "listing",
     "ls",
     "prime",
     "query",
@@ -252,8 +253,12 @@ def get(ws: Workspace, caller: Caller, req: GetRequest) -> engine.ShownMemory:
         return engine.show_memory(store, req.id, rev)
 
 
-def ls(ws: Workspace, caller: Caller, req: LsRequest) -> list[engine.ListedMemory]:
-    """Lists the memories under a path prefix (``ctx ls`` lists the same)."""
+def listing(ws: Workspace, caller: Caller, req: LsRequest) -> engine.MemoryListing:
+    """Lists the memories under a path prefix, and the files left out of it.
+
+    ``ctx ls`` prints both (a file it cannot read, as a warning); the ``ls``
+    tool and route give the lines (:func:`ls`).
+    """
     with reading(ws, caller, req.branch) as (store, rev):
         listed = engine.list_sorted(
             store,
@@ -265,7 +270,15 @@ def ls(ws: Workspace, caller: Caller, req: LsRequest) -> list[engine.ListedMemor
             now=ws.clock(),
         )
         conflicted = engine.conflicted_ids(store, rev)
-    return [engine.ListedMemory.of(r, conflicted) for r in listed.memories]
+    return engine.MemoryListing(
+        memories=tuple(engine.ListedMemory.of(r, conflicted) for r in listed.memories),
+        unreadable=listed.unreadable,
+    )
+
+
+def ls(ws: Workspace, caller: Caller, req: LsRequest) -> list[engine.ListedMemory]:
+    """Lists the memories under a path prefix (:func:`listing`'s lines)."""
+    return list(listing(ws, caller, req).memories)
 
 
 def query(

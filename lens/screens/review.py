@@ -42,11 +42,10 @@ from ctx.engine import (
     list_conflicts,
     merge,
     plural,
-    resolve,
     review,
 )
 from ctx.engine import Store as EngineStore
-from ctx.hub import ProposalView, dream
+from ctx.hub import ProposalView, calls, dream
 from ctx.lens.messages import StoreChanged
 from ctx.lens.render import confidence_text, diff_text, short, stored
 from ctx.lens.screens.base import LensScreen, set_columns
@@ -333,10 +332,12 @@ class ReviewScreen(LensScreen):
             self.query_one("#review-tabs", TabbedContent).active = "merge"
             self.post_message(StoreChanged())
 
+        request = calls.MergeRequest(source=source, into=base, **self.source.signed())
+
         def answered(yes: bool | None) -> None:
             if yes:
                 self.load(
-                    lambda: self.source.write(merge, source, into=base),
+                    lambda: self.source.call(calls.merge, request),
                     merged,
                     group="write",
                 )
@@ -357,8 +358,11 @@ class ReviewScreen(LensScreen):
             self.notify(f"Resolved {result.id}: took {take}.", markup=False)
             self.post_message(StoreChanged())
 
+        request = calls.ResolveRequest(
+            id=conflict.id, take=take, branch=base, **self.source.signed()
+        )
         self.load(
-            lambda: self.source.write(resolve, conflict.id, take=take, branch=base),
+            lambda: self.source.call(calls.resolve, request),
             resolved,
             group="write",
         )

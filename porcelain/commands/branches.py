@@ -54,16 +54,17 @@ def branch(
     """
     if start_arg and start:
         raise click.UsageError("Give the start point once: START or --from.")
-    store = state.store(write=True)
     if delete or force_delete:
-        result = engine.delete_branch(store, name, force=force_delete)
+        result = engine.delete_branch(state.store(write=True), name, force=force_delete)
         tip = result.tip[:10]
         message = (
             f"Deleted branch {name} (was {tip}); "
             f"`ctx branch {name} {tip}` brings it back."
         )
     else:
-        result = engine.create_branch(store, name, start_arg or start)
+        request = calls.BranchRequest(name=name, start=start_arg or start)
+        result = state.call(calls.branch, request)
+        state.used("wrote to")
         message = f"Created branch {name} at {result.tip[:10]}."
     if as_json:
         echo_json(result)

@@ -21,13 +21,12 @@ from ctx.porcelain._options import (
     intent_options,
     json_option,
     moment_text,
-    now,
     pass_state,
     read_text,
     signed,
 )
 from ctx.porcelain.output import echo
-from ctx.porcelain.render import NO_MATCH, headline, kind_column, render_memory
+from ctx.porcelain.render import NO_MATCH, kind_column, render_memory
 
 __all__ = ["COMMANDS"]
 
@@ -195,24 +194,22 @@ def ls(
       ctx ls pinned/ --branch agent/claude
       ctx ls --where 'kind:decision AND created:>7d'
     """
-    store = state.store()
-    listed = engine.list_sorted(
-        store, branch, prefix, all=show_all, order=order, where=where, now=now()
+    request = calls.LsRequest(
+        prefix=prefix, where=where, sort=order, all=show_all, branch=branch
     )
-    records = list(listed.memories)
-    for unreadable in listed.unreadable:
+    listing = state.call(calls.listing, request)
+    for unreadable in listing.unreadable:
         echo(f"Warning: {unreadable.warning()}", err=True)
-    conflicted = engine.conflicted_ids(store, branch)
+    listed = listing.memories
     if as_json:
-        echo_json([engine.ListedMemory.of(r, conflicted) for r in records])
+        echo_json(listed)  # the lines alone, as the ls tool gives them
         return
-    short = id_form(store if abbrev else None, [r.memory.id for r in records], branch)
-    if not records:
+    short = id_form(state.store() if abbrev else None, [m.id for m in listed], branch)
+    if not listed:
         echo(NO_MATCH, err=True)
-    for r in records:
-        mark = "  [conflict]" if r.memory.id in conflicted else ""
-        line = f"{short(r.memory.id)}  {kind_column(r.memory.kind)}"
-        echo(f"{line}{headline(r.memory)}{mark}")
+    for m in listed:
+        mark = "  [conflict]" if m.conflict else ""
+        echo(f"{short(m.id)}  {kind_column(m.kind)}{m.headline}{mark}")
 
 
 @click.command()

@@ -9,6 +9,7 @@ import click
 
 from ctx import engine
 from ctx.engine import Intent
+from ctx.hub import calls
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -17,6 +18,7 @@ from ctx.porcelain._options import (
     json_option,
     pass_state,
     read_text,
+    signed,
 )
 from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_merge
@@ -81,9 +83,10 @@ def merge(
       ctx merge agent/claude
       ctx merge agent/codex --into main --prefer confident
     """
-    result = engine.merge(
-        state.store(write=True), source, who, into=into, prefer=prefer, no_ff=no_ff
+    request = calls.MergeRequest(
+        source=source, into=into, prefer=prefer, no_ff=no_ff, **signed(who)
     )
+    result = state.call(calls.merge, request, who)
     if as_json:
         echo_json(result)
     else:
@@ -123,14 +126,14 @@ def resolve(
       ctx resolve 01JD2X9K7M3Q4R5S6T7V8W9XYZ --take theirs
       ctx resolve 01JD2X9K7M3Q4R5S6T7V8W9XYZ --body "Both: UTC in logs, local in UI"
     """
-    result = engine.resolve(
-        state.store(write=True),
-        memory_id,
-        who,
+    request = calls.ResolveRequest(
+        id=memory_id,
         take=take,
         body=read_text(body) if body is not None else None,
         branch=branch,
+        **signed(who),
     )
+    result = state.call(calls.resolve, request, who)
     if as_json:
         echo_json(result)
     else:

@@ -8,6 +8,7 @@ import click
 
 from ctx import engine
 from ctx.engine import Intent, InvalidInputError
+from ctx.hub import calls
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -15,6 +16,7 @@ from ctx.porcelain._options import (
     intent_options,
     json_option,
     pass_state,
+    signed,
 )
 from ctx.porcelain.output import echo
 
@@ -62,15 +64,15 @@ def prime(
     except UnicodeDecodeError:
         raise InvalidInputError(f"{file} is not valid UTF-8 text.") from None
     name = source or _source_name(path)
-    result = engine.prime(
-        state.store(write=True),
-        text,
-        name,
-        who,
+    request = calls.PrimeRequest(
+        text=text,
+        source=name,
         file_name=path.name,
         pin=pin,
         branch=branch,
+        **signed(who),
     )
+    result = state.call(calls.prime, request, who)
     where = f"{result.area}/{result.source}"
     if as_json:
         echo_json(result)

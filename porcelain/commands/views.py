@@ -6,6 +6,7 @@ import click
 
 from ctx import engine
 from ctx.engine import Intent, plural
+from ctx.hub import calls
 from ctx.porcelain._options import (
     CtxState,
     abbrev_option,
@@ -18,7 +19,7 @@ from ctx.porcelain._options import (
     pass_state,
 )
 from ctx.porcelain.output import echo
-from ctx.porcelain.render import NO_MATCH, headline, kind_column
+from ctx.porcelain.render import NO_MATCH, kind_column
 
 __all__ = ["COMMANDS"]
 
@@ -57,18 +58,16 @@ def query(
       ctx query '(kind:decision OR kind:pattern) AND created:>7d'
       ctx query 'tag:tier:working AND NOT has:summary'
     """
-    store = state.store()
-    chosen = engine.select(store, where, now=now(), rev=branch, all=show_all)
+    request = calls.QueryRequest(where=where, all=show_all, branch=branch)
+    chosen = state.call(calls.query, request)
     if as_json:
-        echo_json([engine.SelectedMemory.of(s) for s in chosen])
+        echo_json(chosen)
         return
-    ids = [s.record.memory.id for s in chosen]
-    short = id_form(store if abbrev else None, ids, branch)
+    short = id_form(state.store() if abbrev else None, [m.id for m in chosen], branch)
     if not chosen:
         echo(NO_MATCH, err=True)
-    for s in chosen:
-        memory = s.record.memory
-        echo(f"{short(memory.id)}  {kind_column(memory.kind)}{headline(memory)}")
+    for m in chosen:
+        echo(f"{short(m.id)}  {kind_column(m.kind)}{m.headline}")
 
 
 def _emit(result: engine.Composition, as_json: bool) -> None:

@@ -76,7 +76,7 @@ def test_op_log_lists_operations_newest_first(ctx):
     ), lines
     assert re.fullmatch(
         rf"exp@1   {stamp}  {'-' * 10} -> [0-9a-f]{{10}}  "
-        r"ctx branch: created from HEAD  -",
+        r"ctx branch: created from main  -",
         by_id["exp@1"],
     ), lines
     ops = ctx.json("op", "log", "--branch", "exp")

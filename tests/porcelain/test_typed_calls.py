@@ -1,10 +1,11 @@
 """The command line makes the same typed calls as the agents' doors (issue 32).
 
-``ctx remember``, ``show``, ``edit``, ``forget``, ``link``, ``unlink``,
-``summarize``, ``supersede``, ``trace``, ``related``, ``expand``, ``diff``,
-``status``, ``branches`` and ``blame`` make the call of :mod:`ctx.hub.calls`
-that the MCP tool and the HTTP route of that name make, so what one door
-accepts and answers the others do.
+``ctx remember``, ``show``, ``ls``, ``query``, ``edit``, ``forget``,
+``prime``, ``link``, ``unlink``, ``summarize``, ``supersede``, ``trace``,
+``related``, ``expand``, ``diff``, ``status``, ``blame``, ``branches``,
+``branch``, ``merge`` and ``resolve`` make the call of :mod:`ctx.hub.calls`
+that the MCP tool and the HTTP route of that name make (the lens its merge
+and resolve), so what one door accepts and answers the others do.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from ctx.hub import Workspace, calls
 from ctx.hub.access import Caller
 
 COMMANDS = Path(__file__).parents[2] / "porcelain" / "commands"
+LENS = Path(__file__).parents[2] / "lens"
 
 # The engine functions whose typed call the command line now makes instead.
 MADE_THROUGH_CALLS = (
     "remember",
     "show_memory",
+    "list_sorted",
+    "prime",
     "edit",
     "forget",
     "link",
@@ -37,6 +41,9 @@ MADE_THROUGH_CALLS = (
     "list_branches",
     "blame",
     "blame_lines",
+    "create_branch",
+    "merge",
+    "resolve",
 )
 
 
@@ -48,6 +55,13 @@ def test_no_command_calls_the_engine_for_what_a_typed_call_does():
         for m in called.finditer(path.read_text(encoding="utf-8"))
     ]
     assert found == []
+    # The lens writes a merge and a resolution through the same calls.
+    review = (LENS / "screens" / "review.py").read_text(encoding="utf-8")
+    assert re.findall(r"source\.write\((\w+)", review) == []
+    assert sorted(re.findall(r"source\.call\(calls\.(\w+)", review)) == [
+        "merge",
+        "resolve",
+    ]
 
 
 def test_a_write_names_its_intent_through_every_door(ctx):
