@@ -125,7 +125,7 @@ class Caller:
         """
         if rev is None or rev in ("HEAD", "@"):
             return self.read_branch(store, None)
-        if self.command_line:  # nothing to check: the engine reads HEAD as named
+        if self.command_line and self.scope is None:  # nothing to check
             return rev
         base = revision_base(rev)
         steps = rev[len(base) :]

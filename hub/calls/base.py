@@ -147,7 +147,11 @@ def ensure_branch(store: Store, name: str) -> None:
 def writing(
     ws: Workspace, caller: Caller, branch: str | None
 ) -> Iterator[tuple[Store, str]]:
-    """Holds the lock; yields the store and the branch to write, if allowed."""
+    """Holds the lock; yields the store and the branch to write, if allowed.
+
+    An agent's own branch is made here, on its first write: a call reads its
+    request (the intent, a time) before, so a request refused makes nothing.
+    """
     with ws.lock:
         store = ws.store(write=True)
         own = own_branch(ws, caller, branch)

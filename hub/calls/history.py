@@ -204,11 +204,12 @@ def merge(ws: Workspace, caller: Caller, req: MergeRequest) -> engine.MergeResul
 
 def resolve(ws: Workspace, caller: Caller, req: ResolveRequest) -> engine.ResolveResult:
     """Settles a memory left in conflict."""
+    who = write_intent(ws, caller, req, "merge")
     with writing(ws, caller, req.branch) as (store, branch):
         return engine.resolve(
             store,
             req.id,
-            write_intent(ws, caller, req, "merge"),
+            who,
             take=req.take,
             body=req.body,
             branch=branch,

@@ -208,11 +208,12 @@ def remember(
         when=moment(ws, req.when, "when"),
         pinned=req.pin,
     )
+    who = write_intent(ws, caller, req, "observe")
     with writing(ws, caller, req.branch) as (store, branch):
         result = engine.remember(
             store,
             draft,
-            write_intent(ws, caller, req, "observe"),
+            who,
             branch=branch,
             allow_duplicate=req.allow_duplicate,
             upsert=req.upsert,
@@ -222,24 +223,26 @@ def remember(
 
 def forget(ws: Workspace, caller: Caller, req: ForgetRequest) -> engine.ForgetResult:
     """Deletes one memory."""
+    who = write_intent(ws, caller, req, "forget")
     with writing(ws, caller, req.branch) as (store, branch):
-        who = write_intent(ws, caller, req, "forget")
         return engine.forget(store, req.id, who, branch=branch)
 
 
 def edit(ws: Workspace, caller: Caller, req: EditRequest) -> engine.EditResult:
     """Changes one memory."""
+    who = write_intent(ws, caller, req, "refine")
+    when = moment(ws, req.when, "when")
     with writing(ws, caller, req.branch) as (store, branch):
         return engine.edit(
             store,
             req.id,
-            write_intent(ws, caller, req, "refine"),
+            who,
             body=req.body,
             title=req.title,
             kind=req.kind,
             add_tags=req.add_tags,
             remove_tags=req.remove_tags,
-            when=moment(ws, req.when, "when"),
+            when=when,
             branch=branch,
         )
 
@@ -292,12 +295,13 @@ def query(
 
 def prime(ws: Workspace, caller: Caller, req: PrimeRequest) -> engine.PrimeResult:
     """Stores a markdown document, one memory per section."""
+    who = write_intent(ws, caller, req, "import")
     with writing(ws, caller, req.branch) as (store, branch):
         return engine.prime(
             store,
             req.text,
             req.source,
-            write_intent(ws, caller, req, "import"),
+            who,
             file_name=req.file_name,
             pin=req.pin,
             branch=branch,
@@ -308,12 +312,13 @@ def summarize(
     ws: Workspace, caller: Caller, req: SummarizeRequest
 ) -> engine.SummarizeResult:
     """Writes a summary derived from several memories."""
+    who = write_intent(ws, caller, req, "refine")
     with writing(ws, caller, req.branch) as (store, branch):
         return engine.summarize(
             store,
             req.ids,
             req.body,
-            write_intent(ws, caller, req, "refine"),
+            who,
             title=req.title,
             context=req.context,
             tags=req.tags,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from ctx.engine import InvalidInputError
 from ctx.hub import Workspace, calls
 from ctx.hub.access import Caller
 
@@ -135,3 +136,28 @@ def test_a_link_keeps_the_confidence_given_as_the_mcp_tool_does(ctx):
     ctx("link", a, b, "--type", "DEPENDS_ON", "--confidence", "0.7")
     (found,) = ctx.json("links", a)
     assert found["link"]["confidence"] == 0.7
+
+
+@pytest.mark.parametrize(
+    ("call", "arguments"),
+    [
+        ("edit", {"when": "someday"}),
+        ("remember", {"text": "x", "intent": "Not An Intent"}),
+        ("forget", {"reason": "two\nlines"}),
+    ],
+)
+def test_a_refused_request_makes_no_branch_for_its_agent(ctx, call, arguments):
+    with (ctx.root / ".ctx" / "config.toml").open("a", encoding="utf-8") as f:
+        f.write("\n[agents]\nbranch_per_agent = true\n")
+    mid = ctx("remember", "The audit ran").stdout.strip()
+    before = ctx.files()
+    ws = Workspace.find(str(ctx.root / ".ctx"))
+    try:
+        if call != "remember":
+            arguments = {"id": mid, **arguments}
+        with pytest.raises(InvalidInputError):
+            calls.invoke(ws, Caller(agent="mallory"), calls.CALLS[call], arguments)
+    finally:
+        ws.close()
+    assert [b["name"] for b in ctx.json("branches")] == ["main"]
+    assert ctx.files() == before
