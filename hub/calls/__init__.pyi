@@ -10,6 +10,7 @@ from .admin import KeysRequest as KeysRequest
 from .admin import key_create as key_create
 from .admin import key_revoke as key_revoke
 from .admin import keys as keys
+from .base import checked as checked
 from .code import FindRequest as FindRequest
 from .code import SymbolsRequest as SymbolsRequest
 from .code import find as find

@@ -11,10 +11,11 @@ offer a value the call refuses, nor leave one out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast
 
 import msgspec
 from msgspec import Meta
@@ -32,6 +33,7 @@ __all__ = [
     "Request",
     "Tags",
     "Write",
+    "checked",
     "ensure_branch",
     "moment",
     "one_of",
@@ -41,6 +43,9 @@ __all__ = [
     "write_intent",
     "writing",
 ]
+
+
+R = TypeVar("R", bound=msgspec.Struct)
 
 
 def one_of(choices: tuple[str, ...]) -> Any:
@@ -106,6 +111,30 @@ class Write(Request, kw_only=True, forbid_unknown_fields=True):
             "call's own).",
         ),
     ] = None
+
+
+def checked(request: R) -> R:
+    """Returns ``request`` checked as a call's decoded arguments are.
+
+    For a door that builds a request from what a caller wrote (an agent's
+    ``<ctx:*>`` command): every field against its schema, as the MCP tools
+    and the HTTP routes check theirs (an id is an id and nothing else,
+    never ``ID@REV``; a kind or a link type one the engine knows).
+
+    Raises:
+        InvalidInputError: A field is of the wrong type or out of range.
+    """
+    try:
+        return msgspec.convert(
+            msgspec.to_builtins(request), type(request), strict=False
+        )
+    except msgspec.ValidationError as exc:
+        name = type(request).__name__.removesuffix("Request")
+        call = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+        raise engine.InvalidInputError(
+            f"Invalid arguments for {call}: {exc}.",
+            hint="The call's input schema lists its arguments.",
+        ) from None
 
 
 def write_intent(ws: Workspace, caller: Caller, req: Write, intent: str) -> Intent:

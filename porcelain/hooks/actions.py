@@ -1,8 +1,8 @@
 """Carrying out the ``<ctx:*>`` commands of an agent's message.
 
-Each command is one call of the table the MCP server and the HTTP API are
-built on (:data:`ctx.hub.calls.CALLS`), made with
-:func:`~ctx.hub.calls.invoke` as the session's caller: the same
+Each command is one typed call of :mod:`ctx.hub.calls`, the calls the MCP
+server and the HTTP API are built on, its request checked as theirs are
+(:func:`~ctx.hub.calls.checked`) and made as the session's caller: the same
 checks, the same intent trailers (the agent, and the session as
 ``Ctx-Session``). What a command finds (``recall``, ``status``, ``expand``)
 becomes a :class:`~ctx.hub.session_state.Block` for the next prompt; what a
@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
+
+import msgspec
 
 from ctx.engine import CtxError, MemoryRecord, StoreStatus, one_line, plural
 from ctx.hub import (
@@ -30,9 +32,10 @@ from ctx.hub import (
     SecretFoundError,
     SessionState,
     Workspace,
+    calls,
     format_prompt,
 )
-from ctx.hub.calls import CALLS, Command, invoke
+from ctx.hub.calls import CALLS, Command
 from ctx.porcelain.hooks.blocks import memories_block, memory_lines, with_hits
 
 __all__ = ["WRITES", "carry_out", "render_sources", "render_status"]
@@ -41,6 +44,9 @@ WRITES = frozenset(name for name, call in CALLS.items() if call.writes)
 """The commands that commit (each command is the call of its name)."""
 
 _TRUE = frozenset({"true", "yes", "1", "on"})
+
+Request = TypeVar("Request", bound=msgspec.Struct)
+Answer = TypeVar("Answer")
 
 
 @dataclass(frozen=True)
@@ -52,10 +58,11 @@ class _Turn:
     state: SessionState
     recall_budget: int
 
-    def call(self, name: str, args: dict[str, Any]) -> Any:
-        """Makes the call ``name`` (arguments left empty are left out)."""
-        given = {k: v for k, v in args.items() if v}
-        return invoke(self.ws, self.caller, CALLS[name], given)
+    def call(
+        self, function: Callable[[Workspace, Caller, Request], Answer], request: Request
+    ) -> Answer:
+        """Makes one call, its request checked as an MCP tool's arguments are."""
+        return function(self.ws, self.caller, calls.checked(request))
 
     def report(self, line: str) -> None:
         """Adds one line to what the agent is told next."""
@@ -92,6 +99,13 @@ def carry_out(
             turn.report(f"{command.source} failed: {type(exc).__name__}: {exc}")
 
 
+def _given(request: Request, **fields: str | None) -> Request:
+    """Returns ``request`` with the fields an agent gave (an empty one: the default)."""
+    return msgspec.structs.replace(
+        request, **{name: value for name, value in fields.items() if value}
+    )
+
+
 def _split(value: str | None) -> tuple[str, ...]:
     return tuple(p.strip() for p in (value or "").split(",") if p.strip())
 
@@ -103,17 +117,11 @@ def _remember(turn: _Turn, command: Command) -> None:
     tags = (*_split(attrs.get("tags")), *_task_tag(turn))
     # With a title, the memory of that kind and title is updated (upsert):
     # a second one would contradict it.
-    remembered = turn.call(
-        "remember",
-        {
-            "text": command.body,
-            "kind": kind,
-            "tags": tags,
-            "title": title,
-            "context": attrs.get("context"),
-            "upsert": title is not None,
-        },
+    asked = calls.RememberRequest(
+        text=command.body, kind=kind, tags=tags, title=title or None, upsert=bool(title)
     )
+    asked = _given(asked, context=attrs.get("context"))
+    remembered = turn.call(calls.remember, asked)
     turn.state.written.append(remembered.id)
     if remembered.updated:
         turn.report(f"updated {kind} `{remembered.id}` (the same kind and title).")
@@ -121,7 +129,8 @@ def _remember(turn: _Turn, command: Command) -> None:
     again = " (already stored)" if remembered.existing else ""
     if remembered.existing and tags:
         # The text was stored already: the tags given still count.
-        edited = turn.call("edit", {"id": remembered.id, "add_tags": tags})
+        retag = calls.EditRequest(id=remembered.id, add_tags=tags)
+        edited = turn.call(calls.edit, retag)
         if edited.changed:
             again = f" (already stored; its tags now include {', '.join(tags)})"
     turn.report(f"remembered {kind} `{remembered.id}`{again}.")
@@ -133,7 +142,7 @@ def _recall(turn: _Turn, command: Command) -> None:
         budget = max(1, int(command.attrs.get("budget", turn.recall_budget)))
     except ValueError:
         budget = turn.recall_budget
-    result = turn.call("recall", {"query": query, "budget": budget})
+    result = turn.call(calls.recall, calls.RecallRequest(query=query, budget=budget))
     hits = tuple(h for h in result.hits if not h.pinned)
     if not hits:
         turn.report(f"the recall for {query!r} found nothing.")
@@ -145,17 +154,14 @@ def _recall(turn: _Turn, command: Command) -> None:
 
 def _summarize(turn: _Turn, command: Command) -> None:
     attrs = command.attrs
-    summary = turn.call(
-        "summarize",
-        {
-            "ids": _split(attrs["nodes"]),
-            "body": command.body,
-            "title": attrs.get("title"),
-            "tags": _split(attrs.get("tags")),
-            "context": attrs.get("context"),
-            "archive": attrs.get("archive", "").lower() in _TRUE,
-        },
+    asked = calls.SummarizeRequest(
+        ids=_split(attrs["nodes"]),
+        body=command.body,
+        title=attrs.get("title") or None,
+        tags=_split(attrs.get("tags")),
+        archive=attrs.get("archive", "").lower() in _TRUE,
     )
+    summary = turn.call(calls.summarize, _given(asked, context=attrs.get("context")))
     turn.state.written.append(summary.id)
     count = plural(len(summary.sources), "memory")
     turn.report(f"summarized {count} as `{summary.id}`.")
@@ -165,25 +171,26 @@ def _link(turn: _Turn, command: Command) -> None:
     source, target = command.attrs["from"], command.attrs["to"]
     # The call takes the engine's spelling (RELATES_TO); a tag may say relates-to.
     link_type = (command.attrs.get("type") or "RELATES_TO").upper().replace("-", "_")
-    linked = turn.call("link", {"source": source, "target": target, "type": link_type})
+    request = calls.LinkRequest(source=source, target=target, type=link_type)
+    linked = turn.call(calls.link, request)
     done = "linked" if linked.changed else "already linked"
     turn.report(f"{done} `{source}` {link_type} `{target}`.")
 
 
 def _supersede(turn: _Turn, command: Command) -> None:
     old, new = command.attrs["old"], command.attrs["new"]
-    turn.call("supersede", {"old": old, "new": new})
+    turn.call(calls.supersede, calls.SupersedeRequest(old=old, new=new))
     turn.report(f"`{new}` supersedes `{old}`.")
 
 
 def _status(turn: _Turn, command: Command) -> None:
-    status = turn.call("status", {})
+    status = turn.call(calls.status, calls.StatusRequest())
     turn.state.blocks.append(Block(title="Status", text=render_status(status)))
 
 
 def _expand(turn: _Turn, command: Command) -> None:
     node = command.attrs["node"]
-    records = turn.call("expand", {"id": node})
+    records = turn.call(calls.expand, calls.ExpandRequest(id=node))
     text = render_sources(node, records)
     turn.state.blocks.append(Block(title=f"Sources of {node}", text=text))
     turn.state.note_shown([r.memory.id for r in records])
@@ -207,35 +214,28 @@ def _task(turn: _Turn, command: Command) -> None:
         turn.state.task = name
         turn.report(f"task {name!r} started: what you remember is tagged task:{name}.")
         return
-    chosen = turn.call("query", {"where": f"tag:task:{name}"})
+    chosen = turn.call(calls.query, calls.QueryRequest(where=f"tag:task:{name}"))
     ids = [m.id for m in chosen]
     promoted = archived = 0
     for memory in chosen:
         tier = "reference" if memory.kind == "decision" else "off-context"
         if memory.tier in (tier, "pinned"):
             continue
-        turn.call(
-            "edit",
-            {
-                "id": memory.id,
-                "add_tags": [f"tier:{tier}"],
-                "remove_tags": [f"tier:{memory.tier}"] if memory.tier else [],
-            },
+        request = calls.EditRequest(
+            id=memory.id,
+            add_tags=(f"tier:{tier}",),
+            remove_tags=(f"tier:{memory.tier}",) if memory.tier else (),
         )
+        turn.call(calls.edit, request)
         promoted += tier == "reference"
         archived += tier == "off-context"
     summary = ""
     if ids and attrs.get("summarize", "").lower() in _TRUE:
         body = command.body or "\n".join(f"- {m.headline}" for m in chosen)
-        made = turn.call(
-            "summarize",
-            {
-                "ids": ids,
-                "body": body,
-                "title": f"Task {name}",
-                "tags": ("task:" + name,),
-            },
+        summarized = calls.SummarizeRequest(
+            ids=tuple(ids), body=body, title=f"Task {name}", tags=("task:" + name,)
         )
+        made = turn.call(calls.summarize, summarized)
         turn.state.written.append(made.id)
         summary = f"; summary `{made.id}`"
     if turn.state.task == name:

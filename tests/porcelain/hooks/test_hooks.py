@@ -735,3 +735,20 @@ def test_an_answer_past_its_deadline_leaves_the_session_as_it_was(project, monke
     text = context("prompt-submit", "user_prompt_submit", project, **asked)
     assert text is not None
     assert "SKIP LOCKED" in text
+
+
+def test_a_commands_arguments_are_checked_as_a_tools_are(project):
+    # Built as typed requests, they are checked against the same schemas: an
+    # id that names a revision would pass round the branch's scope check.
+    (mid,) = [r.memory.id for r in _records(project)][:1]
+    reports = _stop(
+        project,
+        f'<ctx:expand node="{mid}@main~1"/>\n<ctx:link from="{mid}" to="{mid}" '
+        'type="likes"/>',
+    )
+    assert f'<ctx:expand node="{mid}@main~1"/> was not carried out: Invalid ' in (
+        reports
+    )
+    assert "Invalid arguments for expand: Expected `str` matching regex" in reports
+    assert "Invalid arguments for link: Expected `str` matching regex" not in reports
+    assert "Invalid arguments for link: Invalid enum value 'LIKES'" in reports
