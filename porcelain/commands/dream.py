@@ -1,11 +1,15 @@
-"""Dream, memory that tidies itself: ctx dream run/status/review/accept/reject/merge."""
+"""Dream, memory that tidies itself: ctx dream run/status/review/accept/reject/merge.
+
+Each makes Dream's typed call of its name (:mod:`ctx.hub.calls`), as the
+MCP tools do; ``run`` without ``--once`` loops over cycles in this process.
+"""
 
 from __future__ import annotations
 
 import click
 
 from ctx.engine import ConflictError, InvalidInputError
-from ctx.hub import dream
+from ctx.hub import calls, dream
 from ctx.porcelain._options import (
     CtxState,
     branch_option,
@@ -76,7 +80,8 @@ def dream_run(
             render_cycle(report)
 
     if once:
-        show(dream.run(ws, branch=branch, budget=budget))
+        request = calls.DreamRunRequest(branch=branch, budget=budget)
+        show(state.call(calls.dream_run, request))
         return
     try:
         dream.loop(ws, branch=branch, budget=budget, report=show)
@@ -95,7 +100,7 @@ def dream_status(state: CtxState, branch: str | None, as_json: bool) -> None:
     Example:
       ctx dream status
     """
-    result = dream.dream_status(state.workspace(), branch=branch)
+    result = state.call(calls.dream_status, calls.DreamStatusRequest(branch=branch))
     if as_json:
         echo_json(result)
     else:
@@ -123,9 +128,8 @@ def dream_review(
       ctx dream review
       ctx dream review --status rejected --json
     """
-    views = dream.review(
-        state.workspace(), branch=branch, status=None if status == "all" else status
-    )
+    request = calls.DreamReviewRequest(branch=branch, status=status)
+    views = state.call(calls.dream_review, request)
     if as_json:
         echo_json(views)
     else:
@@ -171,7 +175,10 @@ def dream_accept(
             hint="`ctx dream review` lists the waiting proposals.",
         )
     state.used("wrote to")
-    result = dream.accept(state.workspace(), ids, branch=branch, memories=memories)
+    request = calls.DreamAcceptRequest(
+        ids=ids, all=every, memories=memories, branch=branch
+    )
+    result = state.call(calls.dream_accept, request)
     if as_json:
         echo_json(result)
     else:
@@ -204,9 +211,10 @@ def dream_reject(
       ctx dream reject 7b01de --memory 01JD2X9K7M
     """
     state.used("wrote to")
-    result = dream.reject(
-        state.workspace(), ids, reason=reason, branch=branch, memories=memories
+    request = calls.DreamRejectRequest(
+        ids=ids, reason=reason, memories=memories, branch=branch
     )
+    result = state.call(calls.dream_reject, request)
     if as_json:
         echo_json(result)
     else:
@@ -237,7 +245,9 @@ def dream_merge(state: CtxState, yes: bool, branch: str | None, as_json: bool) -
       ctx dream merge --yes
     """
     state.used("wrote to")
-    result = dream.merge(state.workspace(), branch=branch, yes=yes)
+    result = state.call(
+        calls.dream_merge, calls.DreamMergeRequest(branch=branch, yes=yes)
+    )
     if as_json:
         echo_json(result)
     else:

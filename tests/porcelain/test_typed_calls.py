@@ -3,7 +3,7 @@
 ``ctx remember``, ``show``, ``ls``, ``query``, ``edit``, ``forget``,
 ``prime``, ``link``, ``unlink``, ``summarize``, ``supersede``, ``trace``,
 ``related``, ``expand``, ``diff``, ``status``, ``blame``, ``branches``,
-``branch``, ``merge`` and ``resolve`` make the call of :mod:`ctx.hub.calls`
+``branch``, ``merge``, ``resolve`` and ``dream`` make the call of :mod:`ctx.hub.calls`
 that the MCP tool and the HTTP route of that name make (the lens its merge
 and resolve), so what one door accepts and answers the others do.
 """
@@ -56,6 +56,9 @@ def test_no_command_calls_the_engine_for_what_a_typed_call_does():
         for m in called.finditer(path.read_text(encoding="utf-8"))
     ]
     assert found == []
+    # Dream's commands make Dream's calls (run loops over cycles itself).
+    dreams = (COMMANDS / "dream.py").read_text(encoding="utf-8")
+    assert re.findall(r"\bdream\.(\w+)\(", dreams) == ["loop"]
     # The lens writes a merge and a resolution through the same calls.
     review = (LENS / "screens" / "review.py").read_text(encoding="utf-8")
     assert re.findall(r"source\.write\((\w+)", review) == []
