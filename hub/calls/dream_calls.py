@@ -158,7 +158,12 @@ def _review(ws: Workspace, caller: Caller, branch: str | None) -> tuple[Store, s
 
 
 def dream_run(ws: Workspace, caller: Caller, req: DreamRunRequest) -> CycleReport:
-    """Runs one cycle; its proposals go to ``dream/<branch>``."""
+    """Runs one cycle; its proposals go to ``dream/<branch>``.
+
+    A user store not made yet is refused (as :func:`ctx.hub.dream.run`
+    refuses it) before the branch is checked for writing, which would make it.
+    """
+    dream.require_disk(ws)
     with ws.lock:
         _, name = _review(ws, caller, req.branch)
         return dream.run(ws, branch=name, budget=req.budget)

@@ -9,6 +9,7 @@ from .calls import dream_status as dream_status
 from .calls import loop as loop
 from .calls import merge as merge
 from .calls import reject as reject
+from .calls import require_disk as require_disk
 from .calls import review as review
 from .calls import run as run
 from .cycle import CycleReport as CycleReport

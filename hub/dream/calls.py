@@ -49,6 +49,7 @@ __all__ = [
     "loop",
     "merge",
     "reject",
+    "require_disk",
     "review",
     "run",
 ]
@@ -116,7 +117,12 @@ def _branch(ws: Workspace, branch: str | None) -> str:
     return name
 
 
-def _on_disk(ws: Workspace) -> None:
+def require_disk(ws: Workspace) -> None:
+    """Refuses a user store not made yet: Dream writes proposals beside it.
+
+    Raises:
+        InvalidInputError: The store is not on disk.
+    """
     if not ws.on_disk:
         raise InvalidInputError(
             "Dream needs a store on disk.",
@@ -145,7 +151,7 @@ def run(
     from ctx.hub.dream.judge import Judge
     from ctx.hub.retrieval.index.projection import Projection
 
-    _on_disk(ws)
+    require_disk(ws)
     name = _branch(ws, branch)
     config = ws.config()
     settings = config.dream
@@ -169,7 +175,7 @@ def dream_status(
     """Returns the queue, the back-off, the last cycle and the proposals."""
     from ctx.engine import live_catalog
 
-    _on_disk(ws)
+    require_disk(ws)
     name = _branch(ws, branch)
     store = ws.store()
     catalog = live_catalog(store, store.branch_tip(name))

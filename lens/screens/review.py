@@ -7,8 +7,8 @@ nothing is written), and the conflicts stored on the base, each settled
 with ours, theirs or both. Merging asks first. The Dream tab reviews
 Dream's proposals for the base (``ctx dream review``): accept or reject
 the highlighted one, accept all (asked first), and merge the accepted
-ones (asked first), through the calls ``ctx dream`` makes
-(:mod:`ctx.lens.screens.dream`).
+ones (asked first), through Dream's own functions
+(:mod:`ctx.lens.screens.dream`), which sign with the intent ``review``.
 """
 
 from __future__ import annotations

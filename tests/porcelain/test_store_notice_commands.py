@@ -114,3 +114,11 @@ def test_with_no_store_status_and_log_show_no_commit(elsewhere):
     )
     assert json.loads(elsewhere("log", "--json").stdout) == []
     assert not Path(_user_store()).exists()
+
+
+def test_a_dream_cycle_needs_a_store_and_makes_none(elsewhere):
+    # Dream's typed call checks the branch it writes, which opens the store
+    # for writing: it must refuse before, as Dream itself does.
+    result = elsewhere("dream", "run", "--once", code=4)
+    assert result.stderr.splitlines()[0] == "Error: Dream needs a store on disk."
+    assert not Path(_user_store()).exists()
