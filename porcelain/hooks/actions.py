@@ -196,6 +196,11 @@ def _expand(turn: _Turn, command: Command) -> None:
     turn.state.note_shown([r.memory.id for r in records])
 
 
+def _quoted(text: str) -> str:
+    """Returns ``text`` as one string of the query language (docs/query.md)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _task_tag(turn: _Turn) -> tuple[str, ...]:
     return (f"task:{turn.state.task}",) if turn.state.task else ()
 
@@ -210,11 +215,19 @@ def _task(turn: _Turn, command: Command) -> None:
             'action="start" or action="end".'
         )
         return
+    if any(ch.isspace() for ch in name) or not name.isprintable():
+        turn.report(
+            f"{command.source} was not carried out: a task's name is one word "
+            "(its memories are tagged task:NAME)."
+        )
+        return
     if action == "start":
         turn.state.task = name
         turn.report(f"task {name!r} started: what you remember is tagged task:{name}.")
         return
-    chosen = turn.call(calls.query, calls.QueryRequest(where=f"tag:task:{name}"))
+    # The tag quoted: a name such as fix(auth) is one value, not a query.
+    where = "tag:" + _quoted(f"task:{name}")
+    chosen = turn.call(calls.query, calls.QueryRequest(where=where))
     ids = [m.id for m in chosen]
     promoted = archived = 0
     for memory in chosen:

@@ -752,3 +752,32 @@ def test_a_commands_arguments_are_checked_as_a_tools_are(project):
     assert "Invalid arguments for expand: Expected `str` matching regex" in reports
     assert "Invalid arguments for link: Expected `str` matching regex" not in reports
     assert "Invalid arguments for link: Invalid enum value 'LIKES'" in reports
+
+
+def test_a_task_named_like_a_query_files_its_own_memories_only(project):
+    # The end selects the task's memories by their tag, quoted: the name
+    # fix(auth)OR(kind:fact) is one value, not a query over the store.
+    name = "fix(auth)OR(kind:fact)"
+    _stop(project, "<ctx:remember>The cache holds a day.</ctx:remember>")
+    others = {r.memory.id for r in _records(project)}
+    reports = _stop(
+        project,
+        f'<ctx:task name="{name}" action="start"/>\n'
+        "<ctx:remember>Tried cookie sessions first; too slow.</ctx:remember>\n"
+        f'<ctx:task name="{name}" action="end"/>\n'
+        '<ctx:task name="two words" action="start"/>',
+    )
+    assert f"ctx: task {name!r} ended: 0 decisions promoted to reference, 1 memory" in (
+        reports
+    )
+    assert "a task's name is one word" in reports
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        off = {
+            s.record.memory.id
+            for s in engine.select(store, "tag:tier:off-context", now=engine_clock())
+        }
+    finally:
+        store.close()
+    assert len(off) == 1
+    assert not off & others
