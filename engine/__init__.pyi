@@ -593,6 +593,9 @@ from .query import (
     QuerySyntaxError as QuerySyntaxError,
 )
 from .query import (
+    Term as Term,
+)
+from .query import (
     evaluate as evaluate,
 )
 from .query import (

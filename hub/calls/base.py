@@ -34,6 +34,7 @@ __all__ = [
     "Tags",
     "Write",
     "checked",
+    "converted",
     "ensure_branch",
     "moment",
     "one_of",
@@ -124,13 +125,24 @@ def checked(request: R) -> R:
     Raises:
         InvalidInputError: A field is of the wrong type or out of range.
     """
+    name = type(request).__name__.removesuffix("Request")
+    call = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    return converted(msgspec.to_builtins(request), type(request), call)
+
+
+def converted(arguments: object, request: type[R], call: str) -> R:
+    """Returns ``arguments`` as a ``request`` of ``call``, checked against its schema.
+
+    What every door's check of a call's arguments comes to (:func:`checked`,
+    :func:`~ctx.hub.calls.table.decode`).
+
+    Raises:
+        InvalidInputError: A field is unknown, missing, of the wrong type or
+            out of range.
+    """
     try:
-        return msgspec.convert(
-            msgspec.to_builtins(request), type(request), strict=False
-        )
+        return msgspec.convert(arguments, request, strict=False)
     except msgspec.ValidationError as exc:
-        name = type(request).__name__.removesuffix("Request")
-        call = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
         raise engine.InvalidInputError(
             f"Invalid arguments for {call}: {exc}.",
             hint="The call's input schema lists its arguments.",

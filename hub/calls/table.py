@@ -23,7 +23,7 @@ from ctx.engine import InvalidInputError
 from ctx.hub.access import Caller
 from ctx.hub.calls import admin, code, history, links, memories, recalls
 from ctx.hub.calls import dream_calls as dc
-from ctx.hub.calls.base import Write
+from ctx.hub.calls.base import Write, converted
 from ctx.hub.code.results import FindResult, SymbolList
 from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
 from ctx.hub.keys import ApiKey, CreatedKey, RevokedKey
@@ -460,13 +460,7 @@ def decode(call: Call, arguments: Mapping[str, Any]) -> msgspec.Struct:
         InvalidInputError: A field is unknown, missing, of the wrong type or
             out of range.
     """
-    try:
-        return msgspec.convert(dict(arguments), call.request, strict=False)
-    except msgspec.ValidationError as exc:
-        raise InvalidInputError(
-            f"Invalid arguments for {call.name}: {exc}.",
-            hint="The call's input schema lists its arguments.",
-        ) from None
+    return converted(dict(arguments), call.request, call.name)
 
 
 def invoke(

@@ -25,7 +25,15 @@ from typing import TypeVar
 
 import msgspec
 
-from ctx.engine import CtxError, MemoryRecord, StoreStatus, one_line, plural
+from ctx.engine import (
+    CtxError,
+    MemoryRecord,
+    StoreStatus,
+    Term,
+    format_query,
+    one_line,
+    plural,
+)
 from ctx.hub import (
     Block,
     Caller,
@@ -196,11 +204,6 @@ def _expand(turn: _Turn, command: Command) -> None:
     turn.state.note_shown([r.memory.id for r in records])
 
 
-def _quoted(text: str) -> str:
-    """Returns ``text`` as one string of the query language (docs/query.md)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _task_tag(turn: _Turn) -> tuple[str, ...]:
     return (f"task:{turn.state.task}",) if turn.state.task else ()
 
@@ -225,8 +228,8 @@ def _task(turn: _Turn, command: Command) -> None:
         turn.state.task = name
         turn.report(f"task {name!r} started: what you remember is tagged task:{name}.")
         return
-    # The tag quoted: a name such as fix(auth) is one value, not a query.
-    where = "tag:" + _quoted(f"task:{name}")
+    # Written by the query language itself: fix(auth) is one value, not a query.
+    where = format_query(Term(field="tag", op="=", value=f"task:{name}"))
     chosen = turn.call(calls.query, calls.QueryRequest(where=where))
     ids = [m.id for m in chosen]
     promoted = archived = 0
