@@ -183,7 +183,12 @@ def _blamed(
     hit by hit decoded that import's changes once per hit.
     """
     tips = {branch: source.commit for branch, source in by_branch.items()}
-    return with_written(store, tips, hits)
+    catalogs = {
+        branch: source.view.catalog
+        for branch, source in by_branch.items()
+        if source.view.commit == source.commit
+    }
+    return with_written(store, tips, hits, catalogs)
 
 
 def _hit(

@@ -490,11 +490,7 @@ def _other_words(
     for rest in rests:
         # A word none of the hits holds tells none of them from another; it
         # would only shrink every share alike.
-        held = [
-            word
-            for word in rest.split()
-            if any(searcher.coverage(text, among, part=word).values())
-        ]
+        held = [word for word in rest.split() if searcher.holds(text, among, word)]
         if not held:
             continue
         for blob, share in searcher.coverage(text, among, part=" ".join(held)).items():

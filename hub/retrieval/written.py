@@ -16,7 +16,7 @@ from typing import cast
 
 import msgspec
 
-from ctx.engine import CommitId, Store, last_commits
+from ctx.engine import Catalog, CommitId, Snapshot, Store, last_commits
 from ctx.hub.retrieval.results import Hit, Written
 
 __all__ = ["with_written"]
@@ -25,7 +25,10 @@ _CACHE = "hub.written"
 
 
 def with_written(
-    store: Store, tips: Mapping[str, str], hits: Sequence[Hit]
+    store: Store,
+    tips: Mapping[str, str],
+    hits: Sequence[Hit],
+    catalogs: Mapping[str, Catalog] | None = None,
 ) -> list[Hit]:
     """Returns ``hits``, each with the write that last changed it.
 
@@ -39,6 +42,9 @@ def with_written(
         store: The store.
         tips: The commit each hit's branch was read at, by branch.
         hits: The hits; one whose branch is not in ``tips`` is left as it is.
+        catalogs: The catalog of a branch's memories at its tip, by branch,
+            where the caller has one: a hit's blob is read from it instead of
+            from the tip's trees.
     """
     memo = cast(
         "dict[tuple[str, str, str | None], _Last]",
@@ -46,16 +52,22 @@ def with_written(
     )
     keys: dict[str, tuple[str, str, str | None]] = {}
     wanted: dict[str, list[str]] = {}
-    snapshots = {
-        branch: store.snapshot(CommitId(tips[branch]))
-        for branch in {hit.branch for hit in hits}
-        if branch in tips
-    }
+    catalogs = catalogs or {}
+    snapshots: dict[str, Snapshot] = {}
     for hit in hits:
-        snapshot = snapshots.get(hit.branch)
-        if snapshot is None:
+        if hit.branch not in tips:
             continue
-        key = (hit.branch, hit.id, snapshot.blob_id(hit.path))
+        catalog = catalogs.get(hit.branch)
+        entry = catalog.entries.get(hit.id) if catalog is not None else None
+        if entry is not None and entry.path == hit.path:
+            blob: str | None = entry.blob
+        else:
+            snapshot = snapshots.get(hit.branch)
+            if snapshot is None:
+                snapshot = store.snapshot(CommitId(tips[hit.branch]))
+                snapshots[hit.branch] = snapshot
+            blob = snapshot.blob_id(hit.path)
+        key = (hit.branch, hit.id, blob)
         keys[hit.id] = key
         if key not in memo:
             wanted.setdefault(hit.branch, []).append(hit.id)

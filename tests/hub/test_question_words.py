@@ -61,6 +61,31 @@ def test_many_much_might_and_must_are_function_words():
     assert blobs(index.search(question, limit=3))[0] == "dogs"
 
 
+@pytest.mark.parametrize(
+    "part",
+    [
+        "dogs",
+        "noon",
+        "lunch dogs",
+        "zebra",  # no memory holds it
+        "lunhc",  # a near match: held by its fuzzy credit
+        "might",  # a function word only
+        "",
+        "数据库",  # no memory holds it
+    ],
+)
+def test_holds_says_what_coverage_says(part):
+    index = make_index(
+        dogs="Bo has two dogs",
+        asks="Many might come, much must change",
+        other="Lunch is at noon",
+    )
+    matches = index.matches("How many dogs must Bo have for lunch?")
+    for among in ({"dogs", "asks"}, {"other"}, {"dogs", "asks", "other"}, set()):
+        expected = any(matches.coverage(among, part).values())
+        assert matches.holds(among, part) is expected, (part, among)
+
+
 @pytest.fixture
 def chinese(disk_store):
     who = engine.Intent(agent="tester", intent="observe")

@@ -29,7 +29,7 @@ from ctx.hub.retrieval.embedders import (
 )
 from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.lexical import LexicalIndex
-from ctx.hub.retrieval.index.passages import chance_order, owner
+from ctx.hub.retrieval.index.passages import MARK, chance_order, owner
 from ctx.hub.retrieval.index.spelling import Respelling, respell
 from ctx.hub.retrieval.index.vectors import VectorIndex
 from ctx.hub.retrieval.index.view import LiveView
@@ -199,17 +199,30 @@ class Searcher:
         long = by_chance and depth > limit
         best: dict[str, float] = {}
         counts: dict[str, int] = {}
-        for key, cosine in sorted(
-            (hit for hits in (shared, *pending) for hit in hits), key=_order
-        ):
-            blob, number = owner(key)
-            if blob not in best:
-                best[blob] = cosine
-                if number or any(i.is_long(blob) for i in indexes):
-                    self.passage[blob] = number
-                    counts[blob] = max(len(i.family(blob)) for i in indexes)
-                if len(best) == limit and not long:
-                    break
+        # Hundreds of keys a question: the loop calls as little as it can.
+        if len(indexes) == 1:
+            is_long = indexes[0].is_long
+        else:
+            longs = [i.is_long for i in indexes]
+
+            def is_long(blob: str) -> bool:
+                return any(f(blob) for f in longs)
+
+        hits = (
+            shared
+            if not pending
+            else [h for found in (shared, *pending) for h in found]
+        )
+        for key, cosine in sorted(hits, key=_order):
+            blob, number = owner(key) if MARK in key else (key, 0)
+            if blob in best:
+                continue
+            best[blob] = cosine
+            if number or is_long(blob):
+                self.passage[blob] = number
+                counts[blob] = max(len(i.family(blob)) for i in indexes)
+            if len(best) == limit and not long:
+                break
         if not long or not counts:
             return list(best.items())[:limit]
         spread = next(filter(None, (i.spread(vector) for i in indexes)), None)
@@ -328,6 +341,14 @@ class Searcher:
             for blob, share in found.items():
                 shares[blob] = max(share, shares.get(blob, 0.0))
         return shares
+
+    def holds(self, text: str, blobs: Collection[str], part: str) -> bool:
+        """Returns whether any of ``blobs`` holds a word of ``part`` of ``text``.
+
+        A word that weighs (see :meth:`coverage`): whether some blob's share
+        of ``part`` is above 0, in any index.
+        """
+        return any(matches.holds(blobs, part) for matches in self._matches(text))
 
     def _matches(self, text: str) -> list[Matches]:
         """Returns each index's :class:`Matches` of ``text``, made once."""
