@@ -490,7 +490,12 @@ def _other_words(
     for rest in rests:
         # A word none of the hits holds tells none of them from another; it
         # would only shrink every share alike.
-        held = [word for word in rest.split() if searcher.holds(text, among, word)]
+        words = rest.split()
+        held = [
+            w
+            for w, h in zip(words, searcher.held(text, among, words), strict=True)
+            if h
+        ]
         if not held:
             continue
         for blob, share in searcher.coverage(text, among, part=" ".join(held)).items():

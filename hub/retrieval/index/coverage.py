@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import tantivy
@@ -332,28 +332,33 @@ class Matches:
             shares.update(self._by_passage(blobs, masks, asked, whole))
         return shares
 
-    def holds(self, blobs: Collection[str], part: str) -> bool:
-        """Returns whether any of ``blobs`` holds a term of ``part`` that weighs.
+    def held(self, blobs: Collection[str], parts: Sequence[str]) -> list[bool]:
+        """Returns, per part, whether any of ``blobs`` holds a term of it that weighs.
 
-        What ``any(self.coverage(blobs, part).values())`` says, without a
-        share per blob: one look at the clauses the blobs match together.
+        What ``any(self.coverage(blobs, part).values())`` says of each part,
+        without a share per blob: the clauses the blobs match are joined
+        once for every part.
         """
-        terms = _terms(query_text(part))
-        if not terms or not blobs or not self._searcher.num_docs:
-            return False
-        if not self._weights.keys() >= set(terms):
-            self._add_terms(query_text(part))
-        if not sum(self._weights[term] for term in terms):
-            return False
+        if not blobs or not self._searcher.num_docs:
+            return [False] * len(parts)
+        asked = [_terms(query_text(part)) for part in parts]
+        for part, terms in zip(parts, asked, strict=True):
+            if not self._weights.keys() >= set(terms):
+                self._add_terms(query_text(part))
         masks = self._masks_of(blobs)
         matched = functools.reduce(
             operator.or_, (masks.get(blob, 0) for blob in blobs), 0
         )
-        return any(
-            matched >> self._credits[term][0] & 1 and self._credits[term][1] > 0
-            for term in terms
-            if term in self._credits
-        )
+        credits = self._credits
+        return [
+            bool(sum(self._weights[term] for term in terms))
+            and any(
+                matched >> credits[term][0] & 1 and credits[term][1] > 0
+                for term in terms
+                if term in credits
+            )
+            for terms in asked
+        ]
 
     def _by_passage(
         self,

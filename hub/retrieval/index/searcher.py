@@ -342,13 +342,20 @@ class Searcher:
                 shares[blob] = max(share, shares.get(blob, 0.0))
         return shares
 
-    def holds(self, text: str, blobs: Collection[str], part: str) -> bool:
-        """Returns whether any of ``blobs`` holds a word of ``part`` of ``text``.
+    def held(
+        self, text: str, blobs: Collection[str], parts: Sequence[str]
+    ) -> list[bool]:
+        """Returns, per part of ``text``, whether any of ``blobs`` holds a word of it.
 
         A word that weighs (see :meth:`coverage`): whether some blob's share
-        of ``part`` is above 0, in any index.
+        of that part is above 0, in any index.
         """
-        return any(matches.holds(blobs, part) for matches in self._matches(text))
+        found = [False] * len(parts)
+        for matches in self._matches(text):
+            found = [
+                a or b for a, b in zip(found, matches.held(blobs, parts), strict=True)
+            ]
+        return found
 
     def _matches(self, text: str) -> list[Matches]:
         """Returns each index's :class:`Matches` of ``text``, made once."""
