@@ -17,6 +17,7 @@ own process.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import socket
 import struct
@@ -24,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -34,6 +35,7 @@ from ctx.engine import CtxError
 from ctx.hub.server.private import HubFolderError, hub_file, open_log, socket_path
 from ctx.hub.server.wire import (
     AnyReply,
+    AnyStoreAsk,
     Ask,
     Failure,
     FailureReply,
@@ -42,7 +44,15 @@ from ctx.hub.server.wire import (
     StoreAsk,
 )
 
-__all__ = ["HubError", "ask", "ask_hub", "hub_answers", "start_hub"]
+__all__ = [
+    "HereAsk",
+    "HubError",
+    "answered_here",
+    "ask",
+    "ask_hub",
+    "hub_answers",
+    "start_hub",
+]
 
 _CONNECT_TIMEOUT_S = 2.0  # a hub accepts at once; a full backlog fails at once
 _TIMEOUT_S = 300.0  # a hub catching up a large import may take a while
@@ -51,6 +61,34 @@ _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(AnyReply)
 
 R = TypeVar("R", bound=Reply)
+
+
+HereAsk = Callable[[AnyStoreAsk, float], Reply | None]
+"""Hands a request to this process's own hub; its reply, or None past the seconds."""
+
+_HERE: contextvars.ContextVar[HereAsk | None] = contextvars.ContextVar(
+    "ctx_hub_here", default=None
+)
+"""Where the hub answers a relayed hook, how it answers a request of its own
+(:func:`answered_here`); a thread the hook starts is given it with its context."""
+
+
+@contextlib.contextmanager
+def answered_here(ask_here: HereAsk) -> Iterator[None]:
+    """Within: this thread's requests go to ``ask_here``, not to the hub's socket.
+
+    The hub answers a relayed hook in a thread of its own, and the hook asks
+    the hub for its recall as the hook's process would (:func:`ask`):
+    through the socket it asked its own process, paying a connection, the
+    request and the reply each written and read, and a worker woken by the
+    socket (1.7 ms of a 6.4 ms recall). ``ask_here`` hands the request to
+    the same workers; the hook still stops waiting at its deadline.
+    """
+    token = _HERE.set(ask_here)
+    try:
+        yield
+    finally:
+        _HERE.reset(token)
 
 
 class HubError(CtxError):
@@ -127,6 +165,13 @@ def ask(
     """
     named = str(store.resolve())
     request = msgspec.structs.replace(request, store=named)
+    ask_here = _HERE.get()
+    if ask_here is not None:
+        assert isinstance(request, AnyStoreAsk)
+        reply = ask_here(request, timeout)
+        if isinstance(reply, FailureReply):
+            raise _error(reply.failure)
+        return reply if isinstance(reply, expected) else None
     return _asked(request, named, expected, progress, timeout)
 
 

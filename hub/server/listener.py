@@ -55,6 +55,8 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -63,7 +65,7 @@ import msgspec
 
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
 from ctx.hub.locking import ReadWriteLock
-from ctx.hub.server.client import hub_answers
+from ctx.hub.server.client import answered_here, hub_answers
 from ctx.hub.server.private import hub_file
 from ctx.hub.server.service import Answerer
 from ctx.hub.server.stores import Limits, OpenStores, rss_bytes
@@ -158,7 +160,7 @@ class _Server:
         self.hooks = hooks
         self.started = stores.clock()
         self.jobs: queue.Queue[
-            tuple[socket.socket, AnyStoreAsk | FailureReply] | None
+            tuple[socket.socket | Future[Reply], AnyStoreAsk | FailureReply] | None
         ] = queue.Queue()
         self.stopping = stores.stopping
         self.last_used = time.monotonic()
@@ -319,7 +321,8 @@ class _Server:
                 reply: Reply
                 try:
                     assert self.hooks is not None  # checked by _hook
-                    reply = self.hooks(request)
+                    with answered_here(self.ask_here):
+                        reply = self.hooks(request)
                 except CtxError as exc:
                     reply = _failed(exc)
                 with contextlib.suppress(OSError):
@@ -330,6 +333,23 @@ class _Server:
             self.last_used = time.monotonic()
             with self.counting:
                 self.hooking -= 1
+
+    def ask_here(self, request: AnyStoreAsk, timeout: float) -> Reply | None:
+        """Hands a request of this process to the workers; its reply, or None.
+
+        As a request read from the socket is answered, without the socket:
+        a relayed hook's own recall (:func:`~ctx.hub.server.client.
+        answered_here`). None when no reply came within ``timeout`` seconds
+        (the worker answers it all the same, to no one), or the hub stops.
+        """
+        if self.stopping.is_set():
+            return None
+        reply: Future[Reply] = Future()
+        self.jobs.put((reply, request))
+        try:
+            return reply.result(timeout)
+        except FutureTimeout:
+            return None
 
     def report(self) -> HubReport:
         """Returns what the hub holds: its stores and its memory."""
@@ -349,6 +369,15 @@ class _Server:
         """Answers the requests the reading thread hands over, until told."""
         while (job := self.jobs.get()) is not None:
             conn, payload = job
+            if isinstance(conn, Future):  # asked in this process (ask_here)
+                try:
+                    assert not isinstance(payload, FailureReply)
+                    conn.set_result(self._reply(None, payload))
+                except Exception:  # a worker must outlive any request
+                    traceback.print_exc(file=sys.stderr)
+                finally:
+                    self.jobs.task_done()
+                continue
             try:
                 with conn:
                     reply: Reply
@@ -364,8 +393,8 @@ class _Server:
                 self.jobs.task_done()
         self.jobs.task_done()
 
-    def _reply(self, conn: socket.socket, request: AnyStoreAsk) -> Reply:
-        sink = _ProgressSink(conn, request.store)
+    def _reply(self, conn: socket.socket | None, request: AnyStoreAsk) -> Reply:
+        sink = None if conn is None else _ProgressSink(conn, request.store)
         try:
             with self.stores.use(request.store) as answerer:
                 return answerer.answer(request, sink)  # it holds the lock

@@ -25,6 +25,7 @@ hub, and the table of calls only when a stop has commands to carry out.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import os
 import signal
@@ -163,8 +164,14 @@ def _within(
     if answering is None:
         with _alarm(seconds):
             return answer()
+    # Run in the caller's context: the hub's way of answering its own
+    # requests (ctx.hub.server.client.answered_here) goes with it.
+    context = contextvars.copy_context()
     worker = threading.Thread(
-        target=answering.run, args=(answer,), name="hook-answer", daemon=True
+        target=context.run,
+        args=(answering.run, answer),
+        name="hook-answer",
+        daemon=True,
     )
     worker.start()
     worker.join(seconds)

@@ -319,3 +319,32 @@ def test_a_relayed_hook_waits_for_a_busy_hub_no_longer_than_for_its_socket(
         answer = relayed("prompt-submit", data, store=None, agent=None)
     assert answer is not None
     assert "lexical answer only; the hub did not answer within 0.5 s" in answer
+
+
+def test_the_hooks_own_recall_is_handed_to_the_workers_not_the_socket(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hook, answered in a thread of the hub, asks the hub for its
+    # recall: the request goes to the hub's workers as one read from the
+    # socket would, without a connection to its own socket.
+    from ctx.hub.server import client
+    from ctx.porcelain.hooks import relayed_answer
+
+    through_socket: list[str] = []
+    asked = client._asked
+
+    def counted(request: Any, *args: Any) -> Any:
+        through_socket.append(type(request).__name__)
+        return asked(request, *args)
+
+    monkeypatch.setattr(client, "_asked", counted)
+    data = hook_input(store, "s-1", prompt=QUESTION)
+    with hub_in_process(store, hooks=relayed_answer):
+        answer = relayed("prompt-submit", data, store=None, agent=None)
+        assert "RecallAsk" not in through_socket
+        # Asked from a thread of its own, the hook's process asks the socket.
+        here = run_hook("prompt-submit", hook_input(store, "s-2", prompt=QUESTION))
+        assert "RecallAsk" in through_socket
+    assert answer is not None
+    assert "We chose Postgres" in answer
+    assert steady(answer) == steady(here)
