@@ -104,6 +104,10 @@ class CommitRecord(msgspec.Struct, frozen=True, array_like=True):
 _SAVE_EVERY = 1000
 """Commits a rebuild diffs between two appends to the cache file."""
 
+_WIDE_CHANGES = 1 << 16
+"""Bytes of a commit's encoded changes from which :meth:`History.changed_memories`
+keeps the memories it changed as a set: a bulk import's commit."""
+
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(CommitRecord)
 _CHANGES = msgspec.json.Decoder(tuple[Change, ...])
@@ -122,6 +126,26 @@ class History:
         self._file = folder / "history.jsonl" if folder else None
         self._records: dict[str, CommitRecord] = {}
         self._offset = 0
+        self._wide: dict[str, frozenset[str]] = {}  # commit -> memories it changed
+
+    def changed_memories(
+        self, rec: CommitRecord, memory_ids: Iterable[str]
+    ) -> list[str]:
+        """Returns those of ``memory_ids`` that a change of ``rec`` is of.
+
+        What :meth:`CommitRecord.of_memories` finds. The changes of a bulk
+        import (past :data:`_WIDE_CHANGES` bytes) are decoded once and the
+        memories they are of kept: searching them for each id, as a small
+        commit's are, cost each recall about 15 ms at 100,000 memories
+        imported in one commit, for the hits whose last write it was.
+        """
+        if len(rec.raw_changes) < _WIDE_CHANGES:
+            return rec.of_memories(memory_ids)
+        changed = self._wide.get(rec.commit)
+        if changed is None:
+            changed = frozenset(c.id for c in rec.changes if c.id is not None)
+            self._wide[rec.commit] = changed
+        return [m for m in memory_ids if m in changed]
 
     # -- the cache file ---------------------------------------------------------
 

@@ -100,10 +100,11 @@ def last_commits(
 
     What ``log(store, memory_id, limit=1)`` answers for one memory, for many
     at once: history is walked once, newest first, until every memory is
-    found, and each commit's changes are searched, never decoded
-    (:meth:`~ctx.engine.history.CommitRecord.of_memories`): decoding the
+    found, and each commit's changes are searched, not decoded
+    (:meth:`~ctx.engine.history.History.changed_memories`): decoding the
     commit of an import of 10,000 memories cost each recall that asked
-    about one of them about 6 ms.
+    about one of them about 6 ms. A bulk import's are decoded once, and
+    the memories it changed kept.
 
     Args:
         store: The store.
@@ -116,7 +117,7 @@ def last_commits(
     for rec in store.history.newest(tip):
         if not wanted:
             break
-        named = rec.of_memories(wanted)
+        named = store.history.changed_memories(rec, wanted)
         if not named:
             continue
         info = store.commit(CommitId(rec.commit))

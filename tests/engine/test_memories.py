@@ -131,8 +131,14 @@ def test_edit_makes_a_new_version_at_the_same_path(store, intent):
     assert show(store, mid, "HEAD~1").memory.body == "v1"
 
 
-def test_last_commits_answers_what_the_log_answers_for_each_memory(store, intent):
-    imported = remember_many(store, [Draft(text=f"m{i}") for i in range(20)], intent)
+@pytest.mark.parametrize("imported_count", [20, 1_000])
+def test_last_commits_answers_what_the_log_answers_for_each_memory(
+    store, intent, imported_count
+):
+    # A thousand memories in one commit: changes of more than 64 KB, which
+    # history reads once into the set of the memories they change.
+    drafts = [Draft(text=f"m{i}") for i in range(imported_count)]
+    imported = remember_many(store, drafts, intent)
     edited, kept, forgotten = imported.ids[3], imported.ids[7], imported.ids[9]
     edit(store, edited, intent, body="changed")
     forget(store, forgotten, intent)
