@@ -166,7 +166,7 @@ def ask(
     named = str(store.resolve())
     request = msgspec.structs.replace(request, store=named)
     ask_here = _HERE.get()
-    if ask_here is not None:
+    if ask_here is not None and not os.environ.get("CTX_NO_HUB"):
         assert isinstance(request, AnyStoreAsk)
         reply = ask_here(request, timeout)
         if isinstance(reply, FailureReply):

@@ -167,7 +167,8 @@ class _Server:
         self.reading: dict[socket.socket, _Pending] = {}
         self.selector = selectors.DefaultSelector()
         self.hooking = 0  # relayed hooks being answered
-        self.counting = threading.Lock()  # around hooking
+        self.closing = False  # the workers are told to end: no job is queued
+        self.counting = threading.Lock()  # around hooking and closing
 
     # The reading thread.
 
@@ -340,12 +341,15 @@ class _Server:
         As a request read from the socket is answered, without the socket:
         a relayed hook's own recall (:func:`~ctx.hub.server.client.
         answered_here`). None when no reply came within ``timeout`` seconds
-        (the worker answers it all the same, to no one), or the hub stops.
+        (the worker answers it all the same, to no one), or the hub is
+        ending. Unlike a client of the socket, it gets no progress lines, and
+        ``timeout`` bounds the whole wait, not each read.
         """
-        if self.stopping.is_set():
-            return None
         reply: Future[Reply] = Future()
-        self.jobs.put((reply, request))
+        with self.counting:  # never after the workers were told to end
+            if self.closing:
+                return None
+            self.jobs.put((reply, request))
         try:
             return reply.result(timeout)
         except FutureTimeout:
@@ -538,6 +542,8 @@ def serve(
     finally:
         listener.close()
         path.unlink(missing_ok=True)
+        with server.counting:  # a job asked in this process comes before the ends
+            server.closing = True
         for worker in workers:
             if worker.is_alive():
                 server.jobs.put(None)

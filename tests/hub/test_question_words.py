@@ -82,8 +82,34 @@ def test_held_says_what_coverage_says(part):
     )
     matches = index.matches("How many dogs must Bo have for lunch?")
     for among in ({"dogs", "asks"}, {"other"}, {"dogs", "asks", "other"}, set()):
-        expected = any(matches.coverage(among, part).values())
+        expected = any(share > 0 for share in matches.coverage(among, part).values())
         assert matches.held(among, [part, "zebra"]) == [expected, False], (part, among)
+
+
+def test_held_counts_a_share_below_zero_as_none():
+    # A term's idf goes below 0 when Tantivy still counts deleted documents
+    # (more documents holding it than live ones): a blob whose share of a
+    # part is then 0 or less holds none of it, as a relevance counts it.
+    index = make_index(
+        dogs="Bo has two dogs",
+        both="Bo walks the dogs at noon",
+        other="Lunch is late",
+    )
+    matches = index.matches("dogs noon")
+    matches.coverage({"dogs"}, "dogs noon")  # both terms weighed
+    weights = matches._weights
+    weights["noon"] = -abs(weights["noon"])
+    bit, _ = matches._credits["noon"]
+    matches._credits["noon"] = (bit, weights["noon"])
+    told_apart = 0
+    for among in ({"dogs"}, {"both"}, {"other"}, {"dogs", "other"}):
+        shares = matches.coverage(among, "dogs noon")
+        expected = any(share > 0 for share in shares.values())
+        assert matches.held(among, ["dogs noon"]) == [expected], (among, shares)
+        # Every blob but "other" holds a term of the part, yet some hold
+        # none of it: "dog" weighs less than "noon" weighs below 0.
+        told_apart += among != {"other"} and not expected
+    assert told_apart
 
 
 @pytest.fixture

@@ -333,11 +333,15 @@ class Matches:
         return shares
 
     def held(self, blobs: Collection[str], parts: Sequence[str]) -> list[bool]:
-        """Returns, per part, whether any of ``blobs`` holds a term of it that weighs.
+        """Returns, per part, whether some blob's share of that part is above 0.
 
-        What ``any(self.coverage(blobs, part).values())`` says of each part,
-        without a share per blob: the clauses the blobs match are joined
-        once for every part.
+        What ``coverage(blobs, part)`` says of each part once a negative
+        share counts as none (as :meth:`Searcher.coverage` counts it), with
+        one look at the clauses the blobs match together: a part no blob
+        matches a clause of is held by none, and one whose matched terms
+        all weigh above 0, as nearly every term does, by some blob. Only a
+        part with a term weighing 0 or less (an idf below 0: a deleted
+        document still counted) is weighed blob by blob.
         """
         if not blobs or not self._searcher.num_docs:
             return [False] * len(parts)
@@ -349,16 +353,26 @@ class Matches:
         matched = functools.reduce(
             operator.or_, (masks.get(blob, 0) for blob in blobs), 0
         )
-        credits = self._credits
-        return [
-            bool(sum(self._weights[term] for term in terms))
-            and any(
-                matched >> credits[term][0] & 1 and credits[term][1] > 0
-                for term in terms
-                if term in credits
-            )
-            for terms in asked
-        ]
+        found = []
+        for terms in asked:
+            whole = sum(self._weights[term] for term in terms)
+            credited = [
+                (term, *self._credits[term]) for term in terms if term in self._credits
+            ]
+            if not whole or not any(matched >> bit & 1 for _, bit, _ in credited):
+                found.append(False)
+            elif whole > 0 and all(c > 0 for _, _, c in credited):
+                found.append(True)
+            else:
+                found.append(
+                    any(
+                        sum(c for _, bit, c in credited if masks.get(b, 0) >> bit & 1)
+                        / whole
+                        > 0
+                        for b in blobs
+                    )
+                )
+        return found
 
     def _by_passage(
         self,
