@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 
 from ctx.engine import Memory
 from ctx.hub.config import RerankerSettings
-from ctx.hub.http_json import PostFailedError, post_json
 
 if TYPE_CHECKING:  # ranking calls this module: no import back at run time
     from ctx.hub.retrieval.ranking import Ranked
@@ -53,6 +52,10 @@ def _ask(settings: RerankerSettings, query: str, texts: Sequence[str]) -> list[f
     }
     if settings.model:
         payload["model"] = settings.model
+    # Only a store that configures a reranker pays for an HTTP client
+    # (http.client, ssl, email: 15 ms to import); every recall imports this.
+    from ctx.hub.http_json import PostFailedError, post_json
+
     try:
         answer = post_json(settings.url, payload, timeout=settings.timeout)
     except PostFailedError as exc:

@@ -34,13 +34,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 import msgspec
 
 from ctx.engine import InvalidInputError, Store
-from ctx.hub.code.index import CodeIndex
-from ctx.hub.code.results import FindResult
 from ctx.hub.config import HubConfig, load_config
 from ctx.hub.locking import ReadWriteLock
 from ctx.hub.retrieval.embedders import Embedder, make_embedder
@@ -76,6 +74,10 @@ from ctx.hub.server.wire import (
     SearchAsk,
     SearchReply,
 )
+
+if TYPE_CHECKING:  # loaded when code is searched (Answerer.code_index)
+    from ctx.hub.code.index import CodeIndex
+    from ctx.hub.code.results import FindResult
 
 __all__ = ["Answerer"]
 
@@ -279,6 +281,10 @@ class Answerer:
     def code_index(self) -> CodeIndex:
         """Returns the store's code index, kept open with the same embedder."""
         if self.code is None:
+            # Only a store whose code is searched pays for the code index
+            # (about 25 ms to import); every hub and recall imports this.
+            from ctx.hub.code.index import CodeIndex
+
             assert self.store.path is not None
             path = self.store.path
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -358,6 +359,29 @@ def test_the_command_line_loads_the_hub_only_for_its_commands():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_a_recall_loads_neither_the_code_index_nor_an_http_client(hashing_ctx):
+    # A store that configures no reranker and searches no code pays for
+    # neither: the code index and http.client (with ssl) took 40 ms to
+    # import at every recall answered in its own process.
+    ctx = hashing_ctx
+    ctx("remember", "The janitor job flushes the cache nightly")
+    code = (
+        "import sys, json\n"
+        "from pathlib import Path\n"
+        "from ctx.hub import Workspace, recall\n"
+        f"ws = Workspace(Path({str(ctx.root / '.ctx')!r}))\n"
+        "assert recall(ws, 'janitor cache').hits\n"
+        "heavy = ('ctx.hub.code.index', 'http.client', 'ssl')\n"
+        "print(json.dumps([m for m in heavy if m in sys.modules]))\n"
+    )
+    env = {**os.environ, "CTX_NO_HUB": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
 
 
 def test_recall_reviewed_only_reads_heads_branch_alone(hashing_ctx):
