@@ -154,6 +154,42 @@ def test_gravity_windows_and_cycles():
     assert closeness((), (), [NOW]) == 0.0
 
 
+def test_a_memory_made_in_the_window_is_close_without_its_text_read(
+    disk_store, projection, monkeypatch
+):
+    # Its own moment is in the window, and no named date is closer than 1:
+    # reading its text for dates (gravity's costliest step) is skipped. A
+    # memory made long before is read, and is close by the date it names.
+    import ctx.hub.retrieval.ranking as ranking
+
+    made = remember(disk_store, "The deploy of the queue went out", days_ago=1)
+    named = remember(
+        disk_store, "The queue deploy is planned for 19 March 2026", days_ago=40
+    )
+    far = remember(disk_store, "The queue deploy was discussed", days_ago=40)
+    read: list[str] = []
+    extract = ranking.extract_dates
+
+    def counted(text, happened):
+        read.append(text)
+        return extract(text, happened)
+
+    monkeypatch.setattr(ranking, "extract_dates", counted)
+    ranking._named_dates.cache_clear()
+    [source] = open_sources(projection)
+    found = rank(
+        projection.searcher(source.view),
+        "queue deploy yesterday",
+        config=RecallConfig(),
+        now=NOW,
+    )
+    close = {hit.id: hit.closeness for hit in found.hits}
+    assert close[made] == close[named] == 1.0
+    assert 0 < close[far] < 1
+    assert not any("went out" in text for text in read)
+    assert any("19 March" in text for text in read)
+
+
 def test_linked_neighbours_of_strong_hits_enter_damped(disk_store, projection):
     hit = remember(disk_store, "We chose Postgres for the queue")
     reason = remember(disk_store, "Vacuum tuning matters under heavy churn")
