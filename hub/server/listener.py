@@ -33,7 +33,9 @@ What runs where:
   more is refused, and its process answers it): a hook asks the hub for its
   recall as the hook's process would, so it must never wait for a worker
   behind a long reindex, nor hold one while it waits
-  (:mod:`ctx.porcelain.hooks.relayed`).
+  (:mod:`ctx.porcelain.hooks.relayed`). That recall is handed to the
+  workers' queue directly (:meth:`_Server.ask_here`), not through the
+  socket, and waited for no longer than the hook's share of its deadline.
 - Each open store has a thread that embeds the memories recalls did not
   wait for (:mod:`~ctx.hub.server.backfill`), taking the store's lock only
   to read their texts and to add their vectors; a hub stays up while one
