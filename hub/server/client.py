@@ -169,10 +169,7 @@ def ask(
     ask_here = _HERE.get()
     if ask_here is not None and not os.environ.get("CTX_NO_HUB"):
         assert isinstance(request, AnyStoreAsk)
-        reply = ask_here(request, timeout)
-        if isinstance(reply, FailureReply):
-            raise _error(reply.failure)
-        return reply if isinstance(reply, expected) else None
+        return _believed(ask_here(request, timeout), expected)
     return _asked(request, named, expected, progress, timeout)
 
 
@@ -226,6 +223,15 @@ def _asked(
         return None
     if not _names(reply, store):
         return None
+    return _believed(reply, expected)
+
+
+def _believed(reply: Reply | None, expected: type[R]) -> R | None:
+    """Returns ``reply`` if of the type asked for; raises the failure it says.
+
+    Raises:
+        HubError: The hub answered with an error (or the engine's own class).
+    """
     if isinstance(reply, FailureReply):
         raise _error(reply.failure)
     return reply if isinstance(reply, expected) else None

@@ -124,6 +124,11 @@ def _held_terms(text: str) -> set[str]:
     return words | set(cjk_terms(text, single=True))
 
 
+def _share(mask: int, asked: list[tuple[str, int, float]], whole: float) -> float:
+    """Returns the share of ``whole`` that the credited terms a mask matches hold."""
+    return sum(c for _, bit, c in asked if mask >> bit & 1) / whole
+
+
 def _best_passage(credits: dict[str, float], stored: str) -> float:
     """Returns the most credit of ``credits``'s terms that one passage holds.
 
@@ -312,22 +317,13 @@ class Matches:
         at: one term is in some passage, and the share is the whole
         memory's.
         """
-        terms = self._own if part is None else _terms(query_text(part))
-        if not terms or not blobs or not self._searcher.num_docs:
+        if not blobs or not self._searcher.num_docs:
             return {}
-        if not self._weights.keys() >= set(terms):
-            self._add_terms(query_text(part or ""))  # a part with words of its own
-        whole = sum(self._weights[term] for term in terms)
+        whole, asked = self._weighed(part)
         if not whole:
             return {}
         masks = self._masks_of(blobs)
-        asked = [
-            (term, *self._credits[term]) for term in terms if term in self._credits
-        ]
-        shares: dict[str, float] = {}
-        for blob in blobs:
-            mask = masks.get(blob, 0)
-            shares[blob] = sum(c for _, bit, c in asked if mask >> bit & 1) / whole
+        shares = {b: _share(masks.get(b, 0), asked, whole) for b in blobs}
         if by_passage:
             shares.update(self._by_passage(blobs, masks, asked, whole))
         return shares
@@ -345,34 +341,36 @@ class Matches:
         """
         if not blobs or not self._searcher.num_docs:
             return [False] * len(parts)
-        asked = [_terms(query_text(part)) for part in parts]
-        for part, terms in zip(parts, asked, strict=True):
-            if not self._weights.keys() >= set(terms):
-                self._add_terms(query_text(part))
+        weighed = [self._weighed(part) for part in parts]
         masks = self._masks_of(blobs)
         matched = functools.reduce(
             operator.or_, (masks.get(blob, 0) for blob in blobs), 0
         )
         found = []
-        for terms in asked:
-            whole = sum(self._weights[term] for term in terms)
-            credited = [
-                (term, *self._credits[term]) for term in terms if term in self._credits
-            ]
-            if not whole or not any(matched >> bit & 1 for _, bit, _ in credited):
+        for whole, asked in weighed:
+            if not whole or not any(matched >> bit & 1 for _, bit, _ in asked):
                 found.append(False)
-            elif whole > 0 and all(c > 0 for _, _, c in credited):
+            elif whole > 0 and all(c > 0 for _, _, c in asked):
                 found.append(True)
             else:
                 found.append(
-                    any(
-                        sum(c for _, bit, c in credited if masks.get(b, 0) >> bit & 1)
-                        / whole
-                        > 0
-                        for b in blobs
-                    )
+                    any(_share(masks.get(b, 0), asked, whole) > 0 for b in blobs)
                 )
         return found
+
+    def _weighed(self, part: str | None) -> tuple[float, list[tuple[str, int, float]]]:
+        """Returns the weight of the question's terms (or ``part``'s), and the credited.
+
+        Each credited term as (term, its clause's bit, its credit); a part
+        with words of its own has them weighed first.
+        """
+        terms = self._own if part is None else _terms(query_text(part))
+        if not self._weights.keys() >= set(terms):
+            self._add_terms(query_text(part or ""))
+        whole = sum(self._weights[term] for term in terms)
+        return whole, [
+            (term, *self._credits[term]) for term in terms if term in self._credits
+        ]
 
     def _by_passage(
         self,
