@@ -11,6 +11,7 @@ its handler.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -479,7 +480,56 @@ def structured(value: Any) -> Any:
     """Returns ``value`` as a structured result: a list as ``{"result": [...]}``.
 
     That is the shape the MCP tools' output schemas describe
-    (:func:`ctx.porcelain.agents.schemas.output_schema`).
+    (:func:`ctx.porcelain.agents.schemas.output_schema`). A field that holds
+    its default is left out, as the schema allows (it is not required, and
+    its ``default`` says what it holds): a recall's hit is then its dozen
+    fields that say something, not eighteen, which is fewer tokens for a
+    host that shows the structured answer, and fewer steps for a client
+    that checks it against the schema (the SDK's does).
     """
-    builtins = msgspec.to_builtins(value)
+    builtins = _lean(value)
     return {"result": builtins} if isinstance(builtins, list) else builtins
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _lean(value: Any) -> Any:
+    """Returns ``value`` as ``msgspec.to_builtins`` does, less default fields."""
+    if isinstance(value, _PLAIN):
+        return value
+    if isinstance(value, msgspec.Struct):
+        config = type(value).__struct_config__
+        if config.array_like:  # a list, each field in its place
+            return msgspec.to_builtins(value)
+        out: dict[str, Any] = {}
+        if config.tag_field is not None:
+            out[config.tag_field] = config.tag
+        for name, key, default in _fields_of(type(value)):
+            item = getattr(value, name)
+            if default is _NO_DEFAULT or item != default:
+                out[key] = _lean(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_lean(v) for v in value]
+    if isinstance(value, dict):
+        return {_lean(k): _lean(v) for k, v in value.items()}
+    return msgspec.to_builtins(value)
+
+
+_NO_DEFAULT = object()
+
+
+@functools.cache
+def _fields_of(kind: type[msgspec.Struct]) -> tuple[tuple[str, str, Any], ...]:
+    """Per field of a Struct type: its name, its name encoded, its default."""
+    out = []
+    for field in msgspec.structs.fields(kind):
+        if field.default is not msgspec.NODEFAULT:
+            default = field.default
+        elif field.default_factory is not msgspec.NODEFAULT:
+            default = field.default_factory()
+        else:
+            default = _NO_DEFAULT
+        out.append((field.name, field.encode_name, default))
+    return tuple(out)

@@ -9,8 +9,10 @@ reads in every session is kept small and self-contained:
   optional field reads as its type alone: ``{"type": "string"}``, not
   ``anyOf`` with ``null`` and ``default: null`` (leaving it out is the same);
   an empty default (``null``, ``[]``, ``false``) is left unsaid;
-- an output schema keeps in ``$defs`` only the Structs it refers to, never a
-  second copy of its root (a Struct that holds itself refers to ``#``);
+- an output schema keeps in ``$defs`` only the Structs it refers to more
+  than once, never a second copy of its root (a Struct that holds itself
+  refers to ``#``); one referred to once is written in place, where a
+  client that checks answers resolves no reference for it;
 - a fixed-length tuple is an array with its length and one item schema, not
   ``prefixItems`` with ``items: false``: strict validators (the MCP
   Inspector's) refuse a bare boolean schema and the 2020-12-only keyword;
@@ -78,8 +80,11 @@ def output_schema(answer: Any) -> dict[str, Any]:
         root = _pointed(defs.pop(name), f"#/$defs/{name}")
         defs = {k: _pointed(v, f"#/$defs/{name}") for k, v in defs.items()}
     used = _referred(root, defs)
-    if used:
-        root["$defs"] = {k: v for k, v in defs.items() if k in used}
+    once = {name for name, count in _references(root, defs, used).items() if count == 1}
+    root = _inlined(root, defs, once)
+    kept = {k: _inlined(v, defs, once) for k, v in defs.items() if k in used - once}
+    if kept:
+        root["$defs"] = kept
     lean: dict[str, Any] = _nullable(_tuples(root))
     return lean
 
@@ -173,6 +178,52 @@ def _referred(root: dict[str, Any], defs: dict[str, Any]) -> set[str]:
         elif isinstance(node, list):
             todo.extend(node)
     return found
+
+
+def _references(
+    root: dict[str, Any], defs: dict[str, Any], used: set[str]
+) -> dict[str, int]:
+    """Returns how many ``$ref`` point at each of ``used``, in all of them."""
+    counts = dict.fromkeys(used, 0)
+    todo: list[Any] = [root, *(defs[name] for name in used)]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                counts[ref.rsplit("/", 1)[1]] += 1
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return counts
+
+
+def _inlined(schema: Any, defs: dict[str, Any], once: set[str]) -> Any:
+    """Returns ``schema`` with each definition of ``once`` written in its place.
+
+    A definition one field refers to is said where it is used: a client
+    that checks answers resolves no reference for it. Where the field may
+    be null (``anyOf`` of null and the reference), the object's ``type``
+    takes ``null`` beside it: ``properties`` and ``required`` hold of
+    objects alone, so the same answers validate.
+    """
+    if isinstance(schema, list):
+        return [_inlined(v, defs, once) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    name = ref.removeprefix("#/$defs/") if isinstance(ref, str) else None
+    if name in once:
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        return {**_inlined(defs[name], defs, once), **rest}
+    out = {k: _inlined(v, defs, once) for k, v in schema.items()}
+    choices = out.get("anyOf")
+    if choices and len(choices) == 2 and _NULL in choices:
+        [kept] = [c for c in choices if c != _NULL]
+        if kept.get("type") == "object" and "$ref" not in kept:
+            del out["anyOf"]
+            out = {**kept, **out, "type": ["object", "null"]}
+    return out
 
 
 def _tuples(schema: Any) -> Any:

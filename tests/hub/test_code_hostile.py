@@ -236,7 +236,7 @@ def test_find_full_over_the_api_and_mcp_never_shows_a_file_outside_the_tree(
         ws.close()
     assert "SECRET" not in str(hits)
     [hit] = hits
-    assert hit["code"] is None
+    assert hit.get("code") is None
 
 
 def test_find_full_does_not_hang_on_a_file_swapped_for_a_fifo(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import msgspec
 import pytest
 from mcp import Client
 
@@ -33,6 +34,7 @@ from ctx.engine import (
 from ctx.hub import Workspace
 from ctx.hub.calls import CALLS, TOOL_SETS, decode, tool_names
 from ctx.hub.code.languages import LANGUAGES, SYMBOL_KINDS
+from ctx.hub.retrieval.results import RecallResult
 from ctx.porcelain.agents.http_app import ROUTES, ErrorBody, Health
 from ctx.porcelain.agents.mcp_server import build_server
 from ctx.porcelain.agents.openapi import openapi
@@ -259,9 +261,8 @@ def test_an_unknown_tool_or_set_is_refused(ws: Workspace, spec: str) -> None:
         build_server(ws, tools=spec)
 
 
-async def test_a_nullable_answer_field_is_a_pair_of_types(ws: Workspace) -> None:
-    # A client that checks each answer (the SDK's) takes one step for a pair
-    # of types where anyOf took up to three; answers validate as before.
+async def recall_answer(ws: Workspace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Recalls the one memory over MCP: the tool's output schema and answer."""
     async with Client(build_server(ws)) as client:
         await client.call_tool("remember", {"text": "Deploys run on Fridays."})
         answer = await client.call_tool("recall", {"query": "deploys"})
@@ -271,13 +272,22 @@ async def test_a_nullable_answer_field_is_a_pair_of_types(ws: Workspace) -> None
             if t.name == "recall"
         )
     assert schema is not None
+    assert answer.structured_content is not None
+    return schema, answer.structured_content
+
+
+async def test_a_nullable_answer_field_is_a_pair_of_types(ws: Workspace) -> None:
+    # A client that checks each answer (the SDK's) takes one step for a pair
+    # of types where anyOf took up to three; answers validate as before.
+    schema, recalled = await recall_answer(ws)
     hit_schema = schema["$defs"]["Hit"]["properties"]
     assert hit_schema["title"] == {"type": ["string", "null"]}
-    assert hit_schema["explain"]["anyOf"][0] == {"type": "null"}  # mostly null
+    assert hit_schema["passage"]["anyOf"][0] == {"type": "null"}  # mostly null
+    # A Struct one field holds is said in place, null beside its type.
+    assert hit_schema["written"]["type"] == ["object", "null"]
+    assert "Written" not in schema["$defs"]
     assert schema["properties"]["budget"] == {"type": ["integer", "null"]}
     check = jsonschema.Draft202012Validator(schema)
-    recalled = answer.structured_content
-    assert recalled is not None
     [hit] = recalled["hits"]
     for field, good, bad in [
         ("title", None, 3),
@@ -288,3 +298,34 @@ async def test_a_nullable_answer_field_is_a_pair_of_types(ws: Workspace) -> None
         for value, valid in [(good, True), (bad, False)]:
             changed = {**recalled, "hits": [{**hit, field: value}]}
             assert check.is_valid(changed) is valid, (field, value)
+
+
+async def test_an_answer_leaves_out_what_holds_its_default(ws: Workspace) -> None:
+    # Fewer tokens and fewer checks; decoded, it is the same answer.
+    schema, recalled = await recall_answer(ws)
+    [hit] = recalled["hits"]
+    for field in ("explain", "passage", "conflict", "weak"):
+        assert field not in hit
+    assert hit["title"] is None  # required: said even when null
+    assert "nothing_relevant" not in recalled
+    jsonschema.Draft202012Validator(schema).validate(recalled)
+    decoded = msgspec.convert(recalled, RecallResult)
+    assert decoded.hits[0].explain is None
+    assert decoded.hits[0].weak is False
+    whole = msgspec.json.decode(msgspec.json.encode(decoded))
+    assert within(recalled, whole)  # what was said is said the same
+    assert set(whole["hits"][0]) - set(hit) == {
+        "explain",
+        "passage",
+        "conflict",
+        "weak",
+    }
+
+
+def within(part: Any, whole: Any) -> bool:
+    """Whether ``part`` is ``whole`` with some of its objects' keys left out."""
+    if isinstance(part, dict):
+        return all(k in whole and within(v, whole[k]) for k, v in part.items())
+    if isinstance(part, list):
+        return len(part) == len(whole) and all(map(within, part, whole))
+    return bool(part == whole)
