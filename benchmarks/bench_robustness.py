@@ -25,7 +25,10 @@ scored on every set in one run:
   protocol), **whole**, and holding **one speaker's turns only** (a store
   per speaker of each conversation, a memory per session of that speaker's
   lines; a question is asked of the speaker whose turns hold all its
-  evidence, and its gold is the sessions its evidence falls in).
+  evidence, and its gold is the sessions its evidence falls in); and of
+  those, the questions that name the speaker **asked in the first person**
+  (:func:`first_person`: "When did I go to the support group?"), as a
+  person asks of a store of their own turns: no name to match.
 - **Cranfield** (``bench_quality.py``'s store).
 
 - **Paraphrased** questions (all questions of categories 1-4, asked of the
@@ -257,6 +260,29 @@ def name_variants(corpus: quality.Corpus) -> dict[str, quality.Corpus]:
         "short": with_questions(corpus, shorts),
         "other": with_questions(corpus, other),
     }
+
+
+def first_person(question: str, name: str) -> str:
+    """Returns ``question`` as its speaker would ask it ("What did I ...?").
+
+    "Caroline's" becomes "my" and "Caroline" "I" (grammar aside: "What has
+    I done?"), as a person asks of a store of their own turns.
+    """
+    said = re.sub(rf"\b{re.escape(name)}'s\b", "my", question)
+    return re.sub(rf"\b{re.escape(name)}\b", "I", said)
+
+
+def in_first_person(made: sessions.Sessions, speaker: str) -> sessions.Sessions:
+    """Returns one speaker's sessions with the questions that name the speaker,
+    asked in the first person (:func:`first_person`)."""
+    return dataclasses.replace(
+        made,
+        questions=[
+            dataclasses.replace(q, text=first_person(q.text, speaker))
+            for q in made.questions
+            if naming(q.text, [speaker])
+        ],
+    )
 
 
 def two_word_names(corpus: quality.Corpus) -> quality.Corpus:
@@ -553,6 +579,10 @@ SETS = {
         "sessions",
     ),
     "one-speaker": ("LoCoMo sessions, one speaker's turns", "sessions"),
+    "first-person": (
+        "... the questions that name the speaker, asked in the first person",
+        "sessions",
+    ),
     "cranfield": ("Cranfield", "cranfield"),
 }
 """The sets in the report's order, by the key ``--only`` names them with."""
@@ -593,12 +623,16 @@ def build_sets(
                     ],
                 )
                 sets["sessions-paraphrase"].parts.append((docs, said))
-        if "one-speaker" in sets:
+        if sets.keys() & {"one-speaker", "first-person"}:
             for speaker in speakers(corpus):
                 one = sessions_of(corpus, speaker)
-                sets["one-speaker"].parts.append(
-                    (documents(as_corpus(one), embedder, systems), one)
-                )
+                docs = documents(as_corpus(one), embedder, systems)
+                if "one-speaker" in sets:
+                    sets["one-speaker"].parts.append((docs, one))
+                if "first-person" in sets:
+                    sets["first-person"].parts.append(
+                        (docs, in_first_person(one, speaker))
+                    )
         if isinstance(embedder, CachedEmbedder):
             embedder.save()
         progress(f"{corpus.name}: stores built")
