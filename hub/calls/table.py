@@ -495,26 +495,44 @@ _PLAIN = (str, int, float, bool, type(None))
 
 
 def _lean(value: Any) -> Any:
-    """Returns ``value`` as ``msgspec.to_builtins`` does, less default fields."""
-    if isinstance(value, _PLAIN):
-        return value
-    if isinstance(value, msgspec.Struct):
-        config = type(value).__struct_config__
-        if config.array_like:  # a list, each field in its place
-            return msgspec.to_builtins(value)
-        out: dict[str, Any] = {}
-        if config.tag_field is not None:
-            out[config.tag_field] = config.tag
-        for name, key, default in _fields_of(type(value)):
-            item = getattr(value, name)
-            if default is _NO_DEFAULT or item != default:
-                out[key] = _lean(item)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_lean(v) for v in value]
-    if isinstance(value, dict):
-        return {_lean(k): _lean(v) for k, v in value.items()}
-    return msgspec.to_builtins(value)
+    """Returns ``value`` as ``msgspec.to_builtins`` does, less default fields.
+
+    Walked with a stack of its own, not by recursion: a trace's tree may be
+    deeper than Python's stack (``to_builtins`` goes 500 levels down).
+    """
+    top: list[Any] = [None]
+    todo: list[tuple[Any, Any, Any]] = [(value, top, 0)]  # value, into, at
+    while todo:
+        item, into, at = todo.pop()
+        if isinstance(item, _PLAIN):
+            into[at] = item
+        elif isinstance(item, msgspec.Struct):
+            config = type(item).__struct_config__
+            if config.array_like:  # a list, each field in its place
+                into[at] = msgspec.to_builtins(item)
+                continue
+            out: dict[Any, Any] = {}
+            if config.tag_field is not None:
+                out[config.tag_field] = config.tag
+            for name, key, default in _fields_of(type(item)):
+                field = getattr(item, name)
+                if default is _NO_DEFAULT or field != default:
+                    out[key] = None  # its place, in the fields' order
+                    todo.append((field, out, key))
+            into[at] = out
+        elif isinstance(item, (list, tuple)):
+            into[at] = items = [None] * len(item)
+            todo.extend((v, items, n) for n, v in enumerate(item))
+        elif isinstance(item, dict):
+            entries: dict[Any, Any] = {}
+            into[at] = entries
+            for key, v in item.items():
+                plain = key if isinstance(key, _PLAIN) else msgspec.to_builtins(key)
+                entries[plain] = None
+                todo.append((v, entries, plain))
+        else:
+            into[at] = msgspec.to_builtins(item)
+    return top[0]
 
 
 _NO_DEFAULT = object()

@@ -30,9 +30,10 @@ from ctx.engine import (
     TAKES,
     InvalidInputError,
     Store,
+    TraceNode,
 )
 from ctx.hub import Workspace
-from ctx.hub.calls import CALLS, TOOL_SETS, decode, tool_names
+from ctx.hub.calls import CALLS, TOOL_SETS, decode, structured, tool_names
 from ctx.hub.code.languages import LANGUAGES, SYMBOL_KINDS
 from ctx.hub.retrieval.results import RecallResult
 from ctx.porcelain.agents.http_app import ROUTES, ErrorBody, Health
@@ -329,3 +330,17 @@ def within(part: Any, whole: Any) -> bool:
     if isinstance(part, list):
         return len(part) == len(whole) and all(map(within, part, whole))
     return bool(part == whole)
+
+
+def test_an_answer_deeper_than_the_stack_is_given_whole() -> None:
+    # A trace's tree may be as deep as its chain of memories.
+    node = TraceNode(id="0", kind=None, headline="first")
+    for number in range(1, 2_000):
+        node = TraceNode(id=str(number), kind=None, headline="h", children=(node,))
+    answer = structured(node)
+    depth = 0
+    while answer.get("children"):
+        [answer] = answer["children"]
+        depth += 1
+    assert depth == 1_999
+    assert answer == {"id": "0", "kind": None, "headline": "first"}
