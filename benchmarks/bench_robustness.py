@@ -29,7 +29,10 @@ scored on every set in one run:
   those, the questions that name the speaker **asked in the first person**
   (:func:`first_person`: "When did I go to the support group?"), as a
   person asks of a store of their own turns: no name to match.
-- **Cranfield** (``bench_quality.py``'s store).
+- **Cranfield** (``bench_quality.py``'s store), its queries as asked and
+  **as claims** (:func:`as_claim`: "what similarity laws must be obeyed
+  when ..." -> "Similarity laws must be obeyed when ...."), as a set of
+  scientific claims asks of abstracts.
 
 - **Paraphrased** questions (all questions of categories 1-4, asked of the
   turn stores and of the whole sessions): no model may write the data here,
@@ -283,6 +286,25 @@ def in_first_person(made: sessions.Sessions, speaker: str) -> sessions.Sessions:
             if naming(q.text, [speaker])
         ],
     )
+
+
+_ASKING = re.compile(
+    r"^\s*(?:(?:in|to|at|on|for|under|by) )?(?:what|how|why|which|when|where|who"
+    r"|whom|whose|is|are|was|were|does|do|did|can|could|should|would|will|has"
+    r"|have|had)\b(?:\s+(?:is|are|was|were|does|do|the|a|an|there|been|be)\b)*\s*",
+    re.IGNORECASE,
+)
+
+
+def as_claim(question: str) -> str:
+    """Returns ``question`` said as a claim: its asking words and mark left out.
+
+    "what similarity laws must be obeyed when constructing ... ?" ->
+    "Similarity laws must be obeyed when constructing ....": word order
+    aside ("Theoretical ... guides do we have"), what a claim says.
+    """
+    said = _ASKING.sub("", question.strip()).rstrip(" ?.")
+    return said[:1].upper() + said[1:] + "."
 
 
 def two_word_names(corpus: quality.Corpus) -> quality.Corpus:
@@ -584,6 +606,7 @@ SETS = {
         "sessions",
     ),
     "cranfield": ("Cranfield", "cranfield"),
+    "claims": ("Cranfield, queries as claims", "cranfield"),
 }
 """The sets in the report's order, by the key ``--only`` names them with."""
 
@@ -641,11 +664,17 @@ def build_sets(
             both = two_conversations(first, second)
             sets["pairs"].parts.append((documents(both, embedder, systems), both))
         progress("pairs of conversations: stores built")
-    if "cranfield" in sets:
+    if sets.keys() & {"cranfield", "claims"}:
         cranfield = quality.load_cranfield(eval_dir)
-        sets["cranfield"].parts.append(
-            (documents(cranfield, embedder, systems), cranfield)
-        )
+        docs = documents(cranfield, embedder, systems)
+        if "cranfield" in sets:
+            sets["cranfield"].parts.append((docs, cranfield))
+        if "claims" in sets:
+            claims = [
+                dataclasses.replace(q, text=as_claim(q.text))
+                for q in cranfield.questions
+            ]
+            sets["claims"].parts.append((docs, with_questions(cranfield, claims)))
     if isinstance(embedder, CachedEmbedder):
         embedder.save()
     return list(sets.values())
