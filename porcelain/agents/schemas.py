@@ -80,9 +80,11 @@ def output_schema(answer: Any) -> dict[str, Any]:
         root = _pointed(defs.pop(name), f"#/$defs/{name}")
         defs = {k: _pointed(v, f"#/$defs/{name}") for k, v in defs.items()}
     used = _referred(root, defs)
-    once = {name for name, count in _references(root, defs, used).items() if count == 1}
+    once = {name for name, count in used.items() if count == 1}
     root = _inlined(root, defs, once)
-    kept = {k: _inlined(v, defs, once) for k, v in defs.items() if k in used - once}
+    kept = {
+        k: _inlined(v, defs, once) for k, v in defs.items() if k in used.keys() - once
+    }
     if kept:
         root["$defs"] = kept
     lean: dict[str, Any] = _nullable(_tuples(root))
@@ -161,9 +163,13 @@ def _pointed(schema: Any, root_ref: str) -> Any:
     return schema
 
 
-def _referred(root: dict[str, Any], defs: dict[str, Any]) -> set[str]:
-    """Returns the names in ``defs`` that ``root`` reaches through ``$ref``."""
-    found: set[str] = set()
+def _referred(root: dict[str, Any], defs: dict[str, Any]) -> dict[str, int]:
+    """Returns how often ``$ref`` points at each definition ``root`` reaches.
+
+    Counted in ``root`` and once in each definition it reaches (through
+    ``$ref``, from definitions too).
+    """
+    counts: dict[str, int] = {}
     todo: list[Any] = [root]
     while todo:
         node = todo.pop()
@@ -171,28 +177,11 @@ def _referred(root: dict[str, Any], defs: dict[str, Any]) -> set[str]:
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
                 name = ref.rsplit("/", 1)[1]
-                if name not in found:
-                    found.add(name)
+                if name not in counts:
+                    counts[name] = 0
                     todo.append(defs[name])
+                counts[name] += 1
             todo.extend(v for k, v in node.items() if k != "$ref")
-        elif isinstance(node, list):
-            todo.extend(node)
-    return found
-
-
-def _references(
-    root: dict[str, Any], defs: dict[str, Any], used: set[str]
-) -> dict[str, int]:
-    """Returns how many ``$ref`` point at each of ``used``, in all of them."""
-    counts = dict.fromkeys(used, 0)
-    todo: list[Any] = [root, *(defs[name] for name in used)]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                counts[ref.rsplit("/", 1)[1]] += 1
-            todo.extend(node.values())
         elif isinstance(node, list):
             todo.extend(node)
     return counts
