@@ -11,7 +11,9 @@ scored on every set in one run:
   its first letter: a vowel changed, a letter doubled, dropped or two
   swapped; never a word the conversation holds) or replaced by a **short
   form** (:func:`short_form`: "Deborah" -> "Deb", "Andrew" -> "Andy",
-  "Tim" -> "Timmy"); the same questions asked of stores whose
+  "Tim" -> "Timmy"), and both **typed in lower case** without the question
+  mark (:func:`in_lower_case`: "what did deb paint"), as people type in a
+  hurry; the same questions asked of stores whose
   speakers have **two-word names** (a surname from a fixed list, so turns
   read "Caroline Walker: ..." and are tagged ``speaker:caroline-walker``);
   and the questions that name one speaker about **what the other said**
@@ -261,8 +263,21 @@ def name_variants(corpus: quality.Corpus) -> dict[str, quality.Corpus]:
         "named": with_questions(corpus, named),
         "misspelt": with_questions(corpus, typos),
         "short": with_questions(corpus, shorts),
+        "misspelt-lower": with_questions(corpus, [in_lower_case(q) for q in typos]),
+        "short-lower": with_questions(corpus, [in_lower_case(q) for q in shorts]),
         "other": with_questions(corpus, other),
     }
+
+
+NAME_VARIANTS = ("named", "misspelt", "short", "misspelt-lower", "short-lower", "other")
+"""The sets of :func:`name_variants` made from the questions that name someone."""
+
+
+def in_lower_case(question: quality.Question) -> quality.Question:
+    """Returns ``question`` typed in lower case, its closing mark left out."""
+    return dataclasses.replace(
+        question, text=re.sub(r"[?.!]+\s*$", "", question.text.lower())
+    )
 
 
 def first_person(question: str, name: str) -> str:
@@ -591,6 +606,8 @@ SETS = {
     "named": ("LoCoMo turns, questions naming a speaker", "turns"),
     "misspelt": ("... that name misspelt", "turns"),
     "short": ("... that name as a short form", "turns"),
+    "misspelt-lower": ("... that name misspelt, typed in lower case", "turns"),
+    "short-lower": ("... that name as a short form, typed in lower case", "turns"),
     "two-word": ("... speakers with two-word names in the store", "turns"),
     "other": ("... about what the other speaker said", "turns"),
     "paraphrase": ("LoCoMo turns, questions paraphrased", "turns"),
@@ -623,7 +640,7 @@ def build_sets(
     turns = quality.load_locomo(eval_dir, ref)[: 2 if quick else None]
     sets = {key: Set(*SETS[key], []) for key in SETS if key in only}
     for corpus in turns:
-        if sets.keys() & {"all", "named", "misspelt", "short", "other", "paraphrase"}:
+        if sets.keys() & {*NAME_VARIANTS, "all", "paraphrase"}:
             plain = documents(corpus, embedder, systems)
             variants = name_variants(corpus)
             variants["all"] = with_questions(corpus, asked(corpus))

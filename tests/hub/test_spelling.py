@@ -201,6 +201,9 @@ def ranked(projection, query):
         ("What does Evvy drive to work?", {"Evvy": "Evan"}, TURNS[10][0]),
         # Two edits from "Kate", and the same consonants.
         ("When did Kitu wash the car?", {"Kitu": "Kate"}, TURNS[8][0]),
+        # Typed in lower case: a word no memory holds may still be a name.
+        ("where did mohammed move to", {"mohammed": "Muhhamed"}, TURNS[0][0]),
+        ("what pet did mel adopt?", {"mel": "Melanie"}, TURNS[4][0]),
     ],
 )
 def test_a_name_spelt_otherwise_finds_its_memories_as_a_relevant_answer(
@@ -250,3 +253,31 @@ def test_a_named_question_has_the_lower_weak_floor(projection):
     assert first.respelt == {}
     word, _ = ranked(projection, "Spoke did break how?")
     assert not word.named
+
+
+def test_a_question_in_lower_case_respells_only_words_no_memory_holds(projection):
+    # "car" is a word of the store: typed in lower case it is that word,
+    # not "Caroline" (capitalised inside a sentence, "Car" may be a name).
+    found, bodies = ranked(projection, "when did kate wash the car?")
+    assert found.respelt == {}
+    assert found.named
+    assert bodies[0] == TURNS[8][0]
+    # A capital inside the question: only capitalised words are suspects.
+    found, _ = ranked(projection, "where did mohammed move, Kate?")
+    assert found.respelt == {}
+
+
+def test_a_question_in_lower_case_looks_at_few_unheld_words(projection):
+    # Past two words no memory holds, only those no dictionary knows are
+    # looked at as names ("nikolas", not "quantum"), each a search.
+    found, _ = ranked(projection, "did nikolas like the quantum physics lecture")
+    assert dict(found.respelt) == {"nikolas": "Nicolas"}
+    found, _ = ranked(projection, "did mohammed like the quantum physics lecture")
+    assert found.respelt == {}
+
+
+def test_no_word_is_respelt_to_a_month_or_a_weekday(projection):
+    # "sun" would be a short form of "Sunday", which the memories write
+    # capitalised as they write names.
+    found, _ = ranked(projection, "did kate sit in the sun")
+    assert found.respelt == {}
