@@ -51,10 +51,12 @@ questions with a name misspelt, 11.9% with a short form).
 A question typed in lower case (no word capitalised but its first, "I"
 aside) has no capitals to tell a name by: there, each word of three letters
 or more that is no function word, month or weekday is a suspect if no
-memory holds it, nor its stem ("carolin", "mel"; not "say", which "says"
-stems to), and respelt by the same rules; a word the store holds is taken
-as typed ("car" stays "car", where "Car" inside a sentence may be
-Caroline), and one a tag's value holds is a name it names. Typed so, 12.1%
+memory holds it, nor its stem ("melnie"; not "say", which "says" stems
+to), and respelt by the same rules, but a word of MiniLM's vocabulary is no
+short form there ("pet" is not Peter, nor "art" Arthur, where "Pet" inside
+a sentence might be); a word the store holds is taken as typed ("car"
+stays "car", where "Car" may be Caroline), and one a tag's value holds is a
+name it names. Typed so, 12.1%
 of LoCoMo's questions with a misspelt name and 13.7% with a short form had
 answered "nothing relevant" (0.9% and 0.1% capitalised). Whatever the
 case, no word is respelt to a month or a weekday, which memories write
@@ -434,20 +436,25 @@ def respell(
         return total
 
     found: Mapping[str, Literal["name", "word"] | None]
-    if _capitals(question):
+    lower_case = not _capitals(question)
+    if lower_case:
+        found = _unheld_in_lower_case(question, spans, indexes, names, knows)
+    else:
         found = {
             word: _held_as(word.lower(), indexes, read)
             for word in suspects(question, spans)
         }
-    else:
-        found = _unheld_in_lower_case(question, spans, indexes, names, knows)
     for word, held_as in found.items():
         lower = word.lower()
         if held_as == "name":
             names[lower] = None
             continue
         held = _names_near(lower, indexes, read)
-        name = short_for(lower, held, count)
+        # Typed in lower case, a word of the language is no short form:
+        # "pet" is not Peter, nor "art" Arthur, as "Pet" inside a sentence
+        # may be.
+        short = not (lower_case and knows(lower))
+        name = short_for(lower, held, count) if short else None
         if held_as is None:
             typo = misspelt(lower, held, knows, count)
             if typo is not None and name is not None:
@@ -488,13 +495,13 @@ def _unheld_in_lower_case(
         word = match.group()
         if not (_may_name(match, spans) and content_analyzer().analyze(word)):
             continue
-        held_as = _held_as(word, indexes, None)
+        held_as = _held_as(word.lower(), indexes, None)
         if held_as == "name":
-            names[word] = None
+            names[word.lower()] = None
         elif held_as is None:
             unheld[word] = None
     if len(unheld) > UNHELD_MAX:
-        unheld = {word: held for word, held in unheld.items() if not knows(word)}
+        unheld = {w: held for w, held in unheld.items() if not knows(w.lower())}
     return unheld if len(unheld) <= UNHELD_MAX else {}
 
 
