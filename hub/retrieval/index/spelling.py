@@ -438,7 +438,9 @@ def respell(
     found: Mapping[str, Literal["name", "word"] | None]
     lower_case = not _capitals(question)
     if lower_case:
-        found = _unheld_in_lower_case(question, spans, indexes, names, knows)
+        tagged, unheld = _in_lower_case(question, spans, indexes, knows)
+        names.update(dict.fromkeys(tagged))
+        found = dict.fromkeys(unheld)
     else:
         found = {
             word: _held_as(word.lower(), indexes, read)
@@ -473,36 +475,36 @@ def respell(
     return Respelling(words, tuple(names))
 
 
-def _unheld_in_lower_case(
+def _in_lower_case(
     question: str,
     spans: Sequence[tuple[int, int]],
     indexes: Sequence[LexicalIndex],
-    names: dict[str, None],
     knows: Callable[[str], bool],
-) -> dict[str, Literal["name", "word"] | None]:
-    """Returns the suspects of a question typed in lower case (module doc).
+) -> tuple[list[str], list[str]]:
+    """Returns what a question typed in lower case names, and its suspects.
 
-    Each word of three letters or more, outside the time phrases, no month,
-    weekday or English function word, that no memory holds (:func:`_held_as`).
-    Past :data:`UNHELD_MAX` of them, only those the embedder does not know
+    Its words of three letters or more, outside the time phrases, no month,
+    weekday or English function word: those a tag's value holds (names it
+    names), and those no memory holds (:func:`_held_as`), the suspects.
+    Past :data:`UNHELD_MAX` suspects, only those the embedder does not know
     whole ("carolien", not "received"), and none if they are still more:
     such a question asks about what the store does not hold, not about
-    someone it spells otherwise. A tag's value among them is put in
-    ``names``.
+    someone it spells otherwise.
     """
-    unheld: dict[str, Literal["name", "word"] | None] = {}
+    tagged: list[str] = []
+    unheld: list[str] = []
     for match in _WORD.finditer(question):
         word = match.group()
         if not (_may_name(match, spans) and content_analyzer().analyze(word)):
             continue
         held_as = _held_as(word.lower(), indexes, None)
         if held_as == "name":
-            names[word.lower()] = None
-        elif held_as is None:
-            unheld[word] = None
+            tagged.append(word.lower())
+        elif held_as is None and word not in unheld:
+            unheld.append(word)
     if len(unheld) > UNHELD_MAX:
-        unheld = {w: held for w, held in unheld.items() if not knows(w.lower())}
-    return unheld if len(unheld) <= UNHELD_MAX else {}
+        unheld = [word for word in unheld if not knows(word.lower())]
+    return tagged, unheld if len(unheld) <= UNHELD_MAX else []
 
 
 def _capitals(question: str) -> bool:
