@@ -56,11 +56,11 @@ to), and respelt by the same rules, but a word of MiniLM's vocabulary is no
 short form there ("pet" is not Peter, nor "art" Arthur, where "Pet" inside
 a sentence might be); a word the store holds is taken as typed ("car"
 stays "car", where "Car" may be Caroline), and one a tag's value holds is a
-name it names. Typed so, 12.1%
-of LoCoMo's questions with a misspelt name and 13.7% with a short form had
-answered "nothing relevant" (0.9% and 0.1% capitalised). Whatever the
-case, no word is respelt to a month or a weekday, which memories write
-capitalised too ("say" is no pet form of "Saturday").
+name it names. Typed so, 12.1% of LoCoMo's questions with a misspelt name
+and 13.7% with a short form had answered "nothing relevant" (0.9% and 0.1%
+capitalised). Whatever the case, no word is respelt to a month or a
+weekday, which memories write capitalised too ("say" is no pet form of
+"Saturday").
 
 A sentence's first word is no suspect, but one the memories hold as a name
 is a name the question names (:attr:`Respelling.names`): a paraphrase or a
@@ -495,9 +495,10 @@ def _in_lower_case(
     unheld: list[str] = []
     for match in _WORD.finditer(question):
         word = match.group()
-        if not (_may_name(match, spans) and content_analyzer().analyze(word)):
+        stems = content_analyzer().analyze(word)
+        if not (stems and _may_name(match, spans)):
             continue
-        held_as = _held_as(word.lower(), indexes, None)
+        held_as = _held_as(word.lower(), indexes, None, stems)
         if held_as == "name":
             tagged.append(word.lower())
         elif held_as is None and word not in unheld:
@@ -558,6 +559,7 @@ def _held_as(
     word: str,
     indexes: Sequence[LexicalIndex],
     read: Callable[[str], Memory | None] | None,
+    stems: Sequence[str] = (),
 ) -> Literal["name", "word"] | None:
     """Returns how the memories hold ``word`` (lower-case): as a name, a word, not.
 
@@ -566,11 +568,10 @@ def _held_as(
     (:func:`held_names`). A word they hold only otherwise ("car" for a
     question's "Car") may still be the short form of a name they hold
     ("Caroline"). ``read`` ``None``: a word of a question typed in lower
-    case, every one of which is asked about: no memory is read, and a word
-    whose stem a title or body holds is held too ("say", which "says" stems
-    to; the word share counts it so).
+    case, every one of which is asked about: no memory is read. A word
+    whose ``stems`` (as the index analyses it) a title or body holds is
+    held too ("say", which "says" stems to; the word share counts it so).
     """
-    stems = content_analyzer().analyze(word) if read is None else []
     held: Literal["word"] | None = None
     for index in indexes:
         searcher = index.current_searcher()
