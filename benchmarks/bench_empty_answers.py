@@ -11,9 +11,12 @@ through ``rank()`` and applies each caller's floor to the same ranking:
 - LoCoMo sessions (``bench_sessions.py``: one memory per session): any@5,
   all@5 and the empty share.
 - Cranfield: nDCG@10 and the empty share.
+- One speaker's sessions, the questions that name the speaker asked in the
+  first person ("When did I ...?"): any@5 and the empty share.
 - Foreign questions: each LoCoMo question asked of the next conversation's
-  turn store, and of its session store, where nothing is relevant: the
-  share that is empty (the higher, the better).
+  turn store, and of its session store, and each first-person question of
+  another conversation's speaker, where nothing is relevant: the share
+  that is empty (the higher, the better).
 
 The hook's answer is the hits that pass its floor (``hook_hits`` in
 ``ctx.porcelain.hooks.events``) among those the recall returns.
@@ -42,6 +45,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import _robustness_variants as variants
 import bench_quality as quality
 import bench_sessions as sessions
 from _bench_common import cpu_name
@@ -258,6 +262,47 @@ def session_sets(
     return own, foreign
 
 
+def first_person_sets(
+    eval_dir: Path, embedder: CachedEmbedder, quick: bool, dump: list[dict]
+) -> tuple[Tally, Tally]:
+    """Returns the tallies of one speaker's sessions asked in the first person.
+
+    Each speaker's own turns, one memory per session, asked the questions
+    that name that speaker in the first person ("When did I go to the
+    support group?": ``_robustness_variants.in_first_person``); the foreign
+    questions are another conversation's speaker's, asked alike, where
+    "I" is someone else.
+    """
+    ref = quality.load_reference(eval_dir)
+    stores = []
+    for corpus in quality.load_locomo(eval_dir, ref)[: 3 if quick else None]:
+        for speaker in variants.speakers(corpus):
+            made = variants.in_first_person(
+                variants.sessions_of(corpus, speaker), speaker
+            )
+            built = quality.build(
+                quality.Corpus(made.name, made.texts, made.drafts, made.keys, made.now),
+                embedder,
+            )
+            stores.append((made, built))
+    embedder.save()
+    progress("one speaker's session stores built")
+    config = RecallConfig()
+    own, foreign = Tally(), Tally()
+    for number, (made, mine) in enumerate(stores):
+        other = stores[(number + 2) % len(stores)][1]  # another conversation's
+        for question in made.questions:
+            ranking, asked = both(mine, other, question.text, made.now, own, foreign)
+            for caller, answer in CALLERS.items():
+                hits = answer(ranking, config)
+                top = {mine.key_of[r.id] for r in hits[:5]}
+                own.add(caller, not hits, any5=bool(question.gold & top))
+                foreign.add(caller, not answer(asked, config))
+                if caller == "explicit recall" and not hits:
+                    dumped(dump, "first person", question.text, ranking)
+    return own, foreign
+
+
 def cranfield(eval_dir: Path, embedder: CachedEmbedder, dump: list[dict]) -> Tally:
     corpus = quality.load_cranfield(eval_dir)
     built = quality.build(corpus, embedder)
@@ -306,6 +351,8 @@ def main() -> None:
     progress("turns done")
     own_sessions, foreign_sessions = session_sets(eval_dir, embedder, args.quick, dump)
     progress("sessions done")
+    own_first, foreign_first = first_person_sets(eval_dir, embedder, args.quick, dump)
+    progress("first person done")
     cran = cranfield(eval_dir, embedder, dump)
     config = RecallConfig()
     lines = [
@@ -337,6 +384,11 @@ def main() -> None:
             own_sessions,
             ["all5"],
         ),
+        *rows(
+            f"One speaker's sessions, first person ({own_first.asked}), any@5",
+            own_first,
+            ["any5"],
+        ),
         *rows(f"Cranfield ({cran.asked}), nDCG@10", cran, ["ndcg"]),
         "",
         "## Foreign questions (nothing is relevant): the share with an empty answer",
@@ -350,8 +402,14 @@ def main() -> None:
             for name, t in (
                 ("LoCoMo turns", foreign_turns),
                 ("LoCoMo sessions", foreign_sessions),
+                ("One speaker's sessions, first person", foreign_first),
             )
         ],
+        "",
+        "The first-person questions asked of another conversation's speaker are"
+        " about someone else's life, but \"I\" there is the store's writer too:"
+        " an explicit recall gives them its lower weak floor, as a question"
+        " that names someone the store holds (docs/recall.md).",
         "",
         "## Where the explicit recall's weak floor could go",
         "",

@@ -61,7 +61,8 @@ asking only that view's :class:`~ctx.hub.retrieval.index.searcher.Searcher`:
    the query asks nothing else any of the hits holds. A hit under the
    floor is weak. :func:`relevant` keeps nothing when no hit reaches the
    floor (or, for an explicit recall, the lower :func:`weak_floor`, lower
-   still when the query names a name the store holds), and otherwise drops
+   still when the query names a name the store holds, or asks in the first
+   person a store of its writer's own words), and otherwise drops
    the hits below it whose score falls below ``fall_off`` times the best
    one.
 9. An optional reranker (``[recall.reranker]``, off by default) reorders the
@@ -75,6 +76,7 @@ others still answer.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -153,6 +155,13 @@ is then best answered by its best hits, marked weak. A question asked of
 another store seldom names a name that store holds (0.7% of LoCoMo's), so
 this floor hardly changes what it finds there (docs/recall.md)."""
 
+FIRST_PERSON_STORE = 0.5
+"""The share of memories written in the first person singular ("I", "me",
+"my") from which a store is a person's own words: a question asked in the
+first person there names its writer (:attr:`Ranking.named`)."""
+
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.IGNORECASE)
+
 GRAVITY_CANDIDATES = 64
 """How many of the best fused hits gravity weighs (each is read from git);
 hits of the time channel are always weighed."""
@@ -198,9 +207,11 @@ class Ranking:
     """The ranked memories of one query, and what the query meant.
 
     ``read`` returns a memory of the view by id (each read from git once).
-    ``named``: whether the query names a name the store holds (a word of
-    it, as written or respelt, or a tag of a hit; step 1 and step 4), which
-    lowers an explicit recall's :func:`weak_floor`. ``respelt``: each word
+    ``named``: whether the query names someone or something the store
+    holds (a word of it, as written or respelt, or a tag of a hit; step 1
+    and step 4; or, asked in the first person, the writer of a store of
+    its own words: :data:`FIRST_PERSON_STORE`), which lowers an explicit
+    recall's :func:`weak_floor`. ``respelt``: each word
     of the query the store spells otherwise, with its held spelling.
     ``focus``: the question the vector channel ordered memories by, when it
     left words out (:mod:`ctx.hub.retrieval.focus`).
@@ -615,10 +626,25 @@ def rank(
         channels.temporal,
         channels.warnings,
         channels.read,
-        named=bool(respelling.names) or any(r.tagged for r in ranked.values()),
+        named=bool(respelling.names)
+        or any(r.tagged for r in ranked.values())
+        or _asks_its_writer(searcher, query),
         respelt=respelling.words,
         focus=channels.focus,
     )
+
+
+def _asks_its_writer(searcher: Searcher, query: str) -> bool:
+    """Returns whether ``query`` asks, in the first person, a store of its own words.
+
+    "When did I go to the support group?" asked of a store whose memories
+    are mostly written in the first person singular (a person's own notes
+    or turns: :data:`FIRST_PERSON_STORE`) is about the one who wrote them,
+    someone the store holds, as a question that names them is.
+    """
+    if not _FIRST_PERSON.search(query):
+        return False
+    return searcher.first_person_share() >= FIRST_PERSON_STORE
 
 
 def set_relevance(

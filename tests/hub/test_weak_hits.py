@@ -138,3 +138,50 @@ def test_a_memory_of_the_time_named_must_still_hold_the_other_words(projection):
     timely = [h for h in only.hits if "time" in h.channels]
     assert [searcher.read(h.id).body for h in timely] == [TURNS[1][0]]
     assert timely[0].relevance == 1.0
+
+
+OWN_WORDS = [
+    "I finally moved into the new flat in Lisbon",
+    "My sister is visiting in June",
+    "I started a pottery class on Tuesdays",
+    "The garden needs water",
+    "I adopted a cat called Miso",
+]
+ABOUT_HER = [
+    "She finally moved into the new flat in Lisbon",
+    "Her sister is visiting in June",
+    "She started a pottery class on Tuesdays",
+    "The garden needs water",
+    "She adopted a cat called Miso",
+]
+
+
+@pytest.mark.parametrize(("texts", "writer"), [(OWN_WORDS, True), (ABOUT_HER, False)])
+def test_a_question_in_the_first_person_names_the_writer_of_a_store_of_own_words(
+    disk_store, texts, writer
+):
+    # Issue 29: "Which city did I move to?" asked of a person's own notes is about
+    # their writer, whom the store holds, as a question naming them is: an
+    # explicit recall gives it the named weak floor. Asked of notes about
+    # someone else, "I" names nobody the store holds.
+    for days, text in enumerate(texts):
+        draft = Draft(text=text, when=NOW - timedelta(days=days))
+        engine.remember(disk_store, draft, WHO)
+    projection = Projection.for_store(disk_store, HASHING)
+    query = "Which city did I move to?"  # no memory says "city"
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    found = rank(searcher, query, config=RecallConfig(), now=NOW)
+    assert found.named is writer
+    assert searcher.first_person_share() == (0.6 if writer else 0.0)
+    # A floor that puts the best hit between the two weak floors.
+    best = max(hit.relevance for hit in found.hits)
+    config = RecallConfig(floor=best / 0.85)
+    assert config.floor * NAMED_WEAK_SHARE <= best < weak_floor(config)
+    result = ask(projection, query, config)
+    assert result.nothing_relevant is not writer
+    if writer:
+        assert result.weak
+        assert result.hits[0].body == texts[0]
+    plain = rank(searcher, "Which city did the family move to?", config=config, now=NOW)
+    assert not plain.named

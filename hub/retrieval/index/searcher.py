@@ -29,6 +29,7 @@ from ctx.hub.retrieval.embedders import (
 )
 from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.lexical import LexicalIndex
+from ctx.hub.retrieval.index.lexical_errors import reading
 from ctx.hub.retrieval.index.passages import MARK, chance_order, owner
 from ctx.hub.retrieval.index.spelling import Respelling, respell
 from ctx.hub.retrieval.index.vectors import VectorIndex
@@ -49,6 +50,10 @@ that (the time channel asked no words: every memory of the window scores
 index's order puts it. At 16 the fuzzy channel's ties made recall fetch
 up to 1,616 hits five times over: p50 72.7 ms at 100k memories against
 58.5 ms at 2 (the same 100 queries, in-process)."""
+
+
+FIRST_PERSON = ("i", "me", "my")
+"""The words that say a memory is written in the first person singular."""
 
 
 class Searcher:
@@ -88,6 +93,7 @@ class Searcher:
         self._asked: dict[str, list[Matches]] = {}
         self.query_vector: npt.NDArray[np.float32] | None = None
         """The vector :meth:`search_vectors` embedded the question into."""
+        self._first_person: float | None = None
         self.passage: dict[str, int] = {}
         """Per blob of several vectors (a long memory) that the vector channel
         found, the number of its passage that matched best (from 0)."""
@@ -318,6 +324,25 @@ class Searcher:
             for term, count in counts.items():
                 held[term] = held.get(term, 0) + count
         return {term: count / total for term, count in held.items() if total}, total
+
+    def first_person_share(self) -> float:
+        """Returns the share of memories written in the first person singular.
+
+        Those whose words hold "i", "me" or "my" (the most frequent of the
+        three counts, a floor on their union), over the indexes' memories
+        (every branch's, as :meth:`holding` counts them), computed once.
+        """
+        if self._first_person is None:
+            held = dict.fromkeys(FIRST_PERSON, 0)
+            total = 0
+            for index in self._lexical_indexes:
+                searcher = index.current_searcher()
+                with reading(f"search {index.where}"):
+                    total += searcher.num_docs
+                    for word in FIRST_PERSON:
+                        held[word] += searcher.doc_freq("words", word)
+            self._first_person = max(held.values()) / total if total else 0.0
+        return self._first_person
 
     def coverage(
         self,
