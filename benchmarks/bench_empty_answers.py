@@ -274,8 +274,9 @@ def first_person_sets(
     "I" is someone else.
     """
     ref = quality.load_reference(eval_dir)
-    stores = []
+    conversations = []  # per conversation, per speaker: (sessions, store)
     for corpus in quality.load_locomo(eval_dir, ref)[: 3 if quick else None]:
+        stores = []
         for speaker in variants.speakers(corpus):
             made = variants.in_first_person(
                 variants.sessions_of(corpus, speaker), speaker
@@ -285,22 +286,38 @@ def first_person_sets(
                 embedder,
             )
             stores.append((made, built))
+        conversations.append(stores)
     embedder.save()
     progress("one speaker's session stores built")
-    config = RecallConfig()
     own, foreign = Tally(), Tally()
-    for number, (made, mine) in enumerate(stores):
-        other = stores[(number + 2) % len(stores)][1]  # another conversation's
-        for question in made.questions:
-            ranking, asked = both(mine, other, question.text, made.now, own, foreign)
-            for caller, answer in CALLERS.items():
-                hits = answer(ranking, config)
-                top = {mine.key_of[r.id] for r in hits[:5]}
-                own.add(caller, not hits, any5=bool(question.gold & top))
-                foreign.add(caller, not answer(asked, config))
-                if caller == "explicit recall" and not hits:
-                    dumped(dump, "first person", question.text, ranking)
+    for number, stores in enumerate(conversations):
+        theirs = conversations[(number + 1) % len(conversations)]
+        for speaker, (made, mine) in enumerate(stores):
+            # The speaker in the same place of the next conversation.
+            other = theirs[min(speaker, len(theirs) - 1)][1]
+            first_person(made, mine, other, own, foreign, dump)
     return own, foreign
+
+
+def first_person(
+    made: sessions.Sessions,
+    mine: quality.Built,
+    other: quality.Built,
+    own: Tally,
+    foreign: Tally,
+    dump: list[dict],
+) -> None:
+    """Asks one speaker's store its first-person questions, and ``other``."""
+    config = RecallConfig()
+    for question in made.questions:
+        ranking, asked = both(mine, other, question.text, made.now, own, foreign)
+        for caller, answer in CALLERS.items():
+            hits = answer(ranking, config)
+            top = {mine.key_of[r.id] for r in hits[:5]}
+            own.add(caller, not hits, any5=bool(question.gold & top))
+            foreign.add(caller, not answer(asked, config))
+            if caller == "explicit recall" and not hits:
+                dumped(dump, "first person", question.text, ranking)
 
 
 def cranfield(eval_dir: Path, embedder: CachedEmbedder, dump: list[dict]) -> Tally:

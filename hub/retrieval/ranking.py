@@ -92,6 +92,7 @@ from ctx.hub.retrieval.boost import (
 )
 from ctx.hub.retrieval.embedders import EmbedderError, reads
 from ctx.hub.retrieval.focus import vector_focus
+from ctx.hub.retrieval.index.language import asks
 from ctx.hub.retrieval.index.searcher import Searcher
 from ctx.hub.retrieval.index.spelling import Respelling
 from ctx.hub.retrieval.index.view import LiveView
@@ -156,11 +157,13 @@ another store seldom names a name that store holds (0.7% of LoCoMo's), so
 this floor hardly changes what it finds there (docs/recall.md)."""
 
 FIRST_PERSON_STORE = 0.5
-"""The share of memories written in the first person singular ("I", "me",
-"my") from which a store is a person's own words: a question asked in the
-first person there names its writer (:attr:`Ranking.named`)."""
+"""The share of English memories written in the first person singular
+("I", "me", "my") from which a store is a person's own words: a question
+asked in the first person there names its writer (:attr:`Ranking.named`)."""
 
-_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"(?<![\w./])(?:[Ii]|[Mm]e|[Mm]y|[Mm]yself)(?![\w./+-])")
+"""A word of the first person singular: not "i.e.", "I/O", "i++", "my.cnf",
+"my-app", nor "ME" (Maine) in capitals."""
 
 GRAVITY_CANDIDATES = 64
 """How many of the best fused hits gravity weighs (each is read from git);
@@ -640,10 +643,13 @@ def _asks_its_writer(searcher: Searcher, query: str) -> bool:
     "When did I go to the support group?" asked of a store whose memories
     are mostly written in the first person singular (a person's own notes
     or turns: :data:`FIRST_PERSON_STORE`) is about the one who wrote them,
-    someone the store holds, as a question that names them is.
+    someone the store holds, as a question that names them is. English
+    only: "i" is "in" in Swedish and "and" in Polish; a question the
+    language detector would be asked about
+    (:func:`~ctx.hub.retrieval.index.language.asks`) is left as it is.
     """
-    if not _FIRST_PERSON.search(query):
-        return False
+    if not _FIRST_PERSON.search(query) or asks(query):
+        return False  # not in the first person, or maybe not in English
     return searcher.first_person_share() >= FIRST_PERSON_STORE
 
 

@@ -140,6 +140,14 @@ def test_a_memory_of_the_time_named_must_still_hold_the_other_words(projection):
     assert timely[0].relevance == 1.0
 
 
+UNRELATED_NOTES = [
+    "The queue runs on Redis streams with one consumer group per worker",
+    "Invoices are stored as integer cents, never floats",
+    "The staging cluster has three nodes behind one load balancer",
+    "Lunch is at noon on Fridays in the small kitchen",
+    "The parser rejects tabs in the header",
+    "Backups run nightly at two",
+]
 OWN_WORDS = [
     "I finally moved into the new flat in Lisbon",
     "My sister is visiting in June",
@@ -173,7 +181,7 @@ def test_a_question_in_the_first_person_names_the_writer_of_a_store_of_own_words
     searcher = projection.searcher(source.view)
     found = rank(searcher, query, config=RecallConfig(), now=NOW)
     assert found.named is writer
-    assert searcher.first_person_share() == (0.6 if writer else 0.0)
+    assert searcher.first_person_share() == (0.8 if writer else 0.0)
     # A floor that puts the best hit between the two weak floors.
     best = max(hit.relevance for hit in found.hits)
     config = RecallConfig(floor=best / 0.85)
@@ -185,3 +193,29 @@ def test_a_question_in_the_first_person_names_the_writer_of_a_store_of_own_words
         assert result.hits[0].body == texts[0]
     plain = rank(searcher, "Which city did the family move to?", config=config, now=NOW)
     assert not plain.named
+
+
+def test_a_store_of_few_first_person_memories_is_no_ones_own_words_after_edits(
+    disk_store,
+):
+    # Four memories of ten in the first person: under half. Editing them
+    # leaves their old versions in the index until a merge, where Tantivy's
+    # document frequency still counts them (a review found the share doubled).
+    mine = [
+        engine.remember(disk_store, Draft(text=text, when=NOW), WHO).ids[0]
+        for text in OWN_WORDS[:3] + OWN_WORDS[4:]
+    ]
+    for text in UNRELATED_NOTES:
+        engine.remember(disk_store, Draft(text=text, when=NOW), WHO)
+    projection = Projection.for_store(disk_store, HASHING)
+
+    def asked() -> tuple[float, bool]:
+        [source] = open_sources(projection)
+        searcher = projection.searcher(source.view)
+        found = rank(searcher, "What did I fix?", config=RecallConfig(), now=NOW)
+        return searcher.first_person_share(), found.named
+
+    assert asked() == (0.4, False)
+    for memory_id in mine:
+        engine.edit(disk_store, memory_id, WHO, body="I fixed it, and then I left")
+    assert asked() == (0.4, False)

@@ -66,6 +66,7 @@ from typing import Self
 import tantivy
 
 from ctx.hub.retrieval.index.coverage import Matches
+from ctx.hub.retrieval.index.documents import UNTOLD
 from ctx.hub.retrieval.index.language import LANGUAGES, analyzer, field_of
 from ctx.hub.retrieval.index.lexical_errors import (
     LexicalIndexBusyError,
@@ -363,6 +364,41 @@ class LexicalIndex:
         """Returns whether a committed document has this blob id."""
         query = tantivy.Query.term_query(self.schema, "blob", blob)
         return bool(self.run(self.current_searcher(), query, 1, 0))
+
+    def english_holding(self, words: Sequence[str]) -> tuple[int, int]:
+        """Returns how many English documents hold any of ``words``, of how many.
+
+        Live documents alone (Tantivy's document frequency still counts an
+        edited memory's old version until its segment is merged). A
+        document is English when the index holds no other language for it,
+        told or to be told (:mod:`~ctx.hub.retrieval.index.language`).
+        ``words`` as the fuzzy channel's ``words`` field holds them.
+        """
+
+        def any_of(field: str, terms: Sequence[str]) -> tantivy.Query:
+            return tantivy.Query.boolean_query(
+                [
+                    (
+                        tantivy.Occur.Should,
+                        tantivy.Query.term_query(self.schema, field, t),
+                    )
+                    for t in terms
+                ]
+            )
+
+        foreign = any_of("language", [*LANGUAGES, UNTOLD])
+        holding = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Must, any_of("words", words)),
+                (tantivy.Occur.MustNot, foreign),
+            ]
+        )
+        searcher = self.current_searcher()
+        with reading(f"search {self.where}"):
+            # .count is not in tantivy's stubs
+            held = searcher.search(holding, 1, count=True).count  # type: ignore[attr-defined]
+            others = searcher.search(foreign, 1, count=True).count  # type: ignore[attr-defined]
+            return int(held or 0), int(searcher.num_docs) - int(others or 0)
 
     def blobs_with_text(self, digests: Collection[str]) -> dict[str, list[str]]:
         """Returns, per digest, the committed blobs whose ``text_hash`` it is."""

@@ -29,7 +29,6 @@ from ctx.hub.retrieval.embedders import (
 )
 from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.lexical import LexicalIndex
-from ctx.hub.retrieval.index.lexical_errors import reading
 from ctx.hub.retrieval.index.passages import MARK, chance_order, owner
 from ctx.hub.retrieval.index.spelling import Respelling, respell
 from ctx.hub.retrieval.index.vectors import VectorIndex
@@ -326,22 +325,20 @@ class Searcher:
         return {term: count / total for term, count in held.items() if total}, total
 
     def first_person_share(self) -> float:
-        """Returns the share of memories written in the first person singular.
+        """Returns the share of English memories written in the first person singular.
 
-        Those whose words hold "i", "me" or "my" (the most frequent of the
-        three counts, a floor on their union), over the indexes' memories
-        (every branch's, as :meth:`holding` counts them), computed once.
+        Those whose words hold "i", "me" or "my", over the English memories
+        of the indexes (every branch's, live ones alone: as
+        :meth:`holding` counts a term past ``exact_from``), computed once. 0
+        with no English memory.
         """
         if self._first_person is None:
-            held = dict.fromkeys(FIRST_PERSON, 0)
-            total = 0
+            held = total = 0
             for index in self._lexical_indexes:
-                searcher = index.current_searcher()
-                with reading(f"search {index.where}"):
-                    total += searcher.num_docs
-                    for word in FIRST_PERSON:
-                        held[word] += searcher.doc_freq("words", word)
-            self._first_person = max(held.values()) / total if total else 0.0
+                holding, english = index.english_holding(FIRST_PERSON)
+                held += holding
+                total += english
+            self._first_person = held / total if total else 0.0
         return self._first_person
 
     def coverage(
