@@ -94,7 +94,7 @@ def _check_query(query: str) -> str:
     text = query.strip()
     if not text:
         raise InvalidInputError(
-            "The query is empty.", hint='Ask something: ctx recall "what about auth?"'
+            "The query is empty.", hint='Ask in words, e.g. "what about auth?"'
         )
     if len(text) > MAX_QUERY_CHARS:
         raise InvalidInputError(
