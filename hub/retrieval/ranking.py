@@ -217,7 +217,8 @@ class Ranking:
     recall's :func:`weak_floor`. ``respelt``: each word
     of the query the store spells otherwise, with its held spelling.
     ``focus``: the question the vector channel ordered memories by, when it
-    left words out (:mod:`ctx.hub.retrieval.focus`).
+    left words out (:mod:`ctx.hub.retrieval.focus`). ``reranked``: a
+    reranker ordered the best hits (step 9).
     """
 
     hits: list[Ranked]
@@ -227,6 +228,7 @@ class Ranking:
     named: bool = False
     respelt: Mapping[str, str] = field(default_factory=dict)
     focus: str | None = None
+    reranked: bool = False
 
 
 def _event_windows(searcher: Searcher, query: TemporalQuery) -> list[Window]:
@@ -623,6 +625,8 @@ def rank(
     best, failed = rerank(best, query, channels.read, config.reranker)
     if failed is not None:
         channels.warnings.append(failed)
+    reranker = config.reranker
+    reranked = bool(reranker.url) and reranker.weight > 0 and failed is None
     respelling = channels.respelling
     return Ranking(
         best,
@@ -634,6 +638,7 @@ def rank(
         or _asks_its_writer(searcher, query),
         respelt=respelling.words,
         focus=channels.focus,
+        reranked=reranked,
     )
 
 
@@ -722,8 +727,15 @@ def relevant(
     than nothing; ``None``: the floor), and when none reaches that either,
     nothing matters: the best hit is returned alone, as the near miss.
     Otherwise a hit is kept if it reaches that floor itself, or if its score
-    is at least ``fall_off`` times the best score: the tail of weak hits is
-    dropped, however many strong ones there are.
+    is at least ``fall_off`` times the best score and its relevance at least
+    ``fall_off`` times the best relevance: the tail of weak hits is dropped,
+    however many strong ones there are. The second test is for a small
+    store, where every memory is near the top of some channel's list (the
+    vector channel lists them all) and the score alone fell off too little:
+    "What day is pottery?" asked of twenty notes gave the pottery note and
+    twelve weak ones of relevance 0.00 to 0.24. It spares a hit that
+    something relevance does not measure put there: a link (step 6), the
+    time channel, or a reranker (whose order then judges the tail).
     """
     hits = ranking.hits
     if not hits:
@@ -733,7 +745,16 @@ def relevant(
     if best < least:
         return [], max(hits, key=lambda r: r.relevance)
     lowest = hits[0].score * fall_off
-    return [r for r in hits if r.relevance >= least or r.score >= lowest], None
+    faint = 0.0 if ranking.reranked else best * fall_off
+
+    def kept(hit: Ranked) -> bool:
+        if hit.relevance >= least:
+            return True
+        if hit.score < lowest:
+            return False
+        return hit.relevance >= faint or hit.via is not None or "time" in hit.channels
+
+    return [r for r in hits if kept(r)], None
 
 
 def weak_floor(config: RecallConfig, ranking: Ranking | None = None) -> float:
