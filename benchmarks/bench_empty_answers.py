@@ -53,7 +53,15 @@ from _embed_cache import CachedEmbedder
 
 from ctx.hub.config import RecallConfig
 from ctx.hub.retrieval.embedders import make_embedder
-from ctx.hub.retrieval.ranking import Ranked, Ranking, rank, relevant, weak_floor
+from ctx.hub.retrieval.ranking import Ranked, Ranking, rank
+
+try:  # the floors have a module of their own since the ranking was split
+    from ctx.hub.retrieval.floors import relevant, weak_floor
+except ImportError:  # ctx as committed before, on PYTHONPATH
+    from ctx.hub.retrieval.ranking import (  # type: ignore[attr-defined,no-redef]
+        relevant,
+        weak_floor,
+    )
 
 RESULTS = Path(__file__).parent / "results" / "empty_answers.md"
 HOOK_COSINE = 0.35  # [hooks] floor

@@ -59,7 +59,8 @@ from ctx.hub.code.index import CodeIndex
 from ctx.hub.code.search import WEIGHTS
 from ctx.hub.config import RecallConfig
 from ctx.hub.retrieval.embedders import make_embedder
-from ctx.hub.retrieval.ranking import rank, relevant
+from ctx.hub.retrieval.floors import relevant
+from ctx.hub.retrieval.ranking import rank
 
 RESULTS = Path(__file__).parent / "results" / "how_good.md"
 VECTORS = RecallConfig(bm25=0, fuzzy=0, tags=0, gravity=0)

@@ -40,7 +40,8 @@ from _bench_common import cpu_name
 from ctx.hub import Workspace, search
 from ctx.hub.config import RecallConfig
 from ctx.hub.retrieval.embedders import make_embedder
-from ctx.hub.retrieval.ranking import Ranking, rank, relevant
+from ctx.hub.retrieval.floors import relevant
+from ctx.hub.retrieval.ranking import Ranking, rank
 
 RESULTS = Path(__file__).parent / "results" / "relevance_floor.md"
 FLOORS = (0.0, 0.3, 0.35, 0.38, 0.4, 0.42, 0.45, 0.5)

@@ -116,9 +116,14 @@ from rank_bm25 import BM25Okapi
 
 from ctx.hub.config import RecallConfig
 from ctx.hub.retrieval import ranking
+
+try:  # the floors have a module of their own since the ranking was split
+    from ctx.hub.retrieval import floors
+except ImportError:  # a frozen copy of a commit before (--rev)
+    floors = ranking  # type: ignore[assignment]
 from ctx.hub.retrieval.embedders import Embedder, embed_queries, make_embedder
 from ctx.hub.retrieval.index.passages import passages
-from ctx.hub.retrieval.ranking import Ranked, Ranking, rank, relevant
+from ctx.hub.retrieval.ranking import Ranked, Ranking, rank
 
 RESULTS = Path(__file__).parent / "results"
 DEPTH = 100
@@ -130,7 +135,7 @@ Ranker = Callable[[str], list[str]]
 
 def weak_floor(config: RecallConfig, found: Ranking) -> float | None:
     """Returns the floor of an explicit recall's weak hits, if ctx has one."""
-    made = getattr(ranking, "weak_floor", None)  # not before issue 29
+    made = getattr(floors, "weak_floor", None)  # not before issue 29
     if made is None:
         return None
     try:
@@ -144,8 +149,8 @@ def relevant_hits(
 ) -> list[Ranked]:
     """Returns the hits ``relevant()`` keeps, with a weak floor if given."""
     if weak is None:
-        return relevant(found, config.floor, config.fall_off)[0]
-    return relevant(found, config.floor, config.fall_off, weak=weak)[0]
+        return floors.relevant(found, config.floor, config.fall_off)[0]
+    return floors.relevant(found, config.floor, config.fall_off, weak=weak)[0]
 
 
 # -- the systems ----------------------------------------------------------------

@@ -47,19 +47,13 @@ from ctx.engine import (
     link_graph,
 )
 from ctx.hub.config import RecallConfig
+from ctx.hub.retrieval.floors import relevant, weak_floor
 from ctx.hub.retrieval.index.documents import memory_embed_text
 from ctx.hub.retrieval.index.errors import IndexCorruptError
 from ctx.hub.retrieval.index.passages import passages
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.index.view import LiveView
-from ctx.hub.retrieval.ranking import (
-    CHANNELS,
-    Ranked,
-    Ranking,
-    rank,
-    relevant,
-    weak_floor,
-)
+from ctx.hub.retrieval.ranking import CHANNELS, Ranked, Ranking, rank
 from ctx.hub.retrieval.results import (
     ChannelScore,
     Explanation,

@@ -59,12 +59,13 @@ asking only that view's :class:`~ctx.hub.retrieval.index.searcher.Searcher`:
    or without the query's time phrases, whichever is more), and 1 for a
    memory the time channel found (made in a time the query names) when
    the query asks nothing else any of the hits holds. A hit under the
-   floor is weak. :func:`relevant` keeps nothing when no hit reaches the
-   floor (or, for an explicit recall, the lower :func:`weak_floor`, lower
-   still when the query names a name the store holds, or asks in the first
-   person a store of its writer's own words), and otherwise drops
-   the hits below it whose score falls below ``fall_off`` times the best
-   one.
+   floor is weak. What an answer keeps of them is
+   :mod:`ctx.hub.retrieval.floors`': nothing when no hit reaches the floor
+   (or, for an explicit recall, the lower weak floor, lower still when the
+   query names a name the store holds, or asks in the first person a store
+   of its writer's own words), and otherwise the hits that reach it and
+   those below it whose score and relevance do not fall below ``fall_off``
+   times the best ones.
 9. An optional reranker (``[recall.reranker]``, off by default) reorders the
    best hits, blending its scores with the fused ones, failing open
    (:mod:`ctx.hub.retrieval.rerank`).
@@ -108,11 +109,10 @@ from ctx.hub.retrieval.temporal.parse import (
 
 __all__ = [
     "CHANNELS",
+    "FIRST_PERSON_STORE",
     "GRAVITY_CANDIDATES",
-    "NAMED_WEAK_SHARE",
     "RELEVANCE_CANDIDATES",
     "STRONG_HITS",
-    "WEAK_SHARE",
     "Channels",
     "Ranked",
     "Ranking",
@@ -123,10 +123,8 @@ __all__ = [
     "lift",
     "neighbours",
     "rank",
-    "relevant",
     "search_channels",
     "set_relevance",
-    "weak_floor",
 ]
 
 CHANNELS = ("bm25", "vector", "fuzzy", "time")
@@ -139,22 +137,6 @@ RELEVANCE_CANDIDATES = 100
 """How many of the best hits get a relevance (step 8): as many as a
 channel's default depth, so a search for 100 memories that all match keeps
 them all."""
-
-WEAK_SHARE = 0.94
-"""The weak floor of an explicit recall, as a share of the floor
-(:func:`weak_floor`): 0.423 at the default floor of 0.45. On LoCoMo
-(benchmarks/results/empty_answers.md) a weak floor of 0.42 left 80.8% of
-the questions asked of another conversation's store empty, 0.41 77.9%."""
-
-NAMED_WEAK_SHARE = 0.75
-"""The weak floor of an explicit recall whose question names a name the
-store holds (:attr:`Ranking.named`), as a share of the floor: 0.338 at the
-default floor. Such a question is about something the store holds; its
-other words may still be few or said otherwise ("what did Mel say about
-the trip?", "John did begin his occupation in IT when?"), and what it asks
-is then best answered by its best hits, marked weak. A question asked of
-another store seldom names a name that store holds (0.7% of LoCoMo's), so
-this floor hardly changes what it finds there (docs/recall.md)."""
 
 FIRST_PERSON_STORE = 0.5
 """The share of English memories written in the first person singular
@@ -214,7 +196,7 @@ class Ranking:
     holds (a word of it, as written or respelt, or a tag of a hit; step 1
     and step 4; or, asked in the first person, the writer of a store of
     its own words: :data:`FIRST_PERSON_STORE`), which lowers an explicit
-    recall's :func:`weak_floor`. ``respelt``: each word
+    recall's :func:`~ctx.hub.retrieval.floors.weak_floor`. ``respelt``: each word
     of the query the store spells otherwise, with its held spelling.
     ``focus``: the question the vector channel ordered memories by, when it
     left words out (:mod:`ctx.hub.retrieval.focus`). ``reranked``: a
@@ -714,60 +696,6 @@ def _word_shares(
     for blob, share in apart.items():
         shares[blob] = max(share, shares.get(blob, 0.0))
     return shares, apart
-
-
-def relevant(
-    ranking: Ranking, floor: float, fall_off: float, *, weak: float | None = None
-) -> tuple[list[Ranked], Ranked | None]:
-    """Returns the hits that matter, and the best hit if none does.
-
-    A hit whose relevance reaches ``floor`` is strong; any other is weak.
-    When no hit is strong, the hits are judged against ``weak`` instead (a
-    lower floor, for a caller who asked and would rather have weak hits
-    than nothing; ``None``: the floor), and when none reaches that either,
-    nothing matters: the best hit is returned alone, as the near miss.
-    Otherwise a hit is kept if it reaches that floor itself, or if its score
-    is at least ``fall_off`` times the best score and its relevance at least
-    ``fall_off`` times the best relevance: the tail of weak hits is dropped,
-    however many strong ones there are. The second test is for a small
-    store, where every memory is near the top of some channel's list (the
-    vector channel lists them all) and the score alone fell off too little:
-    "What day is pottery?" asked of twenty notes gave the pottery note and
-    twelve weak ones of relevance 0.00 to 0.24. It spares a hit that
-    something relevance does not measure put there: a link (step 6), the
-    time channel, or a reranker (whose order then judges the tail).
-    """
-    hits = ranking.hits
-    if not hits:
-        return [], None
-    best = max(r.relevance for r in hits)
-    least = floor if best >= floor or weak is None else min(weak, floor)
-    if best < least:
-        return [], max(hits, key=lambda r: r.relevance)
-    lowest = hits[0].score * fall_off
-    faint = 0.0 if ranking.reranked else best * fall_off
-
-    def kept(hit: Ranked) -> bool:
-        if hit.relevance >= least:
-            return True
-        if hit.score < lowest:
-            return False
-        return hit.relevance >= faint or hit.via is not None or "time" in hit.channels
-
-    return [r for r in hits if kept(r)], None
-
-
-def weak_floor(config: RecallConfig, ranking: Ranking | None = None) -> float:
-    """Returns the relevance a weak hit needs for an explicit recall to give it.
-
-    An explicit recall (``ctx recall``, ``ctx search``, MCP, HTTP) whose best
-    hit is under the floor answers with the hits that reach this, marked
-    weak, rather than with nothing; the hook keeps the floor alone. It is
-    :data:`WEAK_SHARE` of the floor, and :data:`NAMED_WEAK_SHARE` for a
-    ranking whose query names a name the store holds (:attr:`Ranking.named`).
-    """
-    named = ranking is not None and ranking.named
-    return config.floor * (NAMED_WEAK_SHARE if named else WEAK_SHARE)
 
 
 def _expand(

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from ctx import engine
 from ctx.engine import Draft, InvalidInputError
 from ctx.hub.config import HubConfig, RecallConfig
+from ctx.hub.retrieval.floors import WEAK_SHARE
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import (
     HEADER_TOKENS,
@@ -20,7 +21,7 @@ from ctx.hub.retrieval.packing import (
     search,
 )
 from ctx.hub.retrieval.prompt import recall_summary
-from ctx.hub.retrieval.ranking import WEAK_SHARE, rank
+from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.retrieval.temporal.gravity import closeness, window_closeness
 from ctx.hub.retrieval.temporal.parse import parse_temporal

@@ -10,6 +10,7 @@ from ctx import engine
 from ctx.engine import Draft, Memory
 from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.retrieval.embedders import HashingEmbedder, MiniLMEmbedder, knows_word
+from ctx.hub.retrieval.floors import NAMED_WEAK_SHARE, WEAK_SHARE, weak_floor
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.index.spelling import (
     Respelling,
@@ -22,12 +23,7 @@ from ctx.hub.retrieval.index.spelling import (
     suspects,
 )
 from ctx.hub.retrieval.packing import recall
-from ctx.hub.retrieval.ranking import (
-    NAMED_WEAK_SHARE,
-    WEAK_SHARE,
-    rank,
-    weak_floor,
-)
+from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.retrieval.temporal.parse import parse_temporal
 

@@ -9,10 +9,11 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft
 from ctx.hub.config import HubConfig, RecallConfig
+from ctx.hub.retrieval.floors import NAMED_WEAK_SHARE, relevant, weak_floor
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import recall, search
 from ctx.hub.retrieval.prompt import WEAK_HEADING, format_prompt
-from ctx.hub.retrieval.ranking import NAMED_WEAK_SHARE, rank, relevant, weak_floor
+from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
