@@ -101,7 +101,8 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             the store holds), marked weak; below that, nothing is relevant
             (docs/recall.md says which floor each caller uses).
         fall_off: A hit below the floor is dropped when its score is below
-            this share of the best hit's score.
+            this share of the best hit's score, or its relevance below this
+            share of the best relevance.
         reviewed_only: Whether every recall (the command line, hooks, MCP,
             HTTP) reads only reviewed memory: ``reviewed_branch``, with no
             overlay of agents' branches (``ctx recall --reviewed-only`` for

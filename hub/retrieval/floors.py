@@ -64,7 +64,8 @@ def relevant(
     "What day is pottery?" asked of twenty notes gave the pottery note and
     twelve weak ones of relevance 0.00 to 0.24. It spares a hit that
     something relevance does not measure put there: a link (step 6), the
-    time channel, or a reranker (whose order then judges the tail).
+    time channel, a reranker (whose order then judges the tail), or the
+    ranking itself: its first hit is never a tail.
     """
     hits = ranking.hits
     if not hits:
@@ -77,7 +78,7 @@ def relevant(
     faint = 0.0 if ranking.reranked else best * fall_off
 
     def kept(hit: Ranked) -> bool:
-        if hit.relevance >= least:
+        if hit.relevance >= least or hit is hits[0]:
             return True
         if hit.score < lowest:
             return False

@@ -13,8 +13,9 @@ from ctx.hub.retrieval.floors import NAMED_WEAK_SHARE, relevant, weak_floor
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import recall, search
 from ctx.hub.retrieval.prompt import WEAK_HEADING, format_prompt
-from ctx.hub.retrieval.ranking import rank
+from ctx.hub.retrieval.ranking import Ranked, Ranking, rank
 from ctx.hub.retrieval.sources import open_sources
+from ctx.hub.retrieval.temporal.parse import parse_temporal
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
 HASHING = HubConfig(embedder={"kind": "hashing"})
@@ -220,3 +221,29 @@ def test_a_store_of_few_first_person_memories_is_no_ones_own_words_after_edits(
     for memory_id in mine:
         engine.edit(disk_store, memory_id, WHO, body="I fixed it, and then I left")
     assert asked() == (0.4, False)
+
+
+def test_the_tail_falls_off_by_relevance_but_never_the_first_hit():
+    # The first hit (a tag or gravity may have put it there) is kept however
+    # little its relevance; a weak hit further down must reach a quarter of
+    # the best relevance too, unless a link brought it or the time channel
+    # found it.
+    def hit(name: str, score: float, relevance: float, **kw) -> Ranked:
+        return Ranked(id=name, score=score, relevance=relevance, **kw)
+
+    hits = [
+        hit("top", 1.0, 0.10),
+        hit("best", 0.9, 0.80),
+        hit("faint", 0.8, 0.15),
+        hit("linked", 0.7, 0.05, via=("RELATES_TO", "best", "out")),
+        hit("dated", 0.6, 0.05, channels={"time": (1, 1.0, 0.1)}),
+        hit("some", 0.5, 0.30),
+    ]
+    found = Ranking(hits, parse_temporal("", NOW), [], lambda _: None)
+    kept, missed = relevant(found, 0.45, 0.25)
+    assert ([h.id for h in kept], missed) == (
+        ["top", "best", "linked", "dated", "some"],
+        None,
+    )
+    reranked = Ranking(hits, parse_temporal("", NOW), [], lambda _: None, reranked=True)
+    assert [h.id for h in relevant(reranked, 0.45, 0.25)[0]] == [h.id for h in hits]
