@@ -534,3 +534,22 @@ def test_a_typo_still_counts_as_the_word_it_nearly_is(disk_store, projection):
     found = search(projection, source, "postgress", config=RecallConfig(), now=NOW)
     assert found.hits[0].id == memory
     assert found.hits[0].relevance == 0.5  # TYPO_CREDIT of its only word
+
+
+def test_a_word_begun_within_an_edit_is_no_typo_but_a_word_begun_is(
+    disk_store, projection
+):
+    # A new user's pass: "pets" begins "personal" but for one letter, and the
+    # fuzzy channel's prefix match credited it as a near match: a note about
+    # laptops was strong for "Do I have any pets?".
+    laptop = remember(disk_store, "My personal laptop is a MacBook Air")
+    guide = remember(disk_store, "The configuration lives in the wiki")
+    [source] = open_sources(projection)
+    every = RecallConfig(floor=0, fall_off=0)
+
+    def relevance(query: str, memory: str) -> float:
+        found = search(projection, source, query, config=every, now=NOW)
+        return next(h.relevance for h in found.hits if h.id == memory)
+
+    assert relevance("pets", laptop) < 0.5
+    assert relevance("config", guide) == 0.5  # a word it begins: TYPO_CREDIT

@@ -447,7 +447,7 @@ class Matches:
                 )
                 self._credits[term] = (self._ask(either), weight)
             elif term in typos:
-                fuzzy = index.fuzzy_word(typos[term])
+                fuzzy = index.near_word(typos[term])
                 self._credits[term] = (self._ask(fuzzy), weight * TYPO_CREDIT)
                 self._typos.add(term)
         # Blobs read before were not asked about the new clauses.

@@ -566,10 +566,13 @@ class LexicalIndex:
 
     # -- internals --------------------------------------------------------
 
-    def fuzzy_word(self, word: str, *, held: bool | None = None) -> tantivy.Query:
+    def fuzzy_word(
+        self, word: str, *, held: bool | None = None, prefix: bool = True
+    ) -> tantivy.Query:
         """Returns the fuzzy channel's query for one word (:meth:`fuzzy_search`).
 
         ``held``: whether a memory holds the word (looked up if ``None``).
+        ``prefix``: whether a word that begins within the edits matches too.
         """
         distance = 1
         if len(word) >= _FUZZY_TWO_EDITS_CHARS:
@@ -579,7 +582,25 @@ class LexicalIndex:
                     held = bool(searcher.doc_freq("words", word))
             distance = 1 if held else 2
         return tantivy.Query.fuzzy_term_query(
-            self.schema, "words", word, distance=distance, prefix=True
+            self.schema, "words", word, distance=distance, prefix=prefix
+        )
+
+    def near_word(self, word: str) -> tantivy.Query:
+        """Returns the words a memory may hold where a question says ``word``.
+
+        A typo of the whole word, within the fuzzy channel's edits of it
+        ("postgress": "postgres"), or a word it begins exactly ("config":
+        "configuration"). Not the fuzzy channel's prefix within edits, which
+        suits a search but is no typo: "pets" begins "personal" but for one
+        letter, and counted as nearly held it made a note about laptops
+        relevant to "Do I have any pets?".
+        """
+        whole = self.fuzzy_word(word, prefix=False)
+        begun = tantivy.Query.fuzzy_term_query(
+            self.schema, "words", word, distance=0, prefix=True
+        )
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, whole), (tantivy.Occur.Should, begun)]
         )
 
     def _query_terms(self, text: str) -> list[tuple[str, float]]:
