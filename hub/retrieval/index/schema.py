@@ -141,8 +141,15 @@ def stem_analyzer() -> tantivy.TextAnalyzer:
 
 # English function words: what a question asks with, not what it asks about.
 # (Tantivy's own English list, from Lucene, lacks "how", "we", "what", "did";
-# "how many", "how much", "might" and "must" ask, they name no topic.)
+# "how many", "how much", "might" and "must" ask, they name no topic.) The
+# tokenizer cuts "what's", "Sam's", "don't", "I'd", "I'll", "I'm", "you're"
+# and "I've" at the apostrophe: the pieces after it are function words too
+# ("s" had made "Sam's birthday" share a third of "What's my salary?"), and
+# so are those before it of "isn't", "didn't" and their kin; not "don" of
+# "don't" nor "won" of "won't", which are words (and a name) of their own.
 _FUNCTION_WORDS = """
+    s t d ll m re ve aren couldn didn doesn hadn hasn haven isn mustn shouldn
+    wasn weren wouldn
     a about above after again against all am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for
     from further had has have having he her here hers herself him himself his how i if
