@@ -13,6 +13,7 @@ from ctx.engine import Draft, InvalidInputError
 from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.retrieval.floors import WEAK_SHARE
 from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.index.schema import content_analyzer
 from ctx.hub.retrieval.packing import (
     HEADER_TOKENS,
     MAX_HITS,
@@ -573,3 +574,6 @@ def test_the_pieces_of_a_contraction_are_no_words_a_question_asks_about(
 
     assert share("What's the salary?") == 0.0
     assert share("Didn't Sam's party end?") > 0  # "sam" is a word
+    # Words of their own stay, though a contraction begins with them.
+    kept = content_analyzer().analyze("Don won the Haven race, Aren said")
+    assert {"don", "won", "haven", "aren"} <= set(kept)

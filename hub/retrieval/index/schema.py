@@ -146,10 +146,12 @@ def stem_analyzer() -> tantivy.TextAnalyzer:
 # and "I've" at the apostrophe: the pieces after it are function words too
 # ("s" had made "Sam's birthday" share a third of "What's my salary?"), and
 # so are those before it of "isn't", "didn't" and their kin; not "don" of
-# "don't" nor "won" of "won't", which are words (and a name) of their own.
+# "don't", "won" of "won't", "haven" of "haven't" nor "aren" of "aren't",
+# which are words (and names) of their own. A lone "d", "t" or "m" ("vitamin
+# D", "T-shirt") is left out with them: BM25 still finds it.
 _FUNCTION_WORDS = """
-    s t d ll m re ve aren couldn didn doesn hadn hasn haven isn mustn shouldn
-    wasn weren wouldn
+    s t d ll m re ve couldn didn doesn hadn hasn isn mightn mustn needn shan
+    shouldn wasn weren wouldn
     a about above after again against all am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for
     from further had has have having he her here hers herself him himself his how i if
