@@ -374,22 +374,15 @@ class LexicalIndex:
         told or to be told (:mod:`~ctx.hub.retrieval.index.language`).
         ``words`` as the fuzzy channel's ``words`` field holds them.
         """
-
-        def any_of(field: str, terms: Sequence[str]) -> tantivy.Query:
-            return tantivy.Query.boolean_query(
-                [
-                    (
-                        tantivy.Occur.Should,
-                        tantivy.Query.term_query(self.schema, field, t),
-                    )
-                    for t in terms
-                ]
-            )
-
-        foreign = any_of("language", [*LANGUAGES, UNTOLD])
+        foreign = tantivy.Query.term_set_query(
+            self.schema, "language", [*LANGUAGES, UNTOLD]
+        )
         holding = tantivy.Query.boolean_query(
             [
-                (tantivy.Occur.Must, any_of("words", words)),
+                (
+                    tantivy.Occur.Must,
+                    tantivy.Query.term_set_query(self.schema, "words", list(words)),
+                ),
                 (tantivy.Occur.MustNot, foreign),
             ]
         )
