@@ -249,25 +249,38 @@ def session_sets(
     ]
     embedder.save()
     progress("session stores built")
-    config = RecallConfig()
     own, foreign = Tally(), Tally()
     for number, corpus in enumerate(corpora):
         mine, other = built[number], built[(number + 1) % len(built)]
-        for question in corpus.questions:
-            ranking, asked = both(mine, other, question.text, corpus.now, own, foreign)
-            for caller, answer in CALLERS.items():
-                hits = answer(ranking, config)
-                top = {mine.key_of[r.id] for r in hits[:5]}
-                own.add(
-                    caller,
-                    not hits,
-                    any5=bool(question.gold & top),
-                    all5=question.gold <= top,
-                )
-                foreign.add(caller, not answer(asked, config))
-                if caller == "explicit recall" and not hits:
-                    dumped(dump, "sessions", question.text, ranking)
+        ask_sessions(corpus, mine, other, (own, foreign), dump, "sessions")
     return own, foreign
+
+
+def ask_sessions(
+    made: sessions.Sessions,
+    mine: quality.Built,
+    other: quality.Built,
+    tallies: tuple[Tally, Tally],
+    dump: list[dict],
+    where: str,
+) -> None:
+    """Asks a session store its questions, and ``other`` them as foreign ones."""
+    own, foreign = tallies
+    config = RecallConfig()
+    for question in made.questions:
+        ranking, asked = both(mine, other, question.text, made.now, own, foreign)
+        for caller, answer in CALLERS.items():
+            hits = answer(ranking, config)
+            top = {mine.key_of[r.id] for r in hits[:5]}
+            own.add(
+                caller,
+                not hits,
+                any5=bool(question.gold & top),
+                all5=question.gold <= top,
+            )
+            foreign.add(caller, not answer(asked, config))
+            if caller == "explicit recall" and not hits:
+                dumped(dump, where, question.text, ranking)
 
 
 def first_person_sets(
@@ -303,29 +316,8 @@ def first_person_sets(
         for speaker, (made, mine) in enumerate(stores):
             # The speaker in the same place of the next conversation.
             other = theirs[min(speaker, len(theirs) - 1)][1]
-            first_person(made, mine, other, own, foreign, dump)
+            ask_sessions(made, mine, other, (own, foreign), dump, "first person")
     return own, foreign
-
-
-def first_person(
-    made: sessions.Sessions,
-    mine: quality.Built,
-    other: quality.Built,
-    own: Tally,
-    foreign: Tally,
-    dump: list[dict],
-) -> None:
-    """Asks one speaker's store its first-person questions, and ``other``."""
-    config = RecallConfig()
-    for question in made.questions:
-        ranking, asked = both(mine, other, question.text, made.now, own, foreign)
-        for caller, answer in CALLERS.items():
-            hits = answer(ranking, config)
-            top = {mine.key_of[r.id] for r in hits[:5]}
-            own.add(caller, not hits, any5=bool(question.gold & top))
-            foreign.add(caller, not answer(asked, config))
-            if caller == "explicit recall" and not hits:
-                dumped(dump, "first person", question.text, ranking)
 
 
 def cranfield(eval_dir: Path, embedder: CachedEmbedder, dump: list[dict]) -> Tally:
