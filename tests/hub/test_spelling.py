@@ -45,6 +45,7 @@ TURNS = [
     ("Evan: I drive an old Prius to work", "evan"),
     ("Kate: see you at the lake, Ev, and bring the Prius", "kate"),
     ("Evan: the Prius needs new tyres", "evan"),
+    ("Tim: I left my keys at the climbing gym", "tim"),
 ]
 
 
@@ -125,6 +126,10 @@ def test_one_persons_short_form_and_full_name_are_one():
     assert short_for("johnny", {"john", "johnson"}, held) == "john"
     # Two people, neither name beginning the other, stay two.
     assert short_for("mel", {"melanie", "melvin"}, held) is None
+    # Only a whole name and a pet ending, where a word of the language is
+    # asked about (typed in lower case).
+    assert short_for("johnny", {"john", "melanie"}, pet_only=True) == "john"
+    assert short_for("mel", {"melanie"}, pet_only=True) is None
 
 
 def memory(n, body, tags=()):
@@ -200,6 +205,8 @@ def ranked(projection, query):
         # Typed in lower case: a word no memory holds may still be a name.
         ("where did mohammed move to", {"mohammed": "Muhhamed"}, TURNS[0][0]),
         ("what pet did melnie adopt?", {"melnie": "Melanie"}, TURNS[4][0]),
+        # A word of the language, but a whole held name and a pet ending.
+        ("where did timmy leave the keys", {"timmy": "Tim"}, TURNS[13][0]),
     ],
 )
 def test_a_name_spelt_otherwise_finds_its_memories_as_a_relevant_answer(
