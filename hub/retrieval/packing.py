@@ -119,13 +119,19 @@ def _overlay(sources: Sequence[Source]) -> tuple[LiveView, dict[str, str]]:
     return view, origin
 
 
-def _filtered(view: LiveView, kind: str | None, context: str | None) -> LiveView:
-    """Returns the part of ``view`` of that kind and context."""
+def _filtered(
+    view: LiveView,
+    kind: str | None,
+    context: str | None,
+    blobs: Collection[str] | None = None,
+) -> LiveView:
+    """Returns the part of ``view`` of that kind and context, in ``blobs`` if given."""
     entries = {
         memory_id: entry
         for memory_id, entry in view.catalog.entries.items()
         if (kind is None or entry.kind == kind)
         and (context is None or context_of(entry.path) == context)
+        and (blobs is None or entry.blob in blobs)
     }
     by_blob = {entry.blob: memory_id for memory_id, entry in entries.items()}
     catalog = Catalog(version=view.catalog.version, tree="", entries=entries)
@@ -508,9 +514,13 @@ def search(
     store = projection.store
 
     def narrowed(view: LiveView) -> LiveView:
-        if kind is None and context is None:
+        if kind is None and context is None and tag is None:
             return view
-        return _filtered(view, kind, context)
+        # The tag narrows what is ranked, as the kind does: filtered after
+        # the floors, a tagged memory that bore on the question less than
+        # an untagged one was dropped before the tag was asked about.
+        tagged = None if tag is None else projection.searcher(view).blobs_tagged(tag)
+        return _filtered(view, kind, context, tagged)
 
     view = narrowed(source.view)
     graphs = _graphs(store, [source])

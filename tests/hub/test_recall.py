@@ -372,6 +372,45 @@ def test_search_filters_by_kind_tag_and_context(disk_store, projection):
         found(limit=0)
 
 
+def test_search_by_tag_ranks_the_tagged_memories_alone(disk_store, projection):
+    # More untagged memories that answer the question better than recall
+    # ranks (its depth): the tag narrows what is ranked, as the kind does,
+    # so the tagged memory is not left below them all before the tag is
+    # asked about.
+    config = RecallConfig()
+    drafts = [
+        Draft(
+            text=f"Billing pool {n}: the billing connection pool timeout is {n} s",
+            when=NOW,
+        )
+        for n in range(config.depth + 10)
+    ]
+    drafts += [
+        Draft(text=f"Note {n}: the weather was fine", when=NOW) for n in range(200)
+    ]
+    engine.remember_many(disk_store, drafts, WHO)
+    tagged = remember(
+        disk_store, "The billing timeout is shared by every team", tags=("area:ops",)
+    )
+    [source] = open_sources(projection)
+
+    def found(**kw):
+        result = search(
+            projection,
+            source,
+            "billing connection pool timeout",
+            config=config,
+            now=NOW,
+            **kw,
+        )
+        return [h.id for h in result.hits]
+
+    assert tagged not in found(limit=config.depth + 20)
+    assert found(tag="area:ops") == [tagged]
+    assert found(tag="AREA:OPS") == []  # a tag is matched as written
+    assert found(tag="area:none") == []
+
+
 def test_fuzzy_search_tolerates_typos(disk_store, projection):
     target = remember(disk_store, "Kubernetes manifests live in deploy/")
     remember(disk_store, "unrelated words entirely")

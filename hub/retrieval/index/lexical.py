@@ -393,6 +393,16 @@ class LexicalIndex:
             others = searcher.search(foreign, 1, count=True).count  # type: ignore[attr-defined]
             return int(held or 0), int(searcher.num_docs) - int(others or 0)
 
+    def blobs_tagged(self, tag: str) -> set[str]:
+        """Returns the blobs of the documents that carry ``tag``, in any letter case."""
+        searcher = self.current_searcher()
+        if not searcher.num_docs:
+            return set()
+        query = self.term("tags", tag.lower(), 1.0)
+        with reading(f"search {self.where}"):
+            hits = searcher.search(query, searcher.num_docs).hits
+        return set(self.blobs_of(searcher, hits))
+
     def blobs_with_text(self, digests: Collection[str]) -> dict[str, list[str]]:
         """Returns, per digest, the committed blobs whose ``text_hash`` it is."""
         if not digests:

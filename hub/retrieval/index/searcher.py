@@ -293,6 +293,14 @@ class Searcher:
         """
         return set().union(*(m.tagged(blobs) for m in self._matches(text)))
 
+    def blobs_tagged(self, tag: str) -> set[str]:
+        """Returns the blobs of the indexes whose memories carry ``tag``.
+
+        In any letter case (the index holds tags lower-cased), of every
+        branch: a caller that wants the exact tag in its view checks both.
+        """
+        return set().union(*(i.blobs_tagged(tag) for i in self._lexical_indexes))
+
     def tag_holders(self, text: str, tags: Collection[str]) -> dict[str, int]:
         """Returns, per tag (lowercased), how many live memories carry it.
 
