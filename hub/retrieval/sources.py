@@ -7,7 +7,7 @@ from datetime import datetime
 
 import msgspec
 
-from ctx.engine import CommitId, commit_at, resolve_revision
+from ctx.engine import CommitId, CommitNotFoundError, Store, commit_at, resolve_revision
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.index.view import LiveView
 
@@ -52,8 +52,20 @@ def open_sources(
         elif isinstance(at, datetime):
             commit, moving = commit_at(store, each, at), None
         elif each == name:
-            commit, moving = resolve_revision(store, at), None
+            commit, moving = _revision(store, at), None
         else:
             commit, moving = tip, each
         sources.append(Source(each, commit, projection.view(commit, branch=moving)))
     return sources
+
+
+def _revision(store: Store, at: str) -> CommitId:
+    """Returns the commit ``at`` names; an unknown one says a time would do too."""
+    try:
+        return resolve_revision(store, at)
+    except CommitNotFoundError as error:
+        raise CommitNotFoundError(
+            error.message,
+            hint="A point in history is a revision (a branch, a commit id, main~2)"
+            " or a time (2023-05-08, 2023-05-08T13:56, yesterday).",
+        ) from None

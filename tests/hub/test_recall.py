@@ -347,8 +347,11 @@ def test_bad_budgets_are_refused(disk_store, projection, budget):
 def test_unknown_branches_and_revisions_are_clear_errors(disk_store, projection):
     with pytest.raises(engine.RefNotFoundError):
         ask(projection, "q", branch="nope")
-    with pytest.raises(engine.CommitNotFoundError):
+    with pytest.raises(engine.CommitNotFoundError) as raised:
         ask(projection, "q", at="deadbeef00")
+    # What --at takes is a revision or a time: the hint says both.
+    assert "2023-05-08" in raised.value.hint
+    assert "main~2" in raised.value.hint
 
 
 def test_search_filters_by_kind_tag_and_context(disk_store, projection):
