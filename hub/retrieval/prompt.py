@@ -56,13 +56,22 @@ def recall_summary(result: RecallResult) -> str:
         if left
         else ""
     )
+    # A hit over the budget (or past the most hits a recall gives) is left
+    # out, and those after it may still fit: a better match than every one
+    # given may be among them.
+    over = result.left_out - len(left)
+    budgeted = (
+        f"; {plural(over, 'more relevant memory')} left out"
+        if over and result.hits
+        else ""
+    )
     return (
         f"{plural(len(result.hits), 'memory')}, "
         f"{plural(result.tokens, 'token')}{budget}; "
         f"the whole live branch ({result.branch}): "
         f"{plural(result.live_memories, 'memory')}, "
         f"{plural(result.live_tokens, 'token')} ({share:.1%}); "
-        f"{result.seconds * 1000:.0f} ms{pinned}{backlog}"
+        f"{result.seconds * 1000:.0f} ms{pinned}{budgeted}{backlog}"
     )
 
 

@@ -244,6 +244,21 @@ def test_pinned_memories_come_first_within_half_the_budget(disk_store, projectio
     assert result.left_out >= 1
 
 
+def test_a_better_match_over_the_budget_is_said_to_be_left_out(disk_store, projection):
+    runbook = remember(
+        disk_store,
+        "Refund error RF-509: rotate the merchant token. " + "Then retry it. " * 60,
+    )
+    remember(disk_store, "Refund errors after the double charge were fixed by hand")
+    for n in range(10):
+        remember(disk_store, f"Note {n}: the weather was fine")
+    result = ask(projection, "what to do about RF-509 refund errors", budget=80)
+    assert runbook not in ids(result)
+    assert result.hits
+    assert result.left_out == 1
+    assert recall_summary(result).endswith("; 1 more relevant memory left out")
+
+
 def test_every_relevant_hit_is_packed_or_counted_left_out(disk_store, projection):
     count = MAX_HITS + 5
     for i in range(count):
@@ -412,6 +427,30 @@ def test_search_by_tag_ranks_the_tagged_memories_alone(disk_store, projection):
     assert found(tag="area:ops") == [tagged]
     assert found(tag="AREA:OPS") == []  # a tag is matched as written
     assert found(tag="area:none") == []
+
+
+def test_a_tag_value_is_a_word_the_memories_that_carry_it_hold(disk_store, projection):
+    # Neither memory says "infra": their tag does. A new user's "infra"
+    # and "project:infra" answered "nothing relevant".
+    infra = {
+        remember(
+            disk_store, "Prod runs on EKS 1.29 in eu-west-1", tags=("project:infra",)
+        ),
+        remember(
+            disk_store, "Terraform state is in acme-tf-state", tags=("project:infra",)
+        ),
+    }
+    remember(
+        disk_store, "The billing service listens on 8443", tags=("service:billing",)
+    )
+    remember(disk_store, "We chose gRPC for internal calls")
+    for query in ("infra", "project:infra", "Where is the Terraform state of infra?"):
+        result = ask(projection, query)
+        assert not result.nothing_relevant, query
+        assert infra >= set(ids(result)), query
+        assert not any(hit.weak for hit in result.hits), query
+    # A tag's namespace alone is no value it names.
+    assert ask(projection, "project").nothing_relevant
 
 
 def test_fuzzy_search_tolerates_typos(disk_store, projection):

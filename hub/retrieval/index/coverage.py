@@ -91,6 +91,24 @@ def _terms(text: str) -> list[str]:
     return list(terms)[:MAX_QUERY_TERMS]
 
 
+def _tag_words(text: str) -> dict[str, list[str]]:
+    """Returns, per term of ``text``, the tag values it names (as the index holds them).
+
+    A word that is one term alone ("infra", "Media": ``media``), the value
+    of a word written as a whole tag ("project:infra": ``infra``), and each
+    term of that whole tag, which a memory carrying it holds whole
+    ("project" too).
+    """
+    values: dict[str, list[str]] = {}
+    for value in query_tag_values(text):
+        analysed = content_analyzer().analyze(value)
+        if len(analysed) == 1 or ":" in value:
+            for term in analysed:
+                if not has_cjk(term):
+                    values.setdefault(term, []).append(value)
+    return values
+
+
 def passage_index(text: str) -> str:
     """Returns which passages of ``text`` hold each term coverage weighs.
 
@@ -425,14 +443,21 @@ class Matches:
             for word in query_words(text)
             if len(analysed := content_analyzer().analyze(word)) == 1
         }
+        # A word that is the value of a tag a memory carries is a word the
+        # memory holds: "infra" of a memory tagged project:infra.
+        values = _tag_words(text)
         index = self._index
         for term in _terms(text):
             if term in self._weights:
                 continue
             pair = has_cjk(term)
             fields = (CJK_FIELD,) if pair else ("title", "body")
+            clauses = [index.term(field, term, 1.0) for field in fields]
+            clauses += [index.term("tag_values", v, 1.0) for v in values.get(term, ())]
             with reading(f"search {index.where}"):
                 found = max(searcher.doc_freq(f, term) for f in fields)
+                for value in values.get(term, ()):
+                    found = max(found, searcher.doc_freq("tag_values", value))
             weight = math.log(1 + (total - found + 0.5) / (found + 0.5))
             if pair and not found:
                 weight *= UNHELD_PAIR_WEIGHT
@@ -440,10 +465,7 @@ class Matches:
             self._held[term] = found
             if found:
                 either = tantivy.Query.boolean_query(
-                    [
-                        (tantivy.Occur.Should, index.term(field, term, 1.0))
-                        for field in fields
-                    ]
+                    [(tantivy.Occur.Should, clause) for clause in clauses]
                 )
                 self._credits[term] = (self._ask(either), weight)
             elif term in typos:
