@@ -1,7 +1,8 @@
 """The variants of LoCoMo and Cranfield that ``bench_robustness.py`` asks.
 
 Each is made from ``shared/eval`` by fixed rules and seeds (no model writes
-anything): names misspelt or shortened, questions typed in lower case,
+anything): names misspelt or shortened, questions typed in lower case or
+with typos,
 asked in the first person, paraphrased (``_paraphrase.py``) or said as
 claims; speakers given two-word names; two conversations in one store; and
 a memory per session, whole or of one speaker's turns.
@@ -45,15 +46,17 @@ def speakers(corpus: quality.Corpus) -> list[str]:
     return list(dict.fromkeys(text.split(": ", 1)[0] for text in corpus.texts))
 
 
-def misspelt(name: str, rng: random.Random, known: set[str]) -> str:
-    """Returns ``name`` one or two edits away, its first letter kept.
+def misspelt(
+    name: str, rng: random.Random, known: set[str], edits: Sequence[int] = (1, 2)
+) -> str:
+    """Returns ``name`` one or two edits away (``edits``), its first letter kept.
 
     The result is no word of ``known`` (lower-cased): a misspelling that
     makes another word of the conversation would test something else.
     """
     for _ in range(100):
         letters = list(name)
-        for _ in range(rng.choice((1, 2))):
+        for _ in range(rng.choice(edits)):
             at = rng.randrange(1, len(letters))
             edit = rng.choice(("vowel", "double", "drop", "swap"))
             if edit == "vowel" and letters[at].lower() in _VOWELS:
@@ -154,6 +157,56 @@ def name_variants(corpus: quality.Corpus) -> dict[str, quality.Corpus]:
 
 NAME_VARIANTS = ("named", "misspelt", "short", "misspelt-lower", "short-lower", "other")
 """The sets of :func:`name_variants` made from the questions that name someone."""
+
+
+TYPO_MIN_CHARS = 5
+"""The shortest word :func:`with_typos` misspells: a typo in "cat" is
+another word as often as not."""
+
+
+def with_typos(text: str, rng: random.Random, known: set[str]) -> str:
+    """Returns a question with one of its words misspelt, two if it has four.
+
+    Words of :data:`TYPO_MIN_CHARS` letters or more, no function word nor a
+    capitalised one (names have their own sets), each one edit away, first
+    letter kept, never a word of ``known`` (:func:`misspelt`): the typos
+    of a question typed in haste.
+    """
+    found = [
+        m
+        for m in re.finditer(r"[A-Za-z]+", text)
+        if len(m.group()) >= TYPO_MIN_CHARS
+        and m.group().islower()
+        and m.group() not in FUNCTION_WORDS
+    ]
+    chosen = sorted(
+        rng.sample(found, min(len(found), 2 if len(found) >= 4 else 1)),
+        key=lambda m: m.start(),
+        reverse=True,
+    )
+    for match in chosen:
+        typo = misspelt(match.group(), rng, known, edits=(1,))
+        text = text[: match.start()] + typo + text[match.end() :]
+    return text
+
+
+def typed_in_haste(
+    corpus: quality.Corpus, questions: Sequence[quality.Question]
+) -> quality.Corpus:
+    """Returns ``corpus`` asking ``questions`` with typos (:func:`with_typos`)."""
+    known = {t for text in corpus.texts for t in tokens(text)}
+    return with_questions(
+        corpus,
+        [
+            dataclasses.replace(
+                q,
+                text=with_typos(
+                    q.text, random.Random(f"{SEED}:{corpus.name}:typo:{q.text}"), known
+                ),
+            )
+            for q in questions
+        ],
+    )
 
 
 def in_lower_case(question: quality.Question) -> quality.Question:

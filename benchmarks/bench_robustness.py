@@ -36,6 +36,11 @@ one run:
   **as claims** (:func:`as_claim`: "what similarity laws must be obeyed
   when ..." -> "Similarity laws must be obeyed when ...."), as a set of
   scientific claims asks of abstracts.
+- **Typos** (all LoCoMo questions of categories 1-4 of the turn stores, and
+  Cranfield's queries): one word of five letters or more misspelt, two in
+  a question that has four such words (:func:`with_typos`: one edit past
+  the first letter, no function word nor capitalised name, never a word
+  of the store), as a question typed in haste.
 
 - **Paraphrased** questions (all questions of categories 1-4, asked of the
   turn stores and of the whole sessions): no model may write the data here,
@@ -110,6 +115,7 @@ from _robustness_variants import (
     tokens,
     two_conversations,
     two_word_names,
+    typed_in_haste,
     with_questions,
 )
 from rank_bm25 import BM25Okapi
@@ -340,6 +346,7 @@ SETS = {
     "two-word": ("... speakers with two-word names in the store", "turns"),
     "other": ("... about what the other speaker said", "turns"),
     "paraphrase": ("LoCoMo turns, questions paraphrased", "turns"),
+    "typos": ("LoCoMo turns, questions with typos", "turns"),
     "pairs": ("LoCoMo turns, two conversations in one store", "turns"),
     "sessions": ("LoCoMo sessions, whole", "sessions"),
     "sessions-paraphrase": (
@@ -353,6 +360,7 @@ SETS = {
     ),
     "cranfield": ("Cranfield", "cranfield"),
     "claims": ("Cranfield, queries as claims", "cranfield"),
+    "cranfield-typos": ("Cranfield, queries with typos", "cranfield"),
 }
 """The sets in the report's order, by the key ``--only`` names them with."""
 
@@ -369,10 +377,11 @@ def build_sets(
     turns = quality.load_locomo(eval_dir, ref)[: 2 if quick else None]
     sets = {key: Set(*SETS[key], []) for key in SETS if key in only}
     for corpus in turns:
-        if sets.keys() & {*NAME_VARIANTS, "all", "paraphrase"}:
+        if sets.keys() & {*NAME_VARIANTS, "all", "paraphrase", "typos"}:
             plain = documents(corpus, embedder, systems)
             variants = name_variants(corpus)
             variants["all"] = with_questions(corpus, asked(corpus))
+            variants["typos"] = typed_in_haste(corpus, asked(corpus))
             for key in sets.keys() & variants.keys():
                 sets[key].parts.append((plain, variants[key]))
         if "two-word" in sets:
@@ -410,7 +419,7 @@ def build_sets(
             both = two_conversations(first, second)
             sets["pairs"].parts.append((documents(both, embedder, systems), both))
         progress("pairs of conversations: stores built")
-    if sets.keys() & {"cranfield", "claims"}:
+    if sets.keys() & {"cranfield", "claims", "cranfield-typos"}:
         cranfield = quality.load_cranfield(eval_dir)
         docs = documents(cranfield, embedder, systems)
         if "cranfield" in sets:
@@ -421,6 +430,9 @@ def build_sets(
                 for q in cranfield.questions
             ]
             sets["claims"].parts.append((docs, with_questions(cranfield, claims)))
+        if "cranfield-typos" in sets:
+            typed = typed_in_haste(cranfield, cranfield.questions)
+            sets["cranfield-typos"].parts.append((docs, typed))
     if isinstance(embedder, CachedEmbedder):
         embedder.save()
     return list(sets.values())
