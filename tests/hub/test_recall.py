@@ -613,9 +613,14 @@ def test_a_typo_still_counts_as_the_word_it_nearly_is(disk_store, projection):
     memory = remember(disk_store, "postgres is the database")
     remember(disk_store, "redis is the cache")
     [source] = open_sources(projection)
-    found = search(projection, source, "postgress", config=RecallConfig(), now=NOW)
+    # Two edits: no word typed in haste (one edit, respelt: "postgress"),
+    # but near what the note holds.
+    found = search(projection, source, "pstgress", config=RecallConfig(), now=NOW)
     assert found.hits[0].id == memory
     assert found.hits[0].relevance == 0.5  # TYPO_CREDIT of its only word
+    found = search(projection, source, "postgress", config=RecallConfig(), now=NOW)
+    assert found.hits[0].id == memory
+    assert found.hits[0].relevance == 1.0  # respelt "postgres"
 
 
 def test_a_word_begun_within_an_edit_is_no_typo_but_a_word_begun_is(

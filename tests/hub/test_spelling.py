@@ -287,6 +287,28 @@ def test_a_word_typed_in_lower_case_is_no_short_form(projection):
     assert ranked(projection, "did kate like Port?")[0].respelt == {"Port": "Porto"}
 
 
+def test_a_word_typed_in_haste_is_respelt_to_the_word_the_store_holds(projection):
+    # No memory holds "gardenn" nor "tyers": each is the word nearest it
+    # that the memories hold, its first letter kept.
+    found, bodies = ranked(projection, "does the gardenn need water")
+    assert dict(found.respelt) == {"gardenn": "garden"}
+    assert bodies[0] == TURNS[7][0]
+    assert found.hits[0].relevance >= RecallConfig().floor
+    found, bodies = ranked(projection, "Tyers for the Prius?")
+    assert dict(found.respelt) == {"Tyers": "Tyres"}
+    assert bodies[0] == TURNS[12][0]
+    # A word of the language is taken as meant, and a capitalised word
+    # inside a sentence is the name rules' to judge.
+    assert ranked(projection, "does the garden need waiter")[0].respelt == {}
+    assert ranked(projection, "did Gardenn need water")[0].respelt == {}
+    # Each word alone: one near no word of the store is left as it is.
+    found, _ = ranked(projection, "does the gardenn need sprnklers")
+    assert dict(found.respelt) == {"gardenn": "garden"}
+    # Past four such words, the question is not about what the store holds.
+    found, _ = ranked(projection, "gardenn sprnklers fertlizr mulchh hoesz")
+    assert found.respelt == {}
+
+
 def test_no_word_is_respelt_to_a_month_or_a_weekday(projection):
     # "sun" would be a short form of "Sunday", which the memories write
     # capitalised as they write names.

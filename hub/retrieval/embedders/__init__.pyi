@@ -52,3 +52,6 @@ from .remote import (
 from .wordpiece import (
     WordPieceTokenizer as WordPieceTokenizer,
 )
+from .wordpiece import (
+    whole_words as whole_words,
+)

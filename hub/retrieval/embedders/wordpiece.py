@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from importlib import resources
 
-__all__ = ["WordPieceTokenizer", "is_whole_word", "load_vocab"]
+__all__ = ["WordPieceTokenizer", "is_whole_word", "load_vocab", "whole_words"]
 
 # Categories that BertNormalizer drops as control characters (``char::is_other``
 # in Rust): tab, newline and carriage return are whitespace, not controls.
@@ -125,7 +125,8 @@ def load_vocab() -> dict[str, int]:
 
 
 @functools.cache
-def _whole_words() -> frozenset[str]:
+def whole_words() -> frozenset[str]:
+    """Returns the shipped vocabulary's whole words (see :func:`is_whole_word`)."""
     return frozenset(t for t in load_vocab() if not t.startswith(("##", "[")))
 
 
@@ -136,7 +137,7 @@ def is_whole_word(word: str) -> bool:
     unaccented): "Melanie" is a whole word, "Muhhamed" is not (it becomes
     several pieces). About 23,000 common English words, names and places.
     """
-    return _normalize(word) in _whole_words()
+    return _normalize(word) in whole_words()
 
 
 class WordPieceTokenizer:

@@ -69,6 +69,29 @@ is a name the question names (:attr:`Respelling.names`): a paraphrase or a
 terse question often puts it first ("John did take what test?"), and
 naming someone the store holds lowers an explicit recall's weak floor.
 
+Words that name no one are misspelt too, in a question typed in haste
+("who is the ownr of the bilingg servise?"): no memory holds them, MiniLM
+cuts each into pieces that mean little, and with these three the answer's
+cosine fell from 0.74 to under 0, out of the vector channel's list (0.32
+with the two of one edit respelt). So a
+word of :data:`TYPO_MIN_CHARS` letters or more that no memory holds (nor
+its stem), that the embedder does not know whole, nor its stem as the stem
+of a word it knows (a word of the language is taken as meant: "adapt" is
+no typo of "adopt", "pals" none of "pass"), and that is no function word,
+month or weekday, nor a suspect of the rules above (a capitalised word
+inside a sentence is a name's to judge), is **typed in haste**
+(:func:`typo_of`): it is respelt to the word one edit from it (most typos
+are one letter added, dropped, changed or two swapped; Damerau, 1964),
+first letter kept, that the memories hold, each looked up in the index;
+of several, the one of the same letters (a swap: "recieved" is
+"received", not "relieved"), then the one more memories hold, and a tie
+of that respells nothing. Two edits reached real words MiniLM cuts into pieces:
+"partake" became "parade", "grieving" "giving", "pastimes" "pastries".
+Each word is judged alone (a question typed in haste may have several),
+but past :data:`HASTE_MAX` such words none is, each costing a search and a
+few reads: such a question is not English, or not about what the store
+holds.
+
 A **held name** is a word of the memories that hold something near the
 suspect: a tag value's word, or a word of their text that they write
 capitalised every time, at least once in the middle of a sentence (so
@@ -92,6 +115,7 @@ from typing import TYPE_CHECKING, Literal
 import tantivy
 
 from ctx.engine import Memory
+from ctx.hub.retrieval.embedders import whole_words
 from ctx.hub.retrieval.index.lexical_errors import reading
 from ctx.hub.retrieval.index.schema import content_analyzer
 
@@ -99,9 +123,11 @@ if TYPE_CHECKING:
     from ctx.hub.retrieval.index.lexical import LexicalIndex
 
 __all__ = [
+    "HASTE_MAX",
     "NAME_READS",
     "NAME_ROUNDS",
     "SOUND_ALIKE_EDITS",
+    "TYPO_MIN_CHARS",
     "UNHELD_MAX",
     "Respelling",
     "allowed_edits",
@@ -112,6 +138,7 @@ __all__ = [
     "short_for",
     "sound_alike",
     "suspects",
+    "typo_of",
 ]
 
 NAME_READS = 8
@@ -130,6 +157,17 @@ NAME_ROUNDS = 6
 """Rounds of that search at most; each leaves out the words and memories
 the rounds before found, so that a common prefix ("ev": "every", "even",
 "event") does not hide the name behind it."""
+
+HASTE_MAX = 4
+"""Words typed in haste a question may have at most for any to be respelt
+(module doc)."""
+
+TYPO_MIN_CHARS = 4
+"""The shortest word that may be respelt as typed in haste: a typo of a
+shorter one is as often another word ("teh", "fro")."""
+
+TYPO_EDITS = 1
+"""The edits a word typed in haste is from the word it means (module doc)."""
 
 _MIN_CHARS = 3
 _TIME_TEXT = """
@@ -436,14 +474,7 @@ def respell(
     words: dict[str, str] = {}
     names: dict[str, None] = {}
 
-    def count(name: str) -> int:
-        """How many memories hold ``name`` as a word."""
-        total = 0
-        for index in indexes:
-            with reading(f"search {index.where}"):
-                total += index.current_searcher().doc_freq("words", name)
-        return total
-
+    count = functools.partial(_doc_freq, indexes)
     found: Mapping[str, Literal["name", "word"] | None]
     lower_case = not _capitals(question)
     if lower_case:
@@ -481,7 +512,114 @@ def respell(
     for word in _first_words(question, spans):
         if _held_as(word.lower(), indexes, read) == "name":
             names[word.lower()] = None
+    words.update(_in_haste(question, spans, indexes, knows, {*words, *names}))
     return Respelling(words, tuple(names))
+
+
+def _in_haste(
+    question: str,
+    spans: Sequence[tuple[int, int]],
+    indexes: Sequence[LexicalIndex],
+    knows: Callable[[str], bool],
+    taken: Collection[str],
+) -> dict[str, str]:
+    """Returns the question's words typed in haste, each with the word it means.
+
+    See the module doc; ``taken``: the words the name rules respelt, and
+    the names (lower-case), which are left as they are.
+    """
+    unheld: dict[str, str] = {}
+    for match in _WORD.finditer(question):
+        word = match.group()
+        lower = word.lower()
+        if (
+            len(word) < TYPO_MIN_CHARS
+            or word in taken
+            or lower in taken
+            or (_capitalised(word) and not _starts_sentence(question, match.start()))
+            or not _may_name(match, spans)
+            or knows(lower)
+        ):
+            continue
+        stems = content_analyzer().analyze(word)
+        if (
+            len(stems) == 1
+            and stems[0] not in _known_stems()
+            and _held_as(lower, indexes, None, stems) is None
+        ):
+            unheld[word] = lower
+    if len(unheld) > HASTE_MAX:
+        return {}
+    found: dict[str, str] = {}
+    for word, lower in unheld.items():
+        meant = typo_of(lower, indexes)
+        if meant is not None:
+            found[word] = meant.capitalize() if word[:1].isupper() else meant
+    return found
+
+
+def typo_of(word: str, indexes: Sequence[LexicalIndex]) -> str | None:
+    """Returns the one word the memories hold that ``word`` (lower-case) misspells.
+
+    Each word :data:`TYPO_EDITS` from it, its first letter kept
+    (:func:`_one_edit`), looked up in the index (a microsecond each): of
+    those the memories hold, the ones of its letters (a swap) if any, then
+    the one most memories hold; ``None`` for none, or a tie.
+    """
+    held = {}
+    for other in _one_edit(word):
+        if count := _doc_freq(indexes, other):
+            held[other] = count
+    swapped = {other: n for other, n in held.items() if sorted(other) == sorted(word)}
+    held = swapped or held
+    if not held:
+        return None
+    most = max(held.values())
+    best = [other for other, count in held.items() if count == most]
+    return best[0] if len(best) == 1 else None
+
+
+def _one_edit(word: str) -> set[str]:
+    """Returns the words one edit from ``word`` that keep its first letter.
+
+    A letter dropped, added, changed, or two adjacent ones swapped (as
+    Norvig's spelling corrector makes them), with the letters a-z and
+    those of the word.
+    """
+    letters = set("abcdefghijklmnopqrstuvwxyz") | set(word)
+    found: set[str] = set()
+    for at in range(1, len(word) + 1):
+        left, right = word[:at], word[at:]
+        for letter in letters:
+            found.add(left + letter + right)
+            if right:
+                found.add(left + letter + right[1:])
+        if right:
+            found.add(left + right[1:])
+        if len(right) > 1:
+            found.add(left + right[1] + right[0] + right[2:])
+    found.discard(word)
+    return found
+
+
+@functools.cache
+def _known_stems() -> frozenset[str]:
+    """Returns the stems of the shipped vocabulary's whole words (built once)."""
+    analyzer = content_analyzer()
+    return frozenset(
+        stem[0]
+        for word in whole_words()
+        if word.isalpha() and len(stem := analyzer.analyze(word)) == 1
+    )
+
+
+def _doc_freq(indexes: Sequence[LexicalIndex], word: str) -> int:
+    """Returns how many memories of ``indexes`` hold ``word`` as a word."""
+    total = 0
+    for index in indexes:
+        with reading(f"search {index.where}"):
+            total += index.current_searcher().doc_freq("words", word)
+    return total
 
 
 def _in_lower_case(
