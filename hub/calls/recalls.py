@@ -83,7 +83,13 @@ class SearchRequest(Request, kw_only=True, forbid_unknown_fields=True):
     query: Annotated[str, Meta(description="The words to find.", min_length=1)]
     limit: Annotated[int, Meta(ge=1, le=1000, description="Hits at most.")] = 10
     kind: Annotated[Kind | None, Meta(description="Only this kind.")] = None
-    tag: Annotated[str | None, Meta(description="Only memories with this tag.")] = None
+    tag: Annotated[
+        str | None,
+        Meta(
+            description="Only memories with this tag (ns:value), or a tag of "
+            "this namespace or value."
+        ),
+    ] = None
     context: Annotated[str | None, Meta(description="Only this context.")] = None
     explain: Annotated[bool, Meta(description="Say why each hit matched.")] = False
 

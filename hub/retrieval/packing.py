@@ -141,6 +141,17 @@ def _filtered(
     return filtered
 
 
+def _carries(tags: Sequence[str], tag: str) -> bool:
+    """Returns whether ``tags`` hold ``tag``, or one of its namespace or value.
+
+    A tag written whole is matched exactly; one written without a colon is
+    a namespace or a value (``billing``: ``service:billing``).
+    """
+    if ":" in tag:
+        return tag in tags
+    return any(tag in t.split(":", 1) for t in tags)
+
+
 def _explain(ranked: Ranked, config: RecallConfig, ranking: Ranking) -> Explanation:
     """Returns why ``ranked`` ranked; its last commit comes from :func:`_blamed`."""
     channels = tuple(
@@ -557,7 +568,7 @@ def search(
             ranked,
             config.floor,
         )
-        if tag is not None and tag not in hit.tags:
+        if tag is not None and not _carries(hit.tags, tag):
             continue
         hits.append(hit)
         if len(hits) == limit:

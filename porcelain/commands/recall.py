@@ -200,7 +200,11 @@ def recall(
 @click.command()
 @click.argument("query")
 @click.option("--kind", metavar="KIND", help="Only memories of this kind.")
-@click.option("--tag", metavar="TAG", help="Only memories with this tag.")
+@click.option(
+    "--tag",
+    metavar="TAG",
+    help="Only memories with this tag (NS:VALUE), or a tag of this namespace or value.",
+)
 @click.option("--context", metavar="NAME", help="Only memories in this context.")
 @click.option(
     "-n",

@@ -427,6 +427,10 @@ def test_search_by_tag_ranks_the_tagged_memories_alone(disk_store, projection):
     assert found(tag="area:ops") == [tagged]
     assert found(tag="AREA:OPS") == []  # a tag is matched as written
     assert found(tag="area:none") == []
+    # Without a colon, a namespace or a value.
+    assert found(tag="ops") == [tagged]
+    assert found(tag="area") == [tagged]
+    assert found(tag="op") == []
 
 
 def test_a_tag_value_is_a_word_the_memories_that_carry_it_hold(disk_store, projection):
