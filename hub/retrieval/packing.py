@@ -533,20 +533,23 @@ def search(
         tagged = None if tag is None else projection.searcher(view).blobs_tagged(tag)
         return _filtered(view, kind, context, tagged)
 
-    view = narrowed(source.view)
     graphs = _graphs(store, [source])
-    ranking = _repairing(
-        projection,
-        [source],
-        lambda current: rank(
-            projection.searcher(narrowed(current[0].view)),
+    views: list[LiveView] = []
+
+    def narrowed_ranking(current: Sequence[Source]) -> Ranking:
+        # Narrowed here, where a damaged index is repaired: the tag reads it.
+        views.append(narrowed(current[0].view))
+        return rank(
+            projection.searcher(views[-1]),
             text,
             config=config,
             now=now,
             links=graphs,
             fuzzy=fuzzy or None,
-        ),
-    )
+        )
+
+    ranking = _repairing(projection, [source], narrowed_ranking)
+    view = views[-1]
     entries = source.view.catalog.entries
     superseded = set().union(*(g.superseded() for g in graphs))
     live_memories, live_tokens = _whole(entries, source.view.tokens, superseded)

@@ -179,6 +179,21 @@ def test_a_damaged_lexical_segment_is_rebuilt_with_a_notice(filled, damage, exac
     assert status.documents == status.vectors == COUNT
 
 
+@pytest.mark.parametrize("damage", ["term-flipped", "idx-flipped"])
+def test_a_search_by_tag_repairs_a_damaged_index_as_any_search(filled, damage):
+    # The tag narrows what is ranked by reading the index: there too, a
+    # damaged index is rebuilt, not a crash.
+    # (A hub's projection, that had the index open when it was damaged.)
+    kept = counted(filled, exact=False)
+    [source] = open_sources(kept)
+    DAMAGE[damage](filled.path / "index")
+    found = search(
+        kept, source, "pelicans", config=RecallConfig(), now=NOW, tag="area:birds"
+    )
+    assert found.hits == ()
+    assert any("rebuilt it" in n for n in kept.notices), damage
+
+
 # -- vectors ---------------------------------------------------------------
 
 

@@ -309,6 +309,34 @@ def test_a_word_typed_in_haste_is_respelt_to_the_word_the_store_holds(projection
     assert found.respelt == {}
 
 
+def test_a_word_typed_in_haste_means_a_word_a_live_memory_holds(disk_store):
+    def write(text):
+        return engine.remember(disk_store, Draft(text=text, when=NOW), WHO).ids[0]
+
+    gone = [write(f"Servile staff, note {n}") for n in range(3)]
+    write("The service is good")
+    write("This is the thick client")
+    write("This rack is this one, with this")
+    projection = Projection.for_store(disk_store, HASHING)
+
+    def respelt(query):
+        return dict(ranked(projection, query)[0].respelt)
+
+    assert respelt("is the servise good") == {"servise": "servile"}  # three to one
+    for memory_id in gone:
+        engine.forget(disk_store, memory_id, WHO)
+    # The index still counts the forgotten memories' "servile" in its
+    # document frequency; no live memory holds it.
+    assert respelt("is the servise good") == {"servise": "service"}
+    # "this" is one edit from "thisk" too, and more memories hold it, but a
+    # function word is no word a question means by a typo.
+    assert respelt("why is the thisk client slow") == {"thisk": "thick"}
+    # A word joined to digits or an underscore, or shouted, is left as it is.
+    assert respelt("is the servise2 good") == {}
+    assert respelt("is the servise_x good") == {}
+    assert respelt("is the SERVISE good") == {}
+
+
 def test_no_word_is_respelt_to_a_month_or_a_weekday(projection):
     # "sun" would be a short form of "Sunday", which the memories write
     # capitalised as they write names.

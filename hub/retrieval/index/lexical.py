@@ -395,11 +395,11 @@ class LexicalIndex:
 
     def blobs_tagged(self, tag: str) -> set[str]:
         """Returns the blobs of the documents that carry ``tag``, in any letter case."""
-        searcher = self.current_searcher()
-        if not searcher.num_docs:
-            return set()
         query = self.term("tags", tag.lower(), 1.0)
         with reading(f"search {self.where}"):
+            searcher = self.current_searcher()
+            if not searcher.num_docs:
+                return set()
             hits = searcher.search(query, searcher.num_docs).hits
         return set(self.blobs_of(searcher, hits))
 

@@ -56,7 +56,8 @@ to), and respelt by the same rules, but a word of MiniLM's vocabulary is no
 short form there ("pet" is not Peter, nor "art" Arthur, where "Pet" inside
 a sentence might be) unless it is a whole held name and a pet ending
 ("johnny", "sammy": a third of the questions so typed that were left
-empty named someone so); a word the store holds is taken as typed ("car"
+empty named someone so; the cost: "teddy" is Ted in a store that holds
+Ted and never says "teddy"); a word the store holds is taken as typed ("car"
 stays "car", where "Car" may be Caroline), and one a tag's value holds is a
 name it names. Typed so, 12.1% of LoCoMo's questions with a misspelt name
 and 13.7% with a short form had answered "nothing relevant" (0.9% and 0.1%
@@ -79,10 +80,12 @@ its stem), that the embedder does not know whole, nor its stem as the stem
 of a word it knows (a word of the language is taken as meant: "adapt" is
 no typo of "adopt", "pals" none of "pass"), and that is no function word,
 month or weekday, nor a suspect of the rules above (a capitalised word
-inside a sentence is a name's to judge), is **typed in haste**
+inside a sentence is a name's to judge), nor in capitals or joined to
+digits or an underscore (an acronym, an identifier), is **typed in haste**
 (:func:`typo_of`): it is respelt to the word one edit from it (most typos
 are one letter added, dropped, changed or two swapped; Damerau, 1964),
-first letter kept, that the memories hold, each looked up in the index;
+first letter kept, that live memories hold, no function word ("thisk" is
+"thick", not "this"), each looked up in the index;
 of several, the one of the same letters (a swap: "recieved" is
 "received", not "relieved"), then the one more memories hold, and a tie
 of that respells nothing. Two edits reached real words MiniLM cuts into pieces:
@@ -536,7 +539,9 @@ def _in_haste(
             len(word) < TYPO_MIN_CHARS
             or word in taken
             or lower in taken
+            or word.isupper()  # an acronym or a constant ("SERVISE" is shouted)
             or (_capitalised(word) and not _starts_sentence(question, match.start()))
+            or not _whole(question, match)
             or not _may_name(match, spans)
             or knows(lower)
         ):
@@ -562,13 +567,19 @@ def typo_of(word: str, indexes: Sequence[LexicalIndex]) -> str | None:
     """Returns the one word the memories hold that ``word`` (lower-case) misspells.
 
     Each word :data:`TYPO_EDITS` from it, its first letter kept
-    (:func:`_one_edit`), looked up in the index (a microsecond each): of
-    those the memories hold, the ones of its letters (a swap) if any, then
-    the one most memories hold; ``None`` for none, or a tie.
+    (:func:`_one_edit`), looked up in the index (a microsecond each), no
+    function word ("thisk" is not "this"): of those the live memories hold
+    (of any branch; not an edited memory's old version, which the
+    document frequency still counts), the ones of its letters (a swap) if
+    any, then the one most memories hold; ``None`` for none, or a tie.
     """
     held = {}
     for other in _one_edit(word):
-        if count := _doc_freq(indexes, other):
+        if (
+            _doc_freq(indexes, other)
+            and content_analyzer().analyze(other)
+            and (count := _live(indexes, other))
+        ):
             held[other] = count
     swapped = {other: n for other, n in held.items() if sorted(other) == sorted(word)}
     held = swapped or held
@@ -600,6 +611,28 @@ def _one_edit(word: str) -> set[str]:
             found.add(left + right[1] + right[0] + right[2:])
     found.discard(word)
     return found
+
+
+def _live(indexes: Sequence[LexicalIndex], word: str) -> int:
+    """Returns how many live memories of ``indexes`` hold ``word`` as a word."""
+    total = 0
+    for index in indexes:
+        query = tantivy.Query.term_query(index.schema, "words", word)
+        with reading(f"search {index.where}"):
+            found = index.current_searcher().search(query, 1, count=True)
+        total += found.count or 0  # type: ignore[attr-defined]  # not in the stubs
+    return total
+
+
+def _whole(text: str, match: re.Match[str]) -> bool:
+    """Returns whether a match of :data:`_WORD` is a word of its own in ``text``.
+
+    Not part of one with digits or an underscore ("servise2", "get_usr"),
+    which :meth:`Respelling.apply` would not find whole.
+    """
+    before = text[match.start() - 1] if match.start() else " "
+    after = text[match.end()] if match.end() < len(text) else " "
+    return not (before.isalnum() or before == "_" or after.isalnum() or after == "_")
 
 
 @functools.cache
