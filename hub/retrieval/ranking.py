@@ -199,7 +199,8 @@ class Ranking:
     recall's :func:`~ctx.hub.retrieval.floors.weak_floor`. ``respelt``: each word
     of the query the store spells otherwise, with its held spelling.
     ``focus``: the question the vector channel ordered memories by, when it
-    left words out (:mod:`ctx.hub.retrieval.focus`). ``reranked``: a
+    was not the query: words left out (:mod:`ctx.hub.retrieval.focus`), or
+    respelt. ``reranked``: a
     reranker ordered the best hits (step 9).
     """
 
@@ -619,7 +620,8 @@ def rank(
         or any(r.tagged for r in ranked.values())
         or _asks_its_writer(searcher, query),
         respelt=respelling.words,
-        focus=channels.focus,
+        focus=channels.focus
+        or (channels.asked if respelling.words and "vector" in channels.hits else None),
         reranked=reranked,
     )
 

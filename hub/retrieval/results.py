@@ -208,7 +208,8 @@ class RecallResult(Outcome, frozen=True, kw_only=True):
     or a store in memory). ``vector_question``: with an explanation asked
     for, the question the vector channel ordered memories by when it left
     out words that tell memories apart least (a speaker's name, a word
-    nearly every memory holds: docs/recall.md, ranking step 2), else None.
+    nearly every memory holds: docs/recall.md, ranking step 2) or respelt
+    a name or a word typed in haste ("servise": "service"), else None.
     """
 
     query: str

@@ -294,6 +294,8 @@ def test_a_word_typed_in_haste_is_respelt_to_the_word_the_store_holds(projection
     assert dict(found.respelt) == {"gardenn": "garden"}
     assert bodies[0] == TURNS[7][0]
     assert found.hits[0].relevance >= RecallConfig().floor
+    # --explain says what the vector channel asked.
+    assert found.focus == "does the garden need water"
     found, bodies = ranked(projection, "Tyers for the Prius?")
     assert dict(found.respelt) == {"Tyers": "Tyres"}
     assert bodies[0] == TURNS[12][0]
