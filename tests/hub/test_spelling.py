@@ -303,6 +303,8 @@ def test_a_word_typed_in_haste_is_respelt_to_the_word_the_store_holds(projection
     # inside a sentence is the name rules' to judge.
     assert ranked(projection, "does the garden need waiter")[0].respelt == {}
     assert ranked(projection, "did Gardenn need water")[0].respelt == {}
+    # A question in another language has no English typos.
+    assert ranked(projection, "wann braucht der gardenn wasser")[0].respelt == {}
     # Each word alone: one near no word of the store is left as it is.
     found, _ = ranked(projection, "does the gardenn need sprnklers")
     assert dict(found.respelt) == {"gardenn": "garden"}

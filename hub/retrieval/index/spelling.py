@@ -93,7 +93,9 @@ of that respells nothing. Two edits reached real words MiniLM cuts into pieces:
 Each word is judged alone (a question typed in haste may have several),
 but past :data:`HASTE_MAX` such words none is, each costing a search and a
 few reads: such a question is not English, or not about what the store
-holds.
+holds. Nor is any in a question in another language
+(:func:`~ctx.hub.retrieval.index.language.detect`): "Garten" is no typo of
+"garden" but a German word.
 
 A **held name** is a word of the memories that hold something near the
 suspect: a tag value's word, or a word of their text that they write
@@ -119,6 +121,7 @@ import tantivy
 
 from ctx.engine import Memory
 from ctx.hub.retrieval.embedders import whole_words
+from ctx.hub.retrieval.index.language import detect
 from ctx.hub.retrieval.index.lexical_errors import reading
 from ctx.hub.retrieval.index.schema import content_analyzer
 
@@ -515,7 +518,8 @@ def respell(
     for word in _first_words(question, spans):
         if _held_as(word.lower(), indexes, read) == "name":
             names[word.lower()] = None
-    words.update(_in_haste(question, spans, indexes, knows, {*words, *names}))
+    if detect(question) is None:  # words of another language are no typos
+        words.update(_in_haste(question, spans, indexes, knows, {*words, *names}))
     return Respelling(words, tuple(names))
 
 
