@@ -87,7 +87,7 @@ class SearchRequest(Request, kw_only=True, forbid_unknown_fields=True):
         str | None,
         Meta(
             description="Only memories with this tag (ns:value), or a tag of "
-            "this namespace or value."
+            "this namespace or value (any letter case)."
         ),
     ] = None
     context: Annotated[str | None, Meta(description="Only this context.")] = None

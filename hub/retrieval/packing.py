@@ -142,14 +142,32 @@ def _filtered(
 
 
 def _carries(tags: Sequence[str], tag: str) -> bool:
-    """Returns whether ``tags`` hold ``tag``, or one of its namespace or value.
+    """Returns whether ``tags`` hold ``tag`` whole, or as a namespace or a value.
 
-    A tag written whole is matched exactly; one written without a colon is
-    a namespace or a value (``billing``: ``service:billing``).
+    In any letter case, as the index holds tags (``billing`` and ``Billing``:
+    ``service:billing``; ``b:c``: ``a:b:c``, whose value holds a colon).
     """
-    if ":" in tag:
-        return tag in tags
-    return any(tag in t.split(":", 1) for t in tags)
+    wanted = tag.lower()
+    for each in map(str.lower, tags):
+        namespace, _, value = each.partition(":")
+        if wanted in (each, namespace, value):
+            return True
+    return False
+
+
+def _check_tag_filter(tag: str) -> None:
+    """Raises unless ``tag`` is a tag, a namespace or a value to search by."""
+    namespace, colon, value = tag.partition(":")
+    if (
+        not tag
+        or any(c.isspace() for c in tag)
+        or (colon and not (namespace and value))
+    ):
+        raise InvalidInputError(
+            f"A tag to search by is namespace:value, a namespace or a value, "
+            f"not {tag!r}.",
+            hint="For example service:billing, or billing alone.",
+        )
 
 
 def _explain(ranked: Ranked, config: RecallConfig, ranking: Ranking) -> Explanation:
@@ -522,6 +540,8 @@ def search(
     text = _check_query(query)
     if limit < 1:
         raise InvalidInputError(f"-n must be at least 1, not {limit}.")
+    if tag is not None:
+        _check_tag_filter(tag)
     store = projection.store
 
     def narrowed(view: LiveView) -> LiveView:

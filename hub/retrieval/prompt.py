@@ -61,7 +61,7 @@ def recall_summary(result: RecallResult) -> str:
     # given may be among them.
     over = result.left_out - len(left)
     budgeted = (
-        f"; {plural(over, 'more relevant memory')} left out"
+        f"; {plural(over, 'more match', 'more matches')} left out"
         if over and result.hits
         else ""
     )

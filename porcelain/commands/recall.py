@@ -203,7 +203,8 @@ def recall(
 @click.option(
     "--tag",
     metavar="TAG",
-    help="Only memories with this tag (NS:VALUE), or a tag of this namespace or value.",
+    help="Only memories with this tag (NS:VALUE), or a tag of this namespace or "
+    "value (any letter case).",
 )
 @click.option("--context", metavar="NAME", help="Only memories in this context.")
 @click.option(

@@ -256,7 +256,7 @@ def test_a_better_match_over_the_budget_is_said_to_be_left_out(disk_store, proje
     assert runbook not in ids(result)
     assert result.hits
     assert result.left_out == 1
-    assert recall_summary(result).endswith("; 1 more relevant memory left out")
+    assert recall_summary(result).endswith("; 1 more match left out")
 
 
 def test_every_relevant_hit_is_packed_or_counted_left_out(disk_store, projection):
@@ -373,6 +373,7 @@ def test_search_filters_by_kind_tag_and_context(disk_store, projection):
     fact = remember(disk_store, "postgres is the database", tags=("area:db",))
     decision = remember(disk_store, "we chose postgres", kind="decision")
     elsewhere = remember(disk_store, "postgres in ops", context="ops")
+    linked = remember(disk_store, "postgres console", tags=("url:https://x.io",))
     [source] = open_sources(projection)
 
     def found(**kw):
@@ -381,9 +382,10 @@ def test_search_filters_by_kind_tag_and_context(disk_store, projection):
         )
         return {h.id for h in result.hits}
 
-    assert found() == {fact, decision, elsewhere}
+    assert found() == {fact, decision, elsewhere, linked}
     assert found(kind="decision") == {decision}
     assert found(tag="area:db") == {fact}
+    assert found(tag="https://x.io") == {linked}  # a value that holds a colon
     assert found(context="ops") == {elsewhere}
     assert len(found(limit=1)) == 1
     with pytest.raises(InvalidInputError):
@@ -425,12 +427,16 @@ def test_search_by_tag_ranks_the_tagged_memories_alone(disk_store, projection):
 
     assert tagged not in found(limit=config.depth + 20)
     assert found(tag="area:ops") == [tagged]
-    assert found(tag="AREA:OPS") == []  # a tag is matched as written
+    assert found(tag="AREA:OPS") == [tagged]  # in any letter case, as indexed
     assert found(tag="area:none") == []
     # Without a colon, a namespace or a value.
     assert found(tag="ops") == [tagged]
-    assert found(tag="area") == [tagged]
+    assert found(tag="Area") == [tagged]
     assert found(tag="op") == []
+    # What is no tag is refused, not answered with nothing.
+    for bad in ("", ":", "area:", ":ops", "area ops"):
+        with pytest.raises(InvalidInputError, match="A tag to search by"):
+            found(tag=bad)
 
 
 def test_a_tag_value_is_a_word_the_memories_that_carry_it_hold(disk_store, projection):
