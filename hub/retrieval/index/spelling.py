@@ -91,9 +91,9 @@ of several, the one of the same letters (a swap: "recieved" is
 of that respells nothing. Two edits reached real words MiniLM cuts into pieces:
 "partake" became "parade", "grieving" "giving", "pastimes" "pastries".
 Each word is judged alone (a question typed in haste may have several),
-but past :data:`HASTE_MAX` such words none is, each costing a search and a
-few reads: such a question is not English, or not about what the store
-holds. Nor is any in a question in another language
+but past :data:`HASTE_MAX` such words none is (each costs a few hundred
+look-ups in the index, well under a millisecond): such a question is not
+English, or not about what the store holds. Nor is any in a question in another language
 (:func:`~ctx.hub.retrieval.index.language.detect`): "Garten" is no typo of
 "garden" but a German word.
 
