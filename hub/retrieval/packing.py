@@ -52,6 +52,7 @@ from ctx.hub.retrieval.index.documents import memory_embed_text
 from ctx.hub.retrieval.index.errors import IndexCorruptError
 from ctx.hub.retrieval.index.passages import passages
 from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.index.terms import tag_terms
 from ctx.hub.retrieval.index.view import LiveView
 from ctx.hub.retrieval.ranking import CHANNELS, Ranked, Ranking, rank
 from ctx.hub.retrieval.results import (
@@ -139,20 +140,6 @@ def _filtered(
     filtered.pending = [blob for blob in view.pending if blob in by_blob]
     filtered.pending_indexes = list(view.pending_indexes)
     return filtered
-
-
-def _carries(tags: Sequence[str], tag: str) -> bool:
-    """Returns whether ``tags`` hold ``tag`` whole, or as a namespace or a value.
-
-    In any letter case, as the index holds tags (``billing`` and ``Billing``:
-    ``service:billing``; ``b:c``: ``a:b:c``, whose value holds a colon).
-    """
-    wanted = tag.lower()
-    for each in map(str.lower, tags):
-        namespace, _, value = each.partition(":")
-        if wanted in (each, namespace, value):
-            return True
-    return False
 
 
 def _check_tag_filter(tag: str) -> None:
@@ -591,7 +578,9 @@ def search(
             ranked,
             config.floor,
         )
-        if tag is not None and not _carries(hit.tags, tag):
+        # Whole, or its namespace or value, in any letter case: the terms
+        # the index narrowed by ("b:c" is the value of a:b:c).
+        if tag is not None and tag.lower() not in tag_terms(hit.tags):
             continue
         hits.append(hit)
         if len(hits) == limit:
