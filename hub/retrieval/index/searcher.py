@@ -31,6 +31,7 @@ from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.lexical import LexicalIndex
 from ctx.hub.retrieval.index.passages import MARK, chance_order, owner
 from ctx.hub.retrieval.index.spelling import Respelling, respell
+from ctx.hub.retrieval.index.typos import in_haste
 from ctx.hub.retrieval.index.vectors import VectorIndex
 from ctx.hub.retrieval.index.view import LiveView
 
@@ -407,13 +408,17 @@ class Searcher:
         def read(blob: str) -> Memory | None:
             return self.read(by_blob[blob]) if blob in by_blob else None
 
-        return respell(
-            question,
-            spans,
-            indexes=self._lexical_indexes,
-            read=read,
-            knows=lambda word: knows_word(self.embedder, word),
-        )
+        indexes = self._lexical_indexes
+
+        def knows(word: str) -> bool:
+            return knows_word(self.embedder, word)
+
+        names = respell(question, spans, indexes=indexes, read=read, knows=knows)
+        taken = {*names.words, *names.names}
+        typos = in_haste(question, spans, indexes, knows, taken)
+        if not typos:
+            return names
+        return Respelling({**names.words, **typos}, names.names)
 
     def read(self, memory_id: str) -> Memory | None:
         """Returns the view's memory ``memory_id``, or ``None`` if not in it."""

@@ -70,33 +70,6 @@ is a name the question names (:attr:`Respelling.names`): a paraphrase or a
 terse question often puts it first ("John did take what test?"), and
 naming someone the store holds lowers an explicit recall's weak floor.
 
-Words that name no one are misspelt too, in a question typed in haste
-("who is the ownr of the bilingg servise?"): no memory holds them, MiniLM
-cuts each into pieces that mean little, and with these three the answer's
-cosine fell from 0.74 to under 0, out of the vector channel's list (0.32
-with the two of one edit respelt). So a
-word of :data:`TYPO_MIN_CHARS` letters or more that no memory holds (nor
-its stem), that the embedder does not know whole, nor its stem as the stem
-of a word it knows (a word of the language is taken as meant: "adapt" is
-no typo of "adopt", "pals" none of "pass"), and that is no function word,
-month or weekday, nor a suspect of the rules above (a capitalised word
-inside a sentence is a name's to judge), nor in capitals or joined to
-digits or an underscore (an acronym, an identifier), is **typed in haste**
-(:func:`typo_of`): it is respelt to the word one edit from it (most typos
-are one letter added, dropped, changed or two swapped; Damerau, 1964),
-first letter kept, that live memories hold, no function word ("thisk" is
-"thick", not "this"), each looked up in the index;
-of several, the one of the same letters (a swap: "recieved" is
-"received", not "relieved"), then the one more memories hold, and a tie
-of that respells nothing. Two edits reached real words MiniLM cuts into pieces:
-"partake" became "parade", "grieving" "giving", "pastimes" "pastries".
-Each word is judged alone (a question typed in haste may have several),
-but past :data:`HASTE_MAX` such words none is (each costs a few hundred
-look-ups in the index, well under a millisecond): such a question is not
-English, or not about what the store holds. Nor is any in a question in another language
-(:func:`~ctx.hub.retrieval.index.language.detect`): "Garten" is no typo of
-"garden" but a German word.
-
 A **held name** is a word of the memories that hold something near the
 suspect: a tag value's word, or a word of their text that they write
 capitalised every time, at least once in the middle of a sentence (so
@@ -120,8 +93,6 @@ from typing import TYPE_CHECKING, Literal
 import tantivy
 
 from ctx.engine import Memory
-from ctx.hub.retrieval.embedders import whole_words
-from ctx.hub.retrieval.index.language import detect
 from ctx.hub.retrieval.index.lexical_errors import reading
 from ctx.hub.retrieval.index.schema import content_analyzer
 
@@ -129,22 +100,25 @@ if TYPE_CHECKING:
     from ctx.hub.retrieval.index.lexical import LexicalIndex
 
 __all__ = [
-    "HASTE_MAX",
     "NAME_READS",
     "NAME_ROUNDS",
     "SOUND_ALIKE_EDITS",
-    "TYPO_MIN_CHARS",
     "UNHELD_MAX",
+    "WORD",
     "Respelling",
     "allowed_edits",
+    "capitalised",
+    "doc_freq",
     "edits",
+    "held_as",
     "held_names",
+    "may_name",
     "misspelt",
     "respell",
     "short_for",
     "sound_alike",
+    "starts_sentence",
     "suspects",
-    "typo_of",
 ]
 
 NAME_READS = 8
@@ -164,24 +138,14 @@ NAME_ROUNDS = 6
 the rounds before found, so that a common prefix ("ev": "every", "even",
 "event") does not hide the name behind it."""
 
-HASTE_MAX = 4
-"""Words typed in haste a question may have at most for any to be respelt
-(module doc)."""
-
-TYPO_MIN_CHARS = 4
-"""The shortest word that may be respelt as typed in haste: a typo of a
-shorter one is as often another word ("teh", "fro")."""
-
-TYPO_EDITS = 1
-"""The edits a word typed in haste is from the word it means (module doc)."""
-
 _MIN_CHARS = 3
 _TIME_TEXT = """
     january february march april may june july august september october
     november december monday tuesday wednesday thursday friday saturday sunday
 """
 _TIME_WORDS = frozenset(_TIME_TEXT.split())
-_WORD = re.compile(r"[^\W\d_]+")
+WORD = re.compile(r"[^\W\d_]+")
+"""A word of a question or a memory, as these rules read them: letters."""
 _SENTENCE_END = '.!?:;\n"“('
 _PET_ENDINGS = ("ie", "y")
 _TAG_PARTS = re.compile(r"[\s\-_./]+")
@@ -391,13 +355,13 @@ def suspects(question: str, spans: Sequence[tuple[int, int]] = ()) -> list[str]:
     ``spans``: the question's time phrases, as (start, end) offsets
     (:attr:`~ctx.hub.retrieval.temporal.parse.TemporalQuery.spans`).
     """
-    words = list(_WORD.finditer(question))
-    capital = [_capitalised(m.group()) for m in words]
-    starts = [_starts_sentence(question, m.start()) for m in words]
+    words = list(WORD.finditer(question))
+    capital = [capitalised(m.group()) for m in words]
+    starts = [starts_sentence(question, m.start()) for m in words]
     found: dict[str, None] = {}
     for at, match in enumerate(words):
         word = match.group()
-        if not capital[at] or starts[at] or not _may_name(match, spans):
+        if not capital[at] or starts[at] or not may_name(match, spans):
             continue
         beside = [
             n
@@ -415,11 +379,13 @@ def _text(memory: Memory) -> str:
     return f"{memory.title}\n{memory.body}" if memory.title else memory.body
 
 
-def _capitalised(word: str) -> bool:
+def capitalised(word: str) -> bool:
+    """Returns whether ``word`` begins with a capital and is not all capitals."""
     return word[0].isupper() and not (len(word) > 1 and word.isupper())
 
 
-def _starts_sentence(text: str, at: int) -> bool:
+def starts_sentence(text: str, at: int) -> bool:
+    """Returns whether the word at offset ``at`` of ``text`` begins a sentence."""
     before = text[:at].rstrip()
     return not before or before[-1] in _SENTENCE_END
 
@@ -446,14 +412,14 @@ def held_names(
             value = tag.partition(":")[2] or tag
             names.update(p for p in _TAG_PARTS.split(value.lower()) if wanted(p))
         text = _text(memory)
-        for match in _WORD.finditer(text):
+        for match in WORD.finditer(text):
             word = match.group()
             lower = word.lower()
             if not wanted(lower):
                 continue
-            upper = _capitalised(word)
+            upper = capitalised(word)
             cased[lower] = cased.get(lower, True) and upper
-            if upper and not _starts_sentence(text, match.start()):
+            if upper and not starts_sentence(text, match.start()):
                 inside.add(lower)
     names.update(word for word, upper in cased.items() if upper and word in inside)
     return names
@@ -480,7 +446,7 @@ def respell(
     words: dict[str, str] = {}
     names: dict[str, None] = {}
 
-    count = functools.partial(_doc_freq, indexes)
+    count = functools.partial(doc_freq, indexes)
     found: Mapping[str, Literal["name", "word"] | None]
     lower_case = not _capitals(question)
     if lower_case:
@@ -489,12 +455,12 @@ def respell(
         found = dict.fromkeys(unheld)
     else:
         found = {
-            word: _held_as(word.lower(), indexes, read)
+            word: held_as(word.lower(), indexes, read)
             for word in suspects(question, spans)
         }
-    for word, held_as in found.items():
+    for word, how in found.items():
         lower = word.lower()
-        if held_as == "name":
+        if how == "name":
             names[lower] = None
             continue
         held = _names_near(lower, indexes, read)
@@ -503,7 +469,7 @@ def respell(
         # "Sam"): "pet" is not Peter, nor "art" Arthur, as "Pet" inside a
         # sentence may be.
         name = short_for(lower, held, count, pet_only=lower_case and knows(lower))
-        if held_as is None:
+        if how is None:
             typo = misspelt(lower, held, knows, count)
             if typo is not None and name is not None:
                 # "Evvy": one edit from "Ev", a short form of "Evan" the
@@ -516,141 +482,12 @@ def respell(
             words[word] = name.capitalize() if word[1:].islower() else name
             names[name] = None
     for word in _first_words(question, spans):
-        if _held_as(word.lower(), indexes, read) == "name":
+        if held_as(word.lower(), indexes, read) == "name":
             names[word.lower()] = None
-    if detect(question) is None:  # words of another language are no typos
-        words.update(_in_haste(question, spans, indexes, knows, {*words, *names}))
     return Respelling(words, tuple(names))
 
 
-def _in_haste(
-    question: str,
-    spans: Sequence[tuple[int, int]],
-    indexes: Sequence[LexicalIndex],
-    knows: Callable[[str], bool],
-    taken: Collection[str],
-) -> dict[str, str]:
-    """Returns the question's words typed in haste, each with the word it means.
-
-    See the module doc; ``taken``: the words the name rules respelt, and
-    the names (lower-case), which are left as they are.
-    """
-    unheld: dict[str, str] = {}
-    for match in _WORD.finditer(question):
-        word = match.group()
-        lower = word.lower()
-        if (
-            len(word) < TYPO_MIN_CHARS
-            or word in taken
-            or lower in taken
-            or word.isupper()  # an acronym or a constant ("SERVISE" is shouted)
-            or (_capitalised(word) and not _starts_sentence(question, match.start()))
-            or not _whole(question, match)
-            or not _may_name(match, spans)
-            or knows(lower)
-        ):
-            continue
-        stems = content_analyzer().analyze(word)
-        if (
-            len(stems) == 1
-            and _held_as(lower, indexes, None, stems) is None
-            and stems[0] not in _known_stems()  # built on first use: 30 ms
-        ):
-            unheld[word] = lower
-    if len(unheld) > HASTE_MAX:
-        return {}
-    found: dict[str, str] = {}
-    for word, lower in unheld.items():
-        meant = typo_of(lower, indexes)
-        if meant is not None:
-            found[word] = meant.capitalize() if word[:1].isupper() else meant
-    return found
-
-
-def typo_of(word: str, indexes: Sequence[LexicalIndex]) -> str | None:
-    """Returns the one word the memories hold that ``word`` (lower-case) misspells.
-
-    Each word :data:`TYPO_EDITS` from it, its first letter kept
-    (:func:`_one_edit`), looked up in the index (a microsecond each), no
-    function word ("thisk" is not "this"): of those the live memories hold
-    (of any branch; not an edited memory's old version, which the
-    document frequency still counts), the ones of its letters (a swap) if
-    any, then the one most memories hold; ``None`` for none, or a tie.
-    """
-    held = {}
-    for other in _one_edit(word):
-        if (
-            _doc_freq(indexes, other)
-            and content_analyzer().analyze(other)
-            and (count := _live(indexes, other))
-        ):
-            held[other] = count
-    swapped = {other: n for other, n in held.items() if sorted(other) == sorted(word)}
-    held = swapped or held
-    if not held:
-        return None
-    most = max(held.values())
-    best = [other for other, count in held.items() if count == most]
-    return best[0] if len(best) == 1 else None
-
-
-def _one_edit(word: str) -> set[str]:
-    """Returns the words one edit from ``word`` that keep its first letter.
-
-    A letter dropped, added, changed, or two adjacent ones swapped (as
-    Norvig's spelling corrector makes them), with the letters a-z and
-    those of the word.
-    """
-    letters = set("abcdefghijklmnopqrstuvwxyz") | set(word)
-    found: set[str] = set()
-    for at in range(1, len(word) + 1):
-        left, right = word[:at], word[at:]
-        for letter in letters:
-            found.add(left + letter + right)
-            if right:
-                found.add(left + letter + right[1:])
-        if right:
-            found.add(left + right[1:])
-        if len(right) > 1:
-            found.add(left + right[1] + right[0] + right[2:])
-    found.discard(word)
-    return found
-
-
-def _live(indexes: Sequence[LexicalIndex], word: str) -> int:
-    """Returns how many live memories of ``indexes`` hold ``word`` as a word."""
-    total = 0
-    for index in indexes:
-        query = tantivy.Query.term_query(index.schema, "words", word)
-        with reading(f"search {index.where}"):
-            found = index.current_searcher().search(query, 1, count=True)
-        total += found.count or 0  # type: ignore[attr-defined]  # not in the stubs
-    return total
-
-
-def _whole(text: str, match: re.Match[str]) -> bool:
-    """Returns whether a match of :data:`_WORD` is a word of its own in ``text``.
-
-    Not part of one with digits or an underscore ("servise2", "get_usr"),
-    which :meth:`Respelling.apply` would not find whole.
-    """
-    before = text[match.start() - 1] if match.start() else " "
-    after = text[match.end()] if match.end() < len(text) else " "
-    return not (before.isalnum() or before == "_" or after.isalnum() or after == "_")
-
-
-@functools.cache
-def _known_stems() -> frozenset[str]:
-    """Returns the stems of the shipped vocabulary's whole words (built once)."""
-    analyzer = content_analyzer()
-    return frozenset(
-        stem[0]
-        for word in whole_words()
-        if word.isalpha() and len(stem := analyzer.analyze(word)) == 1
-    )
-
-
-def _doc_freq(indexes: Sequence[LexicalIndex], word: str) -> int:
+def doc_freq(indexes: Sequence[LexicalIndex], word: str) -> int:
     """Returns how many memories of ``indexes`` hold ``word`` as a word."""
     total = 0
     for index in indexes:
@@ -669,7 +506,7 @@ def _in_lower_case(
 
     Its words of three letters or more, outside the time phrases, no month,
     weekday or English function word: those a tag's value holds (names it
-    names), and those no memory holds (:func:`_held_as`), the suspects.
+    names), and those no memory holds (:func:`held_as`), the suspects.
     Past :data:`UNHELD_MAX` suspects, only those the embedder does not know
     whole ("carolien", not "received"), and none if they are still more:
     such a question asks about what the store does not hold, not about
@@ -677,15 +514,15 @@ def _in_lower_case(
     """
     tagged: list[str] = []
     unheld: list[str] = []
-    for match in _WORD.finditer(question):
+    for match in WORD.finditer(question):
         word = match.group()
         stems = content_analyzer().analyze(word)
-        if not (stems and _may_name(match, spans)):
+        if not (stems and may_name(match, spans)):
             continue
-        held_as = _held_as(word.lower(), indexes, None, stems)
-        if held_as == "name":
+        how = held_as(word.lower(), indexes, None, stems)
+        if how == "name":
             tagged.append(word.lower())
-        elif held_as is None and word not in unheld:
+        elif how is None and word not in unheld:
             unheld.append(word)
     if len(unheld) > UNHELD_MAX:
         unheld = [word for word in unheld if not knows(word.lower())]
@@ -698,8 +535,8 @@ def _capitals(question: str) -> bool:
     "I" aside: a question typed in lower case may still say it.
     """
     return any(
-        m.start() > 0 and len(m.group()) > 1 and _capitalised(m.group())
-        for m in _WORD.finditer(question)
+        m.start() > 0 and len(m.group()) > 1 and capitalised(m.group())
+        for m in WORD.finditer(question)
     )
 
 
@@ -713,19 +550,19 @@ def _first_words(question: str, spans: Sequence[tuple[int, int]]) -> list[str]:
     hold as a name says that the question is about someone the store holds.
     """
     found: dict[str, None] = {}
-    for match in _WORD.finditer(question):
+    for match in WORD.finditer(question):
         word = match.group()
         if (
-            _capitalised(word)
-            and _starts_sentence(question, match.start())
-            and _may_name(match, spans)
+            capitalised(word)
+            and starts_sentence(question, match.start())
+            and may_name(match, spans)
             and content_analyzer().analyze(word)
         ):
             found[word] = None
     return list(found)
 
 
-def _may_name(match: re.Match[str], spans: Sequence[tuple[int, int]]) -> bool:
+def may_name(match: re.Match[str], spans: Sequence[tuple[int, int]]) -> bool:
     """Returns whether a word may name someone, wherever it stands.
 
     Three letters or more, no month or weekday, outside the time phrases
@@ -739,7 +576,7 @@ def _may_name(match: re.Match[str], spans: Sequence[tuple[int, int]]) -> bool:
     )
 
 
-def _held_as(
+def held_as(
     word: str,
     indexes: Sequence[LexicalIndex],
     read: Callable[[str], Memory | None] | None,
@@ -802,7 +639,7 @@ def _names_near(
                 break
             blobs.update(found)
             memories = [m for m in map(read, found) if m is not None]
-            words = {w.lower() for m in memories for w in _WORD.findall(_text(m))}
+            words = {w.lower() for m in memories for w in WORD.findall(_text(m))}
             fitting |= {w for w in words if _fits(word, stems, w)}
             held = held_names(memories, lambda w: _fits(word, stems, w))
             names |= held
