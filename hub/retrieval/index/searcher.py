@@ -398,10 +398,12 @@ class Searcher:
     def respell(
         self, question: str, spans: Sequence[tuple[int, int]] = ()
     ) -> Respelling:
-        """Returns how the view's memories spell the names ``question`` names.
+        """Returns how the view's memories spell the question's names and typos.
 
-        ``spans``: the question's time phrases. See
-        :func:`~ctx.hub.retrieval.index.spelling.respell`.
+        Its names spelt otherwise, then its words typed in haste (see
+        :func:`~ctx.hub.retrieval.index.spelling.respell` and
+        :func:`~ctx.hub.retrieval.index.typos.in_haste`). ``spans``: the
+        question's time phrases.
         """
         by_blob = self.view.by_blob
 
