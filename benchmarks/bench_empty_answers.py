@@ -44,6 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import _robustness_variants as variants
 import bench_quality as quality
@@ -66,6 +67,8 @@ except ImportError:  # ctx as committed before, on PYTHONPATH
 RESULTS = Path(__file__).parent / "results" / "empty_answers.md"
 HOOK_COSINE = 0.35  # [hooks] floor
 WEAK_FLOORS = (0.36, 0.38, 0.4, 0.41, 0.42, 0.43)
+NAMED_WEAK_FLOORS = (0.2, 0.22, 0.25, 0.28, 0.3)
+NAMED = SimpleNamespace(named=True)  # what weak_floor reads of a named ranking
 
 
 def explicit(ranking: Ranking, config: RecallConfig) -> list[Ranked]:
@@ -95,12 +98,23 @@ def weak_at(floor: float) -> Callable[[Ranking, RecallConfig], list[Ranked]]:
     return answer
 
 
+def named_weak_at(floor: float) -> Callable[[Ranking, RecallConfig], list[Ranked]]:
+    """An explicit recall whose weak floor is ``floor`` for a named question."""
+
+    def answer(ranking: Ranking, config: RecallConfig) -> list[Ranked]:
+        weak = floor if ranking.named else weak_floor(config, ranking)
+        return relevant(ranking, config.floor, config.fall_off, weak=weak)[0]
+
+    return answer
+
+
 CALLERS: dict[str, Callable[[Ranking, RecallConfig], list[Ranked]]] = {
     "no floor": lambda ranking, _: ranking.hits,
     "explicit recall": explicit,
     "floor alone": strict,
     "hook": hook,
     **{f"weak floor {w:g}": weak_at(w) for w in WEAK_FLOORS},
+    **{f"named weak floor {w:g}": named_weak_at(w) for w in NAMED_WEAK_FLOORS},
 }
 SHOWN = ("no floor", "explicit recall", "floor alone", "hook")
 
@@ -442,6 +456,26 @@ def main() -> None:
             f" {foreign_sessions.share(c):.1%} |"
             for w in (*WEAK_FLOORS, config.floor)
             for c in [f"weak floor {w:g}" if w != config.floor else "floor alone"]
+        ],
+        "",
+        "## Where the weak floor of a named question could go",
+        "",
+        "The same, with the weak floor of a question that names someone the"
+        " store holds (`Ranking.named`: a name, a tag, or a question in the"
+        " first person asked of a store of its writer's own words) set apart;"
+        " the last row is the default.",
+        "",
+        "| named weak floor | LoCoMo turns | sessions | first person |"
+        " foreign turns | foreign sessions | foreign first person |",
+        "|---|---|---|---|---|---|---|",
+        *[
+            f"| {w:g} | {own_turns.share(c):.1%} | {own_sessions.share(c):.1%} |"
+            f" {own_first.share(c):.1%} | {foreign_turns.share(c):.1%} |"
+            f" {foreign_sessions.share(c):.1%} | {foreign_first.share(c):.1%} |"
+            for w, c in [
+                *((w, f"named weak floor {w:g}") for w in NAMED_WEAK_FLOORS),
+                (weak_floor(config, NAMED), "explicit recall"),  # type: ignore[arg-type],
+            ]
         ],
         "",
         *speakers,

@@ -197,6 +197,38 @@ def test_a_question_in_the_first_person_names_the_writer_of_a_store_of_own_words
     assert not plain.named
 
 
+JOURNAL = [
+    "I spent a week in Lisbon and then took the train to Porto",
+    "I finally fixed the leaking tap in my kitchen",
+    "My sister called me about her new job in Berlin",
+    "I started running three times a week with my neighbour",
+    "I adopted a grey cat from the shelter and named her Miso",
+    "I booked flights to Japan for my birthday",
+]
+
+
+def test_a_question_about_its_writer_gets_weak_hits_at_the_default_floor(disk_store):
+    # Issue 29: asked of a person's own notes, with the default embedder and
+    # floors, "Which cities did I see?" holds no word of the answer, and
+    # MiniLM gives the Lisbon note a cosine of about 0.3: under the named
+    # weak floor it had (0.75 x floor, 0.338), so the answer was "nothing
+    # relevant"; a question about its writer now gets its best hits, weak.
+    for days, text in enumerate(JOURNAL):
+        draft = Draft(text=text, when=NOW - timedelta(days=days))
+        engine.remember(disk_store, draft, WHO)
+    projection = Projection.for_store(disk_store, HubConfig())
+    query = "Which cities did I see?"
+    config = RecallConfig()
+    [source] = open_sources(projection)
+    found = rank(projection.searcher(source.view), query, config=config, now=NOW)
+    assert found.named
+    best = max(hit.relevance for hit in found.hits)
+    assert weak_floor(config, found) <= best < 0.75 * config.floor
+    result = ask(projection, query, config)
+    assert (result.nothing_relevant, result.weak) == (False, True)
+    assert JOURNAL[0] in [hit.body for hit in result.hits]
+
+
 def test_a_store_of_few_first_person_memories_is_no_ones_own_words_after_edits(
     disk_store,
 ):
