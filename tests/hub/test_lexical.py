@@ -105,6 +105,24 @@ def test_a_question_of_function_words_only_keeps_them():
     assert blobs(index.search("to be or not to be", limit=5)) == ["hamlet"]
 
 
+def test_a_memory_holding_only_a_questions_function_words_is_no_match():
+    # Issue 29: "What animal did I get?" asked of a person's notes, none
+    # saying "animal", had every note saying "I" ranked by that word, and the
+    # fusion took the order as the BM25 channel's: the flights note came
+    # above the adopted cat, which the vectors ranked first.
+    index = make_index(
+        make_doc("trip", "I booked flights to Japan for my birthday."),
+        make_doc("run", "I started running with my neighbour."),
+        make_doc("cat", "I adopted an animal from the shelter."),
+    )
+    assert index.search("What fish did I have?", limit=5) == []
+    hits = index.search("What animal did I have?", limit=5)
+    assert blobs(hits) == ["cat"]
+    # The function words still add to the score of a match.
+    alone = index.search("animal", limit=5)
+    assert hits[0][1] > alone[0][1]
+
+
 def test_title_counts_twice_the_body():
     # The same words, swapped between title and body: equal BM25 per field,
     # so the ratio of the scores is the title boost.

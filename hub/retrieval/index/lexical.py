@@ -466,7 +466,8 @@ class LexicalIndex:
         :data:`CONTEXT_BOOST` and :data:`TAGS_BOOST`, an English function
         word ("what", "did") weighing :data:`FUNCTION_WORD_WEIGHT` beside
         other words, and a document's score is the sum. A document matches if
-        it holds any term. Tags are also matched by the query's
+        it holds any term, a function word aside when the text has other
+        words. Tags are also matched by the query's
         whitespace-separated words whole (``project:ctx``) and by their
         namespace and value, and its Chinese, Japanese or Korean by pairs of
         characters (:data:`~ctx.hub.retrieval.index.schema.CJK_FIELD`).
@@ -622,15 +623,25 @@ class LexicalIndex:
         return terms[:MAX_QUERY_TERMS]
 
     def _bm25_query(self, text: str) -> tantivy.Query | None:
+        """Returns the query :meth:`search` runs, or None for a text of no words.
+
+        A document matches by any term, but one that holds only function
+        words of a text that has other words is no match: they add to a
+        match's score. "What animal did I get?" asked of a person's notes,
+        none saying "animal", had every note that says "I" ranked by it,
+        and the fusion took that order as a channel's.
+        """
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        adding: list[tuple[tantivy.Occur, tantivy.Query]] = []
         for term, weight in self._query_terms(text):
+            into = adding if weight < 1.0 else clauses
             for field, boost in (
                 ("title", TITLE_BOOST),
                 ("body", BODY_BOOST),
                 ("context", CONTEXT_BOOST),
             ):
                 query = self.term(field, term, boost * weight)
-                clauses.append((tantivy.Occur.Should, query))
+                into.append((tantivy.Occur.Should, query))
         for tag in query_tags(text):
             clauses.append((tantivy.Occur.Should, self.term("tags", tag, TAGS_BOOST)))
         pairs = dict.fromkeys(cjk_terms(text, single=False))
@@ -644,7 +655,10 @@ class LexicalIndex:
                 clauses.append((tantivy.Occur.Should, query))
         if not clauses:
             return None
-        return tantivy.Query.boolean_query(clauses)
+        if not adding:
+            return tantivy.Query.boolean_query(clauses)
+        matching = tantivy.Query.boolean_query(clauses)
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, matching), *adding])
 
     def _held_languages(self) -> tuple[str, ...]:
         """Returns the codes of the other languages the index holds a memory in.
