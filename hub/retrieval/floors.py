@@ -42,8 +42,10 @@ something the store holds; its other words may still be few or said
 otherwise ("what did Mel say about the trip?", "Which cities have I
 visited?" of a person's own notes), and what it asks is then best answered
 by its best hits, marked weak. A question asked of another store seldom
-names a name that store holds (0.7% of LoCoMo's), so
-this floor hardly changes what it finds there (docs/recall.md)."""
+names a name that store holds (0.7% of LoCoMo's), but one in the first
+person asked of a person's own words always does: of the first-person
+questions of another conversation's speaker, 19.0% are left empty at this
+floor, 48.8% at 0.75 (they get weak hits; docs/recall.md)."""
 
 
 def relevant(

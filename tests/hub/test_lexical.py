@@ -123,6 +123,27 @@ def test_a_memory_holding_only_a_questions_function_words_is_no_match():
     assert hits[0][1] > alone[0][1]
 
 
+def test_a_function_word_is_no_match_in_another_languages_memory_either():
+    # Italian's analyser reads the question's "i" as the Italian article: a
+    # memory in Italian matched "What fish did I have?" by it alone.
+    italian = LexicalDoc(
+        blob="it",
+        memory_id="m-it",
+        kind="note",
+        context="",
+        title=None,
+        body="Ho comprato i biglietti del treno per Roma",
+        tags=(),
+        created_at=T0,
+        passages="",
+        language="it",
+    )
+    index = make_index(make_doc("run", "I started running with my neighbour."), italian)
+    assert index.search("What fish did I have?", limit=5) == []
+    assert blobs(index.search("What tickets did I buy for Roma?", limit=5)) == ["it"]
+    assert blobs(index.search("biglietti treno", limit=5)) == ["it"]
+
+
 def test_title_counts_twice_the_body():
     # The same words, swapped between title and body: equal BM25 per field,
     # so the ratio of the scores is the title boost.
