@@ -30,10 +30,21 @@ from __future__ import annotations
 from ctx.engine import DATA_NOTE, article, commented, one_line, plural, quoted
 from ctx.hub.retrieval.results import Hit, RecallResult
 
-__all__ = ["DATA_NOTE", "WEAK_HEADING", "format_prompt", "recall_summary"]
+__all__ = [
+    "DATA_NOTE",
+    "QUERY_SHOWN",
+    "WEAK_HEADING",
+    "format_prompt",
+    "recall_summary",
+]
 
 WEAK_HEADING = "Weak matches (no memory is clearly relevant)"
 """The heading of the hits of a recall whose best hit is weak."""
+
+QUERY_SHOWN = 160
+"""The most characters of its question a recall's block repeats in its
+first line. The hook's block sits beside the prompt it answers: a prompt
+with a pasted log or diff was repeated whole, and cost its tokens twice."""
 
 
 def recall_summary(result: RecallResult) -> str:
@@ -84,6 +95,8 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
     """
     named = f"; recall_id {result.recall_id}" if result.recall_id else ""
     query = commented(result.query)
+    if len(query) > QUERY_SHOWN:
+        query = query[: QUERY_SHOWN - 1] + "…"
     lines = [f"<!-- ctx recall: {query} ({result.commit[:10]}{named}) -->"]
     if result.hits:
         lines.append(DATA_NOTE + "\n")

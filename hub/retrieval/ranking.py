@@ -94,6 +94,8 @@ from ctx.hub.retrieval.boost import (
 from ctx.hub.retrieval.embedders import EmbedderError, reads
 from ctx.hub.retrieval.focus import vector_focus
 from ctx.hub.retrieval.index.language import asks
+from ctx.hub.retrieval.index.passages import question_parts
+from ctx.hub.retrieval.index.schema import content_analyzer
 from ctx.hub.retrieval.index.searcher import Searcher
 from ctx.hub.retrieval.index.spelling import Respelling
 from ctx.hub.retrieval.index.view import LiveView
@@ -111,6 +113,8 @@ __all__ = [
     "CHANNELS",
     "FIRST_PERSON_STORE",
     "GRAVITY_CANDIDATES",
+    "MAX_PARTS",
+    "PART_TERMS",
     "RELEVANCE_CANDIDATES",
     "STRONG_HITS",
     "Channels",
@@ -146,6 +150,15 @@ asked in the first person there names its writer (:attr:`Ranking.named`)."""
 _FIRST_PERSON = re.compile(r"(?<![\w./])(?:[Ii]|[Mm]e|[Mm]y|[Mm]yself)(?![\w./+-])")
 """A word of the first person singular: not "i.e.", "I/O", "i++", "my.cnf",
 "my-app", nor "ME" (Maine) in capitals."""
+
+PART_TERMS = 2
+"""The fewest words (less function words) a part of a long question holds
+(:func:`~ctx.hub.retrieval.index.passages.question_parts`): one word alone
+says too little ("Thanks!", "Done.")."""
+
+MAX_PARTS = 24
+"""The most parts a long question is asked by: its first and its last
+half, where a prompt says what it asks."""
 
 GRAVITY_CANDIDATES = 64
 """How many of the best fused hits gravity weighs (each is read from git);
@@ -298,6 +311,9 @@ class Channels:
             those it spells otherwise (step 1).
         focus: What the vector channel asked instead of the query, if it
             left words out (:mod:`ctx.hub.retrieval.focus`).
+        parts: The parts a long query is asked by too, by the vector
+            channel and the word share of step 8
+            (:func:`~ctx.hub.retrieval.index.passages.question_parts`).
     """
 
     temporal: TemporalQuery
@@ -310,6 +326,7 @@ class Channels:
     passages: dict[str, int] = field(default_factory=dict)
     respelling: Respelling = field(default_factory=Respelling)
     focus: str | None = None
+    parts: list[str] = field(default_factory=list)
 
     @property
     def asked(self) -> str:
@@ -349,6 +366,7 @@ def search_channels(
     }
     channels = Channels(temporal, windows, text, {}, weights, [], searcher.read)
     channels.respelling = searcher.respell(text, temporal.spans)
+    channels.parts = _asked_parts(channels.asked)
     hits = channels.hits
     if weights["bm25"]:
         hits["bm25"] = searcher.search_bm25(text, depth)
@@ -365,7 +383,9 @@ def search_channels(
             focus = vector_focus(searcher, channels.asked, lexical)
             if focus is not None and not reads(searcher.embedder, focus):
                 focus = None
-            found = searcher.search_vectors(channels.asked, depth, focus=focus)
+            found = searcher.search_vectors(
+                channels.asked, depth, focus=focus, parts=channels.parts
+            )
             channels.focus = focus
             # A vector pointing away from the query is no evidence at all.
             hits["vector"] = [(blob, cos) for blob, cos in found if cos > 0]
@@ -642,6 +662,23 @@ def _asks_its_writer(searcher: Searcher, query: str) -> bool:
     return searcher.first_person_share() >= FIRST_PERSON_STORE
 
 
+def _asked_parts(query: str) -> list[str]:
+    """Returns the parts a long query is asked by (none for a short one).
+
+    Its lines or sentences of :data:`PART_TERMS` words or more, the first
+    and last halves of :data:`MAX_PARTS`.
+    """
+    parts = [
+        part
+        for part in question_parts(query)
+        if len(set(content_analyzer().analyze(part))) >= PART_TERMS
+    ]
+    if len(parts) <= MAX_PARTS:
+        return parts
+    half = MAX_PARTS // 2
+    return parts[:half] + parts[-half:]
+
+
 def set_relevance(
     hits: Sequence[Ranked], searcher: Searcher, channels: Channels
 ) -> None:
@@ -671,6 +708,11 @@ def set_relevance(
     }
     if deciding:
         shares.update(_word_shares(searcher, channels, deciding, by_passage=True)[0])
+    # A long question is as relevant to a memory as its best part is.
+    for part in channels.parts:
+        found = searcher.coverage(part, set(blob_of.values()), by_passage=True)
+        for blob, share in found.items():
+            shares[blob] = max(share, shares.get(blob, 0.0))
     for entry in hits:
         share = shares.get(blob_of.get(entry.id, ""), 0.0)
         entry.relevance = min(1.0, max(other[entry.id], share))

@@ -144,6 +144,17 @@ def test_a_function_word_is_no_match_in_another_languages_memory_either():
     assert blobs(index.search("biglietti treno", limit=5)) == ["it"]
 
 
+def test_a_long_texts_words_a_memory_holds_come_before_those_none_holds():
+    # Only 64 distinct words of a text are looked up: a question after a
+    # pasted log of ids was left out of the query whole.
+    index = make_index(
+        make_doc("deploy", "The deploy pipeline runs on GitHub Actions."),
+        make_doc("other", "Lunch is at noon."),
+    )
+    log = " ".join(f"layer{n:04d}" for n in range(100))
+    assert blobs(index.search(f"{log} how do we deploy?", limit=5)) == ["deploy"]
+
+
 def test_title_counts_twice_the_body():
     # The same words, swapped between title and body: equal BM25 per field,
     # so the ratio of the scores is the title boost.

@@ -619,11 +619,23 @@ class LexicalIndex:
         Each with its weight: 1, or :data:`FUNCTION_WORD_WEIGHT` for an
         English function word ("what", "did", "you":
         :func:`~ctx.hub.retrieval.index.schema.content_analyzer`) when the text has
-        other words. At most :data:`MAX_QUERY_TERMS`, the other words first.
+        other words. At most :data:`MAX_QUERY_TERMS`, the other words first,
+        and of a text of more other words than that, those a memory holds
+        first: a prompt's question after a long pasted log was left out.
         """
         stems = dict.fromkeys(self._analyzer.analyze(text))
         content = dict.fromkeys(self._content.analyze(text))
         weight = FUNCTION_WORD_WEIGHT if content else 1.0
+        if len(content) > MAX_QUERY_TERMS:  # a long text: the held words first
+            searcher = self.current_searcher()
+            with reading(f"search {self.where}"):
+                held = {
+                    term
+                    for term in content
+                    if searcher.doc_freq("body", term)
+                    or searcher.doc_freq("title", term)
+                }
+            content = dict.fromkeys(sorted(content, key=lambda term: term not in held))
         terms = [(term, 1.0) for term in content if term in stems]
         terms += [(term, weight) for term in stems if term not in content]
         return terms[:MAX_QUERY_TERMS]

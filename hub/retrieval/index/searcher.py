@@ -144,7 +144,12 @@ class Searcher:
         )
 
     def search_vectors(
-        self, query: str, limit: int, *, focus: str | None = None
+        self,
+        query: str,
+        limit: int,
+        *,
+        focus: str | None = None,
+        parts: Sequence[str] = (),
     ) -> Hits:
         """Returns the nearest (blob, cosine) to ``query``'s vector.
 
@@ -163,6 +168,11 @@ class Searcher:
         not fit) is the one ``focus`` found: what is asked, less the names
         every passage bears.
 
+        ``parts``: the parts of a long question
+        (:func:`~ctx.hub.retrieval.index.passages.question_parts`), embedded
+        too: a memory's cosine is then the best of the
+        question's and each part's, and the memories are ordered by it.
+
         Raises:
             EmbedderError: The query could not be embedded, or the vectors
                 could not be made.
@@ -177,9 +187,21 @@ class Searcher:
         vectors = embed_queries(self.embedder, asked)
         self.query_vector = vectors[0]
         found = self.search_vector(vectors[-1], limit, by_chance=True)
-        if len(asked) == 1:
+        if len(asked) > 1:
+            found = self._best_cosines(found, self.query_vector)
+        if not parts:
             return found
-        return self._best_cosines(found, self.query_vector)
+        best = dict(found)
+        # A batch of its own: a batch is padded to its longest text, and the
+        # question is as long as the embedder reads.
+        for vector in embed_queries(self.embedder, list(parts)):
+            noted = dict(self.passage)  # a part's search notes its passages
+            for blob, cosine in self.search_vector(vector, limit):
+                if cosine > best.get(blob, -1.0):
+                    best[blob] = cosine
+                elif blob in noted:
+                    self.passage[blob] = noted[blob]
+        return sorted(best.items(), key=lambda hit: -hit[1])[:limit]
 
     def search_vector(
         self, vector: npt.NDArray[np.float32], limit: int, *, by_chance: bool = False

@@ -21,6 +21,7 @@ from hook_support import (
 
 from ctx import engine
 from ctx.engine import DATA_NOTE, Draft, Store
+from ctx.hub.retrieval.prompt import QUERY_SHOWN
 from ctx.hub.session_state import session_path
 from ctx.porcelain.hooks import EVENTS, MAX_CONTEXT, run_hook
 from ctx.porcelain.hooks.events import Event
@@ -119,6 +120,26 @@ def test_prompt_submit_recalls_what_the_session_was_not_given(project):
     assert "Argo CD" not in text
     # Asked again, nothing is new.
     assert context("prompt-submit", "user_prompt_submit", project) is None
+
+
+def test_a_question_after_a_pasted_log_gets_its_memory_once(project):
+    # Issue 29: read whole, a prompt of a long log and then a question had
+    # the question's words a small share of all its words and left out of
+    # the embedder's window: nothing was given. It is asked by its lines
+    # too. And the block, which sits beside the prompt it answers, repeated
+    # the prompt whole in its first line, its tokens paid twice.
+    log = "\n".join(
+        f"E   psycopg.OperationalError: port {5400 + n} refused" for n in range(80)
+    )
+    prompt = f"{log}\nHow do we deploy the API to Kubernetes?"
+    text = context("prompt-submit", "user_prompt_submit", project, prompt=prompt)
+    assert text is not None
+    assert "Argo CD" in text
+    first = text.splitlines()[1]
+    assert first.startswith("<!-- ctx recall: E   psycopg.OperationalError: port 5400")
+    assert "…" in first
+    assert len(first) < QUERY_SHOWN + 100
+    assert text.count("OperationalError") <= 3
 
 
 def test_a_trivial_prompt_adds_nothing_and_keeps_nothing(project):

@@ -1,0 +1,76 @@
+"""A long question (a prompt with a pasted log) is asked by its lines too (issue 29)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from ctx import engine
+from ctx.engine import Draft
+from ctx.hub.config import HubConfig, RecallConfig
+from ctx.hub.retrieval.index.passages import QUESTION_WORDS, question_parts
+from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.packing import recall
+from ctx.hub.retrieval.sources import open_sources
+
+NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
+WHO = engine.Intent(agent="tester", intent="observe")
+NOTES = [
+    "The deploy pipeline runs on GitHub Actions and deploys to Fly.io on every merge to main",
+    "Integration tests need the local Postgres started with make db-up before pytest",
+    "Redis is only a cache; the source of truth for sessions is Postgres",
+    "The frontend uses pnpm, never npm: the lockfile is pnpm-lock.yaml",
+    "Feature flags live in LaunchDarkly; the flag for the new checkout is checkout-v2",
+]
+BUILD = "\n".join(
+    f"step {n}/40: building layer sha256:{n:064d} ... done in 0.{n} s"
+    for n in range(1, 41)
+)
+
+
+@pytest.fixture
+def projection(disk_store):
+    for days, text in enumerate(NOTES):
+        draft = Draft(text=text, when=NOW - timedelta(days=days))
+        engine.remember(disk_store, draft, WHO)
+    return Projection.for_store(disk_store, HubConfig())  # MiniLM
+
+
+def ask(projection, query):
+    return recall(
+        projection, open_sources(projection), query, config=RecallConfig(), now=NOW
+    )
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        f"How do we deploy to production? The last run printed:\n{BUILD}",
+        f"{BUILD}\nThat was the last run. How do we deploy to production?",
+    ],
+    ids=["question first", "question last"],
+)
+def test_a_question_beside_a_pasted_log_finds_its_memory(projection, prompt):
+    # Read whole, the build's forty lines were most of the words the word
+    # share weighs (ids and numbers no memory holds), and after them the
+    # question was past the embedder's window: "nothing relevant".
+    result = ask(projection, prompt)
+    assert not result.nothing_relevant
+    assert not result.weak
+    assert result.hits[0].body == NOTES[0]
+
+
+def test_a_long_prompt_about_nothing_the_store_holds_still_gets_nothing(projection):
+    result = ask(projection, f"{BUILD}\nWhich cat did I adopt from the shelter?")
+    assert result.nothing_relevant
+
+
+def test_only_a_long_question_has_parts_and_each_line_is_one_once():
+    short = " ".join(["word"] * QUESTION_WORDS)
+    assert question_parts(short) == []
+    log = "\n".join(["E connection refused"] * 30 + ["Why do the tests fail?"])
+    assert question_parts(log) == ["E connection refused", "Why do the tests fail?"]
+    # A long line is cut at its sentences' ends.
+    line = "We ship on Fridays. " * 30
+    assert set(question_parts(line)) == {"We ship on Fridays."}
