@@ -22,8 +22,11 @@ Where the ranking comes from:
 
 A hit's ``relevance`` is the share of the prompt's word weight it holds (as
 recall's, without the cosine;
-:meth:`~ctx.hub.retrieval.index.coverage.Matches.coverage`)
-and it is ``weak`` under the store's ``[recall] floor``. The result carries
+:meth:`~ctx.hub.retrieval.index.coverage.Matches.coverage`), of a long
+prompt the best of the whole's and its lines' from the store's index
+(:func:`~ctx.hub.retrieval.index.parts.question_parts`; a tip ranked in
+memory weighs the prompt whole), and it is ``weak`` under the store's
+``[recall] floor``. The result carries
 what happened in ``notices``: always :data:`WARMING`, and a current index that
 could not be read (then ranked in memory).
 """
@@ -56,6 +59,7 @@ from ctx.hub.retrieval.index.lexical import (
     LexicalIndex,
     LexicalIndexError,
 )
+from ctx.hub.retrieval.index.parts import question_parts
 from ctx.hub.retrieval.index.schema import content_analyzer, stem_analyzer
 from ctx.hub.retrieval.index.terms import MAX_QUERY_TERMS, query_text
 from ctx.hub.retrieval.results import WARMING, Hit, RecallResult
@@ -327,7 +331,11 @@ def _search(
     found = index.search(query, limit=CANDIDATES, allowed=allowed)
     if not found:
         return []
-    shares = Matches(index, query).coverage([blob for blob, _ in found])
+    blobs = [blob for blob, _ in found]
+    shares = Matches(index, query).coverage(blobs)
+    for part in question_parts(query):  # a long prompt: its best line's share
+        for blob, share in Matches(index, part).coverage(blobs).items():
+            shares[blob] = max(share, shares.get(blob, 0.0))
     return [
         _Ranked(by_blob[blob], score, shares.get(blob, 0.0))
         for blob, score in found

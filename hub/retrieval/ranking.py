@@ -94,8 +94,7 @@ from ctx.hub.retrieval.boost import (
 from ctx.hub.retrieval.embedders import EmbedderError, reads
 from ctx.hub.retrieval.focus import vector_focus
 from ctx.hub.retrieval.index.language import asks
-from ctx.hub.retrieval.index.passages import question_parts
-from ctx.hub.retrieval.index.schema import content_analyzer
+from ctx.hub.retrieval.index.parts import question_parts
 from ctx.hub.retrieval.index.searcher import Searcher
 from ctx.hub.retrieval.index.spelling import Respelling
 from ctx.hub.retrieval.index.view import LiveView
@@ -113,8 +112,6 @@ __all__ = [
     "CHANNELS",
     "FIRST_PERSON_STORE",
     "GRAVITY_CANDIDATES",
-    "MAX_PARTS",
-    "PART_TERMS",
     "RELEVANCE_CANDIDATES",
     "STRONG_HITS",
     "Channels",
@@ -150,15 +147,6 @@ asked in the first person there names its writer (:attr:`Ranking.named`)."""
 _FIRST_PERSON = re.compile(r"(?<![\w./])(?:[Ii]|[Mm]e|[Mm]y|[Mm]yself)(?![\w./+-])")
 """A word of the first person singular: not "i.e.", "I/O", "i++", "my.cnf",
 "my-app", nor "ME" (Maine) in capitals."""
-
-PART_TERMS = 2
-"""The fewest words (less function words) a part of a long question holds
-(:func:`~ctx.hub.retrieval.index.passages.question_parts`): one word alone
-says too little ("Thanks!", "Done.")."""
-
-MAX_PARTS = 24
-"""The most parts a long question is asked by: its first and its last
-half, where a prompt says what it asks."""
 
 GRAVITY_CANDIDATES = 64
 """How many of the best fused hits gravity weighs (each is read from git);
@@ -313,7 +301,7 @@ class Channels:
             left words out (:mod:`ctx.hub.retrieval.focus`).
         parts: The parts a long query is asked by too, by the vector
             channel and the word share of step 8
-            (:func:`~ctx.hub.retrieval.index.passages.question_parts`).
+            (:func:`~ctx.hub.retrieval.index.parts.question_parts`).
     """
 
     temporal: TemporalQuery
@@ -366,7 +354,7 @@ def search_channels(
     }
     channels = Channels(temporal, windows, text, {}, weights, [], searcher.read)
     channels.respelling = searcher.respell(text, temporal.spans)
-    channels.parts = _asked_parts(channels.asked)
+    channels.parts = question_parts(channels.asked)
     hits = channels.hits
     if weights["bm25"]:
         hits["bm25"] = searcher.search_bm25(text, depth)
@@ -660,23 +648,6 @@ def _asks_its_writer(searcher: Searcher, query: str) -> bool:
     if not _FIRST_PERSON.search(query) or asks(query):
         return False  # not in the first person, or maybe not in English
     return searcher.first_person_share() >= FIRST_PERSON_STORE
-
-
-def _asked_parts(query: str) -> list[str]:
-    """Returns the parts a long query is asked by (none for a short one).
-
-    Its lines or sentences of :data:`PART_TERMS` words or more, the first
-    and last halves of :data:`MAX_PARTS`.
-    """
-    parts = [
-        part
-        for part in question_parts(query)
-        if len(set(content_analyzer().analyze(part))) >= PART_TERMS
-    ]
-    if len(parts) <= MAX_PARTS:
-        return parts
-    half = MAX_PARTS // 2
-    return parts[:half] + parts[-half:]
 
 
 def set_relevance(

@@ -9,7 +9,7 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft
 from ctx.hub.config import HubConfig, RecallConfig
-from ctx.hub.retrieval.index.passages import QUESTION_WORDS, question_parts
+from ctx.hub.retrieval.index.parts import QUESTION_WORDS, question_parts
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.sources import open_sources
@@ -48,8 +48,9 @@ def ask(projection, query):
     [
         f"How do we deploy to production? The last run printed:\n{BUILD}",
         f"{BUILD}\nThat was the last run. How do we deploy to production?",
+        f"{BUILD}\nHow do we deploy?",
     ],
-    ids=["question first", "question last"],
+    ids=["question first", "question last", "one word asked"],
 )
 def test_a_question_beside_a_pasted_log_finds_its_memory(projection, prompt):
     # Read whole, the build's forty lines were most of the words the word

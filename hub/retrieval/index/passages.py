@@ -42,10 +42,10 @@ __all__ = [
     "chance_order",
     "embed_passages",
     "is_long",
+    "lines",
     "owner",
     "passage_key",
     "passages",
-    "question_parts",
 ]
 
 PASSAGE_WORDS = 120
@@ -64,21 +64,6 @@ Splitting Cranfield's abstracts of 120-180 words cost nDCG@10 0.415 ->
 180-300 words still cost it 0.414 -> 0.410 (best passage past 300 words
 against past 180, same store: benchmarks/results/passage_scoring.md, which
 has LoCoMo's sessions beside it; only 7 of their 272 are within 300 words)."""
-
-QUESTION_WORDS = 80
-"""A question of more words than this is asked by its parts too
-(:func:`question_parts`): a prompt that holds a pasted log, a diff or a
-stack trace beside what it asks. Read whole, the embedder read the first
-window of it (the question after a long log never), and the question's few
-words were a small share of all the words the word share weighs, most of
-them no memory holds (numbers, ids): "How do we deploy to production?" and
-forty lines of a build's output got "nothing relevant". A question as
-people ask one is far shorter (LoCoMo's and Cranfield's are under 50
-words), and is read whole as before."""
-
-PART_WORDS = 40
-"""Words per part of a long question at most: a long line is cut at its
-sentences' ends, and a longer sentence between words."""
 
 OVERLAP_WORDS = 60
 """At most this many words of a passage's end begin the next passage."""
@@ -128,17 +113,13 @@ def passages(text: str) -> list[str]:
     return list(_windows(text, WINDOW_WORDS, PASSAGE_WORDS))
 
 
-def question_parts(text: str) -> list[str]:
-    """Returns the parts a long question is asked by besides itself: none if short.
+def lines(text: str, most: int) -> list[str]:
+    """Returns the lines of ``text`` as :func:`passages` reads them.
 
-    A question of more than :data:`QUESTION_WORDS` words gives its lines, a
-    line of more than :data:`PART_WORDS` words cut at its sentences' ends
-    (and a longer sentence between words), each once: a prompt says what it
-    asks in a line or a sentence, and a log repeats its lines.
+    Each of its words joined by single spaces; a line of more than ``most``
+    words cut at its sentences' ends, and a longer sentence between words.
     """
-    if len(text.split(maxsplit=QUESTION_WORDS)) <= QUESTION_WORDS:
-        return []
-    return list(dict.fromkeys(" ".join(unit) for unit in _units(text, PART_WORDS)))
+    return [" ".join(unit) for unit in _units(text, most)]
 
 
 def is_long(text: str) -> bool:

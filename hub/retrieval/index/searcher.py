@@ -169,9 +169,12 @@ class Searcher:
         every passage bears.
 
         ``parts``: the parts of a long question
-        (:func:`~ctx.hub.retrieval.index.passages.question_parts`), embedded
+        (:func:`~ctx.hub.retrieval.index.parts.question_parts`), embedded
         too: a memory's cosine is then the best of the
-        question's and each part's, and the memories are ordered by it.
+        question's and each part's, and the memories are ordered by it,
+        neither by ``focus``'s nor by chance (a long memory's best of many
+        passages): what a long prompt asks is in some part, and the whole's
+        order is that of its log.
 
         Raises:
             EmbedderError: The query could not be embedded, or the vectors

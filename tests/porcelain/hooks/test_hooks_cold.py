@@ -110,6 +110,27 @@ def test_the_index_when_current_ranks_as_the_memory_ranking_does(cold):
     )
 
 
+def test_a_question_after_a_pasted_log_is_weighed_by_its_line_from_the_index(cold):
+    # Issue 29: read whole, the log's ids were most of the prompt's word
+    # weight and the answer was weak: the hook, which keeps the floor, gave
+    # nothing. From a current index, a long prompt's relevance is its best
+    # line's, as a hub's recall weighs it.
+    log = "\n".join(f"E   job {n:06x} failed with exit code {n % 7}" for n in range(40))
+    store = Store.open(cold / ".ctx", clock=local_now)
+    try:
+        ws = Workspace(cold / ".ctx")
+        try:
+            reindex(ws)
+        finally:
+            ws.close()
+        ask = {"branch": "main", "budget": 2000, "floor": 0.45, "now": local_now()}
+        answered = lexical_recall(store, f"{log}\n{PROMPT}", **ask)
+    finally:
+        store.close()
+    assert answered.hits[0].body == ANSWER
+    assert not answered.hits[0].weak
+
+
 def test_an_unreadable_index_is_one_line_in_the_block_and_in_doctor(cold, monkeypatch):
     ws = Workspace(cold / ".ctx")
     try:
