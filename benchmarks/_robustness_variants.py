@@ -209,6 +209,41 @@ def typed_in_haste(
     )
 
 
+LOG_LINES = 30
+
+
+def with_pasted_log(question: str, rng: random.Random) -> str:
+    """Returns ``question`` asked after a pasted log of :data:`LOG_LINES` lines.
+
+    A build's output, as a prompt holds one: "step 3/30: building layer
+    sha256:<64 hex digits> ... done in 2.7 s", its ids and times seeded.
+    """
+    lines = [
+        f"step {n}/{LOG_LINES}: building layer sha256:{rng.getrandbits(256):064x}"
+        f" ... done in {rng.uniform(0.1, 9.9):.1f} s"
+        for n in range(1, LOG_LINES + 1)
+    ]
+    return "\n".join([*lines, question])
+
+
+def after_a_log(
+    corpus: quality.Corpus, questions: Sequence[quality.Question]
+) -> quality.Corpus:
+    """Returns ``corpus`` asking ``questions`` after a log (:func:`with_pasted_log`)."""
+    return with_questions(
+        corpus,
+        [
+            dataclasses.replace(
+                q,
+                text=with_pasted_log(
+                    q.text, random.Random(f"{SEED}:{corpus.name}:log:{q.text}")
+                ),
+            )
+            for q in questions
+        ],
+    )
+
+
 def in_lower_case(question: quality.Question) -> quality.Question:
     """Returns ``question`` typed in lower case, its closing mark left out."""
     return dataclasses.replace(

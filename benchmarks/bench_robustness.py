@@ -41,6 +41,10 @@ one run:
   a question that has four such words (:func:`with_typos`: one edit past
   the first letter, no function word nor capitalised name, never a word
   of the store), as a question typed in haste.
+- **After a pasted log** (the same questions and queries): each asked after
+  thirty lines of a build's output (:func:`with_pasted_log`: "step 3/30:
+  building layer sha256:<64 hex digits> ... done in 2.7 s", seeded), as a
+  prompt with a pasted log asks.
 
 - **Paraphrased** questions (all questions of categories 1-4, asked of the
   turn stores and of the whole sessions): no model may write the data here,
@@ -105,6 +109,7 @@ from _bench_common import FROZEN_ENV, machine_lines, run_frozen
 from _embed_cache import CachedEmbedder
 from _robustness_variants import (
     NAME_VARIANTS,
+    after_a_log,
     as_claim,
     asked,
     in_first_person,
@@ -347,6 +352,7 @@ SETS = {
     "other": ("... about what the other speaker said", "turns"),
     "paraphrase": ("LoCoMo turns, questions paraphrased", "turns"),
     "typos": ("LoCoMo turns, questions with typos", "turns"),
+    "pasted": ("LoCoMo turns, questions after a pasted log", "turns"),
     "pairs": ("LoCoMo turns, two conversations in one store", "turns"),
     "sessions": ("LoCoMo sessions, whole", "sessions"),
     "sessions-paraphrase": (
@@ -361,6 +367,7 @@ SETS = {
     "cranfield": ("Cranfield", "cranfield"),
     "claims": ("Cranfield, queries as claims", "cranfield"),
     "cranfield-typos": ("Cranfield, queries with typos", "cranfield"),
+    "cranfield-pasted": ("Cranfield, queries after a pasted log", "cranfield"),
 }
 """The sets in the report's order, by the key ``--only`` names them with."""
 
@@ -377,11 +384,12 @@ def build_sets(
     turns = quality.load_locomo(eval_dir, ref)[: 2 if quick else None]
     sets = {key: Set(*SETS[key], []) for key in SETS if key in only}
     for corpus in turns:
-        if sets.keys() & {*NAME_VARIANTS, "all", "paraphrase", "typos"}:
+        if sets.keys() & {*NAME_VARIANTS, "all", "paraphrase", "typos", "pasted"}:
             plain = documents(corpus, embedder, systems)
             variants = name_variants(corpus)
             variants["all"] = with_questions(corpus, asked(corpus))
             variants["typos"] = typed_in_haste(corpus, asked(corpus))
+            variants["pasted"] = after_a_log(corpus, asked(corpus))
             for key in sets.keys() & variants.keys():
                 sets[key].parts.append((plain, variants[key]))
         if "two-word" in sets:
@@ -419,7 +427,7 @@ def build_sets(
             both = two_conversations(first, second)
             sets["pairs"].parts.append((documents(both, embedder, systems), both))
         progress("pairs of conversations: stores built")
-    if sets.keys() & {"cranfield", "claims", "cranfield-typos"}:
+    if sets.keys() & {"cranfield", "claims", "cranfield-typos", "cranfield-pasted"}:
         cranfield = quality.load_cranfield(eval_dir)
         docs = documents(cranfield, embedder, systems)
         if "cranfield" in sets:
@@ -433,6 +441,9 @@ def build_sets(
         if "cranfield-typos" in sets:
             typed = typed_in_haste(cranfield, cranfield.questions)
             sets["cranfield-typos"].parts.append((docs, typed))
+        if "cranfield-pasted" in sets:
+            pasted = after_a_log(cranfield, cranfield.questions)
+            sets["cranfield-pasted"].parts.append((docs, pasted))
     if isinstance(embedder, CachedEmbedder):
         embedder.save()
     return list(sets.values())
