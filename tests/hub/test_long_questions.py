@@ -12,6 +12,7 @@ from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.retrieval.index.parts import QUESTION_WORDS, question_parts
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import recall
+from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
@@ -60,6 +61,25 @@ def test_a_question_beside_a_pasted_log_finds_its_memory(projection, prompt):
     assert not result.nothing_relevant
     assert not result.weak
     assert result.hits[0].body == NOTES[0]
+
+
+def test_a_long_questions_cosine_to_a_memory_is_its_best_parts(projection):
+    # What a linked neighbour bears on the question (ranking step 6) is
+    # its cosine to it: of a long prompt, the best of its parts', as the
+    # vector channel's, not that of the log the embedder read first.
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    found = rank(
+        searcher,
+        f"{BUILD}\nHow do we deploy to production?",
+        config=RecallConfig(),
+        now=NOW,
+    )
+    deploy = found.hits[0]
+    blob = searcher.view.catalog.entries[deploy.id].blob
+    channel = deploy.channels["vector"][1]
+    assert searcher.cosine(blob) == pytest.approx(channel)
+    assert float(searcher.vector_of(blob) @ searcher.query_vector) < channel - 0.1
 
 
 def test_a_long_prompt_about_nothing_the_store_holds_still_gets_nothing(projection):

@@ -93,6 +93,8 @@ class Searcher:
         self._asked: dict[str, list[Matches]] = {}
         self.query_vector: npt.NDArray[np.float32] | None = None
         """The vector :meth:`search_vectors` embedded the question into."""
+        self.part_vectors: list[npt.NDArray[np.float32]] = []
+        """Those it embedded a long question's parts into (``parts``)."""
         self._first_person: float | None = None
         self.passage: dict[str, int] = {}
         """Per blob of several vectors (a long memory) that the vector channel
@@ -189,6 +191,7 @@ class Searcher:
         asked = [query] if focus is None or focus == query else [query, focus]
         vectors = embed_queries(self.embedder, asked)
         self.query_vector = vectors[0]
+        self.part_vectors = []
         found = self.search_vector(vectors[-1], limit, by_chance=True)
         if len(asked) > 1:
             found = self._best_cosines(found, self.query_vector)
@@ -197,7 +200,8 @@ class Searcher:
         best = dict(found)
         # A batch of its own: a batch is padded to its longest text, and the
         # question is as long as the embedder reads.
-        for vector in embed_queries(self.embedder, list(parts)):
+        self.part_vectors = list(embed_queries(self.embedder, list(parts)))
+        for vector in self.part_vectors:
             noted = dict(self.passage)  # a part's search notes its passages
             for blob, cosine in self.search_vector(vector, limit):
                 if cosine > best.get(blob, -1.0):
@@ -303,14 +307,16 @@ class Searcher:
 
         ``None`` when either is missing: the vector channel did not run
         (or failed), or the memory is not embedded yet. A long memory is
-        compared by the vector of its first passage.
+        compared by the vector of its first passage; a long question by its
+        best of itself and its parts (:attr:`part_vectors`), as the vector
+        channel compares it.
         """
         if self.query_vector is None:
             return None
         vector = self.vector_of(blob)
         if vector is None:
             return None
-        return float(vector @ self.query_vector)
+        return max(float(vector @ q) for q in (self.query_vector, *self.part_vectors))
 
     def find_tagged(self, text: str, blobs: Collection[str]) -> set[str]:
         """Returns the ``blobs`` with a tag ``text`` names.
