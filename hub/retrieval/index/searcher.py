@@ -195,8 +195,14 @@ class Searcher:
         found = self.search_vector(vectors[-1], limit, by_chance=True)
         if len(asked) > 1:
             found = self._best_cosines(found, self.query_vector)
-        if not parts:
-            return found
+        return self._with_parts(found, parts, limit) if parts else found
+
+    def _with_parts(self, found: Hits, parts: Sequence[str], limit: int) -> Hits:
+        """Returns ``found`` and the parts' hits, each with its best cosine, best first.
+
+        A memory's passage noted in :attr:`passage` is the one of its best
+        cosine.
+        """
         best = dict(found)
         # A batch of its own: a batch is padded to its longest text, and the
         # question is as long as the embedder reads.
