@@ -36,6 +36,7 @@ def make_doc(
     context="",
     memory_id=None,
     passages="",
+    language="",
 ):
     return LexicalDoc(
         blob=blob,
@@ -47,6 +48,7 @@ def make_doc(
         tags=tuple(tags),
         created_at=T0,
         passages=passages,
+        language=language,
     )
 
 
@@ -126,17 +128,8 @@ def test_a_memory_holding_only_a_questions_function_words_is_no_match():
 def test_a_function_word_is_no_match_in_another_languages_memory_either():
     # Italian's analyser reads the question's "i" as the Italian article: a
     # memory in Italian matched "What fish did I have?" by it alone.
-    italian = LexicalDoc(
-        blob="it",
-        memory_id="m-it",
-        kind="note",
-        context="",
-        title=None,
-        body="Ho comprato i biglietti del treno per Roma",
-        tags=(),
-        created_at=T0,
-        passages="",
-        language="it",
+    italian = make_doc(
+        "it", "Ho comprato i biglietti del treno per Roma", language="it"
     )
     index = make_index(make_doc("run", "I started running with my neighbour."), italian)
     assert index.search("What fish did I have?", limit=5) == []

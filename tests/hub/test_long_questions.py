@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
+from recall_support import NOW, WHO
 
 from ctx import engine
 from ctx.engine import Draft
@@ -15,8 +16,6 @@ from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources
 
-NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
-WHO = engine.Intent(agent="tester", intent="observe")
 NOTES = [
     "The deploy pipeline runs on GitHub Actions and deploys to Fly.io on every merge to main",
     "Integration tests need the local Postgres started with make db-up before pytest",
