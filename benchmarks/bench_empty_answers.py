@@ -102,7 +102,9 @@ def named_weak_at(floor: float) -> Callable[[Ranking, RecallConfig], list[Ranked
     """An explicit recall whose weak floor is ``floor`` for a named question."""
 
     def answer(ranking: Ranking, config: RecallConfig) -> list[Ranked]:
-        weak = floor if ranking.named else weak_floor(config, ranking)
+        may_name = getattr(ranking, "may_name", None)  # since lower-case names
+        named = ranking.named or (may_name is not None and may_name())
+        weak = floor if named else weak_floor(config, ranking)
         return relevant(ranking, config.floor, config.fall_off, weak=weak)[0]
 
     return answer

@@ -97,7 +97,22 @@ def weak_floor(config: RecallConfig, ranking: Ranking | None = None) -> float:
     hit is under the floor answers with the hits that reach this, marked
     weak, rather than with nothing; the hook keeps the floor alone. It is
     :data:`WEAK_SHARE` of the floor, and :data:`NAMED_WEAK_SHARE` for a
-    ranking whose query names a name the store holds (:attr:`Ranking.named`).
+    ranking whose query names a name the store holds (:attr:`Ranking.named`,
+    or :attr:`Ranking.may_name`).
     """
-    named = ranking is not None and ranking.named
+    named = ranking is not None and (ranking.named or _may_name(ranking, config))
     return config.floor * (NAMED_WEAK_SHARE if named else WEAK_SHARE)
+
+
+def _may_name(ranking: Ranking, config: RecallConfig) -> bool:
+    """Returns :attr:`Ranking.may_name`'s answer where the weak floor turns on it.
+
+    That is where no hit is strong and the best reaches the lower floor;
+    elsewhere the memories it reads would change nothing.
+    """
+    if ranking.may_name is None or not ranking.hits:
+        return False
+    best = max(r.relevance for r in ranking.hits)
+    if best >= config.floor or best < config.floor * NAMED_WEAK_SHARE:
+        return False
+    return ranking.may_name()

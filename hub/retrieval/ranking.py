@@ -197,7 +197,11 @@ class Ranking:
     holds (a word of it, as written or respelt, or a tag of a hit; step 1
     and step 4; or, asked in the first person, the writer of a store of
     its own words: :data:`FIRST_PERSON_STORE`), which lowers an explicit
-    recall's :func:`~ctx.hub.retrieval.floors.weak_floor`. ``respelt``: each word
+    recall's :func:`~ctx.hub.retrieval.floors.weak_floor`. ``may_name``, where
+    set: whether the memories write a word of a query typed in lower case
+    as a name ("mel" of a store that writes "Mel"), which names someone
+    too; it reads memories, so the weak floor asks it only where the
+    answer turns on it. ``respelt``: each word
     of the query the store spells otherwise, with its held spelling.
     ``focus``: the question the vector channel ordered memories by, when it
     was not the query: words left out (:mod:`ctx.hub.retrieval.focus`), or
@@ -210,6 +214,7 @@ class Ranking:
     warnings: list[str]
     read: Callable[[str], Memory | None]
     named: bool = False
+    may_name: Callable[[], bool] | None = None
     respelt: Mapping[str, str] = field(default_factory=dict)
     focus: str | None = None
     reranked: bool = False
@@ -619,6 +624,7 @@ def rank(
     reranker = config.reranker
     reranked = bool(reranker.url) and reranker.weight > 0 and failed is None
     respelling = channels.respelling
+    held = respelling.held
     return Ranking(
         best,
         channels.temporal,
@@ -627,6 +633,7 @@ def rank(
         named=bool(respelling.names)
         or any(r.tagged for r in ranked.values())
         or _asks_its_writer(searcher, query),
+        may_name=(lambda: searcher.names_among(held)) if held else None,
         respelt=respelling.words,
         focus=channels.focus
         or (channels.asked if respelling.words and "vector" in channels.hits else None),

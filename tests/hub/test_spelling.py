@@ -23,7 +23,7 @@ from ctx.hub.retrieval.index.spelling import (
     suspects,
 )
 from ctx.hub.retrieval.packing import recall
-from ctx.hub.retrieval.ranking import rank
+from ctx.hub.retrieval.ranking import Ranked, Ranking, rank
 from ctx.hub.retrieval.sources import open_sources
 from ctx.hub.retrieval.temporal.parse import parse_temporal
 
@@ -285,6 +285,64 @@ def test_a_word_typed_in_lower_case_is_no_short_form(projection):
     found, _ = ranked(projection, "did kate like the port")
     assert found.respelt == {}
     assert ranked(projection, "did kate like Port?")[0].respelt == {"Port": "Porto"}
+
+
+def test_a_name_the_store_writes_is_named_in_a_lower_case_question(projection):
+    # No tag says "Miso": the memories write it as a name. Typed in lower
+    # case, "miso" is a word they hold; that they write it as a name is
+    # read only where the weak floor turns on it.
+    query = "does miso sleep a lot"
+    found, bodies = ranked(projection, query)
+    assert bodies[0] == TURNS[4][0]
+    assert not found.named
+    assert found.may_name is not None
+    assert found.may_name()
+    assert weak_floor(RecallConfig(), found) == pytest.approx(
+        RecallConfig().floor * NAMED_WEAK_SHARE
+    )
+    result = recall(
+        projection, open_sources(projection), query, config=RecallConfig(), now=NOW
+    )
+    assert not result.nothing_relevant
+    assert result.hits[0].body == TURNS[4][0]
+    assert result.hits[0].weak
+    # A word they write in lower case is none.
+    other, _ = ranked(projection, "did the brother sleep a lot")
+    assert other.may_name is not None
+    assert not other.may_name()
+
+
+def test_a_lower_case_word_that_begins_one_held_name_names_it(projection):
+    # "port" is a word of the language, so no short form of "Porto" to
+    # respell; but it begins one held name, which a question about it may
+    # mean: it is named, and an explicit recall's weak floor is the lower.
+    found, _ = ranked(projection, "was the port lovely")
+    assert found.respelt == {}
+    assert found.named
+
+
+def test_the_weak_floor_asks_may_name_only_where_the_answer_turns_on_it():
+    config = RecallConfig()
+    asked = []
+
+    def may_name() -> bool:
+        asked.append(True)
+        return True
+
+    def floor_of(relevance: float) -> float:
+        hits = [Ranked(id="a", score=1.0, relevance=relevance)]
+        found = Ranking(
+            hits, parse_temporal("", NOW), [], lambda _: None, may_name=may_name
+        )
+        return weak_floor(config, found)
+
+    # A strong hit, or a best hit under even the lower floor: nothing turns
+    # on it, and no memory is read.
+    assert floor_of(config.floor) == pytest.approx(config.floor * WEAK_SHARE)
+    assert floor_of(0.1) == pytest.approx(config.floor * WEAK_SHARE)
+    assert asked == []
+    assert floor_of(0.3) == pytest.approx(config.floor * NAMED_WEAK_SHARE)
+    assert asked == [True]
 
 
 def test_a_word_typed_in_haste_is_respelt_to_the_word_the_store_holds(projection):

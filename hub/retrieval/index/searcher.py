@@ -30,7 +30,7 @@ from ctx.hub.retrieval.embedders import (
 from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.lexical import LexicalIndex
 from ctx.hub.retrieval.index.passages import MARK, chance_order, owner
-from ctx.hub.retrieval.index.spelling import Respelling, respell
+from ctx.hub.retrieval.index.spelling import Respelling, names_among, respell
 from ctx.hub.retrieval.index.typos import in_haste
 from ctx.hub.retrieval.index.vectors import VectorIndex
 from ctx.hub.retrieval.index.view import LiveView
@@ -442,22 +442,32 @@ class Searcher:
         :func:`~ctx.hub.retrieval.index.typos.in_haste`). ``spans``: the
         question's time phrases.
         """
-        by_blob = self.view.by_blob
-
-        def read(blob: str) -> Memory | None:
-            return self.read(by_blob[blob]) if blob in by_blob else None
-
         indexes = self._lexical_indexes
 
         def knows(word: str) -> bool:
             return knows_word(self.embedder, word)
 
-        names = respell(question, spans, indexes=indexes, read=read, knows=knows)
+        names = respell(
+            question, spans, indexes=indexes, read=self._read_blob, knows=knows
+        )
         taken = {*names.words, *names.names}
         typos = in_haste(question, spans, indexes, knows, taken)
         if not typos:
             return names
-        return Respelling({**names.words, **typos}, names.names)
+        return Respelling({**names.words, **typos}, names.names, names.held)
+
+    def names_among(self, words: Sequence[str]) -> bool:
+        """Returns whether the view's memories write one of ``words`` as a name.
+
+        ``words``: lower-case, as :attr:`Respelling.held` has them (see
+        :func:`~ctx.hub.retrieval.index.spelling.names_among`).
+        """
+        return names_among(words, self._lexical_indexes, self._read_blob)
+
+    def _read_blob(self, blob: str) -> Memory | None:
+        """Returns the view's memory of ``blob``, or ``None`` if not in it."""
+        by_blob = self.view.by_blob
+        return self.read(by_blob[blob]) if blob in by_blob else None
 
     def read(self, memory_id: str) -> Memory | None:
         """Returns the view's memory ``memory_id``, or ``None`` if not in it."""

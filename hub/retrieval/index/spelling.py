@@ -61,7 +61,12 @@ Ted and never says "teddy"); a word the store holds is taken as typed ("car"
 stays "car", where "Car" may be Caroline), and one a tag's value holds is a
 name it names. Typed so, 12.1% of LoCoMo's questions with a misspelt name
 and 13.7% with a short form had answered "nothing relevant" (0.9% and 0.1%
-capitalised). Whatever the case, no word is respelt to a month or a
+capitalised). What such a question may name without a respelling lowers an
+explicit recall's weak floor only: a word of the vocabulary that begins one
+held name ("nat": Nate) is named, and a held word the memories write as a
+name ("mel" of "Hey Mel!") is told by :func:`names_among`, which reads
+memories and is asked only where the weak floor turns on it
+(:attr:`Respelling.held`). Whatever the case, no word is respelt to a month or a
 weekday, which memories write capitalised too ("say" is no pet form of
 "Saturday").
 
@@ -114,6 +119,7 @@ __all__ = [
     "held_names",
     "may_name",
     "misspelt",
+    "names_among",
     "respell",
     "short_for",
     "sound_alike",
@@ -162,10 +168,15 @@ class Respelling:
         names: The held names the question names: its suspects some memory
             holds (and a sentence's first word that they hold as a name),
             and the held spellings of those respelt.
+        held: In a question typed in lower case, its words that the
+            memories hold (no function word, month or weekday): one they
+            write as a name may be among them ("mel" for "Mel"), which
+            :func:`names_among` tells, at the cost of reading memories.
     """
 
     words: Mapping[str, str] = field(default_factory=dict)
     names: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()
 
     def apply(self, text: str) -> str:
         """Returns ``text`` with each respelt word, whole, in its held spelling."""
@@ -449,8 +460,9 @@ def respell(
     count = functools.partial(doc_freq, indexes)
     found: Mapping[str, Literal["name", "word"] | None]
     lower_case = not _capitals(question)
+    held_words: list[str] = []
     if lower_case:
-        tagged, unheld = _in_lower_case(question, spans, indexes, knows)
+        tagged, unheld, held_words = _in_lower_case(question, spans, indexes, knows)
         names.update(dict.fromkeys(tagged))
         found = dict.fromkeys(unheld)
     else:
@@ -481,10 +493,25 @@ def respell(
         if name is not None and name not in _TIME_WORDS:
             words[word] = name.capitalize() if word[1:].islower() else name
             names[name] = None
+        elif lower_case and (near := short_for(lower, held, count)) is not None:
+            names[near] = None
     for word in _first_words(question, spans):
         if held_as(word.lower(), indexes, read) == "name":
             names[word.lower()] = None
-    return Respelling(words, tuple(names))
+    return Respelling(words, tuple(names), tuple(held_words))
+
+
+def names_among(
+    words: Iterable[str],
+    indexes: Sequence[LexicalIndex],
+    read: Callable[[str], Memory | None],
+) -> bool:
+    """Returns whether the memories write one of ``words`` (lower-case) as a name.
+
+    A question typed in lower case has no capitals to tell "mel" from a
+    word: the memories' own writing does (:func:`held_as`, :func:`held_names`).
+    """
+    return any(held_as(word, indexes, read) == "name" for word in words)
 
 
 def doc_freq(indexes: Sequence[LexicalIndex], word: str) -> int:
@@ -501,12 +528,13 @@ def _in_lower_case(
     spans: Sequence[tuple[int, int]],
     indexes: Sequence[LexicalIndex],
     knows: Callable[[str], bool],
-) -> tuple[list[str], list[str]]:
-    """Returns what a question typed in lower case names, and its suspects.
+) -> tuple[list[str], list[str], list[str]]:
+    """Returns what a question typed in lower case names, its suspects, the rest.
 
     Its words of three letters or more, outside the time phrases, no month,
     weekday or English function word: those a tag's value holds (names it
-    names), and those no memory holds (:func:`held_as`), the suspects.
+    names), those no memory holds (:func:`held_as`), the suspects, and
+    those the memories hold otherwise (:attr:`Respelling.held`).
     Past :data:`UNHELD_MAX` suspects, only those the embedder does not know
     whole ("carolien", not "received"), and none if they are still more:
     such a question asks about what the store does not hold, not about
@@ -514,6 +542,7 @@ def _in_lower_case(
     """
     tagged: list[str] = []
     unheld: list[str] = []
+    held: list[str] = []
     for match in WORD.finditer(question):
         word = match.group()
         stems = content_analyzer().analyze(word)
@@ -524,9 +553,11 @@ def _in_lower_case(
             tagged.append(word.lower())
         elif how is None and word not in unheld:
             unheld.append(word)
+        elif how == "word" and word.lower() not in held:
+            held.append(word.lower())
     if len(unheld) > UNHELD_MAX:
         unheld = [word for word in unheld if not knows(word.lower())]
-    return tagged, unheld if len(unheld) <= UNHELD_MAX else []
+    return tagged, unheld if len(unheld) <= UNHELD_MAX else [], held
 
 
 def _capitals(question: str) -> bool:
