@@ -102,8 +102,11 @@ def named_weak_at(floor: float) -> Callable[[Ranking, RecallConfig], list[Ranked
     """An explicit recall whose weak floor is ``floor`` for a named question."""
 
     def answer(ranking: Ranking, config: RecallConfig) -> list[Ranked]:
+        # Asked where the floor turns on it, as recall asks it (floors.py).
         may_name = getattr(ranking, "may_name", None)  # since lower-case names
-        named = ranking.named or (may_name is not None and may_name())
+        best = max((r.relevance for r in ranking.hits), default=0.0)
+        maybe = may_name is not None and floor <= best < config.floor
+        named = ranking.named or (maybe and may_name())
         weak = floor if named else weak_floor(config, ranking)
         return relevant(ranking, config.floor, config.fall_off, weak=weak)[0]
 

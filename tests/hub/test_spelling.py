@@ -11,8 +11,11 @@ from ctx.engine import Draft, Memory
 from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.retrieval.embedders import HashingEmbedder, MiniLMEmbedder, knows_word
 from ctx.hub.retrieval.floors import NAMED_WEAK_SHARE, WEAK_SHARE, weak_floor
+from ctx.hub.retrieval.index import searcher as searcher_module
+from ctx.hub.retrieval.index.lexical_errors import LexicalIndexCorruptError
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.index.spelling import (
+    HELD_MAX,
     Respelling,
     allowed_edits,
     edits,
@@ -291,7 +294,7 @@ def test_a_name_the_store_writes_is_named_in_a_lower_case_question(projection):
     # No tag says "Miso": the memories write it as a name. Typed in lower
     # case, "miso" is a word they hold; that they write it as a name is
     # read only where the weak floor turns on it.
-    query = "does miso sleep a lot"
+    query = "what did miso eat"
     found, bodies = ranked(projection, query)
     assert bodies[0] == TURNS[4][0]
     assert not found.named
@@ -319,6 +322,36 @@ def test_a_lower_case_word_that_begins_one_held_name_names_it(projection):
     found, _ = ranked(projection, "was the port lovely")
     assert found.respelt == {}
     assert found.named
+    # Nor a weekday: "sun" (less the pet ending of "sunny") begins "Sunday",
+    # which a memory writes capitalised, but no word names a time so.
+    for query in ("was the sun out", "was it sunny"):
+        found, _ = ranked(projection, query)
+        assert not found.named, query
+
+
+def test_a_lower_case_question_reads_memories_for_few_held_words(projection):
+    query = "did kate like the weather the trip the lake the bike the car the garden"
+    found, _ = ranked(projection, query)
+    assert found.may_name is not None
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    held = searcher.respell(query).held
+    assert len(held) == HELD_MAX
+    assert held[0] == "weather"  # "kate" is a tag's value: a name already
+
+
+def test_a_damaged_index_tells_no_name_after_the_ranking(projection, monkeypatch):
+    found, _ = ranked(projection, "what did miso eat")
+
+    def damaged(*_args):
+        raise LexicalIndexCorruptError("the lexical index cannot be read")
+
+    monkeypatch.setattr(searcher_module, "names_among", damaged)
+    assert found.may_name is not None
+    assert not found.may_name()
+    assert weak_floor(RecallConfig(), found) == pytest.approx(
+        RecallConfig().floor * WEAK_SHARE
+    )
 
 
 def test_the_weak_floor_asks_may_name_only_where_the_answer_turns_on_it():

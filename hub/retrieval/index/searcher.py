@@ -28,6 +28,7 @@ from ctx.hub.retrieval.embedders import (
     knows_word,
 )
 from ctx.hub.retrieval.index.coverage import Matches
+from ctx.hub.retrieval.index.errors import IndexCorruptError
 from ctx.hub.retrieval.index.lexical import LexicalIndex
 from ctx.hub.retrieval.index.passages import MARK, chance_order, owner
 from ctx.hub.retrieval.index.spelling import Respelling, names_among, respell
@@ -460,9 +461,15 @@ class Searcher:
         """Returns whether the view's memories write one of ``words`` as a name.
 
         ``words``: lower-case, as :attr:`Respelling.held` has them (see
-        :func:`~ctx.hub.retrieval.index.spelling.names_among`).
+        :func:`~ctx.hub.retrieval.index.spelling.names_among`). It is asked
+        after the ranking, past the repair of an index found damaged while
+        ranking: one found damaged here tells no name (the weak floor stays
+        the higher), and the next recall's reads find and repair it.
         """
-        return names_among(words, self._lexical_indexes, self._read_blob)
+        try:
+            return names_among(words, self._lexical_indexes, self._read_blob)
+        except IndexCorruptError:
+            return False
 
     def _read_blob(self, blob: str) -> Memory | None:
         """Returns the view's memory of ``blob``, or ``None`` if not in it."""

@@ -62,13 +62,14 @@ stays "car", where "Car" may be Caroline), and one a tag's value holds is a
 name it names. Typed so, 12.1% of LoCoMo's questions with a misspelt name
 and 13.7% with a short form had answered "nothing relevant" (0.9% and 0.1%
 capitalised). What such a question may name without a respelling lowers an
-explicit recall's weak floor only: a word of the vocabulary that begins one
-held name ("nat": Nate) is named, and a held word the memories write as a
-name ("mel" of "Hey Mel!") is told by :func:`names_among`, which reads
-memories and is asked only where the weak floor turns on it
-(:attr:`Respelling.held`). Whatever the case, no word is respelt to a month or a
-weekday, which memories write capitalised too ("say" is no pet form of
-"Saturday").
+explicit recall's weak floor only: a word of the vocabulary no memory holds
+that begins one held name, no month or weekday ("nat": Nate), is named, and
+a held word the memories write as a name ("mel" of "Hey Mel!", among the
+question's first :data:`HELD_MAX` held words) is told by
+:func:`names_among`, which reads memories and is asked only where the weak
+floor turns on it (:attr:`Respelling.held`). Whatever the case, no word is
+respelt to a month or a weekday, which memories write capitalised too
+("say" is no pet form of "Saturday").
 
 A sentence's first word is no suspect, but one the memories hold as a name
 is a name the question names (:attr:`Respelling.names`): a paraphrase or a
@@ -105,6 +106,7 @@ if TYPE_CHECKING:
     from ctx.hub.retrieval.index.lexical import LexicalIndex
 
 __all__ = [
+    "HELD_MAX",
     "NAME_READS",
     "NAME_ROUNDS",
     "SOUND_ALIKE_EDITS",
@@ -139,6 +141,11 @@ UNHELD_MAX = 2
 most for them to be looked at as names spelt otherwise: a name is one or
 two words, and each costs the search of :data:`NAME_ROUNDS` rounds."""
 
+HELD_MAX = 6
+"""Words a question typed in lower case has that the memories hold, at most,
+that :func:`names_among` may read memories for (the first in the question):
+each costs a search and up to :data:`NAME_READS` memories read."""
+
 NAME_ROUNDS = 6
 """Rounds of that search at most; each leaves out the words and memories
 the rounds before found, so that a common prefix ("ev": "every", "even",
@@ -171,7 +178,8 @@ class Respelling:
         held: In a question typed in lower case, its words that the
             memories hold (no function word, month or weekday): one they
             write as a name may be among them ("mel" for "Mel"), which
-            :func:`names_among` tells, at the cost of reading memories.
+            :func:`names_among` tells, at the cost of reading memories (the
+            first :data:`HELD_MAX` of them).
     """
 
     words: Mapping[str, str] = field(default_factory=dict)
@@ -493,8 +501,12 @@ def respell(
         if name is not None and name not in _TIME_WORDS:
             words[word] = name.capitalize() if word[1:].islower() else name
             names[name] = None
-        elif lower_case and (near := short_for(lower, held, count)) is not None:
-            names[near] = None
+        elif lower_case and knows(lower):
+            # A word of the language that begins one held name may name it
+            # ("nat": Nate): no respelling, but the lower weak floor.
+            near = short_for(lower, held, count)
+            if near is not None and near not in _TIME_WORDS:
+                names[near] = None
     for word in _first_words(question, spans):
         if held_as(word.lower(), indexes, read) == "name":
             names[word.lower()] = None
@@ -553,7 +565,7 @@ def _in_lower_case(
             tagged.append(word.lower())
         elif how is None and word not in unheld:
             unheld.append(word)
-        elif how == "word" and word.lower() not in held:
+        elif how == "word" and word.lower() not in held and len(held) < HELD_MAX:
             held.append(word.lower())
     if len(unheld) > UNHELD_MAX:
         unheld = [word for word in unheld if not knows(word.lower())]
