@@ -280,6 +280,10 @@ def test_a_question_in_lower_case_looks_at_few_unheld_words(projection):
     assert dict(found.respelt) == {"nikolas": "Nicolas"}
     found, _ = ranked(projection, "did mohammed like the quantum physics lecture")
     assert found.respelt == {}
+    # A pet form of a tag's value names it still: that costs no search.
+    found, _ = ranked(projection, "did timmy misplace his wallet on a yacht")
+    assert found.respelt == {}
+    assert found.named
 
 
 def test_a_word_typed_in_lower_case_is_no_short_form(projection):

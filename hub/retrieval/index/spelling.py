@@ -550,7 +550,8 @@ def _in_lower_case(
     Past :data:`UNHELD_MAX` suspects, only those the embedder does not know
     whole ("carolien", not "received"), and none if they are still more:
     such a question asks about what the store does not hold, not about
-    someone it spells otherwise.
+    someone it spells otherwise; but a pet form of a tag's value among them
+    names that tag ("sammy": ``speaker:sam``).
     """
     tagged: list[str] = []
     unheld: list[str] = []
@@ -568,6 +569,11 @@ def _in_lower_case(
         elif how == "word" and word.lower() not in held and len(held) < HELD_MAX:
             held.append(word.lower())
     if len(unheld) > UNHELD_MAX:
+        # Past them, a pet form of a tag's value ("sammy": speaker:sam) still
+        # names it, as a tag's value does: it costs no search.
+        for word in unheld:
+            stems = _stems(word.lower())[1:]
+            tagged.extend(s for s in stems if held_as(s, indexes, None) == "name")
         unheld = [word for word in unheld if not knows(word.lower())]
     return tagged, unheld if len(unheld) <= UNHELD_MAX else [], held
 
