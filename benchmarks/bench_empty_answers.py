@@ -14,7 +14,8 @@ through ``rank()`` and applies each caller's floor to the same ranking:
 - One speaker's sessions, the questions that name the speaker asked in the
   first person ("When did I ...?"): any@5 and the empty share.
 - Foreign questions: each LoCoMo question asked of the next conversation's
-  turn store, and of its session store, and each first-person question of
+  turn store (as written, and typed in lower case), and of its session
+  store, and each first-person question of
   another conversation's speaker, where nothing is relevant: the share
   that is empty (the higher, the better).
 
@@ -183,16 +184,17 @@ def both(
 
 def turns(
     eval_dir: Path, embedder: CachedEmbedder, quick: bool, dump: list[dict]
-) -> tuple[Tally, Tally, list[str]]:
-    """Returns the tallies of LoCoMo turns (own questions, foreign ones), and
-    the lines on questions that name a speaker."""
+) -> tuple[Tally, Tally, Tally, list[str]]:
+    """Returns the tallies of LoCoMo turns (own questions, foreign ones, the
+    foreign ones typed in lower case), and the lines on questions that name a
+    speaker."""
     ref = quality.load_reference(eval_dir)
     corpora = quality.load_locomo(eval_dir, ref)[: 3 if quick else None]
     built = [quality.build(c, embedder) for c in corpora]
     embedder.save()
     progress("turn stores built")
     config = RecallConfig()
-    own, foreign = Tally(), Tally()
+    own, foreign, lower = Tally(), Tally(), Tally()
     named = Tally()  # questions naming one speaker: the other's evidence turns
     for number, corpus in enumerate(corpora):
         mine, other = built[number], built[(number + 1) % len(built)]
@@ -227,7 +229,13 @@ def turns(
                 named.add("adversarial", False, r10=share)
                 continue
             ranking, asked = both(mine, other, question.text, corpus.now, own, foreign)
+            # Typed in lower case, a question has no capitals to tell a name by.
+            lower.asked += 1
+            asked_lower = rank(
+                other.searcher, question.text.lower(), config=config, now=corpus.now
+            )
             for caller, answer in CALLERS.items():
+                lower.add(caller, not answer(asked_lower, config))
                 hits = answer(ranking, config)
                 found_keys = {mine.key_of[r.id] for r in hits[:10]}
                 share = sum(e in found_keys for e in question.evidence)
@@ -252,7 +260,7 @@ def turns(
         ],
         "",
     ]
-    return own, foreign, lines
+    return own, foreign, lower, lines
 
 
 def session_sets(
@@ -383,7 +391,9 @@ def main() -> None:
     eval_dir = args.eval_dir.resolve()
     embedder = CachedEmbedder(make_embedder({"kind": "minilm"}))
     dump: list[dict] = []
-    own_turns, foreign_turns, speakers = turns(eval_dir, embedder, args.quick, dump)
+    own_turns, foreign_turns, foreign_lower, speakers = turns(
+        eval_dir, embedder, args.quick, dump
+    )
     progress("turns done")
     own_sessions, foreign_sessions = session_sets(eval_dir, embedder, args.quick, dump)
     progress("sessions done")
@@ -437,6 +447,7 @@ def main() -> None:
             + " |"
             for name, t in (
                 ("LoCoMo turns", foreign_turns),
+                ("LoCoMo turns, typed in lower case", foreign_lower),
                 ("LoCoMo sessions", foreign_sessions),
                 ("One speaker's sessions, first person", foreign_first),
             )
