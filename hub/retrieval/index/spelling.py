@@ -572,8 +572,8 @@ def _in_lower_case(
         # Past them, a pet form of a tag's value ("sammy": speaker:sam) still
         # names it, as a tag's value does: it costs no search.
         for word in unheld:
-            stems = _stems(word.lower())[1:]
-            tagged.extend(s for s in stems if held_as(s, indexes, None) == "name")
+            pets = _stems(word.lower())[1:]  # the word less a pet ending
+            tagged.extend(p for p in pets if held_as(p, indexes, None) == "name")
         unheld = [word for word in unheld if not knows(word.lower())]
     return tagged, unheld if len(unheld) <= UNHELD_MAX else [], held
 
