@@ -305,7 +305,8 @@ class Channels:
         focus: What the vector channel asked instead of the query, if it
             left words out (:mod:`ctx.hub.retrieval.focus`).
         parts: The parts a long query is asked by too, by the vector
-            channel and the word share of step 8
+            channel and the word share of step 8, and instead of it by BM25
+            and the fuzzy channel
             (:func:`~ctx.hub.retrieval.index.parts.question_parts`).
     """
 
@@ -360,9 +361,12 @@ def search_channels(
     channels = Channels(temporal, windows, text, {}, weights, [], searcher.read)
     channels.respelling = searcher.respell(text, temporal.spans)
     channels.parts = question_parts(channels.asked)
+    # The word channels read the question as written, a long one by its
+    # parts: summed over a pasted log's words, their scores rank by the log.
+    said = question_parts(text) if channels.parts else []
     hits = channels.hits
     if weights["bm25"]:
-        hits["bm25"] = searcher.search_bm25(text, depth)
+        hits["bm25"] = searcher.search_bm25(text, depth, parts=said)
     # A question in a script the model was not trained on (Chinese for
     # MiniLM) has cosines that measure nothing: left out, as a channel
     # that failed is, its ranks neither fused nor counted as relevance.
@@ -372,7 +376,7 @@ def search_channels(
             # channel's best hits, asked for when it has no weight too.
             lexical = hits.get("bm25")
             if lexical is None:
-                lexical = searcher.search_bm25(text, TAG_CANDIDATES)
+                lexical = searcher.search_bm25(text, TAG_CANDIDATES, parts=said)
             focus = vector_focus(searcher, channels.asked, lexical)
             if focus is not None and not reads(searcher.embedder, focus):
                 focus = None
@@ -386,7 +390,7 @@ def search_channels(
         except EmbedderError as exc:
             channels.warnings.append(f"Vector search is unavailable ({exc.message}).")
     if weights["fuzzy"]:
-        hits["fuzzy"] = searcher.search_fuzzy(text, depth)
+        hits["fuzzy"] = searcher.search_fuzzy(text, depth, parts=said)
     if windows and weights["time"]:
         spans = [(w.start, w.end) for w in windows]
         hits["time"] = searcher.search_time(temporal.rest, depth, spans)

@@ -13,7 +13,7 @@ from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.retrieval.index.parts import QUESTION_WORDS, question_parts
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.packing import recall
-from ctx.hub.retrieval.ranking import rank
+from ctx.hub.retrieval.ranking import rank, search_channels
 from ctx.hub.retrieval.sources import open_sources
 
 NOTES = [
@@ -79,6 +79,55 @@ def test_a_long_questions_cosine_to_a_memory_is_its_best_parts(projection):
     channel = deploy.channels["vector"][1]
     assert searcher.cosine(blob) == pytest.approx(channel)
     assert float(searcher.vector_of(blob) @ searcher.query_vector) < channel - 0.1
+
+
+TOOLS = (
+    "We moved the frontend from npm and webpack to pnpm and vite; jest stays,"
+    " eslint runs in the pre-commit hook, and tsc checks types in CI"
+)
+TOOLING = "\n".join(
+    line
+    for n in range(1, 11)
+    for line in (
+        f"npm warn deprecated package-{n}@1.0.{n}: no longer supported",
+        f"webpack compiled chunk-{n}.js with 0 errors in {n} ms",
+        f"jest PASS suite-{n}.test.ts ({n}.2 s)",
+        f"eslint: src/module-{n}.ts is clean",
+    )
+)
+
+
+def test_the_word_channels_score_a_long_prompt_by_its_best_part(disk_store):
+    # Summed over the whole prompt, a memory that holds a word of several
+    # of the log's lines (npm, webpack, jest, eslint) outscored the one
+    # that answers the question the prompt asks: BM25 ranked it first.
+    # Both channels now score a memory by the part it matches best.
+    for days, text in enumerate([*NOTES, TOOLS]):
+        draft = Draft(text=text, when=NOW - timedelta(days=days))
+        engine.remember(disk_store, draft, WHO)
+    projection = Projection.for_store(disk_store, HubConfig())
+    [source] = open_sources(projection)
+    searcher = projection.searcher(source.view)
+    prompt = f"{TOOLING}\nThe build is green. How do we deploy to production?"
+    entries = searcher.view.catalog.entries
+    deploy = next(
+        e.blob for m, e in entries.items() if searcher.read(m).body == NOTES[0]
+    )
+    channels = search_channels(searcher, prompt, config=RecallConfig(), now=NOW)
+    assert channels.hits["bm25"][0][0] == deploy
+    # The fuzzy channel too: the tooling note scores as the one line of the
+    # log it matches best, not as the sum of them all.
+    tools = next(e.blob for m, e in entries.items() if searcher.read(m).body == TOOLS)
+    best_line = max(
+        dict(searcher.search_fuzzy(part, 10)).get(tools, 0.0) for part in channels.parts
+    )
+    assert dict(channels.hits["fuzzy"])[tools] == best_line
+    whole = dict(searcher.search_fuzzy(prompt, 10))[tools]
+    assert whole > best_line
+    # A question of a few lines is read whole, as before.
+    short = "Do we use npm, webpack, jest and eslint? And how do we deploy?"
+    found = search_channels(searcher, short, config=RecallConfig(), now=NOW)
+    assert found.hits["bm25"][0][0] != deploy
 
 
 def test_a_long_prompt_about_nothing_the_store_holds_still_gets_nothing(projection):

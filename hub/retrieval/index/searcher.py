@@ -30,6 +30,7 @@ from ctx.hub.retrieval.embedders import (
 from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.errors import IndexCorruptError
 from ctx.hub.retrieval.index.lexical import LexicalIndex
+from ctx.hub.retrieval.index.parts import best_of
 from ctx.hub.retrieval.index.passages import MARK, chance_order, owner
 from ctx.hub.retrieval.index.spelling import Respelling, names_among, respell
 from ctx.hub.retrieval.index.typos import in_haste
@@ -107,12 +108,21 @@ class Searcher:
         limit: int,
         *,
         within: Sequence[tuple[datetime, datetime]] = (),
+        parts: Sequence[str] = (),
     ) -> Hits:
         """Returns the best (blob, BM25 score) for ``text``, best first.
 
         ``within`` keeps memories created in those spans (the time channel,
-        :meth:`search_time`); see :meth:`LexicalIndex.search`.
+        :meth:`search_time`); see :meth:`LexicalIndex.search`. ``parts``:
+        those of a long question
+        (:func:`~ctx.hub.retrieval.index.parts.question_parts`), which are
+        searched instead, each memory scoring its best
+        (:func:`~ctx.hub.retrieval.index.parts.best_of`).
         """
+        if parts:
+            return best_of(
+                (self.search_bm25(part, limit, within=within) for part in parts), limit
+            )
         return _whole_ties(
             lambda depth: [
                 index.search(text, limit=depth, allowed=self._allowed, within=within)
@@ -130,11 +140,14 @@ class Searcher:
         """
         return self.search_bm25(text, limit, within=spans)
 
-    def search_fuzzy(self, text: str, limit: int) -> Hits:
+    def search_fuzzy(self, text: str, limit: int, parts: Sequence[str] = ()) -> Hits:
         """Returns the best (blob, score) of the typo and identifier channel.
 
-        See :meth:`LexicalIndex.fuzzy_search`.
+        See :meth:`LexicalIndex.fuzzy_search`; ``parts`` as for
+        :meth:`search_bm25`.
         """
+        if parts:
+            return best_of((self.search_fuzzy(part, limit) for part in parts), limit)
         return _whole_ties(
             lambda depth: [
                 index.fuzzy_search(text, limit=depth, allowed=self._allowed)

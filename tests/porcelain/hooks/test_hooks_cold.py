@@ -110,12 +110,25 @@ def test_the_index_when_current_ranks_as_the_memory_ranking_does(cold):
     )
 
 
-def test_a_question_after_a_pasted_log_is_weighed_by_its_line_from_the_index(cold):
-    # Issue 29: read whole, the log's ids were most of the prompt's word
-    # weight and the answer was weak: the hook, which keeps the floor, gave
-    # nothing. From a current index, a long prompt's relevance is its best
-    # line's, as a hub's recall weighs it.
-    log = "\n".join(f"E   job {n:06x} failed with exit code {n % 7}" for n in range(40))
+@pytest.mark.parametrize(
+    "log",
+    [
+        # Issue 29: read whole, the log's ids were most of the prompt's word
+        # weight and the answer was weak: the hook, which keeps the floor,
+        # gave nothing. A long prompt's relevance is its best line's.
+        "\n".join(f"E   job {n:06x} failed with exit code {n % 7}" for n in range(40)),
+        # The index reads a text's first 10,000 characters: past a log that
+        # long, the question was never searched and the answer was no
+        # candidate. Each line is searched on its own, a memory scoring as
+        # the line it matches best.
+        "\n".join(
+            f"E   job {n:06x} failed, its exit status not zero" for n in range(300)
+        ),
+    ],
+    ids=["ids", "past 10,000 characters"],
+)
+def test_a_question_after_a_pasted_log_is_weighed_by_its_line_from_the_index(cold, log):
+    # From a current index, as a hub's recall weighs a long prompt.
     store = Store.open(cold / ".ctx", clock=local_now)
     try:
         ws = Workspace(cold / ".ctx")
