@@ -12,6 +12,7 @@ from ctx.engine import Draft
 from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.retrieval.index.parts import QUESTION_WORDS, question_parts
 from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.index.searcher import Searcher
 from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.ranking import rank, search_channels
 from ctx.hub.retrieval.sources import open_sources
@@ -130,6 +131,32 @@ def test_the_word_channels_score_a_long_prompt_by_its_best_part(disk_store):
     assert found.hits["bm25"][0][0] != deploy
 
 
+def searcher_of(store) -> Searcher:
+    projection = Projection.for_store(store, HubConfig())
+    [source] = open_sources(projection)
+    return projection.searcher(source.view)
+
+
+def test_a_line_of_words_most_memories_hold_searches_nothing_alone(
+    disk_store, monkeypatch
+):
+    # The fuzzy channel leaves out a word that most memories hold when the
+    # question has a rarer one (as if the store were large: the bound is
+    # lowered). A long prompt's line of such words alone has none, and was
+    # a search of most of the index: the whole prompt decides.
+    for i in range(9):
+        engine.remember(disk_store, Draft(text=f"deploy note {i}"), WHO)
+    engine.remember(disk_store, Draft(text="deploy the pelican"), WHO)
+    monkeypatch.setattr("ctx.hub.retrieval.index.lexical._FUZZY_COMMON_MIN", 5)
+    searcher = searcher_of(disk_store)
+    filler = "\n".join(f"qwxz{n} vbkj{n} plmt{n} said zzyq{n}" for n in range(20))
+    prompt = f"deploy note deploy\n{filler}\nWhere is the pelican?"
+    found = searcher.search_fuzzy(prompt, 20, parts=question_parts(prompt))
+    assert [searcher.read(searcher.view.by_blob[b]).body for b, _ in found] == [
+        "deploy the pelican"
+    ]
+
+
 def test_a_long_prompt_about_nothing_the_store_holds_still_gets_nothing(projection):
     result = ask(projection, f"{BUILD}\nWhich cat did I adopt from the shelter?")
     assert result.nothing_relevant
@@ -140,6 +167,13 @@ def test_only_a_long_question_has_parts_and_each_line_is_one_once():
     assert question_parts(short) == []
     log = "\n".join(["E connection refused"] * 30 + ["Why do the tests fail?"])
     assert question_parts(log) == ["E connection refused", "Why do the tests fail?"]
+    # A line too short alone joins the next (the last, the one before).
+    frames = [f'File "app/{n}.py", line {n}, in handle' for n in range(20)]
+    said = ["KeyError: 'STRIPE_WEBHOOK_SECRET'", "Why does this fail?", "Thanks!"]
+    trace = "\n".join([*frames, *said])
+    assert question_parts(trace)[-1] == (
+        "KeyError: 'STRIPE_WEBHOOK_SECRET' Why does this fail? Thanks!"
+    )
     # A long line is cut at its sentences' ends.
     line = "We ship on Fridays. " * 30
     assert set(question_parts(line)) == {"We ship on Fridays."}

@@ -528,7 +528,12 @@ class LexicalIndex:
         )
 
     def fuzzy_search(
-        self, query: str, *, limit: int, allowed: Collection[str] | None = None
+        self,
+        query: str,
+        *,
+        limit: int,
+        allowed: Collection[str] | None = None,
+        common: Collection[str] | None = None,
     ) -> list[tuple[str, float]]:
         """Returns the documents whose words nearly match the query's.
 
@@ -550,6 +555,10 @@ class LexicalIndex:
                 distinct words of four or more characters count.
             limit: The most hits to return.
             allowed: As for :meth:`search`.
+            common: The words left out, where the caller decided them: the
+                :meth:`common_words` of the long question ``query`` is a
+                line of (one line may hold no rarer word). By default,
+                those of ``query``.
 
         Returns:
             Up to ``limit`` hits, best first.
@@ -558,9 +567,9 @@ class LexicalIndex:
         searcher = self.current_searcher()
         with reading(f"search {self.where}"):
             held = {word: searcher.doc_freq("words", word) for word in words}
-            most = max(_FUZZY_COMMON_MIN, searcher.num_docs * _FUZZY_COMMON_SHARE)
-        if any(held[word] <= most for word in words):
-            words = [word for word in words if held[word] <= most]
+            if common is None:
+                common = self._common(held, searcher.num_docs)
+        words = [word for word in words if word not in common]
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         for word in words:
             fuzzy = self.fuzzy_word(word, held=held[word] > 0)
@@ -574,7 +583,26 @@ class LexicalIndex:
             return []
         return self._ranked(tantivy.Query.boolean_query(clauses), limit, allowed)
 
+    def common_words(self, text: str) -> frozenset[str]:
+        """Returns the words of ``text`` that :meth:`fuzzy_search` leaves out.
+
+        Those more than a tenth of the documents hold (and over 1,000), when
+        ``text`` has a word that is not so: none of a text of common words
+        alone.
+        """
+        words = query_words(query_text(text))
+        searcher = self.current_searcher()
+        with reading(f"search {self.where}"):
+            held = {word: searcher.doc_freq("words", word) for word in words}
+            return self._common(held, searcher.num_docs)
+
     # -- internals --------------------------------------------------------
+
+    @staticmethod
+    def _common(held: dict[str, int], documents: int) -> frozenset[str]:
+        most = max(_FUZZY_COMMON_MIN, documents * _FUZZY_COMMON_SHARE)
+        common = frozenset(word for word, count in held.items() if count > most)
+        return common if len(common) < len(held) else frozenset()
 
     def fuzzy_word(
         self, word: str, *, held: bool | None = None, prefix: bool = True

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 QUESTION_WORDS = 80
-"""A question of more words than this is asked by its parts too. A question
+"""A question of more words than this is asked by its parts. A question
 as people ask one is far shorter (LoCoMo's and Cranfield's are under 50
 words), and is read whole alone."""
 
@@ -40,7 +40,9 @@ a longer sentence between words."""
 PART_MIN_WORDS = 3
 """The fewest words a part holds, one of them no function word: a word or
 two alone say too little ("Thanks!", "Done.", "See below:"), and "How do
-we deploy?" is a question."""
+we deploy?" is a question. A shorter line joins the line after it (the
+last, the one before): ``KeyError: 'STRIPE_WEBHOOK_SECRET'`` may be what a
+traceback says."""
 
 MAX_PARTS = 24
 """The most parts a question is asked by: its first and its last half,
@@ -48,21 +50,30 @@ where a prompt says what it asks."""
 
 
 def question_parts(text: str) -> list[str]:
-    """Returns the parts a long question is asked by besides itself: none if short.
+    """Returns the parts a long question is asked by: none if it is short.
 
     Of a question of more than :data:`QUESTION_WORDS` words, its lines (cut
     to :data:`PART_WORDS` words, as :func:`~.passages.lines` cuts them),
     each once (a log repeats its lines), of :data:`PART_MIN_WORDS` words or
-    more, the first and last halves of :data:`MAX_PARTS` of them.
+    more, a shorter one joined to the next; the first and last halves of
+    :data:`MAX_PARTS` of them. The vector channel asks them beside the
+    whole question, the word channels instead of it.
     """
     if len(text.split(maxsplit=QUESTION_WORDS)) <= QUESTION_WORDS:
         return []
     analyse = content_analyzer().analyze
-    parts = [
-        line
-        for line in dict.fromkeys(lines(text, PART_WORDS))
-        if len(line.split(maxsplit=PART_MIN_WORDS)) >= PART_MIN_WORDS and analyse(line)
-    ]
+    found: dict[str, None] = {}
+    short: list[str] = []  # the lines before, too short alone
+    for line in lines(text, PART_WORDS):
+        part = " ".join([*short, line])
+        if len(part.split(maxsplit=PART_MIN_WORDS)) >= PART_MIN_WORDS and analyse(part):
+            found[part] = None
+            short = []
+        else:
+            short.append(line)
+    parts = list(found)
+    if short and parts:  # the last lines: with the one before
+        parts[-1] = " ".join([parts[-1], *short])
     if len(parts) <= MAX_PARTS:
         return parts
     half = MAX_PARTS // 2

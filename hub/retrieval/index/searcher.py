@@ -140,18 +140,28 @@ class Searcher:
         """
         return self.search_bm25(text, limit, within=spans)
 
-    def search_fuzzy(self, text: str, limit: int, parts: Sequence[str] = ()) -> Hits:
+    def search_fuzzy(self, text: str, limit: int, *, parts: Sequence[str] = ()) -> Hits:
         """Returns the best (blob, score) of the typo and identifier channel.
 
         See :meth:`LexicalIndex.fuzzy_search`; ``parts`` as for
-        :meth:`search_bm25`.
+        :meth:`search_bm25`. The common words each part leaves out are the
+        whole question's (:meth:`LexicalIndex.common_words`), so that a
+        line of them alone does not search most of the index.
         """
-        if parts:
-            return best_of((self.search_fuzzy(part, limit) for part in parts), limit)
+        if not parts:
+            return self._fuzzy(text, limit, [None] * len(self._lexical_indexes))
+        common = [index.common_words(text) for index in self._lexical_indexes]
+        return best_of((self._fuzzy(part, limit, common) for part in parts), limit)
+
+    def _fuzzy(
+        self, text: str, limit: int, common: Sequence[Collection[str] | None]
+    ) -> Hits:
         return _whole_ties(
             lambda depth: [
-                index.fuzzy_search(text, limit=depth, allowed=self._allowed)
-                for index in self._lexical_indexes
+                index.fuzzy_search(
+                    text, limit=depth, allowed=self._allowed, common=words
+                )
+                for index, words in zip(self._lexical_indexes, common, strict=True)
             ],
             limit,
             # Its scores take few values: the first fetch nearly always ends
