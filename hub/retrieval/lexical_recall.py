@@ -12,9 +12,9 @@ Where the ranking comes from:
 
 - the store's Tantivy index, when its watermark for the branch is the
   tip's tree (every memory there is indexed): a search, filtered by the
-  tip's live blobs (of a long prompt, one per line, a memory scoring as
-  the line it matches best: :func:`~ctx.hub.retrieval.index.parts.best_of`),
-  and only the hits' memories are read;
+  tip's live blobs (a long prompt's lines searched instead of it, a
+  memory scoring as the line it matches best), and only the hits'
+  memories are read;
 - else a Tantivy index in memory, built from every memory of the tip (read
   pack by pack, :func:`~ctx.engine.read_memories`): about 0.35 s of a
   0.7 s hook at 10,000 memories on two quiet cores
@@ -61,7 +61,7 @@ from ctx.hub.retrieval.index.lexical import (
     LexicalIndex,
     LexicalIndexError,
 )
-from ctx.hub.retrieval.index.parts import best_of, question_parts
+from ctx.hub.retrieval.index.parts import question_parts
 from ctx.hub.retrieval.index.schema import content_analyzer, stem_analyzer
 from ctx.hub.retrieval.index.terms import MAX_QUERY_TERMS, query_text
 from ctx.hub.retrieval.results import WARMING, Hit, RecallResult
@@ -330,14 +330,8 @@ def _search(
     ``allowed``: the blobs that may match (a shared index holds others'),
     or None for all.
     """
-    parts = question_parts(query)
-    if parts:  # a long prompt: a memory scores as the line it matches best
-        found = best_of(
-            (index.search(part, limit=CANDIDATES, allowed=allowed) for part in parts),
-            CANDIDATES,
-        )
-    else:
-        found = index.search(query, limit=CANDIDATES, allowed=allowed)
+    parts = question_parts(query)  # a long prompt: as the line it matches best
+    found = index.search(query, limit=CANDIDATES, allowed=allowed, parts=parts)
     if not found:
         return []
     blobs = [blob for blob, _ in found]

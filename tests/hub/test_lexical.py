@@ -341,11 +341,12 @@ def test_a_word_most_memories_hold_is_left_to_bm25_beside_rarer_ones(monkeypatch
     assert blobs(index.fuzzy_search("deploy pelican", limit=20)) == ["rare"]
     # Alone, it is still looked for.
     assert len(index.fuzzy_search("deploy", limit=20)) == 10
-    # Unless it is a line of a long question that has a rarer word: the
-    # whole question's common words are left out of each line's search.
-    common = index.common_words("deploy notes\nwhere is the pelican?")
-    assert common == {"deploy"}
-    assert index.fuzzy_search("deploy", limit=20, common=common) == []
+    # A long question is searched by its lines (parts), each memory as its
+    # best line: the whole question's common words are left out of each,
+    # so a line of them alone does not search most of the index.
+    lines = ["deploy note", "where is the pelican?"]
+    found = index.fuzzy_search("\n".join(lines), limit=20, parts=lines)
+    assert blobs(found) == ["rare"]
 
 
 GARBAGE = [

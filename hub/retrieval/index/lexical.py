@@ -463,6 +463,7 @@ class LexicalIndex:
         limit: int,
         allowed: Collection[str] | None = None,
         within: Sequence[tuple[datetime, datetime]] = (),
+        parts: Sequence[str] = (),
     ) -> list[tuple[str, float]]:
         """Returns the best BM25 matches for a text as (blob id, score).
 
@@ -494,11 +495,17 @@ class LexicalIndex:
             within: If given, only documents whose ``created_at`` lies in one
                 of these half-open ``[start, end)`` spans match, and a query
                 with no words matches all of them (each scoring 1).
+            parts: The parts of a long ``query``
+                (:func:`~ctx.hub.retrieval.index.parts.question_parts`),
+                searched instead of it in one search: a document scores as
+                the part it matches best (Tantivy's disjunction max).
 
         Returns:
             Up to ``limit`` hits, best first.
         """
-        built = self._bm25_query(query_text(query))
+        built = _best_part(
+            [self._bm25_query(query_text(text)) for text in parts or [query]]
+        )
         if within:
             spans = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Should, self._span(*span)) for span in within]
@@ -533,7 +540,7 @@ class LexicalIndex:
         *,
         limit: int,
         allowed: Collection[str] | None = None,
-        common: Collection[str] | None = None,
+        parts: Sequence[str] = (),
     ) -> list[tuple[str, float]]:
         """Returns the documents whose words nearly match the query's.
 
@@ -555,54 +562,42 @@ class LexicalIndex:
                 distinct words of four or more characters count.
             limit: The most hits to return.
             allowed: As for :meth:`search`.
-            common: The words left out, where the caller decided them: the
-                :meth:`common_words` of the long question ``query`` is a
-                line of (one line may hold no rarer word). By default,
-                those of ``query``.
+            parts: As for :meth:`search`. The common words each leaves out
+                are the whole query's: a line of them alone has no rarer
+                word, and would search most of a large index.
 
         Returns:
             Up to ``limit`` hits, best first.
         """
-        words = query_words(query_text(query))
+        words = {text: query_words(query_text(text)) for text in [query, *parts]}
         searcher = self.current_searcher()
         with reading(f"search {self.where}"):
-            held = {word: searcher.doc_freq("words", word) for word in words}
-            if common is None:
-                common = self._common(held, searcher.num_docs)
-        words = [word for word in words if word not in common]
-        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
-        for word in words:
-            fuzzy = self.fuzzy_word(word, held=held[word] > 0)
-            exact = tantivy.Query.const_score_query(
-                tantivy.Query.term_query(self.schema, "words", word),
-                _FUZZY_EXACT_BONUS,
-            )
-            clauses.append((tantivy.Occur.Should, fuzzy))
-            clauses.append((tantivy.Occur.Should, exact))
-        if not clauses:
+            every = {word for found in words.values() for word in found}
+            held = {word: searcher.doc_freq("words", word) for word in every}
+            most = max(_FUZZY_COMMON_MIN, searcher.num_docs * _FUZZY_COMMON_SHARE)
+        common = {word for word in words[query] if held[word] > most}
+        if len(common) == len(words[query]):
+            common = set()  # common words alone: still looked for
+        asked = []
+        for text in parts or [query]:
+            clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+            for word in words[text]:
+                if word in common:
+                    continue
+                fuzzy = self.fuzzy_word(word, held=held[word] > 0)
+                exact = tantivy.Query.const_score_query(
+                    tantivy.Query.term_query(self.schema, "words", word),
+                    _FUZZY_EXACT_BONUS,
+                )
+                clauses.append((tantivy.Occur.Should, fuzzy))
+                clauses.append((tantivy.Occur.Should, exact))
+            asked.append(tantivy.Query.boolean_query(clauses) if clauses else None)
+        built = _best_part(asked)
+        if built is None:
             return []
-        return self._ranked(tantivy.Query.boolean_query(clauses), limit, allowed)
-
-    def common_words(self, text: str) -> frozenset[str]:
-        """Returns the words of ``text`` that :meth:`fuzzy_search` leaves out.
-
-        Those more than a tenth of the documents hold (and over 1,000), when
-        ``text`` has a word that is not so: none of a text of common words
-        alone.
-        """
-        words = query_words(query_text(text))
-        searcher = self.current_searcher()
-        with reading(f"search {self.where}"):
-            held = {word: searcher.doc_freq("words", word) for word in words}
-            return self._common(held, searcher.num_docs)
+        return self._ranked(built, limit, allowed)
 
     # -- internals --------------------------------------------------------
-
-    @staticmethod
-    def _common(held: dict[str, int], documents: int) -> frozenset[str]:
-        most = max(_FUZZY_COMMON_MIN, documents * _FUZZY_COMMON_SHARE)
-        common = frozenset(word for word, count in held.items() if count > most)
-        return common if len(common) < len(held) else frozenset()
 
     def fuzzy_word(
         self, word: str, *, held: bool | None = None, prefix: bool = True
@@ -821,3 +816,17 @@ class LexicalIndex:
     def _blob_of(self, searcher: tantivy.Searcher, address: tantivy.DocAddress) -> str:
         with reading(f"read {self.where}"):
             return str(searcher.doc(address).get_first("blob"))
+
+
+def _best_part(queries: Sequence[tantivy.Query | None]) -> tantivy.Query | None:
+    """Returns one query that scores a document as the best of ``queries``.
+
+    One query alone as it is; several (a long question's parts) as
+    Tantivy's disjunction max with no tie breaker: a document's score is
+    its best part's, in one search. ``None`` ones (a part of no words) are
+    left out; ``None`` if all are.
+    """
+    found = [query for query in queries if query is not None]
+    if len(found) <= 1:
+        return found[0] if found else None
+    return tantivy.Query.disjunction_max_query(found)

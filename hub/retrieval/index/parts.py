@@ -8,13 +8,11 @@ of all the words the word share weighs, most of them no memory holds
 build's output got "nothing relevant". So a long question is asked by its
 parts too (:func:`question_parts`): the vector channel embeds them, and a
 memory's relevance is the best of the whole's and each part's; BM25 and the
-fuzzy channel score a memory by its best part alone (:func:`best_of`)
-(docs/recall.md, "Long questions: their lines").
+fuzzy channel score a memory by its best part alone (docs/recall.md, "Long
+questions: their lines").
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable, Sequence
 
 from ctx.hub.retrieval.index.passages import lines
 from ctx.hub.retrieval.index.schema import content_analyzer
@@ -24,7 +22,6 @@ __all__ = [
     "PART_MIN_WORDS",
     "PART_WORDS",
     "QUESTION_WORDS",
-    "best_of",
     "question_parts",
 ]
 
@@ -78,23 +75,3 @@ def question_parts(text: str) -> list[str]:
         return parts
     half = MAX_PARTS // 2
     return parts[:half] + parts[-half:]
-
-
-def best_of(
-    found: Iterable[Sequence[tuple[str, float]]], limit: int
-) -> list[tuple[str, float]]:
-    """Returns each key's best score in any of several hit lists, best first.
-
-    How the word channels merge what a long question's parts found: a
-    memory scores as the part it matches best. The whole question is not
-    one of the lists: BM25 and the fuzzy channel sum over its words, so its
-    score of a memory is never below a part's, and it ranks by the words
-    of a pasted log, most of what it holds. Equal scores go by key, so the
-    order has no ties.
-    """
-    best: dict[str, float] = {}
-    for hits in found:
-        for key, score in hits:
-            if score > best.get(key, float("-inf")):
-                best[key] = score
-    return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))[:limit]

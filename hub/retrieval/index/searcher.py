@@ -30,7 +30,6 @@ from ctx.hub.retrieval.embedders import (
 from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.errors import IndexCorruptError
 from ctx.hub.retrieval.index.lexical import LexicalIndex
-from ctx.hub.retrieval.index.parts import best_of
 from ctx.hub.retrieval.index.passages import MARK, chance_order, owner
 from ctx.hub.retrieval.index.spelling import Respelling, names_among, respell
 from ctx.hub.retrieval.index.typos import in_haste
@@ -115,17 +114,14 @@ class Searcher:
         ``within`` keeps memories created in those spans (the time channel,
         :meth:`search_time`); see :meth:`LexicalIndex.search`. ``parts``:
         those of a long question
-        (:func:`~ctx.hub.retrieval.index.parts.question_parts`), which are
-        searched instead, each memory scoring its best
-        (:func:`~ctx.hub.retrieval.index.parts.best_of`).
+        (:func:`~ctx.hub.retrieval.index.parts.question_parts`), searched
+        instead of it, a memory scoring as the part it matches best.
         """
-        if parts:
-            return best_of(
-                (self.search_bm25(part, limit, within=within) for part in parts), limit
-            )
         return _whole_ties(
             lambda depth: [
-                index.search(text, limit=depth, allowed=self._allowed, within=within)
+                index.search(
+                    text, limit=depth, allowed=self._allowed, within=within, parts=parts
+                )
                 for index in self._lexical_indexes
             ],
             limit,
@@ -144,24 +140,14 @@ class Searcher:
         """Returns the best (blob, score) of the typo and identifier channel.
 
         See :meth:`LexicalIndex.fuzzy_search`; ``parts`` as for
-        :meth:`search_bm25`. The common words each part leaves out are the
-        whole question's (:meth:`LexicalIndex.common_words`), so that a
-        line of them alone does not search most of the index.
+        :meth:`search_bm25`.
         """
-        if not parts:
-            return self._fuzzy(text, limit, [None] * len(self._lexical_indexes))
-        common = [index.common_words(text) for index in self._lexical_indexes]
-        return best_of((self._fuzzy(part, limit, common) for part in parts), limit)
-
-    def _fuzzy(
-        self, text: str, limit: int, common: Sequence[Collection[str] | None]
-    ) -> Hits:
         return _whole_ties(
             lambda depth: [
                 index.fuzzy_search(
-                    text, limit=depth, allowed=self._allowed, common=words
+                    text, limit=depth, allowed=self._allowed, parts=parts
                 )
-                for index, words in zip(self._lexical_indexes, common, strict=True)
+                for index in self._lexical_indexes
             ],
             limit,
             # Its scores take few values: the first fetch nearly always ends
