@@ -77,6 +77,7 @@ from ctx.hub.retrieval.index.lexical_errors import (
     reading,
 )
 from ctx.hub.retrieval.index.lexical_writer import LexicalWriter
+from ctx.hub.retrieval.index.parts import best_part
 from ctx.hub.retrieval.index.schema import (
     BLOB_PARTS,
     CJK_FIELD,
@@ -503,7 +504,7 @@ class LexicalIndex:
         Returns:
             Up to ``limit`` hits, best first.
         """
-        built = _best_part(
+        built = best_part(
             [self._bm25_query(query_text(text)) for text in parts or [query]]
         )
         if within:
@@ -580,22 +581,20 @@ class LexicalIndex:
             common = set()  # common words alone: still looked for
         asked = []
         for text in parts or [query]:
-            clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
-            for word in words[text]:
-                if word in common:
-                    continue
-                fuzzy = self.fuzzy_word(word, held=held[word] > 0)
-                exact = tantivy.Query.const_score_query(
-                    tantivy.Query.term_query(self.schema, "words", word),
-                    _FUZZY_EXACT_BONUS,
+            clauses = [
+                (tantivy.Occur.Should, query)
+                for word in words[text]
+                if word not in common
+                for query in (
+                    self.fuzzy_word(word, held=held[word] > 0),
+                    tantivy.Query.const_score_query(
+                        self.term("words", word, 1.0), _FUZZY_EXACT_BONUS
+                    ),
                 )
-                clauses.append((tantivy.Occur.Should, fuzzy))
-                clauses.append((tantivy.Occur.Should, exact))
+            ]
             asked.append(tantivy.Query.boolean_query(clauses) if clauses else None)
-        built = _best_part(asked)
-        if built is None:
-            return []
-        return self._ranked(built, limit, allowed)
+        built = best_part(asked)
+        return [] if built is None else self._ranked(built, limit, allowed)
 
     # -- internals --------------------------------------------------------
 
@@ -816,17 +815,3 @@ class LexicalIndex:
     def _blob_of(self, searcher: tantivy.Searcher, address: tantivy.DocAddress) -> str:
         with reading(f"read {self.where}"):
             return str(searcher.doc(address).get_first("blob"))
-
-
-def _best_part(queries: Sequence[tantivy.Query | None]) -> tantivy.Query | None:
-    """Returns one query that scores a document as the best of ``queries``.
-
-    One query alone as it is; several (a long question's parts) as
-    Tantivy's disjunction max with no tie breaker: a document's score is
-    its best part's, in one search. ``None`` ones (a part of no words) are
-    left out; ``None`` if all are.
-    """
-    found = [query for query in queries if query is not None]
-    if len(found) <= 1:
-        return found[0] if found else None
-    return tantivy.Query.disjunction_max_query(found)

@@ -14,6 +14,10 @@ questions: their lines").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import tantivy
+
 from ctx.hub.retrieval.index.passages import lines
 from ctx.hub.retrieval.index.schema import content_analyzer
 
@@ -22,6 +26,7 @@ __all__ = [
     "PART_MIN_WORDS",
     "PART_WORDS",
     "QUESTION_WORDS",
+    "best_part",
     "question_parts",
 ]
 
@@ -75,3 +80,17 @@ def question_parts(text: str) -> list[str]:
         return parts
     half = MAX_PARTS // 2
     return parts[:half] + parts[-half:]
+
+
+def best_part(queries: Sequence[tantivy.Query | None]) -> tantivy.Query | None:
+    """Returns one query that scores a document as the best of ``queries``.
+
+    One query alone as it is; several (a long question's parts, each asked
+    as the index asks a text) as Tantivy's disjunction max with no tie
+    breaker: a document's score is its best part's, in one search. ``None``
+    ones (a part of no words) are left out; ``None`` if all are.
+    """
+    found = [query for query in queries if query is not None]
+    if len(found) <= 1:
+        return found[0] if found else None
+    return tantivy.Query.disjunction_max_query(found)
