@@ -347,6 +347,12 @@ def test_a_word_most_memories_hold_is_left_to_bm25_beside_rarer_ones(monkeypatch
     lines = ["deploy note", "where is the pelican?"]
     found = index.fuzzy_search("\n".join(lines), limit=20, parts=lines)
     assert blobs(found) == ["rare"]
+    # Common in any line, not only in the first words the channel reads of
+    # the whole (its first 32 of four letters or more).
+    filler = [f"qwxz{n} vbkj{n} plmt{n} zzyq{n}" for n in range(10)]
+    lines = [*filler, "deploy note", "where is the pelican?"]
+    found = index.fuzzy_search("\n".join(lines), limit=20, parts=lines)
+    assert blobs(found) == ["rare"]
 
 
 GARBAGE = [

@@ -174,6 +174,11 @@ def test_only_a_long_question_has_parts_and_each_line_is_one_once():
     assert question_parts(trace)[-1] == (
         "KeyError: 'STRIPE_WEBHOOK_SECRET' Why does this fail? Thanks!"
     )
+    # With the line before them, though it repeats one said before.
+    lines = [*frames, "It failed twice here.", *frames[:2], "KeyError: 'X'"]
+    parts = question_parts("\n".join(lines))
+    assert parts[-1] == f"{frames[1]} KeyError: 'X'"
+    assert frames[1] in parts
     # A long line is cut at its sentences' ends.
     line = "We ship on Fridays. " * 30
     assert set(question_parts(line)) == {"We ship on Fridays."}

@@ -576,16 +576,16 @@ class LexicalIndex:
             every = {word for found in words.values() for word in found}
             held = {word: searcher.doc_freq("words", word) for word in every}
             most = max(_FUZZY_COMMON_MIN, searcher.num_docs * _FUZZY_COMMON_SHARE)
-        common = {word for word in words[query] if held[word] > most}
-        if len(common) == len(words[query]):
+        common = {word for word in every if held[word] > most}
+        if common == every:
             common = set()  # common words alone: still looked for
         asked = []
         for text in parts or [query]:
             clauses = [
-                (tantivy.Occur.Should, query)
+                (tantivy.Occur.Should, clause)
                 for word in words[text]
                 if word not in common
-                for query in (
+                for clause in (
                     self.fuzzy_word(word, held=held[word] > 0),
                     tantivy.Query.const_score_query(
                         self.term("words", word, 1.0), _FUZZY_EXACT_BONUS

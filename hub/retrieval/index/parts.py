@@ -66,16 +66,19 @@ def question_parts(text: str) -> list[str]:
     analyse = content_analyzer().analyze
     found: dict[str, None] = {}
     short: list[str] = []  # the lines before, too short alone
+    last = ""
     for line in lines(text, PART_WORDS):
         part = " ".join([*short, line])
         if len(part.split(maxsplit=PART_MIN_WORDS)) >= PART_MIN_WORDS and analyse(part):
             found[part] = None
-            short = []
+            short, last = [], part
         else:
             short.append(line)
+    if short and last:  # the last lines: with the one before them
+        if next(reversed(found)) == last:
+            del found[last]
+        found[" ".join([last, *short])] = None
     parts = list(found)
-    if short and parts:  # the last lines: with the one before
-        parts[-1] = " ".join([parts[-1], *short])
     if len(parts) <= MAX_PARTS:
         return parts
     half = MAX_PARTS // 2
