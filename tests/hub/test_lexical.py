@@ -337,7 +337,7 @@ def test_a_word_most_memories_hold_is_left_to_bm25_beside_rarer_ones(monkeypatch
     # A small store: a word in every memory is looked for, scoring is cheap.
     assert len(index.fuzzy_search("deploy pelican", limit=20)) == 10
     # A large one (as if): beside "pelican", "deploy" adds nothing.
-    monkeypatch.setattr("ctx.hub.retrieval.index.lexical._FUZZY_COMMON_MIN", 5)
+    monkeypatch.setattr("ctx.hub.retrieval.index.fuzzy._FUZZY_COMMON_MIN", 5)
     assert blobs(index.fuzzy_search("deploy pelican", limit=20)) == ["rare"]
     # Alone, it is still looked for.
     assert len(index.fuzzy_search("deploy", limit=20)) == 10

@@ -147,7 +147,7 @@ def test_a_line_of_words_most_memories_hold_searches_nothing_alone(
     for i in range(9):
         engine.remember(disk_store, Draft(text=f"deploy note {i}"), WHO)
     engine.remember(disk_store, Draft(text="deploy the pelican"), WHO)
-    monkeypatch.setattr("ctx.hub.retrieval.index.lexical._FUZZY_COMMON_MIN", 5)
+    monkeypatch.setattr("ctx.hub.retrieval.index.fuzzy._FUZZY_COMMON_MIN", 5)
     searcher = searcher_of(disk_store)
     filler = "\n".join(f"qwxz{n} vbkj{n} plmt{n} said zzyq{n}" for n in range(20))
     prompt = f"deploy note deploy\n{filler}\nWhere is the pelican?"

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 import tantivy
 
+from ctx.hub.retrieval.index.fuzzy import near_word
 from ctx.hub.retrieval.index.lexical_errors import reading
 from ctx.hub.retrieval.index.passages import is_long, passages
 from ctx.hub.retrieval.index.schema import (
@@ -469,7 +470,7 @@ class Matches:
                 )
                 self._credits[term] = (self._ask(either), weight)
             elif term in typos:
-                fuzzy = index.near_word(typos[term])
+                fuzzy = near_word(index, typos[term])
                 self._credits[term] = (self._ask(fuzzy), weight * TYPO_CREDIT)
                 self._typos.add(term)
         # Blobs read before were not asked about the new clauses.

@@ -68,6 +68,7 @@ import tantivy
 
 from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.documents import UNTOLD
+from ctx.hub.retrieval.index.fuzzy import fuzzy_query
 from ctx.hub.retrieval.index.language import LANGUAGES, analyzer, field_of
 from ctx.hub.retrieval.index.lexical_errors import (
     LexicalIndexBusyError,
@@ -94,7 +95,6 @@ from ctx.hub.retrieval.index.terms import (
     cjk_terms,
     query_tags,
     query_text,
-    query_words,
 )
 
 __all__ = [
@@ -139,25 +139,6 @@ weight only orders the memories that match some other word."""
 _WORD = re.compile(r"\w+")
 """A word, as :meth:`LexicalIndex._function_words_apart` tells them."""
 
-
-# The fuzzy channel: edit distance 1 for words of 4-7 characters, 2 for longer
-# ones that no memory holds (shorter words are not looked for, see
-# _lexical_terms). A long word the index holds is spelled as someone wrote it:
-# two edits from it are mostly other words (as Lucene's spell checker suggests
-# only for words not in the index), and walking the term dictionary within two
-# edits cost 2.7x one edit at 10k memories. An exact occurrence adds this much
-# on top of the fuzzy match's constant score of 1, so it ranks above a near miss.
-_FUZZY_TWO_EDITS_CHARS = 8
-_FUZZY_EXACT_BONUS = 0.5
-# A query word that more than this share of the memories hold, and more than
-# _FUZZY_COMMON_MIN of them, is left to BM25 when the query has rarer words
-# (Elasticsearch's common terms, Lucene's MoreLikeThis maxDocFreq): the fuzzy
-# channel's constant scores cannot skip documents, so such a word made it
-# score most of the index (23 ms of 52 per recall at 1M memories), and a word
-# that common neither is a typo nor tells memories apart. In a small store a
-# word in a fifth of the memories still does, and scoring them costs nothing.
-_FUZZY_COMMON_SHARE = 0.1
-_FUZZY_COMMON_MIN = 1_000
 
 # Allowed-set filtering is applied to an over-fetched ranking, not inside
 # Tantivy: a term-set filter of 1,000 blob ids cost 5.5 ms on 5,000 documents,
@@ -564,76 +545,17 @@ class LexicalIndex:
             limit: The most hits to return.
             allowed: As for :meth:`search`.
             parts: As for :meth:`search`. The common words each leaves out
-                are the whole query's: a line of them alone has no rarer
-                word, and would search most of a large index.
+                are those of any of them: a line of them alone has no rarer
+                word, and would search most of a large index
+                (:func:`~ctx.hub.retrieval.index.fuzzy.fuzzy_query`).
 
         Returns:
             Up to ``limit`` hits, best first.
         """
-        words = {text: query_words(query_text(text)) for text in [query, *parts]}
-        searcher = self.current_searcher()
-        with reading(f"search {self.where}"):
-            every = {word for found in words.values() for word in found}
-            held = {word: searcher.doc_freq("words", word) for word in every}
-            most = max(_FUZZY_COMMON_MIN, searcher.num_docs * _FUZZY_COMMON_SHARE)
-        common = {word for word in every if held[word] > most}
-        if common == every:
-            common = set()  # common words alone: still looked for
-        asked = []
-        for text in parts or [query]:
-            clauses = [
-                (tantivy.Occur.Should, clause)
-                for word in words[text]
-                if word not in common
-                for clause in (
-                    self.fuzzy_word(word, held=held[word] > 0),
-                    tantivy.Query.const_score_query(
-                        self.term("words", word, 1.0), _FUZZY_EXACT_BONUS
-                    ),
-                )
-            ]
-            asked.append(tantivy.Query.boolean_query(clauses) if clauses else None)
-        built = best_part(asked)
+        built = fuzzy_query(self, query, parts)
         return [] if built is None else self._ranked(built, limit, allowed)
 
     # -- internals --------------------------------------------------------
-
-    def fuzzy_word(
-        self, word: str, *, held: bool | None = None, prefix: bool = True
-    ) -> tantivy.Query:
-        """Returns the fuzzy channel's query for one word (:meth:`fuzzy_search`).
-
-        ``held``: whether a memory holds the word (looked up if ``None``).
-        ``prefix``: whether a word that begins within the edits matches too.
-        """
-        distance = 1
-        if len(word) >= _FUZZY_TWO_EDITS_CHARS:
-            if held is None:
-                searcher = self.current_searcher()
-                with reading(f"search {self.where}"):
-                    held = bool(searcher.doc_freq("words", word))
-            distance = 1 if held else 2
-        return tantivy.Query.fuzzy_term_query(
-            self.schema, "words", word, distance=distance, prefix=prefix
-        )
-
-    def near_word(self, word: str) -> tantivy.Query:
-        """Returns the words a memory may hold where a question says ``word``.
-
-        A typo of the whole word, within the fuzzy channel's edits of it
-        ("postgress": "postgres"), or a word it begins exactly ("config":
-        "configuration"). Not the fuzzy channel's prefix within edits, which
-        suits a search but is no typo: "pets" begins "personal" but for one
-        letter, and counted as nearly held it made a note about laptops
-        relevant to "Do I have any pets?".
-        """
-        whole = self.fuzzy_word(word, prefix=False)
-        begun = tantivy.Query.fuzzy_term_query(
-            self.schema, "words", word, distance=0, prefix=True
-        )
-        return tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, whole), (tantivy.Occur.Should, begun)]
-        )
 
     def _query_terms(self, text: str) -> list[tuple[str, float]]:
         """Returns the distinct terms of ``text`` that :meth:`search` looks up.
