@@ -363,7 +363,7 @@ def search_channels(
     channels.parts = question_parts(channels.asked)
     # The word channels read the question as written, a long one by its
     # parts: summed over a pasted log's words, their scores rank by the log.
-    said = question_parts(text)
+    said = channels.parts if channels.asked == text else question_parts(text)
     hits = channels.hits
     if weights["bm25"]:
         hits["bm25"] = searcher.search_bm25(text, depth, parts=said)
