@@ -114,8 +114,28 @@ def test_over_the_memory_bound_idle_stores_go_least_recently_used_first(
         with pool.use(str(stores[1])):
             assert _dropped(pool.keep_bound, 1) == 1
             assert [Path(e.store) for e in pool.listed()] == [stores[1].resolve()]
+        # Idle now, but the store asked last: it stays until another is asked.
+        kept = pool.open(str(stores[1]))
+        assert pool.keep_bound() == 0
+        assert pool.open(str(stores[1])) is kept
+        _recall(pool, stores[0], "deploy")
         assert _dropped(pool.keep_bound, 1) == 1
-        assert pool.listed() == ()
+        assert [Path(e.store) for e in pool.listed()] == [stores[0].resolve()]
+    finally:
+        pool.close()
+
+
+def test_a_store_over_the_bound_alone_is_not_loaded_again_for_each_request(
+    stores: list[Path], clock
+) -> None:
+    pool = _pool(clock, Limits(memory_bound=1))  # one store is more than it
+    try:
+        answerer = pool.open(str(stores[0]))
+        for _ in range(3):  # as the hub's worker does after every request
+            assert _recall(pool, stores[0], "deploy key")
+            assert pool.keep_bound() == 0
+        assert pool.open(str(stores[0])) is answerer
+        assert answerer.projection is not None  # its indexes still loaded
     finally:
         pool.close()
 
