@@ -21,6 +21,7 @@ do.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -158,6 +159,16 @@ def build_server(
     find = caller or (lambda context: caller_of(context, origin))
     listed = tool_names(ws.config().mcp.tools if tools is None else tools)
     server: MCPServer = MCPServer("ctx", instructions=INSTRUCTIONS, version=_version())
+    if not any(name.startswith("OTEL_") for name in os.environ):
+        # The SDK wraps every message in an OpenTelemetry span, a no-op with
+        # no exporter but 0.4-0.5 ms of each call; its documented opt-out
+        # is to drop it from the chain. Kept where OpenTelemetry is set up
+        # (its variables set: `opentelemetry-instrument ctx mcp`).
+        server.middleware[:] = [
+            m
+            for m in server.middleware
+            if type(m).__name__ != "OpenTelemetryMiddleware"
+        ]
     for call in (CALLS[name] for name in listed):
         server.add_tool(
             _tool(ws, call, find),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 import sys
 from datetime import datetime
@@ -425,3 +426,20 @@ async def test_ls_selects_and_sorts_as_the_command_line_does(ws: Workspace) -> N
     assert [m["id"] for m in msgspec.json.decode(ran.stdout)] == [
         m["id"] for m in found
     ]
+
+
+async def test_no_telemetry_span_per_call_unless_opentelemetry_is_set_up(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [n for n in os.environ if n.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    server = build_server(ws)
+    chain = [type(m).__name__ for m in server.middleware]
+    assert "OpenTelemetryMiddleware" not in chain
+    assert "RequestStateBoundary" in chain  # the SDK's other built-in stays
+    async with Client(server) as client:
+        result = await client.call_tool("recall", {"query": "anything"})
+    assert not result.is_error
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console")
+    chain = [type(m).__name__ for m in build_server(ws).middleware]
+    assert chain[0] == "OpenTelemetryMiddleware"
