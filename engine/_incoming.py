@@ -365,9 +365,12 @@ class _Walk:
 
     def branch(self, branch: str, tip: ObjectID) -> None:
         commit = self._read(tip, Commit, "its tip")
-        if tip in self.seen or tip in self.have:
-            return
-        self._commits(commit)
+        if tip not in self.seen and tip not in self.have:
+            self._commits(commit)
+        # What the tip's tree holds at its top, for every branch, one whose
+        # tip is held too: a fetch refused as not a store's leaves its
+        # objects (docs/remotes.md), and a retry found the tip held and
+        # moved the branch unchecked.
         tops = self._tops.get(commit.tree)
         if tops is None:
             entries, _ = self._tree(commit.tree, "its tree")

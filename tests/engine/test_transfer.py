@@ -263,6 +263,12 @@ def test_a_git_repository_that_is_not_a_store_is_refused(two, tmp_path):
     with pytest.raises(RemoteError, match="is not a ctx store"):
         fetch(a, "code")
     assert refs(a.path / "git") == before
+    # The refused fetch left its objects (pruned by gc): a second try, a
+    # pull, finds the tip held and is refused the same.
+    for again in (lambda: fetch(a, "code"), lambda: pull(a, ALICE, "code")):
+        with pytest.raises(RemoteError, match="is not a ctx store"):
+            again()
+        assert refs(a.path / "git") == before
     with pytest.raises(RemoteError, match="is not a ctx store"):
         clone(tmp_path / "c", str(work), clock=a.clock)
     assert not (tmp_path / "c").exists()
