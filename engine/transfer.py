@@ -47,13 +47,14 @@ from pathlib import Path
 import msgspec
 from dulwich.client import GitClient, LocalGitClient, SendPackResult
 from dulwich.errors import (
+    NotGitRepository,
     PackedRefsException,
 )
 from dulwich.graph import can_fast_forward
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID
 from dulwich.pack import UnpackedObject
-from dulwich.refs import Ref
+from dulwich.refs import SYMREF, Ref
 from dulwich.repo import Repo
 
 from ctx.engine._builds import BUILD_PREFIX, remove_abandoned_builds, write_gitignore
@@ -464,9 +465,11 @@ def push(
     lease_lost: list[str] = []
     leaks: list[str] = []
     unseen: list[ObjectID] = []
+    checked_out: list[Ref] = []  # a work tree's branch there (set by send)
+    in_use: list[str] = []
 
     def update_refs(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
-        for found in (updated, same, behind, stale, lease_lost, leaks, unseen):
+        for found in (updated, same, behind, stale, lease_lost, leaks, unseen, in_use):
             found.clear()  # a retry with credentials calls this again
         theirs_record = refs.get(REDACTIONS_REF)
         if (
@@ -496,6 +499,8 @@ def push(
                     lease_lost.append(branch)
             elif forced and not force:
                 (stale if old in rewritten else behind).append(branch)
+            if ref in checked_out:
+                in_use.append(branch)
             new[ref] = ObjectID(tip.encode())
             updated.append(RefUpdate(branch=branch, old=old, new=tip, forced=forced))
         if redacted and new:
@@ -507,7 +512,7 @@ def push(
             )
         if record_tip is not None and record_behind(store, refs.get(REDACTIONS_REF)):
             new[REDACTIONS_REF] = record_tip
-        refused = behind or stale or lease_lost or leaks
+        refused = behind or stale or lease_lost or leaks or in_use
         return {} if refused else new
 
     def send(client: GitClient, path: str) -> SendPackResult:
@@ -533,6 +538,9 @@ def push(
                 receive_objects(target.object_store, objects, ids)
             return 0, iter(())
 
+        checked_out[:] = (
+            _checked_out(path) if isinstance(client, LocalGitClient) else []
+        )
         return client.send_pack(
             path.encode(), update_refs, generate_pack_data=pack_data
         )
@@ -548,12 +556,21 @@ def push(
             "nothing was pushed."
         )
     _refuse_push(remote, leaks, stale, lease_lost)
+    if in_use:
+        raise RemoteError(
+            f"{display_url(url)} has {in_use[0]!r} checked out in a work tree; "
+            "nothing was pushed.",
+            hint="Push to a bare repository (`git init --bare`), as git "
+            "refuses to move a branch checked out there.",
+        )
     if behind:
         listed = ", ".join(behind)
+        first = behind[0]
+        into = "" if first == store.head_branch() else f" --into {first}"
         raise ConflictError(
             f"{remote} has work that {listed} does not have; nothing was pushed.",
-            hint=f"`ctx pull {remote} {behind[0]}` merges it first; "
-            "`ctx push --force` overwrites it.",
+            hint=f"`ctx pull {remote} {first}{into}` merges it first; "
+            f"`ctx push --force {remote} {first}` overwrites it.",
         )
     failed = {
         ref.decode("utf-8", "replace"): error
@@ -576,6 +593,25 @@ def push(
         updated=tuple(updated),
         up_to_date=tuple(same),
     )
+
+
+def _checked_out(path: str) -> list[Ref]:
+    """Returns the branch a repository on this machine has checked out, if any.
+
+    Git refuses to move a branch checked out in a work tree
+    (``receive.denyCurrentBranch``): its files would no longer match it. A
+    bare repository, a ctx store's among them, has none.
+    """
+    try:
+        with closing(Repo(path)) as target:
+            if target.bare:
+                return []
+            head = target.refs.read_ref(Ref(b"HEAD"))
+    except (NotGitRepository, OSError):
+        return []  # the push says what is wrong with it
+    if head is None or not head.startswith(SYMREF):
+        return []  # detached: no branch is checked out
+    return [Ref(head[len(SYMREF) :])]
 
 
 def _pre_images(leased: CommitId | None, was: Mapping[str, str]) -> set[str | None]:

@@ -251,13 +251,18 @@ def test_unreachable_address_is_a_remote_error(two):
     assert refs(a.path / "git") == before
 
 
-def test_a_git_repository_that_is_not_a_store_is_refused(two, tmp_path):
-    a, _, _ = two
-    work = tmp_path / "work"
+def code_repository(work: Path) -> Path:
+    """A git repository with a work tree, ``main`` checked out, one commit."""
     git("init", "-q", "-b", "main", str(work))
     (work / "README.md").write_text("hello\n")
     git("-C", str(work), "add", ".")
     git("-C", str(work), "commit", "-qm", "code")
+    return work
+
+
+def test_a_git_repository_that_is_not_a_store_is_refused(two, tmp_path):
+    a, _, _ = two
+    work = code_repository(tmp_path / "work")
     add_remote(a, "code", str(work))
     before = refs(a.path / "git")
     with pytest.raises(RemoteError, match="is not a ctx store"):
@@ -272,6 +277,21 @@ def test_a_git_repository_that_is_not_a_store_is_refused(two, tmp_path):
     with pytest.raises(RemoteError, match="is not a ctx store"):
         clone(tmp_path / "c", str(work), clock=a.clock)
     assert not (tmp_path / "c").exists()
+
+
+def test_a_branch_checked_out_in_a_work_tree_is_not_pushed_to(two, tmp_path):
+    a, _, _ = two
+    work = code_repository(tmp_path / "work")
+    add_remote(a, "code", str(work))
+    before = refs(work / ".git")
+    with pytest.raises(RemoteError, match="has 'main' checked out in a work tree"):
+        push(a, "code", ["main"], force=True)
+    assert refs(work / ".git") == before
+    assert git("-C", str(work), "status", "--porcelain") == ""
+    create_branch(a, "memory", "main")  # a branch not checked out there moves
+    assert push(a, "code", ["memory"]).updated[0].branch == "memory"
+    git("-C", str(work), "checkout", "-q", "--detach")
+    assert push(a, "code", ["main"], force=True).updated[0].branch == "main"
 
 
 def test_cloning_an_empty_remote_says_how_to_fill_it(tmp_path, clock):

@@ -53,9 +53,9 @@ def ok(result: subprocess.CompletedProcess[str]) -> str:
     return result.stdout
 
 
-def bodies(store: Path) -> set[str]:
+def bodies(store: Path, branch: str | None = None) -> set[str]:
     with opened(store) as s:
-        return {r.memory.body for r in list_memories(s)}
+        return {r.memory.body for r in list_memories(s, branch)}
 
 
 def all_refs(git_dir: Path) -> str:
@@ -355,12 +355,39 @@ def test_a_push_that_is_not_a_fast_forward_exits_5_with_what_to_do(
     assert refused.stderr == (
         "Error: origin has work that main does not have; nothing was pushed.\n"
         "Hint: `ctx pull origin main` merges it first; "
-        "`ctx push --force` overwrites it.\n"
+        "`ctx push --force origin main` overwrites it.\n"
     )
     ok(run_ctx(store_path, "pull"))
     ok(run_ctx(store_path, "push"))
     ok(run_ctx(b, "pull"))
     assert bodies(b) == bodies(store_path) == {"B was first", "A did not pull"}
+
+
+def test_the_hint_of_a_refused_push_of_another_branch_merges_into_that_branch(
+    store_path: Path, tmp_path: Path
+):
+    remote = bare(tmp_path / "memory.git")
+    ok(run_ctx(store_path, "branch", "topic"))
+    ok(run_ctx(store_path, "remote", "add", "origin", str(remote)))
+    ok(run_ctx(store_path, "push", "--all"))
+    b = tmp_path / "b" / ".ctx"
+    ok(run_ctx(b, "clone", str(remote)))
+    ok(run_ctx(b, "remember", "-b", "topic", "B's topic note"))
+    ok(run_ctx(b, "push", "origin", "topic"))
+    ok(run_ctx(store_path, "remember", "-b", "topic", "A's topic note"))
+    refused = run_ctx(store_path, "push", "--all")  # on main, topic is behind
+    assert refused.returncode == 5
+    hint = refused.stderr.splitlines()[1]
+    assert hint == (
+        "Hint: `ctx pull origin topic --into topic` merges it first; "
+        "`ctx push --force origin topic` overwrites it."
+    )
+    pull = hint.split("`")[1].split()[1:]
+    ok(run_ctx(store_path, *pull))  # as the hint says
+    ok(run_ctx(store_path, "push", "--all"))
+    topic = {"B's topic note", "A's topic note"}
+    assert bodies(store_path, "topic") == topic
+    assert not bodies(store_path) & topic  # main got nothing of topic's
 
 
 def test_recall_after_a_pull_sees_the_pulled_memory(store_path: Path, tmp_path: Path):
