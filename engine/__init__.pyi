@@ -97,6 +97,9 @@ from .code_remotes import (
 from .code_remotes import (
     code_work_tree as code_work_tree,
 )
+from .code_remotes import (
+    main_work_tree as main_work_tree,
+)
 from .code_sync import (
     SyncResult as SyncResult,
 )

@@ -129,7 +129,12 @@ class Workspace:
         cwd: Path | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> tuple[Path, bool]:
-        """Returns the store folder, and whether it is the user's store."""
+        """Returns the store folder, and whether it is the user's store.
+
+        ``store`` or ``CTX_DIR``, else ``.ctx/`` in ``cwd`` or above, else,
+        in a linked worktree, the main work tree's ``.ctx/``, else the
+        user's store.
+        """
         env = os.environ if environ is None else environ
         explicit = store or env.get("CTX_DIR") or None
         if explicit:
@@ -142,6 +147,13 @@ class Workspace:
             candidate = folder / STORE_FOLDER
             if (candidate / "git").is_dir():
                 return candidate, False
+        # A linked worktree (`git worktree add`) is a checkout of the same
+        # project: its store is the main work tree's.
+        from ctx.engine import main_work_tree
+
+        main = main_work_tree(here)
+        if main is not None and (main / STORE_FOLDER / "git").is_dir():
+            return main / STORE_FOLDER, False
         return Workspace.user_store_path(), True
 
     @staticmethod

@@ -335,3 +335,20 @@ async def test_a_server_follows_its_own_folder_and_takes_named_branches_as_given
             assert not wrote.is_error, wrote.content
     finally:
         ws.close()
+
+
+def test_a_linked_worktree_outside_the_checkout_finds_the_projects_store(
+    tmp_path, code, monkeypatch
+):
+    monkeypatch.delenv("CTX_DIR", raising=False)
+    Store.init(code / ".ctx", clock=lambda: T0).close()
+    tree = tmp_path / "elsewhere" / "tree"
+    git(code, "worktree", "add", "-q", "-b", "feature/wt", str(tree))
+    (tree / "src").mkdir()
+    for where in (tree, tree / "src"):
+        assert Workspace.locate(cwd=where) == (code / ".ctx", False)
+    # A checkout of a bare repository's worktree has no main work tree.
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(code), str(bare))
+    git(bare, "worktree", "add", "-q", "-b", "other", str(tmp_path / "other"))
+    assert Workspace.locate(cwd=tmp_path / "other")[1]  # the user's store
