@@ -60,6 +60,10 @@ class SyncResult(Outcome, frozen=True, kw_only=True):
         merges: One merge per memory branch whose code branch is merged
             into the target's and whose memory was not merged yet, by name.
         waiting: Memory branches whose code branch is not merged yet.
+        gone: Memory branches whose code branch was deleted without being
+            merged into the target's history, as a squash or a rebase merge
+            leaves it: nothing tells that its memory belongs in the target,
+            so it is not merged; ``ctx merge NAME --into TARGET`` does it.
         left: Memory branches left for a later sync because the caller's
             time ran out: merges not begun, then branches not examined.
     """
@@ -68,6 +72,7 @@ class SyncResult(Outcome, frozen=True, kw_only=True):
     dry_run: bool = False
     merges: tuple[MergeResult, ...] = ()
     waiting: tuple[str, ...] = ()
+    gone: tuple[str, ...] = ()
     left: tuple[str, ...] = ()
 
 
@@ -125,6 +130,7 @@ def sync_code_branches(
         }
         merged: list[str] = []
         waiting: list[str] = []
+        gone: list[str] = []
         unseen: list[str] = []
         names = sorted(records.keys() - {target})
         for at, name in enumerate(names):
@@ -132,8 +138,10 @@ def sync_code_branches(
                 unseen = names[at:]
                 break
             found = _is_merged(repo, name, records[name], target_tip)
-            if found is not None:
-                (merged if found else waiting).append(name)
+            if found:
+                merged.append(name)
+            elif found is not None:
+                (waiting if code_tip(repo, name) is not None else gone).append(name)
         # A target with no memory yet starts where its first write would,
         # but from none of the branches it merges: those it then merges. The
         # store's own HEAD is the fallback, not the one a follower reports.
@@ -157,6 +165,7 @@ def sync_code_branches(
         dry_run=dry_run,
         merges=tuple(merges),
         waiting=tuple(waiting),
+        gone=tuple(gone),
         left=(*pending[len(merges) :], *unseen),
     )
 

@@ -77,6 +77,12 @@ def _render(result: engine.SyncResult) -> None:
     if result.waiting:
         names = ", ".join(result.waiting)
         echo(f"Not merged in the code yet: {names}.")
+    for name in result.gone:
+        echo(
+            f"Code branch {name} is gone, and nothing in {result.into}'s history "
+            "shows it merged (a squash or rebase merge leaves no trace): `ctx "
+            f"merge {name} --into {result.into}` merges its memory."
+        )
 
 
 COMMANDS = [sync]

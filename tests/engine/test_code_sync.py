@@ -80,13 +80,19 @@ def test_a_code_branch_deleted_after_its_merge_is_merged(disk_store, code):
     assert synced(disk_store, code) == ([], [])  # idempotent
 
 
-def test_a_code_branch_deleted_unmerged_waits(disk_store, code):
+def gone(store: Store, code: Path) -> list[str]:
+    return list(engine.sync_code_branches(store, code, WHO).gone)
+
+
+def test_a_code_branch_deleted_unmerged_is_gone(disk_store, code):
     git(code, "switch", "-q", "-c", "feature/x")
     commit(code, "x-1", 1_700_000_100)
     write_here(disk_store, code, "An abandoned idea")
     git(code, "switch", "-q", "main")
+    assert synced(disk_store, code) == ([], ["feature/x"])  # there: waiting
     git(code, "branch", "-q", "-D", "feature/x")
-    assert synced(disk_store, code) == ([], ["feature/x"])
+    assert synced(disk_store, code) == ([], [])
+    assert gone(disk_store, code) == ["feature/x"]
     assert texts(disk_store, "main") == []
 
 
@@ -110,14 +116,15 @@ def test_sync_records_the_code_tip_a_deleted_branch_is_judged_by(disk_store, cod
     assert synced(disk_store, code) == (["early", "later"], [])
 
 
-def test_a_deleted_branch_whose_commits_were_never_seen_waits(disk_store, code):
+def test_a_deleted_branch_whose_commits_were_never_seen_is_gone(disk_store, code):
     git(code, "switch", "-q", "-c", "unseen")
     write_here(disk_store, code, "Unseen note")
     commit(code, "unseen-1", 1_700_000_100)
     git(code, "switch", "-q", "main")
     git(code, "merge", "-q", "--no-edit", "unseen", when=1_700_000_200)
     git(code, "branch", "-q", "-d", "unseen")
-    assert synced(disk_store, code) == ([], ["unseen"])
+    assert synced(disk_store, code) == ([], [])
+    assert gone(disk_store, code) == ["unseen"]  # named, with how to merge it
 
 
 def test_a_dry_run_records_nothing(disk_store, code):

@@ -209,6 +209,34 @@ def test_sync_outside_a_work_tree_is_an_error(ctx, tmp_path, monkeypatch):
     assert result.stderr.startswith(f"Error: {tmp_path} is not inside a git work tree.")
 
 
+def test_sync_names_a_squash_merged_branch_once_deleted_with_how_to_merge(
+    following, code
+):
+    following("remember", "Queue is Postgres")
+    git(code, "checkout", "-q", "-b", "feature/sq")
+    commit(code, "two")
+    following("remember", "Cache TTL is five minutes")
+    git(code, "checkout", "-q", "main")
+    git(code, "merge", "-q", "--squash", "feature/sq")
+    git(code, "commit", "-q", "-m", "squash feature/sq")
+    waiting = following("sync")  # git too calls it unmerged
+    assert waiting.stdout.endswith("Not merged in the code yet: feature/sq.\n")
+    git(code, "branch", "-q", "-D", "feature/sq")
+    gone = following.json("sync")
+    assert (gone["waiting"], gone["gone"], gone["merges"]) == ([], ["feature/sq"], [])
+    said = following("sync").stdout.splitlines()[-1]
+    assert said == (
+        "Code branch feature/sq is gone, and nothing in main's history shows it "
+        "merged (a squash or rebase merge leaves no trace): `ctx merge feature/sq "
+        "--into main` merges its memory."
+    )
+    following(*said.split("`")[1].split()[1:])  # as it says
+    assert texts(following, "main") == [
+        "Cache TTL is five minutes",
+        "Queue is Postgres",
+    ]
+
+
 def test_sync_sees_a_deleted_branch_and_skips_a_fresh_one(following, code):
     git(code, "checkout", "-q", "-b", "feature/done")
     commit(code, "done")
