@@ -1,6 +1,9 @@
 # The engine's public names, each once: the lazy loader in __init__.py reads
 # this file, and type checkers read it as the package's interface.
 
+from ._fetch_plan import (
+    CODE_NAMESPACE as CODE_NAMESPACE,
+)
 from ._reaching import (
     Access as Access,
 )
@@ -78,9 +81,6 @@ from .code_branches import (
 )
 from .code_branches import (
     followed_branch as followed_branch,
-)
-from .code_remotes import (
-    CODE_NAMESPACE as CODE_NAMESPACE,
 )
 from .code_remotes import (
     add_code_remote as add_code_remote,

@@ -21,6 +21,7 @@ from ctx.engine.layout import CONFLICTS, LINKS, MEMORY_AREAS, VIEWS
 from ctx.engine.store import check_branch_name
 
 __all__ = [
+    "CODE_NAMESPACE",
     "HEADS",
     "check_holds_memory",
     "moving_branches",
@@ -29,6 +30,8 @@ __all__ = [
 ]
 
 HEADS = b"refs/heads/"
+CODE_NAMESPACE = "ctx/"
+"""Where memory branches live on the code's remote: ``refs/heads/ctx/*``."""
 _CTX_FOLDERS = {name.encode() for name in (*MEMORY_AREAS, LINKS, CONFLICTS, VIEWS)}
 
 
@@ -74,22 +77,34 @@ def remote_head(
 
 
 def check_holds_memory(
-    shown: str, namespace: str, tops: Mapping[str, frozenset[bytes]]
+    shown: str,
+    namespace: str,
+    tops: Mapping[str, frozenset[bytes]],
+    refs: Mapping[Ref, ObjectID] | None = None,
 ) -> None:
     """Refuses a remote one of whose moved branches holds nothing ctx writes.
 
     ``tops``: the names at the top of each moved branch's tree. An empty
-    tree is a store with nothing in it yet.
+    tree is a store with nothing in it yet. ``refs``: the remote's refs; a
+    code repository with memory under :data:`CODE_NAMESPACE` is named so in
+    the hint.
 
     Raises:
         RemoteError: the remote at ``shown`` is not a ctx store.
     """
     for branch, names in sorted(tops.items()):
         if names and not names & _CTX_FOLDERS:
+            carries = not namespace and any(
+                ref.startswith(HEADS + CODE_NAMESPACE.encode()) for ref in refs or ()
+            )
             raise RemoteError(
                 f"{shown} is not a ctx store: branch {namespace + branch!r} "
                 "holds no memories.",
-                hint="Give the address of a store that `ctx push` wrote to.",
+                hint="It is code that carries memory under ctx/: `ctx clone "
+                "--from-code` in a checkout of it gets that, and `ctx remote add "
+                "NAME URL --with-code` reads it."
+                if carries
+                else "Give the address of a store that `ctx push` wrote to.",
             )
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from dulwich.errors import NotGitRepository
 from dulwich.repo import Repo
 
+from ctx.engine._fetch_plan import CODE_NAMESPACE
 from ctx.engine._reaching import NO_ACCESS, Access
 from ctx.engine.errors import RemoteNotFoundError
 from ctx.engine.remotes import RemoteInfo, add_remote, check_url
@@ -30,7 +31,6 @@ from ctx.engine.store import Clock, Store
 from ctx.engine.transfer import CloneResult, clone
 
 __all__ = [
-    "CODE_NAMESPACE",
     "add_code_remote",
     "clone_from_code",
     "code_remote_url",
@@ -39,9 +39,6 @@ __all__ = [
     "code_work_tree",
     "main_work_tree",
 ]
-
-CODE_NAMESPACE = "ctx/"
-"""Where memory branches live on the code's remote: ``refs/heads/ctx/*``."""
 
 
 def code_work_tree(start: Path) -> Path | None:

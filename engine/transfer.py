@@ -374,7 +374,7 @@ def _fetch_objects(
             f"{shown} cannot be fetched: its refs cannot be read ({exc}).",
             hint="Nothing was changed; `git fsck` in that repository says more.",
         ) from None
-    check_holds_memory(shown, namespace, checked.tops)
+    check_holds_memory(shown, namespace, checked.tops, refs)
     heads = {
         name: CommitId(sha.decode())
         for name, sha in remote_branches(refs, namespace).items()

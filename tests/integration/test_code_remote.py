@@ -116,6 +116,13 @@ def test_memory_travels_beside_the_code_and_back(hosting, tmp_path, monkeypatch)
     assert (
         git("--git-dir", str(code / ".ctx" / "git"), "fsck", "--strict", cwd=code) == ""
     )
+    # Cloned as if it were a store, the code repository says how to get it.
+    refused = ctx("clone", str(bare), str(tmp_path / "plain"), code=8)
+    assert refused.splitlines()[1] == (
+        "Hint: It is code that carries memory under ctx/: `ctx clone --from-code` "
+        "in a checkout of it gets that, and `ctx remote add NAME URL --with-code` "
+        "reads it."
+    )
 
 
 def test_with_code_needs_a_code_remote(tmp_path, monkeypatch):
