@@ -102,11 +102,24 @@ def switch(state: CtxState, name: str, as_json: bool) -> None:
     Example:
       ctx switch agent/claude
     """
-    info = engine.switch_branch(state.store(write=True), name)
+    store = state.store(write=True)
+    info = engine.switch_branch(store, name)
     if as_json:
         echo_json(info)
     else:
         echo(f"Switched to {name} ({info.tip[:10]}).")
+    from ctx.hub import FollowingStore
+
+    if isinstance(store, FollowingStore) and store.code is not None:
+        code = engine.code_branch(store.code)
+        if code is not None and code != name:
+            echo(
+                f"Notice: commands here still follow the code's branch {code}: "
+                "this store follows the code's branches (switch the code's "
+                f"branch instead); {name} is used at a detached HEAD or "
+                "outside the work tree.",
+                err=True,
+            )
 
 
 @click.group()

@@ -131,6 +131,22 @@ def test_detached_head_works_on_the_stores_head(following, code):
     assert texts(following, "main") == ["Written while detached"]
 
 
+def test_switch_says_that_the_code_branch_still_rules(following, code):
+    following("remember", "From main")
+    following("branch", "agent/x")
+    before = refs(following)
+    switched = following("switch", "agent/x")
+    assert switched.stdout.startswith("Switched to agent/x (")
+    assert switched.stderr == (
+        "Notice: commands here still follow the code's branch main: this store "
+        "follows the code's branches (switch the code's branch instead); agent/x "
+        "is used at a detached HEAD or outside the work tree.\n"
+    )
+    assert refs(following) == before  # no branch made on the way
+    git(code, "checkout", "-q", "--detach")
+    assert following("switch", "main").stderr == ""  # nothing follows here
+
+
 def test_a_linked_worktree_uses_its_own_branch(following, code, monkeypatch):
     following("remember", "From main")
     tree = code.parent / "tree"
