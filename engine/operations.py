@@ -165,6 +165,15 @@ def undo(
         # The newest move that left the branch where it is (a stock git
         # command may have moved it since, without a log line).
         current = max((n for n, op in enumerate(ops) if op.new == tip), default=-1)
+        if current < 0 and ops:
+            # Logged operations, none of which left the branch where it is:
+            # something else moved it (a push into this store, stock git).
+            raise InvalidInputError(
+                f"Branch {name!r} was moved by something that logs no "
+                f"operation (a push from another store, git) since {ops[-1].id}; "
+                "ctx undo goes back only over its own operations.",
+                hint="`ctx op log` shows them, `ctx log` the commits since.",
+            )
         if current < 0 or ops[current].old is None:
             raise InvalidInputError(
                 f"Branch {name!r} has no operation to undo.",

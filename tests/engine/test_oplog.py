@@ -128,3 +128,30 @@ def test_undo_that_would_not_move_the_branch_is_refused(store, intent):
         undo(store, to="main@4")
     assert resolve_revision(store, "main") == tip
     assert len(op_log(store, "main")) == 4
+
+
+def test_undo_after_a_move_no_operation_logged_says_so(disk_store, intent):
+    import subprocess
+
+    store = disk_store
+    remember(store, Draft(text="a"), intent)
+    remember(store, Draft(text="b"), intent)
+    tip = resolve_revision(store, "main")
+    git = ["git", "--git-dir", str(store.path / "git")]
+
+    def out(*args: str) -> str:
+        done = subprocess.run([*git, *args], check=True, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    # As a push from another store moves it: a commit of its own, no log line.
+    env = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
+    moved = out(*env, "commit-tree", f"{tip}^{{tree}}", "-p", tip, "-m", "pushed")
+    out("update-ref", "refs/heads/main", moved)
+    with pytest.raises(InvalidInputError) as info:
+        undo(store)
+    assert str(info.value) == (
+        "Branch 'main' was moved by something that logs no operation (a push "
+        "from another store, git) since main@3; ctx undo goes back only over its "
+        "own operations."
+    )
+    assert resolve_revision(store, "main") == moved
