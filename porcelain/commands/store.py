@@ -108,7 +108,11 @@ def init(
         echo(_NOT_COMMITTED)
     if added is not None:
         echo(f"Added remote origin at {added.url} (branches under ctx/).")
-    elif not with_code and "origin" in engine.code_remotes(Path(folder)):
+    elif (
+        not with_code
+        and "origin" in engine.code_remotes(Path(folder))
+        and not _has_origin(Path(result.path))
+    ):
         echo(_CODE_REMOTE_HINT)
     if found:
         _offer(state, result.path, found, import_)
@@ -147,6 +151,15 @@ def _render_found(found: list[hub.FoundInstructions]) -> None:
     for f in found:
         area = "pinned" if f.pin else "primed"
         echo(f"  {f.path:<{width}}  {area}, {plural(f.sections, 'section')}")
+
+
+def _has_origin(path: Path) -> bool:
+    """Returns whether the store at ``path`` has a remote named origin already."""
+    store = engine.Store.open(path, clock=now)
+    try:
+        return any(r.name == "origin" for r in engine.list_remotes(store))
+    finally:
+        store.close()
 
 
 def _render_imported(imported: list[hub.ImportedInstructions]) -> None:

@@ -177,3 +177,13 @@ def test_a_checkout_as_the_code_remote_is_reached_through_its_git_folder(
     monkeypatch.chdir(second)
     ctx("init", "--with-code")
     assert ctx("remote", "ls").startswith(f"origin  {code / '.git'} (branches under")
+
+
+def test_init_offers_the_code_remote_only_to_a_store_without_origin(hosting):
+    _, code = hosting
+    offered = ctx("init")
+    assert "The code's remote origin can carry this memory too" in offered
+    ctx("remote", "add", "origin", "--with-code")
+    again = ctx("init", "--follow-code")  # the store exists, origin is set
+    assert "can carry this memory too" not in again
+    assert again.startswith(f"Store already exists at {code / '.ctx'}.")
