@@ -218,7 +218,11 @@ def _answer(reply: bytes) -> str | None:
     try:
         last = reply.rstrip(b"\n").rpartition(b"\n")[2].decode("utf-8")
         value, end = scan(last, 0)
-    except (ValueError, StopIteration):  # UnicodeDecodeError is a ValueError
+    # UnicodeDecodeError is a ValueError. A line cut off or not JSON makes
+    # the bare scanner fail with SystemError (it raises json's own error
+    # only as json.decoder sets it up): the process answers then, as for
+    # any reply that is not one.
+    except (ValueError, StopIteration, SystemError):
         return None
     if not isinstance(value, dict) or end != len(last):
         return None
