@@ -423,18 +423,22 @@ def prompt_submit(hook: Hook) -> str | None:
             # weak hits (an explicit caller would rather have them than
             # nothing); the hook, which nobody asked, keeps the floor alone:
             # a weak hit costs tokens in every prompt (docs/recall.md). A
-            # lexical answer has no cosine, nor one whose vector channel did
-            # not run (the embedder failed, or does not read the prompt's
-            # script): its hits keep the relevance floor.
+            # hit with no cosine keeps the relevance floor: a lexical answer's,
+            # one whose vector channel did not run (the embedder failed, or
+            # does not read the prompt's script), and a memory not embedded
+            # yet beside embedded ones (a large import's backlog).
             lexical = WARMING in result.notices
-            by_words = lexical or all(h.similarity is None for h in result.hits)
             hits = tuple(
                 h
                 for h in result.hits
                 if not h.pinned
                 and not result.weak
                 and h.id not in seen
-                and (not h.weak if by_words else similarity(h) >= hook.settings.floor)
+                and (
+                    not h.weak
+                    if lexical or h.similarity is None
+                    else similarity(h) >= hook.settings.floor
+                )
             )
             if lexical and (hits or len(result.notices) > 1):
                 parts.append(_warming_line(result))

@@ -172,3 +172,46 @@ def test_doctor_says_when_no_hook_failed(cold, monkeypatch):
     monkeypatch.chdir(cold)
     (check,) = [c for c in doctor(spawn=False).checks if c.name == "hook failures"]
     assert (check.status, check.detail) == ("ok", "none logged")
+
+
+def test_a_hit_not_embedded_yet_is_weighed_by_its_words_beside_embedded_ones(
+    tmp_path, monkeypatch
+):
+    """A large import waits to be embedded while older memories have vectors
+    (a hub embeds it in the background): the answer among the new ones has
+    no cosine, and the hook weighs it by its words, as it weighs every hit of
+    a lexical answer. It gave the filler around it, or nothing, before."""
+    from ctx.hub.server.service import Answerer
+    from ctx.hub.server.wire import RecallAsk, RecallReply
+    from ctx.porcelain.hooks import events
+
+    root = tmp_path / "app"
+    root.mkdir()
+    store = Store.init(root / ".ctx", clock=local_now)
+    older = [Draft(text=f"The payment service {filler(i)}") for i in range(40)]
+    engine.remember_many(store, older, WHO)
+    store.close()
+    (root / ".ctx" / "config.toml").write_text('[embedder]\nkind = "hashing"\n')
+    ws = Workspace(root / ".ctx")
+    reindex(ws)  # the first 40 have vectors
+    ws.close()
+    store = Store.open(root / ".ctx", clock=local_now)
+    drafts = [Draft(text=filler(i)) for i in range(40, 200)]
+    drafts[60] = Draft(text=ANSWER, kind="fact")
+    engine.remember_many(store, drafts, WHO, summary="import")  # the backlog
+
+    def as_a_hub_answers(hook, prompt):  # before its backfill is done
+        answerer = Answerer(store, local_now, one_shot=True, defer=True)
+        asked = RecallAsk(query=prompt, budget=hook.settings.prompt_budget)
+        reply = answerer.answer(asked)
+        assert isinstance(reply, RecallReply)
+        assert reply.result.unembedded == 160
+        assert {h.similarity is None for h in reply.result.hits} == {True, False}
+        return reply.result
+
+    monkeypatch.setattr(events, "_recalled", as_a_hub_answers)
+    try:
+        text = given(root)
+    finally:
+        store.close()
+    assert ANSWER in text
