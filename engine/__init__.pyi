@@ -94,12 +94,6 @@ from .code_remotes import (
 from .code_remotes import (
     code_remotes as code_remotes,
 )
-from .code_remotes import (
-    code_work_tree as code_work_tree,
-)
-from .code_remotes import (
-    main_work_tree as main_work_tree,
-)
 from .code_sync import (
     SyncResult as SyncResult,
 )
@@ -825,4 +819,10 @@ from .wording import (
 )
 from .wording import (
     plural as plural,
+)
+from .work_trees import (
+    code_work_tree as code_work_tree,
+)
+from .work_trees import (
+    main_work_tree as main_work_tree,
 )

@@ -29,6 +29,7 @@ from ctx.engine.errors import RemoteNotFoundError
 from ctx.engine.remotes import RemoteInfo, add_remote, check_url
 from ctx.engine.store import Clock, Store
 from ctx.engine.transfer import CloneResult, clone
+from ctx.engine.work_trees import code_work_tree
 
 __all__ = [
     "add_code_remote",
@@ -36,39 +37,7 @@ __all__ = [
     "code_remote_url",
     "code_remotes",
     "code_repository",
-    "code_work_tree",
-    "main_work_tree",
 ]
-
-
-def code_work_tree(start: Path) -> Path | None:
-    """Returns the top of the git work tree ``start`` lies in, or ``None``."""
-    start = start.absolute()
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
-
-
-def main_work_tree(start: Path) -> Path | None:
-    """Returns the main work tree of the linked worktree ``start`` lies in.
-
-    A linked worktree (``git worktree add``) is a checkout of its own whose
-    ``.git`` is a file; its repository's common folder is the main work
-    tree's ``.git``. ``None`` outside a linked worktree, or for a repository
-    whose common folder is not a checkout's ``.git`` (a bare one).
-    """
-    top = code_work_tree(start)
-    if top is None or not (top / ".git").is_file():
-        return None
-    try:
-        with closing(Repo(str(top))) as repo:
-            common = Path(repo.commondir()).resolve()
-    except (NotGitRepository, OSError, ValueError):
-        return None
-    if common.name != ".git" or common.parent == top.resolve():
-        return None
-    return common.parent
 
 
 def code_repository(start: Path) -> Repo | None:

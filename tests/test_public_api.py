@@ -69,6 +69,21 @@ def test_the_cli_does_not_import_the_merge_machinery():
     assert out.stdout.strip() == "[]"
 
 
+def test_finding_the_store_outside_a_project_loads_no_transfer_machinery(tmp_path):
+    # Looking for a linked worktree's main checkout, where no .ctx/ is above,
+    # once loaded the code remotes and with them fetch, push and merge.
+    code = (
+        "import sys, pathlib; from ctx.hub.workspace import Workspace; "
+        f"Workspace.locate(cwd=pathlib.Path({str(tmp_path)!r})); "
+        "print(sorted(m for m in sys.modules if m in ('ctx.engine.transfer', "
+        "'ctx.engine.merge', 'ctx.engine.code_remotes', 'dulwich.client')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
 def test_importing_ctx_changes_no_process_state():
     # Issue 11: importing the hub used to set OPENBLAS_NUM_THREADS for every
     # command; only an entry point may change the process's environment.

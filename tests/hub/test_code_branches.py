@@ -347,6 +347,21 @@ def test_a_linked_worktree_outside_the_checkout_finds_the_projects_store(
     (tree / "src").mkdir()
     for where in (tree, tree / "src"):
         assert Workspace.locate(cwd=where) == (code / ".ctx", False)
+    # A submodule of the worktree: its .git names a folder of its own; the
+    # checkout around it is the worktree, whose project's store it is.
+    lib = code_repo(tmp_path / "lib")
+    git(
+        tree,
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        str(lib),
+        "libs/lib",
+    )
+    assert (tree / "libs" / "lib" / ".git").is_file()
+    assert Workspace.locate(cwd=tree / "libs" / "lib") == (code / ".ctx", False)
     # A checkout of a bare repository's worktree has no main work tree.
     bare = tmp_path / "bare.git"
     git(tmp_path, "clone", "-q", "--bare", str(code), str(bare))
