@@ -54,8 +54,9 @@ from dulwich.graph import can_fast_forward
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import ObjectID
 from dulwich.pack import UnpackedObject
-from dulwich.refs import SYMREF, Ref
+from dulwich.refs import Ref
 from dulwich.repo import Repo
+from dulwich.worktree import list_worktrees
 
 from ctx.engine._builds import BUILD_PREFIX, remove_abandoned_builds, write_gitignore
 from ctx.engine._fetch_plan import (
@@ -596,22 +597,26 @@ def push(
 
 
 def _checked_out(path: str) -> list[Ref]:
-    """Returns the branch a repository on this machine has checked out, if any.
+    """Returns the branches a repository on this machine has checked out.
 
     Git refuses to move a branch checked out in a work tree
-    (``receive.denyCurrentBranch``): its files would no longer match it. A
-    bare repository, a ctx store's among them, has none.
+    (``receive.denyCurrentBranch``, and any linked worktree's): its files
+    would no longer match it. The repository is read from its common git
+    folder, whatever ``path`` names (a checkout, its ``.git``, a linked
+    worktree); its own HEAD counts unless ``core.bare`` says it has no work
+    tree (a ctx store's repository says so).
     """
     try:
-        with closing(Repo(path)) as target:
-            if target.bare:
-                return []
-            head = target.refs.read_ref(Ref(b"HEAD"))
-    except (NotGitRepository, OSError):
+        with closing(Repo(path)) as named, closing(Repo(named.commondir())) as target:
+            bare = target.get_config().get_boolean(b"core", b"bare", target.bare)
+            trees = list_worktrees(target)
+    except (NotGitRepository, OSError, KeyError):  # KeyError: an unborn HEAD
         return []  # the push says what is wrong with it
-    if head is None or not head.startswith(SYMREF):
-        return []  # detached: no branch is checked out
-    return [Ref(head[len(SYMREF) :])]
+    return [
+        tree.branch
+        for at, tree in enumerate(trees)
+        if tree.branch is not None and (at or not bare)  # the first is the main
+    ]
 
 
 def _pre_images(leased: CommitId | None, was: Mapping[str, str]) -> set[str | None]:

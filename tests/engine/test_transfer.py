@@ -292,6 +292,19 @@ def test_a_branch_checked_out_in_a_work_tree_is_not_pushed_to(two, tmp_path):
     assert push(a, "code", ["memory"]).updated[0].branch == "memory"
     git("-C", str(work), "checkout", "-q", "--detach")
     assert push(a, "code", ["main"], force=True).updated[0].branch == "main"
+    # Named by its .git folder, or checked out in a linked worktree: the same.
+    git("-C", str(work), "checkout", "-q", "main")
+    git("-C", str(work), "worktree", "add", "-q", str(tmp_path / "wt"), "memory")
+    add_remote(a, "dotgit", str(work / ".git"))
+    for branch in ("main", "memory"):  # both move on here
+        remember(a, Draft(text=f"One more on {branch}"), ALICE, branch=branch)
+    for remote, branch in (("dotgit", "main"), ("code", "memory")):
+        before = refs(work / ".git")
+        with pytest.raises(RemoteError, match=f"has '{branch}' checked out"):
+            push(a, remote, [branch], force=True)
+        assert refs(work / ".git") == before
+    for tree in (work, tmp_path / "wt"):
+        assert git("-C", str(tree), "status", "--porcelain") == ""
 
 
 def test_cloning_an_empty_remote_says_how_to_fill_it(tmp_path, clock):
