@@ -101,8 +101,8 @@ def check_holds_memory(
                 f"{shown} is not a ctx store: branch {namespace + branch!r} "
                 "holds no memories.",
                 hint="It is code that carries memory under ctx/: `ctx clone "
-                "--from-code` in a checkout of it gets that, and `ctx remote add "
-                "NAME URL --with-code` reads it."
+                "--from-code` in a checkout of it gets that, and a remote added "
+                "with `--with-code` reads it."
                 if carries
                 else "Give the address of a store that `ctx push` wrote to.",
             )

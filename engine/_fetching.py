@@ -16,9 +16,11 @@ Two ways, by where the remote is:
   by the same pass with the same bounds, and adds its objects only once
   they are checked.
 
-Either way a refused fetch leaves no object behind: ``git fsck`` and ``ctx
-fsck`` stay clean, and no later fetch mistakes a refused object for one it
-holds. A fetch killed midway leaves at most a quarantine folder, which
+Either way a fetch these checks refuse leaves no object behind: ``git
+fsck`` and ``ctx fsck`` stay clean, and no later fetch mistakes a refused
+object for one it holds. (A remote refused as not a ctx store is refused
+after: its objects, which passed the checks, stay until ``ctx gc``.) A
+fetch killed midway leaves at most a quarantine folder, which
 :func:`remove_abandoned_quarantines` clears.
 """
 

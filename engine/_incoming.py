@@ -22,10 +22,12 @@ refuses the whole fetch at the first of:
   when the fetch is given the redacted ids.
 
 Objects the store already holds are trusted and not walked: ctx wrote them,
-or an earlier fetch checked them (a refused fetch leaves nothing behind: see
-:mod:`ctx.engine.transfer`). So a fetch of ten new memories checks the ten
-new commits and the few trees and blobs they changed, and a clone checks
-everything once.
+or an earlier fetch checked them (a fetch refused by these checks leaves
+nothing behind: see :mod:`ctx.engine.transfer`). So a fetch of ten new
+memories checks the ten new commits and the few trees and blobs they
+changed, and a clone checks everything once. What each moved branch's tree
+holds at its top is read even where its tip is held: a remote refused as
+not a ctx store (after its objects, checked, were kept) is refused again.
 """
 
 from __future__ import annotations

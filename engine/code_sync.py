@@ -152,6 +152,8 @@ def sync_code_branches(
         if not dry_run:
             _note_tips(store, repo, records, out)
     pending = [name for name in merged if not _contains(store, base, name)]
+    # One whose memory is in the target's already (merged by hand) is done.
+    gone = [name for name in gone if not _contains(store, base, name)]
     if pending and not dry_run and target not in memory:
         create_memory_branch(store, target, base)
         base = target

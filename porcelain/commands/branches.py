@@ -112,7 +112,10 @@ def switch(state: CtxState, name: str, as_json: bool) -> None:
 
     if isinstance(store, FollowingStore) and store.code is not None:
         code = engine.code_branch(store.code)
-        if code is not None and code != name:
+        # What a read would use, made nothing: the switched-to branch where
+        # the code's branch cannot name a memory branch (`dream/...`).
+        used = engine.followed_branch(store, store.code, name, write=False)
+        if code is not None and used != name:
             echo(
                 f"Notice: commands here still follow the code's branch {code}: "
                 "this store follows the code's branches (switch the code's "

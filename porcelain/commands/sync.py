@@ -81,7 +81,8 @@ def _render(result: engine.SyncResult) -> None:
         echo(
             f"Code branch {name} is gone, and nothing in {result.into}'s history "
             "shows it merged (a squash or rebase merge leaves no trace): `ctx "
-            f"merge {name} --into {result.into}` merges its memory."
+            f"merge {name} --into {result.into}` merges its memory, `ctx branch "
+            f"-D {name}` drops it."
         )
 
 

@@ -120,7 +120,7 @@ def test_memory_travels_beside_the_code_and_back(hosting, tmp_path, monkeypatch)
     refused = ctx("clone", str(bare), str(tmp_path / "plain"), code=8)
     assert refused.splitlines()[1] == (
         "Hint: It is code that carries memory under ctx/: `ctx clone --from-code` "
-        "in a checkout of it gets that, and `ctx remote add NAME URL --with-code` "
+        "in a checkout of it gets that, and a remote added with `--with-code` "
         "reads it."
     )
 

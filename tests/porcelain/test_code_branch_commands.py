@@ -145,6 +145,9 @@ def test_switch_says_that_the_code_branch_still_rules(following, code):
     assert refs(following) == before  # no branch made on the way
     git(code, "checkout", "-q", "--detach")
     assert following("switch", "main").stderr == ""  # nothing follows here
+    # A code branch no memory branch can be named as: the store's own is used.
+    git(code, "checkout", "-q", "-b", "deadbeef1")
+    assert following("switch", "agent/x").stderr == ""
 
 
 def test_a_linked_worktree_uses_its_own_branch(following, code, monkeypatch):
@@ -244,13 +247,14 @@ def test_sync_names_a_squash_merged_branch_once_deleted_with_how_to_merge(
     assert said == (
         "Code branch feature/sq is gone, and nothing in main's history shows it "
         "merged (a squash or rebase merge leaves no trace): `ctx merge feature/sq "
-        "--into main` merges its memory."
+        "--into main` merges its memory, `ctx branch -D feature/sq` drops it."
     )
     following(*said.split("`")[1].split()[1:])  # as it says
     assert texts(following, "main") == [
         "Cache TTL is five minutes",
         "Queue is Postgres",
     ]
+    assert following.json("sync")["gone"] == []  # merged now: not named again
 
 
 def test_sync_sees_a_deleted_branch_and_skips_a_fresh_one(following, code):
