@@ -51,11 +51,16 @@ __all__ = [
     "ask",
     "ask_hub",
     "hub_answers",
+    "hub_silence",
     "start_hub",
 ]
 
 _CONNECT_TIMEOUT_S = 2.0  # a hub accepts at once; a full backlog fails at once
 _TIMEOUT_S = 300.0  # a hub catching up a large import may take a while
+_AT_ONCE_S = 10.0
+"""Seconds a ping or stop may take: the hub's reading thread answers them at
+once, touching no index, so a hub silent that long is hung (the kernel
+accepts connections for a stopped process all the same)."""
 _START_STALE_S = 60.0  # an autostart that is not listening by then failed
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(AnyReply)
@@ -111,6 +116,60 @@ def _same_user(conn: socket.socket) -> bool:
     creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", creds)
     return bool(uid == os.geteuid())  # the peer's effective uid, as ours
+
+
+def _peer(conn: socket.socket) -> int | None:
+    """Returns the pid of the process that serves ``conn``, where Linux says."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    pid: int = struct.unpack("3i", creds)[0]
+    return pid
+
+
+def _stopped(pid: int | None) -> bool:
+    """Whether process ``pid`` is stopped (Ctrl-Z, SIGSTOP, a debugger).
+
+    A stopped hub accepts connections (the kernel does) and answers none: it
+    is no hub until it runs again. Read from ``/proc``; elsewhere, never.
+    """
+    if pid is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]  # after "(comm) "
+    return state in (b"T", b"t")
+
+
+def hub_silence() -> str | None:
+    """Says why the user's hub gave no answer, where its socket is there.
+
+    For a caller that got none (:func:`ask` returned ``None``) and tells the
+    user so: ``None`` when no hub was ever there, or one listens and runs
+    (it was busy or slow: the caller says how long it waited).
+    """
+    try:
+        path = socket_path()
+    except HubFolderError:
+        return None
+    if not path.exists():
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(_CONNECT_TIMEOUT_S)
+    try:
+        conn.connect(str(path))  # then closed, asking nothing
+        pid = _peer(conn)
+    except (ConnectionRefusedError, FileNotFoundError):
+        return "the hub is not running (its socket was left behind)"
+    except OSError:
+        return "the hub took no call"
+    finally:
+        conn.close()
+    return f"the hub (pid {pid}) is stopped" if _stopped(pid) else None
 
 
 def _names(reply: Reply, store: str) -> bool:
@@ -174,7 +233,7 @@ def ask(
 
 
 def ask_hub(
-    request: Ask[R], expected: type[R], *, timeout: float = _TIMEOUT_S
+    request: Ask[R], expected: type[R], *, timeout: float = _AT_ONCE_S
 ) -> R | None:
     """Returns the hub's reply to a request about itself (``ping``, ``stop``).
 
@@ -204,7 +263,7 @@ def _asked(
     last: bytes | None = None
     try:
         conn.connect(str(path))
-        if not _same_user(conn):
+        if not _same_user(conn) or _stopped(_peer(conn)):
             return None  # before the question is sent
         conn.settimeout(timeout)
         conn.sendall(_ENCODER.encode(request))

@@ -492,9 +492,11 @@ def _recalled(hook: Hook, prompt: str) -> RecallResult:
             now=ws.clock(),
         )
     start_hub_later(ws)
-    if _hub_socket():  # a hub there, busy, hung or dead
-        late = f"the hub did not answer within {wait:.2g} s"
-        answered = msgspec.structs.replace(answered, notices=(*answered.notices, late))
+    if _hub_socket():  # a hub there, busy, hung, stopped or dead
+        from ctx.hub import hub_silence
+
+        why = hub_silence() or f"the hub did not answer within {wait:.2g} s"
+        answered = msgspec.structs.replace(answered, notices=(*answered.notices, why))
     return answered
 
 

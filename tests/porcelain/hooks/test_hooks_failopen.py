@@ -260,15 +260,15 @@ def test_a_hook_with_nothing_to_inject_imports_nothing_heavy(tmp_path, event, fi
     assert json.loads(done.stderr.decode().splitlines()[-1]) == {"code": 0, "heavy": []}
 
 
-def test_a_hub_that_hangs_leaves_the_answer_to_the_lexical_channel(tmp_path):
-    import socket
+def context(answer: str) -> str:
+    return json.loads(answer)["hookSpecificOutput"]["additionalContext"]
 
-    from ctx.hub.server.private import socket_path
 
-    path = store_in(tmp_path, "[hooks]\ntimeout = 3\nfloor = -1.0\n")
+def _argo_store(tmp_path: Path) -> None:
     from ctx import engine
     from ctx.engine import Draft, Intent
 
+    path = store_in(tmp_path, "[hooks]\ntimeout = 3\nfloor = -1.0\n")
     store = Store.open(path, clock=local_now)
     engine.remember(
         store,
@@ -276,6 +276,14 @@ def test_a_hub_that_hangs_leaves_the_answer_to_the_lexical_channel(tmp_path):
         Intent(agent="t", intent="observe"),
     )
     store.close()
+
+
+def test_a_hub_that_hangs_leaves_the_answer_to_the_lexical_channel(tmp_path):
+    import socket
+
+    from ctx.hub.server.private import socket_path
+
+    _argo_store(tmp_path)
     hung = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     hung.bind(str(socket_path()))
     hung.listen()  # accepts, never answers
@@ -291,6 +299,58 @@ def test_a_hub_that_hangs_leaves_the_answer_to_the_lexical_channel(tmp_path):
         "ctx: memory warming up: lexical answer only; "
         "the hub did not answer within 1 s." in text
     )
+
+
+def test_a_hub_gone_or_stopped_is_said_as_it_is(tmp_path):
+    import signal
+    import socket
+
+    from ctx.hub.server.client import ask_hub
+    from ctx.hub.server.private import socket_path
+    from ctx.hub.server.wire import PingAsk, PingReply
+
+    _argo_store(tmp_path)
+    data = hook_input(tmp_path, prompt="How does the API deploy?")
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(socket_path()))  # a hub killed: its socket stays, unheard
+    dead.close()
+    try:
+        text = context(run_hook("prompt-submit", data))
+        assert "Argo CD" in text
+        assert (
+            "ctx: memory warming up: lexical answer only; the hub is not running "
+            "(its socket was left behind)." in text
+        )
+    finally:
+        socket_path().unlink()
+    # A hub stopped (Ctrl-Z): the kernel takes its connections, it answers
+    # none. Asked nothing and waited for by nobody, it is said so.
+    listening = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import socket, sys, time; s = socket.socket(socket.AF_UNIX); "
+            "s.bind(sys.argv[1]); s.listen(); print('up', flush=True); time.sleep(60)",
+            str(socket_path()),
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert listening.stdout is not None
+        assert listening.stdout.readline() == b"up\n"
+        listening.send_signal(signal.SIGSTOP)
+        assert ask_hub(PingAsk(), PingReply) is None  # not after a ping's wait
+        from ctx.porcelain.hook_relay import relayed
+
+        assert relayed("prompt-submit", data, store=None, agent=None) is None
+        again = hook_input(tmp_path, prompt="How does the API deploy?", session_id="2")
+        text = context(run_hook("prompt-submit", again))
+        assert "Argo CD" in text
+        assert f"the hub (pid {listening.pid}) is stopped." in text
+    finally:
+        listening.kill()
+        listening.communicate()
+        socket_path().unlink()
 
 
 def test_a_hook_past_its_deadline_says_so(tmp_path, monkeypatch):
