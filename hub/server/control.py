@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 
 from ctx.engine import CtxError, NotAStoreError
-from ctx.hub.server.client import ask, ask_hub, start_hub
+from ctx.hub.server.client import ask, ask_hub, hub_silence, start_hub
 from ctx.hub.server.private import socket_path
 from ctx.hub.server.wire import (
     CodeStatusAsk,
@@ -101,8 +101,16 @@ def hub_status(ws: Workspace) -> HubStatus:
     reply = ask_hub(PingAsk(), PingReply)
     report = None if reply is None else reply.hub
     if report is None:
+        path = socket_path()
+        silent = ""
+        if path.exists():
+            silent = hub_silence() or "the hub listening there does not answer"
         return HubStatus(
-            running=False, pid=None, socket=str(socket_path()), store=str(ws.path)
+            running=False,
+            pid=None,
+            socket=str(path),
+            silent=silent,
+            store=str(ws.path),
         )
     mine = str(ws.path.resolve())
     return HubStatus(

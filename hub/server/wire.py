@@ -392,12 +392,14 @@ class HubStatus(msgspec.Struct, frozen=True, kw_only=True):
     stores it holds open, least recently used first; ``rss_bytes``: its
     resident memory, ``memory_bound`` the bytes above which it drops idle
     stores; ``embedders``: the embedders it holds (one per configuration);
-    ``autostarted``: started by a recall.
+    ``autostarted``: started by a recall; ``silent``: where no hub answered
+    but its socket is there, why (a hub killed, stopped, or hung).
     """
 
     running: bool
     pid: int | None
     socket: str
+    silent: str = ""
     store: str = ""
     open: bool = False
     autostarted: bool = False

@@ -125,6 +125,9 @@ def status(state: CtxState, as_json: bool) -> None:
     if as_json:
         echo_json(status)
         return
+    if status.pid is None and status.silent:
+        echo(f"No hub answers: {status.silent}; recall loads the indexes itself.")
+        return
     if status.pid is None:
         echo("No hub is running; recall loads the indexes itself.")
         return

@@ -305,6 +305,7 @@ def test_a_hub_gone_or_stopped_is_said_as_it_is(tmp_path):
     import signal
     import socket
 
+    from ctx.hub import Workspace, hub_status
     from ctx.hub.server.client import ask_hub
     from ctx.hub.server.private import socket_path
     from ctx.hub.server.wire import PingAsk, PingReply
@@ -320,6 +321,11 @@ def test_a_hub_gone_or_stopped_is_said_as_it_is(tmp_path):
         assert (
             "ctx: memory warming up: lexical answer only; the hub is not running "
             "(its socket was left behind)." in text
+        )
+        status = hub_status(Workspace(tmp_path / ".ctx"))
+        assert (status.running, status.silent) == (
+            False,
+            "the hub is not running (its socket was left behind)",
         )
     finally:
         socket_path().unlink()
@@ -340,6 +346,8 @@ def test_a_hub_gone_or_stopped_is_said_as_it_is(tmp_path):
         assert listening.stdout.readline() == b"up\n"
         listening.send_signal(signal.SIGSTOP)
         assert ask_hub(PingAsk(), PingReply) is None  # not after a ping's wait
+        stopped = hub_status(Workspace(tmp_path / ".ctx")).silent
+        assert stopped == f"the hub (pid {listening.pid}) is stopped"
         from ctx.porcelain.hook_relay import relayed
 
         assert relayed("prompt-submit", data, store=None, agent=None) is None
