@@ -278,9 +278,22 @@ def pull(
         for applied in result.redactions:
             render_redaction(applied, applied=True)
         render_merge(result.merge)
+        if result.merge.fast_forward:
+            _brought_conflicts(state, result.merge.target)
     warn_secrets(result.merge)
     if result.merge.conflicts:
         click.get_current_context().exit(engine.ConflictError.exit_code)
+
+
+def _brought_conflicts(state: CtxState, branch: str) -> None:
+    """Says the conflicts a fast-forward brought: another store left them so."""
+    waiting = engine.conflicted_ids(state.store(), branch)
+    if waiting:
+        echo(
+            f"  {plural(len(waiting), 'conflict')} left unsettled where it "
+            f"came from, now on {branch}: settle each with `ctx resolve ID "
+            "--take ours|theirs|both`."
+        )
 
 
 @click.command()

@@ -390,6 +390,28 @@ def test_the_hint_of_a_refused_push_of_another_branch_merges_into_that_branch(
     assert not bodies(store_path) & topic  # main got nothing of topic's
 
 
+def test_a_pull_that_fast_forwards_onto_unsettled_conflicts_says_so(
+    store_path: Path, tmp_path: Path
+):
+    remote = bare(tmp_path / "memory.git")
+    kept = ok(run_ctx(store_path, "remember", "Deploys on Fridays")).strip()
+    ok(run_ctx(store_path, "remote", "add", "origin", str(remote)))
+    ok(run_ctx(store_path, "push"))
+    b = tmp_path / "b" / ".ctx"
+    ok(run_ctx(b, "clone", str(remote)))
+    ok(run_ctx(store_path, "branch", "side"))
+    ok(run_ctx(store_path, "edit", kept, "--body", "Deploys on Mondays", "-b", "side"))
+    ok(run_ctx(store_path, "edit", kept, "--body", "Deploys on Tuesdays"))
+    assert run_ctx(store_path, "merge", "side").returncode == 5  # kept, committed
+    ok(run_ctx(store_path, "push"))
+    pulled = ok(run_ctx(b, "pull"))
+    assert pulled.startswith("Fast-forwarded main to ")
+    assert pulled.splitlines()[1] == (
+        "  1 conflict left unsettled where it came from, now on main: settle "
+        "each with `ctx resolve ID --take ours|theirs|both`."
+    )
+
+
 def test_recall_after_a_pull_sees_the_pulled_memory(store_path: Path, tmp_path: Path):
     remote = bare(tmp_path / "memory.git")
     ok(run_ctx(store_path, "remember", "The queue is Postgres"))
