@@ -176,6 +176,10 @@ def _settle(
 ) -> bytes | None:
     kept = decode_memory(current, conflict.path) if current else conflict.ours
     if take == "ours":
+        # Deleted here, changed there: the merge kept their version, so that
+        # nothing was lost before a choice; taking ours deletes it.
+        if conflict.ours is None and "deleted" in conflict.fields:
+            return None
         return current
     if take == "theirs":
         if conflict.theirs is None:

@@ -145,11 +145,11 @@ def test_delete_against_modify_keeps_the_modified_version(store, intent):
     edit(store, mid, intent, body="still useful", branch="agent")
     result = merge(store, "agent", MERGER)
     assert result.conflicts[0].fields == ("deleted",)
-    assert show(store, mid).memory.body == "still useful"
-    resolve(
-        store, mid, MERGER, take="ours"
-    )  # ours deleted it: keep what is at the path
-    assert show(store, mid).memory.body == "still useful"
+    assert show(store, mid).memory.body == "still useful"  # nothing lost yet
+    resolve(store, mid, MERGER, take="ours")  # ours deleted it: so it is
+    with pytest.raises(NotFoundError):
+        show(store, mid)
+    assert not list_conflicts(store)
 
 
 @pytest.mark.parametrize(
