@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SAVE_AFTER", "Adjacency", "adjacency"]
 
-_VERSION = 2
+_VERSION = 3  # 3: a SUPERSEDES cycle hides none of it
 SAVE_AFTER = 256
 """Changed paths a catch-up must apply before the cache file is rewritten."""
 
@@ -110,10 +110,21 @@ class Adjacency:
         return dict(sorted(counts.items()))
 
     def superseded(self) -> set[str]:
-        """Returns the ids that some memory SUPERSEDES."""
+        """Returns the ids that some memory SUPERSEDES, left out of recall and ls.
+
+        Not one superseded only from within a cycle of SUPERSEDES links (A
+        supersedes B and B supersedes A, which two branches or a Dream
+        proposal and a person can each write, and a merge joins): nothing
+        says which one stands, and hiding both would hide the fact itself.
+        A memory of the cycle that one outside it supersedes is left out.
+        """
         if self._packed is not None:
             return set(self._packed.superseded)
-        return {t for _, kind, t in self.edges() if kind == "SUPERSEDES"}
+        by: dict[str, set[str]] = {}
+        for source, kind, target in self.edges():
+            if kind == "SUPERSEDES":
+                by.setdefault(target, set()).add(source)
+        return {t for t, sources in by.items() if sources - _cycle_of(t, by)}
 
     def encode(self) -> bytes:
         """Returns the compact on-disk form."""
@@ -167,6 +178,35 @@ def _links_tree(snap: Snapshot) -> str:
 
 def _tree_arg(tree: str) -> ObjectID | None:
     return None if tree == _EMPTY_TREE else ObjectID(tree.encode())
+
+
+def _cycle_of(memory: str, by: dict[str, set[str]]) -> set[str]:
+    """Returns the memories on a SUPERSEDES cycle through ``memory``.
+
+    ``by`` maps each memory to those that supersede it: the memories that
+    ``memory`` is superseded by, transitively, that it also supersedes,
+    transitively (its strongly connected part).
+    """
+    above = _reach(memory, by)
+    if memory not in above:
+        return set()
+    below: dict[str, set[str]] = {}
+    for target, sources in by.items():
+        for source in sources:
+            below.setdefault(source, set()).add(target)
+    return above & _reach(memory, below)
+
+
+def _reach(start: str, edges: dict[str, set[str]]) -> set[str]:
+    """Returns what ``edges`` reach from ``start`` in one step or more."""
+    seen: set[str] = set()
+    stack = list(edges.get(start, ()))
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            stack.extend(edges.get(node, ()))
+    return seen
 
 
 def adjacency(store: Store, snap: Snapshot) -> Adjacency:

@@ -292,3 +292,31 @@ def test_a_preview_of_a_fast_forward_leaves_the_branch(store, intent):
     assert result.commit is not None
     assert result.commit.id == store.branch_tip("agent")
     assert store.branch_tip("main") == tip
+
+
+def test_opposite_supersedes_joined_by_a_merge_hide_neither(store, intent):
+    from ctx.engine import supersede
+
+    tuesday = remember(store, Draft(text="Deploy window is Tuesday."), intent).ids[0]
+    thursday = remember(store, Draft(text="Deploy window is Thursday."), intent)
+    thursday_id = thursday.ids[0]
+    create_branch(store, "agent/x")
+    create_branch(store, "agent/y")
+    supersede(store, tuesday, thursday_id, intent, branch="agent/x")
+    supersede(store, thursday_id, tuesday, intent, branch="agent/y")
+    merge(store, "agent/x", MERGER)
+    assert {m.memory.body for m in list_memories(store)} == {
+        "Deploy window is Thursday."
+    }
+    merge(store, "agent/y", MERGER)  # a cycle: nothing says which one stands
+    assert {m.memory.body for m in list_memories(store)} == {
+        "Deploy window is Tuesday.",
+        "Deploy window is Thursday.",
+    }
+    # A third that supersedes one of the cycle hides that one.
+    later = remember(store, Draft(text="Deploy window is Friday."), intent).ids[0]
+    supersede(store, tuesday, later, intent)
+    assert {m.memory.body for m in list_memories(store)} == {
+        "Deploy window is Thursday.",
+        "Deploy window is Friday.",
+    }
