@@ -48,10 +48,13 @@ def _invalid(path: Path, what: str) -> InvalidInputError:
 
 
 def _object(doc: JsonText, key: str) -> dict[str, Any] | None:
-    value = doc.data.get(key)
-    if value is not None and not isinstance(value, dict):
+    # A key present as null is refused as any other non-object: taken for
+    # missing, a second key of the name was added after it, which broke the
+    # text (a null "hooks") or was what uninstall removed (a null
+    # "mcpServers": the user's own key went, ctx's stayed).
+    if key in doc.data and not isinstance(doc.data[key], dict):
         raise _invalid(doc.path, f"has a {key!r} that is not an object")
-    return value
+    return doc.data.get(key)
 
 
 def _commands(group: object) -> list[str | None]:

@@ -306,6 +306,17 @@ def test_hooks_of_another_shape_are_refused(project):
     write(project / ".claude" / "settings.json", '{"hooks": []}\n')
     with pytest.raises(InvalidInputError, match="has a 'hooks' that is not an object"):
         plan_install(HOSTS["claude"], "project")
+    # Present as null: refused too, as any other thing that is not an object
+    # (it was taken for missing, and a second key of that name was added).
+    write(project / ".claude" / "settings.json", '{"hooks": null, "model": "x"}\n')
+    with pytest.raises(InvalidInputError, match="has a 'hooks' that is not an object"):
+        plan_install(HOSTS["claude"], "project")
+    mine = '{\n  "mcpServers": null,\n  "theme": "x"\n}\n'
+    write(project / ".cursor" / "mcp.json", mine)
+    for plan in (plan_install, plan_uninstall):
+        with pytest.raises(InvalidInputError, match="'mcpServers' that is not an"):
+            plan(HOSTS["cursor"], "project")
+    assert (project / ".cursor" / "mcp.json").read_text() == mine
 
 
 def test_a_ctx_server_the_user_wrote_is_kept(project):
