@@ -143,8 +143,10 @@ class Plan:
 
 
 def _read(path: Path) -> str | None:
+    # As the bytes say, line ends included: read as text, a file's CRLF came
+    # back LF, and uninstall no longer gave back the bytes it had.
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
@@ -303,7 +305,7 @@ def _write(path: Path, old: str | None, new: str | None, root: Path) -> str | No
 def _replace(path: Path, text: str, like: Path | None) -> None:
     """Replaces ``path`` whole, with the permissions of ``like`` if given."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_bytes(text.encode("utf-8"))
     if like is not None:
         os.chmod(tmp, like.stat().st_mode & 0o7777)
     os.replace(tmp, path)

@@ -433,3 +433,18 @@ def test_hosts_run_the_ctx_given_and_a_second_install_moves_them_to_it(project):
         "hooks.json.ctx-backup",
         "settings.json.ctx-backup",
     ]
+
+
+@pytest.mark.parametrize("host", ["claude", "codex", "gemini", "cursor"])
+def test_files_with_crlf_line_ends_come_back_byte_for_byte(project, host):
+    root = seed(host, "project", project)
+    for path in [p for p in root.rglob("*") if p.is_file()]:
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    before = files(root)
+    install(host)
+    backups = {p: p.read_bytes() for p in root.rglob("*.ctx-backup")}
+    for backup, saved in backups.items():  # the old bytes, as they were
+        assert before[str(backup)[: -len(".ctx-backup")]] == saved
+    assert not [c for c in install(host).files if c.action != "unchanged"]
+    uninstall(host)
+    assert files(root) == before
