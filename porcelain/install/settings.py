@@ -19,6 +19,7 @@ than the host's (``hooks`` not an object, ...), raises
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import tomllib
@@ -69,12 +70,6 @@ def _groups(doc: JsonText, event: str) -> list[Any] | None:
     if groups is not None and not isinstance(groups, list):
         raise _invalid(doc.path, f"has hooks for {event!r} that are not a list")
     return groups
-
-
-def _by_name(command: str) -> str:
-    """Returns ``command`` (``PROGRAM hook EVENT``) with ``ctx`` by name."""
-    words = shlex.split(command)
-    return shlex.join([PROGRAM, *words[1:]])
 
 
 def hooks_present(doc: JsonText, commands: list[tuple[str, str]]) -> int:
@@ -138,13 +133,31 @@ def add_hooks(
 def _find(
     doc: JsonText, event: str, command: str, *, exact: bool = True
 ) -> tuple[int, int] | None:
-    """Returns where a hook runs ``command`` (or, not exact, ``ctx`` by name)."""
-    wanted = {command} if exact else {command, _by_name(command)}
+    """Returns where a hook runs ``command`` (or, not exact, any ``ctx``'s).
+
+    Not exact, the same hook run by ``ctx`` by name or by another path to a
+    ``ctx`` counts: an install from a second ``ctx`` (a tool install beside
+    a checkout's, a checkout moved) replaces the first's hooks rather than
+    adding its own beside them, so every hook ran twice.
+    """
     for g, group in enumerate(_groups(doc, event) or []):
         for h, found in enumerate(_commands(group)):
-            if found in wanted:
+            if found == command or (not exact and _same_hook(found, command)):
                 return g, h
     return None
+
+
+def _same_hook(found: str | None, command: str) -> bool:
+    """Whether ``found`` runs the hook ``command`` runs, through some ``ctx``."""
+    if found is None:
+        return False
+    try:
+        words, ours = shlex.split(found), shlex.split(command)
+    except ValueError:
+        return False  # not a command line a shell would run
+    return (
+        bool(words) and os.path.basename(words[0]) == PROGRAM and words[1:] == ours[1:]
+    )
 
 
 def remove_hooks(doc: JsonText, commands: list[tuple[str, str]]) -> bool:

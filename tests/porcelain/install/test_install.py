@@ -400,6 +400,17 @@ def test_a_linked_settings_file_is_written_through_the_link(project, tmp_path):
     assert (dotfiles / "mcp.json").read_text() == "{}\n"
 
 
+def claude_hooks(project: Path) -> list[str]:
+    """The commands of every hook in the project's Claude Code settings."""
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    return [
+        hook["command"]
+        for groups in settings["hooks"].values()
+        for group in groups
+        for hook in group["hooks"]
+    ]
+
+
 def test_hosts_run_the_ctx_given_and_a_second_install_moves_them_to_it(project):
     # Issue 32: a bare `ctx` fails every hook when ctx lives in a .venv/bin.
     ctx = "/opt/my tools/bin/ctx"
@@ -407,13 +418,7 @@ def test_hosts_run_the_ctx_given_and_a_second_install_moves_them_to_it(project):
     install("codex")
     for host in ("claude", "codex"):
         apply_plan(plan_install(HOSTS[host], "project", ctx))
-    settings = json.loads((project / ".claude" / "settings.json").read_text())
-    commands = [
-        hook["command"]
-        for groups in settings["hooks"].values()
-        for group in groups
-        for hook in group["hooks"]
-    ]
+    commands = claude_hooks(project)
     assert commands == [
         f"'/opt/my tools/bin/ctx' hook {arg}" for _, arg in HOSTS["claude"].events
     ]
@@ -425,14 +430,37 @@ def test_hosts_run_the_ctx_given_and_a_second_install_moves_them_to_it(project):
         "mcp_servers": {"ctx": {"command": ctx, "args": ["mcp"]}}
     }
     assert install("claude").files[0].action == "changed"  # back to ctx by name
+    # Moved, not doubled: each hook runs once, by name, as the first install
+    # wrote it (the file is that text again, so its backup went).
+    commands = claude_hooks(project)
+    assert commands == [f"ctx hook {arg}" for _, arg in HOSTS["claude"].events]
     for host in ("claude", "codex"):
         apply_plan(plan_uninstall(HOSTS[host], "project", ctx))
     assert sorted(p.name for p in project.rglob("*") if p.is_file()) == [
         ".mcp.json.ctx-backup",
         "config.toml.ctx-backup",
         "hooks.json.ctx-backup",
-        "settings.json.ctx-backup",
     ]
+
+
+def test_an_install_from_a_second_ctx_replaces_the_first_ones_hooks(project):
+    first, second = "/old/checkout/.venv/bin/ctx", "/home/me/.local/bin/ctx"
+    apply_plan(plan_install(HOSTS["claude"], "project", first))
+    apply_plan(plan_install(HOSTS["claude"], "project", second))
+    commands = claude_hooks(project)
+    assert commands == [f"{second} hook {arg}" for _, arg in HOSTS["claude"].events]
+    apply_plan(plan_uninstall(HOSTS["claude"], "project", second))
+    assert not (project / ".claude" / "settings.json").exists()
+    # Another program's hook that happens to say "hook" stays.
+    write(
+        project / ".claude" / "settings.json",
+        '{"hooks": {"Stop": [{"hooks": [{"type": "command", '
+        '"command": "/usr/bin/notctx hook stop"}]}]}}\n',
+    )
+    mine = (project / ".claude" / "settings.json").read_bytes()
+    apply_plan(plan_install(HOSTS["claude"], "project", second))
+    apply_plan(plan_uninstall(HOSTS["claude"], "project", second))
+    assert (project / ".claude" / "settings.json").read_bytes() == mine
 
 
 @pytest.mark.parametrize("host", ["claude", "codex", "gemini", "cursor"])
