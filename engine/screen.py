@@ -51,8 +51,8 @@ class SecretFinding(msgspec.Struct, frozen=True, kw_only=True):
         memory: The memory's id, when the file is a memory.
         kind: What it is (``aws-access-key``, ``private-key``, ...).
         field: Where in the file: ``body``, ``title``, ``tags``,
-            ``meta.NAME``, ``reason``... (``summary`` and ``reason`` for
-            a commit's message).
+            ``meta.NAME``, ``reason``... (``summary``, ``reason`` and
+            ``agent`` for a commit's message).
         line: The line of that field it is on, from 1.
     """
 
@@ -65,7 +65,7 @@ class SecretFinding(msgspec.Struct, frozen=True, kw_only=True):
     def place(self) -> str:
         """Returns where it is, for a message: ``memory ID's body, line 3``."""
         owner = f"memory {self.memory}'s" if self.memory else f"{self.path}'s"
-        if self.field in ("summary", "reason") and not self.path:
+        if self.field in ("summary", "reason", "agent") and not self.path:
             owner = "the commit's"
         return f"{owner} {self.field}, line {self.line}"
 

@@ -133,6 +133,11 @@ class SecretScreen:
         if reason:
             reason = _scrubbed(reason, values)
             findings += _message_findings("reason", reason)
+        # The writer's name goes into every commit (`Ctx-Agent:`) and log
+        # line: a token given as --agent is a secret in history all the same.
+        agent = pending.intent.agent
+        named = _message_findings("agent", agent) if agent else []
+        findings += named
         if not findings:
             return pending
         if mode == "refuse":
@@ -140,7 +145,9 @@ class SecretScreen:
         return PendingWrite(
             summary=_redacted_text(summary),
             intent=msgspec.structs.replace(
-                pending.intent, reason=_redacted_text(reason) if reason else reason
+                pending.intent,
+                reason=_redacted_text(reason) if reason else reason,
+                agent=_REDACTED_AGENT if named else agent,
             ),
             changes=changes,
         )
@@ -359,6 +366,10 @@ def _scrubbed(text: str, values: list[tuple[str, str]]) -> str:
                     text = f"{head[:-n]}[REDACTED:{kind}]…"
                     break
     return text
+
+
+_REDACTED_AGENT = "redacted"
+"""The writer's name recorded where the one given held a secret (redact mode)."""
 
 
 def _message_findings(name: str, text: str) -> list[SecretFinding]:

@@ -123,6 +123,24 @@ def test_the_reason_trailer_is_scanned(ws):
     )
 
 
+def test_the_agent_trailer_is_scanned(ws):
+    # An agent name takes letters, digits and ._@+- (Intent): a key fits.
+    key = s.aws_key()
+    who = Intent(agent=key, intent="observe")
+    refused(
+        ws,
+        lambda: engine.remember(ws.store(write=True), Draft(text="Plain"), who),
+        "aws-access-key",
+        "the commit's agent, line 1",
+    )
+    (ws.path / "config.toml").write_text('[secrets]\nmode = "redact"\n')
+    store = ws.store(write=True)
+    engine.remember(store, Draft(text="Plain"), who)
+    made = store.commit(store.branch_tip("main"))
+    assert made.intent is not None
+    assert (made.author, made.intent.agent) == ("redacted", "redacted")
+
+
 def test_import_is_refused_as_a_whole(ws):
     lines = [
         json.dumps({"text": "The queue is Postgres"}).encode(),
