@@ -26,6 +26,7 @@ from datetime import datetime
 
 import msgspec
 
+from ctx.engine.abbreviation import MIN_SHORT
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import check_new_branch_name
 from ctx.engine.errors import (
@@ -407,6 +408,14 @@ def _pick(proposals: Sequence[Proposal], ids: Sequence[str]) -> list[Proposal]:
     by_id = {p.id: p for p in proposals}
     out: dict[str, Proposal] = {}
     for given in ids:
+        if len(given) < MIN_SHORT and given.lower() not in by_id:
+            # As a memory's: a character or two would pick an update that
+            # hides a memory by chance ("a" accepted a5dddc3b59c1).
+            raise InvalidInputError(
+                f"{given!r} is not a proposal id: give at least {MIN_SHORT} "
+                "of its characters.",
+                hint="`ctx dream review` lists them.",
+            )
         matches = [p for pid, p in by_id.items() if pid.startswith(given.lower())]
         if not given or not matches:
             raise NotFoundError(

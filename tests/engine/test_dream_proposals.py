@@ -145,8 +145,11 @@ def test_bad_reviews_are_refused_and_change_nothing(store, pair):
     old, new = pair
     engine.propose(store, supersede_proposal(store, new, old))
     tip = store.branch_tip("dream/main")
-    with pytest.raises(NotFoundError, match="No proposal 'zzz'"):
-        engine.review_proposals(store, "main", ["zzz"], "accepted", REVIEWER)
+    with pytest.raises(NotFoundError, match="No proposal 'zzzzzz'"):
+        engine.review_proposals(store, "main", ["zzzzzz"], "accepted", REVIEWER)
+    [proposal] = engine.list_proposals(store, "main")
+    with pytest.raises(InvalidInputError, match="give at least 6 of its characters"):
+        engine.review_proposals(store, "main", [proposal.id[:1]], "accepted", REVIEWER)
     with pytest.raises(InvalidInputError, match="accepts or rejects"):
         engine.review_proposals(store, "main", [], "maybe", REVIEWER)
     assert store.branch_tip("dream/main") == tip
