@@ -638,7 +638,7 @@ def merge_accepted(
             raise InvalidInputError(
                 f"The merge would hide {plural(len(hidden), 'memory')} from recall.",
                 hint="`ctx dream review --status accepted` shows them; "
-                "confirm with --yes.",
+                'confirm with --yes ("yes": true through MCP and HTTP).',
             )
         result: MergeResult | None = None
         changes = _effects(snap, good)

@@ -92,7 +92,8 @@ def test_merge_asks_for_yes_when_it_hides_more_than_three_memories(hashing_ctx):
     r = ctx("dream", "merge", code=4)
     assert r.stderr == (
         "Error: The merge would hide 4 memories from recall.\n"
-        "Hint: `ctx dream review --status accepted` shows them; confirm with --yes.\n"
+        "Hint: `ctx dream review --status accepted` shows them; confirm with --yes "
+        '("yes": true through MCP and HTTP).\n'
     )
     assert ctx.files() == before
     merged = ctx("dream", "merge", "--yes").stdout
