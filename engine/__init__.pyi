@@ -76,6 +76,12 @@ from .catalog import (
 from .catalog import (
     CatalogEntry as CatalogEntry,
 )
+from .cloning import (
+    CloneResult as CloneResult,
+)
+from .cloning import (
+    clone as clone,
+)
 from .code_branches import (
     code_branch as code_branch,
 )
@@ -764,9 +770,6 @@ from .tokens import (
     recall_tokens as recall_tokens,
 )
 from .transfer import (
-    CloneResult as CloneResult,
-)
-from .transfer import (
     FetchResult as FetchResult,
 )
 from .transfer import (
@@ -777,9 +780,6 @@ from .transfer import (
 )
 from .transfer import (
     RefUpdate as RefUpdate,
-)
-from .transfer import (
-    clone as clone,
 )
 from .transfer import (
     fetch as fetch,

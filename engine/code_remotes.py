@@ -25,10 +25,10 @@ from dulwich.repo import Repo
 
 from ctx.engine._fetch_plan import CODE_NAMESPACE
 from ctx.engine._reaching import NO_ACCESS, Access
+from ctx.engine.cloning import CloneResult, clone
 from ctx.engine.errors import RemoteNotFoundError
 from ctx.engine.remotes import RemoteInfo, add_remote, check_url
 from ctx.engine.store import Clock, Store
-from ctx.engine.transfer import CloneResult, clone
 from ctx.engine.work_trees import code_work_tree
 
 __all__ = [

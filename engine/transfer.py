@@ -1,4 +1,4 @@
-"""Fetch, push, pull and clone: memory that travels through git remotes.
+"""Fetch, push and pull: memory that travels through git remotes.
 
 Every transfer goes through dulwich's clients (local paths and ``file://``,
 ``git://``, ``ssh://`` and scp-like addresses, smart ``http(s)://``), and
@@ -22,10 +22,8 @@ every one writes objects first and refs last:
   send one, and a push onto a branch that still holds the old history asks
   for ``force_with_lease``. A pull applies the record to what this store
   still holds of the old history. ``ignore_redactions`` lifts the refusals.
-- clone: a new store is built in a temporary folder and renamed into place,
-  so a failed clone leaves no half store behind (and the folder a killed
-  one left is removed by the next, :mod:`ctx.engine._builds`). Its branches
-  are written at once, as its fetch's are.
+- clone (:mod:`ctx.engine.cloning`): a new store from a remote, fetched
+  as here.
 
 A remote whose branches hold neither memories nor anything else ctx writes
 is not a ctx store and is refused before any ref moves. A remote with a
@@ -36,13 +34,9 @@ neither fetched nor checked nor moved.
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import closing
-from pathlib import Path
 
 import msgspec
 from dulwich.client import GitClient, LocalGitClient, SendPackResult
@@ -58,7 +52,6 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 from dulwich.worktree import list_worktrees
 
-from ctx.engine._builds import BUILD_PREFIX, remove_abandoned_builds, write_gitignore
 from ctx.engine._fetch_plan import (
     HEADS,
     check_holds_memory,
@@ -74,7 +67,6 @@ from ctx.engine._fetching import (
     receive_objects,
 )
 from ctx.engine._incoming import RECORD_TIP, RedactedError, RefusedError
-from ctx.engine._lock import write_lock
 from ctx.engine._pack_copy import in_runs, pack_records
 from ctx.engine._reaching import NO_ACCESS, Access, reach
 from ctx.engine._redaction_record import (
@@ -90,15 +82,12 @@ from ctx.engine.errors import (
     ConflictError,
     RefNotFoundError,
     RemoteError,
-    StoreError,
 )
 from ctx.engine.ids import CommitId
 from ctx.engine.merge import MergeResult, merge
 from ctx.engine.model import Intent
 from ctx.engine.redaction import RedactResult, apply_redactions
 from ctx.engine.remotes import (
-    add_remote,
-    check_url,
     display_url,
     remote_namespace,
     remote_url,
@@ -106,18 +95,18 @@ from ctx.engine.remotes import (
     tracking_ref,
     write_refs,
 )
-from ctx.engine.store import Clock, Store, check_branch_name
+from ctx.engine.store import Store, check_branch_name
 
 __all__ = [
-    "CloneResult",
     "FetchResult",
     "PullResult",
     "PushResult",
     "RefUpdate",
-    "clone",
     "fetch",
+    "fetch_objects",
     "pull",
     "push",
+    "sync_record",
 ]
 
 
@@ -186,22 +175,6 @@ class PullResult(msgspec.Struct, frozen=True, kw_only=True):
     redactions: tuple[RedactResult, ...] = ()
 
 
-class CloneResult(msgspec.Struct, frozen=True, kw_only=True):
-    """A store made from a remote.
-
-    Attributes:
-        path: The new store folder.
-        url: Where it came from (the remote ``origin``).
-        head: Its default branch, as the remote's.
-        branches: Every branch, with its tip.
-    """
-
-    path: str
-    url: str
-    head: str
-    branches: dict[str, CommitId]
-
-
 # -- fetch -----------------------------------------------------------------------
 
 
@@ -227,7 +200,7 @@ def fetch(
     """
     url = remote_url(store, remote)
     redacted = {} if ignore_redactions else redacted_objects(store)
-    heads, head, record = _fetch_objects(
+    heads, head, record = fetch_objects(
         store,
         url,
         access,
@@ -235,7 +208,7 @@ def fetch(
         remote_namespace(store, remote),
         redacted,
     )
-    _sync_record(
+    sync_record(
         store, url, access, record, [ObjectID(t.encode()) for t in heads.values()]
     )
     with store.locked():
@@ -260,7 +233,7 @@ def fetch(
     )
 
 
-def _sync_record(
+def sync_record(
     store: Store,
     url: str,
     access: Access,
@@ -343,7 +316,7 @@ def _fetch_checked(
         ) from None
 
 
-def _fetch_objects(
+def fetch_objects(
     store: Store,
     url: str,
     access: Access,
@@ -550,7 +523,7 @@ def push(
         result = reach(url, access, send)
         if not unseen:
             break
-        _sync_record(store, url, access, unseen[0])
+        sync_record(store, url, access, unseen[0])
     if unseen:
         raise RemoteError(
             f"{display_url(url)}'s record of redactions cannot be fetched; "
@@ -699,140 +672,3 @@ def pull(
         )
     merged = merge(store, f"{remote}/{source}", intent, into=target, prefer=prefer)
     return PullResult(fetch=fetched, merge=merged, redactions=applied)
-
-
-# -- clone -----------------------------------------------------------------------
-
-
-def clone(
-    path: Path,
-    url: str,
-    *,
-    clock: Clock,
-    access: Access = NO_ACCESS,
-    namespace: str = "",
-) -> CloneResult:
-    """Makes a store in folder ``path`` from the ctx store at ``url``.
-
-    The remote becomes ``origin``; every branch it has (under ``namespace``,
-    the branches of the code's remote's ``refs/heads/ctx/``) becomes a branch
-    here, and its default branch the store's (else ``main``). The store is
-    built in a temporary folder and renamed into place, so a failed clone
-    leaves nothing behind.
-
-    Raises:
-        ConflictError: a store already exists at ``path``.
-        RemoteError: the remote cannot be reached, is empty, or is no ctx store.
-    """
-    url = check_url(url)
-    if (path / "git").exists():
-        raise ConflictError(f"A store already exists at {path}.")
-    created = None  # the first folder made here, removed if the clone fails
-    if not path.exists():
-        created = path
-        while not created.parent.exists():
-            created = created.parent
-    try:
-        (path / "cache").mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreError(f"Cannot create a store at {path}: {exc.strerror}.") from exc
-    try:
-        with write_lock(path / "lock", 60.0):
-            if (path / "git").exists():
-                raise ConflictError(f"A store already exists at {path}.")
-            remove_abandoned_builds(path, locked=True)  # an earlier clone killed
-            fetched = _clone_into(path, url, clock, access, namespace)
-    except BaseException:
-        if created is not None:
-            shutil.rmtree(created, ignore_errors=True)
-        raise
-    assert fetched.head is not None
-    write_gitignore(path)  # the history cache is filled by the commands that read it
-    return CloneResult(
-        path=str(path),
-        url=display_url(url),
-        head=fetched.head,
-        branches=fetched.branches,
-    )
-
-
-def _clone_into(
-    path: Path,
-    url: str,
-    clock: Clock,
-    access: Access,
-    namespace: str,
-) -> FetchResult:
-    tmp = Path(tempfile.mkdtemp(prefix=BUILD_PREFIX, dir=path))
-    try:
-        repo = Repo.init_bare(str(tmp))
-        try:
-            fetched = _fill_clone(repo, url, clock, access, namespace)
-        finally:
-            repo.close()
-        os.rename(tmp, path / "git")
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return fetched
-
-
-def _fill_clone(
-    repo: Repo,
-    url: str,
-    clock: Clock,
-    access: Access,
-    namespace: str,
-) -> FetchResult:
-    """Fetches every branch of ``url`` into the new repository, checked.
-
-    Every branch and every fetched branch is written in one ``packed-refs``
-    write; only the default branch gets a ref file and a reflog line of its
-    own (the clone, in its operation log), as git's clone does.
-    """
-    from ctx.engine.store import STORE_FORMAT
-
-    config = repo.get_config()
-    config.set((b"ctx",), b"storeversion", str(STORE_FORMAT).encode())
-    config.write_to_path()
-    store = Store(repo, None, clock=clock)
-    add_remote(store, "origin", url, namespace=namespace)
-    heads, head, record = _fetch_objects(store, url, access, {}, namespace, {})
-    _sync_record(
-        store, url, access, record, [ObjectID(t.encode()) for t in heads.values()]
-    )
-    if not heads and namespace:
-        raise RemoteError(
-            f"{display_url(url)} holds no memory: it has no branch under {namespace}.",
-            hint="To put it there, `ctx remote add origin --with-code` in a "
-            "store of this code, then `ctx push`.",
-        )
-    if not heads:
-        raise RemoteError(
-            f"{display_url(url)} is empty.",
-            hint="To fill it, `ctx remote add origin URL` in a store, then `ctx push`.",
-        )
-    if head is None:
-        head = "main" if "main" in heads else sorted(heads)[0]
-    refs: dict[Ref, ObjectID | None] = {
-        tracking_ref("origin", branch): ObjectID(tip.encode())
-        for branch, tip in heads.items()
-    }
-    refs |= {
-        Ref(HEADS + branch.encode()): ObjectID(tip.encode())
-        for branch, tip in heads.items()
-        if branch != head
-    }
-    write_refs(store, refs)
-    store.move_branch(head, None, heads[head], f"ctx clone: from {display_url(url)}")
-    repo.refs.set_symbolic_ref(Ref(b"HEAD"), Ref(HEADS + head.encode()))
-    return FetchResult(
-        remote="origin",
-        url=display_url(url),
-        head=head,
-        branches=heads,
-        updated=tuple(
-            RefUpdate(branch=branch, old=None, new=tip)
-            for branch, tip in sorted(heads.items())
-        ),
-    )
