@@ -35,7 +35,11 @@ from ctx.hub import Workspace
 from ctx.porcelain.install.hosts import HOSTS, PROGRAM, SCOPES, SERVER_NAME, Host
 from ctx.porcelain.install.jsontext import JsonText
 from ctx.porcelain.install.manifests import PACKAGE_NAME
-from ctx.porcelain.install.settings import has_toml_server, hooks_present
+from ctx.porcelain.install.settings import (
+    has_toml_server,
+    hook_programs,
+    hooks_present,
+)
 from ctx.porcelain.install.skill import SKILL_TEXT
 
 __all__ = ["Check", "DoctorReport", "doctor"]
@@ -224,9 +228,24 @@ def _hooks(commands: list[tuple[str, str]], path: Path, label: str, hint: str) -
     doc = JsonText(path, path.read_text("utf-8") if path.is_file() else None)
     found = hooks_present(doc, commands)
     detail = f"{found} of {len(commands)} hooks in {path}"
+    # A hook that runs a ctx no longer there (a checkout moved or deleted)
+    # fails at every prompt, though it is in its place.
+    gone = sorted(p for p in hook_programs(doc, commands) if _missing(p))
+    if gone:
+        return Check(
+            name=f"{label} hooks",
+            status="fail",
+            detail=f"{detail}, run by {', '.join(gone)}, which is not there",
+            hint=hint,
+        )
     if found == len(commands):
         return Check(name=f"{label} hooks", status="ok", detail=detail)
     return Check(name=f"{label} hooks", status="warn", detail=detail, hint=hint)
+
+
+def _missing(program: str) -> bool:
+    """Whether ``program``, a path, names no file (a bare name is the PATH's)."""
+    return os.path.isabs(program) and not os.path.isfile(program)
 
 
 def _server(host: Host, path: Path, label: str, hint: str) -> Check:

@@ -18,6 +18,7 @@ than the host's (``hooks`` not an object, ...), raises
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -81,6 +82,19 @@ def hooks_present(doc: JsonText, commands: list[tuple[str, str]]) -> int:
         _find(doc, event, command, exact=False) is not None
         for event, command in commands
     )
+
+
+def hook_programs(doc: JsonText, commands: list[tuple[str, str]]) -> set[str]:
+    """Returns the programs the document's ctx hooks among ``commands`` run."""
+    found: set[str] = set()
+    for event, command in commands:
+        at = _find(doc, event, command, exact=False)
+        if at is not None:
+            g, h = at
+            ran = _commands((_groups(doc, event) or [])[g])[h]
+            with contextlib.suppress(ValueError):
+                found.update(shlex.split(ran or "")[:1])
+    return found
 
 
 def hook_group(command: str, *, named: bool = False) -> dict[str, object]:

@@ -192,6 +192,22 @@ def test_doctor_on_a_broken_setup(healthy, monkeypatch):
     assert lines[-1].startswith("ok    mcp: `ctx mcp` answers (")
 
 
+def test_doctor_fails_hooks_that_run_a_ctx_no_longer_there(healthy):
+    settings = healthy / ".claude" / "settings.json"
+    gone = "/old/checkout/.venv/bin/ctx"
+    settings.write_text(settings.read_text().replace(f"{BIN}/ctx", gone))
+    report = json.loads(run("doctor", "--json", code=1).stdout)
+    hooks = next(c for c in report["checks"] if c["name"] == "claude (project) hooks")
+    assert (hooks["status"], hooks["detail"]) == (
+        "fail",
+        f"7 of 7 hooks in {settings}, run by {gone}, which is not there",
+    )
+    assert hooks["hint"] == "Run `ctx install claude`."
+    run("install", "claude")  # points them at this ctx: replaced, not doubled
+    report = json.loads(run("doctor", "--json").stdout)
+    assert report["ok"] is True
+
+
 def test_install_writes_the_path_of_the_running_ctx(project):
     # Issue 32: after `make tour` ctx is only in .venv/bin, not on the PATH
     # the hosts run their hooks with.
