@@ -587,11 +587,20 @@ Recheck = Callable[[Proposal, dict[MemoryId, Memory]], str | None]
 def _still_holds(snap: Snapshot, proposal: Proposal, recheck: Recheck) -> str | None:
     current: dict[MemoryId, Memory] = {}
     changed = False
+    # A memory edited since the proposal was made may say the current value
+    # now: it is never hidden on the proposal's word (a re-check ranked by
+    # when each was written, not edited, and hid the fresh edit).
+    hides = set(proposal.hides())
     for evidence in proposal.memories:
         path = snap.find_path(evidence.id)
         if path is None:
             return f"memory {evidence.id} is no longer on the branch"
         blob = snap.blob_id(path)
+        if blob != evidence.blob and evidence.id in hides:
+            return (
+                f"memory {evidence.id}, which it would hide, was edited since: "
+                "it may say the current value now"
+            )
         changed = changed or blob != evidence.blob
         current[evidence.id] = snap.find(evidence.id).memory
     return recheck(proposal, current) if changed else None

@@ -131,6 +131,25 @@ def test_a_changed_memory_is_rechecked_before_merge(store, pair):
     assert (listed.status, listed.note) == ("stale", "the words differ now")
 
 
+def test_a_memory_edited_since_is_never_hidden_on_the_proposals_word(store, pair):
+    old, new = pair
+    proposal = engine.propose(store, supersede_proposal(store, new, old))
+    engine.review_proposals(store, "main", [], "accepted", REVIEWER)
+    # The one the proposal would hide is edited to the current value.
+    engine.edit(store, old, WHO, body="The deploy moved to RabbitMQ days")
+    before = store.branch_tip("main")
+    result = engine.merge_accepted(store, "main", REVIEWER, lambda p, m: None)
+    assert result.merged == ()
+    assert result.stale == (
+        (
+            proposal.id,
+            f"memory {old}, which it would hide, was edited since: it may say "
+            "the current value now",
+        ),
+    )
+    assert store.branch_tip("main") == before
+
+
 def test_a_proposal_whose_memory_is_gone_goes_stale(store, pair):
     old, new = pair
     engine.propose(store, supersede_proposal(store, new, old))

@@ -198,11 +198,12 @@ def test_dream_refuses_its_own_branches_and_bad_budgets(ws):
 
 def test_an_accepted_proposal_is_rechecked_by_the_rules_before_merge(ws):
     store = ws.store()
-    old = remember(ws, "The staging cluster runs in Frankfurt", days_ago=3)
-    remember(ws, "the staging cluster runs in frankfurt", days_ago=1)
+    remember(ws, "The staging cluster runs in Frankfurt", days_ago=3)
+    kept = remember(ws, "the staging cluster runs in frankfurt", days_ago=1)
     dream.run(ws, budget=50)
     dream.accept(ws, [])
-    engine.edit(store, old, WHO, body="Our cat is called Miso")
+    # The one it keeps changes (one it would hide, edited, is never hidden).
+    engine.edit(store, kept, WHO, body="Our cat is called Miso")
     before = store.branch_tip("main")
     result = dream.merge(ws)
     assert result.merged == ()
@@ -211,7 +212,7 @@ def test_an_accepted_proposal_is_rechecked_by_the_rules_before_merge(ws):
     assert store.branch_tip("main") == before
     [stale] = dream.review(ws, status="stale")
     assert stale.proposal.id == pid
-    assert [m.changed for m in stale.memories if m.id == old] == [True]
+    assert [m.changed for m in stale.memories if m.id == kept] == [True]
 
 
 def test_an_old_memory_given_to_an_agent_stays_in_context(ws):
