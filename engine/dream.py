@@ -478,7 +478,8 @@ def review_proposals(
     """Accepts or rejects proposals (every waiting one when ``ids`` is empty).
 
     A rejected proposal keeps its file, so it is never made again. A proposal
-    already merged cannot be reviewed again. With ``memories``, one proposal
+    already merged cannot be reviewed again, unless the branch no longer
+    holds its effects (an undo took the merge back). With ``memories``, one proposal
     that changes many memories (tiers) is reviewed memory by memory:
     accepting accepts it for those memories only; rejecting declines those
     memories and leaves it waiting for the others (rejected once none is
@@ -504,7 +505,11 @@ def review_proposals(
             "Memories are reviewed inside one proposal that changes tags.",
             hint="Give one proposal id with --memory (a tier proposal lists many).",
         )
-    done = [p for p in chosen if p.status == "merged"]
+    # A merged proposal whose effects the branch no longer holds (`ctx undo`
+    # took the merge back) may be reviewed again, and merged again.
+    on_branch = store.snapshot(store.branch_tip(branch))
+    undone = {p.id for p in chosen if p.status == "merged" and _effects(on_branch, [p])}
+    done = [p for p in chosen if p.status == "merged" and p.id not in undone]
     if done:
         raise InvalidInputError(
             f"Proposal {done[0].id} was merged already.",
@@ -526,7 +531,7 @@ def review_proposals(
             if data is None:
                 continue
             now = _decode(data, path)
-            if now.status == "merged":
+            if now.status == "merged" and now.id not in undone:
                 raise ConflictError(f"Proposal {now.id} was merged meanwhile.")
             given, declined = _decided(now, status, memories)
             out[path] = encode_struct(

@@ -106,8 +106,16 @@ def test_accepted_proposals_merge_through_a_merge_commit_and_undo(store, pair):
     assert "recurs:weekly" not in snap.find(old).memory.tags  # not accepted
     statuses = {p.id: p.status for p in engine.list_proposals(store, "main")}
     assert statuses == {dup.id: "merged", rec.id: "proposed"}
+    with pytest.raises(InvalidInputError, match="was merged already"):
+        engine.review_proposals(store, "main", [dup.id], "accepted", REVIEWER)
     engine.undo(store, "main")
     assert store.branch_tip("main") == before
+    # Taken back: it may be accepted and merged again.
+    engine.review_proposals(store, "main", [dup.id], "accepted", REVIEWER)
+    again = engine.merge_accepted(store, "main", REVIEWER, lambda p, m: None)
+    assert again.merged == (dup.id,)
+    snap = store.snapshot(store.branch_tip("main"))
+    assert [r.type for r in snap.links_from(new)] == ["SUPERSEDES"]
 
 
 def test_a_changed_memory_is_rechecked_before_merge(store, pair):
