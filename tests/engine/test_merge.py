@@ -320,3 +320,22 @@ def test_opposite_supersedes_joined_by_a_merge_hide_neither(store, intent):
         "Deploy window is Thursday.",
         "Deploy window is Friday.",
     }
+
+
+def test_superseded_leaves_out_cycles_whatever_their_shape():
+    from ctx.engine.adjacency import Adjacency
+
+    links = [
+        ("A", "B"),  # A and B supersede each other: a cycle ...
+        ("B", "A"),
+        ("C", "A"),  # ... A of which C, outside it, supersedes
+        ("D", "D"),  # a memory that supersedes itself
+        ("E", "F"),  # a cycle of three, one of them superseded from outside
+        ("F", "G"),
+        ("G", "E"),
+        ("H", "E"),
+    ]
+    chain = [(f"v{i + 1}", f"v{i}") for i in range(5_000)]  # versions, linear
+    edges = [(a, "SUPERSEDES", b) for a, b in links + chain]
+    hidden = Adjacency("tree", edges).superseded()
+    assert hidden == {"A", "E"} | {f"v{i}" for i in range(5_000)}
