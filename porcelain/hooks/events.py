@@ -423,11 +423,16 @@ def prompt_submit(hook: Hook) -> str | None:
             # weak hits (an explicit caller would rather have them than
             # nothing); the hook, which nobody asked, keeps the floor alone:
             # a weak hit costs tokens in every prompt (docs/recall.md). A
-            # hit with no cosine keeps the relevance floor: a lexical answer's,
-            # one whose vector channel did not run (the embedder failed, or
-            # does not read the prompt's script), and a memory not embedded
-            # yet beside embedded ones (a large import's backlog).
+            # recall with no cosine keeps the relevance floor: a lexical
+            # answer, one whose vector channel did not run (the embedder
+            # failed, or does not read the prompt's script); so does a hit with
+            # none while a backlog waits (a large import not embedded yet).
             lexical = WARMING in result.notices
+            by_words = lexical or all(h.similarity is None for h in result.hits)
+            # While memories wait to be embedded, a hit with no cosine may be
+            # one of them; with none waiting, it is one the vector channel
+            # did not find close, and the cosine floor holds.
+            backlog = result.unembedded > 0
             hits = tuple(
                 h
                 for h in result.hits
@@ -436,7 +441,7 @@ def prompt_submit(hook: Hook) -> str | None:
                 and h.id not in seen
                 and (
                     not h.weak
-                    if lexical or h.similarity is None
+                    if by_words or (backlog and h.similarity is None)
                     else similarity(h) >= hook.settings.floor
                 )
             )

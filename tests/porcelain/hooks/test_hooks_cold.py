@@ -212,6 +212,17 @@ def test_a_hit_not_embedded_yet_is_weighed_by_its_words_beside_embedded_ones(
     monkeypatch.setattr(events, "_recalled", as_a_hub_answers)
     try:
         text = given(root)
+        assert ANSWER in text
+        # With nothing waiting, a hit with no cosine is one the vector channel
+        # did not find close: the cosine floor holds for it.
+        import msgspec
+
+        def none_waiting(hook, prompt):
+            done = as_a_hub_answers(hook, prompt)
+            return msgspec.structs.replace(done, unembedded=0)
+
+        monkeypatch.setattr(events, "_recalled", none_waiting)
+        data = json.dumps({"session_id": "s-2", "cwd": str(root), "prompt": PROMPT})
+        assert ANSWER not in run_hook("prompt-submit", data.encode())
     finally:
         store.close()
-    assert ANSWER in text
