@@ -57,10 +57,12 @@ __all__ = [
 
 _CONNECT_TIMEOUT_S = 2.0  # a hub accepts at once; a full backlog fails at once
 _TIMEOUT_S = 300.0  # a hub catching up a large import may take a while
-_AT_ONCE_S = 10.0
-"""Seconds a ping or stop may take: the hub's reading thread answers them at
-once, touching no index, so a hub silent that long is hung (the kernel
-accepts connections for a stopped process all the same)."""
+_AT_ONCE_S = 60.0
+"""Seconds a ping or stop may take. The hub's reading thread answers them at
+once, touching no index, but starts only once the hub has warmed its own
+store (a large one, a model to load: seconds), and the socket listens from
+before that; a hub silent a minute is hung. A stopped one is not waited for
+at all (:func:`_stopped`)."""
 _START_STALE_S = 60.0  # an autostart that is not listening by then failed
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(AnyReply)
