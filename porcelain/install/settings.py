@@ -129,8 +129,11 @@ def add_hooks(
     changed = False
     for event, command in commands:
         groups = _groups(doc, event)
-        if groups is not None and any(command in _commands(g) for g in groups):
-            continue
+        ran = [c for g in groups or [] for c in _commands(g)]
+        if command in ran and sum(_same_hook(c, command) for c in ran) == 1:
+            continue  # this hook, once: nothing to do
+        # Another ctx's copy (one the first install from a second ctx left
+        # beside this one's) goes, and this one is added once.
         if remove_hooks(doc, [(event, command)]):
             groups = _groups(doc, event)
         group = hook_group(command, named=named)

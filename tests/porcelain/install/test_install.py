@@ -449,6 +449,19 @@ def test_an_install_from_a_second_ctx_replaces_the_first_ones_hooks(project):
     apply_plan(plan_install(HOSTS["claude"], "project", second))
     commands = claude_hooks(project)
     assert commands == [f"{second} hook {arg}" for _, arg in HOSTS["claude"].events]
+    # Doubled already (as that bug left it): the next install mends it.
+    settings = project / ".claude" / "settings.json"
+    doubled = json.loads(settings.read_text())
+    for groups in doubled["hooks"].values():
+        groups.append({"hooks": [{"type": "command", "command": "x"}]})
+        groups[-1]["hooks"][0]["command"] = groups[0]["hooks"][0]["command"].replace(
+            second, first
+        )
+    settings.write_text(json.dumps(doubled, indent=2) + "\n")
+    apply_plan(plan_install(HOSTS["claude"], "project", second))
+    assert claude_hooks(project) == commands
+    again = apply_plan(plan_install(HOSTS["claude"], "project", second))
+    assert {c.action for c in again.files} == {"unchanged"}
     apply_plan(plan_uninstall(HOSTS["claude"], "project", second))
     assert not (project / ".claude" / "settings.json").exists()
     # Another program's hook that happens to say "hook" stays.
