@@ -11,6 +11,7 @@ from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError, NotFoundError
 from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import conflict_path
+from ctx.engine.links import links_touching
 from ctx.engine.model import (
     Conflict,
     Intent,
@@ -162,6 +163,9 @@ def resolve(
         current = snap.read(conflict.path)
         out: dict[str, bytes | None] = {conflict_path(mid): None}
         out[conflict.path] = _settle(conflict, current, take, body)
+        if out[conflict.path] is None and current is not None:
+            # Settled by deleting it: its links go too, as with forget.
+            out |= dict.fromkeys(links_touching(store, snap, mid))
         return out
 
     commit = store.write(

@@ -10,7 +10,7 @@ from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.catalog import catalog
 from ctx.engine.errors import InvalidInputError, LinkNotFoundError
 from ctx.engine.ids import CommitId, MemoryId
-from ctx.engine.layout import link_path
+from ctx.engine.layout import link_dir, link_path
 from ctx.engine.model import Intent, Link, Outcome, check_link_type, decode_link, encode
 from ctx.engine.snapshot import LinkRecord, Snapshot
 from ctx.engine.store import Store
@@ -161,3 +161,16 @@ def list_links(
                 )
             )
     return out
+
+
+def links_touching(store: Store, snap: Snapshot, memory_id: MemoryId) -> list[str]:
+    """Returns the paths of every link from or to ``memory_id`` in ``snap``.
+
+    What goes with a memory that is deleted (``forget``, a conflict settled
+    by deleting it): no link is left pointing at nothing. Incoming links are
+    found through the adjacency index.
+    """
+    paths = [path for path, _ in snap.files(link_dir(memory_id))]
+    for link_type, source in adjacency(store, snap).incoming(memory_id):
+        paths.append(link_path(MemoryId(source), link_type, memory_id))
+    return paths

@@ -17,12 +17,11 @@ from ctx.engine.ids import CommitId, MemoryId, new_memory_id
 from ctx.engine.layout import (
     PINNED,
     check_context,
-    link_dir,
-    link_path,
     memory_path,
     slugify,
     source_path,
 )
+from ctx.engine.links import links_touching
 from ctx.engine.model import (
     MAX_TAGS,
     Intent,
@@ -567,10 +566,7 @@ def forget(
     def build(snap: Snapshot) -> dict[str, bytes | None]:
         rec = snap.find(mid)
         out: dict[str, bytes | None] = {rec.path: None}
-        for path, _ in snap.files(link_dir(mid)):
-            out[path] = None
-        for link_type, source in adjacency(store, snap).incoming(mid):
-            out[link_path(MemoryId(source), link_type, mid)] = None
+        out |= dict.fromkeys(links_touching(store, snap, mid))
         paths[:] = [rec.path]
         return out
 

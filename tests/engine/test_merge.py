@@ -146,10 +146,14 @@ def test_delete_against_modify_keeps_the_modified_version(store, intent):
     result = merge(store, "agent", MERGER)
     assert result.conflicts[0].fields == ("deleted",)
     assert show(store, mid).memory.body == "still useful"  # nothing lost yet
+    other = remember(store, Draft(text="Another note"), intent).ids[0]
+    link(store, other, mid, "RELATES_TO", intent)  # links to it and from it
+    link(store, mid, other, "RELATES_TO", intent)
     resolve(store, mid, MERGER, take="ours")  # ours deleted it: so it is
     with pytest.raises(NotFoundError):
         show(store, mid)
     assert not list_conflicts(store)
+    assert not list_links(store, other)  # none left pointing at nothing
 
 
 @pytest.mark.parametrize(
