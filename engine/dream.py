@@ -45,6 +45,7 @@ from ctx.engine.model import (
     Link,
     Memory,
     Outcome,
+    decode_memory,
     encode,
     encode_struct,
 )
@@ -601,13 +602,17 @@ def _still_holds(snap: Snapshot, proposal: Proposal, recheck: Recheck) -> str | 
         if path is None:
             return f"memory {evidence.id} is no longer on the branch"
         blob = snap.blob_id(path)
+        memory = snap.find(evidence.id).memory
         if blob != evidence.blob and evidence.id in hides:
-            return (
-                f"memory {evidence.id}, which it would hide, was edited since: "
-                "it may say the current value now"
-            )
+            # What it says, not its tags (a tier, a tag added by hand).
+            before = decode_memory(snap.read_blob(evidence.blob), path)
+            if (before.title, before.body) != (memory.title, memory.body):
+                return (
+                    f"memory {evidence.id}, which it would hide, was edited "
+                    "since: it may say the current value now"
+                )
         changed = changed or blob != evidence.blob
-        current[evidence.id] = snap.find(evidence.id).memory
+        current[evidence.id] = memory
     return recheck(proposal, current) if changed else None
 
 

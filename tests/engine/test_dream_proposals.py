@@ -158,6 +158,15 @@ def test_a_memory_edited_since_is_never_hidden_on_the_proposals_word(store, pair
     assert store.branch_tip("main") == before
 
 
+def test_a_tag_on_the_memory_to_hide_is_no_edit_of_what_it_says(store, pair):
+    old, new = pair
+    proposal = engine.propose(store, supersede_proposal(store, new, old))
+    engine.review_proposals(store, "main", [], "accepted", REVIEWER)
+    engine.tag(store, old, ["topic:deploys"], WHO)  # its blob changes, not its words
+    result = engine.merge_accepted(store, "main", REVIEWER, lambda p, m: None)
+    assert result.merged == (proposal.id,)  # the rules' re-check held
+
+
 def test_a_proposal_whose_memory_is_gone_goes_stale(store, pair):
     old, new = pair
     engine.propose(store, supersede_proposal(store, new, old))
