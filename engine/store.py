@@ -714,7 +714,14 @@ class Store:
         """Writes a commit with several parents and moves ``branch`` to it.
 
         Must be called with the lock held; ``parents[0]`` must be the tip.
+        What the merge brings is the merge's to name (``MergeResult.secrets``,
+        never refused); its own message, the merger's name and reason
+        included, is screened as any write's.
         """
+        if self.screen is not None:
+            own = PendingWrite(summary=summary, intent=intent, changes={})
+            checked = self.screen.check(self.snapshot(parents[0]), own)
+            intent, summary = checked.intent, checked.summary
         commit = self._make_commit(
             tree, [ObjectID(p.encode()) for p in parents], intent, summary
         )

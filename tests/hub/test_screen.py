@@ -141,6 +141,21 @@ def test_the_agent_trailer_is_scanned(ws):
     assert (made.author, made.intent.agent) == ("redacted", "redacted")
 
 
+def test_a_merge_commits_agent_is_scanned_too(ws):
+    store = ws.store(write=True)
+    engine.remember(store, Draft(text="Plain"), WHO)
+    engine.create_branch(store, "agent/x")
+    engine.remember(store, Draft(text="On main"), WHO)
+    engine.remember(store, Draft(text="On the branch"), WHO, branch="agent/x")
+    who = Intent(agent=s.aws_key(), intent="merge")
+    refused(
+        ws,
+        lambda: engine.merge(store, "agent/x", who),
+        "aws-access-key",
+        "the commit's agent, line 1",
+    )
+
+
 def test_import_is_refused_as_a_whole(ws):
     lines = [
         json.dumps({"text": "The queue is Postgres"}).encode(),
