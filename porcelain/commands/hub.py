@@ -101,7 +101,16 @@ def stop(state: CtxState, as_json: bool) -> None:
     if as_json:
         echo_json(stopped)
     elif stopped.pid is None:
-        echo("No hub is running.")
+        from ctx.hub import hub_silence
+
+        # A hub stopped or hung holds the socket, and `ctx hub start` says
+        # one runs: say why this stop reached none.
+        why = hub_silence()
+        echo(
+            f"No hub answers: {why}; nothing was stopped."
+            if why
+            else "No hub is running."
+        )
     else:
         echo(f"Stopped the hub (pid {stopped.pid}), which served every store.")
 

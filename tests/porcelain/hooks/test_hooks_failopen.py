@@ -348,6 +348,14 @@ def test_a_hub_gone_or_stopped_is_said_as_it_is(tmp_path):
         assert ask_hub(PingAsk(), PingReply) is None  # not after a ping's wait
         stopped = hub_status(Workspace(tmp_path / ".ctx")).silent
         assert stopped == f"the hub (pid {listening.pid}) is stopped"
+        from click.testing import CliRunner
+
+        from ctx.porcelain.main import cli
+
+        stop = CliRunner().invoke(
+            cli, ["--store", str(tmp_path / ".ctx"), "hub", "stop"]
+        )
+        assert stop.output == f"No hub answers: {stopped}; nothing was stopped.\n"
         from ctx.porcelain.hook_relay import relayed
 
         assert relayed("prompt-submit", data, store=None, agent=None) is None
