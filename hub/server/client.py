@@ -110,24 +110,28 @@ class HubError(CtxError):
         self.exit_code = exit_code
 
 
-def _same_user(conn: socket.socket) -> bool:
-    """Whether the process that serves ``conn`` runs as this user."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:  # not Linux: the private folder is the only guard
-        return True
-    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return bool(uid == os.geteuid())  # the peer's effective uid, as ours
-
-
-def _peer(conn: socket.socket) -> int | None:
-    """Returns the pid of the process that serves ``conn``, where Linux says."""
+def _peer_creds(conn: socket.socket) -> tuple[int, int] | None:
+    """Returns the pid and uid of the process that serves ``conn``, where Linux says."""
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None
     creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    pid: int = struct.unpack("3i", creds)[0]
-    return pid
+    pid, uid, _gid = struct.unpack("3i", creds)
+    return pid, uid
+
+
+def _same_user(conn: socket.socket) -> bool:
+    """Whether the process that serves ``conn`` runs as this user."""
+    creds = _peer_creds(conn)
+    if creds is None:  # not Linux: the private folder is the only guard
+        return True
+    return creds[1] == os.geteuid()  # the peer's effective uid, as ours
+
+
+def _peer(conn: socket.socket) -> int | None:
+    """Returns the pid of the process that serves ``conn``, where Linux says."""
+    creds = _peer_creds(conn)
+    return None if creds is None else creds[0]
 
 
 def _stopped(pid: int | None) -> bool:
@@ -143,8 +147,8 @@ def _stopped(pid: int | None) -> bool:
             stat = f.read()
     except OSError:
         return False
-    state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]  # after "(comm) "
-    return state in (b"T", b"t")
+    end = stat.rfind(b")")  # the state follows "(comm) "
+    return stat[end + 2 : end + 3] in (b"T", b"t")
 
 
 def hub_silence() -> str | None:
