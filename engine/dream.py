@@ -480,8 +480,8 @@ def review_proposals(
 
     A rejected proposal keeps its file, so it is never made again. A proposal
     already merged cannot be reviewed again, unless the branch no longer
-    holds its effects (an undo took the merge back). With ``memories``, one proposal
-    that changes many memories (tiers) is reviewed memory by memory:
+    holds its effects (an undo took the merge back). With ``memories``, one
+    proposal that changes many memories (tiers) is reviewed memory by memory:
     accepting accepts it for those memories only; rejecting declines those
     memories and leaves it waiting for the others (rejected once none is
     left).
@@ -508,9 +508,12 @@ def review_proposals(
         )
     # A merged proposal whose effects the branch no longer holds (`ctx undo`
     # took the merge back) may be reviewed again, and merged again.
-    on_branch = store.snapshot(store.branch_tip(branch))
-    undone = {p.id for p in chosen if p.status == "merged" and _effects(on_branch, [p])}
-    done = [p for p in chosen if p.status == "merged" and p.id not in undone]
+    merged = [p for p in chosen if p.status == "merged"]
+    undone: set[str] = set()
+    if merged:  # the branch read only where it matters
+        on_branch = store.snapshot(store.branch_tip(branch))
+        undone = {p.id for p in merged if _effects(on_branch, [p])}
+    done = [p for p in merged if p.id not in undone]
     if done:
         raise InvalidInputError(
             f"Proposal {done[0].id} was merged already.",
