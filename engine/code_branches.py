@@ -60,23 +60,27 @@ def code_branch(start: Path) -> str | None:
         return _checked_out(repo)
 
 
-def followed_branch(store: Store, start: Path, default: str, *, write: bool) -> str:
+def followed_branch(
+    store: Store, start: Path, default: str, *, write: bool, create: bool = True
+) -> str:
     """Returns the memory branch a call that names none works on.
 
     That is the code's current branch (around ``start``) when it has a
     memory branch. When it has none yet, a read gets the memory branch of
     its nearest code ancestor that has one (else ``default``), and a write
-    gets the new branch, created there first. Outside a work tree, at a
-    detached HEAD, or for a code branch name a memory branch cannot take:
-    ``default``. A writer records the code commit the branch is at, for
-    ``ctx sync`` to judge whether it is merged once the code branch is gone
-    (:mod:`ctx.engine._code_record`).
+    gets the new branch, created there first (unless not ``create``: its
+    name alone, for a caller that makes it when it first moves it). Outside
+    a work tree, at a detached HEAD, or for a code branch name a memory
+    branch cannot take: ``default``. A writer records the code commit the
+    branch is at, for ``ctx sync`` to judge whether it is merged once the
+    code branch is gone (:mod:`ctx.engine._code_record`).
 
     Args:
         store: The store.
         start: A folder in the code's work tree.
         default: The store's own default branch (its HEAD).
         write: Whether the caller writes: the branch is created if missing.
+        create: Whether a writer's missing branch is created here.
     """
     repo = code_repository(start)
     if repo is None:
@@ -93,6 +97,8 @@ def followed_branch(store: Store, start: Path, default: str, *, write: bool) -> 
         source = nearest_memory_branch(repo, store, name, default)
         if not write:
             return source
+        if not create:
+            return name
         create_memory_branch(store, name, source)
         if tip is not None:
             note_code_tip(store, repo, name, tip, fresh=True)

@@ -540,13 +540,9 @@ class Store:
         check_branch_name(branch)
         with self.locked():
             for _attempt in range(20):
-                ref = _ref(branch)
-                try:
-                    tip: ObjectID | None = self.repo.refs[ref]
-                except KeyError:
-                    tip = None
-                if tip is None and not allow_empty:
-                    self.branch_tip(branch)  # raises RefNotFoundError
+                tip: ObjectID | None = None
+                if not allow_empty or _ref(branch) in self.repo.refs:
+                    tip = ObjectID(self.branch_tip(branch).encode())
                 parent_tree: ObjectID | None = None
                 if tip is not None:
                     commit_obj = self._commits.get(tip) or self.repo.object_store[tip]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ctx.engine import (
+    CommitId,
     CtxError,
     Intent,
     Store,
@@ -46,22 +47,55 @@ _KEY_RE = re.compile(r"^follow_code[ \t]*=.*$", re.MULTILINE)
 class FollowingStore(Store):
     """A store whose default branch is the code's current branch.
 
+    A writer's missing memory branch is made by its first write, not when
+    it is named: a command refused before it writes (an empty text, a
+    remote that does not answer) leaves no branch behind, as the design of
+    :mod:`ctx.engine.code_branches` says. Until then the branch reads as
+    the one it will be made from.
+
     Attributes:
         code: A folder in the code's work tree (where the command runs);
             ``None`` follows nothing.
         writing: Whether its workspace writes: a missing memory branch is
-            then created, rather than its ancestor's read.
+            then named, and made when first moved, rather than its
+            ancestor's read.
     """
 
     code: Path | None = None
     writing: bool = False
+    _unmade: str | None = None
 
     def head_branch(self) -> str:
         """Returns the memory branch of the code's current branch (see module)."""
         own = super().head_branch()
         if self.code is None:
             return own
-        return followed_branch(self, self.code, own, write=self.writing)
+        name = followed_branch(self, self.code, own, write=self.writing, create=False)
+        self._unmade = name if self.writing and name not in self.branches() else None
+        return name
+
+    def branch_tip(self, branch: str) -> CommitId:
+        """Returns ``branch``'s commit; an unmade one's is its ancestor's."""
+        if self._awaits(branch):
+            assert self.code is not None
+            source = followed_branch(
+                self, self.code, super().head_branch(), write=False
+            )
+            return super().branch_tip(source)
+        return super().branch_tip(branch)
+
+    def move_branch(
+        self, branch: str, old: CommitId | None, new: CommitId | None, message: str
+    ) -> None:
+        """Moves ``branch``, made first where this is an unmade one's first move."""
+        if old is not None and new is not None and self._awaits(branch):
+            assert self.code is not None
+            followed_branch(self, self.code, super().head_branch(), write=True)
+        super().move_branch(branch, old, new, message)
+
+    def _awaits(self, branch: str) -> bool:
+        """Returns whether ``branch`` is the writer's branch, not made yet."""
+        return branch == self._unmade and branch not in self.branches()
 
 
 def sync_branches(

@@ -66,10 +66,16 @@ def test_reads_see_the_ancestor_until_a_write_creates_the_branch(store_dir, code
         assert store.branches() == ["main"]
         store = ws.store(write=True)
         assert store.head_branch() == "feature/x"
-        assert store.branches() == ["feature/x", "main"]
+        # Named, not made: a command refused before it writes leaves none.
+        assert store.branches() == ["main"]
         assert store.branch_tip("feature/x") == store.branch_tip("main")
-        [entry] = reflog(store, "feature/x")
-        assert entry.message == "ctx: created for code branch feature/x from main"
+        fork = store.branch_tip("main")
+        engine.remember(store, engine.Draft(text="x knows"), ws.intent("observe"))
+        assert store.branches() == ["feature/x", "main"]
+        assert store.commit(store.branch_tip("feature/x")).parents == (fork,)
+        made, wrote = reflog(store, "feature/x")
+        assert made.message == "ctx: created for code branch feature/x from main"
+        assert wrote.message.startswith("ctx observe: Remember")
     finally:
         ws.close()
 

@@ -54,6 +54,19 @@ def test_off_by_default_a_write_on_a_code_branch_stays_on_head(ctx, code):
     assert texts(ctx, "main") == ["Queue is Postgres"]
 
 
+def test_a_refused_write_leaves_no_memory_branch(following, code):
+    """The code's branch gets its memory branch from its first write only."""
+    git(code, "checkout", "-q", "-b", "feature/x")
+    before = following.files()
+    following("remember", "", code=4)
+    following("pull", "nowhere", code=3)
+    following("forget", "0" * 26, "--reason", "gone", code=3)
+    assert following.files() == before
+    assert list(refs(following)) == ["main"]
+    following("remember", "Queue is Postgres")
+    assert list(refs(following)) == ["feature/x", "main"]
+
+
 def test_init_follow_code_sets_the_config_key(following):
     config = (following.root / ".ctx" / "config.toml").read_text(encoding="utf-8")
     assert config.endswith("\n[branches]\nfollow_code = true\n")
