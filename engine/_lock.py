@@ -91,6 +91,8 @@ def abandon_git_files(exc: BaseException) -> None:
                             break
                         except OSError:
                             continue
+                        except AttributeError:
+                            break  # its opening failed: no file, no lock
         error = error.__context__
 
 

@@ -46,6 +46,7 @@ from ctx.engine._lock import HeldLock, abandon_git_files, disk_error, write_lock
 from ctx.engine._objects import open_repository
 from ctx.engine._packs import TEMP_PREFIX, write_pack
 from ctx.engine._redaction_finish import PENDING_REDACTION, finish_redaction
+from ctx.engine._ref_room import make_room
 from ctx.engine.errors import (
     CommitNotFoundError,
     ConflictError,
@@ -102,7 +103,7 @@ def check_branch_name(name: str) -> str:
     if (
         not name
         or name.startswith("-")
-        or name == "HEAD"
+        or name in ("HEAD", "@")
         or not check_ref_format(_ref(name.encode("utf-8", "surrogateescape")))
     ):
         raise InvalidInputError(
@@ -377,6 +378,8 @@ class Store:
         who, text = _identity("ctx"), message.encode("utf-8")
         refs = self.repo.refs
         old_id = ObjectID(old.encode()) if old else None
+        if old_id is None and new is not None:
+            make_room(self, branch)
         deadline = time.monotonic() + self.lock_timeout
         while True:
             try:

@@ -441,9 +441,20 @@ def push(
     unseen: list[ObjectID] = []
     checked_out: list[Ref] = []  # a work tree's branch there (set by send)
     in_use: list[str] = []
+    blocked: list[tuple[str, str]] = []  # (ours, theirs): a ref in our new one's way
 
     def update_refs(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
-        for found in (updated, same, behind, stale, lease_lost, leaks, unseen, in_use):
+        for found in (
+            updated,
+            same,
+            behind,
+            stale,
+            lease_lost,
+            leaks,
+            unseen,
+            in_use,
+            blocked,
+        ):
             found.clear()  # a retry with credentials calls this again
         theirs_record = refs.get(REDACTIONS_REF)
         if (
@@ -475,6 +486,12 @@ def push(
                 (stale if old in rewritten else behind).append(branch)
             if ref in checked_out:
                 in_use.append(branch)
+            if old is None:
+                blocked.extend(
+                    (ref.decode(), other.decode())
+                    for other in refs
+                    if other.startswith(ref + b"/") or ref.startswith(other + b"/")
+                )
             new[ref] = ObjectID(tip.encode())
             updated.append(RefUpdate(branch=branch, old=old, new=tip, forced=forced))
         if redacted and new:
@@ -486,7 +503,7 @@ def push(
             )
         if record_tip is not None and record_behind(store, refs.get(REDACTIONS_REF)):
             new[REDACTIONS_REF] = record_tip
-        refused = behind or stale or lease_lost or leaks or in_use
+        refused = behind or stale or lease_lost or leaks or in_use or blocked
         return {} if refused else new
 
     def send(client: GitClient, path: str) -> SendPackResult:
@@ -536,6 +553,20 @@ def push(
             "nothing was pushed.",
             hint="Push to a bare repository (`git init --bare`), as git "
             "refuses to move a branch checked out there.",
+        )
+    if blocked:
+        ours, theirs = (name.removeprefix("refs/heads/") for name in blocked[0])
+        raise RemoteError(
+            f"{display_url(url)} has {theirs!r}, so {ours!r} cannot be made "
+            "there: as in git, a branch name cannot also be a folder of branch "
+            "names; nothing was pushed.",
+            hint="Rename or delete that branch there"
+            + (
+                ", or keep the memory in a repository of its own (`ctx remote "
+                "add NAME URL`)."
+                if prefix != HEADS
+                else "."
+            ),
         )
     if behind:
         listed = ", ".join(behind)

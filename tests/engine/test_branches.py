@@ -41,7 +41,20 @@ def test_switch_changes_the_default_branch(store, intent):
 
 @pytest.mark.parametrize(
     "name",
-    ["", "a b", "a..b", "x~1", "y^", "z:", "-x", "HEAD", "a/", "x.lock", "bad\x00"],
+    [
+        "",
+        "a b",
+        "a..b",
+        "x~1",
+        "y^",
+        "z:",
+        "-x",
+        "HEAD",
+        "@",
+        "a/",
+        "x.lock",
+        "bad\x00",
+    ],
 )
 def test_bad_branch_names_are_refused(store, name):
     with pytest.raises(InvalidInputError):
@@ -62,6 +75,30 @@ def test_branch_errors(store, intent):
     deleted = delete_branch(store, "x")
     assert (deleted.name, deleted.tip, deleted.deleted) == ("x", created.tip, True)
     assert [b.name for b in list_branches(store)] == ["main"]
+
+
+@pytest.mark.parametrize("on_disk", [False, True])
+def test_a_branch_cannot_be_a_folder_of_another(store, disk_store, on_disk):
+    """As in git: 'main' is a file, so no 'main/sub'; 'foo/bar' blocks 'foo'."""
+    store = disk_store if on_disk else store
+    create_branch(store, "foo/bar")
+    for name, other in (("main/sub", "main"), ("foo", "foo/bar")):
+        with pytest.raises(InvalidInputError, match=f"beside branch '{other}'"):
+            create_branch(store, name)
+    assert [b.name for b in list_branches(store)] == ["foo/bar", "main"]
+
+
+def test_a_deleted_branch_s_log_does_not_block_a_new_name(disk_store, intent):
+    """Its reflog is a file too; the new branch takes the way (git drops it)."""
+    for old, new in (("foo/bar", "foo"), ("zed", "zed/one")):
+        create_branch(disk_store, old)
+        delete_branch(disk_store, old)
+        assert create_branch(disk_store, new).name == new
+        remember(disk_store, Draft(text=f"on {new}"), intent, branch=new)
+        made, _wrote = reflog(disk_store, new)
+        assert made.message.startswith("ctx branch: created")
+    names = [b.name for b in list_branches(disk_store)]
+    assert names == ["foo", "main", "zed/one"]
 
 
 def test_diff_reports_memories_and_links(store, intent):

@@ -148,3 +148,16 @@ def test_what_the_disk_said(tmp_path, error, message):
     gc.collect()
     assert leftovers(tmp_path / "s") == []
     store.close()
+
+
+def test_a_git_file_that_never_opened_is_left_alone(tmp_path):
+    """Its opening failed (a file where its folder goes): nothing to abort."""
+    from dulwich.file import GitFile
+
+    from ctx.engine._lock import abandon_git_files
+
+    (tmp_path / "main").write_text("a ref")
+    with pytest.raises(NotADirectoryError) as caught:
+        GitFile(tmp_path / "main" / "sub", "wb")
+    abandon_git_files(caught.value)  # raised AttributeError: _closed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["main"]

@@ -307,6 +307,26 @@ def test_a_branch_checked_out_in_a_work_tree_is_not_pushed_to(two, tmp_path):
         assert git("-C", str(tree), "status", "--porcelain") == ""
 
 
+def test_a_remote_branch_in_the_way_refuses_the_push(two, tmp_path):
+    """The code's remote has a branch 'ctx': memory's ctx/main cannot be made."""
+    a, _, remote = two
+    work = code_repository(tmp_path / "work")
+    git("-C", str(work), "branch", "ctx")
+    code = bare(tmp_path / "code.git")
+    git("-C", str(work), "push", "-q", str(code), "main", "ctx")
+    add_remote(a, "code", str(code), namespace="ctx/")
+    create_branch(a, "topic/x")
+    git("--git-dir", str(remote), "branch", "topic", "main")
+    for name, branch, theirs in (
+        ("code", "main", "ctx"),
+        ("origin", "topic/x", "topic"),
+    ):
+        before = refs(code), refs(remote)
+        with pytest.raises(RemoteError, match=f"has '{theirs}', so '.*{branch}'"):
+            push(a, name, [branch])
+        assert (refs(code), refs(remote)) == before
+
+
 def test_cloning_an_empty_remote_says_how_to_fill_it(tmp_path, clock):
     empty = bare(tmp_path / "empty.git")
     with pytest.raises(RemoteError, match="is empty") as caught:

@@ -1,0 +1,72 @@
+"""Room for a new branch: git keeps a ref as a file named by its path.
+
+A branch ``main`` is the file ``refs/heads/main``, so no branch
+``main/sub`` can sit beside it (that needs a folder of that name), nor can
+``foo`` beside ``foo/bar``. git refuses such a name with "cannot lock ref";
+dulwich fails on the disk with a bare "Not a directory", which reached the
+user as a traceback or as a store that cannot be written. :func:`make_room`
+refuses it first, in words.
+
+A deleted branch's reflog is kept (the op log lists its moves, and its last
+line brings it back: :mod:`ctx.engine.operations`), and it is a file by the
+same rule, under ``logs/refs/heads``: after ``ctx branch -D foo/bar``,
+``ctx branch foo`` failed for good. A new branch takes precedence: the logs
+of deleted branches in its way go, as git drops a branch's log with the
+branch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dulwich.repo import Repo
+
+from ctx.engine.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from ctx.engine.store import Store
+
+__all__ = ["make_room"]
+
+
+def make_room(store: Store, branch: str) -> None:
+    """Readies the disk for new branch ``branch``, or refuses it.
+
+    Raises:
+        InvalidInputError: a live branch's name is a folder of ``branch``, or
+            ``branch`` is a folder of a live branch's name.
+    """
+    for other in store.branches():
+        if other.startswith(branch + "/") or branch.startswith(other + "/"):
+            raise InvalidInputError(
+                f"Branch {branch!r} cannot be made beside branch {other!r}: as in "
+                "git, a branch name cannot also be a folder of branch names.",
+                hint=f"Choose another name (e.g. {branch.replace('/', '-')!r}), "
+                f"or delete {other!r} first.",
+            )
+    repo = store.repo
+    if not isinstance(repo, Repo):
+        return  # in memory: refs and logs are keys, not files
+    controldir = Path(repo.controldir())
+    for top in (controldir / "logs" / "refs" / "heads", controldir / "refs" / "heads"):
+        _clear(top, top / branch)
+
+
+def _clear(top: Path, path: Path) -> None:
+    """Removes what no live branch owns in ``path``'s way under ``top``.
+
+    A folder where the file goes (the logs of deleted branches under it,
+    or empty folders a failed write left); a file where one of its folders
+    goes (a deleted branch's log: live refs were refused above).
+    """
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        for parent in path.parents:
+            if parent == top or top not in parent.parents:
+                break
+            if parent.is_file() or parent.is_symlink():
+                parent.unlink()
