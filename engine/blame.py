@@ -147,7 +147,4 @@ def blame(store: Store, memory_id: str, *, rev: str | None = None) -> list[LogEn
     Raises:
         MemoryNotFoundError: no commit ever touched it.
     """
-    entries = log(store, memory_id, rev=rev)
-    if not entries:
-        raise MemoryNotFoundError(f"No commit touched memory {memory_id}")
-    return entries
+    return log(store, memory_id, rev=rev)

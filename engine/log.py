@@ -8,10 +8,10 @@ import msgspec
 
 from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.branches import resolve_revision
-from ctx.engine.errors import InvalidInputError
+from ctx.engine.errors import InvalidInputError, MemoryNotFoundError
 from ctx.engine.history import Change, CommitRecord
 from ctx.engine.ids import CommitId
-from ctx.engine.layout import LINKS, MEMORY_AREAS
+from ctx.engine.layout import CONFLICTS, LINKS, MEMORY_AREAS, VIEWS
 from ctx.engine.store import CommitInfo, Store
 
 __all__ = ["LogEntry", "PathChange", "last_commits", "log"]
@@ -32,6 +32,10 @@ class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
 
     commit: CommitInfo
     changes: tuple[PathChange, ...]
+
+
+_TOP_FOLDERS = (*MEMORY_AREAS, LINKS, CONFLICTS, VIEWS)
+"""The store's top folders, each a path to follow without a slash."""
 
 
 def _status(old: str | None, new: str | None) -> str:
@@ -60,10 +64,12 @@ def log(
     tip = resolve_revision(store, rev)
     memory_id = prefix = None
     if target:
-        if "/" in target or target in (*MEMORY_AREAS, LINKS):
-            if ".." in target.split("/"):
+        # A path as a shell completes it: "./memory", "/memory", "conflicts".
+        path = target.removeprefix("./").lstrip("/")
+        if "/" in path or path in _TOP_FOLDERS:
+            if ".." in path.split("/"):
                 raise InvalidInputError(f"Path {target!r} may not contain '..'.")
-            prefix = target
+            prefix = path
         else:
             memory_id = resolve_memory_id(store, target, rev, removed=True)
     out: list[LogEntry] = []
@@ -90,6 +96,10 @@ def log(
         )
         if limit is not None and len(out) >= limit:
             break
+    if memory_id is not None and not out:
+        # A full id is taken as given: a mistyped one must not read as "no
+        # history" (blame, show and the rest say so too).
+        raise MemoryNotFoundError(f"No commit touched memory {memory_id}.")
     return out
 
 

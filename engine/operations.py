@@ -22,7 +22,7 @@ from datetime import datetime
 import msgspec
 
 from ctx.engine.branches import target_branch
-from ctx.engine.errors import InvalidInputError
+from ctx.engine.errors import InvalidInputError, RefNotFoundError
 from ctx.engine.ids import CommitId
 from ctx.engine.model import Outcome
 from ctx.engine.reflogs import ReflogEntry, logged_branches, reflog
@@ -115,9 +115,17 @@ def op_log(store: Store, branch: str | None = None) -> list[Operation]:
     Deleted branches' operations are listed too: the delete's ``old`` is the
     commit that brings the branch back. Moves of two branches within the
     same second (the reflog's resolution) come in reverse order of name.
+
+    Raises:
+        RefNotFoundError: ``branch`` is neither a branch nor a logged one.
     """
     names = [branch] if branch else logged_branches(store)
     ops = [op for name in names for op in _operations(store, name)]
+    if branch and not ops and branch not in store.branches():
+        raise RefNotFoundError(
+            f"No branch named {branch!r}, nor a deleted one with a log.",
+            hint="`ctx branches` lists the branches; `ctx op log` every move.",
+        )
     # The reflog keeps whole seconds. The sort is stable, and each branch's
     # moves are oldest first before reversing, so one branch's moves keep
     # their order; moves of two branches within one second come in reverse

@@ -326,12 +326,17 @@ def signed(who: Intent) -> dict[str, Any]:
 
 
 def read_text(text: str) -> str:
-    """Returns ``text``, or all of stdin when it is ``-`` (strict UTF-8)."""
+    """Returns ``text``, or all of stdin when it is ``-`` (strict UTF-8).
+
+    The line break that ends what was piped (``echo``, a file's last line)
+    is not the memory's: kept, it was a last, empty line in ``blame
+    --lines``, and an edit to the same words a change that showed nothing.
+    """
     if text != "-":
         return text
     data = sys.stdin.buffer.read()
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").rstrip("\r\n")
     except UnicodeDecodeError:
         raise InvalidInputError("The text on stdin is not valid UTF-8.") from None
 

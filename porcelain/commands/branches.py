@@ -54,6 +54,10 @@ def branch(
     """
     if start_arg and start:
         raise click.UsageError("Give the start point once: START or --from.")
+    if (delete or force_delete) and (start_arg or start):
+        raise engine.InvalidInputError(
+            "-d and -D delete one branch: START and --from are for making one."
+        )
     if delete or force_delete:
         result = engine.delete_branch(state.store(write=True), name, force=force_delete)
         tip = result.tip[:10]

@@ -5,6 +5,7 @@ from ctx.engine import (
     Draft,
     Intent,
     InvalidInputError,
+    MemoryNotFoundError,
     RefNotFoundError,
     blame,
     blame_lines,
@@ -38,8 +39,17 @@ def test_log_of_a_memory_and_of_a_path(store, intent):
     assert len(log(store, a)) == 2
     assert len(log(store, "memory/decisions")) == 2
     assert len(log(store, "memory/general")) == 1
+    # A path as a shell completes it, and every top folder by its name.
+    for path in ("memory", "./memory", "/memory", "memory/"):
+        assert len(log(store, path)) == 3, path
+    assert log(store, "conflicts") == log(store, "views") == []
     with pytest.raises(InvalidInputError):
         log(store, limit=0)
+    unknown = "01" + "A" * 24  # a full id, taken as given: no history is an error
+    with pytest.raises(
+        MemoryNotFoundError, match=f"No commit touched memory {unknown}"
+    ):
+        log(store, unknown)
 
 
 def test_blame_lists_every_touch_and_lines(store, intent):

@@ -123,7 +123,13 @@ CASES = [
         "Error: Revision 'HEAD~99' goes past the first commit.",
     ),
     (["diff", "nope", "main"], 3, "Error: Unknown revision 'nope'."),
-    (["blame", UNKNOWN], 3, f"Error: No commit touched memory {UNKNOWN}"),
+    (["blame", UNKNOWN], 3, f"Error: No commit touched memory {UNKNOWN}."),
+    (["log", UNKNOWN], 3, f"Error: No commit touched memory {UNKNOWN}."),
+    (
+        ["op", "log", "--branch", "nosuch"],
+        3,
+        "Error: No branch named 'nosuch', nor a deleted one with a log.",
+    ),
     (["branch", "bad..name"], 4, "Error: 'bad..name' is not a valid branch name."),
     (["branch", "x.lock"], 4, "Error: 'x.lock' is not a valid branch name."),
     (["branch", "side"], 5, "Error: Branch 'side' already exists."),
@@ -141,6 +147,17 @@ CASES = [
     ),
     (["branch", "-d", "main"], 5, "Error: Branch 'main' is the current branch."),
     (["branch", "-d", "missing"], 3, "Error: No branch named 'missing'."),
+    (
+        ["branch", "-d", "main", "other"],
+        4,
+        "Error: -d and -D delete one branch: START and --from are for making one.",
+    ),
+    (
+        ["branch", "-D", "main", "--from", "nosuch"],
+        4,
+        "Error: -d and -D delete one branch: START and --from are for making one.",
+    ),
+    (["branch", "@"], 4, "Error: '@' is not a valid branch name."),
     (["switch", "missing"], 3, "Error: No branch named 'missing'."),
     (["merge", "missing"], 3, "Error: Unknown revision 'missing'."),
     (

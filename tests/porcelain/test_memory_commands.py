@@ -41,7 +41,12 @@ def test_remember_prints_the_id(ctx):
 
 def test_remember_from_stdin(ctx):
     mid = ctx("remember", "-", input="line one\nline two\n").stdout.strip()
-    assert ctx.json("show", mid)["memory"]["body"] == "line one\nline two\n"
+    # The line break that ends the piped text is not the memory's.
+    assert ctx.json("show", mid)["memory"]["body"] == "line one\nline two"
+    lines = ctx.json("blame", mid, "--lines")
+    assert [line["line"] for line in lines] == ["line one", "line two"]
+    ctx("edit", mid, "--body", "-", input="line one\nline two\r\n")
+    assert len(ctx.json("log", mid)) == 1  # the same words: nothing changed
 
 
 def test_show_text(ctx):
