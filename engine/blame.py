@@ -51,10 +51,18 @@ def blame_lines(
     records = store.history.records(tip)
     parents = {r.commit: r.parents for r in records}
     touching: dict[str, str | None] = {}
+    settled: dict[str, str] = {}  # a commit that settled one -> that merge
+    unsettled: list[str] = []
     for rec, changes in store.history.touching(tip, memory_id=mid):
         for change in changes:
             if not is_conflict_path(change.path):
                 touching[rec.commit] = change.new
+            elif change.old is None:
+                for settler in unsettled:
+                    settled[settler] = rec.commit
+                unsettled.clear()
+            elif change.new is None:
+                unsettled.append(rec.commit)
     walker = _Walker(store, mid, parents, touching)
     # update_lines treats its labels as opaque; ours are commit ids.
     annotated: dict[str, list[tuple[Any, bytes]]] = {}
@@ -69,9 +77,15 @@ def blame_lines(
         body = decode_memory(store.snapshot(CommitId(commit)).read_blob(blob)).body
         new = Blob.from_string((body + "\n").encode("utf-8"))
         label: Any = commit
+        # A commit that settled a conflict took its lines from the sides of
+        # the merge that stored it, as much as from its parent: `resolve
+        # --take theirs` did not write their lines.
+        sides = parents[settled[commit]] if commit in settled else ()
         versions = [
             update_lines(annotated[origin], label, new)
-            for origin in (walker.origin(p) for p in rec.parents)
+            for origin in dict.fromkeys(
+                walker.origin(p) for p in (*rec.parents, *sides)
+            )
             if origin is not None
         ] or [update_lines([], label, new)]
         merged = versions[0]

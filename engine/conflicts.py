@@ -206,10 +206,13 @@ def _settle(
     base = kept or conflict.theirs
     assert base is not None
     if take == "both":
+        # Ours is the memory as it is now: an edit made since the merge is
+        # kept, as --take ours keeps it.
+        ours = kept if conflict.ours is not None else None
         sides = [
             (f"{side} ({ref}):", m.body)
             for side, ref, m in (
-                ("ours", conflict.ours_branch, conflict.ours),
+                ("ours", conflict.ours_branch, ours),
                 ("theirs", conflict.theirs_ref, conflict.theirs),
             )
             if m is not None
@@ -221,7 +224,7 @@ def _settle(
             else _SEPARATOR.join(f"{label}\n{body}" for label, body in sides)
         )
         tags = set(base.tags)
-        for m in (conflict.ours, conflict.theirs):
+        for m in (ours, conflict.theirs):
             if m is not None:
                 tags |= set(m.tags)
         return encode(

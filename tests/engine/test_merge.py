@@ -8,6 +8,7 @@ from ctx.engine import (
     InvalidInputError,
     NotFoundError,
     Store,
+    blame_lines,
     create_branch,
     edit,
     forget,
@@ -130,6 +131,39 @@ def test_resolve_choices(store, intent, take, body, expected):
     merge(store, "agent", MERGER)
     resolve(store, mid, MERGER, take=take, body=body)
     assert show(store, mid).memory.body == expected
+
+
+@pytest.mark.parametrize(
+    ("take", "expected"),
+    [
+        ("ours", "fixed by hand"),
+        ("both", "ours (main):\nfixed by hand\n\n-----\n\ntheirs (agent):\ntheirs B"),
+    ],
+)
+def test_resolve_keeps_an_edit_made_since_the_merge(store, intent, take, expected):
+    mid = _fork(store, intent, text="one line")
+    edit(store, mid, intent, body="ours A")
+    edit(store, mid, intent, body="theirs B", branch="agent")
+    merge(store, "agent", MERGER)
+    edit(store, mid, intent, body="fixed by hand")
+    resolve(store, mid, MERGER, take=take)
+    assert show(store, mid).memory.body == expected
+
+
+@pytest.mark.parametrize("take", ["theirs", "both"])
+def test_blame_credits_the_side_that_wrote_a_settled_line(store, intent, take):
+    """Not the resolver: `resolve --take theirs` wrote none of their lines."""
+    mid = _fork(store, intent, text="one line")
+    bob, carol = Intent(agent="bob", intent="edit"), Intent(agent="carol", intent="e")
+    edit(store, mid, bob, body="bob's line", branch="agent")
+    edit(store, mid, carol, body="carol's line")
+    merge(store, "agent", MERGER)
+    resolve(store, mid, MERGER, take=take)
+    authors = {b.line: b.commit.author for b in blame_lines(store, mid)}
+    assert authors["bob's line"] == "bob"
+    if take == "both":
+        assert authors["carol's line"] == "carol"
+        assert authors["theirs (agent):"] == "reviewer"
 
 
 def test_resolve_needs_exactly_one_choice(store, intent):
