@@ -164,15 +164,21 @@ def write_intent(ws: Workspace, caller: Caller, req: Write, intent: str) -> Inte
     )
 
 
-def own_branch(ws: Workspace, caller: Caller, branch: str | None) -> str | None:
+def own_branch(
+    ws: Workspace, caller: Caller, branch: str | None, agent: str | None = None
+) -> str | None:
     """Returns ``agent/<name>`` where the agent works on a branch of its own.
 
-    That is where ``[agents] branch_per_agent`` is set, the call names no
-    branch and the server was given none.
+    That is where ``[agents] branch_per_agent`` or ``review_writes`` is
+    set, the call names no branch and the server was given none. The agent
+    is the one a write's commit names (``agent``), else the caller's: a
+    write through the HTTP API, whose caller has no name, went to main
+    unreviewed, and one naming another agent over MCP landed on the
+    client's branch.
     """
     if branch is not None or caller.branch is not None or caller.command_line:
         return None
-    return ws.own_branch(caller.agent)
+    return ws.own_branch(agent or caller.agent)
 
 
 def ensure_branch(store: Store, name: str) -> None:
@@ -186,16 +192,18 @@ def ensure_branch(store: Store, name: str) -> None:
 
 @contextmanager
 def writing(
-    ws: Workspace, caller: Caller, branch: str | None
+    ws: Workspace, caller: Caller, branch: str | None, who: Intent
 ) -> Iterator[tuple[Store, str]]:
     """Holds the lock; yields the store and the branch to write, if allowed.
 
-    An agent's own branch is made here, on its first write: a call reads its
-    request (the intent, a time) before, so a request refused makes nothing.
+    ``who`` is the write's intent (:func:`write_intent`): its agent's own
+    branch is the one written where agents have theirs. It is made here, on
+    its first write: a call reads its request (the intent, a time) before,
+    so a request refused makes nothing.
     """
     with ws.lock:
         store = ws.store(write=True)
-        own = own_branch(ws, caller, branch)
+        own = own_branch(ws, caller, branch, who.agent)
         name = caller.write_branch(store, own or branch)
         if own is not None:
             ensure_branch(store, own)

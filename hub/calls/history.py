@@ -205,7 +205,7 @@ def merge(ws: Workspace, caller: Caller, req: MergeRequest) -> engine.MergeResul
 def resolve(ws: Workspace, caller: Caller, req: ResolveRequest) -> engine.ResolveResult:
     """Settles a memory left in conflict."""
     who = write_intent(ws, caller, req, "merge")
-    with writing(ws, caller, req.branch) as (store, branch):
+    with writing(ws, caller, req.branch, who) as (store, branch):
         return engine.resolve(
             store,
             req.id,

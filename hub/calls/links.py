@@ -110,7 +110,7 @@ class GraphRequest(Request, kw_only=True, forbid_unknown_fields=True):
 def link(ws: Workspace, caller: Caller, req: LinkRequest) -> engine.LinkResult:
     """Links one memory to another."""
     who = write_intent(ws, caller, req, "link")
-    with writing(ws, caller, req.branch) as (store, branch):
+    with writing(ws, caller, req.branch, who) as (store, branch):
         return engine.link(
             store,
             req.source,
@@ -125,7 +125,7 @@ def link(ws: Workspace, caller: Caller, req: LinkRequest) -> engine.LinkResult:
 def unlink(ws: Workspace, caller: Caller, req: UnlinkRequest) -> engine.UnlinkResult:
     """Removes a link."""
     who = write_intent(ws, caller, req, "link")
-    with writing(ws, caller, req.branch) as (store, branch):
+    with writing(ws, caller, req.branch, who) as (store, branch):
         return engine.unlink(
             store, req.source, req.target, req.type, who, branch=branch
         )
@@ -136,7 +136,7 @@ def supersede(
 ) -> engine.SupersedeResult:
     """Marks an old memory as replaced by a new one."""
     who = write_intent(ws, caller, req, "refine")
-    with writing(ws, caller, req.branch) as (store, branch):
+    with writing(ws, caller, req.branch, who) as (store, branch):
         return engine.supersede(store, req.old, req.new, who, branch=branch)
 
 

@@ -209,7 +209,7 @@ def remember(
         pinned=req.pin,
     )
     who = write_intent(ws, caller, req, "observe")
-    with writing(ws, caller, req.branch) as (store, branch):
+    with writing(ws, caller, req.branch, who) as (store, branch):
         result = engine.remember(
             store,
             draft,
@@ -224,7 +224,7 @@ def remember(
 def forget(ws: Workspace, caller: Caller, req: ForgetRequest) -> engine.ForgetResult:
     """Deletes one memory."""
     who = write_intent(ws, caller, req, "forget")
-    with writing(ws, caller, req.branch) as (store, branch):
+    with writing(ws, caller, req.branch, who) as (store, branch):
         return engine.forget(store, req.id, who, branch=branch)
 
 
@@ -232,7 +232,7 @@ def edit(ws: Workspace, caller: Caller, req: EditRequest) -> engine.EditResult:
     """Changes one memory."""
     who = write_intent(ws, caller, req, "refine")
     when = moment(ws, req.when, "when")
-    with writing(ws, caller, req.branch) as (store, branch):
+    with writing(ws, caller, req.branch, who) as (store, branch):
         return engine.edit(
             store,
             req.id,
@@ -296,7 +296,7 @@ def query(
 def prime(ws: Workspace, caller: Caller, req: PrimeRequest) -> engine.PrimeResult:
     """Stores a markdown document, one memory per section."""
     who = write_intent(ws, caller, req, "import")
-    with writing(ws, caller, req.branch) as (store, branch):
+    with writing(ws, caller, req.branch, who) as (store, branch):
         return engine.prime(
             store,
             req.text,
@@ -313,7 +313,7 @@ def summarize(
 ) -> engine.SummarizeResult:
     """Writes a summary derived from several memories."""
     who = write_intent(ws, caller, req, "refine")
-    with writing(ws, caller, req.branch) as (store, branch):
+    with writing(ws, caller, req.branch, who) as (store, branch):
         return engine.summarize(
             store,
             req.ids,
@@ -338,7 +338,7 @@ def summarize_session(
             "This connection has no session to summarize.",
             hint="Name one with session (`ctx session ls` lists them).",
         )
-    with writing(ws, caller, req.branch) as (store, branch):
+    with writing(ws, caller, req.branch, who) as (store, branch):
         return engine.summarize_session(
             store,
             session,

@@ -70,3 +70,26 @@ def test_reviewed_only_for_one_recall(store_dir):
         ws.close()
     assert [h.body for h in both.hits] == [FACT]
     assert (reviewed.branch, reviewed.hits) == ("main", ())
+
+
+def test_a_write_through_the_http_api_waits_for_review_too(store_dir, monkeypatch):
+    """The plain API's caller has no name: the write's agent names the branch."""
+    from starlette.testclient import TestClient
+
+    from ctx.porcelain.agents.http_app import build_app
+
+    monkeypatch.setenv("USER", "ops")
+    monkeypatch.setenv("LOGNAME", "ops")
+    ws = workspace(store_dir, "[agents]\nreview_writes = true\n")
+    try:
+        app = build_app(ws, lambda header: None)
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            for body in ({"text": FACT, "agent": "bot1"}, {"text": "No agent named."}):
+                assert client.post("/api/memories", json=body).status_code == 200
+        # Over MCP, a write naming another agent goes where its commit says.
+        remember(ws, BOT, RememberRequest(text="Named bot7.", agent="bot7"))
+        store = ws.store()
+        assert store.branches() == ["agent/bot1", "agent/bot7", "agent/ops", "main"]
+        assert engine.list_memories(store, "main", "") == []
+    finally:
+        ws.close()
