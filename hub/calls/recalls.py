@@ -73,7 +73,10 @@ class FeedbackRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     ]
     used: Annotated[
         tuple[str, ...],
-        Meta(description="Ids of the memories of that recall that were used."),
+        Meta(
+            description="Ids of the memories of that recall that were used.",
+            min_length=1,
+        ),
     ]
 
 

@@ -277,13 +277,20 @@ class GuardMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {
-            name.decode("latin-1"): value.decode("latin-1")
+        pairs = [
+            (name.decode("latin-1").lower(), value.decode("latin-1"))
             for name, value in scope.get("headers", ())
-        }
+        ]
+        headers = dict(pairs)
+        names = [name for name, _ in pairs]
         host, origin = headers.get("host"), headers.get("origin")
         refused = None
-        if self.loopback and host is not None and not is_loopback(_host_of(host)):
+        twice = [n for n in _SINGLE_HEADERS if names.count(n) > 1]
+        if twice:
+            # Whichever copy a server took, a proxy that adds its own would
+            # choose who calls: the last key given wrote as the owner.
+            refused = (400, f"The {twice[0].title()} header is given twice.")
+        elif self.loopback and host is not None and not is_loopback(_host_of(host)):
             refused = (421, f"This server answers loopback names, not {host!r}.")
         elif origin is not None and not is_loopback(_host_of(origin)):
             refused = (403, "Requests from web pages are refused.")
@@ -298,6 +305,10 @@ class GuardMiddleware:
                 await error_response(exc)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+_SINGLE_HEADERS = ("authorization", "host", "origin")
+"""The headers a request may carry once: who calls, and from where."""
 
 
 def build_app(

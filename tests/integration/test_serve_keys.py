@@ -222,6 +222,30 @@ def test_other_schemes_and_bare_headers_are_refused(world: World) -> None:
         assert status == 401, header
 
 
+def test_a_key_given_twice_is_refused_whichever_comes_last(world: World) -> None:
+    """A proxy that adds its own header must not choose who writes."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(world.server.url)
+    before = world.call("admin", "GET", "/api/log", branch="agent/x")[1]
+    for first, second in (("reader", "admin"), ("admin", "reader")):
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        conn.putrequest("POST", "/api/memories")
+        for who in (first, second):
+            conn.putheader("Authorization", f"Bearer {world.keys[who]}")
+        data = json.dumps({"text": "Written by whom?", "branch": "agent/x"}).encode()
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(len(data)))
+        conn.endheaders(data)
+        answer = conn.getresponse()
+        body = json.loads(answer.read())
+        conn.close()
+        assert answer.status == 400, (first, second)
+        assert body["error"]["message"] == "The Authorization header is given twice."
+    assert world.call("admin", "GET", "/api/log", branch="agent/x")[1] == before
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body", "query"),
     [

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from ctx.engine import InvalidInputError
@@ -164,3 +165,21 @@ def test_a_refused_request_makes_no_branch_for_its_agent(ctx, call, arguments):
         ws.close()
     assert [b["name"] for b in ctx.json("branches")] == ["main"]
     assert ctx.files() == before
+
+
+def test_feedback_naming_no_memory_is_refused_by_its_schema(ctx):
+    """The schema the door gives says what the server requires: one id at least."""
+    ws = Workspace.find(str(ctx.root / ".ctx"))
+    try:
+        with pytest.raises(InvalidInputError, match=r"length >= 1 - at `\$\.used`"):
+            calls.invoke(
+                ws,
+                Caller(agent="a"),
+                calls.CALLS["feedback"],
+                {"recall_id": "r", "used": []},
+            )
+    finally:
+        ws.close()
+    schema = msgspec.json.schema(calls.CALLS["feedback"].request)
+    [request] = schema["$defs"].values()
+    assert request["properties"]["used"]["minItems"] == 1
