@@ -229,10 +229,12 @@ def ask(
         HubError: The hub answered with an error.
         HubFolderError: The folder for the hub's socket is not private.
     """
+    if os.environ.get("CTX_NO_HUB"):
+        return None
     named = str(store.resolve())
     request = msgspec.structs.replace(request, store=named)
     ask_here = _HERE.get()
-    if ask_here is not None and not os.environ.get("CTX_NO_HUB"):
+    if ask_here is not None:
         assert isinstance(request, AnyStoreAsk)
         return _believed(ask_here(request, timeout), expected)
     return _asked(request, named, expected, progress, timeout)
@@ -243,7 +245,10 @@ def ask_hub(
 ) -> R | None:
     """Returns the hub's reply to a request about itself (``ping``, ``stop``).
 
-    ``None`` when no hub answers, as for :func:`ask`.
+    ``None`` when no hub answers, as for :func:`ask`. ``CTX_NO_HUB`` keeps a
+    command's own calls from the hub, not the hub from being seen: under
+    it, ``ctx hub status`` said a running hub did not answer, ``ctx hub
+    stop`` that none ran, and ``ctx serve`` would not start beside it.
 
     Raises:
         HubError: The hub answered with an error.
@@ -259,8 +264,6 @@ def _asked(
     progress: Callable[[int, int], None] | None,
     timeout: float,
 ) -> R | None:
-    if os.environ.get("CTX_NO_HUB"):
-        return None
     path = socket_path()
     if not path.exists():
         return None

@@ -121,6 +121,18 @@ def test_stop_and_sigterm_remove_the_socket(store: Path) -> None:
     assert run_ctx(store, "hub", "status").stdout.startswith("No hub is running")
 
 
+def test_a_command_kept_from_the_hub_still_sees_and_stops_it(store: Path) -> None:
+    """CTX_NO_HUB keeps a command's own calls in-process, not the hub unseen."""
+    proc = start_hub_process(store)
+    alone = {"CTX_NO_HUB": "1"}
+    status = json.loads(run_ctx(store, "hub", "status", "--json", env=alone).stdout)
+    assert (status["running"], status["pid"]) == (True, proc.pid)
+    stopped = json.loads(run_ctx(store, "hub", "stop", "--json", env=alone).stdout)
+    assert stopped == {"stopped": True, "pid": proc.pid}
+    proc.communicate(timeout=30)
+    assert not socket_path().exists()
+
+
 def test_a_killed_hub_leaves_recall_working(store: Path) -> None:
     proc = start_hub_process(store)
     proc.kill()
