@@ -31,7 +31,8 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 
 from ctx.engine import CtxError
 from ctx.hub import Caller, RecallResult, Workspace
@@ -244,10 +245,17 @@ def _add_resources(
         name="context",
         description="The pinned and working context to start a task with.",
     )
-    async def context(ctx: Context[Any, Any], budget: int = 2000) -> str:
-        composed = await anyio.to_thread.run_sync(
-            read, "compose", {"budget": budget}, ctx
-        )
+    async def context(ctx: Context[Any, Any], budget: str = "2000") -> str:
+        # A prompt's arguments are strings: checked by the call's own schema.
+        def compose() -> Any:
+            try:
+                return invoke(ws, find(ctx), CALLS["compose"], {"budget": budget})
+            except CtxError as exc:
+                # An MCPError reaches the client as it is; any other error
+                # became "Error rendering prompt context" and a traceback.
+                raise MCPError(INVALID_PARAMS, exc.message) from None
+
+        composed = await anyio.to_thread.run_sync(compose)
         return str(composed.text)  # defused by the compose call
 
 

@@ -192,6 +192,12 @@ async def test_resources_and_the_context_prompt(ws: Workspace) -> None:
         assert "Always pin the toolchain" in prompt.messages[0].content.text
         with pytest.raises(MCPError, match="No memory"):
             await client.read_resource(f"ctx://memory/{'0' * 26}")
+        # A bad argument is said in one line, as a tool's is.
+        for budget in ("abc", "0"):
+            with pytest.raises(
+                MCPError, match=r"^Invalid arguments for compose: .*budget"
+            ):
+                await client.get_prompt("context", {"budget": budget})
 
 
 async def test_a_branch_given_to_the_server_is_the_default(ws: Workspace) -> None:
