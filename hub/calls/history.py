@@ -188,6 +188,11 @@ def branch(ws: Workspace, caller: Caller, req: BranchRequest) -> engine.BranchRe
 
 def merge(ws: Workspace, caller: Caller, req: MergeRequest) -> engine.MergeResult:
     """Merges one branch into another."""
+    if req.into is not None and req.branch is not None and req.into != req.branch:
+        raise engine.InvalidInputError(
+            f"Merge into {req.into!r} or {req.branch!r}, not both.",
+            hint="Give `into` alone: the branch merged into.",
+        )
     with ws.lock:
         store = ws.store(write=True)
         source = caller.read_revision(store, req.source)

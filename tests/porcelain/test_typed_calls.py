@@ -183,3 +183,21 @@ def test_feedback_naming_no_memory_is_refused_by_its_schema(ctx):
     schema = msgspec.json.schema(calls.CALLS["feedback"].request)
     [request] = schema["$defs"].values()
     assert request["properties"]["used"]["minItems"] == 1
+
+
+def test_a_merge_naming_two_targets_is_refused(ctx):
+    ctx("branch", "a")
+    ctx("branch", "b")
+    before = ctx.files()
+    ws = Workspace.find(str(ctx.root / ".ctx"))
+    try:
+        with pytest.raises(InvalidInputError, match="Merge into 'b' or 'a', not both"):
+            calls.invoke(
+                ws,
+                Caller(agent="a"),
+                calls.CALLS["merge"],
+                {"source": "main", "branch": "a", "into": "b"},
+            )
+    finally:
+        ws.close()
+    assert ctx.files() == before
