@@ -216,9 +216,18 @@ def _arguments(request: Request, call: Call, body: dict[str, Any]) -> dict[str, 
         values = request.query_params.getlist(name)
         field = fields.get(name)
         many = field is not None and "tuple" in str(field.type)
-        args[name] = values if many else values[-1]
-    args.update(body)
-    args.update(request.path_params)
+        if not many and len(values) > 1:
+            raise InvalidInputError(f"The field {name!r} is given twice.")
+        args[name] = values if many else values[0]
+    # A field given in two places is refused as one given twice: whichever
+    # won, the request would be read otherwise than it was meant.
+    for place, given in (("body", body), ("path", request.path_params)):
+        for name, value in given.items():
+            if name in args and args[name] != value:
+                raise InvalidInputError(
+                    f"The field {name!r} is given in the {place} and before it."
+                )
+            args[name] = value
     return args
 
 

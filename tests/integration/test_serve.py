@@ -207,6 +207,23 @@ def test_the_api_round_trip(served: Served) -> None:
         ),
         ("GET", "/api/memories", None, {"branch": "nope"}, 404, "nope"),
         ("POST", "/api/merge", {"source": "nope"}, None, 404, "nope"),
+        ("GET", "/api/log", None, {"limit": ["1", "2"]}, 400, "'limit' is given twice"),
+        (
+            "POST",
+            "/api/recall",
+            {"query": "queue"},
+            {"query": "kafka"},
+            400,
+            "'query' is given in the body and before it",
+        ),
+        (
+            "PATCH",
+            "/api/memories/01JD2X9K7M3Q4R5S6T7V8W9XYZ",
+            {"id": "01JD2X9K7M3Q4R5S6T7V8W9XYA", "body": "x"},
+            None,
+            400,
+            "'id' is given in the path and before it",
+        ),
     ],
 )
 def test_bad_requests_get_a_clear_error_and_write_nothing(
