@@ -88,6 +88,9 @@ from .code_branches import (
 from .code_branches import (
     followed_branch as followed_branch,
 )
+from .code_branches import (
+    make_code_branch as make_code_branch,
+)
 from .code_remotes import (
     add_code_remote as add_code_remote,
 )

@@ -10,7 +10,12 @@ import msgspec
 from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 
-from ctx.engine.errors import CommitNotFoundError, ConflictError, InvalidInputError
+from ctx.engine.errors import (
+    CommitNotFoundError,
+    ConflictError,
+    InvalidInputError,
+    RefNotFoundError,
+)
 from ctx.engine.ids import CommitId
 from ctx.engine.model import Outcome
 from ctx.engine.store import Store, check_branch_name
@@ -99,7 +104,9 @@ def resolve_revision(store: Store, rev: str | None) -> CommitId:
 def _resolve_base(store: Store, base: str, rev: str) -> CommitId:
     if base in ("HEAD", "@"):
         return store.branch_tip(store.head_branch())
-    if base in store.branches():
+    # Asked of the store, not its list of branches: a store that follows
+    # the code names a writer's branch before its first write makes it.
+    with contextlib.suppress(RefNotFoundError, InvalidInputError):
         return store.branch_tip(base)
     if "/" in base:  # a fetched branch, as ``origin/main``
         with contextlib.suppress(KeyError):

@@ -42,6 +42,7 @@ __all__ = [
     "default_code_branch",
     "followed_branch",
     "is_dream_branch",
+    "make_code_branch",
     "nearest_memory_branch",
 ]
 
@@ -99,10 +100,30 @@ def followed_branch(
             return source
         if not create:
             return name
-        create_memory_branch(store, name, source)
-        if tip is not None:
-            note_code_tip(store, repo, name, tip, fresh=True)
+        _make(store, repo, name, source)
     return name
+
+
+def make_code_branch(store: Store, start: Path, name: str, source: str) -> None:
+    """Makes code branch ``name``'s memory branch at ``source``'s tip.
+
+    For a writer that named it (:func:`followed_branch` with ``create``
+    off) and writes now: the code's tip is recorded as when
+    :func:`followed_branch` makes it, whichever branch is checked out now.
+    """
+    repo = code_repository(start)
+    if repo is None:
+        create_memory_branch(store, name, source)
+        return
+    with closing(repo):
+        _make(store, repo, name, source)
+
+
+def _make(store: Store, repo: Repo, name: str, source: str) -> None:
+    create_memory_branch(store, name, source)
+    tip = code_tip(repo, name)
+    if tip is not None:
+        note_code_tip(store, repo, name, tip, fresh=True)
 
 
 def create_memory_branch(store: Store, name: str, source: str) -> None:

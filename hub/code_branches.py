@@ -23,17 +23,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ctx.engine import (
-    CommitId,
     CtxError,
     Intent,
-    Store,
     SyncResult,
     code_branch,
     followed_branch,
+    make_code_branch,
     plural,
     sync_code_branches,
 )
 from ctx.hub.config import CONFIG_FILE, load_config
+from ctx.hub.lazy_branches import LazyBranches
 
 if TYPE_CHECKING:
     from ctx.hub.workspace import Workspace
@@ -44,14 +44,12 @@ _TABLE_RE = re.compile(r"^\[branches\][ \t]*(#.*)?$", re.MULTILINE)
 _KEY_RE = re.compile(r"^follow_code[ \t]*=.*$", re.MULTILINE)
 
 
-class FollowingStore(Store):
+class FollowingStore(LazyBranches):
     """A store whose default branch is the code's current branch.
 
-    A writer's missing memory branch is made by its first write, not when
-    it is named: a command refused before it writes (an empty text, a
-    remote that does not answer) leaves no branch behind, as the design of
-    :mod:`ctx.engine.code_branches` says. Until then the branch reads as
-    the one it will be made from.
+    A writer's missing memory branch is awaited (:mod:`ctx.hub.lazy_branches`):
+    made by its first write at its nearest code ancestor's memory, with the
+    code's tip recorded, as :func:`ctx.engine.followed_branch` makes it.
 
     Attributes:
         code: A folder in the code's work tree (where the command runs);
@@ -63,7 +61,7 @@ class FollowingStore(Store):
 
     code: Path | None = None
     writing: bool = False
-    _unmade: str | None = None
+    _code_branches: frozenset[str] = frozenset()  # those awaited for the code
 
     def head_branch(self) -> str:
         """Returns the memory branch of the code's current branch (see module)."""
@@ -71,31 +69,16 @@ class FollowingStore(Store):
         if self.code is None:
             return own
         name = followed_branch(self, self.code, own, write=self.writing, create=False)
-        self._unmade = name if self.writing and name not in self.branches() else None
+        if self.writing and name not in self.branches():
+            self.await_branch(name, followed_branch(self, self.code, own, write=False))
+            self._code_branches |= {name}
         return name
 
-    def branch_tip(self, branch: str) -> CommitId:
-        """Returns ``branch``'s commit; an unmade one's is its ancestor's."""
-        if self._awaits(branch):
-            assert self.code is not None
-            source = followed_branch(
-                self, self.code, super().head_branch(), write=False
-            )
-            return super().branch_tip(source)
-        return super().branch_tip(branch)
-
-    def move_branch(
-        self, branch: str, old: CommitId | None, new: CommitId | None, message: str
-    ) -> None:
-        """Moves ``branch``, made first where this is an unmade one's first move."""
-        if old is not None and new is not None and self._awaits(branch):
-            assert self.code is not None
-            followed_branch(self, self.code, super().head_branch(), write=True)
-        super().move_branch(branch, old, new, message)
-
-    def _awaits(self, branch: str) -> bool:
-        """Returns whether ``branch`` is the writer's branch, not made yet."""
-        return branch == self._unmade and branch not in self.branches()
+    def _make(self, branch: str, source: str) -> None:
+        if branch in self._code_branches and self.code is not None:
+            make_code_branch(self, self.code, branch, source)
+        else:
+            super()._make(branch, source)
 
 
 def sync_branches(

@@ -216,11 +216,16 @@ class Workspace:
         return self._store
 
     def _store_class(self) -> type[Store]:
-        """Returns the class to open the store as: following the code, or not."""
-        from ctx.engine import InvalidInputError, Store
+        """Returns the class to open the store as: following the code, or not.
+
+        Either makes the branches a call names by their first write
+        (:mod:`ctx.hub.lazy_branches`).
+        """
+        from ctx.engine import InvalidInputError
+        from ctx.hub.lazy_branches import LazyBranches
 
         if self.code is None or not self.on_disk:
-            return Store
+            return LazyBranches
         try:
             follows = self.config().branches.follow_code
         except InvalidInputError:
@@ -228,7 +233,7 @@ class Workspace:
             # a read that needs none works on the store's HEAD, as before.
             follows = False
         if not follows:
-            return Store
+            return LazyBranches
         from ctx.hub.code_branches import FollowingStore
 
         return FollowingStore
@@ -243,14 +248,12 @@ class Workspace:
         a caller in another work tree sends it this branch, or the hub would
         answer for the code branch checked out where it was started.
         """
-        from ctx.engine import Store
-
-        if self._store_class() is Store:
+        if self._store_class().__name__ != "FollowingStore":
             return None
         return self.store().head_branch()
 
     def _follow(self, store: Store) -> None:
-        if type(store).__name__ != "Store":  # no import when not following
+        if type(store).__name__ == "FollowingStore":  # no import when not following
             from ctx.hub.code_branches import FollowingStore
 
             assert isinstance(store, FollowingStore)
@@ -286,11 +289,11 @@ class Workspace:
         """Returns ``agent/<name>`` if agents write on branches of their own.
 
         That is with ``[agents] branch_per_agent`` or ``review_writes`` set
-        (the latter keeps their writes there until reviewed and merged); the
-        agent is the workspace's (``CTX_AGENT``), else ``agent``; ``None``
-        without one.
+        (the latter keeps their writes there until reviewed and merged);
+        ``agent`` is the one the writes are signed by (a door resolves it as
+        it signs them); ``None`` without one.
         """
-        who = self.agent or agent
+        who = agent
         agents = self.config().agents
         if not who or not (agents.branch_per_agent or agents.review_writes):
             return None

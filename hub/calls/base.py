@@ -23,6 +23,7 @@ from msgspec import Meta
 from ctx import engine
 from ctx.engine import KINDS, Intent, Store
 from ctx.hub.access import Caller
+from ctx.hub.lazy_branches import LazyBranches
 from ctx.hub.upkeep import pack_in_background
 from ctx.hub.workspace import Workspace
 
@@ -178,12 +179,22 @@ def own_branch(
     """
     if branch is not None or caller.branch is not None or caller.command_line:
         return None
-    return ws.own_branch(agent or caller.agent)
+    if agent is None:  # a read: the agent the caller's writes are signed by
+        agent = ws.intent("read", agent=ws.agent or caller.agent).agent
+    return ws.own_branch(agent)
 
 
 def ensure_branch(store: Store, name: str) -> None:
-    """Creates ``name`` from HEAD's branch unless it exists (race-safe)."""
+    """Names ``name``, from HEAD's branch, unless it exists.
+
+    A workspace's store makes it by its first write, so that a call refused
+    before it wrote makes none (:mod:`ctx.hub.lazy_branches`); another
+    store makes it now (race-safe).
+    """
     if name in store.branches():
+        return
+    if isinstance(store, LazyBranches):
+        store.await_branch(name, store.head_branch())
         return
     # Another writer may make it first: the same branch from the same start.
     with suppress(engine.ConflictError):

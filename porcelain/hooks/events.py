@@ -390,7 +390,7 @@ def _own_branch(hook: Hook) -> dict[str, Any]:
     if ws.config().recall.reviewed_only:
         reviewed, _ = ws.reviewed_view(None)
         return {"branch": reviewed}  # reviewed memory only
-    own = ws.own_branch(hook.host)
+    own = ws.own_branch(ws.agent or hook.host)  # as its writes are signed
     if own is None:
         return {}
     with ws.lock:

@@ -17,6 +17,7 @@ from ctx.engine import Store
 from ctx.engine.reflogs import reflog
 from ctx.hub import FollowingStore, Workspace
 from ctx.hub.code_branches import sync_at_start
+from ctx.hub.lazy_branches import LazyBranches
 from ctx.porcelain.agents.mcp_server import build_server
 from ctx.porcelain.hooks import run_hook
 
@@ -41,7 +42,7 @@ def store_dir(tmp_path: Path) -> Path:
 def test_a_workspace_that_names_no_code_follows_nothing(store_dir, code):
     ws = Workspace(store_dir)
     try:
-        assert type(ws.store()) is Store
+        assert type(ws.store()) is LazyBranches
     finally:
         ws.close()
 
@@ -50,7 +51,7 @@ def test_off_the_store_is_a_plain_store(store_dir, code):
     (store_dir / "config.toml").write_text("[branches]\nfollow_code = false\n")
     ws = Workspace.find(store_dir, cwd=code)
     try:
-        assert type(ws.store()) is Store
+        assert type(ws.store()) is LazyBranches
         assert ws.store().head_branch() == "main"
     finally:
         ws.close()
@@ -76,6 +77,32 @@ def test_reads_see_the_ancestor_until_a_write_creates_the_branch(store_dir, code
         made, wrote = reflog(store, "feature/x")
         assert made.message == "ctx: created for code branch feature/x from main"
         assert wrote.message.startswith("ctx observe: Remember")
+    finally:
+        ws.close()
+
+
+def test_a_refused_write_leaves_reads_of_the_unmade_branch_working(store_dir, code):
+    """A server's workspace writes for days: reads after a refusal still answer."""
+    from ctx.hub.access import Caller
+    from ctx.hub.calls import LsRequest, RememberRequest, ls, remember
+
+    with (store_dir / "config.toml").open("a", encoding="utf-8") as f:
+        f.write("\n[agents]\nbranch_per_agent = true\n")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        engine.remember(
+            ws.store(write=True), engine.Draft(text="on main"), ws.intent("o")
+        )
+        git(code, "checkout", "-q", "-b", "feature/x")
+        with pytest.raises(engine.InvalidInputError):
+            remember(ws, Caller(), RememberRequest(text="  "))
+        assert [m.headline for m in ls(ws, Caller(), LsRequest())] == ["on main"]
+        # An agent's own branch starts from the code branch's, unmade.
+        remember(ws, Caller(agent="bot"), RememberRequest(text="bot fact"))
+        store = ws.store()
+        assert store.branches() == ["agent/bot", "main"]
+        bodies = [r.memory.body for r in engine.list_memories(store, "agent/bot", "")]
+        assert sorted(bodies) == ["bot fact", "on main"]
     finally:
         ws.close()
 

@@ -91,5 +91,11 @@ def test_a_write_through_the_http_api_waits_for_review_too(store_dir, monkeypatc
         store = ws.store()
         assert store.branches() == ["agent/bot1", "agent/bot7", "agent/ops", "main"]
         assert engine.list_memories(store, "main", "") == []
+        # The plain API's caller reads where its writes went.
+        app = build_app(ws, lambda header: None)
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            found = client.post("/api/recall", json={"query": "No agent named"}).json()
+        assert found["branch"] == "agent/ops"
+        assert [h["body"] for h in found["hits"]][:1] == ["No agent named."]
     finally:
         ws.close()

@@ -67,6 +67,16 @@ def test_a_refused_write_leaves_no_memory_branch(following, code):
     assert list(refs(following)) == ["feature/x", "main"]
 
 
+def test_a_short_id_is_found_on_a_branch_its_first_write_makes(following, code):
+    """The unmade branch resolves as a revision: its source's commit."""
+    mid = following("remember", "Queue is Postgres").stdout.strip()
+    git(code, "checkout", "-q", "-b", "feature/y")
+    following("edit", mid[:8], "--body", "Queue is Kafka")
+    following("link", mid[-6:], mid[:8], "--type", "RELATES_TO", code=4)
+    assert texts(following, "feature/y") == ["Queue is Kafka"]
+    assert texts(following, "main") == ["Queue is Postgres"]
+
+
 def test_init_follow_code_sets_the_config_key(following):
     config = (following.root / ".ctx" / "config.toml").read_text(encoding="utf-8")
     assert config.endswith("\n[branches]\nfollow_code = true\n")
