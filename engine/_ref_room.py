@@ -12,12 +12,14 @@ line brings it back: :mod:`ctx.engine.operations`), and it is a file by the
 same rule, under ``logs/refs/heads``: after ``ctx branch -D foo/bar``,
 ``ctx branch foo`` failed for good. A new branch takes precedence: the logs
 of deleted branches in its way go, as git drops a branch's log with the
-branch.
+branch. Names are compared without case, as the file systems of macOS and
+Windows compare them: a clone there must be able to hold every branch.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,8 +41,12 @@ def make_room(store: Store, branch: str) -> None:
         InvalidInputError: a live branch's name is a folder of ``branch``, or
             ``branch`` is a folder of a live branch's name.
     """
+    # Compared without case: a store travels to clones on file systems that
+    # fold it (macOS, Windows), where "Foo" is the folder of "foo/bar".
+    folded = branch.casefold()
     for other in store.branches():
-        if other.startswith(branch + "/") or branch.startswith(other + "/"):
+        theirs = other.casefold()
+        if theirs.startswith(folded + "/") or folded.startswith(theirs + "/"):
             raise InvalidInputError(
                 f"Branch {branch!r} cannot be made beside branch {other!r}: as in "
                 "git, a branch name cannot also be a folder of branch names.",
@@ -51,16 +57,17 @@ def make_room(store: Store, branch: str) -> None:
     if not isinstance(repo, Repo):
         return  # in memory: refs and logs are keys, not files
     controldir = Path(repo.controldir())
-    for top in (controldir / "logs" / "refs" / "heads", controldir / "refs" / "heads"):
-        _clear(top, top / branch)
+    logs = controldir / "logs" / "refs" / "heads"
+    _clear_logs(logs, logs / branch)
+    _clear_empty(controldir / "refs" / "heads" / branch)
 
 
-def _clear(top: Path, path: Path) -> None:
-    """Removes what no live branch owns in ``path``'s way under ``top``.
+def _clear_logs(top: Path, path: Path) -> None:
+    """Removes the logs of deleted branches in ``path``'s way under ``top``.
 
-    A folder where the file goes (the logs of deleted branches under it,
-    or empty folders a failed write left); a file where one of its folders
-    goes (a deleted branch's log: live refs were refused above).
+    A folder where the file goes (``foo/bar``'s log, for ``foo``), or a
+    file where one of its folders goes (``zed``'s, for ``zed/one``). No
+    live branch is there, whatever the case: those were refused above.
     """
     with contextlib.suppress(OSError):
         if path.is_dir() and not path.is_symlink():
@@ -70,3 +77,16 @@ def _clear(top: Path, path: Path) -> None:
                 break
             if parent.is_file() or parent.is_symlink():
                 parent.unlink()
+
+
+def _clear_empty(path: Path) -> None:
+    """Removes the empty folders where a ref's file goes (a failed write's).
+
+    Only empty ones: a ref's file is never removed here, nor the lock of a
+    writer (stock git's) making one.
+    """
+    if not path.is_dir() or path.is_symlink():
+        return
+    for folder, _, _ in sorted(os.walk(path), key=lambda entry: -len(entry[0])):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)  # fails on one that holds anything

@@ -82,7 +82,7 @@ def test_a_branch_cannot_be_a_folder_of_another(store, disk_store, on_disk):
     """As in git: 'main' is a file, so no 'main/sub'; 'foo/bar' blocks 'foo'."""
     store = disk_store if on_disk else store
     create_branch(store, "foo/bar")
-    for name, other in (("main/sub", "main"), ("foo", "foo/bar")):
+    for name, other in (("main/sub", "main"), ("foo", "foo/bar"), ("Foo", "foo/bar")):
         with pytest.raises(InvalidInputError, match=f"beside branch '{other}'"):
             create_branch(store, name)
     assert [b.name for b in list_branches(store)] == ["foo/bar", "main"]
