@@ -11,7 +11,7 @@ from ctx.engine.branches import resolve_revision
 from ctx.engine.errors import InvalidInputError, MemoryNotFoundError
 from ctx.engine.history import Change, CommitRecord
 from ctx.engine.ids import CommitId
-from ctx.engine.layout import CONFLICTS, LINKS, MEMORY_AREAS, VIEWS
+from ctx.engine.layout import CONFLICTS, LINKS, MEMORY_AREAS, PROPOSALS, VIEWS
 from ctx.engine.store import CommitInfo, Store
 
 __all__ = ["LogEntry", "PathChange", "last_commits", "log"]
@@ -34,7 +34,7 @@ class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
     changes: tuple[PathChange, ...]
 
 
-_TOP_FOLDERS = (*MEMORY_AREAS, LINKS, CONFLICTS, VIEWS)
+_TOP_FOLDERS = (*MEMORY_AREAS, LINKS, CONFLICTS, VIEWS, PROPOSALS)
 """The store's top folders, each a path to follow without a slash."""
 
 

@@ -220,10 +220,10 @@ def _arguments(request: Request, call: Call, body: dict[str, Any]) -> dict[str, 
             raise InvalidInputError(f"The field {name!r} is given twice.")
         args[name] = values if many else values[0]
     # A field given in two places is refused as one given twice: whichever
-    # won, the request would be read otherwise than it was meant.
+    # won, the request could be read otherwise than it was meant.
     for place, given in (("body", body), ("path", request.path_params)):
         for name, value in given.items():
-            if name in args and args[name] != value:
+            if name in args:
                 raise InvalidInputError(
                     f"The field {name!r} is given in the {place} and before it."
                 )
