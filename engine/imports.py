@@ -45,10 +45,10 @@ class ImportResult(Outcome, frozen=True, kw_only=True):
         commit: The commit's id; ``None`` when everything in the file was
             already on the branch (an export imported a second time).
         ids: The ids of the memories written, in file order.
-        existing: How many memory lines (plain format) were not written
-            because the branch already held their text, or an earlier line
-            had it. An export's memories already there are left out of
-            ``ids`` instead.
+        existing: How many memory lines (plain format) or pieces of files
+            (``ingest``) were not written because the branch already held
+            their text, or an earlier one had it. An export's memories
+            already there are left out of ``ids`` instead.
     """
 
     commit: CommitId | None
@@ -140,7 +140,8 @@ def import_files(
         max_bytes: The largest piece, in UTF-8 bytes.
 
     Returns:
-        The commit and the new memories' ids, in file order.
+        The commit and the new memories' ids, in file order, and how many
+        pieces the branch already held (not written again).
 
     Raises:
         InvalidInputError: no files, a file that is binary, not UTF-8 or

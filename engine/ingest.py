@@ -25,12 +25,19 @@ import msgspec
 
 from ctx.engine.branches import target_branch
 from ctx.engine.errors import InvalidInputError
-from ctx.engine.ids import new_memory_id
+from ctx.engine.ids import MemoryId, new_memory_id
 from ctx.engine.layout import check_context, memory_path
-from ctx.engine.memories import Draft, WriteResult, build_memory
+from ctx.engine.memories import (
+    Draft,
+    WriteResult,
+    already_there,
+    build_memory,
+    tip_text_index,
+)
 from ctx.engine.model import MAX_BODY_BYTES, Intent, Memory, Source, encode
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import Store
+from ctx.engine.texts import text_index
 from ctx.engine.wording import plural
 
 __all__ = ["DEFAULT_PIECE_BYTES", "MIN_PIECE_BYTES", "ingest_files", "split_text"]
@@ -192,8 +199,11 @@ def ingest_files(
     "5"}``; every memory carries meta ``file`` and a
     :class:`~ctx.engine.model.Source` naming the file and its title. A
     leading UTF-8 byte order mark is dropped; a piece that would hold only
-    blank lines joins its neighbour. Every file is checked before
-    anything is written; all memories are one commit.
+    blank lines joins its neighbour. A piece whose text (whitespace
+    normalised) the branch already holds is not written again: its id is
+    that memory's, and it is counted in ``skipped``. Every file is checked
+    before anything is written; all memories are one commit (none when
+    everything is there).
 
     Args:
         store: The store.
@@ -205,7 +215,7 @@ def ingest_files(
         max_bytes: The largest piece, in UTF-8 bytes.
 
     Returns:
-        The commit and the new memories' ids and paths, in file order.
+        The commit and the pieces' ids and paths, in file order.
 
     Raises:
         InvalidInputError: no files, a file that is binary, not UTF-8 or
@@ -249,15 +259,37 @@ def ingest_files(
             )
             pieces.append(memory)
 
-    def build(snap: Snapshot) -> dict[str, bytes | None]:
-        return {memory_path(context, m.id): encode(m) for m in pieces}
+    ids: list[MemoryId] = []
+    paths: list[str] = []
+    skipped: list[int] = []
 
-    count = len(pieces)
+    def build(snap: Snapshot) -> dict[str, bytes | None]:
+        # A piece whose text the branch (or an earlier piece) holds is that
+        # memory: a file ingested again writes only what changed in it.
+        there = already_there(text_index(store, snap), pieces)
+        ids.clear()
+        paths.clear()
+        skipped.clear()
+        out: dict[str, bytes | None] = {}
+        for n, memory in enumerate(pieces):
+            where = there.get(n)
+            if where is None:
+                path = memory_path(context, memory.id)
+                out[path] = encode(memory)
+                ids.append(memory.id)
+                paths.append(path)
+                continue
+            skipped.append(n)
+            mid, path = (ids[where], paths[where]) if isinstance(where, int) else where
+            ids.append(mid)
+            paths.append(path)
+        return out
+
+    name = target_branch(store, branch)
+    fresh = len(pieces) - len(already_there(tip_text_index(store, name), pieces))
     what = files[0][0] if len(files) == 1 else plural(len(files), "file")
-    summary = f"Ingest {what} as {plural(count, 'memory')}"
-    commit = store.write(target_branch(store, branch), intent, summary, build)
+    summary = f"Ingest {what} as {plural(fresh, 'memory')}"
+    commit = store.write(name, intent, summary, build)
     return WriteResult(
-        commit=commit,
-        ids=tuple(m.id for m in pieces),
-        paths=tuple(memory_path(context, m.id) for m in pieces),
+        commit=commit, ids=tuple(ids), paths=tuple(paths), skipped=tuple(skipped)
     )

@@ -307,7 +307,7 @@ def remember(
     )
 
 
-def _tip_index(store: Store, branch: str) -> TextIndex | None:
+def tip_text_index(store: Store, branch: str) -> TextIndex | None:
     from ctx.engine.texts import text_index
 
     try:
@@ -317,7 +317,7 @@ def _tip_index(store: Store, branch: str) -> TextIndex | None:
     return text_index(store, store.snapshot(tip))
 
 
-def _already_there(
+def already_there(
     known: TextIndex | None, memories: Sequence[Memory]
 ) -> dict[int, int | tuple[MemoryId, str]]:
     """Returns, for each draft whose text is already there, where it is.
@@ -400,7 +400,7 @@ def remember_many(
         parent[:] = [snap]
         written.clear()
         there = (
-            {} if allow_duplicate else _already_there(text_index(store, snap), bodies)
+            {} if allow_duplicate else already_there(text_index(store, snap), bodies)
         )
         taken: set[str] = set()
         out: dict[str, bytes | None] = {}
@@ -432,9 +432,9 @@ def remember_many(
             else "Remember {n}"
         )
     if "{n}" in summary:
-        known = None if allow_duplicate else _tip_index(store, name)
+        known = None if allow_duplicate else tip_text_index(store, name)
         fresh = len(memories) - len(
-            {} if allow_duplicate else _already_there(known, bodies)
+            {} if allow_duplicate else already_there(known, bodies)
         )
         summary = summary.replace("{n}", plural(fresh, "memory"))
     commit = store.write(name, intent, summary, build)

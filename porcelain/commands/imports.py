@@ -119,14 +119,17 @@ def ingest(
     result = engine.import_files(
         state.store(write=True), loaded, who, tags=tag, branch=branch, context=context
     )
-    assert result.commit is not None
     if as_json:
         echo_json(result)
+    elif result.commit is None:
+        echo("Every piece of the files is already there: nothing to commit.")
     else:
+        there = result.existing
+        note = f"; {plural(there, 'piece was', 'pieces were')} already there"
         echo(
             f"Ingested {plural(len(files), 'file')} as "
             f"{plural(len(result.ids), 'memory')} "
-            f"in {result.commit[:10]}."
+            f"in {result.commit[:10]}{note if there else ''}."
         )
 
 

@@ -60,6 +60,16 @@ def test_ingest(ctx, tmp_path):
     listed = json.loads(ctx("ls", "--json").stdout)
     assert len(listed) > 1
     assert all(m["kind"] == "source" for m in listed)
+    # Ingested again, every piece is there: nothing written.
+    before = ctx.files()
+    again = ctx("ingest", str(notes), "--tag", "project:docs").stdout
+    assert again == "Every piece of the files is already there: nothing to commit.\n"
+    assert ctx.files() == before
+    # One paragraph changed: that piece alone is written.
+    notes.write_text(notes.read_text().replace("Paragraph 7.", "Paragraph seven."))
+    changed = ctx.json("ingest", str(notes))
+    assert (len(changed["ids"]), changed["existing"]) == (1, len(listed) - 1)
+    assert len(ctx.json("ls")) == len(listed) + 1
 
 
 def test_import_and_ingest_json(ctx, tmp_path):
