@@ -317,6 +317,9 @@ from .layout import (
     MEMORY_AREAS as MEMORY_AREAS,
 )
 from .layout import (
+    check_context as check_context,
+)
+from .layout import (
     context_of as context_of,
 )
 from .layout import (
@@ -492,6 +495,9 @@ from .model import (
 )
 from .model import (
     Source as Source,
+)
+from .model import (
+    check_kind as check_kind,
 )
 from .model import (
     check_time as check_time,

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import msgspec
 
-from ctx.engine import InvalidInputError, NotAStoreError
+from ctx.engine import InvalidInputError, NotAStoreError, check_context, check_kind
 from ctx.hub.code.results import CodeStatus, FindResult
 from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.index.reports import IndexStatus, ReindexReport
@@ -236,10 +236,17 @@ def search(
         explain: Give each hit its channels and last commit.
 
     Raises:
-        InvalidInputError: The query is empty or too long.
+        InvalidInputError: The query is empty or too long, or the kind or the
+            context is not one a memory could have.
         NotFoundError: The branch does not exist.
     """
     started = time.perf_counter()
+    # A filter that names no kind, or no context a memory could be in, would
+    # answer "Nothing matches." as if the store held nothing.
+    if kind is not None:
+        check_kind(kind)
+    if context is not None:
+        check_context(context)
     request = SearchAsk(
         query=query,
         branch=branch or ws.branch,

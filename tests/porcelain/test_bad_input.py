@@ -88,6 +88,12 @@ CASES = [
         "Error: --now 9999-12-31T00:00:00 is outside the accepted range, "
         "1000-01-01 to 9000-12-31 (UTC).",
     ),
+    (["search", "x", "--kind", "decisions"], 4, "Error: Unknown kind 'decisions'."),
+    (
+        ["search", "x", "--context", "a b"],
+        4,
+        "Error: Context 'a b' is not allowed.",
+    ),
     (
         ["remember", "x", "--branch", "no such"],
         4,
