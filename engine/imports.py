@@ -56,6 +56,10 @@ class ImportResult(Outcome, frozen=True, kw_only=True):
     existing: int = 0
 
 
+_BOM = b"\xef\xbb\xbf"
+"""UTF-8's byte order mark, which some editors put at a file's start."""
+
+
 def _imported(result: WriteResult) -> ImportResult:
     commit = None if result.commit is None else result.commit.id
     return ImportResult(commit=commit, ids=result.written, existing=len(result.skipped))
@@ -103,6 +107,8 @@ def import_memories(
             an imported id or path (``Line N: …``); nothing written.
     """
     lines = list(lines)
+    if lines and lines[0].startswith(_BOM):
+        lines[0] = lines[0][len(_BOM) :]  # written so by Windows tools
     first = next((line for line in lines if line.strip()), b"")
     if is_graph_export(first):
         result = import_graph(store, lines, intent, branch=branch, merge=merge)

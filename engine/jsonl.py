@@ -7,6 +7,7 @@ reported the same way in both (``Line 7: not valid UTF-8.``).
 
 from __future__ import annotations
 
+import json
 from typing import TypeVar
 
 import msgspec
@@ -26,11 +27,12 @@ def decode_line(decoder: msgspec.json.Decoder[T], n: int, raw: bytes) -> T:
 
     Raises:
         InvalidInputError: the line is not UTF-8, not JSON, nested too
-            deeply, or not of the decoder's type, named ``Line N: …``.
+            deeply, not of the decoder's type, or gives a key twice (the
+            decoder would keep the last), named ``Line N: …``.
     """
     try:
         raw.decode("utf-8")
-        return decoder.decode(raw)
+        decoded = decoder.decode(raw)
     except UnicodeDecodeError:
         raise InvalidInputError(f"Line {n}: not valid UTF-8.") from None
     except RecursionError:  # msgspec recurses once per level of nesting
@@ -39,3 +41,22 @@ def decode_line(decoder: msgspec.json.Decoder[T], n: int, raw: bytes) -> T:
         raise InvalidInputError(f"Line {n}: {exc}.") from None
     except msgspec.DecodeError as exc:
         raise InvalidInputError(f"Line {n}: not a JSON object ({exc}).") from None
+    twice = _key_twice(raw)
+    if twice is not None:
+        # The decoder keeps the last; the first would be lost without a word.
+        raise InvalidInputError(f"Line {n}: the key {twice!r} is given twice.")
+    return decoded
+
+
+def _key_twice(raw: bytes) -> str | None:
+    """Returns a key that an object of the (valid JSON) line gives twice."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        keys = [key for key, _ in items]
+        if len(set(keys)) < len(keys) and not found:
+            found.append(next(k for k in keys if keys.count(k) > 1))
+        return dict(items)
+
+    json.loads(raw, object_pairs_hook=pairs)
+    return found[0] if found else None

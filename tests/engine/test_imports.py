@@ -48,6 +48,24 @@ def test_a_file_without_a_header_is_read_as_memory_lines(store, intent):
         import_memories(store, [], intent)
 
 
+def test_a_key_given_twice_is_refused_and_a_byte_order_mark_read(store, intent):
+    """msgspec keeps a repeated key's last value: the first was lost unsaid."""
+    for line, key in (
+        (b'{"text": "x", "text": "y"}', "text"),
+        (b'{"text": "x", "meta": {"a": "1", "a": "2"}}', "a"),
+    ):
+        with pytest.raises(InvalidInputError, match=f"^Line 2: the key '{key}'"):
+            import_memories(store, [b'{"text": "fine"}', line], intent)
+    assert len(log(store)) == 1  # nothing written
+    # A file saved with a byte order mark (Windows tools) reads as without.
+    made = import_memories(store, [b'\xef\xbb\xbf{"text": "bom first"}'], intent)
+    assert show(store, made.ids[0]).memory.body == "bom first"
+    data = b"".join(export_lines(store))
+    other = Store.memory(clock=store.clock)
+    again = import_memories(other, (b"\xef\xbb\xbf" + data).splitlines(), intent)
+    assert again.ids == made.ids
+
+
 def test_import_result_json_shape(store, intent):
     result = import_files(store, [("notes.md", b"hello\n")], intent)
     assert result.commit == log(store)[0].commit.id
