@@ -19,13 +19,14 @@ sends a file here when its first line is an export header.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
 import msgspec
 
 from ctx.engine import _trees
 from ctx.engine.branches import target_branch
-from ctx.engine.errors import ConflictError, InvalidInputError
+from ctx.engine.errors import ConflictError, InvalidInputError, RefNotFoundError
 from ctx.engine.exports import MemoryFinder
 from ctx.engine.graph_lines import Graph, LinkEntry, MemoryEntry, read_graph
 from ctx.engine.ids import MemoryId
@@ -174,10 +175,11 @@ class _GraphWrite:
 # -- step 2: one commit ---------------------------------------------------------------
 
 
-def _summary(graph: Graph, merge: bool) -> str:
+def _summary(graph: Graph, plan: _Plan, merge: bool) -> str:
+    """Says what the import writes: the memories and links it changes."""
+    links = {link.path for link in graph.links} & plan.changes.keys()
     summary = (
-        f"Import {plural(len(graph.memories), 'memory')} and "
-        f"{plural(len(graph.links), 'link')}"
+        f"Import {plural(len(plan.ids), 'memory')} and {plural(len(links), 'link')}"
     )
     return f"{summary} (merge)" if merge else summary
 
@@ -225,6 +227,11 @@ def import_graph(
         return WriteResult(commit=None, ids=())
     name = target_branch(store, branch)
     write = _GraphWrite(store, graph, name, merge)
-    commit = store.write(name, intent, _summary(graph, merge), write.build)
+    # Planned on the tip first, for a message that counts what it changes
+    # (a merge of an export with one memory edited imports that one); the
+    # write plans again on the tip it commits on.
+    with contextlib.suppress(RefNotFoundError):
+        write.build(store.snapshot(store.branch_tip(name)))
+    commit = store.write(name, intent, _summary(graph, write.plan, merge), write.build)
     paths = sorted(p for p, data in write.plan.changes.items() if data is not None)
     return WriteResult(commit=commit, ids=write.plan.ids, paths=tuple(paths))

@@ -550,7 +550,7 @@ def test_merge_replaces_existing_memories(store, graph, importer, intent):
     edit(store, a, intent, body="The API listens on 9090.")
     result = import_graph(other, lines_of(export(store)), importer, merge=True)
     assert result.commit is not None
-    assert result.commit.summary == "Import 7 memories and 3 links (merge)"
+    assert result.commit.summary == "Import 1 memory and 0 links (merge)"  # changed
     assert result.ids == (a,)
     assert result.paths == (show(store, a).path,)
     assert show(other, a).memory.body == "The API listens on 9090."
