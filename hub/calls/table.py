@@ -12,6 +12,7 @@ its handler.
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Any
 import msgspec
 
 from ctx import engine
-from ctx.engine import InvalidInputError
+from ctx.engine import CtxError, InvalidInputError
 from ctx.hub.access import Caller
 from ctx.hub.calls import admin, code, history, links, memories, recalls
 from ctx.hub.calls import dream_calls as dc
@@ -471,9 +472,48 @@ def invoke(
 
     Raises:
         CtxError: The arguments are invalid, or the call failed (nothing was
-            written then).
+            written then). Said to an agent: the command line's options it
+            names are the call's fields (:func:`_in_fields`).
     """
-    return call.handler(ws, caller, decode(call, arguments))
+    try:
+        return call.handler(ws, caller, decode(call, arguments))
+    except CtxError as exc:
+        _in_fields(exc, call)
+        raise
+
+
+_OPTION = re.compile(r"`?--([a-z][a-z0-9-]*)`?")
+
+
+def _in_fields(exc: CtxError, call: Call) -> None:
+    """Names ``exc``'s command-line options as ``call``'s fields, in place.
+
+    The engine words its errors for the command line ("Give either --take
+    or --body."); an agent calling over MCP or HTTP has fields instead. An
+    option that is the call's field (``--take``: ``take``) is named so; a
+    hint naming one the call has no field for (``--allow-secret``) is
+    left out, as no field does what it says.
+    """
+    fields = {f.encode_name for f in msgspec.structs.fields(call.request)}
+
+    def named(text: str) -> tuple[str, bool]:
+        missing = False
+
+        def field(match: re.Match[str]) -> str:
+            nonlocal missing
+            name = match.group(1).replace("-", "_")
+            if name in fields:
+                return f"`{name}`"
+            missing = True
+            return match.group()
+
+        return _OPTION.sub(field, text), missing
+
+    exc.message = named(exc.message)[0]
+    exc.args = (exc.message,)
+    if exc.hint is not None:
+        hint, missing = named(exc.hint)
+        exc.hint = None if missing else hint
 
 
 def structured(value: Any) -> Any:

@@ -201,3 +201,23 @@ def test_a_merge_naming_two_targets_is_refused(ctx):
     finally:
         ws.close()
     assert ctx.files() == before
+
+
+def test_an_agent_is_told_fields_not_the_command_line_s_options(ctx):
+    """The engine says "--take or --body"; over MCP and HTTP those are fields."""
+    mid = ctx("remember", "The audit ran").stdout.strip()
+    ws = Workspace.find(str(ctx.root / ".ctx"))
+    try:
+        with pytest.raises(InvalidInputError) as told:
+            calls.invoke(ws, Caller(agent="a"), calls.CALLS["resolve"], {"id": mid})
+        assert told.value.message == "Give either `take` or `body`."
+        with pytest.raises(InvalidInputError) as told:
+            calls.invoke(
+                ws,
+                Caller(agent="a"),
+                calls.CALLS["remember"],
+                {"text": "x", "upsert": True},
+            )
+        assert "--" not in told.value.message
+    finally:
+        ws.close()
