@@ -42,10 +42,18 @@ def make_room(store: Store, branch: str) -> None:
             ``branch`` is a folder of a live branch's name.
     """
     # Compared without case: a store travels to clones on file systems that
-    # fold it (macOS, Windows), where "Foo" is the folder of "foo/bar".
-    folded = branch.casefold()
+    # fold it (macOS, Windows), where "Foo" is "foo", and the folder of
+    # "foo/bar". (``lower``, not ``casefold``: they do not fold "ß" to "ss".)
+    folded = branch.lower()
     for other in store.branches():
-        theirs = other.casefold()
+        theirs = other.lower()
+        if theirs == folded and other != branch:
+            raise InvalidInputError(
+                f"Branch {branch!r} cannot be made beside branch {other!r}: "
+                "their names differ only in case, and on macOS and Windows they "
+                "are one file.",
+                hint=f"Choose another name, or delete {other!r} first.",
+            )
         if theirs.startswith(folded + "/") or folded.startswith(theirs + "/"):
             raise InvalidInputError(
                 f"Branch {branch!r} cannot be made beside branch {other!r}: as in "

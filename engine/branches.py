@@ -106,7 +106,7 @@ def _resolve_base(store: Store, base: str, rev: str) -> CommitId:
         return store.branch_tip(store.head_branch())
     # Asked of the store, not its list of branches: a store that follows
     # the code names a writer's branch before its first write makes it.
-    with contextlib.suppress(RefNotFoundError, InvalidInputError):
+    with contextlib.suppress(RefNotFoundError, InvalidInputError, UnicodeError):
         return store.branch_tip(base)
     if "/" in base:  # a fetched branch, as ``origin/main``
         with contextlib.suppress(KeyError):

@@ -200,7 +200,8 @@ def ingest_files(
     :class:`~ctx.engine.model.Source` naming the file and its title. A
     leading UTF-8 byte order mark is dropped; a piece that would hold only
     blank lines joins its neighbour. A piece whose text (whitespace
-    normalised) the branch already holds is not written again: its id is
+    normalised) the branch already holds, in any context and with any tags,
+    is not written again, as ``remember`` and ``import`` skip it: its id is
     that memory's, and it is counted in ``skipped``. Every file is checked
     before anything is written; all memories are one commit (none when
     everything is there).

@@ -77,6 +77,7 @@ class FollowingStore(LazyBranches):
     def _make(self, branch: str, source: str) -> None:
         if branch in self._code_branches and self.code is not None:
             make_code_branch(self, self.code, branch, source)
+            self.drop_awaited(branch)
         else:
             super()._make(branch, source)
 

@@ -13,7 +13,7 @@ there, under the store's lock.
 
 from __future__ import annotations
 
-from ctx.engine import CommitId, ConflictError, Store
+from ctx.engine import CommitId, ConflictError, RefNotFoundError, Store
 
 __all__ = ["LazyBranches"]
 
@@ -45,32 +45,59 @@ class LazyBranches(Store):
     def move_branch(
         self, branch: str, old: CommitId | None, new: CommitId | None, message: str
     ) -> None:
-        """Moves ``branch``; an awaited one is made first, where it starts."""
-        if old is not None and new is not None:
-            source = self._source(branch)
-            if source is not None:
-                self._make(branch, source)
+        """Moves ``branch``; an awaited one is made first, where it starts.
+
+        Raises:
+            RefNotFoundError: ``branch`` is awaited and asked to be deleted:
+                it is not there yet.
+        """
+        source = self._source(branch)
+        if source is not None and new is None:
+            raise RefNotFoundError(
+                f"No branch named {branch!r}.", hint="`ctx branches` lists them."
+            )
+        if source is not None and old is not None:
+            self._make(branch, source)
         super().move_branch(branch, old, new, message)
+
+    def set_head(self, branch: str) -> None:
+        """Makes ``branch`` the default; an awaited one is made first."""
+        source = self._source(branch)
+        if source is not None:
+            self._make(branch, source)
+        super().set_head(branch)
+
+    def drop_awaited(self, branch: str) -> None:
+        """Forgets ``branch`` if still awaited: the call that named it is done."""
+        if self._awaited:
+            self._awaited.pop(branch, None)
 
     def _make(self, branch: str, source: str) -> None:
         """Makes awaited ``branch`` at ``source``'s tip, unless a racer did."""
         with self.locked():
-            if branch in self.branches():
-                return
-            try:
-                super().move_branch(
-                    branch, None, self.branch_tip(source), f"ctx: created from {source}"
-                )
-            except ConflictError:
-                if branch not in self.branches():
-                    raise
+            if branch not in self.branches():
+                try:
+                    super().move_branch(
+                        branch,
+                        None,
+                        self.branch_tip(source),
+                        f"ctx: created from {source}",
+                    )
+                except ConflictError:
+                    if branch not in self.branches():
+                        raise
+        self.drop_awaited(branch)
 
     def _source(self, branch: str) -> str | None:
-        """Returns the source of ``branch`` while it is awaited, else ``None``."""
+        """Returns the source of ``branch`` while it is awaited, else ``None``.
+
+        Readers share the store on threads: a read may find the entry gone.
+        """
         awaited = self._awaited
-        if not awaited or branch not in awaited:
+        source = awaited.get(branch) if awaited else None
+        if source is None:
             return None
         if branch in super().branches():
-            del awaited[branch]  # made (by another process too)
+            self.drop_awaited(branch)  # made (by another process too)
             return None
-        return awaited[branch]
+        return source

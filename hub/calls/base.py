@@ -218,7 +218,13 @@ def writing(
         name = caller.write_branch(store, own or branch)
         if own is not None:
             ensure_branch(store, own)
-        yield store, name
+        try:
+            yield store, name
+        finally:
+            # Made by the write, or not wanted: a refused call's name is
+            # forgotten, not kept for the server's next reader to find.
+            if own is not None and isinstance(store, LazyBranches):
+                store.drop_awaited(own)
         # A server writes for days without closing its workspace.
         pack_in_background(store)
 

@@ -82,10 +82,19 @@ def test_a_branch_cannot_be_a_folder_of_another(store, disk_store, on_disk):
     """As in git: 'main' is a file, so no 'main/sub'; 'foo/bar' blocks 'foo'."""
     store = disk_store if on_disk else store
     create_branch(store, "foo/bar")
-    for name, other in (("main/sub", "main"), ("foo", "foo/bar"), ("Foo", "foo/bar")):
+    cases = (
+        ("main/sub", "main"),
+        ("foo", "foo/bar"),
+        ("Foo", "foo/bar"),
+        ("MAIN", "main"),
+    )
+    for name, other in cases:
         with pytest.raises(InvalidInputError, match=f"beside branch '{other}'"):
             create_branch(store, name)
     assert [b.name for b in list_branches(store)] == ["foo/bar", "main"]
+    # Only what a case-folding file system folds: "ß" is not "ss" there.
+    create_branch(store, "straße/x")
+    assert create_branch(store, "STRASSE").name == "STRASSE"
 
 
 def test_a_deleted_branch_s_log_does_not_block_a_new_name(disk_store, intent):

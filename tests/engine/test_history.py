@@ -66,6 +66,11 @@ def test_blame_lists_every_touch_and_lines(store, intent):
     ]
 
 
+def test_a_revision_that_is_no_text_is_unknown(store):
+    with pytest.raises(CommitNotFoundError, match="Unknown revision"):
+        resolve_revision(store, "\udcff")  # a shell's byte 0xff
+
+
 def test_revisions(store, intent):
     first = resolve_revision(store, "HEAD")
     remember(store, Draft(text="a"), intent)

@@ -107,6 +107,29 @@ def test_a_refused_write_leaves_reads_of_the_unmade_branch_working(store_dir, co
         ws.close()
 
 
+def test_an_awaited_branch_is_made_by_its_first_move_and_then_forgotten(store_dir):
+    ws = Workspace(store_dir)
+    try:
+        store = ws.store(write=True)
+        assert isinstance(store, LazyBranches)
+        tip = store.branch_tip("main")
+        store.await_branch("agent/bot", "main")
+        assert store.branch_tip("agent/bot") == tip
+        with pytest.raises(engine.RefNotFoundError):
+            engine.delete_branch(store, "agent/bot")  # not there yet
+        engine.switch_branch(store, "agent/bot")  # HEAD names a made branch
+        assert store.branches() == ["agent/bot", "main"]
+        assert store._awaited == {}
+        engine.switch_branch(store, "main")
+        # A call that is done forgets what it named and did not write.
+        store.await_branch("agent/eve", "main")
+        store.drop_awaited("agent/eve")
+        with pytest.raises(engine.RefNotFoundError):
+            store.branch_tip("agent/eve")
+    finally:
+        ws.close()
+
+
 def test_the_nearest_code_ancestor_with_memory_is_chosen(store_dir, code):
     """feature/y split from feature/x after main: x's memory, not main's."""
     git(code, "checkout", "-q", "-b", "feature/x")
