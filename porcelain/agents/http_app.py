@@ -395,8 +395,30 @@ def _store_app(
         session_idle_timeout=IDLE_TIMEOUT_S,
         max_sessions=None,  # bounded per caller instead: nobody is locked out
     )
+    # A path or method no route takes answers in the API's error shape, as
+    # every other error does, not Starlette's plain text.
+    app.exception_handlers[404] = _no_route
+    app.exception_handlers[405] = _no_route
     bounded = SessionBound(app, _session_owner)
     return GuardMiddleware(bounded, check, loopback=is_loopback(host)), app
+
+
+async def _no_route(request: Request, exc: Exception) -> Response:
+    """Answers a request no route takes: 404, or 405 for a method."""
+    status = getattr(exc, "status_code", 404)
+    if status == 405:
+        error: CtxError = InvalidInputError(
+            f"{request.url.path} does not take {request.method}.",
+            hint="GET /api/openapi.json lists the routes and their methods.",
+        )
+    else:
+        error = NotFoundError(
+            f"No route {request.url.path} here.",
+            hint="GET /api/openapi.json lists the routes.",
+        )
+    response = error_response(error)
+    response.status_code = status
+    return response
 
 
 @dataclass(frozen=True)

@@ -208,6 +208,9 @@ def test_the_api_round_trip(served: Served) -> None:
         ("GET", "/api/memories", None, {"branch": "nope"}, 404, "nope"),
         ("POST", "/api/merge", {"source": "nope"}, None, 404, "nope"),
         ("GET", "/api/log", None, {"limit": ["1", "2"]}, 400, "'limit' is given twice"),
+        ("GET", "/api/nosuch", None, None, 404, "No route /api/nosuch here."),
+        ("GET", "/nosuch", None, None, 404, "No route /nosuch here."),
+        ("PUT", "/api/memories", {"text": "x"}, None, 405, "does not take PUT"),
         (
             "POST",
             "/api/recall",
