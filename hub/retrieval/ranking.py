@@ -195,8 +195,10 @@ class Ranking:
     ``read`` returns a memory of the view by id (each read from git once).
     ``named``: whether the query names someone or something the store
     holds (a word of it, as written or respelt, or a tag of a hit; step 1
-    and step 4; or, asked in the first person, the writer of a store of
-    its own words: :data:`FIRST_PERSON_STORE`), which lowers an explicit
+    and step 4; typed in lower case, a word near a tag's value:
+    :func:`~ctx.hub.retrieval.index.spelling.near_a_tag`; or, asked in the
+    first person, the writer of a store of its own words:
+    :data:`FIRST_PERSON_STORE`), which lowers an explicit
     recall's :func:`~ctx.hub.retrieval.floors.weak_floor`. ``may_name``, where
     set: whether the memories write a word of a query typed in lower case
     as a name ("mel" of a store that writes "Mel"), which names someone
@@ -634,7 +636,7 @@ def rank(
         channels.temporal,
         channels.warnings,
         channels.read,
-        named=bool(respelling.names)
+        named=bool(respelling.names or respelling.near_tags)
         or any(r.tagged for r in ranked.values())
         or _asks_its_writer(searcher, query),
         may_name=(lambda: searcher.names_among(held)) if held else None,

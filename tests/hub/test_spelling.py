@@ -333,6 +333,22 @@ def test_a_lower_case_word_that_begins_one_held_name_names_it(projection):
         assert not found.named, query
 
 
+def test_a_lower_case_word_near_a_tags_value_names_it(projection):
+    # "car" is a word the store holds ("washed the car"), and begins the
+    # tag ``speaker:caroline``; "tom", a word of the language no memory
+    # holds, is one edit from ``speaker:tim``. Typed in lower case, each
+    # may be that name: the lower weak floor, no respelling.
+    for query in ("will car buy a kayak", "where did tom leave the keys"):
+        found, _ = ranked(projection, query)
+        assert found.respelt == {}, query
+        assert found.named, query
+    # Words near no tag's value name nothing, nor one that begins a tag's
+    # namespace ("speaker:caroline" is a term too, "caroline" its value).
+    assert not ranked(projection, "who fixed the bike")[0].named
+    assert not ranked(projection, "what did the speaker say about the bike")[0].named
+    assert not ranked(projection, "was the bank open")[0].named
+
+
 def test_a_lower_case_question_reads_memories_for_few_held_words(projection):
     query = "did kate like the weather the trip the lake the bike the car the garden"
     found, _ = ranked(projection, query)

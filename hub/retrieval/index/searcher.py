@@ -464,7 +464,9 @@ class Searcher:
         typos = in_haste(question, spans, indexes, knows, taken)
         if not typos:
             return names
-        return Respelling({**names.words, **typos}, names.names, names.held)
+        return Respelling(
+            {**names.words, **typos}, names.names, names.held, names.near_tags
+        )
 
     def names_among(self, words: Sequence[str]) -> bool:
         """Returns whether the view's memories write one of ``words`` as a name.

@@ -122,6 +122,7 @@ __all__ = [
     "may_name",
     "misspelt",
     "names_among",
+    "near_a_tag",
     "respell",
     "short_for",
     "sound_alike",
@@ -180,11 +181,16 @@ class Respelling:
             write as a name may be among them ("mel" for "Mel"), which
             :func:`names_among` tells, at the cost of reading memories (the
             first :data:`HELD_MAX` of them).
+        near_tags: In a question typed in lower case, its words (held or
+            not) that begin a tag's value or are a misspelling from one
+            (:func:`near_a_tag`): "car" of ``speaker:caroline``, "jon" of
+            ``speaker:john``. Each may name what the tag names.
     """
 
     words: Mapping[str, str] = field(default_factory=dict)
     names: tuple[str, ...] = ()
     held: tuple[str, ...] = ()
+    near_tags: tuple[str, ...] = ()
 
     def apply(self, text: str) -> str:
         """Returns ``text`` with each respelt word, whole, in its held spelling."""
@@ -510,7 +516,54 @@ def respell(
     for word in _first_words(question, spans):
         if held_as(word.lower(), indexes, read) == "name":
             names[word.lower()] = None
-    return Respelling(words, tuple(names), tuple(held_words))
+    near_tags: tuple[str, ...] = ()
+    if lower_case and not names:
+        # A word the memories hold is spelt as they write it ("name", not
+        # "nate"): only a beginning of a tag's value may be its short form.
+        near_tags = tuple(
+            w
+            for w, misspelt in (
+                *((w.lower(), True) for w in found),
+                *((w, False) for w in held_words),
+            )
+            if near_a_tag(w, indexes, misspelt=misspelt)
+        )
+    return Respelling(words, tuple(names), tuple(held_words), near_tags)
+
+
+def near_a_tag(
+    word: str, indexes: Sequence[LexicalIndex], *, misspelt: bool = True
+) -> bool:
+    """Returns whether a tag's value begins with ``word`` or is a misspelling of it.
+
+    ``word``: lower-case, of a question typed in lower case, three letters
+    at least. A beginning: "car" of ``speaker:caroline``, "joan" of
+    ``speaker:joanna``, whether or not the word is one of the language or
+    of the memories (typed in lower case, a short form often is: "car",
+    "jam"). A misspelling, only if ``misspelt`` (a word no memory holds):
+    within :func:`allowed_edits` ("jon" of ``speaker:john``, "nato" of
+    ``speaker:nate``). One query of the tags' values, whose terms are few.
+    """
+    most = allowed_edits(word)
+    if not most:
+        return False
+    for index in indexes:
+        schema = index.schema
+        # A value's beginning, not a whole tag's ("spe" begins the term
+        # "speaker:caroline", not a value): a word is letters only, so the
+        # pattern needs no escaping.
+        begun = tantivy.Query.regex_query(schema, "tag_values", word + "[^:]*")
+        near = [begun]
+        if misspelt:
+            near.append(
+                tantivy.Query.fuzzy_term_query(
+                    schema, "tag_values", word, distance=most
+                )
+            )
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in near])
+        if index.run(index.current_searcher(), query, 1, 0):
+            return True
+    return False
 
 
 def names_among(
