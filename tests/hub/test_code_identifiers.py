@@ -103,3 +103,19 @@ def test_which_words_of_a_query_are_identifiers():
     assert query_identifiers("Parse the config file, e.g. the TOML one.") == []
     # Anything between backquotes is.
     assert query_identifiers("what does `parse` return?") == ["parse"]
+
+
+def test_a_definition_named_in_the_query_s_case_comes_first(tmp_path):
+    """Case finds both `Snapshot` and ``snapshot``; it tells them apart."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "a_store.py").write_text(
+        "def snapshot(commit):\n    return Snapshot(commit)\n"
+    )
+    (root / "z_snapshot.py").write_text(
+        "class Snapshot:\n    def __init__(self, commit):\n        self.commit = commit\n"
+    )
+    code = CodeIndex(tmp_path / "index", lambda: make_embedder({"kind": "hashing"}))
+    code.update(root)
+    assert first(code, "`Snapshot`") == "z_snapshot.py:Snapshot"
+    assert first(code, "`snapshot`") == "a_store.py:snapshot"
