@@ -121,7 +121,9 @@ def render_memory(record: MemoryRecord | ShownMemory) -> None:
         ("ours", conflict.ours_branch, conflict.ours),
         ("theirs", conflict.theirs_ref, conflict.theirs),
     ):
-        echo(f"  {side} ({ref}):")
+        # Ours as the merge saw it: an edit since is the memory above.
+        since = side == "ours" and version is not None and version.body != m.body
+        echo(f"  {side} ({ref}){', at the merge' if since else ''}:")
         body = version.body if version is not None else "(deleted)"
         echo(textwrap.indent(body, "    "))
 

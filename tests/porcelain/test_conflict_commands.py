@@ -58,6 +58,14 @@ def test_show_prints_both_sides_of_a_conflict(ctx):
     assert "In conflict" not in ctx("show", mid).stdout
 
 
+def test_show_says_ours_was_edited_since_the_merge(ctx):
+    mid = _conflict(ctx)
+    ctx("merge", "agent", code=5)
+    ctx("edit", mid, "--body", "Logs use UTC, fixed by hand")
+    out = ctx("show", mid).stdout
+    assert "  ours (main), at the merge:\n    Logs use server time\n" in out
+
+
 def test_ls_marks_a_memory_in_conflict(ctx):
     mid = _conflict(ctx)
     other = ctx("remember", "Deploys on Fridays").stdout.strip()
