@@ -148,6 +148,9 @@ def hub_reply(
     """
     if not ws.on_disk:
         return None
+    # As :func:`answer` asks: the hub's folder is not the caller's, and a
+    # hook's recall on a code branch read the hub's own (main) without it.
+    request = _followed(ws, request)
     try:
         if timeout is None:
             return ask(ws.path, request, expected)

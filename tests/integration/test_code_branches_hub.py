@@ -42,7 +42,27 @@ def test_a_hub_answers_the_callers_code_branch_not_its_own(tmp_path: Path) -> No
             folder: ctx(folder, store, "recall", "queue Kafka", "--json")
             for folder in (code, feature)
         }
-        assert hub.poll() is None  # it answered both
+        # A hook's recall, asked of the hub too, reads the caller's branch.
+        prompted = {
+            folder: subprocess.run(
+                [str(CTX), "--store", str(store), "hook", "prompt-submit"],
+                cwd=folder,
+                input=json.dumps(
+                    {
+                        "session_id": f"s-{folder.name}",
+                        "cwd": str(folder),
+                        "hook_event_name": "UserPromptSubmit",
+                        "prompt": "does the queue move to Kafka?",
+                    }
+                ),
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            ).stdout
+            for folder in (code, feature)
+        }
+        assert hub.poll() is None  # it answered them all
     finally:
         hub.kill()
         hub.communicate(timeout=30)
@@ -51,3 +71,5 @@ def test_a_hub_answers_the_callers_code_branch_not_its_own(tmp_path: Path) -> No
     assert "The queue moves to Kafka" in [h["body"] for h in answers[feature]["hits"]]
     assert answers[code]["branch"] == "main"
     assert "The queue moves to Kafka" not in [h["body"] for h in answers[code]["hits"]]
+    assert "The queue moves to Kafka" in prompted[feature]
+    assert "The queue moves to Kafka" not in prompted[code]
