@@ -43,10 +43,17 @@ class Review(Outcome, frozen=True, kw_only=True):
 def review(store: Store, branch: str, base: str | None = None) -> Review:
     """Returns what ``branch`` learned since it split from ``base`` (HEAD's branch).
 
+    An agent's branch for a code branch (``agent/NAME@BRANCH``, where the
+    store follows the code) is reviewed against that branch by default.
+
     Raises:
         RefNotFoundError: a branch does not exist.
         CommitNotFoundError: they share no history.
     """
+    if base is None and branch.startswith("agent/") and "@" in branch:
+        parts, names = branch.split("@"), store.branches()
+        after = ("@".join(parts[n:]) for n in range(1, len(parts)))
+        base = next((name for name in after if name in names), None)
     base = base or store.head_branch()
     ours = resolve_revision(store, branch)
     theirs = resolve_revision(store, base)

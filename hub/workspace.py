@@ -291,13 +291,17 @@ class Workspace:
         That is with ``[agents] branch_per_agent`` or ``review_writes`` set
         (the latter keeps their writes there until reviewed and merged);
         ``agent`` is the one the writes are signed by (a door resolves it as
-        it signs them); ``None`` without one.
+        it signs them); ``None`` without one. In a store that follows the
+        code, an agent has one per code branch, ``agent/<name>@<branch>``,
+        made from that branch's memory: one for every code branch carried
+        one branch's unmerged memory to the others, and its review into main.
         """
         who = agent
         agents = self.config().agents
         if not who or not (agents.branch_per_agent or agents.review_writes):
             return None
-        return f"agent/{who}"
+        code = self.followed_branch()
+        return f"agent/{who}" if code is None else f"agent/{who}@{code}"
 
     def reviewed_view(
         self, branch: str | None, overlay: Sequence[str] = (), *, only: bool = False

@@ -100,9 +100,9 @@ def test_a_refused_write_leaves_reads_of_the_unmade_branch_working(store_dir, co
         # An agent's own branch starts from the code branch's, unmade.
         remember(ws, Caller(agent="bot"), RememberRequest(text="bot fact"))
         store = ws.store()
-        assert store.branches() == ["agent/bot", "main"]
-        bodies = [r.memory.body for r in engine.list_memories(store, "agent/bot", "")]
-        assert sorted(bodies) == ["bot fact", "on main"]
+        assert store.branches() == ["agent/bot@feature/x", "main"]
+        own = engine.list_memories(store, "agent/bot@feature/x", "")
+        assert sorted(r.memory.body for r in own) == ["bot fact", "on main"]
     finally:
         ws.close()
 
@@ -126,6 +126,46 @@ def test_an_awaited_branch_is_made_by_its_first_move_and_then_forgotten(store_di
         store.drop_awaited("agent/eve")
         with pytest.raises(engine.RefNotFoundError):
             store.branch_tip("agent/eve")
+    finally:
+        ws.close()
+
+
+def test_an_agent_has_a_branch_per_code_branch(store_dir, code):
+    """Its writes on an unmerged code branch never reach it on main."""
+    from ctx.hub.access import Caller
+    from ctx.hub.calls import RecallRequest, RememberRequest, recall, remember
+
+    with (store_dir / "config.toml").open("a", encoding="utf-8") as f:
+        f.write("\n[agents]\nbranch_per_agent = true\n")
+    bot = Caller(agent="bot")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        remember(ws, bot, RememberRequest(text="Retries happen three times on x"))
+        git(code, "checkout", "-q", "-b", "feature/x")
+        engine.remember(
+            ws.store(write=True),
+            engine.Draft(text="Feature x caches in Redis"),
+            ws.intent("o"),
+        )
+        remember(ws, bot, RememberRequest(text="Feature x retries five times"))
+        store = ws.store()
+        assert store.branches() == [
+            "agent/bot@feature/x",
+            "agent/bot@main",
+            "feature/x",
+            "main",
+        ]
+        review = engine.review(store, "agent/bot@feature/x")
+        assert review.base == "feature/x"
+        assert [m.body for m in review.diff.added] == ["Feature x retries five times"]
+        git(code, "checkout", "-q", "main")
+        found = recall(ws, bot, RecallRequest(query="how many times do retries happen"))
+        bodies = [h.body for h in found.hits]
+        assert found.branch == "agent/bot@main"
+        assert "Retries happen three times on x" in bodies
+        assert not {"Feature x caches in Redis", "Feature x retries five times"} & set(
+            bodies
+        )
     finally:
         ws.close()
 
