@@ -30,6 +30,7 @@ from ctx.engine.model import (
     check_body,
     check_kind,
     check_tag,
+    check_tier_tags,
     check_time,
     check_title,
     encode,
@@ -237,6 +238,7 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     out = tuple(sorted({check_tag(t) for t in tags}))
     if len(out) > MAX_TAGS:
         raise InvalidInputError(f"A memory may carry at most {MAX_TAGS} tags.")
+    check_tier_tags(out)  # as `ctx tag` checks them
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 import msgspec
@@ -282,6 +283,27 @@ def check_kind(kind: str) -> str:
             f"Unknown kind {kind!r}.", hint="Kinds: " + ", ".join(KINDS) + "."
         )
     return kind
+
+
+TIERS = ("pinned", "reference", "working", "off-context")
+"""Tiers in the order ``compose`` includes them (off-context never)."""
+
+
+def check_tier_tags(tags: Iterable[str]) -> None:
+    """Refuses a ``tier:`` tag that names no tier, and two tiers at once.
+
+    Raises:
+        InvalidInputError: an unknown tier, or more than one.
+    """
+    tiers = [t for t in tags if t.startswith("tier:")]
+    for value in tiers:
+        if value[len("tier:") :] not in TIERS:
+            raise InvalidInputError(
+                f"Unknown tier {value!r}.",
+                hint="Tiers: " + ", ".join("tier:" + t for t in TIERS) + ".",
+            )
+    if len(tiers) > 1:
+        raise InvalidInputError("A memory belongs to one tier at a time.")
 
 
 def check_tag(tag: str) -> str:

@@ -9,7 +9,7 @@ its tags say, and a memory with no tier tag is in the working tier.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import msgspec
 
@@ -17,7 +17,7 @@ from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.errors import InvalidInputError
 from ctx.engine.memories import EditResult, edit_result, normalize_tags
-from ctx.engine.model import Intent, check_tag, encode
+from ctx.engine.model import TIERS, Intent, check_tag, check_tier_tags, encode
 from ctx.engine.snapshot import MemoryRecord, Snapshot
 from ctx.engine.store import Store
 
@@ -34,8 +34,6 @@ __all__ = [
     "with_tier",
 ]
 
-TIERS = ("pinned", "reference", "working", "off-context")
-"""Tiers in the order ``compose`` includes them (off-context never)."""
 OFF_CONTEXT = "off-context"
 DEFAULT_TIER = "working"
 _PREFIX = "tier:"
@@ -46,18 +44,6 @@ class TagCount(msgspec.Struct, frozen=True, kw_only=True):
 
     tag: str
     count: int
-
-
-def _check_tier_tags(tags: Iterable[str]) -> None:
-    tiers = [t for t in tags if t.startswith(_PREFIX)]
-    for value in tiers:
-        if value[len(_PREFIX) :] not in TIERS:
-            raise InvalidInputError(
-                f"Unknown tier {value!r}.",
-                hint="Tiers: " + ", ".join(_PREFIX + t for t in TIERS) + ".",
-            )
-    if len(tiers) > 1:
-        raise InvalidInputError("A memory belongs to one tier at a time.")
 
 
 def is_archived(tags: Sequence[str]) -> bool:
@@ -101,7 +87,7 @@ def tag(
     if not tags:
         raise InvalidInputError("Name at least one tag.")
     wanted = normalize_tags(tags)
-    _check_tier_tags(wanted)
+    check_tier_tags(wanted)
 
     def build(snap: Snapshot) -> dict[str, bytes | None]:
         rec = snap.find(mid)

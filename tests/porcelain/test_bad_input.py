@@ -89,6 +89,12 @@ CASES = [
         "1000-01-01 to 9000-12-31 (UTC).",
     ),
     (["search", "x", "--kind", "decisions"], 4, "Error: Unknown kind 'decisions'."),
+    (["remember", "x", "--tag", "tier:bogus"], 4, "Error: Unknown tier 'tier:bogus'."),
+    (
+        ["remember", "x", "--tag", "tier:reference", "--tag", "tier:off-context"],
+        4,
+        "Error: A memory belongs to one tier at a time.",
+    ),
     (
         ["search", "x", "--context", "a b"],
         4,
