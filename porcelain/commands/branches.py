@@ -119,12 +119,25 @@ def switch(state: CtxState, name: str, as_json: bool) -> None:
         # What a read would use, made nothing: the switched-to branch where
         # the code's branch cannot name a memory branch (`dream/...`).
         used = engine.followed_branch(store, store.code, name, write=False)
-        if code is not None and used != name:
+        # The branch a write would use (named, not made): the code's, unless
+        # no memory branch can be named so.
+        writes = engine.followed_branch(
+            store, store.code, name, write=True, create=False
+        )
+        if code is not None and writes == code != name:
+            # A code branch with no memory yet reads its nearest ancestor's,
+            # the store's default on a tie: the switch chose that one too.
+            unmade = (
+                f" {code} has no memory branch yet: it reads {used}'s, and its "
+                "first write starts from there."
+                if used != code
+                else ""
+            )
             echo(
                 f"Notice: commands here still follow the code's branch {code}: "
                 "this store follows the code's branches (switch the code's "
                 f"branch instead); {name} is used at a detached HEAD or "
-                "outside the work tree.",
+                f"outside the work tree.{unmade}",
                 err=True,
             )
 

@@ -171,6 +171,13 @@ def test_switch_says_that_the_code_branch_still_rules(following, code):
     # A code branch no memory branch can be named as: the store's own is used.
     git(code, "checkout", "-q", "-b", "deadbeef1")
     assert following("switch", "agent/x").stderr == ""
+    # A code branch with no memory yet says what it reads meanwhile.
+    git(code, "checkout", "-q", "-b", "feat/w")
+    told = following("switch", "agent/x").stderr
+    assert told.endswith(
+        "feat/w has no memory branch yet: it reads main's, and its first "
+        "write starts from there.\n"
+    )
 
 
 def test_a_linked_worktree_uses_its_own_branch(following, code, monkeypatch):
