@@ -106,13 +106,17 @@ class Write(Request, kw_only=True, forbid_unknown_fields=True):
     reason: Annotated[
         str | None, Meta(description="Why this write is made, in a sentence.")
     ] = None
-    intent: Annotated[
-        str | None,
-        Meta(
-            description="Why, in a word: observe, decide, refine... (default: the "
-            "call's own).",
-        ),
-    ] = None
+    intent: (
+        Annotated[
+            str,
+            Meta(
+                description="Why, in a word: observe, decide, refine... (default: "
+                "the call's own).",
+                min_length=1,
+            ),
+        ]
+        | None
+    ) = None
 
 
 def checked(request: R) -> R:

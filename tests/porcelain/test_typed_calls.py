@@ -147,6 +147,7 @@ def test_a_link_keeps_the_confidence_given_as_the_mcp_tool_does(ctx):
     [
         ("edit", {"when": "someday"}),
         ("remember", {"text": "x", "intent": "Not An Intent"}),
+        ("remember", {"text": "x", "intent": ""}),  # as `--intent ""` is refused
         ("forget", {"reason": "two\nlines"}),
     ],
 )
