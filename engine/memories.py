@@ -238,7 +238,17 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     out = tuple(sorted({check_tag(t) for t in tags}))
     if len(out) > MAX_TAGS:
         raise InvalidInputError(f"A memory may carry at most {MAX_TAGS} tags.")
-    check_tier_tags(out)  # as `ctx tag` checks them
+    return out
+
+
+def _new_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Returns a new memory's tags, validated; its tier ones as `ctx tag` checks.
+
+    Only a new memory's: a memory already stored may carry two tiers (a
+    merge unites both sides' tags) and is still edited as it is.
+    """
+    out = normalize_tags(tags)
+    check_tier_tags(out)
     return out
 
 
@@ -262,7 +272,7 @@ def build_memory(draft: Draft, memory_id: MemoryId, now: datetime) -> Memory:
         kind=check_kind(draft.kind),
         title=check_title(draft.title),
         body=check_body(draft.text),
-        tags=normalize_tags(draft.tags),
+        tags=_new_tags(draft.tags),
         created_at=_check_when(draft.when or now),
         meta=dict(draft.meta),
     )

@@ -21,6 +21,7 @@ from ctx.engine import (
     resolve,
     show,
     status,
+    tag,
 )
 
 MERGER = Intent(agent="reviewer", intent="merge")
@@ -377,3 +378,14 @@ def test_superseded_leaves_out_cycles_whatever_their_shape():
     edges = [(a, "SUPERSEDES", b) for a, b in links + chain]
     hidden = Adjacency("tree", edges).superseded()
     assert hidden == {"A", "E"} | {f"v{i}" for i in range(5_000)}
+
+
+def test_a_memory_a_merge_left_with_two_tiers_is_still_edited(store, intent):
+    """The tier rule is for new memories and `ctx tag`; a merge unites tags."""
+    mid = _fork(store, intent, text="one line")
+    tag(store, mid, ["tier:reference"], intent)
+    tag(store, mid, ["tier:pinned"], intent, branch="agent")
+    merge(store, "agent", MERGER)
+    assert {"tier:reference", "tier:pinned"} <= set(show(store, mid).memory.tags)
+    edit(store, mid, intent, body="edited after the merge")
+    assert show(store, mid).memory.body == "edited after the merge"
