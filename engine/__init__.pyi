@@ -38,6 +38,9 @@ from .blame import (
     blame_lines as blame_lines,
 )
 from .branches import (
+    CREATED_FROM as CREATED_FROM,
+)
+from .branches import (
     BranchInfo as BranchInfo,
 )
 from .branches import (
@@ -84,6 +87,9 @@ from .cloning import (
 )
 from .code_branches import (
     code_branch as code_branch,
+)
+from .code_branches import (
+    code_memory_branch as code_memory_branch,
 )
 from .code_branches import (
     followed_branch as followed_branch,

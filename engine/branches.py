@@ -21,6 +21,7 @@ from ctx.engine.model import Outcome
 from ctx.engine.store import Store, check_branch_name
 
 __all__ = [
+    "CREATED_FROM",
     "BranchInfo",
     "BranchResult",
     "check_new_branch_name",
@@ -59,6 +60,11 @@ class BranchResult(Outcome, frozen=True, kw_only=True):
     name: str
     tip: CommitId
     deleted: bool
+
+
+CREATED_FROM = "ctx: created from "
+"""The log line of a branch a call named and its first write made, before
+the branch it was made from (``ctx.hub.lazy_branches``)."""
 
 
 def target_branch(store: Store, branch: str | None) -> str:

@@ -37,6 +37,7 @@ from ctx.engine.store import Store
 
 __all__ = [
     "code_branch",
+    "code_memory_branch",
     "code_tip",
     "create_memory_branch",
     "default_code_branch",
@@ -102,6 +103,19 @@ def followed_branch(
             return name
         _make(store, repo, name, source)
     return name
+
+
+def code_memory_branch(start: Path, default: str) -> str:
+    """Returns the name of the code's current branch's memory branch, made or not.
+
+    That is the branch checked out around ``start``, where a memory branch
+    can be named so; else (a detached HEAD, no work tree, a name such as
+    ``dream/...``) ``default``. Unlike :func:`followed_branch`, whether it
+    holds memory yet makes no difference: a name for what belongs to that
+    code branch (an agent's branch for it), the same to a reader and a writer.
+    """
+    name = code_branch(start)
+    return name if name is not None and _takes(name) else default
 
 
 def make_code_branch(store: Store, start: Path, name: str, source: str) -> None:

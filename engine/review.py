@@ -11,10 +11,11 @@ markdown``).
 
 from __future__ import annotations
 
-from ctx.engine.branches import resolve_revision
+from ctx.engine.branches import CREATED_FROM, resolve_revision
 from ctx.engine.diff import Diff, diff_range
 from ctx.engine.log import LogEntry, last_commits, log
 from ctx.engine.model import Outcome
+from ctx.engine.reflogs import reflog
 from ctx.engine.store import Store
 
 __all__ = ["Review", "changed_by", "review"]
@@ -51,9 +52,7 @@ def review(store: Store, branch: str, base: str | None = None) -> Review:
         CommitNotFoundError: they share no history.
     """
     if base is None and branch.startswith("agent/") and "@" in branch:
-        parts, names = branch.split("@"), store.branches()
-        after = ("@".join(parts[n:]) for n in range(1, len(parts)))
-        base = next((name for name in after if name in names), None)
+        base = _made_for(store, branch)
     base = base or store.head_branch()
     ours = resolve_revision(store, branch)
     theirs = resolve_revision(store, base)
@@ -68,6 +67,23 @@ def review(store: Store, branch: str, base: str | None = None) -> Review:
         behind=len(in_base - in_branch),
         fast_forward=theirs in in_branch,
     )
+
+
+def _made_for(store: Store, branch: str) -> str | None:
+    """Returns the branch an agent's branch for a code branch is reviewed against.
+
+    The code branch's memory (what follows ``@``), or, where it has none yet,
+    the branch it was made from (its first log line, :data:`CREATED_FROM`).
+    """
+    parts, names = branch.split("@"), store.branches()
+    after = ("@".join(parts[n:]) for n in range(1, len(parts)))
+    found = next((name for name in after if name in names), None)
+    if found is not None:
+        return found
+    first = reflog(store, branch)[:1]
+    made = first[0].message if first else ""
+    source = made.removeprefix(CREATED_FROM) if made.startswith(CREATED_FROM) else ""
+    return source if source in names else None
 
 
 def changed_by(store: Store, result: Diff) -> dict[str, str]:

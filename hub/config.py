@@ -195,7 +195,9 @@ class AgentsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     Attributes:
         branch_per_agent: Whether an agent's writes that name no branch go to
             ``agent/<name>`` (created from the store's HEAD branch on first
-            use) and its recalls read that branch overlaid on HEAD's.
+            use; ``agent/<name>@<branch>`` from the code branch's memory
+            where the store follows the code) and its recalls read that
+            branch overlaid on HEAD's.
         review_writes: Whether agents' writes (hooks, MCP, the HTTP API) stay
             on ``agent/<name>`` until reviewed (``ctx review``) and merged
             into HEAD's branch; as ``branch_per_agent``, named for teams that

@@ -13,7 +13,13 @@ there, under the store's lock.
 
 from __future__ import annotations
 
-from ctx.engine import CommitId, ConflictError, RefNotFoundError, Store
+from ctx.engine import (
+    CREATED_FROM,
+    CommitId,
+    ConflictError,
+    RefNotFoundError,
+    Store,
+)
 
 __all__ = ["LazyBranches"]
 
@@ -81,7 +87,7 @@ class LazyBranches(Store):
                         branch,
                         None,
                         self.branch_tip(source),
-                        f"ctx: created from {source}",
+                        CREATED_FROM + source,
                     )
                 except ConflictError:
                     if branch not in self.branches():

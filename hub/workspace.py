@@ -300,8 +300,22 @@ class Workspace:
         agents = self.config().agents
         if not who or not (agents.branch_per_agent or agents.review_writes):
             return None
-        code = self.followed_branch()
+        code = self._code_memory_branch()
         return f"agent/{who}" if code is None else f"agent/{who}@{code}"
+
+    def _code_memory_branch(self) -> str | None:
+        """Returns the code's current branch's memory branch name, if following.
+
+        Made or not (:func:`ctx.engine.code_memory_branch`): a reader and a
+        writer name an agent's branch for it alike.
+        """
+        if self._store_class().__name__ != "FollowingStore":
+            return None
+        from ctx.engine import Store, code_memory_branch
+
+        store = self.store()
+        assert self.code is not None
+        return code_memory_branch(self.code, Store.head_branch(store))
 
     def reviewed_view(
         self, branch: str | None, overlay: Sequence[str] = (), *, only: bool = False

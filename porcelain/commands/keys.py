@@ -28,7 +28,7 @@ def keys_group() -> None:
 
     \b
     Example:
-      ctx keys create claude --read main --write 'agent/claude'
+      ctx keys create claude --read main --write 'agent/claude*'
       ctx keys ls
       ctx keys revoke claude
     """

@@ -195,7 +195,14 @@ def review(state: CtxState, branch: str, base: str | None, as_json: bool) -> Non
         render_diff(result.diff)
         echo("")
         render_log(result.log, show_changes=False)
-        echo(f"\nMerge it with `ctx merge {branch}`.")
+        # Into the branch it was reviewed against: an agent's branch for a
+        # code branch is not merged into the one checked out here.
+        into = (
+            ""
+            if result.base == state.store().head_branch()
+            else f" --into {result.base}"
+        )
+        echo(f"\nMerge it with `ctx merge {branch}{into}`.")
 
 
 @click.command()

@@ -170,6 +170,33 @@ def test_an_agent_has_a_branch_per_code_branch(store_dir, code):
         ws.close()
 
 
+def test_an_agent_reads_its_code_branch_s_writes_in_a_new_process(store_dir, code):
+    """Named the same by a reader and a writer, though feature/y has no memory."""
+    from ctx.hub.access import Caller
+    from ctx.hub.calls import RecallRequest, RememberRequest, recall, remember
+
+    with (store_dir / "config.toml").open("a", encoding="utf-8") as f:
+        f.write("\n[agents]\nbranch_per_agent = true\n")
+    bot = Caller(agent="bot")
+    git(code, "checkout", "-q", "-b", "feature/y")
+    writer = Workspace.find(store_dir, cwd=code)
+    try:
+        remember(writer, bot, RememberRequest(text="Feature y retries five times"))
+    finally:
+        writer.close()
+    reader = Workspace.find(store_dir, cwd=code)
+    try:
+        store = reader.store()
+        assert store.branches() == ["agent/bot@feature/y", "main"]
+        found = recall(reader, bot, RecallRequest(query="feature y retries"))
+        assert found.branch == "agent/bot@feature/y"
+        assert [h.body for h in found.hits] == ["Feature y retries five times"]
+        # Reviewed against what it was made from, feature/y having no memory.
+        assert engine.review(store, "agent/bot@feature/y").base == "main"
+    finally:
+        reader.close()
+
+
 def test_the_nearest_code_ancestor_with_memory_is_chosen(store_dir, code):
     """feature/y split from feature/x after main: x's memory, not main's."""
     git(code, "checkout", "-q", "-b", "feature/x")

@@ -303,3 +303,20 @@ def test_sync_sees_a_deleted_branch_and_skips_a_fresh_one(following, code):
         "Not merged in the code yet: feature/fresh.\n"
     )
     assert texts(following, "main") == ["Done: retry three times"]
+
+
+def test_an_agents_branch_for_a_code_branch_is_reviewed_and_merged_there(
+    following, code
+):
+    git(code, "checkout", "-q", "-b", "feature/x")
+    following("remember", "Feature x caches in Redis")
+    following("branch", "agent/bot@feature/x", "feature/x")
+    following(
+        "remember", "Feature x retries five times", "--branch", "agent/bot@feature/x"
+    )
+    git(code, "checkout", "-q", "main")
+    out = following("review", "agent/bot@feature/x").stdout
+    assert out.startswith("agent/bot@feature/x since it split from feature/x: 1 commit")
+    assert out.endswith(
+        "Merge it with `ctx merge agent/bot@feature/x --into feature/x`.\n"
+    )
