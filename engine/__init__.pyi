@@ -319,6 +319,9 @@ from .imports import (
 from .imports import (
     import_memories as import_memories,
 )
+from .jsonl import (
+    key_twice as key_twice,
+)
 from .layout import (
     MEMORY_AREAS as MEMORY_AREAS,
 )

@@ -14,7 +14,7 @@ import msgspec
 
 from ctx.engine.errors import InvalidInputError
 
-__all__ = ["NESTED_TOO_DEEPLY", "decode_line"]
+__all__ = ["NESTED_TOO_DEEPLY", "decode_line", "key_twice"]
 
 T = TypeVar("T")
 
@@ -41,15 +41,19 @@ def decode_line(decoder: msgspec.json.Decoder[T], n: int, raw: bytes) -> T:
         raise InvalidInputError(f"Line {n}: {exc}.") from None
     except msgspec.DecodeError as exc:
         raise InvalidInputError(f"Line {n}: not a JSON object ({exc}).") from None
-    twice = _key_twice(raw)
+    twice = key_twice(raw)
     if twice is not None:
         # The decoder keeps the last; the first would be lost without a word.
         raise InvalidInputError(f"Line {n}: the key {twice!r} is given twice.")
     return decoded
 
 
-def _key_twice(raw: bytes) -> str | None:
-    """Returns a key that an object of the (valid JSON) line gives twice."""
+def key_twice(raw: bytes) -> str | None:
+    """Returns a key that an object of ``raw`` (valid JSON) gives twice.
+
+    msgspec keeps the last of a key given twice; a reader that must not
+    drop the first without a word asks this after decoding.
+    """
     found: list[str] = []
 
     def pairs(items: list[tuple[str, object]]) -> dict[str, object]:

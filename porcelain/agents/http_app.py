@@ -43,6 +43,7 @@ from ctx.engine import (
     NotFoundError,
     ReadOnlyStoreError,
     StoreBusyError,
+    key_twice,
 )
 from ctx.hub import AuthError, Caller, ForbiddenError, Workspace, is_loopback
 from ctx.hub import Scope as KeyScope
@@ -206,6 +207,9 @@ async def _body(request: Request) -> dict[str, Any]:
         ) from None
     if not isinstance(body, dict):
         raise InvalidInputError("The body must be a JSON object.")
+    twice = key_twice(raw)
+    if twice is not None:  # decoded, the last would win without a word
+        raise InvalidInputError(f"The field {twice!r} is given twice.")
     return body
 
 

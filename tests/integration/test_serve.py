@@ -249,6 +249,12 @@ def test_bodies_that_are_not_json_or_too_large(
     assert status == 400
     assert "not JSON" in answer["error"]["message"]
     assert quiet.request("POST", "/api/memories", raw=b"[1, 2]")[0] == 400
+    twice = b'{"text": "kept?", "text": "or this?"}'
+    status, answer = quiet.request("POST", "/api/memories", raw=twice)
+    assert (status, answer["error"]["message"]) == (
+        400,
+        "The field 'text' is given twice.",
+    )
     big = json.dumps({"text": "x" * 1_100_000}).encode()
     status, answer = quiet.request("POST", "/api/memories", raw=big)
     assert status == 413
