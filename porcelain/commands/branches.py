@@ -119,11 +119,9 @@ def switch(state: CtxState, name: str, as_json: bool) -> None:
         # What a read would use, made nothing: the switched-to branch where
         # the code's branch cannot name a memory branch (`dream/...`).
         used = engine.followed_branch(store, store.code, name, write=False)
-        # The branch a write would use (named, not made): the code's, unless
-        # no memory branch can be named so.
-        writes = engine.followed_branch(
-            store, store.code, name, write=True, create=False
-        )
+        # The branch a write would use, made or not: the code's, unless no
+        # memory branch can be named so.
+        writes = engine.code_memory_branch(store.code, name)
         if code is not None and writes == code != name:
             # A code branch with no memory yet reads its nearest ancestor's,
             # the store's default on a tie: the switch chose that one too.
