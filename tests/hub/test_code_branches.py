@@ -39,6 +39,12 @@ def store_dir(tmp_path: Path) -> Path:
     return path
 
 
+def agents_on_their_branches(store_dir: Path) -> None:
+    """Turns ``[agents] branch_per_agent`` on in the store's config."""
+    with (store_dir / "config.toml").open("a", encoding="utf-8") as f:
+        f.write("\n[agents]\nbranch_per_agent = true\n")
+
+
 def test_a_workspace_that_names_no_code_follows_nothing(store_dir, code):
     ws = Workspace(store_dir)
     try:
@@ -86,8 +92,7 @@ def test_a_refused_write_leaves_reads_of_the_unmade_branch_working(store_dir, co
     from ctx.hub.access import Caller
     from ctx.hub.calls import LsRequest, RememberRequest, ls, remember
 
-    with (store_dir / "config.toml").open("a", encoding="utf-8") as f:
-        f.write("\n[agents]\nbranch_per_agent = true\n")
+    agents_on_their_branches(store_dir)
     ws = Workspace.find(store_dir, cwd=code)
     try:
         engine.remember(
@@ -135,8 +140,7 @@ def test_an_agent_has_a_branch_per_code_branch(store_dir, code):
     from ctx.hub.access import Caller
     from ctx.hub.calls import RecallRequest, RememberRequest, recall, remember
 
-    with (store_dir / "config.toml").open("a", encoding="utf-8") as f:
-        f.write("\n[agents]\nbranch_per_agent = true\n")
+    agents_on_their_branches(store_dir)
     bot = Caller(agent="bot")
     ws = Workspace.find(store_dir, cwd=code)
     try:
@@ -175,8 +179,7 @@ def test_an_agent_reads_its_code_branch_s_writes_in_a_new_process(store_dir, cod
     from ctx.hub.access import Caller
     from ctx.hub.calls import RecallRequest, RememberRequest, recall, remember
 
-    with (store_dir / "config.toml").open("a", encoding="utf-8") as f:
-        f.write("\n[agents]\nbranch_per_agent = true\n")
+    agents_on_their_branches(store_dir)
     bot = Caller(agent="bot")
     git(code, "checkout", "-q", "-b", "feature/y")
     writer = Workspace.find(store_dir, cwd=code)
