@@ -51,7 +51,7 @@ from ctx.engine.model import (
 )
 from ctx.engine.snapshot import Snapshot
 from ctx.engine.store import CommitInfo, Store
-from ctx.engine.tags import with_tier
+from ctx.engine.tags import OFF_CONTEXT, is_archived, with_tier
 from ctx.engine.wording import plural
 
 __all__ = [
@@ -147,10 +147,18 @@ class Proposal(msgspec.Struct, frozen=True, kw_only=True):
         return tuple(dict.fromkeys(c.memory for c in self.tags))
 
     def hides(self) -> tuple[MemoryId, ...]:
-        """Returns the memories it marks superseded (recall hides them)."""
-        return tuple(
-            dict.fromkeys(c.target for c in self.links if c.type == "SUPERSEDES")
+        """Returns the memories it takes out of recall, once each.
+
+        Those it marks superseded, and those it moves off-context (recall
+        leaves archived memories out too), but for the ones declined.
+        """
+        superseded = (c.target for c in self.links if c.type == "SUPERSEDES")
+        archived = (
+            c.memory
+            for c in self.tags
+            if c.tag == _TIER + OFF_CONTEXT and c.memory not in self.declined
         )
+        return tuple(dict.fromkeys([*superseded, *archived]))
 
 
 class ProposeResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -571,7 +579,11 @@ def _hidden(
     out: dict[MemoryId, None] = {}
     for proposal in proposals:
         for target in proposal.hides():
-            if target not in superseded and snap.find_path(target) is not None:
+            if target in superseded or target in out:
+                continue
+            if snap.find_path(target) is None:
+                continue
+            if not is_archived(snap.find(target).memory.tags):
                 out[target] = None
     return tuple(out)
 
@@ -581,8 +593,8 @@ def hidden_by(
 ) -> tuple[MemoryId, ...]:
     """Returns the memories merging ``proposals`` would hide from recall.
 
-    Those their SUPERSEDES links point to that are on ``branch`` and not
-    superseded there already, each once.
+    Those they supersede or move off-context (:meth:`Proposal.hides`) that
+    are on ``branch`` and still in recall there, each once.
     """
     snap = store.snapshot(store.branch_tip(branch))
     return _hidden(snap, adjacency(store, snap).superseded(), proposals)

@@ -79,7 +79,8 @@ class ProposalView(msgspec.Struct, frozen=True, kw_only=True):
         memories: The memories it is about.
         changes: Its memory-level diff, one line each (``+ link ...``,
             ``~ <id> tags +recurs:weekly``).
-        hides: The memories merging it would hide from recall (superseded).
+        hides: The memories merging it would hide from recall (superseded or
+            moved off-context).
     """
 
     proposal: Proposal

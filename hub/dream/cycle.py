@@ -41,6 +41,7 @@ from ctx.engine import (
     InvalidInputError,
     Proposal,
     Store,
+    last_commits,
     link_graph,
     list_proposals,
     propose,
@@ -176,6 +177,10 @@ def run_cycle(
         limits,
         recall_counts(store.path),
         use_counts(store.path),
+        lambda: {
+            mid: info.time
+            for mid, info in last_commits(store, view.catalog.entries, rev=tip).items()
+        },
     )
     live = {mid: entry.blob for mid, entry in view.catalog.entries.items()}
     worker = Worker(store.path, branch)

@@ -22,8 +22,8 @@ memories changed since it was made.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
 
 import msgspec
 import numpy as np
@@ -79,6 +79,9 @@ class Detector:
         used: How often agents said they used each memory: recalls whose
             feedback names it (``ctx feedback``), sessions whose answer
             cited it (:mod:`ctx.hub.dream.cited`).
+        written: Returns when each memory was last written (its newest
+            commit), asked once, the first time a memory is old enough to
+            leave the context.
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class Detector:
         limits: Thresholds | None = None,
         recalled: Mapping[str, int] | None = None,
         used: Mapping[str, int] | None = None,
+        written: Callable[[], Mapping[str, datetime]] | None = None,
     ) -> None:
         self.searcher = searcher
         self.links = links
@@ -98,6 +102,8 @@ class Detector:
         self.limits = limits or Thresholds()
         self.recalled = recalled or {}
         self.used = used or {}
+        self._written = written
+        self._last: Mapping[str, datetime] | None = None
         self._superseded = links.superseded()
         self._rare: dict[str, bool] = {}
         self._said: dict[str, np.ndarray | None] = {}
@@ -246,18 +252,32 @@ class Detector:
                 f"agents said they used it {used} times (feedback, answers citing it)",
             )
         if (
-            not given
-            and not used
-            and stale(memory, self.now, self.limits)
-            and not self.links.incoming(memory.id)
+            given
+            or used
+            or not stale(memory, self.now, self.limits)
+            or self.links.incoming(memory.id)
         ):
-            days = (self.now - memory.created_at).days
-            return (
-                "tier:off-context",
-                0.6,
-                f"untouched for {days} days, never recalled, nothing links to it",
-            )
-        return None
+            return None
+        # Untouched since it was last written, whatever date it is about: a
+        # note of last year's event written today stays.
+        last = max(memory.created_at, self.last_written(memory.id) or memory.created_at)
+        if self.now - last < timedelta(days=self.limits.stale_days):
+            return None
+        days = (self.now - last).days
+        return (
+            "tier:off-context",
+            0.6,
+            f"untouched for {days} days, never recalled, nothing links to it; "
+            "recall would leave it out",
+        )
+
+    def last_written(self, memory_id: str) -> datetime | None:
+        """Returns when ``memory_id`` was last written (its newest commit)."""
+        if self._written is None:
+            return None
+        if self._last is None:
+            self._last = self._written()
+        return self._last.get(memory_id)
 
     def _tag(
         self,

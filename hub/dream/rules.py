@@ -48,7 +48,7 @@ this order, the first that matches:
 
 One memory alone may be a **recurrence** (the temporal parser finds a
 cycle: every Monday, on the 1st of every month; or it says weekly, daily,
-each quarter) or a **tier** change (working memories untouched for
+each quarter) or a **tier** change (working memories not written for
 :attr:`Thresholds.stale_days` go off-context; memories agents said they
 used, through ``ctx feedback``, in at least
 :attr:`Thresholds.reference_uses` recalls become reference).

@@ -7,7 +7,8 @@ cycle's candidates into the proposals it writes, in this order:
    (:func:`group_tiers`), which a reviewer accepts or rejects memory by
    memory (``ctx dream accept ID --memory M``); a memory whose tier change
    any tier proposal already holds, whatever its status, is left out, so a
-   declined change is never made again.
+   declined change is never made again. A memory another proposal (of the
+   cycle, or one waiting) is about does not go off-context.
 2. The candidates are ranked by confidence (ties: duplicates, updates,
    contradictions, recurrences, links, tiers; then by id).
 3. At most :data:`MAX_PROPOSALS` are kept; the rest are held back, and
@@ -25,6 +26,8 @@ __all__ = ["MAX_PROPOSALS", "group_tiers", "select", "tier_changes"]
 
 MAX_PROPOSALS = 20
 """The most proposals one cycle writes: a review a person reads through."""
+_ARCHIVE = "tier:off-context"
+_LEAVES = {_ARCHIVE: " (recall leaves them out)"}
 _ORDER = ("duplicate", "update", "contradiction", "recurrence", "link", "tier")
 
 
@@ -59,7 +62,8 @@ def group_tiers(
     if len(candidates) == 1:
         return candidates[0]
     said = "; ".join(
-        f"{plural(n, 'memory')} to {tag}" for tag, n in sorted(counts.items())
+        f"{plural(n, 'memory')} to {tag}" + _LEAVES.get(tag, "")
+        for tag, n in sorted(counts.items())
     )
     return make_proposal(
         kind="tier",
@@ -89,11 +93,22 @@ def select(
         now: The cycle's time.
         most: The most proposals to write.
     """
+    known = list(known)
     held = tier_changes(known)
+    # A memory another proposal is about (a link to it, the copy a
+    # duplicate keeps) is in use: it does not leave recall meanwhile.
+    named = {
+        e.id
+        for p in (*candidates, *known)
+        if p.kind != "tier" and p.status in ("proposed", "accepted")
+        for e in p.memories
+    }
     tiers = [
         c
         for c in candidates
-        if c.kind == "tier" and (c.tags[0].memory, c.tags[0].tag) not in held
+        if c.kind == "tier"
+        and (c.tags[0].memory, c.tags[0].tag) not in held
+        and not (c.tags[0].tag == _ARCHIVE and c.tags[0].memory in named)
     ]
     ranked = [c for c in candidates if c.kind != "tier"]
     grouped = group_tiers(tiers, branch, now)

@@ -19,9 +19,19 @@ def hashing_workspace(store):
     return Workspace(store.path, clock=lambda: NOW)
 
 
-def remember(ws, text, *, days_ago=0.0, **kw):
-    draft = Draft(text=text, when=NOW - timedelta(days=days_ago), **kw)
-    return engine.remember(ws.store(), draft, WHO).ids[0]
+def remember(ws, text, *, days_ago=0.0, written=None, **kw):
+    """Remembers ``text`` about ``days_ago`` days before NOW, written then
+    (or ``written`` days before NOW)."""
+    when = NOW - timedelta(days=days_ago)
+    draft = Draft(text=text, when=when, **kw)
+    store = ws.store()
+    clock = store.clock
+    at = when if written is None else NOW - timedelta(days=written)
+    store.clock = lambda: at
+    try:
+        return engine.remember(store, draft, WHO).ids[0]
+    finally:
+        store.clock = clock
 
 
 def proposals(ws, kind=None):

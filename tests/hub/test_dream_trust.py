@@ -261,6 +261,56 @@ def test_a_merge_that_hides_many_memories_asks_to_be_confirmed(ws):
     assert ws.store().branch_tip("main") != before
 
 
+def test_memories_moved_off_context_count_as_hidden_and_ask_to_be_confirmed(ws):
+    # Recall leaves archived memories out: accepting a tier proposal of
+    # five old facts once emptied recall without a word.
+    old = [
+        remember(ws, f"Region {word} stores customer data", days_ago=400)
+        for word in ("north", "south", "east", "west", "central")
+    ]
+    dream.run(ws, budget=50)
+    [view] = dream.review(ws)
+    assert view.proposal.kind == "tier"
+    assert set(view.hides) == set(old)
+    assert "(recall leaves them out)" in view.proposal.reason
+    dream.reject(ws, [view.proposal.id], memories=[old[0]])
+    [view] = dream.review(ws)
+    assert set(view.hides) == set(old[1:])  # a declined one stays
+    dream.accept(ws, [])
+    before = ws.store().branch_tip("main")
+    with pytest.raises(engine.InvalidInputError) as caught:
+        dream.merge(ws)
+    assert str(caught.value) == "The merge would hide 4 memories from recall."
+    assert ws.store().branch_tip("main") == before
+    result = dream.merge(ws, yes=True)
+    assert set(result.hidden) == set(old[1:])
+
+
+def test_an_old_event_written_lately_stays_in_context(ws):
+    # Age is how long ago a memory was last written, not the date it is
+    # about: a note of last year's incident written today is fresh.
+    fresh = remember(
+        ws, "The 2025 outage came from a full disk", days_ago=400, written=0
+    )
+    stale = remember(ws, "A hackathon theme we tried once", days_ago=400)
+    dream.run(ws, budget=50)
+    [tier] = proposals(ws, "tier")
+    assert tier.changed_memories() == (stale,)
+    assert fresh not in tier.changed_memories()
+
+
+def test_a_memory_another_proposal_is_about_stays_in_context(ws):
+    # The copy a duplicate keeps, or a memory a link would join, is in use.
+    old = remember(ws, "The staging database is Postgres 15.", days_ago=402)
+    kept = remember(ws, "the staging database is postgres 15", days_ago=401)
+    alone = remember(ws, "A hackathon theme we tried once", days_ago=400)
+    dream.run(ws, budget=50)
+    [dup] = proposals(ws, "duplicate")
+    assert {e.id for e in dup.memories} == {old, kept}
+    [tier] = proposals(ws, "tier")
+    assert tier.changed_memories() == (alone,)
+
+
 # -- the reference tier -------------------------------------------------------------
 
 

@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from ctx import engine
+from ctx.engine import Draft, Intent, Store
 
 
 def _remember(ctx, text, when):
     return ctx("remember", text, "--when", when).stdout.strip()
+
+
+def _written_long_ago(ctx, *texts, days=400):
+    """Remembers ``texts`` as written ``days`` ago (commits of then)."""
+    then = datetime.now(UTC) - timedelta(days=days)
+    store = Store.open(ctx.root / ".ctx", clock=lambda: then)
+    try:
+        who = Intent(agent="tester", intent="observe")
+        return [
+            engine.remember(store, Draft(text=t, when=then), who).ids[0] for t in texts
+        ]
+    finally:
+        store.close()
 
 
 def test_the_whole_round_from_run_to_undo(hashing_ctx):
@@ -103,10 +119,7 @@ def test_merge_asks_for_yes_when_it_hides_more_than_three_memories(hashing_ctx):
 
 def test_a_tier_proposal_is_reviewed_memory_by_memory(hashing_ctx):
     ctx = hashing_ctx
-    ids = [
-        _remember(ctx, f"Hackathon idea {word}", "400 days ago")
-        for word in ("kites", "llamas")
-    ]
+    ids = _written_long_ago(ctx, "Hackathon idea kites", "Hackathon idea llamas")
     ctx("dream", "run", "--once")
     [view] = ctx.json("dream", "review")
     pid = view["proposal"]["id"]
