@@ -20,9 +20,9 @@ this order, the first that matches:
    events are never an update (:func:`separate_events`): notes that differ
    in two places or more (routine note 7 about pull request 107, note 8
    about pull request 108), or that record something that happened (a past
-   action, a date) and differ by an id, a long number or a date that no
-   "is", "to", "=" or ":" introduces as a value. The newer supersedes the
-   older.
+   action, a date) and differ by an id, a number, a date or a person (met
+   with Alice, with Bob) that no "is", "to", "=" or ":" introduces as a
+   value. The newer supersedes the older.
 3. a **contradiction**: the same subject (the ``subject`` thresholds), one
    side negated and the other not, with neither clearly newer: a
    CONTRADICTS link.
@@ -513,8 +513,9 @@ def separate_events(a: str, b: str) -> bool:
     They do when they differ in two places or more (routine note 7 about
     pull request 107, note 8 about pull request 108: a new value changes
     one place), or when both record something that happened (a date, a
-    past action) and differ by an id, a long number or a date that no
-    value mark ("is", "to", ``=``, ``:``) introduces.
+    past action) and differ by an id, a number, a date or a person
+    (:func:`_tells_events`) that no value mark ("is", "to", ``=``, ``:``)
+    introduces.
     """
     ta, tb, runs = _runs(a, b)
     if len(runs) >= 2:
@@ -522,8 +523,29 @@ def separate_events(a: str, b: str) -> bool:
     if not runs or not (_happened(a) and _happened(b)):
         return False
     _, i1, i2, j1, j2 = runs[0]
-    changed = [*ta[i1:i2], *tb[j1:j2]]
-    return any(_names_event(t.text) and not t.marked for t in changed)
+    changed = [(ta, i) for i in range(i1, i2)] + [(tb, j) for j in range(j1, j2)]
+    return any(_tells_events(tokens, at) for tokens, at in changed)
+
+
+_BY_PEOPLE = frozenset(
+    ["with", "by", "from", "for", "and", "met", "told", "asked", "called", "paired"]
+)
+"""Words after which a name is who took part (met with Alice), not a value."""
+
+
+def _tells_events(tokens: list[_Token], at: int) -> bool:
+    """Returns whether token ``at`` tells one event from another.
+
+    An id, a number, a date, or a person's name (the text's first word, or
+    a capitalised word after "with", "by", "met" and the like), with no
+    value mark before it ("decided to use Redis" names a value).
+    """
+    token = tokens[at]
+    if token.marked:
+        return False
+    if _names_event(token.text) or token.text.isdigit():
+        return True
+    return token.text[:1].isupper() and (at == 0 or tokens[at - 1].fold in _BY_PEOPLE)
 
 
 _RELATIONS = frozenset(

@@ -67,6 +67,33 @@ def test_separate_events_of_one_shape_never_supersede_each_other():
     assert dream.judge_pair(e, f, 0.9, LIMITS) is None
 
 
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        # Who took part, or a count, tells two events apart.
+        ("Met with Alice about the Q3 roadmap", "Met with Bob about the Q3 roadmap"),
+        ("Ran the backup job, 42 GB written", "Ran the backup job, 43 GB written"),
+        ("Alice reviewed the login PR", "Bob reviewed the login PR"),
+    ],
+)
+def test_two_events_with_other_people_or_counts_are_not_an_update(older, newer):
+    a, b = memory(1, older, 20), memory(2, newer, 19)
+    assert separate_events(a.body, b.body)
+    assert dream.judge_pair(a, b, 0.95, LIMITS) is None
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("We decided to use Postgres for jobs", "We decided to use Redis for jobs"),
+        ("The team lead is Dana", "The team lead is now Erik"),
+        ("Timeout was raised to 30 seconds", "Timeout was raised to 45 seconds"),
+    ],
+)
+def test_a_value_a_decision_changed_is_still_an_update(older, newer):
+    assert not separate_events(older, newer)
+
+
 def test_one_value_of_one_subject_changed_is_an_update():
     old = memory(1, "The API listens on port 8080", 20)
     new = memory(2, "The API now listens on port 9090", 5)
