@@ -180,11 +180,34 @@ class ReviewResult(Outcome, frozen=True, kw_only=True):
         status: The status given (accepted or rejected).
         ids: The proposals that took it.
         commit: The commit on the dream branch, if anything changed.
+        memories: The memories reviewed inside one proposal (``--memory``),
+            else empty.
+        others: With ``memories``: how many of the proposal's other
+            memories accepting declined, or how many still wait after
+            rejecting (0: none is left, the proposal is rejected).
     """
 
     status: str
     ids: tuple[str, ...]
     commit: CommitId | None
+    memories: tuple[MemoryId, ...] = ()
+    others: int = 0
+
+    def inside(self) -> str:
+        """Says, in one line, what a review of memories inside one proposal did."""
+        pid = ", ".join(self.ids)
+        what = plural(len(self.memories), "memory")
+        if self.status == "accepted":
+            out = f"Accepted proposal {pid} for {what}"
+            if self.others:
+                out += f"; its other {plural(self.others, 'memory')} declined"
+            return out + "."
+        if self.others:
+            return (
+                f"Declined {what} of proposal {pid}; it waits on for its other "
+                f"{plural(self.others, 'memory')}."
+            )
+        return f"Declined {what} of proposal {pid}: none is left, it is rejected."
 
 
 class DreamMergeResult(Outcome, frozen=True, kw_only=True):
@@ -531,8 +554,22 @@ def review_proposals(
     changed = [
         p for p in chosen if (p.status, p.declined) != decided[p.id] or p.note != note
     ]
+    reviewed: tuple[MemoryId, ...] = ()
+    others = 0
+    if memories:
+        reviewed = _pick_memories(chosen[0], memories)
+        rest = set(chosen[0].changed_memories()) - set(reviewed)
+        if status == "rejected":
+            rest -= set(decided[chosen[0].id][1])
+        others = len(rest)
     if not changed:
-        return ReviewResult(status=status, ids=tuple(p.id for p in chosen), commit=None)
+        return ReviewResult(
+            status=status,
+            ids=tuple(p.id for p in chosen),
+            commit=None,
+            memories=reviewed,
+            others=others,
+        )
     verb = "Accept" if status == "accepted" else "Reject"
 
     def build(snap: Snapshot) -> dict[str, bytes | None]:
@@ -570,6 +607,8 @@ def review_proposals(
         status=status,
         ids=tuple(p.id for p in chosen),
         commit=commit.id if commit else None,
+        memories=reviewed,
+        others=others,
     )
 
 

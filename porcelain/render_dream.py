@@ -113,8 +113,11 @@ def render_review_result(result: ReviewResult) -> None:
     if not result.ids:
         echo("No proposals waiting.")
         return
-    verb = "Accepted" if result.status == "accepted" else "Rejected"
-    echo(f"{verb} {plural(len(result.ids), 'proposal')}: {', '.join(result.ids)}.")
+    if result.memories:
+        echo(result.inside())
+    else:
+        verb = "Accepted" if result.status == "accepted" else "Rejected"
+        echo(f"{verb} {plural(len(result.ids), 'proposal')}: {', '.join(result.ids)}.")
     if result.status == "accepted":
         echo("`ctx dream merge` brings them into the branch.")
 

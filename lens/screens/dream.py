@@ -92,6 +92,8 @@ def reviewed_text(result: ReviewResult) -> str:
     """Returns what accepting or rejecting did, in one line."""
     if not result.ids:
         return f"Nothing {result.status}: no proposal was waiting."
+    if result.memories:
+        return result.inside()
     return f"{plural(len(result.ids), 'proposal')} {result.status}."
 
 

@@ -245,11 +245,20 @@ def test_tier_changes_come_as_one_proposal_reviewed_memory_by_memory(ws):
     kept, dropped, accepted = sorted(old)
     with pytest.raises(engine.InvalidInputError, match="changes no memory"):
         dream.reject(ws, [tier.id], memories=["01J000000000"])
-    dream.reject(ws, [tier.id], memories=[dropped[-8:]], reason="still useful")
+    declined = dream.reject(
+        ws, [tier.id], memories=[dropped[-8:]], reason="still useful"
+    )
+    assert declined.inside() == (
+        f"Declined 1 memory of proposal {tier.id}; it waits on for its other "
+        "2 memories."
+    )
     [waiting] = dream.review(ws)
     assert waiting.proposal.declined == (dropped,)
     assert any(line.endswith("(declined)") for line in waiting.changes)
-    dream.accept(ws, [tier.id], memories=[accepted])
+    taken = dream.accept(ws, [tier.id], memories=[accepted])
+    assert taken.inside() == (
+        f"Accepted proposal {tier.id} for 1 memory; its other 2 memories declined."
+    )
     [view] = dream.review(ws, status="accepted")
     assert set(view.proposal.declined) == {kept, dropped}
     dream.merge(ws)

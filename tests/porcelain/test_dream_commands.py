@@ -119,13 +119,17 @@ def test_merge_asks_for_yes_when_it_hides_more_than_three_memories(hashing_ctx):
 
 def test_a_tier_proposal_is_reviewed_memory_by_memory(hashing_ctx):
     ctx = hashing_ctx
-    ids = _written_long_ago(ctx, "Hackathon idea kites", "Hackathon idea llamas")
+    ids = _written_long_ago(
+        ctx, "Hackathon idea kites", "Hackathon idea llamas", "Hackathon idea yaks"
+    )
     ctx("dream", "run", "--once")
     [view] = ctx.json("dream", "review")
     pid = view["proposal"]["id"]
     assert view["proposal"]["kind"] == "tier"
     out = ctx("dream", "reject", pid, "--memory", ids[0]).stdout
-    assert out == f"Rejected 1 proposal: {pid}.\n"
+    assert out == (
+        f"Declined 1 memory of proposal {pid}; it waits on for its other 2 memories.\n"
+    )
     [view] = ctx.json("dream", "review")
     assert view["proposal"]["declined"] == [ids[0]]
     assert f"~ {ids[0]} tags +tier:off-context  (declined)" in view["changes"]
@@ -133,3 +137,7 @@ def test_a_tier_proposal_is_reviewed_memory_by_memory(hashing_ctx):
     assert r.stderr.startswith(
         "Error: Memories are reviewed inside one proposal that changes tags."
     )
+    result = ctx.json("dream", "accept", pid, "--memory", ids[1])
+    assert (result["memories"], result["others"]) == ([ids[1]], 2)
+    [view] = ctx.json("dream", "review", "--status", "accepted")
+    assert set(view["proposal"]["declined"]) == {ids[0], ids[2]}
