@@ -30,6 +30,7 @@ from ctx.engine import (
     review_proposals,
 )
 from ctx.hub.dream.queue import QueueStatus, queue_status
+from ctx.hub.dream.selection import rank
 from ctx.hub.workspace import Workspace
 
 if TYPE_CHECKING:  # the cycle (numpy, the indexes) loads when a cycle runs
@@ -206,14 +207,17 @@ def _changes(proposal: Proposal) -> tuple[str, ...]:
 def review(
     ws: Workspace, *, branch: str | None = None, status: str | None = "proposed"
 ) -> list[ProposalView]:
-    """Returns each proposal (waiting ones by default) with its evidence."""
+    """Returns each proposal (waiting ones by default) with its evidence.
+
+    The surest first, as a cycle ranks them (:func:`~.selection.rank`).
+    """
     from ctx.engine import live_catalog
 
     name = _branch(ws, branch)
     store = ws.store()
     catalog = live_catalog(store, store.branch_tip(name))
     out = []
-    for proposal in list_proposals(store, name, status=status):
+    for proposal in sorted(list_proposals(store, name, status=status), key=rank):
         hides = (
             () if proposal.status == "merged" else hidden_by(store, name, [proposal])
         )

@@ -22,13 +22,18 @@ from datetime import datetime
 
 from ctx.engine import MemoryId, Proposal, TagChange, make_proposal, plural
 
-__all__ = ["MAX_PROPOSALS", "group_tiers", "select", "tier_changes"]
+__all__ = ["MAX_PROPOSALS", "group_tiers", "rank", "select", "tier_changes"]
 
 MAX_PROPOSALS = 20
 """The most proposals one cycle writes: a review a person reads through."""
 _ARCHIVE = "tier:off-context"
 _LEAVES = {_ARCHIVE: " (recall leaves them out)"}
 _ORDER = ("duplicate", "update", "contradiction", "recurrence", "link", "tier")
+
+
+def rank(proposal: Proposal) -> tuple[float, int, str]:
+    """Returns the key that orders proposals the surest first (see above)."""
+    return (-proposal.confidence, _ORDER.index(proposal.kind), proposal.id)
 
 
 def tier_changes(proposals: Iterable[Proposal]) -> set[tuple[MemoryId, str]]:
@@ -114,5 +119,5 @@ def select(
     grouped = group_tiers(tiers, branch, now)
     if grouped is not None:
         ranked.append(grouped)
-    ranked.sort(key=lambda p: (-p.confidence, _ORDER.index(p.kind), p.id))
+    ranked.sort(key=rank)
     return ranked[:most], ranked[most:]

@@ -217,6 +217,22 @@ def test_a_cycle_writes_at_most_twenty_the_surest_first_and_says_so(ws):
     assert later.held_back == 0
 
 
+def test_the_review_lists_the_surest_first(ws):
+    remember(ws, "The staging database is Postgres 15.", days_ago=3)
+    remember(ws, "the staging database is postgres 15", days_ago=2)
+    remember(ws, "Standup is every Monday at nine", days_ago=2)
+    remember(ws, "The checkout service uses Stripe", days_ago=2)
+    remember(ws, "Stripe webhooks retry for three days", days_ago=1)
+    remember(ws, "A hackathon theme we tried once", days_ago=400)
+    dream.run(ws, budget=50)
+    views = dream.review(ws)
+    kinds = [v.proposal.kind for v in views]
+    assert sorted(kinds) == ["duplicate", "link", "recurrence", "tier"]
+    confidences = [v.proposal.confidence for v in views]
+    assert confidences == sorted(confidences, reverse=True)
+    assert kinds[0] == "duplicate"
+
+
 def test_a_cycle_told_to_write_more_writes_more(ws):
     # Benchmarks accept every proposal at once: the cycle's most is theirs.
     from ctx.hub.config import HubConfig

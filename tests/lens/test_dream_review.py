@@ -35,17 +35,21 @@ async def test_accept_reject_accept_all_and_merge(dreamed_ws):
         await open_dream(pilot)
         screen = app.screen
         assert "3 proposals on dream/main, 3 waiting" in text_of(screen, "#dream-text")
+        # The surest first.
         assert [r[1:4] for r in rows(screen, "#proposals")] == [
-            ["recurrence", "0.80", "proposed"],
-            ["update", "0.90", "proposed"],
             ["duplicate", "1.00", "proposed"],
+            ["update", "0.90", "proposed"],
+            ["recurrence", "0.80", "proposed"],
         ]
         # The memories by their headlines, not their ids (issue 32).
-        assert "Standup is every Monday at nine" in rows(screen, "#proposals")[0][4]
+        assert "Standup is every Monday at nine" in rows(screen, "#proposals")[2][4]
+        await pilot.press("down", "down")
+        await settle(pilot)
         detail = text_of(screen, "#proposal")
         assert "evidence: recurs:weekly: 'every monday'" in detail
         assert f"{ids['standup']} Standup is every Monday at nine" in detail
         assert f"~ {ids['standup']} tags +recurs:weekly" in detail
+        await pilot.press("up", "up")
         keys = app.screen.active_bindings
         assert {"a", "x", "A", "m"} <= set(keys)
         assert "o" not in keys
@@ -57,7 +61,7 @@ async def test_accept_reject_accept_all_and_merge(dreamed_ws):
         accepted = log(store, rev="dream/main", limit=1)[0].commit.intent
         assert (accepted.agent, accepted.intent) == ("reviewer", "review")
 
-        await pilot.press("down", "x")  # reject the duplicate, with a reason
+        await pilot.press("up", "x")  # reject the duplicate, with a reason
         await pilot.press(*"same words", "enter")
         await settle(pilot)
         [dup] = [p for p in list_proposals(store, "main") if p.kind == "duplicate"]
@@ -94,9 +98,9 @@ async def test_accept_reject_accept_all_and_merge(dreamed_ws):
         assert "recurs:weekly" in show(store, ids["standup"]).memory.tags
         assert list_links(store, ids["new_dup"]) == []
         assert [r[3] for r in rows(screen, "#proposals")] == [
-            "merged",
-            "merged",
             "rejected",
+            "merged",
+            "merged",
         ]
 
 
@@ -107,7 +111,9 @@ async def test_stale_proposals_and_errors_are_one_line_notifications(dreamed_ws)
         await open_dream(pilot)
         await pilot.press("m")
         assert "No accepted proposal." in notes(app)
-        await pilot.press("a")  # the recurrence; then its memory changes
+        await pilot.press(
+            "down", "down", "a"
+        )  # the recurrence; then its memory changes
         await settle(pilot)
         edit(
             ws.store(),
@@ -118,7 +124,7 @@ async def test_stale_proposals_and_errors_are_one_line_notifications(dreamed_ws)
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert "(changed since)" in text_of(app.screen, "#proposal")
-        await pilot.press("down", "a", "m", "y")  # the update merges, not it
+        await pilot.press("up", "a", "m", "y")  # the update merges, not it
         await settle(pilot)
         assert "Merged 1 proposal into main; 1 proposal stale." in notes(app)
         assert statuses(ws)["recurrence"] == "stale"
