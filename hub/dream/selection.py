@@ -3,7 +3,8 @@
 A store of routine notes must not flood the review. :func:`select` makes a
 cycle's candidates into the proposals it writes, in this order:
 
-1. Tier changes become *one* proposal listing every memory
+1. Duplicates become one proposal per copy to hide (:func:`one_per_copy`).
+   Tier changes become *one* proposal listing every memory
    (:func:`group_tiers`), which a reviewer accepts or rejects memory by
    memory (``ctx dream accept ID --memory M``); a memory whose tier change
    any tier proposal already holds, whatever its status, is left out, so a
@@ -22,7 +23,14 @@ from datetime import datetime
 
 from ctx.engine import MemoryId, Proposal, TagChange, make_proposal, plural
 
-__all__ = ["MAX_PROPOSALS", "group_tiers", "rank", "select", "tier_changes"]
+__all__ = [
+    "MAX_PROPOSALS",
+    "group_tiers",
+    "one_per_copy",
+    "rank",
+    "select",
+    "tier_changes",
+]
 
 MAX_PROPOSALS = 20
 """The most proposals one cycle writes: a review a person reads through."""
@@ -81,6 +89,35 @@ def group_tiers(
     )
 
 
+def one_per_copy(
+    duplicates: Sequence[Proposal], known: Iterable[Proposal]
+) -> list[Proposal]:
+    """Returns one duplicate proposal per copy to hide, not one per pair.
+
+    Eight copies of one note are seven proposals, each superseding a copy
+    by the one kept (the copy no other pair hides), not the 28 pairs; a copy
+    a waiting proposal already hides gets none.
+    """
+    waiting = {
+        link.target
+        for p in known
+        if p.kind == "duplicate" and p.status in ("proposed", "accepted")
+        for link in p.links
+    }
+    hidden = {c.links[0].target for c in duplicates} | waiting
+    chosen: dict[MemoryId, Proposal] = {}
+    for candidate in sorted(duplicates, key=rank):
+        [link] = candidate.links
+        if link.target in waiting:
+            continue
+        best = chosen.get(link.target)
+        if best is None or (
+            best.links[0].source in hidden and link.source not in hidden
+        ):
+            chosen[link.target] = candidate
+    return list(chosen.values())
+
+
 def select(
     candidates: Sequence[Proposal],
     *,
@@ -115,7 +152,8 @@ def select(
         and (c.tags[0].memory, c.tags[0].tag) not in held
         and not (c.tags[0].tag == _ARCHIVE and c.tags[0].memory in named)
     ]
-    ranked = [c for c in candidates if c.kind != "tier"]
+    ranked = [c for c in candidates if c.kind not in ("tier", "duplicate")]
+    ranked += one_per_copy([c for c in candidates if c.kind == "duplicate"], known)
     grouped = group_tiers(tiers, branch, now)
     if grouped is not None:
         ranked.append(grouped)

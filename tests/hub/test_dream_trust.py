@@ -233,6 +233,29 @@ def test_the_review_lists_the_surest_first(ws):
     assert kinds[0] == "duplicate"
 
 
+def test_copies_of_one_note_are_one_proposal_per_copy_not_per_pair(ws):
+    # Eight spellings of one rule were 28 proposals, one per pair.
+    spellings = [
+        "Always pin dependencies",
+        "always pin dependencies",
+        "Always pin dependencies.",
+        "ALWAYS PIN DEPENDENCIES",
+        "always pin dependencies!",
+        "Always pin dependencies!!",
+        "always pin Dependencies",
+        "Always Pin Dependencies",
+    ]
+    ids = [remember(ws, text, days_ago=10 - n) for n, text in enumerate(spellings)]
+    dream.run(ws, budget=50)
+    made = proposals(ws, "duplicate")
+    assert len(made) == 7
+    hidden = [link.target for p in made for link in p.links]
+    assert sorted(hidden) == sorted(ids[:-1])
+    assert {link.source for p in made for link in p.links} == {ids[-1]}
+    again = dream.run(ws, budget=50, now=NOW + timedelta(days=1))
+    assert again.proposed == {}
+
+
 def test_a_cycle_told_to_write_more_writes_more(ws):
     # Benchmarks accept every proposal at once: the cycle's most is theirs.
     from ctx.hub.config import HubConfig
