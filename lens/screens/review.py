@@ -119,7 +119,7 @@ def _learned_text(learned: Review | None) -> Text:
     if learned is None:
         return Text("No other branch to review.", style="dim")
     out = stored(
-        f"{learned.branch}: {len(learned.log)} commits since it split from "
+        f"{learned.branch}: {plural(len(learned.log), 'commit')} since it split from "
         f"{learned.base} ({learned.behind} new on {learned.base} since)\n\n",
         style="bold",
     )
@@ -179,6 +179,7 @@ class ReviewScreen(LensScreen):
 
     DEFAULT_CSS = """
     ReviewScreen #review-branches { width: 26; border-right: solid $primary-darken-2; }
+    ReviewScreen #review-tabs { width: 1fr; }
     ReviewScreen #conflicts { height: auto; max-height: 10; }
     """
 
@@ -251,6 +252,7 @@ class ReviewScreen(LensScreen):
             )
         self._show_conflict(state.conflicts[0] if state.conflicts else None)
         self.query_one(DreamPane).show(state.base, state.proposals)
+        self.refresh_bindings()  # the conflicts' keys come and go with them
 
     def _show_conflict(self, conflict: Conflict | None) -> None:
         pane = self.query_one("#conflict", Static)
@@ -285,11 +287,14 @@ class ReviewScreen(LensScreen):
         return self.query_one("#review-tabs", TabbedContent).active == "dream"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool:
-        """Offers Dream's keys on the Dream tab only, and conflicts' elsewhere."""
+        """Offers Dream's keys on the Dream tab only, conflicts' on the Merge tab."""
         if action in ("accept", "reject", "accept_all"):
             return self._dream_shown()
         if action == "resolve":
-            return not self._dream_shown()
+            # Only where the conflict it settles is shown: o, t and b mean
+            # other things on other screens, and a resolve writes.
+            shown = self.query_one("#review-tabs", TabbedContent).active == "merge"
+            return shown and bool(self.state and self.state.conflicts)
         return True
 
     def on_tabbed_content_tab_activated(
@@ -322,13 +327,22 @@ class ReviewScreen(LensScreen):
             )
             return
 
-        def merged(result: MergeResult) -> None:
-            found = len(result.conflicts)
+        if state.preview is not None and state.preview.up_to_date:
             self.notify(
-                f"Merged {source} into {base}"
-                + (f": {plural(found, 'conflict')} to resolve." if found else "."),
+                f"Already up to date: {base} has everything in {source}.",
                 markup=False,
             )
+            return
+
+        def merged(result: MergeResult) -> None:
+            found = len(result.conflicts)
+            if result.up_to_date:
+                said = f"Already up to date: {base} has everything in {source}."
+            else:
+                said = f"Merged {source} into {base}" + (
+                    f": {plural(found, 'conflict')} to resolve." if found else "."
+                )
+            self.notify(said, markup=False)
             self.query_one("#review-tabs", TabbedContent).active = "merge"
             self.post_message(StoreChanged())
 
@@ -361,10 +375,18 @@ class ReviewScreen(LensScreen):
         request = calls.ResolveRequest(
             id=conflict.id, take=take, branch=base, **self.source.signed()
         )
-        self.load(
-            lambda: self.source.call(calls.resolve, request),
-            resolved,
-            group="write",
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.load(
+                    lambda: self.source.call(calls.resolve, request),
+                    resolved,
+                    group="write",
+                )
+
+        said = {"ours": "take ours", "theirs": "take theirs", "both": "keep both"}
+        self.app.push_screen(
+            Confirm(f"Resolve {conflict.id} on {base}: {said[take]}?"), answered
         )
 
     def _dream(

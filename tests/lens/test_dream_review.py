@@ -152,4 +152,4 @@ async def test_stale_proposals_and_errors_are_one_line_notifications(dreamed_ws)
         await settle(pilot)
         assert ws.store().branch_tip("main") == tip
         assert "Error: dream/main holds Dream's proposals" in notes(app)[-1]
-        assert "Take ours" in str(app.screen.active_bindings["o"].binding.description)
+        assert "o" not in app.screen.active_bindings  # no conflict to take

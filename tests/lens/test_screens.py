@@ -305,18 +305,26 @@ async def test_review_previews_merges_and_resolves_with_intent(story_ws):
         assert [c.id for c in list_conflicts(store, "main")] == [ids["queue"]]
         assert rows(screen, "#conflicts")[0][0] == ids["queue"]
         assert "theirs (agent/bob):" in text_of(screen, "#conflict")
+        # A resolve writes: its keys work on the Merge tab only, and ask.
+        await pilot.click("#--content-tab-learned")
+        await settle(pilot)
+        assert not {"o", "t", "b"} & set(screen.active_bindings)
         await pilot.press("t")
+        await settle(pilot)
+        assert [c.id for c in list_conflicts(store, "main")] == [ids["queue"]]
+        await pilot.click("#--content-tab-merge")
+        await settle(pilot)
+        await pilot.press("t", "n")
+        await settle(pilot)
+        assert [c.id for c in list_conflicts(store, "main")] == [ids["queue"]]
+        await pilot.press("t", "y")
         await settle(pilot)
         assert list_conflicts(store, "main") == []
         assert show(store, ids["queue"]).memory.body.endswith("via pgmq.")
         merge_commit, resolve_commit = (e.commit for e in log(store, limit=2)[::-1])
         for commit in (merge_commit, resolve_commit):
             assert (commit.intent.agent, commit.intent.intent) == ("reviewer", "review")
-        await pilot.press("o")
-        await settle(pilot)
-        assert any(
-            "No conflict to resolve." in str(n.message) for n in app._notifications
-        )
+        assert "o" not in screen.active_bindings  # no conflict left
 
 
 async def test_an_empty_store_shows_something_on_every_screen(empty_ws):
@@ -394,7 +402,7 @@ async def test_review_keeps_both_sides_and_the_mouse_picks_tabs(story_ws):
         assert app.screen.query_one("#review-tabs", TabbedContent).active == "merge"
         await pilot.press("m", "y")
         await settle(pilot)
-        await pilot.press("b")
+        await pilot.press("b", "y")
         await settle(pilot)
         body = show(story_ws.ws.store(), ids["queue"]).memory.body
         assert body.startswith(
@@ -404,6 +412,13 @@ async def test_review_keeps_both_sides_and_the_mouse_picks_tabs(story_ws):
             "theirs (agent/bob):\nWe use Postgres for the job queue, via pgmq."
         )
         assert rows(app.screen, "#conflicts") == []
+        tip = story_ws.ws.store().branch_tip("main")
+        await pilot.press("m")  # merged already: nothing to ask, nothing written
+        await settle(pilot)
+        assert story_ws.ws.store().branch_tip("main") == tip
+        assert "Already up to date: main has everything in agent/bob." in [
+            str(n.message) for n in app._notifications
+        ]
         await pilot.click("#--content-tab-dream")
         assert app.screen.query_one("#review-tabs", TabbedContent).active == "dream"
 
@@ -437,3 +452,18 @@ async def test_help_says_how_to_switch_tabs_and_the_keys_do(story_ws):
         await pilot.press("right")
         await settle(pilot)
         assert tabs.active == "versions"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_review_tabs_fit_beside_the_branch_list(story_ws, size):
+    # They were as wide as the terminal, starting after the branch list:
+    # their last 26 columns, the merge preview's words and the scrollbar
+    # of a long review, were off screen.
+    app = lens_app(story_ws.ws)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("5")
+        await settle(pilot)
+        tabs = app.screen.query_one("#review-tabs", TabbedContent)
+        branches = app.screen.query_one("#review-branches")
+        assert tabs.region.x >= branches.region.right
+        assert tabs.region.right <= size[0]
