@@ -722,7 +722,14 @@ def merge_accepted(
                 tip, changes, merging, f"Dream: {count} for {branch}"
             )
             assert commit is not None  # the changes change the tree
-            result = merge(store, commit.id, merging, into=branch, no_ff=True)
+            result = merge(
+                store,
+                commit.id,
+                merging,
+                into=branch,
+                no_ff=True,
+                summary=f"Merge {count} from {name} into {branch}",
+            )
         if good or stale:
             _record_outcome(store, name, good, stale)
     return DreamMergeResult(

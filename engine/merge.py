@@ -92,12 +92,15 @@ def merge(
     prefer: str | None = None,
     no_ff: bool = False,
     preview: bool = False,
+    summary: str | None = None,
 ) -> MergeResult:
     """Merges revision ``source`` into branch ``into`` (default: HEAD).
 
     With ``preview`` nothing is written: the result says what the merge
     would do (a fast-forward, the memories combined, the conflicts), with
     ``commit`` left None unless it would be a fast-forward to ``source``.
+    ``summary`` is the merge commit's first line (default: "Merge SOURCE
+    into TARGET").
 
     Returns:
         What happened; clashes are data in ``conflicts``, never exceptions.
@@ -156,7 +159,7 @@ def merge(
         )
         if preview:
             return outcome
-        summary = f"Merge {source} into {target}"
+        summary = summary or f"Merge {source} into {target}"
         if merger.conflicts:
             summary += f" ({plural(len(merger.conflicts), 'conflict')})"
         commit = store.merge_commit(

@@ -359,6 +359,10 @@ def test_memories_moved_off_context_count_as_hidden_and_ask_to_be_confirmed(ws):
     assert ws.store().branch_tip("main") == before
     result = dream.merge(ws, yes=True)
     assert set(result.hidden) == set(old[1:])
+    [merged] = engine.log(ws.store(), limit=1)
+    assert merged.commit.summary == (
+        "Merge 1 accepted proposal from dream/main into main"
+    )
 
 
 def test_an_old_event_written_lately_stays_in_context(ws):
