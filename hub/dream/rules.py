@@ -291,9 +291,25 @@ class Judgement:
 
 
 def normalise(text: str) -> str:
-    """Returns ``text`` lower-cased, accents folded, punctuation and spacing gone."""
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    return " ".join(_WORD_RE.findall(folded))
+    """Returns ``text`` lower-cased, accents folded, punctuation and spacing gone.
+
+    An accent is a combining mark on a Latin letter (Résumé, resume); the
+    marks of other scripts (a Devanagari virama) are part of their words.
+    """
+    kept: list[str] = []
+    latin = False  # whether the last letter kept is Latin
+    for c in unicodedata.normalize("NFKD", text.casefold()):
+        if unicodedata.combining(c):
+            if latin:
+                continue
+        else:
+            latin = c < _LATIN_END
+        kept.append(c)
+    return " ".join(_WORD_RE.findall("".join(kept)))
+
+
+_LATIN_END = "\u0250"
+"""Where the Latin letters end (after Latin Extended-B)."""
 
 
 def words(text: str) -> frozenset[str]:

@@ -11,7 +11,7 @@ from ctx import engine
 from ctx.hub import dream
 from ctx.hub.access import Caller
 from ctx.hub.calls import CALLS, invoke
-from ctx.hub.dream.rules import separate_events, value_changes
+from ctx.hub.dream.rules import normalise, separate_events, value_changes
 from ctx.hub.dream.selection import MAX_PROPOSALS
 from ctx.hub.retrieval.feedback import (
     LoggedHit,
@@ -130,6 +130,13 @@ def test_case_and_spacing_only_copies_are_duplicates_keeping_the_titled_one():
     verdict = dream.judge_pair(spaced, plain, 0.99, LIMITS)
     assert verdict is not None
     assert verdict.kind == "duplicate"
+    # Accents too: a copy typed without them is the same text.
+    accented = memory(5, "Résumé uploads go to the S3 bucket cv-prod", 2)
+    bare = memory(6, "Resume uploads go to the S3 bucket cv-prod", 1)
+    verdict = dream.judge_pair(accented, bare, 0.5, LIMITS)
+    assert verdict is not None
+    assert verdict.kind == "duplicate"
+    assert normalise("Tiếng Việt") == "tieng viet"
 
 
 def test_no_depends_on_between_near_copies():
