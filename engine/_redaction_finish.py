@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +28,8 @@ from dulwich.objects import Commit, ObjectID, Tree
 from dulwich.reflog import format_reflog_line, parse_reflog_line
 from dulwich.refs import Ref
 from dulwich.repo import Repo
+
+from ctx.engine.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from ctx.engine.store import Store
@@ -47,6 +50,8 @@ __all__ = [
     "reflog_shas",
     "refs_to_rewrite",
     "replaced",
+    "replaced_in_text",
+    "replaced_message",
     "rewrite_reflogs",
     "write_pending",
 ]
@@ -235,6 +240,88 @@ def replaced(data: bytes, needles: tuple[bytes, ...]) -> bytes | None:
     for needle in needles:
         out = out.replace(needle, REDACTED.encode())
     return None if out == data else out
+
+
+_TRAILER_KEY = re.compile(rb"^(Ctx-[A-Za-z-]+: )", re.MULTILINE)
+
+
+def replaced_message(message: bytes, needles: tuple[bytes, ...]) -> bytes | None:
+    """Returns a commit message with each needle replaced, or None if none is.
+
+    Not in its trailers' names (``Ctx-Agent:``): they say what follows.
+    """
+    parts = _TRAILER_KEY.split(message)
+    out = [
+        part if i % 2 else replaced(part, needles) or part
+        for i, part in enumerate(parts)
+    ]
+    new = b"".join(out)
+    return None if new == message else new
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+"""A JSON string, quotes and escapes included."""
+_KEY_AFTER = re.compile(rb"\s*:")
+_FIXED_FIELDS = frozenset(
+    [b"version", b"id", b"kind", b"created_at", b"type", b"status", b"branch"]
+)
+"""A file's top-level fields that name, date or classify it: never text."""
+_NAMES = re.compile(
+    rb"[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{40}|\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-][0-9:]+)?"
+)
+"""A whole string that is an id (a memory's, a commit's) or a time."""
+
+
+def replaced_in_text(data: bytes, texts: Iterable[str]) -> bytes | None:
+    """Returns a stored file with ``texts`` replaced where it holds text.
+
+    In a JSON file (every memory, link and proposal), only inside its
+    strings, and not in its top-level field names, in the fields that name,
+    date or classify it (:data:`_FIXED_FIELDS`), nor in a string that is an
+    id or a time: ``redact --text "body"`` or ``"fact"`` must not unmake the
+    store's files. Any other file, as bytes.
+
+    Raises:
+        InvalidInputError: the result would not read as JSON.
+    """
+    try:
+        msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return replaced(data, needles_of(texts))
+    escaped = tuple(n for t in texts if (n := msgspec.json.encode(t)[1:-1]))
+    out: list[bytes] = []
+    at = depth = 0
+    field = b""
+    for found in _STRING.finditer(data):
+        between = data[at : found.start()]
+        depth += between.count(b"{") - between.count(b"}")
+        out.append(between)
+        at = found.end()
+        token = found.group()
+        inner = token[1:-1]
+        if _KEY_AFTER.match(data, at):
+            if depth == 1:
+                field = inner
+                out.append(token)
+                continue
+        elif (depth == 1 and field in _FIXED_FIELDS) or _NAMES.fullmatch(inner):
+            out.append(token)
+            continue
+        for needle in escaped:
+            inner = inner.replace(needle, REDACTED.encode())
+        out.append(b'"' + inner + b'"')
+    out.append(data[at:])
+    new = b"".join(out)
+    if new == data:
+        return None
+    try:
+        msgspec.json.decode(new)
+    except msgspec.DecodeError:
+        raise InvalidInputError(
+            "Redacting that text would break a stored file.",
+            hint="Give the whole secret, not a piece of an escape sequence.",
+        ) from None
+    return new
 
 
 def refs_to_rewrite(store: Store) -> dict[Ref, ObjectID]:

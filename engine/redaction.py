@@ -65,6 +65,8 @@ from ctx.engine._redaction_finish import (
     reflog_shas,
     refs_to_rewrite,
     replaced,
+    replaced_in_text,
+    replaced_message,
     write_pending,
 )
 from ctx.engine._redaction_record import (
@@ -150,10 +152,9 @@ def redact_text(store: Store, text: str, *, reason: str | None = None) -> Redact
             f"Give at least {_MIN_TEXT} characters to redact.",
             hint="A shorter text would match too much.",
         )
-    needles = needles_of([text])
 
     def blob_fn(data: bytes) -> bytes | None:
-        return replaced(data, needles)
+        return replaced_in_text(data, (text,))
 
     return _redact(
         store,
@@ -594,7 +595,7 @@ def _messages(
             continue
         commit = objects[old]
         assert isinstance(commit, Commit)
-        if replaced(commit.message, needles) is not None:
+        if replaced_message(commit.message, needles) is not None:
             out.setdefault(old, Blob.from_string(new[rewritten].message))
     return out
 

@@ -23,11 +23,13 @@ from ctx.engine import (
     create_branch,
     edit,
     fetch,
+    live_catalog,
     op_log,
     pack_loose,
     pull,
     push,
     remember,
+    show,
     undo,
 )
 from ctx.engine._redaction_record import (
@@ -127,6 +129,37 @@ def test_a_second_redaction_of_one_memory_leaves_neither_text(disk_store, intent
     held = all_objects_text(disk_store)
     assert "SECRETONE" not in held
     assert "SECRETTWO" not in held
+
+
+@pytest.mark.parametrize("text", ["body", "fact", "created_at", "2026-01-05"])
+def test_redact_text_leaves_how_memories_are_written(disk_store, intent, text):
+    # Redacting "body" once replaced the field's name in every memory, and
+    # "fact" every memory's kind: the store no longer read its memories.
+    kept = remember(disk_store, Draft(text="plain note about the build"), intent)
+    said = remember(
+        disk_store,
+        Draft(text=f"this note says {text} once", tags=(f"topic:{text}",)),
+        intent,
+    )
+    redact_text(disk_store, text)
+    shown = show(disk_store, said.ids[0]).memory
+    assert shown.body == "this note says [REDACTED] once"
+    assert shown.tags == ("topic:[REDACTED]",)
+    assert shown.kind == "fact"
+    assert show(disk_store, kept.ids[0]).memory.body == "plain note about the build"
+    catalog = live_catalog(disk_store, disk_store.branch_tip("main"))
+    assert set(catalog.entries) == {kept.ids[0], said.ids[0]}
+    assert git(disk_store, "fsck", "--no-dangling").strip() == ""
+
+
+def test_redact_text_takes_a_writer_s_name_out_of_the_author_lines(disk_store, intent):
+    named = Intent(agent=f"bot-{SECRET}", intent="observe")
+    remember(disk_store, Draft(text="a note by a badly named agent"), named)
+    redact_text(disk_store, SECRET)
+    assert SECRET not in all_objects_text(disk_store)
+    authors = git(disk_store, "log", "--all", "--format=%an <%ae> %cn <%ce>")
+    assert "bot-[REDACTED]" in authors
+    assert "Ctx-Agent: bot-[REDACTED]" in git(disk_store, "log", "--format=%B")
 
 
 def test_redact_memory_removes_every_version(disk_store, intent):
