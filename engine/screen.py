@@ -50,10 +50,12 @@ class SecretFinding(msgspec.Struct, frozen=True, kw_only=True):
         path: The file that holds it.
         memory: The memory's id, when the file is a memory.
         kind: What it is (``aws-access-key``, ``private-key``, ...).
-        field: Where in the file: ``body``, ``title``, ``tags``,
-            ``meta.NAME``, ``reason``... (``summary``, ``reason`` and
-            ``agent`` for a commit's message).
+        field: Where in the file: ``body``, ``title``, ``tags``, ``meta``
+            (its names), ``meta.NAME``, ``reason``... (``summary``,
+            ``reason``, ``agent`` and ``session`` for a commit's message).
         line: The line of that field it is on, from 1.
+        new: The file is not on the branch yet (a memory being written):
+            its id names nothing a reader could look up.
     """
 
     path: str
@@ -61,11 +63,14 @@ class SecretFinding(msgspec.Struct, frozen=True, kw_only=True):
     kind: str
     field: str
     line: int
+    new: bool = False
 
     def place(self) -> str:
         """Returns where it is, for a message: ``memory ID's body, line 3``."""
         owner = f"memory {self.memory}'s" if self.memory else f"{self.path}'s"
-        if self.field in ("summary", "reason", "agent") and not self.path:
+        if self.memory and self.new:
+            owner = "the new memory's"
+        if self.field in ("summary", "reason", "agent", "session") and not self.path:
             owner = "the commit's"
         return f"{owner} {self.field}, line {self.line}"
 

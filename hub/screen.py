@@ -124,7 +124,7 @@ class SecretScreen:
             if content is None:
                 changes[path] = content
                 continue
-            found, redacted = self._file(before, path, content, values)
+            found, redacted = self._file(before, path, content, values, writing=True)
             findings += found
             changes[path] = redacted if found else content
         summary = _scrubbed(pending.summary, values)
@@ -138,6 +138,10 @@ class SecretScreen:
         agent = pending.intent.agent
         named = _message_findings("agent", agent) if agent else []
         findings += named
+        # So does the session's id (`Ctx-Session:`).
+        session = pending.intent.session
+        in_session = _message_findings("session", session) if session else []
+        findings += in_session
         if not findings:
             return pending
         if mode == "refuse":
@@ -148,6 +152,7 @@ class SecretScreen:
                 pending.intent,
                 reason=_redacted_text(reason) if reason else reason,
                 agent=_REDACTED_AGENT if named else agent,
+                session=_REDACTED_AGENT if in_session else session,
             ),
             changes=changes,
         )
@@ -170,8 +175,14 @@ class SecretScreen:
         path: str,
         content: bytes,
         values: list[tuple[str, str]],
+        *,
+        writing: bool = False,
     ) -> tuple[list[SecretFinding], bytes]:
-        """Returns the secrets in a file's new text, and the file redacted."""
+        """Returns the secrets in a file's new text, and the file redacted.
+
+        ``writing``: a write's file, not one a merge brought (which is on
+        the other branch, under its id).
+        """
         old = before.read(path)
         memory = _memory(path, content)
         if memory is not None:
@@ -187,7 +198,12 @@ class SecretScreen:
                 continue
             found += [
                 SecretFinding(
-                    path=path, memory=mid, kind=s.kind, field=field.name, line=s.line
+                    path=path,
+                    memory=mid,
+                    kind=s.kind,
+                    field=field.name,
+                    line=s.line,
+                    new=writing and old is None,
                 )
                 for s in secrets
             ]
@@ -225,6 +241,10 @@ def _memory_fields(memory: Memory, old: Memory | None) -> Iterator[_Field]:
     yield from field("body", memory.body, old.body if old else None)
     yield from field(
         "tags", "\n".join(memory.tags), "\n".join(old.tags) if old else None
+    )
+    # The names of its meta fields are stored as they are given, too.
+    yield from field(
+        "meta", "\n".join(memory.meta), "\n".join(old.meta) if old else None
     )
     for key, value in memory.meta.items():
         yield from field(f"meta.{key}", value, old.meta.get(key) if old else None)
@@ -307,8 +327,10 @@ def _redacted_text(text: str) -> str:
 
 
 def _redacted_memory(memory: Memory, redacted: dict[str, str]) -> Memory:
+    names = redacted["meta"].split("\n") if "meta" in redacted else list(memory.meta)
     meta = {
-        key: redacted.get(f"meta.{key}", value) for key, value in memory.meta.items()
+        name: redacted.get(f"meta.{key}", value)
+        for name, (key, value) in zip(names, memory.meta.items(), strict=True)
     }
     source = memory.source
     if source is not None:

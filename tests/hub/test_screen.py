@@ -63,8 +63,11 @@ def test_remember_is_refused_naming_the_kind_field_and_line(ws):
     with pytest.raises(SecretFoundError) as caught:
         engine.remember(ws.store(write=True), Draft(text=text), WHO)
     error = caught.value
-    assert error.message.startswith("Refused: a secret (aws-access-key) in memory ")
-    assert error.message.endswith("'s body, line 2; nothing was written.")
+    # The memory was never written: no id a reader could look up.
+    assert error.message == (
+        "Refused: a secret (aws-access-key) in the new memory's body, line 2; "
+        "nothing was written."
+    )
     assert key not in error.message
     assert key not in (error.hint or "")
     assert error.exit_code == 4
@@ -141,6 +144,33 @@ def test_the_agent_trailer_is_scanned(ws):
     assert (made.author, made.intent.agent) == ("redacted", "redacted")
 
 
+def test_the_session_trailer_and_meta_names_are_scanned(ws):
+    # Each is stored as given: a session id in `Ctx-Session:`, a meta
+    # field's name in the memory's file.
+    token = s.github_token()
+    who = Intent(agent="tester", intent="observe", session=f"sess-{token}")
+    refused(
+        ws,
+        lambda: engine.remember(ws.store(write=True), Draft(text="Plain"), who),
+        "github-token",
+        "the commit's session, line 1",
+    )
+    named = Draft(text="Plain", meta={f"note {token}": "v"})
+    refused(
+        ws,
+        lambda: engine.remember(ws.store(write=True), named, WHO),
+        "github-token",
+        "the new memory's meta, line 1",
+    )
+    (ws.path / "config.toml").write_text('[secrets]\nmode = "redact"\n')
+    store = ws.store(write=True)
+    [mid] = engine.remember(store, named, who).ids
+    assert token not in str(engine.show(store, mid).memory.meta)
+    made = store.commit(store.branch_tip("main"))
+    assert made.intent is not None
+    assert made.intent.session == "redacted"
+
+
 def test_a_merge_commits_agent_is_scanned_too(ws):
     store = ws.store(write=True)
     engine.remember(store, Draft(text="Plain"), WHO)
@@ -165,7 +195,7 @@ def test_import_is_refused_as_a_whole(ws):
         ws,
         lambda: engine.import_memories(ws.store(write=True), lines, WHO),
         "slack-token",
-        "memory ",
+        "the new memory's ",
     )
     assert bodies(ws) == []
 
@@ -176,7 +206,7 @@ def test_ingest_is_refused(ws):
         ws,
         lambda: engine.import_files(ws.store(write=True), files, WHO),
         "password",
-        "memory ",
+        "the new memory's ",
     )
 
 
@@ -188,7 +218,7 @@ def test_prime_is_refused(ws):
             ws.store(write=True), doc, "guide", WHO, file_name="GUIDE.md"
         ),
         "private-key",
-        "memory ",
+        "the new memory's ",
     )
 
 
@@ -199,7 +229,7 @@ def test_a_session_summary_is_refused(ws):
             ws.store(write=True), "s1", WHO, summary=f"Used {s.gitlab_token()}"
         ),
         "gitlab-token",
-        "memory ",
+        "the new memory's ",
     )
 
 
@@ -319,7 +349,7 @@ def test_a_secret_in_ctx_remember_is_not_stored_and_the_next_prompt_says_why(
     text = json.loads(answer)["hookSpecificOutput"]["additionalContext"]
     assert (
         "ctx: <ctx:remember> was not carried out: Refused: a secret "
-        "(aws-access-key) in memory "
+        "(aws-access-key) in the new memory's body"
     ) in text
     assert "Write it again without the secret." in text
     assert key not in text

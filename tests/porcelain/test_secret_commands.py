@@ -14,8 +14,10 @@ def test_remember_refuses_a_secret_and_changes_nothing(ctx):
     result = ctx("remember", f"The key is {s.aws_key()}", code=4)
     assert result.stdout == ""
     error, hint = result.stderr.splitlines()
-    assert error.startswith("Error: Refused: a secret (aws-access-key) in memory ")
-    assert error.endswith("'s body, line 1; nothing was written.")
+    assert error == (
+        "Error: Refused: a secret (aws-access-key) in the new memory's body, "
+        "line 1; nothing was written."
+    )
     assert hint == (
         "Hint: Take it out; --allow-secret stores it anyway, and "
         '[secrets] mode = "redact" in the store\'s config.toml stores '
