@@ -44,7 +44,6 @@ from ctx.engine import (
     decode_memory,
     encode,
     is_memory_path,
-    plural,
 )
 
 if TYPE_CHECKING:
@@ -76,9 +75,7 @@ class SecretFoundError(InvalidInputError):
 
     def __init__(self, findings: tuple[SecretFinding, ...]) -> None:
         first = findings[0]
-        more = (
-            f" (and {plural(len(findings) - 1, 'more')})" if len(findings) > 1 else ""
-        )
+        more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
         super().__init__(
             f"Refused: a secret ({first.kind}) in {first.place()}{more}; "
             "nothing was written.",

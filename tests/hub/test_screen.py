@@ -144,6 +144,14 @@ def test_the_agent_trailer_is_scanned(ws):
     assert (made.author, made.intent.agent) == ("redacted", "redacted")
 
 
+def test_a_refusal_counts_the_other_secrets_in_words():
+    one = engine.SecretFinding(path="p", memory=None, kind="k", field="body", line=1)
+    message = SecretFoundError((one, one, one)).message
+    assert message == "Refused: a secret (k) in p's body, line 1 (and 2 more); " + (
+        "nothing was written."
+    )
+
+
 def test_the_session_trailer_and_meta_names_are_scanned(ws):
     # Each is stored as given: a session id in `Ctx-Session:`, a meta
     # field's name in the memory's file.
