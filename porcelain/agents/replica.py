@@ -13,8 +13,9 @@ server keeps its store close to it from a thread of its own. Every round:
    name here, with ctx's own merge (conflicts are committed as data), and a
    branch the store lacks is made at the remote's tip;
 3. push: the remote's branches and those written here while the server runs
-   (every branch whose tip moved since it started), where the remote lacks
-   their tips, as ``ctx push`` does. When another replica pushed first the
+   (every branch whose tip moved since it started, and those an earlier run
+   had to push: :data:`STATE_FILE` keeps them across a restart), where the
+   remote lacks their tips, as ``ctx push`` does. When another replica pushed first the
    push is refused (not a fast forward, or the remote's update of the
    branch failed when both pushes arrived at once); then this one fetches,
    merges and pushes again, up to :data:`ATTEMPTS` times.
@@ -87,7 +88,7 @@ _STOP_WAIT = 30.0  # seconds a stopping server waits for a round in flight
 
 STATE_FILE = "replica.json"
 """In the store's private folder: what the syncing process knows, for its
-workers' ``/health`` (:class:`_State`)."""
+workers' ``/health`` and its next run (:class:`_State`)."""
 
 
 class ReplicaHealth(msgspec.Struct, frozen=True, kw_only=True):
@@ -192,12 +193,10 @@ def open_replica(
     *,
     access: Access,
     notice: Callable[[str], None],
-    share: bool = False,
 ) -> Replica | None:
     """Returns the replica ``--sync REMOTE --every SECONDS`` asks for, if any.
 
     Checked before the server starts: nothing is changed by a refusal.
-    ``share``: there are workers, to whom it says what it knows.
 
     Raises:
         InvalidInputError: an interval without a remote, or one that is not
@@ -217,7 +216,7 @@ def open_replica(
             f"--every must be a positive number of seconds, not {seconds:g}.",
         )
     remote_url(ws.store(), remote)  # refuses an unknown remote
-    return Replica(ws, remote, seconds, access=access, notice=notice, share=share)
+    return Replica(ws, remote, seconds, access=access, notice=notice)
 
 
 class Replica:
@@ -231,8 +230,6 @@ class Replica:
         notice: Takes the one-line notice of a round that failed, or that
             left conflicts.
         attempts: Pushes a round tries (see :data:`ATTEMPTS`).
-        share: Write what only it knows for the workers
-            (:data:`STATE_FILE`); without workers nothing is written.
     """
 
     def __init__(
@@ -244,10 +241,8 @@ class Replica:
         access: Access,
         notice: Callable[[str], None],
         attempts: int = ATTEMPTS,
-        share: bool = False,
     ) -> None:
         self.ws = ws
-        self.share = share
         self.remote = remote
         self.every = every
         self.access = access
@@ -340,30 +335,33 @@ class Replica:
                 written=frozenset(self._written),
             )
 
-    def _share(self) -> None:
-        """Writes what only this process knows for the workers' ``/health``.
+    def _share(self, *, durable: bool = False) -> None:
+        """Writes what only this process knows (:data:`STATE_FILE`).
 
-        Only with :attr:`share`. Not synced to disk (a crash loses only a
-        health report). Raises nothing: a failure (the branches unreadable,
-        the folder not writable) is a notice, and the sync goes on.
+        For the workers' ``/health``, and for the next run, which pushes
+        what this one had to (:meth:`_carried`). Synced to disk at the
+        start only (``durable``): the tips noted then are what the next
+        run needs; a later crash loses only a health report. Raises
+        nothing: a failure (the branches unreadable, the folder not
+        writable) is a notice, and the sync goes on.
         """
         from ctx.hub import private_folder, write_atomically
 
-        if not self.share or self._started is None:
+        if self._started is None:
             return
         try:
             if self._store is not None:
                 self._note_written(self._store)
             snapshot = msgspec.structs.replace(self._snapshot(), pid=os.getpid())
             path = private_folder(self.ws.path) / STATE_FILE
-            write_atomically(path, msgspec.json.encode(snapshot), durable=False)
+            write_atomically(path, msgspec.json.encode(snapshot), durable=durable)
         except CtxError as exc:
             self._share_failed(exc.message)
         except Exception as exc:  # a report must not stop the rounds
             self._share_failed(f"{type(exc).__name__}: {exc}")
 
     def _share_failed(self, why: str) -> None:
-        self.notice(f"Notice: The workers' view of the sync was not written: {why}")
+        self.notice(f"Notice: The replica's state was not written: {why}")
 
     def _open(self) -> Store:
         """Opens the store the rounds use, and notes its branches' tips."""
@@ -373,9 +371,28 @@ class Replica:
             self.ws.path, clock=self.ws.clock, screen=SecretScreen(self.ws.secrets_mode)
         )
         self._store = store
+        carried = self._carried(store)
+        with self._state:
+            self._written |= carried
         self._started = {b: store.branch_tip(b) for b in store.branches()}
-        self._share()
+        self._share(durable=True)
         return store
+
+    def _carried(self, store: Store) -> set[str]:
+        """Returns the branches an earlier run of this replica had to push.
+
+        Those it had noted as written, and those made or moved since it
+        started: a write it acknowledged just before it stopped (or was
+        killed), while the remote was away, is pushed by this run.
+        """
+        path = self.ws.path / PRIVATE_FOLDER / STATE_FILE
+        try:
+            before = msgspec.json.decode(path.read_bytes(), type=_State)
+        except (OSError, msgspec.DecodeError):
+            return set()
+        if before.remote != self.remote:
+            return set()
+        return set(before.written) | _moved(store, before.started)
 
     def _round(self, store: Store) -> None:
         self._fetch_and_merge(store)

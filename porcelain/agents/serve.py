@@ -293,9 +293,7 @@ def serve_http(
         raise InvalidInputError(f"ctx serve needs at least one worker, not {workers}.")
     first = stores[0].ws
     # Refused before anything else loads or changes.
-    replica = open_replica(
-        first, sync, every, access=remote_access(), notice=notice, share=workers > 1
-    )
+    replica = open_replica(first, sync, every, access=remote_access(), notice=notice)
 
     from ctx.hub import hub_status, keys_required, stop_hub
 

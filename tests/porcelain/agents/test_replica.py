@@ -155,7 +155,6 @@ def test_a_workers_health_says_what_the_syncing_process_knows(team):
     """A worker (a workspace of its own on the store) reckons ``/health`` from
     the file the syncing process writes, and says what that process says."""
     ws_a, a = team.replica("a")
-    a.share = True
     worker_ws = Workspace(team.root / "a", clock=team.clock)
     try:
         seen = shared_health(worker_ws, "origin", 60.0, syncing=os.getpid())
@@ -191,17 +190,34 @@ def test_a_workers_health_says_what_the_syncing_process_knows(team):
         worker_ws.close()
 
 
-def test_a_replica_without_workers_writes_no_file(team):
-    ws, replica = team.replica("a")
-    assert replica.sync()
-    assert not (ws.path / "private" / STATE_FILE).exists()
+@pytest.mark.parametrize("end", ["stopped", "killed"])
+def test_a_restarted_replica_pushes_what_the_run_before_acknowledged(team, end):
+    # A branch made and written through a replica while the remote was away
+    # was pushed by no later run: each run pushed only what it saw written.
+    ws, first = team.replica("a")
+    first.begin()
+    away = team.root / "away.git"
+    team.remote.rename(away)
+    store = ws.store(write=True)
+    create_branch(store, "agent/r1")
+    remember(store, Draft(text="Written while away"), ALICE, branch="agent/r1")
+    if end == "stopped":
+        assert not first.sync()
+    first.stop()  # "killed": no round noted it, the start's tips say it
+    away.rename(team.remote)
+    again = Replica(ws, "origin", 60.0, access=Access(), notice=team.notices.append)
+    team.opened.append((ws, again))
+    again.begin()
+    assert again.health().unpushed == 1  # the write, on a branch the remote lacks
+    assert again.sync()
+    assert team.tip(team.remote, "agent/r1") == store.branch_tip("agent/r1")
+    assert again.health().unpushed == 0
 
 
 def test_a_report_that_cannot_be_written_stops_no_round(team, monkeypatch):
     """The branches unreadable while the workers' file is written, at the
     start and after a round: a notice each time, and the rounds go on."""
     _, replica = team.replica("a")
-    replica.share = True
     replica.every = 0.05
     faults = iter([OSError(5, "Input/output error"), None, OSError(5, "again")])
     real = Replica._note_written
@@ -229,10 +245,9 @@ def test_a_report_that_cannot_be_written_stops_no_round(team, monkeypatch):
     finally:
         replica.stop()
     assert team.notices == [
-        "Notice: The workers' view of the sync was not written: "
+        "Notice: The replica's state was not written: "
         "OSError: [Errno 5] Input/output error",
-        "Notice: The workers' view of the sync was not written: "
-        "OSError: [Errno 5] again",
+        "Notice: The replica's state was not written: OSError: [Errno 5] again",
     ]
     assert replica.health().error is None
 
