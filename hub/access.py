@@ -43,6 +43,14 @@ class Scope(Protocol):
         """Returns whether the branch may be written."""
         ...
 
+    def agent_name(self) -> str:
+        """Returns who the key's writes are signed by when they name nobody."""
+        ...
+
+    def may_sign(self, agent: str) -> bool:
+        """Returns whether the key's writes may be signed by ``agent``."""
+        ...
+
 
 def revision_base(rev: str) -> str:
     """Returns the branch or commit a revision starts from (``main~2``: main)."""

@@ -88,6 +88,10 @@ class AuthError(CtxError):
     """A request's key is missing, malformed, unknown or revoked (HTTP 401)."""
 
 
+_AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
+"""An agent's name, as a commit's intent takes it."""
+
+
 class ApiKey(msgspec.Struct, frozen=True, kw_only=True):
     """A key as anyone may see it: everything but its token and hash.
 
@@ -116,6 +120,26 @@ class ApiKey(msgspec.Struct, frozen=True, kw_only=True):
     def can_write(self, branch: str) -> bool:
         """Returns whether the key may write ``branch``."""
         return self.revoked_at is None and _matches(branch, self.write)
+
+    def agent_name(self) -> str:
+        """Returns who its writes are signed by when they name nobody.
+
+        Its label, where that is an agent's name (letters, digits and
+        ``_.@+-``), else ``key-<id>``: never the server's own login.
+        """
+        return self.label if _AGENT_NAME.match(self.label) else f"key-{self.id}"
+
+    def may_sign(self, agent: str) -> bool:
+        """Returns whether its writes may be signed by ``agent``.
+
+        By its own name; by an agent whose own branch (``agent/<name>``)
+        it may write (a key for ``agent/claude*`` signs as claude or
+        claude-code); by anyone if it is an admin key. A key for ``main``
+        alone may not sign as a person it does not stand for.
+        """
+        return (
+            self.admin or agent == self.agent_name() or self.can_write(f"agent/{agent}")
+        )
 
 
 class CreatedKey(msgspec.Struct, frozen=True, kw_only=True):

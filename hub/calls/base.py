@@ -42,6 +42,7 @@ __all__ = [
     "own_branch",
     "reading",
     "reads",
+    "signer",
     "write_intent",
     "writing",
 ]
@@ -157,16 +158,46 @@ def converted(arguments: object, request: type[R], call: str) -> R:
 def write_intent(ws: Workspace, caller: Caller, req: Write, intent: str) -> Intent:
     """Returns the intent of a write: the request's, else the call's own ``intent``.
 
-    The agent is the request's, else the workspace's, else the caller's
-    (a client's name); the session is the caller's, else the workspace's.
+    The agent is :func:`signer`'s; the session is the caller's, else the
+    workspace's.
     """
     return ws.intent(
         req.intent or intent,
-        agent=req.agent or ws.agent or caller.agent,
+        agent=signer(ws, caller, req.agent),
         confidence=req.confidence,
         reason=req.reason,
         session=caller.session,
     )
+
+
+def signer(ws: Workspace, caller: Caller, named: str | None = None) -> str | None:
+    """Returns who a write is signed by (None: the workspace's default).
+
+    Without a key: the agent the request names, else the workspace's
+    (``CTX_AGENT``, the config), else the caller's (a client's name). With
+    a key, the key says who may sign (:meth:`~ctx.hub.access.Scope.may_sign`):
+    a name the request gives that the key may not sign as is refused; a
+    client's name it may not, or none, gives the key's own
+    (:meth:`~ctx.hub.access.Scope.agent_name`), never the server's login.
+
+    Raises:
+        ReadOnlyStoreError: the request names an agent the key may not
+            sign as.
+    """
+    scope = caller.scope
+    if scope is None:
+        return named or ws.agent or caller.agent
+    if named is not None:
+        if not scope.may_sign(named):
+            raise engine.ReadOnlyStoreError(
+                f"This key may not sign writes as {named!r}.",
+                hint="Name no agent (the key's own name signs), or one whose "
+                "agent/<name> branch the key may write.",
+            )
+        return named
+    if caller.agent is not None and scope.may_sign(caller.agent):
+        return caller.agent
+    return scope.agent_name()
 
 
 def own_branch(

@@ -27,6 +27,12 @@ class Patterns:
     def can_write(self, branch: str) -> bool:
         return branch in self.writable
 
+    def agent_name(self) -> str:
+        return "patterns"
+
+    def may_sign(self, agent: str) -> bool:
+        return agent == "patterns"
+
 
 @pytest.fixture
 def ws(disk_store):

@@ -426,3 +426,36 @@ def test_a_bad_serve_setting_is_an_error(ws):
     (ws.path / "config.toml").write_text('[serve]\nrequire_keys = "yes"\n')
     with pytest.raises(InvalidInputError, match=r"config\.toml is not valid"):
         keys_required(ws)
+
+
+def test_a_key_signs_only_as_those_it_stands_for(ws):
+    # An agent key once signed its commits as anyone it named, and a key's
+    # write that named nobody as the server's own login.
+    from ctx.engine import create_branch, log
+    from ctx.hub.access import Caller
+    from ctx.hub.calls import CALLS, invoke
+
+    claude = create_key(ws, "claude-bot", write=["agent/claude*"]).key
+    ci = create_key(ws, "ci", write=["main"]).key
+    admin = create_key(ws, "owner", write=["*"], admin=True).key
+    store = ws.store(write=True)
+
+    def write(key, branch, agent=None, client=None):
+        args = {"text": f"by {key.label} as {agent}", "branch": branch}
+        if agent is not None:
+            args["agent"] = agent
+        invoke(ws, Caller(scope=key, agent=client), CALLS["remember"], args)
+        return log(ws.store(), rev=branch, limit=1)[0].commit
+
+    invoke(ws, Caller(), CALLS["remember"], {"text": "seed"})
+    create_branch(store, "agent/claude")
+    assert write(claude, "agent/claude", "claude-code").author == "claude-code"
+    with pytest.raises(ReadOnlyStoreError, match="may not sign writes as 'alice'"):
+        write(claude, "agent/claude", "alice")
+    assert write(claude, "agent/claude").author == "claude-bot"
+    assert write(ci, "main").author == "ci"
+    # A client's name the key does not stand for gives way to the key's.
+    assert write(ci, "main", client="cursor").author == "ci"
+    with pytest.raises(ReadOnlyStoreError, match="may not sign writes as 'alice'"):
+        write(ci, "main", "alice")
+    assert write(admin, "main", "alice").author == "alice"
