@@ -13,9 +13,13 @@ branch, waits for the others, so writes are serialised per branch.
 caller that does not say it only reads stays exclusive;
 ``with lock.reading():`` takes it to read. Both are re-entrant in a thread:
 a writer may read or write again, a reader may read again. A reader that
-asks to write would wait for itself: it raises instead. A writer that waits
-keeps new readers out (other than those that read already), so a stream of
-reads cannot starve a write.
+asks to write would wait for itself: it raises instead.
+
+Neither side starves the other. A writer that waits keeps new readers out
+(other than those that read already), so a stream of reads cannot starve a
+write; and when a write ends, the readers that waited for it go in before
+the next writer, so a stream of writes cannot starve the reads (two
+writers in turn kept every read out for seconds).
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ class ReadWriteLock:
         self._writer: int | None = None
         self._depth = 0  # the writer's
         self._waiting = 0  # writers waiting
+        self._read_waiting = 0  # readers waiting
+        self._readers_turn = False  # a write ended with readers waiting
 
     def __enter__(self) -> ReadWriteLock:
         self.acquire_write()
@@ -76,8 +82,16 @@ class ReadWriteLock:
             if self._writer == me or me in self._readers:
                 self._readers[me] = self._readers.get(me, 0) + 1
                 return
-            while self._writer is not None or self._waiting:
-                self._cond.wait()
+            self._read_waiting += 1
+            try:
+                while self._writer is not None or (
+                    self._waiting and not self._readers_turn
+                ):
+                    self._cond.wait()
+            finally:
+                self._read_waiting -= 1
+                if not self._read_waiting:
+                    self._readers_turn = False  # every reader that waited is in
             self._readers[me] = 1
 
     def release_read(self) -> None:
@@ -110,7 +124,7 @@ class ReadWriteLock:
                 )
             self._waiting += 1
             try:
-                while self._writer is not None or self._readers:
+                while self._writer is not None or self._readers or self._readers_turn:
                     self._cond.wait()
             finally:
                 self._waiting -= 1
@@ -123,4 +137,5 @@ class ReadWriteLock:
             if self._depth:
                 return
             self._writer = None
+            self._readers_turn = self._read_waiting > 0
             self._cond.notify_all()

@@ -65,6 +65,40 @@ def test_a_writer_waits_for_the_readers_and_keeps_new_ones_out():
     assert order == ["first read", "write", "late read"]
 
 
+def test_a_reader_waiting_for_a_write_goes_before_the_next_writer():
+    # Two writers in turn kept every read out: each found the other waiting.
+    lock = ReadWriteLock()
+    holding, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def first_writer() -> None:
+        with lock:
+            holding.set()
+            release.wait(WAIT)
+            order.append("first write")
+
+    def reader() -> None:
+        with lock.reading():
+            order.append("read")
+
+    def next_writer() -> None:
+        with lock:
+            order.append("next write")
+
+    first = in_thread(first_writer)
+    assert holding.wait(WAIT)
+    read = in_thread(reader)
+    while not lock._read_waiting:
+        threading.Event().wait(0.01)
+    write = in_thread(next_writer)
+    while not lock._waiting:
+        threading.Event().wait(0.01)
+    release.set()
+    for thread in (first, read, write):
+        thread.join(WAIT)
+    assert order == ["first write", "read", "next write"]
+
+
 def test_it_is_reentrant_and_a_reader_cannot_start_writing():
     lock = ReadWriteLock()
     with lock, lock, lock.reading(), lock.reading():
