@@ -13,12 +13,14 @@ from textual.widgets import DataTable, Header, Input, Static, Tree
 
 from ctx.engine import (
     TIERS,
+    CtxError,
     TagCount,
     context_of,
     count_tags,
     headline,
     link_graph,
     live_catalog,
+    plural,
     resolve_revision,
     select,
 )
@@ -170,7 +172,7 @@ class MemoriesScreen(LensScreen):
             table.move_cursor(row=min(keep, len(listing.rows) - 1))
         shown = len(listing.rows)
         what = self.where or (f"tier {self.tier}" if self.tier else "all")
-        count = f"{listing.total} memories ({what})"
+        count = f"{plural(listing.total, 'memory')} ({what})"
         if shown < listing.total:
             count += f"; the first {shown} are listed: filter to narrow"
         self.query_one("#count", Static).update(stored(count))
@@ -222,6 +224,13 @@ class MemoriesScreen(LensScreen):
             self.where, self.tier = data, None
             box.value = data
         self._run()
+
+    def report(self, exc: CtxError) -> None:
+        """Shows an error, and that the list is still the one before it."""
+        super().report(exc)
+        self.query_one("#count", Static).update(
+            stored(f"Not filtered: {exc.message} The list is the one before.")
+        )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Filters the list with the query typed."""

@@ -258,17 +258,20 @@ class MemoryScreen(LensScreen):
         mid = self.page.shown.memory.id
         branch = self.source.branch
 
-        def added(result: EditResult) -> None:
-            self.notify("Tagged." if result.changed else "It has that tag already.")
-            self.post_message(StoreChanged())
-
         def asked(value: str | None) -> None:
-            if value:
-                self.load(
-                    lambda: self.source.write(tag, mid, [value], branch=branch),
-                    added,
-                    group="write",
-                )
+            if not value:
+                return
+
+            def added(result: EditResult) -> None:
+                said = f"Tagged {value} on {branch}." if result.changed else None
+                self.notify(said or "It has that tag already.", markup=False)
+                self.post_message(StoreChanged())
+
+            self.load(
+                lambda: self.source.write(tag, mid, [value], branch=branch),
+                added,
+                group="write",
+            )
 
         self.app.push_screen(TagPrompt(), asked)
 

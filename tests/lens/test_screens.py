@@ -83,6 +83,9 @@ async def test_memories_browse_filter_and_open(story_ws):
         await settle(pilot)
         assert any("Error: " in str(n.message) for n in app._notifications)
         assert [r[3] for r in rows(screen, "#memories")] == ["Queue on Postgres"]
+        # ... and the count says so, not "1 memory (kind:)" as if it applied.
+        assert text_of(screen, "#count").startswith("Not filtered: ")
+        assert text_of(screen, "#count").endswith("The list is the one before.")
         await pilot.press("escape")
         await settle(pilot)
         assert len(rows(screen, "#memories")) == 5
