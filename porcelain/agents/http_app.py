@@ -377,9 +377,18 @@ def _store_app(
     server = build_server(ws, origin, caller=mcp_caller)
     for method, path, call in ROUTES:
         server.custom_route(path, methods=[method])(_endpoint(ws, call, origin))
-    spec = _JSON.encode(openapi(ROUTES, error=ErrorBody, health=Health))
+    described = openapi(ROUTES, error=ErrorBody, health=Health)
+    spec = _JSON.encode(described)
 
     async def openapi_json(request: Request) -> Response:
+        # Under `ctx serve --store NAME=PATH` twice, each store answers under
+        # /s/NAME: the paths are relative to that server URL.
+        root = request.scope.get(_PREFIX_KEY)
+        if root:
+            return Response(
+                _JSON.encode({**described, "servers": [{"url": root}]}),
+                media_type="application/json",
+            )
         return Response(spec, media_type="application/json")
 
     async def health(request: Request) -> Response:
@@ -440,6 +449,10 @@ class StoreApp:
     ws: Workspace
     check: KeyCheck
     replica: Callable[[], ReplicaHealth] | None = None
+
+
+_PREFIX_KEY = "ctx.store_prefix"
+"""Where a request's scope keeps the ``/s/NAME`` its path was found under."""
 
 
 def build_stores_app(
@@ -537,7 +550,12 @@ class _StoreRouter:
                 await error_response(missing)(scope, receive, send)
                 return
             inner = "/" + rest
-            scope = {**scope, "path": inner, "raw_path": inner.encode()}
+            scope = {
+                **scope,
+                "path": inner,
+                "raw_path": inner.encode(),
+                _PREFIX_KEY: f"{PREFIX}{name}",
+            }
             await app(scope, receive, send)
         elif self.alone is not None:
             await self.alone(scope, receive, send)

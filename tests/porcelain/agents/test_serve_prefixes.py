@@ -65,6 +65,12 @@ def test_several_stores_answer_each_under_its_name(workspaces) -> None:
     with TestClient(app, base_url="http://127.0.0.1") as client:
         assert _bodies(client, "/s/team/api/memories", "a") == ["Team deploys Fridays"]
         assert _bodies(client, "/s/docs/api/memories", "b") == ["Docs live in the wiki"]
+        # The API's description says where its paths are.
+        spec = client.get(
+            "/s/docs/api/openapi.json", headers={"Authorization": "Bearer b"}
+        ).json()
+        assert spec["servers"] == [{"url": "/s/docs"}]
+        assert "/api/memories" in spec["paths"]
         refused = client.get(
             "/s/docs/api/memories", headers={"Authorization": "Bearer a"}
         )
