@@ -178,19 +178,21 @@ def error_response(exc: CtxError) -> Response:
     return response
 
 
-class _TooLargeError(InvalidInputError):
+class BodyTooLargeError(InvalidInputError):
     """The body is over :data:`MAX_BODY_BYTES`."""
 
 
 async def _body(request: Request) -> dict[str, Any]:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise _TooLargeError(f"The body is larger than {MAX_BODY_BYTES:,} bytes.")
+        raise BodyTooLargeError(f"The body is larger than {MAX_BODY_BYTES:,} bytes.")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            raise _TooLargeError(f"The body is larger than {MAX_BODY_BYTES:,} bytes.")
+            raise BodyTooLargeError(
+                f"The body is larger than {MAX_BODY_BYTES:,} bytes."
+            )
         chunks.append(chunk)
     raw = b"".join(chunks)
     if not raw.strip():
@@ -247,7 +249,7 @@ def _endpoint(ws: Workspace, call: Call, base: Caller) -> Callable[[Request], An
             )
             arguments = _arguments(request, call, body)
             value = await anyio.to_thread.run_sync(invoke, ws, caller, call, arguments)
-        except _TooLargeError as exc:
+        except BodyTooLargeError as exc:
             response = error_response(exc)
             response.status_code = 413
             return response

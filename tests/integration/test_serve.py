@@ -258,6 +258,7 @@ def test_bodies_that_are_not_json_or_too_large(
     big = json.dumps({"text": "x" * 1_100_000}).encode()
     status, answer = quiet.request("POST", "/api/memories", raw=big)
     assert status == 413
+    assert answer["error"]["type"] == "BodyTooLargeError"  # no private name
     assert quiet.request("GET", "/api/memories")[1] == []
     assert branch_tips(quiet_store) == tips
 
