@@ -482,9 +482,18 @@ def _scan_line(
                 _is_alphabet(value) or _is_path(value)
             ):
                 continue
+            # A pattern may match a token's head only (a Stripe key's first
+            # 24 characters of 100): the secret runs to the token's end.
+            end = _TOKEN_TAIL.match(line, at + len(value))
+            assert end is not None  # it matches the empty string
             yield FoundSecret(
-                kind=kind, line=number, start=offset + at, end=offset + at + len(value)
+                kind=kind, line=number, start=offset + at, end=offset + end.end()
             )
+
+
+_TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-+/]*=*")
+"""What may follow a detector's match in one token: a key's letters, digits,
+``_-+/`` and base64's padding (not a sentence's full stop)."""
 
 
 def _occurrences(line: str, value: str) -> Iterator[int]:

@@ -55,6 +55,15 @@ def test_redaction_names_each_kind_in_place():
     assert [f.line for f in find_secrets(text)] == [1, 2]
 
 
+def test_a_long_key_is_redacted_to_its_end():
+    # The pattern matches a Stripe key's first 24 characters: a real one of
+    # over 100 kept 75 of them after the mark.
+    key = "sk_live_51Hx" + "ZaBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789" * 2 + "ab"
+    assert redact_secrets(f"The key is {key}. Rotate it.") == (
+        "The key is [REDACTED:stripe-key]. Rotate it."
+    )
+
+
 @pytest.mark.parametrize(
     "text",
     [
