@@ -221,6 +221,29 @@ KINDS: dict[str, tuple[Callable[[random.Random], str], str, tuple[str, ...]]] = 
         "jwt",
         ("Authorization: Bearer {s}", "The session token was {s}"),
     ),
+    "redis-url-password": (
+        lambda r: _Core(f"redis://:{{}}@{_host(r)}:6379/0", _url_password(r)),
+        "password-in-url",
+        ("REDIS_URL={s}", "The cache is at {s}"),
+    ),
+    "npm-token": (
+        lambda r: "npm_" + _pick(r, ALNUM, 36),
+        "npm-token",
+        ("Publish with {s} from CI", "NPM_TOKEN={s}"),
+    ),
+    "vault-token": (
+        lambda r: "hvs." + _pick(r, ALNUM + "-_", 90),
+        "vault-token",
+        ("VAULT_TOKEN={s}", "The root token was {s}"),
+    ),
+    "authorization-header": (
+        lambda r: _pick(r, ALNUM, 40),
+        "authorization-header",
+        (
+            'curl -H "Authorization: Bearer {s}" https://api.example.com/v1',
+            "Authorization: Token {s}",
+        ),
+    ),
     "high-entropy-assignment": (
         lambda r: _pick(r, ALNUM, 32),
         "",  # any kind: a keyword or an entropy finding

@@ -129,6 +129,9 @@ _KINDS = {
     "GoogleApiKeyDetector": "google-api-key",
     "SkKeyDetector": "openai-key",
     "UrlPasswordDetector": "password-in-url",
+    "NpmTokenDetector": "npm-token",
+    "VaultTokenDetector": "vault-token",
+    "AuthorizationDetector": "authorization-header",
 }
 """The kind each detector reports (AWS, keyword and entropy findings are
 named by their value, see :func:`_kind`). Left out of the library's set:
@@ -158,8 +161,12 @@ _WORD = r"[a-z]+|[A-Z][a-z]+|[A-Z_]+"
 _LOCK = threading.Lock()
 
 
-def _own_detectors() -> list[BasePlugin]:
-    """Returns ctx's detectors for formats the library does not know."""
+def _own_detectors() -> tuple[list[BasePlugin], list[BasePlugin]]:
+    """Returns ctx's detectors for formats the library does not know.
+
+    Tokens of a known form, asked early; the ``Authorization`` header's,
+    asked after the library's forms, so that a JWT in one is named a JWT.
+    """
     from detect_secrets.plugins.base import RegexBasedDetector
 
     class GitHubFineGrainedDetector(RegexBasedDetector):
@@ -189,11 +196,12 @@ def _own_detectors() -> list[BasePlugin]:
         """A password in a URL, as RFC 3986 lets it be written.
 
         The library's detector stops at the sub-delimiters (``!*$;=...``)
-        that a URL's user and password may hold unescaped.
+        that a URL's user and password may hold unescaped, and wants a
+        user: Redis's ``redis://:PASSWORD@host`` has none.
         """
 
         secret_type = "URL Password"
-        denylist = (re.compile(r"://[^\s:/?#\[\]@{}<>\"']+:([^\s/?#\[\]@{}<>\"']+)@"),)
+        denylist = (re.compile(r"://[^\s:/?#\[\]@{}<>\"']*:([^\s/?#\[\]@{}<>\"']+)@"),)
 
     class SkKeyDetector(RegexBasedDetector):
         """``sk-`` API keys of OpenAI and the services that copied the form.
@@ -205,13 +213,42 @@ def _own_detectors() -> list[BasePlugin]:
         secret_type = "sk- API Key"
         denylist = (re.compile(r"\bsk-(?:[a-z0-9]{2,10}-){0,2}[A-Za-z0-9_-]{32,}"),)
 
-    return [
+    class NpmTokenDetector(RegexBasedDetector):
+        """npm's access tokens, as shown and pasted (the library's: ``.npmrc``)."""
+
+        secret_type = "npm Token"
+        denylist = (re.compile(r"\bnpm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),)
+
+    class VaultTokenDetector(RegexBasedDetector):
+        """HashiCorp Vault's service, batch and recovery tokens."""
+
+        secret_type = "Vault Token"
+        denylist = (re.compile(r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}"),)
+
+    class AuthorizationDetector(RegexBasedDetector):
+        """The credentials of an HTTP ``Authorization`` header.
+
+        As a curl command or a request log holds them: Bearer, Basic, Token.
+        """
+
+        secret_type = "Authorization Header"
+        denylist = (
+            re.compile(
+                r"(?i)\bauthorization:\s*(?:bearer|basic|token)\s+"
+                r"([A-Za-z0-9._~+/-]{16,}=*)"
+            ),
+        )
+
+    early: list[BasePlugin] = [
         GitHubFineGrainedDetector(),
         GitLabTokenDetector(),
         GoogleApiKeyDetector(),
         SkKeyDetector(),
+        NpmTokenDetector(),
+        VaultTokenDetector(),
         UrlPasswordDetector(),
     ]
+    return early, [AuthorizationDetector()]
 
 
 @cache
@@ -242,10 +279,11 @@ def _detectors() -> tuple[list[BasePlugin], BasePlugin, list[Callable[..., bool]
         twilio,
     )
 
+    early, late = _own_detectors()
     lines: list[BasePlugin] = [
         aws.AWSKeyDetector(),
         github_token.GitHubTokenDetector(),
-        *_own_detectors(),
+        *early,
         slack.SlackDetector(),
         stripe.StripeDetector(),
         twilio.TwilioKeyDetector(),
@@ -258,6 +296,7 @@ def _detectors() -> tuple[list[BasePlugin], BasePlugin, list[Callable[..., bool]
         artifactory.ArtifactoryDetector(),
         jwt.JwtTokenDetector(),
         basic_auth.BasicAuthDetector(),
+        *late,
         keyword.KeywordDetector(),
         high_entropy_strings.HexHighEntropyString(limit=_HEX_LIMIT),
         high_entropy_strings.Base64HighEntropyString(limit=_BASE64_LIMIT),

@@ -51,6 +51,18 @@ def gitlab_token() -> str:
     return "glpat-" + _pick(_ALNUM, 20)
 
 
+def npm_token() -> str:
+    return "npm_" + _pick(_ALNUM, 36)
+
+
+def vault_token() -> str:
+    return "hvs." + _pick(_ALNUM + "_-", 90)
+
+
+def bearer() -> str:
+    return _pick(_ALNUM, 40)
+
+
 def password() -> str:
     return _pick(_ALNUM, 10) + "!" + _pick(string.digits, 2)
 

@@ -26,6 +26,13 @@ from ctx.hub.secrets import could_hold_secret, find_secrets, redact_secrets
         (f"Server=db;User ID=sa;Password={s.password()};", "password"),
         (f'client_secret = "{s.password()}{s.password()}"', "secret-assignment"),
         (f"The deploy key:\n{s.private_key()}\nKeep it safe.", "private-key"),
+        (f"cache: redis://:{s.password()}@cache:6379/0", "password-in-url"),
+        (f"Publish with {s.npm_token()} from CI", "npm-token"),
+        (f"VAULT_TOKEN is {s.vault_token()}", "vault-token"),
+        (
+            f'curl -H "Authorization: Bearer {s.bearer()}" https://api.example',
+            "authorization-header",
+        ),
     ],
 )
 def test_each_kind_is_found_and_named(text, kind):
@@ -78,6 +85,8 @@ def test_a_long_key_is_redacted_to_its_end():
         "password = os.environ['DB_PASSWORD']",
         'password: "${DB_PASSWORD}"',
         "Caroline: Hey Mel! Good to see you! How have you been?",
+        'curl -H "Authorization: Bearer $TOKEN" https://api.example',
+        "Send Authorization: Bearer <token> with each request.",
     ],
 )
 def test_ordinary_text_holds_no_secret(text):
