@@ -175,6 +175,15 @@ class ReviewScreen(LensScreen):
         Binding("a", "accept", "Accept"),
         Binding("x", "reject", "Reject"),
         Binding("A", "accept_all", "Accept all"),
+        # The screens' keys, working but not in the footer here: with this
+        # screen's own, they pushed ? Help and q Quit off an 80-column one
+        # (? lists them).
+        *(
+            Binding(str(n), f"app.mode('{mode}')", mode.title(), show=False)
+            for n, mode in enumerate(
+                ("history", "memories", "graph", "recall", "review"), start=1
+            )
+        ),
     ]
 
     DEFAULT_CSS = """

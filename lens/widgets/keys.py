@@ -19,7 +19,9 @@ class KeyFooter(Footer):
     """
 
     def __init__(self) -> None:
-        super().__init__()
+        # Compact: at 80 columns the keys of the review screen and the help
+        # and quit keys after them fit.
+        super().__init__(compact=True)
         self._shown: Shown | None = None
 
     def _keys(self) -> Shown:

@@ -470,3 +470,9 @@ async def test_the_review_tabs_fit_beside_the_branch_list(story_ws, size):
         branches = app.screen.query_one("#review-branches")
         assert tabs.region.x >= branches.region.right
         assert tabs.region.right <= size[0]
+        # Its footer keeps ? and q; 1-5 still switch screens.
+        shown = [b.key for _, b, _, _ in app.screen.active_bindings.values() if b.show]
+        assert {"question_mark", "q"} <= set(shown)
+        await pilot.press("1")
+        await settle(pilot)
+        assert type(app.screen).__name__ == "HistoryScreen"
