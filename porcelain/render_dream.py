@@ -27,8 +27,11 @@ def _when(moment: datetime | None) -> str:
     return "-" if moment is None else f"{moment:%Y-%m-%d %H:%M}"
 
 
-def render_cycle(report: CycleReport) -> None:
-    """Prints what one cycle did."""
+def render_cycle(report: CycleReport, *, named: bool = False) -> None:
+    """Prints what one cycle did.
+
+    ``named``: the branch was given, and the review's hint gives it too.
+    """
     made = sum(report.proposed.values())
     kinds = ", ".join(f"{n} {kind}" for kind, n in report.proposed.items())
     echo(
@@ -51,7 +54,8 @@ def render_cycle(report: CycleReport) -> None:
     for notice in report.notices:
         echo(f"  {notice}")
     if made:
-        echo("Review them with `ctx dream review`.")
+        where = f" --branch {report.branch}" if named else ""
+        echo(f"Review them with `ctx dream review{where}`.")
 
 
 def render_dream_status(st: DreamStatus) -> None:

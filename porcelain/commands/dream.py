@@ -77,7 +77,7 @@ def dream_run(
         if as_json:
             echo_json(report)
         else:
-            render_cycle(report)
+            render_cycle(report, named=branch is not None)
 
     if once:
         request = calls.DreamRunRequest(branch=branch, budget=budget)

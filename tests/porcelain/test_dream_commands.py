@@ -33,6 +33,7 @@ def test_the_whole_round_from_run_to_undo(hashing_ctx):
     out = ctx("dream", "run", "--once").stdout
     assert "Examined 2 memories of main" in out
     assert "1 proposal on dream/main (1 duplicate)." in out
+    assert out.endswith("Review them with `ctx dream review`.\n")
     assert ctx("log", "--json").stdout == main  # main untouched
     views = ctx.json("dream", "review")
     [view] = views
@@ -141,3 +142,12 @@ def test_a_tier_proposal_is_reviewed_memory_by_memory(hashing_ctx):
     assert (result["memories"], result["others"]) == ([ids[1]], 2)
     [view] = ctx.json("dream", "review", "--status", "accepted")
     assert set(view["proposal"]["declined"]) == {ids[0], ids[2]}
+
+
+def test_a_run_on_a_named_branch_says_how_to_review_it(hashing_ctx):
+    ctx = hashing_ctx
+    ctx("branch", "agent/x")
+    for text in ("The build cache lives in S3", "the build cache lives in s3."):
+        ctx("remember", text, "--branch", "agent/x")
+    out = ctx("dream", "run", "--once", "--branch", "agent/x").stdout
+    assert out.endswith("Review them with `ctx dream review --branch agent/x`.\n")
