@@ -467,6 +467,25 @@ def _runs(a: str, b: str) -> _Runs:
     return ta, tb, [op for op in matcher.get_opcodes() if op[0] != "equal"]
 
 
+def _what_changed(changes: list[tuple[tuple[str, ...], tuple[str, ...]]]) -> str:
+    """Says what one changed run was and became, for a reason: `` (8080 -> 9090)``.
+
+    Nothing when the texts differ in more places than one.
+    """
+    if len(changes) != 1:
+        return ""
+    was, now = (_clipped(" ".join(words)) for words in changes[0])
+    if not was:
+        return f" (added {now})"
+    return f" (removed {was})" if not now else f" ({was} -> {now})"
+
+
+def _clipped(text: str, most: int = 40) -> str:
+    if len(text) <= most:
+        return text
+    return (text[:most].rsplit(" ", 1)[0] or text[:most]) + "…"
+
+
 def value_changes(a: str, b: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """Returns the runs of words that differ between ``a`` and ``b``, in order.
 
@@ -658,7 +677,8 @@ def judge_pair(
             newer.id,
             older.id,
             0.9,
-            f"the same {a.kind} titled {a.title!r}, written later",
+            f"the same {a.kind} titled {a.title!r}, written later"
+            + _what_changed(value_changes(older.body, newer.body)),
         )
     subject = overlap(content_a, content_b)
     same_subject = cos >= limits.subject_cosine and subject >= limits.subject_words
@@ -674,8 +694,6 @@ def judge_pair(
             and not separate_events(older.body, newer.body)
             and not _names_subject(older.body, newer.body)
         ):
-            old, new = changes[0]
-            said = " ".join(new) or "removed " + " ".join(old)
             return Judgement(
                 "update",
                 "SUPERSEDES",
@@ -683,7 +701,8 @@ def judge_pair(
                 older.id,
                 round(min(0.85, cos), 3),
                 f"the same subject (cosine {cos:.2f}, words {subject:.2f}), "
-                f"one value changed ({said[:40]}), {_gap(a, b).days} days later",
+                f"one value changed{_what_changed(changes)}, "
+                f"{_gap(a, b).days} days later",
             )
         if flipped and same_subject and _negation_only(changes):
             first, second = sorted((a.id, b.id))

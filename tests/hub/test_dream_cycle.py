@@ -370,4 +370,4 @@ def test_two_turns_replying_to_different_texts_are_judged_by_what_they_say(ws):
     dream.run(ws, budget=50)
     [update] = proposals(ws, "update")
     assert links_of(update) == [(new, "SUPERSEDES", old)]
-    assert "one value changed (Zanzibar)" in update.reason
+    assert "one value changed (Lean -> Zanzibar)" in update.reason

@@ -101,6 +101,15 @@ def test_one_value_of_one_subject_changed_is_an_update():
     verdict = dream.judge_pair(old, new, 0.85, LIMITS)
     assert verdict is not None
     assert (verdict.kind, verdict.source, verdict.target) == ("update", new.id, old.id)
+    assert "one value changed (8080 -> 9090)" in verdict.reason
+    # A titled update says what its body changed, not only its title.
+    was = memory(3, "We use Postgres for jobs", 20, title="Queue backend")
+    now = memory(4, "We use Redis for jobs", 5, title="queue backend")
+    verdict = dream.judge_pair(was, now, 0.5, LIMITS)
+    assert verdict is not None
+    assert verdict.reason == (
+        "the same fact titled 'Queue backend', written later (Postgres -> Redis)"
+    )
     # A value that "is" introduces stays a value, even in a dated note.
     a = memory(3, "On 2026-03-01 the release is v1.2.3", 9)
     b = memory(4, "On 2026-03-01 the release is v1.2.4", 2)
