@@ -90,7 +90,7 @@ _NEGATION_RE = re.compile(
     r"[a-z]+n['\u2019]t|stopped|quit|without)\b",
     re.IGNORECASE,
 )
-_NAME_RE = re.compile(r"\b(?:[A-Z][\w-]*[A-Za-z0-9]|[a-z]+_[a-z0-9_]+|[a-z]+\.[a-z]+)")
+_NAME_RE = re.compile(r"\b(?:[A-Z][\w-]*[A-Za-z0-9]|[a-z]+_[a-z0-9_]+|[a-z]+\.[a-z][a-z0-9]*)")
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+|\n)\s*([A-Z][\w-]*)")
 # A sentence that opens in lower case opens with a name spelt that way
 # (a tool, a command, a library: "dulwich needs merge3 ...").

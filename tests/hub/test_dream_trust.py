@@ -94,6 +94,13 @@ def test_a_value_a_decision_changed_is_still_an_update(older, newer):
     assert not separate_events(older, newer)
 
 
+def test_a_dotted_name_is_named_whole():
+    # "orders.v1" was named "orders.v" in a link's reason.
+    found = dream.rules.entities(memory(1, "The orders.v1 topic feeds billing", 2))
+    assert "orders.v1" in found
+    assert "orders.v" not in found
+
+
 def test_one_value_of_one_subject_changed_is_an_update():
     old = memory(1, "The API listens on port 8080", 20)
     new = memory(2, "The API now listens on port 9090", 5)
