@@ -259,27 +259,50 @@ def replaced_message(message: bytes, needles: tuple[bytes, ...]) -> bytes | None
     return None if new == message else new
 
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-"""A JSON string, quotes and escapes included."""
-_KEY_AFTER = re.compile(rb"\s*:")
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]', re.DOTALL)
+"""A JSON string (quotes and escapes included), or a structural character."""
 _FIXED_FIELDS = frozenset(
-    [b"version", b"id", b"kind", b"created_at", b"type", b"status", b"branch"]
+    [
+        b"version",
+        b"id",
+        b"kind",
+        b"created_at",
+        b"type",
+        b"status",
+        b"branch",
+        b"blob",
+        b"source",
+        b"target",
+        b"memory",
+        b"declined",
+    ]
 )
-"""A file's top-level fields that name, date or classify it: never text."""
-_NAMES = re.compile(
-    rb"[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{40}|\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-][0-9:]+)?"
-)
-"""A whole string that is an id (a memory's, a commit's) or a time."""
+"""Fields that name, date or classify what a file is about, at any depth:
+never text (a memory's ``source`` is an object: its fields are text)."""
+_META = b"meta"
+"""The field whose names are a writer's own (a memory's meta)."""
+
+
+class _Frame:
+    """An object or array :func:`replaced_in_text` is inside."""
+
+    __slots__ = ("field", "holder", "is_object")
+
+    def __init__(self, is_object: bool, holder: bytes | None, field: bytes | None):
+        self.is_object = is_object
+        self.holder = holder
+        self.field = field
 
 
 def replaced_in_text(data: bytes, texts: Iterable[str]) -> bytes | None:
     """Returns a stored file with ``texts`` replaced where it holds text.
 
     In a JSON file (every memory, link and proposal), only inside its
-    strings, and not in its top-level field names, in the fields that name,
-    date or classify it (:data:`_FIXED_FIELDS`), nor in a string that is an
-    id or a time: ``redact --text "body"`` or ``"fact"`` must not unmake the
-    store's files. Any other file, as bytes.
+    strings: not in a field's name (but a memory's meta's, which are its
+    writer's own), nor in the fields that name, date or classify it
+    (:data:`_FIXED_FIELDS`): ``redact --text "body"``, ``"fact"`` or
+    ``"section"`` must not unmake the store's files. Any other file, as
+    bytes.
 
     Raises:
         InvalidInputError: the result would not read as JSON.
@@ -290,21 +313,34 @@ def replaced_in_text(data: bytes, texts: Iterable[str]) -> bytes | None:
         return replaced(data, needles_of(texts))
     escaped = tuple(n for t in texts if (n := msgspec.json.encode(t)[1:-1]))
     out: list[bytes] = []
-    at = depth = 0
-    field = b""
-    for found in _STRING.finditer(data):
-        between = data[at : found.start()]
-        depth += between.count(b"{") - between.count(b"}")
-        out.append(between)
-        at = found.end()
+    at = 0
+    # Per open object or array: whether it is an object, the field it is
+    # the value of, and the field its values belong to (an object's: the
+    # name just read, None while one is awaited; an array's: its own).
+    frames: list[_Frame] = []
+    for found in _TOKEN.finditer(data):
         token = found.group()
+        out.append(data[at : found.start()])
+        at = found.end()
+        if token[:1] != b'"':
+            if token in (b"{", b"["):
+                holder = frames[-1].field if frames else None
+                is_object = token == b"{"
+                frames.append(_Frame(is_object, holder, None if is_object else holder))
+            elif token in (b"}", b"]"):
+                frames.pop()
+            elif token == b"," and frames and frames[-1].is_object:
+                frames[-1].field = None  # a name comes next
+            out.append(token)
+            continue
         inner = token[1:-1]
-        if _KEY_AFTER.match(data, at):
-            if depth == 1:
-                field = inner
+        frame = frames[-1] if frames else None
+        if frame is not None and frame.is_object and frame.field is None:
+            frame.field = inner  # a field's name
+            if frame.holder != _META:
                 out.append(token)
                 continue
-        elif (depth == 1 and field in _FIXED_FIELDS) or _NAMES.fullmatch(inner):
+        elif frame is not None and frame.field in _FIXED_FIELDS:
             out.append(token)
             continue
         for needle in escaped:

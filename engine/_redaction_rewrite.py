@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dulwich.objects import Commit, ObjectID, ShaFile, Tree
 from dulwich.trailers import Trailer, format_trailers, parse_trailers
 
-from ctx.engine._redaction_finish import needles_of, replaced, replaced_message
+from ctx.engine._redaction_finish import needles_of, replaced_message
 from ctx.engine._redaction_record import Redaction
 from ctx.engine.store import Store
 
@@ -109,22 +109,13 @@ def rewrite_history(
         parents = [commits.get(p, p) for p in commit.parents]
         carried = messages.get(commit.id) if messages else None
         message = carried or replaced_message(commit.message, needles) or commit.message
-        # The writer's name is in the author and committer lines too.
-        author = replaced(commit.author, needles) or commit.author
-        committer = replaced(commit.committer, needles) or commit.committer
-        own = (
-            tree != commit.tree
-            or message != commit.message
-            or (author, committer) != (commit.author, commit.committer)
-        )
+        own = tree != commit.tree or message != commit.message
         if not own and parents == commit.parents:
             continue
         new = commit.copy()
         assert isinstance(new, Commit)
         new.tree = tree
         new.parents = parents
-        new.author = author
-        new.committer = committer
         if carried is None and own:
             message = with_trailer(message, trailer)
         new.message = message

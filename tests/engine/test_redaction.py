@@ -23,6 +23,7 @@ from ctx.engine import (
     create_branch,
     edit,
     fetch,
+    import_files,
     live_catalog,
     op_log,
     pack_loose,
@@ -152,14 +153,30 @@ def test_redact_text_leaves_how_memories_are_written(disk_store, intent, text):
     assert git(disk_store, "fsck", "--no-dangling").strip() == ""
 
 
-def test_redact_text_takes_a_writer_s_name_out_of_the_author_lines(disk_store, intent):
-    named = Intent(agent=f"bot-{SECRET}", intent="observe")
-    remember(disk_store, Draft(text="a note by a badly named agent"), named)
-    redact_text(disk_store, SECRET)
-    assert SECRET not in all_objects_text(disk_store)
-    authors = git(disk_store, "log", "--all", "--format=%an <%ae> %cn <%ce>")
-    assert "bot-[REDACTED]" in authors
-    assert "Ctx-Agent: bot-[REDACTED]" in git(disk_store, "log", "--format=%B")
+@pytest.mark.parametrize("text", ["section", "file", "version"])
+def test_redact_text_leaves_nested_field_names(disk_store, intent, text):
+    # A memory's source is an object: its field names were replaced, and
+    # the file no longer read as a memory.
+    [mid] = import_files(
+        disk_store, [("notes.md", b"# Deploys\nWe deploy on Fridays.\n")], intent
+    ).ids
+    remember(disk_store, Draft(text=f"a {text} to remove"), intent)
+    redact_text(disk_store, text)
+    catalog = live_catalog(disk_store, disk_store.branch_tip("main"))
+    assert mid in catalog.entries
+    shown = show(disk_store, mid).memory
+    assert shown.source is not None
+    assert "We deploy on Fridays" in shown.body
+
+
+def test_redact_text_takes_an_id_shaped_secret_out_of_a_memory(disk_store, intent):
+    # A secret that is 40 hex digits (an old GitHub token's shape) was left
+    # wherever it filled a string, as if it were a commit's id.
+    token = "3f9a1c0b" * 5
+    [mid] = remember(disk_store, Draft(text=token, title=token), intent).ids
+    redact_text(disk_store, token)
+    assert token not in all_objects_text(disk_store)
+    assert show(disk_store, mid).memory.body == "[REDACTED]"
 
 
 def test_redact_memory_removes_every_version(disk_store, intent):
