@@ -215,7 +215,7 @@ def own_branch(
     if branch is not None or caller.branch is not None or caller.command_line:
         return None
     if agent is None:  # a read: the agent the caller's writes are signed by
-        agent = ws.intent("read", agent=ws.agent or caller.agent).agent
+        agent = ws.intent("read", agent=signer(ws, caller)).agent
     return ws.own_branch(agent)
 
 

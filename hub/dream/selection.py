@@ -98,18 +98,20 @@ def one_per_copy(
     by the one kept (the copy no other pair hides), not the 28 pairs; a copy
     a waiting proposal already hides gets none.
     """
-    waiting = {
-        link.target
+    pending = [
+        link
         for p in known
         if p.kind == "duplicate" and p.status in ("proposed", "accepted")
         for link in p.links
-    }
+    ]
+    waiting = {link.target for link in pending}
+    paired = {frozenset((link.source, link.target)) for link in pending}
     hidden = {c.links[0].target for c in duplicates} | waiting
     chosen: dict[MemoryId, Proposal] = {}
     for candidate in sorted(duplicates, key=rank):
         [link] = candidate.links
-        if link.target in waiting:
-            continue
+        if link.target in waiting or frozenset((link.source, link.target)) in paired:
+            continue  # hidden already, or the pair waits the other way round
         best = chosen.get(link.target)
         if best is None or (
             best.links[0].source in hidden and link.source not in hidden

@@ -279,6 +279,28 @@ def test_copies_of_one_note_are_one_proposal_per_copy_not_per_pair(ws):
     assert again.proposed == {}
 
 
+def test_a_pair_waiting_one_way_is_not_proposed_the_other_way():
+    # B -> A waits; A gained a title, so a cycle found A -> B (the titled copy
+    # is kept): accepting both would hide both copies.
+    from ctx.hub.dream.selection import one_per_copy
+
+    a, b = engine.MemoryId("01J" + "A" * 23), engine.MemoryId("01J" + "B" * 23)
+
+    def dup(source, target):
+        return engine.make_proposal(
+            kind="duplicate",
+            branch="main",
+            memories={source: "1" * 40, target: "2" * 40},
+            links=[engine.LinkChange(source=source, type="SUPERSEDES", target=target)],
+            confidence=1.0,
+            reason="the same text",
+            now=NOW,
+        )
+
+    assert one_per_copy([dup(a, b)], [dup(b, a)]) == []
+    assert one_per_copy([dup(a, b)], []) == [dup(a, b)]
+
+
 def test_a_cycle_told_to_write_more_writes_more(ws):
     # Benchmarks accept every proposal at once: the cycle's most is theirs.
     from ctx.hub.config import HubConfig

@@ -459,3 +459,18 @@ def test_a_key_signs_only_as_those_it_stands_for(ws):
     with pytest.raises(ReadOnlyStoreError, match="may not sign writes as 'alice'"):
         write(ci, "main", "alice")
     assert write(admin, "main", "alice").author == "alice"
+
+
+def test_a_key_reads_the_own_branch_it_writes_to(ws):
+    # With an agent's own branch, a key's write naming nobody went to the
+    # key's branch, and its read to the branch of the server's login.
+    from ctx.hub.access import Caller
+    from ctx.hub.calls import CALLS, invoke
+
+    (ws.path / "config.toml").write_text("[agents]\nbranch_per_agent = true\n")
+    bot = create_key(ws, "bot", write=["agent/*"]).key
+    invoke(ws, Caller(), CALLS["remember"], {"text": "seed"})
+    wrote = invoke(ws, Caller(scope=bot), CALLS["remember"], {"text": "bot's note"})
+    assert ws.store().branch_tip("agent/bot") == wrote.commit
+    [read] = invoke(ws, Caller(scope=bot), CALLS["log"], {"limit": 1})
+    assert read.commit.id == wrote.commit
