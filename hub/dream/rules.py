@@ -90,7 +90,9 @@ _NEGATION_RE = re.compile(
     r"[a-z]+n['\u2019]t|stopped|quit|without)\b",
     re.IGNORECASE,
 )
-_NAME_RE = re.compile(r"\b(?:[A-Z][\w-]*[A-Za-z0-9]|[a-z]+_[a-z0-9_]+|[a-z]+\.[a-z][a-z0-9]*)")
+_NAME_RE = re.compile(
+    r"\b(?:[A-Z][\w-]*[A-Za-z0-9]|[a-z]+_[a-z0-9_]+|[a-z]+\.[a-z][a-z0-9]*)"
+)
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+|\n)\s*([A-Z][\w-]*)")
 # A sentence that opens in lower case opens with a name spelt that way
 # (a tool, a command, a library: "dulwich needs merge3 ...").
@@ -753,12 +755,29 @@ def judge_pair(
                 f"{', '.join(rare_words[:3])} (cosine {cos:.2f}), written "
                 f"{_gap(a, b).days} days apart"
             )
-    if why:
+    if why and not _one_routine(a.body, b.body):
         first, second = sorted((a.id, b.id))
         return Judgement(
             "link", "RELATES_TO", first, second, round(max(cos, 0.5), 3), why
         )
     return None
+
+
+def _one_routine(a: str, b: str) -> bool:
+    """Returns whether two texts record two events of one routine.
+
+    Both record something that happened, open with the same word and keep
+    most of one shape, told apart as separate events are (an id, a number,
+    a person: "Reviewed PR 107 about CI", "Reviewed PR 112 about the login
+    page"). A link between them adds nothing a reader needs: in a store of
+    routine notes it was most of what Dream proposed.
+    """
+    ta, tb, runs = _runs(a, b)
+    if not ta or not tb or ta[0].fold != tb[0].fold:
+        return False
+    changed = sum(i2 - i1 + j2 - j1 for _, i1, i2, j1, j2 in runs)
+    kept = (len(ta) + len(tb) - changed) / (len(ta) + len(tb))
+    return kept >= 0.5 and _happened(a) and _happened(b) and separate_events(a, b)
 
 
 def _rare_words(

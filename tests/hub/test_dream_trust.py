@@ -226,6 +226,29 @@ def test_a_store_of_routine_notes_gets_a_handful_of_proposals(ws):
     assert new_port not in superseded
 
 
+def test_routine_events_of_one_project_are_not_linked(ws):
+    # Twelve of sixteen proposals on a store of routine notes were links
+    # between them ("both tagged project:shop, strong neighbours").
+    for n, topic in enumerate(["CI", "the login page", "billing", "search"] * 3):
+        remember(
+            ws,
+            f"Reviewed PR {100 + 7 * n} about {topic}",
+            days_ago=40 - 3 * n,
+            tags=("project:shop",),
+        )
+    remember(ws, "The shop's checkout uses Stripe", days_ago=2, tags=("project:shop",))
+    dream.run(ws, budget=50)
+    linked = [
+        p
+        for p in proposals(ws, "link")
+        if all(
+            engine.show(ws.store(), e.id).memory.body.startswith("Reviewed PR")
+            for e in p.memories
+        )
+    ]
+    assert linked == []
+
+
 def test_a_cycle_writes_at_most_twenty_the_surest_first_and_says_so(ws):
     for n in range(MAX_PROPOSALS + 5):
         remember(ws, f"Service {n} keeps its logs in bucket {n}", days_ago=3)
