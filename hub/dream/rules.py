@@ -17,8 +17,8 @@ this order, the first that matches:
    thresholds, since a new name or number moves the vector, not the words)
    stated again with *one* value changed (one run of words replaced,
    added or negated, fillers such as "now" aside). Two records of separate
-   events are never an update (:func:`separate_events`): notes that differ
-   in two places or more (routine note 7 about pull request 107, note 8
+   events are never an update (:mod:`~ctx.hub.dream.events`): notes that
+   differ in two places or more (routine note 7 about pull request 107, note 8
    about pull request 108), or that record something that happened (a past
    action, a date) and differ by an id, a number, a date or a person (met
    with Alice, with Bob) that no "is", "to", "=" or ":" introduces as a
@@ -65,9 +65,19 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from difflib import SequenceMatcher
 
 from ctx.engine import Memory
+from ctx.hub.dream.events import (
+    CALENDAR,
+    FILLERS,
+    RESTATE,
+    WORD_RE,
+    names_subject,
+    one_routine,
+    separate_events,
+    value_changes,
+    what_changed,
+)
 
 __all__ = [
     "Judgement",
@@ -78,13 +88,10 @@ __all__ = [
     "normalise",
     "overlap",
     "recurrence",
-    "separate_events",
     "stale",
-    "value_changes",
     "words",
 ]
 
-_WORD_RE = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?", re.UNICODE)
 _NEGATION_RE = re.compile(
     r"\b(?:not|no|never|none|nothing|nobody|cannot|no longer|"
     r"[a-z]+n['\u2019]t|stopped|quit|without)\b",
@@ -104,23 +111,6 @@ _NEEDS_RE = re.compile(
     r"because of|blocked by)\s+(?:the\s+|a\s+|an\s+)?([\w.-]+)",
     re.IGNORECASE,
 )
-# A token keeps ids, versions and dates whole: PR-107, v1.2.3, 2026-03-01.
-_TOKEN_RE = re.compile(r"[^\W_]+(?:['\u2019./:_-][^\W_]+)*", re.UNICODE)
-_JOINED_RE = re.compile(r"[^\W_][_/-][^\W_]")
-_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b")
-# Something that happened: a past action not after "is", "has" (a state).
-_PAST_RE = re.compile(
-    r"[a-z]{3,}ed|ran|went|met|made|wrote|saw|took|got|did|found|gave|sent|"
-    r"built|began|held|led|paid|spent|bought|chose|broke|won|lost|left|told|said"
-)
-_NOT_PAST = frozenset(
-    ("speed", "indeed", "exceed", "proceed", "succeed", "embed", "based", "shared")
-)
-_STATE_AUX = frozenset(
-    ("is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "get")
-)
-# What introduces a value: "port is 9090", "moved to Berlin", "timeout = 30".
-_VALUE_MARKS = frozenset(("is", "are", "was", "were", "be", "to", "becomes", "equals"))
 _EVERY_RE = re.compile(
     r"\b(?:(?:every|each)\s+(day|week|month|quarter|year)|"
     r"(daily|weekly|monthly|quarterly|yearly|annually|nightly))\b",
@@ -192,32 +182,6 @@ _STOP = frozenset(
         "your",
     ]
 )
-_CALENDAR = frozenset(
-    [
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "today",
-        "yesterday",
-        "tomorrow",
-    ]
-)
 _STATE_TAGS = frozenset(("tier", "recurs"))
 # Words that open a sentence in lower case without naming anything.
 _OPENING_WORDS = frozenset(
@@ -227,11 +191,6 @@ _RARE_WORD_LETTERS = 4
 _COUNTS = frozenset(
     ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 )
-_FILLERS = frozenset(
-    ("really", "so", "just", "actually", "very", "totally", "definitely", "quite")
-)
-# Words that restate a value without changing it: "now listens on 9090".
-_RESTATE = _FILLERS | {"now", "currently", "still"}
 _UNIT_PERIOD = {
     "day": "daily",
     "night": "daily",
@@ -307,7 +266,7 @@ def normalise(text: str) -> str:
         else:
             latin = c < _LATIN_END
         kept.append(c)
-    return " ".join(_WORD_RE.findall("".join(kept)))
+    return " ".join(WORD_RE.findall("".join(kept)))
 
 
 _LATIN_END = "\u0250"
@@ -316,7 +275,7 @@ _LATIN_END = "\u0250"
 
 def words(text: str) -> frozenset[str]:
     """Returns the distinct lower-case words of ``text``."""
-    return frozenset(_WORD_RE.findall(text.casefold()))
+    return frozenset(WORD_RE.findall(text.casefold()))
 
 
 def overlap(a: frozenset[str], b: frozenset[str]) -> float:
@@ -348,7 +307,7 @@ def entities(memory: Memory) -> frozenset[str]:
     }
     found |= _lower_names(text)
     found |= {tag.split(":", 1)[1].casefold() for tag in memory.tags}
-    return frozenset(found - _STOP - _CALENDAR)
+    return frozenset(found - _STOP - CALENDAR)
 
 
 def _lower_names(text: str) -> frozenset[str]:
@@ -357,7 +316,7 @@ def _lower_names(text: str) -> frozenset[str]:
         m.group(1)
         for m in _LOWER_START_RE.finditer(text)
         if len(m.group(1)) > 2
-        and m.group(1) not in _FILLERS | _OPENING_WORDS | _STOP | _CALENDAR
+        and m.group(1) not in FILLERS | _OPENING_WORDS | _STOP | CALENDAR
     )
 
 
@@ -423,168 +382,6 @@ def _needs(a: Memory, b: Memory) -> bool:
     return bool((needed & named) - also)
 
 
-class _Token:
-    """A token of a text, folded, with what introduced it."""
-
-    __slots__ = ("fold", "marked", "text")
-
-    def __init__(self, text: str, marked: bool) -> None:
-        self.text = text
-        self.fold = text.casefold()
-        self.marked = marked
-
-
-def _tokens(text: str) -> list[_Token]:
-    """Returns the tokens of ``text`` without restating fillers ("now").
-
-    A token is marked when a value mark ("is", "to", ``=``, ``:``) comes
-    right before it.
-    """
-    out: list[_Token] = []
-    last_end = 0
-    last = ""
-    for found in _TOKEN_RE.finditer(text):
-        token = found.group()
-        fold = token.casefold()
-        between = text[last_end : found.start()]
-        last_end = found.end()
-        if fold in _RESTATE:
-            continue
-        out.append(
-            _Token(token, last in _VALUE_MARKS or any(c in between for c in ":="))
-        )
-        last = fold
-    return out
-
-
-_Runs = tuple[list[_Token], list[_Token], list[tuple[str, int, int, int, int]]]
-
-
-def _runs(a: str, b: str) -> _Runs:
-    """Returns the tokens of ``a`` and ``b`` and the runs where they differ."""
-    ta, tb = _tokens(a), _tokens(b)
-    matcher = SequenceMatcher(
-        None, [t.fold for t in ta], [t.fold for t in tb], autojunk=False
-    )
-    return ta, tb, [op for op in matcher.get_opcodes() if op[0] != "equal"]
-
-
-def _what_changed(changes: list[tuple[tuple[str, ...], tuple[str, ...]]]) -> str:
-    """Says what one changed run was and became, for a reason: `` (8080 -> 9090)``.
-
-    Nothing when the texts differ in more places than one.
-    """
-    if len(changes) != 1:
-        return ""
-    was, now = (_clipped(" ".join(words)) for words in changes[0])
-    if not was:
-        return f" (added {now})"
-    return f" (removed {was})" if not now else f" ({was} -> {now})"
-
-
-def _clipped(text: str, most: int = 40) -> str:
-    if len(text) <= most:
-        return text
-    return (text[:most].rsplit(" ", 1)[0] or text[:most]) + "…"
-
-
-def value_changes(a: str, b: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-    """Returns the runs of words that differ between ``a`` and ``b``, in order.
-
-    Each is (the words of ``a``, the words of ``b``): one replaced, added
-    (nothing on the ``a`` side) or removed run. Case and fillers such as
-    "now" and "really" are ignored.
-    """
-    ta, tb, runs = _runs(a, b)
-    return [
-        (tuple(t.text for t in ta[i1:i2]), tuple(t.text for t in tb[j1:j2]))
-        for _, i1, i2, j1, j2 in runs
-    ]
-
-
-def _names_subject(a: str, b: str) -> bool:
-    """Returns whether the one run that differs is in what the texts are about.
-
-    A value comes after what it is the value of: a run with fewer than two
-    words before it ("Queue 0 drains", "The staging database is") changes
-    the subject, not its value.
-    """
-    ta, _, runs = _runs(a, b)
-    start = runs[0][1]
-    return sum(t.fold not in _ARTICLES for t in ta[:start]) < 2
-
-
-def _happened(text: str) -> bool:
-    """Returns whether ``text`` records an event: a date, or a past action."""
-    if _DATE_RE.search(text):
-        return True
-    folded = _WORD_RE.findall(text.casefold())
-    if any(w in _CALENDAR for w in folded):
-        return True
-    return any(
-        _PAST_RE.fullmatch(w) is not None
-        and w not in _NOT_PAST
-        and (i == 0 or folded[i - 1] not in _STATE_AUX)
-        for i, w in enumerate(folded)
-    )
-
-
-def _names_event(token: str) -> bool:
-    """Returns whether a token tells one event from another.
-
-    An id (letters and digits, or words joined by ``-``, ``_`` or ``/``:
-    PR-107, test_case_04, wt-rqual), a long number, a date.
-    """
-    digits = sum(c.isdigit() for c in token)
-    if not digits:
-        return token.casefold() in _CALENDAR or _JOINED_RE.search(token) is not None
-    return digits >= 3 or digits < len(token.replace(",", "").replace(".", ""))
-
-
-_ARTICLES = frozenset(("the", "a", "an"))
-
-
-def separate_events(a: str, b: str) -> bool:
-    """Returns whether two texts record separate events of the same shape.
-
-    They do when they differ in two places or more (routine note 7 about
-    pull request 107, note 8 about pull request 108: a new value changes
-    one place), or when both record something that happened (a date, a
-    past action) and differ by an id, a number, a date or a person
-    (:func:`_tells_events`) that no value mark ("is", "to", ``=``, ``:``)
-    introduces.
-    """
-    ta, tb, runs = _runs(a, b)
-    if len(runs) >= 2:
-        return True
-    if not runs or not (_happened(a) and _happened(b)):
-        return False
-    _, i1, i2, j1, j2 = runs[0]
-    changed = [(ta, i) for i in range(i1, i2)] + [(tb, j) for j in range(j1, j2)]
-    return any(_tells_events(tokens, at) for tokens, at in changed)
-
-
-_BY_PEOPLE = frozenset(
-    ["with", "by", "from", "for", "and", "met", "told", "asked", "called", "paired"]
-)
-"""Words after which a name is who took part (met with Alice), not a value."""
-
-
-def _tells_events(tokens: list[_Token], at: int) -> bool:
-    """Returns whether token ``at`` tells one event from another.
-
-    An id, a number, a date, or a person's name (the text's first word, or
-    a capitalised word after "with", "by", "met" and the like), with no
-    value mark before it ("decided to use Redis" names a value).
-    """
-    token = tokens[at]
-    if token.marked:
-        return False
-    if _names_event(token.text) or token.text.isdigit():
-        return True
-    return token.text[:1].isupper() and (at == 0 or tokens[at - 1].fold in _BY_PEOPLE)
-
-
 _RELATIONS = frozenset(
     [
         "before",
@@ -645,8 +442,8 @@ def judge_pair(
         return copy
     same_words = overlap(words(text_a), words(text_b))
     cos = -1.0 if cosine is None else cosine
-    content_a = words(text_a) - _STOP - _RESTATE
-    content_b = words(text_b) - _STOP - _RESTATE
+    content_a = words(text_a) - _STOP - RESTATE
+    content_b = words(text_b) - _STOP - RESTATE
     # Words only one side has: a changed value or a "not".
     differ = content_a ^ content_b
     flipped = negated(text_a) != negated(text_b)
@@ -680,7 +477,7 @@ def judge_pair(
             older.id,
             0.9,
             f"the same {a.kind} titled {a.title!r}, written later"
-            + _what_changed(value_changes(older.body, newer.body)),
+            + what_changed(value_changes(older.body, newer.body)),
         )
     subject = overlap(content_a, content_b)
     same_subject = cos >= limits.subject_cosine and subject >= limits.subject_words
@@ -694,7 +491,7 @@ def judge_pair(
             and newer_by_gap
             and _holds_value(changes[0])
             and not separate_events(older.body, newer.body)
-            and not _names_subject(older.body, newer.body)
+            and not names_subject(older.body, newer.body)
         ):
             return Judgement(
                 "update",
@@ -703,7 +500,7 @@ def judge_pair(
                 older.id,
                 round(min(0.85, cos), 3),
                 f"the same subject (cosine {cos:.2f}, words {subject:.2f}), "
-                f"one value changed{_what_changed(changes)}, "
+                f"one value changed{what_changed(changes)}, "
                 f"{_gap(a, b).days} days later",
             )
         if flipped and same_subject and _negation_only(changes):
@@ -755,29 +552,12 @@ def judge_pair(
                 f"{', '.join(rare_words[:3])} (cosine {cos:.2f}), written "
                 f"{_gap(a, b).days} days apart"
             )
-    if why and not _one_routine(a.body, b.body):
+    if why and not one_routine(a.body, b.body):
         first, second = sorted((a.id, b.id))
         return Judgement(
             "link", "RELATES_TO", first, second, round(max(cos, 0.5), 3), why
         )
     return None
-
-
-def _one_routine(a: str, b: str) -> bool:
-    """Returns whether two texts record two events of one routine.
-
-    Both record something that happened, open with the same word and keep
-    most of one shape, told apart as separate events are (an id, a number,
-    a person: "Reviewed PR 107 about CI", "Reviewed PR 112 about the login
-    page"). A link between them adds nothing a reader needs: in a store of
-    routine notes it was most of what Dream proposed.
-    """
-    ta, tb, runs = _runs(a, b)
-    if not ta or not tb or ta[0].fold != tb[0].fold:
-        return False
-    changed = sum(i2 - i1 + j2 - j1 for _, i1, i2, j1, j2 in runs)
-    kept = (len(ta) + len(tb) - changed) / (len(ta) + len(tb))
-    return kept >= 0.5 and _happened(a) and _happened(b) and separate_events(a, b)
 
 
 def _rare_words(
@@ -789,7 +569,7 @@ def _rare_words(
         for w in shared
         if len(w) >= _RARE_WORD_LETTERS
         and w.isalpha()
-        and w not in _CALENDAR
+        and w not in CALENDAR
         and (rare is None or rare(w))
     )
 

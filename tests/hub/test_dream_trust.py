@@ -11,7 +11,8 @@ from ctx import engine
 from ctx.hub import dream
 from ctx.hub.access import Caller
 from ctx.hub.calls import CALLS, invoke
-from ctx.hub.dream.rules import normalise, separate_events, value_changes
+from ctx.hub.dream.events import separate_events, value_changes
+from ctx.hub.dream.rules import normalise
 from ctx.hub.dream.selection import MAX_PROPOSALS
 from ctx.hub.retrieval.feedback import (
     LoggedHit,
