@@ -521,6 +521,8 @@ def _scan_line(
                 _is_alphabet(value) or _is_path(value)
             ):
                 continue
+            if kind in _DIGEST_LOOKALIKES and _DIGEST_BEFORE.search(line, 0, at):
+                continue  # a content hash said to be one: sha256:..., commit=...
             # A pattern may match a token's head only (a Stripe key's first
             # 24 characters of 100): the secret runs to the token's end.
             end = _TOKEN_TAIL.match(line, at + len(value))
@@ -529,6 +531,15 @@ def _scan_line(
                 kind=kind, line=number, start=offset + at, end=offset + end.end()
             )
 
+
+_DIGEST_LOOKALIKES = frozenset(["high-entropy-string", "azure-storage-key"])
+"""Kinds a content hash is taken for: a long hex or base64 string."""
+_DIGEST_BEFORE = re.compile(
+    r"(?i)\b(?:sha(?:1|224|256|384|512)?|md5|blake2[bs]?|commit|digest|hash|"
+    r"checksum|integrity|oid|revision)\s*[:=-]?\s*[\"']?$"
+)
+"""A word that says the string after it is a hash of some content (a
+digest, a commit id, a lockfile's integrity): not a secret."""
 
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-+/]*=*")
 """What may follow a detector's match in one token: a key's letters, digits,

@@ -86,6 +86,12 @@ def test_a_long_key_is_redacted_to_its_end():
         'password: "${DB_PASSWORD}"',
         "Caroline: Hey Mel! Good to see you! How have you been?",
         'curl -H "Authorization: Bearer $TOKEN" https://api.example',
+        # Hashes said to be hashes: an image digest, a commit, an integrity.
+        "image digest sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d"
+        "6c15b0f00a08",
+        "Reverted to commit=4f3c2a1b9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a",
+        "integrity: sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+"
+        "DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
         "Send Authorization: Bearer <token> with each request.",
     ],
 )
