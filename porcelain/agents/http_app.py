@@ -137,6 +137,15 @@ class Health(msgspec.Struct, frozen=True, kw_only=True):
     stores: tuple[ServedStore, ...] = ()
 
 
+def health_status(replica: ReplicaHealth | None) -> str:
+    """Returns ``/health``'s status: ``ok``, or ``sync failing``.
+
+    ``sync failing`` while a replica's last round failed: a plain health
+    check need not read ``replica``.
+    """
+    return "sync failing" if replica is not None and replica.error else "ok"
+
+
 _JSON = msgspec.json.Encoder(order="deterministic")
 
 KeyCheck = Callable[[str | None], KeyScope | None]
@@ -396,7 +405,12 @@ def _store_app(
     async def health(request: Request) -> Response:
         lag = None if replica is None else await anyio.to_thread.run_sync(replica)
         return _json(
-            Health(status="ok", store=str(ws.path), pid=os.getpid(), replica=lag)
+            Health(
+                status=health_status(lag),
+                store=str(ws.path),
+                pid=os.getpid(),
+                replica=lag,
+            )
         )
 
     server.custom_route("/api/openapi.json", methods=["GET"])(openapi_json)
@@ -500,7 +514,7 @@ def build_stores_app(
             lag = await anyio.to_thread.run_sync(first.replica)
         return _json(
             Health(
-                status="ok",
+                status=health_status(lag),
                 store=str(first.ws.path),
                 pid=os.getpid(),
                 replica=lag,

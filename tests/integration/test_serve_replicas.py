@@ -235,7 +235,9 @@ def test_writes_through_two_replicas_reach_both_and_the_remote(
     gone = (f"Cannot reach {url}: ", f"{url} hung up: ")
     poll(lambda: health(served["a"])["replica"]["error"] is not None, "a failure")
     write(served["a"], "The cache is Redis", "main")
-    replica = health(served["a"])["replica"]
+    said = health(served["a"])
+    assert said["status"] == "sync failing"  # a plain check sees it too
+    replica = said["replica"]
     assert replica["last_sync"] >= synced
     assert replica["unpushed"] == 1
     assert replica["unmerged"] == 0
