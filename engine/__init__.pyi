@@ -226,6 +226,9 @@ from .dream import (
 from .dream import (
     sync_dream_branch as sync_dream_branch,
 )
+from .dream import (
+    undone_merges as undone_merges,
+)
 from .errors import (
     CommitNotFoundError as CommitNotFoundError,
 )

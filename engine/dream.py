@@ -73,6 +73,7 @@ __all__ = [
     "propose",
     "review_proposals",
     "sync_dream_branch",
+    "undone_merges",
 ]
 
 DREAM_AGENT = "dream"
@@ -610,6 +611,18 @@ def review_proposals(
         memories=reviewed,
         others=others,
     )
+
+
+def undone_merges(store: Store, branch: str) -> tuple[str, ...]:
+    """Returns the merged proposals whose effects ``branch`` no longer holds.
+
+    An undo took their merge back: each may be accepted and merged again.
+    """
+    merged = list_proposals(store, branch, status="merged")
+    if not merged:
+        return ()
+    snap = store.snapshot(store.branch_tip(branch))
+    return tuple(p.id for p in merged if _effects(snap, [p]))
 
 
 def _hidden(

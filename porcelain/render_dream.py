@@ -100,6 +100,8 @@ def render_proposals(views: list[ProposalView]) -> None:
             echo(f"  hides from recall: {', '.join(view.hides)}")
         if p.note:
             echo(f"  note: {p.note}")
+        if view.undone:
+            echo(f"  its merge was undone: `ctx dream accept {p.id}` merges it again")
     hidden = {mid for view in views for mid in view.hides}
     echo(
         f"Merging these {plural(len(views), 'proposal')} would hide "

@@ -82,12 +82,15 @@ class ProposalView(msgspec.Struct, frozen=True, kw_only=True):
             ``~ <id> tags +recurs:weekly``).
         hides: The memories merging it would hide from recall (superseded or
             moved off-context).
+        undone: It was merged, and an undo took its merge back: accepting
+            it again merges it again.
     """
 
     proposal: Proposal
     memories: tuple[ReviewedMemory, ...]
     changes: tuple[str, ...]
     hides: tuple[MemoryId, ...] = ()
+    undone: bool = False
 
 
 class DreamStatus(msgspec.Struct, frozen=True, kw_only=True):
@@ -209,17 +212,26 @@ def review(
 ) -> list[ProposalView]:
     """Returns each proposal (waiting ones by default) with its evidence.
 
-    The surest first, as a cycle ranks them (:func:`~.selection.rank`).
+    The surest first, as a cycle ranks them (:func:`~.selection.rank`). The
+    waiting ones come with those whose merge an undo took back (``undone``):
+    they wait to be accepted again.
     """
-    from ctx.engine import live_catalog
+    from ctx.engine import live_catalog, undone_merges
 
     name = _branch(ws, branch)
     store = ws.store()
     catalog = live_catalog(store, store.branch_tip(name))
+    undone = set(undone_merges(store, name))
+    shown = list_proposals(store, name, status=status)
+    if status == "proposed" and undone:
+        shown += [p for p in list_proposals(store, name) if p.id in undone]
     out = []
-    for proposal in sorted(list_proposals(store, name, status=status), key=rank):
+    for proposal in sorted(shown, key=rank):
+        back = proposal.id in undone
         hides = (
-            () if proposal.status == "merged" else hidden_by(store, name, [proposal])
+            ()
+            if proposal.status == "merged" and not back
+            else hidden_by(store, name, [proposal])
         )
         memories = []
         for evidence in proposal.memories:
@@ -238,6 +250,7 @@ def review(
                 memories=tuple(memories),
                 changes=_changes(proposal),
                 hides=hides,
+                undone=back,
             )
         )
     return out

@@ -53,6 +53,15 @@ def test_the_whole_round_from_run_to_undo(hashing_ctx):
     ctx("undo")
     assert old in ctx("ls").stdout
     assert ctx.json("dream", "review", "--status", "merged")[0]["proposal"]["id"] == pid
+    # The review says the merge was taken back, and how to merge it again.
+    [back] = ctx.json("dream", "review")
+    assert (back["proposal"]["id"], back["undone"]) == (pid, True)
+    assert back["hides"] == [old]
+    text = ctx("dream", "review").stdout
+    assert f"its merge was undone: `ctx dream accept {pid}` merges it again" in text
+    ctx("dream", "accept", pid)
+    ctx("dream", "merge")
+    assert old not in ctx("ls").stdout
 
 
 def test_reject_keeps_the_reason_and_the_proposal_is_not_made_again(hashing_ctx):
