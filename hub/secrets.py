@@ -419,6 +419,30 @@ def _is_placeholder(value: str) -> bool:
     return re.fullmatch(_WORD, value) is not None
 
 
+_PLAIN_FORMS = frozenset(
+    ["authorization-header", "npm-token", "vault-token", "password-in-url"]
+)
+"""Kinds whose pattern is a prefix and any characters: docs' examples fit it."""
+_EXAMPLE_WORD = re.compile(
+    r"(?i)(?:your|example|placeholder|here|changeme|dummy|sample|redacted|"
+    r"token|secret|password|passwd)"
+)
+
+
+def _is_example(value: str) -> bool:
+    """Returns whether a token is a documentation's example, not a secret.
+
+    Words such as "your", "example", "here", "token" in it
+    (``YOUR_ACCESS_TOKEN_HERE``, ``hvs.example_token_here``), or one
+    character repeated (``npm_XXXX...``, ``xxxx``).
+    """
+    body = value[4:] if value[:4] in ("npm_", "hvs.", "hvb.", "hvr.") else value
+    if len(set(body.lower()) - set("_-.")) <= 2:
+        return True
+    few_digits = sum(c.isdigit() for c in value) < 3
+    return few_digits and _EXAMPLE_WORD.search(value) is not None
+
+
 def _is_path(value: str) -> bool:
     """Returns whether a string is a URL's or a file's path.
 
@@ -517,6 +541,8 @@ def _scan_line(
             kind = _kind(plugin, value, line)
             if kind == "password-in-url" and _is_placeholder(value):
                 continue
+            if kind in _PLAIN_FORMS and _is_example(value):
+                continue  # Bearer YOUR_ACCESS_TOKEN_HERE, npm_XXXX..., hvs.example
             if kind == "high-entropy-string" and (
                 _is_alphabet(value) or _is_path(value)
             ):
@@ -541,9 +567,10 @@ _DIGEST_BEFORE = re.compile(
 """A word that says the string after it is a hash of some content (a
 digest, a commit id, a lockfile's integrity): not a secret."""
 
-_TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-+/]*=*")
-"""What may follow a detector's match in one token: a key's letters, digits,
-``_-+/`` and base64's padding (not a sentence's full stop)."""
+_TOKEN_TAIL = re.compile(r"[A-Za-z0-9_]*=*")
+"""What may follow a detector's match in one token: a key's letters, digits
+and ``_``, and base64's padding (not a sentence's full stop, nor a path or
+a word joined by ``/`` or ``-``: ``AKIA.../prod-bucket``)."""
 
 
 def _occurrences(line: str, value: str) -> Iterator[int]:

@@ -62,6 +62,13 @@ def test_redaction_names_each_kind_in_place():
     assert [f.line for f in find_secrets(text)] == [1, 2]
 
 
+def test_a_redaction_stops_at_the_token_s_end():
+    aws, token = s.aws_key(), s.github_token()
+    assert redact_secrets(f"{aws}/prod-bucket and {token}-or-older") == (
+        "[REDACTED:aws-access-key]/prod-bucket and [REDACTED:github-token]-or-older"
+    )
+
+
 def test_a_long_key_is_redacted_to_its_end():
     # The pattern matches a Stripe key's first 24 characters: a real one of
     # over 100 kept 75 of them after the mark.
@@ -93,6 +100,11 @@ def test_a_long_key_is_redacted_to_its_end():
         "integrity: sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+"
         "DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
         "Send Authorization: Bearer <token> with each request.",
+        "Authorization: Bearer YOUR_ACCESS_TOKEN_HERE",
+        "Authorization: Token xxxxxxxxxxxxxxxxxxxxxxxx",
+        "export VAULT_TOKEN=hvs.example_token_here_placeholder",
+        "NPM_TOKEN=npm_" + "X" * 36,
+        "REDIS_URL=redis://:your_password@localhost:6379",
     ],
 )
 def test_ordinary_text_holds_no_secret(text):
