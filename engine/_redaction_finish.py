@@ -261,51 +261,57 @@ def replaced_message(message: bytes, needles: tuple[bytes, ...]) -> bytes | None
 
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]', re.DOTALL)
 """A JSON string (quotes and escapes included), or a structural character."""
-_FIXED_FIELDS = frozenset(
+_TEXT_FIELDS = frozenset(
     [
-        b"version",
-        b"id",
-        b"kind",
-        b"created_at",
-        b"type",
-        b"status",
-        b"branch",
-        b"blob",
-        b"source",
-        b"target",
-        b"memory",
-        b"declined",
+        b"title",
+        b"body",
+        b"tags",
+        b"reason",
+        b"note",
+        b"file",
+        b"section",
+        b"agent",
+        b"reviewer",
+        b"where",
+        b"description",
     ]
 )
-"""Fields that name, date or classify what a file is about, at any depth:
-never text (a memory's ``source`` is an object: its fields are text)."""
+"""The fields, at any depth, whose strings are what someone wrote: a
+memory's (also as a conflict's side), a link's, a proposal's, a view's."""
 _META = b"meta"
-"""The field whose names are a writer's own (a memory's meta)."""
+"""The field whose names and values are all a writer's own (a memory's)."""
 
 
 class _Frame:
     """An object or array :func:`replaced_in_text` is inside."""
 
-    __slots__ = ("field", "holder", "is_object")
+    __slots__ = ("field", "is_object", "meta", "names")
 
-    def __init__(self, is_object: bool, holder: bytes | None, field: bytes | None):
+    def __init__(self, is_object: bool, field: bytes | None, meta: bool) -> None:
         self.is_object = is_object
-        self.holder = holder
         self.field = field
+        """An object's field being read (None while a name is awaited); an
+        array's: the field it is the value of."""
+        self.meta = meta
+        """It is a memory's meta, or inside one."""
+        self.names: set[bytes] = set()
+        """An object's field names, as written out."""
 
 
 def replaced_in_text(data: bytes, texts: Iterable[str]) -> bytes | None:
     """Returns a stored file with ``texts`` replaced where it holds text.
 
-    In a JSON file (every memory, link and proposal), only inside its
-    strings: not in a field's name (but a memory's meta's, which are its
-    writer's own), nor in the fields that name, date or classify it
-    (:data:`_FIXED_FIELDS`): ``redact --text "body"``, ``"fact"`` or
-    ``"section"`` must not unmake the store's files. Any other file, as
-    bytes.
+    In a JSON file (every memory, link, proposal, view, conflict), only in
+    the strings someone wrote: the fields of :data:`_TEXT_FIELDS` at any
+    depth, and a memory's meta, names and values; never a field's name or
+    a field that names, dates or classifies what the file is about
+    (``id``, ``kind``, ``path``, ``fields``, ...): ``redact --text "body"``,
+    ``"fact"`` or ``"section"`` must not unmake the store's files. Any
+    other file, as bytes.
 
     Raises:
-        InvalidInputError: the result would not read as JSON.
+        InvalidInputError: the result would not read as JSON, or would make
+            two meta names one.
     """
     try:
         msgspec.json.decode(data)
@@ -314,9 +320,6 @@ def replaced_in_text(data: bytes, texts: Iterable[str]) -> bytes | None:
     escaped = tuple(n for t in texts if (n := msgspec.json.encode(t)[1:-1]))
     out: list[bytes] = []
     at = 0
-    # Per open object or array: whether it is an object, the field it is
-    # the value of, and the field its values belong to (an object's: the
-    # name just read, None while one is awaited; an array's: its own).
     frames: list[_Frame] = []
     for found in _TOKEN.finditer(data):
         token = found.group()
@@ -324,27 +327,32 @@ def replaced_in_text(data: bytes, texts: Iterable[str]) -> bytes | None:
         at = found.end()
         if token[:1] != b'"':
             if token in (b"{", b"["):
-                holder = frames[-1].field if frames else None
+                parent = frames[-1] if frames else None
+                holder = parent.field if parent else None
+                meta = parent is not None and (parent.meta or holder == _META)
                 is_object = token == b"{"
-                frames.append(_Frame(is_object, holder, None if is_object else holder))
+                frames.append(_Frame(is_object, None if is_object else holder, meta))
             elif token in (b"}", b"]"):
                 frames.pop()
             elif token == b"," and frames and frames[-1].is_object:
                 frames[-1].field = None  # a name comes next
             out.append(token)
             continue
-        inner = token[1:-1]
         frame = frames[-1] if frames else None
-        if frame is not None and frame.is_object and frame.field is None:
-            frame.field = inner  # a field's name
-            if frame.holder != _META:
-                out.append(token)
-                continue
-        elif frame is not None and frame.field in _FIXED_FIELDS:
-            out.append(token)
-            continue
-        for needle in escaped:
-            inner = inner.replace(needle, REDACTED.encode())
+        name = frame is not None and frame.is_object and frame.field is None
+        text = frame is not None and (frame.meta or frame.field in _TEXT_FIELDS)
+        inner = token[1:-1]
+        if (name and frame is not None and frame.meta) or (not name and text):
+            for needle in escaped:
+                inner = inner.replace(needle, REDACTED.encode())
+        if name and frame is not None:
+            frame.field = token[1:-1]
+            if frame.meta and inner in frame.names:
+                raise InvalidInputError(
+                    "Redacting that text would make two of a memory's meta names one.",
+                    hint="Redact the whole secret, not a part two names share.",
+                )
+            frame.names.add(inner)
         out.append(b'"' + inner + b'"')
     out.append(data[at:])
     new = b"".join(out)

@@ -169,6 +169,43 @@ def test_redact_text_leaves_nested_field_names(disk_store, intent, text):
     assert "We deploy on Fridays" in shown.body
 
 
+def test_redact_text_reaches_every_meta_value_and_leaves_conflicts_whole(
+    disk_store, intent
+):
+    # A meta value under a name such as "source" or "id" was left; and a
+    # stored conflict's field list, path and branch names were redacted.
+    from ctx.engine import create_branch, list_conflicts, merge
+
+    [mid] = remember(
+        disk_store,
+        Draft(text="the queue", meta={"source": "pw Hunter2pw", "id": "Hunter2pw"}),
+        intent,
+    ).ids
+    create_branch(disk_store, "side")
+    edit(disk_store, mid, intent, body="the queue is Postgres, body text")
+    edit(disk_store, mid, intent, body="the queue is Redis, body text", branch="side")
+    assert merge(disk_store, "side", intent).conflicts
+    redact_text(disk_store, "Hunter2pw")
+    assert "Hunter2pw" not in all_objects_text(disk_store)
+    redact_text(disk_store, "body")
+    [conflict] = list_conflicts(disk_store, "main")
+    assert conflict.fields == ("body",)
+    assert conflict.theirs is not None
+    assert conflict.theirs.body == "the queue is Redis, [REDACTED] text"
+    assert git(disk_store, "fsck", "--no-dangling").strip() == ""
+
+
+def test_redact_text_refuses_to_make_two_meta_names_one(disk_store, intent):
+    remember(
+        disk_store, Draft(text="n", meta={"k_AAAA": "one", "k_BBBB": "two"}), intent
+    )
+    redact_text(disk_store, "AAAA")
+    before = git(disk_store, "rev-parse", "main")
+    with pytest.raises(InvalidInputError, match="two of a memory's meta names one"):
+        redact_text(disk_store, "BBBB")
+    assert git(disk_store, "rev-parse", "main") == before
+
+
 def test_redact_text_takes_an_id_shaped_secret_out_of_a_memory(disk_store, intent):
     # A secret that is 40 hex digits (an old GitHub token's shape) was left
     # wherever it filled a string, as if it were a commit's id.
