@@ -141,7 +141,10 @@ class SecretScreen:
         findings += in_session
         if not findings:
             return pending
-        if mode == "refuse":
+        # A path is not redacted: a session's folder named after its id.
+        said = [v for v, _ in values] + ([session] if in_session and session else [])
+        in_path = any(v in path for v in said for path in pending.changes)
+        if mode == "refuse" or in_path:
             raise SecretFoundError(tuple(findings))
         return PendingWrite(
             summary=_redacted_text(summary),
@@ -240,11 +243,11 @@ def _memory_fields(memory: Memory, old: Memory | None) -> Iterator[_Field]:
         "tags", "\n".join(memory.tags), "\n".join(old.tags) if old else None
     )
     # The names of its meta fields are stored as they are given, too.
-    yield from field(
-        "meta", "\n".join(memory.meta), "\n".join(old.meta) if old else None
-    )
-    for key, value in memory.meta.items():
-        yield from field(f"meta.{key}", value, old.meta.get(key) if old else None)
+    for n, (key, value) in enumerate(memory.meta.items(), start=1):
+        name, held = _meta_labels(n, key)
+        if old is None or key not in old.meta:
+            yield from field(name, key, None)
+        yield from field(held, value, old.meta.get(key) if old else None)
     if memory.source is not None:
         was = old.source if old else None
         yield from field("source", memory.source.file, was.file if was else None)
@@ -323,12 +326,29 @@ def _redacted_text(text: str) -> str:
     return _redacted(text, find_secrets(text))
 
 
+def _meta_labels(n: int, key: str) -> tuple[str, str]:
+    """Returns how a finding names a memory's meta field ``n``.
+
+    Its name, and its value: by number where the name may be the secret.
+    """
+    from ctx.hub.secrets import could_hold_secret
+
+    value = f"meta value {n}" if could_hold_secret(key) else f"meta.{key}"
+    return f"meta name {n}", value
+
+
 def _redacted_memory(memory: Memory, redacted: dict[str, str]) -> Memory:
-    names = redacted["meta"].split("\n") if "meta" in redacted else list(memory.meta)
-    meta = {
-        name: redacted.get(f"meta.{key}", value)
-        for name, (key, value) in zip(names, memory.meta.items(), strict=True)
-    }
+    meta: dict[str, str] = {}
+    for n, (key, value) in enumerate(memory.meta.items(), start=1):
+        name, held = _meta_labels(n, key)
+        new_key = redacted.get(name, key)
+        if new_key in meta:
+            raise InvalidInputError(
+                "Two of the memory's meta names would be one once their "
+                "secrets are redacted.",
+                hint="Take the secrets out of the meta names.",
+            )
+        meta[new_key] = redacted.get(held, value)
     source = memory.source
     if source is not None:
         source = msgspec.structs.replace(

@@ -168,7 +168,7 @@ def test_the_session_trailer_and_meta_names_are_scanned(ws):
         ws,
         lambda: engine.remember(ws.store(write=True), named, WHO),
         "github-token",
-        "the new memory's meta, line 1",
+        "the new memory's meta name 1, line 1",
     )
     (ws.path / "config.toml").write_text('[secrets]\nmode = "redact"\n')
     store = ws.store(write=True)
@@ -177,6 +177,17 @@ def test_the_session_trailer_and_meta_names_are_scanned(ws):
     made = store.commit(store.branch_tip("main"))
     assert made.intent is not None
     assert made.intent.session == "redacted"
+    # A name over two lines, or two names one once redacted: no traceback.
+    odd = Draft(text="Odd names", meta={"line1\nline2": "x", f"k {token}": "y"})
+    [oid] = engine.remember(store, odd, WHO).ids
+    assert engine.show(store, oid).memory.meta["line1\nline2"] == "x"
+    other = s.github_token()
+    twice = Draft(text="Plain two", meta={f"a {token}": "1", f"a {other}": "2"})
+    with pytest.raises(engine.InvalidInputError, match="would be one"):
+        engine.remember(store, twice, WHO)
+    # A session's summary is filed under its id: not redacted, refused.
+    with pytest.raises(SecretFoundError):
+        engine.summarize_session(store, f"sess-{token}", WHO, summary="Went fine")
 
 
 def test_a_merge_commits_agent_is_scanned_too(ws):
