@@ -124,6 +124,9 @@ class _State(msgspec.Struct, frozen=True, kw_only=True):
         pid: The syncing process (a file another run left names another).
         started: The branches' tips when it started (None: not yet).
         written: The branches written since, as last noted.
+        pushed: The tips its pushes sent, by branch (a branch written and
+            pushed is not pushed again by the next run: the remote may have
+            deleted it since).
     """
 
     remote: str
@@ -132,6 +135,7 @@ class _State(msgspec.Struct, frozen=True, kw_only=True):
     error: str | None = None
     started: dict[str, CommitId] | None = None
     written: frozenset[str] = frozenset()
+    pushed: dict[str, CommitId] = msgspec.field(default_factory=dict)
 
 
 def shared_health(
@@ -253,6 +257,7 @@ class Replica:
         self._store: Store | None = None
         self._started: dict[str, CommitId] | None = None  # tips at the start
         self._written: set[str] = set()
+        self._pushed: dict[str, CommitId] = {}
         self._state = threading.Lock()  # guards the fields below, and _written
         self._last_sync: datetime | None = None
         self._error: str | None = None
@@ -333,6 +338,7 @@ class Replica:
                 error=self._error,
                 started=self._started,
                 written=frozenset(self._written),
+                pushed=dict(self._pushed),
             )
 
     def _share(self, *, durable: bool = False) -> None:
@@ -392,7 +398,14 @@ class Replica:
             return set()
         if before.remote != self.remote:
             return set()
-        return set(before.written) | _moved(store, before.started)
+        with self._state:
+            self._pushed.update(before.pushed)
+        mine = set(store.branches())
+        return {
+            b
+            for b in set(before.written) | _moved(store, before.started)
+            if b in mine and store.branch_tip(b) != before.pushed.get(b)
+        }
 
     def _round(self, store: Store) -> None:
         self._fetch_and_merge(store)
@@ -400,6 +413,7 @@ class Replica:
             branches = self._to_push(store)
             if not branches:
                 return
+            tips = {b: store.branch_tip(b) for b in branches}
             try:
                 push(store, self.remote, branches, access=self.access)
             except (ConflictError, RemoteError):
@@ -410,6 +424,8 @@ class Replica:
                     raise
                 self._fetch_and_merge(store)
             else:
+                with self._state:
+                    self._pushed.update(tips)
                 return
 
     def _fetch_and_merge(self, store: Store) -> None:

@@ -277,3 +277,30 @@ def test_a_round_that_fails_unexpectedly_is_reported_and_the_next_runs(
         replica.stop()
     assert any("RuntimeError: disk on fire" in n for n in team.notices)
     assert replica.health().error is None  # the round after it succeeded
+
+
+def test_a_branch_pushed_then_deleted_on_the_remote_is_not_brought_back(team):
+    ws, first = team.replica("a")
+    first.begin()
+    store = ws.store(write=True)
+    create_branch(store, "feat")
+    remember(store, Draft(text="Written on feat"), ALICE, branch="feat")
+    assert first.sync()
+    assert team.tip(team.remote, "feat") == store.branch_tip("feat")
+    first.stop()
+    subprocess.run(
+        ["/usr/bin/git", "--git-dir", str(team.remote), "branch", "-D", "feat"],
+        check=True,
+        capture_output=True,
+    )
+    again = Replica(ws, "origin", 60.0, access=Access(), notice=team.notices.append)
+    team.opened.append((ws, again))
+    again.begin()
+    assert again.sync()
+    listed = subprocess.run(
+        ["/usr/bin/git", "--git-dir", str(team.remote), "branch"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "feat" not in listed
