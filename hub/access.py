@@ -79,6 +79,37 @@ class Caller:
     branch: str | None = None
     command_line: bool = False
 
+    def signed_by(self, default: str | None, named: str | None = None) -> str | None:
+        """Returns who this caller's write (or read, as logged) is signed by.
+
+        Without a key: the agent the request names, else ``default`` (the
+        workspace's agent), else the caller's (a client's name). With a
+        key, the key says who may sign (:meth:`Scope.may_sign`): a name the
+        request gives that the key may not sign as is refused; a client's
+        name it may not, or none, gives the key's own
+        (:meth:`Scope.agent_name`), never the server's login.
+
+        Raises:
+            ReadOnlyStoreError: the request names an agent the key may not
+                sign as.
+        """
+        from ctx.engine import ReadOnlyStoreError
+
+        scope = self.scope
+        if scope is None:
+            return named or default or self.agent
+        if named is not None:
+            if not scope.may_sign(named):
+                raise ReadOnlyStoreError(
+                    f"This key may not sign writes as {named!r}.",
+                    hint="Name no agent (the key's own name signs), or one whose "
+                    "agent/<name> branch the key may write.",
+                )
+            return named
+        if self.agent is not None and scope.may_sign(self.agent):
+            return self.agent
+        return scope.agent_name()
+
     def target(self, store: Store, branch: str | None) -> str:
         """Returns the branch a call works on: the one named, else the default."""
         return branch or self.branch or store.head_branch()

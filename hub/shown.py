@@ -177,7 +177,7 @@ def note_composed(
         branch=branch if branch in store.branches() else None,
         commit=resolve_revision(store, rev),
         session=caller.session or ws.session,
-        agent=ws.agent or caller.agent,
+        agent=caller.signed_by(ws.agent),
     )
 
 

@@ -173,31 +173,14 @@ def write_intent(ws: Workspace, caller: Caller, req: Write, intent: str) -> Inte
 def signer(ws: Workspace, caller: Caller, named: str | None = None) -> str | None:
     """Returns who a write is signed by (None: the workspace's default).
 
-    Without a key: the agent the request names, else the workspace's
-    (``CTX_AGENT``, the config), else the caller's (a client's name). With
-    a key, the key says who may sign (:meth:`~ctx.hub.access.Scope.may_sign`):
-    a name the request gives that the key may not sign as is refused; a
-    client's name it may not, or none, gives the key's own
-    (:meth:`~ctx.hub.access.Scope.agent_name`), never the server's login.
+    :meth:`~ctx.hub.access.Caller.signed_by`, the workspace's agent
+    (``CTX_AGENT``, the config) the default.
 
     Raises:
         ReadOnlyStoreError: the request names an agent the key may not
             sign as.
     """
-    scope = caller.scope
-    if scope is None:
-        return named or ws.agent or caller.agent
-    if named is not None:
-        if not scope.may_sign(named):
-            raise engine.ReadOnlyStoreError(
-                f"This key may not sign writes as {named!r}.",
-                hint="Name no agent (the key's own name signs), or one whose "
-                "agent/<name> branch the key may write.",
-            )
-        return named
-    if caller.agent is not None and scope.may_sign(caller.agent):
-        return caller.agent
-    return scope.agent_name()
+    return caller.signed_by(ws.agent, named)
 
 
 def own_branch(

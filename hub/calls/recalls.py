@@ -143,10 +143,13 @@ def recall(ws: Workspace, caller: Caller, req: RecallRequest) -> RecallResult:
         now=now,
         include_superseded=req.include_superseded,
         explain=req.explain,
-        agent=ws.agent or caller.agent,
+        agent=caller.signed_by(ws.agent),
     )
     note_recall(
-        ws, result, session=caller.session or ws.session, agent=ws.agent or caller.agent
+        ws,
+        result,
+        session=caller.session or ws.session,
+        agent=caller.signed_by(ws.agent),
     )
     return result
 
