@@ -298,6 +298,20 @@ class _Frame:
         """An object's field names, as written out."""
 
 
+_NAMESPACE = re.compile(r"[^\W_][\w.\-]*:")
+
+
+def _still_a_tag(tag: bytes) -> bytes:
+    """Returns a redacted tag in the ``namespace:value`` form tags keep.
+
+    ``proj:SECRET`` redacted whole is ``redacted:[REDACTED]``, not a tag
+    no edit of its memory would take again.
+    """
+    if _NAMESPACE.match(tag.decode("utf-8", "replace")):
+        return tag
+    return b"redacted:" + tag
+
+
 def replaced_in_text(data: bytes, texts: Iterable[str]) -> bytes | None:
     """Returns a stored file with ``texts`` replaced where it holds text.
 
@@ -345,6 +359,14 @@ def replaced_in_text(data: bytes, texts: Iterable[str]) -> bytes | None:
         if (name and frame is not None and frame.meta) or (not name and text):
             for needle in escaped:
                 inner = inner.replace(needle, REDACTED.encode())
+            if frame is not None and frame.field == b"tags" and inner != token[1:-1]:
+                inner = _still_a_tag(inner)
+                if inner in frame.names:
+                    raise InvalidInputError(
+                        "Redacting that text would make two of a memory's tags one.",
+                        hint="Redact the whole secret, not a part two tags share.",
+                    )
+                frame.names.add(inner)
         if name and frame is not None:
             frame.field = token[1:-1]
             if frame.meta and inner in frame.names:

@@ -143,7 +143,10 @@ class SecretScreen:
             return pending
         # A path is not redacted: a session's folder named after its id.
         said = [v for v, _ in values] + ([session] if in_session and session else [])
-        in_path = any(v in path for v in said for path in pending.changes)
+        # As a path may hold it: a section's file name is its heading
+        # lower-cased, "_" made "-".
+        paths = [_bare(path) for path in pending.changes]
+        in_path = any(_bare(v) in path for v in said for path in paths)
         if mode == "refuse" or in_path:
             raise SecretFoundError(tuple(findings))
         return PendingWrite(
@@ -324,6 +327,11 @@ def _redacted_text(text: str) -> str:
     from ctx.hub.secrets import find_secrets
 
     return _redacted(text, find_secrets(text))
+
+
+def _bare(text: str) -> str:
+    """Returns ``text``'s letters and digits, lower-cased, as paths hold names."""
+    return "".join(c for c in text.casefold() if c.isalnum())
 
 
 def _meta_labels(n: int, key: str) -> tuple[str, str]:

@@ -423,24 +423,26 @@ _PLAIN_FORMS = frozenset(
     ["authorization-header", "npm-token", "vault-token", "password-in-url"]
 )
 """Kinds whose pattern is a prefix and any characters: docs' examples fit it."""
-_EXAMPLE_WORD = re.compile(
-    r"(?i)(?:your|example|placeholder|here|changeme|dummy|sample|redacted|"
-    r"token|secret|password|passwd)"
+_EXAMPLE = re.compile(
+    r"(?i)(?:(?:your|my|the|an?|example|placeholder|here|changeme|change|me|"
+    r"dummy|sample|redacted|token|secret|password|passwd|api|access|auth|key|"
+    r"value|bearer|insert|put)[_.\-]?)+"
 )
+"""A placeholder made of nothing but such words: YOUR_ACCESS_TOKEN_HERE."""
 
 
 def _is_example(value: str) -> bool:
     """Returns whether a token is a documentation's example, not a secret.
 
-    Words such as "your", "example", "here", "token" in it
-    (``YOUR_ACCESS_TOKEN_HERE``, ``hvs.example_token_here``), or one
-    character repeated (``npm_XXXX...``, ``xxxx``).
+    Made of nothing but words such as "your", "example", "token", "here"
+    (``YOUR_ACCESS_TOKEN_HERE``, ``hvs.example_token_here``), or of one
+    character repeated (``npm_XXXX...``, ``xxxx``). A word of them inside
+    other letters (``Secretly-Blue-Canary-42``, ``MySecretPass``) is not.
     """
     body = value[4:] if value[:4] in ("npm_", "hvs.", "hvb.", "hvr.") else value
     if len(set(body.lower()) - set("_-.")) <= 2:
         return True
-    few_digits = sum(c.isdigit() for c in value) < 3
-    return few_digits and _EXAMPLE_WORD.search(value) is not None
+    return _EXAMPLE.fullmatch(body) is not None
 
 
 def _is_path(value: str) -> bool:
@@ -551,7 +553,8 @@ def _scan_line(
                 continue  # a content hash said to be one: sha256:..., commit=...
             # A pattern may match a token's head only (a Stripe key's first
             # 24 characters of 100): the secret runs to the token's end.
-            end = _TOKEN_TAIL.match(line, at + len(value))
+            tail = _DASHED_TAIL if kind in _DASHED else _TOKEN_TAIL
+            end = tail.match(line, at + len(value))
             assert end is not None  # it matches the empty string
             yield FoundSecret(
                 kind=kind, line=number, start=offset + at, end=offset + end.end()
@@ -567,6 +570,12 @@ _DIGEST_BEFORE = re.compile(
 """A word that says the string after it is a hash of some content (a
 digest, a commit id, a lockfile's integrity): not a secret."""
 
+_DASHED = frozenset(
+    ["discord-token", "gitlab-token", "google-api-key", "openai-key", "vault-token"]
+)
+"""Kinds whose tokens hold ``-`` (a Discord token's signature): their tail
+runs through it."""
+_DASHED_TAIL = re.compile(r"[A-Za-z0-9_\-]*=*")
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_]*=*")
 """What may follow a detector's match in one token: a key's letters, digits
 and ``_``, and base64's padding (not a sentence's full stop, nor a path or

@@ -195,6 +195,16 @@ def test_redact_text_reaches_every_meta_value_and_leaves_conflicts_whole(
     assert git(disk_store, "fsck", "--no-dangling").strip() == ""
 
 
+def test_a_tag_redacted_whole_stays_a_tag(disk_store, intent):
+    # "proj:SEKRETzz" became "[REDACTED]", which no edit took again.
+    [mid] = remember(
+        disk_store, Draft(text="n", tags=("proj:SEKRETzz", "area:ops")), intent
+    ).ids
+    redact_text(disk_store, "proj:SEKRETzz")
+    assert show(disk_store, mid).memory.tags == ("area:ops", "redacted:[REDACTED]")
+    edit(disk_store, mid, intent, body="edited after the redaction")
+
+
 def test_redact_text_refuses_to_make_two_meta_names_one(disk_store, intent):
     remember(
         disk_store, Draft(text="n", meta={"k_AAAA": "one", "k_BBBB": "two"}), intent

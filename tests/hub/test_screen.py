@@ -188,6 +188,10 @@ def test_the_session_trailer_and_meta_names_are_scanned(ws):
     # A session's summary is filed under its id: not redacted, refused.
     with pytest.raises(SecretFoundError):
         engine.summarize_session(store, f"sess-{token}", WHO, summary="Went fine")
+    # So is a section whose file name is its heading, lower-cased.
+    doc = f"# Deploy with {token}\nRun it.\n"
+    with pytest.raises(SecretFoundError):
+        engine.prime(store, doc, "guide", WHO, file_name="f.md")
 
 
 def test_a_merge_commits_agent_is_scanned_too(ws):

@@ -62,6 +62,27 @@ def test_redaction_names_each_kind_in_place():
     assert [f.line for f in find_secrets(text)] == [1, 2]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Words a placeholder is made of, inside a real password or token.
+        "postgres://u:Secretly-Blue-Canary-42@db.prod.internal/app",
+        "https://deploy:MySecretPass@git.internal.corp/repo.git",
+        "redis://:Rainbow-Sample-Horse@cache.prod:6379",
+        "Authorization: Bearer yourMomTokenQzXcVbNmAsDfGhJkLpOiUy",
+    ],
+)
+def test_a_secret_holding_a_placeholder_s_word_is_still_found(text):
+    assert find_secrets(text)
+
+
+def test_a_dashed_token_is_redacted_through_its_dashes():
+    token = "MTA4NjQ5NzE0NjQ5MzQ5NTQyNA.GxYz12.aB3dE5gH7jK9mN1pQ3sT5vX7zA9abc-dE_fGhI2"
+    assert redact_secrets(f"bot token {token} ok") == (
+        "bot token [REDACTED:discord-token] ok"
+    )
+
+
 def test_a_redaction_stops_at_the_token_s_end():
     aws, token = s.aws_key(), s.github_token()
     assert redact_secrets(f"{aws}/prod-bucket and {token}-or-older") == (
