@@ -216,6 +216,20 @@ class Report:
         self.targets.append(Target(f"{self.current[:2]} {name}", goal, measured, ok))
 
 
+def isolated_env(home: Path) -> dict[str, str]:
+    """Returns this process's environment with ``home`` as HOME and every XDG
+    folder under it, no ``CTX_`` setting, and no hub started by a command."""
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith("CTX_")},
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "CTX_HUB_AUTOSTART": "0",
+    }
+
+
 def cpu_name() -> str:
     """Returns the CPU's model name (every benchmark's machine table shows it)."""
     try:

@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 
-from _bench_common import machine_lines
+from _bench_common import isolated_env, machine_lines
 from bench_backlog import ctx as timed_ctx
 from bench_recall import drafts
 
@@ -163,15 +163,7 @@ def main() -> int:
     try:
         home = root / "home"
         home.mkdir()
-        base = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("CTX_")},
-            "HOME": str(home),
-            "XDG_DATA_HOME": str(home / "data"),
-            "XDG_CACHE_HOME": str(home / "cache"),
-            "XDG_STATE_HOME": str(home / "state"),
-            "XDG_CONFIG_HOME": str(home / "config"),
-            "CTX_HUB_AUTOSTART": "0",
-        }
+        base = isolated_env(home)
         progress(f"making {STORES} stores of {args.size} memories ({args.embedder})")
         stores = make_stores(root, args.size, args.embedder, base)
         loads.append(os.getloadavg()[0])

@@ -37,6 +37,7 @@ from _bench_common import (
     ahead_on_path,
     ctx_revision,
     frozen_copy,
+    isolated_env,
     machine_lines,
     progress,
 )
@@ -153,16 +154,7 @@ def main() -> None:
     started = datetime.now(UTC)
     loads = [os.getloadavg()[0]]
     work = Path(tempfile.mkdtemp(prefix="ctx-serve-mixed-"))
-    home = work / "home"
-    env = {
-        **os.environ,
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        "XDG_DATA_HOME": str(home / ".local/share"),
-        "XDG_STATE_HOME": str(home / ".local/state"),
-        "CTX_HUB_AUTOSTART": "0",
-    }
+    env = isolated_env(work / "home")
     sides = {ctx_revision(): env}
     if args.against:
         src, commit = frozen_copy(args.against)
