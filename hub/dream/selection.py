@@ -3,7 +3,8 @@
 A store of routine notes must not flood the review. :func:`select` makes a
 cycle's candidates into the proposals it writes, in this order:
 
-1. Duplicates become one proposal per copy to hide (:func:`one_per_copy`).
+1. Duplicates become one proposal per copy to hide (:func:`one_per_copy`);
+   a copy one hides gets no other proposal.
    Tier changes become *one* proposal listing every memory
    (:func:`group_tiers`), which a reviewer accepts or rejects memory by
    memory (``ctx dream accept ID --memory M``); a memory whose tier change
@@ -154,8 +155,22 @@ def select(
         and (c.tags[0].memory, c.tags[0].tag) not in held
         and not (c.tags[0].tag == _ARCHIVE and c.tags[0].memory in named)
     ]
-    ranked = [c for c in candidates if c.kind not in ("tier", "duplicate")]
-    ranked += one_per_copy([c for c in candidates if c.kind == "duplicate"], known)
+    copies = one_per_copy([c for c in candidates if c.kind == "duplicate"], known)
+    # A copy a duplicate proposal hides gets no other proposal: a note kept
+    # four times was contradicted four times.
+    hidden = {
+        link.target
+        for p in (*copies, *known)
+        if p.kind == "duplicate" and p.status in ("proposed", "accepted")
+        for link in p.links
+    }
+    ranked = [
+        c
+        for c in candidates
+        if c.kind not in ("tier", "duplicate")
+        and not hidden.intersection(e.id for e in c.memories)
+    ]
+    ranked += copies
     grouped = group_tiers(tiers, branch, now)
     if grouped is not None:
         ranked.append(grouped)

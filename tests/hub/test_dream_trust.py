@@ -303,6 +303,28 @@ def test_copies_of_one_note_are_one_proposal_per_copy_not_per_pair(ws):
     assert again.proposed == {}
 
 
+def test_a_copy_to_be_hidden_gets_no_other_proposal(ws):
+    # A note kept three times, and one that contradicts it: one
+    # contradiction (with the copy kept), not one per copy.
+    copies = [
+        remember(ws, text, days_ago=1 + n / 100)
+        for n, text in enumerate(
+            [
+                "The deploy job is green on main",
+                "the deploy job is green on main.",
+                "The deploy job is green on main!",
+            ]
+        )
+    ]
+    remember(ws, "The deploy job is not green on main", days_ago=1.05)
+    dream.run(ws, budget=50)
+    hidden = {link.target for p in proposals(ws, "duplicate") for link in p.links}
+    assert len(hidden) == 2
+    [contradiction] = proposals(ws, "contradiction")
+    [kept] = set(copies) - hidden
+    assert kept in {e.id for e in contradiction.memories}
+
+
 def test_a_pair_waiting_one_way_is_not_proposed_the_other_way():
     # B -> A waits; A gained a title, so a cycle found A -> B (the titled copy
     # is kept): accepting both would hide both copies.
