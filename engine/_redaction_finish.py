@@ -325,7 +325,7 @@ def replaced_in_text(data: bytes, texts: Iterable[str]) -> bytes | None:
 
     Raises:
         InvalidInputError: the result would not read as JSON, or would make
-            two meta names one.
+            two meta names, or two tags, one.
     """
     try:
         msgspec.json.decode(data)
@@ -361,12 +361,13 @@ def replaced_in_text(data: bytes, texts: Iterable[str]) -> bytes | None:
                 inner = inner.replace(needle, REDACTED.encode())
             if frame is not None and frame.field == b"tags" and inner != token[1:-1]:
                 inner = _still_a_tag(inner)
-                if inner in frame.names:
-                    raise InvalidInputError(
-                        "Redacting that text would make two of a memory's tags one.",
-                        hint="Redact the whole secret, not a part two tags share.",
-                    )
-                frame.names.add(inner)
+        if frame is not None and not frame.is_object and frame.field == b"tags":
+            if inner in frame.names:
+                raise InvalidInputError(
+                    "Redacting that text would make two of a memory's tags one.",
+                    hint="Redact the whole secret, not a part two tags share.",
+                )
+            frame.names.add(inner)
         if name and frame is not None:
             frame.field = token[1:-1]
             if frame.meta and inner in frame.names:

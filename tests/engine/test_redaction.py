@@ -203,6 +203,10 @@ def test_a_tag_redacted_whole_stays_a_tag(disk_store, intent):
     redact_text(disk_store, "proj:SEKRETzz")
     assert show(disk_store, mid).memory.tags == ("area:ops", "redacted:[REDACTED]")
     edit(disk_store, mid, intent, body="edited after the redaction")
+    # Nor do two tags become one, the one already redacted among them.
+    remember(disk_store, Draft(text="m", tags=("k:[REDACTED]", "k:QQQQzz")), intent)
+    with pytest.raises(InvalidInputError, match="two of a memory's tags one"):
+        redact_text(disk_store, "QQQQzz")
 
 
 def test_redact_text_refuses_to_make_two_meta_names_one(disk_store, intent):
