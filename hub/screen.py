@@ -109,7 +109,9 @@ class SecretScreen:
         """Returns ``pending`` as it is to be written, or raises.
 
         Raises:
-            SecretFoundError: in ``refuse`` mode, the new text holds a secret.
+            SecretFoundError: in ``refuse`` mode, the new text holds a
+                secret; in ``redact`` mode, a path it writes holds one (a
+                path is not redacted: a session's folder, a section's file).
         """
         mode = self._mode()
         if mode == "allow":
@@ -141,10 +143,9 @@ class SecretScreen:
         findings += in_session
         if not findings:
             return pending
-        # A path is not redacted: a session's folder named after its id.
+        # Compared as a path may hold it: a section's file name is its
+        # heading lower-cased, "_" made "-".
         said = [v for v, _ in values] + ([session] if in_session and session else [])
-        # As a path may hold it: a section's file name is its heading
-        # lower-cased, "_" made "-".
         paths = [_bare(path) for path in pending.changes]
         in_path = any(_bare(v) in path for v in said for path in paths)
         if mode == "refuse" or in_path:
