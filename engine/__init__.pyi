@@ -523,6 +523,9 @@ from .model import (
 from .model import (
     headline as headline,
 )
+from .model import (
+    is_agent_name as is_agent_name,
+)
 from .neighbourhood import (
     GraphEdge as GraphEdge,
 )

@@ -45,6 +45,7 @@ __all__ = [
     "encode",
     "encode_struct",
     "headline",
+    "is_agent_name",
 ]
 
 KINDS = (
@@ -183,7 +184,7 @@ class Intent(msgspec.Struct, frozen=True, kw_only=True):
     session: str | None = None
 
     def __post_init__(self) -> None:
-        if not _NAME_RE.match(self.agent):
+        if not is_agent_name(self.agent):
             raise InvalidInputError(
                 f"Agent name {self.agent!r} is not allowed.",
                 hint="Use letters, digits and _.@+- (at most 64 characters).",
@@ -304,6 +305,14 @@ def check_tier_tags(tags: Iterable[str]) -> None:
             )
     if len(tiers) > 1:
         raise InvalidInputError("A memory belongs to one tier at a time.")
+
+
+def is_agent_name(name: str) -> bool:
+    """Returns whether ``name`` may sign a write (an :class:`Intent`'s agent).
+
+    Letters, digits and ``_.@+-``, at most 64 characters.
+    """
+    return _NAME_RE.match(name) is not None
 
 
 def check_tag(tag: str) -> str:

@@ -55,6 +55,7 @@ from ctx.engine import (
     NotFoundError,
     ReadOnlyStoreError,
     StoreError,
+    is_agent_name,
 )
 from ctx.hub.state import PRIVATE_FOLDER, private_folder, write_atomically
 from ctx.hub.workspace import Workspace
@@ -86,10 +87,6 @@ _PATTERN_HINT = "A pattern is a branch name with * and ? (`main`, `agent/*`, `*`
 
 class AuthError(CtxError):
     """A request's key is missing, malformed, unknown or revoked (HTTP 401)."""
-
-
-_AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
-"""An agent's name, as a commit's intent takes it."""
 
 
 class ApiKey(msgspec.Struct, frozen=True, kw_only=True):
@@ -127,7 +124,7 @@ class ApiKey(msgspec.Struct, frozen=True, kw_only=True):
         Its label, where that is an agent's name (letters, digits and
         ``_.@+-``), else ``key-<id>``: never the server's own login.
         """
-        return self.label if _AGENT_NAME.match(self.label) else f"key-{self.id}"
+        return self.label if is_agent_name(self.label) else f"key-{self.id}"
 
     def may_sign(self, agent: str) -> bool:
         """Returns whether its writes may be signed by ``agent``.

@@ -42,7 +42,6 @@ __all__ = [
     "own_branch",
     "reading",
     "reads",
-    "signer",
     "write_intent",
     "writing",
 ]
@@ -158,29 +157,16 @@ def converted(arguments: object, request: type[R], call: str) -> R:
 def write_intent(ws: Workspace, caller: Caller, req: Write, intent: str) -> Intent:
     """Returns the intent of a write: the request's, else the call's own ``intent``.
 
-    The agent is :func:`signer`'s; the session is the caller's, else the
-    workspace's.
+    The agent is :meth:`~ctx.hub.access.Caller.signed_by`'s (the workspace's
+    agent the default); the session is the caller's, else the workspace's.
     """
     return ws.intent(
         req.intent or intent,
-        agent=signer(ws, caller, req.agent),
+        agent=caller.signed_by(ws.agent, req.agent),
         confidence=req.confidence,
         reason=req.reason,
         session=caller.session,
     )
-
-
-def signer(ws: Workspace, caller: Caller, named: str | None = None) -> str | None:
-    """Returns who a write is signed by (None: the workspace's default).
-
-    :meth:`~ctx.hub.access.Caller.signed_by`, the workspace's agent
-    (``CTX_AGENT``, the config) the default.
-
-    Raises:
-        ReadOnlyStoreError: the request names an agent the key may not
-            sign as.
-    """
-    return caller.signed_by(ws.agent, named)
 
 
 def own_branch(
@@ -198,7 +184,7 @@ def own_branch(
     if branch is not None or caller.branch is not None or caller.command_line:
         return None
     if agent is None:  # a read: the agent the caller's writes are signed by
-        agent = ws.intent("read", agent=signer(ws, caller)).agent
+        agent = ws.intent("read", agent=caller.signed_by(ws.agent)).agent
     return ws.own_branch(agent)
 
 

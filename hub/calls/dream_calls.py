@@ -27,7 +27,7 @@ from ctx.engine import (
 )
 from ctx.hub import dream
 from ctx.hub.access import Caller
-from ctx.hub.calls.base import Id, one_of, signer
+from ctx.hub.calls.base import Id, one_of
 from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
 from ctx.hub.workspace import Workspace
 
@@ -197,7 +197,9 @@ def _decide(
 ) -> ReviewResult:
     with ws.lock:
         store, name = _review(ws, caller, branch)
-        who = ws.intent("review", agent=signer(ws, caller), session=caller.session)
+        who = ws.intent(
+            "review", agent=caller.signed_by(ws.agent), session=caller.session
+        )
         return review_proposals(
             store, name, ids, status, who, note=note, memories=memories
         )
@@ -235,7 +237,7 @@ def dream_merge(
         return dream.merge(
             ws,
             branch=name,
-            agent=signer(ws, caller),
+            agent=caller.signed_by(ws.agent),
             session=caller.session,
             yes=req.yes,
         )

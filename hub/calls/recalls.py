@@ -133,6 +133,7 @@ def recall(ws: Workspace, caller: Caller, req: RecallRequest) -> RecallResult:
         at = moment_or_revision(req.at, now or ws.clock(), store.branches)  # as recall
         if isinstance(at, str):
             at = caller.read_revision(store, at)
+    agent = caller.signed_by(ws.agent)
     result = hub_recall(
         ws,
         req.query,
@@ -143,14 +144,9 @@ def recall(ws: Workspace, caller: Caller, req: RecallRequest) -> RecallResult:
         now=now,
         include_superseded=req.include_superseded,
         explain=req.explain,
-        agent=caller.signed_by(ws.agent),
+        agent=agent,
     )
-    note_recall(
-        ws,
-        result,
-        session=caller.session or ws.session,
-        agent=caller.signed_by(ws.agent),
-    )
+    note_recall(ws, result, session=caller.session or ws.session, agent=agent)
     return result
 
 
