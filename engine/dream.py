@@ -613,12 +613,14 @@ def review_proposals(
     )
 
 
-def undone_merges(store: Store, branch: str) -> tuple[str, ...]:
-    """Returns the merged proposals whose effects ``branch`` no longer holds.
+def undone_merges(
+    store: Store, branch: str, proposals: Iterable[Proposal]
+) -> tuple[str, ...]:
+    """Returns the merged ones of ``proposals`` whose effects ``branch`` lacks.
 
     An undo took their merge back: each may be accepted and merged again.
     """
-    merged = list_proposals(store, branch, status="merged")
+    merged = [p for p in proposals if p.status == "merged"]
     if not merged:
         return ()
     snap = store.snapshot(store.branch_tip(branch))

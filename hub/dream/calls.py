@@ -221,10 +221,12 @@ def review(
     name = _branch(ws, branch)
     store = ws.store()
     catalog = live_catalog(store, store.branch_tip(name))
-    undone = set(undone_merges(store, name))
     shown = list_proposals(store, name, status=status)
-    if status == "proposed" and undone:
-        shown += [p for p in list_proposals(store, name) if p.id in undone]
+    undone: set[str] = set()
+    if status == "proposed":
+        merged = list_proposals(store, name, status="merged")
+        undone = set(undone_merges(store, name, merged))
+        shown += [p for p in merged if p.id in undone]
     out = []
     for proposal in sorted(shown, key=rank):
         back = proposal.id in undone

@@ -22,7 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from ctx.engine import MemoryId, Proposal, TagChange, make_proposal, plural
+from ctx.engine import (
+    LinkChange,
+    MemoryId,
+    Proposal,
+    TagChange,
+    make_proposal,
+    plural,
+)
 
 __all__ = [
     "MAX_PROPOSALS",
@@ -90,6 +97,20 @@ def group_tiers(
     )
 
 
+_OPEN = ("proposed", "accepted")
+"""The statuses of a proposal that may still be merged."""
+
+
+def _duplicate_links(proposals: Iterable[Proposal]) -> list[LinkChange]:
+    """Returns the links of the duplicate proposals that may still be merged."""
+    return [
+        link
+        for p in proposals
+        if p.kind == "duplicate" and p.status in _OPEN
+        for link in p.links
+    ]
+
+
 def one_per_copy(
     duplicates: Sequence[Proposal], known: Iterable[Proposal]
 ) -> list[Proposal]:
@@ -99,12 +120,7 @@ def one_per_copy(
     by the one kept (the copy no other pair hides), not the 28 pairs; a copy
     a waiting proposal already hides gets none.
     """
-    pending = [
-        link
-        for p in known
-        if p.kind == "duplicate" and p.status in ("proposed", "accepted")
-        for link in p.links
-    ]
+    pending = _duplicate_links(known)
     waiting = {link.target for link in pending}
     paired = {frozenset((link.source, link.target)) for link in pending}
     hidden = {c.links[0].target for c in duplicates} | waiting
@@ -145,7 +161,7 @@ def select(
     named = {
         e.id
         for p in (*candidates, *known)
-        if p.kind != "tier" and p.status in ("proposed", "accepted")
+        if p.kind != "tier" and p.status in _OPEN
         for e in p.memories
     }
     tiers = [
@@ -158,12 +174,7 @@ def select(
     copies = one_per_copy([c for c in candidates if c.kind == "duplicate"], known)
     # A copy a duplicate proposal hides gets no other proposal: a note kept
     # four times was contradicted four times.
-    hidden = {
-        link.target
-        for p in (*copies, *known)
-        if p.kind == "duplicate" and p.status in ("proposed", "accepted")
-        for link in p.links
-    }
+    hidden = {link.target for link in _duplicate_links([*copies, *known])}
     ranked = [
         c
         for c in candidates
