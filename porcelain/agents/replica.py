@@ -149,16 +149,37 @@ def shared_health(
     """
 
     def health() -> ReplicaHealth:
-        path = ws.path / PRIVATE_FOLDER / STATE_FILE
-        try:
-            state = msgspec.json.decode(path.read_bytes(), type=_State)
-        except (OSError, msgspec.DecodeError):
-            state = _State(remote=remote)
-        if (state.remote, state.pid) != (remote, syncing):
+        state = _read_state(ws)
+        if state is None or (state.remote, state.pid) != (remote, syncing):
             state = _State(remote=remote)
         return _health(ws, remote, every, state)
 
     return health
+
+
+def _read_state(ws: Workspace) -> _State | None:
+    """Returns what :data:`STATE_FILE` holds, or None (none, or unreadable)."""
+    try:
+        return msgspec.json.decode(
+            (ws.path / PRIVATE_FOLDER / STATE_FILE).read_bytes(), type=_State
+        )
+    except (OSError, msgspec.DecodeError):
+        return None
+
+
+def _carried(store: Store, before: _State) -> set[str]:
+    """Returns the branches an earlier run of a replica had to push.
+
+    Those it had noted as written, and those made or moved since it
+    started (a write it acknowledged just before it stopped, or was
+    killed, while the remote was away), but for those whose tip it pushed.
+    """
+    mine = set(store.branches())
+    return {
+        b
+        for b in set(before.written) | _moved(store, before.started)
+        if b in mine and store.branch_tip(b) != before.pushed.get(b)
+    }
 
 
 def _health(ws: Workspace, remote: str, every: float, state: _State) -> ReplicaHealth:
@@ -377,35 +398,14 @@ class Replica:
             self.ws.path, clock=self.ws.clock, screen=SecretScreen(self.ws.secrets_mode)
         )
         self._store = store
-        carried = self._carried(store)
-        with self._state:
-            self._written |= carried
+        before = _read_state(self.ws)
+        if before is not None and before.remote == self.remote:
+            with self._state:
+                self._written |= _carried(store, before)
+                self._pushed.update(before.pushed)
         self._started = {b: store.branch_tip(b) for b in store.branches()}
         self._share(durable=True)
         return store
-
-    def _carried(self, store: Store) -> set[str]:
-        """Returns the branches an earlier run of this replica had to push.
-
-        Those it had noted as written, and those made or moved since it
-        started: a write it acknowledged just before it stopped (or was
-        killed), while the remote was away, is pushed by this run.
-        """
-        path = self.ws.path / PRIVATE_FOLDER / STATE_FILE
-        try:
-            before = msgspec.json.decode(path.read_bytes(), type=_State)
-        except (OSError, msgspec.DecodeError):
-            return set()
-        if before.remote != self.remote:
-            return set()
-        with self._state:
-            self._pushed.update(before.pushed)
-        mine = set(store.branches())
-        return {
-            b
-            for b in set(before.written) | _moved(store, before.started)
-            if b in mine and store.branch_tip(b) != before.pushed.get(b)
-        }
 
     def _round(self, store: Store) -> None:
         self._fetch_and_merge(store)
