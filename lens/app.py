@@ -20,6 +20,7 @@ from ctx.lens.screens.base import LensScreen, error_text
 from ctx.lens.screens.help import HelpScreen
 from ctx.lens.screens.history import HistoryScreen
 from ctx.lens.source import Source
+from ctx.lens.widgets.keys import mode_keys
 
 if TYPE_CHECKING:
     from ctx.lens.screens.graph import GraphScreen
@@ -48,11 +49,7 @@ class LensApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "mode('history')", "History"),
-        Binding("2", "mode('memories')", "Memories"),
-        Binding("3", "mode('graph')", "Graph"),
-        Binding("4", "mode('recall')", "Recall"),
-        Binding("5", "mode('review')", "Review"),
+        *mode_keys(),
         Binding("question_mark", "help", "Help"),
         Binding("ctrl+r", "reload", "Refresh", show=False),
         Binding("q", "quit", "Quit"),

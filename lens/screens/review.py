@@ -57,7 +57,7 @@ from ctx.lens.screens.dream import (
     reviewed_text,
 )
 from ctx.lens.source import REVIEW_INTENT
-from ctx.lens.widgets.keys import KeyFooter
+from ctx.lens.widgets.keys import KeyFooter, mode_keys
 
 __all__ = ["Confirm", "ReviewScreen", "ReviewState", "read_review"]
 
@@ -178,12 +178,7 @@ class ReviewScreen(LensScreen):
         # The screens' keys, working but not in the footer here: with this
         # screen's own, they pushed ? Help and q Quit off an 80-column one
         # (? lists them).
-        *(
-            Binding(str(n), f"app.mode('{mode}')", mode.title(), show=False)
-            for n, mode in enumerate(
-                ("history", "memories", "graph", "recall", "review"), start=1
-            )
-        ),
+        *mode_keys(on="app.", show=False),
     ]
 
     DEFAULT_CSS = """

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+from textual.binding import Binding
 from textual.widgets import Footer
 
-__all__ = ["KeyFooter"]
+__all__ = ["MODES", "KeyFooter", "mode_keys"]
+
+MODES = ("history", "memories", "graph", "recall", "review")
+"""The lens's screens, on the keys 1 to 5."""
+
+
+def mode_keys(*, on: str = "", show: bool = True) -> list[Binding]:
+    """Returns the keys 1 to 5, each showing one of :data:`MODES`.
+
+    ``on``: where the action is (``app.`` from a screen's own bindings).
+    """
+    return [
+        Binding(str(n), f"{on}mode('{mode}')", mode.title(), show=show)
+        for n, mode in enumerate(MODES, start=1)
+    ]
+
 
 Shown = tuple[tuple[str, str, str, bool, str], ...]
 
