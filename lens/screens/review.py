@@ -352,15 +352,21 @@ class ReviewScreen(LensScreen):
 
         request = calls.MergeRequest(source=source, into=base, **self.source.signed())
 
+        self._ask(
+            f"Merge {source} into {base}?",
+            lambda: self.load(
+                lambda: self.source.call(calls.merge, request), merged, group="write"
+            ),
+        )
+
+    def _ask(self, question: str, then: Callable[[], None]) -> None:
+        """Asks ``question``, and does ``then`` on yes."""
+
         def answered(yes: bool | None) -> None:
             if yes:
-                self.load(
-                    lambda: self.source.call(calls.merge, request),
-                    merged,
-                    group="write",
-                )
+                then()
 
-        self.app.push_screen(Confirm(f"Merge {source} into {base}?"), answered)
+        self.app.push_screen(Confirm(question), answered)
 
     def action_resolve(self, take: str) -> None:
         """Settles the highlighted conflict: ours, theirs or both."""
@@ -380,17 +386,14 @@ class ReviewScreen(LensScreen):
             id=conflict.id, take=take, branch=base, **self.source.signed()
         )
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.load(
-                    lambda: self.source.call(calls.resolve, request),
-                    resolved,
-                    group="write",
-                )
-
         said = {"ours": "take ours", "theirs": "take theirs", "both": "keep both"}
-        self.app.push_screen(
-            Confirm(f"Resolve {conflict.id} on {base}: {said[take]}?"), answered
+        self._ask(
+            f"Resolve {conflict.id} on {base}: {said[take]}?",
+            lambda: self.load(
+                lambda: self.source.call(calls.resolve, request),
+                resolved,
+                group="write",
+            ),
         )
 
     def _dream(
@@ -451,12 +454,10 @@ class ReviewScreen(LensScreen):
             self.notify(f"No {noun}.")
             return
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._dream(call, done, **kwargs)
-
-        asked = question.format(plural(count, noun))
-        self.app.push_screen(Confirm(asked), answered)
+        self._ask(
+            question.format(plural(count, noun)),
+            lambda: self._dream(call, done, **kwargs),
+        )
 
     def action_accept_all(self) -> None:
         """Accepts every waiting proposal, once confirmed."""
