@@ -549,19 +549,26 @@ def near_a_tag(
         return False
     for index in indexes:
         schema = index.schema
+        searcher = index.current_searcher()
+        near = []
         # A value's beginning, not a whole tag's ("spe" begins the term
         # "speaker:caroline", not a value): a word is letters only, so the
-        # pattern needs no escaping.
-        begun = tantivy.Query.regex_query(schema, "tag_values", word + "[^:]*")
-        near = [begun]
+        # pattern needs no escaping. Its automaton costs half a millisecond
+        # to build (the class is Unicode's), a prefix query next to nothing:
+        # most words begin no term at all.
+        prefix = tantivy.Query.phrase_prefix_query(schema, "tag_values", [word])
+        if index.run(searcher, prefix, 1, 0):
+            near.append(tantivy.Query.regex_query(schema, "tag_values", word + "[^:]*"))
         if misspelt:
             near.append(
                 tantivy.Query.fuzzy_term_query(
                     schema, "tag_values", word, distance=most
                 )
             )
+        if not near:
+            continue
         query = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in near])
-        if index.run(index.current_searcher(), query, 1, 0):
+        if index.run(searcher, query, 1, 0):
             return True
     return False
 
