@@ -101,6 +101,9 @@ from .code_remotes import (
     add_code_remote as add_code_remote,
 )
 from .code_remotes import (
+    check_code_store as check_code_store,
+)
+from .code_remotes import (
     clone_from_code as clone_from_code,
 )
 from .code_remotes import (

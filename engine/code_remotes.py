@@ -26,13 +26,14 @@ from dulwich.repo import Repo
 from ctx.engine._fetch_plan import CODE_NAMESPACE
 from ctx.engine._reaching import NO_ACCESS, Access
 from ctx.engine.cloning import CloneResult, clone
-from ctx.engine.errors import RemoteNotFoundError
+from ctx.engine.errors import InvalidInputError, RemoteNotFoundError
 from ctx.engine.remotes import RemoteInfo, add_remote, check_url
 from ctx.engine.store import Clock, Store
-from ctx.engine.work_trees import code_work_tree
+from ctx.engine.work_trees import code_work_tree, main_work_tree
 
 __all__ = [
     "add_code_remote",
+    "check_code_store",
     "clone_from_code",
     "code_remote_url",
     "code_remotes",
@@ -128,13 +129,45 @@ def add_code_remote(
         start: A folder in the code's work tree.
         url: Another address to use, under the same namespace.
 
+    The store must be the code's own: its folder in the code's work tree
+    (that of ``start``, or the main work tree of a linked one). Any other
+    (the user store every folder without a ``.ctx/`` shares, or one
+    ``CTX_DIR`` names) holds memory of other projects, which the next push
+    would publish to the team's repository.
+
     Raises:
         RemoteNotFoundError: no code remote of that name (``url`` not given).
-        InvalidInputError: a name or address that is not valid.
+        InvalidInputError: a name or address that is not valid, or a store
+            that is not the code's own.
         ConflictError: a remote of that name exists.
     """
     address = check_url(url) if url is not None else code_remote_url(start, name)
+    check_code_store(store.path, start)
     return add_remote(store, name, address, namespace=CODE_NAMESPACE)
+
+
+def check_code_store(path: Path | None, start: Path) -> None:
+    """Refuses a store at ``path`` that is not the code's own (:func:`add_code_remote`).
+
+    The code's own lies in the work tree of ``start``, or in the main work
+    tree of a linked one.
+
+    Raises:
+        InvalidInputError: it lies elsewhere, or in memory.
+    """
+    tops = [top for top in (code_work_tree(start), main_work_tree(start)) if top]
+    where = path.absolute() if path is not None else None
+    if where is not None and any(
+        where.resolve().is_relative_to(top.resolve()) for top in tops
+    ):
+        return
+    code = f"the code at {tops[0]}" if tops else str(start.absolute())
+    raise InvalidInputError(
+        f"The store at {where or '(in memory)'} is not the own store of {code}: "
+        "its memory would be pushed to the code's remote.",
+        hint="`ctx init` at the top of the code's work tree makes the code's "
+        "store; run this there.",
+    )
 
 
 def clone_from_code(

@@ -341,7 +341,9 @@ def clone(
     elif state.explicit:
         path = Path(state.explicit)
     elif from_code:
-        path = (engine.code_work_tree(Path(folder)) or Path(folder)) / ".ctx"
+        # A linked worktree's store is the main work tree's, as it is found.
+        top = engine.main_work_tree(Path(folder)) or engine.code_work_tree(Path(folder))
+        path = (top or Path(folder)) / ".ctx"
     else:
         path = Path(folder) / ".ctx"
     if from_code:

@@ -75,8 +75,9 @@ def init(
       ctx init --with-code
     """
     path = Path(state.explicit) if state.explicit else Path(folder) / ".ctx"
-    if with_code:
-        engine.code_remote_url(Path(folder))  # no code remote: nothing is made
+    if with_code:  # no code remote, or not the code's store: nothing is made
+        engine.code_remote_url(Path(folder))
+        engine.check_code_store(path, Path(folder))
     result = engine.init_store(path.absolute(), clock=now, branch=branch)
     write_config(path)
     if follow_code:

@@ -153,16 +153,48 @@ def test_clone_from_code_with_no_memory_there(hosting):
 
 
 def test_a_linked_worktree_finds_the_code_remote(hosting, tmp_path, monkeypatch):
-    _bare, code = hosting
+    bare, code = hosting
     ctx("init", "--with-code")
     ctx("remember", "Feature flags live in flags.toml.")
     ctx("push")
+    # A second checkout of the code, with no store yet, and a worktree of it.
+    second = tmp_path / "second"
+    git("clone", "-q", str(bare), str(second), cwd=tmp_path)
     linked = tmp_path / "linked"
-    git("worktree", "add", "-q", "-b", "feature", str(linked), cwd=code)
+    git("worktree", "add", "-q", "-b", "feature", str(linked), cwd=second)
     assert (linked / ".git").is_file()  # a worktree's .git names its gitdir
     monkeypatch.chdir(linked)
-    ctx("clone", "--from-code")
+    out = ctx("clone", "--from-code")
+    # The store is the main work tree's, which every worktree of it finds.
+    assert f"into {second / '.ctx'} " in out
+    assert not (linked / ".ctx").exists()
     assert "flags.toml" in ctx("ls")
+    err = ctx("clone", "--from-code", code=5)
+    assert err.startswith("Error: A store already exists")
+    assert not (linked / ".ctx").exists()
+
+
+def test_with_code_refuses_a_store_that_is_not_the_codes(
+    hosting, tmp_path, monkeypatch
+):
+    # The user store (no .ctx/ in the checkout) holds every project's memory:
+    # on the code's remote, `ctx push` would publish it to the team.
+    bare, code = hosting
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    ctx("remember", "My private note: salary talks with ACME.")
+    monkeypatch.chdir(code)
+    err = ctx("remote", "add", "origin", "--with-code", code=4)
+    assert err.startswith("Error: The store at ")
+    assert "is not the own store of the code at" in err
+    assert ctx("remote", "ls").startswith("No remotes")  # nothing added
+    assert set(heads(bare)) == {"refs/heads/main"}
+    # Nor one --store names outside the code: not even made.
+    outside = tmp_path / "outside"
+    err = ctx("--store", str(outside), "init", "--with-code", code=4)
+    assert "is not the own store of the code at" in err
+    assert not outside.exists()
 
 
 def test_a_checkout_as_the_code_remote_is_reached_through_its_git_folder(
