@@ -156,10 +156,27 @@ def create_memory_branch(store: Store, name: str, source: str) -> None:
 
 
 def _checked_out(repo: Repo) -> str | None:
+    """Returns the code branch being worked on, or ``None`` at a detached HEAD.
+
+    A rebase detaches HEAD while it replays a branch's commits, and a bisect
+    while it tries commits of one: the branch is still the one worked on (as
+    ``git status`` says, from the same files), and what is learnt then
+    belongs to it, not to the store's default branch.
+    """
     target = repo.refs.get_symrefs().get(Ref(b"HEAD"))
-    if target is None or not target.startswith(_HEADS):
-        return None  # detached
-    return bytes(target[len(_HEADS) :]).decode("utf-8", "surrogateescape")
+    if target is not None and target.startswith(_HEADS):
+        return bytes(target[len(_HEADS) :]).decode("utf-8", "surrogateescape")
+    own = Path(repo.controldir())  # a linked worktree's own, not the common one
+    for marker in ("rebase-merge/head-name", "rebase-apply/head-name", "BISECT_START"):
+        try:
+            named = (own / marker).read_bytes().strip()
+        except OSError:
+            continue
+        if marker == "BISECT_START":  # a branch's short name, or a commit id
+            named = _HEADS + named
+        if named.startswith(_HEADS) and Ref(named) in repo.refs:
+            return bytes(named[len(_HEADS) :]).decode("utf-8", "surrogateescape")
+    return None
 
 
 def is_dream_branch(name: str) -> bool:

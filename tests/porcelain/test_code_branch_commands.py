@@ -154,6 +154,27 @@ def test_detached_head_works_on_the_stores_head(following, code):
     assert texts(following, "main") == ["Written while detached"]
 
 
+def test_a_rebase_or_a_bisect_works_on_the_branch_it_works_through(following, code):
+    """HEAD is detached meanwhile; git status names the branch, and so does ctx."""
+    following("remember", "From main")
+    git(code, "checkout", "-q", "-b", "feature/rb")
+    commit(code, "r1")
+    commit(code, "r2")
+    editor = "sed -i 's/^pick \\(.*\\) r2$/edit \\1 r2/'"
+    git(code, "-c", f"sequence.editor={editor}", "rebase", "-q", "-i", "HEAD~2")
+    assert git(code, "branch", "--show-current") == ""  # detached
+    following("remember", "Written during the rebase")
+    git(code, "rebase", "--continue")
+    assert texts(following, "feature/rb") == ["From main", "Written during the rebase"]
+    assert texts(following, "main") == ["From main"]
+    git(code, "bisect", "start", "HEAD", "HEAD~2")
+    assert git(code, "branch", "--show-current") == ""
+    following("remember", "Written while bisecting")
+    git(code, "bisect", "reset")
+    assert "Written while bisecting" in texts(following, "feature/rb")
+    assert texts(following, "main") == ["From main"]
+
+
 def test_switch_says_that_the_code_branch_still_rules(following, code):
     following("remember", "From main")
     following("branch", "agent/x")
