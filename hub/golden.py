@@ -7,11 +7,11 @@ buries, loses or rewrites what the team relies on fails in CI like code
 does. The file is TOML (docs/remotes.md, "Memory has tests")::
 
     k = 5                    # hits looked at per question (default 5)
-    branch = "main"          # optional; ctx test --branch wins
+    branch = "main"          # optional; ctx test --branch wins, CTX_BRANCH not
 
     [[question]]
     ask = "Which database do we use?"
-    ids = ["01JF3K8ZQ4"]     # each among the first k hits (an id or its start)
+    ids = ["M0M9EYH"]        # each among the first k hits (as ctx show takes it)
     words = ["postgres"]     # each in the title or body of one of them
     k = 3                    # this question's own k
 
@@ -19,6 +19,15 @@ A question passes when every id it names is among its first ``k`` hits and
 every word it names is in one of them (case and accents as written are
 compared case-insensitively). The questions run as ``ctx search`` runs
 them: the same ranking, no pinned memories first, no token budget.
+
+An id is resolved as every command resolves one (:func:`~ctx.engine.show_memory`),
+on the branch tested, before any question runs: whole, or 6 characters or
+more from its start or its end, in any case. Matching hits by a bare prefix
+would let ``"01M8"`` pass for whichever memory made that second came first,
+a test that tests nothing; so an id that names several memories, or is no id
+at all, is an error in the file, and one that names no memory on the branch
+fails the run, whatever share must pass: a memory the file relies on is gone,
+or the file names one that never was.
 """
 
 from __future__ import annotations
@@ -29,7 +38,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ctx.engine import InvalidInputError, Outcome
+from ctx.engine import (
+    InvalidInputError,
+    MemoryNotFoundError,
+    Outcome,
+    Store,
+    resolve_revision,
+    show_memory,
+)
 
 if TYPE_CHECKING:
     from ctx.hub.workspace import Workspace
@@ -45,7 +61,6 @@ __all__ = [
 
 DEFAULT_K = 5
 _MAX_K = 100
-_MIN_ID = 4
 _QUESTION_KEYS = {"ask", "ids", "words", "k"}
 _TOP_KEYS = {"k", "branch", "question"}
 
@@ -55,8 +70,9 @@ class GoldenQuestion(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         ask: The question, as an agent would ask it.
-        ids: Memories that must be among the first ``k`` hits (ids or their
-            first characters).
+        ids: Memories that must be among the first ``k`` hits, as the file
+            writes them (whole ids, or their start or end: see
+            :func:`~ctx.engine.resolve_memory_id`).
         words: Words that must each be in one of the first ``k`` hits.
         k: How many hits count.
     """
@@ -92,6 +108,8 @@ class QuestionResult(msgspec.Struct, frozen=True, kw_only=True):
         ranks: For each id it names that was found, its rank (1 = first).
         missing_ids: The ids not among the hits.
         missing_words: The words in none of the hits.
+        absent_ids: The ids (also in ``missing_ids``) that name no memory on
+            the branch: each fails the whole run.
     """
 
     ask: str
@@ -101,6 +119,7 @@ class QuestionResult(msgspec.Struct, frozen=True, kw_only=True):
     ranks: dict[str, int]
     missing_ids: tuple[str, ...]
     missing_words: tuple[str, ...]
+    absent_ids: tuple[str, ...] = ()
 
 
 class GoldenReport(Outcome, frozen=True, kw_only=True):
@@ -113,7 +132,8 @@ class GoldenReport(Outcome, frozen=True, kw_only=True):
         passed: How many questions passed.
         total: How many there are.
         min_pass: The share of questions that must pass (0 to 1).
-        ok: ``passed / total`` reaches ``min_pass``.
+        ok: ``passed / total`` reaches ``min_pass``, and every id the file
+            names is a memory on ``branch``.
     """
 
     path: str
@@ -144,7 +164,19 @@ def load_golden(path: Path) -> GoldenSuite:
     if branch is not None and not isinstance(branch, str):
         raise _bad(path, "the file", "branch is not a string")
     raw = data.get("question", [])
-    if not isinstance(raw, list) or not raw:
+    if isinstance(raw, dict):
+        # `[question]` (one table) where `[[question]]` was meant: saying
+        # "no questions" of a file that holds one would send the user looking
+        # in the wrong place.
+        raise _bad(
+            path,
+            "the file",
+            "has one [question] table: questions are an array of tables, "
+            "each headed [[question]]",
+        )
+    if not isinstance(raw, list):
+        raise _bad(path, "the file", "question is not an array of tables, [[question]]")
+    if not raw:
         raise InvalidInputError(
             f"{path} has no questions.",
             hint='Add one: [[question]] with ask = "..." and ids or words.',
@@ -165,9 +197,6 @@ def _question(path: Path, n: int, item: Any, default_k: int) -> GoldenQuestion:
     words = _strings(path, where, "words", item.get("words", []))
     if not ids and not words:
         raise _bad(path, where, "names no ids and no words to find")
-    for memory_id in ids:
-        if len(memory_id) < _MIN_ID:
-            raise _bad(path, where, f"id {memory_id!r} is shorter than {_MIN_ID}")
     return GoldenQuestion(
         ask=ask.strip(),
         ids=ids,
@@ -224,7 +253,9 @@ def run_golden(
         min_pass: The share of questions that must pass for ``ok``.
 
     Raises:
-        InvalidInputError: ``min_pass`` is not between 0 and 1.
+        InvalidInputError: ``min_pass`` is not between 0 and 1, or an id of
+            the file is not an id, or names several memories on the branch
+            (the message names the file and the question).
         NotFoundError: the branch does not exist.
     """
     from ctx.hub.api import search
@@ -234,10 +265,18 @@ def run_golden(
             f"{min_pass:g} is not a share of questions between 0 and 1."
         )
     target = branch or suite.branch or ws.branch or ws.store().head_branch()
+    with ws.lock.reading():
+        store = ws.store()
+        tip = resolve_revision(store, target)
+        named = [
+            _resolve_ids(store, tip, suite.path, n, question)
+            for n, question in enumerate(suite.questions, 1)
+        ]
     results = []
-    for question in suite.questions:
+    for question, ids in zip(suite.questions, named, strict=True):
         found = search(ws, question.ask, limit=question.k, branch=target)
-        results.append(_judge(question, [(h.id, h.title, h.body) for h in found.hits]))
+        hits = [(h.id, h.title, h.body) for h in found.hits]
+        results.append(_judge(question, ids, hits))
     passed = sum(r.passed for r in results)
     total = len(results)
     return GoldenReport(
@@ -247,18 +286,42 @@ def run_golden(
         passed=passed,
         total=total,
         min_pass=min_pass,
-        ok=passed >= min_pass * total,
+        ok=passed >= min_pass * total and not any(r.absent_ids for r in results),
     )
 
 
+def _resolve_ids(
+    store: Store, tip: str, path: str, n: int, question: GoldenQuestion
+) -> dict[str, str | None]:
+    """Returns each id of ``question`` as written, with the memory it names.
+
+    None stands for an id that names no memory at ``tip``. An id that is not
+    one, or is ambiguous there, is an error of the file, reported with its
+    question as :func:`load_golden` reports a bad key.
+    """
+    resolved: dict[str, str | None] = {}
+    for given in question.ids:
+        try:
+            resolved[given] = show_memory(store, given, tip).memory.id
+        except MemoryNotFoundError:
+            resolved[given] = None
+        except InvalidInputError as exc:
+            raise InvalidInputError(
+                f"{path}: question {n}: {exc.message}", hint=exc.hint
+            ) from None
+    return resolved
+
+
 def _judge(
-    question: GoldenQuestion, hits: list[tuple[str, str | None, str]]
+    question: GoldenQuestion,
+    ids: dict[str, str | None],
+    hits: list[tuple[str, str | None, str]],
 ) -> QuestionResult:
     ranks: dict[str, int] = {}
-    for wanted in question.ids:
+    for given, memory_id in ids.items():
         for rank, (hit_id, _, _) in enumerate(hits, 1):
-            if hit_id.startswith(wanted):
-                ranks[wanted] = rank
+            if hit_id == memory_id:
+                ranks[given] = rank
                 break
     texts = [f"{title or ''}\n{body}".casefold() for _, title, body in hits]
     missing_words = tuple(
@@ -273,4 +336,5 @@ def _judge(
         ranks=ranks,
         missing_ids=missing_ids,
         missing_words=missing_words,
+        absent_ids=tuple(i for i in question.ids if ids[i] is None),
     )

@@ -8,7 +8,6 @@ import click
 
 from ctx.porcelain._options import (
     CtxState,
-    branch_name_option,
     echo_json,
     json_option,
     pass_state,
@@ -19,8 +18,19 @@ __all__ = ["COMMANDS"]
 
 
 @click.command(name="test")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@branch_name_option
+# No checks of click's: a folder or a missing file is a file that cannot be
+# read, which load_golden reports on one line with exit 4, as the docs say.
+@click.argument("file", type=click.Path(path_type=Path))
+# Not branch_name_option: its CTX_BRANCH default would beat the file's
+# `branch =`, which only --branch may; run_golden falls back to CTX_BRANCH
+# (the workspace's branch) after the file.
+@click.option(
+    "--branch",
+    "-b",
+    metavar="NAME",
+    help="Branch to test (a name, not a revision); default: the file's "
+    "branch, then CTX_BRANCH, then the current branch.",
+)
 @click.option(
     "--min",
     "min_pass",
@@ -63,16 +73,29 @@ def test_command(
                 ranks = ", ".join(f"{i} at {r}" for i, r in result.ranks.items())
                 echo(f"ok    {result.ask}" + (f"  ({ranks})" if ranks else ""))
                 continue
-            missing = [*result.missing_ids, *(repr(w) for w in result.missing_words)]
-            echo(
-                f"MISS  {result.ask}  (not in the first {result.k}: "
-                f"{', '.join(missing)})"
-            )
+            why = []
+            if result.absent_ids:
+                absent = ", ".join(result.absent_ids)
+                why.append(f"no such memory on {report.branch}: {absent}")
+            missing = [
+                *(i for i in result.missing_ids if i not in result.absent_ids),
+                *(repr(w) for w in result.missing_words),
+            ]
+            if missing:
+                why.append(f"not in the first {result.k}: {', '.join(missing)}")
+            echo(f"MISS  {result.ask}  ({'; '.join(why)})")
         share = report.passed / report.total
         echo(
             f"{report.passed} of {report.total} questions passed on "
             f"{report.branch} ({share:.0%}; needed {report.min_pass:.0%})."
         )
+        absent_count = sum(len(r.absent_ids) for r in report.results)
+        if absent_count:
+            names = "id names" if absent_count == 1 else "ids name"
+            echo(
+                f"{absent_count} {names} no memory on {report.branch}: "
+                "the run fails, whatever --min allows."
+            )
     if not report.ok:
         click.get_current_context().exit(1)
 
