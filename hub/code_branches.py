@@ -167,17 +167,17 @@ def _started_line(result: SyncResult) -> str | None:
     return f"ctx: {'; '.join(said)}." if said else None
 
 
-def follow_code(store_path: Path) -> None:
+def follow_code(store_path: Path) -> bool:
     """Sets ``[branches] follow_code = true`` in the store's ``config.toml``.
 
     The rest of the file is kept as it is; a file already saying so is left
-    unchanged.
+    unchanged. Returns whether the file changed (following was off).
 
     Raises:
         InvalidInputError: The file is not valid (before or after).
     """
     if load_config(store_path).branches.follow_code:
-        return
+        return False
     path = store_path / CONFIG_FILE
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     table = _TABLE_RE.search(text)
@@ -195,3 +195,4 @@ def follow_code(store_path: Path) -> None:
         text = text[: table.end()] + body + text[end:]
     path.write_text(text, encoding="utf-8")
     load_config(store_path)  # what was written is valid
+    return True

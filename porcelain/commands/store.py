@@ -80,8 +80,7 @@ def init(
         engine.check_code_store(path, Path(folder))
     result = engine.init_store(path.absolute(), clock=now, branch=branch)
     write_config(path)
-    if follow_code:
-        hub.follow_code(path)
+    followed = follow_code and hub.follow_code(path)
     added = None
     if with_code:
         state.explicit = result.path
@@ -104,6 +103,8 @@ def init(
         return
     if not result.created:
         echo(f"Store already exists at {result.path}.")
+        if followed:
+            echo("It follows the code's branches from now on (docs/branches.md).")
     else:
         echo(f"Created an empty store at {result.path} (branch {branch}).")
         echo(_NOT_COMMITTED)

@@ -218,4 +218,6 @@ def test_init_offers_the_code_remote_only_to_a_store_without_origin(hosting):
     ctx("remote", "add", "origin", "--with-code")
     again = ctx("init", "--follow-code")  # the store exists, origin is set
     assert "can carry this memory too" not in again
-    assert again.startswith(f"Store already exists at {code / '.ctx'}.")
+    assert again.startswith(f"Store already exists at {code / '.ctx'}.\n")
+    assert "It follows the code's branches from now on" in again  # it did not
+    assert "follows the code's branches" not in ctx("init", "--follow-code")
