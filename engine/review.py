@@ -4,7 +4,7 @@ An agent that works on ``agent/<name>`` (``[agents] branch_per_agent``)
 leaves its writes there; a review shows them before a merge: the
 memory-level diff ``base...branch`` (from the merge base, leaving out what
 the base did meanwhile) and the branch's commits that the base lacks.
-:func:`changed_by` names the agent behind each change of a diff, for a
+:func:`changed_by` names the agents behind each change of a diff, for a
 review summary a pull request can carry (``ctx diff A...B --format
 markdown``).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ctx.engine.branches import CREATED_FROM, resolve_revision
 from ctx.engine.diff import Diff, diff_range
-from ctx.engine.log import LogEntry, last_commits, log
+from ctx.engine.log import LogEntry, log
 from ctx.engine.model import Outcome
 from ctx.engine.reflogs import reflog
 from ctx.engine.store import Store
@@ -86,17 +86,21 @@ def _made_for(store: Store, branch: str) -> str | None:
     return source if source in names else None
 
 
-def changed_by(store: Store, result: Diff) -> dict[str, str]:
-    """Returns the agent of the last commit that changed each memory of ``result``.
+def changed_by(store: Store, result: Diff) -> dict[str, tuple[str, ...]]:
+    """Returns the agents whose commits changed each memory of ``result``.
 
-    Read from ``result.target``'s history in one walk: for ``A...B`` that is
-    the commit on B that added, edited or removed the memory. A memory the
-    target's history never touched (one only A had) is left out.
+    Each agent once, in the order of their first change: when claude rewrote
+    a body and bob then its title, a review names both, not only the last.
+    Read from the commits ``result.target`` has and ``result.base`` lacks
+    (for ``A...B``, B's commits since the merge base); a memory none of them
+    changed (in ``A B``, one only A changed) is left out.
     """
     ids = [m.id for m in (*result.added, *result.removed)]
     ids += [c.new.id for c in result.changed]
-    found = last_commits(store, ids, rev=result.target)
-    return {
-        memory_id: commit.intent.agent if commit.intent else commit.author
-        for memory_id, commit in found.items()
-    }
+    in_base = {r.commit for r in store.history.records(result.base)}
+    since = [r for r in store.history.records(result.target) if r.commit not in in_base]
+    found: dict[str, dict[str, None]] = {}
+    for rec in reversed(since):  # oldest first
+        for memory_id in store.history.changed_memories(rec, ids):
+            found.setdefault(memory_id, {})[rec.agent] = None
+    return {memory_id: tuple(agents) for memory_id, agents in found.items()}

@@ -153,7 +153,7 @@ def test_clone_from_code_with_no_memory_there(hosting):
 
 
 def test_a_linked_worktree_finds_the_code_remote(hosting, tmp_path, monkeypatch):
-    bare, code = hosting
+    bare, _code = hosting
     ctx("init", "--with-code")
     ctx("remember", "Feature flags live in flags.toml.")
     ctx("push")
