@@ -21,6 +21,7 @@ from ctx.hub.retrieval.index.spelling import (
     edits,
     held_names,
     misspelt,
+    near_a_tag,
     short_for,
     sound_alike,
     suspects,
@@ -347,6 +348,45 @@ def test_a_lower_case_word_near_a_tags_value_names_it(projection):
     assert not ranked(projection, "who fixed the bike")[0].named
     assert not ranked(projection, "what did the speaker say about the bike")[0].named
     assert not ranked(projection, "was the bank open")[0].named
+
+
+def test_a_tag_value_is_begun_past_many_deleted_tags():
+    # The terms of forgotten memories stay in the index until a merge: more
+    # than 50 of them beginning "spe" must not hide the live ``topic:spectrum``
+    # (a phrase prefix query stops after 50 terms).
+    from hashlib import sha1
+
+    from ctx.hub.retrieval.index.lexical import LexicalIndex
+    from ctx.hub.retrieval.index.schema import LexicalDoc
+
+    def blob(i: int) -> str:
+        return sha1(str(i).encode()).hexdigest()
+
+    index = LexicalIndex.in_memory()
+    dead = 60
+    with index.writer() as writer:
+        writer.add(
+            [
+                LexicalDoc(
+                    blob=blob(i),
+                    memory_id=f"m{i}",
+                    kind="fact",
+                    context="",
+                    title=None,
+                    body="x",
+                    tags=(f"speaker:a{i:03d}",) if i < dead else ("topic:spectrum",),
+                    created_at=datetime(2024, 1, 1, tzinfo=UTC),
+                )
+                for i in range(dead + 1)
+            ]
+        )
+        writer.commit()
+    with index.writer() as writer:
+        writer.delete([blob(i) for i in range(dead)])
+        writer.commit()
+    assert near_a_tag("spe", [index], misspelt=False)
+    assert near_a_tag("spectrum", [index], misspelt=False)
+    assert not near_a_tag("spa", [index], misspelt=False)
 
 
 def test_a_lower_case_question_reads_memories_for_few_held_words(projection):

@@ -555,8 +555,12 @@ def near_a_tag(
         # "speaker:caroline", not a value): a word is letters only, so the
         # pattern needs no escaping. Its automaton costs half a millisecond
         # to build (the class is Unicode's), a prefix query next to nothing:
-        # most words begin no term at all.
-        prefix = tantivy.Query.phrase_prefix_query(schema, "tag_values", [word])
+        # most words begin no term at all. The prefix is an automaton of
+        # distance 0 (a phrase prefix query stops at 50 terms, which may all
+        # be of deleted memories).
+        prefix = tantivy.Query.fuzzy_term_query(
+            schema, "tag_values", word, distance=0, prefix=True
+        )
         if index.run(searcher, prefix, 1, 0):
             near.append(tantivy.Query.regex_query(schema, "tag_values", word + "[^:]*"))
         if misspelt:
