@@ -853,3 +853,6 @@ from .work_trees import (
 from .work_trees import (
     main_work_tree as main_work_tree,
 )
+from .work_trees import (
+    project_top as project_top,
+)

@@ -29,7 +29,7 @@ from ctx.engine.cloning import CloneResult, clone
 from ctx.engine.errors import InvalidInputError, RemoteNotFoundError
 from ctx.engine.remotes import RemoteInfo, add_remote, check_url
 from ctx.engine.store import Clock, Store
-from ctx.engine.work_trees import code_work_tree, main_work_tree
+from ctx.engine.work_trees import code_work_tree, project_top
 
 __all__ = [
     "add_code_remote",
@@ -150,21 +150,36 @@ def check_code_store(path: Path | None, start: Path) -> None:
     """Refuses a store at ``path`` that is not the code's own (:func:`add_code_remote`).
 
     The code's own lies in the work tree of ``start``, or in the main work
-    tree of a linked one.
+    tree of a linked one (:func:`~ctx.engine.work_trees.project_top`: not
+    the superproject of a submodule, whose remote is another). A path is
+    judged as written and as its links resolve: a ``.ctx`` that links to
+    another disk is still the code's.
 
     Raises:
-        InvalidInputError: it lies elsewhere, or in memory.
+        InvalidInputError: it lies elsewhere, or in memory; or ``start`` is
+            in no work tree.
     """
-    tops = [top for top in (code_work_tree(start), main_work_tree(start)) if top]
-    where = path.absolute() if path is not None else None
-    if where is not None and any(
-        where.resolve().is_relative_to(top.resolve()) for top in tops
-    ):
-        return
-    code = f"the code at {tops[0]}" if tops else str(start.absolute())
+    tops = list(
+        dict.fromkeys(t for t in (code_work_tree(start), project_top(start)) if t)
+    )
+    if not tops:
+        raise InvalidInputError(
+            f"{start.absolute()} is not inside a git work tree, so there is no "
+            "code for memory to travel beside.",
+            hint="Run it in a checkout of the code; `ctx remote add NAME URL` "
+            "adds a remote of the memory's own.",
+        )
+    if path is not None:
+        where = path.absolute()
+        for top in tops:
+            if where.is_relative_to(top.absolute()) or where.resolve().is_relative_to(
+                top.resolve()
+            ):
+                return
     raise InvalidInputError(
-        f"The store at {where or '(in memory)'} is not the own store of {code}: "
-        "its memory would be pushed to the code's remote.",
+        f"The store at {path.absolute() if path else '(in memory)'} is not the "
+        f"own store of the code at {tops[0]}: its memory would be pushed to the "
+        "code's remote.",
         hint="`ctx init` at the top of the code's work tree makes the code's "
         "store; run this there.",
     )

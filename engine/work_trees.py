@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import closing
 from pathlib import Path
 
-__all__ = ["code_work_tree", "main_work_tree"]
+__all__ = ["code_work_tree", "main_work_tree", "project_top"]
 
 
 def code_work_tree(start: Path) -> Path | None:
@@ -40,6 +40,22 @@ def main_work_tree(start: Path) -> Path | None:
             return common.parent if common.parent != top.resolve() else None
         top = code_work_tree(top.parent)
     return None
+
+
+def project_top(start: Path) -> Path | None:
+    """Returns the top of the checkout whose project ``start`` belongs to.
+
+    A linked worktree's is its main work tree's (one project, several
+    checkouts); any other work tree's, a submodule's too, is its own (a
+    submodule's code has a remote of its own). ``None`` outside any.
+    """
+    top = code_work_tree(start)
+    if top is None or not (top / ".git").is_file():
+        return top
+    common = _common_folder(top)
+    if common is not None and common.name == ".git" and common.parent != top.resolve():
+        return common.parent
+    return top
 
 
 def _common_folder(top: Path) -> Path | None:

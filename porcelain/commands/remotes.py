@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ctx import engine
+from ctx import engine, hub
 from ctx.engine import Intent, plural
 from ctx.porcelain._options import (
     CtxState,
@@ -78,7 +78,7 @@ def remote_add(
       ctx remote add origin --with-code
     """
     if with_code:
-        result = engine.add_code_remote(state.store(write=True), name, Path.cwd(), url)
+        result = hub.add_code_remote(state.workspace(), name, Path.cwd(), url)
     elif url is None:
         raise click.UsageError("Give the remote's URL, or --with-code.")
     else:
@@ -341,9 +341,7 @@ def clone(
     elif state.explicit:
         path = Path(state.explicit)
     elif from_code:
-        # A linked worktree's store is the main work tree's, as it is found.
-        top = engine.main_work_tree(Path(folder)) or engine.code_work_tree(Path(folder))
-        path = (top or Path(folder)) / ".ctx"
+        path = hub.code_store_path(Path(folder))
     else:
         path = Path(folder) / ".ctx"
     if from_code:

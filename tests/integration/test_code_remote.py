@@ -186,10 +186,26 @@ def test_with_code_refuses_a_store_that_is_not_the_codes(
     ctx("remember", "My private note: salary talks with ACME.")
     monkeypatch.chdir(code)
     err = ctx("remote", "add", "origin", "--with-code", code=4)
-    assert err.startswith("Error: The store at ")
-    assert "is not the own store of the code at" in err
+    assert err.startswith("Error: The user store ")
     assert ctx("remote", "ls").startswith("No remotes")  # nothing added
     assert set(heads(bare)) == {"refs/heads/main"}
+    # Nor the user store when it lies in a work tree ($HOME a dotfiles
+    # checkout): it is refused for what it is, before anything is made.
+    home = Path(os.environ["XDG_DATA_HOME"])
+    git("init", "-q", cwd=home.parent)
+    git("remote", "add", "origin", str(bare), cwd=home.parent)
+    inside = home.parent / "notes"
+    inside.mkdir()
+    monkeypatch.chdir(inside)
+    err = ctx("remote", "add", "origin", "--with-code", code=4)
+    assert err.startswith("Error: The user store ")
+    assert "holds the memory of every folder without a .ctx/" in err
+    # Outside any work tree, there is no code to travel beside.
+    monkeypatch.chdir(elsewhere)
+    ctx("init")
+    err = ctx("remote", "add", "o", str(bare), "--with-code", code=4)
+    assert err.startswith(f"Error: {elsewhere} is not inside a git work tree")
+    monkeypatch.chdir(code)
     # Nor one --store names outside the code: not even made.
     outside = tmp_path / "outside"
     err = ctx("--store", str(outside), "init", "--with-code", code=4)
@@ -221,3 +237,38 @@ def test_init_offers_the_code_remote_only_to_a_store_without_origin(hosting):
     assert again.startswith(f"Store already exists at {code / '.ctx'}.\n")
     assert "It follows the code's branches from now on" in again  # it did not
     assert "follows the code's branches" not in ctx("init", "--follow-code")
+
+
+def test_a_refused_with_code_makes_no_user_store(hosting):
+    _bare, _code = hosting
+    user = Path(os.environ["XDG_DATA_HOME"]) / "ctx"
+    ctx("remote", "add", "origin", "--with-code", code=4)
+    assert not user.exists()
+
+
+def test_a_store_linked_from_another_disk_is_still_the_codes(hosting, tmp_path):
+    bare, code = hosting
+    ctx("init")
+    moved = tmp_path / "other-disk" / "store"
+    moved.parent.mkdir()
+    (code / ".ctx").rename(moved)
+    (code / ".ctx").symlink_to(moved)
+    out = ctx("remote", "add", "origin", "--with-code")
+    assert out == f"Added remote origin at {bare} (branches under ctx/).\n"
+
+
+def test_clone_from_code_where_a_worktree_has_its_own_store(
+    hosting, tmp_path, monkeypatch
+):
+    # The store a command finds there is the one a clone would make: it
+    # says so rather than filling another that nothing there reads.
+    _bare, code = hosting
+    ctx("init", "--with-code")
+    ctx("remember", "Feature flags live in flags.toml.")
+    ctx("push")
+    linked = tmp_path / "linked"
+    git("worktree", "add", "-q", "-b", "feature", str(linked), cwd=code)
+    monkeypatch.chdir(linked)
+    ctx("init")
+    err = ctx("clone", "--from-code", code=5)
+    assert f"{linked / '.ctx'}" in err
