@@ -3,7 +3,8 @@
 A store that follows the code (``[branches] follow_code``) works, when a
 call names no branch, on the memory branch named as the code's current
 branch: the one checked out in the git work tree the command runs in (a
-linked worktree has its own). Detached HEAD, or no work tree at all: the
+linked worktree has its own; during a rebase or a bisect, the branch it
+works through). Detached HEAD otherwise, or no work tree at all: the
 store's own HEAD branch, as without following.
 
 A code branch without a memory branch yet reads the memory of its nearest
@@ -53,7 +54,8 @@ _HEADS = b"refs/heads/"
 def code_branch(start: Path) -> str | None:
     """Returns the branch checked out in the git work tree around ``start``.
 
-    ``None`` outside a work tree and at a detached HEAD.
+    ``None`` outside a work tree and at a detached HEAD (but for a rebase's
+    or a bisect's: :func:`_checked_out`).
     """
     repo = code_repository(start)
     if repo is None:
@@ -72,8 +74,9 @@ def followed_branch(
     its nearest code ancestor that has one (else ``default``), and a write
     gets the new branch, created there first (unless not ``create``: its
     name alone, for a caller that makes it when it first moves it). Outside
-    a work tree, at a detached HEAD, or for a code branch name a memory
-    branch cannot take: ``default``. A writer records the code commit the
+    a work tree, at a detached HEAD (but for a rebase's or a bisect's, whose
+    branch it is), or for a code branch name a memory branch cannot take:
+    ``default``. A writer records the code commit the
     branch is at, for ``ctx sync`` to judge whether it is merged once the
     code branch is gone (:mod:`ctx.engine._code_record`).
 
@@ -109,7 +112,8 @@ def code_memory_branch(start: Path, default: str) -> str:
     """Returns the name of the code's current branch's memory branch, made or not.
 
     That is the branch checked out around ``start``, where a memory branch
-    can be named so; else (a detached HEAD, no work tree, a name such as
+    can be named so; else (a detached HEAD but for a rebase's or a
+    bisect's, no work tree, a name such as
     ``dream/...``) ``default``. Unlike :func:`followed_branch`, whether it
     holds memory yet makes no difference: a name for what belongs to that
     code branch (an agent's branch for it), the same to a reader and a writer.

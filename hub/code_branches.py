@@ -111,7 +111,8 @@ def sync_at_start(
     ``ctx sync --into`` the code's current branch, in at most ``seconds``
     (the store's lock waited for included). What is not begun by then is
     left for ``ctx sync``. A store that does not follow the code, a
-    detached HEAD or no work tree: nothing is done. The merges are made by
+    detached HEAD (but for a rebase's or a bisect's, which work on their
+    branch) or no work tree: nothing is done. The merges are made by
     ``agent`` (default: the workspace's) in ``session``.
 
     Returns:
