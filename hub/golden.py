@@ -197,6 +197,11 @@ def _question(path: Path, n: int, item: Any, default_k: int) -> GoldenQuestion:
     words = _strings(path, where, "words", item.get("words", []))
     if not ids and not words:
         raise _bad(path, where, "names no ids and no words to find")
+    seen: set[str] = set()
+    for given in ids:  # counted twice, one lost memory would fail twice
+        if given.casefold() in seen:
+            raise _bad(path, where, f"names the id {given!r} twice")
+        seen.add(given.casefold())
     return GoldenQuestion(
         ask=ask.strip(),
         ids=ids,
@@ -264,10 +269,17 @@ def run_golden(
         raise InvalidInputError(
             f"{min_pass:g} is not a share of questions between 0 and 1."
         )
-    target = branch or suite.branch or ws.branch or ws.store().head_branch()
+    named_branch = branch if branch is not None else suite.branch
+    target = named_branch or ws.branch or ws.store().head_branch()
     with ws.lock.reading():
         store = ws.store()
-        tip = resolve_revision(store, target)
+        # A branch the command or the file names must be one ("No branch
+        # named", an empty or invalid name refused), as ``ctx search`` says;
+        # the workspace's own may be a code branch's, not made yet.
+        if named_branch is not None:
+            tip = store.branch_tip(named_branch)
+        else:
+            tip = resolve_revision(store, target)
         named = [
             _resolve_ids(store, tip, suite.path, n, question)
             for n, question in enumerate(suite.questions, 1)
@@ -302,13 +314,21 @@ def _resolve_ids(
     resolved: dict[str, str | None] = {}
     for given in question.ids:
         try:
-            resolved[given] = show_memory(store, given, tip).memory.id
+            memory_id = show_memory(store, given, tip).memory.id
         except MemoryNotFoundError:
-            resolved[given] = None
+            memory_id = None
         except InvalidInputError as exc:
             raise InvalidInputError(
                 f"{path}: question {n}: {exc.message}", hint=exc.hint
             ) from None
+        same = [g for g, m in resolved.items() if memory_id and m == memory_id]
+        if same:  # its start and its end, say
+            raise InvalidInputError(
+                f"{path}: question {n}: {given!r} names the same memory as "
+                f"{same[0]!r}.",
+                hint="Name each memory once.",
+            )
+        resolved[given] = memory_id
     return resolved
 
 

@@ -95,6 +95,12 @@ words = ["postgres"]
     ctx("test", str(path))
     out = ctx("test", str(path), "--branch", "agent/claude", code=1).stdout
     assert out.endswith("0 of 1 questions passed on agent/claude (0%; needed 100%).\n")
+    # A branch named is one, as for ctx search: not a revision, never none.
+    err = ctx("test", str(path), "--branch", "nosuch", code=3).stderr
+    assert err.startswith("Error: No branch named 'nosuch'.")
+    err = ctx("test", str(path), "--branch", "no such", code=4).stderr
+    assert err.startswith("Error: ")
+    ctx("test", str(path), "--branch", "", code=4)
 
 
 @pytest.mark.parametrize(
@@ -118,6 +124,10 @@ words = ["postgres"]
         (
             "[[question]]\nask = 'q'\nids = ['not an id!']\n",
             "question 1: 'not an id!' is not a memory id",
+        ),
+        (
+            "[[question]]\nask = 'q'\nids = ['01ARZ3NDEK', '01arz3ndek']\n",
+            "question 1 names the id '01arz3ndek' twice.",
         ),
         (
             "[question]\nask = 'q'\nwords = ['x']\n",
@@ -154,17 +164,15 @@ def test_an_id_is_taken_as_ctx_show_takes_it(facts, tmp_path):
     db = ids["db"]
     path = _file(
         tmp_path,
-        f"""
-[[question]]
-ask = "Which database do we use?"
-ids = ["{db[:10].lower()}", "{db[-7:]}", "{db.lower()}"]
-""",
+        "".join(
+            f'[[question]]\nask = "Which database do we use?"\nids = ["{given}"]\n'
+            for given in (db[:10].lower(), db[-7:], db.lower())
+        ),
     )
     out = ctx("test", str(path)).stdout.splitlines()
-    assert out[0].startswith("ok    Which database do we use?  (")
-    assert f"{db[:10].lower()} at " in out[0]
-    assert f"{db[-7:]} at " in out[0]
-    assert f"{db.lower()} at " in out[0]
+    for line, given in zip(out, (db[:10].lower(), db[-7:], db.lower()), strict=False):
+        assert line.startswith("ok    Which database do we use?  (")
+        assert f"({given} at " in line
 
 
 def test_a_prefix_naming_several_memories_is_refused_with_exit_4(facts, tmp_path):
@@ -210,6 +218,13 @@ words = ["postgres"]
     report = json.loads(ctx("test", str(path), "--json", code=1).stdout)
     assert report["ok"] is False
     assert report["results"][0]["absent_ids"] == [ids["cache"][-8:]]
+    # One memory named by its start and its end is named twice.
+    db = ids["db"]
+    path.write_text(f'[[question]]\nask = "db"\nids = ["{db}", "{db[-8:]}"]\n')
+    err = ctx("test", str(path), code=4).stderr
+    assert err.startswith(
+        f"Error: {path}: question 1: '{db[-8:]}' names the same memory as '{db}'."
+    )
 
 
 def test_the_files_branch_wins_over_ctx_branch(facts, tmp_path, monkeypatch):
