@@ -48,6 +48,7 @@ from .code_branches import sync_at_start as sync_at_start
 from .code_branches import sync_branches as sync_branches
 from .code_remotes import add_code_remote as add_code_remote
 from .code_remotes import code_store_path as code_store_path
+from .code_remotes import new_store_path as new_store_path
 from .config import (
     AgentsSettings as AgentsSettings,
 )

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ctx.engine import RemoteInfo
     from ctx.hub.workspace import Workspace
 
-__all__ = ["add_code_remote", "code_store_path"]
+__all__ = ["add_code_remote", "code_store_path", "new_store_path"]
 
 
 def add_code_remote(
@@ -66,3 +66,17 @@ def code_store_path(start: Path) -> Path:
         return found
     top = engine.project_top(start) or start
     return top.absolute() / ".ctx"
+
+
+def new_store_path(folder: Path) -> Path:
+    """Returns where ``ctx init FOLDER`` makes its store.
+
+    ``.ctx/`` in ``folder``; but in a linked worktree, at the top of its main
+    work tree, the store every worktree of the checkout finds (a ``.ctx/``
+    in the worktree would hide it there, and no other worktree would see it).
+    """
+    top = engine.code_work_tree(folder)
+    main = engine.project_top(folder)
+    if top is not None and main is not None and main != top:
+        return main.absolute() / ".ctx"
+    return folder / ".ctx"

@@ -61,6 +61,8 @@ def init(
 ) -> None:
     """Create a project store (.ctx/) in FOLDER (default: here)
 
+    In a linked worktree (`git worktree add`) the store goes to the top of
+    the main work tree, where every worktree of the checkout finds it.
     Lists the instructions the project already has (CLAUDE.md, AGENTS.md,
     GEMINI.md, .cursorrules, .cursor/rules/, .github/copilot-instructions.md
     and the hosts' own files in your home); --import primes them, one memory
@@ -74,7 +76,7 @@ def init(
       ctx init --import
       ctx init --with-code
     """
-    path = Path(state.explicit) if state.explicit else Path(folder) / ".ctx"
+    path = Path(state.explicit) if state.explicit else hub.new_store_path(Path(folder))
     if with_code:  # no code remote, or not the code's store: nothing is made
         engine.code_remote_url(Path(folder))
         engine.check_code_store(path, Path(folder))

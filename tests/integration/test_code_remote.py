@@ -269,6 +269,22 @@ def test_clone_from_code_where_a_worktree_has_its_own_store(
     linked = tmp_path / "linked"
     git("worktree", "add", "-q", "-b", "feature", str(linked), cwd=code)
     monkeypatch.chdir(linked)
-    ctx("init")
+    ctx("--store", str(linked / ".ctx"), "init")  # one of its own, made so
     err = ctx("clone", "--from-code", code=5)
     assert f"{linked / '.ctx'}" in err
+
+
+def test_init_in_a_linked_worktree_makes_the_main_work_trees_store(
+    hosting, tmp_path, monkeypatch
+):
+    _bare, code = hosting
+    linked = tmp_path / "linked"
+    git("worktree", "add", "-q", "-b", "feature", str(linked), cwd=code)
+    monkeypatch.chdir(linked)
+    assert ctx("init").startswith(f"Created an empty store at {code / '.ctx'} ")
+    assert not (linked / ".ctx").exists()
+    assert ctx("init").startswith(f"Store already exists at {code / '.ctx'}.")
+    monkeypatch.chdir(code)
+    ctx("remember", "Seen from every worktree.")
+    monkeypatch.chdir(linked)
+    assert "Seen from every worktree." in ctx("ls")
