@@ -124,7 +124,7 @@ def drafts(count: int) -> Iterator[Draft]:
             title=" ".join(title) if rng.random() < 0.5 else None,
             kind=KINDS[i % len(KINDS)],
             context=CONTEXTS[i % len(CONTEXTS)],
-            tags=(f"project:{rng.choice(vocab[:200])}", f"tier:t{i % 3}"),
+            tags=(f"project:{rng.choice(vocab[:200])}", f"group:g{i % 3}"),
             when=NOW - timedelta(days=SPAN_DAYS * rng.random()),
         )
 
