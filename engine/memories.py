@@ -507,9 +507,13 @@ def _upsert(
         return {path: encode(new)}
 
     summary = f"Upsert {probe.kind}: {headline(probe.title, probe.body, 60)}"
-    commit = store.write(name, intent, summary, build)
-    if not found:
-        return remember_many(store, [draft], intent, branch=branch)
+    # The look and the add under one hold of the lock: between two holds, a
+    # second upsert of the same title would find none too, and add another
+    # (then every later upsert of it is refused as ambiguous).
+    with store.locked():
+        commit = store.write(name, intent, summary, build)
+        if not found:
+            return remember_many(store, [draft], intent, branch=branch)
     mid, path = found[0]
     return WriteResult(commit=commit, ids=(mid,), paths=(path,), updated=(mid,))
 

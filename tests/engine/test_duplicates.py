@@ -110,3 +110,37 @@ def test_upsert_refuses_two_candidates(store, intent):
         )
     assert caught.value.hint
     assert _bodies(store) == ["one", "two"]
+
+
+def test_two_upserts_at_once_make_one_memory(disk_store, intent, clock, monkeypatch):
+    """Another writer's upsert of the title waits for the look and the add."""
+    import threading
+    import time
+
+    from ctx.engine import Store
+    from ctx.engine import memories as memories_module
+
+    other = Store.open(disk_store.path, clock=clock)
+    real = memories_module.remember_many
+    racing: list[threading.Thread] = []
+
+    def add_meanwhile(*args, **kwargs):
+        if not racing:  # the first upsert found none: the other one starts
+            draft = Draft(text="Kafka", kind="decision", title="Queue backend")
+            racing.append(
+                threading.Thread(
+                    target=remember,
+                    args=(other, draft, intent),
+                    kwargs={"upsert": True},
+                )
+            )
+            racing[0].start()
+            time.sleep(0.3)  # its chance to take the lock, were it free
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(memories_module, "remember_many", add_meanwhile)
+    draft = Draft(text="Redis", kind="decision", title="Queue backend")
+    remember(disk_store, draft, intent, upsert=True)
+    racing[0].join(timeout=30)
+    other.close()
+    assert _bodies(disk_store) == ["Kafka"]  # one memory, the later body
