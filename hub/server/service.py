@@ -228,7 +228,7 @@ class Answerer:
             unembedded = len(projection.backlog(sources[0].view))
         return msgspec.structs.replace(
             result,
-            notices=notices,
+            notices=(*notices, *result.notices),
             warnings=(*warnings, *result.warnings),
             unembedded=unembedded,
         )
@@ -255,18 +255,26 @@ class Answerer:
         if self.store.path is None:
             return result
         recall_id = new_recall_id(self.clock())
-        log_recall(
-            self.store.path,
-            LoggedRecall(
-                id=recall_id,
-                agent=request.agent or DEFAULT_CALLER,
-                branch=result.branch,
-                query=result.query,
-                now=result.now,
-                budget=result.budget,
-                hits=tuple(LoggedHit(hit.id, hit.tokens) for hit in result.hits),
-            ),
-        )
+        try:
+            log_recall(
+                self.store.path,
+                LoggedRecall(
+                    id=recall_id,
+                    agent=request.agent or DEFAULT_CALLER,
+                    branch=result.branch,
+                    query=result.query,
+                    now=result.now,
+                    budget=result.budget,
+                    hits=tuple(LoggedHit(hit.id, hit.tokens) for hit in result.hits),
+                ),
+            )
+        except OSError as exc:
+            # A store that cannot be written (read-only, a full disk) still
+            # answers, as its indexes are built in memory then; only the
+            # rating of this recall is lost, and the answer says so.
+            why = exc.strerror or type(exc).__name__
+            lost = f"This recall was not logged ({why}): feedback on it is not taken."
+            return msgspec.structs.replace(result, notices=(*result.notices, lost))
         return msgspec.structs.replace(result, recall_id=recall_id)
 
     def close(self) -> None:

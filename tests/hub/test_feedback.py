@@ -48,6 +48,30 @@ def test_a_recall_has_an_id_and_its_hits_are_logged(disk_store, ws):
     assert a in {h.id for h in logged.hits}
 
 
+def test_a_recall_whose_log_cannot_be_written_answers_and_says_so(
+    disk_store, ws, monkeypatch
+):
+    # A store on a read-only mount, or a full disk: the private folder or the
+    # log cannot be written. The recall answers (its indexes in memory), with
+    # no id to rate it by and a notice that says why.
+    import errno
+
+    from ctx.hub.server import service
+
+    def refused(*_args):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    [a, _] = write(disk_store, "the queue runs on postgres", "deploys on fridays")
+    monkeypatch.setattr(service, "log_recall", refused)
+    result = recall(ws, "postgres queue")
+    assert a in {h.id for h in result.hits}
+    assert result.recall_id is None
+    assert result.notices[-1] == (
+        "This recall was not logged (Read-only file system): feedback on it is "
+        "not taken."
+    )
+
+
 def test_feedback_survives_a_restart_and_names_the_recall(disk_store, ws, clock):
     [a, _] = write(disk_store, "the queue runs on postgres", "deploys on fridays")
     rid = recall(ws, "postgres queue").recall_id

@@ -179,3 +179,19 @@ def test_reading_commands_still_work(
     if command[0] != "status":
         assert memory_id in result.stdout
     assert _snapshot(store) == before
+
+
+def test_recall_answers(
+    readonly_store: tuple[Path, str], unprivileged: dict[str, Any]
+) -> None:
+    # Its indexes are built in memory; nothing is written.
+    store, _ = readonly_store
+    before = _snapshot(store)
+    run = _runner(store, unprivileged)
+
+    result = run("recall", "the only memory", "--json")
+
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert "The only memory" in result.stdout
+    assert "Traceback" not in result.stderr
+    assert _snapshot(store) == before
