@@ -280,6 +280,9 @@ from .errors import (
 from .errors import (
     StoreError as StoreError,
 )
+from .errors import (
+    store_damage as store_damage,
+)
 from .escapes import (
     DATA_NOTE as DATA_NOTE,
 )

@@ -42,6 +42,7 @@ __all__ = [
     "RemoteNotFoundError",
     "StoreBusyError",
     "StoreError",
+    "store_damage",
 ]
 
 
@@ -126,3 +127,35 @@ class RemoteError(CtxError):
     """A remote could not be reached, refused us, or holds no ctx store."""
 
     exit_code = 8
+
+
+def store_damage(exc: BaseException) -> CorruptStoreError | None:
+    """Returns the error to report for ``exc`` if it says the store is damaged.
+
+    Reading a damaged git object or ref raises what dulwich, zlib or struct
+    raise on bad bytes (a truncated object, a pack with garbage in it, a
+    branch file holding no commit id), anywhere in a command; ``ctx fsck``
+    says which. Those are told from a programming error by where they were
+    raised: in dulwich's own code (zlib and struct are called from there).
+    ``None`` for any other exception.
+    """
+    import struct
+    import traceback
+    import zlib
+
+    from dulwich.errors import ChecksumMismatch, FileFormatException
+
+    if isinstance(exc, CtxError):
+        return None
+    frames = traceback.extract_tb(exc.__traceback__)
+    inside = bool(frames) and "/dulwich/" in frames[-1].filename
+    known = (ChecksumMismatch, FileFormatException, zlib.error, struct.error)
+    if not inside or not isinstance(exc, (*known, AssertionError, ValueError)):
+        return None
+    what = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    said = f"{type(exc).__name__}: {what}" if what else type(exc).__name__
+    return CorruptStoreError(
+        f"The store's git data is damaged ({said[:200]}).",
+        hint="`ctx fsck` lists what cannot be read; a clone or a backup of the "
+        "store restores it.",
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -114,15 +114,30 @@ class CtxGroup(click.Group):
         try:
             result = super().invoke(ctx)
         except CtxError as exc:
-            echo(f"Error: {exc.message}", err=True)
-            if exc.hint:
-                echo(f"Hint: {exc.hint}", err=True)
-            ctx.exit(exc.exit_code)
+            self._error(ctx, exc)
         except click.exceptions.Exit:
             self._notice(ctx)
             raise
+        except (click.ClickException, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            # Bad bytes in the store's objects or refs, met anywhere: one
+            # line and exit 6, as for any damage the engine names itself.
+            from ctx.engine import store_damage
+
+            damage = store_damage(exc)
+            if damage is None:
+                raise
+            self._error(ctx, damage)
         self._notice(ctx)
         return result
+
+    @staticmethod
+    def _error(ctx: click.Context, exc: CtxError) -> NoReturn:
+        echo(f"Error: {exc.message}", err=True)
+        if exc.hint:
+            echo(f"Hint: {exc.hint}", err=True)
+        ctx.exit(exc.exit_code)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Returns every command's name, sorted, importing none of them."""

@@ -93,6 +93,27 @@ def test_status_gc_fsck(ctx):
     assert re.match(r"^Checked \d+ objects, 2 commits, 1 memory: ok\.$", out.strip())
 
 
+def test_a_damaged_object_or_branch_file_is_one_error_line(ctx):
+    """Bad bytes met anywhere: exit 6 and the way to find them, no traceback."""
+    mid = ctx("remember", "The queue runs on Postgres").stdout.strip()
+    blob = ctx.json("show", mid)["blob"]
+    git = ctx.root / ".ctx" / "git"
+    loose = git / "objects" / blob[:2] / blob[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(loose.read_bytes()[:10])  # cut short, as by a crash
+    for command in (["ls"], ["recall", "queue"], ["status"], ["export"]):
+        result = ctx(*command, code=6)
+        assert result.stderr == (
+            "Error: The store's git data is damaged (ObjectFormatException: "
+            "Invalid object header, no \\0).\n"
+            "Hint: `ctx fsck` lists what cannot be read; a clone or a backup of "
+            "the store restores it.\n"
+        ), command
+    (git / "refs" / "heads" / "main").write_text("garbage\n")
+    err = ctx("log", code=6).stderr
+    assert err.startswith("Error: The store's git data is damaged (AssertionError")
+
+
 def test_init_is_idempotent(ctx, tmp_path):
     assert (
         ctx("init", str(tmp_path)).stdout
