@@ -326,3 +326,29 @@ def test_a_reindex_racing_another_process_embeds_nothing_and_says_what_it_did(
     assert ours.embedder.texts == theirs.embedder.texts == []
     assert (report.embedded, report.reused) == (0, COUNT)
     assert (report.documents, report.vectors) == (COUNT, COUNT)
+
+
+def test_a_full_disk_builds_the_index_in_memory_with_a_notice(disk_store, monkeypatch):
+    # Tantivy says a full disk in words ("os error 28"); `ctx reindex`, the
+    # hint for a damaged index, would meet it again. The answer comes from
+    # indexes in memory, as for a read-only store, and says why.
+    drafts = [Draft(text=f"memory {i} about turbines and rivers") for i in range(20)]
+    drafts[7] = Draft(text="pelicans nest on the lighthouse rocks")
+    engine.remember_many(
+        disk_store, drafts, engine.Intent(agent="tester", intent="import")
+    )
+
+    def full(path):
+        raise LexicalIndexCorruptError(
+            f"Cannot open the lexical index in {path} (An IO error occurred: 'No "
+            "space left on device (os error 28)').",
+        )
+
+    monkeypatch.setattr(LexicalIndex, "open", staticmethod(full))
+    projection = Projection.for_store(disk_store, HASHING)
+    pelican_answers(projection)
+    assert projection.folder is None
+    assert projection.notices == [
+        f"No space left on the disk of {disk_store.path / 'index'}: the index is "
+        "built in memory."
+    ]

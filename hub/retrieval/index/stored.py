@@ -16,7 +16,7 @@ damaged while in use (:mod:`ctx.hub.retrieval.index.errors`;
 :meth:`StoredIndexes.repair`); a changed embedder (its
 :attr:`~ctx.hub.retrieval.embedders.Embedder.name` differs from the one recorded)
 drops the vectors and embeds again. A store that cannot be written
-(read-only) gets its indexes in memory.
+(read-only), or whose disk is full, gets its indexes in memory.
 
 :class:`StoredIndexes` is what the projection
 (:class:`~ctx.hub.retrieval.index.projection.Projection`) catches up; its underscored
@@ -26,6 +26,7 @@ members are for that subclass.
 from __future__ import annotations
 
 import contextlib
+import errno
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -108,9 +109,31 @@ class StoredIndexes:
                     f"Cannot write {self._path}: the index is built in memory."
                 )
         if self._files is None:
-            self.lexical = LexicalIndex.in_memory()
-            self.vectors = self._new_vectors(None)
+            self._in_memory()
             return
+        try:
+            self._load_or_rebuild(lost)
+        except (CtxError, OSError) as exc:
+            if not _disk_full(exc):
+                raise
+            # As for a read-only store: the answer comes from indexes in
+            # memory; `ctx reindex` would meet the same full disk.
+            self.notices.append(
+                f"No space left on the disk of {self._path}: the index is built "
+                "in memory."
+            )
+            self._files = None
+            self._in_memory()
+            return
+        if not self.exact:
+            self._check()
+
+    def _in_memory(self) -> None:
+        self.lexical = LexicalIndex.in_memory()
+        self.vectors = self._new_vectors(None)
+
+    def _load_or_rebuild(self, lost: bool) -> None:
+        """Opens the folder's indexes; rebuilds them, with a notice, if unreadable."""
         try:
             self._load(lost=lost)
         except (CtxError, msgspec.DecodeError, OSError):
@@ -119,13 +142,13 @@ class StoredIndexes:
                 try:
                     self._load(locked=True, lost=lost)
                 except (CtxError, msgspec.DecodeError, OSError) as exc:
+                    if _disk_full(exc):
+                        raise
                     reason = exc.message if isinstance(exc, CtxError) else str(exc)
                     self.notices.append(
                         f"The index was unreadable ({reason}); rebuilt it."
                     )
                     self._reset()
-        if not self.exact:
-            self._check()
 
     def _check(self) -> None:
         """Reads every byte of the indexes against its checksum; repairs damage.
@@ -383,3 +406,11 @@ class StoredIndexes:
     def size_bytes(self) -> int:
         """Returns the bytes the current indexes take on disk (0 in memory)."""
         return 0 if self._files is None else self._files.size_bytes(self._state)
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """Returns whether ``exc`` says the disk is full (Tantivy says it in words)."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    said = exc.message if isinstance(exc, CtxError) else str(exc)
+    return "No space left on device" in said or "os error 28" in said
