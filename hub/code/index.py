@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ctx.engine import InvalidInputError, plural
-from ctx.hub.code.files import in_git_work_tree, read_file
+from ctx.hub.code.files import in_git_work_tree, read_file, read_source
 from ctx.hub.code.lexical import CodeLexical
 from ctx.hub.code.manifest import (
     KEYS,
@@ -405,9 +405,14 @@ class CodeIndex:
             if not keys.intersection(head.keys):
                 continue
             try:
-                lines = read_file(root, path).decode("utf-8").split("\n")
-            except (OSError, UnicodeDecodeError):
+                source, _ = read_source(read_file(root, path))
+            except OSError:
                 continue
+            if source is None:
+                continue
+            # As the file was read to be indexed (a byte order mark dropped):
+            # read otherwise, a chunk's text, and so its key, would differ.
+            lines = source.split("\n")
             entry = outline.entry(path)
             for chunk, key in zip(entry.chunks, entry.keys, strict=True):
                 text = embed_text(chunk, "\n".join(lines[chunk.start - 1 : chunk.end]))

@@ -281,6 +281,24 @@ def test_the_backlog_is_embedded_in_steps_safely_and_can_be_rebuilt(tree, index)
     assert (index.status().embedder, index.vectors().dimensions) == (other.name, 32)
 
 
+def test_a_file_with_a_byte_order_mark_is_embedded_too(tmp_path, index):
+    # Its text is read without the mark when indexed; read again for the
+    # backlog, the same: else its chunk's key never matches, and the chunk
+    # stays "not embedded yet" for ever.
+    root = tmp_path / "bom"
+    root.mkdir()
+    (root / "bom.py").write_bytes(
+        b'\xef\xbb\xbfdef bom_function():\n    """Has a BOM."""\n    return 1\n'
+    )
+    assert index.update(root, embed=False).unembedded == 1
+    keys, texts = index.next_backlog(10)
+    assert len(keys) == 1
+    assert texts[0].count("def bom_function") == 1
+    assert "\ufeff" not in texts[0]
+    index.add_vectors(keys, index.embedder.embed(texts), index.embedder)
+    assert index.unembedded() == 0
+
+
 def test_a_no_vectors_index_has_no_backlog(tree, index):
     report = index.update(tree, vectors=False)
     assert (report.embedded, report.unembedded) == (0, 0)
