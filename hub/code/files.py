@@ -9,7 +9,8 @@ but left out is counted by reason: a symlink, a file too large
 (:data:`MAX_FILE_BYTES`; :data:`MAX_IGNORE_BYTES` for an ignore file, whose
 rules then do not apply), of no known language, binary (a NUL byte in its
 first 8 kB), not UTF-8, generated (by name, or a ``@generated`` /
-``DO NOT EDIT`` mark in its first lines), a lock file, or unreadable.
+``DO NOT EDIT`` mark in its first lines), minified (a line over
+:data:`MAX_LINE_CHARS`), a lock file, or unreadable.
 
 Every file of the tree is read through :func:`read_file`, which opens only
 a regular file inside the root, through no symbolic link, and reads a
@@ -43,6 +44,7 @@ __all__ = [
     "IGNORE_FILES",
     "MAX_FILE_BYTES",
     "MAX_IGNORE_BYTES",
+    "MAX_LINE_CHARS",
     "Candidate",
     "content_id",
     "in_git_work_tree",
@@ -56,6 +58,11 @@ IGNORE_FILES = (".gitignore", ".ctxignore")
 MAX_FILE_BYTES = 1_000_000
 """A larger file is left out: minified bundles, data dumps and vendored
 amalgamations, whose chunks would crowd out the code people wrote."""
+MAX_LINE_CHARS = 5_000
+"""A file with a longer line is left out as minified: a bundle not named
+``*.min.js`` (``dist/app.js``) puts thousands of functions on one line, and a
+chunk is whole lines, so each would carry all of them (an index of hours for
+a file of 700 kB). Code people write and read has no such line."""
 MAX_IGNORE_BYTES = 100_000
 """A larger ignore file is left out, its rules not applied (git leaves out
 one over 100 MB): ``pathspec`` compiles about 10,000 patterns a second and
@@ -288,8 +295,9 @@ def _reason_by_name(name: str, size: int) -> str | None:
 def read_source(data: bytes) -> tuple[str | None, str | None]:
     """Returns a file's text, or None and why it is left out.
 
-    The reasons are ``binary``, ``not UTF-8`` and ``generated``; a UTF-8
-    byte order mark is dropped.
+    The reasons are ``binary``, ``not UTF-8``, ``generated`` and
+    ``minified`` (a line over :data:`MAX_LINE_CHARS`); a UTF-8 byte order
+    mark is dropped.
     """
     if b"\0" in data[:_SNIFF_BYTES]:
         return None, "binary"
@@ -300,4 +308,6 @@ def read_source(data: bytes) -> tuple[str | None, str | None]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None, "not UTF-8"
+    if len(text) > MAX_LINE_CHARS and max(map(len, text.split("\n"))) > MAX_LINE_CHARS:
+        return None, "minified"
     return text.removeprefix("\ufeff"), None

@@ -109,8 +109,9 @@ class CodeIndexReport(msgspec.Struct, frozen=True, kw_only=True):
         parsed: Files cut into chunks again (their content changed).
         removed: Files dropped because they are gone or now ignored.
         embedded: Chunk texts embedded (the others were already).
-        skipped: Files left out, by reason (binary, generated, lock file,
-            too large, not UTF-8, unknown language, symlink, unreadable).
+        skipped: Files left out, by reason (binary, generated, minified,
+            lock file, too large, not UTF-8, unknown language, symlink,
+            unreadable).
         as_text: Files indexed as text blocks because they did not parse.
         vectors: Whether chunks were embedded (off with ``--no-vectors``).
         seconds: Time taken.

@@ -63,6 +63,9 @@ def test_files_are_chosen_as_git_would_and_the_rest_counted(tree, index):
     (tree / "poetry.lock").write_text("[[package]]\n")
     (tree / "huge.py").write_text("x = 1\n" * (MAX_FILE_BYTES // 6 + 1))
     (tree / "notes.xyz").write_text("what\n")
+    # A bundle not named *.min.js: thousands of functions on one line.
+    bundle = ";".join(f"function f{i}(a,b){{return a+b*{i}}}" for i in range(400))
+    (tree / "app.js").write_text(f"var a={bundle}\n")
     (tree / "loop").symlink_to(tree / "loop")  # a symlink loop
     (tree / "up").symlink_to(tree)  # a folder link back up
     (tree / ".git").mkdir()
@@ -76,6 +79,7 @@ def test_files_are_chosen_as_git_would_and_the_rest_counted(tree, index):
         "binary": 1,
         "generated": 2,
         "lock file": 1,
+        "minified": 1,
         "not UTF-8": 1,
         "symlink": 2,
         "too large": 1,
