@@ -10,7 +10,10 @@
 - a class of at most :data:`SHORT_CLASS` lines is one chunk; a longer one
   gives a chunk for its head (up to its first member) and its members are
   chunked as above, knowing their class;
-- containers (an ``impl``, a namespace, a Ruby module) are looked into;
+- containers (an ``impl``, a namespace, a Ruby module) are looked into, and
+  so are the blocks of a branching statement that define something
+  (Python's ``if``/``else``, ``try``/``except``, ``with``): a function
+  defined for one platform, or as a fallback, is chunked as any other;
 - consecutive imports make one chunk, and so does each run of other
   statements between definitions (cut at :data:`MAX_LINES`).
 
@@ -140,6 +143,14 @@ class _Walker:
                 imports.append(node)
                 continue
             inner, role = self.role(node)
+            if role is None and self.defines_inside(node):
+                # ``if sys.platform == "win32": def ...`` / ``else: def ...``:
+                # each definition is chunked, knowing its class, as if the
+                # statement were not there.
+                flush()
+                for block in self.blocks_of(node):
+                    self.members(block.named_children, parent, in_class=in_class)
+                continue
             if role is None:
                 self.flush_imports(imports)
                 run.extend(comments)
@@ -168,6 +179,26 @@ class _Walker:
                     impl = inner.type == "impl_item"
                     self.members(body.named_children, inside, in_class=impl)
         flush()
+
+    def blocks_of(self, node: tree_sitter.Node) -> list[tree_sitter.Node]:
+        """Returns the blocks of a branching statement and of its clauses."""
+        found = []
+        for child in node.named_children:
+            if child.type == "block":
+                found.append(child)
+            elif child.type.endswith("_clause"):  # elif, else, except, finally
+                found.extend(c for c in child.named_children if c.type == "block")
+        return found
+
+    def defines_inside(self, node: tree_sitter.Node) -> bool:
+        """Returns whether a branching statement's blocks define something."""
+        if node.type not in self.grammar.branches:
+            return False
+        return any(
+            self.role(member)[1] is not None or self.defines_inside(member)
+            for block in self.blocks_of(node)
+            for member in block.named_children
+        )
 
     def names_between(self, low: int, high: int) -> list[str]:
         """Returns the identifiers that start in bytes ``low`` to ``high``."""

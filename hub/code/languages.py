@@ -51,6 +51,10 @@ class Grammar:
         wrappers: Node kinds around a definition (decorators, ``export``,
             ``template``): the chunk covers the wrapper.
         module_pattern: Finds the modules an import names (group 1).
+        branches: Node kinds of statements whose blocks may define what
+            another branch defines otherwise (Python's ``if`` / ``else`` of a
+            platform, ``try: import`` / ``except ImportError: def``): their
+            definitions are chunked as if they stood where the statement does.
     """
 
     name: str
@@ -64,6 +68,7 @@ class Grammar:
     comments: frozenset[str]
     wrappers: frozenset[str]
     module_pattern: re.Pattern[str]
+    branches: frozenset[str] = frozenset()
 
 
 def _kinds(text: str) -> frozenset[str]:
@@ -109,6 +114,7 @@ GRAMMARS: tuple[Grammar, ...] = (
         module_pattern=re.compile(
             r"(?:from\s+(\.*[\w.]*)\s+import|^\s*import\s+([\w.]+))"
         ),
+        branches=_kinds("if_statement try_statement with_statement"),
     ),
     Grammar(
         name="javascript",

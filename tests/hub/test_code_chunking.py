@@ -147,6 +147,40 @@ def test_a_long_class_gives_its_head_and_its_methods():
     )
 
 
+def test_definitions_in_an_if_or_a_try_are_chunked_as_any_other():
+    # A platform's branch, a fallback when an import fails: everyday Python
+    # (os.fwalk, subprocess.Popen.kill) that was one chunk of plain code.
+    fields = "".join(f"    x{i} = {i}\n" for i in range(SHORT_CLASS))
+    source = (
+        "import sys\n"
+        "if sys.platform == 'win32':\n"
+        "    def fwalk():\n        return 1\n"
+        "try:\n    from fast import speedy\n"
+        "except ImportError:\n    def speedy():\n        return 8\n"
+        f"class Popen:\n{fields}"
+        "    if sys.platform == 'win32':\n"
+        "        def kill(self):\n            return 1\n"
+        "    else:\n"
+        "        def kill(self):\n            return 2\n"
+        "        def terminate(self):\n            return 3\n"
+        "if __name__ == '__main__':\n    print(fwalk())\n"
+    )
+    defined = [
+        (c.kind, c.name, c.parent)
+        for c in cut("cond.py", source).chunks
+        if c.kind in ("function", "method")
+    ]
+    assert defined == [
+        ("function", "fwalk", ""),
+        ("function", "speedy", ""),
+        ("method", "kill", "Popen"),
+        ("method", "kill", "Popen"),
+        ("method", "terminate", "Popen"),
+    ]
+    # A branch that defines nothing stays a statement among the others.
+    assert cut("cond.py", source).chunks[-1].kind == "code"
+
+
 def test_a_long_function_is_cut_between_statements_never_inside_one():
     statements = "".join(f"    x{i} = {i}\n" for i in range(MAX_LINES))
     block = "    if x0:\n" + "".join(f"        y{i} = {i}\n" for i in range(30))
