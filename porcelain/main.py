@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import traceback
 from typing import Any, NoReturn
 
 import click
@@ -111,6 +112,7 @@ class CtxGroup(click.Group):
         left conflicts): with no project store, memories of every project
         would otherwise mix unseen.
         """
+        damage = None
         try:
             result = super().invoke(ctx)
         except CtxError as exc:
@@ -128,6 +130,10 @@ class CtxGroup(click.Group):
             damage = store_damage(exc)
             if damage is None:
                 raise
+            # Its frames hold views of the pack's memory map, which closing
+            # the store at exit would fail on: they go first.
+            traceback.clear_frames(exc.__traceback__)
+        if damage is not None:
             self._error(ctx, damage)
         self._notice(ctx)
         return result

@@ -114,6 +114,21 @@ def test_a_damaged_object_or_branch_file_is_one_error_line(ctx):
     assert err.startswith("Error: The store's git data is damaged (AssertionError")
 
 
+def test_a_damaged_pack_is_one_error_line(ctx):
+    # A pack is read through a memory map: the error's frames hold views of
+    # it, which closing the store at exit failed on (a BufferError after the
+    # Error line, exit 1).
+    ctx("remember", "The queue runs on Postgres")
+    ctx("gc")
+    [pack] = (ctx.root / ".ctx" / "git" / "objects" / "pack").glob("*.pack")
+    pack.chmod(0o644)
+    data = pack.read_bytes()
+    pack.write_bytes(data[:40] + bytes(len(data) - 80) + data[-40:])
+    result = ctx("log", code=6)
+    assert result.stderr.startswith("Error: The store's git data is damaged (")
+    assert len(result.stderr.splitlines()) == 2  # the Error line and its Hint
+
+
 def test_init_is_idempotent(ctx, tmp_path):
     assert (
         ctx("init", str(tmp_path)).stdout
