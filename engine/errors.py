@@ -150,12 +150,32 @@ def store_damage(exc: BaseException) -> CorruptStoreError | None:
     frames = traceback.extract_tb(exc.__traceback__)
     inside = bool(frames) and "/dulwich/" in frames[-1].filename
     known = (ChecksumMismatch, FileFormatException, zlib.error, struct.error)
-    if not inside or not isinstance(exc, (*known, AssertionError, ValueError)):
+    missing = isinstance(exc, KeyError) and _names_an_object(exc)
+    if not inside or not (
+        missing or isinstance(exc, (*known, AssertionError, ValueError))
+    ):
         return None
     what = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     said = f"{type(exc).__name__}: {what}" if what else type(exc).__name__
+    if missing:
+        key = exc.args[0]
+        said = f"object {key.decode() if isinstance(key, bytes) else key} is missing"
     return CorruptStoreError(
         f"The store's git data is damaged ({said[:200]}).",
         hint="`ctx fsck` lists what cannot be read; a clone or a backup of the "
         "store restores it.",
     )
+
+
+def _names_an_object(exc: KeyError) -> bool:
+    """Whether ``exc`` is dulwich's for an object id it does not hold.
+
+    A branch file or a tree naming an object the store lacks: the ids a
+    user gives are resolved, with their own errors, before dulwich is asked.
+    """
+    key = exc.args[0] if exc.args else None
+    if isinstance(key, bytes):
+        key = key.decode("ascii", "replace")
+    if not isinstance(key, str):
+        return False
+    return len(key) == 40 and all(c in "0123456789abcdef" for c in key)

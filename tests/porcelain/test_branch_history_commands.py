@@ -112,6 +112,12 @@ def test_a_damaged_object_or_branch_file_is_one_error_line(ctx):
     (git / "refs" / "heads" / "main").write_text("garbage\n")
     err = ctx("log", code=6).stderr
     assert err.startswith("Error: The store's git data is damaged (AssertionError")
+    # A branch naming an object the store lacks (a copy that lost it).
+    (git / "refs" / "heads" / "main").write_text("1" * 40 + "\n")
+    err = ctx("remember", "One more", code=6).stderr
+    assert err.startswith(
+        f"Error: The store's git data is damaged (object {'1' * 40} is missing)."
+    )
 
 
 def test_a_damaged_pack_is_one_error_line(ctx):
