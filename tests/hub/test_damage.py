@@ -352,3 +352,37 @@ def test_a_full_disk_builds_the_index_in_memory_with_a_notice(disk_store, monkey
         f"No space left on the disk of {disk_store.path / 'index'}: the index is "
         "built in memory."
     ]
+
+
+def test_a_full_disk_during_a_catch_up_scores_the_new_memories_in_memory(
+    filled, monkeypatch
+):
+    # The index exists; new memories come; the disk is full when they would
+    # be written: they are scored in memory for now, with a notice.
+    import errno
+
+    from ctx.hub.retrieval.index.rows import index_error
+
+    engine.remember_many(
+        filled,
+        [Draft(text="albatrosses glide over the harbour cranes")],
+        engine.Intent(agent="tester", intent="observe"),
+    )
+
+    def full(self, view, blobs):
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError as exc:
+            raise index_error("Cannot write the vector index at x.") from exc
+
+    monkeypatch.setattr(Projection, "_index", full)
+    projection = Projection.for_store(filled, HASHING)
+    sources = open_sources(projection)
+    found = recall(
+        projection, sources, "albatrosses harbour", config=RecallConfig(), now=NOW
+    )
+    assert "albatrosses" in found.hits[0].body
+    assert projection.notices == [
+        f"No space left on the disk of {filled.path / 'index'}: 1 new memory "
+        "indexed in memory for now."
+    ]

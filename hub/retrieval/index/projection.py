@@ -43,10 +43,12 @@ import numpy.typing as npt
 
 from ctx.engine import (
     CommitId,
+    CtxError,
     Memory,
     Store,
     changed_blobs,
     live_catalog,
+    plural,
     read_memory,
 )
 from ctx.hub.config import HubConfig
@@ -66,7 +68,7 @@ from ctx.hub.retrieval.index.lexical import (
 )
 from ctx.hub.retrieval.index.passages import embed_passages
 from ctx.hub.retrieval.index.searcher import Searcher
-from ctx.hub.retrieval.index.stored import StoredIndexes
+from ctx.hub.retrieval.index.stored import StoredIndexes, disk_full
 from ctx.hub.retrieval.index.vectors import (
     CROSSOVER,
     FlatVectors,
@@ -247,7 +249,20 @@ class Projection(StoredIndexes):
                 return
             self._sync()
             missing = self._missing(missing)
-            done = self._index(view, missing)
+            try:
+                done = self._index(view, missing)
+            except (CtxError, OSError) as exc:
+                if not disk_full(exc):
+                    raise
+                # `ctx reindex` would meet the same full disk: the new
+                # memories are scored in memory, as when the lock is busy.
+                self.notices.append(
+                    f"No space left on the disk of {self._path}: "
+                    f"{plural(len(missing), 'new memory')} "
+                    "indexed in memory for now."
+                )
+                self._score_pending(view, missing)
+                return
             view.pending, view.pending_indexes = [], []
             if branch is not None and done:
                 self._advance(branch, view, tree, base, removed, locked=True)

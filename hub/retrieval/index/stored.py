@@ -114,7 +114,7 @@ class StoredIndexes:
         try:
             self._load_or_rebuild(lost)
         except (CtxError, OSError) as exc:
-            if not _disk_full(exc):
+            if not disk_full(exc):
                 raise
             # As for a read-only store: the answer comes from indexes in
             # memory; `ctx reindex` would meet the same full disk.
@@ -142,7 +142,7 @@ class StoredIndexes:
                 try:
                     self._load(locked=True, lost=lost)
                 except (CtxError, msgspec.DecodeError, OSError) as exc:
-                    if _disk_full(exc):
+                    if disk_full(exc):
                         raise
                     reason = exc.message if isinstance(exc, CtxError) else str(exc)
                     self.notices.append(
@@ -408,9 +408,16 @@ class StoredIndexes:
         return 0 if self._files is None else self._files.size_bytes(self._state)
 
 
-def _disk_full(exc: BaseException) -> bool:
-    """Returns whether ``exc`` says the disk is full (Tantivy says it in words)."""
-    if isinstance(exc, OSError):
-        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
-    said = exc.message if isinstance(exc, CtxError) else str(exc)
-    return "No space left on device" in said or "os error 28" in said
+def disk_full(exc: BaseException | None) -> bool:
+    """Returns whether ``exc``, or what caused it, says the disk is full.
+
+    Tantivy says it in words; the vector index wraps the ``OSError``.
+    """
+    while exc is not None:
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        said = exc.message if isinstance(exc, CtxError) else str(exc)
+        if "No space left on device" in said or "os error 28" in said:
+            return True
+        exc = exc.__cause__
+    return False
