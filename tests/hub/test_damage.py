@@ -339,6 +339,7 @@ def test_a_full_disk_builds_the_index_in_memory_with_a_notice(disk_store, monkey
     )
 
     def full(path):
+        path.mkdir(parents=True)  # made, then the disk is full
         raise LexicalIndexCorruptError(
             f"Cannot open the lexical index in {path} (An IO error occurred: 'No "
             "space left on device (os error 28)').",
@@ -352,6 +353,8 @@ def test_a_full_disk_builds_the_index_in_memory_with_a_notice(disk_store, monkey
         f"No space left on the disk of {disk_store.path / 'index'}: the index is "
         "built in memory."
     ]
+    # The folders the attempt made are gone: one more each recall, else.
+    assert not list((disk_store.path / "index").glob("lexical-*"))
 
 
 def test_a_full_disk_during_a_catch_up_scores_the_new_memories_in_memory(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -234,10 +235,21 @@ class StoredIndexes:
         self._sources.clear()
         self._state = IndexState.fresh(self._state.generation)
         self._state.reuse = sources
-        self.lexical = LexicalIndex.open(self._files.path / self._state.lexical)
-        self.vectors = self._new_vectors(self._files.path / self._state.vectors)
-        self._save_vectors()
-        self._commit_state()
+        made = [
+            self._files.path / self._state.lexical,
+            self._files.path / self._state.vectors,
+        ]
+        try:
+            self.lexical = LexicalIndex.open(made[0])
+            self.vectors = self._new_vectors(made[1])
+            self._save_vectors()
+            self._commit_state()
+        except BaseException:
+            # Folders no state names would wait ten minutes for a catch-up
+            # to remove them; a full disk would meet one more each recall.
+            for folder in made:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
         self._files.collect(self._state)
 
     def _replaced_vectors(self) -> dict[str, int]:
