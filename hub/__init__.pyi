@@ -198,6 +198,7 @@ from .server.wire import (
 from .session_state import Block as Block
 from .session_state import SessionState as SessionState
 from .session_state import editing as editing
+from .session_state import editing_if_writable as editing_if_writable
 from .session_state import prune_sessions as prune_sessions
 from .session_state import read_session as read_session
 from .session_state import remove_session as remove_session

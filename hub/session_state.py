@@ -37,6 +37,7 @@ __all__ = [
     "Block",
     "SessionState",
     "editing",
+    "editing_if_writable",
     "prune_sessions",
     "read_session",
     "remove_session",
@@ -183,6 +184,28 @@ def editing(store_path: Path, session: str) -> Iterator[SessionState]:
             write_atomically(path, after + b"\n", durable=False)
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def editing_if_writable(store_path: Path, session: str) -> Iterator[SessionState]:
+    """Yields the session's state as :func:`editing` does, if it can be kept.
+
+    In a store that cannot be written (a read-only mount), its hooks still
+    give memory: the state is read as it stands (or fresh) and not written
+    back, so what was shown may be shown again and what waits waits on.
+
+    Raises:
+        StoreError: The private folder is not the user's.
+    """
+    with contextlib.ExitStack() as stack:
+        try:
+            state = stack.enter_context(editing(store_path, session))
+        except OSError:
+            try:
+                state = _read(session_path(store_path, session), session)
+            except OSError:
+                state = SessionState(session=session)
+        yield state
 
 
 def read_session(store_path: Path, session: str) -> SessionState | None:

@@ -53,6 +53,7 @@ from ctx.hub import (
     HooksSettings,
     Workspace,
     editing,
+    editing_if_writable,
     prune_sessions,
     read_session,
     remove_session,
@@ -411,7 +412,7 @@ def prompt_submit(hook: Hook) -> str | None:
         return None  # nothing to search, nothing waiting: the fast path
     result = _recalled(hook, prompt) if searched else None
     parts: list[str] = []
-    with editing(ws.path, hook.session) as state:
+    with editing_if_writable(ws.path, hook.session) as state:
         hook.given()
         parts.extend(_waiting(*state.take_waiting()))
         if result is not None:

@@ -122,6 +122,31 @@ def test_prompt_submit_recalls_what_the_session_was_not_given(project):
     assert context("prompt-submit", "user_prompt_submit", project) is None
 
 
+def test_prompt_submit_gives_memory_where_its_state_cannot_be_kept(
+    project, monkeypatch
+):
+    # A read-only mount of the store: recall answers from indexes in memory;
+    # the session's state cannot be written, so the memory may come again.
+    import errno
+
+    from ctx.hub import session_state
+
+    later = add(
+        project,
+        "Kubernetes deploys of the API need the image tag pinned in values.yaml.",
+        kind="fact",
+    )
+
+    def read_only(*_args):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(session_state, "private_folder", read_only)
+    for _ in range(2):
+        text = context("prompt-submit", "user_prompt_submit", project)
+        assert text is not None
+        assert later in text
+
+
 def test_a_question_after_a_pasted_log_gets_its_memory_once(project):
     # Issue 29: read whole, a prompt of a long log and then a question had
     # the question's words a small share of all its words and left out of
