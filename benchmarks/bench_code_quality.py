@@ -172,9 +172,15 @@ def build_set(tree: Path, wanted: int, seed: int) -> list[Case]:
     return unique[:wanted]
 
 
-def build_identifier_set(tree: Path, wanted: int, seed: int) -> list[Case]:
+def build_identifier_set(
+    tree: Path, wanted: int, seed: int, *, plain: bool = False
+) -> list[Case]:
     """Functions named as code (``_`` inside), each name defined once: the query
-    is the bare name, the answer its definition (issue 29's identifier channel)."""
+    is the bare name, the answer its definition (issue 29's identifier channel).
+
+    With ``plain``: those named by one plain word ("parse", "urlopen"), which
+    a question can hold as a word of the language, asked alone.
+    """
     found: dict[str, list[Case]] = {}
     for path in sorted(tree.rglob("*.py")):
         relative = path.relative_to(tree).as_posix()
@@ -185,7 +191,8 @@ def build_identifier_set(tree: Path, wanted: int, seed: int) -> list[Case]:
     cases = [
         defined[0]
         for name, defined in sorted(found.items())
-        if len(defined) == 1 and "_" in name.strip("_")
+        if len(defined) == 1
+        and (name.isalpha() and name.islower() if plain else "_" in name.strip("_"))
     ]
     random.Random(seed).shuffle(cases)
     return cases[:wanted]
@@ -279,6 +286,7 @@ def main() -> None:
         loads.append(load())
     # The identifier channel (issue 29), on and off, side by side.
     named = build_identifier_set(tree, args.functions // 2, args.seed)
+    plain = build_identifier_set(tree, args.functions // 2, args.seed, plain=True)
     without = {**WEIGHTS, "ident": 0.0}
     identifier_rows = []
     for label, set_cases, weights in (
@@ -286,6 +294,12 @@ def main() -> None:
         ("docstring sentences, without the identifier channel", cases, without),
         ("exact names, ctx find (fused)", named, dict(WEIGHTS)),
         ("exact names, without the identifier channel", named, without),
+        (
+            f"plain one-word names ({len(plain)}), ctx find (fused)",
+            plain,
+            dict(WEIGHTS),
+        ),
+        ("plain one-word names, without the identifier channel", plain, without),
     ):
         chunk, files, _ = run_channel(index, set_cases, weights)
         identifier_rows.append((label, scores(chunk), scores(files)))
@@ -388,8 +402,9 @@ def write_report(
         "An exact identifier in the query ranks the chunk that defines it first. "
         f"Exact names: {count} functions of the same tree named as code (`_` "
         "inside) whose name is defined once, drawn with the same seed; the query "
-        "is the bare name. Each set with the channel and without it (the fusion "
-        "before it), one run.",
+        "is the bare name. Plain one-word names: functions named by one "
+        "lower-case word (`parse`, `urlopen`), defined once, asked alone. Each "
+        "set with the channel and without it (the fusion before it), one run.",
         "",
         "| set, method | recall@1 | recall@5 | MRR@10 | file recall@1 | file recall@5 | file MRR@10 |",
         "|---|---|---|---|---|---|---|",

@@ -9,8 +9,11 @@ name is the identifier, from the manifest's chunk names:
 
 - a query's identifiers are its words written as code: holding ``_`` inside,
   a ``.`` between names, a capital after a small letter or two capitals
-  before a small one (``parseConfig``, ``HTTPClient``), or any word between
-  backquotes; plain words ("parse", "config") are left to the other channels;
+  before a small one (``parseConfig``, ``HTTPClient``), followed by ``(``
+  (``echo()``), or any word between backquotes; and a query of one word
+  alone (``urlopen``: a name looked up, as one looks up a symbol). Plain
+  words in a sentence ("how to parse the config") are left to the other
+  channels;
 - a chunk defines a name when it is a function, method or class of that name
   (the first part of one cut into parts); case is not compared, but a
   definition named in the query's case scores a quarter more (`Snapshot`:
@@ -41,6 +44,7 @@ _MAX_IDENTIFIERS = 16
 _BACKQUOTED = re.compile(r"`([^`\s]{1,200})`")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+_ALONE = re.compile(r"\s*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(?:\(\))?\s*\??\s*")
 
 
 def _code_like(word: str) -> bool:
@@ -57,9 +61,14 @@ def query_identifiers(query: str) -> list[str]:
     for quoted in _BACKQUOTED.findall(query):
         for match in _DOTTED.finditer(quoted):
             found[match.group()] = None
-    for match in _DOTTED.finditer(_BACKQUOTED.sub(" ", query)):
-        if _code_like(match.group()):
-            found[match.group()] = None
+    rest = _BACKQUOTED.sub(" ", query)
+    alone = _ALONE.fullmatch(rest)
+    if alone is not None:  # "urlopen", "echo()": a name asked alone
+        found[alone.group(1)] = None
+    for match in _DOTTED.finditer(rest):
+        word = match.group()
+        if _code_like(word) or rest[match.end() : match.end() + 1] == "(":
+            found[word] = None
     return list(found)[:_MAX_IDENTIFIERS]
 
 

@@ -103,6 +103,13 @@ def test_which_words_of_a_query_are_identifiers():
     assert query_identifiers("Parse the config file, e.g. the TOML one.") == []
     # Anything between backquotes is.
     assert query_identifiers("what does `parse` return?") == ["parse"]
+    # A word called (``echo()``), and a name asked alone: looked up as a
+    # symbol is. Words of a sentence are not, nor two words alone.
+    assert query_identifiers("where is echo() defined") == ["echo"]
+    assert query_identifiers("urlopen") == ["urlopen"]
+    assert query_identifiers(" urlopen? ") == ["urlopen"]
+    assert query_identifiers("echo()") == ["echo"]
+    assert query_identifiers("url open") == []
 
 
 def test_a_definition_named_in_the_query_s_case_comes_first(tmp_path):
