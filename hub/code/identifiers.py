@@ -18,8 +18,9 @@ name is the identifier, from the manifest's chunk names:
   (the first part of one cut into parts); case is not compared, but a
   definition named in the query's case scores a quarter more (`Snapshot`:
   the class before the method ``snapshot``);
-- ``A.b`` scores 2 for ``b`` defined in ``A``, 1 for ``A`` itself (a short
-  class is one chunk, its methods inside) and 0.5 for any other ``b``; a
+- ``A.b`` scores 2 for ``b`` defined in ``A``, 1 for ``A`` itself when no
+  chunk of its own defines ``b`` in ``A`` (a short class is one chunk, its
+  methods inside) and 0.5 for any other ``b``; a
   plain identifier scores 2 for its definitions. A chunk's score sums over
   the query's identifiers; equal scores keep the manifest's order (by path).
 
@@ -101,6 +102,7 @@ class Definitions:
         for identifier in identifiers:
             *owners, written = identifier.split(".")
             owner = owners[-1].lower() if owners else None
+            named = self._by_name.get(written.lower(), ())
             found = [
                 (
                     c,
@@ -108,9 +110,15 @@ class Definitions:
                     (2.0 if owner in (None, parent) else 0.5)
                     + _same_case(as_named, written),
                 )
-                for c, p, parent, as_named in self._by_name.get(written.lower(), ())
+                for c, p, parent, as_named in named
             ]
-            if owner is not None:
+            if owner is not None and not any(
+                parent == owner for *_, parent, _ in named
+            ):
+                # ``A`` stands for ``b`` only where ``b`` has no chunk of its
+                # own (a short class, its methods inside): ranked next to it,
+                # a long class's head took the first place from ``b`` in
+                # every other channel (its name and words are the query's).
                 found += [(c, p, 1.0) for c, p, _, _ in self._by_name.get(owner, ())]
             for chunk_id, path, score in found:
                 if keep is None or path in keep:

@@ -50,6 +50,19 @@ def send_all(client, requests):
 """
 
 
+# A long class whose head says the method's name more than the method does.
+CONNECTION = (
+    "class HTTPConnection:\n"
+    '    """A connection: request after request, each request a request line,\n'
+    '    request headers and a request body (the request method sends one)."""\n'
+    + "".join(
+        f"\n    def step_{n}(self):\n        return self.sock.step({n})\n"
+        for n in range(30)
+    )
+    + "\n    def request(self, method, url):\n        return self.send(method, url)\n"
+)
+
+
 @pytest.fixture
 def index(tmp_path: Path) -> CodeIndex:
     root = tmp_path / "tree"
@@ -58,6 +71,7 @@ def index(tmp_path: Path) -> CodeIndex:
     for n in range(5):
         (root / f"cli_{n}.py").write_text(CALLER.format(n=n))
     (root / "clients.py").write_text(CLIENTS)
+    (root / "connection.py").write_text(CONNECTION)
     code = CodeIndex(tmp_path / "index", lambda: make_embedder({"kind": "hashing"}))
     code.update(root)
     return code
@@ -74,6 +88,7 @@ def first(index: CodeIndex, query: str, **weights: float) -> str:
         ("resolve_command", "table.py:resolve_command"),
         ("where is `resolve_command` defined?", "table.py:resolve_command"),
         ("HTTPClient.send", "clients.py:HTTPClient.send"),
+        ("HTTPConnection.request", "connection.py:HTTPConnection.request"),
         # A short class holds its methods: its chunk defines them.
         ("how does MailClient.send work", "clients.py:MailClient"),
     ],
