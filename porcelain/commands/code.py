@@ -345,7 +345,8 @@ def chunk_command(state: CtxState, location: str, as_json: bool) -> None:
         echo_json(hit)
         return
     chunk = hit.chunk
-    name = f"{chunk.parent}.{chunk.name}" if chunk.parent else chunk.name
+    # A chunk of statements in a class has a class but no name of its own.
+    name = chunk.qualified or (f"(in {chunk.parent})" if chunk.parent else "")
     echo(f"{_span(hit)}  {chunk.language} {chunk.kind} {name}".rstrip())
     if chunk.imports:
         echo(f"uses: {', '.join(chunk.imports)}")

@@ -93,6 +93,18 @@ def test_symbols_deps_and_chunk(hashing_ctx, tree, monkeypatch):
     )
 
 
+def test_a_chunk_of_statements_in_a_class_names_its_class(hashing_ctx, tmp_path):
+    root = tmp_path / "big"
+    root.mkdir()
+    fields = "".join(f"    x{i} = {i}\n" for i in range(45))
+    (root / "big.py").write_text(
+        f"class Big:\n    def first(self):\n        pass\n{fields}"
+    )
+    hashing_ctx("code", "index", str(root), "--no-vectors")
+    head = hashing_ctx("chunk", f"{root / 'big.py'}:20").stdout.splitlines()[0]
+    assert head.endswith("python code (in Big)")  # was "python code Big."
+
+
 @pytest.mark.parametrize(
     ("args", "error"),
     [
