@@ -426,9 +426,30 @@ def chunk_source(path: str, text: str, grammar: Grammar) -> FileChunks:
     )
     walker.starts = [at for at, _ in walker.identifiers]
     walker.members(root.named_children, "")
+    _nested_imports(walker, root)
     _attach_imports(walker)
     walker.out.chunks, walker.out.texts = _sorted(walker.out.chunks, walker.out.texts)
     return walker.out
+
+
+def _nested_imports(walker: _Walker, root: tree_sitter.Node) -> None:
+    """Adds the modules that imports inside definitions name (``ctx deps``).
+
+    A function that imports when it runs (to break a cycle, or to load a
+    heavy module late) depends on that module as much as the file's head
+    does. Those statements stay in their function's chunk.
+    """
+    seen = set(walker.out.modules)
+    stack = [c for c in reversed(root.named_children) if not walker.is_import(c)]
+    while stack:
+        node = stack.pop()
+        if walker.is_import(node):
+            for module in walker.modules_of(walker.text(node)):
+                if module not in seen:
+                    seen.add(module)
+                    walker.out.modules.append(module)
+            continue
+        stack.extend(reversed(node.named_children))
 
 
 def _attach_imports(walker: _Walker) -> None:

@@ -45,8 +45,12 @@ __all__ = [
     "write_outline",
 ]
 
-FORMAT = 1
-"""Version of the folder's layout; another version is built again."""
+FORMAT = 2
+"""Version of the folder's layout and of how files are cut; another version
+is built again (its vectors kept: they are found by the text they embed).
+2: Python definitions inside ``if``/``try``/``with`` blocks are chunks,
+imports inside functions count as dependencies, minified files are left
+out."""
 
 MANIFEST = "manifest.msgpack"
 ROWS = "vectors.f32"

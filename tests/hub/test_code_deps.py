@@ -23,7 +23,12 @@ FILES = {
     ),
     "src/app/util.py": "def helper():\n    pass\n",
     "src/app/models.py": "from .util import helper\n\n\nclass User:\n    pass\n",
-    "src/app/config.py": "DEBUG = False\n",
+    "src/app/config.py": (
+        "DEBUG = False\n\n\n"
+        "def reload():\n"
+        "    from app import models  # late, to break the cycle\n"
+        "    return models\n"
+    ),
     "src/app/services/__init__.py": "",
     "src/app/services/mailer.py": "import smtplib\n",
     "tools/json.py": "# a stray module: not the standard library's json\n",
@@ -70,6 +75,13 @@ def test_python_imports_are_found_as_python_would(index):
         "src/app/models.py",
         "tools/run.py",
     )
+
+
+def test_an_import_inside_a_function_is_a_dependency_too(index):
+    config = dependencies(index, "src/app/config.py")
+    assert "app.models" in config.imports
+    assert "src/app/models.py" in config.resolved
+    assert "src/app/config.py" in dependencies(index, "src/app/models.py").imported_by
 
 
 def test_script_imports_resolve_relative_paths_and_typescript_files(index):
