@@ -134,13 +134,18 @@ def raw_entry(entry: FileEntry) -> msgspec.Raw:
 
 
 def read_manifest(folder: Path) -> Manifest:
-    """Returns the whole manifest (empty when missing, damaged or of another format)."""
+    """Returns the whole manifest (empty when missing, damaged or of another format).
+
+    Of another format, it keeps the embedder its vectors were made by.
+    """
     manifest = Manifest()
     with contextlib.suppress(OSError, msgspec.DecodeError):
         manifest = msgspec.msgpack.decode(
             (folder / MANIFEST).read_bytes(), type=Manifest
         )
-    return manifest if manifest.format == FORMAT else Manifest()
+    if manifest.format == FORMAT:
+        return manifest
+    return Manifest(embedder=manifest.embedder, dimensions=manifest.dimensions)
 
 
 def read_outline(folder: Path) -> Outline:
@@ -148,7 +153,11 @@ def read_outline(folder: Path) -> Outline:
     outline = Outline()
     with contextlib.suppress(OSError, msgspec.DecodeError):
         outline = msgspec.msgpack.decode((folder / MANIFEST).read_bytes(), type=Outline)
-    return outline if outline.format == FORMAT else Outline()
+    if outline.format == FORMAT:
+        return outline
+    # Files are cut again; the vectors, found by the text they embed, are
+    # kept for the chunks whose text is the same (most of them).
+    return Outline(embedder=outline.embedder, dimensions=outline.dimensions)
 
 
 def write_outline(folder: Path, outline: Outline) -> tuple[int, int]:

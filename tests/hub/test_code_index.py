@@ -358,3 +358,19 @@ def test_the_hub_searches_a_graph_over_the_vectors_and_the_new_rows_exactly(
     index.update(tree)
     assert index.vectors().graph is None
     assert index.graph_wanted() is not None
+
+
+def test_an_index_of_another_format_is_cut_again_keeping_its_vectors(tree, index):
+    # How files are cut changed (a new format): every file is read and cut
+    # again, but a chunk whose text is the same is not embedded again.
+    import msgspec
+
+    first = index.update(tree)
+    assert first.embedded == first.chunks > 0
+    path = index.folder / "manifest.msgpack"
+    raw = msgspec.msgpack.decode(path.read_bytes())
+    raw["format"] -= 1
+    path.write_bytes(msgspec.msgpack.encode(raw))
+    again = make_index(index.folder).update(tree)
+    assert again.read == first.read  # cut again
+    assert again.embedded == 0
