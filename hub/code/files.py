@@ -9,8 +9,8 @@ but left out is counted by reason: a symlink, a file too large
 (:data:`MAX_FILE_BYTES`; :data:`MAX_IGNORE_BYTES` for an ignore file, whose
 rules then do not apply), of no known language, binary (a NUL byte in its
 first 8 kB), not UTF-8, generated (by name, or a ``@generated`` /
-``DO NOT EDIT`` mark in its first lines), minified (a line over
-:data:`MAX_LINE_CHARS`), a lock file, or unreadable.
+``DO NOT EDIT`` mark in its first lines), minified (lines over
+:data:`MAX_LINE_CHARS` hold most of it), a lock file, or unreadable.
 
 Every file of the tree is read through :func:`read_file`, which opens only
 a regular file inside the root, through no symbolic link, and reads a
@@ -59,10 +59,12 @@ MAX_FILE_BYTES = 1_000_000
 """A larger file is left out: minified bundles, data dumps and vendored
 amalgamations, whose chunks would crowd out the code people wrote."""
 MAX_LINE_CHARS = 5_000
-"""A file with a longer line is left out as minified: a bundle not named
-``*.min.js`` (``dist/app.js``) puts thousands of functions on one line, and a
-chunk is whole lines, so each would carry all of them (an index of hours for
-a file of 700 kB). Code people write and read has no such line."""
+"""A file whose lines longer than this hold most of its text is left out as
+minified: a bundle not named ``*.min.js`` (``dist/app.js``) puts thousands of
+functions on one line, and a chunk is whole lines, so each would carry all of
+them (an index of hours for a file of 700 kB). A file people write may hold
+one such line (a table of names, an encoded image) among the rest: it is
+indexed, the long line inside one chunk."""
 MAX_IGNORE_BYTES = 100_000
 """A larger ignore file is left out, its rules not applied (git leaves out
 one over 100 MB): ``pathspec`` compiles about 10,000 patterns a second and
@@ -292,11 +294,17 @@ def _reason_by_name(name: str, size: int) -> str | None:
     return None
 
 
+def _minified(text: str) -> bool:
+    """Returns whether lines over :data:`MAX_LINE_CHARS` hold most of ``text``."""
+    long = sum(n for n in map(len, text.split("\n")) if n > MAX_LINE_CHARS)
+    return long * 2 > len(text)
+
+
 def read_source(data: bytes) -> tuple[str | None, str | None]:
     """Returns a file's text, or None and why it is left out.
 
     The reasons are ``binary``, ``not UTF-8``, ``generated`` and
-    ``minified`` (a line over :data:`MAX_LINE_CHARS`); a UTF-8 byte order
+    ``minified`` (lines over :data:`MAX_LINE_CHARS` hold most of it); a UTF-8 byte order
     mark is dropped.
     """
     if b"\0" in data[:_SNIFF_BYTES]:
@@ -308,6 +316,6 @@ def read_source(data: bytes) -> tuple[str | None, str | None]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None, "not UTF-8"
-    if len(text) > MAX_LINE_CHARS and max(map(len, text.split("\n"))) > MAX_LINE_CHARS:
+    if len(text) > MAX_LINE_CHARS and _minified(text):
         return None, "minified"
     return text.removeprefix("\ufeff"), None

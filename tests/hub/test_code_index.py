@@ -66,6 +66,10 @@ def test_files_are_chosen_as_git_would_and_the_rest_counted(tree, index):
     # A bundle not named *.min.js: thousands of functions on one line.
     bundle = ";".join(f"function f{i}(a,b){{return a+b*{i}}}" for i in range(400))
     (tree / "app.js").write_text(f"var a={bundle}\n")
+    # One long line among written code (a table of names) is kept.
+    names = ", ".join(f"'name{i}'" for i in range(900))
+    code = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(600))
+    (tree / "pkg" / "names.py").write_text(f"NAMES = [{names}]\n\n{code}")
     (tree / "loop").symlink_to(tree / "loop")  # a symlink loop
     (tree / "up").symlink_to(tree)  # a folder link back up
     (tree / ".git").mkdir()
@@ -73,7 +77,7 @@ def test_files_are_chosen_as_git_would_and_the_rest_counted(tree, index):
     report = index.update(tree)
     paths = set(index.manifest.files)
     indexed = {p for p, e in index.manifest.files.items() if not e.skipped}
-    assert indexed == {"README.md", "pkg/cache.py", "pkg/net.py"}
+    assert indexed == {"README.md", "pkg/cache.py", "pkg/names.py", "pkg/net.py"}
     assert not paths & {"build/out.py", "pkg/vendored.py", ".git/config.py"}
     assert report.skipped == {
         "binary": 1,
@@ -85,7 +89,7 @@ def test_files_are_chosen_as_git_would_and_the_rest_counted(tree, index):
         "too large": 1,
         "unknown language": 1,
     }
-    assert report.files == 3
+    assert report.files == 4
     assert index.manifest.git  # a .git folder: content ids are git blob ids
     assert index.manifest.files["pkg/net.py"].id == Blob.from_string(
         RETRY.encode()
