@@ -148,8 +148,7 @@ class _Walker:
                 # each definition is chunked, knowing its class, as if the
                 # statement were not there.
                 flush()
-                for block in self.blocks_of(node):
-                    self.members(block.named_children, parent, in_class=in_class)
+                self.members(self.branch_members(node), parent, in_class=in_class)
                 continue
             if role is None:
                 self.flush_imports(imports)
@@ -182,12 +181,32 @@ class _Walker:
 
     def blocks_of(self, node: tree_sitter.Node) -> list[tree_sitter.Node]:
         """Returns the blocks of a branching statement and of its clauses."""
+        return [n for n in self._branch_parts(node) if n.type == "block"]
+
+    def branch_members(self, node: tree_sitter.Node) -> list[tree_sitter.Node]:
+        """Returns the statements and comments of a branching statement's blocks.
+
+        A comment that opens a block is the clause's child, not the block's
+        (``else:`` then ``# Elsewhere ...``): it is kept, in its place, to go
+        with the definition below it as at the top level.
+        """
+        out: list[tree_sitter.Node] = []
+        for part in self._branch_parts(node):
+            out.extend(part.named_children if part.type == "block" else [part])
+        return out
+
+    def _branch_parts(self, node: tree_sitter.Node) -> list[tree_sitter.Node]:
+        """The blocks and comments of a statement and its clauses, in order."""
         found = []
         for child in node.named_children:
-            if child.type == "block":
+            if child.type == "block" or child.type in self.grammar.comments:
                 found.append(child)
             elif child.type.endswith("_clause"):  # elif, else, except, finally
-                found.extend(c for c in child.named_children if c.type == "block")
+                found.extend(
+                    c
+                    for c in child.named_children
+                    if c.type == "block" or c.type in self.grammar.comments
+                )
         return found
 
     def defines_inside(self, node: tree_sitter.Node) -> bool:

@@ -179,6 +179,21 @@ def test_definitions_in_an_if_or_a_try_are_chunked_as_any_other():
     ]
     # A branch that defines nothing stays a statement among the others.
     assert cut("cond.py", source).chunks[-1].kind == "code"
+    # A comment that opens a block belongs to the clause in the syntax tree:
+    # it still goes with the definition below it.
+    commented = (
+        "if sys.platform == 'win32':\n"
+        "    # Windows needs the long path prefix.\n"
+        "    def fix_path(p):\n        return p\n"
+        "else:\n"
+        "    # Elsewhere paths are left alone.\n"
+        "    def fix_path(p):\n        return p\n"
+    )
+    chunks = cut("paths.py", commented).chunks
+    assert [(c.start, c.end, c.summary) for c in chunks] == [
+        (2, 4, "Windows needs the long path prefix."),
+        (6, 8, "Elsewhere paths are left alone."),
+    ]
 
 
 def test_a_long_function_is_cut_between_statements_never_inside_one():
