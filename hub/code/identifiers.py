@@ -18,9 +18,10 @@ name is the identifier, from the manifest's chunk names:
   (the first part of one cut into parts); case is not compared, but a
   definition named in the query's case scores a quarter more (`Snapshot`:
   the class before the method ``snapshot``);
-- ``A.b`` scores 2 for ``b`` defined in ``A``, 1 for ``A`` itself when no
-  chunk of its own defines ``b`` in ``A`` (a short class is one chunk, its
-  methods inside) and 0.5 for any other ``b``; a
+- ``A.b`` scores 2 for ``b`` defined in ``A`` (its innermost owner:
+  ``Net.HTTPConnection``'s methods are ``HTTPConnection``'s), 1 for ``A``
+  itself where it is a short class, one chunk with its methods inside (a
+  long class's head holds none of them), and 0.5 for any other ``b``; a
   plain identifier scores 2 for its definitions. A chunk's score sums over
   the query's identifiers; equal scores keep the manifest's order (by path).
 
@@ -82,11 +83,18 @@ class Definitions:
 
     def __init__(self, manifest: Manifest) -> None:
         self._by_name: dict[str, list[tuple[str, str, str, str]]] = {}
+        # (file, class): the classes cut into chunks of their own members,
+        # whose head chunk holds none of them.
+        self._cut: set[tuple[str, str]] = set()
         for path, entry in manifest.files.items():
             for position, chunk in enumerate(entry.chunks):
+                # The innermost owner: "Net.HTTPConnection" is HTTPConnection.
+                parent = chunk.parent.lower().rsplit(".", 1)[-1]
+                if parent:
+                    self._cut.add((path, parent))
                 if chunk.name and chunk.part <= 1 and chunk.kind in DEFINING_KINDS:
                     self._by_name.setdefault(chunk.name.lower(), []).append(
-                        (f"{path}\0{position}", path, chunk.parent.lower(), chunk.name)
+                        (f"{path}\0{position}", path, parent, chunk.name)
                     )
 
     def search(
@@ -112,14 +120,16 @@ class Definitions:
                 )
                 for c, p, parent, as_named in named
             ]
-            if owner is not None and not any(
-                parent == owner for *_, parent, _ in named
-            ):
-                # ``A`` stands for ``b`` only where ``b`` has no chunk of its
-                # own (a short class, its methods inside): ranked next to it,
-                # a long class's head took the first place from ``b`` in
+            if owner is not None:
+                # ``A`` stands for ``b`` only as a short class, one chunk with
+                # its methods inside: a long class's head holds none, and
+                # ranked next to ``b`` it took the first place from it in
                 # every other channel (its name and words are the query's).
-                found += [(c, p, 1.0) for c, p, _, _ in self._by_name.get(owner, ())]
+                found += [
+                    (c, p, 1.0)
+                    for c, p, _, _ in self._by_name.get(owner, ())
+                    if (p, owner) not in self._cut
+                ]
             for chunk_id, path, score in found:
                 if keep is None or path in keep:
                     scores[chunk_id] = scores.get(chunk_id, 0.0) + score

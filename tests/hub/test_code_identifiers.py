@@ -141,3 +141,41 @@ def test_a_definition_named_in_the_query_s_case_comes_first(tmp_path):
     code.update(root)
     assert first(code, "`Snapshot`") == "z_snapshot.py:Snapshot"
     assert first(code, "`snapshot`") == "a_store.py:snapshot"
+
+
+def test_a_b_names_b_in_a_nested_class_and_a_short_a_that_holds_it(tmp_path):
+    root = tmp_path / "tree"
+    root.mkdir()
+    steps = "".join(
+        f"\n        def step_{n}(self):\n            return {n}\n" for n in range(30)
+    )
+    # A long class inside another: its methods' owner is the inner class.
+    (root / "net.py").write_text(
+        "class Net:\n    class HTTPConnection:\n"
+        '        """request after request, each request a request line."""\n'
+        f"{steps}\n"
+        "        def request(self, method):\n            return method\n"
+    )
+    # Config.save: a long Config cut into members, a short one holding save,
+    # and other classes' save methods.
+    members = "".join(
+        f"\n    def step_{n}(self):\n        return {n}\n" for n in range(30)
+    )
+    (root / "a_config.py").write_text(
+        f"class Config:\n{members}\n    def save(self):\n        return 1\n"
+    )
+    (root / "b_config.py").write_text(
+        "class Config:\n    def save(self):\n        return 2\n"
+    )
+    for i in range(3):
+        (root / f"z_store_{i}.py").write_text(
+            f"class Store{i}:\n    def save(self):\n        return {i}\n{members}"
+        )
+    code = CodeIndex(tmp_path / "index", lambda: make_embedder({"kind": "hashing"}))
+    code.update(root)
+    assert first(code, "HTTPConnection.request") == "net.py:Net.HTTPConnection.request"
+    hits = find(code, "Config.save", limit=3).hits
+    assert [f"{h.chunk.path}:{h.chunk.qualified}" for h in hits[:2]] == [
+        "a_config.py:Config.save",
+        "b_config.py:Config",
+    ]
