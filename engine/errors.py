@@ -152,7 +152,7 @@ def store_damage(exc: BaseException) -> CorruptStoreError | None:
     known = (ChecksumMismatch, FileFormatException, zlib.error, struct.error)
     missing = isinstance(exc, KeyError) and _names_an_object(exc)
     if not inside or not (
-        missing or isinstance(exc, (*known, AssertionError, ValueError))
+        missing or isinstance(exc, (*known, AssertionError, TypeError, ValueError))
     ):
         return None
     what = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

@@ -389,3 +389,26 @@ def test_a_full_disk_during_a_catch_up_scores_the_new_memories_in_memory(
         f"No space left on the disk of {filled.path / 'index'}: 1 new memory "
         "indexed in memory for now."
     ]
+
+
+def test_a_writer_killed_on_a_nearly_full_disk_counts_as_a_full_disk(
+    tmp_path, monkeypatch
+):
+    # Tantivy's writer thread died on the full disk and says only that.
+    from types import SimpleNamespace
+
+    from ctx.hub.retrieval.index import stored
+
+    killed = LexicalIndexCorruptError(
+        "Cannot index blob x (An index writer was killed.)"
+    )
+    room = {"free": 10 << 20}
+    monkeypatch.setattr(
+        stored.os,
+        "statvfs",
+        lambda _: SimpleNamespace(f_bavail=room["free"] // 4096, f_frsize=4096),
+    )
+    assert not stored.disk_full(killed, tmp_path)  # room left: damage, as before
+    room["free"] = 4096
+    assert stored.disk_full(killed, tmp_path)
+    assert not stored.disk_full(ValueError("x"), tmp_path)  # not an index error

@@ -133,6 +133,14 @@ def test_a_damaged_pack_is_one_error_line(ctx):
     result = ctx("log", code=6)
     assert result.stderr.startswith("Error: The store's git data is damaged (")
     assert len(result.stderr.splitlines()) == 2  # the Error line and its Hint
+    # Its index damaged (a TypeError deep in dulwich): the same.
+    pack.write_bytes(data)
+    [index] = pack.parent.glob("*.idx")
+    index.chmod(0o644)
+    table = bytearray(index.read_bytes())
+    table[8:300] = b"x" * 292
+    index.write_bytes(bytes(table))
+    assert ctx("log", code=6).stderr.startswith("Error: The store's git data is")
 
 
 def test_init_is_idempotent(ctx, tmp_path):

@@ -252,7 +252,7 @@ class Projection(StoredIndexes):
             try:
                 done = self._index(view, missing)
             except (CtxError, OSError) as exc:
-                if not disk_full(exc):
+                if not disk_full(exc, self._path):
                     raise
                 # `ctx reindex` would meet the same full disk: the new
                 # memories are scored in memory, as when the lock is busy.

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -115,7 +116,7 @@ class StoredIndexes:
         try:
             self._load_or_rebuild(lost)
         except (CtxError, OSError) as exc:
-            if not disk_full(exc):
+            if not disk_full(exc, self._path):
                 raise
             # As for a read-only store: the answer comes from indexes in
             # memory; `ctx reindex` would meet the same full disk.
@@ -143,7 +144,7 @@ class StoredIndexes:
                 try:
                     self._load(locked=True, lost=lost)
                 except (CtxError, msgspec.DecodeError, OSError) as exc:
-                    if disk_full(exc):
+                    if disk_full(exc, self._path):
                         raise
                     reason = exc.message if isinstance(exc, CtxError) else str(exc)
                     self.notices.append(
@@ -420,11 +421,23 @@ class StoredIndexes:
         return 0 if self._files is None else self._files.size_bytes(self._state)
 
 
-def disk_full(exc: BaseException | None) -> bool:
+_NEARLY_FULL = 1 << 20
+"""Free bytes under which a failed index write is taken for a full disk."""
+
+
+def disk_full(exc: BaseException | None, folder: Path | None = None) -> bool:
     """Returns whether ``exc``, or what caused it, says the disk is full.
 
-    Tantivy says it in words; the vector index wraps the ``OSError``.
+    Tantivy says it in words, or not at all (a writer thread that died on
+    the full disk: "An index writer was killed"); the vector index wraps the
+    ``OSError``. With ``folder``, an index error while its disk has under a
+    megabyte free counts too.
     """
+    if folder is not None and isinstance(exc, CtxError):
+        with contextlib.suppress(OSError):
+            found = os.statvfs(folder)
+            if found.f_bavail * found.f_frsize < _NEARLY_FULL:
+                return True
     while exc is not None:
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
             return True
