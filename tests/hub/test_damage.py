@@ -389,6 +389,27 @@ def test_a_full_disk_during_a_catch_up_scores_the_new_memories_in_memory(
         f"No space left on the disk of {filled.path / 'index'}: 1 new memory "
         "indexed in memory for now."
     ]
+    # Many: by their words alone, not embedded again at every recall.
+    engine.remember_many(
+        filled,
+        [Draft(text=f"heron {i} wades in the estuary") for i in range(70)],
+        engine.Intent(agent="tester", intent="observe"),
+    )
+    embedded = []
+    projection = Projection.for_store(filled, HASHING)
+    real = projection.embedder.embed
+    monkeypatch.setattr(
+        projection.embedder,
+        "embed",
+        lambda texts: embedded.extend(texts) or real(texts),
+    )
+    sources = open_sources(projection)
+    found = recall(projection, sources, "heron estuary", config=RecallConfig(), now=NOW)
+    assert "heron" in found.hits[0].body
+    assert projection.notices[-1].endswith(
+        "71 new memories indexed in memory for now, by words only."
+    )
+    assert len(embedded) <= 1  # the question alone
 
 
 def test_a_writer_killed_on_a_nearly_full_disk_counts_as_a_full_disk(

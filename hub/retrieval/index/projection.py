@@ -255,13 +255,16 @@ class Projection(StoredIndexes):
                 if not disk_full(exc, self._path):
                     raise
                 # `ctx reindex` would meet the same full disk: the new
-                # memories are scored in memory, as when the lock is busy.
+                # memories are scored in memory, as when the lock is busy;
+                # by their words alone when they are many (embedding them
+                # at every recall would cost seconds each time).
+                few = len(missing) <= PENDING_MAX
                 self.notices.append(
                     f"No space left on the disk of {self._path}: "
                     f"{plural(len(missing), 'new memory')} "
-                    "indexed in memory for now."
+                    f"indexed in memory for now{'' if few else ', by words only'}."
                 )
-                self._score_pending(view, missing)
+                self._score_pending(view, missing, embed=few)
                 return
             view.pending, view.pending_indexes = [], []
             if branch is not None and done:
@@ -448,15 +451,20 @@ class Projection(StoredIndexes):
         self.vectors = HnswVectors.from_flat(flat)
         self._save_vectors()
 
-    def _score_pending(self, view: LiveView, blobs: list[str]) -> None:
-        """Indexes a few blobs in memory, for a process that cannot take the lock."""
+    def _score_pending(
+        self, view: LiveView, blobs: list[str], *, embed: bool = True
+    ) -> None:
+        """Indexes a few blobs in memory, for a process that cannot take the lock.
+
+        ``embed``: embed them too (else the vector channel finds none).
+        """
         docs = self._docs(view, blobs)
         lexical = LexicalIndex.in_memory()
         with lexical.writer() as writer:
             writer.add(docs, new=True)
             writer.commit()
         vectors = None
-        if self.vectors is not None:
+        if self.vectors is not None and embed:
             try:
                 keys, found = embed_passages(
                     self.embedder, [(d.blob, embed_text(d)) for d in docs]
