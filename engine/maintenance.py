@@ -360,7 +360,11 @@ def fsck(store: Store) -> FsckReport:
     checked: set[str] = set()
     commits = memories = 0
     for branch in store.branches():
-        tip = ObjectID(store.branch_tip(branch).encode())
+        try:
+            tip = ObjectID(store.branch_tip(branch).encode())
+        except CorruptStoreError as exc:  # a commit it lacks, or no id at all
+            problems.append(f"branch {branch}: {exc.message}")
+            continue
         missing, disallowed, new_commits = _walk(objects, tip, seen, broken)
         commits += new_commits
         problems.extend(f"branch {branch}: {m}" for m in missing + disallowed)

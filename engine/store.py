@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -73,6 +74,11 @@ STORE_FORMAT = 1
 _SECTION = (b"ctx",)
 _PACK_THRESHOLD = 64
 _HEADS = b"refs/heads/"
+_HEX_ID = re.compile(r"[0-9a-f]{40}")
+_FSCK = (
+    "`ctx fsck` lists what cannot be read; a clone or a backup of the store "
+    "restores it."
+)
 _HEAD = Ref(b"HEAD")
 _MOVED = object()
 _STALE_REF_LOCK_NS = 600 * 1_000_000_000  # ten minutes
@@ -341,7 +347,23 @@ class Store:
                 raise RefNotFoundError(
                     f"No branch named {branch!r}.", hint="`ctx branches` lists them."
                 ) from None
-        return CommitId(sha.decode("ascii"))
+        # Not a commit someone named wrong: the store lost what its own branch
+        # points at (a copy without its objects, a damaged pack), or the
+        # branch file holds no id (cut short by a crash).
+        said = sha.decode("ascii", "replace")
+        if not _HEX_ID.fullmatch(said):
+            raise CorruptStoreError(
+                f"Branch {branch!r} holds {said[:60]!r}, not a commit id.", hint=_FSCK
+            )
+        try:  # read as any object is: `in` would rescan the packs
+            self.repo.object_store.get_raw(ObjectID(sha))
+        except KeyError:
+            raise CorruptStoreError(
+                f"Branch {branch!r} points at commit {said}, which the store does "
+                "not hold.",
+                hint=_FSCK,
+            ) from None
+        return CommitId(said)
 
     def branches(self) -> list[str]:
         """Returns every branch name, sorted."""
