@@ -141,7 +141,12 @@ def session_path(store_path: Path, session: str) -> Path:
     return store_path / PRIVATE_FOLDER / HOOKS_FOLDER / f"{name}.json"
 
 
-def _read(path: Path, session: str) -> SessionState:
+def _read(path: Path, session: str, *, kept: bool = True) -> SessionState:
+    """Returns the state in ``path``; an unreadable one starts afresh.
+
+    ``kept``: the state will be written back, so a report of the unreadable
+    one is said once (a state never kept would say it at every prompt).
+    """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -151,9 +156,9 @@ def _read(path: Path, session: str) -> SessionState:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return SessionState(
             session=session,
-            reports=[
-                "ctx: this session's hook state was unreadable; it starts afresh."
-            ],
+            reports=["ctx: this session's hook state was unreadable; it starts afresh."]
+            if kept
+            else [],
         )
 
 
@@ -202,7 +207,7 @@ def editing_if_writable(store_path: Path, session: str) -> Iterator[SessionState
             state = stack.enter_context(editing(store_path, session))
         except OSError:
             try:
-                state = _read(session_path(store_path, session), session)
+                state = _read(session_path(store_path, session), session, kept=False)
             except OSError:
                 state = SessionState(session=session)
         yield state

@@ -145,6 +145,14 @@ def test_prompt_submit_gives_memory_where_its_state_cannot_be_kept(
         text = context("prompt-submit", "user_prompt_submit", project)
         assert text is not None
         assert later in text
+    # An unreadable state, never written back, is not reported at each prompt.
+    hooks = project / ".ctx" / "private" / "hooks"
+    hooks.mkdir(parents=True, exist_ok=True)
+    recorded = json.loads(payload("user_prompt_submit", project))["session_id"]
+    (hooks / f"{recorded}.json").write_text("garbage")
+    text = context("prompt-submit", "user_prompt_submit", project)
+    assert text is not None
+    assert "unreadable" not in text
 
 
 def test_a_question_after_a_pasted_log_gets_its_memory_once(project):
