@@ -346,6 +346,8 @@ def test_a_full_disk_builds_the_index_in_memory_with_a_notice(disk_store, monkey
         )
 
     monkeypatch.setattr(LexicalIndex, "open", staticmethod(full))
+    (disk_store.path / "index").mkdir()
+    (disk_store.path / "index" / "state.json").write_text("{not json")
     projection = Projection.for_store(disk_store, HASHING)
     pelican_answers(projection)
     assert projection.folder is None

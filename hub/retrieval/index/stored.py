@@ -113,11 +113,13 @@ class StoredIndexes:
         if self._files is None:
             self._in_memory()
             return
+        said = len(self.notices)
         try:
             self._load_or_rebuild(lost)
         except (CtxError, OSError) as exc:
             if not disk_full(exc, self._path):
                 raise
+            del self.notices[said:]  # "rebuilt it": nothing was
             # As for a read-only store: the answer comes from indexes in
             # memory; `ctx reindex` would meet the same full disk.
             self.notices.append(
