@@ -13,6 +13,7 @@ from dulwich.refs import Ref
 from ctx.engine.errors import (
     CommitNotFoundError,
     ConflictError,
+    CorruptStoreError,
     InvalidInputError,
     RefNotFoundError,
 )
@@ -38,6 +39,7 @@ _SUFFIX_RE = re.compile(r"(~\d*|\^\d*)")
 _HEX_RE = re.compile(r"^[0-9a-f]{4,40}$")
 _COMMIT_LIKE_RE = re.compile(r"[0-9a-f]{7,}", re.IGNORECASE)
 """New branch names refused: they read like a commit id (git abbreviates to 7)."""
+_COMMIT_ID_RE = re.compile(r"[0-9a-f]{40}")
 
 
 class BranchInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -139,10 +141,15 @@ def _resolve_base(store: Store, base: str, rev: str) -> CommitId:
 
 
 def list_branches(store: Store) -> list[BranchInfo]:
-    """Returns every branch with its tip."""
+    """Returns every branch with its tip.
+
+    As its file says: a damaged branch is listed too, to be seen and deleted.
+    """
     head = store.head_branch()
     return [
-        BranchInfo(name=name, tip=store.branch_tip(name), current=name == head)
+        BranchInfo(
+            name=name, tip=store.branch_tip(name, checked=False), current=name == head
+        )
         for name in store.branches()
     ]
 
@@ -191,25 +198,31 @@ def delete_branch(store: Store, name: str, *, force: bool = False) -> BranchResu
     kept unless ``force``: deleting it would leave its work reachable only
     by commit id (the result's ``tip``).
 
+    With ``force``, a damaged branch (holding no commit id, or one the
+    store lacks) is deleted too: that is how it is repaired.
+
     Raises:
         ConflictError: it is the default (HEAD) branch, or its work is not
             merged into any other branch and ``force`` is not set.
+        CorruptStoreError: it is damaged and ``force`` is not set.
     """
-    tip = store.branch_tip(name)
+    store.branch_tip(name, checked=not force)
     if name == store.head_branch():
         raise ConflictError(
             f"Branch {name!r} is the current branch.",
             hint="`ctx switch` to another branch first.",
         )
     with store.locked():
-        tip = store.branch_tip(name)
+        tip = store.branch_tip(name, checked=not force)
         if not force and not _merged(store, name, tip):
             raise ConflictError(
                 f"Branch {name!r} has work not merged into any branch.",
                 hint=f"`ctx merge {name}` keeps it; `ctx branch -D {name}` "
                 "deletes it anyway.",
             )
-        store.move_branch(name, tip, None, "ctx branch: deleted")
+        # Compared with the id its file holds, unless it holds none.
+        old = tip if _COMMIT_ID_RE.fullmatch(tip) else None
+        store.move_branch(name, old, None, "ctx branch: deleted")
     return BranchResult(name=name, tip=tip, deleted=True)
 
 
@@ -231,11 +244,16 @@ def _merged(store: Store, name: str, tip: CommitId) -> bool:
     from dulwich.graph import can_fast_forward  # only deleting a branch needs it
 
     commit = ObjectID(tip.encode())
-    return any(
-        can_fast_forward(store.repo, commit, ObjectID(store.branch_tip(b).encode()))
-        for b in store.branches()
-        if b != name
-    )
+    for other in store.branches():
+        if other == name:
+            continue
+        try:
+            other_tip = store.branch_tip(other)
+        except CorruptStoreError:
+            continue  # a damaged branch contains nothing to keep
+        if can_fast_forward(store.repo, commit, ObjectID(other_tip.encode())):
+            return True
+    return False
 
 
 def switch_branch(store: Store, name: str) -> BranchInfo:

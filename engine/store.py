@@ -75,10 +75,15 @@ _SECTION = (b"ctx",)
 _PACK_THRESHOLD = 64
 _HEADS = b"refs/heads/"
 _HEX_ID = re.compile(r"[0-9a-f]{40}")
-_FSCK = (
-    "`ctx fsck` lists what cannot be read; a clone or a backup of the store "
-    "restores it."
-)
+
+
+def _fsck_hint(branch: str) -> str:
+    return (
+        "`ctx fsck` lists what cannot be read; a clone or a backup of the store "
+        f"restores it, or `ctx branch -D {branch}` drops the branch."
+    )
+
+
 _HEAD = Ref(b"HEAD")
 _MOVED = object()
 _STALE_REF_LOCK_NS = 600 * 1_000_000_000  # ten minutes
@@ -332,11 +337,17 @@ class Store:
         with self.locked(), self._disk_errors():
             self.repo.refs.set_symbolic_ref(_HEAD, _ref(branch))
 
-    def branch_tip(self, branch: str) -> CommitId:
+    def branch_tip(self, branch: str, *, checked: bool = True) -> CommitId:
         """Returns the commit ``branch`` points at.
+
+        ``checked``: the store must hold that commit (else the store is
+        damaged). Unchecked, the branch file's id as it stands ("" for a file
+        holding none): for listing and deleting a damaged branch.
 
         Raises:
             RefNotFoundError: no such branch.
+            CorruptStoreError: (checked) the branch holds no commit id, or one
+                the store does not hold.
         """
         check_branch_name(branch)
         sha = self.repo.refs.get_peeled(_ref(branch))
@@ -344,24 +355,30 @@ class Store:
             try:
                 sha = self.repo.refs[_ref(branch)]
             except KeyError:
-                raise RefNotFoundError(
-                    f"No branch named {branch!r}.", hint="`ctx branches` lists them."
-                ) from None
+                if branch not in self.branches():
+                    raise RefNotFoundError(
+                        f"No branch named {branch!r}.",
+                        hint="`ctx branches` lists them.",
+                    ) from None
+                sha = ObjectID(b"")  # its file is there, cut short by a crash
+        said = bytes(sha).decode("ascii", "replace")
+        if not checked:
+            return CommitId(said)
         # Not a commit someone named wrong: the store lost what its own branch
         # points at (a copy without its objects, a damaged pack), or the
-        # branch file holds no id (cut short by a crash).
-        said = sha.decode("ascii", "replace")
+        # branch file holds no id.
         if not _HEX_ID.fullmatch(said):
             raise CorruptStoreError(
-                f"Branch {branch!r} holds {said[:60]!r}, not a commit id.", hint=_FSCK
+                f"Branch {branch!r} holds {said[:60]!r}, not a commit id.",
+                hint=_fsck_hint(branch),
             )
         try:  # read as any object is: `in` would rescan the packs
-            self.repo.object_store.get_raw(ObjectID(sha))
+            self.repo.object_store.get_raw(ObjectID(bytes(sha)))
         except KeyError:
             raise CorruptStoreError(
                 f"Branch {branch!r} points at commit {said}, which the store does "
                 "not hold.",
-                hint=_FSCK,
+                hint=_fsck_hint(branch),
             ) from None
         return CommitId(said)
 

@@ -41,12 +41,12 @@ class LazyBranches(Store):
             self._awaited = {}
         self._awaited[branch] = source
 
-    def branch_tip(self, branch: str) -> CommitId:
+    def branch_tip(self, branch: str, *, checked: bool = True) -> CommitId:
         """Returns ``branch``'s commit; an awaited one's is its source's."""
         source = self._source(branch)
         if source is None:
-            return super().branch_tip(branch)
-        return self.branch_tip(source)  # awaited too, maybe
+            return super().branch_tip(branch, checked=checked)
+        return self.branch_tip(source, checked=checked)  # awaited too, maybe
 
     def move_branch(
         self, branch: str, old: CommitId | None, new: CommitId | None, message: str

@@ -124,6 +124,19 @@ def test_a_damaged_object_or_branch_file_is_one_error_line(ctx):
         ), command
 
 
+def test_a_damaged_branch_is_listed_and_deleted_and_blocks_no_other(ctx):
+    ctx("remember", "hello")
+    ctx("branch", "bad")
+    ctx("branch", "good")
+    (ctx.root / ".ctx" / "git" / "refs" / "heads" / "bad").write_text("1" * 40 + "\n")
+    assert "  bad   1111111111\n" in ctx("branches").stdout
+    ctx("branch", "-d", "good")  # merged: the damaged one contains nothing
+    err = ctx("branch", "-d", "bad", code=6).stderr
+    assert "`ctx branch -D bad` drops the branch." in err
+    assert ctx("branch", "-D", "bad").stdout.startswith("Deleted branch bad (was ")
+    assert ctx("fsck").stdout.strip().endswith(": ok.")
+
+
 def test_a_damaged_pack_is_one_error_line(ctx):
     # A pack is read through a memory map: the error's frames hold views of
     # it, which closing the store at exit failed on (a BufferError after the
