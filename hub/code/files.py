@@ -59,12 +59,12 @@ MAX_FILE_BYTES = 1_000_000
 """A larger file is left out: minified bundles, data dumps and vendored
 amalgamations, whose chunks would crowd out the code people wrote."""
 MAX_LINE_CHARS = 5_000
-"""A file whose lines longer than this hold most of its text is left out as
-minified: a bundle not named ``*.min.js`` (``dist/app.js``) puts thousands of
-functions on one line, and a chunk is whole lines, so each would carry all of
-them (an index of hours for a file of 700 kB). A file people write may hold
-one such line (a table of names, an encoded image) among the rest: it is
-indexed, the long line inside one chunk."""
+"""A file whose lines longer than this hold most of its text, or more than
+four times this in all, is left out as minified: a bundle not named
+``*.min.js`` (``dist/app.js``) puts thousands of functions on one line, and a
+chunk is whole lines, so each would carry all of them (an index of hours for
+a file of 700 kB). A file people write may hold such a line (a table of
+names) among the rest: it is indexed."""
 MAX_IGNORE_BYTES = 100_000
 """A larger ignore file is left out, its rules not applied (git leaves out
 one over 100 MB): ``pathspec`` compiles about 10,000 patterns a second and
@@ -295,9 +295,14 @@ def _reason_by_name(name: str, size: int) -> str | None:
 
 
 def _minified(text: str) -> bool:
-    """Returns whether lines over :data:`MAX_LINE_CHARS` hold most of ``text``."""
+    """Returns whether ``text`` reads as minified (:data:`MAX_LINE_CHARS`).
+
+    Its long lines hold most of it, or more than four times that limit in
+    all: a bundle pasted above written code, every definition on it a chunk
+    carrying all of it.
+    """
     long = sum(n for n in map(len, text.split("\n")) if n > MAX_LINE_CHARS)
-    return long * 2 > len(text)
+    return long * 2 > len(text) or long > 4 * MAX_LINE_CHARS
 
 
 def read_source(data: bytes) -> tuple[str | None, str | None]:

@@ -66,6 +66,10 @@ def test_files_are_chosen_as_git_would_and_the_rest_counted(tree, index):
     # A bundle not named *.min.js: thousands of functions on one line.
     bundle = ";".join(f"function f{i}(a,b){{return a+b*{i}}}" for i in range(400))
     (tree / "app.js").write_text(f"var a={bundle}\n")
+    # A bundle pasted above written code: out too, though under half of it.
+    bundle_above = ";".join(f"function h{i}(a){{return a+{i}}}" for i in range(900))
+    written = "".join(f"function w{i}(a) {{\n  return a;\n}}\n" for i in range(2500))
+    (tree / "mixed.js").write_text(f"{bundle_above}\n{written}")
     # One long line among written code (a table of names) is kept.
     names = ", ".join(f"'name{i}'" for i in range(900))
     code = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(600))
@@ -83,7 +87,7 @@ def test_files_are_chosen_as_git_would_and_the_rest_counted(tree, index):
         "binary": 1,
         "generated": 2,
         "lock file": 1,
-        "minified": 1,
+        "minified": 2,
         "not UTF-8": 1,
         "symlink": 2,
         "too large": 1,

@@ -435,7 +435,7 @@ def disk_full(exc: BaseException | None, folder: Path | None = None) -> bool:
     ``OSError``. With ``folder``, an index error while its disk has under a
     megabyte free counts too.
     """
-    if folder is not None and isinstance(exc, CtxError):
+    if folder is not None and isinstance(exc, (LexicalIndexError, VectorIndexError)):
         with contextlib.suppress(OSError):
             found = os.statvfs(folder)
             if found.f_bavail * found.f_frsize < _NEARLY_FULL:
