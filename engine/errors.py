@@ -42,6 +42,7 @@ __all__ = [
     "RemoteNotFoundError",
     "StoreBusyError",
     "StoreError",
+    "damaged_branch",
     "store_damage",
 ]
 
@@ -161,9 +162,24 @@ def store_damage(exc: BaseException) -> CorruptStoreError | None:
         key = exc.args[0]
         said = f"object {key.decode() if isinstance(key, bytes) else key} is missing"
     return CorruptStoreError(
-        f"The store's git data is damaged ({said[:200]}).",
-        hint="`ctx fsck` lists what cannot be read; a clone or a backup of the "
-        "store restores it.",
+        f"The store's git data is damaged ({said[:200]}).", hint=_FSCK_HINT
+    )
+
+
+_FSCK_HINT = (
+    "`ctx fsck` lists what cannot be read; a clone or a backup of the store "
+    "restores it."
+)
+
+
+def damaged_branch(branch: str, what: str) -> CorruptStoreError:
+    """Returns the error for a branch whose file ``what`` ("holds no id", ...).
+
+    Its repair is said too: deleting the branch (``ctx branch -D``).
+    """
+    return CorruptStoreError(
+        f"Branch {branch!r} {what}.",
+        hint=f"{_FSCK_HINT[:-1]}, or `ctx branch -D {branch}` drops the branch.",
     )
 
 

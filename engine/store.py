@@ -57,6 +57,7 @@ from ctx.engine.errors import (
     RefNotFoundError,
     StoreBusyError,
     StoreError,
+    damaged_branch,
 )
 from ctx.engine.history import History
 from ctx.engine.ids import CommitId
@@ -75,13 +76,6 @@ _SECTION = (b"ctx",)
 _PACK_THRESHOLD = 64
 _HEADS = b"refs/heads/"
 _HEX_ID = re.compile(r"[0-9a-f]{40}")
-
-
-def _fsck_hint(branch: str) -> str:
-    return (
-        "`ctx fsck` lists what cannot be read; a clone or a backup of the store "
-        f"restores it, or `ctx branch -D {branch}` drops the branch."
-    )
 
 
 _HEAD = Ref(b"HEAD")
@@ -368,18 +362,12 @@ class Store:
         # points at (a copy without its objects, a damaged pack), or the
         # branch file holds no id.
         if not _HEX_ID.fullmatch(said):
-            raise CorruptStoreError(
-                f"Branch {branch!r} holds {said[:60]!r}, not a commit id.",
-                hint=_fsck_hint(branch),
-            )
+            raise damaged_branch(branch, f"holds {said[:60]!r}, not a commit id")
         try:  # read as any object is: `in` would rescan the packs
             self.repo.object_store.get_raw(ObjectID(bytes(sha)))
         except KeyError:
-            raise CorruptStoreError(
-                f"Branch {branch!r} points at commit {said}, which the store does "
-                "not hold.",
-                hint=_fsck_hint(branch),
-            ) from None
+            what = f"points at commit {said}, which the store does not hold"
+            raise damaged_branch(branch, what) from None
         return CommitId(said)
 
     def branches(self) -> list[str]:

@@ -552,12 +552,10 @@ def near_a_tag(
         searcher = index.current_searcher()
         near = []
         # A value's beginning, not a whole tag's ("spe" begins the term
-        # "speaker:caroline", not a value): a word is letters only, so the
-        # pattern needs no escaping. Its automaton costs half a millisecond
-        # to build (the class is Unicode's), a prefix query next to nothing:
-        # most words begin no term at all. The prefix is an automaton of
-        # distance 0 (a phrase prefix query stops at 50 terms, which may all
-        # be of deleted memories).
+        # "speaker:caroline", not a value); a word is letters: no escaping.
+        # The regex costs 0.5 ms to build (a Unicode class), a prefix
+        # automaton (distance 0: a phrase prefix stops at 50 terms, maybe
+        # all deleted) next to nothing, and most words begin no term.
         prefix = tantivy.Query.fuzzy_term_query(
             schema, "tag_values", word, distance=0, prefix=True
         )
