@@ -118,6 +118,9 @@ from .code_sync import (
 from .code_sync import (
     sync_code_branches as sync_code_branches,
 )
+from .commits import (
+    CommitInfo as CommitInfo,
+)
 from .compose import (
     FORMATS as FORMATS,
 )
@@ -753,9 +756,6 @@ from .snapshot import (
 )
 from .store import (
     Clock as Clock,
-)
-from .store import (
-    CommitInfo as CommitInfo,
 )
 from .store import (
     Store as Store,

@@ -21,12 +21,13 @@ from dulwich.objects import Blob
 
 from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.branches import resolve_revision
+from ctx.engine.commits import CommitInfo
 from ctx.engine.errors import MemoryNotFoundError
 from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import is_conflict_path
 from ctx.engine.log import LogEntry, log
 from ctx.engine.model import decode_memory
-from ctx.engine.store import CommitInfo, Store
+from ctx.engine.store import Store
 
 __all__ = ["BlameLine", "blame", "blame_lines"]
 

@@ -29,6 +29,7 @@ import msgspec
 from ctx.engine.abbreviation import MIN_SHORT
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import check_new_branch_name
+from ctx.engine.commits import CommitInfo
 from ctx.engine.errors import (
     ConflictError,
     CorruptStoreError,
@@ -50,7 +51,7 @@ from ctx.engine.model import (
     encode_struct,
 )
 from ctx.engine.snapshot import Snapshot
-from ctx.engine.store import CommitInfo, Store
+from ctx.engine.store import Store
 from ctx.engine.tags import OFF_CONTEXT, is_archived, with_tier
 from ctx.engine.wording import plural
 

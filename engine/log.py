@@ -8,11 +8,12 @@ import msgspec
 
 from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.branches import resolve_revision
+from ctx.engine.commits import CommitInfo
 from ctx.engine.errors import InvalidInputError, MemoryNotFoundError
 from ctx.engine.history import Change, CommitRecord
 from ctx.engine.ids import CommitId
 from ctx.engine.layout import CONFLICTS, LINKS, MEMORY_AREAS, PROPOSALS, VIEWS
-from ctx.engine.store import CommitInfo, Store
+from ctx.engine.store import Store
 
 __all__ = ["LogEntry", "PathChange", "last_commits", "log"]
 

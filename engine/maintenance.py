@@ -22,6 +22,7 @@ from ctx.engine.branches import (
     resolve_revision,
     target_branch,
 )
+from ctx.engine.commits import CommitInfo
 from ctx.engine.errors import CorruptStoreError
 from ctx.engine.layout import (
     LINKS,
@@ -33,7 +34,7 @@ from ctx.engine.layout import (
 )
 from ctx.engine.model import Conflict, Outcome, decode_memory
 from ctx.engine.snapshot import UnreadableMemory
-from ctx.engine.store import Clock, CommitInfo, Store
+from ctx.engine.store import Clock, Store
 from ctx.engine.tags import TIERS, TagCount, tier_of
 from ctx.engine.tokens import recall_tokens
 

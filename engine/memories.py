@@ -12,6 +12,7 @@ from ctx.engine.abbreviation import resolve_memory_id
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import resolve_revision, target_branch
 from ctx.engine.catalog import record_added
+from ctx.engine.commits import CommitInfo
 from ctx.engine.errors import InvalidInputError, RefNotFoundError
 from ctx.engine.ids import CommitId, MemoryId, new_memory_id
 from ctx.engine.layout import (
@@ -37,7 +38,7 @@ from ctx.engine.model import (
     headline,
 )
 from ctx.engine.snapshot import MemoryRecord, Snapshot, UnreadableMemory
-from ctx.engine.store import CommitInfo, Store
+from ctx.engine.store import Store
 from ctx.engine.wording import plural
 
 if TYPE_CHECKING:  # the text index (sqlite3) loads when a write asks it

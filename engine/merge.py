@@ -25,6 +25,7 @@ from dulwich.objects import Blob, ObjectID, ShaFile
 
 from ctx.engine import _trees
 from ctx.engine.branches import resolve_revision, target_branch
+from ctx.engine.commits import CommitInfo
 from ctx.engine.errors import CorruptStoreError, InvalidInputError
 from ctx.engine.ids import CommitId, MemoryId
 from ctx.engine.layout import (
@@ -44,7 +45,7 @@ from ctx.engine.model import (
     encode,
 )
 from ctx.engine.screen import SecretFinding
-from ctx.engine.store import CommitInfo, Store
+from ctx.engine.store import Store
 from ctx.engine.wording import plural
 
 __all__ = ["MergeResult", "Preference", "merge"]

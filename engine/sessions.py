@@ -26,6 +26,7 @@ import msgspec
 from dulwich.objects import Commit, ObjectID
 
 from ctx.engine.branches import resolve_revision, target_branch
+from ctx.engine.commits import CommitInfo
 from ctx.engine.errors import CorruptStoreError, InvalidInputError, NotFoundError
 from ctx.engine.history import CommitRecord, session_trailer
 from ctx.engine.ids import CommitId, MemoryId, new_memory_id
@@ -39,7 +40,7 @@ from ctx.engine.model import (
     encode,
 )
 from ctx.engine.snapshot import Snapshot
-from ctx.engine.store import CommitInfo, Store
+from ctx.engine.store import Store
 from ctx.engine.wording import plural
 
 __all__ = [

@@ -29,17 +29,16 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from pathlib import Path
 
-import msgspec
 from dulwich.errors import NotGitRepository
 from dulwich.file import FileLocked
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile
 from dulwich.refs import DiskRefsContainer, Ref, check_ref_format
 from dulwich.repo import BaseRepo, MemoryRepo, Repo
-from dulwich.trailers import Trailer, format_trailers, parse_trailers
+from dulwich.trailers import Trailer, format_trailers
 
 from ctx.engine import _trees
 from ctx.engine._builds import BUILD_PREFIX, remove_abandoned_builds
@@ -48,6 +47,7 @@ from ctx.engine._objects import open_repository
 from ctx.engine._packs import TEMP_PREFIX, write_pack
 from ctx.engine._redaction_finish import PENDING_REDACTION, finish_redaction
 from ctx.engine._ref_room import make_room
+from ctx.engine.commits import CommitInfo, commit_info, git_identity, git_time
 from ctx.engine.errors import (
     CommitNotFoundError,
     ConflictError,
@@ -66,7 +66,7 @@ from ctx.engine.reflogs import drop_unfinished_line
 from ctx.engine.screen import PendingWrite, Screen
 from ctx.engine.snapshot import Snapshot
 
-__all__ = ["Clock", "CommitInfo", "Store", "check_branch_name"]
+__all__ = ["Clock", "Store", "check_branch_name"]
 
 Clock = Callable[[], datetime]
 """Returns the current time (timezone aware); injected, never read here."""
@@ -81,26 +81,6 @@ _HEX_ID = re.compile(r"[0-9a-f]{40}")
 _HEAD = Ref(b"HEAD")
 _MOVED = object()
 _STALE_REF_LOCK_NS = 600 * 1_000_000_000  # ten minutes
-
-
-class CommitInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """One commit as the engine reports it.
-
-    Attributes:
-        id: The commit id.
-        parents: Parent commit ids, first parent first.
-        time: Commit time, with the committer's offset.
-        author: The writing agent (git author name).
-        summary: The first line of the message.
-        intent: The ``Ctx-*`` trailers, when the commit has them.
-    """
-
-    id: CommitId
-    parents: tuple[CommitId, ...]
-    time: datetime
-    author: str
-    summary: str
-    intent: Intent | None = None
 
 
 def check_branch_name(name: str) -> str:
@@ -120,45 +100,6 @@ def check_branch_name(name: str) -> str:
 
 def _ref(branch: str | bytes) -> Ref:
     return Ref(_HEADS + (branch.encode() if isinstance(branch, str) else branch))
-
-
-def _git_time(when: datetime) -> tuple[int, int]:
-    offset = when.utcoffset() or timedelta(0)
-    return int(when.timestamp()), int(offset.total_seconds())
-
-
-def _identity(agent: str) -> bytes:
-    return f"{agent} <{agent}@ctx>".encode()
-
-
-def commit_info(commit: Commit) -> CommitInfo:
-    """Returns the engine's view of a dulwich commit."""
-    message = commit.message.decode("utf-8", "replace")
-    _, trailers = parse_trailers(commit.message)
-    fields = {t.key: t.value for t in trailers}
-    intent: Intent | None = None
-    if "Ctx-Agent" in fields and "Ctx-Intent" in fields:
-        try:
-            confidence = fields.get("Ctx-Confidence")
-            intent = Intent(
-                agent=fields["Ctx-Agent"],
-                intent=fields["Ctx-Intent"],
-                confidence=float(confidence) if confidence else None,
-                reason=fields.get("Ctx-Reason"),
-                session=fields.get("Ctx-Session"),
-            )
-        except (InvalidInputError, ValueError):
-            intent = None
-    tz = timezone(timedelta(seconds=commit.commit_timezone))
-    author = commit.author.decode("utf-8", "replace").split(" <", 1)[0]
-    return CommitInfo(
-        id=CommitId(commit.id.decode("ascii")),
-        parents=tuple(CommitId(p.decode("ascii")) for p in commit.parents),
-        time=datetime.fromtimestamp(commit.commit_time, tz),
-        author=author,
-        summary=message.split("\n", 1)[0],
-        intent=intent,
-    )
 
 
 class Store:
@@ -401,8 +342,8 @@ class Store:
         self, branch: str, old: CommitId | None, new: CommitId | None, message: str
     ) -> None:
         ref = _ref(branch)
-        when, offset = _git_time(self.clock())
-        who, text = _identity("ctx"), message.encode("utf-8")
+        when, offset = git_time(self.clock())
+        who, text = git_identity("ctx"), message.encode("utf-8")
         refs = self.repo.refs
         old_id = ObjectID(old.encode()) if old else None
         if old_id is None and new is not None:
@@ -719,8 +660,8 @@ class Store:
         commit = Commit()
         commit.tree = tree
         commit.parents = parents
-        commit.author = commit.committer = _identity(intent.agent)
-        when, offset = _git_time(self.clock())
+        commit.author = commit.committer = git_identity(intent.agent)
+        when, offset = git_time(self.clock())
         commit.author_time = commit.commit_time = when
         commit.author_timezone = commit.commit_timezone = offset
         commit.encoding = b"UTF-8"
