@@ -692,6 +692,9 @@ from .review import (
     changed_by as changed_by,
 )
 from .review import (
+    link_ends as link_ends,
+)
+from .review import (
     review as review,
 )
 from .screen import (

@@ -4,21 +4,22 @@ An agent that works on ``agent/<name>`` (``[agents] branch_per_agent``)
 leaves its writes there; a review shows them before a merge: the
 memory-level diff ``base...branch`` (from the merge base, leaving out what
 the base did meanwhile) and the branch's commits that the base lacks.
-:func:`changed_by` names the agents behind each change of a diff, for a
-review summary a pull request can carry (``ctx diff A...B --format
-markdown``).
+:func:`changed_by` names the agents behind each change of a diff, and
+:func:`link_ends` the memories its link changes join, for a review summary
+a pull request can carry (``ctx diff A...B --format markdown``).
 """
 
 from __future__ import annotations
 
 from ctx.engine.branches import CREATED_FROM, resolve_revision
 from ctx.engine.diff import Diff, diff_range
+from ctx.engine.live import live_catalog
 from ctx.engine.log import LogEntry, log
 from ctx.engine.model import Outcome
 from ctx.engine.reflogs import reflog
 from ctx.engine.store import Store
 
-__all__ = ["Review", "changed_by", "review"]
+__all__ = ["Review", "changed_by", "link_ends", "review"]
 
 
 class Review(Outcome, frozen=True, kw_only=True):
@@ -104,3 +105,18 @@ def changed_by(store: Store, result: Diff) -> dict[str, tuple[str, ...]]:
         for memory_id in store.history.changed_memories(rec, ids):
             found.setdefault(memory_id, {})[rec.agent] = None
     return {memory_id: tuple(agents) for memory_id, agents in found.items()}
+
+
+def link_ends(store: Store, result: Diff) -> dict[str, str]:
+    """Returns the headline of each memory a link change of ``result`` joins.
+
+    Read from the catalogs of both sides (the target's wins), not from the
+    diff: the memory a new SUPERSEDES hides is seldom changed itself.
+    """
+    records = (*result.links_added, *result.links_removed)
+    ends = {end for r in records for end in (r.source, r.target)}
+    titles: dict[str, str] = {}
+    for commit in (result.base, result.target) if ends else ():
+        entries = live_catalog(store, commit).entries
+        titles |= {m: entries[m].headline for m in ends if m in entries}
+    return titles

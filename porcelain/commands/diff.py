@@ -57,25 +57,10 @@ def diff(
 
         asked = f"{spec} {target}" if target else spec
         agents = engine.changed_by(store, result)
-        titles = _link_titles(store, result)
+        titles = engine.link_ends(store, result)
         echo(diff_markdown(result, asked, agents, titles), nl=False)
     else:
         render_diff(result)
-
-
-def _link_titles(store: engine.Store, result: engine.Diff) -> dict[str, str]:
-    """Returns the headline of each memory a link change of ``result`` joins.
-
-    Read from the catalogs of both sides (the target's wins), not from the
-    diff: the memory a new SUPERSEDES hides is seldom changed itself.
-    """
-    records = (*result.links_added, *result.links_removed)
-    ends = {end for r in records for end in (r.source, r.target)}
-    titles: dict[str, str] = {}
-    for commit in (result.base, result.target) if ends else ():
-        entries = engine.live_catalog(store, commit).entries
-        titles |= {m: entries[m].headline for m in ends if m in entries}
-    return titles
 
 
 COMMANDS = [diff]
