@@ -17,7 +17,7 @@ from ctx.engine.errors import (
     InvalidInputError,
     RefNotFoundError,
 )
-from ctx.engine.ids import CommitId
+from ctx.engine.ids import CommitId, is_object_id
 from ctx.engine.model import Outcome
 from ctx.engine.store import Store, check_branch_name
 
@@ -39,7 +39,6 @@ _SUFFIX_RE = re.compile(r"(~\d*|\^\d*)")
 _HEX_RE = re.compile(r"^[0-9a-f]{4,40}$")
 _COMMIT_LIKE_RE = re.compile(r"[0-9a-f]{7,}", re.IGNORECASE)
 """New branch names refused: they read like a commit id (git abbreviates to 7)."""
-_COMMIT_ID_RE = re.compile(r"[0-9a-f]{40}")
 
 
 class BranchInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -221,7 +220,7 @@ def delete_branch(store: Store, name: str, *, force: bool = False) -> BranchResu
                 "deletes it anyway.",
             )
         # Compared with the id its file holds, unless it holds none.
-        old = tip if _COMMIT_ID_RE.fullmatch(tip) else None
+        old = tip if is_object_id(tip) else None
         store.move_branch(name, old, None, "ctx branch: deleted")
     return BranchResult(name=name, tip=tip, deleted=True)
 

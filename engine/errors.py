@@ -189,9 +189,9 @@ def _names_an_object(exc: KeyError) -> bool:
     A branch file or a tree naming an object the store lacks: the ids a
     user gives are resolved, with their own errors, before dulwich is asked.
     """
+    from ctx.engine.ids import is_object_id  # ids imports this module
+
     key = exc.args[0] if exc.args else None
     if isinstance(key, bytes):
         key = key.decode("ascii", "replace")
-    if not isinstance(key, str):
-        return False
-    return len(key) == 40 and all(c in "0123456789abcdef" for c in key)
+    return isinstance(key, str) and is_object_id(key)

@@ -14,6 +14,7 @@ __all__ = [
     "MEMORY_ID_PATTERN",
     "CommitId",
     "MemoryId",
+    "is_object_id",
     "new_memory_id",
     "parse_memory_id",
 ]
@@ -32,6 +33,12 @@ MEMORY_ID_PATTERN = "[0-7][0-9A-HJKMNP-TV-Z]{25}"
 """A memory id as a regular expression: a ULID in Crockford's base 32."""
 
 _ULID_RE = re.compile(f"^{MEMORY_ID_PATTERN}$")
+_OBJECT_ID_RE = re.compile(r"[0-9a-f]{40}")
+
+
+def is_object_id(text: str) -> bool:
+    """Returns whether ``text`` is a git object id as git writes one (40 hex)."""
+    return _OBJECT_ID_RE.fullmatch(text) is not None
 
 
 def new_memory_id(now: datetime, entropy: bytes | None = None) -> MemoryId:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -60,7 +59,7 @@ from ctx.engine.errors import (
     damaged_branch,
 )
 from ctx.engine.history import History
-from ctx.engine.ids import CommitId
+from ctx.engine.ids import CommitId, is_object_id
 from ctx.engine.model import Intent
 from ctx.engine.reflogs import drop_unfinished_line
 from ctx.engine.screen import PendingWrite, Screen
@@ -75,7 +74,6 @@ STORE_FORMAT = 1
 _SECTION = (b"ctx",)
 _PACK_THRESHOLD = 64
 _HEADS = b"refs/heads/"
-_HEX_ID = re.compile(r"[0-9a-f]{40}")
 
 
 _HEAD = Ref(b"HEAD")
@@ -302,7 +300,7 @@ class Store:
         # Not a commit someone named wrong: the store lost what its own branch
         # points at (a copy without its objects, a damaged pack), or the
         # branch file holds no id.
-        if not _HEX_ID.fullmatch(said):
+        if not is_object_id(said):
             raise damaged_branch(branch, f"holds {said[:60]!r}, not a commit id")
         try:  # read as any object is: `in` would rescan the packs
             self.repo.object_store.get_raw(ObjectID(bytes(sha)))
