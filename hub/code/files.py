@@ -9,8 +9,9 @@ but left out is counted by reason: a symlink, a file too large
 (:data:`MAX_FILE_BYTES`; :data:`MAX_IGNORE_BYTES` for an ignore file, whose
 rules then do not apply), of no known language, binary (a NUL byte in its
 first 8 kB), not UTF-8, generated (by name, or a ``@generated`` /
-``DO NOT EDIT`` mark in its first lines), minified (lines over
-:data:`MAX_LINE_CHARS` hold most of it), a lock file, or unreadable.
+``DO NOT EDIT`` mark in its first lines), minified (long lines, over
+:data:`MAX_LINE_CHARS`, hold most of it or 20,000 characters), a lock file,
+or unreadable.
 
 Every file of the tree is read through :func:`read_file`, which opens only
 a regular file inside the root, through no symbolic link, and reads a
@@ -309,8 +310,7 @@ def read_source(data: bytes) -> tuple[str | None, str | None]:
     """Returns a file's text, or None and why it is left out.
 
     The reasons are ``binary``, ``not UTF-8``, ``generated`` and
-    ``minified`` (lines over :data:`MAX_LINE_CHARS` hold most of it); a UTF-8 byte order
-    mark is dropped.
+    ``minified`` (:func:`_minified`); a UTF-8 byte order mark is dropped.
     """
     if b"\0" in data[:_SNIFF_BYTES]:
         return None, "binary"
