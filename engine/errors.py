@@ -25,6 +25,8 @@ Usage errors detected by the command-line parser itself exit with 2.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "CommitNotFoundError",
     "ConflictError",
@@ -166,6 +168,8 @@ def store_damage(exc: BaseException) -> CorruptStoreError | None:
     )
 
 
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}")
+
 _FSCK_HINT = (
     "`ctx fsck` lists what cannot be read; a clone or a backup of the store "
     "restores it."
@@ -189,9 +193,8 @@ def _names_an_object(exc: KeyError) -> bool:
     A branch file or a tree naming an object the store lacks: the ids a
     user gives are resolved, with their own errors, before dulwich is asked.
     """
-    from ctx.engine.ids import is_object_id  # ids imports this module
-
     key = exc.args[0] if exc.args else None
     if isinstance(key, bytes):
         key = key.decode("ascii", "replace")
-    return isinstance(key, str) and is_object_id(key)
+    # engine.ids.is_object_id's rule: ids imports this module, not the reverse.
+    return isinstance(key, str) and _OBJECT_ID.fullmatch(key) is not None
