@@ -94,6 +94,12 @@ _SMALL_TALK = frozenset(_SMALL_TALK_WORDS.split())
 words under three letters) is not searched."""
 
 
+_SOURCES = {"compress": "compact"}
+"""Hosts' names for how a session started, as Claude Code names them: Gemini
+CLI starts the session again after compressing its history with ``source``
+``compress``, where Claude Code and Codex say ``compact``."""
+
+
 @dataclass(frozen=True)
 class HookInput:
     """What the host says about the moment (fields a host leaves out: None).
@@ -103,7 +109,8 @@ class HookInput:
         transcript_path: The session's transcript (JSON lines).
         cwd: The agent's working directory.
         hook_event_name: The host's name for the event.
-        source: How a session started (startup, resume, clear, compact).
+        source: How a session started (startup, resume, clear, compact;
+            Gemini CLI's ``compress`` reads as ``compact``, the same moment).
         prompt: The user's prompt.
         message: The agent's last message (``last_assistant_message``, or
             Gemini CLI's ``prompt_response``).
@@ -135,7 +142,9 @@ class HookInput:
             transcript_path=text("transcript_path"),
             cwd=text("cwd"),
             hook_event_name=text("hook_event_name"),
-            source=text("source", "trigger"),
+            source=_SOURCES.get(source, source)
+            if (source := text("source", "trigger"))
+            else None,
             prompt=text("prompt"),
             message=text("last_assistant_message", "prompt_response"),
             agent_type=text("agent_type"),
@@ -680,18 +689,37 @@ EVENTS: dict[str, Event] = {
 }
 """The events, by their names on the command line."""
 
+_GEMINI = {
+    "BeforeAgent": "prompt-submit",
+    "AfterAgent": "stop",
+    "PreCompress": "pre-compact",
+}
+"""Gemini CLI's names for the same moments (its others are Claude Code's)."""
+
 _ALIASES = {
     **{e.name.replace("-", ""): e.name for e in EVENTS.values()},
     **{e.host_name.lower(): e.name for e in EVENTS.values()},
-    # Gemini CLI's names for the same moments.
-    "beforeagent": "prompt-submit",
-    "afteragent": "stop",
-    "precompress": "pre-compact",
+    **{name.lower(): event for name, event in _GEMINI.items()},
 }
+
+
+def _key(name: str) -> str:
+    return name.strip().lower().replace("-", "").replace("_", "")
 
 
 def find_event(name: str) -> Event | None:
     """Returns the event ``name`` names (``session-start``, ``SessionStart``...)."""
-    key = name.strip().lower().replace("-", "").replace("_", "")
-    found = _ALIASES.get(key)
+    found = _ALIASES.get(_key(name))
     return None if found is None else EVENTS[found]
+
+
+def host_event_name(name: str) -> str | None:
+    """Returns the host's spelling of the event ``name`` names (None: unknown).
+
+    Gemini CLI's own names (``beforeagent``: ``BeforeAgent``), else Claude
+    Code's, which Codex and Gemini CLI share for the rest.
+    """
+    key = _key(name)
+    gemini = next((n for n in _GEMINI if n.lower() == key), None)
+    found = find_event(name)
+    return gemini or (found.host_name if found else None)

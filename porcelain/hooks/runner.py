@@ -36,7 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from ctx.hub import Workspace, log_line, shown_during
-from ctx.porcelain.hooks.events import Event, Hook, HookInput, find_event
+from ctx.porcelain.hooks.events import (
+    Event,
+    Hook,
+    HookInput,
+    find_event,
+    host_event_name,
+)
 
 __all__ = [
     "MAX_CONTEXT",
@@ -251,7 +257,7 @@ def run_hook(
                 return handler(hook)
 
         text = _within(seconds, answer, answering)
-        return _output(found, hook_input, text) if text else ""
+        return _output(found, event, hook_input, text) if text else ""
     except (Exception, HookTimeoutError) as exc:  # every failure ends here
         where = ws or _quietly_found(store, env, cwd)
         _log(where, event, session, exc)
@@ -261,7 +267,7 @@ def run_hook(
             return ""
         # The agent is told that its memory failed, not left to think it has
         # none: one line, and the log that `ctx doctor` reads.
-        return _output(found, hook_input, failure_line(exc))
+        return _output(found, event, hook_input, failure_line(exc))
     finally:
         if ws is not None:
             ws.close()
@@ -316,8 +322,13 @@ def _host(event: str, payload: Mapping[str, Any], env: Mapping[str, str]) -> str
     return "claude-code"
 
 
-def _output(event: Event, hook_input: HookInput, text: str) -> str:
-    """Returns the host's JSON for ``text``, wrapped and cut to the cap."""
+def _output(event: Event, asked: str, hook_input: HookInput, text: str) -> str:
+    """Returns the host's JSON for ``text``, wrapped and cut to the cap.
+
+    The event is named as the host named it: in its input, else as the
+    hook was asked (``ctx hook BeforeAgent`` answers for ``BeforeAgent``
+    when the input could not be read), else by Claude Code's name.
+    """
     from ctx.hub.calls import wrap_context
 
     room = MAX_CONTEXT - len(wrap_context("", event.name))
@@ -325,7 +336,7 @@ def _output(event: Event, hook_input: HookInput, text: str) -> str:
         note = "\n(cut: ctx gave more than the host takes)"
         cut = text[: room - len(note)]
         text = cut[: cut.rfind("\n") + 1 or len(cut)].rstrip() + note
-    name = hook_input.hook_event_name or event.host_name
+    name = hook_input.hook_event_name or host_event_name(asked) or event.host_name
     context = wrap_context(text, event.name)
     answer = {
         "hookSpecificOutput": {"hookEventName": name, "additionalContext": context}

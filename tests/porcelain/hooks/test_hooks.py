@@ -524,6 +524,22 @@ def test_compact_without_pre_compact_gives_back_what_the_session_had(project):
     assert ("Argo CD" in back) != ("Argo CD" in main)
 
 
+def test_gemini_compress_gives_back_what_the_session_had(project):
+    # Gemini CLI starts the session again after compressing with source
+    # "compress" (Claude Code and Codex say "compact"), after its PreCompress.
+    config = project / ".ctx" / "config.toml"
+    config.write_text(config.read_text() + "start_budget = 600\n")
+    context("session-start", "session_start", project)
+    pre = payload("pre_compact", project, hook_event_name="PreCompress")
+    assert run_hook("PreCompress", pre) == ""
+    fill(project, 20)
+    text = context("session-start", "session_start_compact", project, source="compress")
+    assert text is not None
+    main, back = text.split("## Before compaction, this session had\n\n", 1)
+    assert text.count("Argo CD") == 1
+    assert ("Argo CD" in back) != ("Argo CD" in main)
+
+
 def test_startup_gives_nothing_back(project):
     context("session-start", "session_start", project)
     text = context("session-start", "session_start", project)

@@ -82,6 +82,26 @@ def test_input_that_is_not_a_json_object_is_said(tmp_path, monkeypatch, data):
     assert "event='stop' session=''" in second
 
 
+@pytest.mark.parametrize(
+    ("event", "named"),
+    [
+        ("BeforeAgent", "BeforeAgent"),
+        ("beforeagent", "BeforeAgent"),
+        ("prompt-submit", "UserPromptSubmit"),
+        ("UserPromptSubmit", "UserPromptSubmit"),
+        ("SessionStart", "SessionStart"),
+    ],
+)
+def test_unreadable_input_is_answered_in_the_hosts_name_for_the_event(
+    tmp_path, monkeypatch, event, named
+):
+    # Gemini CLI reads the answer to its BeforeAgent as one for BeforeAgent.
+    store_in(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    answer = json.loads(run_hook(event, b"garbage"))
+    assert answer["hookSpecificOutput"]["hookEventName"] == named
+
+
 def test_fields_of_the_wrong_type_are_ignored(tmp_path):
     store_in(tmp_path)
     data = json.dumps(
