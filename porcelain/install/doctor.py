@@ -35,11 +35,7 @@ from ctx.hub import Workspace
 from ctx.porcelain.install.hosts import HOSTS, PROGRAM, SCOPES, SERVER_NAME, Host
 from ctx.porcelain.install.jsontext import JsonText
 from ctx.porcelain.install.manifests import PACKAGE_NAME
-from ctx.porcelain.install.settings import (
-    has_toml_server,
-    hook_programs,
-    hooks_present,
-)
+from ctx.porcelain.install.settings import hook_programs, hooks_present, toml_server
 from ctx.porcelain.install.skill import SKILL_TEXT
 
 __all__ = ["Check", "DoctorReport", "doctor"]
@@ -251,19 +247,34 @@ def _missing(program: str) -> bool:
 def _server(host: Host, path: Path, label: str, hint: str) -> Check:
     text = path.read_text("utf-8") if path.is_file() else None
     if host.mcp_format == "toml":
-        present = has_toml_server(path, text)
+        entry = toml_server(path, text)
     else:
         servers = JsonText(path, text).data.get("mcpServers")
-        present = isinstance(servers, dict) and SERVER_NAME in servers
+        entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
     name = f"{label} mcp"
-    if present:
-        return Check(name=name, status="ok", detail=f"server {SERVER_NAME!r} in {path}")
-    return Check(
-        name=name,
-        status="warn",
-        detail=f"no server {SERVER_NAME!r} in {path}",
-        hint=hint,
-    )
+    detail = f"server {SERVER_NAME!r} in {path}"
+    if entry is None:
+        return Check(name=name, status="warn", detail=f"no {detail}", hint=hint)
+    command = entry.get("command") if isinstance(entry, dict) else None
+    if (
+        isinstance(entry, dict)
+        and command is None
+        and isinstance(entry.get("url"), str)
+    ):
+        return Check(name=name, status="ok", detail=f"{detail} at {entry['url']}")
+    # A server the host cannot start fails every session, though it is named.
+    if not isinstance(command, str) or not command.strip():
+        return Check(
+            name=name, status="fail", detail=f"{detail} has no command", hint=hint
+        )
+    if _missing(command):
+        return Check(
+            name=name,
+            status="fail",
+            detail=f"{detail} runs {command}, which is not there",
+            hint=hint,
+        )
+    return Check(name=name, status="ok", detail=detail)
 
 
 def _skill(path: Path, label: str, hint: str) -> Check:

@@ -42,6 +42,7 @@ __all__ = [
     "remove_server",
     "remove_toml_server",
     "toml_block",
+    "toml_server",
 ]
 
 
@@ -208,16 +209,35 @@ def remove_hooks(doc: JsonText, commands: list[tuple[str, str]]) -> bool:
 
 
 def _installed(entry: object, program: str) -> bool:
-    """Returns whether an entry is install's, for ``program`` or ``ctx``."""
-    return entry in (server_entry(program), server_entry(PROGRAM))
+    """Returns whether an entry is install's, for ``program`` or any ``ctx``.
+
+    Any ``ctx``, by name or by a path, as for hooks (:func:`_same_hook`): a
+    second install with another choice of program (``--command ctx`` after
+    a checkout's path, a checkout moved) moves the server with the hooks,
+    rather than leaving it on a path that is not the one chosen, or gone.
+    """
+    if entry == server_entry(program):
+        return True
+    if not isinstance(entry, dict) or set(entry) != {"command", "args"}:
+        return False
+    command = entry["command"]
+    return (
+        isinstance(command, str) and _is_ctx(command) and entry == server_entry(command)
+    )
+
+
+def _is_ctx(command: str) -> bool:
+    """Whether ``command`` runs a program named ``ctx`` (by name or path)."""
+    return os.path.basename(command) == PROGRAM
 
 
 def add_server(doc: JsonText, name: str, entry: dict[str, object]) -> bool:
     """Adds the MCP server under ``mcpServers`` unless one has that name.
 
     A server already named so is kept as it is (it may carry the user's
-    ``env``, a branch of its own...), unless it is one install wrote for
-    ``ctx`` by name (an older install's): that one is replaced by ``entry``.
+    ``env``, a branch of its own...), unless it is one install wrote for a
+    ``ctx`` (by name or path: an older install's, another choice of
+    program): that one is replaced by ``entry``.
 
     Returns:
         Whether it was added.
@@ -275,22 +295,28 @@ def _toml(path: Path, text: str | None) -> dict[str, Any]:
         raise _invalid(path, f"is not valid TOML ({exc})") from None
 
 
+def toml_server(path: Path, text: str | None) -> object | None:
+    """Returns what the TOML text defines as ``mcp_servers.ctx`` (None: nothing)."""
+    servers = _toml(path, text).get("mcp_servers")
+    return servers.get("ctx") if isinstance(servers, dict) else None
+
+
 def has_toml_server(path: Path, text: str | None) -> bool:
     """Returns whether the TOML text defines ``mcp_servers.ctx``."""
-    servers = _toml(path, text).get("mcp_servers")
-    return isinstance(servers, dict) and "ctx" in servers
+    return toml_server(path, text) is not None
 
 
 def add_toml_server(path: Path, text: str | None, program: str = PROGRAM) -> str | None:
     """Returns the TOML text with ``[mcp_servers.ctx]`` appended.
 
     A file that defines ``mcp_servers.ctx`` in any form is kept as it is,
-    but for the table install wrote for ``ctx`` by name, which is replaced.
+    but for a table install wrote for a ``ctx`` (by name or path), which is
+    replaced.
     """
     block = toml_block(program)
     if block in (text or ""):
         return text
-    text = remove_toml_server(path, text, PROGRAM)
+    text = remove_toml_server(path, text, program)
     if has_toml_server(path, text):
         return text
     old = text or ""
@@ -305,19 +331,31 @@ def add_toml_server(path: Path, text: str | None, program: str = PROGRAM) -> str
     return new
 
 
+def _ours(block: str, command: str, program: str) -> bool:
+    """Whether a table as install writes it runs ``program`` or any ``ctx``."""
+    try:
+        ran = json.loads(command)
+    except ValueError:
+        return False
+    return block == toml_block(program) or (
+        isinstance(ran, str) and _is_ctx(ran) and block == toml_block(ran)
+    )
+
+
 def remove_toml_server(
     path: Path, text: str | None, program: str = PROGRAM
 ) -> str | None:
     """Returns the TOML text without the table install appended.
 
     Only that exact text is removed (with the blank line install put before
-    it), for ``program`` or for ``ctx`` by name; a ``ctx`` server written
-    otherwise is the user's and stays.
+    it), for ``program`` or for any ``ctx`` (by name or path); a ``ctx``
+    server written otherwise is the user's and stays.
     """
     _toml(path, text)
     old = text or ""
-    blocks = {toml_block(program), toml_block(PROGRAM)}
-    match = next((m for m in _TOML_BLOCK.finditer(old) if m[0] in blocks), None)
+    match = next(
+        (m for m in _TOML_BLOCK.finditer(old) if _ours(m[0], m[1], program)), None
+    )
     if match is None:
         return text
     at, end = match.span()

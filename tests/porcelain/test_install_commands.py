@@ -194,18 +194,49 @@ def test_doctor_on_a_broken_setup(healthy, monkeypatch):
 
 def test_doctor_fails_hooks_that_run_a_ctx_no_longer_there(healthy):
     settings = healthy / ".claude" / "settings.json"
+    servers = healthy / ".mcp.json"
     gone = "/old/checkout/.venv/bin/ctx"
-    settings.write_text(settings.read_text().replace(f"{BIN}/ctx", gone))
+    for path in (settings, servers):
+        path.write_text(path.read_text().replace(f"{BIN}/ctx", gone))
     report = json.loads(run("doctor", "--json", code=1).stdout)
-    hooks = next(c for c in report["checks"] if c["name"] == "claude (project) hooks")
+    checks = {c["name"]: c for c in report["checks"]}
+    hooks, server = checks["claude (project) hooks"], checks["claude (project) mcp"]
     assert (hooks["status"], hooks["detail"]) == (
         "fail",
         f"7 of 7 hooks in {settings}, run by {gone}, which is not there",
     )
     assert hooks["hint"] == "Run `ctx install claude`."
-    run("install", "claude")  # points them at this ctx: replaced, not doubled
+    assert (server["status"], server["detail"]) == (
+        "fail",
+        f"server 'ctx' in {servers} runs {gone}, which is not there",
+    )
+    # Points the hooks and the server at this ctx: replaced, not doubled.
+    run("install", "claude")
     report = json.loads(run("doctor", "--json").stdout)
     assert report["ok"] is True
+    assert json.loads(servers.read_text())["mcpServers"]["ctx"]["command"] == (
+        f"{BIN}/ctx"
+    )
+
+
+def test_doctor_fails_a_server_with_nothing_to_run(healthy):
+    servers = healthy / ".mcp.json"
+    servers.write_text('{"mcpServers": {"ctx": {"env": {"CTX_AGENT": "me"}}}}\n')
+    report = json.loads(run("doctor", "--json", code=1).stdout)
+    server = next(c for c in report["checks"] if c["name"] == "claude (project) mcp")
+    assert (server["status"], server["detail"]) == (
+        "fail",
+        f"server 'ctx' in {servers} has no command",
+    )
+    # One at an address (ctx serve's MCP endpoint) has nothing to start.
+    url = "http://127.0.0.1:8377/mcp"
+    servers.write_text(json.dumps({"mcpServers": {"ctx": {"url": url}}}) + "\n")
+    report = json.loads(run("doctor", "--json").stdout)
+    server = next(c for c in report["checks"] if c["name"] == "claude (project) mcp")
+    assert (server["status"], server["detail"]) == (
+        "ok",
+        f"server 'ctx' in {servers} at {url}",
+    )
 
 
 def test_install_writes_the_path_of_the_running_ctx(project):

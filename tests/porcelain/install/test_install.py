@@ -322,7 +322,9 @@ def test_hooks_of_another_shape_are_refused(project):
 def test_a_ctx_server_the_user_wrote_is_kept(project):
     mine = '{\n  "mcpServers": {\n    "ctx": {\n      "command": "ctx",\n      "args": ["mcp"],\n      "env": {"CTX_BRANCH": "agent/claude"}\n    }\n  }\n}\n'
     write(project / ".mcp.json", mine)
-    toml = '[mcp_servers.ctx]\ncommand = "/opt/ctx"\nargs = ["mcp"]\n'
+    # As install writes it but for what the user added (as install wrote
+    # it, for some ctx, it is install's: the next install moves it).
+    toml = '[mcp_servers.ctx]\ncommand = "/opt/ctx"\nargs = ["mcp"]\nenv = { CTX_AGENT = "me" }\n'
     write(project / ".codex" / "config.toml", toml)
     install("claude")
     install("codex")
@@ -437,7 +439,6 @@ def test_hosts_run_the_ctx_given_and_a_second_install_moves_them_to_it(project):
     for host in ("claude", "codex"):
         apply_plan(plan_uninstall(HOSTS[host], "project", ctx))
     assert sorted(p.name for p in project.rglob("*") if p.is_file()) == [
-        ".mcp.json.ctx-backup",
         "config.toml.ctx-backup",
         "hooks.json.ctx-backup",
     ]
@@ -474,6 +475,37 @@ def test_an_install_from_a_second_ctx_replaces_the_first_ones_hooks(project):
     apply_plan(plan_install(HOSTS["claude"], "project", second))
     apply_plan(plan_uninstall(HOSTS["claude"], "project", second))
     assert (project / ".claude" / "settings.json").read_bytes() == mine
+
+
+def servers(host: str, project: Path) -> dict[str, object]:
+    """The MCP servers of the host's project settings."""
+    if host == "codex":
+        return tomllib.loads((project / ".codex" / "config.toml").read_text())[
+            "mcp_servers"
+        ]
+    path = {
+        "claude": project / ".mcp.json",
+        "gemini": project / ".gemini" / "settings.json",
+        "cursor": project / ".cursor" / "mcp.json",
+    }[host]
+    return json.loads(path.read_text())["mcpServers"]
+
+
+@pytest.mark.parametrize("host", ["claude", "codex", "gemini", "cursor"])
+def test_a_second_install_moves_the_server_with_the_hooks(project, host):
+    # `--command ctx` after a checkout's path (a project file to commit for
+    # the team), or a checkout moved: the server follows, as the hooks do.
+    seed(host, "project", project)
+    mine = files(project)
+    first, second = "/old/checkout/.venv/bin/ctx", "/home/me/.local/bin/ctx"
+    for program in (first, "ctx", second, first):
+        apply_plan(plan_install(HOSTS[host], "project", program))
+        ours = servers(host, project)["ctx"]
+        assert ours == {"command": program, "args": ["mcp"]}
+    # An uninstall by another ctx (the first one's checkout is gone) takes it.
+    apply_plan(plan_uninstall(HOSTS[host], "project", second))
+    assert "ctx" not in servers(host, project)
+    assert {p: b for p, b in files(project).items() if "ctx-backup" not in p} == mine
 
 
 @pytest.mark.parametrize("host", ["claude", "codex", "gemini", "cursor"])
