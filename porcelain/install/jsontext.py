@@ -8,6 +8,12 @@ one (a comma, a new line at the indentation of its siblings, the value
 encoded with the file's indentation unit); a removed one takes its comma
 with it. Removing what was added gives back the same bytes. A file on one
 line gets its additions on that line.
+
+Comments are kept: Gemini CLI and Cursor read their settings as JSON with
+``//`` and ``/* */`` comments (Gemini CLI through ``strip-json-comments``),
+so a file that holds some is read with each comment as blanks of the same
+length (:func:`_blank_comments`), at the same places, and edited as text
+as any other.
 """
 
 from __future__ import annotations
@@ -45,6 +51,28 @@ class _Node:
     keys: list[str] = field(default_factory=list)
     key_starts: list[int] = field(default_factory=list)
     children: list[_Node] = field(default_factory=list)
+
+
+_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\r\n]*|/\*[\s\S]*?\*/|/\*')
+"""A string (kept whole: it may hold ``//``), a comment, or an unclosed ``/*``."""
+
+
+def _blank_comments(text: str) -> str:
+    """Returns ``text`` with each comment as spaces (its line ends kept).
+
+    Raises:
+        ValueError: A ``/*`` comment is not closed.
+    """
+
+    def blank(token: re.Match[str]) -> str:
+        found = token[0]
+        if found[0] == '"':
+            return found
+        if found == "/*":
+            raise ValueError(f"a /* comment at char {token.start()} is not closed")
+        return re.sub(r"[^\r\n]", " ", found)
+
+    return _TOKENS.sub(blank, text) if "/" in text else text
 
 
 def _skip(text: str, i: int) -> int:
@@ -98,7 +126,7 @@ class JsonText:
         self.blank = text is None or not text.strip()
         self.text = "{}\n" if self.blank else (text or "")
         try:
-            data = json.loads(self.text)
+            data = json.loads(_blank_comments(self.text))
         except ValueError as exc:
             raise invalid_file(path, f"is not valid JSON ({exc})") from None
         if not isinstance(data, dict):
@@ -117,7 +145,8 @@ class JsonText:
     def _root(self) -> _Node:
         # Parsed again only when an edit changed the text.
         if self._parsed is None or self._parsed[0] is not self.text:
-            self._parsed = (self.text, _parse(self.text, _skip(self.text, 0))[0])
+            plain = _blank_comments(self.text)
+            self._parsed = (self.text, _parse(plain, _skip(plain, 0))[0])
         return self._parsed[1]
 
     def _node(self, path: tuple[Key, ...]) -> _Node:

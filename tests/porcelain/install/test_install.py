@@ -11,6 +11,7 @@ import pytest
 
 from ctx.engine import InvalidInputError
 from ctx.porcelain.install import HOSTS, apply_plan, plan_install, plan_uninstall
+from ctx.porcelain.install.jsontext import JsonText
 from ctx.porcelain.install.skill import SKILL_TEXT
 
 # As Claude Code writes its settings: two spaces, arrays spread out.
@@ -483,12 +484,17 @@ def servers(host: str, project: Path) -> dict[str, object]:
         return tomllib.loads((project / ".codex" / "config.toml").read_text())[
             "mcp_servers"
         ]
-    path = {
+    path = servers_file(host, project)
+    return JsonText(path, path.read_text()).data["mcpServers"]
+
+
+def servers_file(host: str, project: Path) -> Path:
+    """The JSON file of the host's project MCP servers."""
+    return {
         "claude": project / ".mcp.json",
         "gemini": project / ".gemini" / "settings.json",
         "cursor": project / ".cursor" / "mcp.json",
     }[host]
-    return json.loads(path.read_text())["mcpServers"]
 
 
 @pytest.mark.parametrize("host", ["claude", "codex", "gemini", "cursor"])
@@ -506,6 +512,20 @@ def test_a_second_install_moves_the_server_with_the_hooks(project, host):
     apply_plan(plan_uninstall(HOSTS[host], "project", second))
     assert "ctx" not in servers(host, project)
     assert {p: b for p, b in files(project).items() if "ctx-backup" not in p} == mine
+
+
+@pytest.mark.parametrize("host", ["gemini", "cursor"])
+def test_settings_with_comments_are_installed_into_and_given_back(project, host):
+    # Gemini CLI reads settings.json through strip-json-comments: comments
+    # are common there, and were refused as "not valid JSON".
+    path = servers_file(host, project)
+    text = '{\n  // my theme\n  "theme": "GitHub", /* dark */\n  "mcpServers": {"fs": {"command": "fs-mcp"}}\n}\n'
+    write(path, text)
+    install(host)
+    assert servers(host, project)["ctx"] == {"command": "ctx", "args": ["mcp"]}
+    assert "// my theme" in path.read_text()
+    uninstall(host)
+    assert path.read_text() == text
 
 
 @pytest.mark.parametrize("host", ["claude", "codex", "gemini", "cursor"])

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctx.engine import InvalidInputError
 from ctx.porcelain.install.jsontext import JsonText
 
 KEYS = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=6)
@@ -70,3 +72,35 @@ def test_a_hand_laid_file_keeps_its_layout():
     assert (
         edited.text == '{ "a" : [1,2],\n\t"b":{ "c" :3 },\n\t"e": {\n\t  "f": 5\n\t} }'
     )
+
+
+def commented(text: str) -> str:
+    """The text with comments as Gemini CLI's and Cursor's settings hold them."""
+    lines = text.split("\n")
+    lines[0] = "/* settings: // not a line comment */ " + lines[0] + " // the top"
+    return "\n".join(
+        line + ' // a note, with a "quote" and a /* that opens nothing'
+        if line.rstrip().endswith(",")
+        else line
+        for line in lines
+    )
+
+
+@given(doc=DOCS, indent=LAYOUTS, key=KEYS, value=VALUES)
+def test_a_file_with_comments_is_edited_and_keeps_them(doc, indent, key, value):
+    text = commented(layout(doc, indent, True))
+    edited = JsonText(Path("settings.json"), text)
+    assert edited.data == doc
+    if key in doc:
+        return
+    edited.append((), key, value)
+    assert JsonText(Path("settings.json"), edited.text).data == {**doc, key: value}
+    edited.remove((), key)
+    assert edited.text == text or (not doc and edited.data == {})
+
+
+def test_comments_in_strings_are_text_and_an_open_comment_is_refused():
+    text = '{\n  "url": "http://x//y", // the server\n  "b": "/*"\n}\n'
+    assert JsonText(Path("f.json"), text).data == {"url": "http://x//y", "b": "/*"}
+    with pytest.raises(InvalidInputError, match=r"is not valid JSON \(a /\* comment"):
+        JsonText(Path("f.json"), '{"a": 1 /* never closed\n}')
