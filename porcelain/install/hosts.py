@@ -11,11 +11,14 @@ sources):
 - Codex: hooks in ``.codex/hooks.json`` (user: ``~/.codex/hooks.json``),
   the same shape and event names as Claude Code's; MCP servers in
   ``.codex/config.toml`` (user: ``~/.codex/config.toml``) as
-  ``[mcp_servers.NAME]`` tables.
+  ``[mcp_servers.NAME]`` tables; skills (the open Agent Skills format, as
+  Claude Code's) in ``.agents/skills/NAME/SKILL.md`` (user:
+  ``~/.agents/skills``).
 - Gemini CLI: hooks and ``mcpServers`` in ``.gemini/settings.json`` (user:
   ``~/.gemini/settings.json``); its events have names of their own
   (``BeforeAgent`` is ctx's ``prompt-submit``), which ``ctx hook`` accepts,
-  and by which it knows the writer is ``gemini-cli``.
+  and by which it knows the writer is ``gemini-cli``; skills in
+  ``.gemini/skills/NAME/SKILL.md`` (user: ``~/.gemini/skills``).
 - Cursor: MCP servers in ``.cursor/mcp.json`` (user: ``~/.cursor/mcp.json``).
   Its hooks send and expect JSON of another shape than ``ctx hook`` reads,
   so only the MCP server is installed.
@@ -113,7 +116,9 @@ class HostFiles:
     Attributes:
         hooks: The JSON file holding its hooks.
         mcp: The file holding its MCP servers (JSON, or TOML for Codex).
-        skill: The skill file (Claude Code only).
+        skill: The skill file (not for Cursor): how and when an agent
+            uses ctx, the ``<ctx:*>`` commands the stop hook carries out
+            among them, which an agent is told of nowhere else.
     """
 
     hooks: Path | None
@@ -156,11 +161,12 @@ class Host:
             return HostFiles(
                 hooks=root / ".codex" / "hooks.json",
                 mcp=root / ".codex" / "config.toml",
-                skill=None,
+                skill=root / ".agents" / "skills" / "ctx" / "SKILL.md",
             )
         if self.name == "gemini":
             settings = root / ".gemini" / "settings.json"
-            return HostFiles(hooks=settings, mcp=settings, skill=None)
+            skill = root / ".gemini" / "skills" / "ctx" / "SKILL.md"
+            return HostFiles(hooks=settings, mcp=settings, skill=skill)
         return HostFiles(hooks=None, mcp=root / ".cursor" / "mcp.json", skill=None)
 
     def hook_commands(self, program: str = PROGRAM) -> list[tuple[str, str]]:

@@ -5,8 +5,8 @@ A host can also install ctx by itself, from files in this repository:
 - Claude Code: the plugin ``plugins/claude/ctx`` (its manifest, hooks, MCP
   server and skill) and the marketplace ``.claude-plugin/marketplace.json``
   that lists it.
-- Codex: the plugin ``plugins/codex/ctx`` (manifest, hooks, MCP server) and
-  the marketplace ``.agents/plugins/marketplace.json``.
+- Codex: the plugin ``plugins/codex/ctx`` (manifest, hooks, MCP server and
+  skill) and the marketplace ``.agents/plugins/marketplace.json``.
 - Gemini CLI: the repository is the extension (``gemini-extension.json``,
   ``hooks/hooks.json`` and a context file).
 - The MCP registry: ``server.json``, the package ``ctx-memory`` on PyPI run
@@ -155,6 +155,7 @@ def _codex(version: str) -> dict[str, object]:
     """Returns the Codex ``plugin.json``; hooks are in the default file."""
     return {
         **_identity(version),
+        "skills": "./skills/",
         "mcpServers": "./.mcp.json",
         "interface": {
             "displayName": "ctx",
@@ -233,6 +234,7 @@ def repository_manifests(version: str) -> tuple[ManifestFile, ...]:
         f"{CODEX_PLUGIN}/.codex-plugin/plugin.json": _json(_codex(version)),
         f"{CODEX_PLUGIN}/hooks/hooks.json": _json(_hooks(HOSTS["codex"])),
         f"{CODEX_PLUGIN}/.mcp.json": _json(server),
+        f"{CODEX_PLUGIN}/skills/ctx/SKILL.md": SKILL_TEXT,
         "gemini-extension.json": _json(_gemini(version)),
         "hooks/hooks.json": _json(_hooks(HOSTS["gemini"])),
         GEMINI_CONTEXT: _context(),

@@ -1,4 +1,4 @@
-"""The Claude Code skill ``ctx``: when and how an agent uses its memory."""
+"""The skill ``ctx`` the hosts read: when and how an agent uses its memory."""
 
 from __future__ import annotations
 

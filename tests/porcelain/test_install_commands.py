@@ -112,7 +112,10 @@ def test_json_output(project):
     result = json.loads(run("install", "gemini", "--json").stdout)
     assert result["host"] == "gemini"
     assert result["action"] == "install"
-    assert [f["action"] for f in result["files"]] == ["created"]
+    assert [(Path(f["path"]).name, f["action"]) for f in result["files"]] == [
+        ("settings.json", "created"),
+        ("SKILL.md", "created"),
+    ]
 
 
 @pytest.fixture
