@@ -187,6 +187,8 @@ def _hosts(program: str) -> list[Check]:
         wired = [c for c in found if any(x.status != "warn" for x in c)]
         for scope_checks in wired or found:
             checks.extend(scope_checks)
+        if (twice := _both_scopes(host, program)) is not None:
+            checks.append(twice)
     if not checks:
         checks.append(
             Check(
@@ -218,6 +220,40 @@ def _host(host: Host, scope: str, program: str) -> list[Check]:
         detail = exc.message.removesuffix("; nothing was written.") + "."
         checks.append(Check(name=label, status="fail", detail=detail, hint=exc.hint))
     return checks
+
+
+def _both_scopes(host: Host, program: str) -> Check | None:
+    """Returns a warning when the host's hooks are in both scopes, else None.
+
+    Codex runs the hooks of every file that has them, side by side: each
+    moment's context came twice (Claude Code and Gemini CLI run one command
+    once, but two paths to ``ctx`` are two commands).
+    """
+    if not host.events:
+        return None
+    commands = host.hook_commands(program)
+    holding, programs = [], []
+    for scope in SCOPES:
+        path = host.files(scope, Path.cwd(), Path.home()).hooks
+        try:
+            text = path.read_text("utf-8") if path and path.is_file() else None
+            doc = JsonText(path, text) if path and text else None
+            if path and doc and hooks_present(doc, commands):
+                holding.append(path)
+                programs.append(hook_programs(doc, commands))
+        except (OSError, UnicodeDecodeError, CtxError):
+            return None  # the scope's own check says what is wrong
+    if len(holding) < len(SCOPES) or (
+        host.name != "codex" and len(set(map(frozenset, programs))) == 1
+    ):
+        return None
+    return Check(
+        name=f"{host.name} hooks",
+        status="warn",
+        detail=f"in both {' and '.join(map(str, holding))}: each may run twice",
+        hint=f"Keep one: `ctx uninstall {host.name}` (this project's) "
+        f"or `ctx uninstall {host.name} --user`.",
+    )
 
 
 def _hooks(commands: list[tuple[str, str]], path: Path, label: str, hint: str) -> Check:

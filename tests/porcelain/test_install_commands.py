@@ -242,6 +242,35 @@ def test_doctor_fails_a_server_with_nothing_to_run(healthy):
     )
 
 
+def test_doctor_warns_of_hooks_that_run_twice(healthy):
+    # Codex runs the hooks of both files side by side: each context twice.
+    run("install", "claude", "--user")  # the same command: run once
+    run("install", "codex")
+    run("install", "codex", "--user")
+    report = json.loads(run("doctor", "--json").stdout)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert "claude hooks" not in checks
+    twice = checks["codex hooks"]
+    project_file = healthy / ".codex" / "hooks.json"
+    user_file = Path.home() / ".codex" / "hooks.json"
+    assert (twice["status"], twice["detail"]) == (
+        "warn",
+        f"in both {project_file} and {user_file}: each may run twice",
+    )
+    assert twice["hint"] == (
+        "Keep one: `ctx uninstall codex` (this project's) "
+        "or `ctx uninstall codex --user`."
+    )
+    # Two paths to a ctx are two commands, which Claude Code runs both of.
+    settings = Path.home() / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace(f"{BIN}/ctx", "ctx"))
+    report = json.loads(run("doctor", "--json").stdout)
+    assert {c["name"] for c in report["checks"]} >= {"claude hooks", "codex hooks"}
+    run("uninstall", "codex", "--user")
+    report = json.loads(run("doctor", "--json").stdout)
+    assert "codex hooks" not in {c["name"] for c in report["checks"]}
+
+
 def test_install_writes_the_path_of_the_running_ctx(project):
     # Issue 32: after `make tour` ctx is only in .venv/bin, not on the PATH
     # the hosts run their hooks with.
