@@ -52,6 +52,20 @@ _DRY_RUN = click.option(
 )
 
 
+def _no_store() -> None:
+    """Refuses ``--store``: the host's hooks find the store where they run."""
+    state = click.get_current_context().find_object(CtxState)
+    if state is not None and state.explicit:
+        from ctx.engine import InvalidInputError
+
+        raise InvalidInputError(
+            "ctx install and uninstall take no --store: the hooks and the server "
+            "find the store from the folder the host runs them in.",
+            hint="A .ctx/ above that folder is found; or set CTX_DIR in the "
+            "host's environment (docs/install.md).",
+        )
+
+
 def _report(result: InstallResult, as_json: bool) -> None:
     if as_json:
         echo_json(result)
@@ -106,8 +120,8 @@ def install(
     """Wire ctx into an agent host (claude, codex, gemini, cursor), or a shell
 
     Adds `ctx hook EVENT` to the host's hooks, the MCP server `ctx`
-    (`ctx mcp`) to its servers and, for Claude Code, the skill
-    .claude/skills/ctx/SKILL.md. Hosts run this ctx by its absolute path
+    (`ctx mcp`) to its servers and the skill `ctx` (Claude Code, Codex,
+    Gemini CLI). Hosts run this ctx by its absolute path
     (a ctx in a .venv/bin works), or by name with --command ctx (a file
     shared with people whose ctx lives elsewhere; it must then be on the
     host's PATH). Everything else in those files is kept;
@@ -135,6 +149,7 @@ def install(
             return
         _report(install_completion(shell or "", script, dry_run=dry_run), as_json)
         return
+    _no_store()
     from ctx.porcelain.install import HOSTS, apply_plan, plan_install, running_program
 
     plan = plan_install(
@@ -178,6 +193,7 @@ def uninstall(
 
         _report(uninstall_completion(shell or "", script, dry_run=dry_run), as_json)
         return
+    _no_store()
     from ctx.porcelain.install import HOSTS, apply_plan, plan_uninstall, running_program
 
     plan = plan_uninstall(

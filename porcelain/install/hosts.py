@@ -138,6 +138,8 @@ class Host:
         hook_name: Whether each hook carries a ``name`` (Gemini CLI shows it).
         mcp_format: ``json`` (``mcpServers``) or ``toml`` (``mcp_servers``).
         note: What a person should know about this host's install.
+        project_note: What a person should know about an install in a
+            project (a host that reads project files only in a trusted one).
     """
 
     name: str
@@ -146,6 +148,7 @@ class Host:
     hook_name: bool = False
     mcp_format: str = "json"
     note: str | None = None
+    project_note: str | None = None
 
     def files(self, scope: str, project: Path, home: Path) -> HostFiles:
         """Returns where this host keeps its hooks, servers and skill."""
@@ -189,7 +192,8 @@ HOSTS: dict[str, Host] = {
             "Codex",
             _CODEX_EVENTS,
             mcp_format="toml",
-            note="Codex runs project hooks and servers only in a trusted project.",
+            project_note="Codex runs project hooks and servers only in a trusted "
+            "project.",
         ),
         Host("gemini", "Gemini CLI", _GEMINI_EVENTS, hook_name=True),
         Host(

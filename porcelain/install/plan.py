@@ -213,8 +213,15 @@ def _plan(host: Host, scope: str, action: str, program: str) -> Plan:
             plan.notes.append(
                 f"{files.skill} was changed since ctx wrote it: it was kept."
             )
-    if host.note:
+    if install and os.path.isabs(program) and not os.path.isfile(program):
+        plan.notes.append(
+            f"{program} names no file here: the host's hooks and server fail "
+            "until it does."
+        )
+    if install and host.note:
         plan.notes.append(host.note)
+    if install and scope == "project" and host.project_note:
+        plan.notes.append(host.project_note)
     return plan
 
 

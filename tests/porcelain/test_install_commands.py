@@ -77,12 +77,29 @@ def test_dry_run_prints_a_diff_and_writes_nothing(project):
         "MCP server is installed.\n"
     )
     assert list(project.iterdir()) == []
-    assert (
-        run("uninstall", "cursor", "--dry-run").stdout.startswith(
-            "Nothing to change.\n"
-        )
-        is False
+    # What an install would want said is not said at an uninstall.
+    assert run("uninstall", "cursor", "--dry-run").stdout == "Nothing to change.\n"
+
+
+def test_notes_are_said_where_they_hold(project):
+    trusted = "Note: Codex runs project hooks and servers only in a trusted project."
+    assert trusted in run("install", "codex", "--dry-run").stdout
+    assert trusted not in run("install", "codex", "--user", "--dry-run").stdout
+    gone = "/no/such/checkout/.venv/bin/ctx"
+    out = run("install", "gemini", "--command", gone, "--dry-run").stdout
+    assert out.endswith(
+        f"Note: {gone} names no file here: the host's hooks and server fail "
+        "until it does.\n"
     )
+
+
+def test_a_store_is_refused_as_the_hooks_find_their_own(project):
+    for command in ("install", "uninstall"):
+        result = run(command, "claude", "--store", str(project / "x"), code=4)
+        assert result.stderr.startswith(
+            "Error: ctx install and uninstall take no --store: "
+        )
+    assert list(project.iterdir()) == []
 
 
 def test_a_file_that_is_not_json_exits_4_and_nothing_is_written(project):
