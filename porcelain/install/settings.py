@@ -194,10 +194,10 @@ def remove_hooks(doc: JsonText, commands: list[tuple[str, str]]) -> bool:
             g, h = at
             hooks = doc.data["hooks"]
             groups = hooks[event]
-            if len(groups[g]) > 1 or len(groups[g]["hooks"]) > 1:
+            if len(groups[g]["hooks"]) > 1:
                 doc.remove(("hooks", event, g, "hooks"), h)
-                if not doc.data["hooks"][event][g]["hooks"]:
-                    doc.remove(("hooks", event), g)  # a matcher and nothing to run
+            # The group goes whole, with a matcher the user may have given it:
+            # a matcher with nothing to run is nothing.
             elif len(groups) > 1:
                 doc.remove(("hooks", event), g)
             elif len(hooks) > 1:

@@ -514,6 +514,19 @@ def test_a_second_install_moves_the_server_with_the_hooks(project, host):
     assert {p: b for p, b in files(project).items() if "ctx-backup" not in p} == mine
 
 
+def test_a_matcher_given_to_ctxs_group_goes_with_it(project):
+    seed("gemini", "project", project)
+    mine = files(project)
+    install("gemini")
+    path = project / ".gemini" / "settings.json"
+    data = json.loads(path.read_text())
+    data["hooks"]["SessionStart"][0]["matcher"] = "startup|resume"
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    uninstall("gemini")
+    left = json.loads(path.read_text())
+    assert left == json.loads(mine[str(path)])  # no "SessionStart": [] left
+
+
 @pytest.mark.parametrize("host", ["gemini", "cursor"])
 def test_settings_with_comments_are_installed_into_and_given_back(project, host):
     # Gemini CLI reads settings.json through strip-json-comments: comments
