@@ -66,6 +66,13 @@ if TYPE_CHECKING:  # numpy loads only where vectors are read or written
 
 __all__ = ["CodeIndex", "chunk_key", "describe_skipped"]
 
+WAITING = "waiting for another update of this code index to end"
+"""The stage :meth:`CodeIndex.update` reports (done and total 0) when another
+process holds the index's lock for longer than :data:`_QUIET_WAIT_S`."""
+
+_QUIET_WAIT_S = 1.0
+"""Seconds an update waits for the lock before it says it is waiting."""
+
 _EMBED_BATCH = 256  # chunk texts embedded per step (progress is reported per step)
 GRAPH_DELTA = 4096
 """Rows appended since the graph was built (searched exactly) before another."""
@@ -243,10 +250,28 @@ class CodeIndex:
     # -- writing ----------------------------------------------------------
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+        """Holds the index's lock; ``waiting`` is called if it must wait for it.
+
+        Not at once: the hub takes the lock for a moment to store vectors,
+        which is no wait to speak of; another process's update can take
+        minutes, and a second ``ctx code index`` meanwhile said nothing.
+        """
         self.folder.mkdir(parents=True, exist_ok=True)
         with (self.folder / "lock").open("a+b") as file:
-            fcntl.flock(file.fileno(), fcntl.LOCK_EX)
+            fd = file.fileno()
+            deadline = time.monotonic() + _QUIET_WAIT_S
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        if waiting is not None:
+                            waiting()
+                        fcntl.flock(fd, fcntl.LOCK_EX)
+                        break
+                    time.sleep(0.05)
             try:
                 yield
             finally:
@@ -282,7 +307,9 @@ class CodeIndex:
             raise InvalidInputError(
                 f"{root} is not a folder.", hint="Give the folder of a source tree."
             )
-        with self._locked():
+        with self._locked(
+            None if progress is None else lambda: progress(WAITING, 0, 0)
+        ):
             self.refresh()  # another writer's manifest, if one came since
             self.lexical.reload()  # opened first: a damaged one empties the outline
             old, heads = self.outline, self.heads()

@@ -33,6 +33,9 @@ def code_group() -> None:
 
 
 def _progress(stage: str, done: int, total: int) -> None:
+    if not total:  # a stage with nothing to count: waiting for another process
+        click.echo(f"{stage.capitalize()}...", err=True)
+        return
     if total >= 1_000 and sys.stderr.isatty():
         # A carriage return of our own, to redraw the line: not escaped.
         click.echo(f"\r{stage.capitalize()} {done:,} of {total:,}", err=True, nl=False)

@@ -229,6 +229,28 @@ def test_two_writers_at_once_serialise_on_the_lock(tree, index):
     )
 
 
+def test_an_update_that_waits_for_another_says_so(tree, index, monkeypatch):
+    import fcntl
+
+    from ctx.hub.code import index as module
+
+    monkeypatch.setattr(module, "_QUIET_WAIT_S", 0.1)
+    stages: list[tuple[str, int, int]] = []
+    index.folder.mkdir(parents=True)
+    with (index.folder / "lock").open("a+b") as held:  # another process's update
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        later = threading.Timer(0.5, fcntl.flock, (held.fileno(), fcntl.LOCK_UN))
+        later.start()
+        report = index.update(tree, progress=lambda *s: stages.append(s))
+        later.join()
+    assert stages[0] == (module.WAITING, 0, 0)
+    assert report.files == 3
+    # A moment's hold (the hub storing vectors) is no wait to speak of.
+    stages.clear()
+    index.update(tree, progress=lambda *s: stages.append(s))
+    assert module.WAITING not in [stage for stage, _, _ in stages]
+
+
 def test_the_memory_index_keeps_the_code_index_folder(tmp_path):
     from ctx.hub.retrieval.index.folder import IndexFolder, IndexState
 
