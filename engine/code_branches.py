@@ -34,7 +34,7 @@ from ctx.engine._code_record import note_code_tip
 from ctx.engine.branches import check_new_branch_name
 from ctx.engine.code_remotes import code_repository
 from ctx.engine.errors import ConflictError, InvalidInputError
-from ctx.engine.store import Store
+from ctx.engine.store import Store, symbolic_target
 
 __all__ = [
     "code_branch",
@@ -167,7 +167,7 @@ def _checked_out(repo: Repo) -> str | None:
     ``git status`` says, from the same files), and what is learnt then
     belongs to it, not to the store's default branch.
     """
-    target = repo.refs.get_symrefs().get(Ref(b"HEAD"))
+    target = symbolic_target(repo.refs, Ref(b"HEAD"))
     if target is not None and target.startswith(_HEADS):
         return bytes(target[len(_HEADS) :]).decode("utf-8", "surrogateescape")
     own = Path(repo.controldir())  # a linked worktree's own, not the common one
@@ -211,7 +211,7 @@ def code_tip(repo: Repo, branch: str) -> ObjectID | None:
 
 def default_code_branch(repo: Repo) -> str:
     """Returns the code's default branch: origin's HEAD, else main, else master."""
-    origin = repo.refs.get_symrefs().get(Ref(b"refs/remotes/origin/HEAD"))
+    origin = symbolic_target(repo.refs, Ref(b"refs/remotes/origin/HEAD"))
     prefix = b"refs/remotes/origin/"
     if origin is not None and origin.startswith(prefix):
         return bytes(origin[len(prefix) :]).decode("utf-8", "surrogateescape")

@@ -35,7 +35,13 @@ from dulwich.errors import NotGitRepository
 from dulwich.file import FileLocked
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile
-from dulwich.refs import DiskRefsContainer, Ref, check_ref_format
+from dulwich.refs import (
+    SYMREF,
+    DiskRefsContainer,
+    Ref,
+    RefsContainer,
+    check_ref_format,
+)
 from dulwich.repo import BaseRepo, MemoryRepo, Repo
 from dulwich.trailers import Trailer, format_trailers
 
@@ -65,7 +71,7 @@ from ctx.engine.reflogs import drop_unfinished_line
 from ctx.engine.screen import PendingWrite, Screen
 from ctx.engine.snapshot import Snapshot
 
-__all__ = ["Clock", "Store", "check_branch_name"]
+__all__ = ["Clock", "Store", "check_branch_name", "symbolic_target"]
 
 Clock = Callable[[], datetime]
 """Returns the current time (timezone aware); injected, never read here."""
@@ -98,6 +104,17 @@ def check_branch_name(name: str) -> str:
 
 def _ref(branch: str | bytes) -> Ref:
     return Ref(_HEADS + (branch.encode() if isinstance(branch, str) else branch))
+
+
+def symbolic_target(refs: RefsContainer, name: Ref) -> Ref | None:
+    """Returns the ref that symbolic ref ``name`` names (None: it is no such ref).
+
+    That ref alone is read: dulwich's ``get_symrefs`` reads every ref, and
+    one damaged ref file (holding nothing, as a disk may leave it) made it
+    fail for all of them.
+    """
+    raw = refs.read_ref(name) or b""
+    return Ref(raw[len(SYMREF) :].rstrip(b"\r\n")) if raw.startswith(SYMREF) else None
 
 
 class Store:
@@ -258,8 +275,12 @@ class Store:
     # -- refs -----------------------------------------------------------------
 
     def head_branch(self) -> str:
-        """Returns the branch HEAD names: the default for every command."""
-        target = self.repo.refs.get_symrefs().get(_HEAD)
+        """Returns the branch HEAD names: the default for every command.
+
+        HEAD alone is read: another branch's damaged file (one holding no
+        commit id) must not stop every command on this one.
+        """
+        target = symbolic_target(self.repo.refs, _HEAD)
         if target is None or not target.startswith(_HEADS):
             raise CorruptStoreError("The store's HEAD does not name a branch.")
         return bytes(target[len(_HEADS) :]).decode("utf-8")

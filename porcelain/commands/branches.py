@@ -92,7 +92,9 @@ def branches(state: CtxState, as_json: bool) -> None:
         return
     width = max((len(b.name) for b in result), default=0)
     for b in result:
-        echo(f"{'*' if b.current else ' '} {b.name:<{width}}  {b.tip[:10]}")
+        # A branch file holding no commit id (damaged): listed, and said.
+        tip = b.tip[:10] or "(damaged: its file holds no commit; `ctx fsck`)"
+        echo(f"{'*' if b.current else ' '} {b.name:<{width}}  {tip}")
 
 
 @click.command()

@@ -137,6 +137,24 @@ def test_a_damaged_branch_is_listed_and_deleted_and_blocks_no_other(ctx):
     assert ctx("fsck").stdout.strip().endswith(": ok.")
 
 
+def test_an_empty_branch_file_blocks_no_other_branch(ctx):
+    # HEAD was read with every branch file (dulwich's get_symrefs): one
+    # emptied file (a disk that lost it) stopped every command.
+    mid = ctx("remember", "The queue runs on Postgres").stdout.strip()
+    ctx("branch", "bad")
+    (ctx.root / ".ctx" / "git" / "refs" / "heads" / "bad").write_text("")
+    listed = ctx("branches").stdout
+    assert "  bad   (damaged: its file holds no commit; `ctx fsck`)\n" in listed
+    assert "* main  " in listed
+    assert mid in ctx("ls").stdout
+    assert ctx("log", "-n", "1").stdout.strip()
+    assert mid in ctx("recall", "queue").stdout
+    ctx("remember", "One more")
+    assert "Branch 'bad' holds ''" in ctx("fsck", code=6).stdout
+    ctx("branch", "-D", "bad")
+    assert ctx("fsck").stdout.strip().endswith(": ok.")
+
+
 def test_a_damaged_pack_is_one_error_line(ctx):
     # A pack is read through a memory map: the error's frames hold views of
     # it, which closing the store at exit failed on (a BufferError after the
