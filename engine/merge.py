@@ -15,6 +15,7 @@ level is ours, because the rules work on decoded memories, not bytes:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Literal
 
 import msgspec
@@ -123,7 +124,9 @@ def merge(
             hint="Review them with `ctx dream review`, then `ctx dream merge`.",
         )
     theirs = resolve_revision(store, source)
-    with store.locked():
+    # A preview writes nothing: it takes no lock, so a read-only store (a
+    # mount, another user's) can still show what a merge would do.
+    with contextlib.nullcontext() if preview else store.locked():
         ours = store.branch_tip(target)
         bases = find_merge_base(
             store.repo, [ObjectID(ours.encode()), ObjectID(theirs.encode())]

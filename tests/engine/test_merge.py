@@ -333,6 +333,27 @@ def test_a_preview_of_a_fast_forward_leaves_the_branch(store, intent):
     assert store.branch_tip("main") == tip
 
 
+def test_a_preview_takes_no_lock_so_a_read_only_store_shows_it(
+    store, intent, monkeypatch
+):
+    # The lens's review of a store on a read-only mount was blank: the
+    # preview took the write lock, whose file cannot be opened there.
+    import errno
+
+    mid = _fork(store, intent, text="one line")
+    edit(store, mid, intent, body="ours says A")
+    edit(store, mid, intent, body="theirs says B", branch="agent")
+
+    def read_only():
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(store, "locked", read_only)
+    result = merge(store, "agent", MERGER, preview=True)
+    assert [c.id for c in result.conflicts] == [mid]
+    with pytest.raises(OSError):
+        merge(store, "agent", MERGER)
+
+
 def test_opposite_supersedes_joined_by_a_merge_hide_neither(store, intent):
     from ctx.engine import supersede
 
