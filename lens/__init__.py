@@ -19,10 +19,14 @@ if TYPE_CHECKING:
 __all__ = ["REVIEW_INTENT", "LensApp", "Source", "run_lens"]
 
 
-def run_lens(workspace: Workspace, branch: str | None = None) -> None:
-    """Runs the lens on ``workspace`` until the user quits.
+def run_lens(workspace: Workspace, branch: str | None = None) -> int:
+    """Runs the lens on ``workspace`` until the user quits; returns its exit code.
 
     Bad input (no store, an unknown branch) raises before the terminal is
-    taken over, so the command line reports it as every command does.
+    taken over, so the command line reports it as every command does. The
+    code is 1 when the app ended on an error it could not show (Textual
+    prints it), else 0.
     """
-    LensApp(Source.open(workspace, branch)).run()
+    app = LensApp(Source.open(workspace, branch))
+    app.run()
+    return app.return_code or 0

@@ -14,7 +14,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from ctx.engine import BranchInfo, CtxError
+from ctx.engine import BranchInfo, CtxError, store_damage
 from ctx.lens.messages import OpenMemory, ShowGraph, StoreChanged
 from ctx.lens.screens.base import LensScreen, error_text
 from ctx.lens.screens.help import HelpScreen
@@ -83,24 +83,32 @@ class LensApp(App[None]):
         return self._graph
 
     def on_mount(self) -> None:
-        """Opens the history and starts the refresh timer."""
+        """Opens the history and starts the refresh timer.
+
+        The tips the timer compares with are read now, as the screens first
+        read the store: taken at the first tick, a write made before it was
+        the tips' baseline, and never shown until a second one.
+        """
         self.switch_mode("history")
         if self.poll_seconds is not None:
+            self._poll(first=True)
             self.set_interval(self.poll_seconds, self._poll)
 
-    def _poll(self) -> None:
+    def _poll(self, *, first: bool = False) -> None:
         def job() -> None:
             try:
                 branches = self.source.branches()
-            except CtxError:
-                return  # shown by the screens' own reads
-            self.call_from_thread(self._seen, branches)
+            except Exception as exc:  # only a store's damage is kept
+                if isinstance(exc, CtxError) or store_damage(exc) is not None:
+                    return  # shown by the screens' own reads
+                raise
+            self.call_from_thread(self._seen, branches, first)
 
         self.run_worker(job, thread=True, exclusive=True, group="poll")
 
-    def _seen(self, branches: list[BranchInfo]) -> None:
+    def _seen(self, branches: list[BranchInfo], first: bool = False) -> None:
         tips = tuple((b.name, b.tip) for b in branches)
-        if self.tips is not None and tips != self.tips:
+        if not first and self.tips is not None and tips != self.tips:
             self.action_reload()
         self.tips = tips
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ctx.engine import BranchInfo, Intent, list_branches
+from ctx.engine import BranchInfo, Intent, NotAStoreError, list_branches
 
 if TYPE_CHECKING:
     from ctx.engine import Store
@@ -49,10 +49,20 @@ class Source:
         opened on until another is picked.
 
         Raises:
-            NotAStoreError: No store is at the path given.
+            NotAStoreError: No store is at the path given, or none was found
+                and the user store is not made yet.
             InvalidInputError: The name is not a branch name (``main~1``).
             RefNotFoundError: The branch does not exist.
         """
+        if not workspace.on_disk:
+            # The user store, not made yet: the lens would show a store made
+            # up in memory, with a first commit nobody wrote.
+            raise NotAStoreError(
+                f"No store here or above, and the user store ({workspace.path}) "
+                "is not made yet.",
+                hint="`ctx init` makes one here; the first `ctx remember` makes "
+                "the user store.",
+            )
         store = workspace.store()
         name = branch or workspace.branch or store.head_branch()
         store.branch_tip(name)

@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
-from ctx.engine import CtxError, visible
+from ctx.engine import CtxError, store_damage, visible
 
 if TYPE_CHECKING:
     from ctx.lens.source import Source
@@ -78,7 +78,9 @@ class LensScreen(Screen[None]):
         seconds first and is skipped if superseded meanwhile (a key held
         down through a list reads only where it stops). A
         :class:`~ctx.engine.CtxError` becomes a notification with the
-        command line's text.
+        command line's text, and so does a store's damage met on the way (bad
+        bytes in an object or a branch file: ``ctx fsck`` finds them), as
+        every command says it, not a traceback.
         """
 
         def job() -> None:
@@ -89,9 +91,12 @@ class LensScreen(Screen[None]):
                     return
             try:
                 result = read()
-            except CtxError as exc:
+            except Exception as exc:  # only a store's damage is kept
+                said = exc if isinstance(exc, CtxError) else store_damage(exc)
+                if said is None:
+                    raise  # a defect: the app shows it and exits 1
                 if not worker.is_cancelled:
-                    self.app.call_from_thread(self.report, exc)
+                    self.app.call_from_thread(self.report, said)
                 return
             if not worker.is_cancelled:
                 self.app.call_from_thread(_shown, show, result)

@@ -58,7 +58,9 @@ class RecallScreen(LensScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "ask", "Query"),
-        Binding("escape", "hits", "Hits", show=False),
+        # Shown: while the box has the keys, Escape is the way out of it.
+        Binding("escape", "hits", "Hits"),
+        Binding("down", "hits", "Hits", show=False),
     ]
 
     DEFAULT_CSS = """

@@ -29,7 +29,9 @@ def lens(state: CtxState, branch: str | None) -> None:
     # Textual costs ~0.4 s to import: only this command loads it.
     from ctx.lens import run_lens
 
-    run_lens(state.workspace(), branch=branch)
+    code = run_lens(state.workspace(), branch=branch)
+    if code:
+        raise SystemExit(code)
 
 
 COMMANDS = [lens]

@@ -280,6 +280,14 @@ async def test_recall_as_you_type_and_the_explanation(story_ws):
         assert "time boost" in explain
         assert "last commit" in explain
         assert "tokens of the branch" in text_of(screen, "#summary")
+        # The box has the keys: the footer says how out (q, 1-5 are typed).
+        assert app.focused is screen.query_one("#query")
+        shown = [b.key for _, b, _, _ in screen.active_bindings.values() if b.show]
+        assert "escape" in shown
+        await pilot.press("down")  # as the help says: down or enter to the hits
+        assert app.focused is screen.query_one("#hits")
+        await pilot.press("slash")
+        assert app.focused is screen.query_one("#query")
         await pilot.press("escape", "enter")
         await settle(pilot)
         assert isinstance(app.screen, MemoryScreen)
@@ -476,3 +484,50 @@ async def test_the_review_tabs_fit_beside_the_branch_list(story_ws, size):
         await pilot.press("1")
         await settle(pilot)
         assert type(app.screen).__name__ == "HistoryScreen"
+
+
+async def test_a_write_right_after_the_lens_opened_is_shown_at_the_first_tick(
+    story_ws,
+):
+    # The tips were first read at the first tick: a write before it was
+    # taken for the baseline and shown only after a second write.
+    app = lens_app(story_ws.ws, poll_seconds=0.5)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        before = len(rows(app.screen, "#log"))
+        other = Store.open(story_ws.ws.path, clock=story_ws.ws.clock)
+        remember(
+            other,
+            Draft(text="Written at once."),
+            Intent(agent="carol", intent="observe"),
+        )
+        other.close()
+        for _ in range(30):  # up to 1.5 s: three ticks
+            await pilot.pause(0.05)
+            await settle(pilot)
+            if len(rows(app.screen, "#log")) > before:
+                break
+        assert len(rows(app.screen, "#log")) == before + 1
+
+
+async def test_a_damaged_store_is_an_error_line_not_a_crash(story_ws):
+    store = Store.open(story_ws.ws.path, clock=story_ws.ws.clock)
+    blob = show(store, story_ws.ids["queue"]).blob
+    store.close()
+    loose = story_ws.ws.path / "git" / "objects" / blob[:2] / blob[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(b"garbage")
+    app = lens_app(story_ws.ws)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        errors = [str(n.message) for n in app._notifications]
+        assert any(
+            e.startswith("Error: The store's git data is damaged (") for e in errors
+        ), errors
+        assert any("`ctx fsck`" in e for e in errors)
+        await pilot.press("1")  # still running: the other screens work
+        await settle(pilot)
+        assert rows(app.screen, "#log")
+    assert not app.return_code

@@ -30,6 +30,17 @@ def test_no_store_is_an_error(tmp_path):
     assert result.stderr.startswith("Error: No store at ")
 
 
+def test_no_store_found_and_no_user_store_is_an_error(tmp_path, monkeypatch):
+    # It opened a user store made up in memory, with a first commit nobody
+    # wrote, and nothing to say that the folder had no store.
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["lens"])
+    assert (result.exit_code, result.stdout) == (NotAStoreError.exit_code, "")
+    assert result.stderr.startswith("Error: No store here or above, and the user ")
+    assert "`ctx init` makes one here" in result.stderr
+    assert not any(tmp_path.iterdir())
+
+
 def test_other_commands_do_not_import_textual():
     code = (
         "import sys; from ctx.porcelain.main import cli; "
