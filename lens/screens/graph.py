@@ -24,7 +24,7 @@ from ctx.lens.messages import OpenMemory
 from ctx.lens.render import LINK_STYLE, LINK_STYLES, stored
 from ctx.lens.screens.base import LensScreen
 from ctx.lens.widgets.graph_view import GraphView
-from ctx.lens.widgets.keys import KeyFooter
+from ctx.lens.widgets.keys import KeyFooter, mode_keys
 
 __all__ = ["NODE_BUDGET", "GraphScreen", "read_neighbourhood"]
 
@@ -78,6 +78,10 @@ class GraphScreen(LensScreen):
         Binding("minus", "hops(-1)", "Narrow"),
         Binding("t", "types", "Types"),
         Binding("o", "open", "Open"),
+        # The screens' keys work but are not in the footer: with this
+        # screen's own, they pushed ? Help and q Quit off an 80-column one
+        # (? lists them), as on the review screen.
+        *mode_keys(on="app.", show=False),
     ]
 
     DEFAULT_CSS = """

@@ -41,7 +41,7 @@ from ctx.engine import Store as EngineStore
 from ctx.lens.messages import OpenMemory, ShowGraph, StoreChanged
 from ctx.lens.render import LINK_STYLES, memory_text, short, stored, when
 from ctx.lens.screens.base import LensScreen, set_columns
-from ctx.lens.widgets.keys import KeyFooter
+from ctx.lens.widgets.keys import KeyFooter, mode_keys
 
 __all__ = ["MemoryPage", "MemoryScreen", "TagPrompt"]
 
@@ -110,6 +110,10 @@ class MemoryScreen(LensScreen):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("g", "graph", "Graph"),
         Binding("t", "tag", "Tag"),
+        # The screens' keys work but are not in the footer: with this
+        # screen's own, they pushed ? Help and q Quit off an 80-column one
+        # (? lists them), as on the review screen.
+        *mode_keys(on="app.", show=False),
     ]
 
     DEFAULT_CSS = """

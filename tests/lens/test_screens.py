@@ -531,3 +531,24 @@ async def test_a_damaged_store_is_an_error_line_not_a_crash(story_ws):
         await settle(pilot)
         assert rows(app.screen, "#log")
     assert not app.return_code
+
+
+async def test_the_graph_and_a_memory_page_keep_help_and_quit_at_80x24(story_ws):
+    # Their own keys and 1-5 pushed "? Help  q Quit" off the footer.
+    app = lens_app(story_ws.ws)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        for expected in (MemoryScreen, GraphScreen):
+            screen = app.screen
+            assert isinstance(screen, expected)
+            shown = [b.key for _, b, _, _ in screen.active_bindings.values() if b.show]
+            assert {"question_mark", "q"} <= set(shown)
+            assert not {"1", "2", "3", "4", "5"} & set(shown)
+            await pilot.press("g")
+            await settle(pilot)
+        await pilot.press("1")  # the keys still switch screens
+        await settle(pilot)
+        assert isinstance(app.screen, HistoryScreen)
