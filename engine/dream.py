@@ -511,13 +511,14 @@ def review_proposals(
 ) -> ReviewResult:
     """Accepts or rejects proposals (every waiting one when ``ids`` is empty).
 
-    A rejected proposal keeps its file, so it is never made again. A proposal
-    already merged cannot be reviewed again, unless the branch no longer
-    holds its effects (an undo took the merge back). With ``memories``, one
-    proposal that changes many memories (tiers) is reviewed memory by memory:
-    accepting accepts it for those memories only; rejecting declines those
-    memories and leaves it waiting for the others (rejected once none is
-    left).
+    Waiting: proposed, or merged and taken back by an undo (accepted again,
+    it merges again). A rejected proposal keeps its file, so it is never
+    made again. A proposal already merged cannot be reviewed again, unless
+    the branch no longer holds its effects (an undo took the merge back).
+    With ``memories``, one proposal that changes many memories (tiers) is
+    reviewed memory by memory: accepting accepts it for those memories only;
+    rejecting declines those memories and leaves it waiting for the others
+    (rejected once none is left).
 
     Raises:
         NotFoundError: an id names no proposal.
@@ -531,9 +532,14 @@ def review_proposals(
         Intent(agent=intent.agent, intent="review", reason=note)  # checks the text
     name = dream_branch(branch)
     current = list_proposals(store, branch)
-    chosen = (
-        _pick(current, ids) if ids else [p for p in current if p.status == "proposed"]
-    )
+    if ids:
+        chosen = _pick(current, ids)
+    else:  # every waiting one: those proposed, and merges an undo took back
+        chosen = [p for p in current if p.status == "proposed"]
+        merged = [p for p in current if p.status == "merged"]
+        if merged and status == "accepted":
+            on_branch = store.snapshot(store.branch_tip(branch))
+            chosen += [p for p in merged if _effects(on_branch, [p])]
     if memories and (len(ids) != 1 or not chosen[0].tags):
         raise InvalidInputError(
             "Memories are reviewed inside one proposal that changes tags.",

@@ -214,7 +214,8 @@ def review(
 
     The surest first, as a cycle ranks them (:func:`~.selection.rank`). The
     waiting ones come with those whose merge an undo took back (``undone``):
-    they wait to be accepted again.
+    they wait to be accepted again. With ``status`` None, every proposal,
+    those merged and undone marked so.
     """
     from ctx.engine import live_catalog, undone_merges
 
@@ -223,10 +224,11 @@ def review(
     catalog = live_catalog(store, store.branch_tip(name))
     shown = list_proposals(store, name, status=status)
     undone: set[str] = set()
-    if status == "proposed":
+    if status in ("proposed", None):  # every proposal (None) holds the merged
         merged = list_proposals(store, name, status="merged")
         undone = set(undone_merges(store, name, merged))
-        shown += [p for p in merged if p.id in undone]
+        if status == "proposed":
+            shown += [p for p in merged if p.id in undone]
     out = []
     for proposal in sorted(shown, key=rank):
         back = proposal.id in undone

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DreamPane",
     "Reason",
+    "is_waiting",
     "merged_text",
     "proposal_text",
     "read_proposals",
@@ -58,6 +59,20 @@ def read_proposals(
     return tuple(dream.review(ws, branch=base, status=None))
 
 
+def is_waiting(view: ProposalView) -> bool:
+    """Whether a proposal waits for review: proposed, or its merge was undone."""
+    return view.proposal.status == "proposed" or view.undone
+
+
+def status_of(view: ProposalView) -> str:
+    """Returns a proposal's status as shown: a merge an undo took back says so."""
+    return "undone" if view.undone else view.proposal.status
+
+
+def _style(view: ProposalView) -> str:
+    return "bold yellow" if view.undone else _STATUS_STYLE.get(view.proposal.status, "")
+
+
 def proposal_text(view: ProposalView | None) -> Text:
     """Returns one proposal: its evidence, its memories, what it changes."""
     if view is None:
@@ -65,9 +80,13 @@ def proposal_text(view: ProposalView | None) -> Text:
     p = view.proposal
     out = Text()
     out.append_text(stored(f"{p.kind} {p.id}", style="bold"))
-    out.append_text(stored(f"  {p.status}", style=_STATUS_STYLE.get(p.status, "")))
+    out.append_text(stored(f"  {status_of(view)}", style=_style(view)))
     out.append(f"  confidence {p.confidence:.2f}\n")
     out.append_text(stored(f"evidence: {p.reason}\n", style="italic"))
+    if view.undone:
+        out.append(
+            "its merge was undone: accepting it (a) merges it again\n", style="yellow"
+        )
     if p.reviewer:
         out.append_text(stored(f"reviewed by {p.reviewer}", style="dim"))
         out.append_text(stored(f": {p.note}\n" if p.note else "\n", style="dim"))
@@ -191,7 +210,7 @@ class DreamPane(Vertical):
                 )
             )
         else:
-            waiting = sum(v.proposal.status == "proposed" for v in views)
+            waiting = sum(is_waiting(v) for v in views)
             head.update(
                 Text(
                     f"{plural(len(views), 'proposal')} on {dream_branch(base)}, "
@@ -206,7 +225,7 @@ class DreamPane(Vertical):
                 stored(p.id),
                 stored(p.kind),
                 f"{p.confidence:.2f}",
-                stored(p.status, style=_STATUS_STYLE.get(p.status, "")),
+                stored(status_of(view), style=_style(view)),
                 stored("; ".join(m.headline or m.id for m in view.memories)),
                 key=p.id,
             )

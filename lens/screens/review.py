@@ -52,6 +52,7 @@ from ctx.lens.screens.base import LensScreen, set_columns
 from ctx.lens.screens.dream import (
     DreamPane,
     Reason,
+    is_waiting,
     merged_text,
     read_proposals,
     reviewed_text,
@@ -440,16 +441,16 @@ class ReviewScreen(LensScreen):
 
     def _confirmed(
         self,
-        status: str,
+        counted: Callable[[ProposalView], bool],
         noun: str,
         question: str,
         call: Callable[..., T],
         done: Callable[[T], str],
         **kwargs: object,
     ) -> None:
-        """Asks ``question`` (``{}``: how many of ``status``), then calls."""
+        """Asks ``question`` (``{}``: how many are ``counted``), then calls."""
         views = self.state.proposals if self.state else None
-        count = sum(v.proposal.status == status for v in views or ())
+        count = sum(counted(v) for v in views or ())
         if not count:
             self.notify(f"No {noun}.")
             return
@@ -462,7 +463,7 @@ class ReviewScreen(LensScreen):
     def action_accept_all(self) -> None:
         """Accepts every waiting proposal, once confirmed."""
         self._confirmed(
-            "proposed",
+            is_waiting,
             "waiting proposal",
             "Accept {}?",
             dream.accept,
@@ -483,7 +484,7 @@ class ReviewScreen(LensScreen):
         if hidden:
             question += f" It hides {plural(len(hidden), 'memory')} from recall."
         self._confirmed(
-            "accepted",
+            lambda v: v.proposal.status == "accepted",
             "accepted proposal",
             question,
             dream.merge,

@@ -7,7 +7,7 @@ from lens_builders import lens_app, settle
 from test_screens import rows, text_of
 from textual.widgets import Input
 
-from ctx.engine import Intent, edit, list_links, list_proposals, log, show
+from ctx.engine import Intent, edit, list_links, list_proposals, log, show, undo
 
 pytestmark = pytest.mark.anyio
 
@@ -102,6 +102,28 @@ async def test_accept_reject_accept_all_and_merge(dreamed_ws):
             "merged",
             "merged",
         ]
+
+        # The merge undone (`ctx undo`): the tab says so, as `ctx dream
+        # review` does, and the proposals wait to be accepted again.
+        undo(store, "main")
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert [r[3] for r in rows(screen, "#proposals")] == [
+            "rejected",
+            "undone",
+            "undone",
+        ]
+        assert "3 proposals on dream/main, 2 waiting" in text_of(screen, "#dream-text")
+        await pilot.press("down")
+        await settle(pilot)
+        assert "its merge was undone" in text_of(screen, "#proposal")
+        await pilot.press("A", "y")
+        await settle(pilot)
+        assert "2 proposals accepted." in notes(app)
+        await pilot.press("m", "y")
+        await settle(pilot)
+        assert "Merged 2 proposals into main." in notes(app)[-1]
+        assert "recurs:weekly" in show(store, ids["standup"]).memory.tags
 
 
 async def test_stale_proposals_and_errors_are_one_line_notifications(dreamed_ws):
