@@ -22,6 +22,7 @@ from textual.widgets import (
 
 from ctx.engine import (
     BlameLine,
+    CtxError,
     EditResult,
     LinkRecord,
     LogEntry,
@@ -170,6 +171,26 @@ class MemoryScreen(LensScreen):
         """Reads the page again."""
         rev, mid = self.source.branch, self.memory_id
         self.load(lambda: self.source.read(read_page, mid, rev), self._show)
+
+    def report(self, exc: CtxError) -> None:
+        """Shows an error; a memory gone from the branch leaves the page too.
+
+        Forgotten by another process (or on a branch switched to without
+        it), its old text stayed as if it were live, with a passing notice.
+        """
+        if isinstance(exc, MemoryNotFoundError):
+            self.page = None
+            gone = Text(f"{exc.message} ", style="bold yellow")
+            gone.append(
+                "It was here when this page was read: forgotten since, or not "
+                f"on {self.source.branch}. `ctx log` says by whom.",
+                style="yellow",
+            )
+            self.query_one("#text", Static).update(gone)
+            self.query_one("#version-body", Static).update("")
+            for table in ("#version-table", "#blame-table", "#link-table"):
+                self.query_one(table, DataTable).clear()
+        super().report(exc)
 
     def _show(self, page: MemoryPage) -> None:
         self.page = page

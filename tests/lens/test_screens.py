@@ -552,3 +552,27 @@ async def test_the_graph_and_a_memory_page_keep_help_and_quit_at_80x24(story_ws)
         await pilot.press("1")  # the keys still switch screens
         await settle(pilot)
         assert isinstance(app.screen, HistoryScreen)
+
+
+async def test_a_memory_forgotten_elsewhere_leaves_its_page(story_ws):
+    # Its old text stayed, as if live, with a passing notice.
+    from ctx.engine import forget
+
+    ids = story_ws.ids
+    app = lens_app(story_ws.ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.push_screen(MemoryScreen(ids["lag"]))
+        await settle(pilot)
+        page = app.screen
+        assert "Queue lag peaks" in text_of(page, "#text")
+        other = Store.open(story_ws.ws.path, clock=story_ws.ws.clock)
+        forget(other, ids["lag"], Intent(agent="carol", intent="forget"))
+        other.close()
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        said = text_of(page, "#text")
+        assert "Queue lag peaks" not in said
+        assert said.startswith(f"No memory {ids['lag']} here.")
+        assert "forgotten since" in said
+        assert rows(page, "#link-table") == []
