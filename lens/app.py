@@ -98,17 +98,35 @@ class LensApp(App[None]):
         def job() -> None:
             try:
                 branches = self.source.branches()
+                shown = self.source.branch
+                # The branch shown, deleted by another process: the store's
+                # default is shown instead, or every screen says it is unknown.
+                gone = shown not in {b.name for b in branches}
+                head = self.source.read(lambda s: s.head_branch()) if gone else None
             except Exception as exc:  # only a store's damage is kept
                 if isinstance(exc, CtxError) or store_damage(exc) is not None:
                     return  # shown by the screens' own reads
                 raise
-            self.call_from_thread(self._seen, branches, first)
+            self.call_from_thread(self._seen, branches, first, head)
 
         self.run_worker(job, thread=True, exclusive=True, group="poll")
 
-    def _seen(self, branches: list[BranchInfo], first: bool = False) -> None:
+    def _seen(
+        self, branches: list[BranchInfo], first: bool = False, head: str | None = None
+    ) -> None:
         tips = tuple((b.name, b.tip) for b in branches)
-        if not first and self.tips is not None and tips != self.tips:
+        gone = self.source.branch
+        if head is not None and head != gone:
+            self.source.branch = head
+            self.notify(
+                f"Branch {gone} is gone (deleted elsewhere): showing {head}, "
+                "the store's default.",
+                severity="warning",
+                timeout=10,
+                markup=False,
+            )
+            self.action_reload()
+        elif not first and self.tips is not None and tips != self.tips:
             self.action_reload()
         self.tips = tips
 

@@ -576,3 +576,28 @@ async def test_a_memory_forgotten_elsewhere_leaves_its_page(story_ws):
         assert said.startswith(f"No memory {ids['lag']} here.")
         assert "forgotten since" in said
         assert rows(page, "#link-table") == []
+
+
+async def test_the_branch_shown_deleted_elsewhere_gives_way_to_the_default(story_ws):
+    # Every screen said "Unknown revision" and no key could pick another.
+    from ctx.engine import delete_branch
+    from ctx.lens import LensApp, Source
+
+    app = LensApp(Source.open(story_ws.ws, "agent/bob"), poll_seconds=0.2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        other = Store.open(story_ws.ws.path, clock=story_ws.ws.clock)
+        delete_branch(other, "agent/bob", force=True)
+        other.close()
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if app.source.branch == "main":
+                break
+        assert app.source.branch == "main"
+        said = [str(n.message) for n in app._notifications]
+        assert any(s.startswith("Branch agent/bob is gone") for s in said), said
+        await pilot.press("2")
+        await settle(pilot)
+        assert len(rows(app.screen, "#memories")) == 5
+        errors = [n for n in app._notifications if n.severity == "error"]
+        assert not errors
