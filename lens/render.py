@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from ctx.engine import CommitInfo, Diff, LinkRecord, Memory, headline, visible
+from ctx.engine import KINDS, CommitInfo, Diff, LinkRecord, Memory, headline, visible
 
 __all__ = [
     "LINK_STYLE",
@@ -99,6 +99,11 @@ def link_text(record: LinkRecord) -> Text:
     return out
 
 
+_KIND = max(map(len, KINDS))
+"""The kind column's width: the longest kind (``open-question``) and a space
+after it, where 12 ran it into the headline."""
+
+
 def _more(out: Text, items: Sequence[object], what: str) -> None:
     if len(items) > SHOWN:
         out.append(f"  … and {len(items) - SHOWN} more {what}\n", style="dim")
@@ -107,7 +112,7 @@ def _more(out: Text, items: Sequence[object], what: str) -> None:
 def _memories(out: Text, sign: str, style: str, memories: Sequence[Memory]) -> None:
     for memory in memories[:SHOWN]:
         out.append(f"{sign} ", style=style)
-        out.append(f"{memory.kind:<12}", style="dim")
+        out.append(f"{memory.kind:<{_KIND}} ", style="dim")
         out.append(visible(headline(memory.title, memory.body, _WIDTH)))
         out.append(f"  {memory.id}\n", style="dim")
     _more(out, memories, "memories")
@@ -127,7 +132,7 @@ def diff_text(diff: Diff) -> Text:
     _memories(out, "+", "green", diff.added)
     for change in diff.changed[:SHOWN]:
         out.append("~ ", style="yellow")
-        out.append(f"{change.new.kind:<12}", style="dim")
+        out.append(f"{change.new.kind:<{_KIND}} ", style="dim")
         out.append(visible(headline(change.new.title, change.new.body, _WIDTH)))
         out.append(f"  {change.new.id}  ({', '.join(change.fields)})\n", style="dim")
         for line in change.body_diff.splitlines()[2:]:

@@ -350,7 +350,7 @@ def test_a_preview_takes_no_lock_so_a_read_only_store_shows_it(
     monkeypatch.setattr(store, "locked", read_only)
     result = merge(store, "agent", MERGER, preview=True)
     assert [c.id for c in result.conflicts] == [mid]
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="Read-only"):
         merge(store, "agent", MERGER)
 
 

@@ -601,3 +601,18 @@ async def test_the_branch_shown_deleted_elsewhere_gives_way_to_the_default(story
         assert len(rows(app.screen, "#memories")) == 5
         errors = [n for n in app._notifications if n.severity == "error"]
         assert not errors
+
+
+def test_a_diff_keeps_a_space_between_the_longest_kind_and_the_headline(empty_ws):
+    from ctx.engine import diff
+    from ctx.lens.render import diff_text
+
+    store = empty_ws.store(write=True)
+    who = Intent(agent="alice", intent="observe", confidence=0.9, reason="asked")
+    remember(store, Draft(text="The cache exists."), who)
+    base = log(store)[0].commit.id
+    remember(store, Draft(text="Is the cache shared?", kind="open-question"), who)
+    remember(store, Draft(text="The cache is per host.", kind="fact"), who)
+    text = diff_text(diff(store, base, "main")).plain
+    assert "open-question Is the cache shared?" in text
+    assert "fact          The cache is per host." in text
