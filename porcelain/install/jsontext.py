@@ -132,7 +132,7 @@ class JsonText:
         if not isinstance(data, dict):
             raise invalid_file(path, "does not hold a JSON object")
         self._parsed: tuple[str, _Node] | None = None
-        unit = _UNIT_RE.match(self.text)
+        unit = _UNIT_RE.match(_blank_comments(self.text))
         one_line = "\n" not in self.text.strip() and bool(data)
         self.unit: str | None = None if one_line else (unit.group(1) if unit else "  ")
 
@@ -165,23 +165,46 @@ class JsonText:
         text = json.dumps(value, indent=self.unit, ensure_ascii=False)
         return text.replace("\n", "\n" + indent)
 
+    def _comment_ends(self, at: int, limit: int) -> int:
+        """Returns where the comment that trails ``at`` on its line ends.
+
+        That is the line's end when what stands from ``at`` to it (before
+        ``limit``) is a comment and blanks, else ``at``: a comment after a
+        member on its line is the member's, and stays with it.
+        """
+        line_end = self.text.find("\n", at, limit)
+        if line_end < 0:
+            return at
+        rest = self.text[at:line_end]
+        if rest.strip() and not _blank_comments(rest).strip():
+            return line_end
+        return at
+
     def append(self, path: tuple[Key, ...], key: str | None, value: object) -> None:
         """Adds ``key: value`` after the last member of the object at ``path``.
 
         With ``key`` None, ``value`` is added as the last item of the array
-        at ``path``.
+        at ``path``. Comments stay where they were, with the members they
+        follow: one trailing the last member stays on its line, and those in
+        an empty container stay above the first member.
         """
         node = self._node(path)
         name = "" if key is None else json.dumps(key, ensure_ascii=False) + ": "
         if not node.children:
+            inner = self.text[node.start + 1 : node.end - 1]
             if self.unit is None:
-                inner = name + json.dumps(value, ensure_ascii=False)
+                added = name + json.dumps(value, ensure_ascii=False)
+                inner = f"{inner.rstrip()} {added} " if inner.strip() else added
             else:
                 outer = self._line_indent(node.start)
                 indent = outer + self.unit
-                inner = f"\n{indent}{name}{self._encode(value, indent)}\n{outer}"
-            text = self.text[node.start] + inner + self.text[node.end - 1]
-            self.text = self.text[: node.start] + text + self.text[node.end :]
+                added = f"\n{indent}{name}{self._encode(value, indent)}"
+                if inner.strip():  # comments, kept above the member
+                    kept = inner.rstrip()
+                    inner = kept + added + inner[len(kept) :]
+                else:
+                    inner = f"{added}\n{outer}"
+            self.text = self.text[: node.start + 1] + inner + self.text[node.end - 1 :]
             return
         last = node.children[-1]
         at = node.key_starts[-1]
@@ -189,24 +212,66 @@ class JsonText:
         if self.unit is None or lead.strip():
             # The last member shares its line: so does the new one.
             added = ", " + name + json.dumps(value, ensure_ascii=False)
-        else:
-            added = f",\n{lead}{name}{self._encode(value, lead)}"
-        self.text = self.text[: last.end] + added + self.text[last.end :]
+            self.text = self.text[: last.end] + added + self.text[last.end :]
+            return
+        after = self._comment_ends(last.end, node.end - 1)
+        self.text = (
+            self.text[: last.end]
+            + ","
+            + self.text[last.end : after]
+            + f"\n{lead}{name}{self._encode(value, lead)}"
+            + self.text[after:]
+        )
 
     def remove(self, path: tuple[Key, ...], key: Key) -> None:
-        """Removes the member ``key`` (or the item at index ``key``) at ``path``."""
+        """Removes the member ``key`` (or the item at index ``key``) at ``path``.
+
+        The comments above it and on its line go with it; one on the line of
+        the comma before it is the previous member's, and stays.
+        """
         node = self._node(path)
         index = node.keys.index(key) if isinstance(key, str) else key
+        child = node.children[index]
+        plain = _blank_comments(self.text)
         if len(node.children) == 1:
-            start, end = node.start + 1, node.end - 1
-        elif index > 0:
-            start, end = node.children[index - 1].end, node.children[index].end
+            inner = range(node.start + 1, node.end - 1)
+            at = node.key_starts[0]
+            around = self.text[inner.start : at] + self.text[child.end : inner.stop]
+            if not around.strip():
+                self._cut((inner.start, inner.stop))
+                return
+            line = self.text.rfind("\n", inner.start, at)
+            start = line if line >= 0 and not self.text[line:at].strip() else at
+            self._cut((start, self._comment_ends(child.end, inner.stop)))
+            return
+        if index > 0:
+            previous = node.children[index - 1].end
+            comma = plain.index(",", previous)
+            after = self._comment_ends(comma + 1, node.key_starts[index])
+            if after == comma + 1:
+                self._cut((previous, child.end))
+            else:
+                self._cut((previous, comma + 1), (after, child.end))
+            return
+        comma = plain.index(",", child.end)
+        after = self._comment_ends(comma + 1, node.key_starts[1])
+        at = node.key_starts[0]
+        line = self.text.rfind("\n", node.start, at)
+        line_end = _WS.match(self.text, after)
+        assert line_end is not None
+        gap = self.text[after : line_end.end()]
+        if line >= 0 and not self.text[line:at].strip() and "\n" in gap:
+            # On lines of its own: those lines go.
+            self._cut((line + 1, after + gap.index("\n") + 1))
         else:
-            start, end = node.key_starts[0], node.key_starts[1]
-        self.text = self.text[:start] + self.text[end:]
+            self._cut((at, line_end.end()))
+
+    def _cut(self, *spans: tuple[int, int]) -> None:
+        for start, end in reversed(spans):
+            self.text = self.text[:start] + self.text[end:]
 
     def encode(self) -> str | None:
-        """Returns the text, or None when the document holds nothing."""
-        if not self.data:
+        """Returns the text, or None when it holds nothing: no member, no comment."""
+        if not self.data and self.text == _blank_comments(self.text):
             return None
         return self.text

@@ -348,27 +348,29 @@ def remove_toml_server(
     """Returns the TOML text without the table install appended.
 
     Only that exact text is removed (with the blank line install put before
-    it), for ``program`` or for any ``ctx`` (by name or path); a ``ctx``
-    server written otherwise is the user's and stays.
+    it), for ``program`` or for any ``ctx`` (by name or path), and only when
+    the table, as TOML reads it, holds nothing else: keys the user added
+    after it (past a blank line or a comment, or in a sub-table) make the
+    whole server the user's, and it stays.
     """
     _toml(path, text)
     old = text or ""
     match = next(
         (m for m in _TOML_BLOCK.finditer(old) if _ours(m[0], m[1], program)), None
     )
-    if match is None:
+    if match is None or not _installed(toml_server(path, old), program):
         return text
     at, end = match.span()
     rest = old[end:]
-    following = rest.split("\n", 1)[0].strip()
-    if following.startswith("[mcp_servers.ctx.") or (
-        following and not following.startswith(("[", "#"))
-    ):
-        return text  # the table goes on with what the user added
     before = old[:at]
     if not rest and before.endswith("\n\n"):
         before = before[:-1]
     elif rest.startswith("\n"):
         rest = rest[1:]
     new = before + rest
+    try:
+        if has_toml_server(path, new):
+            return text  # the block matched inside a string: not the table
+    except InvalidInputError:
+        return text
     return new if new.strip() else None

@@ -337,6 +337,18 @@ def test_a_ctx_server_the_user_wrote_is_kept(project):
     assert (project / ".codex" / "config.toml").read_text() == toml
 
 
+@pytest.mark.parametrize("between", ["\n", "# ours\n", "\n# ours\n"])
+def test_keys_the_user_added_after_a_gap_keep_the_codex_server(project, between):
+    # The table install wrote, then the user's keys for it past a blank line
+    # or a comment: TOML reads them as the same table, so it is the user's.
+    toml = f'[mcp_servers.ctx]\ncommand = "ctx"\nargs = ["mcp"]\n{between}startup_timeout_sec = 30\n'
+    write(project / ".codex" / "config.toml", toml)
+    install("codex")
+    assert (project / ".codex" / "config.toml").read_text() == toml
+    uninstall("codex")
+    assert (project / ".codex" / "config.toml").read_text() == toml
+
+
 def test_uninstall_takes_only_ctx_hooks_from_a_shared_group(project):
     shared = '{\n  "hooks": {\n    "Stop": [\n      {\n        "hooks": [\n          {\n            "type": "command",\n            "command": "say done"\n          },\n          {\n            "type": "command",\n            "command": "ctx hook stop"\n          }\n        ]\n      }\n    ]\n  }\n}\n'
     write(project / ".claude" / "settings.json", shared)

@@ -44,7 +44,7 @@ def test_a_member_added_then_removed_gives_back_the_bytes(
     assert json.loads(edited.text) == {**doc, key: value}
     assert list(json.loads(edited.text)) == [*doc, key]
     edited.remove((), key)
-    assert edited.text == text or (not doc and json.loads(edited.text) == {})
+    assert edited.text == text
 
 
 @given(
@@ -75,15 +75,20 @@ def test_a_hand_laid_file_keeps_its_layout():
 
 
 def commented(text: str) -> str:
-    """The text with comments as Gemini CLI's and Cursor's settings hold them."""
+    """The text with comments as Gemini CLI's and Cursor's settings hold them:
+    on the first line, trailing members (the last one too), and on lines of
+    their own above members."""
     lines = text.split("\n")
     lines[0] = "/* settings: // not a line comment */ " + lines[0] + " // the top"
-    return "\n".join(
-        line + ' // a note, with a "quote" and a /* that opens nothing'
-        if line.rstrip().endswith(",")
-        else line
-        for line in lines
-    )
+    out = []
+    for line in lines[:-1] if len(lines) > 1 else lines:
+        stripped = line.lstrip()
+        if stripped.startswith('"') and len(out) > 1:
+            out.append(line[: len(line) - len(stripped)] + "// about what follows")
+        if line.rstrip().endswith(",") or stripped.startswith('"'):
+            line += ' // a note, with a "quote" and a /* that opens nothing'
+        out.append(line)
+    return "\n".join(out + lines[-1:] if len(lines) > 1 else out)
 
 
 @given(doc=DOCS, indent=LAYOUTS, key=KEYS, value=VALUES)
@@ -96,7 +101,7 @@ def test_a_file_with_comments_is_edited_and_keeps_them(doc, indent, key, value):
     edited.append((), key, value)
     assert JsonText(Path("settings.json"), edited.text).data == {**doc, key: value}
     edited.remove((), key)
-    assert edited.text == text or (not doc and edited.data == {})
+    assert edited.text == text
 
 
 def test_comments_in_strings_are_text_and_an_open_comment_is_refused():
@@ -104,3 +109,43 @@ def test_comments_in_strings_are_text_and_an_open_comment_is_refused():
     assert JsonText(Path("f.json"), text).data == {"url": "http://x//y", "b": "/*"}
     with pytest.raises(InvalidInputError, match=r"is not valid JSON \(a /\* comment"):
         JsonText(Path("f.json"), '{"a": 1 /* never closed\n}')
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{\n  // nothing yet\n}\n",
+        "{ /* nothing yet */ }\n",
+        '{\n  "hooks": {\n    // ours, soon\n  }\n}\n',
+        '{\n  "a": 1, // about a\n  // about b\n  "b": 2\n}\n',
+    ],
+)
+def test_comments_stay_as_a_member_comes_and_goes(text):
+    edited = JsonText(Path("settings.json"), text)
+    where = ("hooks",) if "hooks" in edited.data else ()
+    edited.append(where, "ctx", {"command": "ctx"})
+    again = JsonText(Path("settings.json"), edited.text)
+    assert again.data == {**edited.data}
+    for comment in ("nothing yet", "ours, soon", "about a", "about b"):
+        assert (comment in text) == (comment in edited.text)
+    edited.remove(where, "ctx")
+    assert edited.text == text
+    assert edited.encode() == text  # comments alone are not an empty file
+
+
+def test_removing_the_first_member_keeps_the_comments_of_the_next():
+    text = '{\n  "a": 1, // about a\n  // about b\n  "b": 2\n}\n'
+    edited = JsonText(Path("settings.json"), text)
+    edited.remove((), "a")
+    assert edited.text == '{\n  // about b\n  "b": 2\n}\n'
+    edited = JsonText(Path("settings.json"), text)
+    edited.remove((), "b")
+    assert edited.text == '{\n  "a": 1 // about a\n}\n'
+    edited = JsonText(Path("settings.json"), '{"a": 1,\n  // about b\n  "b": 2}')
+    edited.remove((), "a")
+    assert edited.text == '{// about b\n  "b": 2}'
+
+
+def test_the_indentation_is_read_past_a_comment():
+    edited = JsonText(Path("settings.json"), '{ // the top\n    "a": 1\n}\n')
+    assert edited.unit == "    "
