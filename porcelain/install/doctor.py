@@ -222,6 +222,14 @@ def _host(host: Host, scope: str, program: str) -> list[Check]:
     return checks
 
 
+def _same_file(first: Path, second: Path) -> bool:
+    """Whether two scopes' files are one (the project is the home folder)."""
+    try:
+        return first.samefile(second)
+    except OSError:
+        return False
+
+
 def _both_scopes(host: Host, program: str) -> Check | None:
     """Returns a warning when the host's hooks are in both scopes, else None.
 
@@ -243,8 +251,10 @@ def _both_scopes(host: Host, program: str) -> Check | None:
                 programs.append(hook_programs(doc, commands))
         except (OSError, UnicodeDecodeError, CtxError):
             return None  # the scope's own check says what is wrong
-    if len(holding) < len(SCOPES) or (
-        host.name != "codex" and len(set(map(frozenset, programs))) == 1
+    if (
+        len(holding) < len(SCOPES)
+        or _same_file(*holding)
+        or (host.name != "codex" and len(set(map(frozenset, programs))) == 1)
     ):
         return None
     return Check(
@@ -280,6 +290,18 @@ def _missing(program: str) -> bool:
     return os.path.isabs(program) and not os.path.isfile(program)
 
 
+_URL_KEYS = ("url", "httpUrl", "serverUrl")
+"""Where a host reads a remote server's address: ``url`` (Claude Code,
+Cursor, Gemini CLI's SSE, Codex), ``httpUrl`` (Gemini CLI's streamable HTTP),
+``serverUrl`` (Windsurf)."""
+
+
+def _url(entry: object) -> str | None:
+    if not isinstance(entry, dict):
+        return None
+    return next((v for k in _URL_KEYS if isinstance(v := entry.get(k), str)), None)
+
+
 def _server(host: Host, path: Path, label: str, hint: str) -> Check:
     text = path.read_text("utf-8") if path.is_file() else None
     if host.mcp_format == "toml":
@@ -292,12 +314,9 @@ def _server(host: Host, path: Path, label: str, hint: str) -> Check:
     if entry is None:
         return Check(name=name, status="warn", detail=f"no {detail}", hint=hint)
     command = entry.get("command") if isinstance(entry, dict) else None
-    if (
-        isinstance(entry, dict)
-        and command is None
-        and isinstance(entry.get("url"), str)
-    ):
-        return Check(name=name, status="ok", detail=f"{detail} at {entry['url']}")
+    url = _url(entry)
+    if command is None and url is not None:
+        return Check(name=name, status="ok", detail=f"{detail} at {url}")
     # A server the host cannot start fails every session, though it is named.
     if not isinstance(command, str) or not command.strip():
         return Check(

@@ -118,7 +118,7 @@ def _hooks(host: Host) -> dict[str, object]:
 
 
 def _context() -> str:
-    """Returns the skill's text without its front matter (Gemini has no skill)."""
+    """Returns the skill's text without its front matter: the extension's context file."""
     _, _, body = SKILL_TEXT.partition("\n---\n")
     return body.lstrip("\n")
 

@@ -257,6 +257,18 @@ def test_doctor_fails_a_server_with_nothing_to_run(healthy):
         "ok",
         f"server 'ctx' in {servers} at {url}",
     )
+    # Gemini CLI's streamable HTTP server is at an httpUrl.
+    run("install", "gemini")
+    gemini = healthy / ".gemini" / "settings.json"
+    settings = json.loads(gemini.read_text())
+    settings["mcpServers"]["ctx"] = {"httpUrl": url}
+    gemini.write_text(json.dumps(settings) + "\n")
+    report = json.loads(run("doctor", "--json").stdout)
+    server = next(c for c in report["checks"] if c["name"] == "gemini (project) mcp")
+    assert (server["status"], server["detail"]) == (
+        "ok",
+        f"server 'ctx' in {gemini} at {url}",
+    )
 
 
 def test_doctor_warns_of_hooks_that_run_twice(healthy):
@@ -284,6 +296,14 @@ def test_doctor_warns_of_hooks_that_run_twice(healthy):
     report = json.loads(run("doctor", "--json").stdout)
     assert {c["name"] for c in report["checks"]} >= {"claude hooks", "codex hooks"}
     run("uninstall", "codex", "--user")
+    report = json.loads(run("doctor", "--json").stdout)
+    assert "codex hooks" not in {c["name"] for c in report["checks"]}
+
+
+def test_a_project_in_the_home_folder_has_one_scope_of_hooks(healthy, monkeypatch):
+    # The project's hooks file and the user's are then one file.
+    monkeypatch.chdir(Path.home())
+    run("install", "codex")
     report = json.loads(run("doctor", "--json").stdout)
     assert "codex hooks" not in {c["name"] for c in report["checks"]}
 
