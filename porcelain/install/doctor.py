@@ -32,7 +32,14 @@ import msgspec
 
 from ctx.engine import CtxError
 from ctx.hub import Workspace
-from ctx.porcelain.install.hosts import HOSTS, PROGRAM, SCOPES, SERVER_NAME, Host
+from ctx.porcelain.install.hosts import (
+    HOSTS,
+    PROGRAM,
+    SCOPES,
+    SERVER_NAME,
+    Host,
+    program_missing,
+)
 from ctx.porcelain.install.jsontext import JsonText
 from ctx.porcelain.install.manifests import PACKAGE_NAME
 from ctx.porcelain.install.settings import hook_programs, hooks_present, toml_server
@@ -272,7 +279,7 @@ def _hooks(commands: list[tuple[str, str]], path: Path, label: str, hint: str) -
     detail = f"{found} of {len(commands)} hooks in {path}"
     # A hook that runs a ctx no longer there (a checkout moved or deleted)
     # fails at every prompt, though it is in its place.
-    gone = sorted(p for p in hook_programs(doc, commands) if _missing(p))
+    gone = sorted(p for p in hook_programs(doc, commands) if program_missing(p))
     if gone:
         return Check(
             name=f"{label} hooks",
@@ -283,11 +290,6 @@ def _hooks(commands: list[tuple[str, str]], path: Path, label: str, hint: str) -
     if found == len(commands):
         return Check(name=f"{label} hooks", status="ok", detail=detail)
     return Check(name=f"{label} hooks", status="warn", detail=detail, hint=hint)
-
-
-def _missing(program: str) -> bool:
-    """Whether ``program``, a path, names no file (a bare name is the PATH's)."""
-    return os.path.isabs(program) and not os.path.isfile(program)
 
 
 _URL_KEYS = ("url", "httpUrl", "serverUrl")
@@ -322,7 +324,7 @@ def _server(host: Host, path: Path, label: str, hint: str) -> Check:
         return Check(
             name=name, status="fail", detail=f"{detail} has no command", hint=hint
         )
-    if _missing(command):
+    if program_missing(command):
         return Check(
             name=name,
             status="fail",

@@ -38,6 +38,7 @@ __all__ = [
     "SCOPES",
     "Host",
     "HostFiles",
+    "program_missing",
     "running_program",
     "server_entry",
 ]
@@ -80,6 +81,11 @@ def running_program(argv0: str) -> str:
             return os.path.abspath(beside)
     found = shutil.which(PROGRAM)
     return os.path.abspath(found) if found else PROGRAM
+
+
+def program_missing(program: str) -> bool:
+    """Whether ``program``, a path, names no file (a bare name is the PATH's)."""
+    return os.path.isabs(program) and not os.path.isfile(program)
 
 
 _CLAUDE_EVENTS = (

@@ -118,7 +118,7 @@ def _hooks(host: Host) -> dict[str, object]:
 
 
 def _context() -> str:
-    """Returns the skill's text without its front matter: the extension's context file."""
+    """Returns the skill's text without its front matter (the context file)."""
     _, _, body = SKILL_TEXT.partition("\n---\n")
     return body.lstrip("\n")
 

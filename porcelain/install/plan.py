@@ -25,6 +25,7 @@ from ctx.porcelain.install.hosts import (
     SERVER_NAME,
     Host,
     HostFiles,
+    program_missing,
     server_entry,
 )
 from ctx.porcelain.install.jsontext import JsonText, invalid_file
@@ -213,7 +214,7 @@ def _plan(host: Host, scope: str, action: str, program: str) -> Plan:
             plan.notes.append(
                 f"{files.skill} was changed since ctx wrote it: it was kept."
             )
-    if install and os.path.isabs(program) and not os.path.isfile(program):
+    if install and program_missing(program):
         plan.notes.append(
             f"{program} names no file here: the host's hooks and server fail "
             "until it does."

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -246,8 +247,16 @@ def test_an_update_that_waits_for_another_says_so(tree, index, monkeypatch):
     assert stages[0] == (module.WAITING, 0, 0)
     assert report.files == 3
     # A moment's hold (the hub storing vectors) is no wait to speak of.
+    monkeypatch.setattr(module, "_QUIET_WAIT_S", 10.0)
     stages.clear()
-    index.update(tree, progress=lambda *s: stages.append(s))
+    with (index.folder / "lock").open("a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        later = threading.Timer(0.3, fcntl.flock, (held.fileno(), fcntl.LOCK_UN))
+        later.start()
+        started = time.monotonic()
+        index.update(tree, progress=lambda *s: stages.append(s))
+        later.join()
+    assert time.monotonic() - started >= 0.3  # it did wait for the lock
     assert module.WAITING not in [stage for stage, _, _ in stages]
 
 

@@ -246,8 +246,11 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     run("deps", "deps", str(source / "util.py"))
     run("chunk", "chunk", f"{source / 'app.py'}:4")
     with contextlib.chdir(tmp_path):
-        run("install", "install", "claude")
-        run("uninstall", "uninstall", "claude")
+        # The hosts' hooks find the store from their folder: no --store.
+        for form in ("install", "uninstall"):
+            result = ctx.runner.invoke(cli, [form, "claude", "--json"])
+            assert result.exit_code == 0, result.stderr
+            out[form] = result.stdout
         # doctor exits 1 when a check fails (ctx may not be on the PATH here)
         result = ctx.runner.invoke(
             cli, ["--store", str(tmp_path / ".ctx"), "doctor", "--json"]
