@@ -66,10 +66,17 @@ _IDLE_S = 30.0  # with nothing to embed, look again this often (or when woken)
 
 @dataclass(frozen=True)
 class Backlog:
-    """One step of the backlog: the blobs to embed and their texts."""
+    """One step of the backlog: the memories to embed, as passages.
+
+    Attributes:
+        blobs: The memories' blobs, newest first.
+        keys: The vector key of each text (a long memory has several).
+        texts: What is embedded: each memory's text, or each of its passages.
+    """
 
     projection: Projection
     blobs: list[str]
+    keys: list[str]
     texts: list[str]
 
 
@@ -123,7 +130,8 @@ def next_backlog(projection: Projection, limit: int = STEP) -> Backlog | None:
     """
     for view in _views(projection):
         if blobs := projection.backlog(view)[:limit]:
-            return Backlog(projection, blobs, projection.embed_texts(view, blobs))
+            keys, texts = projection.backlog_passages(view, blobs)
+            return Backlog(projection, blobs, keys, texts)
     return None
 
 
@@ -198,7 +206,7 @@ class Backfill:
             return False
         with self.lock:
             if self.answerer.projection is job.projection:  # config unchanged
-                job.projection.add_vectors(job.blobs, rows)
+                job.projection.add_vectors(job.keys, rows)
         return True
 
     def code_step(self) -> bool:

@@ -45,6 +45,7 @@ __all__ = [
     "lines",
     "owner",
     "passage_key",
+    "passage_texts",
     "passages",
 ]
 
@@ -207,10 +208,16 @@ def embed_passages(
     Raises:
         EmbedderError: The embedder failed.
     """
+    keys, pieces = passage_texts(texts)
+    return keys, embedder.embed(pieces)
+
+
+def passage_texts(texts: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """Returns the vector key and the text of every passage of each (blob, text)."""
     keys: list[str] = []
     pieces: list[str] = []
     for blob, text in texts:
         for number, piece in enumerate(passages(text)):
             keys.append(passage_key(blob, number))
             pieces.append(piece)
-    return keys, embedder.embed(pieces)
+    return keys, pieces

@@ -66,7 +66,7 @@ from ctx.hub.retrieval.index.lexical import (
     LexicalDoc,
     LexicalIndex,
 )
-from ctx.hub.retrieval.index.passages import embed_passages
+from ctx.hub.retrieval.index.passages import embed_passages, owner, passage_texts
 from ctx.hub.retrieval.index.searcher import Searcher
 from ctx.hub.retrieval.index.stored import StoredIndexes, disk_full
 from ctx.hub.retrieval.index.vectors import (
@@ -524,25 +524,40 @@ class Projection(StoredIndexes):
         """Returns the text each of ``blobs`` (of ``view``) is embedded from."""
         return [embed_text(doc) for doc in self._docs(view, blobs)]
 
-    def add_vectors(self, blobs: Sequence[str], rows: npt.NDArray[np.float32]) -> int:
-        """Adds vectors made outside the lock for ``blobs``; returns how many.
+    def backlog_passages(
+        self, view: LiveView, blobs: Sequence[str]
+    ) -> tuple[list[str], list[str]]:
+        """Returns the vector keys and texts to embed for ``blobs`` (of ``view``).
 
-        Takes the lock, sees what other processes did meanwhile, and adds
-        only the vectors still missing; the index is durable when it returns,
-        so a process killed at any point loses at most the rows it was adding.
+        Every passage of a long memory, keyed as a catch-up keys them
+        (:func:`~ctx.hub.retrieval.index.passages.passage_texts`): its one
+        text's vector would leave all but its first window unsearched.
+        """
+        return passage_texts([(d.blob, embed_text(d)) for d in self._docs(view, blobs)])
+
+    def add_vectors(self, keys: Sequence[str], rows: npt.NDArray[np.float32]) -> int:
+        """Adds vectors made outside the lock; returns for how many memories.
+
+        ``keys`` are passage keys (:meth:`backlog_passages`). Takes the
+        lock, sees what other processes did meanwhile, and adds the vectors
+        of the memories that still have none; the index is durable when it
+        returns, so a process killed at any point loses at most the rows it
+        was adding.
         """
         with self._locked(blocking=True):
             self._sync()
             if self.vectors is None:
                 return 0
-            keep = [i for i, b in enumerate(blobs) if b not in self.vectors]
+            vectors = self.vectors
+            missing = {b for b, _ in map(owner, keys) if b not in vectors}
+            keep = [i for i, k in enumerate(keys) if owner(k)[0] in missing]
             if not keep:
                 return 0
-            self.vectors.add([blobs[i] for i in keep], rows[keep])
+            self.vectors.add([keys[i] for i in keep], rows[keep])
             self._save_vectors()
             self._upgrade_vectors()
             self._commit_state()
-            return len(keep)
+            return len(missing)
 
     # -- searching --------------------------------------------------------
 
