@@ -129,6 +129,7 @@ from .retrieval.index.reports import (
     ReindexReport as ReindexReport,
 )
 from .retrieval.lexical_recall import lexical_recall as lexical_recall
+from .retrieval.prompt import empty_answer as empty_answer
 from .retrieval.prompt import (
     format_prompt as format_prompt,
 )

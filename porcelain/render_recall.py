@@ -102,26 +102,18 @@ def render_recall(
         echo(f"Time: {', '.join(result.temporal)}")
     if result.vector_question is not None:
         echo(f"Vectors asked: {result.vector_question}")
-    if not result.hits and result.left_out and result.budget is not None:
-        echo(
-            f"{plural(result.left_out, 'memory matches', 'memories match')}, but "
-            f"none fit the budget "
-            f"of {plural(result.budget, 'token')}; raise it with --budget."
-        )
-    elif result.nothing_relevant and not any(not h.pinned for h in result.hits):
-        echo("Nothing relevant.")
+    from ctx.hub import empty_answer, recall_summary
+
+    if (empty := empty_answer(result)) is not None:
+        echo(empty)
         miss = result.near_miss
         if miss is not None:
             echo(f"Best near miss (relevance {miss.relevance or 0:.2f}):")
             _text_hit(miss, overlay, short)
-    elif not result.hits:
-        echo("Nothing matches.")
     elif result.weak:
         echo("Only weak matches: no memory reached the relevance floor.")
     for hit in result.hits:
         _text_hit(hit, overlay, short)
-    from ctx.hub import recall_summary
-
     echo(f"-- {recall_summary(result)}")
 
 

@@ -486,7 +486,7 @@ def recall(
         live_tokens=live_tokens,
         left_out=left_out,
         pinned_left_out=tuple(pinned_left_out),
-        nothing_relevant=missed is not None,
+        nothing_relevant=not kept,
         weak=_weak(kept, config),
         near_miss=_near_miss(store, by_branch, origin, ranking, missed, config)
         if explain
@@ -596,7 +596,7 @@ def search(
         live_memories=live_memories,
         live_tokens=live_tokens,
         left_out=0,
-        nothing_relevant=missed is not None,
+        nothing_relevant=not kept,
         weak=_weak(kept, config),
         near_miss=_near_miss(
             store, {source.branch: source}, {}, ranking, missed, config

@@ -34,6 +34,7 @@ __all__ = [
     "DATA_NOTE",
     "QUERY_SHOWN",
     "WEAK_HEADING",
+    "empty_answer",
     "format_prompt",
     "recall_summary",
 ]
@@ -86,6 +87,28 @@ def recall_summary(result: RecallResult) -> str:
     )
 
 
+def empty_answer(result: RecallResult) -> str | None:
+    """Returns what a recall that ranked no memory says instead, else None.
+
+    The text and markdown answers and the MCP tool's say it alike: an
+    answer without a memory is never an empty block a model or a person
+    could take for a silent failure.
+    """
+    if not result.hits and result.left_out and result.budget is not None:
+        return (
+            f"{plural(result.left_out, 'memory matches', 'memories match')}, but "
+            f"none fit the budget of {plural(result.budget, 'token')}; "
+            "raise it with --budget."
+        )
+    if any(not h.pinned for h in result.hits):
+        return None
+    if not result.live_memories:
+        return f"Nothing matches: {result.branch} holds no memory yet."
+    if result.nothing_relevant:
+        return "Nothing relevant."
+    return None if result.hits else "Nothing matches."
+
+
 def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
     """Returns ``result`` as markdown for a prompt.
 
@@ -100,6 +123,8 @@ def format_prompt(result: RecallResult, *, overlay: bool = False) -> str:
     lines = [f"<!-- ctx recall: {query} ({result.commit[:10]}{named}) -->"]
     if result.hits:
         lines.append(DATA_NOTE + "\n")
+    if (empty := empty_answer(result)) is not None:
+        lines.append(empty + "\n")
     sections = (
         ("Pinned", [h for h in result.hits if h.pinned]),
         (

@@ -416,3 +416,19 @@ def test_recall_leaves_out_what_summarize_archived(hctx):
     assert {h["id"] for h in every["hits"]} == {summary, old, new}
     searched = hctx.json("search", "deploy pipeline Jenkins")
     assert {h["id"] for h in searched["hits"]} == {summary, old, new}
+
+
+def test_every_empty_answer_says_why_in_every_form(hctx):
+    # An answer with no memory in it is never silent: text, markdown (the MCP
+    # tool's block too) and --json say the same thing.
+    assert hctx("recall", "what is the deploy window?").stdout.startswith(
+        "Nothing matches: main holds no memory yet.\n"
+    )
+    remember(hctx, "The deploy window is Tuesday afternoon")
+    for question in ("部署窗口是什么时候?", "zebra quokka"):  # no word in common
+        data = hctx.json("recall", question)
+        assert (data["hits"], data["nothing_relevant"]) == ([], True), question
+        assert hctx("recall", question).stdout.startswith("Nothing relevant.\n")
+        block = hctx("recall", question, "--format", "markdown").stdout
+        assert block.splitlines()[1] == "Nothing relevant."
+        assert hctx.json("search", question)["nothing_relevant"] is True
