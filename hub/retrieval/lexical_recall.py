@@ -48,12 +48,14 @@ from ctx.engine import (
     CatalogEntry,
     Memory,
     Store,
+    estimate_tokens,
     is_pinned,
     link_graph,
     live_catalog,
     read_memories,
 )
-from ctx.hub.retrieval.index.coverage import Matches
+from ctx.hub.retrieval.index.coverage import Matches, best_passage
+from ctx.hub.retrieval.index.documents import memory_embed_text
 from ctx.hub.retrieval.index.folder import FORMAT, IndexState
 from ctx.hub.retrieval.index.lexical import (
     BODY_BOOST,
@@ -62,9 +64,10 @@ from ctx.hub.retrieval.index.lexical import (
     LexicalIndexError,
 )
 from ctx.hub.retrieval.index.parts import question_parts
+from ctx.hub.retrieval.index.passages import may_be_long, passages
 from ctx.hub.retrieval.index.schema import content_analyzer, stem_analyzer
 from ctx.hub.retrieval.index.terms import MAX_QUERY_TERMS, query_text
-from ctx.hub.retrieval.results import WARMING, Hit, RecallResult
+from ctx.hub.retrieval.results import WARMING, Hit, PassageMatch, RecallResult
 from ctx.hub.retrieval.written import with_written
 
 __all__ = ["CANDIDATES", "lexical_recall"]
@@ -125,31 +128,46 @@ def lexical_recall(
     # repeats one of the prompt's words) must not take a relevant one's room.
     ranked.sort(key=lambda r: r.relevance < floor)
     taken: list[_Ranked] = []
-    spent = 0
+    parts: dict[str, PassageMatch] = {}
+    spent = left_out = 0
     for found in ranked:
         entry = entries[found.memory_id]
         cost = entry.tokens + HEADER_TOKENS
         if found.memory_id in hidden or is_pinned(entry.path):
             continue
+        if spent + cost > budget and may_be_long(entry.tokens):
+            part = _passage(store, found.memory_id, entry, memories, query)
+            if part is not None:
+                parts[found.memory_id] = part
+                cost = estimate_tokens(part.text) + HEADER_TOKENS
         if spent + cost <= budget:
             spent += cost
             taken.append(found)
+        else:
+            parts.pop(found.memory_id, None)
+            left_out += 1
     unread = [r.memory_id for r in taken if r.memory_id not in memories]
     read = read_memories(store, [(entries[m].path, entries[m].blob) for m in unread])
     memories.update(zip(unread, read, strict=True))
     hits: list[Hit] = []
     for found in taken:
         memory, entry = memories[found.memory_id], entries[found.memory_id]
-        hits.append(
-            Hit.of(
-                memory,
-                entry,
-                branch=branch,
-                score=found.score,
-                relevance=found.relevance,
-                weak=found.relevance < floor,
-            )
+        hit = Hit.of(
+            memory,
+            entry,
+            branch=branch,
+            score=found.score,
+            relevance=found.relevance,
+            weak=found.relevance < floor,
         )
+        if (part := parts.get(found.memory_id)) is not None:
+            hit = msgspec.structs.replace(
+                hit,
+                body=part.text,
+                tokens=estimate_tokens(part.text) + HEADER_TOKENS,
+                passage=part,
+            )
+        hits.append(hit)
     hits = with_written(store, {branch: commit}, hits)
     live = [e for mid, e in entries.items() if mid not in hidden]
     return RecallResult(
@@ -162,7 +180,7 @@ def lexical_recall(
         tokens=spent,
         live_memories=len(live),
         live_tokens=sum(e.tokens + HEADER_TOKENS for e in live),
-        left_out=0,
+        left_out=left_out,
         seconds=0.0,
         temporal=(),
         warnings=("vector search not used: no hub answered",),
@@ -170,6 +188,30 @@ def lexical_recall(
         nothing_relevant=not hits,
         weak=bool(hits) and all(h.weak for h in hits),
     )
+
+
+def _passage(
+    store: Store,
+    memory_id: str,
+    entry: CatalogEntry,
+    memories: dict[str, Memory],
+    query: str,
+) -> PassageMatch | None:
+    """Returns the passage of a long memory that holds the prompt's words.
+
+    For a memory over the budget whole, as recall gives it
+    (:func:`~ctx.hub.retrieval.index.coverage.best_passage`); read here if
+    the ranking did not read it.
+    """
+    memory = memories.get(memory_id)
+    if memory is None:
+        [memory] = read_memories(store, [(entry.path, entry.blob)])
+        memories[memory_id] = memory
+    pieces = passages(memory_embed_text(memory))
+    number = best_passage(query, pieces) if len(pieces) > 1 else None
+    if number is None:
+        return None
+    return PassageMatch(number=number + 1, of=len(pieces), text=pieces[number])
 
 
 def _ranked(

@@ -48,6 +48,7 @@ from ctx.engine import (
 )
 from ctx.hub.config import RecallConfig
 from ctx.hub.retrieval.floors import relevant, weak_floor
+from ctx.hub.retrieval.index.coverage import best_passage
 from ctx.hub.retrieval.index.documents import memory_embed_text
 from ctx.hub.retrieval.index.errors import IndexCorruptError
 from ctx.hub.retrieval.index.passages import passages
@@ -247,6 +248,24 @@ def _passage(ranking: Ranking, ranked: Ranked) -> PassageMatch | None:
         return None
     pieces = _pieces(memory_embed_text(memory))
     if len(pieces) < 2 or number >= len(pieces):
+        return None
+    return PassageMatch(number=number + 1, of=len(pieces), text=pieces[number])
+
+
+def _lexical_passage(
+    ranking: Ranking, ranked: Ranked, question: str
+) -> PassageMatch | None:
+    """Returns the passage of a long memory that holds the question's words.
+
+    For one the vector channel did not place (:func:`best_passage`): the
+    lexical channels found it, and whole it was left out of the budget.
+    """
+    memory = ranking.read(ranked.id)
+    if memory is None:
+        return None
+    pieces = _pieces(memory_embed_text(memory))
+    number = best_passage(question, pieces) if len(pieces) > 1 else None
+    if number is None:
         return None
     return PassageMatch(number=number + 1, of=len(pieces), text=pieces[number])
 
@@ -452,9 +471,9 @@ def recall(
             break
         cost = entries[ranked.id].tokens + HEADER_TOKENS
         part = None
-        if spent + cost > budget and ranked.passage is not None:
+        if spent + cost > budget:
             # A long memory that does not fit: its matching passage may.
-            part = _passage(ranking, ranked)
+            part = _passage(ranking, ranked) or _lexical_passage(ranking, ranked, text)
             if part is not None:
                 cost = estimate_tokens(part.text) + HEADER_TOKENS
         if spent + cost > budget:

@@ -259,6 +259,26 @@ def test_a_better_match_over_the_budget_is_said_to_be_left_out(disk_store, proje
     assert recall_summary(result).endswith("; 1 more match left out")
 
 
+@pytest.mark.parametrize("vector", [0.0, 1.5])
+def test_a_long_memory_over_the_budget_comes_as_the_passage_that_answers(
+    disk_store, projection, vector
+):
+    # With no vector to place it (not embedded yet, or the channel off), the
+    # passage holding the question's words, weighed by how few passages
+    # hold each: "worker" is in every one, "zanzibar" in the last.
+    steps = [
+        f"Step {i}: restart worker pool {i} and check its queue." for i in range(150)
+    ]
+    runbook = remember(disk_store, "\n".join([*steps, "Rotate the zanzibar keys."]))
+    config = RecallConfig(vector=vector)
+    result = ask(projection, "rotate the worker zanzibar keys", config=config)
+    [hit] = [h for h in result.hits if h.id == runbook]
+    assert hit.passage is not None
+    assert hit.passage.number == hit.passage.of > 1
+    assert hit.body.endswith("Rotate the zanzibar keys.")
+    assert result.left_out == 0
+
+
 def test_every_relevant_hit_is_packed_or_counted_left_out(disk_store, projection):
     count = MAX_HITS + 5
     for i in range(count):

@@ -54,6 +54,7 @@ __all__ = [
     "TYPO_CREDIT",
     "UNHELD_PAIR_WEIGHT",
     "Matches",
+    "best_passage",
     "passage_index",
 ]
 
@@ -141,6 +142,28 @@ def _held_terms(text: str) -> set[str]:
     """
     words = {term for term in content_analyzer().analyze(text) if not has_cjk(term)}
     return words | set(cjk_terms(text, single=True))
+
+
+def best_passage(question: str, pieces: Sequence[str]) -> int | None:
+    """Returns the number of the passage holding most of the question's words.
+
+    For a long memory the vector channel did not place (its vectors not
+    made yet, the channel off or failing): the lexical channels found it,
+    and its passage that holds the question's words stands for it. Each
+    word weighs ``log(1 + n / holding)`` for ``n`` passages, ``holding`` of
+    them holding it: a word every passage holds ("restart" in a runbook of
+    restarts) tells them apart least. Ties go to the earlier passage; None
+    when no passage holds a word of the question.
+    """
+    asked = set(_terms(question))
+    held = [_held_terms(piece) & asked for piece in pieces]
+    holding: dict[str, int] = {}
+    for terms in held:
+        for term in terms:
+            holding[term] = holding.get(term, 0) + 1
+    weights = [sum(math.log1p(len(pieces) / holding[t]) for t in ts) for ts in held]
+    best = max(range(len(pieces)), key=lambda i: (weights[i], -i), default=None)
+    return None if best is None or not weights[best] else best
 
 
 def _share(mask: int, asked: list[tuple[str, int, float]], whole: float) -> float:

@@ -43,6 +43,7 @@ __all__ = [
     "embed_passages",
     "is_long",
     "lines",
+    "may_be_long",
     "owner",
     "passage_key",
     "passage_texts",
@@ -128,6 +129,15 @@ def is_long(text: str) -> bool:
     limit = max(WINDOW_WORDS, PASSAGE_WORDS)
     # Words are separated: fewer than 2n + 1 characters hold at most n words.
     return len(text) > 2 * limit and len(text.split(maxsplit=limit)) > limit
+
+
+def may_be_long(tokens: int) -> bool:
+    """Returns whether a text of ``tokens`` estimated tokens can be long.
+
+    A test before reading it: :func:`is_long` wants more than
+    ``2 * WINDOW_WORDS`` characters, and an estimate is a quarter of them.
+    """
+    return tokens * 4 > 2 * max(WINDOW_WORDS, PASSAGE_WORDS)
 
 
 @functools.lru_cache(maxsize=256)

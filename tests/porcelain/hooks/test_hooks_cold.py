@@ -226,3 +226,22 @@ def test_a_hit_not_embedded_yet_is_weighed_by_its_words_beside_embedded_ones(
         assert ANSWER not in run_hook("prompt-submit", data.encode())
     finally:
         store.close()
+
+
+def test_a_long_memory_over_the_hooks_budget_comes_as_its_answering_passage(cold):
+    # The whole runbook is over the budget: it was left out, and the prompt
+    # got nothing of it.
+    steps = [f"Step {i}: restart worker pool {i} and check it." for i in range(150)]
+    store = Store.open(cold / ".ctx", clock=local_now)
+    try:
+        engine.remember(
+            store, Draft(text="\n".join([*steps, "Rotate the zanzibar keys."])), WHO
+        )
+        ask = {"branch": "main", "budget": 400, "floor": 0.45, "now": local_now()}
+        answered = lexical_recall(store, "rotate the worker zanzibar keys", **ask)
+    finally:
+        store.close()
+    [hit] = [h for h in answered.hits if h.passage is not None]
+    assert hit.body.endswith("Rotate the zanzibar keys.")
+    assert hit.passage.number == hit.passage.of > 1
+    assert answered.tokens <= 400
