@@ -20,7 +20,7 @@ One run, in order (results in ``benchmarks/results/backlog.md``):
    fourth look), and the time from the first recall's end until every
    memory has a vector.
 3. The baseline, side by side: onnxruntime alone (the same model file, session
-   options, WordPiece ids, batches of 32 sorted by length, mean pooling) on a
+   options, WordPiece ids, batches sorted by length, mean pooling) on a
    sample of the same texts, before and after step 2; its rate gives the
    time the raw embedder needs for all of them.
 

@@ -52,9 +52,9 @@ __all__ = [
 ]
 
 STEP = 256
-"""Memories embedded per step: eight of the embedder's batches of 32, so a
-step's save (about 15 ms of fsyncs) costs under 3% of its embedding even for
-short memories, and a newer memory waits at most one step."""
+"""Memories embedded per step (a long one as its passages): a step's save
+(about 15 ms of fsyncs) costs under 3% of its embedding even for short
+memories, and a newer memory waits at most one step."""
 
 CODE_STEP = 128
 """Code chunks embedded per step: chunks are long (MiniLM reads 256 tokens of

@@ -100,11 +100,11 @@ class _Options:
 
 
 def _minilm(options: _Options, environ: Mapping[str, str]) -> Embedder:
-    from ctx.hub.retrieval.embedders.minilm import MiniLMEmbedder
+    from ctx.hub.retrieval.embedders.minilm import BATCH_SIZE, MiniLMEmbedder
 
     threads = options.integer("threads") or options.threads
     batch_size = options.integer("batch_size")
-    return MiniLMEmbedder(threads=threads, batch_size=batch_size or 32)
+    return MiniLMEmbedder(threads=threads, batch_size=batch_size or BATCH_SIZE)
 
 
 def _e5(options: _Options, environ: Mapping[str, str]) -> Embedder:

