@@ -27,6 +27,7 @@ otherwise fail later with a confusing message.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -35,13 +36,20 @@ from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 from dulwich.config import ConfigFile
+from dulwich.file import FileLocked
 from dulwich.objects import ObjectID
 from dulwich.refs import DiskRefsContainer, Ref
 from dulwich.repo import Repo
 from dulwich.walk import Walker
 
-from ctx.engine.errors import ConflictError, InvalidInputError, RemoteNotFoundError
+from ctx.engine.errors import (
+    ConflictError,
+    InvalidInputError,
+    RemoteNotFoundError,
+    StoreBusyError,
+)
 from ctx.engine.ids import CommitId
+from ctx.engine.store import PACKED_REFS
 
 if TYPE_CHECKING:
     from ctx.engine.store import Store
@@ -269,7 +277,15 @@ def write_refs(store: Store, refs: Mapping[Ref, ObjectID | None]) -> None:
         return
     container = store.repo.refs
     if isinstance(container, DiskRefsContainer):
-        container.add_packed_refs(refs)
+        try:
+            with store.moving(PACKED_REFS):
+                container.add_packed_refs(refs)
+        except FileLocked as exc:
+            lockfile = os.fsdecode(exc.lockfilename)
+            raise StoreBusyError(
+                f"The store's refs are locked by {lockfile}; nothing was changed.",
+                hint="A git command may be running; if none is, remove that file.",
+            ) from None
         return
     for ref, sha in refs.items():
         if sha is None:

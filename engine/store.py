@@ -71,7 +71,7 @@ from ctx.engine.reflogs import drop_unfinished_line
 from ctx.engine.screen import PendingWrite, Screen
 from ctx.engine.snapshot import Snapshot
 
-__all__ = ["Clock", "Store", "check_branch_name", "symbolic_target"]
+__all__ = ["PACKED_REFS", "Clock", "Store", "check_branch_name", "symbolic_target"]
 
 Clock = Callable[[], datetime]
 """Returns the current time (timezone aware); injected, never read here."""
@@ -80,6 +80,8 @@ STORE_FORMAT = 1
 _SECTION = (b"ctx",)
 _PACK_THRESHOLD = 64
 _HEADS = b"refs/heads/"
+PACKED_REFS = Ref(b"packed-refs")
+"""What :meth:`Store.moving` notes for a write of the ``packed-refs`` file."""
 
 
 _HEAD = Ref(b"HEAD")
@@ -370,7 +372,7 @@ class Store:
         deadline = time.monotonic() + self.lock_timeout
         while True:
             try:
-                with self._moving(ref):
+                with self.moving(ref):
                     if new is None:
                         ok = refs.remove_if_equals(ref, old_id, who, when, offset, text)
                     elif old_id is None:
@@ -402,9 +404,13 @@ class Store:
         return disk_error(self.path or Path("(in memory)"), exc)
 
     @contextmanager
-    def _moving(self, ref: Ref) -> Iterator[None]:
-        # The note in the store's lock file says which ref lock we may hold,
-        # so that the next writer can clear it if we die holding it.
+    def moving(self, ref: Ref) -> Iterator[None]:
+        """Notes that the block takes ``ref``'s lock (or :data:`PACKED_REFS`'s).
+
+        The note in the store's lock file says which ref lock the holder may
+        hold, so that the next writer clears it if the holder dies holding
+        it. Nothing without the store's lock held.
+        """
         held = self._held
         if held is None:
             yield
@@ -441,16 +447,23 @@ class Store:
         # ref. A ref lock made after its note (within a second, the coarsest
         # mtime step of common file systems) is its own: nobody else ever
         # will finish it. An older lock is stock git's and is left alone.
+        # packed-refs (the transfers' many refs at once) is written for up
+        # to a minute after its note: its lock's mtime is its last write.
         ref, refs = held.previous, self.repo.refs
-        if not ref:
+        if not ref or not isinstance(refs, DiskRefsContainer):
             return
-        valid = ref.startswith(_HEADS) and check_ref_format(Ref(ref))
-        if valid and isinstance(refs, DiskRefsContainer):
+        if ref == PACKED_REFS:
+            lockfile = os.path.join(os.fsdecode(refs.path), "packed-refs.lock")
+            window = 60_000_000_000
+        elif ref.startswith(_HEADS) and check_ref_format(Ref(ref)):
             lockfile = os.fsdecode(refs.refpath(Ref(ref))) + ".lock"
-            with contextlib.suppress(FileNotFoundError):
-                mtime = os.stat(lockfile).st_mtime_ns
-                if held.previous_ns <= mtime <= held.previous_ns + 1_000_000_000:
-                    os.unlink(lockfile)
+            window = 1_000_000_000
+        else:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            mtime = os.stat(lockfile).st_mtime_ns
+            if held.previous_ns <= mtime <= held.previous_ns + window:
+                os.unlink(lockfile)
         held.clear()
 
     # -- reading --------------------------------------------------------------

@@ -501,3 +501,57 @@ def test_random_histories_push_and_pull_whole(tmp_path, clock, seed):
     git("--git-dir", str(tmp_path / "c" / "git"), "fsck", "--strict", "--no-progress")
     a.close()
     b.close()
+
+
+_KILLED_IN_PACKED_REFS = """
+import os, signal, sys
+from datetime import UTC, datetime
+from pathlib import Path
+import dulwich.refs
+from dulwich.file import GitFile
+from ctx.engine import Store, fetch
+
+def killed(self, refs):  # dies with the packed-refs lock taken, half written
+    taken = GitFile(os.path.join(self.path, b"packed-refs"), "wb")
+    taken.write(b"# half")
+    taken.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+dulwich.refs.DiskRefsContainer.add_packed_refs = killed
+fetch(Store.open(Path(sys.argv[1]), clock=lambda: datetime.now(UTC)))
+"""
+
+
+def test_a_fetch_killed_writing_packed_refs_leaves_no_lock_for_the_next(two):
+    # A replica killed there refused every sync after it (the lock stayed),
+    # and fetch and pull failed with a traceback.
+    import sys
+
+    a, b, _ = two
+    remember(a, Draft(text="The API listens on 8080"), ALICE)
+    push(a)
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_IN_PACKED_REFS, str(b.path)],
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == -9, done.stderr
+    assert (b.path / "git" / "packed-refs.lock").exists()
+    pull(b, BOB)
+    assert bodies(b) == bodies(a)
+    assert not (b.path / "git" / "packed-refs.lock").exists()
+
+
+def test_a_packed_refs_lock_of_another_program_is_a_one_line_error(two):
+    from ctx.engine import StoreBusyError
+
+    a, b, _ = two
+    remember(a, Draft(text="The API listens on 8080"), ALICE)
+    push(a)
+    lock = b.path / "git" / "packed-refs.lock"
+    lock.write_text("")  # git's own, taken before any ctx write: left alone
+    before = refs(b.path / "git")
+    with pytest.raises(StoreBusyError, match=r"refs are locked by .*packed-refs\.lock"):
+        fetch(b)
+    assert refs(b.path / "git") == before
+    assert lock.exists()
