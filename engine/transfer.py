@@ -39,7 +39,12 @@ from collections.abc import Set as AbstractSet
 from contextlib import closing
 
 import msgspec
-from dulwich.client import GitClient, LocalGitClient, SendPackResult
+from dulwich.client import (
+    GitClient,
+    LocalGitClient,
+    SendPackResult,
+    SubprocessGitClient,
+)
 from dulwich.errors import (
     NotGitRepository,
     PackedRefsException,
@@ -69,6 +74,7 @@ from ctx.engine._fetching import (
 from ctx.engine._incoming import RECORD_TIP, RedactedError, RefusedError
 from ctx.engine._pack_copy import in_runs, pack_records
 from ctx.engine._reaching import NO_ACCESS, Access, reach
+from ctx.engine._receive_rules import has_receive_rules
 from ctx.engine._redaction_record import (
     REDACTIONS_REF,
     list_redactions,
@@ -507,6 +513,10 @@ def push(
         return {} if refused else new
 
     def send(client: GitClient, path: str) -> SendPackResult:
+        if isinstance(client, LocalGitClient) and has_receive_rules(path):
+            # Its hooks and receive rules hold: git's receive-pack runs them.
+            with closing(SubprocessGitClient()) as git:
+                return send(git, path)
         objects = store.repo.object_store
 
         def pack_data(

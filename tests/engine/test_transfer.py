@@ -555,3 +555,34 @@ def test_a_packed_refs_lock_of_another_program_is_a_one_line_error(two):
         fetch(b)
     assert refs(b.path / "git") == before
     assert lock.exists()
+
+
+def hook(remote: Path, name: str, script: str) -> None:
+    path = remote / "hooks" / name
+    path.write_text(f"#!/bin/sh\n{script}\n")
+    path.chmod(0o755)
+
+
+def test_a_local_remotes_hooks_and_receive_rules_hold_as_for_git_push(two, tmp_path):
+    # ctx wrote a local remote's refs itself: its pre-receive hook and
+    # receive.denyNonFastForwards, which `git push` there obeys, were passed by.
+    a, b, remote = two
+    hook(remote, "pre-receive", "echo frozen >&2; exit 1")
+    remember(a, Draft(text="The API listens on 8080"), ALICE)
+    before = refs(remote)
+    with pytest.raises(RemoteError, match="refused refs/heads/main: pre-receive"):
+        push(a)
+    assert refs(remote) == before
+    (remote / "hooks" / "pre-receive").unlink()
+    told = tmp_path / "told"
+    hook(remote, "post-receive", f"cat > {told}")
+    assert push(a).updated[0].branch == "main"
+    assert told.read_text().split()[1] == a.branch_tip("main")
+    assert refs(remote) != before
+    git("--git-dir", str(remote), "config", "receive.denyNonFastForwards", "true")
+    remember(b, Draft(text="The API listens on 9090"), BOB)
+    before = refs(remote)
+    with pytest.raises(RemoteError, match="refused refs/heads/main"):
+        push(b, force=True)
+    assert refs(remote) == before
+    git("--git-dir", str(remote), "fsck", "--strict")
