@@ -225,3 +225,26 @@ def test_the_backlog_embeds_a_long_memory_as_passages(disk_store, answerer):
         "flux capacitor recalibrated night shift", 3
     )
     assert blob in {b for b, _ in hits}
+
+
+def test_passages_count_as_one_memory_until_every_memory_has_a_vector(
+    disk_store, answerer
+):
+    # Vectors counted as keys: long memories' passages made the index look
+    # complete with memories still without one, and the backfill stopped
+    # there for good.
+    import_many(disk_store, MANY)
+    who = engine.Intent(agent="tester", intent="observe")
+    lines = [f"Line {i}: the turbine gauge {i} reads normal." for i in range(120)]
+    drafts = [Draft(text=f"Runbook {n}\n" + "\n".join(lines)) for n in range(20)]
+    engine.remember_many(disk_store, drafts, who)
+    ask(answerer, "turbine")
+    projection = answerer.projection_now()
+    job = next_backlog(projection, limit=20)  # the runbooks, newest
+    projection.add_vectors(job.keys, projection.embedder.embed(job.texts))
+    assert len(projection.vectors) >= projection.lexical.count()
+    assert projection.unembedded() == MANY
+    while (job := next_backlog(projection)) is not None:
+        projection.add_vectors(job.keys, projection.embedder.embed(job.texts))
+    assert projection.unembedded() == 0
+    assert projection.vectors.blob_count() == MANY + 20

@@ -486,7 +486,8 @@ class Projection(StoredIndexes):
         is missing: every indexed document has a vector.
         """
         vectors = self.vectors
-        if vectors is not None and len(vectors) >= self.lexical.count():
+        # Memories, not keys: a long memory has a vector per passage.
+        if vectors is not None and vectors.blob_count() >= self.lexical.count():
             return []
         pending = set(view.pending)
         lacking = [
@@ -517,7 +518,7 @@ class Projection(StoredIndexes):
 
     def unembedded(self) -> int:
         """Returns how many indexed documents have no vector yet."""
-        made = 0 if self.vectors is None else len(self.vectors)
+        made = 0 if self.vectors is None else self.vectors.blob_count()
         return max(0, self.lexical.count() - made)
 
     def embed_texts(self, view: LiveView, blobs: Sequence[str]) -> list[str]:
