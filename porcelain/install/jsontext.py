@@ -176,9 +176,11 @@ class JsonText:
         if line_end < 0:
             return at
         rest = self.text[at:line_end]
-        if rest.strip() and not _blank_comments(rest).strip():
-            return line_end
-        return at
+        try:
+            blank = _blank_comments(rest)
+        except ValueError:  # a /* comment that goes on past the line
+            return at
+        return line_end if rest.strip() and not blank.strip() else at
 
     def append(self, path: tuple[Key, ...], key: str | None, value: object) -> None:
         """Adds ``key: value`` after the last member of the object at ``path``.
@@ -226,42 +228,42 @@ class JsonText:
     def remove(self, path: tuple[Key, ...], key: Key) -> None:
         """Removes the member ``key`` (or the item at index ``key``) at ``path``.
 
-        The comments above it and on its line go with it; one on the line of
-        the comma before it is the previous member's, and stays.
+        A comment trailing it on its line goes with it; comments on lines of
+        their own stay, and one trailing the comma before it is the previous
+        member's, and stays on that member's line.
         """
         node = self._node(path)
         index = node.keys.index(key) if isinstance(key, str) else key
         child = node.children[index]
-        plain = _blank_comments(self.text)
+        at = node.key_starts[index]
+        inner = range(node.start + 1, node.end - 1)
+        line = self.text.rfind("\n", inner.start, at)
+        own_line = line >= 0 and not self.text[line:at].strip()
         if len(node.children) == 1:
-            inner = range(node.start + 1, node.end - 1)
-            at = node.key_starts[0]
             around = self.text[inner.start : at] + self.text[child.end : inner.stop]
             if not around.strip():
                 self._cut((inner.start, inner.stop))
                 return
-            line = self.text.rfind("\n", inner.start, at)
-            start = line if line >= 0 and not self.text[line:at].strip() else at
+            start = line if own_line else at
             self._cut((start, self._comment_ends(child.end, inner.stop)))
             return
-        if index > 0:
+        plain = _blank_comments(self.text)
+        if index == len(node.children) - 1:
+            # The last: the comma before it goes, the previous member's
+            # comment stays on its line.
             previous = node.children[index - 1].end
             comma = plain.index(",", previous)
-            after = self._comment_ends(comma + 1, node.key_starts[index])
-            if after == comma + 1:
-                self._cut((previous, child.end))
-            else:
-                self._cut((previous, comma + 1), (after, child.end))
+            end = self._comment_ends(child.end, inner.stop)
+            start = line if own_line and line > comma else comma + 1
+            self._cut((previous, comma + 1), (start, end))
             return
+        # Any other: with the comma after it, and its line if it has one.
         comma = plain.index(",", child.end)
-        after = self._comment_ends(comma + 1, node.key_starts[1])
-        at = node.key_starts[0]
-        line = self.text.rfind("\n", node.start, at)
+        after = self._comment_ends(comma + 1, node.key_starts[index + 1])
         line_end = _WS.match(self.text, after)
         assert line_end is not None
         gap = self.text[after : line_end.end()]
-        if line >= 0 and not self.text[line:at].strip() and "\n" in gap:
-            # On lines of its own: those lines go.
+        if own_line and "\n" in gap:
             self._cut((line + 1, after + gap.index("\n") + 1))
         else:
             self._cut((at, line_end.end()))

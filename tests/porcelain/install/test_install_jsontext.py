@@ -139,8 +139,8 @@ def test_removing_the_first_member_keeps_the_comments_of_the_next():
     edited.remove((), "a")
     assert edited.text == '{\n  // about b\n  "b": 2\n}\n'
     edited = JsonText(Path("settings.json"), text)
-    edited.remove((), "b")
-    assert edited.text == '{\n  "a": 1 // about a\n}\n'
+    edited.remove((), "b")  # a comment on a line of its own is kept
+    assert edited.text == '{\n  "a": 1 // about a\n  // about b\n}\n'
     edited = JsonText(Path("settings.json"), '{"a": 1,\n  // about b\n  "b": 2}')
     edited.remove((), "a")
     assert edited.text == '{// about b\n  "b": 2}'
@@ -149,3 +149,29 @@ def test_removing_the_first_member_keeps_the_comments_of_the_next():
 def test_the_indentation_is_read_past_a_comment():
     edited = JsonText(Path("settings.json"), '{ // the top\n    "a": 1\n}\n')
     assert edited.unit == "    "
+
+
+def test_a_middle_member_goes_with_its_comma_and_its_comment():
+    text = (
+        '{\n  "gh": {"command": "gh"}, // my GitHub server\n'
+        '  "ctx": {"command": "ctx"}, // memory\n  "fs": {"command": "fs"}\n}\n'
+    )
+    edited = JsonText(Path("settings.json"), text)
+    edited.remove((), "ctx")
+    assert edited.text == (
+        '{\n  "gh": {"command": "gh"}, // my GitHub server\n'
+        '  "fs": {"command": "fs"}\n}\n'
+    )
+    edited = JsonText(Path("settings.json"), '{"a": 1,\n"b": 2 // about b\n}')
+    edited.remove((), "b")
+    assert edited.text == '{"a": 1\n}'
+
+
+def test_a_block_comment_over_several_lines_is_edited_around():
+    text = '{\n  "gh": 1, /* pinned to v2,\n  see wiki */\n  "ctx": 2\n}\n'
+    edited = JsonText(Path("settings.json"), text)
+    edited.remove((), "ctx")
+    assert JsonText(Path("settings.json"), edited.text).data == {"gh": 1}
+    assert "see wiki */" in edited.text
+    edited.append((), "ctx", 2)
+    assert JsonText(Path("settings.json"), edited.text).data == {"gh": 1, "ctx": 2}
