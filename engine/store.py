@@ -447,14 +447,15 @@ class Store:
         # ref. A ref lock made after its note (within a second, the coarsest
         # mtime step of common file systems) is its own: nobody else ever
         # will finish it. An older lock is stock git's and is left alone.
-        # packed-refs (the transfers' many refs at once) is written for up
-        # to a minute after its note: its lock's mtime is its last write.
+        # packed-refs (the transfers' many refs at once) takes longer to
+        # write, and its lock's mtime is its last write: two seconds. Not
+        # more: a git command may lock it soon after the writer died.
         ref, refs = held.previous, self.repo.refs
         if not ref or not isinstance(refs, DiskRefsContainer):
             return
         if ref == PACKED_REFS:
             lockfile = os.path.join(os.fsdecode(refs.path), "packed-refs.lock")
-            window = 60_000_000_000
+            window = 2_000_000_000
         elif ref.startswith(_HEADS) and check_ref_format(Ref(ref)):
             lockfile = os.fsdecode(refs.refpath(Ref(ref))) + ".lock"
             window = 1_000_000_000

@@ -94,9 +94,11 @@ def empty_answer(result: RecallResult) -> str | None:
     answer without a memory is never an empty block a model or a person
     could take for a silent failure.
     """
-    if not result.hits and result.left_out and result.budget is not None:
+    # Pinned memories left out are not matches: they came for any question.
+    matched = result.left_out - len(result.pinned_left_out)
+    if not result.hits and matched and result.budget is not None:
         return (
-            f"{plural(result.left_out, 'memory matches', 'memories match')}, but "
+            f"{plural(matched, 'memory matches', 'memories match')}, but "
             f"none fit the budget of {plural(result.budget, 'token')}; "
             "raise it with --budget."
         )

@@ -432,3 +432,9 @@ def test_every_empty_answer_says_why_in_every_form(hctx):
         block = hctx("recall", question, "--format", "markdown").stdout
         assert block.splitlines()[1] == "Nothing relevant."
         assert hctx.json("search", question)["nothing_relevant"] is True
+
+
+def test_a_pinned_memory_over_the_budget_is_no_match(hctx):
+    remember(hctx, "Always run the whole test suite before a release", "--pin")
+    out = hctx("recall", "quantum chromodynamics", "--budget", "10").stdout
+    assert out.startswith("Nothing relevant.\n")
