@@ -592,15 +592,22 @@ def push(
         for ref, error in (result.ref_status or {}).items()
         if error is not None
     }
-    if failed:
-        ref, error = sorted(failed.items())[0]
-        raise RemoteError(f"{display_url(url)} refused {ref}: {error}.")
+    # A remote's receive-pack may take some branches and refuse others (an
+    # update hook): those it took are tracked as pushed, and said.
+    taken = [u for u in updated if (prefix + u.branch.encode()).decode() not in failed]
     with store.locked():
         known = tracking_branches(store, remote)
         _move_tracking(
             store,
             remote,
-            {u.branch: u.new for u in updated if known.get(u.branch) != u.new},
+            {u.branch: u.new for u in taken if known.get(u.branch) != u.new},
+        )
+    if failed:
+        ref, error = sorted(failed.items())[0]
+        went = ", ".join(u.branch for u in taken)
+        raise RemoteError(
+            f"{display_url(url)} refused {ref}: {error}"
+            + (f"; it took {went}." if went else "; nothing was pushed.")
         )
     return PushResult(
         remote=remote,

@@ -586,3 +586,19 @@ def test_a_local_remotes_hooks_and_receive_rules_hold_as_for_git_push(two, tmp_p
         push(b, force=True)
     assert refs(remote) == before
     git("--git-dir", str(remote), "fsck", "--strict")
+
+
+def test_a_push_a_hook_takes_in_part_tracks_and_names_what_went(two):
+    a, _, remote = two
+    hook(remote, "update", 'test "$1" != refs/heads/side || exit 1')
+    create_branch(a, "side")
+    remember(a, Draft(text="On main"), ALICE)
+    remember(a, Draft(text="On side"), ALICE, branch="side")
+    with pytest.raises(
+        RemoteError, match=r"refused refs/heads/side: .*; it took main\."
+    ):
+        push(a, all_branches=True)
+    assert git("--git-dir", str(remote), "rev-parse", "main").strip() == a.branch_tip(
+        "main"
+    )
+    assert list_remotes(a)[0].branches == ("main",)
