@@ -314,8 +314,8 @@ def add_toml_server(path: Path, text: str | None, program: str = PROGRAM) -> str
     replaced.
     """
     block = toml_block(program)
-    if block in (text or ""):
-        return text
+    if block in (text or "") and toml_server(path, text) == server_entry(program):
+        return text  # already there (not only quoted in a string)
     text = remove_toml_server(path, text, program)
     if has_toml_server(path, text):
         return text
@@ -355,22 +355,26 @@ def remove_toml_server(
     """
     _toml(path, text)
     old = text or ""
-    match = next(
-        (m for m in _TOML_BLOCK.finditer(old) if _ours(m[0], m[1], program)), None
-    )
-    if match is None or not _installed(toml_server(path, old), program):
+    if not _installed(toml_server(path, old), program):
         return text
-    at, end = match.span()
-    rest = old[end:]
-    before = old[:at]
+    for match in _TOML_BLOCK.finditer(old):
+        if not _ours(match[0], match[1], program):
+            continue
+        new = _without(old, *match.span())
+        try:
+            if has_toml_server(path, new):
+                continue  # the block matched inside a string: not the table
+        except InvalidInputError:
+            continue
+        return new if new.strip() else None
+    return text
+
+
+def _without(text: str, at: int, end: int) -> str:
+    """Returns ``text`` without ``text[at:end]`` and the blank line before it."""
+    before, rest = text[:at], text[end:]
     if not rest and before.endswith("\n\n"):
         before = before[:-1]
     elif rest.startswith("\n"):
         rest = rest[1:]
-    new = before + rest
-    try:
-        if has_toml_server(path, new):
-            return text  # the block matched inside a string: not the table
-    except InvalidInputError:
-        return text
-    return new if new.strip() else None
+    return before + rest

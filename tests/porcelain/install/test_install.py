@@ -566,3 +566,14 @@ def test_files_with_crlf_line_ends_come_back_byte_for_byte(project, host):
     assert not [c for c in install(host).files if c.action != "unchanged"]
     uninstall(host)
     assert files(root) == before
+
+
+def test_the_codex_table_is_told_from_a_string_that_quotes_it(project):
+    # The text install writes, quoted in a multi-line string above the table:
+    # the string's copy was found first, and the table stayed on uninstall.
+    quoted = 'note = """\n[mcp_servers.ctx]\ncommand = "ctx"\nargs = ["mcp"]\n"""\n'
+    write(project / ".codex" / "config.toml", quoted)
+    install("codex")
+    assert (project / ".codex" / "config.toml").read_text() != quoted
+    uninstall("codex")
+    assert (project / ".codex" / "config.toml").read_text() == quoted
