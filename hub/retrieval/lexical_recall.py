@@ -54,7 +54,7 @@ from ctx.engine import (
     live_catalog,
     read_memories,
 )
-from ctx.hub.retrieval.index.coverage import Matches, best_passage
+from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.documents import memory_embed_text
 from ctx.hub.retrieval.index.folder import FORMAT, IndexState
 from ctx.hub.retrieval.index.lexical import (
@@ -64,10 +64,11 @@ from ctx.hub.retrieval.index.lexical import (
     LexicalIndexError,
 )
 from ctx.hub.retrieval.index.parts import question_parts
-from ctx.hub.retrieval.index.passages import may_be_long, passages
+from ctx.hub.retrieval.index.passages import may_be_long
 from ctx.hub.retrieval.index.schema import content_analyzer, stem_analyzer
 from ctx.hub.retrieval.index.terms import MAX_QUERY_TERMS, query_text
 from ctx.hub.retrieval.results import WARMING, Hit, PassageMatch, RecallResult
+from ctx.hub.retrieval.standing import standing_passage
 from ctx.hub.retrieval.written import with_written
 
 __all__ = ["CANDIDATES", "lexical_recall"]
@@ -136,7 +137,8 @@ def lexical_recall(
         if found.memory_id in hidden or is_pinned(entry.path):
             continue
         if spent + cost > budget and may_be_long(entry.tokens):
-            part = _passage(store, found.memory_id, entry, memories, query)
+            room = budget - spent - HEADER_TOKENS
+            part = _passage(store, found.memory_id, entry, memories, query, room)
             if part is not None:
                 parts[found.memory_id] = part
                 cost = estimate_tokens(part.text) + HEADER_TOKENS
@@ -196,22 +198,19 @@ def _passage(
     entry: CatalogEntry,
     memories: dict[str, Memory],
     query: str,
+    room: int,
 ) -> PassageMatch | None:
     """Returns the passage of a long memory that holds the prompt's words.
 
-    For a memory over the budget whole, as recall gives it
-    (:func:`~ctx.hub.retrieval.index.coverage.best_passage`); read here if
-    the ranking did not read it.
+    For a memory over the budget whole, as recall gives it, of ``room``
+    tokens at most (:func:`~ctx.hub.retrieval.standing.standing_passage`);
+    read here if the ranking did not read it.
     """
     memory = memories.get(memory_id)
     if memory is None:
         [memory] = read_memories(store, [(entry.path, entry.blob)])
         memories[memory_id] = memory
-    pieces = passages(memory_embed_text(memory))
-    number = best_passage(query, pieces) if len(pieces) > 1 else None
-    if number is None:
-        return None
-    return PassageMatch(number=number + 1, of=len(pieces), text=pieces[number])
+    return standing_passage(memory_embed_text(memory), query, room)
 
 
 def _ranked(

@@ -25,7 +25,6 @@ catches the views up again, and the ranking is made once more.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -48,10 +47,9 @@ from ctx.engine import (
 )
 from ctx.hub.config import RecallConfig
 from ctx.hub.retrieval.floors import relevant, weak_floor
-from ctx.hub.retrieval.index.coverage import best_passage
 from ctx.hub.retrieval.index.documents import memory_embed_text
 from ctx.hub.retrieval.index.errors import IndexCorruptError
-from ctx.hub.retrieval.index.passages import passages
+from ctx.hub.retrieval.index.passages import may_be_long
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.index.terms import tag_terms
 from ctx.hub.retrieval.index.view import LiveView
@@ -65,6 +63,7 @@ from ctx.hub.retrieval.results import (
     RecallResult,
 )
 from ctx.hub.retrieval.sources import Source
+from ctx.hub.retrieval.standing import pieces_of, standing_passage
 from ctx.hub.retrieval.written import with_written
 
 __all__ = [
@@ -246,34 +245,25 @@ def _passage(ranking: Ranking, ranked: Ranked) -> PassageMatch | None:
     memory = ranking.read(ranked.id)
     if memory is None:
         return None
-    pieces = _pieces(memory_embed_text(memory))
+    pieces, _ = pieces_of(memory_embed_text(memory))
     if len(pieces) < 2 or number >= len(pieces):
         return None
     return PassageMatch(number=number + 1, of=len(pieces), text=pieces[number])
 
 
-def _lexical_passage(
-    ranking: Ranking, ranked: Ranked, question: str
+def _standing(
+    ranking: Ranking, ranked: Ranked, question: str, room: int
 ) -> PassageMatch | None:
-    """Returns the passage of a long memory that holds the question's words.
+    """Returns the passage that stands for a long memory over the budget.
 
-    For one the vector channel did not place (:func:`best_passage`): the
-    lexical channels found it, and whole it was left out of the budget.
+    :func:`~ctx.hub.retrieval.standing.standing_passage`, of ``room`` tokens
+    at most.
     """
     memory = ranking.read(ranked.id)
     if memory is None:
         return None
-    pieces = _pieces(memory_embed_text(memory))
-    number = best_passage(question, pieces) if len(pieces) > 1 else None
-    if number is None:
-        return None
-    return PassageMatch(number=number + 1, of=len(pieces), text=pieces[number])
-
-
-@functools.lru_cache(maxsize=256)
-def _pieces(text: str) -> list[str]:
-    """Returns a long text's passages, kept: the same ones come back often."""
-    return passages(text)
+    text = memory_embed_text(memory)
+    return standing_passage(text, question, room, number=ranked.passage)
 
 
 def _near_miss(
@@ -471,9 +461,10 @@ def recall(
             break
         cost = entries[ranked.id].tokens + HEADER_TOKENS
         part = None
-        if spent + cost > budget:
+        if spent + cost > budget and may_be_long(entries[ranked.id].tokens):
             # A long memory that does not fit: its matching passage may.
-            part = _passage(ranking, ranked) or _lexical_passage(ranking, ranked, text)
+            room = budget - spent - HEADER_TOKENS
+            part = _standing(ranking, ranked, text, room)
             if part is not None:
                 cost = estimate_tokens(part.text) + HEADER_TOKENS
         if spent + cost > budget:

@@ -279,6 +279,33 @@ def test_a_long_memory_over_the_budget_comes_as_the_passage_that_answers(
     assert result.left_out == 0
 
 
+def test_no_passage_is_looked_for_where_none_can_fit(
+    disk_store, projection, monkeypatch
+):
+    # Once the budget is nearly spent, each long memory ranked after it was
+    # searched passage by passage only to be left out: recall's p50 on a
+    # store of long memories nearly doubled.
+    from ctx.hub.retrieval import standing
+
+    searched = []
+
+    def counted(question, pieces):
+        searched.append(len(pieces))
+        return best_passage(question, pieces)
+
+    best_passage = standing.best_passage
+    monkeypatch.setattr(standing, "best_passage", counted)
+    for n in range(4):
+        steps = [f"Step {i}: restart worker pool {i} in zone {n}." for i in range(150)]
+        remember(disk_store, "\n".join(steps))
+    config = RecallConfig(vector=0.0)
+    result = ask(projection, "restart the worker pool", config=config, budget=200)
+    assert len(result.hits) == 1
+    assert result.hits[0].passage is not None
+    assert result.left_out == 3
+    assert len(searched) == 1
+
+
 def test_every_relevant_hit_is_packed_or_counted_left_out(disk_store, projection):
     count = MAX_HITS + 5
     for i in range(count):
