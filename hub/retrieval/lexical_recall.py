@@ -49,6 +49,7 @@ from ctx.engine import (
     Memory,
     Store,
     estimate_tokens,
+    is_archived,
     is_pinned,
     link_graph,
     live_catalog,
@@ -101,7 +102,8 @@ def lexical_recall(
 ) -> RecallResult:
     """Returns the branch tip's best lexical matches for ``query``, in ``budget``.
 
-    Pinned memories and memories another one supersedes are left out (the
+    Pinned memories, memories another one supersedes and archived ones
+    (``tier:off-context``, as recall leaves them out) are left out (the
     session's start gives the pinned ones); each hit is taken while it fits.
 
     Args:
@@ -142,15 +144,14 @@ def lexical_recall(
             if part is not None:
                 parts[found.memory_id] = part
                 cost = estimate_tokens(part.text) + HEADER_TOKENS
-        if spent + cost <= budget:
-            spent += cost
-            taken.append(found)
-        else:
+        if spent + cost > budget:
             parts.pop(found.memory_id, None)
             left_out += 1
-    unread = [r.memory_id for r in taken if r.memory_id not in memories]
-    read = read_memories(store, [(entries[m].path, entries[m].blob) for m in unread])
-    memories.update(zip(unread, read, strict=True))
+        elif is_archived(_memory(store, found.memory_id, entry, memories).tags):
+            parts.pop(found.memory_id, None)  # off-context, as recall leaves it
+        else:
+            spent += cost
+            taken.append(found)
     hits: list[Hit] = []
     for found in taken:
         memory, entry = memories[found.memory_id], entries[found.memory_id]
@@ -206,11 +207,19 @@ def _passage(
     tokens at most (:func:`~ctx.hub.retrieval.standing.standing_passage`);
     read here if the ranking did not read it.
     """
+    memory = _memory(store, memory_id, entry, memories)
+    return standing_passage(memory_embed_text(memory), query, room)
+
+
+def _memory(
+    store: Store, memory_id: str, entry: CatalogEntry, memories: dict[str, Memory]
+) -> Memory:
+    """Returns a memory from ``memories``, read into it if the ranking did not."""
     memory = memories.get(memory_id)
     if memory is None:
         [memory] = read_memories(store, [(entry.path, entry.blob)])
         memories[memory_id] = memory
-    return standing_passage(memory_embed_text(memory), query, room)
+    return memory
 
 
 def _ranked(

@@ -245,3 +245,30 @@ def test_a_long_memory_over_the_hooks_budget_comes_as_its_answering_passage(cold
     assert hit.body.endswith("Rotate the zanzibar keys.")
     assert hit.passage.number == hit.passage.of > 1
     assert answered.tokens <= 400
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_a_cold_answer_leaves_archived_memories_out(cold, indexed):
+    # `summarize --archive-sources` takes its sources off the context: recall
+    # left them out, and the hook's lexical answer gave them back.
+    store = Store.open(cold / ".ctx", clock=local_now)
+    try:
+        drafts = [
+            Draft(text="The refund worker retries failed refunds 3 times."),
+            Draft(text="The refund worker retries refunds again every night."),
+        ]
+        sources = engine.remember_many(store, drafts, WHO).ids
+        summary = "The refund worker retries refunds: 3 times, then nightly."
+        engine.summarize(store, sources, summary, WHO, archive_sources=True)
+    finally:
+        store.close()
+    if indexed:
+        ws = Workspace(cold / ".ctx")
+        try:
+            reindex(ws)
+        finally:
+            ws.close()
+    text = given(cold, "How often does the refund worker retry refunds?")
+    assert summary in text
+    assert "failed refunds 3 times" not in text
+    assert "again every night" not in text
