@@ -129,6 +129,8 @@ class RememberResult(Outcome, frozen=True, kw_only=True):
         commit: The commit that wrote it; None when nothing was written.
         existing: The branch already held this text: ``id`` is that memory's.
         updated: An upsert rewrote the memory of that kind and title.
+        tags_added: For a text already held, the tags given that the memory
+            did not carry, added to it (``commit`` is then that change's).
     """
 
     id: MemoryId
@@ -136,6 +138,7 @@ class RememberResult(Outcome, frozen=True, kw_only=True):
     commit: CommitId | None
     existing: bool = False
     updated: bool = False
+    tags_added: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, result: WriteResult) -> RememberResult:

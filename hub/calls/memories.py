@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
+import msgspec
 from msgspec import Meta
 
 from ctx import engine
@@ -218,7 +219,20 @@ def remember(
             allow_duplicate=req.allow_duplicate,
             upsert=req.upsert,
         )
-    return engine.RememberResult.of(result)
+        remembered = engine.RememberResult.of(result)
+        if remembered.existing and draft.tags:
+            # The text was held already: the tags given still count, under
+            # the same hold of the lock (they were dropped without a word).
+            held = engine.show(store, remembered.id, branch).memory.tags
+            added = tuple(dict.fromkeys(t for t in draft.tags if t not in held))
+            if added:
+                edited = engine.edit(
+                    store, remembered.id, who, add_tags=added, branch=branch
+                )
+                remembered = msgspec.structs.replace(
+                    remembered, commit=edited.commit, tags_added=added
+                )
+    return remembered
 
 
 def forget(ws: Workspace, caller: Caller, req: ForgetRequest) -> engine.ForgetResult:

@@ -120,7 +120,13 @@ def remember(
         echo_json(report)
         return
     echo(report.id)  # stdout holds the id alone, for `id=$(ctx remember ...)`
-    if report.existing:
+    if report.tags_added:
+        echo(
+            f"Notice: Already remembered as {report.id}: its tags now include "
+            f"{', '.join(report.tags_added)} (--allow-duplicate writes it again).",
+            err=True,
+        )
+    elif report.existing:
         echo(
             f"Notice: Already remembered as {report.id}: nothing written "
             "(--allow-duplicate writes it again).",

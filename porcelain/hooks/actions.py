@@ -135,12 +135,9 @@ def _remember(turn: _Turn, command: Command) -> None:
         turn.report(f"updated {kind} `{remembered.id}` (the same kind and title).")
         return
     again = " (already stored)" if remembered.existing else ""
-    if remembered.existing and tags:
-        # The text was stored already: the tags given still count.
-        retag = calls.EditRequest(id=remembered.id, add_tags=tags)
-        edited = turn.call(calls.edit, retag)
-        if edited.changed:
-            again = f" (already stored; its tags now include {', '.join(tags)})"
+    if remembered.tags_added:
+        added = ", ".join(remembered.tags_added)
+        again = f" (already stored; its tags now include {added})"
     turn.report(f"remembered {kind} `{remembered.id}`{again}.")
 
 

@@ -18,7 +18,22 @@ def test_remember_twice_returns_the_existing_id(ctx):
         "commit": None,
         "existing": True,
         "updated": False,
+        "tags_added": [],
     }
+
+
+def test_remember_again_with_new_tags_adds_them(ctx):
+    first = ctx("remember", "Use UTC in every log line").stdout.strip()
+    again = ctx("remember", "Use UTC in every log line", "--tag", "team:ops")
+    assert again.stdout == f"{first}\n"
+    assert again.stderr == (
+        f"Notice: Already remembered as {first}: its tags now include team:ops "
+        "(--allow-duplicate writes it again).\n"
+    )
+    assert ctx.json("show", first)["memory"]["tags"] == ["team:ops"]
+    shown = ctx.json("remember", "Use UTC in every log line", "--tag", "team:ops")
+    assert (shown["commit"], shown["tags_added"]) == (None, [])
+    assert len(ctx.json("ls")) == 1
 
 
 def test_allow_duplicate_writes_it_again(ctx):

@@ -63,6 +63,24 @@ async def test_every_tool_answers_in_its_output_schema(ws: Workspace) -> None:
     assert results["recall"]["budget"] == 400
 
 
+async def test_remembering_a_held_text_again_adds_the_new_tags(ws: Workspace) -> None:
+    # Issue 32: the tags given with a text already held were dropped without
+    # a word (the hooks added them; the tool and the route did not).
+    text = {"text": "Release notes are written by the on-call engineer."}
+    async with Client(build_server(ws)) as client:
+        first = (await client.call_tool("remember", text)).structured_content
+        tagged = {**text, "tags": ["team:ops", "project:api"]}
+        again = (await client.call_tool("remember", tagged)).structured_content
+        same = (await client.call_tool("remember", tagged)).structured_content
+        shown = (await client.call_tool("get", {"id": first["id"]})).structured_content
+    assert (again["id"], again["existing"]) == (first["id"], True)
+    assert again["tags_added"] == ["team:ops", "project:api"]
+    assert again["commit"] is not None
+    assert {"team:ops", "project:api"} <= set(shown["memory"]["tags"])
+    assert same.get("tags_added", []) == []
+    assert same["commit"] is None
+
+
 async def test_writes_are_signed_with_the_clients_name(ws: Workspace) -> None:
     info = Implementation(name="claude-code", version="2.1")
     async with Client(all_tools(ws), client_info=info) as client:
