@@ -482,7 +482,13 @@ from .merge import (
     merge as merge,
 )
 from .model import (
+    AGENT_PATTERN as AGENT_PATTERN,
+)
+from .model import (
     EARLIEST_TIME as EARLIEST_TIME,
+)
+from .model import (
+    INTENT_PATTERN as INTENT_PATTERN,
 )
 from .model import (
     KINDS as KINDS,

@@ -86,8 +86,13 @@ _TIME_RANGE = "1000-01-01 to 9000-12-31 (UTC)"
 
 _TAG_FORM_HINT = "For example project:ctx or tier:working (no spaces)."
 _NAMESPACE_MARKS = frozenset("_.-")
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
-_INTENT_RE = re.compile(r"^[a-z][a-z-]{0,31}$")
+AGENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$"
+"""What an agent's name (and a session id) may be: letters, digits and
+``_.@+-``, at most 64 characters. The calls' schemas carry it."""
+INTENT_PATTERN = r"^[a-z][a-z-]{0,31}$"
+"""What an intent may be: a lower-case word (observe, decide, refine...)."""
+_NAME_RE = re.compile(AGENT_PATTERN)
+_INTENT_RE = re.compile(INTENT_PATTERN)
 
 
 class Source(msgspec.Struct, frozen=True, kw_only=True):

@@ -96,10 +96,16 @@ class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 class Write(Request, kw_only=True, forbid_unknown_fields=True):
     """The intent every write carries (the commit's trailers)."""
 
-    agent: Annotated[
-        str | None,
-        Meta(description="Who writes (default: CTX_AGENT, then the client's name)."),
-    ] = None
+    agent: (
+        Annotated[
+            str,
+            Meta(
+                description="Who writes (default: CTX_AGENT, then the client's name).",
+                pattern=engine.AGENT_PATTERN,
+            ),
+        ]
+        | None
+    ) = None
     confidence: (
         Annotated[float, Meta(ge=0.0, le=1.0, description="How sure, 0 to 1.")] | None
     ) = None
@@ -110,9 +116,9 @@ class Write(Request, kw_only=True, forbid_unknown_fields=True):
         Annotated[
             str,
             Meta(
-                description="Why, in a word: observe, decide, refine... (default: "
-                "the call's own).",
-                min_length=1,
+                description="Why, in a lower-case word: observe, decide, "
+                "refine... (default: the call's own).",
+                pattern=engine.INTENT_PATTERN,
             ),
         ]
         | None

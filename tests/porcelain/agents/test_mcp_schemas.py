@@ -21,7 +21,9 @@ import pytest
 from mcp import Client
 
 from ctx.engine import (
+    AGENT_PATTERN,
     FORMATS,
+    INTENT_PATTERN,
     KINDS,
     LINK_TYPES,
     LISTING_ORDERS,
@@ -165,6 +167,34 @@ def test_a_value_outside_the_set_is_refused_by_name(
 ) -> None:
     with pytest.raises(InvalidInputError, match="Invalid enum value"):
         decode(CALLS[call], arguments)
+
+
+@pytest.mark.parametrize(
+    ("field", "pattern", "refused", "taken"),
+    [
+        ("intent", INTENT_PATTERN, ["Decide", "decide now", "d" * 33], "decide"),
+        ("agent", AGENT_PATTERN, ["two words", "-lead", "a" * 65], "codex-2"),
+    ],
+)
+async def test_every_writes_signature_fields_carry_the_engines_pattern(
+    ws: Workspace, field: str, pattern: str, refused: list[str], taken: str
+) -> None:
+    # Issue 32: the intent's schema said "a string", and the engine refused
+    # "Decide" and "decide now" only once the call was made.
+    writes = [
+        t for t in await listed(ws, "all") if field in t["inputSchema"]["properties"]
+    ]
+    assert {"remember", "edit", "forget", "link"} <= {t["name"] for t in writes}
+    for tool in writes:
+        text = tool["inputSchema"]["properties"][field]
+        assert (text["type"], text["pattern"]) == ("string", pattern), tool["name"]
+    for value in refused:
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(value, text)
+        with pytest.raises(InvalidInputError, match=re.escape(pattern)):
+            decode(CALLS["remember"], {"text": "x", field: value})
+    jsonschema.validate(taken, text)
+    decode(CALLS["remember"], {"text": "x", field: taken})
 
 
 def test_every_value_of_a_set_is_decoded() -> None:
