@@ -64,11 +64,13 @@ class StoreStatus(msgspec.Struct, frozen=True, kw_only=True):
     Memories are counted as ``ls`` lists them: those another one supersedes
     are left out of every count but ``superseded``. Tokens are counted as a
     recall counts them (:func:`~ctx.engine.tokens.recall_tokens`), so
-    ``tokens`` is the recall footer's "whole live branch".
+    ``tokens`` is the recall footer's "whole live branch". ``head`` is None
+    where the store is not made yet (the user store before its first write:
+    an in-memory stand-in whose commit the store will never have).
     """
 
     branch: str
-    head: CommitInfo
+    head: CommitInfo | None
     memories: int
     tokens: int
     superseded: int

@@ -297,9 +297,7 @@ def render_status(st: StoreStatus) -> None:
     """
     echo(f"store:     {st.path or f'none yet ({NOT_MADE})'}")
     echo(f"branch:    {st.branch}")
-    # An empty user store is an in-memory stand-in until the first write:
-    # its commit is not one the store will have.
-    echo(f"head:      {commit_line(st.head) if st.path else 'none'}")
+    echo(f"head:      {commit_line(st.head) if st.head else 'none'}")
     hidden = f"; {st.superseded:,} superseded, left out" if st.superseded else ""
     echo(
         f"memories:  {st.memories:,} ({plural(st.tokens, 'token')} in a recall"

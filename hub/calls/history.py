@@ -159,17 +159,27 @@ def diff(ws: Workspace, caller: Caller, req: DiffRequest) -> engine.Diff:
 
 
 def status(ws: Workspace, caller: Caller, req: StatusRequest) -> engine.StoreStatus:
-    """Reports the branch's counts and conflicts."""
+    """Reports the branch's counts and conflicts.
+
+    The user store not made yet has no head: its stand-in's commit is made
+    up anew at every call.
+    """
     with reading(ws, caller, req.branch) as (store, rev):
-        return engine.status(store, rev)
+        found = engine.status(store, rev)
+    if store.path is None:
+        return msgspec.structs.replace(found, head=None)
+    return found
 
 
 def branches(
     ws: Workspace, caller: Caller, req: BranchesRequest
 ) -> list[engine.BranchInfo]:
-    """Lists the branches the caller may see."""
+    """Lists the branches the caller may see (none before the store is made)."""
     with ws.lock.reading():
-        found = engine.list_branches(ws.store())
+        store = ws.store()
+        if store.path is None:  # the user store's stand-in: its tip is made up
+            return []
+        found = engine.list_branches(store)
     return [b for b in found if caller.visible(b.name)]
 
 

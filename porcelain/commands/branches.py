@@ -14,7 +14,7 @@ from ctx.porcelain._options import (
     pass_state,
 )
 from ctx.porcelain.output import echo
-from ctx.porcelain.render import render_ops, undo_line
+from ctx.porcelain.render import NOT_MADE, render_ops, undo_line
 
 __all__ = ["COMMANDS"]
 
@@ -89,6 +89,9 @@ def branches(state: CtxState, as_json: bool) -> None:
     result = state.call(calls.branches, calls.BranchesRequest())
     if as_json:
         echo_json(result)
+        return
+    if not result:
+        echo(f"No branches yet: {NOT_MADE}.")
         return
     width = max((len(b.name) for b in result), default=0)
     for b in result:

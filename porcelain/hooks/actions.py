@@ -277,7 +277,9 @@ def render_status(status: StoreStatus) -> str:
     lines = [
         f"## ctx status: branch {status.branch}",
         "",
-        f"- head `{status.head.id[:10]}`: {one_line(status.head.summary)}",
+        f"- head `{status.head.id[:10]}`: {one_line(status.head.summary)}"
+        if status.head
+        else "- no commit yet: the store is made on first write",
         f"- {plural(status.memories, 'memory')}, "
         f"{plural(status.tokens, 'token')}; "
         f"{status.superseded} superseded; {plural(status.links, 'link')}",

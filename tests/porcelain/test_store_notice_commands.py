@@ -113,6 +113,12 @@ def test_with_no_store_status_and_log_show_no_commit(elsewhere):
         "No commits yet: the user store is made on first write.\n"
     )
     assert json.loads(elsewhere("log", "--json").stdout) == []
+    # Nor in --json, nor as a branch's tip (each run made up another).
+    assert json.loads(elsewhere("status", "--json").stdout)["head"] is None
+    assert json.loads(elsewhere("branches", "--json").stdout) == []
+    assert elsewhere("branches").stdout == (
+        "No branches yet: the user store is made on first write.\n"
+    )
     assert not Path(_user_store()).exists()
 
 
