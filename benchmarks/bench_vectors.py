@@ -38,7 +38,9 @@ from pathlib import Path
 import numpy as np
 from _bench_common import cpu_name
 
-from ctx.hub.retrieval.index.vectors import CROSSOVER, FlatVectors, HnswVectors
+from ctx.hub.retrieval.index.hnsw import HnswVectors
+from ctx.hub.retrieval.index.rows import FlatVectors
+from ctx.hub.retrieval.index.vectors import CROSSOVER
 
 RESULTS = Path(__file__).parent / "results" / "vectors.md"
 DIM = 384

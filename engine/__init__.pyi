@@ -13,6 +13,9 @@ from ._reaching import (
 from ._redaction_finish import (
     PENDING_REDACTION as PENDING_REDACTION,
 )
+from ._redaction_finish import (
+    REDACTED as REDACTED,
+)
 from ._redaction_record import (
     Redaction as Redaction,
 )
@@ -645,9 +648,6 @@ from .query import (
 )
 from .query import (
     parse_query as parse_query,
-)
-from .redaction import (
-    REDACTED as REDACTED,
 )
 from .redaction import (
     RedactResult as RedactResult,

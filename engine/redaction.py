@@ -58,7 +58,6 @@ from ctx.engine._redaction_finish import (
     REDACTED,
     REMOTES,
     Pending,
-    finish_redaction,
     finish_steps,
     needles_of,
     reflog_commits,
@@ -72,7 +71,6 @@ from ctx.engine._redaction_finish import (
 from ctx.engine._redaction_record import (
     BLOBS,
     MESSAGES,
-    REDACTIONS_REF,
     Redaction,
     blob_data,
     list_redactions,
@@ -99,11 +97,8 @@ from ctx.engine.remotes import list_remotes
 from ctx.engine.store import Store
 
 __all__ = [
-    "REDACTED",
-    "REDACTIONS_REF",
     "RedactResult",
     "apply_redactions",
-    "finish_redaction",
     "memory_texts",
     "redact_memory",
     "redact_text",

@@ -58,12 +58,8 @@ from ctx.engine import (
 from ctx.hub.retrieval.index.coverage import Matches
 from ctx.hub.retrieval.index.documents import memory_embed_text
 from ctx.hub.retrieval.index.folder import FORMAT, IndexState
-from ctx.hub.retrieval.index.lexical import (
-    BODY_BOOST,
-    TITLE_BOOST,
-    LexicalIndex,
-    LexicalIndexError,
-)
+from ctx.hub.retrieval.index.lexical import BODY_BOOST, TITLE_BOOST, LexicalIndex
+from ctx.hub.retrieval.index.lexical_errors import LexicalIndexError
 from ctx.hub.retrieval.index.parts import question_parts
 from ctx.hub.retrieval.index.passages import may_be_long
 from ctx.hub.retrieval.index.schema import content_analyzer, stem_analyzer

@@ -67,13 +67,8 @@ from ctx.hub.retrieval.standing import pieces_of, standing_passage
 from ctx.hub.retrieval.written import with_written
 
 __all__ = [
-    "HEADER_TOKENS",
     "MAX_HITS",
     "MAX_QUERY_CHARS",
-    "ChannelScore",
-    "Explanation",
-    "Hit",
-    "RecallResult",
     "recall",
     "search",
 ]

@@ -68,7 +68,7 @@ import msgspec
 from ctx.engine import CtxError, InvalidInputError, Store, StoreBusyError
 from ctx.hub.locking import ReadWriteLock
 from ctx.hub.server.client import answered_here, hub_answers
-from ctx.hub.server.private import hub_file
+from ctx.hub.server.private import hub_file, socket_path
 from ctx.hub.server.service import Answerer
 from ctx.hub.server.stores import Limits, OpenStores, rss_bytes
 from ctx.hub.server.wire import (
@@ -85,7 +85,6 @@ from ctx.hub.server.wire import (
     Reply,
     StopAsk,
     StopReply,
-    socket_path,
 )
 
 __all__ = [

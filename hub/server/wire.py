@@ -50,7 +50,6 @@ from ctx.hub.code.results import CodeStatus, FindResult
 from ctx.hub.retrieval.index.reports import IndexStatus, ReindexReport
 from ctx.hub.retrieval.results import RecallResult
 from ctx.hub.retrieval.tuning import LearnReport
-from ctx.hub.server.private import socket_path
 
 __all__ = [
     "AnyAsk",
@@ -87,7 +86,6 @@ __all__ = [
     "StopAsk",
     "StopReply",
     "StoreAsk",
-    "socket_path",
 ]
 
 

@@ -19,7 +19,8 @@ import pytest
 from ctx import engine
 from ctx.engine import Draft
 from ctx.hub.config import HubConfig, RecallConfig
-from ctx.hub.retrieval.index.lexical import LexicalIndex, LexicalIndexCorruptError
+from ctx.hub.retrieval.index.lexical import LexicalIndex
+from ctx.hub.retrieval.index.lexical_errors import LexicalIndexCorruptError
 from ctx.hub.retrieval.index.maintenance import index_status, reindex
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.index.rows import BLOCK, SIDECAR

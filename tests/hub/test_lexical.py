@@ -13,10 +13,8 @@ from hypothesis import strategies as st
 
 from ctx.engine import StoreBusyError, StoreError
 from ctx.hub.retrieval.index.coverage import passage_index
-from ctx.hub.retrieval.index.lexical import (
-    TITLE_BOOST,
-    LexicalDoc,
-    LexicalIndex,
+from ctx.hub.retrieval.index.lexical import TITLE_BOOST, LexicalDoc, LexicalIndex
+from ctx.hub.retrieval.index.lexical_errors import (
     LexicalIndexBusyError,
     LexicalIndexError,
 )

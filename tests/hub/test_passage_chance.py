@@ -13,8 +13,8 @@ import pytest
 from ctx.hub.config import HubConfig
 from ctx.hub.retrieval.index.passages import chance_order, passage_key
 from ctx.hub.retrieval.index.projection import Projection
+from ctx.hub.retrieval.index.rows import FlatVectors
 from ctx.hub.retrieval.index.searcher import Searcher
-from ctx.hub.retrieval.index.vectors import FlatVectors
 from ctx.hub.retrieval.sources import open_sources
 
 DIMENSIONS = 64

@@ -20,7 +20,7 @@ from ctx.hub.retrieval.index.passages import (
     passages,
 )
 from ctx.hub.retrieval.index.projection import Projection
-from ctx.hub.retrieval.index.vectors import FlatVectors
+from ctx.hub.retrieval.index.rows import FlatVectors
 from ctx.hub.retrieval.packing import recall
 from ctx.hub.retrieval.ranking import rank
 from ctx.hub.retrieval.sources import open_sources

@@ -458,7 +458,7 @@ def test_index_size_counts_only_the_current_generation(disk_store, projection):
 
 def test_a_growing_flat_index_becomes_hnsw(disk_store, monkeypatch):
     from ctx.hub.retrieval.index import projection as module
-    from ctx.hub.retrieval.index.vectors import HnswVectors
+    from ctx.hub.retrieval.index.hnsw import HnswVectors
 
     monkeypatch.setattr(module, "CROSSOVER", 10)
     ids = [remember(disk_store, f"memory {i} about herons") for i in range(12)]
@@ -510,7 +510,7 @@ def test_an_exact_projection_leaves_the_hnsw_graph_on_disk(disk_store, monkeypat
 
 def test_a_loaded_graph_is_kept_when_another_process_appends(disk_store, monkeypatch):
     from ctx.hub.retrieval.index import projection as module
-    from ctx.hub.retrieval.index.vectors import HnswVectors
+    from ctx.hub.retrieval.index.hnsw import HnswVectors
 
     monkeypatch.setattr(module, "CROSSOVER", 10)
     for i in range(12):

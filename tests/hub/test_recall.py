@@ -9,13 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx import engine
-from ctx.engine import Draft, InvalidInputError
+from ctx.engine import HEADER_TOKENS, Draft, InvalidInputError
 from ctx.hub.config import HubConfig, RecallConfig
 from ctx.hub.retrieval.floors import WEAK_SHARE
 from ctx.hub.retrieval.index.projection import Projection
 from ctx.hub.retrieval.index.schema import content_analyzer
 from ctx.hub.retrieval.packing import (
-    HEADER_TOKENS,
     MAX_HITS,
     MAX_QUERY_CHARS,
     recall,

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from ctx.engine import StoreError
+from ctx.hub.retrieval.index.hnsw import HnswVectors
+from ctx.hub.retrieval.index.rows import FlatVectors
 from ctx.hub.retrieval.index.vectors import (
     CROSSOVER,
     SIDECAR,
-    FlatVectors,
-    HnswVectors,
     VectorIndex,
     VectorIndexError,
     choose_vectors,

@@ -19,7 +19,7 @@ from integration_support import fill_hub_store, start_hub_process, wall_clock
 
 from ctx.engine import Store
 from ctx.hub.server.listener import MAX_REQUEST_BYTES
-from ctx.hub.server.wire import socket_path
+from ctx.hub.server.private import socket_path
 
 
 @dataclass

@@ -30,13 +30,12 @@ from ctx import engine
 from ctx.engine import Draft
 from ctx.hub import Workspace
 from ctx.hub.server.client import start_hub
-from ctx.hub.server.private import HubFolderError
+from ctx.hub.server.private import HubFolderError, socket_path
 from ctx.hub.server.wire import (
     RecallAsk,
     RecallReply,
     Reply,
     SearchReply,
-    socket_path,
 )
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)

@@ -22,7 +22,7 @@ from integration_support import (
 )
 
 from ctx.engine import Store
-from ctx.hub.server.wire import socket_path
+from ctx.hub.server.private import socket_path
 
 NOW = "2026-03-20T12:00"
 

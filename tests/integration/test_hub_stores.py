@@ -17,7 +17,7 @@ import pytest
 from integration_support import run_ctx, start_hub_process, wait_for, wall_clock
 
 from ctx.engine import Store
-from ctx.hub.server.wire import socket_path
+from ctx.hub.server.private import socket_path
 
 ANIMALS = ("aardvark", "bison", "cobra", "dingo")
 

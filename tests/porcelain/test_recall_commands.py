@@ -250,7 +250,7 @@ def test_reindex_and_index_status(hctx):
 
 def test_recall_in_its_own_process_never_loads_an_hnsw_graph(hctx, monkeypatch):
     from ctx.hub.retrieval.index import projection
-    from ctx.hub.retrieval.index.vectors import HnswVectors
+    from ctx.hub.retrieval.index.hnsw import HnswVectors
 
     monkeypatch.setattr(projection, "CROSSOVER", 5)
     words = ["amber", "birch", "cobalt", "dune", "ember", "fjord"]

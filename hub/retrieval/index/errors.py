@@ -4,7 +4,7 @@ An index's files may stop holding what was written (a crash on a file system
 that lost a write, a disk error, a hand edit): a Tantivy segment that no
 longer decodes, vector rows that fail their checksum or are not finite. Each
 index raises its own subclass
-(:class:`~ctx.hub.retrieval.index.lexical.LexicalIndexCorruptError`,
+(:class:`~ctx.hub.retrieval.index.lexical_errors.LexicalIndexCorruptError`,
 :class:`~ctx.hub.retrieval.index.rows.VectorIndexCorruptError`), and whoever
 holds the projection catches this base, repairs the index from the commits
 (:meth:`~ctx.hub.retrieval.index.projection.Projection.repair`) and asks

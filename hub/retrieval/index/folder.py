@@ -20,7 +20,7 @@ from pathlib import Path
 
 import msgspec
 
-from ctx.hub.retrieval.index.lexical import LexicalIndexError
+from ctx.hub.retrieval.index.lexical_errors import LexicalIndexError
 
 __all__ = ["FORMAT", "IndexFolder", "IndexState"]
 

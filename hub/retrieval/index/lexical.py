@@ -72,7 +72,6 @@ from ctx.hub.retrieval.index.fuzzy import fuzzy_query
 from ctx.hub.retrieval.index.language import LANGUAGES, analyzer, field_of
 from ctx.hub.retrieval.index.lexical_errors import (
     LexicalIndexBusyError,
-    LexicalIndexCorruptError,
     LexicalIndexError,
     one_line,
     reading,
@@ -105,10 +104,6 @@ __all__ = [
     "TITLE_BOOST",
     "LexicalDoc",
     "LexicalIndex",
-    "LexicalIndexBusyError",
-    "LexicalIndexCorruptError",
-    "LexicalIndexError",
-    "LexicalWriter",
 ]
 
 # Field boosts multiply each field's BM25 score before they are summed. A title

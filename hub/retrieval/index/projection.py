@@ -62,18 +62,16 @@ from ctx.hub.retrieval.index.documents import (
 )
 from ctx.hub.retrieval.index.errors import IndexCorruptError
 from ctx.hub.retrieval.index.folder import FORMAT, IndexState
+from ctx.hub.retrieval.index.hnsw import HnswVectors
 from ctx.hub.retrieval.index.lexical import (
     LexicalDoc,
     LexicalIndex,
 )
 from ctx.hub.retrieval.index.passages import embed_passages, owner, passage_texts
+from ctx.hub.retrieval.index.rows import FlatVectors
 from ctx.hub.retrieval.index.searcher import Searcher
 from ctx.hub.retrieval.index.stored import StoredIndexes, disk_full
-from ctx.hub.retrieval.index.vectors import (
-    CROSSOVER,
-    FlatVectors,
-    HnswVectors,
-)
+from ctx.hub.retrieval.index.vectors import CROSSOVER
 from ctx.hub.retrieval.index.view import LiveView, PendingIndexes
 
 __all__ = ["FORMAT", "INLINE_EMBED", "REPLY_TO", "CatchUp", "Projection"]

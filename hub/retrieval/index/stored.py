@@ -38,14 +38,14 @@ from ctx.engine import CtxError, Store, plural
 from ctx.hub.retrieval.embedders import Embedder, EmbedderError
 from ctx.hub.retrieval.index.errors import IndexCorruptError
 from ctx.hub.retrieval.index.folder import FORMAT, IndexFolder, IndexState
-from ctx.hub.retrieval.index.lexical import (
-    LexicalIndex,
+from ctx.hub.retrieval.index.lexical import LexicalIndex
+from ctx.hub.retrieval.index.lexical_errors import (
     LexicalIndexCorruptError,
     LexicalIndexError,
 )
 from ctx.hub.retrieval.index.reuse import VectorSources, vector_folders
+from ctx.hub.retrieval.index.rows import FlatVectors
 from ctx.hub.retrieval.index.vectors import (
-    FlatVectors,
     VectorIndex,
     VectorIndexCorruptError,
     VectorIndexError,

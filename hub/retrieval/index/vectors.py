@@ -75,8 +75,6 @@ from ctx.hub.retrieval.index.rows import (
 __all__ = [
     "CROSSOVER",
     "SIDECAR",
-    "FlatVectors",
-    "HnswVectors",
     "VectorIndex",
     "VectorIndexCorruptError",
     "VectorIndexError",
