@@ -188,3 +188,32 @@ def test_a_plain_write_loads_no_detector_redaction_or_time_parser(
         "ctx.hub.retrieval.temporal.moment" not in modules
     )  # no --when: no time to parse
     assert "ctx.hub.screen" in modules  # the write was screened
+
+
+@pytest.mark.parametrize("args", [["--help"], ["hook", "session-start"]])
+def test_the_garbage_collector_still_runs_once_a_command_has_started(args) -> None:
+    # No collection runs while a command's modules are imported: a long
+    # process (`ctx serve`, `ctx mcp`, `ctx hub start`) must get its
+    # collector back, and collect what it makes after.
+    probe = """
+import gc, json, sys
+from ctx.porcelain.launch import main
+sys.argv = ["ctx", *json.loads(sys.argv[1])]
+try:
+    main()
+except SystemExit:
+    pass
+loop = []
+loop.append(loop)
+del loop
+sys.stderr.write(json.dumps([gc.isenabled(), gc.collect() >= 1]))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", probe, json.dumps(args)],
+        input="{}",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(out.stderr[out.stderr.rindex("[") :]) == [True, True]
