@@ -90,7 +90,10 @@ AGENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$"
 """What an agent's name (and a session id) may be: letters, digits and
 ``_.@+-``, at most 64 characters. The calls' schemas carry it."""
 INTENT_PATTERN = r"^[a-z][a-z-]{0,31}$"
-"""What an intent may be: a lower-case word (observe, decide, refine...)."""
+"""What an intent may be: a lower-case word (observe, decide, refine...).
+
+Both patterns are matched whole (``fullmatch``): Python's ``$`` also
+matches before a last newline, which would end a commit's trailer early."""
 _NAME_RE = re.compile(AGENT_PATTERN)
 _INTENT_RE = re.compile(INTENT_PATTERN)
 
@@ -194,7 +197,7 @@ class Intent(msgspec.Struct, frozen=True, kw_only=True):
                 f"Agent name {self.agent!r} is not allowed.",
                 hint="Use letters, digits and _.@+- (at most 64 characters).",
             )
-        if not _INTENT_RE.match(self.intent):
+        if not _INTENT_RE.fullmatch(self.intent):
             raise InvalidInputError(
                 f"Intent {self.intent!r} is not allowed.",
                 hint="Use a lower-case word such as observe, decide or refine.",
@@ -211,7 +214,7 @@ class Intent(msgspec.Struct, frozen=True, kw_only=True):
                 raise InvalidInputError(
                     f"A reason must hold 1 to {_MAX_REASON_CHARS} characters."
                 )
-        if self.session is not None and not _NAME_RE.match(self.session):
+        if self.session is not None and not _NAME_RE.fullmatch(self.session):
             raise InvalidInputError(f"Session id {self.session!r} is not allowed.")
 
 
@@ -317,7 +320,7 @@ def is_agent_name(name: str) -> bool:
 
     Letters, digits and ``_.@+-``, at most 64 characters.
     """
-    return _NAME_RE.match(name) is not None
+    return _NAME_RE.fullmatch(name) is not None
 
 
 def check_tag(tag: str) -> str:

@@ -182,12 +182,20 @@ class Workspace:
 
         screen = SecretScreen(self.secrets_mode)
         self._wrote = self._wrote or write
-        if self._store is not None and not (write and self._store.path is None):
+        # The user store's stand-in serves until the store is on disk: made
+        # by this write, or since by another process (a long `ctx mcp` or
+        # `ctx serve` would otherwise answer from an empty store for good).
+        standing_in = self._store is not None and self._store.path is None
+        if (
+            self._store is not None
+            and not (standing_in and write)
+            and not (standing_in and (self.path / "git").is_dir())
+        ):
             self._follow(self._store)
             return self._store
         Store = self._store_class()  # noqa: N806 (a class)
         if self._store is not None:
-            # A user store read while empty, now written: make it for real.
+            # A user store read while empty, now written or made: open it.
             self._store.close()
             self._store = Store.init(
                 self.path, clock=self.clock, exist_ok=True, screen=screen

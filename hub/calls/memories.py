@@ -210,7 +210,9 @@ def remember(
         pinned=req.pin,
     )
     who = write_intent(ws, caller, req, "observe")
-    with writing(ws, caller, req.branch, who) as (store, branch):
+    with writing(ws, caller, req.branch, who) as (store, branch), store.locked():
+        # The store's lock, not only the workspace's: another process must
+        # not forget or retag the memory between its look and its tags.
         result = engine.remember(
             store,
             draft,
@@ -221,16 +223,14 @@ def remember(
         )
         remembered = engine.RememberResult.of(result)
         if remembered.existing and draft.tags:
-            # The text was held already: the tags given still count, under
-            # the same hold of the lock (they were dropped without a word).
+            # The text was held already: the tags given still count, as
+            # `ctx tag` adds them (a tier tag replaces the memory's tier).
             held = engine.show(store, remembered.id, branch).memory.tags
             added = tuple(dict.fromkeys(t for t in draft.tags if t not in held))
             if added:
-                edited = engine.edit(
-                    store, remembered.id, who, add_tags=added, branch=branch
-                )
+                tagged = engine.tag(store, remembered.id, added, who, branch=branch)
                 remembered = msgspec.structs.replace(
-                    remembered, commit=edited.commit, tags_added=added
+                    remembered, commit=tagged.commit, tags_added=added
                 )
     return remembered
 

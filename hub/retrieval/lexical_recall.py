@@ -134,6 +134,11 @@ def lexical_recall(
         cost = entry.tokens + HEADER_TOKENS
         if found.memory_id in hidden or is_pinned(entry.path):
             continue
+        if budget - spent < HEADER_TOKENS:
+            left_out += 1  # nothing fits any more: counted unread, as recall does
+            continue
+        if is_archived(_memory(store, found.memory_id, entry, memories).tags):
+            continue  # off-context, as recall leaves it
         if spent + cost > budget and may_be_long(entry.tokens):
             room = budget - spent - HEADER_TOKENS
             part = _passage(store, found.memory_id, entry, memories, query, room)
@@ -143,8 +148,6 @@ def lexical_recall(
         if spent + cost > budget:
             parts.pop(found.memory_id, None)
             left_out += 1
-        elif is_archived(_memory(store, found.memory_id, entry, memories).tags):
-            parts.pop(found.memory_id, None)  # off-context, as recall leaves it
         else:
             spent += cost
             taken.append(found)

@@ -64,6 +64,27 @@ def test_find_falls_back_to_the_user_store(tmp_path: Path) -> None:
     assert (found.path / "git").is_dir()
 
 
+def test_a_workspace_reads_the_user_store_once_another_process_made_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A long `ctx mcp` started before the user store existed answered from
+    # its empty stand-in for good, after a shell's `ctx remember` made it.
+    from ctx.hub import Caller, calls
+
+    monkeypatch.setenv("CTX_NO_HUB", "1")
+    serving = Workspace.find(cwd=tmp_path, environ={})
+    assert not ctx.hub.recall(serving, "postgres queue", now=NOW).hits
+    assert calls.status(serving, Caller(), calls.StatusRequest()).head is None
+    shell = Workspace.find(cwd=tmp_path, environ={})
+    said = calls.RememberRequest(text="The job queue runs on Postgres.")
+    calls.remember(shell, Caller(), said)
+    shell.close()
+    found = ctx.hub.recall(serving, "postgres queue", now=NOW)
+    assert [h.body for h in found.hits] == ["The job queue runs on Postgres."]
+    assert calls.status(serving, Caller(), calls.StatusRequest()).head is not None
+    serving.close()
+
+
 def test_find_reads_branch_agent_and_session_from_the_environment(
     tmp_path: Path,
 ) -> None:

@@ -76,3 +76,13 @@ def test_import_says_how_many_lines_were_already_there(ctx, tmp_path):
     assert ctx("import", str(notes)).stdout == (
         "Everything in the file is already there: nothing to commit.\n"
     )
+
+
+def test_remember_again_with_another_tier_moves_the_memory_to_it(ctx):
+    # As `ctx tag` does: a memory is in one tier at a time (two tier tags
+    # made it archived and of reference at once, and recall dropped it).
+    first = ctx("remember", "The queue is Postgres", "--tag", "tier:reference")
+    memory_id = first.stdout.strip()
+    ctx("remember", "The queue is Postgres", "--tag", "tier:off-context")
+    tags = ctx.json("show", memory_id)["memory"]["tags"]
+    assert tags == ["tier:off-context"]

@@ -30,6 +30,7 @@ from ctx.engine import (
     PREFERENCES,
     PROPOSAL_STATUSES,
     TAKES,
+    Intent,
     InvalidInputError,
     Store,
     TraceNode,
@@ -195,6 +196,10 @@ async def test_every_writes_signature_fields_carry_the_engines_pattern(
             decode(CALLS["remember"], {"text": "x", field: value})
     jsonschema.validate(taken, text)
     decode(CALLS["remember"], {"text": "x", field: taken})
+    # Python's "$" matches before a last newline (ECMA's does not): the
+    # engine matches the pattern whole, and refuses what would split a trailer.
+    with pytest.raises(InvalidInputError, match="is not allowed"):
+        Intent(**{"agent": "codex", "intent": "observe", field: f"{taken}\n"})
 
 
 def test_every_value_of_a_set_is_decoded() -> None:

@@ -272,3 +272,21 @@ def test_a_cold_answer_leaves_archived_memories_out(cold, indexed):
     assert summary in text
     assert "failed refunds 3 times" not in text
     assert "again every night" not in text
+
+
+def test_an_archived_memory_over_the_budget_is_not_counted_left_out(cold):
+    # It is off the context: not a match the budget left out, as recall
+    # counts it, nor searched for a passage.
+    steps = [
+        f"Step {i}: rotate refund worker key {i} and check it." for i in range(150)
+    ]
+    store = Store.open(cold / ".ctx", clock=local_now)
+    try:
+        [runbook] = engine.remember_many(store, [Draft(text="\n".join(steps))], WHO).ids
+        engine.tag(store, runbook, ["tier:off-context"], WHO)
+        ask = {"branch": "main", "budget": 60, "floor": 0.45, "now": local_now()}
+        answered = lexical_recall(store, "rotate the refund worker keys", **ask)
+    finally:
+        store.close()
+    assert runbook not in [h.id for h in answered.hits]
+    assert answered.left_out == 0
