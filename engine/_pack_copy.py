@@ -49,7 +49,6 @@ import array
 import binascii
 import bisect
 import hashlib
-import itertools
 import mmap
 import os
 import sys
@@ -152,7 +151,7 @@ def _records(
     stored = _StoredEntries(objects, ids)
     try:
         for pack in stored.whole:
-            yield from pack.records()
+            yield from pack.runs()
         yield from _single_records(objects, stored.not_whole(ids), stored)
     finally:
         stored.close()
@@ -374,8 +373,8 @@ class _PackEntries:
         # An entry ends where the next one in the file starts; the last one
         # where the pack's trailing checksum does.
         self._bounds = sorted(starts)
-        self._whole: list[tuple[bytes, bytes]] | None = None
-        """Each entry's object id and bytes, once checked to go whole."""
+        self._order: list[int] | None = None
+        """The rows in the file's order, once checked to go whole."""
         self._bounds.append(len(data) - _SHA_SIZE)
 
     @classmethod
@@ -449,22 +448,21 @@ class _PackEntries:
             digest.update(data[at : min(at + _HASH_STEP, size - _SHA_SIZE)])
         if digest.digest() != trailer:
             return False
-        entries = list(self._in_file_order())
-        if not all(self._sendable(row, entry) for row, _name, entry in entries):
-            return False
-        self._whole = [(name, entry) for _row, name, entry in entries]
+        # Each entry checked where it lies in the file (no copy of it made):
+        # a transfer of 20,000 objects made and checked 20,000 slices.
+        starts = self._starts
+        order = sorted(range(count), key=starts.__getitem__)
+        view = memoryview(data)
+        try:
+            for row, end in zip(order, [*self._bounds[1:]], strict=True):
+                if not self._sendable(row, view[starts[row] : end]):
+                    return False
+        finally:
+            view.release()
+        self._order = order
         return True
 
-    def _in_file_order(self) -> Iterator[tuple[int, bytes, bytes]]:
-        """Returns each entry's row, object id and bytes, in the file's order."""
-        by_start = sorted(
-            (self._starts[row], row, name) for name, row in self._rows.items()
-        )
-        by_start.append((self._bounds[-1], -1, b""))
-        for (start, row, name), (end, _, _) in itertools.pairwise(by_start):
-            yield row, name, self._data[start:end]
-
-    def _sendable(self, row: int, entry: bytes) -> bool:
+    def _sendable(self, row: int, entry: memoryview) -> bool:
         """Returns whether ``entry`` (of ``row``) matches its CRC, its base here."""
         if not entry or binascii.crc32(entry) != self._crcs[row]:
             return False
@@ -473,7 +471,7 @@ class _PackEntries:
             at = 1
             while at < len(entry) and entry[at - 1] & 0x80:
                 at += 1
-            return entry[at : at + _SHA_SIZE] in self._rows
+            return bytes(entry[at : at + _SHA_SIZE]) in self._rows
         return kind in _WHOLE or kind == _OFS_DELTA
 
     def _entry_at(self, row: int) -> bytes | None:
@@ -489,14 +487,28 @@ class _PackEntries:
         end = self._bounds[after]
         return (start, end) if end > start else None
 
-    def records(self) -> Iterator[UnpackedObject]:
-        """Returns a record of every entry, verbatim, in the file's order.
+    def runs(self) -> Iterator[UnpackedObject]:
+        """Returns a record of every entry, in the file's order, for sending.
 
-        Only for a pack :meth:`can_go_whole` said can.
+        As :func:`in_runs` sends stored entries: the bytes of a run of
+        about :data:`_RUN_BYTES` ride on its last record, here one slice of
+        the file, the records before it carrying none. Only for a pack
+        :meth:`can_go_whole` said can.
         """
-        assert self._whole is not None
-        for name, entry in self._whole:
-            yield _stored_record(name, entry)
+        assert self._order is not None
+        names = list(self._rows)  # in the index's order, as the rows count
+        data, starts, order = self._data, self._starts, self._order
+        ends = self._bounds[1:]
+        run = _PACK_HEADER
+        last = len(order) - 1
+        for n, row in enumerate(order):
+            end = ends[n]
+            chunks: list[bytes] = []
+            if end - run >= _RUN_BYTES or n == last:
+                chunks, run = [data[run:end]], end
+            record = UnpackedObject(data[starts[row]] >> 4 & 7, sha=names[row])
+            record.comp_chunks = chunks  # header and data: sent verbatim
+            yield record
 
     def copy_to(self, pack_dir: str) -> None:
         """Writes the pack and its index, as they are, into ``pack_dir``."""

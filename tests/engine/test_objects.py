@@ -63,12 +63,11 @@ def test_a_missing_object_is_still_missing(disk_store):
 def test_a_long_walk_reads_packs_through_their_whole_index(
     disk_store, intent, monkeypatch
 ):
-    from ctx.engine import _objects
 
     ids = [remember(disk_store, Draft(text=f"n {i}"), intent).ids[0] for i in range(8)]
     before = log(disk_store)
     assert pack_loose(disk_store) > 0
-    monkeypatch.setattr(_objects, "_TABLE_AFTER", 0)  # as after 4,096 look-ups
+    # About thirty objects: read whole from the second look-up on.
     reader = Store.open(disk_store.path, clock=disk_store.clock)
     assert {m.memory.id for m in list_memories(reader)} == set(ids)
     assert log(reader) == before
@@ -79,6 +78,29 @@ def test_a_long_walk_reads_packs_through_their_whole_index(
     assert len(tables[0]) > 8 * 3  # every object of the pack
     with pytest.raises(KeyError):
         objects[b"1" * 40]
+    reader.close()
+
+
+def test_a_few_look_ups_in_a_big_pack_leave_its_index_unread(disk_store, intent):
+    # A pull of ten objects read each of its remote's indexes whole: a pack
+    # is read whole only once one in 25 of its objects was looked up.
+    from ctx.engine._objects import _TABLE_SHARE
+
+    blobs = []
+    for i in range(2 * _TABLE_SHARE):
+        remember(disk_store, Draft(text=f"n {i}"), intent)
+    assert pack_loose(disk_store) > 0
+    reader = Store.open(disk_store.path, clock=disk_store.clock)
+    objects = reader.repo.object_store
+    assert isinstance(objects, ObjectStore)
+    [pack] = objects.packs
+    blobs = [sha for sha, _, _ in pack.index.iterentries()]
+    assert len(blobs) > 3 * _TABLE_SHARE
+    objects.get_raw(blobs[0])
+    assert all(r.table is None for r in objects._readers.values())
+    for sha in blobs[1 : len(blobs) // _TABLE_SHARE + 2]:
+        objects.get_raw(sha)
+    assert [len(r.table or ()) for r in objects._readers.values()] == [len(blobs)]
     reader.close()
 
 
