@@ -491,8 +491,8 @@ def _in_fields(exc: CtxError, call: Call) -> None:
     The engine words its errors for the command line ("Give either --take
     or --body."); an agent calling over MCP or HTTP has fields instead. An
     option that is the call's field (``--take``: ``take``) is named so; a
-    hint naming one the call has no field for (``--allow-secret``) is
-    left out, as no field does what it says.
+    part of a hint (parts end at "; ") naming one the call has no field for
+    (``--allow-secret``) is left out, as no field does what it says.
     """
     fields = {f.encode_name for f in msgspec.structs.fields(call.request)}
 
@@ -512,8 +512,17 @@ def _in_fields(exc: CtxError, call: Call) -> None:
     exc.message = named(exc.message)[0]
     exc.args = (exc.message,)
     if exc.hint is not None:
-        hint, missing = named(exc.hint)
-        exc.hint = None if missing else hint
+        # Each part of the hint on its own: "`ctx dream review --status
+        # accepted` shows them; confirm with --yes" keeps its second part.
+        kept = []
+        for part in exc.hint.split("; "):
+            said, missing = named(part)
+            if not missing:
+                kept.append(said)
+        hint = "; ".join(kept)
+        if hint and hint[0].islower() and not exc.hint[:1].islower():
+            hint = hint[0].upper() + hint[1:]
+        exc.hint = hint or None
 
 
 def structured(value: Any) -> Any:

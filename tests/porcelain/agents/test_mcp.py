@@ -81,6 +81,20 @@ async def test_remembering_a_held_text_again_adds_the_new_tags(ws: Workspace) ->
     assert same["commit"] is None
 
 
+async def test_a_hint_keeps_its_parts_that_a_tool_can_follow(ws: Workspace) -> None:
+    # A hint naming an option the tool has no field for was dropped whole,
+    # with its parts a model could follow ("Take it out").
+    import secret_samples
+
+    said = {"text": f"The key is {secret_samples.aws_key()}"}
+    async with Client(build_server(ws)) as client:
+        refused = await client.call_tool("remember", said)
+    assert refused.is_error
+    [text] = [c.text for c in refused.content]
+    assert text.endswith("nothing was written. Hint: Take it out")
+    assert "--allow-secret" not in text
+
+
 async def test_writes_are_signed_with_the_clients_name(ws: Workspace) -> None:
     info = Implementation(name="claude-code", version="2.1")
     async with Client(all_tools(ws), client_info=info) as client:
