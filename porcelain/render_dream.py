@@ -82,10 +82,21 @@ def render_dream_status(st: DreamStatus) -> None:
     echo(f"proposals:  {counts or 'none'}")
 
 
-def render_proposals(views: list[ProposalView]) -> None:
-    """Prints each proposal with its evidence and its memory-level diff."""
+def render_proposals(views: list[ProposalView], status: str = "proposed") -> None:
+    """Prints each proposal with its evidence and its memory-level diff.
+
+    ``status``: the proposals asked for (``review --status``), for saying
+    there are none.
+    """
     if not views:
-        echo("No proposals waiting. `ctx dream run --once` looks for some.")
+        if status == "proposed":
+            echo(
+                "No proposals waiting. `ctx dream run --once` looks for some; "
+                "`ctx dream review --status accepted` shows those accepted, "
+                "for `ctx dream merge`."
+            )
+        else:
+            echo(f"No {'' if status == 'all' else status + ' '}proposals.")
         return
     for view in views:
         p = view.proposal

@@ -133,7 +133,7 @@ def dream_review(
     if as_json:
         echo_json(views)
     else:
-        render_proposals(views)
+        render_proposals(views, status)
 
 
 _memory_option = click.option(

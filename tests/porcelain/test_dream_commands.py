@@ -114,6 +114,13 @@ def test_merge_asks_for_yes_when_it_hides_more_than_three_memories(hashing_ctx):
         "`ctx dream merge` asks for --yes past 3.\n"
     )
     ctx("dream", "accept", "--all")
+    # Nothing left to review: where the accepted ones are, and none stale.
+    assert ctx("dream", "review").stdout == (
+        "No proposals waiting. `ctx dream run --once` looks for some; "
+        "`ctx dream review --status accepted` shows those accepted, for "
+        "`ctx dream merge`.\n"
+    )
+    assert ctx("dream", "review", "--status", "stale").stdout == "No stale proposals.\n"
     before = ctx.files()
     r = ctx("dream", "merge", code=4)
     assert r.stderr == (
