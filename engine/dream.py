@@ -185,8 +185,11 @@ class ReviewResult(Outcome, frozen=True, kw_only=True):
         memories: The memories reviewed inside one proposal (``--memory``),
             else empty.
         others: With ``memories``: how many of the proposal's other
-            memories accepting declined, or how many still wait after
+            memories accepting declined, or how many are left after
             rejecting (0: none is left, the proposal is rejected).
+        left: With ``memories`` rejected: the status the proposal keeps
+            for the others (proposed: they wait for review; accepted:
+            they are accepted).
     """
 
     status: str
@@ -194,6 +197,7 @@ class ReviewResult(Outcome, frozen=True, kw_only=True):
     commit: CommitId | None
     memories: tuple[MemoryId, ...] = ()
     others: int = 0
+    left: str = ""
 
     def inside(self) -> str:
         """Says, in one line, what a review of memories inside one proposal did."""
@@ -205,8 +209,9 @@ class ReviewResult(Outcome, frozen=True, kw_only=True):
                 out += f"; its other {plural(self.others, 'memory')} declined"
             return out + "."
         if self.others:
+            keeps = "stays accepted" if self.left == "accepted" else "waits on"
             return (
-                f"Declined {what} of proposal {pid}; it waits on for its other "
+                f"Declined {what} of proposal {pid}; it {keeps} for its other "
                 f"{plural(self.others, 'memory')}."
             )
         return f"Declined {what} of proposal {pid}: none is left, it is rejected."
@@ -492,6 +497,8 @@ def _decided(
     inside = proposal.changed_memories()
     picked = _pick_memories(proposal, memories)
     if status == "accepted":
+        if proposal.status == "accepted":  # more of its memories accepted
+            return status, tuple(m for m in proposal.declined if m not in picked)
         return status, tuple(m for m in inside if m not in picked)
     declined = tuple(dict.fromkeys((*proposal.declined, *picked)))
     if set(declined) >= set(inside):
@@ -564,11 +571,14 @@ def review_proposals(
     ]
     reviewed: tuple[MemoryId, ...] = ()
     others = 0
+    left = ""
     if memories:
         reviewed = _pick_memories(chosen[0], memories)
+        after, declined = decided[chosen[0].id]
         rest = set(chosen[0].changed_memories()) - set(reviewed)
         if status == "rejected":
-            rest -= set(decided[chosen[0].id][1])
+            rest -= set(declined)
+            left = after if rest else ""
         others = len(rest)
     if not changed:
         return ReviewResult(
@@ -577,6 +587,7 @@ def review_proposals(
             commit=None,
             memories=reviewed,
             others=others,
+            left=left,
         )
     verb = "Accept" if status == "accepted" else "Reject"
 
@@ -617,6 +628,7 @@ def review_proposals(
         commit=commit.id if commit else None,
         memories=reviewed,
         others=others,
+        left=left,
     )
 
 

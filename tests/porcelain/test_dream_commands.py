@@ -158,6 +158,16 @@ def test_a_tier_proposal_is_reviewed_memory_by_memory(hashing_ctx):
     assert (result["memories"], result["others"]) == ([ids[1]], 2)
     [view] = ctx.json("dream", "review", "--status", "accepted")
     assert set(view["proposal"]["declined"]) == {ids[0], ids[2]}
+    # Accepting another adds it: the one accepted before stays accepted.
+    ctx("dream", "accept", pid, "--memory", ids[2])
+    [view] = ctx.json("dream", "review", "--status", "accepted")
+    assert view["proposal"]["declined"] == [ids[0]]
+    # Declining one of an accepted proposal says it stays accepted.
+    out = ctx("dream", "reject", pid, "--memory", ids[2]).stdout
+    assert out == (
+        f"Declined 1 memory of proposal {pid}; it stays accepted for its other "
+        "1 memory.\n"
+    )
 
 
 def test_a_run_on_a_named_branch_says_how_to_review_it(hashing_ctx):
