@@ -167,6 +167,7 @@ def run_cycle(
     name = sync_dream_branch(store, branch)
     known_proposals = list_proposals(store, branch)
     known_ids = {p.id for p in known_proposals}
+    proposed_before = frozenset(known_ids)
     view = projection.view(tip, branch=branch)
     searcher = projection.searcher(view)
     detector = Detector(
@@ -194,7 +195,9 @@ def run_cycle(
     for mid, _fresh in claimed:
         every = detector.examine(mid)
         found = [c for c in every if c.id not in known_ids]
-        known += len(every) - len(found)
+        # Proposed before this cycle; a pair met again from its other side
+        # in this one is not.
+        known += sum(c.id in proposed_before for c in every)
         for candidate in found:
             known_ids.add(candidate.id)
         candidates.extend(found)

@@ -91,6 +91,7 @@ def test_a_second_cycle_makes_nothing_twice_and_backs_off(ws):
     lone = remember(ws, "Nothing like anything else", days_ago=1)
     first = dream.run(ws, budget=50)
     assert sum(first.proposed.values()) == 1
+    assert first.known == 0  # its other side is met in the same cycle: not before
     again = dream.run(ws, budget=50)
     assert again.examined == 0  # everything backs off
     later = dream.run(ws, budget=50, now=NOW + timedelta(seconds=BASE_WAIT + 1))
