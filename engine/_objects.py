@@ -70,8 +70,8 @@ _TABLE_SHARE = 25
 one in this many of those it holds: about where dulwich's bisection (a
 Python call per step, some 10 us a look-up) has cost what reading the index
 whole does (some 0.3 us an entry). A fixed 4,096 look-ups first made a push
-of 20,000 objects bisect 4,096 times, and a pull of ten read the 20,000
-entries of each pack of its remote."""
+of 20,000 objects bisect 4,096 times. (A repository not trusted has each
+index read whole at once, by :func:`index_offsets`.)"""
 _FAN_OUT_END = 8 + 256 * 4
 _ONE_CALL = 16384
 """Objects up to this size are inflated in one call: a walk reads tens of
@@ -176,7 +176,9 @@ class ObjectStore(DiskObjectStore):
             reader = self._readers.get(key)
             if reader is None or reader.pack is not pack:
                 reader = self._readers[key] = _PackReader(pack)
-            if reader.table is None and reader.looked_up():
+                # Read whole at once, by ctx's own reader, which refuses an
+                # index it cannot read: dulwich's search of a damaged one
+                # fails with errors that blame no one.
                 reader.index_whole()
             offset = reader.offset(sha)
             if offset is None:

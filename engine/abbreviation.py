@@ -65,7 +65,7 @@ def resolve_memory_id(
     part = text.strip().upper()
     if len(part) == 26:
         return parse_memory_id(text)
-    if len(part) < MIN_SHORT or len(part) > 26 or not _PART_RE.match(part):
+    if len(part) < MIN_SHORT or len(part) > 26 or not _PART_RE.fullmatch(part):
         raise InvalidInputError(
             f"{text!r} is not a memory id: give its 26 characters, or at least "
             f"{MIN_SHORT} from its start or its end.",

@@ -119,7 +119,7 @@ def _resolve_base(store: Store, base: str, rev: str) -> CommitId:
         with contextlib.suppress(KeyError):
             fetched = store.repo.refs[Ref(b"refs/remotes/" + base.encode())]
             return CommitId(fetched.decode("ascii"))
-    if _HEX_RE.match(base):
+    if _HEX_RE.fullmatch(base):
         if len(base) == 40:
             store.commit(CommitId(base))
             return CommitId(base)

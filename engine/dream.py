@@ -579,6 +579,8 @@ def review_proposals(
         if status == "rejected":
             rest -= set(declined)
             left = after if rest else ""
+        else:
+            rest &= set(declined)  # those left declined
         others = len(rest)
     if not changed:
         return ReviewResult(

@@ -246,14 +246,14 @@ def _check_path(path: str, memory: Memory) -> str:
                 f"Path {path!r} is not of the form {area}/<source>/<slug>.json."
             )
         check_source_name(parts[1])
-        if not _SLUG_RE.match(parts[2][: -len(".json")]):
+        if not _SLUG_RE.fullmatch(parts[2][: -len(".json")]):
             raise InvalidInputError(
                 f"File name {parts[2]!r} is not allowed.",
                 hint="Use lower-case letters, digits and _.- before .json.",
             )
     elif area == SESSIONS:
         if not 3 <= len(parts) <= _MAX_SESSION_DEPTH or not all(
-            _SESSION_PART_RE.match(part) for part in parts[1:]
+            _SESSION_PART_RE.fullmatch(part) for part in parts[1:]
         ):
             raise InvalidInputError(
                 f"Path {path!r} is not of the form sessions/<session>/<name>.json."
@@ -269,7 +269,7 @@ def _check_link(raw: _LinkIn) -> Link:
             f"Link version {raw.version} is not supported "
             f"(this ctx reads version {_LINK_VERSION})."
         )
-    if not _AGENT_RE.match(raw.agent):
+    if not _AGENT_RE.fullmatch(raw.agent):
         raise InvalidInputError(f"Agent name {raw.agent!r} is not allowed.")
     if raw.confidence is not None and not (
         math.isfinite(raw.confidence) and 0.0 <= raw.confidence <= 1.0

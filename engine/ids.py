@@ -67,7 +67,7 @@ def parse_memory_id(text: str) -> MemoryId:
         InvalidInputError: ``text`` is not a 26-character ULID.
     """
     candidate = text.strip().upper()
-    if not _ULID_RE.match(candidate):
+    if not _ULID_RE.fullmatch(candidate):
         raise InvalidInputError(
             f"{text!r} is not a memory id (26 characters of Crockford base32).",
             hint="Ids look like 01JD2X9K7M3Q4R5S6T7V8W9XYZ; `ctx ls` lists them.",

@@ -94,7 +94,7 @@ def shard(memory_id: MemoryId) -> str:
 
 def check_context(name: str) -> str:
     """Returns ``name`` if it can name a context folder, else raises."""
-    if not _NAME_RE.match(name) or ".." in name:
+    if not _NAME_RE.fullmatch(name) or ".." in name:
         raise InvalidInputError(
             f"Context {name!r} is not allowed.",
             hint="Use lower-case letters, digits and _.- (no / or ..).",
@@ -104,7 +104,7 @@ def check_context(name: str) -> str:
 
 def check_source_name(name: str) -> str:
     """Returns ``name`` if it can name a pinned or primed source folder."""
-    if not _NAME_RE.match(name) or ".." in name:
+    if not _NAME_RE.fullmatch(name) or ".." in name:
         raise InvalidInputError(
             f"Source name {name!r} is not allowed.",
             hint="Use lower-case letters, digits and _.- (no / or ..), or --source.",

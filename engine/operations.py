@@ -236,7 +236,7 @@ def undo(
 
 
 def _position(ops: list[Operation], branch: str, op_id: str) -> int:
-    match = _OP_ID_RE.match(op_id)
+    match = _OP_ID_RE.fullmatch(op_id)
     if match is None:
         raise InvalidInputError(
             f"{op_id!r} is not an operation id.",

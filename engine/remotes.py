@@ -117,7 +117,7 @@ class RemoteLag(msgspec.Struct, frozen=True, kw_only=True):
 
 def check_name(name: str) -> str:
     """Returns ``name`` if it may name a remote, else raises InvalidInputError."""
-    if not _NAME_RE.match(name) or name.endswith((".lock", ".")) or ".." in name:
+    if not _NAME_RE.fullmatch(name) or name.endswith((".lock", ".")) or ".." in name:
         raise InvalidInputError(
             f"{name!r} is not a valid remote name.",
             hint="Use letters, digits, '.', '_' and '-' (e.g. origin).",
@@ -357,7 +357,7 @@ def _namespace(config: ConfigFile, name: str) -> str:
     if destination != f"refs/remotes/{name}/*" or not source.startswith(_HEADS):
         return ""
     namespace = source[len(_HEADS) : -1] if source.endswith("/*") else ""
-    return namespace if _NAMESPACE_RE.match(namespace) else ""
+    return namespace if _NAMESPACE_RE.fullmatch(namespace) else ""
 
 
 def add_remote(store: Store, name: str, url: str, *, namespace: str = "") -> RemoteInfo:
@@ -377,7 +377,7 @@ def add_remote(store: Store, name: str, url: str, *, namespace: str = "") -> Rem
     """
     check_name(name)
     url = check_url(url)
-    if namespace and not _NAMESPACE_RE.match(namespace):
+    if namespace and not _NAMESPACE_RE.fullmatch(namespace):
         raise InvalidInputError(
             f"{namespace!r} is not a namespace for branches.",
             hint="Use a folder name that ends with '/' (e.g. ctx/).",

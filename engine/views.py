@@ -82,7 +82,7 @@ class DeleteViewResult(Outcome, frozen=True, kw_only=True):
 
 
 def _path(name: str) -> str:
-    if not _NAME_RE.match(name) or ".." in name:
+    if not _NAME_RE.fullmatch(name) or ".." in name:
         raise InvalidInputError(
             f"View name {name!r} is not allowed.",
             hint="Use lower-case letters, digits and _.- (no / or ..).",

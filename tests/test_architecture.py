@@ -36,14 +36,25 @@ DISTINCT = {
     "getenv",
     "getenvb",
     "expanduser",
+    "expandvars",
     "get_config_stack",
 }
 """Names that read the process's environment wherever they are met."""
-CLOCKS = {"now", "utcnow", "today", "time", "time_ns", "localtime", "gmtime", "home"}
+CLOCKS = {
+    "now",
+    "utcnow",
+    "today",
+    "time",
+    "time_ns",
+    "localtime",
+    "gmtime",
+    "strftime",
+    "ctime",
+    "home",
+}
 """Names that read the wall clock or the user's folder as attributes of
 ``time``, ``datetime``, ``date`` or ``Path`` (a record's ``.time`` is data)."""
 OWNERS = {"os", "time", "datetime", "date", "Path"}
-
 
 ALLOWED = {
     ("_receive_rules.py", "expanduser"),
@@ -54,11 +65,23 @@ the user's and the system's git configuration included (docs/architecture.md).""
 
 
 def _reads(tree: ast.AST) -> set[str]:
+    # What each name stands for: "import datetime as dt", "from datetime
+    # import datetime as DT".
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = alias.name.rsplit(".", 1)[-1]
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
-            owner = node.value.id if isinstance(node.value, ast.Name) else None
-            if node.attr in DISTINCT or (owner in OWNERS and node.attr in CLOCKS):
+            owner = node.value
+            name = None
+            if isinstance(owner, ast.Name):
+                name = aliases.get(owner.id, owner.id)
+            elif isinstance(owner, ast.Attribute):
+                name = owner.attr
+            if node.attr in DISTINCT or (name in OWNERS and node.attr in CLOCKS):
                 found.add(node.attr)
         elif isinstance(node, ast.ImportFrom) and node.module in ("os", "time"):
             names = DISTINCT | CLOCKS
@@ -82,19 +105,27 @@ def test_the_engine_reads_neither_the_environment_nor_the_wall_clock():
 def test_the_check_of_the_engine_finds_each_way_of_reading_them():
     said = """
 import os, time
+import datetime as dt
+import pathlib
 from os import environ
 from datetime import date, datetime
+from datetime import datetime as DT
 from pathlib import Path
 os.environ["A"]; os.getenv("B"); os.path.expanduser("~"); Path.home()
 datetime.now(); datetime.today(); date.today(); time.time(); time.localtime()
+dt.datetime.now(); DT.utcnow(); pathlib.Path.home(); os.path.expandvars("$A")
+time.strftime("%Y"); record.time; store.clock()
 """
     assert _reads(ast.parse(said)) == {
         "environ",
         "getenv",
         "expanduser",
+        "expandvars",
         "home",
         "now",
+        "utcnow",
         "today",
         "time",
         "localtime",
+        "strftime",
     }

@@ -522,6 +522,8 @@ def _in_fields(exc: CtxError, call: Call) -> None:
         hint = "; ".join(kept)
         if hint and hint[0].islower() and not exc.hint[:1].islower():
             hint = hint[0].upper() + hint[1:]
+        if hint and exc.hint.endswith(".") and not hint.endswith("."):
+            hint += "."
         exc.hint = hint or None
 
 

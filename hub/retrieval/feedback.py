@@ -285,8 +285,9 @@ def record_feedback(
     if recall is None:
         raise NotFoundError(
             f"This store gave no recall {wanted}.",
-            hint="Recall ids come from `ctx recall --json` (recall_id); a store "
-            "recalled thousands of times a week keeps its newest 4 MB of them.",
+            hint="Recall ids come from `ctx recall --json` (recall_id); the "
+            "recall log of a store recalled thousands of times a week keeps "
+            "its newest 4 MB.",
         )
     returned = {hit.id for hit in recall.hits}
     ids = tuple(dict.fromkeys(u.strip().upper() for u in used))

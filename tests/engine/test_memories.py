@@ -79,6 +79,8 @@ def test_blob_bytes_are_canonical(store, intent):
         (Draft(text="x", kind="opinion"), "Unknown kind 'opinion'."),
         (Draft(text="x", context="../etc"), "Context '../etc' is not allowed."),
         (Draft(text="x", context="a/b"), "Context 'a/b' is not allowed."),
+        # A pattern's "$" matches before a last newline: "memory/team\n".
+        (Draft(text="x", context="team\n"), "Context 'team\\n' is not allowed."),
         (
             Draft(text="x", tags=("notag",)),
             "Tag 'notag' is not of the form namespace:value.",

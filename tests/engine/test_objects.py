@@ -240,6 +240,27 @@ def test_a_repository_not_trusted_never_makes_an_object_over_the_limit(
     repo.close()
 
 
+def test_a_repository_not_trusted_is_read_by_its_index_whole(disk_store, intent):
+    # A fetch's remote whose index has a fan-out table that lies: dulwich's
+    # search of it fails with a TypeError, which blamed the local store.
+    for i in range(6):
+        remember(disk_store, Draft(text=f"n {i}"), intent)
+    assert pack_loose(disk_store) > 0
+    [pack] = disk_store.repo.object_store.packs
+    shas = [sha for sha, _, _ in pack.index.iterentries()]
+    idx = Path(pack.index.path)
+    raw = bytearray(idx.read_bytes())
+    raw[8 : 8 + 255 * 4] = b"\xff" * (255 * 4)  # all but the count
+    idx.write_bytes(bytes(raw))
+    repo = open_repository(disk_store.path / "git", untrusted=True)
+    try:
+        for sha in shas:
+            type_num, _ = repo.object_store.get_raw(binascii.hexlify(sha))
+            assert type_num in (1, 2, 3)
+    finally:
+        repo.close()
+
+
 def test_a_repository_not_trusted_has_no_alternates(tmp_path: Path):
     git_dir = tmp_path / "r.git"
     Repo.init_bare(str(git_dir), mkdir=True).close()

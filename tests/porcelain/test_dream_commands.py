@@ -159,7 +159,10 @@ def test_a_tier_proposal_is_reviewed_memory_by_memory(hashing_ctx):
     [view] = ctx.json("dream", "review", "--status", "accepted")
     assert set(view["proposal"]["declined"]) == {ids[0], ids[2]}
     # Accepting another adds it: the one accepted before stays accepted.
-    ctx("dream", "accept", pid, "--memory", ids[2])
+    added = ctx("dream", "accept", pid, "--memory", ids[2]).stdout
+    assert added.startswith(
+        f"Accepted proposal {pid} for 1 memory; its other 1 memory declined.\n"
+    )
     [view] = ctx.json("dream", "review", "--status", "accepted")
     assert view["proposal"]["declined"] == [ids[0]]
     # Declining one of an accepted proposal says it stays accepted.

@@ -91,7 +91,7 @@ async def test_a_hint_keeps_its_parts_that_a_tool_can_follow(ws: Workspace) -> N
         refused = await client.call_tool("remember", said)
     assert refused.is_error
     [text] = [c.text for c in refused.content]
-    assert text.endswith("nothing was written. Hint: Take it out")
+    assert text.endswith("nothing was written. Hint: Take it out.")
     assert "--allow-secret" not in text
 
 
