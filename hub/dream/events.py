@@ -6,8 +6,9 @@ v1.2.3, 2026-03-01), each marked when a value mark ("is", "to", ``=``,
 ``:``) comes before it; two texts' tokens are matched, and the runs where
 they differ are what changed (:func:`value_changes`). Two records of
 something that happened (:func:`happened`: a date, a past action) that
-differ in two places, or by an id, a number, a date or a person, are
-separate events (:func:`separate_events`), never an update; two such
+differ in two places, or by an id, a number, a date or a person (whom
+an action went to among them), are separate events
+(:func:`separate_events`), never an update; two such
 events of one shape are one routine (:func:`one_routine`), never linked.
 """
 
@@ -48,6 +49,46 @@ _STATE_AUX = frozenset(
 )
 # What introduces a value: "port is 9090", "moved to Berlin", "timeout = 30".
 _VALUE_MARKS = frozenset(("is", "are", "was", "were", "be", "to", "becomes", "equals"))
+_GIVING = frozenset(
+    (
+        "sent",
+        "handed",
+        "gave",
+        "passed",
+        "forwarded",
+        "escalated",
+        "assigned",
+        "reassigned",
+        "delegated",
+        "emailed",
+        "mailed",
+        "shipped",
+        "delivered",
+        "paid",
+        "returned",
+        "invoiced",
+        "reported",
+        "submitted",
+        "presented",
+        "wrote",
+        "messaged",
+        "introduced",
+        "referred",
+        "lent",
+        "sold",
+        "deployed",
+        "released",
+        "published",
+        "promoted",
+        "pushed",
+    )
+)
+"""Past actions that go to someone or somewhere: what "to" introduces after
+them, in the same clause, is whom or where it went ("sent the invoice to
+Acme", "handed the pager to Carol", "deployed the api to staging"), which
+tells one event from another, not a value it changed to."""
+_CLAUSE_ENDS = frozenset(("and", "then", "but", "after", "before", "while"))
+_DETERMINERS = frozenset(("the", "a", "an", "our", "my", "their", "his", "her", "its"))
 CALENDAR = frozenset(
     [
         "monday",
@@ -84,12 +125,15 @@ RESTATE = FILLERS | {"now", "currently", "still"}
 class _Token:
     """A token of a text, folded, with what introduced it."""
 
-    __slots__ = ("fold", "marked", "text")
+    __slots__ = ("fold", "marked", "text", "whom")
 
-    def __init__(self, text: str, marked: bool) -> None:
+    def __init__(self, text: str, marked: bool, whom: bool = False) -> None:
         self.text = text
         self.fold = text.casefold()
         self.marked = marked
+        self.whom = whom
+        """A word of whom or where an action went to (:data:`_GIVING`),
+        never marked."""
 
 
 def _tokens(text: str) -> list[_Token]:
@@ -101,6 +145,7 @@ def _tokens(text: str) -> list[_Token]:
     out: list[_Token] = []
     last_end = 0
     last = ""
+    giving = whom = False  # an action that goes to someone; after its "to"
     for found in _TOKEN_RE.finditer(text):
         token = found.group()
         fold = token.casefold()
@@ -108,9 +153,16 @@ def _tokens(text: str) -> list[_Token]:
         last_end = found.end()
         if fold in RESTATE:
             continue
-        out.append(
-            _Token(token, last in _VALUE_MARKS or any(c in between for c in ":="))
-        )
+        if fold in _CLAUSE_ENDS or any(c in between for c in ".,;:!?"):
+            giving = whom = False  # another clause: another action
+        whom = whom or (giving and last == "to")
+        named = whom and fold not in _DETERMINERS
+        marked = not whom and (last in _VALUE_MARKS or any(c in between for c in ":="))
+        out.append(_Token(token, marked, named))
+        if fold in _GIVING:
+            giving = True
+        elif _PAST_RE.fullmatch(fold) and fold not in _NOT_PAST:
+            giving = whom = False  # another action: "... and moved it to X"
         last = fold
     return out
 
@@ -231,11 +283,14 @@ _BY_PEOPLE = frozenset(
 def _tells_events(tokens: list[_Token], at: int) -> bool:
     """Returns whether token ``at`` tells one event from another.
 
-    An id, a number, a date, or a person's name (the text's first word, or
-    a capitalised word after "with", "by", "met" and the like), with no
-    value mark before it ("decided to use Redis" names a value).
+    An id, a number, a date, or a person's name (the text's first word, a
+    capitalised word after "with", "by", "met" and the like, or whom an
+    action went to: "handed the pager to Carol"), with no value mark before
+    it ("decided to use Redis" names a value).
     """
     token = tokens[at]
+    if token.whom:
+        return True
     if token.marked:
         return False
     if _names_event(token.text) or token.text.isdigit():

@@ -273,9 +273,14 @@ _LATIN_END = "\u0250"
 """Where the Latin letters end (after Latin Extended-B)."""
 
 
+_WORDS_RE = re.compile(r"\d+(?:\.\d+)+|" + WORD_RE.pattern, re.UNICODE)
+"""A word, or a number with dots kept whole: "1.4.1" and "1.4.4" are two
+versions, where their digits alone are the same words."""
+
+
 def words(text: str) -> frozenset[str]:
-    """Returns the distinct lower-case words of ``text``."""
-    return frozenset(WORD_RE.findall(text.casefold()))
+    """Returns the distinct lower-case words of ``text``, dotted numbers whole."""
+    return frozenset(_WORDS_RE.findall(text.casefold()))
 
 
 def overlap(a: frozenset[str], b: frozenset[str]) -> float:

@@ -75,6 +75,19 @@ def test_separate_events_of_one_shape_never_supersede_each_other():
         ("Met with Alice about the Q3 roadmap", "Met with Bob about the Q3 roadmap"),
         ("Ran the backup job, 42 GB written", "Ran the backup job, 43 GB written"),
         ("Alice reviewed the login PR", "Bob reviewed the login PR"),
+        # Whom an action went to (an accept-all hid every hand-over but the
+        # last).
+        ("Sent the monthly invoice to Acme.", "Sent the monthly invoice to Initech."),
+        ("Handed the on-call pager to Carol.", "Handed the on-call pager to Dave."),
+        ("Sent the logs to the security team.", "Sent the logs to the platform team."),
+        (
+            "Deployed the billing api to staging.",
+            "Deployed the billing api to production.",
+        ),
+        (
+            "Escalated the outage ticket to Alice.",
+            "Escalated the outage ticket to Bob.",
+        ),
     ],
 )
 def test_two_events_with_other_people_or_counts_are_not_an_update(older, newer):
@@ -89,10 +102,37 @@ def test_two_events_with_other_people_or_counts_are_not_an_update(older, newer):
         ("We decided to use Postgres for jobs", "We decided to use Redis for jobs"),
         ("The team lead is Dana", "The team lead is now Erik"),
         ("Timeout was raised to 30 seconds", "Timeout was raised to 45 seconds"),
+        ("Changed the API port to 8080", "Changed the API port to 9090"),
+        ("Upgraded Postgres to 14", "Upgraded Postgres to 16"),
+        ("Moved the weekly sync to Berlin", "Moved the weekly sync to Munich"),
+        # An action that went to someone before, in a clause of its own.
+        (
+            "Emailed the team and moved the launch to March",
+            "Emailed the team and moved the launch to April",
+        ),
     ],
 )
 def test_a_value_a_decision_changed_is_still_an_update(older, newer):
     assert not separate_events(older, newer)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        (
+            "Deployed version 1.4.1 to production.",
+            "Deployed version 1.4.4 to production.",
+        ),
+        ("Tagged release 2.3.2 on GitHub.", "Tagged release 2.3.3 on GitHub."),
+    ],
+)
+def test_two_versions_are_neither_duplicates_nor_an_update(older, newer):
+    # "1.4.1" and "1.4.4" were the same words (their digits): a duplicate of
+    # 0.99, and an accept-all hid the older deploy.
+    assert (
+        dream.judge_pair(memory(1, older, 20), memory(2, newer, 5), 0.98, LIMITS)
+        is None
+    )
 
 
 def test_a_dotted_name_is_named_whole():
