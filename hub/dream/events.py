@@ -88,6 +88,53 @@ them, in the same clause, is whom or where it went ("sent the invoice to
 Acme", "handed the pager to Carol", "deployed the api to staging"), which
 tells one event from another, not a value it changed to."""
 _CLAUSE_ENDS = frozenset(("and", "then", "but", "after", "before", "while"))
+_PHRASE_ENDS = frozenset(
+    (
+        *_VALUE_MARKS,
+        "that",
+        "which",
+        "who",
+        "because",
+        "since",
+        "so",
+        "when",
+        "until",
+        "with",
+        "in",
+        "on",
+        "at",
+        "for",
+        "of",
+        "from",
+        "by",
+        "set",
+    )
+)
+"""Words that end whom or where an action went to: what follows is said of
+it ("reported to Alice that the port is 8080")."""
+_WHEN = frozenset(
+    (
+        "next",
+        "last",
+        "this",
+        "week",
+        "weeks",
+        "month",
+        "months",
+        "year",
+        "years",
+        "quarter",
+        "day",
+        "days",
+        "tonight",
+        "morning",
+        "afternoon",
+        "evening",
+        "later",
+    )
+)
+"""Words of a time: "pushed the deadline to Friday", "to next week" put a
+thing off, to a value, where "to" names no one."""
 _DETERMINERS = frozenset(("the", "a", "an", "our", "my", "their", "his", "her", "its"))
 CALENDAR = frozenset(
     [
@@ -155,7 +202,13 @@ def _tokens(text: str) -> list[_Token]:
             continue
         if fold in _CLAUSE_ENDS or any(c in between for c in ".,;:!?"):
             giving = whom = False  # another clause: another action
+        if whom and (fold in _PHRASE_ENDS or fold == "to"):
+            giving = whom = False  # the phrase of whom it went to has ended
         whom = whom or (giving and last == "to")
+        if whom and (
+            fold in CALENDAR or fold in _WHEN or any(c.isdigit() for c in fold)
+        ):
+            whom = False  # a time or a number: a value ("pushed to Friday")
         named = whom and fold not in _DETERMINERS
         marked = not whom and (last in _VALUE_MARKS or any(c in between for c in ":="))
         out.append(_Token(token, marked, named))

@@ -273,9 +273,10 @@ _LATIN_END = "\u0250"
 """Where the Latin letters end (after Latin Extended-B)."""
 
 
-_WORDS_RE = re.compile(r"\d+(?:\.\d+)+|" + WORD_RE.pattern, re.UNICODE)
-"""A word, or a number with dots kept whole: "1.4.1" and "1.4.4" are two
-versions, where their digits alone are the same words."""
+_WORDS_RE = re.compile(r"[^\W\d_]*\d+(?:\.\d+)+|" + WORD_RE.pattern, re.UNICODE)
+"""A word, or a number with dots kept whole (and the letters before it,
+"v1.4.1"): "1.4.1" and "1.4.4" are two versions, where their digits alone
+are the same words."""
 
 
 def words(text: str) -> frozenset[str]:

@@ -110,6 +110,13 @@ def test_two_events_with_other_people_or_counts_are_not_an_update(older, newer):
             "Emailed the team and moved the launch to March",
             "Emailed the team and moved the launch to April",
         ),
+        # A value said after whom it went to, or a time it was put off to.
+        (
+            "Reported to Alice that the port is 8080",
+            "Reported to Alice that the port is 9090",
+        ),
+        ("Pushed the deadline to Friday", "Pushed the deadline to Monday"),
+        ("Pushed the release to next week", "Pushed the release to next month"),
     ],
 )
 def test_a_value_a_decision_changed_is_still_an_update(older, newer):
@@ -124,6 +131,7 @@ def test_a_value_a_decision_changed_is_still_an_update(older, newer):
             "Deployed version 1.4.4 to production.",
         ),
         ("Tagged release 2.3.2 on GitHub.", "Tagged release 2.3.3 on GitHub."),
+        ("Deployed v1.4.1 to production.", "Deployed v1.4.4 to production."),
     ],
 )
 def test_two_versions_are_neither_duplicates_nor_an_update(older, newer):
