@@ -11,38 +11,52 @@ import importlib
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ctx.porcelain.main import COMMAND_MODULES
 from ctx.porcelain.version import VERSION
 
-_IMPORTS = """
-import json, sys
+_AFTER = """
+import gc, json, sys
 from ctx.porcelain.launch import main
 sys.argv = ["ctx", *json.loads(sys.argv[1])]
 try:
     main()
 except SystemExit:
     pass
-sys.stderr.write(json.dumps(sorted(sys.modules)))
 """
+"""Runs ``ctx ARGS`` in the process; what follows it reports on stderr."""
 
 _HEAVY = ("numpy", "tantivy", "hnswlib", "onnxruntime", "mcp", "textual", "uvicorn")
 
 
-def imported(*args: str) -> set[str]:
-    """The modules ``ctx ARGS`` has loaded when it ends."""
+_MODULES = "sys.stderr.write(json.dumps(sorted(sys.modules)))"
+
+
+def after(
+    args: Sequence[str], report: str, stdin: str = "", cwd: Path | None = None
+) -> Any:
+    """What ``report`` writes as JSON on stderr once ``ctx ARGS`` has run."""
     out = subprocess.run(
-        [sys.executable, "-c", _IMPORTS, json.dumps(args)],
+        [sys.executable, "-c", _AFTER + report, json.dumps(list(args))],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
+        cwd=cwd,
     )
-    return set(json.loads(out.stderr[out.stderr.rindex("[") :]))
+    return json.loads(out.stderr[out.stderr.rindex("[") :])
+
+
+def imported(*args: str) -> set[str]:
+    """The modules ``ctx ARGS`` has loaded when it ends."""
+    return set(after(args, _MODULES))
 
 
 def command_modules(modules: set[str]) -> set[str]:
@@ -79,7 +93,7 @@ def test_version_says_what_the_groups_option_says(tmp_path: Path) -> None:
     from ctx.porcelain.main import cli
 
     fast = subprocess.run(
-        [sys.executable, "-c", _IMPORTS, json.dumps(["--version"])],
+        [sys.executable, "-c", _AFTER, json.dumps(["--version"])],
         capture_output=True,
         text=True,
         check=True,
@@ -157,15 +171,7 @@ def test_the_hook_reads_its_own_arguments(args, read):
 
 
 def test_the_hook_loads_neither_click_nor_a_command(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _IMPORTS, json.dumps(["hook", "session-end"])],
-        input=b"{}",
-        capture_output=True,
-        timeout=120,
-        check=True,
-        cwd=tmp_path,
-    )
-    modules = set(json.loads(done.stderr[done.stderr.rindex(b"[") :]))
+    modules = set(after(["hook", "session-end"], _MODULES, stdin="{}", cwd=tmp_path))
     assert command_modules(modules) == set()
     assert "click" not in modules
     assert not {m.split(".")[0] for m in modules} & set(_HEAVY)
@@ -196,24 +202,9 @@ def test_the_garbage_collector_still_runs_once_a_command_has_started(args) -> No
     # process (`ctx serve`, `ctx mcp`, `ctx hub start`) must get its
     # collector back, and collect what it makes after.
     probe = """
-import gc, json, sys
-from ctx.porcelain.launch import main
-sys.argv = ["ctx", *json.loads(sys.argv[1])]
-try:
-    main()
-except SystemExit:
-    pass
 loop = []
 loop.append(loop)
 del loop
 sys.stderr.write(json.dumps([gc.isenabled(), gc.collect() >= 1]))
 """
-    out = subprocess.run(
-        [sys.executable, "-c", probe, json.dumps(args)],
-        input="{}",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert json.loads(out.stderr[out.stderr.rindex("[") :]) == [True, True]
+    assert after(args, probe, stdin="{}") == [True, True]
