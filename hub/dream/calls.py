@@ -177,17 +177,24 @@ def run(
 def dream_status(
     ws: Workspace, *, branch: str | None = None, now: datetime | None = None
 ) -> DreamStatus:
-    """Returns the queue, the back-off, the last cycle and the proposals."""
-    from ctx.engine import live_catalog
+    """Returns the queue, the back-off, the last cycle and the proposals.
+
+    A merged proposal whose merge an undo took back counts as ``undone``,
+    as the review shows it.
+    """
+    from ctx.engine import live_catalog, undone_merges
 
     require_disk(ws)
     name = _branch(ws, branch)
     store = ws.store()
     catalog = live_catalog(store, store.branch_tip(name))
     live = {mid: entry.blob for mid, entry in catalog.entries.items()}
+    proposals = list_proposals(store, name)
+    undone = set(undone_merges(store, name, proposals))
     counts: dict[str, int] = {}
-    for proposal in list_proposals(store, name):
-        counts[proposal.status] = counts.get(proposal.status, 0) + 1
+    for proposal in proposals:
+        status = "undone" if proposal.id in undone else proposal.status
+        counts[status] = counts.get(status, 0) + 1
     return DreamStatus(
         branch=name,
         dream_branch=dream_branch(name),

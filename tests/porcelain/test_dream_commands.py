@@ -59,6 +59,8 @@ def test_the_whole_round_from_run_to_undo(hashing_ctx):
     assert back["hides"] == [old]
     text = ctx("dream", "review").stdout
     assert f"its merge was undone: `ctx dream accept {pid}` merges it again" in text
+    # So does the status (it counted the proposal merged).
+    assert "proposals:  1 undone" in ctx("dream", "status").stdout
     ctx("dream", "accept", pid)
     ctx("dream", "merge")
     assert old not in ctx("ls").stdout
