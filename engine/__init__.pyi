@@ -206,9 +206,6 @@ from .dream import (
     ProposeResult as ProposeResult,
 )
 from .dream import (
-    ReviewResult as ReviewResult,
-)
-from .dream import (
     TagChange as TagChange,
 )
 from .dream import (
@@ -230,13 +227,16 @@ from .dream import (
     propose as propose,
 )
 from .dream import (
-    review_proposals as review_proposals,
-)
-from .dream import (
     sync_dream_branch as sync_dream_branch,
 )
 from .dream import (
     undone_merges as undone_merges,
+)
+from .dream_review import (
+    ReviewResult as ReviewResult,
+)
+from .dream_review import (
+    review_proposals as review_proposals,
 )
 from .errors import (
     CommitNotFoundError as CommitNotFoundError,

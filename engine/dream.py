@@ -26,15 +26,12 @@ from datetime import datetime
 
 import msgspec
 
-from ctx.engine.abbreviation import MIN_SHORT
 from ctx.engine.adjacency import adjacency
 from ctx.engine.branches import check_new_branch_name
 from ctx.engine.commits import CommitInfo
 from ctx.engine.errors import (
-    ConflictError,
     CorruptStoreError,
     InvalidInputError,
-    NotFoundError,
     RefNotFoundError,
 )
 from ctx.engine.ids import CommitId, MemoryId
@@ -64,15 +61,15 @@ __all__ = [
     "LinkChange",
     "Proposal",
     "ProposeResult",
-    "ReviewResult",
     "TagChange",
+    "decode_proposal",
     "dream_branch",
     "hidden_by",
     "list_proposals",
     "make_proposal",
     "merge_accepted",
+    "proposal_effects",
     "propose",
-    "review_proposals",
     "sync_dream_branch",
     "undone_merges",
 ]
@@ -175,48 +172,6 @@ class ProposeResult(msgspec.Struct, frozen=True, kw_only=True):
     commit: CommitId | None
 
 
-class ReviewResult(Outcome, frozen=True, kw_only=True):
-    """What accept or reject did.
-
-    Attributes:
-        status: The status given (accepted or rejected).
-        ids: The proposals that took it.
-        commit: The commit on the dream branch, if anything changed.
-        memories: The memories reviewed inside one proposal (``--memory``),
-            else empty.
-        others: With ``memories``: how many of the proposal's other
-            memories accepting declined, or how many are left after
-            rejecting (0: none is left, the proposal is rejected).
-        left: With ``memories`` rejected: the status the proposal keeps
-            for the others (proposed: they wait for review; accepted:
-            they are accepted).
-    """
-
-    status: str
-    ids: tuple[str, ...]
-    commit: CommitId | None
-    memories: tuple[MemoryId, ...] = ()
-    others: int = 0
-    left: str = ""
-
-    def inside(self) -> str:
-        """Says, in one line, what a review of memories inside one proposal did."""
-        pid = ", ".join(self.ids)
-        what = plural(len(self.memories), "memory")
-        if self.status == "accepted":
-            out = f"Accepted proposal {pid} for {what}"
-            if self.others:
-                out += f"; its other {plural(self.others, 'memory')} declined"
-            return out + "."
-        if self.others:
-            keeps = "stays accepted" if self.left == "accepted" else "waits on"
-            return (
-                f"Declined {what} of proposal {pid}; it {keeps} for its other "
-                f"{plural(self.others, 'memory')}."
-            )
-        return f"Declined {what} of proposal {pid}: none is left, it is rejected."
-
-
 class DreamMergeResult(Outcome, frozen=True, kw_only=True):
     """What :func:`merge_accepted` did.
 
@@ -307,7 +262,12 @@ def make_proposal(
     )
 
 
-def _decode(data: bytes, where: str) -> Proposal:
+def decode_proposal(data: bytes, where: str) -> Proposal:
+    """Returns the proposal a file holds.
+
+    Raises:
+        CorruptStoreError: the file at ``where`` is not a proposal.
+    """
     try:
         return _DECODER.decode(data)
     except msgspec.DecodeError as exc:
@@ -322,7 +282,9 @@ def _tagged(memory: Memory, tag: str) -> Memory:
     return msgspec.structs.replace(memory, tags=tags)
 
 
-def _effects(snap: Snapshot, proposals: Iterable[Proposal]) -> dict[str, bytes | None]:
+def proposal_effects(
+    snap: Snapshot, proposals: Iterable[Proposal]
+) -> dict[str, bytes | None]:
     """Returns the path changes that carry out ``proposals`` on ``snap``.
 
     A link already there, a tag already carried or a memory not on ``snap``
@@ -407,7 +369,7 @@ def propose(store: Store, proposal: Proposal) -> ProposeResult:
     def build(snap: Snapshot) -> dict[str, bytes | None]:
         if snap.blob_id(path) is not None:
             return {}
-        return {**_effects(snap, [proposal]), path: encode_struct(proposal)}
+        return {**proposal_effects(snap, [proposal]), path: encode_struct(proposal)}
 
     ids = ", ".join(e.id for e in proposal.memories)
     commit = store.write(name, intent, f"Propose {proposal.kind}: {ids}", build)
@@ -436,202 +398,11 @@ def list_proposals(
         return []
     snap = store.snapshot(tip)
     found = [
-        _decode(snap.read_blob(blob), path)
+        decode_proposal(snap.read_blob(blob), path)
         for path, blob in snap.files(PROPOSALS + "/")
     ]
     found.sort(key=lambda p: (p.created_at, p.id))
     return [p for p in found if status is None or p.status == status]
-
-
-def _pick(proposals: Sequence[Proposal], ids: Sequence[str]) -> list[Proposal]:
-    by_id = {p.id: p for p in proposals}
-    out: dict[str, Proposal] = {}
-    for given in ids:
-        if len(given) < MIN_SHORT and given.lower() not in by_id:
-            # As a memory's: a character or two would pick an update that
-            # hides a memory by chance ("a" accepted a5dddc3b59c1).
-            raise InvalidInputError(
-                f"{given!r} is not a proposal id: give at least {MIN_SHORT} "
-                "of its characters.",
-                hint="`ctx dream review` lists them.",
-            )
-        matches = [p for pid, p in by_id.items() if pid.startswith(given.lower())]
-        if not given or not matches:
-            raise NotFoundError(
-                f"No proposal {given!r}.", hint="`ctx dream review` lists them."
-            )
-        if len(matches) > 1:
-            raise InvalidInputError(
-                f"Proposal id {given!r} is ambiguous.", hint="Give more characters."
-            )
-        out[matches[0].id] = matches[0]
-    return list(out.values())
-
-
-def _pick_memories(proposal: Proposal, given: Sequence[str]) -> tuple[MemoryId, ...]:
-    inside = proposal.changed_memories()
-    out: dict[MemoryId, None] = {}
-    for name in given:
-        wanted = name.strip().upper()
-        matches = [
-            m for m in inside if wanted and (m.startswith(wanted) or m.endswith(wanted))
-        ]
-        if len(matches) != 1:
-            raise InvalidInputError(
-                f"Proposal {proposal.id} changes no memory {name!r}."
-                if not matches
-                else f"Memory id {name!r} is ambiguous in proposal {proposal.id}.",
-                hint=f"It changes {plural(len(inside), 'memory')}; "
-                "`ctx dream review` lists them.",
-            )
-        out[matches[0]] = None
-    return tuple(out)
-
-
-def _decided(
-    proposal: Proposal, status: str, memories: Sequence[str]
-) -> tuple[str, tuple[MemoryId, ...]]:
-    """Returns the status and declined memories a review gives ``proposal``."""
-    if not memories:
-        return status, proposal.declined
-    inside = proposal.changed_memories()
-    picked = _pick_memories(proposal, memories)
-    if status == "accepted":
-        if proposal.status == "accepted":  # more of its memories accepted
-            return status, tuple(m for m in proposal.declined if m not in picked)
-        return status, tuple(m for m in inside if m not in picked)
-    declined = tuple(dict.fromkeys((*proposal.declined, *picked)))
-    if set(declined) >= set(inside):
-        return "rejected", declined
-    return proposal.status, declined
-
-
-def review_proposals(
-    store: Store,
-    branch: str,
-    ids: Sequence[str],
-    status: str,
-    intent: Intent,
-    *,
-    note: str | None = None,
-    memories: Sequence[str] = (),
-) -> ReviewResult:
-    """Accepts or rejects proposals (every waiting one when ``ids`` is empty).
-
-    Waiting: proposed, or merged and taken back by an undo (accepted again,
-    it merges again). A rejected proposal keeps its file, so it is never
-    made again. A proposal already merged cannot be reviewed again, unless
-    the branch no longer holds its effects (an undo took the merge back).
-    With ``memories``, one proposal that changes many memories (tiers) is
-    reviewed memory by memory: accepting accepts it for those memories only;
-    rejecting declines those memories and leaves it waiting for the others
-    (rejected once none is left).
-
-    Raises:
-        NotFoundError: an id names no proposal.
-        InvalidInputError: ``status`` is not accepted or rejected, a
-            proposal was merged already, or ``memories`` are given for other
-            than one proposal, or name a memory it does not change.
-    """
-    if status not in ("accepted", "rejected"):
-        raise InvalidInputError(f"A review accepts or rejects, not {status!r}.")
-    if note is not None:
-        Intent(agent=intent.agent, intent="review", reason=note)  # checks the text
-    name = dream_branch(branch)
-    current = list_proposals(store, branch)
-    if ids:
-        chosen = _pick(current, ids)
-    else:  # every waiting one: those proposed, and merges an undo took back
-        chosen = [p for p in current if p.status == "proposed"]
-        merged = [p for p in current if p.status == "merged"]
-        if merged and status == "accepted":
-            on_branch = store.snapshot(store.branch_tip(branch))
-            chosen += [p for p in merged if _effects(on_branch, [p])]
-    if memories and (len(ids) != 1 or not chosen[0].tags):
-        raise InvalidInputError(
-            "Memories are reviewed inside one proposal that changes tags.",
-            hint="Give one proposal id with --memory (a tier proposal lists many).",
-        )
-    # A merged proposal whose effects the branch no longer holds (`ctx undo`
-    # took the merge back) may be reviewed again, and merged again.
-    merged = [p for p in chosen if p.status == "merged"]
-    undone: set[str] = set()
-    if merged:  # the branch read only where it matters
-        on_branch = store.snapshot(store.branch_tip(branch))
-        undone = {p.id for p in merged if _effects(on_branch, [p])}
-    done = [p for p in merged if p.id not in undone]
-    if done:
-        raise InvalidInputError(
-            f"Proposal {done[0].id} was merged already.",
-            hint="`ctx undo` on the branch takes a merge back.",
-        )
-    decided = {p.id: _decided(p, status, memories) for p in chosen}
-    changed = [
-        p for p in chosen if (p.status, p.declined) != decided[p.id] or p.note != note
-    ]
-    reviewed: tuple[MemoryId, ...] = ()
-    others = 0
-    left = ""
-    if memories:
-        reviewed = _pick_memories(chosen[0], memories)
-        after, declined = decided[chosen[0].id]
-        rest = set(chosen[0].changed_memories()) - set(reviewed)
-        if status == "rejected":
-            rest -= set(declined)
-            left = after if rest else ""
-        else:
-            rest &= set(declined)  # those left declined
-        others = len(rest)
-    if not changed:
-        return ReviewResult(
-            status=status,
-            ids=tuple(p.id for p in chosen),
-            commit=None,
-            memories=reviewed,
-            others=others,
-            left=left,
-        )
-    verb = "Accept" if status == "accepted" else "Reject"
-
-    def build(snap: Snapshot) -> dict[str, bytes | None]:
-        out: dict[str, bytes | None] = {}
-        for proposal in changed:
-            path = proposal_path(proposal.id)
-            data = snap.read(path)
-            if data is None:
-                continue
-            now = _decode(data, path)
-            if now.status == "merged" and now.id not in undone:
-                raise ConflictError(f"Proposal {now.id} was merged meanwhile.")
-            given, declined = _decided(now, status, memories)
-            out[path] = encode_struct(
-                msgspec.structs.replace(
-                    now,
-                    status=given,
-                    reviewer=intent.agent,
-                    note=note,
-                    declined=declined,
-                )
-            )
-        return out
-
-    what = plural(len(changed), "proposal")
-    if memories:
-        what += f" for {plural(len(memories), 'memory')}"
-    commit = store.write(
-        name,
-        msgspec.structs.replace(intent, reason=note) if note else intent,
-        f"{verb} {what}",
-        build,
-    )
-    return ReviewResult(
-        status=status,
-        ids=tuple(p.id for p in chosen),
-        commit=commit.id if commit else None,
-        memories=reviewed,
-        others=others,
-        left=left,
-    )
 
 
 def undone_merges(
@@ -645,7 +416,7 @@ def undone_merges(
     if not merged:
         return ()
     snap = store.snapshot(store.branch_tip(branch))
-    return tuple(p.id for p in merged if _effects(snap, [p]))
+    return tuple(p.id for p in merged if proposal_effects(snap, [p]))
 
 
 def _hidden(
@@ -750,7 +521,7 @@ def merge_accepted(
                 'confirm with --yes ("yes": true through MCP and HTTP).',
             )
         result: MergeResult | None = None
-        changes = _effects(snap, good)
+        changes = proposal_effects(snap, good)
         if changes:
             count = plural(len(good), "accepted proposal")
             merging = msgspec.structs.replace(intent, intent=merge_intent)
@@ -790,7 +561,7 @@ def _record_outcome(
             data = snap.read(path)
             if data is not None:
                 new = msgspec.structs.replace(
-                    _decode(data, path), status="stale", note=why
+                    decode_proposal(data, path), status="stale", note=why
                 )
                 out[path] = encode_struct(new)
         return out
