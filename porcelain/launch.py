@@ -32,6 +32,10 @@ import sys
 
 from ctx.porcelain.version import VERSION
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING: importing typing costs ~10 ms
+if TYPE_CHECKING:
+    from types import ModuleType
+
 __all__ = ["hook_arguments", "main"]
 
 
@@ -52,26 +56,28 @@ def main() -> None:
         if answer is None:  # no hub to answer: this process does
             # As the group's main() does, before numpy can load: see there.
             os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-            gc.disable()  # as for the group, below
-            try:
-                from ctx.porcelain.hooks import run_hook
-            finally:
-                gc.freeze()
-                gc.enable()
+            run_hook = _imported("ctx.porcelain.hooks").run_hook
             answer = run_hook(event, data, store=store, agent=agent)
         if answer:
             sys.stdout.write(answer + "\n")
     else:
-        # The group's imports make tens of thousands of objects and no garbage
-        # worth a collection: none runs meanwhile, and those made are frozen
-        # out of the later ones.
-        gc.disable()
-        try:
-            from ctx.porcelain.main import main as run_group
-        finally:
-            gc.freeze()
-            gc.enable()
-        run_group()
+        _imported("ctx.porcelain.main").main()
+
+
+def _imported(name: str) -> ModuleType:
+    """Imports module ``name`` with no collection meanwhile; freezes what it made.
+
+    A command's imports make tens of thousands of objects and no garbage
+    worth a collection; what they made is kept out of the later ones.
+    """
+    import importlib  # here: not for `--version` or a relayed hook
+
+    gc.disable()
+    try:
+        return importlib.import_module(name)
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def hook_arguments(args: list[str]) -> tuple[str, str | None, str | None] | None:
