@@ -52,6 +52,7 @@ from ctx.engine.model import (
     check_time,
     check_title,
     encode,
+    is_agent_name,
 )
 from ctx.engine.wording import plural
 
@@ -60,7 +61,6 @@ __all__ = ["Graph", "LinkEntry", "MemoryEntry", "read_graph"]
 _MEMORY_VERSION = 1
 _LINK_VERSION = 1
 _MAX_REASON_CHARS = 2000
-_AGENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
 _SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,127}$")
 _SESSION_PART_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$")
 _MAX_SESSION_DEPTH = 6
@@ -269,7 +269,7 @@ def _check_link(raw: _LinkIn) -> Link:
             f"Link version {raw.version} is not supported "
             f"(this ctx reads version {_LINK_VERSION})."
         )
-    if not _AGENT_RE.fullmatch(raw.agent):
+    if not is_agent_name(raw.agent):
         raise InvalidInputError(f"Agent name {raw.agent!r} is not allowed.")
     if raw.confidence is not None and not (
         math.isfinite(raw.confidence) and 0.0 <= raw.confidence <= 1.0
