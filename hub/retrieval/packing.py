@@ -63,7 +63,7 @@ from ctx.hub.retrieval.results import (
     RecallResult,
 )
 from ctx.hub.retrieval.sources import Source
-from ctx.hub.retrieval.standing import pieces_of, standing_passage
+from ctx.hub.retrieval.standing import matched_passage, standing_passage
 from ctx.hub.retrieval.written import with_written
 
 __all__ = [
@@ -240,10 +240,7 @@ def _passage(ranking: Ranking, ranked: Ranked) -> PassageMatch | None:
     memory = ranking.read(ranked.id)
     if memory is None:
         return None
-    pieces, _ = pieces_of(memory_embed_text(memory))
-    if len(pieces) < 2 or number >= len(pieces):
-        return None
-    return PassageMatch(number=number + 1, of=len(pieces), text=pieces[number])
+    return matched_passage(memory_embed_text(memory), number)
 
 
 def _standing(

@@ -23,11 +23,11 @@ from ctx.hub.retrieval.index.coverage import best_passage
 from ctx.hub.retrieval.index.passages import passages
 from ctx.hub.retrieval.results import PassageMatch
 
-__all__ = ["pieces_of", "standing_passage"]
+__all__ = ["matched_passage", "standing_passage"]
 
 
 @functools.lru_cache(maxsize=256)
-def pieces_of(text: str) -> tuple[tuple[str, ...], int]:
+def _pieces(text: str) -> tuple[tuple[str, ...], int]:
     """Returns a text's passages and the tokens of the shortest, kept.
 
     The same long memories come back question after question.
@@ -52,11 +52,26 @@ def standing_passage(
         The passage, or None for a text of one passage, or one no passage
         of which holds a word of the question.
     """
-    pieces, shortest = pieces_of(text)
+    pieces, shortest = _pieces(text)
     if len(pieces) < 2 or shortest > room:
         return None
     if number is None or number >= len(pieces):
         number = best_passage(question, pieces)
         if number is None:
             return None
+    return _match(pieces, number)
+
+
+def matched_passage(text: str, number: int) -> PassageMatch | None:
+    """Returns passage ``number`` (from 0) of a long text, as a hit names it.
+
+    None for a text of one passage, or a number past its passages.
+    """
+    pieces, _ = _pieces(text)
+    if len(pieces) < 2 or number >= len(pieces):
+        return None
+    return _match(pieces, number)
+
+
+def _match(pieces: tuple[str, ...], number: int) -> PassageMatch:
     return PassageMatch(number=number + 1, of=len(pieces), text=pieces[number])
