@@ -470,6 +470,9 @@ from .memories import (
     list_memories as list_memories,
 )
 from .memories import (
+    pin as pin,
+)
+from .memories import (
     remember as remember,
 )
 from .memories import (

@@ -18,6 +18,7 @@ from ctx.engine.ids import CommitId, MemoryId, new_memory_id
 from ctx.engine.layout import (
     PINNED,
     check_context,
+    context_of,
     memory_path,
     slugify,
     source_path,
@@ -55,6 +56,7 @@ __all__ = [
     "edit",
     "forget",
     "list_memories",
+    "pin",
     "remember",
     "remember_many",
     "show",
@@ -131,6 +133,9 @@ class RememberResult(Outcome, frozen=True, kw_only=True):
         updated: An upsert rewrote the memory of that kind and title.
         tags_added: For a text already held, the tags given that the memory
             did not carry, added to it (``commit`` is then that change's).
+        pinned_now: For a text already held but not pinned, asked to be
+            pinned: the memory was moved under ``pinned/`` (``path`` is its
+            new one; ``commit`` that change's, or the tags' after it).
     """
 
     id: MemoryId
@@ -139,6 +144,7 @@ class RememberResult(Outcome, frozen=True, kw_only=True):
     existing: bool = False
     updated: bool = False
     tags_added: tuple[str, ...] = ()
+    pinned_now: bool = False
 
     @classmethod
     def of(cls, result: WriteResult) -> RememberResult:
@@ -569,6 +575,29 @@ def edit(
         return {rec.path: encode(new)}
 
     commit = store.write(target_branch(store, branch), intent, f"Edit {mid}", build)
+    return edit_result(mid, commit)
+
+
+def pin(
+    store: Store, memory_id: str, intent: Intent, *, branch: str | None = None
+) -> EditResult:
+    """Moves a memory under ``pinned/``, where every recall gives it first.
+
+    It keeps its id, text and links; its path becomes that of a memory
+    remembered with ``pinned`` (``pinned/<context>/<slug>.json``, the
+    context or source of the folder it leaves). A memory pinned already
+    changes nothing: no commit.
+    """
+    mid = resolve_memory_id(store, memory_id, branch)
+
+    def build(snap: Snapshot) -> dict[str, bytes | None]:
+        rec = snap.find(mid)
+        if rec.pinned:
+            return {}
+        path = _pinned_path(snap, rec.memory, context_of(rec.path), set())
+        return {rec.path: None, path: encode(rec.memory)}
+
+    commit = store.write(target_branch(store, branch), intent, f"Pin {mid}", build)
     return edit_result(mid, commit)
 
 

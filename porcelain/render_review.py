@@ -170,7 +170,7 @@ def _field_changes(ch: ChangedMemory) -> list[str]:
     """Returns what each changed field of ``ch`` changed from and to, escaped.
 
     Short fields as ``old → new``; tags as those added and removed (a
-    ``tier:pinned`` puts a memory first in every recall); the body as the
+    ``tier:pinned`` puts a memory first in a composed context); the body as the
     count of lines its diff, below the table, adds and removes.
     """
     out: list[str] = []

@@ -222,6 +222,17 @@ def remember(
             upsert=req.upsert,
         )
         remembered = engine.RememberResult.of(result)
+        if (
+            remembered.existing
+            and draft.pinned
+            and not engine.is_pinned(remembered.path)
+        ):
+            # Held, but not pinned: `--pin` still counts, as for new text.
+            moved = engine.pin(store, remembered.id, who, branch=branch)
+            path = engine.show(store, remembered.id, branch).path
+            remembered = msgspec.structs.replace(
+                remembered, commit=moved.commit, path=path, pinned_now=True
+            )
         if remembered.existing and draft.tags:
             # The text was held already: the tags given still count, as
             # `ctx tag` adds them (a tier tag replaces the memory's tier).

@@ -120,10 +120,15 @@ def remember(
         echo_json(report)
         return
     echo(report.id)  # stdout holds the id alone, for `id=$(ctx remember ...)`
+    changed = []
+    if report.pinned_now:
+        changed.append(f"it is now pinned ({report.path})")
     if report.tags_added:
+        changed.append(f"its tags now include {', '.join(report.tags_added)}")
+    if changed:
         echo(
-            f"Notice: Already remembered as {report.id}: its tags now include "
-            f"{', '.join(report.tags_added)} (--allow-duplicate writes it again).",
+            f"Notice: Already remembered as {report.id}: {'; '.join(changed)} "
+            "(--allow-duplicate writes it again).",
             err=True,
         )
     elif report.existing:

@@ -19,6 +19,7 @@ def test_remember_twice_returns_the_existing_id(ctx):
         "existing": True,
         "updated": False,
         "tags_added": [],
+        "pinned_now": False,
     }
 
 
@@ -34,6 +35,33 @@ def test_remember_again_with_new_tags_adds_them(ctx):
     shown = ctx.json("remember", "Use UTC in every log line", "--tag", "team:ops")
     assert (shown["commit"], shown["tags_added"]) == (None, [])
     assert len(ctx.json("ls")) == 1
+
+
+def test_remember_again_with_pin_pins_the_held_memory(ctx):
+    first = ctx("remember", "Use UTC in every log line", "--tag", "team:ops")
+    first_id = first.stdout.strip()
+    other = ctx("remember", "Logs ship to Loki").stdout.strip()
+    ctx("link", first_id, other, "--type", "RELATES_TO")
+    again = ctx("remember", "Use UTC in every log line", "--pin", "--tag", "x:y")
+    path = "pinned/general/use-utc-in-every-log-line.json"
+    assert again.stdout == f"{first_id}\n"
+    assert again.stderr == (
+        f"Notice: Already remembered as {first_id}: it is now pinned ({path}); "
+        "its tags now include x:y (--allow-duplicate writes it again).\n"
+    )
+    shown = ctx.json("show", first_id)
+    assert (shown["path"], shown["memory"]["tags"]) == (path, ["team:ops", "x:y"])
+    assert len(ctx.json("ls")) == 2
+    assert len(ctx.json("related", first_id)) == 1  # its links kept
+    recalled = ctx.json("recall", "Loki")
+    assert [h["id"] for h in recalled["hits"] if h["pinned"]] == [first_id]
+    assert [e["commit"]["summary"] for e in ctx.json("log", first_id)][:2] == [
+        f"Tag {first_id} x:y",
+        f"Pin {first_id}",
+    ]
+    # Pinned already: nothing more is written.
+    shown = ctx.json("remember", "Use UTC in every log line", "--pin")
+    assert (shown["commit"], shown["pinned_now"], shown["path"]) == (None, False, path)
 
 
 def test_allow_duplicate_writes_it_again(ctx):
