@@ -85,6 +85,7 @@ from .config import (
 from .credentials import git_credentials as git_credentials
 from .credentials import remote_access as remote_access
 from .dream import CycleReport as CycleReport
+from .dream import DreamReview as DreamReview
 from .dream import DreamStatus as DreamStatus
 from .dream import ProposalView as ProposalView
 from .dream.calls import MOST_HIDDEN as MOST_HIDDEN

@@ -12,7 +12,7 @@ from ctx.porcelain.render import render_merge
 
 if TYPE_CHECKING:  # Dream's machinery loads when a dream command runs
     from ctx.engine import DreamMergeResult, ReviewResult
-    from ctx.hub import CycleReport, DreamStatus, ProposalView
+    from ctx.hub import CycleReport, DreamReview, DreamStatus
 
 __all__ = [
     "render_cycle",
@@ -82,12 +82,13 @@ def render_dream_status(st: DreamStatus) -> None:
     echo(f"proposals:  {counts or 'none'}")
 
 
-def render_proposals(views: list[ProposalView], status: str = "proposed") -> None:
+def render_proposals(review: DreamReview, status: str = "proposed") -> None:
     """Prints each proposal with its evidence and its memory-level diff.
 
     ``status``: the proposals asked for (``review --status``), for saying
     there are none.
     """
+    views = review.proposals
     if not views:
         if status == "proposed":
             echo(
@@ -113,13 +114,12 @@ def render_proposals(views: list[ProposalView], status: str = "proposed") -> Non
             echo(f"  note: {p.note}")
         if view.undone:
             echo(f"  its merge was undone: `ctx dream accept {p.id}` merges it again")
-    hidden = {mid for view in views for mid in view.hides}
     echo(
         f"Merging these {plural(len(views), 'proposal')} would hide "
-        f"{plural(len(hidden), 'memory')} from recall"
+        f"{plural(len(review.hides), 'memory')} from recall"
         + (
             f"; `ctx dream merge` asks for --yes past {MOST_HIDDEN}."
-            if len(hidden) > MOST_HIDDEN
+            if review.merge_asks_yes
             else "."
         )
     )

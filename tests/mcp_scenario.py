@@ -195,7 +195,7 @@ async def dream_scenario(s: Session) -> None:
     assert ran["proposed"]["recurrence"] >= 2, ran
     status = await s.call("dream_status")
     assert status["proposals"]["proposed"] == sum(ran["proposed"].values())
-    waiting = (await s.call("dream_review"))["result"]
+    waiting = (await s.call("dream_review"))["proposals"]
     [weekly] = [
         v["proposal"]["id"]
         for v in waiting
@@ -209,4 +209,4 @@ async def dream_scenario(s: Session) -> None:
     merged = await s.call("dream_merge")
     assert merged["merged"] == [weekly], merged
     assert "recurs:weekly" in (await s.call("get", id=standup))["memory"]["tags"]
-    assert (await s.call("dream_review", status="merged"))["result"]
+    assert (await s.call("dream_review", status="merged"))["proposals"]

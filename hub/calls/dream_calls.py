@@ -28,7 +28,7 @@ from ctx.engine import (
 from ctx.hub import dream
 from ctx.hub.access import Caller
 from ctx.hub.calls.base import Id, one_of
-from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
+from ctx.hub.dream import CycleReport, DreamReview, DreamStatus
 from ctx.hub.workspace import Workspace
 
 __all__ = [
@@ -176,14 +176,12 @@ def dream_status(ws: Workspace, caller: Caller, req: DreamStatusRequest) -> Drea
         return dream.dream_status(ws, branch=name)
 
 
-def dream_review(
-    ws: Workspace, caller: Caller, req: DreamReviewRequest
-) -> list[ProposalView]:
-    """Lists proposals with their evidence and memory-level changes."""
+def dream_review(ws: Workspace, caller: Caller, req: DreamReviewRequest) -> DreamReview:
+    """Lists proposals with their evidence, changes and what they would hide."""
     with ws.lock:
         name = _read(caller, ws.store(), req.branch)
         status = None if req.status == "all" else req.status
-        return dream.review(ws, branch=name, status=status)
+        return dream.reviewed(ws, branch=name, status=status)
 
 
 def _decide(

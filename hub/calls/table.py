@@ -27,7 +27,7 @@ from ctx.hub.calls import admin, code, history, links, memories, recalls
 from ctx.hub.calls import dream_calls as dc
 from ctx.hub.calls.base import Write, converted
 from ctx.hub.code.results import FindResult, SymbolList
-from ctx.hub.dream import CycleReport, DreamStatus, ProposalView
+from ctx.hub.dream import CycleReport, DreamReview, DreamStatus
 from ctx.hub.keys import ApiKey, CreatedKey, RevokedKey
 from ctx.hub.retrieval.feedback import FeedbackResult
 from ctx.hub.retrieval.results import RecallResult
@@ -319,11 +319,12 @@ CALLS.update(
         Call(
             "dream_review",
             dc.DreamReviewRequest,
-            list[ProposalView],
+            DreamReview,
             dc.dream_review,
             "Call before accepting or rejecting Dream's proposals: lists them "
             "(waiting ones by default) with their evidence and the links, tags and "
-            "hidden memories each would bring.",
+            "hidden memories each would bring, and how many merging them all "
+            "would hide from recall.",
         ),
         Call(
             "dream_accept",

@@ -1,6 +1,7 @@
 # Dream's public names, each once: the lazy loader in __init__.py reads
 # this file, and type checkers read it as the package's interface.
 
+from .calls import DreamReview as DreamReview
 from .calls import DreamStatus as DreamStatus
 from .calls import ProposalView as ProposalView
 from .calls import ReviewedMemory as ReviewedMemory
@@ -11,6 +12,7 @@ from .calls import merge as merge
 from .calls import reject as reject
 from .calls import require_disk as require_disk
 from .calls import review as review
+from .calls import reviewed as reviewed
 from .calls import run as run
 from .cycle import CycleReport as CycleReport
 from .cycle import run_cycle as run_cycle

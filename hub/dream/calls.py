@@ -42,6 +42,7 @@ accepted-all review must not quietly take notes out of recall."""
 
 __all__ = [
     "MOST_HIDDEN",
+    "DreamReview",
     "DreamStatus",
     "ProposalView",
     "ReviewedMemory",
@@ -52,6 +53,7 @@ __all__ = [
     "reject",
     "require_disk",
     "review",
+    "reviewed",
     "run",
 ]
 
@@ -91,6 +93,23 @@ class ProposalView(msgspec.Struct, frozen=True, kw_only=True):
     changes: tuple[str, ...]
     hides: tuple[MemoryId, ...] = ()
     undone: bool = False
+
+
+class DreamReview(msgspec.Struct, frozen=True, kw_only=True):
+    """A review: the proposals, and what merging them all would hide.
+
+    Attributes:
+        proposals: Each proposal with its evidence (:func:`review`).
+        hides: The memories merging every one of them would hide from
+            recall, each once, in the proposals' order.
+        merge_asks_yes: Whether ``dream merge`` of them all asks to be
+            confirmed (``--yes``): it would hide more than
+            :data:`MOST_HIDDEN`.
+    """
+
+    proposals: tuple[ProposalView, ...]
+    hides: tuple[MemoryId, ...]
+    merge_asks_yes: bool
 
 
 class DreamStatus(msgspec.Struct, frozen=True, kw_only=True):
@@ -265,6 +284,17 @@ def review(
             )
         )
     return out
+
+
+def reviewed(
+    ws: Workspace, *, branch: str | None = None, status: str | None = "proposed"
+) -> DreamReview:
+    """Returns the review of :func:`review`, with what merging it all would hide."""
+    views = review(ws, branch=branch, status=status)
+    hides = tuple(dict.fromkeys(m for view in views for m in view.hides))
+    return DreamReview(
+        proposals=tuple(views), hides=hides, merge_asks_yes=len(hides) > MOST_HIDDEN
+    )
 
 
 def accept(

@@ -129,11 +129,11 @@ def dream_review(
       ctx dream review --status rejected --json
     """
     request = calls.DreamReviewRequest(branch=branch, status=status)
-    views = state.call(calls.dream_review, request)
+    review = state.call(calls.dream_review, request)
     if as_json:
-        echo_json(views)
+        echo_json(review)
     else:
-        render_proposals(views, status)
+        render_proposals(review, status)
 
 
 _memory_option = click.option(

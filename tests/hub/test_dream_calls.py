@@ -57,7 +57,7 @@ def test_a_key_that_may_only_read_can_look_but_not_run_or_review(ws):
         scope=Patterns(frozenset({"main", "dream/main"}), frozenset()),
     )
     assert call(ws, reader, "dream_status").proposals == {"proposed": 1}
-    [waiting] = call(ws, reader, "dream_review")
+    [waiting] = call(ws, reader, "dream_review").proposals
     tip = ws.store().branch_tip("dream/main")
     for name, arguments in (
         ("dream_run", {}),

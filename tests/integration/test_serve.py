@@ -512,7 +512,9 @@ def test_dream_is_reviewed_and_merged_over_http(served: Served, store: Path) -> 
     status, where = served.request("GET", "/api/dream/status")
     assert status == 200
     assert where["proposals"] == {"proposed": 2}
-    waiting = served.request("GET", "/api/dream/proposals")[1]
+    review = served.request("GET", "/api/dream/proposals")[1]
+    assert (review["hides"], review["merge_asks_yes"]) == ([], False)
+    waiting = review["proposals"]
     by_memory = {v["memories"][0]["id"]: v["proposal"]["id"] for v in waiting}
     weekly = by_memory.pop(standup)
     [nightly] = by_memory.values()
@@ -545,7 +547,9 @@ def test_dream_is_reviewed_and_merged_over_http(served: Served, store: Path) -> 
     tags = served.request("GET", f"/api/memories/{standup}")[1]["memory"]["tags"]
     assert "recurs:weekly" in tags
     done = served.request("GET", "/api/dream/proposals", query={"status": "all"})[1]
-    assert {(v["proposal"]["id"], v["proposal"]["status"]) for v in done} == {
+    assert {
+        (v["proposal"]["id"], v["proposal"]["status"]) for v in done["proposals"]
+    } == {
         (weekly, "merged"),
         (nightly, "rejected"),
     }

@@ -35,7 +35,7 @@ def test_the_whole_round_from_run_to_undo(hashing_ctx):
     assert "1 proposal on dream/main (1 duplicate)." in out
     assert out.endswith("Review them with `ctx dream review`.\n")
     assert ctx("log", "--json").stdout == main  # main untouched
-    views = ctx.json("dream", "review")
+    views = ctx.json("dream", "review")["proposals"]
     [view] = views
     pid = view["proposal"]["id"]
     assert view["changes"] == [f"+ link {new} SUPERSEDES {old}"]
@@ -52,9 +52,14 @@ def test_the_whole_round_from_run_to_undo(hashing_ctx):
     assert old not in ctx("ls").stdout  # superseded: hidden
     ctx("undo")
     assert old in ctx("ls").stdout
-    assert ctx.json("dream", "review", "--status", "merged")[0]["proposal"]["id"] == pid
+    assert (
+        ctx.json("dream", "review", "--status", "merged")["proposals"][0]["proposal"][
+            "id"
+        ]
+        == pid
+    )
     # The review says the merge was taken back, and how to merge it again.
-    [back] = ctx.json("dream", "review")
+    [back] = ctx.json("dream", "review")["proposals"]
     assert (back["proposal"]["id"], back["undone"]) == (pid, True)
     assert back["hides"] == [old]
     text = ctx("dream", "review").stdout
@@ -71,11 +76,11 @@ def test_reject_keeps_the_reason_and_the_proposal_is_not_made_again(hashing_ctx)
     _remember(ctx, "Tea at four", "3 days ago")
     _remember(ctx, "tea at four.", "yesterday")
     ctx("dream", "run", "--once")
-    [view] = ctx.json("dream", "review")
+    [view] = ctx.json("dream", "review")["proposals"]
     pid = view["proposal"]["id"]
     out = ctx("dream", "reject", pid, "--reason", "two different teams")
     assert out.stdout == f"Rejected 1 proposal: {pid}.\n"
-    [rejected] = ctx.json("dream", "review", "--status", "rejected")
+    [rejected] = ctx.json("dream", "review", "--status", "rejected")["proposals"]
     assert rejected["proposal"]["note"] == "two different teams"
 
 
@@ -115,6 +120,9 @@ def test_merge_asks_for_yes_when_it_hides_more_than_three_memories(hashing_ctx):
         "Merging these 4 proposals would hide 4 memories from recall; "
         "`ctx dream merge` asks for --yes past 3.\n"
     )
+    review = ctx.json("dream", "review")
+    assert (len(review["hides"]), review["merge_asks_yes"]) == (4, True)
+    assert review["hides"] == [v["hides"][0] for v in review["proposals"]]
     ctx("dream", "accept", "--all")
     # Nothing left to review: where the accepted ones are, and none stale.
     assert ctx("dream", "review").stdout == (
@@ -142,14 +150,14 @@ def test_a_tier_proposal_is_reviewed_memory_by_memory(hashing_ctx):
         ctx, "Hackathon idea kites", "Hackathon idea llamas", "Hackathon idea yaks"
     )
     ctx("dream", "run", "--once")
-    [view] = ctx.json("dream", "review")
+    [view] = ctx.json("dream", "review")["proposals"]
     pid = view["proposal"]["id"]
     assert view["proposal"]["kind"] == "tier"
     out = ctx("dream", "reject", pid, "--memory", ids[0]).stdout
     assert out == (
         f"Declined 1 memory of proposal {pid}; it waits on for its other 2 memories.\n"
     )
-    [view] = ctx.json("dream", "review")
+    [view] = ctx.json("dream", "review")["proposals"]
     assert view["proposal"]["declined"] == [ids[0]]
     assert f"~ {ids[0]} tags +tier:off-context  (declined)" in view["changes"]
     r = ctx("dream", "accept", "--all", "--memory", ids[1], code=4)
@@ -158,14 +166,14 @@ def test_a_tier_proposal_is_reviewed_memory_by_memory(hashing_ctx):
     )
     result = ctx.json("dream", "accept", pid, "--memory", ids[1])
     assert (result["memories"], result["others"]) == ([ids[1]], 2)
-    [view] = ctx.json("dream", "review", "--status", "accepted")
+    [view] = ctx.json("dream", "review", "--status", "accepted")["proposals"]
     assert set(view["proposal"]["declined"]) == {ids[0], ids[2]}
     # Accepting another adds it: the one accepted before stays accepted.
     added = ctx("dream", "accept", pid, "--memory", ids[2]).stdout
     assert added.startswith(
         f"Accepted proposal {pid} for 1 memory; its other 1 memory declined.\n"
     )
-    [view] = ctx.json("dream", "review", "--status", "accepted")
+    [view] = ctx.json("dream", "review", "--status", "accepted")["proposals"]
     assert view["proposal"]["declined"] == [ids[0]]
     # Declining one of an accepted proposal says it stays accepted.
     out = ctx("dream", "reject", pid, "--memory", ids[2]).stdout

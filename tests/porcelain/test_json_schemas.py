@@ -100,7 +100,7 @@ SCHEMAS: dict[str, Any] = {
     "chunk": hub.CodeHit,
     "dream run": dream.CycleReport,
     "dream status": dream.DreamStatus,
-    "dream review": list[dream.ProposalView],
+    "dream review": dream.DreamReview,
     "dream reject": engine.ReviewResult,
     "dream accept": engine.ReviewResult,
     "dream merge": engine.DreamMergeResult,
@@ -184,7 +184,7 @@ def _run_every_command(ctx, tmp_path) -> dict[str, str]:
     ctx("remember", "standup is every monday.")
     run("dream run", "dream", "run", "--once")
     run("dream status", "dream", "status")
-    first = run("dream review", "dream", "review")[0]["proposal"]["id"]
+    first = run("dream review", "dream", "review")["proposals"][0]["proposal"]["id"]
     run("dream reject", "dream", "reject", first, "--reason", "not now")
     run("dream accept", "dream", "accept", "--all")
     run("dream merge", "dream", "merge")
