@@ -71,6 +71,10 @@ class Caller:
             work on the branch they name or HEAD: an agent's own branch
             (``[agents] branch_per_agent``, ``review_writes``) is for the
             agents' doors (MCP, HTTP, hooks).
+        records_shown: Whether a call that injects memories (recall,
+            compose) records them as shown to the session
+            (:mod:`ctx.hub.shown`); the hooks record what their block gave
+            themselves, once, after the block is made.
     """
 
     agent: str | None = None
@@ -78,6 +82,7 @@ class Caller:
     scope: Scope | None = None
     branch: str | None = None
     command_line: bool = False
+    records_shown: bool = True
 
     def signed_by(self, default: str | None, named: str | None = None) -> str | None:
         """Returns who this caller's write (or read, as logged) is signed by.

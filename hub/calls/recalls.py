@@ -146,7 +146,8 @@ def recall(ws: Workspace, caller: Caller, req: RecallRequest) -> RecallResult:
         explain=req.explain,
         agent=agent,
     )
-    note_recall(ws, result, session=caller.session or ws.session, agent=agent)
+    if caller.records_shown:
+        note_recall(ws, result, session=caller.session or ws.session, agent=agent)
     return result
 
 
@@ -215,5 +216,6 @@ def compose(ws: Workspace, caller: Caller, req: ComposeRequest) -> engine.Compos
             fmt=req.format,
             rev=rev,
         )
-        note_composed(ws, caller, store, rev, composition)
+        if caller.records_shown:
+            note_composed(ws, caller, store, rev, composition)
     return defused(composition)

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctx.hub import (
     Block,
+    Caller,
     HooksSettings,
     Workspace,
     editing,
@@ -184,6 +185,22 @@ class Hook:
         return self.input.session_id or "default"
 
     @property
+    def caller(self) -> Caller:
+        """Returns who the hook's calls are made as, for every call it makes.
+
+        The host (unless ``--agent`` or ``CTX_AGENT`` names the agent: the
+        workspace's), its session, on the branch ``CTX_BRANCH`` names, else
+        the store's default; what the block gives is recorded once, as the
+        hook's (:func:`~ctx.hub.shown.shown_during`).
+        """
+        return Caller(
+            agent=self.host,
+            session=self.trailer_session,
+            branch=self.ws.branch,
+            records_shown=False,
+        )
+
+    @property
     def trailer_session(self) -> str | None:
         """Returns the session its writes carry as ``Ctx-Session``, if any.
 
@@ -234,23 +251,22 @@ def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str
     as escapes (:func:`ctx.engine.compose`); their ``<ctx:...>`` tags are
     defused on top.
     """
-    from ctx.engine import InvalidInputError, compose
-    from ctx.hub.calls import defuse
+    from ctx.engine import InvalidInputError
+    from ctx.hub import calls
 
-    ws = hook.ws
-    # With [recall] reviewed_only, the reviewed branch alone, as a recall.
-    branch, _ = ws.reviewed_view(None)
+    # As every door composes (the reviewed branch alone with [recall]
+    # reviewed_only, else the agent's own branch once it has one, else the
+    # hook's), with the caller's key.
     try:
-        with ws.lock:
-            composition = compose(
-                ws.store(), budget=budget, now=ws.clock(), where=where, rev=branch
-            )
+        composition = calls.compose(
+            hook.ws, hook.caller, calls.ComposeRequest(budget=budget, where=where)
+        )
     except InvalidInputError:  # a budget too small for the header: nothing
         return "", [], 0
     if not composition.included:
         return "", [], 0
     ids = [str(m.id) for m in composition.included]
-    return defuse(composition.text.strip()), ids, composition.tokens
+    return composition.text.strip(), ids, composition.tokens
 
 
 def _given_back(
@@ -407,7 +423,7 @@ def _own_branch(hook: Hook) -> dict[str, Any]:
         store = ws.store()
         if own not in store.branches():
             return {}
-        return {"branch": own, "overlay": (store.head_branch(),)}
+        return {"branch": own, "overlay": (ws.branch or store.head_branch(),)}
 
 
 def prompt_submit(hook: Hook) -> str | None:
@@ -560,7 +576,6 @@ def stop(hook: Hook) -> None:
     parsed = parse_commands(message)
     if not parsed.commands and not parsed.errors:
         return None
-    from ctx.hub import Caller
     from ctx.porcelain.hooks.actions import WRITES, carry_out
 
     ws = hook.ws
@@ -578,7 +593,7 @@ def stop(hook: Hook) -> None:
         state.reports.extend(parsed.errors)
         carry_out(
             ws,
-            Caller(agent=hook.host, session=hook.trailer_session),
+            hook.caller,
             parsed.commands,
             state,
             recall_budget=hook.settings.prompt_budget,

@@ -344,6 +344,49 @@ def test_with_a_branch_per_agent_the_hooks_write_there_and_recall_main_too(proje
     assert "roll out at nine" in text  # the agent's own
 
 
+def test_with_a_branch_per_agent_a_new_session_starts_with_the_agents_own(project):
+    with (project / ".ctx" / "config.toml").open("a") as f:
+        f.write("[agents]\nbranch_per_agent = true\n")
+    message = (
+        '<ctx:remember type="decision">Releases are cut from the release '
+        "branch on Thursdays.</ctx:remember>"
+    )
+    run_hook("stop", payload("stop", project, last_assistant_message=message))
+    text = context("session-start", "session_start", project, session_id="next")
+    assert text is not None
+    assert "cut from the release branch on Thursdays" in text  # its own branch
+    assert "Argo CD" in text  # main's, beneath it
+
+
+def test_the_hooks_work_on_the_branch_ctx_branch_names(project, monkeypatch):
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        engine.create_branch(store, "other")
+        engine.remember(
+            store,
+            Draft(text="On this branch the cache is Valkey.", kind="decision"),
+            engine.Intent(agent="alice", intent="observe"),
+            branch="other",
+        )
+    finally:
+        store.close()
+    before = [e.commit.id for e in log_of(project)]
+    monkeypatch.setenv("CTX_BRANCH", "other")
+    text = context("session-start", "session_start", project)
+    assert text is not None
+    assert "the cache is Valkey" in text
+    message = "<ctx:remember>Valkey runs with three replicas.</ctx:remember>"
+    run_hook("stop", payload("stop", project, last_assistant_message=message))
+    assert [e.commit.id for e in log_of(project)] == before  # main untouched
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        tip = store.branch_tip("other")
+        bodies = {r.memory.body for r in store.snapshot(tip).memories()}
+    finally:
+        store.close()
+    assert "Valkey runs with three replicas." in bodies
+
+
 def test_a_session_id_that_cannot_be_a_trailer_is_hashed(project):
     message = "<ctx:remember>Builds take four minutes.</ctx:remember>"
     run_hook(
