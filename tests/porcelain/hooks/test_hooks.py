@@ -69,6 +69,15 @@ def live_bodies(root: Path) -> list[str]:
         store.close()
 
 
+def bodies_on(root: Path, branch: str) -> set[str]:
+    store = Store.open(root / ".ctx", clock=engine_clock)
+    try:
+        tip = store.branch_tip(branch)
+        return {r.memory.body for r in store.snapshot(tip).memories()}
+    finally:
+        store.close()
+
+
 # -- session-start -----------------------------------------------------------
 
 
@@ -330,12 +339,7 @@ def test_with_a_branch_per_agent_the_hooks_write_there_and_recall_main_too(proje
     )
     run_hook("stop", payload("stop", project, last_assistant_message=message))
     assert [e.commit.id for e in log_of(project)] == before  # main untouched
-    store = Store.open(project / ".ctx", clock=engine_clock)
-    try:
-        tip = store.branch_tip("agent/claude-code")
-        mine = {r.memory.body for r in store.snapshot(tip).memories()}
-    finally:
-        store.close()
+    mine = bodies_on(project, "agent/claude-code")
     assert "Kubernetes deploys of the API roll out at nine." in mine
     later = add(project, "Kubernetes deploys of the API need a pinned image tag.")
     text = context("prompt-submit", "user_prompt_submit", project)
@@ -378,13 +382,7 @@ def test_the_hooks_work_on_the_branch_ctx_branch_names(project, monkeypatch):
     message = "<ctx:remember>Valkey runs with three replicas.</ctx:remember>"
     run_hook("stop", payload("stop", project, last_assistant_message=message))
     assert [e.commit.id for e in log_of(project)] == before  # main untouched
-    store = Store.open(project / ".ctx", clock=engine_clock)
-    try:
-        tip = store.branch_tip("other")
-        bodies = {r.memory.body for r in store.snapshot(tip).memories()}
-    finally:
-        store.close()
-    assert "Valkey runs with three replicas." in bodies
+    assert "Valkey runs with three replicas." in bodies_on(project, "other")
 
 
 def test_a_session_id_that_cannot_be_a_trailer_is_hashed(project):
