@@ -473,13 +473,9 @@ class ReviewScreen(LensScreen):
 
     def _merge_dream(self) -> None:
         base = self.state.base if self.state else self.source.branch
-        views = self.state.proposals if self.state else None
-        hidden = {
-            mid
-            for v in views or ()
-            if v.proposal.status == "accepted"
-            for mid in v.hides
-        }
+        # What the merge hides, counted as `ctx dream review --status
+        # accepted` counts it.
+        hidden = self.source.hub(dream.reviewed, branch=base, status="accepted").hides
         question = f"Merge {{}} into {base}?"
         if hidden:
             question += f" It hides {plural(len(hidden), 'memory')} from recall."

@@ -81,7 +81,13 @@ async def test_accept_reject_accept_all_and_merge(dreamed_ws):
         assert statuses(ws)["recurrence"] == "accepted"
         assert store.branch_tip("main") == tip  # accepting writes on dream/main only
 
-        await pilot.press("m", "y")  # on the Dream tab, m merges Dream's
+        await pilot.press("m")  # on the Dream tab, m merges Dream's
+        await settle(pilot)
+        # The question counts what the merge hides as `dream review` does.
+        assert app.screen.question == (
+            "Merge 2 accepted proposals into main? It hides 1 memory from recall."
+        )
+        await pilot.press("y")
         await settle(pilot)
         assert statuses(ws) == {
             "recurrence": "merged",
