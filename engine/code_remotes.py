@@ -104,7 +104,8 @@ def code_remote_url(start: Path, name: str = "origin") -> str:
         raise RemoteNotFoundError(
             f"{start.absolute()} is not inside a git work tree, so there is no "
             "code remote.",
-            hint="Run it in a checkout of the code, or give the remote's URL.",
+            hint="Run it in a checkout of the code; `ctx remote add NAME URL` "
+            "adds a remote of the memory's own.",
         )
     remotes = code_remotes(top)
     if name not in remotes:
@@ -198,10 +199,16 @@ def clone_from_code(
     Its ``origin`` is the code's remote ``remote``, under ``ctx/``, so
     ``ctx push`` and ``ctx pull`` keep going there.
 
+    The store must be the code's own, as for :func:`add_code_remote`: a
+    store elsewhere (the user store, one ``--store`` names outside the work
+    tree) would push other projects' memory to the team's repository.
+
     Raises:
         RemoteNotFoundError: no such code remote.
+        InvalidInputError: ``path`` is not the code's own store.
         ConflictError: a store already exists at ``path``.
         RemoteError: the remote cannot be reached or holds no memory.
     """
     url = code_remote_url(start, remote)
+    check_code_store(path, start)
     return clone(path, url, clock=clock, access=access, namespace=CODE_NAMESPACE)

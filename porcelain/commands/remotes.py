@@ -17,7 +17,7 @@ from ctx.porcelain._options import (
     pass_state,
 )
 from ctx.porcelain.commands.merge import merge_options, warn_secrets
-from ctx.porcelain.commands.store import write_config
+from ctx.porcelain.commands.store import NOT_COMMITTED, write_config
 from ctx.porcelain.output import echo
 from ctx.porcelain.render import render_merge, render_redaction, render_transfer
 
@@ -331,7 +331,9 @@ def clone(
       git clone git@github.com:team/api.git && cd api && ctx clone --from-code
     """
     if from_code and url is not None:
-        raise click.UsageError("Give a URL or --from-code, not both.")
+        if folder != ".":
+            raise click.UsageError("Give a URL or --from-code, not both.")
+        folder, url = url, None  # `ctx clone --from-code FOLDER`
     if not from_code and url is None:
         raise click.UsageError("Give the URL to clone, or --from-code.")
     if user_store:
@@ -357,6 +359,8 @@ def clone(
     else:
         count = plural(len(result.branches), "branch")
         echo(f"Cloned {result.url} into {result.path} ({count}, on {result.head}).")
+        if not (user_store or state.explicit):  # .ctx/ in a project's folder
+            echo(NOT_COMMITTED)
 
 
 COMMANDS = [remote, push, fetch, pull, clone]

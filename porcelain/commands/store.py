@@ -87,8 +87,21 @@ def init(
     if with_code:
         state.explicit = result.path
         store = state.store(write=True)
-        if not any(r.name == "origin" for r in engine.list_remotes(store)):
+        origin = next(
+            (r for r in engine.list_remotes(store) if r.name == "origin"), None
+        )
+        if origin is None:
             added = engine.add_code_remote(store, "origin", Path(folder))
+        elif (origin.url, origin.namespace) != (
+            engine.code_remote_url(Path(folder)),
+            engine.CODE_NAMESPACE,
+        ):
+            raise engine.ConflictError(
+                f"The store at {result.path} already has a remote origin at "
+                f"{origin.url}, not the code's.",
+                hint="`ctx remote remove origin`, then `ctx remote add origin "
+                "--with-code`, carries the memory on the code's remote.",
+            )
     found = hub.find_instructions(Path(folder), Path.home())
     if as_json:
         imported = _import(state, result.path, found) if import_ and found else []
@@ -109,7 +122,7 @@ def init(
             echo("It follows the code's branches from now on (docs/branches.md).")
     else:
         echo(f"Created an empty store at {result.path} (branch {branch}).")
-        echo(_NOT_COMMITTED)
+        echo(NOT_COMMITTED)
     if added is not None:
         echo(f"Added remote origin at {added.url} (branches under ctx/).")
     elif (
@@ -178,7 +191,7 @@ def _render_imported(imported: list[hub.ImportedInstructions]) -> None:
             )
 
 
-_NOT_COMMITTED = """\
+NOT_COMMITTED = """\
 Leave .ctx/ out of the project's commits (add `.ctx/` to its .gitignore): it is
 a git repository of its own, which ctx commits to; share memories by pushing
 its branches (`ctx remote add origin --with-code` puts them on the code's own

@@ -97,7 +97,10 @@ def test_memory_travels_beside_the_code_and_back(hosting, tmp_path, monkeypatch)
     git("clone", "-q", str(bare), str(other), cwd=tmp_path)
     monkeypatch.chdir(other)
     out = ctx("clone", "--from-code")
-    assert out == (f"Cloned {bare} into {other / '.ctx'} (2 branches, on main).\n")
+    assert out.startswith(
+        f"Cloned {bare} into {other / '.ctx'} (2 branches, on main).\n"
+        "Leave .ctx/ out of the project's commits"
+    )
     assert "blue-green" in ctx("recall", "how do deploys work")
     assert "lock file" in ctx("ls", "-b", "agent/claude")
 
@@ -152,14 +155,20 @@ def test_clone_from_code_with_no_memory_there(hosting):
     assert not (hosting[1] / ".ctx").exists()
 
 
-def test_a_linked_worktree_finds_the_code_remote(hosting, tmp_path, monkeypatch):
-    bare, _code = hosting
+def second_checkout(bare: Path, tmp_path: Path) -> Path:
+    """Pushes a memory from this checkout's store; returns another checkout."""
     ctx("init", "--with-code")
     ctx("remember", "Feature flags live in flags.toml.")
     ctx("push")
-    # A second checkout of the code, with no store yet, and a worktree of it.
     second = tmp_path / "second"
     git("clone", "-q", str(bare), str(second), cwd=tmp_path)
+    return second
+
+
+def test_a_linked_worktree_finds_the_code_remote(hosting, tmp_path, monkeypatch):
+    bare, _code = hosting
+    # A second checkout of the code, with no store yet, and a worktree of it.
+    second = second_checkout(bare, tmp_path)
     linked = tmp_path / "linked"
     git("worktree", "add", "-q", "-b", "feature", str(linked), cwd=second)
     assert (linked / ".git").is_file()  # a worktree's .git names its gitdir
@@ -211,6 +220,46 @@ def test_with_code_refuses_a_store_that_is_not_the_codes(
     err = ctx("--store", str(outside), "init", "--with-code", code=4)
     assert "is not the own store of the code at" in err
     assert not outside.exists()
+
+
+def test_clone_from_code_makes_only_the_codes_own_store(hosting, tmp_path, monkeypatch):
+    # The user store (or one --store names elsewhere) with the code's remote
+    # as origin would push every project's memory to the team's repository.
+    bare, _code = hosting
+    second = second_checkout(bare, tmp_path)
+    monkeypatch.chdir(second)
+    user = Path(os.environ["XDG_DATA_HOME"]) / "ctx"
+    err = ctx("clone", "--from-code", "--user", code=4)
+    assert err.startswith(f"Error: The store at {user} is not the own store of")
+    assert not user.exists()
+    outside = tmp_path / "outside"
+    err = ctx("--store", str(outside), "clone", "--from-code", code=4)
+    assert "is not the own store of the code at" in err
+    assert not outside.exists()
+    assert set(heads(bare)) == {"refs/heads/main", "refs/heads/ctx/main"}
+    # The folder of a checkout may be named, as the usage says.
+    monkeypatch.chdir(tmp_path)
+    out = ctx("clone", "--from-code", str(second))
+    assert out.startswith(f"Cloned {bare} into {second / '.ctx'} (1 branch, on main).")
+    monkeypatch.chdir(second)
+    assert "flags.toml" in ctx("ls")
+
+
+def test_init_with_code_refuses_an_origin_that_is_not_the_codes(hosting, tmp_path):
+    _bare, code = hosting
+    memory = tmp_path / "memory.git"
+    git("init", "-q", "--bare", str(memory), cwd=tmp_path)
+    ctx("init")
+    ctx("remote", "add", "origin", str(memory))
+    err = ctx("init", "--with-code", code=5)
+    assert err.startswith(
+        f"Error: The store at {code / '.ctx'} already has a remote origin at "
+        f"{memory}, not the code's."
+    )
+    assert ctx("remote", "ls").startswith(f"origin  {memory}  ")
+    ctx("remote", "remove", "origin")
+    ctx("remote", "add", "origin", "--with-code")
+    assert ctx("init", "--with-code").startswith("Store already exists")  # as asked
 
 
 def test_a_checkout_as_the_code_remote_is_reached_through_its_git_folder(
