@@ -35,6 +35,7 @@ from dulwich.objects import ObjectID
 from dulwich.repo import Repo
 
 from ctx.engine._code_record import CodeRecord, note_code_tip, read_code_record
+from ctx.engine.branches import check_new_branch_name
 from ctx.engine.code_branches import (
     code_tip,
     create_memory_branch,
@@ -115,6 +116,11 @@ def sync_code_branches(
             f"{start.absolute()} is not inside a git work tree.",
             hint="Run `ctx sync` in a checkout of the code.",
         )
+    if into is not None and not into.strip():
+        raise InvalidInputError(
+            "The code branch to merge into is empty.",
+            hint="Name one with --into, or leave it out for the default branch.",
+        )
     with closing(repo):
         target = into or default_code_branch(repo)
         target_tip = code_tip(repo, target)
@@ -149,14 +155,16 @@ def sync_code_branches(
         if target not in memory:
             own = Store.head_branch(store)
             base = nearest_memory_branch(repo, store, target, own, merged)
-        if not dry_run:
+        pending = [name for name in merged if not _contains(store, base, name)]
+        # One whose memory is in the target's already (merged by hand) is done.
+        gone = [name for name in gone if not _contains(store, base, name)]
+        if pending and target not in memory:
+            _check_target(target)
+            if not dry_run:
+                create_memory_branch(store, target, base)
+                base = target
+        if not dry_run:  # once nothing was refused
             _note_tips(store, repo, records, out)
-    pending = [name for name in merged if not _contains(store, base, name)]
-    # One whose memory is in the target's already (merged by hand) is done.
-    gone = [name for name in gone if not _contains(store, base, name)]
-    if pending and not dry_run and target not in memory:
-        create_memory_branch(store, target, base)
-        base = target
     merges: list[MergeResult] = []
     for name in pending:
         if out():
@@ -170,6 +178,32 @@ def sync_code_branches(
         gone=tuple(gone),
         left=(*pending[len(merges) :], *unseen),
     )
+
+
+def _check_target(name: str) -> None:
+    """Refuses a code branch whose memory branch could not take its name.
+
+    Memory that follows the code would never read a branch of that name
+    (:func:`~ctx.engine.code_branches.followed_branch`): what a sync merged
+    there would be out of sight.
+
+    Raises:
+        InvalidInputError: Dream's own name, one git refuses, or one that
+            looks like a commit id.
+    """
+    if is_dream_branch(name):
+        raise InvalidInputError(
+            f"Code branch {name!r} has the name of one of Dream's branches: its "
+            "memory cannot follow it.",
+            hint="Merge into a code branch of another name.",
+        )
+    try:
+        check_new_branch_name(name)
+    except InvalidInputError as exc:
+        raise InvalidInputError(
+            f"Code branch {name!r} cannot have memory of its own: {exc.message}",
+            hint="Merge into a code branch of another name.",
+        ) from None
 
 
 def _is_merged(

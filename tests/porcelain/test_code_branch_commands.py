@@ -273,6 +273,28 @@ def test_sync_reports_a_conflict_and_exits_5(following, code):
         store.close()
 
 
+def test_sync_refuses_a_target_its_memory_could_not_follow(following, code):
+    # A memory branch named like a commit id is one that `ctx branch` refuses
+    # and that following the code never reads: what a sync merged there
+    # would be out of sight.
+    git(code, "checkout", "-q", "-b", "deadbeef1")
+    git(code, "checkout", "-q", "-b", "feature/x")
+    commit(code, "two")
+    following("remember", "Retry three times")
+    git(code, "checkout", "-q", "deadbeef1")
+    git(code, "merge", "-q", "--no-edit", "feature/x")
+    before = files(following.root / ".ctx" / "git")
+    for args in (("--dry-run",), ()):
+        result = following("sync", "--into", "deadbeef1", *args, code=4)
+        assert result.stderr.startswith(
+            "Error: Code branch 'deadbeef1' cannot have memory of its own: "
+            "Branch name 'deadbeef1' looks like a commit id.\n"
+        )
+    assert files(following.root / ".ctx" / "git") == before  # not even its records
+    empty = following("sync", "--into", "", code=4)
+    assert empty.stderr.startswith("Error: The code branch to merge into is empty.")
+
+
 def test_sync_outside_a_work_tree_is_an_error(ctx, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = ctx("sync", code=4)
