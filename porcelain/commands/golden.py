@@ -65,6 +65,7 @@ def test_command(
     report = run_golden(
         state.workspace(), load_golden(file), branch=branch, min_pass=min_pass
     )
+    state.used("tested")  # no project store here: says it was the user store
     if as_json:
         echo_json(report)
     else:

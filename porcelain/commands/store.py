@@ -131,6 +131,12 @@ def init(
         and not _has_origin(Path(result.path))
     ):
         echo(_CODE_REMOTE_HINT)
+    if follow_code and engine.code_work_tree(Path(folder)) is None:
+        echo(
+            f"Notice: {Path(folder).absolute()} is not inside a git work tree: the "
+            "store follows the code's branches only where it is used in one.",
+            err=True,
+        )
     if found:
         _offer(state, result.path, found, import_)
 

@@ -83,6 +83,18 @@ def test_init_follow_code_sets_the_config_key(following):
     assert hub.load_config(following.root / ".ctx").branches.follow_code
 
 
+def test_init_follow_code_outside_a_work_tree_says_so(ctx, tmp_path, monkeypatch):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    monkeypatch.chdir(plain)
+    result = ctx("init", "--follow-code")
+    assert result.stderr == (
+        f"Notice: {plain} is not inside a git work tree: the store follows the "
+        "code's branches only where it is used in one.\n"
+    )
+    assert "follow_code = true" in (ctx.root / ".ctx" / "config.toml").read_text()
+
+
 def test_follow_code_turns_a_false_key_true_and_keeps_the_rest(tmp_path):
     config = tmp_path / "config.toml"
     config.write_text(

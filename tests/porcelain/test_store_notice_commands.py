@@ -51,6 +51,15 @@ def test_a_recall_in_the_user_store_says_so(elsewhere):
     assert elsewhere("search", "queue").stderr == NOTICE.format(verb="searched")
 
 
+def test_golden_questions_in_the_user_store_say_so(elsewhere, tmp_path):
+    # In CI, a clone that failed would otherwise read as a recall regression.
+    golden = tmp_path / "golden.toml"
+    golden.write_text('[[question]]\nask = "Which database?"\nwords = ["postgres"]\n')
+    out = elsewhere("test", str(golden), code=1)
+    assert out.stdout.startswith("MISS  Which database?")
+    assert out.stderr == NOTICE.format(verb="tested")
+
+
 def test_reads_and_failures_say_nothing(elsewhere):
     assert "Notice" not in elsewhere("ls").stderr
     out = elsewhere("edit", "ZZZZZZZZ", "--title", "x", code=3)
