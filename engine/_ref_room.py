@@ -58,8 +58,8 @@ def make_room(store: Store, branch: str) -> None:
             raise InvalidInputError(
                 f"Branch {branch!r} cannot be made beside branch {other!r}: as in "
                 "git, a branch name cannot also be a folder of branch names.",
-                hint=f"Choose another name (e.g. {branch.replace('/', '-')!r}), "
-                f"or delete {other!r} first.",
+                hint=f"Choose another name{_example(branch)}, or delete "
+                f"{other!r} first.",
             )
     repo = store.repo
     if not isinstance(repo, Repo):
@@ -98,3 +98,13 @@ def _clear_empty(path: Path) -> None:
     for folder, _, _ in sorted(os.walk(path), key=lambda entry: -len(entry[0])):
         with contextlib.suppress(OSError):
             os.rmdir(folder)  # fails on one that holds anything
+
+
+def _example(branch: str) -> str:
+    """Returns a name beside ``branch`` to suggest, as `` (e.g. 'a-b')``.
+
+    A name with a slash suggests its dashed form; one without (the name of
+    a folder of branches, ``agent`` beside ``agent/claude``) suggests none
+    that would only be refused again.
+    """
+    return f" (e.g. {branch.replace('/', '-')!r})" if "/" in branch else ""

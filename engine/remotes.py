@@ -321,6 +321,21 @@ def list_remotes(store: Store) -> list[RemoteInfo]:
     return sorted(out, key=lambda r: r.name)
 
 
+def _add_hint(name: str) -> str:
+    """Returns how to add remote ``name``: by that name, if a remote can take it.
+
+    Given an address or nothing where a remote's name goes (``ctx fetch
+    /srv/x.git``), the way is to name the address, not to add a remote
+    called so.
+    """
+    try:
+        check_name(name)
+    except InvalidInputError:
+        shown = name if name.strip() else "URL"
+        return f"Name a remote: `ctx remote add NAME {shown}` adds one."
+    return f"`ctx remote add {name} URL` adds it."
+
+
 def remote_url(store: Store, name: str) -> str:
     """Returns the address of remote ``name``.
 
@@ -333,7 +348,7 @@ def remote_url(store: Store, name: str) -> str:
         known = ", ".join(r.name for r in list_remotes(store)) or "none"
         raise RemoteNotFoundError(
             f"No remote named {name!r} (known: {known}).",
-            hint=f"`ctx remote add {name} URL` adds it.",
+            hint=_add_hint(name),
         ) from None
     return url.decode("utf-8", "replace")
 

@@ -716,7 +716,9 @@ def pull(
         have = ", ".join(sorted(fetched.branches)) or "none"
         raise RefNotFoundError(
             f"Remote {remote!r} has no branch {source!r} (it has: {have}).",
-            hint=f"`ctx push {remote} {source}` creates it there.",
+            hint=f"`ctx push {remote} {source}` creates it there."
+            if source in store.branches()
+            else f"Name one of its branches: `ctx pull {remote} BRANCH`.",
         )
     merged = merge(store, f"{remote}/{source}", intent, into=target, prefer=prefer)
     return PullResult(fetch=fetched, merge=merged, redactions=applied)

@@ -89,8 +89,13 @@ def test_a_branch_cannot_be_a_folder_of_another(store, disk_store, on_disk):
         ("MAIN", "main"),
     )
     for name, other in cases:
-        with pytest.raises(InvalidInputError, match=f"beside branch '{other}'"):
+        with pytest.raises(InvalidInputError, match=f"beside branch '{other}'") as e:
             create_branch(store, name)
+        # A name to take instead, never the one refused.
+        example = f" (e.g. {name.replace('/', '-')!r})" if "/" in name else ""
+        assert (
+            e.value.hint == f"Choose another name{example}, or delete {other!r} first."
+        )
     assert [b.name for b in list_branches(store)] == ["foo/bar", "main"]
     # Only what a case-folding file system folds: "ß" is not "ss" there.
     create_branch(store, "straße/x")

@@ -188,8 +188,16 @@ def test_pushing_a_missing_branch_is_not_found(two):
 
 def test_pull_of_a_branch_the_remote_lacks(two):
     _, b, _ = two
-    with pytest.raises(RefNotFoundError, match="Remote 'origin' has no branch 'x'"):
+    with pytest.raises(
+        RefNotFoundError, match="Remote 'origin' has no branch 'x'"
+    ) as e:
         pull(b, BOB, branch="x")
+    # No branch x here either: pushing it would fail too.
+    assert e.value.hint == "Name one of its branches: `ctx pull origin BRANCH`."
+    create_branch(b, "x")
+    with pytest.raises(RefNotFoundError) as e:
+        pull(b, BOB, branch="x")
+    assert e.value.hint == "`ctx push origin x` creates it there."
 
 
 def test_unknown_remote(two):

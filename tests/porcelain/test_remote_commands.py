@@ -40,6 +40,11 @@ def test_remote_add_ls_remove(ctx, tmp_path):
         "Error: No remote named 'origin' (known: none).\n"
         "Hint: `ctx remote add origin URL` adds it.\n"
     )
+    # An address where a remote's name goes: name it, not a remote called so.
+    assert ctx("fetch", str(remote), code=3).stderr == (
+        f"Error: No remote named {str(remote)!r} (known: none).\n"
+        f"Hint: Name a remote: `ctx remote add NAME {remote}` adds one.\n"
+    )
 
 
 def test_push_fetch_pull_say_what_moved(ctx, tmp_path):
