@@ -74,9 +74,25 @@ def new_store_path(folder: Path) -> Path:
     ``.ctx/`` in ``folder``; but in a linked worktree, at the top of its main
     work tree, the store every worktree of the checkout finds (a ``.ctx/``
     in the worktree would hide it there, and no other worktree would see it).
+
+    Raises:
+        InvalidInputError: ``folder`` is inside a work tree's ``.git``, where
+            no command in the work tree would find the store.
     """
     top = engine.code_work_tree(folder)
+    if top is not None and _inside_git_folder(folder, top):
+        raise InvalidInputError(
+            f"{folder.absolute()} is inside the repository's .git folder: no "
+            "command in the work tree would find a store made there.",
+            hint=f"Run it at the top of the work tree, {top}.",
+        )
     main = engine.project_top(folder)
     if top is not None and main is not None and main != top:
         return main.absolute() / ".ctx"
     return folder / ".ctx"
+
+
+def _inside_git_folder(folder: Path, top: Path) -> bool:
+    """Returns whether ``folder`` is ``top``'s ``.git`` folder or in it."""
+    git = top / ".git"
+    return git.is_dir() and folder.resolve().is_relative_to(git.resolve())

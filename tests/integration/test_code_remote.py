@@ -323,6 +323,19 @@ def test_clone_from_code_where_a_worktree_has_its_own_store(
     assert f"{linked / '.ctx'}" in err
 
 
+def test_init_inside_the_git_folder_is_refused(hosting, monkeypatch):
+    # A store in .git/ is one no command in the work tree would ever find.
+    _bare, code = hosting
+    monkeypatch.chdir(code / ".git")
+    err = ctx("init", "--with-code", code=4)
+    assert err == (
+        f"Error: {code / '.git'} is inside the repository's .git folder: no "
+        "command in the work tree would find a store made there.\n"
+        f"Hint: Run it at the top of the work tree, {code}.\n"
+    )
+    assert not (code / ".git" / ".ctx").exists()
+
+
 def test_init_in_a_linked_worktree_makes_the_main_work_trees_store(
     hosting, tmp_path, monkeypatch
 ):
