@@ -86,11 +86,13 @@ from .recalls import ComposeRequest as ComposeRequest
 from .recalls import FeedbackRequest as FeedbackRequest
 from .recalls import RecallRequest as RecallRequest
 from .recalls import SearchRequest as SearchRequest
+from .recalls import ViewRenderRequest as ViewRenderRequest
 from .recalls import compose as compose
 from .recalls import defused as defused
 from .recalls import feedback as feedback
 from .recalls import recall as recall
 from .recalls import search as search
+from .recalls import view_render as view_render
 from .table import CALLS as CALLS
 from .table import GRAPH as GRAPH
 from .table import KEYS as KEYS

@@ -24,11 +24,13 @@ __all__ = [
     "FeedbackRequest",
     "RecallRequest",
     "SearchRequest",
+    "ViewRenderRequest",
     "compose",
     "defused",
     "feedback",
     "recall",
     "search",
+    "view_render",
 ]
 
 if TYPE_CHECKING:  # type checkers read it as the string it is
@@ -105,6 +107,12 @@ class ComposeRequest(Request, kw_only=True, forbid_unknown_fields=True):
         str | None, Meta(description="Only memories this query selects.")
     ] = None
     format: Annotated[Format, Meta(description="How it is written.")] = "markdown"
+
+
+class ViewRenderRequest(Request, kw_only=True, forbid_unknown_fields=True):
+    """``view_render``: a saved view, composed within its own budget."""
+
+    name: Annotated[str, Meta(description="The view's name.")]
 
 
 def recall(ws: Workspace, caller: Caller, req: RecallRequest) -> RecallResult:
@@ -216,6 +224,20 @@ def compose(ws: Workspace, caller: Caller, req: ComposeRequest) -> engine.Compos
             fmt=req.format,
             rev=rev,
         )
+        if caller.records_shown:
+            note_composed(ws, caller, store, rev, composition)
+    return defused(composition)
+
+
+def view_render(
+    ws: Workspace, caller: Caller, req: ViewRenderRequest
+) -> engine.Composition:
+    """Composes a saved view: an injection, read and recorded as :func:`compose`."""
+    from ctx.hub.shown import note_composed
+
+    branch, _ = ws.reviewed_view(req.branch)
+    with reading(ws, caller, branch) as (store, rev):
+        composition = engine.render_view(store, req.name, now=ws.clock(), rev=rev)
         if caller.records_shown:
             note_composed(ws, caller, store, rev, composition)
     return defused(composition)

@@ -36,7 +36,7 @@ from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotatio
 
 from ctx.engine import CtxError
 from ctx.hub import Caller, RecallResult, Workspace
-from ctx.hub.calls import CALLS, Call, defused, invoke, structured, tool_names
+from ctx.hub.calls import CALLS, Call, invoke, structured, tool_names
 from ctx.porcelain.agents.schemas import input_schema, output_schema
 
 __all__ = ["INSTRUCTIONS", "build_server", "caller_of", "stdio_session"]
@@ -224,18 +224,11 @@ def _add_resources(
     )
     async def view(name: str, ctx: Context[Any, Any]) -> str:
         def render() -> str:
-            from ctx import engine
-            from ctx.hub import note_composed
+            from ctx.hub import calls
 
+            request = calls.ViewRenderRequest(name=name)
             try:
-                caller = find(ctx)
-                branch, _ = ws.reviewed_view(None)  # an injection, as compose
-                with ws.lock.reading():
-                    store = ws.store()
-                    rev = caller.read_revision(store, branch)
-                    shown = engine.render_view(store, name, now=ws.clock(), rev=rev)
-                    note_composed(ws, caller, store, rev, shown)
-                    return str(defused(shown).text)
+                return str(calls.view_render(ws, find(ctx), request).text)
             except CtxError as exc:
                 raise ResourceError(exc.message) from None
 

@@ -107,6 +107,25 @@ async def test_reviewed_only_holds_for_the_mcp_prompt_and_a_view(store_dir):
         assert UNREVIEWED not in text
 
 
+@pytest.mark.anyio
+async def test_a_view_reads_the_agents_own_branch_as_the_prompt_does(store_dir):
+    # Without reviewed_only, an agent works on its own branch: a view of it,
+    # as the context prompt, holds what it wrote there.
+    ws = workspace(store_dir, REVIEW)
+    info = Implementation(name="bot", version="1")
+    try:
+        engine.create_view(ws.store(write=True), "everything", "kind:fact", 2000, LEAD)
+        remember(ws, BOT, RememberRequest(text=UNREVIEWED))  # its branch, from main
+        async with Client(build_server(ws), client_info=info) as client:
+            prompt = await client.get_prompt("context", {"budget": "2000"})
+            view = await client.read_resource("ctx://view/everything")
+    finally:
+        ws.close()
+    for text in (prompt.messages[0].content.text, view.contents[0].text):
+        assert REVIEWED in text
+        assert UNREVIEWED in text
+
+
 def test_a_composition_is_recorded_as_shown_to_the_session(store_dir):
     ws = workspace(store_dir)
     try:
