@@ -206,6 +206,7 @@ from .session_state import read_session as read_session
 from .session_state import remove_session as remove_session
 from .session_state import session_path as session_path
 from .session_state import unique_latest as unique_latest
+from .sessions import SessionReport as SessionReport
 from .sessions import end_session as end_session
 from .sessions import session_report as session_report
 from .shown import Shown as Shown

@@ -21,12 +21,24 @@ from ctx.engine import NotFoundError, SessionDetail, SessionInfo, SessionSummary
 from ctx.hub.shown import Shown
 from ctx.hub.workspace import Workspace
 
-__all__ = ["end_session", "session_report"]
+__all__ = ["SessionReport", "end_session", "session_report"]
+
+
+class SessionReport(SessionDetail, frozen=True, kw_only=True):
+    """What a session did (:class:`~ctx.engine.SessionDetail`), and was shown.
+
+    Attributes:
+        shown: Each injection of memories into it (a hook's context, an MCP
+            or HTTP recall or composition), oldest first, from the store's
+            private record (:mod:`ctx.hub.shown`).
+    """
+
+    shown: tuple[Shown, ...] = ()
 
 
 def session_report(
     ws: Workspace, session_id: str, rev: str | None = None
-) -> SessionDetail:
+) -> SessionReport:
     """Returns what a session wrote and decided, and what it was given.
 
     Raises:
@@ -46,9 +58,10 @@ def session_report(
     state = read_session(ws.path, session_id) if ws.on_disk else None
     given = [m for entry in shown for m in entry.memories]
     given += state.shown if state is not None else []
-    if not given:
-        return detail
-    return msgspec.structs.replace(detail, recalls=tuple(unique_latest(given)))
+    fields = msgspec.structs.asdict(detail)
+    if given:
+        fields["recalls"] = tuple(unique_latest(given))
+    return SessionReport(**fields, shown=tuple(shown))
 
 
 def _shown_only(session_id: str, shown: tuple[Shown, ...]) -> SessionDetail:

@@ -94,13 +94,13 @@ def session_show(
       ctx session show mcp-1a2b3c4d5e6f
       ctx session show mcp-1a2b3c4d5e6f --json
     """
-    from ctx.hub import session_report, session_shown
+    from ctx.hub import session_report
 
     detail = session_report(state.workspace(), session_id, branch)
     if as_json:
         echo_json(detail)
         return
-    shown = session_shown(state.workspace(), session_id)
+    shown = detail.shown
     s = detail.session
     echo(f"Session {s.id} ({s.agent}), {_when(s.first)} .. {_when(s.last)} UTC")
     if detail.summary:

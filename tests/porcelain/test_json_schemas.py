@@ -89,7 +89,7 @@ SCHEMAS: dict[str, Any] = {
     "doctor": install.DoctorReport,
     "session end": engine.SessionSummaryResult,
     "session ls": list[engine.SessionInfo],
-    "session show": engine.SessionDetail,
+    "session show": hub.SessionReport,
     "review": engine.Review,
     "brief": engine.Briefing,
     "code index": hub.CodeIndexReport,

@@ -142,7 +142,20 @@ def test_session_show_and_blame_shown_list_what_sessions_were_shown(worked):
         "\nShown (1), when, how, at, agent, memories:\n"
         f"  2026-01-05 09:30:00  recall   main@0123456789  codex  {decision}, {fact}\n"
     )
-    assert ctx.json("session", "show", "reader-1")["recalls"] == [decision, fact]
+    report = ctx.json("session", "show", "reader-1")
+    assert report["recalls"] == [decision, fact]
+    # --json holds the injections the text lists.
+    assert report["shown"] == [
+        {
+            "when": "2026-01-05T09:30:00Z",
+            "via": "recall",
+            "session": "reader-1",
+            "agent": "codex",
+            "branch": "main",
+            "commit": tip,
+            "memories": [decision, fact],
+        }
+    ]
     assert ctx("blame", decision[-6:], "--shown").stdout == (
         "Shown 1 time; when, how, at, agent, session:\n"
         "  2026-01-05 09:30:00  recall   main@0123456789  codex  reader-1\n"
