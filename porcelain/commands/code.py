@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ctx.engine import plural
+from ctx.hub import SYMBOL_KINDS
 from ctx.porcelain._options import CtxState, echo_json, json_option, pass_state
 from ctx.porcelain.output import echo
 
@@ -272,7 +273,7 @@ def find_command(
 @click.command(name="symbols")
 @click.option(
     "--kind",
-    type=click.Choice(["class", "function", "method", "section", "config"]),
+    type=click.Choice(SYMBOL_KINDS),
     help="Only definitions of this kind.",
 )
 @click.option(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from ctx.engine import ConflictError, InvalidInputError
+from ctx.engine import PROPOSAL_STATUSES, ConflictError, InvalidInputError
 from ctx.hub import calls, dream
 from ctx.porcelain._options import (
     CtxState,
@@ -110,7 +110,7 @@ def dream_status(state: CtxState, branch: str | None, as_json: bool) -> None:
 @dream_group.command(name="review")
 @click.option(
     "--status",
-    type=click.Choice(["proposed", "accepted", "rejected", "merged", "stale", "all"]),
+    type=click.Choice([*PROPOSAL_STATUSES, "all"]),
     default="proposed",
     show_default=True,
     help="Which proposals to show.",

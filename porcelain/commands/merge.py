@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import click
 
 from ctx import engine
-from ctx.engine import Intent
+from ctx.engine import TAKES, Intent
 from ctx.hub import calls
 from ctx.porcelain._options import (
     CtxState,
@@ -100,7 +100,7 @@ def merge(
 @click.argument("memory_id", metavar="ID")
 @click.option(
     "--take",
-    type=click.Choice(["ours", "theirs", "both"]),
+    type=click.Choice(TAKES),
     help="Which version to keep.",
 )
 @click.option(

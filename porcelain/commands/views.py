@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ctx import engine
-from ctx.engine import Intent, plural
+from ctx.engine import FORMATS, Intent, plural
 from ctx.hub import calls
 from ctx.porcelain._options import (
     CtxState,
@@ -26,7 +26,7 @@ __all__ = ["COMMANDS"]
 _FORMAT = click.option(
     "--format",
     "fmt",
-    type=click.Choice(["markdown", "text", "json"]),
+    type=click.Choice(FORMATS),
     help="How to render (default: markdown; a view's own format).",
 )
 
