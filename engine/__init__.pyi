@@ -695,10 +695,16 @@ from .remotes import (
     remove_remote as remove_remote,
 )
 from .review import (
+    DiffReport as DiffReport,
+)
+from .review import (
     Review as Review,
 )
 from .review import (
     changed_by as changed_by,
+)
+from .review import (
+    diff_report as diff_report,
 )
 from .review import (
     link_ends as link_ends,

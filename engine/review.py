@@ -19,7 +19,7 @@ from ctx.engine.model import Outcome
 from ctx.engine.reflogs import reflog
 from ctx.engine.store import Store
 
-__all__ = ["Review", "changed_by", "link_ends", "review"]
+__all__ = ["DiffReport", "Review", "changed_by", "diff_report", "link_ends", "review"]
 
 
 class Review(Outcome, frozen=True, kw_only=True):
@@ -85,6 +85,32 @@ def _made_for(store: Store, branch: str) -> str | None:
     made = first[0].message if first else ""
     source = made.removeprefix(CREATED_FROM) if made.startswith(CREATED_FROM) else ""
     return source if source in names else None
+
+
+class DiffReport(Diff, frozen=True, kw_only=True):
+    """A diff, and with ``details`` what a review of it names.
+
+    Attributes:
+        agents: Per memory changed, the agents whose commits changed it
+            (:func:`changed_by`); None unless asked for.
+        link_titles: The headline of each memory a changed link joins
+            (:func:`link_ends`); None unless asked for.
+    """
+
+    agents: dict[str, tuple[str, ...]] | None = None
+    link_titles: dict[str, str] | None = None
+
+
+def diff_report(store: Store, result: Diff, *, details: bool = False) -> DiffReport:
+    """Returns ``result`` as a report, with the agents and link ends if ``details``."""
+    fields = {f: getattr(result, f) for f in result.__struct_fields__}
+    if not details:
+        return DiffReport(**fields)
+    return DiffReport(
+        **fields,
+        agents=changed_by(store, result),
+        link_titles=link_ends(store, result),
+    )
 
 
 def changed_by(store: Store, result: Diff) -> dict[str, tuple[str, ...]]:

@@ -25,7 +25,7 @@ from ctx.engine import plural
 from ctx.porcelain.render import headline
 
 if TYPE_CHECKING:
-    from ctx.engine import ChangedMemory, Diff, LinkRecord, Memory
+    from ctx.engine import ChangedMemory, Diff, DiffReport, LinkRecord, Memory
 
 __all__ = ["diff_markdown"]
 
@@ -36,21 +36,18 @@ _VALUE_WIDTH = 70
 """Characters of a changed value (a title, a source) shown in the table."""
 
 
-def diff_markdown(
-    result: Diff,
-    spec: str,
-    agents: Mapping[str, Sequence[str]],
-    titles: Mapping[str, str],
-) -> str:
+def diff_markdown(result: DiffReport, spec: str) -> str:
     """Returns the review summary of ``result`` (asked as ``spec``) in markdown.
 
     Args:
-        result: The diff.
+        result: The diff, with its details: who changed each memory, by
+            memory id, in order, each once; the headline of each memory a
+            link change joins, by id (the memory a SUPERSEDES hides is
+            seldom in the diff itself).
         spec: The range as asked (``main...agent/claude``), for the heading.
-        agents: Who changed each memory, by memory id, in order, each once.
-        titles: The headline of each memory a link change joins, by id (the
-            memory a SUPERSEDES hides is seldom in the diff itself).
     """
+    agents = result.agents or {}
+    titles = result.link_titles or {}
     total = len(result.added) + len(result.removed) + len(result.changed)
     links = len(result.links_added) + len(result.links_removed)
     since = (

@@ -87,6 +87,13 @@ class DiffRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     target: Annotated[
         str | None, Meta(description="With spec A: the other side B.")
     ] = None
+    details: Annotated[
+        bool,
+        Meta(
+            description="Also who changed each memory and the titles of the "
+            "memories changed links join (a review's summary)."
+        ),
+    ] = False
 
 
 class StatusRequest(Request, kw_only=True, forbid_unknown_fields=True):
@@ -143,8 +150,8 @@ def blame(
         return engine.blame(store, req.id, rev=rev)
 
 
-def diff(ws: Workspace, caller: Caller, req: DiffRequest) -> engine.Diff:
-    """Compares two revisions, memory by memory."""
+def diff(ws: Workspace, caller: Caller, req: DiffRequest) -> engine.DiffReport:
+    """Compares two revisions, memory by memory (with ``details``, for a review)."""
     dots = "..." if "..." in req.spec else ".." if ".." in req.spec else None
     target: str | None = req.target  # with a range, refused by the engine
     with ws.lock.reading():
@@ -155,7 +162,8 @@ def diff(ws: Workspace, caller: Caller, req: DiffRequest) -> engine.Diff:
         else:  # an empty side is HEAD; each side is read as checked
             sides = req.spec.split(dots, 1)
             spec = dots.join(caller.read_revision(store, s or None) for s in sides)
-        return engine.diff_range(store, spec, target)
+        found = engine.diff_range(store, spec, target)
+        return engine.diff_report(store, found, details=req.details)
 
 
 def status(ws: Workspace, caller: Caller, req: StatusRequest) -> engine.StoreStatus:

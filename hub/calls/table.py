@@ -235,7 +235,7 @@ CALLS: dict[str, Call] = {
         _call(
             "diff",
             history.DiffRequest,
-            engine.Diff,
+            engine.DiffReport,
             "Call to compare two revisions memory by memory: added, changed (field by"
             " field) and removed; A...B shows what B did since it split from A.",
         ),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from ctx import engine
 from ctx.hub import calls
 from ctx.porcelain._options import CtxState, echo_json, json_option, pass_state
 from ctx.porcelain.output import echo
@@ -48,17 +47,16 @@ def diff(
       ctx diff HEAD~3
       ctx diff origin/main...origin/agent/claude --format markdown
     """
-    result = state.call(calls.diff, calls.DiffRequest(spec=spec, target=target))
-    store = state.store()
+    review = fmt == "markdown"
+    request = calls.DiffRequest(spec=spec, target=target, details=review)
+    result = state.call(calls.diff, request)
     if as_json:
         echo_json(result)
-    elif fmt == "markdown":
+    elif review:
         from ctx.porcelain.render_review import diff_markdown
 
         asked = f"{spec} {target}" if target else spec
-        agents = engine.changed_by(store, result)
-        titles = engine.link_ends(store, result)
-        echo(diff_markdown(result, asked, agents, titles), nl=False)
+        echo(diff_markdown(result, asked), nl=False)
     else:
         render_diff(result)
 

@@ -57,6 +57,19 @@ def test_every_agent_that_changed_a_memory_is_named_in_order(ctx):
     _on_branch(ctx, "tag", mid, "x:y", agent="claude")
     ctx("edit", mid, "--title", "Main's own", "--agent", "carol")  # not B's
     assert "| claude, bob |\n" in _review(ctx)
+    # The typed call gives every door what the review names, when asked.
+    from ctx.hub import Caller, Workspace, calls
+
+    ws = Workspace.find(str(ctx.root / ".ctx"))
+    try:
+        asked = calls.DiffRequest(spec="main...agent/claude", details=True)
+        report = calls.diff(ws, Caller(agent="reviewer"), asked)
+        plain = calls.diff(ws, Caller(), calls.DiffRequest(spec="main...agent/claude"))
+    finally:
+        ws.close()
+    assert report.agents == {mid: ("claude", "bob")}
+    assert (plain.agents, plain.link_titles) == (None, None)
+    assert ctx.json("diff", "main...agent/claude")["agents"] is None
 
 
 def test_an_added_memory_shows_its_body_and_a_long_one_is_cut(ctx):

@@ -34,7 +34,7 @@ SCHEMAS: dict[str, Any] = {
     "log": list[engine.LogEntry],
     "blame": list[engine.LogEntry],
     "blame --lines": list[engine.BlameLine],
-    "diff": engine.Diff,
+    "diff": engine.DiffReport,
     "branch": engine.BranchResult,
     "branches": list[engine.BranchInfo],
     "switch": engine.BranchInfo,
