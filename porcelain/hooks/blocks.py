@@ -44,9 +44,17 @@ def memories_block(entries: list[str]) -> str:
 
 
 def with_hits(result: RecallResult, hits: tuple[Hit, ...]) -> RecallResult:
-    """Returns ``result`` keeping only ``hits``, its tokens counted again."""
+    """Returns ``result`` keeping only ``hits``, its tokens counted again.
+
+    The hooks give no pinned memory with a prompt (the session's start gave
+    them all): the pinned ones that did not fit are not named as left out.
+    """
     import msgspec
 
     return msgspec.structs.replace(
-        result, hits=hits, tokens=sum(h.tokens for h in hits)
+        result,
+        hits=hits,
+        tokens=sum(h.tokens for h in hits),
+        pinned_left_out=(),
+        left_out=result.left_out - len(result.pinned_left_out),
     )

@@ -46,3 +46,32 @@ def test_a_recall_of_weak_hits_gives_the_hook_nothing(project):  # noqa: F811
     )
     assert text is not None
     assert "Argo CD" in text
+
+
+def test_the_hooks_block_names_no_pinned_memory_left_out():
+    # The hooks give no pinned memory with a prompt: the session's start gave
+    # them. A footer naming the pinned ones over half the budget was wrong.
+    from datetime import UTC, datetime
+
+    from ctx.hub import RecallResult, format_prompt
+    from ctx.porcelain.hooks.blocks import with_hits
+
+    result = RecallResult(
+        query="queue",
+        branch="main",
+        commit="0" * 40,
+        now=datetime(2026, 1, 5, tzinfo=UTC),
+        budget=100,
+        hits=(),
+        tokens=0,
+        live_memories=9,
+        live_tokens=900,
+        left_out=3,
+        seconds=0.01,
+        temporal=(),
+        warnings=(),
+        pinned_left_out=("pinned/general/a.json", "pinned/general/b.json"),
+    )
+    shown = with_hits(result, ())
+    assert (shown.left_out, shown.pinned_left_out) == (1, ())
+    assert "pinned" not in format_prompt(shown)
