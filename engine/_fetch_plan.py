@@ -94,6 +94,16 @@ def check_holds_memory(
     """
     for branch, names in sorted(tops.items()):
         if names and not names & _CTX_FOLDERS:
+            if namespace == CODE_NAMESPACE:
+                # The code's own remote: a code branch named under ctx/.
+                raise RemoteError(
+                    f"Branch {namespace + branch!r} of {shown} holds code, not "
+                    f"memories, though its name puts it among the memory's "
+                    f"branches ({namespace}*).",
+                    hint="Push it to the code's remote under another name and "
+                    f"delete it there (`git push origin --delete "
+                    f"{namespace + branch}`); nothing was changed here.",
+                )
             carries = not namespace and any(
                 ref.startswith(HEADS + CODE_NAMESPACE.encode()) for ref in refs or ()
             )

@@ -245,6 +245,24 @@ def test_clone_from_code_makes_only_the_codes_own_store(hosting, tmp_path, monke
     assert "flags.toml" in ctx("ls")
 
 
+def test_a_code_branch_named_under_ctx_is_named_as_such(hosting, tmp_path):
+    bare, code = hosting
+    second_checkout(bare, tmp_path)  # memory on ctx/main, pushed from here
+    git("push", "-q", "origin", "main:ctx/tooling-fix", cwd=code)  # code, misnamed
+    before = ctx("log", "--json")
+    err = ctx("pull", code=8)
+    assert err == (
+        f"Error: Branch 'ctx/tooling-fix' of {bare} holds code, not memories, "
+        "though its name puts it among the memory's branches (ctx/*).\n"
+        "Hint: Push it to the code's remote under another name and delete it "
+        "there (`git push origin --delete ctx/tooling-fix`); nothing was "
+        "changed here.\n"
+    )
+    assert ctx("log", "--json") == before
+    git("push", "-q", "origin", "main:tooling-fix", ":ctx/tooling-fix", cwd=code)
+    ctx("pull")
+
+
 def test_init_with_code_refuses_an_origin_that_is_not_the_codes(hosting, tmp_path):
     _bare, code = hosting
     memory = tmp_path / "memory.git"
