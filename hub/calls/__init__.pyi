@@ -102,3 +102,6 @@ from .table import decode as decode
 from .table import invoke as invoke
 from .table import structured as structured
 from .table import tool_names as tool_names
+from .tasks import EndTaskRequest as EndTaskRequest
+from .tasks import TaskEnded as TaskEnded
+from .tasks import end_task as end_task

@@ -29,8 +29,6 @@ from ctx.engine import (
     CtxError,
     MemoryRecord,
     StoreStatus,
-    Term,
-    format_query,
     one_line,
     plural,
 )
@@ -225,37 +223,21 @@ def _task(turn: _Turn, command: Command) -> None:
         turn.state.task = name
         turn.report(f"task {name!r} started: what you remember is tagged task:{name}.")
         return
-    # Written by the query language itself: fix(auth) is one value, not a query.
-    where = format_query(Term(field="tag", op="=", value=f"task:{name}"))
-    chosen = turn.call(calls.query, calls.QueryRequest(where=where))
-    ids = [m.id for m in chosen]
-    promoted = archived = 0
-    for memory in chosen:
-        tier = "reference" if memory.kind == "decision" else "off-context"
-        if memory.tier in (tier, "pinned"):
-            continue
-        request = calls.EditRequest(
-            id=memory.id,
-            add_tags=(f"tier:{tier}",),
-            remove_tags=(f"tier:{memory.tier}",) if memory.tier else (),
-        )
-        turn.call(calls.edit, request)
-        promoted += tier == "reference"
-        archived += tier == "off-context"
+    asked = calls.EndTaskRequest(
+        name=name,
+        summarize=attrs.get("summarize", "").lower() in _TRUE,
+        body=command.body or None,
+    )
+    ended = turn.call(calls.end_task, asked)
     summary = ""
-    if ids and attrs.get("summarize", "").lower() in _TRUE:
-        body = command.body or "\n".join(f"- {m.headline}" for m in chosen)
-        summarized = calls.SummarizeRequest(
-            ids=tuple(ids), body=body, title=f"Task {name}", tags=("task:" + name,)
-        )
-        made = turn.call(calls.summarize, summarized)
-        turn.state.written.append(made.id)
-        summary = f"; summary `{made.id}`"
+    if ended.summary is not None:
+        turn.state.written.append(ended.summary)
+        summary = f"; summary `{ended.summary}`"
     if turn.state.task == name:
         turn.state.task = None
     turn.report(
-        f"task {name!r} ended: {plural(promoted, 'decision')} promoted to "
-        f"reference, {plural(archived, 'memory')} archived{summary}."
+        f"task {name!r} ended: {plural(ended.promoted, 'decision')} promoted to "
+        f"reference, {plural(ended.archived, 'memory')} archived{summary}."
     )
 
 
