@@ -16,7 +16,9 @@ from ctx.engine.commits import CommitInfo
 from ctx.engine.errors import InvalidInputError, RefNotFoundError
 from ctx.engine.ids import CommitId, MemoryId, new_memory_id
 from ctx.engine.layout import (
+    MEMORY,
     PINNED,
+    PRIMED,
     check_context,
     context_of,
     memory_path,
@@ -133,9 +135,10 @@ class RememberResult(Outcome, frozen=True, kw_only=True):
         updated: An upsert rewrote the memory of that kind and title.
         tags_added: For a text already held, the tags given that the memory
             did not carry, added to it (``commit`` is then that change's).
-        pinned_now: For a text already held but not pinned, asked to be
-            pinned: the memory was moved under ``pinned/`` (``path`` is its
-            new one; ``commit`` that change's, or the tags' after it).
+        pinned_now: For a text already held (or a memory an upsert
+            rewrote) that was not pinned, asked to be pinned: the memory
+            was moved under ``pinned/`` (``path`` is its new one; ``commit``
+            that change's, or the tags' after it).
     """
 
     id: MemoryId
@@ -585,8 +588,13 @@ def pin(
 
     It keeps its id, text and links; its path becomes that of a memory
     remembered with ``pinned`` (``pinned/<context>/<slug>.json``, the
-    context or source of the folder it leaves). A memory pinned already
-    changes nothing: no commit.
+    context of the folder it leaves). A memory pinned already changes
+    nothing: no commit.
+
+    Raises:
+        InvalidInputError: it lies in ``primed/`` or ``sessions/``, whose
+            own commands keep it there (a prime again would move it back; a
+            session's summary is found by its path).
     """
     mid = resolve_memory_id(store, memory_id, branch)
 
@@ -594,6 +602,14 @@ def pin(
         rec = snap.find(mid)
         if rec.pinned:
             return {}
+        if rec.area != MEMORY:
+            raise InvalidInputError(
+                f"Memory {mid} lies in {rec.area}/ ({rec.path}), which its own "
+                "command keeps: only a memory under memory/ can be pinned.",
+                hint="`ctx prime FILE --pin` pins a document's sections."
+                if rec.area == PRIMED
+                else "A session's summary stays with its session.",
+            )
         path = _pinned_path(snap, rec.memory, context_of(rec.path), set())
         return {rec.path: None, path: encode(rec.memory)}
 

@@ -223,11 +223,14 @@ def remember(
         )
         remembered = engine.RememberResult.of(result)
         if (
-            remembered.existing
-            and draft.pinned
+            draft.pinned
+            and (remembered.existing or remembered.updated)
             and not engine.is_pinned(remembered.path)
+            and (remembered.existing or remembered.path.startswith("memory/"))
         ):
-            # Held, but not pinned: `--pin` still counts, as for new text.
+            # Held (or updated in place), but not pinned: `--pin` still
+            # counts, as for new text. A held text in primed/ or sessions/ is
+            # refused, nothing written; an upsert there keeps its place.
             moved = engine.pin(store, remembered.id, who, branch=branch)
             path = engine.show(store, remembered.id, branch).path
             remembered = msgspec.structs.replace(

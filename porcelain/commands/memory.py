@@ -120,12 +120,17 @@ def remember(
         echo_json(report)
         return
     echo(report.id)  # stdout holds the id alone, for `id=$(ctx remember ...)`
-    changed = []
-    if report.pinned_now:
-        changed.append(f"it is now pinned ({report.path})")
+    pinned = f"it is now pinned ({report.path})" if report.pinned_now else ""
+    changed = [pinned] if pinned else []
     if report.tags_added:
         changed.append(f"its tags now include {', '.join(report.tags_added)}")
-    if changed:
+    if report.updated:
+        done = "Updated" if report.commit else "Unchanged"
+        echo(
+            f"Notice: {done} {report.id} (--upsert){'; ' + pinned if pinned else ''}.",
+            err=True,
+        )
+    elif changed:
         echo(
             f"Notice: Already remembered as {report.id}: {'; '.join(changed)} "
             "(--allow-duplicate writes it again).",
@@ -137,9 +142,6 @@ def remember(
             "(--allow-duplicate writes it again).",
             err=True,
         )
-    elif report.updated:
-        done = "Updated" if report.commit else "Unchanged"
-        echo(f"Notice: {done} {report.id} (--upsert).", err=True)
 
 
 @click.command()

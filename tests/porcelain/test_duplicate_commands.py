@@ -64,6 +64,30 @@ def test_remember_again_with_pin_pins_the_held_memory(ctx):
     assert (shown["commit"], shown["pinned_now"], shown["path"]) == (None, False, path)
 
 
+def test_pin_after_an_upsert_and_not_for_a_session_summary(ctx, tmp_path):
+    args = ["--kind", "decision", "--title", "Deploy day", "--upsert"]
+    first = ctx.json("remember", *args, "Deploys go out Tuesday")
+    updated = ctx("remember", *args, "--pin", "Deploys go out Wednesday")
+    path = "pinned/general/deploy-day.json"
+    assert updated.stderr == (
+        f"Notice: Updated {first['id']} (--upsert); it is now pinned ({path}).\n"
+    )
+    assert ctx.json("show", first["id"])["path"] == path
+    # A session's summary and a primed section keep the place their
+    # commands find them at: refused, nothing written.
+    ctx("session", "end", "s1", "--summary", "Moved the queue to Postgres")
+    guide = tmp_path / "guide.md"
+    guide.write_text("# Setup\n\nRun make setup first.\n")
+    ctx("prime", str(guide))
+    before = ctx.files()
+    refused = ctx("remember", "--pin", "Moved the queue to Postgres", code=4)
+    assert refused.stderr.startswith("Error: Memory ")
+    assert "lies in sessions/" in refused.stderr
+    primed = ctx("remember", "--pin", "Run make setup first.", code=4)
+    assert "`ctx prime FILE --pin` pins a document's sections." in primed.stderr
+    assert ctx.files() == before
+
+
 def test_allow_duplicate_writes_it_again(ctx):
     first = ctx("remember", "twice").stdout.strip()
     second = ctx("remember", "twice", "--allow-duplicate").stdout.strip()
