@@ -82,6 +82,7 @@ from .memories import query as query
 from .memories import remember as remember
 from .memories import summarize as summarize
 from .memories import summarize_session as summarize_session
+from .recalls import Composed as Composed
 from .recalls import ComposeRequest as ComposeRequest
 from .recalls import FeedbackRequest as FeedbackRequest
 from .recalls import RecallRequest as RecallRequest

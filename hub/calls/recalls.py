@@ -6,7 +6,7 @@ What recall and compose give is recorded as shown to the caller's session
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import msgspec
 from msgspec import Meta
@@ -21,6 +21,7 @@ from ctx.hub.workspace import Workspace
 
 __all__ = [
     "ComposeRequest",
+    "Composed",
     "FeedbackRequest",
     "RecallRequest",
     "SearchRequest",
@@ -185,7 +186,36 @@ def search(ws: Workspace, caller: Caller, req: SearchRequest) -> RecallResult:
     )
 
 
-def defused(composition: engine.Composition) -> engine.Composition:
+class Composed(engine.Composition, frozen=True, kw_only=True):
+    """A composition an agent is given, and where it was read.
+
+    Attributes:
+        branch: The branch read (None: a commit named by id).
+        commit: The commit read.
+    """
+
+    branch: str | None = None
+    commit: str | None = None
+
+
+def _composed(
+    store: engine.Store, rev: str | None, composition: engine.Composition
+) -> Composed:
+    """Returns ``composition`` defused, with where it was read (``rev``)."""
+    branch = store.head_branch() if rev is None else rev
+    fields = {f: getattr(composition, f) for f in composition.__struct_fields__}
+    composed = Composed(
+        **fields,
+        branch=branch if branch in store.branches() else None,
+        commit=engine.resolve_revision(store, rev),
+    )
+    return defused(composed)
+
+
+C = TypeVar("C", bound=engine.Composition)
+
+
+def defused(composition: C) -> C:
     r"""Returns a composition whose text holds no live ``<ctx:...>`` tag.
 
     What an agent is given composed (the MCP ``compose`` tool and
@@ -204,7 +234,7 @@ def defused(composition: engine.Composition) -> engine.Composition:
     return msgspec.structs.replace(composition, text=text)
 
 
-def compose(ws: Workspace, caller: Caller, req: ComposeRequest) -> engine.Composition:
+def compose(ws: Workspace, caller: Caller, req: ComposeRequest) -> Composed:
     """Composes the context to start work with.
 
     It is an injection, as a recall is: with ``[recall] reviewed_only`` it
@@ -226,12 +256,10 @@ def compose(ws: Workspace, caller: Caller, req: ComposeRequest) -> engine.Compos
         )
         if caller.records_shown:
             note_composed(ws, caller, store, rev, composition)
-    return defused(composition)
+        return _composed(store, rev, composition)
 
 
-def view_render(
-    ws: Workspace, caller: Caller, req: ViewRenderRequest
-) -> engine.Composition:
+def view_render(ws: Workspace, caller: Caller, req: ViewRenderRequest) -> Composed:
     """Composes a saved view: an injection, read and recorded as :func:`compose`."""
     from ctx.hub.shown import note_composed
 
@@ -240,4 +268,4 @@ def view_render(
         composition = engine.render_view(store, req.name, now=ws.clock(), rev=rev)
         if caller.records_shown:
             note_composed(ws, caller, store, rev, composition)
-    return defused(composition)
+        return _composed(store, rev, composition)

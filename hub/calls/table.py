@@ -213,7 +213,7 @@ CALLS: dict[str, Call] = {
         _call(
             "compose",
             recalls.ComposeRequest,
-            engine.Composition,
+            recalls.Composed,
             "Call at the start of a task for the context to work with: pinned, "
             "reference and working memories within a budget, as markdown, text or "
             "JSON.",

@@ -63,6 +63,9 @@ class _Turn:
     caller: Caller
     state: SessionState
     recall_budget: int
+    read_at: list[tuple[str, str]]
+    """Where the memories a command gave were read (branch, commit), for the
+    record of what the session was shown."""
 
     def call(
         self, function: Callable[[Workspace, Caller, Request], Answer], request: Request
@@ -82,14 +85,16 @@ def carry_out(
     state: SessionState,
     *,
     recall_budget: int,
+    read_at: list[tuple[str, str]] | None = None,
 ) -> None:
     """Carries out ``commands`` in order; their results wait in ``state``.
 
     Never raises for a command that fails: its error is reported instead,
     and the next command runs. A command refused for the secret it holds
     is reported by its name alone, never by its text (which holds it).
+    ``read_at`` gains where a recall read what it gave (branch, commit).
     """
-    turn = _Turn(ws, caller, state, recall_budget)
+    turn = _Turn(ws, caller, state, recall_budget, [] if read_at is None else read_at)
     for command in commands:
         try:
             _ACTIONS[command.name](turn, command)
@@ -153,6 +158,7 @@ def _recall(turn: _Turn, command: Command) -> None:
     text = format_prompt(with_hits(result, hits))
     turn.state.blocks.append(Block(title=f"Recall: {query}", text=text))
     turn.state.note_shown([h.id for h in hits])
+    turn.read_at.append((result.branch, result.commit))
 
 
 def _summarize(turn: _Turn, command: Command) -> None:

@@ -263,6 +263,8 @@ def _composed(hook: Hook, budget: int, where: str | None) -> tuple[str, list[str
         )
     except InvalidInputError:  # a budget too small for the header: nothing
         return "", [], 0
+    if composition.branch is not None and composition.commit is not None:
+        hook.read_at.append((composition.branch, composition.commit))
     if not composition.included:
         return "", [], 0
     ids = [str(m.id) for m in composition.included]
@@ -288,14 +290,17 @@ def _given_back(
     entries: list[str] = []
     kept: list[str] = []
     used = estimate_tokens(memories_block([""]))  # the note, if any fits
+    # Where the context was composed: the session's memories are there.
+    rev = hook.read_at[-1][1] if hook.read_at else None
     with hook.ws.lock:
         store = hook.ws.store()
-        lasts = last_commits(store, [i for i in ids if i not in skip]) if ids else {}
+        wanted = [i for i in ids if i not in skip]
+        lasts = last_commits(store, wanted, rev=rev) if wanted else {}
         for memory_id in reversed(ids):
             if memory_id in skip:
                 continue
             try:
-                record = show(store, memory_id)
+                record = show(store, memory_id, rev)
             except NotFoundError:
                 continue
             last = lasts.get(memory_id)
@@ -416,6 +421,8 @@ def _own_branch(hook: Hook) -> dict[str, Any]:
     if ws.config().recall.reviewed_only:
         reviewed, _ = ws.reviewed_view(None)
         return {"branch": reviewed}  # reviewed memory only
+    if ws.branch:
+        return {}  # CTX_BRANCH names it, as for the hook's other calls
     own = ws.own_branch(ws.agent or hook.host)  # as its writes are signed
     if own is None:
         return {}
@@ -423,7 +430,7 @@ def _own_branch(hook: Hook) -> dict[str, Any]:
         store = ws.store()
         if own not in store.branches():
             return {}
-        return {"branch": own, "overlay": (ws.branch or store.head_branch(),)}
+        return {"branch": own, "overlay": (store.head_branch(),)}
 
 
 def prompt_submit(hook: Hook) -> str | None:
@@ -596,6 +603,7 @@ def stop(hook: Hook) -> None:
             hook.caller,
             parsed.commands,
             state,
+            read_at=hook.read_at,
             recall_budget=hook.settings.prompt_budget,
         )
     return None

@@ -23,6 +23,7 @@ from ctx import engine
 from ctx.engine import DATA_NOTE, Draft, Store
 from ctx.hub.retrieval.prompt import QUERY_SHOWN
 from ctx.hub.session_state import session_path
+from ctx.hub.shown import read_shown
 from ctx.porcelain.hooks import EVENTS, MAX_CONTEXT, run_hook
 from ctx.porcelain.hooks.events import Event
 
@@ -379,10 +380,50 @@ def test_the_hooks_work_on_the_branch_ctx_branch_names(project, monkeypatch):
     text = context("session-start", "session_start", project)
     assert text is not None
     assert "the cache is Valkey" in text
-    message = "<ctx:remember>Valkey runs with three replicas.</ctx:remember>"
+    message = (
+        "<ctx:remember>Valkey runs with three replicas.</ctx:remember>\n"
+        '<ctx:remember tags="tier:off-context">Valkey was tried on a '
+        "Tuesday.</ctx:remember>\n"
+        '<ctx:recall query="cache Valkey"/>'
+    )
     run_hook("stop", payload("stop", project, last_assistant_message=message))
     assert [e.commit.id for e in log_of(project)] == before  # main untouched
     assert "Valkey runs with three replicas." in bodies_on(project, "other")
+    # What the session was shown is recorded where it was read: on other.
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        tip = store.branch_tip("other")
+    finally:
+        store.close()
+    shown = read_shown(project / ".ctx")
+    assert [(e.via, e.branch) for e in shown] == [("hook", "other")] * len(shown)
+    assert shown[-1].commit == tip
+    # After compaction, what it wrote there comes back (an archived memory,
+    # which no composed context holds).
+    text = context("session-start", "session_start_compact", project)
+    assert text is not None
+    assert "Valkey was tried on a Tuesday." in text
+    # With a branch of its own, the agent still works where CTX_BRANCH says.
+    with (project / ".ctx" / "config.toml").open("a") as f:
+        f.write("[agents]\nbranch_per_agent = true\n")
+    store = Store.open(project / ".ctx", clock=engine_clock)
+    try:
+        engine.create_branch(store, "agent/claude-code")
+        engine.remember(
+            store,
+            Draft(text="On the agent's branch the cache is Memcached."),
+            engine.Intent(agent="claude-code", intent="observe"),
+            branch="agent/claude-code",
+        )
+    finally:
+        store.close()
+    asked = context(
+        "prompt-submit", "user_prompt_submit", project, prompt="cache?", session_id="s2"
+    )
+    assert asked is not None
+    assert "the cache is Valkey" in asked
+    assert "the whole live branch (other)" in asked
+    assert "Memcached" not in asked
 
 
 def test_a_session_id_that_cannot_be_a_trailer_is_hashed(project):
