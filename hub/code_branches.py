@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from ctx.engine import (
     CtxError,
     Intent,
+    InvalidInputError,
     SyncResult,
     code_branch,
     followed_branch,
@@ -139,7 +140,12 @@ def sync_at_start(
                 into=into,
                 stop=lambda: time.monotonic() >= until,
             )
-        except CtxError as exc:
+        except InvalidInputError as exc:  # `ctx sync` would refuse it too
+            return (
+                "ctx: the memory of merged code branches was not merged "
+                f"({exc.message.rstrip('.')}). {exc.hint or ''}".rstrip()
+            )
+        except CtxError as exc:  # busy, or another failure: another try may do
             return (
                 "ctx: the memory of merged code branches was not merged "
                 f"({exc.message.rstrip('.')}); `ctx sync` merges it."

@@ -390,6 +390,26 @@ def test_a_busy_store_is_one_line_and_no_merge(store_dir, code):
     assert tips(store_dir) == before
 
 
+def test_a_target_sync_refuses_is_one_line_with_its_way_out(store_dir, code):
+    # ctx sync would refuse it too: no line that it merges it.
+    git(code, "checkout", "-q", "-b", "deadbeef1")
+    git(code, "checkout", "-q", "-b", "feature/x")
+    commit(code, "x.txt")
+    remember_here(store_dir, code, "Only feature x retries")
+    git(code, "checkout", "-q", "deadbeef1")
+    git(code, "merge", "-q", "--no-ff", "--no-edit", "feature/x")
+    ws = Workspace.find(store_dir, cwd=code)
+    try:
+        said = sync_at_start(ws, 5.0)
+    finally:
+        ws.close()
+    assert said == (
+        "ctx: the memory of merged code branches was not merged (Code branch "
+        "'deadbeef1' cannot have memory of its own: Branch name 'deadbeef1' "
+        "looks like a commit id). Merge into a code branch of another name."
+    )
+
+
 def test_no_sync_without_following_or_at_a_detached_head(store_dir, code):
     merged_feature(store_dir, code)
     before = tips(store_dir)
