@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from contextlib import closing
 from pathlib import Path
 
+import msgspec
 from dulwich.graph import can_fast_forward
 from dulwich.objects import ObjectID
 from dulwich.repo import Repo
@@ -166,10 +167,21 @@ def sync_code_branches(
         if not dry_run:  # once nothing was refused
             _note_tips(store, repo, records, out)
     merges: list[MergeResult] = []
+    # A dry run previews each merge against the target as the ones before it
+    # would leave it: after a fast-forward to a branch, against that branch,
+    # whose tip the target would then have. A merge commit a preview does not
+    # make cannot be previewed against: the previews after it are against the
+    # last tip there is (docs/branches.md).
+    against = base
     for name in pending:
         if out():
             break
-        merges.append(merge(store, name, intent, into=base, preview=dry_run))
+        done = merge(store, name, intent, into=against, preview=dry_run)
+        if dry_run:
+            if done.fast_forward:
+                against = name
+            done = msgspec.structs.replace(done, target=base)
+        merges.append(done)
     return SyncResult(
         into=target,
         dry_run=dry_run,

@@ -285,6 +285,29 @@ def test_sync_reports_a_conflict_and_exits_5(following, code):
         store.close()
 
 
+def test_a_dry_run_previews_a_merge_after_a_fast_forward_as_it_will_be(following, code):
+    # Two merged code branches changed one memory: the first fast-forwards
+    # main, and the second then keeps a conflict, as the preview says.
+    kept = following("remember", "Queue: Postgres, 5 workers.").stdout.strip()
+    git(code, "checkout", "-q", "-b", "feature/a")
+    commit(code, "a2")
+    following("edit", kept, "--body", "Queue: Postgres, 10 workers.")
+    git(code, "checkout", "-q", "-b", "feature/b", "main")
+    commit(code, "b2")
+    following("edit", kept, "--body", "Queue: Postgres, 20 workers.")
+    git(code, "checkout", "-q", "main")
+    git(code, "merge", "-q", "--no-ff", "-m", "ma", "feature/a")
+    git(code, "merge", "-q", "--no-ff", "-m", "mb", "feature/b")
+    before = refs(following)
+    assert following("sync", "--dry-run", code=5).stdout == (
+        "Would merge feature/a into main (fast-forward).\n"
+        "Would merge feature/b into main (merge, 1 conflict).\n"
+    )
+    assert refs(following) == before
+    done = following("sync", code=5)
+    assert "1 conflict kept" in done.stdout
+
+
 def test_sync_refuses_a_target_its_memory_could_not_follow(following, code):
     # A memory branch named like a commit id is one that `ctx branch` refuses
     # and that following the code never reads: what a sync merged there
