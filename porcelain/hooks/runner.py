@@ -30,6 +30,7 @@ import json
 import os
 import signal
 import threading
+import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -258,7 +259,8 @@ def run_hook(
 
         text = _within(seconds, answer, answering)
         return _output(found, event, hook_input, text) if text else ""
-    except (Exception, HookTimeoutError) as exc:  # every failure ends here
+    except (Exception, HookTimeoutError) as caught:  # every failure ends here
+        exc = _named(caught)
         where = ws or _quietly_found(store, env, cwd)
         _log(where, event, session, exc)
         if isinstance(exc, HookTimeoutError) and exc.answering:
@@ -271,6 +273,27 @@ def run_hook(
     finally:
         if ws is not None:
             ws.close()
+
+
+def _named(exc: BaseException) -> BaseException:
+    """Returns the error to tell of ``exc``: bad bytes in the store named so.
+
+    A git object or ref that cannot be read raises what dulwich raises (a
+    missing object's ``KeyError``), met anywhere; the command line names it
+    as damage that ``ctx fsck`` explains (:func:`ctx.engine.store_damage`),
+    and so does the hook.
+    """
+    if not isinstance(exc, Exception):
+        return exc
+    from ctx.engine import store_damage
+
+    damage = store_damage(exc)
+    if damage is None:
+        return exc
+    # Its frames hold views of the pack's memory map, which closing the
+    # store would fail on: they go first.
+    traceback.clear_frames(exc.__traceback__)
+    return damage
 
 
 def failure_line(exc: BaseException) -> str:

@@ -136,6 +136,30 @@ def test_any_error_is_one_line_in_the_block_and_the_log(tmp_path, monkeypatch):
     assert line.endswith("RuntimeError: the disk is on fire")
 
 
+def test_a_missing_git_object_is_named_as_damage(tmp_path, monkeypatch):
+    # As the command line names it: damage `ctx fsck` explains, not a
+    # KeyError of 20 raw bytes.
+    from ctx import engine
+
+    monkeypatch.setenv("CTX_NO_HUB", "1")
+    path = store_in(tmp_path)
+    store = Store.open(path, clock=local_now)
+    try:
+        intent = engine.Intent(agent="a", intent="observe")
+        mid = engine.remember(
+            store, engine.Draft(text="Vault rotates on Fridays."), intent
+        )
+        blob = engine.show(store, str(mid.ids[0])).blob
+    finally:
+        store.close()
+    (path / "git" / "objects" / blob[:2] / blob[2:]).unlink()
+    answer = run_hook(
+        "prompt-submit", hook_input(tmp_path, prompt="When does Vault rotate?")
+    )
+    line = said(answer)
+    assert "CorruptStoreError: The store's git data is damaged" in line, line
+
+
 def test_a_bad_config_is_said(tmp_path):
     store_in(tmp_path, "[hooks]\nfloor = 7\n")
     data = hook_input(tmp_path, prompt="How do we deploy the API?")
