@@ -95,7 +95,7 @@ def carry_out(
     ``read_at`` gains where a recall read what it gave (branch, commit).
     """
     turn = _Turn(ws, caller, state, recall_budget, [] if read_at is None else read_at)
-    for command in commands:
+    for done, command in enumerate(commands):
         try:
             _ACTIONS[command.name](turn, command)
         except SecretFoundError as exc:
@@ -108,6 +108,18 @@ def carry_out(
             turn.report(f"{command.source} was not carried out: {exc.message}{hint}")
         except Exception as exc:  # a bug must not cost the other commands
             turn.report(f"{command.source} failed: {type(exc).__name__}: {exc}")
+        except BaseException as exc:  # the hook's deadline: the rest is not run
+            left = commands[done:]
+            names = ", ".join(f"<ctx:{c.name}>" for c in left)
+            one = len(left) == 1
+            turn.report(
+                f"{plural(len(left), 'command')} of your last answer may not "
+                f"have been carried out ({names}): the hook ran past its "
+                f"deadline ({exc}). `ctx log` shows what was written; give "
+                f"again what is missing. The {'one' if one else 'ones'} before "
+                "were carried out."
+            )
+            raise
 
 
 def _given(request: Request, **fields: str | None) -> Request:

@@ -593,19 +593,27 @@ def stop(hook: Hook) -> None:
     if not ws.on_disk:
         return None  # only reads, of a store that does not exist yet
     digest = hashlib.sha256(message.encode("utf-8", "replace")).hexdigest()
+    cut: BaseException | None = None
     with editing(ws.path, hook.session) as state:
         if state.last_message == digest:
             return None  # this message's commands were carried out already
         state.last_message = digest
         state.reports.extend(parsed.errors)
-        carry_out(
-            ws,
-            hook.caller,
-            parsed.commands,
-            state,
-            read_at=hook.read_at,
-            recall_budget=hook.settings.prompt_budget,
-        )
+        try:
+            carry_out(
+                ws,
+                hook.caller,
+                parsed.commands,
+                state,
+                read_at=hook.read_at,
+                recall_budget=hook.settings.prompt_budget,
+            )
+        except Exception:
+            raise
+        except BaseException as exc:  # the deadline: what was not done is said
+            cut = exc
+    if cut is not None:
+        raise cut  # after the state, with its report, was kept
     return None
 
 

@@ -220,6 +220,38 @@ def test_a_store_locked_by_a_writer_is_reported_at_the_next_prompt(tmp_path):
         store.close()
 
 
+def test_a_stop_past_its_deadline_says_which_commands_it_left(tmp_path):
+    # Each write waits for a lock another process holds, past the hook's own
+    # deadline: what was not carried out is said at the next prompt.
+    path = store_in(tmp_path, "[hooks]\ntimeout = 0.5\nlock_timeout = 5\n")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(path / "lock")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        message = (
+            "<ctx:remember>Widget 1 listens on 8001.</ctx:remember>\n"
+            "<ctx:remember>Widget 2 listens on 8002.</ctx:remember>"
+        )
+        out = run_hook("stop", hook_input(tmp_path, last_assistant_message=message))
+        assert out == ""
+    finally:
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
+    answer = run_hook("prompt-submit", hook_input(tmp_path, prompt="ok"))
+    text = json.loads(answer)["hookSpecificOutput"]["additionalContext"]
+    assert (
+        "ctx: 2 commands of your last answer may not have been carried out "
+        "(<ctx:remember>, <ctx:remember>): the hook ran past its deadline "
+        "(no answer within 0.5 s)."
+    ) in text
+
+
 def run_cli(
     args: list[str], data: bytes, cwd: Path
 ) -> subprocess.CompletedProcess[bytes]:
