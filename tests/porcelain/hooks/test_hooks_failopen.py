@@ -4,11 +4,13 @@ block."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -185,8 +187,9 @@ time.sleep(60)
 """
 
 
-def test_a_store_locked_by_a_writer_is_reported_at_the_next_prompt(tmp_path):
-    path = store_in(tmp_path, "[hooks]\nlock_timeout = 0.3\n")
+@contextlib.contextmanager
+def locked_by_another(path: Path) -> Iterator[None]:
+    """Holds the store's lock in another process for the block."""
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD_LOCK, str(path / "lock")],
         stdout=subprocess.PIPE,
@@ -195,16 +198,22 @@ def test_a_store_locked_by_a_writer_is_reported_at_the_next_prompt(tmp_path):
     try:
         assert holder.stdout is not None
         assert holder.stdout.readline() == "held\n"
-        message = "<ctx:remember>Written while locked.</ctx:remember>"
-        started = time.monotonic()
-        out = run_hook("stop", hook_input(tmp_path, last_assistant_message=message))
-        assert out == ""
-        assert time.monotonic() - started < 5
+        yield
     finally:
         holder.kill()
         holder.wait()
         assert holder.stdout is not None
         holder.stdout.close()
+
+
+def test_a_store_locked_by_a_writer_is_reported_at_the_next_prompt(tmp_path):
+    path = store_in(tmp_path, "[hooks]\nlock_timeout = 0.3\n")
+    with locked_by_another(path):
+        message = "<ctx:remember>Written while locked.</ctx:remember>"
+        started = time.monotonic()
+        out = run_hook("stop", hook_input(tmp_path, last_assistant_message=message))
+        assert out == ""
+        assert time.monotonic() - started < 5
     answer = run_hook("prompt-submit", hook_input(tmp_path, prompt="ok"))
     text = json.loads(answer)["hookSpecificOutput"]["additionalContext"]
     assert (
@@ -224,25 +233,13 @@ def test_a_stop_past_its_deadline_says_which_commands_it_left(tmp_path):
     # Each write waits for a lock another process holds, past the hook's own
     # deadline: what was not carried out is said at the next prompt.
     path = store_in(tmp_path, "[hooks]\ntimeout = 0.5\nlock_timeout = 5\n")
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(path / "lock")],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline() == "held\n"
+    with locked_by_another(path):
         message = (
             "<ctx:remember>Widget 1 listens on 8001.</ctx:remember>\n"
             "<ctx:remember>Widget 2 listens on 8002.</ctx:remember>"
         )
         out = run_hook("stop", hook_input(tmp_path, last_assistant_message=message))
         assert out == ""
-    finally:
-        holder.kill()
-        holder.wait()
-        assert holder.stdout is not None
-        holder.stdout.close()
     answer = run_hook("prompt-submit", hook_input(tmp_path, prompt="ok"))
     text = json.loads(answer)["hookSpecificOutput"]["additionalContext"]
     assert (
