@@ -96,8 +96,10 @@ from .golden import GoldenSuite as GoldenSuite
 from .golden import QuestionResult as QuestionResult
 from .golden import load_golden as load_golden
 from .golden import run_golden as run_golden
+from .hook_log import cache_log_path as cache_log_path
 from .hook_log import log_line as log_line
 from .hook_log import log_path as log_path
+from .hook_log import store_field as store_field
 from .instructions import FoundInstructions as FoundInstructions
 from .instructions import ImportedInstructions as ImportedInstructions
 from .instructions import InitReport as InitReport

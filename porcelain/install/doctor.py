@@ -19,6 +19,7 @@ The checks, in order, each ``ok``, ``warn`` or ``fail`` with a hint:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -159,30 +160,71 @@ HOOK_LOG_DAYS = 7
 
 
 def _hook_log(ws: Workspace) -> Check:
-    """Says the hooks' last failure, from their log (docs/hooks.md)."""
+    """Says the hooks' last failure, from their log (docs/hooks.md).
+
+    The store's log, and the lines the user's log holds of this store (a
+    store that cannot be written logs there): the newer of the two.
+    """
     import time
 
-    from ctx.hub import log_path
+    from ctx.hub import cache_log_path, log_path, store_field
 
     name = "hook failures"
+    found: list[tuple[float, str, Path]] = []
+    unreadable: Exception | None = None
+    own = None
     try:
-        path = log_path(ws)
-        with path.open("rb") as file:
-            file.seek(max(0, path.stat().st_size - 4096))
-            lines = file.read().decode("utf-8", "replace").splitlines()
-        age = time.time() - path.stat().st_mtime
-    except FileNotFoundError:
-        return Check(name=name, status="ok", detail="none logged")
+        own = log_path(ws)
+        found += _last_line(own)
     except (OSError, CtxError) as exc:
-        return Check(name=name, status="warn", detail=f"log not readable: {exc}")
-    if not lines or age > HOOK_LOG_DAYS * 86400:
+        unreadable = exc
+    cache = cache_log_path()
+    if ws.on_disk and cache != own:
+        with contextlib.suppress(OSError):
+            found += _last_line(cache, store_field(ws.path))
+    if not found:
+        if unreadable is not None:
+            return Check(
+                name=name, status="warn", detail=f"log not readable: {unreadable}"
+            )
+        return Check(name=name, status="ok", detail="none logged")
+    when, line, where = max(found)
+    if time.time() - when > HOOK_LOG_DAYS * 86400:
         return Check(name=name, status="ok", detail=f"none in {HOOK_LOG_DAYS} days")
     return Check(
         name=name,
         status="warn",
-        detail=f"last: {lines[-1][:300]}",
-        hint=f"The hooks' log is {path}.",
+        detail=f"last: {line[:300]}",
+        hint=f"The hooks' log is {where}.",
     )
+
+
+def _last_line(path: Path, needle: str | None = None) -> list[tuple[float, str, Path]]:
+    """Returns the last line of the log at ``path`` (holding ``needle``), if any.
+
+    With when it was written: the time it begins with, else the file's.
+
+    Raises:
+        OSError: It cannot be read.
+    """
+    from datetime import datetime
+
+    try:
+        with path.open("rb") as file:
+            size = path.stat().st_size
+            file.seek(max(0, size - (65536 if needle else 4096)))
+            lines = file.read().decode("utf-8", "replace").splitlines()
+            modified = path.stat().st_mtime
+    except FileNotFoundError:
+        return []
+    kept = [x for x in lines if needle is None or needle in x]
+    if not kept:
+        return []
+    try:
+        when = datetime.strptime(kept[-1][:24], "%Y-%m-%dT%H:%M:%S%z").timestamp()
+    except ValueError:
+        when = modified
+    return [(when, kept[-1], path)]
 
 
 def _hosts(program: str) -> list[Check]:

@@ -168,6 +168,31 @@ def test_an_unreadable_index_is_one_line_in_the_block_and_in_doctor(cold, monkey
     assert "the index could not be read" in check.detail
 
 
+def test_a_store_that_cannot_log_logs_in_the_users_cache(cold, monkeypatch):
+    # A store whose private folder cannot be written (read-only, or as here
+    # a file in its place) still has its failures logged, and doctor says so.
+    from ctx.hub import cache_log_path, log_line
+
+    private = cold / ".ctx" / "private"
+    if private.exists():
+        import shutil
+
+        shutil.rmtree(private)
+    private.write_text("not a folder")
+    ws = Workspace.find(cold / ".ctx")
+    try:
+        log_line(ws, "stop", "s-9", "PermissionError: the store is read-only")
+    finally:
+        ws.close()
+    logged = cache_log_path().read_text()
+    assert f"store={str(cold / '.ctx')!r} PermissionError" in logged
+    monkeypatch.chdir(cold)
+    (check,) = [c for c in doctor(spawn=False).checks if c.name == "hook failures"]
+    assert check.status == "warn"
+    assert "the store is read-only" in check.detail
+    assert check.hint == f"The hooks' log is {cache_log_path()}."
+
+
 def test_doctor_says_when_no_hook_failed(cold, monkeypatch):
     monkeypatch.chdir(cold)
     (check,) = [c for c in doctor(spawn=False).checks if c.name == "hook failures"]
