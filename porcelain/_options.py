@@ -86,6 +86,10 @@ class CtxState:
             "above; `ctx init` makes one)."
         )
 
+    def opened(self) -> Workspace | None:
+        """Returns the workspace if the command found one, else None."""
+        return self._workspace
+
     def workspace(self) -> Workspace:
         """Returns the workspace (``--store``, ``CTX_DIR``, ``.ctx/`` above, ...)."""
         if self._workspace is None:

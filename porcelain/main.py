@@ -124,10 +124,12 @@ class CtxGroup(click.Group):
             raise
         except Exception as exc:
             # Bad bytes in the store's objects or refs, met anywhere: one
-            # line and exit 6, as for any damage the engine names itself.
+            # line and exit 6, as for any damage the engine names itself;
+            # so is a file of the store the system will not let us read or
+            # write (a folder of it made unreadable).
             from ctx.engine import store_damage
 
-            damage = store_damage(exc)
+            damage = store_damage(exc) or self._unusable(ctx, exc)
             if damage is None:
                 raise
             # Its frames hold views of the pack's memory map, which closing
@@ -137,6 +139,26 @@ class CtxGroup(click.Group):
             self._error(ctx, damage)
         self._notice(ctx)
         return result
+
+    @staticmethod
+    def _unusable(ctx: click.Context, exc: Exception) -> CtxError | None:
+        """Returns the error for an OSError on a file of the store, else None."""
+        from pathlib import Path
+
+        from ctx.engine import StoreError
+
+        state = ctx.find_object(CtxState)
+        ws = state.opened() if state is not None else None
+        name = getattr(exc, "filename", None)
+        if not isinstance(exc, OSError) or ws is None or not isinstance(name, str):
+            return None
+        if not Path(name).absolute().is_relative_to(Path(ws.path).absolute()):
+            return None
+        return StoreError(
+            f"The store's file {name} cannot be used: {exc.strerror or exc}.",
+            hint="Check the file and its folder's permissions; `ctx fsck` checks "
+            "the rest.",
+        )
 
     @staticmethod
     def _error(ctx: click.Context, exc: CtxError) -> NoReturn:

@@ -332,3 +332,19 @@ def test_deeply_nested_json_in_an_import_is_one_error_line(seeded):
     assert result.stderr == "Error: Line 1: Object contains unknown field `x`.\n"
     assert result.stdout == ""
     assert ctx.files() == before
+
+
+def test_a_store_file_the_system_refuses_is_one_line_and_exit_6(ctx):
+    # A folder of the store made unreadable raises PermissionError (which
+    # root ignores, so here a folder stands where the file should be).
+    ctx("remember", "Queue is Postgres")
+    cache = ctx.root / ".ctx" / "cache" / "history.jsonl"
+    cache.unlink(missing_ok=True)
+    cache.mkdir(parents=True)
+    result = ctx("log", "-n", "1", code=6)
+    assert result.stderr == (
+        f"Error: The store's file {cache} cannot be used: Is a directory.\n"
+        "Hint: Check the file and its folder's permissions; `ctx fsck` checks "
+        "the rest.\n"
+    )
+
