@@ -72,6 +72,7 @@ its process (the time zone, the user's folders and name): the hub answers
 only where its own are the same."""
 
 _CONNECT_TIMEOUT_S = 2.0
+_POLL_S = 1.0
 
 
 def relayed(
@@ -104,14 +105,35 @@ def relayed(
         conn.sendall(request)
         conn.shutdown(_socket.SHUT_WR)
         chunks.append(conn.recv(65536))  # taken up at once, or hung
-        conn.settimeout(WAIT_S)
-        while chunk := conn.recv(65536):
-            chunks.append(chunk)
+        if not _waited(conn, chunks):
+            return None  # stopped since, or hung: answered here
     except OSError:
         return None  # no hub (a stale socket), a hung one, or one that died
     finally:
         conn.close()
     return _answer(b"".join(chunks))
+
+
+def _waited(conn: _socket.socket, chunks: list[bytes]) -> bool:
+    """Reads the hub's answer into ``chunks``; False if it stopped or hung.
+
+    Waited for :data:`WAIT_S` at most, and looked at every second: a hub
+    stopped (Ctrl-Z, SIGSTOP) after it took the call up would keep the
+    hook past the host's own limit, to be killed with nothing said.
+    """
+    conn.settimeout(_POLL_S)
+    waited = 0.0
+    while True:
+        try:
+            chunk = conn.recv(65536)
+        except TimeoutError:
+            waited += _POLL_S
+            if waited >= WAIT_S or _stopped(conn):
+                return False
+            continue
+        if not chunk:
+            return True
+        chunks.append(chunk)
 
 
 def hook_request(

@@ -229,6 +229,51 @@ def test_a_hub_that_fails_leaves_the_answer_to_the_process(
         fake.close()
 
 
+STOPS_AFTER_TAKING = """
+import os, signal, socket, sys
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind(sys.argv[1])
+server.listen()
+print("listening", flush=True)
+conn, _ = server.accept()
+while conn.recv(65536):
+    pass
+conn.sendall(b'{"reply":"progress","store":"","pid":1,"done":0,"total":1}\\n')
+os.kill(os.getpid(), signal.SIGSTOP)  # taken up, then stopped (Ctrl-Z)
+"""
+
+
+def test_a_hub_stopped_after_taking_the_call_up_is_not_waited_for(
+    store: Path,
+) -> None:
+    # It would keep the hook a minute, past the host's own limit: the
+    # process answers instead, within seconds.
+    import signal
+    import time
+
+    path = socket_path()
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    hub = subprocess.Popen(
+        [sys.executable, "-c", STOPS_AFTER_TAKING, str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert hub.stdout is not None
+        assert hub.stdout.readline() == "listening\n"
+        started = time.monotonic()
+        data = hook_input(store, "s-1", prompt=QUESTION)
+        assert relayed("prompt-submit", data, store=None, agent=None) is None
+        assert time.monotonic() - started < 10
+    finally:
+        hub.send_signal(signal.SIGCONT)
+        hub.kill()
+        hub.wait()
+        assert hub.stdout is not None
+        hub.stdout.close()
+        path.unlink(missing_ok=True)
+
+
 def test_the_request_is_what_the_hub_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

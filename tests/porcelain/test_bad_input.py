@@ -347,4 +347,3 @@ def test_a_store_file_the_system_refuses_is_one_line_and_exit_6(ctx):
         "Hint: Check the file and its folder's permissions; `ctx fsck` checks "
         "the rest.\n"
     )
-
