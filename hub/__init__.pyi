@@ -173,6 +173,7 @@ from .secrets import redact_secrets as redact_secrets
 from .server.client import HubError as HubError
 from .server.client import hub_silence as hub_silence
 from .server.control import hub_status as hub_status
+from .server.control import may_start_hub as may_start_hub
 from .server.control import run_hub as run_hub
 from .server.control import start_hub_later as start_hub_later
 from .server.control import stop_hub as stop_hub

@@ -144,10 +144,20 @@ def _hub(ws: Workspace) -> Check:
     except CtxError as exc:
         return Check(name="hub", status="warn", detail=exc.message, hint=exc.hint)
     if status.pid is None:
+        from ctx.hub import may_start_hub
+
+        try:
+            starts = may_start_hub(ws)
+        except CtxError:  # a config that does not load: its own check says so
+            starts = False
         return Check(
             name="hub",
             status="ok",
-            detail="not running (the first recall starts one)",
+            detail="not running (the first recall starts one)"
+            if starts
+            else "not running (none is started here: CTX_NO_HUB, "
+            "CTX_HUB_AUTOSTART=0 or [hub] autostart = false; `ctx hub start` "
+            "starts one)",
         )
     return Check(name="hub", status="ok", detail=f"running (pid {status.pid})")
 

@@ -201,6 +201,11 @@ def test_doctor_on_a_broken_setup(healthy, monkeypatch):
         "ctx-memory` or `pipx install ctx-memory`).",
     ]
     assert lines[4] == "ok    hook failures: none logged"
+    # The tests run with no hub started by a recall: doctor says so, and how.
+    assert lines[3] == (
+        "ok    hub: not running (none is started here: CTX_NO_HUB, "
+        "CTX_HUB_AUTOSTART=0 or [hub] autostart = false; `ctx hub start` starts one)"
+    )
     assert lines[5:8] == [
         f"warn  claude (project) hooks: 1 of 7 hooks in {settings}",
         "      Hint: Run `ctx install claude`.",
