@@ -12,7 +12,21 @@ if TYPE_CHECKING:
     from ctx.engine import Memory
     from ctx.hub import Hit, RecallResult
 
-__all__ = ["memories_block", "memory_lines", "with_hits"]
+__all__ = [
+    "CUT_NOTE",
+    "MAX_CONTEXT",
+    "cut_to",
+    "memories_block",
+    "memory_lines",
+    "room_for",
+    "with_hits",
+]
+
+MAX_CONTEXT = 10_000
+"""Characters of context a host takes from a hook (Claude Code's cap)."""
+
+CUT_NOTE = "\n(cut: ctx gave more than the host takes)"
+"""What ends a context cut to the host's cap."""
 
 
 def memory_lines(memory: Memory, written: str = "") -> list[str]:
@@ -58,3 +72,18 @@ def with_hits(result: RecallResult, hits: tuple[Hit, ...]) -> RecallResult:
         pinned_left_out=(),
         left_out=result.left_out - len(result.pinned_left_out),
     )
+
+
+def cut_to(text: str, room: int) -> str:
+    """Returns ``text`` within ``room`` characters: cut at a line, and said so."""
+    if len(text) <= room:
+        return text
+    cut = text[: room - len(CUT_NOTE)]
+    return cut[: cut.rfind("\n") + 1 or len(cut)].rstrip() + CUT_NOTE
+
+
+def room_for(event: str) -> int:
+    """Returns the characters a context of ``event`` may hold inside its tags."""
+    from ctx.hub.calls import wrap_context
+
+    return MAX_CONTEXT - len(wrap_context("", event))

@@ -61,7 +61,14 @@ from ctx.hub import (
     session_path,
     unique_latest,
 )
-from ctx.porcelain.hooks.blocks import memories_block, memory_lines, with_hits
+from ctx.porcelain.hooks.blocks import (
+    CUT_NOTE,
+    cut_to,
+    memories_block,
+    memory_lines,
+    room_for,
+    with_hits,
+)
 
 if TYPE_CHECKING:  # recall's results load only when a prompt is searched
     from ctx.hub import Hit, RecallResult
@@ -489,7 +496,13 @@ def prompt_submit(hook: Hook) -> str | None:
                 parts.append(defuse(format_prompt(with_hits(result, hits))))
                 state.note_shown([h.id for h in hits])
                 hook.read_at.append((result.branch, result.commit))
-    return "\n\n".join(parts) or None
+        text = "\n\n".join(parts)
+        given = cut_to(text, room_for("prompt-submit"))
+        if given != text:
+            # The host takes no more: a memory cut off was not given.
+            cut_off = text[len(given) - len(CUT_NOTE) :]
+            state.shown = [i for i in state.shown if i in given or i not in cut_off]
+    return given or None
 
 
 def _recalled(hook: Hook, prompt: str) -> RecallResult:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ctx.hub import Workspace, log_line, shown_during
+from ctx.porcelain.hooks.blocks import cut_to, room_for
 from ctx.porcelain.hooks.events import (
     Event,
     Hook,
@@ -46,16 +47,12 @@ from ctx.porcelain.hooks.events import (
 )
 
 __all__ = [
-    "MAX_CONTEXT",
     "SESSION_END_TIMEOUT",
     "SPEAKS",
     "HookTimeoutError",
     "failure_line",
     "run_hook",
 ]
-
-MAX_CONTEXT = 10_000
-"""Characters of context a host takes from a hook (Claude Code's cap)."""
 
 
 SESSION_END_TIMEOUT = 1.0
@@ -354,11 +351,7 @@ def _output(event: Event, asked: str, hook_input: HookInput, text: str) -> str:
     """
     from ctx.hub.calls import wrap_context
 
-    room = MAX_CONTEXT - len(wrap_context("", event.name))
-    if len(text) > room:
-        note = "\n(cut: ctx gave more than the host takes)"
-        cut = text[: room - len(note)]
-        text = cut[: cut.rfind("\n") + 1 or len(cut)].rstrip() + note
+    text = cut_to(text, room_for(event.name))
     name = hook_input.hook_event_name or host_event_name(asked) or event.host_name
     context = wrap_context(text, event.name)
     answer = {

@@ -22,7 +22,7 @@ from hook_support import (
 from ctx import engine
 from ctx.engine import DATA_NOTE, Draft, Store
 from ctx.hub.retrieval.prompt import QUERY_SHOWN
-from ctx.hub.session_state import session_path
+from ctx.hub.session_state import read_session, session_path
 from ctx.hub.shown import read_shown
 from ctx.porcelain.hooks import EVENTS, MAX_CONTEXT, run_hook
 from ctx.porcelain.hooks.events import Event
@@ -424,6 +424,24 @@ def test_the_hooks_work_on_the_branch_ctx_branch_names(project, monkeypatch):
     assert "the cache is Valkey" in asked
     assert "the whole live branch (other)" in asked
     assert "Memcached" not in asked
+
+
+def test_memories_cut_at_the_hosts_cap_are_not_taken_as_given(project):
+    # The recalls of an answer wait for the next prompt; what the host's cap
+    # cuts off was not given, and a later prompt may give it.
+    for n in range(60):
+        add(project, f"Note {n}: the deploy worker drains queue {n} every night.")
+    message = "\n".join(
+        f'<ctx:recall query="deploy worker queue {q}" budget="2000"/>'
+        for q in (1, 2, 3)
+    )
+    run_hook("stop", payload("stop", project, last_assistant_message=message))
+    text = context("prompt-submit", "user_prompt_submit", project, prompt="ok")
+    assert text is not None
+    assert text.endswith("(cut: ctx gave more than the host takes)\n</ctx:context>")
+    shown = set(read_session(project / ".ctx", SESSION).shown)
+    given = {i for i in shown if i in text}
+    assert shown == given  # every memory taken as given is in the context
 
 
 def test_a_session_id_that_cannot_be_a_trailer_is_hashed(project):

@@ -34,8 +34,7 @@ from ctx.hub import Workspace
 from ctx.hub.calls import defuse, parse_commands
 from ctx.hub.hook_log import log_path
 from ctx.porcelain.agents.mcp_server import build_server
-from ctx.porcelain.hooks import run_hook
-from ctx.porcelain.hooks.runner import MAX_CONTEXT
+from ctx.porcelain.hooks import MAX_CONTEXT, run_hook
 from ctx.porcelain.main import cli
 
 
