@@ -498,8 +498,12 @@ def _list_tools(command: list[str], extra: list[str]) -> int:
         except Exception as exc:
             errlog.seek(0)
             lines = errlog.read().strip().splitlines()
+            # A ctx error ends with its hint: the error is the line before.
+            said = [x for x in lines if not x.startswith("Hint: ")][-1:] or lines[-1:]
+            if said and lines[-1].startswith("Hint: ") and said[0] != lines[-1]:
+                said = [f"{said[0]} {lines[-1]}"]
             raise ServerError(
-                lines[-1] if lines else f"{type(exc).__name__} {exc}"
+                said[0] if said else f"{type(exc).__name__} {exc}"
             ) from exc
 
 

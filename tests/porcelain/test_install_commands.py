@@ -176,6 +176,16 @@ def test_doctor_on_a_healthy_setup(healthy):
     assert not (healthy / ".ctx" / "private" / "hooks" / "ctx-doctor.json").exists()
 
 
+def test_doctor_says_the_servers_error_not_only_its_hint(healthy):
+    with (healthy / ".ctx" / "config.toml").open("a") as f:
+        f.write("\n[recall\n")  # not TOML
+    report = json.loads(run("doctor", "--json", code=1).stdout)
+    checks = {c["name"]: c for c in report["checks"]}
+    detail = checks["mcp"]["detail"]
+    assert detail.startswith("`ctx mcp` did not answer: Error: ")
+    assert "config.toml is not valid" in detail
+
+
 def test_doctor_on_a_broken_setup(healthy, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     (healthy / ".mcp.json").write_text("{")
