@@ -93,11 +93,21 @@ def doctor(
         program: The ``ctx`` that install writes into hosts' files (a path):
             a hook counts as wired when it runs this one or ``ctx`` by name.
     """
-    checks: list[Check] = []
     ws = Workspace.find(store)
+    try:
+        return _checks(ws, store, spawn, program)
+    finally:
+        ws.close()
+
+
+def _checks(
+    ws: Workspace, store: str | None, spawn: bool, program: str
+) -> DoctorReport:
+    """Makes the checks of :func:`doctor` in the workspace it opened."""
+    checks: list[Check] = []
     which = "user store" if ws.user_store else "project store"
     if ws.on_disk:
-        checks.append(Check(name="store", status="ok", detail=f"{which} {ws.path}"))
+        checks.append(_store(ws, which))
     else:
         checks.append(
             Check(
@@ -132,6 +142,32 @@ def doctor(
     return DoctorReport(
         ok=all(c.status != "fail" for c in checks), checks=tuple(checks)
     )
+
+
+def _store(ws: Workspace, which: str) -> Check:
+    """Says where the store is, and whether its settings and branch can be read."""
+    name, detail = "store", f"{which} {ws.path}"
+    try:
+        ws.config()
+    except CtxError as exc:
+        return Check(name=name, status="fail", detail=f"{detail}: {exc.message}")
+    try:
+        with ws.lock:
+            store = ws.store()
+            store.commit(store.branch_tip(store.head_branch()))
+    except Exception as exc:
+        from ctx.engine import store_damage
+
+        said = exc if isinstance(exc, CtxError) else store_damage(exc)
+        if said is None:
+            raise
+        return Check(
+            name=name,
+            status="fail",
+            detail=f"{detail}: {said.message}",
+            hint="`ctx fsck` says more.",
+        )
+    return Check(name=name, status="ok", detail=detail)
 
 
 def _hub(ws: Workspace) -> Check:

@@ -184,6 +184,9 @@ def test_doctor_says_the_servers_error_not_only_its_hint(healthy):
     detail = checks["mcp"]["detail"]
     assert detail.startswith("`ctx mcp` did not answer: Error: ")
     assert "config.toml is not valid" in detail
+    # The store's own check says so too, first.
+    assert checks["store"]["status"] == "fail"
+    assert "config.toml is not valid" in checks["store"]["detail"]
 
 
 def test_doctor_on_a_broken_setup(healthy, monkeypatch):
